@@ -1,0 +1,171 @@
+"""Core layout of a mixed (cube + vector) kernel launch, and who syncs with whom.
+
+A launch with ``block_dim`` AI cores runs ``block_dim`` cube cores (AIC) and ``2 * block_dim``
+vector cores (AIV). Every core has a *core id* used across mpnpu (process index, trace index,
+status row)::
+
+    core id 0 .. block_dim-1                    cube core k       block idx k
+    core id block_dim .. 3*block_dim-1          vector core v     block idx v, AI core v // 2, sub v % 2
+
+The flag routing below follows Ascend C's CrossCoreSetFlag modes (SPEC §4):
+
+- mode 0: all cores of the setter's type; a wait needs a set from every core of that type
+  (the waiter's own set included);
+- mode 1: the two vector cores of one AI core; a wait needs a set from both;
+- mode 2: a cube core and its two vector cores; a cube set releases each vector core's wait,
+  a cube wait needs a set from both vector cores.
+
+This module is pure logic: the runtime uses it to route flags and the race detector uses it to
+rebuild happens-before from traces, so both agree by construction.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from functools import cached_property
+
+FLAG_MODES = (0, 1, 2)
+FLAG_IDS = 16
+#: SyncAll is built on these flag ids on the device; kernels may not use them.
+RESERVED_FLAG_IDS = frozenset({11, 12, 13, 14})
+#: A flag counter holds 0..15; a set that would make it 16 is an overflow.
+FLAG_COUNTER_MAX = 15
+
+
+class CoreType(enum.Enum):
+    """The two kinds of core in a mixed kernel."""
+
+    CUBE = "cube"
+    VECTOR = "vector"
+
+
+@dataclass(frozen=True)
+class CoreInfo:
+    """Identity of one core of a launch, as the kernel API reports it."""
+
+    core_id: int
+    core_type: CoreType
+    block_idx: int  # GetBlockIdx(): cube k -> k; vector v -> v in [0, 2*block_dim)
+    ai_core: int  # which AI core (cube + 2 vectors) this core belongs to
+    sub_block_idx: int  # 0/1 on vector cores, 0 on cube cores
+
+    @property
+    def label(self) -> str:
+        """Human name used in every error and report, e.g. ``vector core 3 (block 1, sub 1)``."""
+        if self.core_type is CoreType.CUBE:
+            return f"cube core {self.block_idx} (block {self.ai_core})"
+        return f"vector core {self.block_idx} (block {self.ai_core}, sub {self.sub_block_idx})"
+
+    @property
+    def short(self) -> str:
+        """Compact name for tables, e.g. ``aiv3`` or ``aic0``."""
+        return ("aic" if self.core_type is CoreType.CUBE else "aiv") + str(self.block_idx)
+
+
+class Topology:
+    """Cores of a launch with ``block_dim`` AI cores and the routing of syncs between them."""
+
+    def __init__(self, block_dim: int) -> None:
+        if not isinstance(block_dim, int) or isinstance(block_dim, bool) or block_dim < 1:
+            raise ValueError(f"block_dim must be a positive integer, got {block_dim!r}")
+        self.block_dim = block_dim
+        self.n_cube = block_dim
+        self.n_vector = 2 * block_dim
+        self.n_cores = 3 * block_dim
+
+    def __repr__(self) -> str:
+        return f"Topology(block_dim={self.block_dim})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Topology) and other.block_dim == self.block_dim
+
+    def __hash__(self) -> int:
+        return hash(("Topology", self.block_dim))
+
+    def __reduce__(self):
+        return (Topology, (self.block_dim,))
+
+    # -- identities -------------------------------------------------------------------------
+
+    @cached_property
+    def cores(self) -> tuple[CoreInfo, ...]:
+        """Every core, indexed by core id."""
+        out = [CoreInfo(k, CoreType.CUBE, k, k, 0) for k in range(self.n_cube)]
+        out += [
+            CoreInfo(self.n_cube + v, CoreType.VECTOR, v, v // 2, v % 2) for v in range(self.n_vector)
+        ]
+        return tuple(out)
+
+    def core(self, core_id: int) -> CoreInfo:
+        return self.cores[core_id]
+
+    def cube_id(self, ai_core: int) -> int:
+        """Core id of the cube core of an AI core."""
+        return ai_core
+
+    def vector_id(self, vector_block_idx: int) -> int:
+        """Core id of vector core ``vector_block_idx`` (its GetBlockIdx())."""
+        return self.n_cube + vector_block_idx
+
+    def vector_ids_of(self, ai_core: int) -> tuple[int, int]:
+        """Core ids of the two vector cores (sub 0, sub 1) of an AI core."""
+        return (self.n_cube + 2 * ai_core, self.n_cube + 2 * ai_core + 1)
+
+    @cached_property
+    def cube_ids(self) -> tuple[int, ...]:
+        return tuple(range(self.n_cube))
+
+    @cached_property
+    def vector_ids(self) -> tuple[int, ...]:
+        return tuple(range(self.n_cube, self.n_cores))
+
+    @cached_property
+    def all_ids(self) -> tuple[int, ...]:
+        return tuple(range(self.n_cores))
+
+    def barrier_parties(self, aiv_only: bool) -> tuple[int, ...]:
+        """Core ids that take part in SyncAll (all cores) or SyncAll<true> (vector cores only)."""
+        return self.vector_ids if aiv_only else self.all_ids
+
+    # -- cross-core flags -------------------------------------------------------------------
+
+    def flag_receivers(self, mode: int, sender: int) -> tuple[int, ...]:
+        """Cores whose counter a set by ``sender`` in ``mode`` increments."""
+        info = self.cores[sender]
+        if mode == 0:
+            return self.cube_ids if info.core_type is CoreType.CUBE else self.vector_ids
+        if mode == 1:
+            if info.core_type is CoreType.CUBE:
+                raise ValueError("flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")
+            return self.vector_ids_of(info.ai_core)
+        if mode == 2:
+            if info.core_type is CoreType.CUBE:
+                return self.vector_ids_of(info.ai_core)
+            return (self.cube_id(info.ai_core),)
+        raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
+
+    def flag_senders(self, mode: int, receiver: int) -> tuple[int, ...]:
+        """Cores that must each have set the flag before a wait by ``receiver`` in ``mode`` returns."""
+        info = self.cores[receiver]
+        if mode == 0:
+            return self.cube_ids if info.core_type is CoreType.CUBE else self.vector_ids
+        if mode == 1:
+            if info.core_type is CoreType.CUBE:
+                raise ValueError("flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")
+            return self.vector_ids_of(info.ai_core)
+        if mode == 2:
+            if info.core_type is CoreType.CUBE:
+                return self.vector_ids_of(info.ai_core)
+            return (self.cube_id(info.ai_core),)
+        raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
+
+
+def check_flag(mode: int, flag_id: int) -> None:
+    """Raise ValueError for a flag mode or id that the device does not accept."""
+    if mode not in FLAG_MODES:
+        raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
+    if not isinstance(flag_id, int) or isinstance(flag_id, bool) or not 0 <= flag_id < FLAG_IDS:
+        raise ValueError(f"flag id must be an integer in 0..{FLAG_IDS - 1}, got {flag_id!r}")
+    if flag_id in RESERVED_FLAG_IDS:
+        raise ValueError(f"flag id {flag_id} is reserved: SyncAll uses ids 11-14")
