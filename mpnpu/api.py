@@ -1,0 +1,380 @@
+"""The kernel-facing device API: Ascend C's names in snake_case, the same in every core process.
+
+A kernel is a plain Python function run by every core of a launch (``Device.launch``). It learns
+who it is from ``get_block_idx()`` / ``get_core_type()`` and moves data only through this module:
+
+=====================================  =========================================================
+Ascend C                               mpnpu.api
+=====================================  =========================================================
+GetBlockIdx / GetBlockNum              get_block_idx / get_block_num
+GetSubBlockIdx / GetTaskRation         get_subblock_idx / get_task_ration
+ASCEND_IS_AIC / ASCEND_IS_AIV          is_aic() / is_aiv()
+TPipe::InitBuffer, TBuf::Get           TPipe.init_buffer, TBuf.get  (alloc_local for short)
+DataCopy (GM <-> local)                data_copy
+SetAtomicAdd / SetAtomicNone           set_atomic_add / set_atomic_none
+SyncAll<false>() / SyncAll<true>()     sync_all() / sync_all(aiv_only=True)
+PipeBarrier<PIPE_ALL>()                pipe_barrier()          (orders one core only)
+CrossCoreSetFlag<mode, pipe>(id)       cross_core_set_flag(id, mode=...)
+CrossCoreWaitFlag(id)                  cross_core_wait_flag(id, mode=...)
+Cast, LoadData, Mmad, Fixpipe          cast, load_data, mmad, fixpipe
+=====================================  =========================================================
+
+Sync calls take an optional ``name``: a launch can drop named sync points
+(``Device.launch(..., drop_syncs={"S1"})``) to show what each one protects. ``stage(name)`` marks
+the kernel's stages so that traces and race reports can say where an access happened.
+
+Compute on local tensors with numpy: local memory is private to a core, so only GM traffic can race,
+and all of it goes through ``data_copy`` / ``fixpipe``, where it can be traced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import sys
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+import numpy as np
+
+from .dtypes import DTypeLike, bfloat16, from_float32, get_dtype, to_float32
+from .errors import GMAccessError, KernelAPIError
+from .gm import GlobalTensor, byte_ranges
+from .local import MEMORY_CORE_TYPE, POSITION_MEMORY, LocalTensor, TBuf, TPipe, TPosition
+from .topology import CoreType, check_flag
+from .trace import ATOMIC, READ, WRITE, Access, DroppedSyncEvent, FlagSetEvent, FlagWaitEvent, StageEvent, SyncAllEvent
+
+if TYPE_CHECKING:
+    from .core import CoreContext
+
+__all__ = [
+    "CoreType", "GlobalTensor", "LocalTensor", "Pipe", "TBuf", "TPipe", "TPosition",
+    "alloc_local", "cast", "core_label", "cross_core_set_flag", "cross_core_wait_flag", "data_copy",
+    "fixpipe", "get_block_idx", "get_block_num", "get_core_type", "get_subblock_idx",
+    "get_subblock_num", "get_task_ration", "get_tpipe", "is_aic", "is_aiv", "load_data", "mmad",
+    "pipe_barrier", "set_atomic_add", "set_atomic_none", "stage", "sync_all",
+]
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_CONTEXTLIB = contextlib.__file__
+_ATOMIC_DTYPES = frozenset({"float16", "bfloat16", "float32", "int8", "int16", "int32"})
+
+# Installed by the core process (mpnpu.core) before it runs any kernel; None in the parent.
+_core: "CoreContext | None" = None
+
+
+class Pipe(enum.Enum):
+    """Hardware pipes, for call sites that read like device code. mpnpu runs one pipe per core."""
+
+    ALL = "PIPE_ALL"
+    S = "PIPE_S"
+    V = "PIPE_V"
+    M = "PIPE_M"
+    MTE1 = "PIPE_MTE1"
+    MTE2 = "PIPE_MTE2"
+    MTE3 = "PIPE_MTE3"
+    FIX = "PIPE_FIX"
+
+
+def _ctx() -> "CoreContext":
+    c = _core
+    if c is None:
+        raise KernelAPIError("mpnpu.api is only usable inside a kernel run by Device.launch")
+    return c
+
+
+def _site() -> str:
+    """'dir/file.py:line' of the first caller outside mpnpu: the kernel line that made the call."""
+    f = sys._getframe(2)
+    while f is not None and (f.f_code.co_filename.startswith(_PKG_DIR) or f.f_code.co_filename == _CONTEXTLIB):
+        f = f.f_back
+    if f is None:
+        return "?"
+    path = f.f_code.co_filename
+    return f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}:{f.f_lineno}"
+
+
+# -- who am I ----------------------------------------------------------------------------------
+
+
+def get_block_idx() -> int:
+    """Cube core k: k. Vector core v: v, in [0, 2 * block_dim)."""
+    return _ctx().info.block_idx
+
+
+def get_block_num() -> int:
+    """Number of AI cores of the launch (block_dim)."""
+    return _ctx().topology.block_dim
+
+
+def get_subblock_idx() -> int:
+    """0 or 1: which of its AI core's two vector cores this is (0 on cube cores)."""
+    return _ctx().info.sub_block_idx
+
+
+def get_subblock_num() -> int:
+    """Vector cores per AI core seen from this core: 2 on vector cores, 1 on cube cores."""
+    return 2 if _ctx().info.core_type is CoreType.VECTOR else 1
+
+
+get_task_ration = get_subblock_num
+
+
+def get_core_type() -> CoreType:
+    return _ctx().info.core_type
+
+
+def is_aic() -> bool:
+    """ASCEND_IS_AIC: this is a cube core."""
+    return _ctx().info.core_type is CoreType.CUBE
+
+
+def is_aiv() -> bool:
+    """ASCEND_IS_AIV: this is a vector core."""
+    return _ctx().info.core_type is CoreType.VECTOR
+
+
+def core_label() -> str:
+    return _ctx().info.label
+
+
+# -- stages ------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def stage(name: str) -> Iterator[None]:
+    """Mark a kernel stage (e.g. ``with stage("TargetProcess"):``) for traces and race reports."""
+    c = _ctx()
+    previous = c.stage
+    c.stage = name
+    if c.events is not None:
+        c.events.append(StageEvent(name, _site()))
+    try:
+        yield
+    finally:
+        c.stage = previous
+
+
+# -- local memory ------------------------------------------------------------------------------
+
+
+def get_tpipe() -> TPipe:
+    """This core's TPipe; its reservations are released at the start of every launch."""
+    return _ctx().pipe
+
+
+def alloc_local(position: TPosition, shape: int | Sequence[int], dtype: DTypeLike) -> LocalTensor:
+    """Reserve a buffer of exactly this tensor's size at ``position`` and return it."""
+    d = get_dtype(dtype)
+    count = int(np.prod(shape)) if not isinstance(shape, int) else shape
+    return _ctx().pipe.init_buffer(position, count * d.itemsize).get(shape, d)
+
+
+def _check_local(c: "CoreContext", arr: np.ndarray, what: str) -> None:
+    if not isinstance(arr, np.ndarray):
+        raise KernelAPIError(f"{what}: expected a local tensor (numpy array), got {type(arr).__name__}")
+    position = getattr(arr, "position", None)
+    if position is not None and MEMORY_CORE_TYPE[POSITION_MEMORY[position]] is not c.info.core_type:
+        raise KernelAPIError(f"{what}: {position.value} memory is not on {c.info.label}")
+
+
+def _check_pair(gm: GlobalTensor, local: np.ndarray, what: str) -> None:
+    if gm.size != local.size:
+        raise GMAccessError(
+            f"{what}: GM {gm.name}{list(gm.shape)} has {gm.size} elements, local tensor {list(local.shape)} has {local.size}"
+        )
+    if gm.dtype.storage != local.dtype:
+        raise GMAccessError(
+            f"{what}: GM {gm.name} is {gm.dtype.name} but the local tensor is {local.dtype}; cast() first"
+        )
+
+
+# -- data movement -----------------------------------------------------------------------------
+
+
+def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) -> None:
+    """DataCopy between GM and local memory (element counts and dtypes must match).
+
+    GM → local reads; local → GM writes, or atomically adds after ``set_atomic_add()``.
+    """
+    c = _ctx()
+    if isinstance(src, GlobalTensor):
+        if isinstance(dst, GlobalTensor):
+            raise KernelAPIError("data_copy: GM to GM is not a DataCopy; copy through local memory")
+        _check_local(c, dst, "data_copy")
+        _check_pair(src, dst, "data_copy")
+        if src.size:
+            gm = c.segments.array(src)
+            np.copyto(dst, gm if gm.shape == dst.shape else gm.reshape(dst.shape))
+            del gm
+        if c.events is not None:
+            c.events.append(_access(c, READ, src))
+        return
+    if not isinstance(dst, GlobalTensor):
+        raise KernelAPIError("data_copy: one side must be a GM tensor (GlobalTensor)")
+    _check_local(c, src, "data_copy")
+    _check_pair(dst, src, "data_copy")
+    _write_gm(c, dst, src)
+
+
+def fixpipe(dst: GlobalTensor, src: np.ndarray) -> None:
+    """Fixpipe: move a cube result (L0C, float32) to GM, converting to GM's dtype on the way."""
+    c = _ctx()
+    if not isinstance(dst, GlobalTensor):
+        raise KernelAPIError("fixpipe: destination must be a GM tensor")
+    _check_local(c, src, "fixpipe")
+    if dst.size != src.size:
+        raise GMAccessError(f"fixpipe: GM {dst.name} has {dst.size} elements, source has {src.size}")
+    values = from_float32(np.asarray(src, dtype=np.float32), dst.dtype) if dst.dtype.is_float else np.asarray(src).astype(dst.dtype.storage)
+    _write_gm(c, dst, values)
+
+
+def _write_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray) -> None:
+    if c.atomic_add:
+        if dst.dtype.name not in _ATOMIC_DTYPES:
+            raise KernelAPIError(f"atomic add is not supported for {dst.dtype.name} (GM {dst.name})")
+        if dst.size:
+            c.sync.acquire_atomic(c.options.sync_timeout_s)
+            try:
+                gm = c.segments.array(dst)
+                v = np.asarray(values).reshape(gm.shape)
+                if dst.dtype is bfloat16:
+                    gm[...] = from_float32(to_float32(gm, bfloat16) + to_float32(v, bfloat16), bfloat16)
+                else:
+                    np.add(gm, v, out=gm)
+                del gm
+            finally:
+                c.sync.release_atomic()
+        kind = ATOMIC
+    else:
+        if dst.size:
+            gm = c.segments.array(dst)
+            np.copyto(gm, values if values.shape == gm.shape else np.asarray(values).reshape(gm.shape))
+            del gm
+        kind = WRITE
+    if c.events is not None:
+        c.events.append(_access(c, kind, dst))
+
+
+def _access(c: "CoreContext", kind: str, t: GlobalTensor) -> Access:
+    return Access(kind, t.name, t.segment, byte_ranges(t), t.root_offset, t.dtype.itemsize, c.stage, _site())
+
+
+def set_atomic_add() -> None:
+    """From now on, copies to GM add into it atomically (until set_atomic_none)."""
+    _ctx().atomic_add = True
+
+
+def set_atomic_none() -> None:
+    _ctx().atomic_add = False
+
+
+def cast(dst: np.ndarray, src: np.ndarray) -> None:
+    """Cast between local tensors (float ↔ float16/bfloat16, rounding to nearest even)."""
+    src_dtype = src.device_dtype if isinstance(src, LocalTensor) else get_dtype(src.dtype)
+    dst_dtype = dst.device_dtype if isinstance(dst, LocalTensor) else get_dtype(dst.dtype)
+    if dst.size != src.size:
+        raise KernelAPIError(f"cast: {src.size} elements into {dst.size}")
+    values = to_float32(np.asarray(src), src_dtype) if src_dtype.is_float else np.asarray(src)
+    np.copyto(dst, from_float32(values, dst_dtype).reshape(dst.shape) if dst_dtype.is_float
+              else np.asarray(values).astype(dst.dtype).reshape(dst.shape))
+
+
+def load_data(dst: np.ndarray, src: np.ndarray) -> None:
+    """LoadData: L1 → L0A/L0B on the cube core."""
+    c = _ctx()
+    if c.info.core_type is not CoreType.CUBE:
+        raise KernelAPIError(f"load_data is a cube instruction; {c.info.label} is a vector core")
+    if dst.size != src.size or dst.dtype != src.dtype:
+        raise KernelAPIError("load_data: source and destination differ in size or dtype")
+    np.copyto(dst, np.asarray(src).reshape(dst.shape))
+
+
+def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = False) -> None:
+    """Mmad: ``dst[m, n] (+)= a[m, k] @ b[k, n]`` in float32 (a in L0A, b in L0B, dst in L0C)."""
+    c = _ctx()
+    if c.info.core_type is not CoreType.CUBE:
+        raise KernelAPIError(f"mmad is a cube instruction; {c.info.label} is a vector core")
+    for arr, pos, what in ((a, TPosition.A2, "a"), (b, TPosition.B2, "b"), (dst, TPosition.CO1, "dst")):
+        p = getattr(arr, "position", None)
+        if p is not None and p is not pos:
+            raise KernelAPIError(f"mmad: {what} must be in {pos.value}, not {p.value}")
+    a32 = to_float32(np.asarray(a), a.device_dtype if isinstance(a, LocalTensor) else get_dtype(a.dtype))
+    b32 = to_float32(np.asarray(b), b.device_dtype if isinstance(b, LocalTensor) else get_dtype(b.dtype))
+    if a32.ndim != 2 or b32.ndim != 2 or a32.shape[1] != b32.shape[0] or dst.shape != (a32.shape[0], b32.shape[1]):
+        raise KernelAPIError(f"mmad: shapes {a32.shape} @ {b32.shape} -> {dst.shape} do not agree")
+    if accumulate:
+        dst += a32 @ b32
+    else:
+        np.matmul(a32, b32, out=np.asarray(dst))
+
+
+# -- synchronisation ---------------------------------------------------------------------------
+
+
+def _dropped(c: "CoreContext", name: str, call: str) -> bool:
+    if name and name in c.dropped_syncs:
+        if c.events is not None:
+            c.events.append(DroppedSyncEvent(name, call, c.stage, _site()))
+        return True
+    return False
+
+
+def sync_all(aiv_only: bool = False, *, name: str = "") -> None:
+    """SyncAll: block until every core (``aiv_only``: every vector core) has arrived."""
+    c = _ctx()
+    if name and _dropped(c, name, "sync_all"):
+        return
+    if aiv_only and c.info.core_type is CoreType.CUBE:
+        raise KernelAPIError(
+            f"sync_all(aiv_only=True) is a vector-core barrier; {c.info.label} must not call it (guard with is_aiv())"
+        )
+    c.sync.sync_all(c.info.core_id, aiv_only, c.options.sync_timeout_s)
+    if c.events is not None:
+        c.events.append(SyncAllEvent(aiv_only, name, c.stage, _site()))
+
+
+def pipe_barrier(pipe: Pipe = Pipe.ALL) -> None:
+    """PipeBarrier: orders the pipes of *this* core. It orders nothing across cores."""
+    _ctx()
+
+
+def cross_core_set_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name: str = "") -> None:
+    """CrossCoreSetFlag<mode>(flag_id): count one set at every core the mode routes to."""
+    c = _core
+    if c is None:
+        c = _ctx()
+    # The hot path of a flag is a dict lookup and the semaphore operations: a round trip must
+    # cost about what bare semaphores cost (scripts/bench_runtime.py).
+    port = c.flag_ports.get((mode, flag_id)) or _flag_port(c, mode, flag_id)
+    if name and _dropped(c, name, "cross_core_set_flag"):
+        return
+    port.set()
+    if c.events is not None:
+        c.events.append(FlagSetEvent(mode, flag_id, name, c.stage, _site()))
+
+
+def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name: str = "") -> None:
+    """CrossCoreWaitFlag(flag_id): block until every sender the mode needs has set, then consume."""
+    c = _core
+    if c is None:
+        c = _ctx()
+    port = c.flag_ports.get((mode, flag_id)) or _flag_port(c, mode, flag_id)
+    if name and _dropped(c, name, "cross_core_wait_flag"):
+        return
+    port.wait()
+    if c.events is not None:
+        c.events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _site()))
+
+
+def _flag_port(c: "CoreContext", mode: int, flag_id: int):
+    """Validate (mode, id) for this core once, and cache its flag port."""
+    try:
+        check_flag(mode, flag_id)
+        if mode == 1 and c.info.core_type is CoreType.CUBE:
+            raise ValueError("flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")
+    except ValueError as e:
+        raise KernelAPIError(f"{c.info.label}: {e}") from None
+    port = c.sync.flag_port(c.info.core_id, mode, flag_id, c.options.sync_timeout_s)
+    c.flag_ports[(mode, flag_id)] = port
+    return port

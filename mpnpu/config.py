@@ -1,0 +1,64 @@
+"""The emulated device's fixed facts and the runtime's defaults, in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """What the emulated chip has: AI core count and local buffer capacities (bytes).
+
+    The defaults are those of an Atlas A2 class chip (24 AI cores, each 1 cube + 2 vector cores).
+    On the device a launch with more AI cores than the chip has makes SyncAll hang, because the
+    extra blocks run only after the first ones finish; mpnpu refuses such a launch instead.
+    """
+
+    name: str = "Atlas A2 (24 AI cores)"
+    ai_cores: int = 24
+    ub_bytes: int = 192 * 1024  # Unified Buffer, per vector core
+    l1_bytes: int = 512 * 1024  # per cube core
+    l0a_bytes: int = 64 * 1024
+    l0b_bytes: int = 64 * 1024
+    l0c_bytes: int = 128 * 1024
+
+    def capacity(self, memory: str) -> int:
+        return {
+            "UB": self.ub_bytes,
+            "L1": self.l1_bytes,
+            "L0A": self.l0a_bytes,
+            "L0B": self.l0b_bytes,
+            "L0C": self.l0c_bytes,
+        }[memory]
+
+
+DEFAULT_SPEC = DeviceSpec()
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """Timeouts and knobs of the core pool. Every wait in mpnpu is bounded by one of these."""
+
+    #: a SyncAll or flag wait inside a core gives up after this long (the device would hang)
+    sync_timeout_s: float = 60.0
+    #: a whole launch is abandoned (cores killed, pool rebuilt) after this long
+    launch_timeout_s: float = 300.0
+    #: how often the parent looks at core status while a launch runs (deadlock checks)
+    watchdog_interval_s: float = 0.05
+    #: every unfinished core blocked and nothing changing for this long is reported as a deadlock
+    stall_grace_s: float = 5.0
+    #: how long close() waits for cores to exit by themselves before killing them
+    shutdown_grace_s: float = 2.0
+    #: how long the parent waits for the other cores to report once one has failed
+    failure_grace_s: float = 0.2
+    #: GM is allocated in shared-memory segments of at least this size
+    gm_segment_bytes: int = 64 * 1024 * 1024
+    #: fill freed GM blocks with this byte (None: leave stale contents, as the device does)
+    gm_poison: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+DEFAULT_OPTIONS = RuntimeOptions()
+
+#: prefix of every shared-memory segment mpnpu creates: "mpnpu_<pid>_<start time>_<n>"
+SEGMENT_PREFIX = "mpnpu_"

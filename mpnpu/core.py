@@ -1,0 +1,203 @@
+"""The core process: one per cube or vector core, serving every launch of a device's lifetime.
+
+Life of a core process (forked by :class:`mpnpu.device.Device`)::
+
+    start: ignore SIGINT (the parent turns Ctrl-C into an orderly shutdown), die with the parent
+           (PR_SET_PDEATHSIG), one BLAS thread, install its CoreContext into mpnpu.api
+    loop:  wait for a message on its pipe (polling the parent's pid while idle)
+           "launch" -> run the kernel function -> send ("ok", ...) or ("error", ..., traceback)
+           "exit"   -> return
+
+Nothing here ever waits without a timeout: barrier and flag waits are bounded by the sync timeout,
+and the idle loop wakes every second to check that the parent is still alive.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pickle
+import select
+import signal
+import sys
+import time
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any, Callable
+
+from . import api, wire
+from .config import DeviceSpec, RuntimeOptions
+from .errors import SyncTimeoutError, UsageError
+from .gm import SegmentTable
+from .local import TPipe, make_arenas
+from .procutil import limit_blas_threads, set_parent_death_signal
+from .sync import CoreState, SyncObjects
+from .topology import CoreInfo, Topology
+
+MSG_LAUNCH = "launch"
+MSG_EXIT = "exit"
+REPLY_OK = "ok"
+REPLY_ERROR = "error"
+
+
+class CoreContext:
+    """What the kernel-facing API needs to know inside one core process."""
+
+    def __init__(self, info: CoreInfo, topology: Topology, sync: SyncObjects, spec: DeviceSpec,
+                 options: RuntimeOptions) -> None:
+        self.info = info
+        self.topology = topology
+        self.sync = sync
+        self.spec = spec
+        self.options = options
+        self.segments = SegmentTable()
+        self.pipe = TPipe(info, spec, make_arenas(info, spec))
+        self.stage = "kernel"
+        self.atomic_add = False
+        self.dropped_syncs: frozenset[str] = frozenset()
+        self.events: list | None = None
+        self.flag_ports: dict[tuple[int, int], object] = {}  # (mode, id) -> sync.FlagPort
+
+    def begin_launch(self, dropped_syncs: frozenset[str], trace: bool) -> None:
+        self.pipe.reset()
+        self.stage = "kernel"
+        self.atomic_add = False
+        self.dropped_syncs = dropped_syncs
+        self.events = [] if trace else None
+        for port in self.flag_ports.values():
+            port.used = False
+
+    def flags_set(self) -> tuple[tuple[int, int], ...]:
+        """(mode, id) of every flag this core set in the current launch."""
+        return tuple((p.mode, p.flag_id) for p in self.flag_ports.values() if p.used)
+
+
+# -- kernel references -------------------------------------------------------------------------
+
+
+def kernel_reference(kernel: str | Callable) -> str:
+    """Normalise a kernel given as a function or as "module:function" / "path.py:function"."""
+    if callable(kernel):
+        module, qualname = getattr(kernel, "__module__", None), getattr(kernel, "__qualname__", "")
+        if not module or "<" in qualname:
+            raise UsageError(f"kernel {kernel!r} is not importable by name; define it at module level")
+        if module == "__main__":
+            path = getattr(sys.modules["__main__"], "__file__", None)
+            if not path:
+                raise UsageError("a kernel defined in an interactive __main__ cannot be imported by core processes")
+            return f"{os.path.abspath(path)}:{qualname}"
+        return f"{module}:{qualname}"
+    if not isinstance(kernel, str) or ":" not in kernel:
+        raise UsageError(f"kernel must be a function or 'module:function', got {kernel!r}")
+    return kernel
+
+
+_RESOLVED: dict[str, Callable] = {}
+
+
+def resolve_kernel(ref: str) -> Callable:
+    """Import the function a kernel reference names (cached per process)."""
+    fn = _RESOLVED.get(ref)
+    if fn is not None:
+        return fn
+    target, _, attr = ref.rpartition(":")
+    try:
+        if target.endswith(".py"):
+            name = "mpnpu_kernel_" + str(abs(hash(os.path.abspath(target))))
+            module = sys.modules.get(name)
+            if module is None:
+                spec = importlib.util.spec_from_file_location(name, target)
+                if spec is None or spec.loader is None:
+                    raise ImportError(f"cannot load {target}")
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(target)
+        fn = module
+        for part in attr.split("."):
+            fn = getattr(fn, part)
+    except Exception as e:  # any import-time failure is the user's kernel reference being wrong
+        raise UsageError(f"cannot load kernel {ref!r}: {type(e).__name__}: {e}") from None
+    if not callable(fn):
+        raise UsageError(f"kernel {ref!r} is not a function")
+    _RESOLVED[ref] = fn
+    return fn
+
+
+# -- the process -------------------------------------------------------------------------------
+
+
+def core_main(core_id: int, block_dim: int, conn: Connection, sync: SyncObjects, spec: DeviceSpec,
+              options: RuntimeOptions, parent_pid: int) -> None:
+    """Entry point of a core process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # The parent forked us with SIGINT/SIGTERM blocked so that none could land before the lines
+    # above; now they are safe to receive.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(0)
+    limit_blas_threads(1)
+    topology = Topology(block_dim)
+    ctx = CoreContext(topology.core(core_id), topology, sync, spec, options)
+    api._core = ctx
+    # A persistent poll object: Connection.poll() builds a selector on every call, which costs
+    # more than the rest of an empty launch.
+    fd = conn.fileno()
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        if not poller.poll(1000):
+            if os.getppid() != parent_pid:
+                os._exit(0)
+            continue
+        try:
+            message = pickle.loads(wire.recv(fd))
+        except (EOFError, OSError):
+            return
+        if message[0] == MSG_EXIT:
+            return
+        if message[0] == MSG_LAUNCH:
+            reply = run_launch(ctx, message)
+            if not wire.send(fd, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)):
+                return
+
+
+def run_launch(ctx: CoreContext, message: tuple) -> tuple:
+    """Run one kernel launch on this core and build the reply for the parent."""
+    _, launch_id, kernel_ref, args, kwargs, dropped_syncs, trace = message
+    core_id = ctx.info.core_id
+    ctx.begin_launch(dropped_syncs, trace)
+    start = time.perf_counter()
+    try:
+        fn = resolve_kernel(kernel_ref)
+        fn(*args, **kwargs)
+    except BaseException as e:  # noqa: BLE001 - any failure of the kernel is reported, even SystemExit
+        ctx.sync.set_state(core_id, CoreState.FAILED)
+        return (REPLY_ERROR, launch_id, core_id, _error_payload(e))
+    finally:
+        events = ctx.events
+        ctx.events = None
+    elapsed = time.perf_counter() - start
+    ctx.sync.set_state(core_id, CoreState.DONE)
+    return (REPLY_OK, launch_id, core_id, elapsed, tuple(events) if events is not None else None,
+            ctx.flags_set())
+
+
+def _error_payload(e: BaseException) -> dict[str, Any]:
+    try:
+        pickled = pickle.dumps(e)
+        pickle.loads(pickled)
+    except Exception:
+        pickled = None
+    return {
+        "type": type(e).__name__,
+        "message": str(e),
+        "traceback": "".join(traceback.format_exception(type(e), e, e.__traceback__)),
+        "pickled": pickled,
+        # A wait that timed out is usually a consequence of another core's failure.
+        "secondary": isinstance(e, SyncTimeoutError),
+    }

@@ -1,0 +1,295 @@
+"""Cross-core sync objects shared by the core processes of one pool, and the status board.
+
+Created by the parent *before* it forks the pool and inherited by every core; the parent itself
+never waits on a barrier or a flag (a parent caught inside ``Barrier.wait`` by a signal can corrupt
+the barrier, PITFALLS). After any failed launch the pool and all of these objects are thrown away
+and built anew, because a core killed inside ``Barrier.wait`` wedges that barrier for good.
+
+- SyncAll: one ``multiprocessing.Barrier`` over all cores, one over the vector cores.
+- Cross-core flags: one counter per (mode, id, receiver, sender). A set by sender s increments its
+  counter at every receiver the mode routes to (``Topology.flag_receivers``); a wait by receiver r
+  returns once r's counter from every sender it needs is positive (``Topology.flag_senders``) and
+  decrements them. Keeping one counter per sender is what makes "both vector cores must set
+  before the cube's wait returns" exact even when one vector core sets twice before the other
+  sets once. Modes 1 and 2 keep each counter in a semaphore; mode 0 (see below) in shared memory.
+- Atomic add: one lock; an atomic DataCopy does its read-modify-write under it.
+- Status board: one row per core (state, SyncAll counts, what it waits for), written by the core,
+  read by the parent's watchdog to name a deadlock instead of waiting for a timeout.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import threading
+import time
+from multiprocessing.context import BaseContext
+from typing import Iterable
+
+import numpy as np
+
+from .errors import FlagOverflowError, SyncTimeoutError
+from .topology import FLAG_COUNTER_MAX, FLAG_IDS, RESERVED_FLAG_IDS, Topology
+
+USABLE_FLAG_IDS = tuple(i for i in range(FLAG_IDS) if i not in RESERVED_FLAG_IDS)
+
+
+class CoreState(enum.IntEnum):
+    IDLE = 0
+    RUNNING = 1
+    IN_SYNC_ALL = 2
+    IN_SYNC_AIV = 3
+    IN_FLAG_WAIT = 4
+    DONE = 5
+    FAILED = 6
+
+
+# plain ints for the hot paths (ctypes converts an IntEnum more slowly)
+_RUNNING, _IN_SYNC_ALL, _IN_SYNC_AIV, _IN_FLAG_WAIT = (
+    int(CoreState.RUNNING), int(CoreState.IN_SYNC_ALL), int(CoreState.IN_SYNC_AIV), int(CoreState.IN_FLAG_WAIT))
+
+# status board columns
+ST_STATE, ST_SYNC_ALL, ST_SYNC_AIV, ST_WAIT_MODE, ST_WAIT_ID, ST_PROGRESS = range(6)
+ST_COLUMNS = 6
+
+
+class SyncObjects:
+    """Everything the cores of one pool share besides GM. Picklable only by fork inheritance."""
+
+    def __init__(self, ctx: BaseContext, topology: Topology) -> None:
+        n = topology.n_cores
+        self.topology = topology
+        self.barrier_all = ctx.Barrier(n)
+        self.barrier_aiv = ctx.Barrier(topology.n_vector)
+        # Modes 1 and 2: one semaphore per (mode, id, receiver, sender) route; its value is the
+        # counter, so a wait costs what a bare Semaphore costs.
+        self._flag_sems = {
+            (mode, flag_id, receiver, sender): ctx.Semaphore(0)
+            for mode in (1, 2)
+            for flag_id in USABLE_FLAG_IDS
+            for receiver in topology.all_ids
+            if mode == 2 or receiver in topology.vector_ids
+            for sender in topology.flag_senders(mode, receiver)
+        }
+        self._mode0_counts = ctx.RawArray(ctypes.c_int32, FLAG_IDS * n * n)
+        self._mode0_locks = [ctx.Lock() for _ in range(n)]
+        self._mode0_wakes = [ctx.Semaphore(0) for _ in range(n)]
+        self.atomic_lock = ctx.Lock()
+        self._status = ctx.RawArray(ctypes.c_int64, n * ST_COLUMNS)
+        self._status_np = np.frombuffer(self._status, dtype=np.int64).reshape(n, ST_COLUMNS)
+        self._n = n
+
+    # -- status board ------------------------------------------------------------------------
+
+    def status_view(self) -> np.ndarray:
+        """The live status board as an (n_cores, ST_COLUMNS) int64 array (no copy)."""
+        return self._status_np
+
+    def reset_for_launch(self) -> None:
+        """Parent, between launches (all cores idle): clear mode-0 flag counters and the status board."""
+        ctypes.memset(self._mode0_counts, 0, ctypes.sizeof(self._mode0_counts))
+        ctypes.memset(self._status, 0, ctypes.sizeof(self._status))
+
+    def set_state(self, core_id: int, state: CoreState) -> None:
+        base = core_id * ST_COLUMNS
+        self._status[base + ST_STATE] = int(state)
+        self._status[base + ST_PROGRESS] += 1
+
+    # -- SyncAll -----------------------------------------------------------------------------
+
+    def sync_all(self, core_id: int, aiv_only: bool, timeout: float) -> int:
+        """Block until every party arrives; return this core's SyncAll count (1-based)."""
+        status = self._status
+        base = core_id * ST_COLUMNS
+        col = ST_SYNC_AIV if aiv_only else ST_SYNC_ALL
+        count = status[base + col] + 1
+        status[base + col] = count
+        status[base + ST_STATE] = _IN_SYNC_AIV if aiv_only else _IN_SYNC_ALL
+        status[base + ST_PROGRESS] += 1
+        barrier = self.barrier_aiv if aiv_only else self.barrier_all
+        try:
+            barrier.wait(timeout)
+        except threading.BrokenBarrierError:
+            what = "SyncAll<aiv_only>" if aiv_only else "SyncAll"
+            raise SyncTimeoutError(
+                f"{what} #{count} did not complete within {timeout:g} s (a core never arrived, or the launch failed elsewhere)",
+                sync="sync_all", count=count,
+            ) from None
+        status[base + ST_STATE] = _RUNNING
+        status[base + ST_PROGRESS] += 1
+        return count
+
+    # -- cross-core flags --------------------------------------------------------------------
+
+    def flag_count(self, mode: int, flag_id: int, receiver: int, sender: int) -> int:
+        """Current counter of (mode, id) at ``receiver`` for sets from ``sender``."""
+        if mode == 0:
+            return self._mode0_counts[self._mode0_index(flag_id, receiver, sender)]
+        return self._flag_sems[(mode, flag_id, receiver, sender)].get_value()
+
+    def flag_port(self, core_id: int, mode: int, flag_id: int, timeout: float) -> "FlagPort":
+        """The semaphores one core sets and waits on for (mode, id), resolved once per core."""
+        if mode == 0:
+            return _Mode0Port(self, core_id, flag_id, timeout)
+        topo = self.topology
+        receivers = topo.flag_receivers(mode, core_id)
+        senders = topo.flag_senders(mode, core_id)
+        return FlagPort(
+            self, core_id, mode, flag_id, timeout,
+            tuple((r, self._flag_sems[(mode, flag_id, r, core_id)]) for r in receivers),
+            tuple(self._flag_sems[(mode, flag_id, core_id, s)] for s in senders),
+        )
+
+    def clear_flags(self, touched: Iterable[tuple[int, int, int]]) -> None:
+        """Parent, between launches: zero the counters that (sender, mode, id) sets may have left."""
+        for sender, mode, flag_id in touched:
+            if mode == 0:
+                continue  # mode 0 counters are cleared wholesale in reset_for_launch
+            for receiver in self.topology.flag_receivers(mode, sender):
+                sem = self._flag_sems[(mode, flag_id, receiver, sender)]
+                while sem.acquire(False):
+                    pass
+
+    def _mark_flag_wait(self, receiver: int, mode: int, flag_id: int) -> None:
+        base = receiver * ST_COLUMNS
+        self._status[base + ST_WAIT_MODE] = mode
+        self._status[base + ST_WAIT_ID] = flag_id
+        self.set_state(receiver, CoreState.IN_FLAG_WAIT)
+
+    def _overflow(self, mode: int, flag_id: int, receiver: int) -> None:
+        recv = self.topology.core(receiver).label
+        raise FlagOverflowError(
+            f"flag {flag_id} (mode {mode}) overflows at {recv}: {FLAG_COUNTER_MAX} sets "
+            f"not yet waited for (the counter holds 0..{FLAG_COUNTER_MAX})",
+            mode=mode, flag_id=flag_id, receiver=receiver,
+        )
+
+    @staticmethod
+    def _flag_timeout(mode: int, flag_id: int, timeout: float) -> None:
+        raise SyncTimeoutError(
+            f"cross_core_wait_flag({flag_id}, mode={mode}) did not return within {timeout:g} s",
+            sync="flag_wait", mode=mode, flag_id=flag_id,
+        )
+
+    # Mode 0 fans in from every core of a type (48 senders per receiver at block_dim 24), too many
+    # pairs for one semaphore each; it keeps counters in shared memory under a per-receiver lock,
+    # and a receiver sleeps on a semaphore that every set to it releases once.
+
+    def _mode0_index(self, flag_id: int, receiver: int, sender: int) -> int:
+        return (flag_id * self._n + receiver) * self._n + sender
+
+    def _mode0_set(self, sender: int, flag_id: int, timeout: float) -> None:
+        counts = self._mode0_counts
+        for receiver in self.topology.flag_receivers(0, sender):
+            lock = self._mode0_locks[receiver]
+            if not lock.acquire(timeout=timeout):
+                self._flag_timeout(0, flag_id, timeout)
+            try:
+                i = self._mode0_index(flag_id, receiver, sender)
+                if counts[i] >= FLAG_COUNTER_MAX:
+                    self._overflow(0, flag_id, receiver)
+                counts[i] += 1
+            finally:
+                lock.release()
+            self._mode0_wakes[receiver].release()
+
+    def _mode0_wait(self, receiver: int, flag_id: int, timeout: float) -> None:
+        indices = [self._mode0_index(flag_id, receiver, s) for s in self.topology.flag_senders(0, receiver)]
+        counts = self._mode0_counts
+        lock = self._mode0_locks[receiver]
+        deadline = time.monotonic() + timeout
+        waiting = False
+        while True:
+            if not lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                break
+            try:
+                if all(counts[i] > 0 for i in indices):
+                    for i in indices:
+                        counts[i] -= 1
+                    if waiting:
+                        self.set_state(receiver, CoreState.RUNNING)
+                    return
+            finally:
+                lock.release()
+            if not waiting:
+                waiting = True
+                self._mark_flag_wait(receiver, 0, flag_id)
+            # A wake-up meant for another flag id just loops back here: extra tokens are harmless.
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._mode0_wakes[receiver].acquire(timeout=remaining):
+                break
+        self._flag_timeout(0, flag_id, timeout)
+
+    # -- atomics -----------------------------------------------------------------------------
+
+    def acquire_atomic(self, timeout: float) -> None:
+        if not self.atomic_lock.acquire(timeout=timeout):
+            raise SyncTimeoutError(f"atomic add: GM lock not acquired within {timeout:g} s")
+
+    def release_atomic(self) -> None:
+        self.atomic_lock.release()
+
+
+class FlagPort:
+    """One core's end of a cross-core flag (mode 1 or 2): what a set releases, what a wait takes.
+
+    Resolved once per core and cached, so that a set or wait costs about what the bare
+    semaphore operations cost. ``used`` tells the runtime which flags to clear after a launch.
+    """
+
+    def __init__(self, sync: SyncObjects, core_id: int, mode: int, flag_id: int, timeout: float,
+                 outgoing: tuple, incoming: tuple) -> None:
+        self._sync = sync
+        self._status = sync._status
+        self._base = core_id * ST_COLUMNS
+        self.mode = mode
+        self.flag_id = flag_id
+        self.used = False
+        self._timeout = timeout
+        self._outgoing = outgoing  # ((receiver, semaphore), ...)
+        self._incoming = incoming  # (semaphore per sender, ...)
+
+    def set(self) -> None:
+        self.used = True
+        for receiver, sem in self._outgoing:
+            # Only this core releases this semaphore, so checking before releasing is exact.
+            if sem.get_value() >= FLAG_COUNTER_MAX:
+                self._sync._overflow(self.mode, self.flag_id, receiver)
+            sem.release()
+
+    def wait(self) -> None:
+        for sem in self._incoming:
+            if not sem.acquire(False):
+                self._block(sem)
+
+    def _block(self, sem) -> None:
+        # Tell the parent's watchdog what we wait for, so that a wait no core can satisfy any
+        # more is reported at once rather than at the timeout.
+        status, base = self._status, self._base
+        status[base + ST_WAIT_MODE] = self.mode
+        status[base + ST_WAIT_ID] = self.flag_id
+        status[base + ST_STATE] = _IN_FLAG_WAIT
+        if not sem.acquire(timeout=self._timeout):
+            self._sync._flag_timeout(self.mode, self.flag_id, self._timeout)
+        status[base + ST_STATE] = _RUNNING
+        # ST_PROGRESS is left alone here: the state going back to RUNNING is progress enough for
+        # the stall check, and this path is on every flag round trip.
+
+
+class _Mode0Port:
+    """Mode 0 flag end: goes through the shared counters (see SyncObjects)."""
+
+    def __init__(self, sync: SyncObjects, core_id: int, flag_id: int, timeout: float) -> None:
+        self._sync = sync
+        self._core_id = core_id
+        self.mode = 0
+        self.flag_id = flag_id
+        self.used = False
+        self._timeout = timeout
+
+    def set(self) -> None:
+        self.used = True
+        self._sync._mode0_set(self._core_id, self.flag_id, self._timeout)
+
+    def wait(self) -> None:
+        self._sync._mode0_wait(self._core_id, self.flag_id, self._timeout)
