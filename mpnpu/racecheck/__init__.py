@@ -1,0 +1,42 @@
+"""Happens-before race detection for GM, from launch traces alone.
+
+In the spirit of Ascend msSanitizer racecheck and CUDA compute-sanitizer racecheck: a traced
+launch (:class:`mpnpu.trace.LaunchTrace`, one event list per core) is turned into vector clocks
+(:mod:`.hb`: program order, SyncAll rounds, counting cross-core flags), every pair of overlapping
+GM accesses from different cores that could conflict is checked against them (:mod:`.detect`),
+and the unordered ones are merged into hazards and reported (:mod:`.report`)::
+
+    LaunchTrace ──hb.compute_clocks──▶ VectorClocks
+         │                                  │
+         └──detect.find_conflicts───────────┴──▶ Conflicts (access pairs)
+                                                     │ detect.hazards_from
+                                                     ▼
+                         list[Hazard] ──HazardLog.add──▶ merged over launches ──▶ format_text / to_dicts
+
+Usage::
+
+    log = HazardLog()
+    for trace in traces:
+        log.add(analyze(trace))
+    print(log.format_text())
+
+No processes are needed: everything works on traces.
+"""
+
+from .detect import Conflicts, analyze, find_conflicts, hazards_from, stage_order
+from .hb import VectorClocks, compute_clocks
+from .report import AccessSite, Hazard, HazardLog, format_text
+
+__all__ = [
+    "AccessSite",
+    "Conflicts",
+    "Hazard",
+    "HazardLog",
+    "VectorClocks",
+    "analyze",
+    "compute_clocks",
+    "find_conflicts",
+    "format_text",
+    "hazards_from",
+    "stage_order",
+]

@@ -1,0 +1,590 @@
+"""Find GM races in one traced launch: overlapping accesses that happens-before does not order.
+
+Two accesses *conflict* when they are on the same GM segment, their byte ranges overlap, they
+come from different cores, and at least one writes — WRITE or ATOMIC, but two ATOMICs never
+conflict (SetAtomicAdd makes the adds commute) and two READs never do. A conflicting pair that
+happens-before (:mod:`mpnpu.racecheck.hb`) orders in neither direction is a race.
+
+How it stays fast (a launch has thousands of accesses, many on the same few tensors):
+
+1. one Python pass over the events builds columnar numpy tables: one row per access, one row
+   per byte range of an access (an access of a 2D tile has one range per row);
+2. every byte range is placed on one number line, ``segment_id << 40 | byte``, so ranges of
+   different segments can never overlap and all segments are handled in one go;
+3. reads that overlap no write or atomic (most of them: input and weight tiles) are dropped
+   early — by their access's hull before their ranges are even flattened, then by range — with
+   a binary search against the merged union of the written ranges;
+4. overlapping range pairs are enumerated by sorting starts and binary search (for each range,
+   the ranges that start inside it) — only among the classes that can conflict: WRITE x any,
+   ATOMIC x READ — so the many READ/READ and ATOMIC/ATOMIC overlaps are never materialised;
+   candidates come in bounded chunks;
+5. each chunk is filtered with array ops: different cores, then the vector-clock test in both
+   directions; an access pair that overlaps in several ranges counts once.
+
+Byte ranges of one access must be sorted and disjoint (the :class:`~mpnpu.trace.Access`
+contract); that is checked for every access whose ranges are used.
+
+Naming a race. A race is unordered, so RAW/WAR/WAW is named by the order the kernel *intends*:
+the stage order (see :func:`stage_order`) first, then the position in the core's trace, then the
+core id. The earlier access is ``first``: RAW = write then read, WAR = read then write, WAW =
+write then write (an atomic counts as a write).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import chain
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from ..topology import Topology
+from ..trace import (
+    ATOMIC,
+    READ,
+    WRITE,
+    Access,
+    DroppedSyncEvent,
+    FlagSetEvent,
+    FlagWaitEvent,
+    LaunchTrace,
+    StageEvent,
+    SyncAllEvent,
+)
+from .hb import VectorClocks, compute_clocks
+from .report import ACCESS_NAMES, AccessSite, Hazard, stage_label
+
+_KIND_CODE = {READ: 0, WRITE: 1, ATOMIC: 2}
+_HAZARD_BY_CODE = ("RAW", "WAR", "WAW")
+#: Bits for a byte offset inside a segment on the shared number line (1 TiB per segment).
+_SEG_SHIFT = 40
+_BYTE_MASK = (1 << _SEG_SHIFT) - 1
+#: Candidate range pairs handled per numpy batch (bounds memory, not results).
+_CHUNK = 1 << 20
+
+_SYNC, _ACCESS, _DROPPED, _STAGE = range(4)
+_EVENT_CLASS = {
+    Access: _ACCESS,
+    SyncAllEvent: _SYNC,
+    FlagSetEvent: _SYNC,
+    FlagWaitEvent: _SYNC,
+    DroppedSyncEvent: _DROPPED,
+    StageEvent: _STAGE,
+}
+
+
+def _event_class(ev: object) -> int:
+    cls = _EVENT_CLASS.get(type(ev))
+    if cls is not None:
+        return cls
+    for t, cls in _EVENT_CLASS.items():  # subclasses of the event types
+        if isinstance(ev, t):
+            return cls
+    raise ValueError(f"inconsistent trace: unknown event {ev!r}")
+
+
+@dataclass
+class _Walk:
+    """Everything one pass over a trace collects (columnar tables are numpy arrays)."""
+
+    events: list[Access]  # access id -> the Access
+    core: np.ndarray  # per access: core id
+    pos: np.ndarray  # per access: index in its core's event list
+    epoch: np.ndarray  # per access: sync events before it on its core
+    kind: np.ndarray  # per access: 0 READ, 1 WRITE, 2 ATOMIC
+    stage: np.ndarray  # per access: stage id (index in stage_names)
+    loc: np.ndarray  # per access: id of (tensor, stage, site), the merge granularity
+    ndropped: np.ndarray  # per access: DroppedSyncEvents before it on its core
+    offset: np.ndarray  # per access: tensor_offset
+    itemsize: np.ndarray  # per access
+    r_acc: np.ndarray  # per range: access id
+    r_start: np.ndarray  # per range: start on the shared number line
+    r_stop: np.ndarray  # per range: stop (exclusive)
+    syncs: list[list]  # per core: sync events in program order
+    dropped: list[list[DroppedSyncEvent]]  # per core, program order
+    stage_seqs: list[list[str]]  # per core: stages in order of first appearance
+    stage_names: list[str]  # stage id -> name
+
+
+def _ids(values: Sequence) -> tuple[np.ndarray, list]:
+    """Dense ids of hashable values in order of first appearance, and the values by id."""
+    uniq = list(dict.fromkeys(values))
+    index = {v: i for i, v in enumerate(uniq)}
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), uniq
+
+
+def _walk(trace: LaunchTrace) -> _Walk:
+    """The one Python pass over every event of the launch, then columns built in bulk."""
+    events: list[Access] = []
+    a_core: list[int] = []
+    a_pos: list[int] = []
+    a_epoch: list[int] = []
+    a_nd: list[int] = []
+    syncs: list[list] = []
+    dropped: list[list[DroppedSyncEvent]] = []
+    stage_seqs: list[list[str]] = []
+    classes = _EVENT_CLASS
+    for c, evs in enumerate(trace.events):
+        sync_c: list = []
+        drop_c: list[DroppedSyncEvent] = []
+        seen: dict[str, None] = {}  # insertion-ordered set of stages
+        for pos, ev in enumerate(evs):
+            cls = classes.get(type(ev))
+            if cls is None:
+                cls = _event_class(ev)
+            if cls == _ACCESS:
+                events.append(ev)
+                a_core.append(c)
+                a_pos.append(pos)
+                a_epoch.append(len(sync_c))
+                a_nd.append(len(drop_c))
+                stage = ev.stage
+            elif cls == _SYNC:
+                sync_c.append(ev)
+                stage = ev.stage
+            elif cls == _DROPPED:
+                drop_c.append(ev)
+                stage = ev.stage
+            else:
+                stage = ev.name
+            if stage not in seen:
+                seen[stage] = None
+        syncs.append(sync_c)
+        dropped.append(drop_c)
+        stage_seqs.append(list(seen))
+
+    i64 = np.int64
+    n = len(events)
+    # Access is a NamedTuple: transposing gives its fields as columns at C speed.
+    cols = list(zip(*events)) if n else [()] * len(Access._fields)
+    f = dict(zip(Access._fields, cols))
+    try:
+        kind = np.fromiter(map(_KIND_CODE.__getitem__, f["kind"]), dtype=np.int8, count=n)
+    except KeyError as exc:
+        raise ValueError(f"inconsistent trace: access kind {exc.args[0]!r} is not R, W or A") from None
+    itemsize = np.array(f["itemsize"], dtype=i64)
+    if n and itemsize.min() <= 0:
+        raise ValueError(f"inconsistent trace: itemsize {int(itemsize.min())} is not positive")
+    all_stages = list(f["stage"]) + [st for seq in stage_seqs for st in seq]
+    stage_all, stage_names = _ids(all_stages)
+    loc, _ = _ids(list(zip(f["tensor"], f["stage"], f["site"])))
+    seg, _ = _ids(f["segment"])
+
+    # 2D tiles make ranges far more numerous than accesses (one per row), and most of them are
+    # reads of inputs that nothing writes. Using each access's hull [first start, last stop) —
+    # ranges are sorted (LaunchTrace contract) — reads whose hull meets no write's or atomic's
+    # hull are dropped before their ranges are flattened; the rest are flattened in C.
+    acc_ranges = f["ranges"]
+    n_ranges = np.fromiter(map(len, acc_ranges), dtype=i64, count=n)
+    seg_base = seg << _SEG_SHIFT
+    hull_lo = seg_base + np.fromiter((r[0][0] if r else 0 for r in acc_ranges), dtype=i64, count=n)
+    hull_hi = seg_base + np.fromiter((r[-1][1] if r else 0 for r in acc_ranges), dtype=i64, count=n)
+    is_read = kind == 0
+    keep = n_ranges > 0
+    keep[is_read] &= _overlaps_any(hull_lo[is_read], hull_hi[is_read], hull_lo[~is_read], hull_hi[~is_read])
+    kept = np.flatnonzero(keep)
+    if len(kept) < n:
+        kept_ranges = [acc_ranges[i] for i in kept.tolist()]
+    else:
+        kept_ranges = acc_ranges
+    n_kept = n_ranges[kept]
+    flat = np.fromiter(
+        chain.from_iterable(chain.from_iterable(kept_ranges)), dtype=i64, count=2 * int(n_kept.sum())
+    ).reshape(-1, 2)
+    r_acc = np.repeat(kept, n_kept)
+    seg_a = np.repeat(seg[kept], n_kept)
+    nonempty = flat[:, 1] > flat[:, 0]  # an empty range touches nothing
+    if not nonempty.all():
+        flat, r_acc, seg_a = flat[nonempty], r_acc[nonempty], seg_a[nonempty]
+    lo_a, hi_a = flat[:, 0], flat[:, 1]
+    if len(lo_a) and (lo_a.min() < 0 or hi_a.max() > _BYTE_MASK):
+        raise ValueError("inconsistent trace: a byte range lies outside [0, 2**40) of its segment")
+    # The hull filter above relies on sorted, disjoint ranges: check it where it is cheap to.
+    bad = np.flatnonzero((r_acc[1:] == r_acc[:-1]) & (lo_a[1:] < hi_a[:-1]))
+    if len(bad):
+        ev = events[int(r_acc[bad[0]])]
+        raise ValueError(f"inconsistent trace: the byte ranges of the access at {ev.site} are not sorted and disjoint")
+    seg_a <<= _SEG_SHIFT
+    return _Walk(
+        events=events,
+        core=np.array(a_core, dtype=i64),
+        pos=np.array(a_pos, dtype=i64),
+        epoch=np.array(a_epoch, dtype=i64),
+        kind=kind,
+        stage=stage_all[:n],
+        loc=loc,
+        ndropped=np.array(a_nd, dtype=i64),
+        offset=np.array(f["tensor_offset"], dtype=i64),
+        itemsize=itemsize,
+        r_acc=r_acc,
+        r_start=seg_a + lo_a,
+        r_stop=seg_a + hi_a,
+        syncs=syncs,
+        dropped=dropped,
+        stage_seqs=stage_seqs,
+        stage_names=stage_names,
+    )
+
+
+# -- stage order ------------------------------------------------------------------------------
+
+
+def _merge_stage_order(stage_seqs: Sequence[Sequence[str]]) -> list[str]:
+    """One stage order from every core's order of first appearance.
+
+    Stage X precedes Y if some core enters X before Y. That precedence graph is sorted
+    topologically; ties — and cycles, where cores disagree — go to the stage that appears
+    earliest in a core's own sequence (smallest index, then smallest core id, then name).
+    """
+    key: dict[str, tuple[int, int, str]] = {}
+    succ: dict[str, set[str]] = defaultdict(set)
+    indeg: dict[str, int] = defaultdict(int)
+    for c, seq in enumerate(stage_seqs):
+        for i, st in enumerate(seq):
+            k = (i, c, st)
+            if st not in key or k < key[st]:
+                key[st] = k
+        for a, b in zip(seq, seq[1:]):
+            if b not in succ[a]:
+                succ[a].add(b)
+                indeg[b] += 1
+    remaining = set(key)
+    order: list[str] = []
+    while remaining:
+        ready = [s for s in remaining if indeg[s] == 0]
+        pick = min(ready or remaining, key=key.__getitem__)  # no ready stage: break a cycle
+        order.append(pick)
+        remaining.discard(pick)
+        for b in succ[pick]:
+            indeg[b] -= 1
+    return order
+
+
+def stage_order(trace: LaunchTrace) -> list[str]:
+    """The kernel's stages in the order the launch entered them.
+
+    Rule: each core lists its stages in the order they first appear in its events (a StageEvent
+    entering the stage, or the ``stage`` field of any other event). Stage X comes before Y if some
+    core enters X before Y; the merged order is a topological sort of that relation, ties and
+    disagreements between cores going to the stage that appears earliest within a core (then the
+    lowest core id). E.g. vector cores entering Init, TargetProcess, CVProcess, AllReduceProcess
+    and cube cores entering only CVProcess give exactly that order. Events recorded before any
+    stage have stage "".
+    """
+    return _merge_stage_order(_walk(trace).stage_seqs)
+
+
+# -- overlapping pairs ------------------------------------------------------------------------
+
+
+def _expand(lo: np.ndarray, hi: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """All (i, t) with lo[i] <= t < hi[i], in chunks of about ``_CHUNK`` pairs."""
+    counts = np.maximum(hi - lo, 0)
+    cum = np.cumsum(counts)
+    n = len(counts)
+    start = 0
+    while start < n:
+        before = int(cum[start - 1]) if start else 0
+        end = max(int(np.searchsorted(cum, before + _CHUNK, side="right")), start + 1)
+        c = counts[start:end]
+        total = int(c.sum())
+        if total:
+            q = np.repeat(np.arange(start, end), c)
+            within = np.arange(total) - np.repeat(np.cumsum(c) - c, c)
+            yield q, lo[q] + within
+        start = end
+
+
+def _self_pairs(rows: np.ndarray, start: np.ndarray, stop: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Overlapping pairs within one set of ranges, each pair once."""
+    if len(rows) < 2:
+        return
+    order = rows[np.argsort(start[rows], kind="stable")]
+    s = start[order]
+    # In start order, the ranges overlapping range i from the right are exactly those after it
+    # that start before it stops.
+    lo = np.arange(1, len(order) + 1)
+    hi = np.searchsorted(s, stop[order], side="left")
+    for q, t in _expand(lo, hi):
+        yield order[q], order[t]
+
+
+def _overlaps_any(s: np.ndarray, e: np.ndarray, os_: np.ndarray, oe: np.ndarray) -> np.ndarray:
+    """Mask of the intervals [s, e) that overlap any of the intervals [os_, oe).
+
+    O(n log m) and without sorting the n intervals: the m others are merged into a sorted union
+    of disjoint intervals first.
+    """
+    if len(s) == 0 or len(os_) == 0:
+        return np.zeros(len(s), dtype=bool)
+    order = np.argsort(os_, kind="stable")
+    ss, run = os_[order], np.maximum.accumulate(oe[order])
+    # A new union interval starts where a start lies past every stop before it.
+    new = np.r_[True, ss[1:] >= run[:-1]]
+    u_start = ss[new]
+    u_stop = run[np.r_[np.flatnonzero(new)[1:] - 1, len(ss) - 1]]
+    # The last union interval starting before an interval stops is the only one that can reach it.
+    i = np.searchsorted(u_start, e, side="left") - 1
+    return (i >= 0) & (u_stop[np.maximum(i, 0)] > s)
+
+
+def _touches(rows: np.ndarray, others: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """Mask of range ``rows`` that overlap any range of ``others`` (rows index start/stop)."""
+    return _overlaps_any(start[rows], stop[rows], start[others], stop[others])
+
+
+def _cross_pairs(p: np.ndarray, q: np.ndarray, start: np.ndarray, stop: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Overlapping pairs (one range of ``p``, one of ``q``) of two disjoint sets, each pair once."""
+    if len(p) == 0 or len(q) == 0:
+        return
+    # q starting inside p (q.start in [p.start, p.stop)) ...
+    qo = q[np.argsort(start[q], kind="stable")]
+    qs = start[qo]
+    lo = np.searchsorted(qs, start[p], side="left")
+    hi = np.searchsorted(qs, stop[p], side="left")
+    for i, t in _expand(lo, hi):
+        yield p[i], qo[t]
+    # ... or p starting strictly inside q: together every overlap exactly once.
+    po = p[np.argsort(start[p], kind="stable")]
+    ps = start[po]
+    lo = np.searchsorted(ps, start[q], side="right")
+    hi = np.searchsorted(ps, stop[q], side="left")
+    for i, t in _expand(lo, hi):
+        yield po[t], q[i]
+
+
+# -- conflicts --------------------------------------------------------------------------------
+
+
+@dataclass
+class Conflicts:
+    """The unordered conflicting access pairs of one launch (one entry per access pair).
+
+    ``first[i]``/``second[i]`` are access ids (indices into ``accesses``) in intended order;
+    ``byte_lo``/``byte_hi`` the hull of the bytes both touched, as offsets in their segment.
+    """
+
+    trace: LaunchTrace
+    topology: Topology
+    clocks: VectorClocks
+    stages: list[str]  # stage order
+    accesses: list[Access]
+    first: np.ndarray
+    second: np.ndarray
+    byte_lo: np.ndarray
+    byte_hi: np.ndarray
+    _walk: _Walk
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def pairs(self) -> set[tuple[tuple[int, int], tuple[int, int]]]:
+        """Every conflicting pair as ((core, position), (core, position)) in intended order."""
+        w = self._walk
+        return {
+            ((int(w.core[a]), int(w.pos[a])), (int(w.core[b]), int(w.pos[b])))
+            for a, b in zip(self.first.tolist(), self.second.tolist())
+        }
+
+
+def find_conflicts(trace: LaunchTrace) -> Conflicts:
+    """Every pair of accesses of ``trace`` that conflict and that happens-before leaves unordered.
+
+    Raises ValueError for an inconsistent trace (see :func:`mpnpu.racecheck.hb.compute_clocks`).
+    """
+    w = _walk(trace)
+    clocks = compute_clocks(trace, syncs=w.syncs)
+    topo = clocks.topology
+    vc = clocks.vc
+    gseg = clocks.base[w.core] + w.epoch  # clock row of every access
+
+    rk = w.kind[w.r_acc]
+    reads, writes, atomics = (np.flatnonzero(rk == k) for k in range(3))
+    start, stop = w.r_start, w.r_stop
+    # Most reads of a real kernel (input and weight tiles) overlap no write at all: dropping them
+    # first keeps the pair search proportional to what can race.
+    reads = reads[_touches(reads, np.concatenate([writes, atomics]), start, stop)]
+    candidates = [
+        _self_pairs(writes, start, stop),
+        _cross_pairs(writes, reads, start, stop),
+        _cross_pairs(writes, atomics, start, stop),
+        _cross_pairs(atomics, reads, start, stop),
+    ]
+    keep_a: list[np.ndarray] = []
+    keep_b: list[np.ndarray] = []
+    keep_lo: list[np.ndarray] = []
+    keep_hi: list[np.ndarray] = []
+    for gen in candidates:
+        for ra, rb in gen:
+            a = w.r_acc[ra]
+            b = w.r_acc[rb]
+            ca = w.core[a]
+            cb = w.core[b]
+            sel = np.flatnonzero(ca != cb)  # a core never races with itself
+            if not len(sel):
+                continue
+            a, b, ca, cb, ra, rb = a[sel], b[sel], ca[sel], cb[sel], ra[sel], rb[sel]
+            a_before_b = w.epoch[a] + 1 <= vc[gseg[b], ca]
+            b_before_a = w.epoch[b] + 1 <= vc[gseg[a], cb]
+            sel = np.flatnonzero(~(a_before_b | b_before_a))
+            if not len(sel):
+                continue
+            ra, rb = ra[sel], rb[sel]
+            keep_a.append(a[sel])
+            keep_b.append(b[sel])
+            keep_lo.append(np.maximum(start[ra], start[rb]) & _BYTE_MASK)
+            keep_hi.append(np.minimum(stop[ra], stop[rb]) & _BYTE_MASK)
+
+    stages = _merge_stage_order(w.stage_seqs)
+    empty = np.zeros(0, dtype=np.int64)
+    if not keep_a:
+        return Conflicts(trace, topo, clocks, stages, w.events, empty, empty, empty, empty, w)
+
+    a = np.concatenate(keep_a)
+    b = np.concatenate(keep_b)
+    lo = np.concatenate(keep_lo)
+    hi = np.concatenate(keep_hi)
+
+    # Intended order: stage rank, then position in the core's trace, then core id.
+    rank_of_stage = np.empty(len(w.stage_names), dtype=np.int64)
+    pos_in_order = {name: i for i, name in enumerate(stages)}
+    for sid, name in enumerate(w.stage_names):
+        rank_of_stage[sid] = pos_in_order[name]
+    okey = np.empty(len(w.events), dtype=np.int64)
+    okey[np.lexsort((w.core, w.pos, rank_of_stage[w.stage]))] = np.arange(len(w.events))
+    swap = okey[a] > okey[b]
+    first = np.where(swap, b, a)
+    second = np.where(swap, a, b)
+
+    # One entry per access pair (an access with several ranges can overlap another's several times).
+    key = first * len(w.events) + second
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    heads = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    return Conflicts(
+        trace,
+        topo,
+        clocks,
+        stages,
+        w.events,
+        first[order][heads],
+        second[order][heads],
+        np.minimum.reduceat(lo[order], heads),
+        np.maximum.reduceat(hi[order], heads),
+        w,
+    )
+
+
+# -- hazards ----------------------------------------------------------------------------------
+
+
+def _dropped_between(
+    w: _Walk, rank: dict[str, int], c1: int, nd1: int, c2: int, nd2: int, r1: int, r2: int
+) -> set[str]:
+    """Sync points the launch dropped between an access of core c1 and a later one of core c2.
+
+    Best: a sync point dropped after the first access on c1 *and* before the second on c2 —
+    restoring it would sit between them on both cores. Failing that, any dropped on either side
+    whose stage lies between the two accesses' stages.
+    """
+    after = w.dropped[c1][nd1:]
+    before = w.dropped[c2][:nd2]
+    both = {d.name or d.call for d in after} & {d.name or d.call for d in before}
+    if both:
+        return both
+    return {d.name or d.call for d in (*after, *before) if r1 <= rank[d.stage] <= r2}
+
+
+def _gap(stage_a: str, stage_b: str) -> str:
+    if stage_a != stage_b:
+        return f"no SyncAll between {stage_label(stage_a)} and {stage_label(stage_b)}"
+    return f"no sync between the two accesses in {stage_label(stage_a)}"
+
+
+def hazards_from(conf: Conflicts) -> list[Hazard]:
+    """Merge conflicting pairs into hazards (same kind, tensor and both stages and sites)."""
+    if not len(conf):
+        return []
+    w = conf._walk
+    topo = conf.topology
+    f, s = conf.first, conf.second
+    fk, sk = w.kind[f], w.kind[s]
+    hk = np.where(sk == 0, 0, np.where(fk == 0, 1, 2))  # RAW / WAR / WAW
+    n_loc = int(w.loc.max()) + 1
+    gkey = (hk * n_loc + w.loc[f]) * n_loc + w.loc[s]
+    _, grp = np.unique(gkey, return_inverse=True)
+    grp = grp.ravel()
+    n_grp = int(grp.max()) + 1
+    count = np.bincount(grp, minlength=n_grp)
+
+    # Element indices of the first access's root tensor (the second may view it differently).
+    off, isz = w.offset[f], w.itemsize[f]
+    elo = (conf.byte_lo - off) // isz
+    ehi = -((off - conf.byte_hi) // isz)  # ceil division
+    g_lo = np.full(n_grp, np.iinfo(np.int64).max)
+    g_hi = np.full(n_grp, np.iinfo(np.int64).min)
+    np.minimum.at(g_lo, grp, elo)
+    np.maximum.at(g_hi, grp, ehi)
+
+    cf, cs = w.core[f], w.core[s]
+    rep_order = np.lexsort((w.pos[s], w.pos[f], cs, cf, grp))
+    rep = np.full(n_grp, -1)
+    heads = rep_order[np.r_[True, grp[rep_order][1:] != grp[rep_order][:-1]]]
+    rep[grp[heads]] = heads
+
+    cores = topo.cores
+    pairs: list[set[tuple[str, str]]] = [set() for _ in range(n_grp)]
+    for g, x, y in np.unique(np.stack([grp, cf, cs], axis=1), axis=0).tolist():
+        pairs[g].add((cores[x].short, cores[y].short))
+
+    rank = {name: i for i, name in enumerate(conf.stages)}
+    names: list[set[str]] = [set() for _ in range(n_grp)]
+    if any(w.dropped):
+        situations = np.stack([grp, cf, w.ndropped[f], cs, w.ndropped[s], w.stage[f], w.stage[s]], axis=1)
+        for g, x, nx, y, ny, sx, sy in np.unique(situations, axis=0).tolist():
+            names[g] |= _dropped_between(
+                w, rank, x, nx, y, ny, rank[w.stage_names[sx]], rank[w.stage_names[sy]]
+            )
+
+    def site(aid: int) -> AccessSite:
+        ev = w.events[aid]
+        info = cores[int(w.core[aid])]
+        return AccessSite(
+            core=info.label,
+            core_id=info.core_id,
+            short=info.short,
+            stage=ev.stage,
+            site=ev.site,
+            access=ACCESS_NAMES[ev.kind],
+            tensor=ev.tensor,
+        )
+
+    out = []
+    for g in range(n_grp):
+        i = int(rep[g])
+        a, b = site(int(f[i])), site(int(s[i]))
+        out.append(
+            Hazard(
+                kind=_HAZARD_BY_CODE[int(hk[i])],
+                tensor=a.tensor,
+                first=a,
+                second=b,
+                count=int(count[g]),
+                element_range=(int(g_lo[g]), int(g_hi[g])),
+                gap=_gap(a.stage, b.stage),
+                dropped_syncs=tuple(sorted(names[g])),
+                core_pairs=frozenset(pairs[g]),
+            )
+        )
+    out.sort(key=lambda h: (-h.count, rank[h.first.stage], rank[h.second.stage], h.key))
+    return out
+
+
+def analyze(trace: LaunchTrace) -> list[Hazard]:
+    """The GM hazards of one traced launch, most frequent first.
+
+    Raises ValueError if the trace is inconsistent (syncs that cannot pair up, e.g. because the
+    launch failed part-way).
+    """
+    return hazards_from(find_conflicts(trace))
