@@ -49,8 +49,8 @@ class Tolerance:
 class OutputComparison:
     """The verdict and error statistics of one output.
 
-    ``max_rel_error`` is over the failing elements only (0.0 when none fail); ``mare`` and ``mere`` are
-    over all elements. ``reason`` says why the output failed when that is not just the numbers
+    ``max_rel_error`` / ``min_rel_error`` are over the failing elements only (0.0 when none fail);
+    ``mare`` and ``mere`` are over all elements. ``reason`` says why the output failed when that is not just the numbers
     (shape, dtype, missing). ``first_failing``: the first few failing flat indices.
     """
 
@@ -63,6 +63,7 @@ class OutputComparison:
     mare: float
     reason: str = ""
     first_failing: tuple[int, ...] = field(default_factory=tuple)
+    min_rel_error: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python view for JSON reports."""
@@ -89,6 +90,11 @@ class CaseComparison:
     def max_rel_error_failing(self) -> float:
         """Max relative error over failing elements, across all outputs (0.0 when none fail)."""
         return max((o.max_rel_error for o in self.outputs.values()), default=0.0)
+
+    @property
+    def min_rel_error_failing(self) -> float:
+        """Min relative error over failing elements of failed outputs (0.0 when none fail)."""
+        return min((o.min_rel_error for o in self.outputs.values() if not o.passed), default=0.0)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python view for JSON reports."""
@@ -127,6 +133,7 @@ def compare_output(name: str, actual: Any, golden: Any, tol: Tolerance) -> Outpu
         n_failed=int(np.count_nonzero(failing)),
         n_total=int(ok.size),
         max_rel_error=float(rel.reshape(-1)[failing].max()) if failing.any() else 0.0,
+        min_rel_error=float(rel.reshape(-1)[failing].min()) if failing.any() else 0.0,
         mere=float(rel.mean()),
         mare=float(rel.max()),
         first_failing=tuple(int(i) for i in np.flatnonzero(failing)[:MAX_FAILING_SHOWN]),

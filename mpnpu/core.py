@@ -29,7 +29,7 @@ from typing import Any, Callable
 from . import api, wire
 from .config import DeviceSpec, RuntimeOptions
 from .errors import SyncTimeoutError, UsageError
-from .gm import SegmentTable
+from .gm import GlobalTensor, SegmentTable
 from .local import TPipe, make_arenas
 from .procutil import limit_blas_threads, set_parent_death_signal
 from .sync import CoreState, SyncObjects
@@ -170,6 +170,10 @@ def run_launch(ctx: CoreContext, message: tuple) -> tuple:
     """Run one kernel launch on this core and build the reply for the parent."""
     _, launch_id, kernel_ref, args, kwargs, dropped_syncs, trace = message
     core_id = ctx.info.core_id
+    for arg in args:
+        # Attach (and prefault) new GM segments before the kernel starts, not inside it.
+        if isinstance(arg, GlobalTensor) and arg.segment:
+            ctx.segments.get(arg.segment)
     ctx.begin_launch(dropped_syncs, trace)
     start = time.perf_counter()
     try:

@@ -21,6 +21,7 @@ still in them — which is what turns a too-early read into a wrong answer rathe
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 from dataclasses import dataclass, field
@@ -60,6 +61,9 @@ class GlobalTensor:
     strides: tuple[int, ...]  # in bytes
     root_offset: int  # byte offset of the root tensor (the allocation) in the segment
     root_nbytes: int
+    #: which allocation this is a view of (0: none), so that freeing a stale handle of a block
+    #: that has since been handed to someone else is an error, not a free of their tensor
+    alloc_id: int = 0
 
     @property
     def ndim(self) -> int:
@@ -128,7 +132,7 @@ class GlobalTensor:
         strides.extend(self.strides[len(index):])
         return GlobalTensor(
             self.name, self.dtype, tuple(shape), self.segment, offset, tuple(strides),
-            self.root_offset, self.root_nbytes,
+            self.root_offset, self.root_nbytes, self.alloc_id,
         )
 
     def reshape(self, *shape: int) -> "GlobalTensor":
@@ -140,7 +144,7 @@ class GlobalTensor:
             raise GMAccessError(f"cannot reshape non-contiguous GM view of {self.name}")
         return GlobalTensor(
             self.name, self.dtype, new_shape, self.segment, self.offset,
-            _c_strides(new_shape, self.dtype.itemsize), self.root_offset, self.root_nbytes,
+            _c_strides(new_shape, self.dtype.itemsize), self.root_offset, self.root_nbytes, self.alloc_id,
         )
 
     def carve(self, name: str, byte_offset: int, shape: Sequence[int], dtype: DTypeLike) -> "GlobalTensor":
@@ -276,6 +280,7 @@ class SegmentTable:
         shm = self._segments.get(name)
         if shm is None:
             shm = _attach(name)
+            prefault(shm)
             self._segments[name] = shm
         return shm
 
@@ -291,6 +296,21 @@ class SegmentTable:
 
     def pop(self, name: str) -> shared_memory.SharedMemory | None:
         return self._segments.pop(name, None)
+
+
+def prefault(shm: shared_memory.SharedMemory) -> None:
+    """Touch every page of a segment in this process now.
+
+    Device memory is always mapped; a process touching a fresh page takes a fault instead. Left to
+    happen inside a kernel, those faults would slow whichever core first touches a block, mostly
+    in a batch's first repeat, and shift the race's odds for reasons the device does not have.
+    """
+    pages = np.frombuffer(shm.buf, dtype=np.uint8)[::_PAGE]
+    int(pages.sum())
+    del pages
+
+
+_PAGE = mmap.PAGESIZE
 
 
 def _attach(name: str) -> shared_memory.SharedMemory:
@@ -394,7 +414,8 @@ class GlobalMemory:
         self._count = 0
         self._table = SegmentTable()
         self._owned: list[str] = []
-        self._blocks: dict[tuple[str, int], Block] = {}
+        self._blocks: dict[tuple[str, int], tuple[Block, int]] = {}  # -> (block, alloc_id)
+        self._alloc_ids = 0
         self._allocator = CachingAllocator(self._create_segment, segment_bytes)
         self._closed = False
 
@@ -414,6 +435,11 @@ class GlobalMemory:
             shm = shared_memory.SharedMemory(name=name, create=True, size=nbytes)
         except OSError as e:
             raise GMOutOfMemoryError(f"cannot create a {nbytes}-byte GM segment: {e}") from None
+        # Write every page once so that the segment's memory is really allocated now, not at
+        # some first write inside a kernel (see prefault).
+        view = np.frombuffer(shm.buf, dtype=np.uint8)
+        view.fill(0)
+        del view
         self._owned.append(name)
         self._table.add(shm)
         return name
@@ -431,16 +457,20 @@ class GlobalMemory:
         if nbytes == 0:
             return GlobalTensor(name, d, shape, "", 0, strides, 0, 0)
         block = self._allocator.malloc(nbytes)
-        self._blocks[(block.segment, block.offset)] = block
-        return GlobalTensor(name, d, shape, block.segment, block.offset, strides, block.offset, nbytes)
+        self._alloc_ids += 1
+        self._blocks[(block.segment, block.offset)] = (block, self._alloc_ids)
+        return GlobalTensor(name, d, shape, block.segment, block.offset, strides, block.offset, nbytes,
+                            self._alloc_ids)
 
     def free(self, t: GlobalTensor) -> None:
         """Give a tensor's block back to the cache (poisoning it if configured)."""
         if t.size == 0 and t.segment == "":
             return
-        block = self._blocks.pop((t.segment, t.root_offset), None)
-        if block is None:
-            raise UsageError(f"free of {t.name}: not a live allocation of this GM")
+        entry = self._blocks.get((t.segment, t.root_offset))
+        if entry is None or entry[1] != t.alloc_id:
+            raise UsageError(f"free of {t.name}: not a live allocation of this GM (freed twice?)")
+        block = entry[0]
+        del self._blocks[(t.segment, t.root_offset)]
         if self.poison is not None:
             view = np.ndarray((block.size,), np.uint8, buffer=self._table.get(block.segment).buf, offset=block.offset)
             view.fill(self.poison)

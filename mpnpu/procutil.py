@@ -29,30 +29,64 @@ def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
         return False
 
 
+def _openblas_libs() -> list[ctypes.CDLL]:
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {parts[-1] for parts in map(str.split, maps) if len(parts) >= 6 and "openblas" in parts[-1].lower()}
+    except OSError:
+        return []
+    libs = []
+    for path in sorted(paths):
+        try:
+            libs.append(ctypes.CDLL(path))
+        except OSError:
+            continue
+    return libs
+
+
+def _blas_function(lib: ctypes.CDLL, kind: str):
+    for symbol in (f"openblas_{kind}_num_threads", f"scipy_openblas_{kind}_num_threads64_",
+                   f"scipy_openblas_{kind}_num_threads_64_", f"openblas_{kind}_num_threads64_"):
+        fn = getattr(lib, symbol, None)
+        if fn is not None:
+            return fn
+    return None
+
+
 def limit_blas_threads(n: int = 1) -> None:
-    """One core process = one thread: cap OpenBLAS threads in an already-loaded numpy.
+    """Cap OpenBLAS threads in an already-loaded numpy (core processes: one core = one thread).
 
     Environment variables only work before numpy is imported, and core processes are forked from
     a parent that has numpy loaded, so call the library's own setter on whatever OpenBLAS is mapped.
     """
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(n)
+    for lib in _openblas_libs():
+        setter = _blas_function(lib, "set")
+        if setter is not None:
+            setter(ctypes.c_int(n))
+
+
+@contextlib.contextmanager
+def blas_threads(n: int) -> Iterator[None]:
+    """Run the block with OpenBLAS capped at ``n`` threads in this process, then restore.
+
+    The parent of a batch computes goldens with numpy between launches. Multi-threaded OpenBLAS
+    leaves its worker threads spinning for a while after each call, and on a small machine those
+    spinning threads would compete with the core processes of the next launch, changing how often
+    the race shows depending on what the parent happened to compute last.
+    """
+    restore = []
+    for lib in _openblas_libs():
+        getter, setter = _blas_function(lib, "get"), _blas_function(lib, "set")
+        if getter is not None and setter is not None:
+            restore.append((setter, int(getter())))
+            setter(ctypes.c_int(n))
     try:
-        with open("/proc/self/maps") as maps:
-            libs = {parts[-1] for parts in map(str.split, maps) if len(parts) >= 6 and "openblas" in parts[-1].lower()}
-    except OSError:
-        return
-    for path in libs:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for symbol in ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
-                       "scipy_openblas_set_num_threads_64_", "openblas_set_num_threads64_"):
-            setter = getattr(lib, symbol, None)
-            if setter is not None:
-                setter(ctypes.c_int(n))
-                break
+        yield
+    finally:
+        for setter, previous in restore:
+            setter(ctypes.c_int(previous))
 
 
 class Terminated(KeyboardInterrupt):

@@ -1,0 +1,126 @@
+"""What every mpnpu command line shares: exit codes, argument types, error handling, progress bars.
+
+Each CLI module keeps its own parser and its own report; ``run_cli`` wraps its ``main`` so that a
+user mistake prints one line and exits 2, a device failure prints one line and exits 3, and
+Ctrl-C / SIGTERM stop in order (130 / 143), never with a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable, Sequence
+
+from .errors import MpnpuError, UsageError
+from .procutil import exit_code_for_interrupt, terminate_as_interrupt
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # a variant expected clean was not (or an investigation conclusion did not match)
+EXIT_USAGE = 2
+EXIT_ERROR = 3  # the device or a kernel failed in a way that stopped the run
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit code 2 (argparse's own usage dump is noisy)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see --help)")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return value
+
+
+def byte_value(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a byte value such as 0xFF, got {text!r}") from None
+    if not 0 <= value <= 255:
+        raise argparse.ArgumentTypeError(f"expected a byte value 0..255, got {value}")
+    return value
+
+
+def writable_path(text: str) -> str:
+    """A file path whose directory exists (checked before a long run, not after it)."""
+    directory = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(directory):
+        raise argparse.ArgumentTypeError(f"directory {directory} does not exist")
+    return text
+
+
+def write_json(path: str, data: Any) -> None:
+    """Write JSON atomically: a reader never sees half a report."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=2, default=_json_default)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def progress_bar(total: int, description: str, disable: bool):
+    """A tqdm bar on stderr. No monitor thread: the device forks core processes while a bar is
+    open (pool rebuilds), and forking a process that has threads is unsafe."""
+    from tqdm import tqdm
+
+    tqdm.monitor_interval = 0
+    return tqdm(total=total, desc=description, unit="run", disable=disable, leave=False, dynamic_ncols=True)
+
+
+def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None,
+            prog: str = "mpnpu") -> int:
+    """Run a CLI ``main`` and turn every way it can end into an exit code and at most one line."""
+    try:
+        with terminate_as_interrupt():
+            return main(argv)
+    except UsageError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except MpnpuError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt as e:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return exit_code_for_interrupt(e)
+    except BrokenPipeError:
+        # stdout closed early (e.g. piped into head): not an error worth a traceback.
+        sys.stderr.close()
+        return EXIT_OK

@@ -1,0 +1,313 @@
+"""Batch runs: the same cases through several variants of a kernel, repeated, on one device.
+
+This is the library behind ``python -m mpnpu.batch`` (and the investigate and stress tools): no
+printing, no argparse. It reproduces how the incident was seen — a batch of test cases run one
+after another on one device, whose caching allocator hands each case the blocks the previous case
+freed — and counts, per variant, which case-runs failed, how, and where.
+
+Order of work: for each repeat, for each case, every variant runs back to back (A/B), so both
+variants see the same machine conditions and the same kind of stale memory.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .config import DEFAULT_OPTIONS, RuntimeOptions
+from .device import Device
+from .errors import LaunchError, UsageError
+from .operator import Operator, Verdict
+from .procutil import blas_threads
+from .stats import rule_of_three, wilson_interval
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A kernel variant: which named sync points its launches drop."""
+
+    name: str
+    dropped: frozenset[str]
+
+    @property
+    def expected_clean(self) -> bool:
+        """Only a variant with every sync in place is expected to pass every case."""
+        return not self.dropped
+
+
+@dataclass
+class VariantResult:
+    """What one variant did over the whole batch."""
+
+    variant: Variant
+    repeats: int
+    case_runs: int = 0
+    failed_case_runs: int = 0
+    failed_by_output: Counter = field(default_factory=Counter)
+    min_rel_error: float | None = None  # over failing elements of failing case-runs
+    max_rel_error: float | None = None
+    failing_cases_by_repeat: list[list[int]] = field(default_factory=list)
+    launch_errors: int = 0
+    first_launch_error: str = ""
+    first_failure_case_run: int | None = None  # 1-based index of the first failing case-run
+    first_failure_s: float | None = None  # seconds from the batch start to the first failure
+    elapsed_s: float = 0.0
+    fingerprints: dict[int, set[bytes]] = field(default_factory=dict, repr=False)
+    hazard_log: Any = field(default=None, repr=False)  # racecheck.HazardLog when racechecking
+
+    def __post_init__(self) -> None:
+        if not self.failing_cases_by_repeat:
+            self.failing_cases_by_repeat = [[] for _ in range(self.repeats)]
+
+    @property
+    def clean(self) -> bool:
+        return self.failed_case_runs == 0
+
+    @property
+    def failure_rate(self) -> float:
+        return self.failed_case_runs / self.case_runs if self.case_runs else 0.0
+
+    @property
+    def wilson95(self) -> tuple[float, float]:
+        return wilson_interval(self.failed_case_runs, self.case_runs)
+
+    @property
+    def upper_bound95(self) -> float | None:
+        """Rule of three: with 0 failures in n case-runs the rate is below 3/n at 95% confidence."""
+        return rule_of_three(self.case_runs) if self.clean and self.case_runs else None
+
+    @property
+    def inconsistent_cases(self) -> list[int]:
+        """Cases whose judged output differed between repeats (the write-up's consistency test)."""
+        return sorted(i for i, prints in self.fingerprints.items() if len(prints) > 1)
+
+    def record(self, case_index: int, repeat: int, verdict: Verdict | None, error: str, since_start: float) -> None:
+        self.case_runs += 1
+        if verdict is not None and verdict.fingerprint:
+            self.fingerprints.setdefault(case_index, set()).add(verdict.fingerprint)
+        failed = verdict is None or not verdict.passed
+        if not failed:
+            return
+        self.failed_case_runs += 1
+        self.failing_cases_by_repeat[repeat].append(case_index)
+        if self.first_failure_case_run is None:
+            self.first_failure_case_run, self.first_failure_s = self.case_runs, since_start
+        if verdict is None:
+            self.launch_errors += 1
+            self.first_launch_error = self.first_launch_error or error
+            self.failed_by_output["<launch error>"] += 1
+            return
+        self.failed_by_output.update(verdict.failed_outputs)
+        lo, hi = verdict.min_rel_error, verdict.max_rel_error
+        self.min_rel_error = lo if self.min_rel_error is None else min(self.min_rel_error, lo)
+        self.max_rel_error = hi if self.max_rel_error is None else max(self.max_rel_error, hi)
+
+    def to_dict(self) -> dict[str, Any]:
+        lo, hi = self.wilson95
+        return {
+            "dropped_syncs": sorted(self.variant.dropped),
+            "expected_clean": self.variant.expected_clean,
+            "case_runs": self.case_runs,
+            "failed_case_runs": self.failed_case_runs,
+            "failure_rate": self.failure_rate,
+            "failure_rate_wilson95": [lo, hi],
+            "upper_bound95_rule_of_three": self.upper_bound95,
+            "failed_by_output": dict(self.failed_by_output),
+            "min_rel_error": self.min_rel_error,
+            "max_rel_error": self.max_rel_error,
+            "failing_cases_by_repeat": self.failing_cases_by_repeat,
+            "inconsistent_cases": self.inconsistent_cases,
+            "launch_errors": self.launch_errors,
+            "first_launch_error": self.first_launch_error,
+            "first_failure_case_run": self.first_failure_case_run,
+            "first_failure_s": self.first_failure_s,
+            "elapsed_s": self.elapsed_s,
+            "hazards": self.hazard_log.to_dicts() if self.hazard_log is not None else [],
+        }
+
+
+@dataclass
+class BatchResult:
+    """The outcome of a batch: one VariantResult per variant, plus what was run where."""
+
+    operator: str
+    seed: int
+    cases: int
+    repeat: int
+    block_dim: int
+    probe: str
+    cpus: int
+    variants: dict[str, VariantResult]
+    elapsed_s: float = 0.0
+    interrupted: bool = False  # stopped early (Ctrl-C, SIGTERM, a time limit); counts cover what ran
+    interrupt: BaseException | None = field(default=None, repr=False)  # the KeyboardInterrupt, if any
+    racecheck: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def expected_clean_are_clean(self) -> bool:
+        return all(v.clean for v in self.variants.values() if v.variant.expected_clean)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "operator": self.operator,
+            "seed": self.seed,
+            "cases": self.cases,
+            "repeat": self.repeat,
+            "block_dim": self.block_dim,
+            "core_processes": 3 * self.block_dim,
+            "cpus": self.cpus,
+            "probe": self.probe,
+            "racecheck": self.racecheck,
+            "interrupted": self.interrupted,
+            "elapsed_s": self.elapsed_s,
+            "expected_clean_are_clean": self.expected_clean_are_clean,
+            "notes": self.notes,
+            "variants": {name: v.to_dict() for name, v in self.variants.items()},
+        }
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def default_block_dim() -> int:
+    """One AI core (3 core processes) per two available CPUs: about 1.5 core processes per CPU.
+
+    That oversubscription is what makes the missing-SyncAll race show in a minority of case-runs
+    (measured on 2 CPUs: ~5% of case-runs at block_dim 1, ~60% at block_dim 2; README, "Choosing
+    the defaults"); scaling block_dim with the CPU count keeps the ratio on larger machines.
+    """
+    return max(1, available_cpus() // 2)
+
+
+def make_variants(op: Operator, names: Iterable[str], under_test: frozenset[str] | None = None) -> list[Variant]:
+    """Variants by name ("incident", "fixed", ...). ``under_test`` overrides what "incident" drops."""
+    out = []
+    for name in names:
+        if name not in op.variants:
+            raise UsageError(f"unknown variant {name!r}; known: {', '.join(op.variants)}")
+        dropped = op.variants[name]
+        if name == "incident" and under_test is not None:
+            dropped = under_test
+            if dropped != op.variants["incident"]:
+                name = "drop(" + ",".join(sorted(dropped)) + ")" if dropped else "fixed"
+        out.append(Variant(name, frozenset(dropped)))
+    if len({v.name for v in out}) != len(out):
+        raise UsageError("the same variant was asked for twice")
+    return out
+
+
+class _CaseCache:
+    """Cases and their prepared golden, kept while they fit, remade otherwise (long soaks)."""
+
+    def __init__(self, op: Operator, seed: int, keep: int = 512) -> None:
+        self._op, self._seed, self._keep = op, seed, keep
+        self._items: dict[int, tuple[Any, Any]] = {}
+
+    def get(self, index: int) -> tuple[Any, Any]:
+        item = self._items.get(index)
+        if item is None:
+            case = self._op.make_case(self._seed, index)
+            item = (case, self._op.prepare(case))
+            if len(self._items) < self._keep:
+                self._items[index] = item
+        return item
+
+
+def run_batch(
+    op: Operator,
+    *,
+    cases: int,
+    repeat: int,
+    variants: Sequence[Variant],
+    seed: int = 0,
+    block_dim: int | None = None,
+    probe: str = "",
+    racecheck: bool = False,
+    device: Device | None = None,
+    options: RuntimeOptions = DEFAULT_OPTIONS,
+    gm_poison: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    deadline_s: float | None = None,
+    on_device: Callable[[Device], None] | None = None,
+) -> BatchResult:
+    """Run ``cases`` cases x ``repeat`` repeats through every variant and judge each case-run.
+
+    Uses ``device`` if given (its block_dim wins), else makes one and closes it. Ctrl-C (or
+    ``deadline_s``, seconds from the start) stops the batch early: the result then has
+    ``interrupted`` set and counts what ran. ``progress(n)`` is called after every n case-runs.
+    ``on_device`` is called once with the device before the first launch (stress perturbations).
+    """
+    for name, value, low in (("cases", cases, 1), ("repeat", repeat, 1), ("seed", seed, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
+    if not variants:
+        raise UsageError("no variant to run")
+    if probe and probe not in op.probes:
+        raise UsageError(f"unknown probe {probe!r}; known: {', '.join(op.probes)}")
+    own_device = device is None
+    if device is None:
+        device = Device(block_dim or default_block_dim(), options=options, gm_poison=gm_poison)
+    results = {v.name: VariantResult(v, repeat) for v in variants}
+    batch = BatchResult(
+        operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,
+        cpus=available_cpus(), variants=results, racecheck=racecheck,
+    )
+    if racecheck:
+        from .racecheck import HazardLog  # imported on demand: only racecheck runs need it
+
+        for res in results.values():
+            res.hazard_log = HazardLog()
+    cache = _CaseCache(op, seed)
+    start = time.perf_counter()
+    try:
+        with blas_threads(1):
+            _run_all(op, device, cache, variants, results, repeat, cases, probe, racecheck, progress,
+                     deadline_s, start, batch, on_device)
+    except KeyboardInterrupt as e:
+        batch.interrupted, batch.interrupt = True, e
+    finally:
+        batch.elapsed_s = time.perf_counter() - start
+        if own_device:
+            device.close()
+    return batch
+
+
+def _run_all(op, device, cache, variants, results, repeat, cases, probe, racecheck, progress, deadline_s,
+             start, batch, on_device) -> None:
+    if on_device is not None:
+        on_device(device)
+    for r in range(repeat):
+        for i in range(cases):
+            case, prepared = cache.get(i)
+            for v in variants:
+                if deadline_s is not None and time.perf_counter() - start > deadline_s:
+                    batch.interrupted = True
+                    return
+                t0 = time.perf_counter()
+                verdict, error, trace = _run_one(op, device, case, prepared, v, probe, racecheck)
+                res = results[v.name]
+                res.elapsed_s += time.perf_counter() - t0
+                res.record(i, r, verdict, error, time.perf_counter() - start)
+                if trace is not None:
+                    res.hazard_log.add_trace(trace)
+                if progress is not None:
+                    progress(1)
+
+
+def _run_one(op: Operator, device: Device, case: Any, prepared: Any, v: Variant, probe: str,
+             racecheck: bool) -> tuple[Verdict | None, str, Any]:
+    try:
+        outputs, launch = op.run(device, case, drop_syncs=v.dropped, probe=probe, trace=racecheck)
+    except LaunchError as e:
+        # A variant that drops a flag wait can overflow a flag counter, as on the device: that
+        # case-run failed, and the batch goes on (the device has rebuilt its pool).
+        return None, f"case {getattr(case, 'index', '?')}: {e}", None
+    return op.judge(case, prepared, outputs, probe), "", launch.trace
