@@ -83,15 +83,38 @@ def _ctx() -> "CoreContext":
     return c
 
 
+# Traced launches call _site for every event: per code object, "" for mpnpu's own frames (skip)
+# or the "dir/file.py:" prefix; per (code, line), the one site string (so pickle memoises it).
+_SITE_PREFIX: dict = {}
+_SITES: dict = {}
+
+
+def _site_prefix(code) -> str:
+    path = code.co_filename
+    if path.startswith(_PKG_DIR) or path == _CONTEXTLIB:
+        prefix = ""
+    else:
+        prefix = f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}:"
+    _SITE_PREFIX[code] = prefix
+    return prefix
+
+
 def _site() -> str:
     """'dir/file.py:line' of the first caller outside mpnpu: the kernel line that made the call."""
     f = sys._getframe(2)
-    while f is not None and (f.f_code.co_filename.startswith(_PKG_DIR) or f.f_code.co_filename == _CONTEXTLIB):
+    while f is not None:
+        code = f.f_code
+        prefix = _SITE_PREFIX.get(code)
+        if prefix is None:
+            prefix = _site_prefix(code)
+        if prefix:
+            key = (code, f.f_lineno)
+            site = _SITES.get(key)
+            if site is None:
+                site = _SITES[key] = prefix + str(key[1])
+            return site
         f = f.f_back
-    if f is None:
-        return "?"
-    path = f.f_code.co_filename
-    return f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}:{f.f_lineno}"
+    return "?"
 
 
 # -- who am I ----------------------------------------------------------------------------------
@@ -256,8 +279,23 @@ def _write_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray) -> None:
         c.events.append(_access(c, kind, dst))
 
 
+# byte_ranges of the views accessed in the current traced launch (keyed by the events list, so
+# the cache lives as long as one launch): kernels re-read the same tiles, and a shared tuple is
+# computed once and pickled once.
+_ranges_for: list | None = None
+_ranges: dict = {}
+
+
 def _access(c: "CoreContext", kind: str, t: GlobalTensor) -> Access:
-    return Access(kind, t.name, t.segment, byte_ranges(t), t.root_offset, t.dtype.itemsize, c.stage, _site())
+    global _ranges_for
+    if _ranges_for is not c.events:
+        _ranges_for = c.events
+        _ranges.clear()
+    key = (t.offset, t.shape, t.strides, t.dtype.itemsize)
+    ranges = _ranges.get(key)
+    if ranges is None:
+        ranges = _ranges[key] = byte_ranges(t)
+    return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage, _site())
 
 
 def set_atomic_add() -> None:
@@ -370,6 +408,9 @@ def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, nam
 def _flag_port(c: "CoreContext", mode: int, flag_id: int):
     """Validate (mode, id) for this core once, and cache its flag port."""
     try:
+        # check_flag's "mode in (0, 1, 2)" lets True and 1.0 through (they equal 1).
+        if not isinstance(mode, int) or isinstance(mode, bool):
+            raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
         check_flag(mode, flag_id)
         if mode == 1 and c.info.core_type is CoreType.CUBE:
             raise ValueError("flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")

@@ -130,14 +130,20 @@ def resolve_kernel(ref: str) -> Callable:
 
 
 def core_main(core_id: int, block_dim: int, conn: Connection, sync: SyncObjects, spec: DeviceSpec,
-              options: RuntimeOptions, parent_pid: int) -> None:
-    """Entry point of a core process."""
+              options: RuntimeOptions, parent_pid: int, death_signal: bool = True) -> None:
+    """Entry point of a core process.
+
+    ``death_signal``: die with the parent (PR_SET_PDEATHSIG). Linux sends that signal when the
+    *thread* that forked us ends, so the parent passes False when it forks from a thread other
+    than the main one; the core then only notices a dead parent by polling while idle.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # The parent forked us with SIGINT/SIGTERM blocked so that none could land before the lines
     # above; now they are safe to receive.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    set_parent_death_signal(signal.SIGKILL)
+    if death_signal:
+        set_parent_death_signal(signal.SIGKILL)
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(0)
     limit_blas_threads(1)

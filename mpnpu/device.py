@@ -28,6 +28,7 @@ import os
 import pickle
 import selectors
 import signal
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -216,6 +217,9 @@ class Device:
         conns: list[Connection] = []
         pool = _Pool(sync, procs, conns)
         self._state.pool = pool
+        # The kernel sends the parent-death signal when the forking *thread* ends: a pool forked
+        # from a short-lived thread would be killed with it.
+        death_signal = threading.current_thread() is threading.main_thread()
         # SIGINT/SIGTERM stay pending while we fork, so that none can reach a core before it has
         # set its own handlers; the parent receives them right after.
         with signals_blocked(signal.SIGINT, signal.SIGTERM):
@@ -224,7 +228,8 @@ class Device:
                 proc = self._mp.Process(
                     target=core_main,
                     name=f"mpnpu-{info.short}",
-                    args=(info.core_id, self.block_dim, child_end, sync, self.spec, self.options, os.getpid()),
+                    args=(info.core_id, self.block_dim, child_end, sync, self.spec, self.options, os.getpid(),
+                          death_signal),
                     daemon=True,
                 )
                 try:
@@ -373,7 +378,7 @@ class Device:
         failures: list[tuple[int, str, Any]] = []  # (core id, "error"|"died", payload) in arrival order
         deadline = time.monotonic() + limit
         first_failure_at: float | None = None
-        watchdog = _Watchdog(pool.sync, topo, self.options.stall_grace_s)
+        watchdog = _Watchdog(pool.sync, topo, self.options.stall_grace_s, pool.procs)
         tick = self.options.watchdog_interval_s
         next_check = time.monotonic() + tick
         while pending:
@@ -494,12 +499,35 @@ class _Watchdog:
 
     _BLOCKED = (CoreState.IN_SYNC_ALL, CoreState.IN_SYNC_AIV, CoreState.IN_FLAG_WAIT)
 
-    def __init__(self, sync: SyncObjects, topology: Topology, stall_grace_s: float) -> None:
+    def __init__(self, sync: SyncObjects, topology: Topology, stall_grace_s: float,
+                 procs: Sequence[BaseProcess | int] = ()) -> None:
         self._sync = sync
         self._topo = topology
         self._grace = stall_grace_s
+        self._procs = procs  # core processes (or pids), by core id; read only when needed
         self._stall_key: bytes | None = None
         self._stall_since = 0.0
+        self._flag_suspect: tuple[int, int, int] | None = None
+
+    def _asleep(self, core_id: int) -> bool | None:
+        """Is the core's process asleep in a blocking wait (True), or running or stopped (False)?
+
+        None where that cannot be read (no /proc). A core between taking a flag and writing
+        "running" back to the status board executes no blocking call, so a core the status board
+        shows waiting *and* the OS shows asleep really is blocked in that wait.
+        """
+        if core_id >= len(self._procs):
+            return None
+        proc = self._procs[core_id]
+        pid = proc if isinstance(proc, int) else proc.pid
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            return None
+        # "S": asleep in an interruptible wait, which is how a futex (semaphore, lock) blocks.
+        end = stat.rindex(b")")
+        return stat[end + 2:end + 3] == b"S"
 
     def check(self, now: float) -> LaunchError | None:
         st = self._sync.status_view().copy()
@@ -532,16 +560,41 @@ class _Watchdog:
         return None
 
     def _unsatisfiable_flag(self, st: np.ndarray, state: np.ndarray) -> LaunchError | None:
+        suspect = None
         for r in np.flatnonzero(state == CoreState.IN_FLAG_WAIT):
             r = int(r)
             mode, flag_id = int(st[r, ST_WAIT_MODE]), int(st[r, ST_WAIT_ID])
             missing = [s for s in self._topo.flag_senders(mode, r) if self._sync.flag_count(mode, flag_id, r, s) == 0]
-            if missing and all(state[s] == CoreState.DONE for s in missing):
-                return DeadlockError(
-                    f"{self._topo.core(r).label} waits on flag {flag_id} (mode {mode}) that "
-                    f"{self._topo.core(missing[0]).label} can no longer set: it finished the kernel",
-                    waiter=self._topo.core(r).label, flag_id=flag_id, mode=mode,
-                )
+            # A sender that finished never sets again; nor does the waiter itself while it waits
+            # (modes 0 and 1 need the waiter's own set too).
+            if not (missing and all(s == r or state[s] == CoreState.DONE for s in missing)):
+                continue
+            # The snapshot may be stale: the waiter can have taken the last set already (hence
+            # the zero count) without having written "running" back yet. A sender that is done
+            # never sets again, so the wait is hopeless only if the waiter is still in a wait on
+            # this flag *after* the counts were read and is asleep in it (it blocks in no other
+            # call between taking the flag and updating its status). Where the OS state cannot
+            # be read, the same suspect on two consecutive checks has to do.
+            asleep = self._asleep(r)
+            row = self._sync.status_view()[r]
+            still = (int(row[ST_STATE]) == CoreState.IN_FLAG_WAIT and int(row[ST_WAIT_MODE]) == mode
+                     and int(row[ST_WAIT_ID]) == flag_id)
+            key = (r, mode, flag_id)
+            if not still or asleep is False or (asleep is None and self._flag_suspect != key):
+                suspect = suspect or key
+                continue
+            label = self._topo.core(r).label
+            finished = [s for s in missing if s != r]
+            if finished:
+                why = f"{self._topo.core(finished[0]).label} can no longer set: it finished the kernel"
+            else:
+                why = f"it has not set itself (a mode {mode} wait needs a set from the waiter too)"
+            return DeadlockError(
+                f"{label} waits on flag {flag_id} (mode {mode}) that {why}",
+                waiter=label, flag_id=flag_id, mode=mode,
+                missing=[self._topo.core(s).label for s in missing],
+            )
+        self._flag_suspect = suspect
         return None
 
     def _stall(self, st: np.ndarray, state: np.ndarray, now: float) -> LaunchError | None:
@@ -555,8 +608,13 @@ class _Watchdog:
             return None
         if now - self._stall_since < self._grace:
             return None
+        blocked = [int(c) for c in np.flatnonzero(np.isin(state, self._BLOCKED))]
+        # A core stopped (SIGSTOP, e.g. stress chaos) or preempted right after its wait returned
+        # still shows as blocked: only cores the OS also shows asleep count.
+        if any(self._asleep(c) is False for c in blocked):
+            return None
         waits = []
-        for c in np.flatnonzero(np.isin(state, self._BLOCKED)):
+        for c in blocked:
             c = int(c)
             s = state[c]
             if s == CoreState.IN_FLAG_WAIT:

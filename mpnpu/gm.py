@@ -199,22 +199,58 @@ def _resolve_shape(shape: Sequence[int], size: int, name: str) -> tuple[int, ...
     return tuple(shape)
 
 
+class StridedRanges(tuple):
+    """``count`` intervals of ``run`` bytes, ``stride`` apart from ``start`` (``stride > run``,
+    ``count >= 2``): a plain tuple of (start, stop) pairs, sorted and disjoint, that pickles as
+    those four numbers — a traced 2D tile ships from a core as a few bytes, not one pair per row.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, start: int, run: int, stride: int, count: int) -> "StridedRanges":
+        end = start + count * stride
+        return tuple.__new__(cls, zip(range(start, end, stride), range(start + run, end + run, stride)))
+
+    def __reduce__(self):
+        (start, stop), (second, _) = self[0], self[1]
+        return (StridedRanges, (start, stop - start, second - start, len(self)))
+
+
 def byte_ranges(t: GlobalTensor) -> tuple[tuple[int, int], ...]:
-    """The bytes a view covers, as sorted, merged [start, stop) intervals within its segment."""
+    """The bytes a view covers, as sorted, merged [start, stop) intervals within its segment.
+
+    Traced launches call this for every DataCopy, so the common shapes take a fast path: a
+    contiguous view is one interval, and a view with one strided dimension over contiguous rows
+    (a 2D tile of a row-major tensor) is a :class:`StridedRanges`, built without numpy.
+    """
     if t.size == 0:
         return ()
     item = t.dtype.itemsize
-    if t.is_contiguous:
-        return ((t.offset, t.offset + t.nbytes),)
-    shape, strides = t.shape, t.strides
-    if strides[-1] == item:
-        run = shape[-1] * item
-        outer_shape, outer_strides = shape[:-1], strides[:-1]
+    # Drop unit dimensions and merge dimensions that are contiguous with the next one.
+    dims: list[list[int]] = []
+    for dim, stride in zip(reversed(t.shape), reversed(t.strides)):
+        if dim == 1:
+            continue
+        if dims and stride == dims[-1][0] * dims[-1][1]:
+            dims[-1][0] *= dim
+        else:
+            dims.append([dim, stride])
+    off = t.offset
+    if not dims:
+        return ((off, off + item),)
+    if dims[0][1] == item:  # innermost run is contiguous
+        run = dims[0][0] * item
+        outer = dims[1:]
     else:
         run = item
-        outer_shape, outer_strides = shape, strides
-    starts = np.full(1, t.offset, dtype=np.int64)
-    for dim, stride in zip(outer_shape, outer_strides):
+        outer = dims
+    if not outer:
+        return ((off, off + run),)
+    if len(outer) == 1 and outer[0][1] > run:  # rows apart: already sorted and disjoint
+        n, stride = outer[0]
+        return StridedRanges(off, run, stride, n)
+    starts = np.full(1, off, dtype=np.int64)
+    for dim, stride in reversed(outer):
         starts = (starts[:, None] + np.arange(dim, dtype=np.int64)[None, :] * stride).reshape(-1)
     starts.sort()
     merged: list[tuple[int, int]] = []

@@ -51,13 +51,16 @@ needs_two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="needs at least 2 usab
 
 @pytest.fixture(autouse=True)
 def no_leftover_children() -> Iterator[None]:
-    yield
     me = psutil.Process()
+    # Children that predate the test are not its own (e.g. the multiprocessing resource tracker a
+    # Device test earlier in the session started, which lives as long as this process).
+    before = {p.pid for p in me.children(recursive=True)}
+    yield
     deadline = time.monotonic() + 1.0
-    left = me.children(recursive=True)
+    left = [p for p in me.children(recursive=True) if p.pid not in before]
     while left and time.monotonic() < deadline:  # allow a just-stopped process to be reaped
         time.sleep(0.02)
-        left = [p for p in me.children(recursive=True) if p.is_running()]
+        left = [p for p in me.children(recursive=True) if p.pid not in before and p.is_running()]
     for p in left:  # clean up anyway so one failure does not poison the next tests
         try:
             p.resume()

@@ -1,0 +1,120 @@
+"""Shared fixtures: leak and orphan checks for tests that start core processes or create GM.
+
+``no_leaks`` asserts, after the test, that
+
+- no child process of the test process started during the test is still alive (allowing ~2 s for
+  exits; the multiprocessing resource tracker, which lives as long as the test process, is exempt);
+- no ``mpnpu_*`` shared-memory segment created during the test by this process (or by a child of
+  it) is left in /dev/shm.
+
+Segments of other live processes (another test run on the same machine) are never counted.
+Leftovers are cleaned up after the assertion so that one failure does not cascade.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Iterator
+
+import psutil
+import pytest
+
+from mpnpu.config import SEGMENT_PREFIX
+
+SHM_DIR = "/dev/shm"
+
+
+def shm_segments() -> set[str]:
+    """Names of every mpnpu segment in /dev/shm."""
+    try:
+        return {e for e in os.listdir(SHM_DIR) if e.startswith(SEGMENT_PREFIX)}
+    except OSError:
+        return set()
+
+
+def segment_pid(name: str) -> int | None:
+    """The creating pid encoded in an mpnpu segment name ("mpnpu_<pid>_<token>_<n>")."""
+    try:
+        return int(name[len(SEGMENT_PREFIX):].split("_", 1)[0])
+    except ValueError:
+        return None
+
+
+def _tracker_pid() -> int | None:
+    from multiprocessing import resource_tracker
+
+    return getattr(resource_tracker._resource_tracker, "_pid", None)
+
+
+def live_children() -> list[psutil.Process]:
+    out = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+@pytest.fixture
+def no_leaks() -> Iterator[None]:
+    before_children = {p.pid for p in live_children()}
+    before_shm = shm_segments()
+    yield
+    exempt = before_children | {_tracker_pid()}
+    deadline = time.monotonic() + 2.0
+    while True:
+        ours = {os.getpid()} | {p.pid for p in psutil.Process().children(recursive=True)}
+        new_children = [p for p in live_children() if p.pid not in exempt]
+        new_shm = sorted(s for s in shm_segments() - before_shm if segment_pid(s) in ours)
+        if (not new_children and not new_shm) or time.monotonic() >= deadline:
+            break
+        time.sleep(0.02)
+    for p in new_children:  # clean up anyway so that one failure does not poison later tests
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(new_children, timeout=2)
+    for s in new_shm:
+        try:
+            os.unlink(os.path.join(SHM_DIR, s))
+        except OSError:
+            pass
+    assert not new_children, f"child processes left behind: {[(p.pid, p.name()) for p in new_children]}"
+    assert not new_shm, f"shared-memory segments left behind: {new_shm}"
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised by the ``time_limit`` fixture's alarm (a BaseException, so no kernel-side
+    ``except Exception`` swallows it in the parent)."""
+
+
+@pytest.fixture
+def time_limit(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that runs longer than its ``@pytest.mark.time_limit(seconds)`` (default 30 s).
+
+    SIGALRM raises in the main thread wherever it is blocked, so a hung launch turns into a
+    failure (and the Device's own cleanup runs) instead of a hung test run.
+    """
+    import signal
+
+    marker = request.node.get_closest_marker("time_limit")
+    seconds = float(marker.args[0]) if marker else 30.0
+
+    def _expired(signum, frame):
+        raise TimeLimitExceeded(f"test exceeded its {seconds:g} s time limit")
+
+    previous = signal.signal(signal.SIGALRM, _expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "time_limit(seconds): fail the test if it runs longer (time_limit fixture)")

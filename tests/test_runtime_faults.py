@@ -1,0 +1,422 @@
+"""Fault injection: cores that raise, exit, never arrive, wait forever, get killed or spin; parents
+that get SIGINT, SIGTERM or SIGKILL mid-launch.
+
+After every fault: the error names the core and the reason, it arrives fast (well under the
+sync timeout), the next launch on the same Device works on a fresh pool, GM data survives, and
+nothing is left behind (``no_leaks``: processes and /dev/shm segments).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+
+from mpnpu.config import DEFAULT_SPEC
+from mpnpu.device import Device, _Watchdog
+from mpnpu.errors import (
+    CoreDiedError,
+    DeadlockError,
+    DeviceConfigError,
+    KernelError,
+    LaunchError,
+    LaunchTimeoutError,
+    SyncAllNotReachedError,
+    UsageError,
+)
+from mpnpu.sync import ST_STATE, ST_WAIT_ID, ST_WAIT_MODE, CoreState, SyncObjects
+from mpnpu.topology import Topology
+
+from .conftest import live_children, shm_segments
+from .runtime_util import OPTIONS, device, filled, k
+
+pytestmark = pytest.mark.usefixtures("no_leaks", "time_limit")
+
+REPO = Path(__file__).resolve().parent.parent
+HELPER = Path(__file__).resolve().parent / "parent_fault_helper.py"
+#: a fault must be reported well under the sync timeout (OPTIONS.sync_timeout_s = 30 s)
+FAST_S = 3.0
+
+
+def assert_recovers(dev: Device, generation_before: int, pids_before: list[int], keep) -> None:
+    """The pool was rebuilt (new generation, new pids, old ones gone), GM survived, launches work."""
+    assert dev.pool_generation == generation_before + 1
+    new_pids = dev.core_pids()
+    assert set(new_pids).isdisjoint(pids_before)
+    for pid in pids_before:
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    tensor, values = keep
+    np.testing.assert_array_equal(dev.to_host(tensor), values)
+    out = filled(dev, "after", (3 * dev.block_dim, 4))
+    dev.launch(k("block_info"), out)
+    assert dev.to_host(out)[:, 3].tolist() == [dev.block_dim] * (3 * dev.block_dim)
+    dev.launch(k("sync_all_rounds"), filled(dev, "d", (2, 3 * dev.block_dim)),
+               filled(dev, "s", (3 * dev.block_dim, 2, 3 * dev.block_dim)), 2, 0, 0.0)
+    assert dev.pool_generation == generation_before + 1  # successful launches do not rebuild
+
+
+def faulty_launch(dev: Device, *args, **kwargs):
+    """Launch, expecting a LaunchError; return (error, seconds, generation before, pids before, kept)."""
+    keep_values = np.arange(100, dtype=np.int32) * 7
+    kept = dev.to_device("kept", keep_values)
+    gen, pids = dev.pool_generation, dev.core_pids()
+    t0 = time.monotonic()
+    with pytest.raises(LaunchError) as ei:
+        dev.launch(*args, **kwargs)
+    return ei.value, time.monotonic() - t0, gen, pids, (kept, keep_values)
+
+
+# -- a core raises, exits, never arrives, waits forever -----------------------------------------
+
+
+@pytest.mark.parametrize("sync_first", [True, False])
+def test_vector_core_raises(sync_first: bool) -> None:
+    with device(2) as dev:
+        err, took, gen, pids, keep = faulty_launch(dev, k("raise_on"), 3, sync_first)
+        assert isinstance(err, KernelError)
+        assert took < FAST_S
+        assert str(err).startswith("vector core 3 (block 1, sub 1) raised ValueError: boom from vector block 3")
+        assert err.details["core"] == "vector core 3 (block 1, sub 1)"
+        assert err.details["core_id"] == 2 + 3
+        assert err.details["error_type"] == "ValueError"
+        tb = err.remote_traceback
+        assert "Traceback (most recent call last)" in tb and "_fail_here" in tb and "kernels_for_tests.py" in tb
+        cause = err.__cause__
+        assert isinstance(cause, ValueError) and str(cause) == "boom from vector block 3"
+        assert "_fail_here" in str(cause.__cause__)  # the remote traceback, as the cause's cause
+        if sync_first:
+            # the others timed out in the SyncAll only because of it: it is reported as the root cause
+            assert err.details["others"] == [] or all("vector core 3" not in o for o in err.details["others"])
+        assert_recovers(dev, gen, pids, keep)
+
+
+def test_core_calls_os_exit() -> None:
+    with device(2) as dev:
+        err, took, gen, pids, keep = faulty_launch(dev, k("exit_on"), 2, 7)
+        assert isinstance(err, CoreDiedError)
+        assert took < FAST_S
+        assert err.details["core"] == "vector core 2 (block 1, sub 0)"
+        assert err.details["exitcode"] == 7
+        assert "exit code 7" in str(err)
+        assert_recovers(dev, gen, pids, keep)
+
+
+def test_core_never_reaches_sync_all() -> None:
+    with device(2) as dev:
+        err, took, gen, pids, keep = faulty_launch(dev, k("skip_sync_on"), 1)
+        assert isinstance(err, SyncAllNotReachedError)
+        assert took < FAST_S, took
+        assert err.details["never_arrived"] == ["vector core 1 (block 0, sub 1)"]
+        # reported as soon as one core waits: the others may not have arrived yet
+        assert 1 <= len(err.details["waiting"]) <= 5
+        assert "vector core 1 (block 0, sub 1)" not in err.details["waiting"]
+        assert "SyncAll #1" in str(err)
+        assert_recovers(dev, gen, pids, keep)
+
+
+def test_vector_core_never_reaches_aiv_sync_all() -> None:
+    with device(2) as dev:
+        err, took, gen, pids, keep = faulty_launch(dev, k("skip_second_aiv_sync"), 0)
+        assert isinstance(err, SyncAllNotReachedError)
+        assert took < FAST_S
+        assert err.details["never_arrived"] == ["vector core 0 (block 0, sub 0)"]
+        assert err.details["sync_count"] == 2
+        assert "vector cores only" in str(err)
+        assert_recovers(dev, gen, pids, keep)
+
+
+@pytest.mark.parametrize("who,block,mode", [("vector", 3, 2), ("cube", 1, 2), ("vector", 0, 1), ("cube", 0, 0)])
+def test_flag_wait_nobody_can_satisfy(who: str, block: int, mode: int) -> None:
+    with device(2) as dev:
+        err, took, gen, pids, keep = faulty_launch(dev, k("wait_flag_once"), who, block, 7, mode)
+        assert isinstance(err, DeadlockError)
+        assert took < FAST_S
+        label = f"vector core {block}" if who == "vector" else f"cube core {block}"
+        assert err.details["waiter"].startswith(label)
+        assert err.details["flag_id"] == 7 and err.details["mode"] == mode
+        assert_recovers(dev, gen, pids, keep)
+
+
+def test_mode1_wait_without_own_set_is_a_deadlock() -> None:
+    with device(1) as dev:
+        err, took, gen, pids, keep = faulty_launch(dev, k("partner_sets_waiter_forgets"))
+        assert isinstance(err, DeadlockError)
+        assert took < FAST_S
+        assert err.details["waiter"] == "vector core 0 (block 0, sub 0)"
+        assert err.details["missing"] == ["vector core 0 (block 0, sub 0)"]
+        assert "has not set itself" in str(err)
+        assert_recovers(dev, gen, pids, keep)
+
+
+def test_every_running_core_blocked_is_a_deadlock() -> None:
+    # Each vector pair waits (mode 1) before setting: nobody finished, so only the stall check
+    # (OPTIONS.stall_grace_s = 1 s) can tell; still far under the 30 s sync timeout.
+    with device(1) as dev:
+        err, took, gen, pids, keep = faulty_launch(dev, k("mode1_both_wait_first"))
+        assert isinstance(err, DeadlockError)
+        assert OPTIONS.stall_grace_s <= took < OPTIONS.stall_grace_s + FAST_S
+        assert "every running core has been blocked" in str(err)
+        assert any("aiv0 in flag 2 (mode 1)" == w for w in err.details["waits"])
+        assert_recovers(dev, gen, pids, keep)
+
+
+def test_launch_timeout() -> None:
+    with device(1) as dev:
+        err, took, gen, pids, keep = faulty_launch(dev, k("spin_on"), 1, timeout=0.5)
+        assert isinstance(err, LaunchTimeoutError)
+        assert 0.5 <= took < 0.5 + FAST_S
+        assert "vector core 0 (block 0, sub 0)" in str(err)
+        assert err.details["pending"] == [1]
+        assert_recovers(dev, gen, pids, keep)
+
+
+# -- a core killed from outside ------------------------------------------------------------------
+
+
+def _kill_when(dev: Device, victim_core: int, ready) -> threading.Thread:
+    """Kill core ``victim_core`` once ``ready(status_board)`` holds (bounded wait)."""
+    pool = dev._state.pool
+    board = pool.sync.status_view()
+    pid = dev.core_pids()[victim_core]
+
+    def run() -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not ready(board):
+            time.sleep(0.005)
+        os.kill(pid, signal.SIGKILL)
+
+    t = threading.Thread(target=run, daemon=True)
+    return t
+
+
+def test_core_sigkilled_while_others_block_in_sync_all() -> None:
+    with device(2) as dev:
+        victim = 4  # vector core 2
+        others = [c for c in range(6) if c != victim]
+        t = _kill_when(dev, victim, lambda b: all(b[c, ST_STATE] == CoreState.IN_SYNC_ALL for c in others))
+        t.start()
+        err, took, gen, pids, keep = faulty_launch(dev, k("victim_spins"), victim)
+        t.join(5)
+        assert isinstance(err, CoreDiedError)
+        assert took < 10
+        assert err.details["core"] == "vector core 2 (block 1, sub 0)"
+        assert "SIGKILL" in str(err)
+        assert_recovers(dev, gen, pids, keep)
+
+
+def test_core_sigkilled_inside_barrier_wait() -> None:
+    # The victim itself sleeps inside Barrier.wait (cube 0 never arrives): the barrier is wedged
+    # for good (PITFALLS), so recovery must not reuse it.
+    with device(2) as dev:
+        victim = 3  # vector core 1
+        waiting = [c for c in range(6) if c != 0]
+        t = _kill_when(dev, victim, lambda b: all(b[c, ST_STATE] == CoreState.IN_SYNC_ALL for c in waiting))
+        t.start()
+        err, took, gen, pids, keep = faulty_launch(dev, k("victim_spins"), 0)
+        t.join(5)
+        assert isinstance(err, CoreDiedError)
+        assert err.details["core"] == "vector core 1 (block 0, sub 1)"
+        assert_recovers(dev, gen, pids, keep)
+
+
+def test_core_killed_between_launches() -> None:
+    with device(1) as dev:
+        pid = dev.core_pids()[2]
+        os.kill(pid, signal.SIGKILL)
+        assert _gone([pid], 5.0) == []  # dead (a zombie until the device reaps it)
+        err, took, gen, pids, keep = faulty_launch(dev, k("empty_kernel"))
+        assert isinstance(err, CoreDiedError)
+        assert err.details["core"] == "vector core 1 (block 0, sub 1)"
+        assert_recovers(dev, gen, pids, keep)
+
+
+# -- configuration -------------------------------------------------------------------------------
+
+
+def test_block_dim_above_ai_cores_is_refused_before_any_process_starts() -> None:
+    before_children = {p.pid for p in live_children()}
+    before_shm = shm_segments()
+    with pytest.raises(DeviceConfigError) as ei:
+        Device(DEFAULT_SPEC.ai_cores + 1, options=OPTIONS)
+    assert isinstance(ei.value, UsageError)
+    assert ei.value.details == {"block_dim": DEFAULT_SPEC.ai_cores + 1, "ai_cores": DEFAULT_SPEC.ai_cores}
+    assert str(DEFAULT_SPEC.ai_cores) in str(ei.value)
+    assert {p.pid for p in live_children()} <= before_children
+    assert shm_segments() <= before_shm
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(DeviceConfigError):
+            Device(bad, options=OPTIONS)  # type: ignore[arg-type]
+
+
+def test_bad_kernel_reference_is_a_usage_error_without_touching_the_pool() -> None:
+    with device(1) as dev:
+        gen = dev.pool_generation
+        with pytest.raises(UsageError, match="cannot load kernel"):
+            dev.launch(k("no_such_kernel"))
+        with pytest.raises(UsageError):
+            dev.launch("no colon here")
+        with pytest.raises(UsageError, match="cannot be sent to the cores"):
+            dev.launch(k("empty_kernel"), lambda: None)
+        assert dev.pool_generation == gen
+        dev.launch(k("empty_kernel"))
+
+
+def test_device_built_in_a_short_lived_thread_keeps_its_cores() -> None:
+    # PR_SET_PDEATHSIG fires when the forking *thread* ends, not the process.
+    box: dict = {}
+    t = threading.Thread(target=lambda: box.setdefault("dev", Device(1, options=OPTIONS)))
+    t.start()
+    t.join(30)
+    with box["dev"] as dev:
+        time.sleep(0.1)
+        pids = dev.core_pids()
+        assert _gone(pids, 0.0) == pids
+        dev.launch(k("empty_kernel"))
+        assert dev.pool_generation == 1
+
+
+def test_closed_device() -> None:
+    dev = Device(1, options=OPTIONS)
+    pids = dev.core_pids()
+    dev.close()
+    dev.close()  # idempotent
+    assert dev.closed
+    for pid in pids:
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    from mpnpu.errors import DeviceClosedError
+
+    with pytest.raises(DeviceClosedError):
+        dev.launch(k("empty_kernel"))
+    with pytest.raises(DeviceClosedError):
+        dev.empty("x", 4, "int32")
+
+
+# -- the watchdog does not mistake a stale snapshot for a deadlock --------------------------------
+
+
+def test_watchdog_flag_check_needs_the_waiter_asleep() -> None:
+    """A waiter that has taken the flag but not yet written "running" back looks exactly like a
+    hopeless wait on the status board (sender done, count 0); only a waiter the OS shows asleep
+    may be reported."""
+    import multiprocessing
+
+    topo = Topology(1)
+    sync = SyncObjects(multiprocessing.get_context("fork"), topo)
+    board = sync.status_view()
+    cube, v0, v1 = 0, 1, 2
+    board[cube, ST_STATE] = CoreState.IN_FLAG_WAIT
+    board[cube, ST_WAIT_MODE], board[cube, ST_WAIT_ID] = 2, 6
+    board[v0, ST_STATE] = board[v1, ST_STATE] = CoreState.DONE
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(20)"])
+    try:
+        deadline = time.monotonic() + 5
+        while psutil.Process(sleeper.pid).status() != psutil.STATUS_SLEEPING and time.monotonic() < deadline:
+            time.sleep(0.01)
+        running = [os.getpid()] * 3  # this process is running while it checks
+        wd = _Watchdog(sync, topo, 60.0, running)
+        assert wd.check(time.monotonic()) is None
+        assert wd.check(time.monotonic()) is None
+        wd = _Watchdog(sync, topo, 60.0, [sleeper.pid] * 3)
+        err = wd.check(time.monotonic())
+        assert isinstance(err, DeadlockError) and err.details["waiter"] == "cube core 0 (block 0)"
+        # a waiter whose status already moved on is never reported
+        board[cube, ST_WAIT_ID] = 5
+        board[cube, ST_STATE] = CoreState.RUNNING
+        assert wd.check(time.monotonic()) is None
+    finally:
+        sleeper.kill()
+        sleeper.wait(5)
+
+
+# -- the parent gets a signal mid-launch (in a subprocess) ------------------------------------------
+
+
+def _start_helper(mode: str, tmp_path: Path) -> tuple[subprocess.Popen, dict]:
+    marker = tmp_path / "in_kernel"
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen(
+        [sys.executable, str(HELPER), mode, str(marker)], cwd=str(REPO), env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    info = None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + 20
+    while info is None and time.monotonic() < deadline:
+        if sel.select(timeout=max(0.0, deadline - time.monotonic())):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("READY "):
+                info = json.loads(line[len("READY "):])
+    sel.close()
+    if info is None:
+        proc.kill()
+        out, err = proc.communicate(timeout=10)
+        pytest.fail(f"helper did not start: {out}\n{err}")
+    while not marker.exists() and time.monotonic() < deadline:  # a core is inside the kernel
+        time.sleep(0.005)
+    assert marker.exists(), "the kernel never started"
+    time.sleep(0.1)  # let the other cores settle into the SyncAll
+    return proc, info
+
+
+def _gone(pids: list[int], within: float) -> list[int]:
+    """Pids still alive (not zombies) after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        alive = []
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    alive.append(pid)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_parent_interrupted_mid_launch_cleans_up(sig: str, tmp_path: Path) -> None:
+    proc, info = _start_helper("interrupt", tmp_path)
+    t0 = time.monotonic()
+    if sig == "SIGINT":
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+    else:
+        os.kill(proc.pid, signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+    took = time.monotonic() - t0
+    assert took < 5, took
+    assert "INTERRUPTED" in out, (out, err)
+    assert proc.returncode == 128 + getattr(signal, sig), (proc.returncode, err)
+    assert _gone(info["core_pids"], 2.0) == []
+    assert info["segments"] and not set(info["segments"]) & shm_segments()
+
+
+def test_parent_sigkilled_mid_launch_leaves_nothing(tmp_path: Path) -> None:
+    proc, info = _start_helper("interrupt", tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=15)
+    # PR_SET_PDEATHSIG: the cores die with their parent, even those asleep in Barrier.wait
+    assert _gone(info["core_pids"], 5.0) == []
+    # The helper's resource tracker may unlink its segments once every core is gone; a new
+    # Device's startup sweep removes whatever is left. Either way /dev/shm ends clean.
+    with device(1) as dev:
+        assert dev.pool_generation == 1
+    assert not set(info["segments"]) & shm_segments()

@@ -1,0 +1,300 @@
+"""GM and local memory: the caching allocator (reuse, best fit, split/merge, poison, zero-size,
+double free, stats), GM views, local-memory capacities, data_copy checks, and errors that
+survive pickling."""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+
+import mpnpu.errors as errors_mod
+from mpnpu.config import DEFAULT_SPEC
+from mpnpu.errors import CapacityError, GMAccessError, GMOutOfMemoryError, KernelError, MpnpuError, UsageError
+from mpnpu.gm import BLOCK_ROUND, CachingAllocator, GlobalMemory
+
+from .runtime_util import device, filled, k
+
+SEG = 2 << 20  # the allocator's smallest segment (sizes round up to 2 MiB)
+
+
+@pytest.fixture
+def gm():
+    g = GlobalMemory(SEG)
+    try:
+        yield g
+    finally:
+        g.close()
+
+
+def _where(t) -> tuple[str, int]:
+    return t.segment, t.offset
+
+
+# -- caching allocator ---------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_leaks")
+def test_free_then_alloc_same_size_reuses_the_block_with_its_old_bytes(gm: GlobalMemory) -> None:
+    a = gm.alloc("a", (250,), "float32")
+    gm.write(a, np.arange(250, dtype=np.float32))
+    where = _where(a)
+    gm.free(a)
+    b = gm.alloc("b", (1000,), "uint8")  # same rounded size (1000 bytes -> 1024)
+    assert _where(b) == where
+    np.testing.assert_array_equal(gm.read(b).view(np.float32), np.arange(250, dtype=np.float32))
+
+
+@pytest.mark.usefixtures("no_leaks")
+def test_best_fit_split_and_merge(gm: GlobalMemory) -> None:
+    r = BLOCK_ROUND
+    t = [gm.alloc(f"t{i}", (n,), "uint8") for i, n in enumerate([r, 4 * r, r, 2 * r, r])]
+    offs = [x.offset for x in t]
+    assert offs == [0, r, 5 * r, 6 * r, 8 * r]  # consecutive in one segment
+    gm.free(t[1])  # a 4r hole
+    gm.free(t[3])  # a 2r hole
+    # best fit: a 2r request takes the 2r hole, not the first (larger) one
+    x = gm.alloc("x", (2 * r - 10,), "uint8")
+    assert x.offset == 6 * r
+    # split: a 1r request takes the front of the 4r hole; the rest stays free for a 3r request
+    y = gm.alloc("y", (r,), "uint8")
+    z = gm.alloc("z", (3 * r,), "uint8")
+    assert (y.offset, z.offset) == (r, 2 * r)
+    # merge: freeing y, z and t2 gives one 5r hole that a 5r request fits in
+    for u in (y, z, t[2]):
+        gm.free(u)
+    w = gm.alloc("w", (5 * r,), "uint8")
+    assert w.offset == r
+    stats = gm.stats()
+    assert stats["segments"] == 1 and stats["reserved_bytes"] == SEG
+    assert stats["allocated_bytes"] == r + 5 * r + 2 * r + r  # t0, w, x, t4
+
+
+def test_allocator_merges_both_neighbours_and_grows_segments() -> None:
+    made: list[int] = []
+
+    def new_segment(n: int) -> str:
+        made.append(n)
+        return f"s{len(made)}"
+
+    al = CachingAllocator(new_segment, 4 * BLOCK_ROUND)
+    a, b, c, d = (al.malloc(BLOCK_ROUND) for _ in range(4))
+    assert len(made) == 1 and al.stats()["allocated_bytes"] == 4 * BLOCK_ROUND
+    al.free(a)
+    al.free(c)
+    al.free(b)  # merges with a (before) and c (after)
+    big = al.malloc(3 * BLOCK_ROUND)
+    assert (big.segment, big.offset, big.size) == ("s1", 0, 3 * BLOCK_ROUND)
+    assert made == [2 << 20]  # segments are at least 2 MiB
+    e = al.malloc((2 << 20) + 1)  # nothing fits: a new segment, rounded up to 2 MiB
+    assert e.segment == "s2" and made == [2 << 20, 4 << 20]
+    assert al.stats() == {"segments": 2, "reserved_bytes": 6 << 20,
+                          "allocated_bytes": 4 * BLOCK_ROUND + (2 << 20) + BLOCK_ROUND}
+    with pytest.raises(GMAccessError, match="double free"):
+        al.free(b)  # b was merged away: it is marked free
+    assert al.round_size(0) == BLOCK_ROUND and al.round_size(BLOCK_ROUND + 1) == 2 * BLOCK_ROUND
+    del d
+
+
+@pytest.mark.usefixtures("no_leaks")
+def test_poison_fills_freed_blocks() -> None:
+    g = GlobalMemory(SEG, poison=0xAB)
+    try:
+        a = g.alloc("a", (100,), "int32")
+        g.write(a, np.arange(100, dtype=np.int32))
+        g.free(a)
+        b = g.alloc("b", (BLOCK_ROUND,), "uint8")  # the whole rounded block is poisoned
+        assert b.offset == a.offset
+        assert (g.read(b) == 0xAB).all()
+    finally:
+        g.close()
+    with pytest.raises(UsageError):
+        GlobalMemory(SEG, poison=256)
+
+
+@pytest.mark.usefixtures("no_leaks", "time_limit")
+def test_device_poison_reaches_the_cores() -> None:
+    with device(1, gm_poison=0x7F) as dev:
+        a = dev.to_device("a", np.arange(64, dtype=np.int32))
+        dev.free(a)
+        b = dev.empty("b", (64,), "int32")  # a's block, poisoned
+        seen = filled(dev, "seen", (64,), value=0)
+        dev.launch(k("copy_kernel"), b, seen)
+        assert (dev.to_host(seen) == 0x7F7F7F7F).all()
+        # zero-size tensors go through data_copy and launches like any other
+        z_src, z_dst = dev.empty("zs", (0, 3), "int32"), dev.empty("zd", (0, 3), "int32")
+        dev.launch(k("copy_kernel"), z_src, z_dst)
+        assert dev.to_host(z_dst).shape == (0, 3)
+
+
+@pytest.mark.usefixtures("no_leaks")
+def test_zero_size_tensors(gm: GlobalMemory) -> None:
+    before = gm.stats()
+    z = gm.alloc("z", (0, 5), "float32")
+    assert z.size == 0 and z.nbytes == 0 and z.segment == ""
+    assert gm.read(z).shape == (0, 5)
+    gm.write(z, np.zeros((0, 5), np.float32))
+    assert gm.stats() == before
+    gm.free(z)
+    gm.free(z)  # nothing to free: harmless
+    with pytest.raises(UsageError):
+        gm.alloc("neg", (-1,), "float32")
+
+
+@pytest.mark.usefixtures("no_leaks")
+def test_double_free_is_an_error_even_after_the_block_was_reused(gm: GlobalMemory) -> None:
+    a = gm.alloc("x", (64,), "int32")
+    gm.free(a)
+    with pytest.raises(UsageError, match="not a live allocation"):
+        gm.free(a)
+    b = gm.alloc("x", (64,), "int32")  # same name, shape and block as a
+    assert _where(b) == _where(a)
+    with pytest.raises(UsageError, match="not a live allocation"):
+        gm.free(a)  # a stale handle must not free b's block
+    gm.write(b, np.arange(64, dtype=np.int32))
+    c = gm.alloc("c", (64,), "int32")
+    assert _where(c) != _where(b)
+    gm.free(b[10:20])  # a view frees its allocation
+    with pytest.raises(UsageError):
+        gm.free(b)
+    with pytest.raises(UsageError):
+        gm.free(c.carve("part", 0, (8,), "int32"))  # a carved buffer is not an allocation
+
+
+@pytest.mark.usefixtures("no_leaks")
+def test_gm_limit_and_closed_gm() -> None:
+    g = GlobalMemory(SEG, max_bytes=SEG)
+    try:
+        g.alloc("a", (SEG,), "uint8")
+        with pytest.raises(GMOutOfMemoryError):
+            g.alloc("b", (1,), "uint8")
+    finally:
+        g.close()
+    g.close()
+    with pytest.raises(UsageError):
+        g.alloc("c", (1,), "uint8")
+
+
+# -- GM views -------------------------------------------------------------------------------------
+
+
+def test_gm_view_indexing(gm: GlobalMemory) -> None:
+    m = gm.alloc("m", (4, 6), "float32")
+    gm.write(m, np.arange(24, dtype=np.float32).reshape(4, 6))
+    host = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for index in [np.s_[1], np.s_[-1], np.s_[1:3], np.s_[:, 2], np.s_[1:3, ::2], np.s_[2, 1:5],
+                  np.s_[5:9], np.s_[:, -1], np.s_[3, 5]]:
+        view = m[index]
+        assert view.name == "m"
+        np.testing.assert_array_equal(gm.read(view), host[index], err_msg=str(index))
+    assert m[2].element_offset == 12 and m[:, 1].is_contiguous is False and m[1].is_contiguous
+    for bad in [np.s_[4], np.s_[-5], np.s_[0, 6], np.s_[::-1], np.s_[1, 2, 3], np.s_["x"], np.s_[1.0]]:
+        with pytest.raises(GMAccessError):
+            m[bad]
+    np.testing.assert_array_equal(gm.read(m.reshape(2, -1)), host.reshape(2, 12))
+    with pytest.raises(GMAccessError):
+        m.reshape(5, 5)
+    with pytest.raises(GMAccessError):
+        m[:, 1].reshape(4)
+    with pytest.raises(GMAccessError, match="aligned"):
+        m.carve("c", 4, (2,), "float32")
+    with pytest.raises(GMAccessError, match="exceed"):
+        m.carve("c", 64, (16,), "float32")
+    c = m.carve("c", 32, (4,), "float32")
+    np.testing.assert_array_equal(gm.read(c), host.reshape(-1)[8:12])
+
+
+@pytest.mark.usefixtures("no_leaks", "time_limit")
+def test_strided_views_in_a_kernel() -> None:
+    with device(1) as dev:
+        host = np.arange(12, dtype=np.float32).reshape(3, 4)
+        m = dev.to_device("m", host)
+        out = dev.to_device("out", np.zeros(3, np.float32))
+        dev.launch(k("strided_views"), m, 2, out)
+        np.testing.assert_array_equal(dev.to_host(out), host[:, 2])
+        expected = host.copy()
+        expected[1, ::2] = 7.0
+        np.testing.assert_array_equal(dev.to_host(m), expected)
+
+
+# -- local memory capacities and data_copy checks ----------------------------------------------------
+
+CAP = {"UB": DEFAULT_SPEC.ub_bytes, "L1": DEFAULT_SPEC.l1_bytes, "L0A": DEFAULT_SPEC.l0a_bytes,
+       "L0B": DEFAULT_SPEC.l0b_bytes, "L0C": DEFAULT_SPEC.l0c_bytes}
+
+
+@pytest.mark.usefixtures("no_leaks", "time_limit")
+def test_local_capacities() -> None:
+    with device(1) as dev:
+        for memory, cap in CAP.items():
+            on = "vector" if memory == "UB" else "cube"
+            label = "vector core 0 (block 0, sub 0)" if on == "vector" else "cube core 0 (block 0)"
+            dev.launch(k("reserve_local"), memory, [cap], on)  # exactly full: fine
+            dev.launch(k("reserve_local"), memory, [cap], on)  # reservations end with the launch
+            for sizes in ([cap + 1], [cap // 2, cap // 2, 1], [cap - 31, 32]):
+                with pytest.raises(KernelError) as ei:
+                    dev.launch(k("reserve_local"), memory, sizes, on)
+                err = ei.value
+                assert err.details["error_type"] == "CapacityError", (memory, sizes)
+                assert err.details["core"] == label
+                assert isinstance(err.__cause__, CapacityError)
+                assert err.__cause__.details["memory"] == memory
+                assert err.__cause__.details["capacity"] == cap
+                assert f"{memory} overflow" in str(err)
+        with pytest.raises(KernelError, match="has no UB"):
+            dev.launch(k("reserve_local"), "UB", [32], "cube")
+        with pytest.raises(KernelError, match="has no L1"):
+            dev.launch(k("reserve_local"), "L1", [32], "vector")
+        with pytest.raises(KernelError) as ei:
+            dev.launch(k("tbuf_get_too_big"))
+        assert ei.value.details["error_type"] == "CapacityError"
+
+
+@pytest.mark.usefixtures("no_leaks", "time_limit")
+@pytest.mark.parametrize("what,error_type,message", [
+    ("dtype", "GMAccessError", "cast() first"),
+    ("size", "GMAccessError", "has 8 elements"),
+    ("gm_to_gm", "KernelAPIError", "GM to GM"),
+    ("index", "GMAccessError", "out of range"),
+])
+def test_data_copy_misuse(what: str, error_type: str, message: str) -> None:
+    with device(1) as dev:
+        x = dev.to_device("x", np.arange(8, dtype=np.int32))
+        with pytest.raises(KernelError) as ei:
+            dev.launch(k("data_copy_misuse"), x, what)
+        assert ei.value.details["error_type"] == error_type
+        assert ei.value.details["core"] == "vector core 0 (block 0, sub 0)"
+        assert message in str(ei.value)
+        np.testing.assert_array_equal(dev.to_host(x), np.arange(8))
+
+
+# -- errors cross process boundaries intact -------------------------------------------------------
+
+
+def _error_classes() -> list[type]:
+    return [c for _, c in inspect.getmembers(errors_mod, inspect.isclass)
+            if issubclass(c, MpnpuError) and c.__module__ == errors_mod.__name__]
+
+
+@pytest.mark.parametrize("cls", _error_classes(), ids=lambda c: c.__name__)
+def test_every_error_survives_pickling(cls: type) -> None:
+    err = cls("something went wrong on vector core 3", core="vector core 3 (block 1, sub 1)", core_id=5,
+              remote_traceback="Traceback ...", others=["cube core 0 (block 0)"], nested={"a": [1, 2]})
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        back = pickle.loads(pickle.dumps(err, protocol=protocol))
+        assert type(back) is cls
+        assert str(back) == str(err) == "something went wrong on vector core 3"
+        assert back.details == err.details
+        assert back.args == err.args
+    plain = pickle.loads(pickle.dumps(cls("just a message")))
+    assert str(plain) == "just a message" and plain.details == {}
+    if cls is errors_mod.KernelError:
+        assert back.remote_traceback == "Traceback ..."
+
+
+def test_error_classes_cover_the_module() -> None:
+    names = {c.__name__ for c in _error_classes()}
+    assert {"KernelError", "CoreDiedError", "DeadlockError", "SyncAllNotReachedError", "LaunchTimeoutError",
+            "CapacityError", "FlagOverflowError", "GMAccessError", "DeviceConfigError"} <= names
