@@ -70,10 +70,19 @@ def byte_value(text: str) -> int:
 
 
 def writable_path(text: str) -> str:
-    """A file path whose directory exists (checked before a long run, not after it)."""
+    """A file path that can be written (checked before a long run, not after it)."""
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text} is a directory")
     directory = os.path.dirname(os.path.abspath(text))
     if not os.path.isdir(directory):
         raise argparse.ArgumentTypeError(f"directory {directory} does not exist")
+    probe = f"{text}.tmp"  # what write_json writes first
+    try:
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {e.strerror or e}") from None
     return text
 
 

@@ -21,6 +21,7 @@ still in them — which is what turns a too-early read into a wrong answer rathe
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 import re
@@ -216,8 +217,23 @@ class StridedRanges(tuple):
         return (StridedRanges, (start, stop - start, second - start, len(self)))
 
 
-def byte_ranges(t: GlobalTensor) -> tuple[tuple[int, int], ...]:
+class _DeferredStridedRanges:
+    """A :class:`StridedRanges` not built yet: what a core records, unpickled as the real thing."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, *args: int) -> None:
+        self.args = args
+
+    def __reduce__(self):
+        return (StridedRanges, self.args)
+
+
+def byte_ranges(t: GlobalTensor, *, deferred: bool = False) -> tuple[tuple[int, int], ...]:
     """The bytes a view covers, as sorted, merged [start, stop) intervals within its segment.
+
+    ``deferred`` (for traces, which only a pickle carries to the parent): a strided view's
+    intervals come as an object that turns into its :class:`StridedRanges` when unpickled.
 
     Traced launches call this for every DataCopy, so the common shapes take a fast path: a
     contiguous view is one interval, and a view with one strided dimension over contiguous rows
@@ -248,7 +264,7 @@ def byte_ranges(t: GlobalTensor) -> tuple[tuple[int, int], ...]:
         return ((off, off + run),)
     if len(outer) == 1 and outer[0][1] > run:  # rows apart: already sorted and disjoint
         n, stride = outer[0]
-        return StridedRanges(off, run, stride, n)
+        return _DeferredStridedRanges(off, run, stride, n) if deferred else StridedRanges(off, run, stride, n)
     starts = np.full(1, off, dtype=np.int64)
     for dim, stride in reversed(outer):
         starts = (starts[:, None] + np.arange(dim, dtype=np.int64)[None, :] * stride).reshape(-1)
@@ -435,6 +451,11 @@ class CachingAllocator:
         return {"segments": len(self._segments), "reserved_bytes": total, "allocated_bytes": used}
 
 
+# Numbers segments across every GlobalMemory of the process: two Devices open at once must not
+# pick the same name.
+_SEGMENT_NUMBERS = itertools.count()
+
+
 class GlobalMemory:
     """The parent's side of GM: creates and owns the segments, allocates tensors, copies host data.
 
@@ -447,7 +468,6 @@ class GlobalMemory:
         self.poison = poison
         self.max_bytes = max_bytes
         self._token = _process_token(os.getpid()) or "0"
-        self._count = 0
         self._table = SegmentTable()
         self._owned: list[str] = []
         self._blocks: dict[tuple[str, int], tuple[Block, int]] = {}  # -> (block, alloc_id)
@@ -465,8 +485,7 @@ class GlobalMemory:
             raise GMOutOfMemoryError(
                 f"GM out of memory: {nbytes} more bytes would exceed the {self.max_bytes}-byte limit"
             )
-        name = f"{SEGMENT_PREFIX}{os.getpid()}_{self._token}_{self._count}"
-        self._count += 1
+        name = f"{SEGMENT_PREFIX}{os.getpid()}_{self._token}_{next(_SEGMENT_NUMBERS)}"
         try:
             shm = shared_memory.SharedMemory(name=name, create=True, size=nbytes)
         except OSError as e:

@@ -13,9 +13,11 @@ from typing import Iterable
 import numpy as np
 
 from mpnpu.device import Device, LaunchResult
+from mpnpu.errors import UsageError
 
 from .probes import check_probe
 from .spec import OUTPUT_NAMES, check_inputs, input_dtype_of, output_specs, target_dtype_of
+from .syncs import SYNC_POINTS
 from .tiling import DEFAULT_BASE_K, DEFAULT_BASE_M, DEFAULT_BASE_N, Tiling, make_tiling
 
 KERNEL = "kernels.fused_linear_online_max_sum.kernel:main"
@@ -60,6 +62,12 @@ def fused_linear_online_max_sum(
     in_dt = input_dtype_of(input_dtype)
     tgt_dt = target_dtype_of(np.asarray(target).dtype)
     check_inputs(input, weight, target, vocab_start_index, vocab_end_index, in_dt.name, tgt_dt.name)
+    if isinstance(drop_syncs, str):
+        raise UsageError(f"drop_syncs must be a collection of sync point names, e.g. ('S1',), not {drop_syncs!r}")
+    dropped = frozenset(drop_syncs)
+    unknown = sorted(dropped - SYNC_POINTS.keys())
+    if unknown:  # a typo must not silently run the kernel with every sync in place
+        raise UsageError(f"unknown sync point {', '.join(unknown)} in drop_syncs; known: {', '.join(SYNC_POINTS)}")
     bt, h = input.shape
     v = weight.shape[0]
     tiling = make_tiling(
@@ -75,7 +83,7 @@ def fused_linear_online_max_sum(
         workspace = gm.empty("workspace", tiling.workspace_bytes, "uint8")
         launch = device.launch(
             KERNEL, x, w, tgt, *(outs[name] for name in OUTPUT_NAMES), workspace, tiling,
-            drop_syncs=tuple(drop_syncs), trace=trace,
+            drop_syncs=tuple(sorted(dropped)), trace=trace,
         )
         outputs = {name: device.to_host(outs[name]) for name in OUTPUT_NAMES}
     return FlomsRun(outputs, launch, tiling)
