@@ -53,11 +53,12 @@ def format_variant(v: VariantResult, sync_points: Mapping[str, str], show_repeat
             lines.append(f"    repeat {r + 1}: {shown}")
         if len(v.failing_cases_by_repeat) > show_repeats:
             lines.append(f"    ... {len(v.failing_cases_by_repeat) - show_repeats} more repeats in --json")
-        if v.repeats > 1:
-            inconsistent = v.inconsistent_cases
-            lines.append(f"  cases whose result changed between repeats: {len(inconsistent)}"
-                         + (f" ({', '.join(map(str, inconsistent[:12]))}{', ...' if len(inconsistent) > 12 else ''})"
-                            if inconsistent else ""))
+    # Shown for clean variants too: a probe output with no golden is judged by this count alone.
+    if v.repeats > 1:
+        inconsistent = v.inconsistent_cases
+        lines.append(f"  cases whose result changed between repeats: {len(inconsistent)}"
+                     + (f" ({', '.join(map(str, inconsistent[:12]))}{', ...' if len(inconsistent) > 12 else ''})"
+                        if inconsistent else ""))
     if v.first_failure_case_run is not None:
         lines.append(f"  first failure: case-run {v.first_failure_case_run}, after {v.first_failure_s:.2f} s")
     return lines
@@ -94,8 +95,13 @@ def verdict_line(result: BatchResult) -> str:
     parts = []
     for v in clean:
         parts.append(f"{v.variant.name} is clean" if v.clean else f"{v.variant.name} FAILED ({v.failed_case_runs} case-runs)")
+        if v.inconsistent_cases:
+            parts[-1] += f", but {len(v.inconsistent_cases)} cases changed between repeats"
     for v in racy:
-        if v.clean:
+        if v.clean and v.inconsistent_cases:
+            parts.append(f"{v.variant.name} passed every judged case-run, but {len(v.inconsistent_cases)} cases "
+                         f"changed between repeats")
+        elif v.clean:
             parts.append(f"{v.variant.name} passed every case-run this time (its race did not show)")
         else:
             parts.append(f"{v.variant.name} fails intermittently ({v.failed_case_runs}/{v.case_runs})")
