@@ -281,7 +281,8 @@ def _write_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray) -> None:
 
 # byte_ranges of the views accessed in the current traced launch (keyed by the events list, so
 # the cache lives as long as one launch): kernels re-read the same tiles, and a shared tuple is
-# computed once and pickled once.
+# computed once and pickled once. Strided views stay four numbers here (deferred) and become
+# their tuple of intervals when the parent unpickles the trace.
 _ranges_for: list | None = None
 _ranges: dict = {}
 
@@ -294,7 +295,7 @@ def _access(c: "CoreContext", kind: str, t: GlobalTensor) -> Access:
     key = (t.offset, t.shape, t.strides, t.dtype.itemsize)
     ranges = _ranges.get(key)
     if ranges is None:
-        ranges = _ranges[key] = byte_ranges(t)
+        ranges = _ranges[key] = byte_ranges(t, deferred=True)
     return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage, _site())
 
 

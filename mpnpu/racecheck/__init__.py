@@ -13,27 +13,36 @@ and the unordered ones are merged into hazards and reported (:mod:`.report`)::
                                                      ▼
                          list[Hazard] ──HazardLog.add──▶ merged over launches ──▶ format_text / to_dicts
 
-Usage::
+Usage, on a real launch (:mod:`.launch`)::
+
+    hazards = check_launch(device, kernel, *args, drop_syncs={"S1"})
+    print(format_text(hazards))
+
+or on traces already recorded (``Device.launch(..., trace=True).trace``)::
 
     log = HazardLog()
     for trace in traces:
         log.add(analyze(trace))
     print(log.format_text())
 
-No processes are needed: everything works on traces.
+The analysis needs no processes: everything works on traces.
 """
 
 from .detect import Conflicts, analyze, find_conflicts, hazards_from, stage_order
 from .hb import VectorClocks, compute_clocks
+from .launch import CaseCheck, check_case, check_launch
 from .report import AccessSite, Hazard, HazardLog, format_text
 
 __all__ = [
     "AccessSite",
+    "CaseCheck",
     "Conflicts",
     "Hazard",
     "HazardLog",
     "VectorClocks",
     "analyze",
+    "check_case",
+    "check_launch",
     "compute_clocks",
     "find_conflicts",
     "format_text",

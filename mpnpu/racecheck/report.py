@@ -168,26 +168,32 @@ class HazardLog:
         return [h.to_dict() for h in self.hazards()]
 
     def format_text(self) -> str:
-        """:func:`format_text` of :meth:`hazards`."""
-        return format_text(self.hazards())
+        """:func:`format_text` of :meth:`hazards`, out of ``launches_analyzed`` launches."""
+        return format_text(self.hazards(), launches_analyzed=self.launches_analyzed)
 
     def __len__(self) -> int:
         return len(self._by_key)
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('h') else 's'}"
 
 
-def format_text(hazards: Iterable[Hazard], max_core_pairs: int = 4) -> str:
-    """Hazards as msSanitizer racecheck prints them: one block per hazard, then a summary."""
+def format_text(hazards: Iterable[Hazard], max_core_pairs: int = 4, launches_analyzed: int | None = None) -> str:
+    """Hazards as msSanitizer racecheck prints them: one block per hazard, then a summary.
+
+    ``launches_analyzed`` (e.g. a batch's launch count) shows how many launches each hazard
+    appeared in out of how many were checked: "in 10 of 10 launches".
+    """
     hazards = list(hazards)
     lines: list[str] = []
+    out_of = f" of {launches_analyzed}" if launches_analyzed is not None else ""
     for h in hazards:
         lo, hi = h.element_range
+        n_launches = f"{h.launches}{out_of} {'launch' if h.launches == 1 and not out_of else 'launches'}"
         lines.append(
             f"====== ERROR: Potential {h.kind} hazard detected at GM tensor {h.tensor}[{lo}:{hi}] "
-            f"(x{h.count} in {h.launches} {'launch' if h.launches == 1 else 'launches'}):"
+            f"(x{h.count} in {n_launches}):"
         )
         width = max(5, len(h.first.access), len(h.second.access))
         for a in (h.first, h.second):
@@ -202,8 +208,9 @@ def format_text(hazards: Iterable[Hazard], max_core_pairs: int = 4) -> str:
             lines.append(f"======    core pairs: {shown}{more}")
         lines.append(f"======    missing sync: {h.missing_sync}")
     n = {k: sum(1 for h in hazards if h.kind == k) for k in HAZARD_KINDS}
+    checked = f" in {_plural(launches_analyzed, 'launch')} checked" if launches_analyzed is not None else ""
     lines.append(
         f"====== SUMMARY: {_plural(len(hazards), 'hazard')} "
-        f"({n['RAW']} RAW, {n['WAR']} WAR, {n['WAW']} WAW)"
+        f"({n['RAW']} RAW, {n['WAR']} WAR, {n['WAW']} WAW){checked}"
     )
     return "\n".join(lines)
