@@ -3,7 +3,8 @@
 Every core of the launch runs :func:`main`; it branches on the core type like an Ascend C kernel
 (``if ASCEND_IS_AIC`` / ``if ASCEND_IS_AIV``). The four stages and the sync points between them::
 
-    InitOutputAndWorkspace  (vector)  workspace max := -inf, sum := 0; predicted_logits := 0
+    InitOutputAndWorkspace  (vector)  workspace max := -inf, sum := 0; predicted_logits := 0;
+                                      masked_target, target_mask := 0 (32-byte blocks, round-robin)
     ── S0: SyncAll ──
     TargetProcess           (vector)  masked targets of this core's rows -> workspace (for
                                       CVProcess) and the masked_target output; target_mask
@@ -94,6 +95,7 @@ def main(input, weight, target, logits_max, sum_exp_logits, predicted_logits, ta
 
 def init_output_and_workspace(a: KernelArgs) -> None:
     t = a.tiling
+    _clear_target_outputs(a)
     r0, r1 = t.vector_rows(ac.get_block_idx())
     n = r1 - r0
     if n == 0:
@@ -107,6 +109,34 @@ def init_output_and_workspace(a: KernelArgs) -> None:
         ac.data_copy(a.online_sum[cube, r0:r1], ub)
     ub.fill(t.probe_value if probes.initialises_to_sentinel(t.probe) else 0.0)
     ac.data_copy(a.predicted_logits[r0:r1], ub)
+
+
+_BLOCK = 32  # bytes: the DataCopy unit
+
+
+def _clear_target_outputs(a: KernelArgs) -> None:
+    """Zero masked_target and target_mask in 32-byte blocks dealt round-robin to the vector cores.
+
+    TargetProcess later writes the same bytes split by rows (8-row chunks), so a block this core
+    clears is mostly written by *another* core: S0 is what orders the two.
+    """
+    t = a.tiling
+    vector, n_vector = ac.get_block_idx(), 2 * t.block_dim
+    for out in (a.masked_target, a.target_mask):
+        if out.size == 0 or not probes.writes_output(t.probe, out.name):
+            continue
+        per_block = _BLOCK // out.dtype.itemsize
+        full, tail = divmod(out.size, per_block)
+        mine = range(vector, full, n_vector)
+        if len(mine):
+            blocks = out[:full * per_block].reshape(full, per_block)[vector::n_vector]
+            zeros = ac.alloc_local(TPosition.VECOUT, blocks.shape, out.dtype)
+            zeros.fill(0)
+            ac.data_copy(blocks, zeros)
+        if tail and full % n_vector == vector:
+            zeros = ac.alloc_local(TPosition.VECOUT, tail, out.dtype)
+            zeros.fill(0)
+            ac.data_copy(out[full * per_block:], zeros)
 
 
 # -- stage 2: TargetProcess (vector) ------------------------------------------------------------------
