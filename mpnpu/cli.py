@@ -49,14 +49,23 @@ def non_negative_int(text: str) -> int:
     return value
 
 
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
-    return value
+def float_in(low: float, high: float | None = None, *, low_open: bool = False, what: str = "a number"):
+    """An argparse type: a float in [low, high) (or (low, high) with ``low_open``)."""
+
+    def parse(text: str) -> float:
+        bounds = f"{'>' if low_open else '>='} {low:g}" + (f" and < {high:g}" if high is not None else "")
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} {bounds}, got {text!r}") from None
+        if (value <= low if low_open else value < low) or (high is not None and not value < high):
+            raise argparse.ArgumentTypeError(f"expected {what} {bounds}, got {value:g}")
+        return value
+
+    return parse
+
+
+positive_float = float_in(0.0, low_open=True, what="a positive number")
 
 
 def byte_value(text: str) -> int:

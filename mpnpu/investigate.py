@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import sys
 import textwrap
 import time
@@ -60,6 +59,7 @@ from .cli import (
     EXIT_FAILED,
     EXIT_OK,
     ArgumentParser,
+    float_in,
     non_negative_int,
     positive_int,
     progress_bar,
@@ -724,9 +724,9 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--min-cases", type=positive_int, default=75, help="floor on cases per step (default 75)")
     p.add_argument("--max-cases", type=positive_int, default=120,
                    help="cap on cases per step, which bounds the run time when the race is rare (default 120)")
-    p.add_argument("--confidence", type=_probability, default=0.99,
+    p.add_argument("--confidence", type=float_in(0.0, 1.0, low_open=True, what="a probability"), default=0.99,
                    help="probability with which each step must show a fault at the guarded rate (default 0.99)")
-    p.add_argument("--safety", type=_safety, default=4.0,
+    p.add_argument("--safety", type=float_in(1.0), default=4.0,
                    help="steps are sized for the calibrated rate's 95%% lower bound divided by this (default 4)")
     p.add_argument("--shapes", choices=("small", "default"), default="small",
                    help="case shapes: small (BT 64..160, H 32..64, V 256..768; the default: 3-5x faster "
@@ -757,50 +757,10 @@ def _repeats(text: str) -> int:
     return value
 
 
-def _probability(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a probability, got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a probability in (0, 1), got {value}")
-    return value
-
-
-def _safety(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}") from None
-    if not value >= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
-
-
-def _check_writable(flag: str, path: str) -> None:
-    """Fail before a run of a minute, not after it, when a report could not be written."""
-    if os.path.isdir(path):
-        raise UsageError(f"{flag} {path} is a directory")
-    probe = f"{path}.tmp"
-    try:
-        with open(probe, "w"):
-            pass
-        os.remove(probe)
-    except OSError as e:
-        raise UsageError(f"cannot write {flag} {path}: {e.strerror or e}") from None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.min_cases > args.max_cases:
         raise UsageError(f"--min-cases {args.min_cases} exceeds --max-cases {args.max_cases}")
-    for flag, path in (("--json", args.json), ("--markdown", args.markdown)):
-        if path:
-            _check_writable(flag, path)
     op = load_operator(args.op)
     with progress_bar(args.calibration_cases * args.repeats, "case-runs", disable=args.quiet) as bar:
         def set_total(total: int) -> None:
