@@ -61,6 +61,10 @@ def child_signals(graceful_term: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if graceful_term:
         signal.signal(signal.SIGTERM, _raise_exit)
+    # A helper forked while its owner had SIGINT/SIGTERM blocked (the sweep blocks them while it
+    # starts and stops perturbers, so a Ctrl-C cannot land half-way) inherits that mask; left
+    # blocked, SIGTERM from stop()/atexit would do nothing and only SIGKILL (no cleanup) would end it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def shield_cleanup() -> None:

@@ -1,0 +1,364 @@
+"""python -m mpnpu.stress — sweep block_dim, placement, background load and chaos; report failure rates.
+
+For every configuration (the cross product of --block-dims, --placements, --load and --chaos) the
+kernel variants run A/B over the same seeded cases on a persistent device while the perturbations
+act on the core processes through the OS only (CPU affinity, busy competitors, SIGSTOP/SIGCONT);
+the kernel's code and data are never touched. Reported per configuration and variant: failing
+case-runs with the 95% Wilson interval of the rate, the first failure (case-run number and seconds
+from the configuration's start), and for a clean variant the rule-of-three 95% upper bound; per
+configuration, the perturbations that were active and per core process the involuntary context
+switches and CPU time.
+
+Exit status: 0 when every variant expected clean (every sync point in place) stayed clean in every
+configuration, 1 when one did not, 2 for a usage error, 3 when the device failed, 130/143 when
+interrupted (what was measured so far is printed, and written with --json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import shlex
+import sys
+from typing import Callable, Sequence, TypeVar
+
+from mpnpu.cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    ArgumentParser,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    progress_bar,
+    run_cli,
+    write_json,
+    writable_path,
+)
+from mpnpu.config import RuntimeOptions
+from mpnpu.errors import UsageError
+from mpnpu.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.procutil import exit_code_for_interrupt
+from mpnpu.runner import VariantResult, make_variants
+from mpnpu.stress.sweep import (
+    MAX_CHAOS_SUSPEND_S,
+    PLACEMENTS,
+    ChaosSettings,
+    MigrateSettings,
+    SweepPlan,
+    SweepResult,
+    configurations,
+    run_sweep,
+    schedules_from_json,
+)
+
+DEFAULT_BLOCK_DIMS = "1,2,4,24"
+DEFAULT_PLACEMENTS = ",".join(PLACEMENTS)
+DEFAULT_CASES = 20
+DEFAULT_DURATION_S = 180.0
+
+T = TypeVar("T")
+
+
+def _list_of(item: Callable[[str], T], what: str) -> Callable[[str], list[T]]:
+    def parse(text: str) -> list[T]:
+        parts = [p.strip() for p in text.split(",")]
+        if not text.strip() or any(not p for p in parts):
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list of {what}, got {text!r}")
+        values = [item(p) for p in parts]
+        if len(set(values)) != len(values):
+            raise argparse.ArgumentTypeError(f"repeated value in {text!r}")
+        return values
+    return parse
+
+
+def _block_dim(text: str) -> int:
+    value = positive_int(text)
+    from mpnpu.config import DEFAULT_SPEC
+
+    if value > DEFAULT_SPEC.ai_cores:
+        raise argparse.ArgumentTypeError(f"block_dim {value} exceeds the device's {DEFAULT_SPEC.ai_cores} AI cores")
+    return value
+
+
+def _placement(text: str) -> str:
+    if text not in PLACEMENTS:
+        raise argparse.ArgumentTypeError(f"unknown placement {text!r}; choose from {', '.join(PLACEMENTS)}")
+    return text
+
+
+def _on_off(text: str) -> bool:
+    if text in ("on", "off"):
+        return text == "on"
+    raise argparse.ArgumentTypeError(f"expected on/off, got {text!r}")
+
+
+def _duration(text: str) -> float | None:
+    if text.strip().lower() in ("inf", "none", "unlimited"):
+        return None
+    return positive_float(text)
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog="python -m mpnpu.stress",
+        description=(
+            "Run the FLOMS incident kernel (no SyncAll S1) and the fixed kernel under a sweep of "
+            "configurations — block_dim, CPU placement, background load, seeded chaos (SIGSTOP/SIGCONT "
+            "of random core processes) — and report per configuration and variant the failure rate "
+            "with its 95% Wilson interval, the first failure, and for a clean variant the "
+            "rule-of-three bound. Exit 0 when the fixed kernel stayed clean everywhere, 1 when not, "
+            "2 for usage errors, 3 for device errors, 130 when interrupted."
+        ),
+        epilog=(
+            "Configurations are the cross product of --block-dims, --placements, --load and --chaos. "
+            "Replay a run's chaos exactly with --chaos-seed N (same --chaos-* settings) or with "
+            "--chaos-replay REPORT.json. Example: python -m mpnpu.stress --block-dims 2,4 "
+            "--placements none,pack --chaos off,on --duration 60 --json sweep.json"
+        ),
+    )
+    g = p.add_argument_group("configurations")
+    g.add_argument("--block-dims", type=_list_of(_block_dim, "block_dims 1..24"), default=DEFAULT_BLOCK_DIMS,
+                   metavar="LIST", help=f"AI cores, each 3 core processes (default {DEFAULT_BLOCK_DIMS})")
+    g.add_argument("--placements", type=_list_of(_placement, "placements"), default=DEFAULT_PLACEMENTS,
+                   metavar="LIST",
+                   help="none (OS decides), spread (one core process per CPU, round-robin), pack (all on "
+                        "one CPU), migrate (re-pinned to random CPUs at random 5-50 ms intervals) "
+                        f"(default {DEFAULT_PLACEMENTS})")
+    g.add_argument("--load", type=_list_of(non_negative_int, "integers >= 0"), default="0", metavar="LIST",
+                   help="busy background processes per configuration, each ending by itself shortly after the "
+                        "configuration's time budget (default 0)")
+    g.add_argument("--chaos", type=_list_of(_on_off, "on/off"), default="off,on", metavar="LIST",
+                   help="chaos off and/or on (default off,on)")
+    c = p.add_argument_group("chaos")
+    c.add_argument("--chaos-seed", type=non_negative_int, default=None, metavar="N",
+                   help="seed of the chaos schedules and of migration (default: random, printed and recorded)")
+    c.add_argument("--chaos-rate", type=positive_float, default=20.0, metavar="HZ",
+                   help="suspensions per second per core process (default 20)")
+    c.add_argument("--chaos-max-ms", type=positive_float, default=20.0, metavar="MS",
+                   help=f"longest suspension (default 20, at most {MAX_CHAOS_SUSPEND_S * 1000:g})")
+    c.add_argument("--chaos-min-ms", type=positive_float, default=None, metavar="MS",
+                   help="shortest suspension (default a tenth of the longest)")
+    c.add_argument("--chaos-replay", type=str, default=None, metavar="REPORT.json",
+                   help="use the chaos schedules recorded in a previous sweep's --json report")
+    r = p.add_argument_group("runs")
+    r.add_argument("--variant", choices=("incident", "fixed", "both"), default="both",
+                   help="kernel variant(s) to run, A/B (default both)")
+    r.add_argument("--cases", type=positive_int, default=DEFAULT_CASES,
+                   help=f"seeded cases per configuration (default {DEFAULT_CASES})")
+    r.add_argument("--repeat", type=positive_int, default=1, help="repeats of the cases per configuration (default 1)")
+    r.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
+    r.add_argument("--duration", type=_duration, default=DEFAULT_DURATION_S, metavar="SECONDS",
+                   help=f"time budget of the whole sweep, split across configurations; each stops at its "
+                        f"share (default {DEFAULT_DURATION_S:g}; 'inf' for no limit)")
+    r.add_argument("--timeout", type=positive_float, default=None, metavar="SECONDS",
+                   help="give up a launch after this long (default 300)")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", type=writable_path, default=None, metavar="PATH",
+                   help="also write the full report (with seeds and chaos schedules) as JSON")
+    o.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
+    o.add_argument("--op", default=DEFAULT_OPERATOR, help=argparse.SUPPRESS)
+    return p
+
+
+# -- text report ------------------------------------------------------------------------------------
+
+
+def _pct(x: float) -> str:
+    if x == 0:
+        return "0%"
+    if x >= 0.995:
+        return "100%" if x == 1 else f"{100 * x:.1f}%"
+    return f"{100 * x:.2g}%" if x < 0.1 else f"{100 * x:.0f}%"
+
+
+def _variant_cells(v: VariantResult | None) -> list[str]:
+    if v is None or v.case_runs == 0:
+        return ["0/0", "-", "-"]
+    lo, hi = v.wilson95
+    rate = f"{_pct(v.failure_rate)} [{_pct(lo)}-{_pct(hi)}]"
+    if v.clean:
+        last = f"clean, <{_pct(v.upper_bound95 or 1.0)}"
+    else:
+        last = f"#{v.first_failure_case_run}, {v.first_failure_s:.1f}s"
+    return [f"{v.failed_case_runs}/{v.case_runs}", rate, last]
+
+
+def _table(rows: list[list[str]], header: list[str], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    out = []
+    for r in [header, *rows]:
+        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
+        out.append("  ".join(cells).rstrip())
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return out
+
+
+def format_table(result: SweepResult) -> list[str]:
+    """One row per configuration; per variant: failed/case-runs, rate [95% Wilson], first failure
+    (case-run #, seconds) or, when clean, the rule-of-three bound; contention totals last."""
+    names = [v.name for v in result.plan.variants]
+    header = ["#", "bd", "procs", "placement", "load", "chaos"]
+    for n in names:
+        header += [n, "rate [95% Wilson]", "1st failure|bound"]
+    header += ["invol.cs", "cpu s"]
+    rows = []
+    for i, r in enumerate(result.results, 1):
+        c = r.config
+        row = [str(i), str(c.block_dim), str(c.core_processes), c.placement, str(c.load), "on" if c.chaos else "off"]
+        if r.error:
+            rows.append(row + ["ERROR: " + r.error[:80]] + [""] * (len(header) - 7))
+            continue
+        for n in names:
+            row += _variant_cells(r.variants.get(n))
+        tot = r.contention_total()
+        row += [str(int(tot["ctx_switches_involuntary"])), f"{tot['cpu_user_s'] + tot['cpu_system_s']:.1f}"]
+        rows.append(row)
+    right = {0, 1, 2, 4} | {6 + 3 * k for k in range(len(names))} | {len(header) - 2, len(header) - 1}
+    return _table(rows, header, right)
+
+
+def format_details(result: SweepResult) -> list[str]:
+    lines = ["perturbations and contention per configuration (core: involuntary context switches / CPU s):"]
+    for i, r in enumerate(result.results, 1):
+        c = r.config
+        status = f"{r.elapsed_s:.1f} s"
+        if r.budget_s is not None:
+            status += f" of a {r.budget_s:.1f} s budget"
+        if r.interrupted and r.batch.interrupt is not None:
+            status += ", INTERRUPTED"
+        lines.append(f"  {i}. {c.label} ({status})")
+        for a in r.active:
+            lines.append(f"     {a}")
+        if c.chaos and r.chaos_runs:
+            s = r.chaos_summary()
+            lines.append(f"     chaos did: {s['entries_executed']} suspensions (entries {s['first_entry']}.."
+                         f"{s['next_entry']} of the looped stream), {s['suspended_s_total']:.2f} s suspended in "
+                         f"total, {s['entries_vanished']} skipped (process gone)")
+        if c.placement == "migrate" and r.migrator_runs:
+            lines.append(f"     migrator did: {sum(m.moves for m in r.migrator_runs)} re-pins in "
+                         f"{sum(m.ticks for m in r.migrator_runs)} ticks")
+        if c.placement in ("spread", "pack") and "read_back" in r.affinity:
+            pins = sorted({tuple(v) for v in r.affinity["read_back"].values()})
+            lines.append(f"     affinity read back: {', '.join('CPU ' + ','.join(map(str, p)) for p in pins)}")
+        if r.load:
+            lines.append(f"     load: {r.load.get('processes')} processes, {r.load.get('alive_at_end', '?')} still "
+                         "running at the end")
+        if r.pool_rebuilds:
+            lines.append(f"     pool rebuilt {r.pool_rebuilds} time(s); perturbations followed the new pids")
+        for note in r.notes:
+            lines.append(f"     {note}")
+        if r.contention:
+            cells = [f"{row['core']} {row['ctx_switches_involuntary']}/{row['cpu_user_s'] + row['cpu_system_s']:.2f}"
+                     for row in r.contention]
+            line = "     "
+            for cell in cells:
+                if len(line) + len(cell) > 110:
+                    lines.append(line.rstrip())
+                    line = "     "
+                line += cell + "  "
+            lines.append(line.rstrip())
+    return lines
+
+
+def verdict_line(result: SweepResult) -> str:
+    parts = []
+    for v in result.plan.variants:
+        t = result.totals().get(v.name, {"case_runs": 0, "failed_case_runs": 0})
+        k, n = t["failed_case_runs"], t["case_runs"]
+        if v.expected_clean:
+            parts.append(f"{v.name} clean in {n} case-runs" if k == 0 else f"{v.name} FAILED {k}/{n} case-runs")
+        else:
+            parts.append(f"{v.name} failed {k}/{n} case-runs")
+    errors = sum(1 for r in result.results if r.error)
+    if errors:
+        parts.append(f"{errors} configuration(s) could not run")
+    verdict = "OK" if result.expected_clean_are_clean else "NOT OK"
+    return f"verdict: {verdict}: " + "; ".join(parts) + f" over {len(result.results)} configuration(s)"
+
+
+def format_sweep(result: SweepResult, command: str = "") -> str:
+    plan = result.plan
+    chaos = plan.chaos
+    lines = [
+        f"mpnpu stress: {result.operator} on {len(plan.cpus or [])} CPUs {list(plan.cpus or [])}; per configuration "
+        f"{plan.cases} cases x {plan.repeat} repeat(s) per variant, case seed {plan.seed}",
+    ]
+    if any(c.chaos for c in plan.configurations):
+        how = "replayed from a report" if chaos.replay else (
+            f"~{chaos.rate_hz:g}/s per core process, {chaos.min_suspend_s * 1000:g}-{chaos.max_suspend_s * 1000:g} ms")
+        lines.append(f"chaos seed {chaos.seed} ({how}); migration seed {plan.migrate.seed}")
+    if plan.duration_s is not None:
+        lines.append(f"time budget {plan.duration_s:g} s, split across {len(plan.configurations)} configurations")
+    if command:
+        lines.append(f"command: {command}")
+    if result.interrupted:
+        lines.append("INTERRUPTED: the counts below cover only the case-runs that finished"
+                     + (f"; {len(result.skipped)} configuration(s) not run" if result.skipped else ""))
+    lines.append("")
+    lines += format_table(result)
+    lines.append("")
+    lines += format_details(result)
+    lines.append("")
+    lines.append("1st failure: case-run number (A/B order) and seconds from the batch start; bound: rule of three "
+                 "(3/n), the 95% upper bound on the rate of a variant that never failed")
+    lines.append(verdict_line(result))
+    lines.append(f"({result.elapsed_s:.1f} s)")
+    return "\n".join(lines)
+
+
+# -- main -------------------------------------------------------------------------------------------
+
+
+def make_plan(args: argparse.Namespace) -> tuple[SweepPlan, object]:
+    op = load_operator(args.op)
+    names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
+    variants = make_variants(op, names)
+    seed = args.chaos_seed if args.chaos_seed is not None else secrets.randbelow(2**31)
+    max_s = args.chaos_max_ms / 1000.0
+    min_s = (args.chaos_min_ms / 1000.0) if args.chaos_min_ms is not None else max_s / 10.0
+    replay = {}
+    if args.chaos_replay:
+        try:
+            with open(args.chaos_replay) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"cannot read {args.chaos_replay}: {e}") from None
+        replay = schedules_from_json(data)
+        missing = sorted({bd for bd in args.block_dims if True in args.chaos} - set(replay))
+        if missing:
+            raise UsageError(f"{args.chaos_replay} has no chaos schedule for block_dim {', '.join(map(str, missing))}")
+        seed = int(data["chaos"].get("seed", seed))
+    chaos = ChaosSettings(seed=seed, rate_hz=args.chaos_rate, max_suspend_s=max_s, min_suspend_s=min_s, replay=replay)
+    options = RuntimeOptions(launch_timeout_s=args.timeout) if args.timeout else RuntimeOptions()
+    plan = SweepPlan(
+        configurations=configurations(args.block_dims, args.placements, args.load, args.chaos),
+        variants=variants, cases=args.cases, repeat=args.repeat, seed=args.seed, duration_s=args.duration,
+        chaos=chaos, migrate=MigrateSettings(seed=seed), options=options,
+    )
+    return plan, op
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    plan, op = make_plan(args)
+    command = "python -m mpnpu.stress " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    total = plan.case_runs_per_configuration * len(plan.configurations)
+    with progress_bar(total, "sweep", disable=args.quiet) as bar:
+        def on_config(i: int, config) -> None:
+            bar.set_description(f"[{i + 1}/{len(plan.configurations)}] {config.label}", refresh=True)
+
+        result = run_sweep(op, plan, progress=bar.update, on_config=on_config)
+    if args.json:
+        data = result.to_dict()
+        data["command"] = command
+        write_json(args.json, data)
+    text = format_sweep(result, command)
+    print(verdict_line(result) if args.quiet else text, flush=True)
+    if result.interrupt is not None:
+        return exit_code_for_interrupt(result.interrupt)  # type: ignore[arg-type]
+    return EXIT_OK if result.expected_clean_are_clean else EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main, prog="mpnpu.stress"))
