@@ -150,7 +150,11 @@ def test_chain_output_formats(chain):
     assert len(rows) == len(STEPS) and all(row.count(" | ") == 3 for row in rows)
     d = json.loads(json.dumps(chain.to_dict()))
     assert d["all_match"] is True and len(d["steps"]) == len(STEPS)
-    assert d["plan"]["case_runs"] == chain.plan.case_runs and d["plan"]["detect_at_guard"]["failing_case_run"] >= 0.999
+    assert d["plan"]["case_runs"] == chain.plan.case_runs
+    # The plan reaches the asked confidence at the guard rate unless the case cap bound it (a low
+    # calibrated rate on a quiet machine); then the JSON must show the cap was what limited it.
+    reached = d["plan"]["detect_at_guard"]["failing_case_run"] >= 0.999
+    assert reached or d["plan"]["capped"], d["plan"]
     assert {s["step"] for s in d["steps"]} == {s.key for s in STEPS}
 
 
