@@ -329,8 +329,13 @@ def load_data(dst: np.ndarray, src: np.ndarray) -> None:
     np.copyto(dst, np.asarray(src).reshape(dst.shape))
 
 
-def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = False) -> None:
-    """Mmad: ``dst[m, n] (+)= a[m, k] @ b[k, n]`` in float32 (a in L0A, b in L0B, dst in L0C)."""
+def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = False,
+         transpose_b: bool = False) -> None:
+    """Mmad: ``dst[m, n] (+)= a[m, k] @ b[k, n]`` in float32 (a in L0A, b in L0B, dst in L0C).
+
+    ``transpose_b``: b holds [n, k] (a weight tile as stored, rows = output columns), as when
+    LoadData transposes on the way into L0B.
+    """
     c = _ctx()
     if c.info.core_type is not CoreType.CUBE:
         raise KernelAPIError(f"mmad is a cube instruction; {c.info.label} is a vector core")
@@ -340,6 +345,8 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
             raise KernelAPIError(f"mmad: {what} must be in {pos.value}, not {p.value}")
     a32 = to_float32(np.asarray(a), a.device_dtype if isinstance(a, LocalTensor) else get_dtype(a.dtype))
     b32 = to_float32(np.asarray(b), b.device_dtype if isinstance(b, LocalTensor) else get_dtype(b.dtype))
+    if transpose_b:
+        b32 = b32.T  # a view: BLAS reads it transposed, no copy
     if a32.ndim != 2 or b32.ndim != 2 or a32.shape[1] != b32.shape[0] or dst.shape != (a32.shape[0], b32.shape[1]):
         raise KernelAPIError(f"mmad: shapes {a32.shape} @ {b32.shape} -> {dst.shape} do not agree")
     if accumulate:

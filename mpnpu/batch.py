@@ -35,11 +35,13 @@ from .procutil import exit_code_for_interrupt
 from .report import format_batch
 from .runner import available_cpus, default_block_dim, make_variants, run_batch
 
-DEFAULT_CASES = 50
+DEFAULT_CASES = 100
 DEFAULT_REPEAT = 5
 
 
 def build_parser() -> ArgumentParser:
+    from kernels.fused_linear_online_max_sum.tiling import DEFAULT_BASE_K, DEFAULT_BASE_M, DEFAULT_BASE_N
+
     p = ArgumentParser(
         prog="python -m mpnpu.batch",
         description=(
@@ -69,9 +71,9 @@ def build_parser() -> ArgumentParser:
                    help=f"AI cores (each 1 cube + 2 vector core processes); default: one per two CPUs "
                         f"(here {default_block_dim()})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
-    p.add_argument("--base-m", type=positive_int, default=None, help="tile rows (default 64)")
-    p.add_argument("--base-n", type=positive_int, default=None, help="tile columns (default 256)")
-    p.add_argument("--base-k", type=positive_int, default=None, help="matmul K step (default 64)")
+    p.add_argument("--base-m", type=positive_int, default=None, help=f"tile rows (default {DEFAULT_BASE_M})")
+    p.add_argument("--base-n", type=positive_int, default=None, help=f"tile columns (default {DEFAULT_BASE_N})")
+    p.add_argument("--base-k", type=positive_int, default=None, help=f"matmul K step (default {DEFAULT_BASE_K})")
     p.add_argument("--poison", type=byte_value, default=None, metavar="BYTE",
                    help="fill freed GM blocks with this byte (e.g. 0xFF) instead of leaving stale data")
     p.add_argument("--racecheck", action="store_true",

@@ -131,10 +131,16 @@ class GlobalTensor:
                 raise GMAccessError(f"GM tensor {self.name}: unsupported index {idx!r}")
         shape.extend(self.shape[len(index):])
         strides.extend(self.strides[len(index):])
-        return GlobalTensor(
-            self.name, self.dtype, tuple(shape), self.segment, offset, tuple(strides),
-            self.root_offset, self.root_nbytes, self.alloc_id,
-        )
+        return self._view(tuple(shape), offset, tuple(strides))
+
+    def _view(self, shape: tuple[int, ...], offset: int, strides: tuple[int, ...]) -> "GlobalTensor":
+        """Another view of the same allocation. Kernels slice GM on every tile, so this skips the
+        frozen dataclass's field-by-field __init__ and copies the fields in one go."""
+        view = object.__new__(GlobalTensor)
+        fields = dict(self.__dict__)
+        fields["shape"], fields["offset"], fields["strides"] = shape, offset, strides
+        view.__dict__.update(fields)
+        return view
 
     def reshape(self, *shape: int) -> "GlobalTensor":
         """Same bytes, another shape (contiguous tensors only)."""

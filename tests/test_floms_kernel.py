@@ -101,9 +101,11 @@ def test_matches_golden_for_every_dtype_and_mode(dev, input_dtype, target_dtype,
 
 @pytest.mark.parametrize("return_logits", [False, True], ids=["memory-saving", "return_logits"])
 def test_default_tiles_with_shapes_not_multiples_of_them(dev, return_logits) -> None:
-    args = _inputs(70, 100, 300, "bfloat16", "int64", start=300)  # 64 x 256 x 64 tiles: 2 x 2, K 64 + 36
+    # With the default tiles (128 x 256 x 128): 2 x 2 tiles, the last ones partial, K 128 + 32.
+    args = _inputs(150, 160, 300, "bfloat16", "int64", start=300)
     run = _run(dev, *args, return_logits)
-    assert (run.tiling.n_tiles_m, run.tiling.n_tiles_n) == (2, 2)
+    t = run.tiling
+    assert (t.n_tiles_m, t.n_tiles_n) == (2, 2) and 150 % t.base_m and 300 % t.base_n and 160 % t.base_k
     _assert_matches_golden(run, *args, return_logits)
 
 

@@ -176,7 +176,7 @@ def cv_process_cube(a: KernelArgs) -> None:
     a1 = ac.alloc_local(TPosition.A1, (t.base_m, t.base_k), t.input_dtype)
     b1 = ac.alloc_local(TPosition.B1, (t.base_n, t.base_k), t.input_dtype)
     a2 = ac.alloc_local(TPosition.A2, (t.base_m, t.base_k), t.input_dtype)
-    b2 = ac.alloc_local(TPosition.B2, (t.base_k, t.base_n), t.input_dtype)
+    b2 = ac.alloc_local(TPosition.B2, (t.base_n, t.base_k), t.input_dtype)
     c1 = ac.alloc_local(TPosition.CO1, (t.base_m, t.base_n), float32)
     tiles = t.tiles_of_cube(cube)
     for k, tile in enumerate(tiles):
@@ -193,8 +193,8 @@ def cv_process_cube(a: KernelArgs) -> None:
             ac.data_copy(a1[:tm, :kw], a.input[m0:m1, k0:k0 + kw])
             ac.data_copy(b1[:tn, :kw], a.weight[n0:n1, k0:k0 + kw])
             ac.load_data(a2[:tm, :kw], a1[:tm, :kw])
-            ac.load_data(b2[:kw, :tn], b1[:tn, :kw].T)
-            ac.mmad(acc, a2[:tm, :kw], b2[:kw, :tn], accumulate=k0 > 0)
+            ac.load_data(b2[:tn, :kw], b1[:tn, :kw])
+            ac.mmad(acc, a2[:tm, :kw], b2[:tn, :kw], accumulate=k0 > 0, transpose_b=True)
         ac.fixpipe(a.tile_buffers[cube, buf, :tm, :tn], acc)
         if t.return_logits and probes.writes_output(t.probe, "vocab_parallel_logits"):
             ac.fixpipe(a.vocab_parallel_logits[m0:m1, n0:n1], acc)
@@ -281,14 +281,15 @@ def copy_dependency(dependency: str, x: np.ndarray, masked: np.ndarray, n0: int,
 
 def _update_online_max_sum(a: KernelArgs, x: np.ndarray, cube: int, ra: int, rb: int,
                            running_max: np.ndarray, running_sum: np.ndarray) -> None:
-    ac.data_copy(running_max, a.online_max[cube, ra:rb])
-    ac.data_copy(running_sum, a.online_sum[cube, ra:rb])
+    gm_max, gm_sum = a.online_max[cube, ra:rb], a.online_sum[cube, ra:rb]
+    ac.data_copy(running_max, gm_max)
+    ac.data_copy(running_sum, gm_sum)
     new_max = np.maximum(running_max, x.max(axis=1))
     running_sum *= np.exp(running_max - new_max)
     running_sum += np.exp(x - new_max[:, None]).sum(axis=1)
     running_max[...] = new_max
-    ac.data_copy(a.online_max[cube, ra:rb], running_max)
-    ac.data_copy(a.online_sum[cube, ra:rb], running_sum)
+    ac.data_copy(gm_max, running_max)
+    ac.data_copy(gm_sum, running_sum)
 
 
 # -- stage 4: AllReduceProcess (vector) ---------------------------------------------------------------

@@ -24,9 +24,9 @@ _ALIGN = 32
 
 #: Tile sizes for a CPU (the device uses 128 x 256 with K step 64). Chosen by measurement: see
 #: the README's "Choosing the defaults".
-DEFAULT_BASE_M = 64
+DEFAULT_BASE_M = 128
 DEFAULT_BASE_N = 256
-DEFAULT_BASE_K = 64
+DEFAULT_BASE_K = 128
 
 
 def _align(n: int) -> int:
