@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -71,8 +71,7 @@ from .topology import Topology
 from .trace import LaunchTrace
 
 
-@dataclass(frozen=True)
-class LaunchResult:
+class LaunchResult(NamedTuple):
     """What a successful launch returns."""
 
     launch_id: int
@@ -99,6 +98,7 @@ class _Pool:
     procs: list[BaseProcess]
     conns: list[Connection]
     selector: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
+    fds: list[int] = field(default_factory=list)  # the conns' file descriptors, by core id
 
     def pids(self) -> list[int]:
         return [p.pid for p in self.procs]
@@ -164,6 +164,7 @@ class Device:
         self.start_method = start_method
         self._mp = multiprocessing.get_context(start_method)
         self._launch_id = 0
+        self._refs: dict[Any, str] = {}  # kernel (function or reference) -> checked reference
         self._flags_left: list[tuple[int, int, int]] = []
         self.pool_generation = 0  # bumped every time a fresh pool is forked (pids change)
         self.swept_segments = sweep_stale_segments()
@@ -238,6 +239,7 @@ class Device:
                     child_end.close()  # later cores must not inherit it, or a death shows no EOF
                 procs.append(proc)
                 conns.append(parent_end)
+                pool.fds.append(parent_end.fileno())
                 pool.selector.register(parent_end, selectors.EVENT_READ, ("reply", info.core_id))
                 pool.selector.register(proc.sentinel, selectors.EVENT_READ, ("exit", info.core_id))
         self.pool_generation += 1
@@ -325,8 +327,14 @@ class Device:
         Raises a :class:`LaunchError` subclass naming the core and the reason if any core raises,
         dies, deadlocks or the launch times out; the pool is rebuilt before it is raised.
         """
-        ref = kernel_reference(kernel)
-        resolve_kernel(ref)  # a wrong reference is a one-line UsageError here, not 3N tracebacks
+        try:
+            ref = self._refs.get(kernel)
+        except TypeError:  # an unhashable "kernel": kernel_reference explains what is wrong
+            ref = None
+        if ref is None:
+            ref = kernel_reference(kernel)
+            resolve_kernel(ref)  # a wrong reference is a one-line UsageError here, not 3N tracebacks
+            self._refs[kernel] = ref
         pool = self._ensure_pool()
         dropped = frozenset(drop_syncs)
         try:
@@ -337,16 +345,17 @@ class Device:
         self._launch_id += 1
         launch_id = self._launch_id
         limit = self.options.launch_timeout_s if timeout is None else timeout
-        pool.sync.clear_flags(self._flags_left)
+        if self._flags_left:
+            pool.sync.clear_flags(self._flags_left)
+        pool.sync.reset_for_launch(any(mode == 0 for _, mode, _ in self._flags_left))
         self._flags_left = []
-        pool.sync.reset_for_launch()
         self._state.busy = True
         start = time.perf_counter()
         try:
             # Framed once, written to every core.
             framed = wire.frame(payload)
-            for conn in pool.conns:
-                if not wire.write_all(conn.fileno(), framed):
+            for fd in pool.fds:
+                if not wire.write_all(fd, framed):
                     break  # a dead core; its sentinel will tell _collect which
             replies, failure = self._collect(pool, launch_id, ref, limit)
         except BaseException:
@@ -363,7 +372,8 @@ class Device:
             raise failure
         core_elapsed = tuple(r[3] for r in replies)
         # Sets a kernel did not wait for would leak into the next launch; note where to clear.
-        self._flags_left = [(core_id, mode, flag_id) for core_id, r in enumerate(replies) for mode, flag_id in r[5]]
+        self._flags_left = [(core_id, mode, flag_id) for core_id, r in enumerate(replies) if r[5]
+                            for mode, flag_id in r[5]]
         launch_trace = None
         if trace:
             launch_trace = LaunchTrace(self.block_dim, ref, tuple(r[4] for r in replies), dropped)
@@ -378,7 +388,7 @@ class Device:
         failures: list[tuple[int, str, Any]] = []  # (core id, "error"|"died", payload) in arrival order
         deadline = time.monotonic() + limit
         first_failure_at: float | None = None
-        watchdog = _Watchdog(pool.sync, topo, self.options.stall_grace_s, pool.procs)
+        watchdog: _Watchdog | None = None  # made at the first check: most launches end before it
         tick = self.options.watchdog_interval_s
         next_check = time.monotonic() + tick
         while pending:
@@ -422,9 +432,12 @@ class Device:
                     break  # barriers may be wedged: nobody else will report
                 first_failure_at = first_failure_at or time.monotonic()
                 continue
-            if time.monotonic() >= next_check:
-                next_check = time.monotonic() + tick
-                problem = watchdog.check(time.monotonic())
+            now = time.monotonic()
+            if now >= next_check:
+                next_check = now + tick
+                if watchdog is None:
+                    watchdog = _Watchdog(pool.sync, topo, self.options.stall_grace_s, pool.procs)
+                problem = watchdog.check(now)
                 if problem is not None:
                     return replies, problem
         if failures:

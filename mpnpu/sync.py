@@ -77,6 +77,8 @@ class SyncObjects:
         self.atomic_lock = ctx.Lock()
         self._status = ctx.RawArray(ctypes.c_int64, n * ST_COLUMNS)
         self._status_np = np.frombuffer(self._status, dtype=np.int64).reshape(n, ST_COLUMNS)
+        self._status_bytes = ctypes.sizeof(self._status)
+        self._mode0_bytes = ctypes.sizeof(self._mode0_counts)
         self._n = n
 
     # -- status board ------------------------------------------------------------------------
@@ -85,10 +87,12 @@ class SyncObjects:
         """The live status board as an (n_cores, ST_COLUMNS) int64 array (no copy)."""
         return self._status_np
 
-    def reset_for_launch(self) -> None:
-        """Parent, between launches (all cores idle): clear mode-0 flag counters and the status board."""
-        ctypes.memset(self._mode0_counts, 0, ctypes.sizeof(self._mode0_counts))
-        ctypes.memset(self._status, 0, ctypes.sizeof(self._status))
+    def reset_for_launch(self, mode0_used: bool = True) -> None:
+        """Parent, between launches (all cores idle): clear the status board, and the mode-0 flag
+        counters if the last launch set any mode-0 flag (they are large at high block_dim)."""
+        if mode0_used:
+            ctypes.memset(self._mode0_counts, 0, self._mode0_bytes)
+        ctypes.memset(self._status, 0, self._status_bytes)
 
     def set_state(self, core_id: int, state: CoreState) -> None:
         base = core_id * ST_COLUMNS

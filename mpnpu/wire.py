@@ -41,21 +41,28 @@ def send(fd: int, payload: bytes) -> bool:
 def recv(fd: int) -> bytes:
     """Receive one message (blocking). Raises EOFError when the writer is gone.
 
-    Reads at most one message's bytes, so messages queued behind it stay in the pipe.
+    Both ends of a pool's pipes alternate strictly (the parent sends one message, the core sends
+    one reply), so at most one message is ever in the pipe: a small message arrives with a
+    single read, header and body together.
     """
-    head = os.read(fd, _HEADER.size)
-    if not head:
+    data = os.read(fd, _CHUNK)
+    if not data:
         raise EOFError
-    while len(head) < _HEADER.size:
-        more = os.read(fd, _HEADER.size - len(head))
+    while len(data) < _HEADER.size:
+        more = os.read(fd, _HEADER.size - len(data))
         if not more:
             raise EOFError
-        head += more
-    (size,) = _HEADER.unpack(head)
+        data += more
+    (size,) = _HEADER.unpack_from(data)
     if size < 0:
         raise ValueError("oversized frame")
-    parts = []
-    remaining = size
+    end = _HEADER.size + size
+    if len(data) > end:
+        raise ValueError("protocol error: more than one message in the pipe")
+    if len(data) == end:
+        return data[_HEADER.size:]
+    parts = [data[_HEADER.size:]]
+    remaining = end - len(data)
     while remaining:
         chunk = os.read(fd, min(remaining, _CHUNK))
         if not chunk:

@@ -4,13 +4,15 @@
 Prints three ratios (lower is better), each from the same run on the same machine:
 
 - launch:  empty-kernel Device.launch (block_dim 2: 6 core processes) vs a bare pipe round trip
-           to 6 forked processes (send a message to each, wait for each reply). Target <= 1.5x.
+           to 6 worker processes (send a message to each, wait for each reply). Target <= 1.5x.
 - SyncAll: one mpnpu sync_all() round among all cores vs a bare multiprocessing.Barrier.wait
            round with the same number of parties. Target <= 1.3x.
 - flag:    a cross-core flag round trip (cube sets flag mode 2 -> both vector cores wait, both set
            -> cube waits) vs the same pattern on bare multiprocessing.Semaphores. Target <= 1.3x.
 
-Each measurement lasts a few hundred milliseconds: shorter ones mostly measure how the OS scheduler
+The bare side runs in a pool of worker processes forked once and reused, as mpnpu's core pool
+is, so both sides run in long-lived processes (freshly forked ones get placed on idle CPUs by the
+fork balancer and measure faster for a while). Each measurement lasts a few hundred milliseconds: shorter ones mostly measure how the OS scheduler
 spreads freshly woken processes over the CPUs, not the primitive. Each is repeated in alternating rounds (mpnpu, then bare, back to back); the ratio is
 the median of the per-round ratios, so that load drifting on a shared machine hits both sides of
 each pair alike. Run: python scripts/bench_runtime.py [--rounds 9]
@@ -60,87 +62,76 @@ def flag_kernel(rounds: int) -> None:
 # -- bare equivalents --------------------------------------------------------------------------
 
 
-def _echo(conn) -> None:
+def _bare_worker(index: int, conn, barrier, to_vec, from_vec) -> None:
+    """A bare worker: no mpnpu, just the primitive, driven by commands like a core process."""
     while True:
         msg = conn.recv_bytes()
-        if msg == b"exit":
+        if msg == b"go":
+            conn.send_bytes(b"ok")
+        elif msg == b"exit":
             return
-        conn.send_bytes(b"ok")
+        else:
+            kind, rounds = msg.decode().split()
+            rounds = int(rounds)
+            start = time.perf_counter()
+            if kind == "barrier":
+                for _ in range(rounds):
+                    barrier.wait(10)
+            elif kind == "sem" and index == 0:  # the "cube": release both, take both
+                for _ in range(rounds):
+                    for s in to_vec:
+                        s.release()
+                    for s in from_vec:
+                        s.acquire(timeout=10)
+            elif kind == "sem" and index in (1, 2):  # the "vectors"
+                for _ in range(rounds):
+                    to_vec[index - 1].acquire(timeout=10)
+                    from_vec[index - 1].release()
+            conn.send_bytes(str(time.perf_counter() - start).encode())
 
 
-def bare_pipe_round_trip(n_procs: int, iters: int) -> float:
-    pairs = [CTX.Pipe() for _ in range(n_procs)]
-    procs = [CTX.Process(target=_echo, args=(child,), daemon=True) for _, child in pairs]
-    for p in procs:
-        p.start()
-    conns = [parent for parent, _ in pairs]
-    try:
-        for c in conns:  # warm up
-            c.send_bytes(b"go")
-        for c in conns:
-            c.recv_bytes()
-        start = time.perf_counter()
-        for _ in range(iters):
-            for c in conns:
-                c.send_bytes(b"go")
-            for c in conns:
-                c.recv_bytes()
-        return (time.perf_counter() - start) / iters
-    finally:
-        for c in conns:
+class BarePool:
+    """Bare worker processes forked once and reused, like mpnpu's core pool, so that both sides
+    of every comparison run in long-lived processes that the OS schedules the same way."""
+
+    def __init__(self, n: int) -> None:
+        self.barrier = CTX.Barrier(n)
+        to_vec = [CTX.Semaphore(0), CTX.Semaphore(0)]
+        from_vec = [CTX.Semaphore(0), CTX.Semaphore(0)]
+        pairs = [CTX.Pipe() for _ in range(n)]
+        self.procs = [CTX.Process(target=_bare_worker, args=(i, child, self.barrier, to_vec, from_vec), daemon=True)
+                      for i, (_, child) in enumerate(pairs)]
+        for p in self.procs:
+            p.start()
+        self.conns = [parent for parent, _ in pairs]
+
+    def close(self) -> None:
+        for c in self.conns:
             c.send_bytes(b"exit")
-        for p in procs:
+        for p in self.procs:
             p.join(5)
 
+    def pipe_round_trip(self, iters: int) -> float:
+        """Send a message to every worker and wait for every reply, ``iters`` times."""
+        start = time.perf_counter()
+        for _ in range(iters):
+            for c in self.conns:
+                c.send_bytes(b"go")
+            for c in self.conns:
+                c.recv_bytes()
+        return (time.perf_counter() - start) / iters
 
-def _barrier_worker(barrier, rounds: int, out) -> None:
-    barrier.wait(10)
-    start = time.perf_counter()
-    for _ in range(rounds):
-        barrier.wait(10)
-    out.put(time.perf_counter() - start)
+    def _timed(self, kind: str, rounds: int, workers: list[int]) -> list[float]:
+        for i in workers:
+            self.conns[i].send_bytes(f"{kind} {rounds}".encode())
+        return [float(self.conns[i].recv_bytes()) for i in workers]
 
+    def barrier_round(self, rounds: int) -> float:
+        self._timed("barrier", 1, list(range(len(self.conns))))  # absorb the dispatch skew
+        return statistics.median(self._timed("barrier", rounds, list(range(len(self.conns))))) / rounds
 
-def bare_barrier_round(parties: int, rounds: int) -> float:
-    barrier = CTX.Barrier(parties)
-    out = CTX.Queue()
-    procs = [CTX.Process(target=_barrier_worker, args=(barrier, rounds, out), daemon=True) for _ in range(parties)]
-    for p in procs:
-        p.start()
-    times = [out.get(timeout=60) for _ in procs]
-    for p in procs:
-        p.join(5)
-    return statistics.median(times) / rounds
-
-
-def _sem_cube(to_vec, from_vec, rounds: int, out) -> None:
-    start = time.perf_counter()
-    for _ in range(rounds):
-        for s in to_vec:
-            s.release()
-        for s in from_vec:
-            s.acquire(timeout=10)
-    out.put(time.perf_counter() - start)
-
-
-def _sem_vector(mine, back, rounds: int) -> None:
-    for _ in range(rounds):
-        mine.acquire(timeout=10)
-        back.release()
-
-
-def bare_semaphore_round_trip(rounds: int) -> float:
-    to_vec = [CTX.Semaphore(0), CTX.Semaphore(0)]
-    from_vec = [CTX.Semaphore(0), CTX.Semaphore(0)]
-    out = CTX.Queue()
-    procs = [CTX.Process(target=_sem_vector, args=(to_vec[i], from_vec[i], rounds), daemon=True) for i in range(2)]
-    procs.append(CTX.Process(target=_sem_cube, args=(to_vec, from_vec, rounds, out), daemon=True))
-    for p in procs:
-        p.start()
-    t = out.get(timeout=60)
-    for p in procs:
-        p.join(5)
-    return t / rounds
+    def semaphore_round_trip(self, rounds: int) -> float:
+        return self._timed("sem", rounds, [0, 1, 2])[0] / rounds  # the "cube" worker's view
 
 
 # -- mpnpu measurements ------------------------------------------------------------------------
@@ -177,14 +168,17 @@ def main() -> int:
 
     results: dict[str, tuple[list[float], list[float]]] = {"launch": ([], []), "sync_all": ([], []), "flag": ([], [])}
     with Device(2) as dev2, Device(1) as dev1:
-        n = dev2.topology.n_cores
-        for _ in range(args.rounds):
-            results["launch"][0].append(mpnpu_launch(dev2, args.iters))
-            results["launch"][1].append(bare_pipe_round_trip(n, args.iters))
-            results["sync_all"][0].append(mpnpu_sync_all_round(dev2, args.sync_rounds))
-            results["sync_all"][1].append(bare_barrier_round(n, args.sync_rounds))
-            results["flag"][0].append(mpnpu_flag_round_trip(dev1, args.flag_rounds))
-            results["flag"][1].append(bare_semaphore_round_trip(args.flag_rounds))
+        bare = BarePool(dev2.topology.n_cores)
+        try:
+            for _ in range(args.rounds):
+                results["launch"][0].append(mpnpu_launch(dev2, args.iters))
+                results["launch"][1].append(bare.pipe_round_trip(args.iters))
+                results["sync_all"][0].append(mpnpu_sync_all_round(dev2, args.sync_rounds))
+                results["sync_all"][1].append(bare.barrier_round(args.sync_rounds))
+                results["flag"][0].append(mpnpu_flag_round_trip(dev1, args.flag_rounds))
+                results["flag"][1].append(bare.semaphore_round_trip(args.flag_rounds))
+        finally:
+            bare.close()
 
     targets = {"launch": 1.5, "sync_all": 1.3, "flag": 1.3}
     labels = {
