@@ -265,41 +265,56 @@ def run_batch(
 
         for res in results.values():
             res.hazard_log = HazardLog()
-    cache = _CaseCache(op, seed)
-    start = time.perf_counter()
+    loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, racecheck, progress, deadline_s)
     try:
         with blas_threads(1):
-            _run_all(op, device, cache, variants, results, repeat, cases, probe, racecheck, progress,
-                     deadline_s, start, batch, on_device)
+            if on_device is not None:
+                on_device(device)
+            loop.run()
     except KeyboardInterrupt as e:
         batch.interrupted, batch.interrupt = True, e
     finally:
-        batch.elapsed_s = time.perf_counter() - start
+        batch.elapsed_s = time.perf_counter() - loop.start
         if own_device:
             device.close()
     return batch
 
 
-def _run_all(op, device, cache, variants, results, repeat, cases, probe, racecheck, progress, deadline_s,
-             start, batch, on_device) -> None:
-    if on_device is not None:
-        on_device(device)
-    for r in range(repeat):
-        for i in range(cases):
-            case, prepared = cache.get(i)
-            for v in variants:
-                if deadline_s is not None and time.perf_counter() - start > deadline_s:
-                    batch.interrupted = True
-                    return
-                t0 = time.perf_counter()
-                verdict, error, trace = _run_one(op, device, case, prepared, v, probe, racecheck)
-                res = results[v.name]
-                res.elapsed_s += time.perf_counter() - t0
-                res.record(i, r, verdict, error, time.perf_counter() - start)
-                if trace is not None:
-                    res.hazard_log.add_trace(trace)
-                if progress is not None:
-                    progress(1)
+@dataclass
+class _BatchLoop:
+    """The repeat x case x variant loop of one batch, writing into ``batch``."""
+
+    op: Operator
+    device: Device
+    cache: _CaseCache
+    variants: list[Variant]
+    batch: BatchResult
+    probe: str
+    racecheck: bool
+    progress: Callable[[int], None] | None
+    deadline_s: float | None
+    start: float = field(default_factory=time.perf_counter)
+
+    def run(self) -> None:
+        for r in range(self.batch.repeat):
+            for i in range(self.batch.cases):
+                case, prepared = self.cache.get(i)
+                for v in self.variants:
+                    if self.deadline_s is not None and time.perf_counter() - self.start > self.deadline_s:
+                        self.batch.interrupted = True
+                        return
+                    self._one(r, i, case, prepared, v)
+
+    def _one(self, repeat: int, index: int, case: Any, prepared: Any, v: Variant) -> None:
+        t0 = time.perf_counter()
+        verdict, error, trace = _run_one(self.op, self.device, case, prepared, v, self.probe, self.racecheck)
+        res = self.batch.variants[v.name]
+        res.elapsed_s += time.perf_counter() - t0
+        res.record(index, repeat, verdict, error, time.perf_counter() - self.start)
+        if trace is not None:
+            res.hazard_log.add_trace(trace)
+        if self.progress is not None:
+            self.progress(1)
 
 
 def _run_one(op: Operator, device: Device, case: Any, prepared: Any, v: Variant, probe: str,
