@@ -36,7 +36,7 @@ from .report import format_batch
 from .runner import available_cpus, default_block_dim, make_variants, run_batch
 
 DEFAULT_CASES = 100
-DEFAULT_REPEAT = 5
+DEFAULT_REPEAT = 8
 
 
 def build_parser() -> ArgumentParser:
