@@ -787,5 +787,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK if inv.all_match else EXIT_FAILED
 
 
+def cli() -> None:
+    """Console-script entry point (``mpnpu-investigate``)."""
+    sys.exit(run_cli(main, prog="mpnpu-investigate"))
+
+
 if __name__ == "__main__":
     sys.exit(run_cli(main, prog="mpnpu.investigate"))

@@ -360,5 +360,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK if result.expected_clean_are_clean else EXIT_FAILED
 
 
+def cli() -> None:
+    """Console-script entry point (``mpnpu-stress``)."""
+    sys.exit(run_cli(main, prog="mpnpu-stress"))
+
+
 if __name__ == "__main__":
     sys.exit(run_cli(main, prog="mpnpu.stress"))
