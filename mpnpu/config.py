@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,6 @@ class RuntimeOptions:
     gm_segment_bytes: int = 64 * 1024 * 1024
     #: fill freed GM blocks with this byte (None: leave stale contents, as the device does)
     gm_poison: int | None = None
-    extra: dict = field(default_factory=dict)
 
 
 DEFAULT_OPTIONS = RuntimeOptions()

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mpnpu.compare import CaseComparison, Tolerance, compare_output, compare_outputs
+from mpnpu.compare import CaseComparison, Tolerance, compare_outputs
 from mpnpu.device import Device, LaunchResult
 from mpnpu.dtypes import round_to
 from mpnpu.operator import Verdict
