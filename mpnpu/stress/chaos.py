@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 import psutil
 
 from mpnpu.errors import UsageError
-from mpnpu.stress.load import HelperProcess, shield_cleanup, should_stop
+from mpnpu.stress.load import HelperOwner, HelperProcess, shield_cleanup, should_stop
 from mpnpu.stress.placement import process_handles
 
 __all__ = ["ChaosEntry", "ChaosSchedule", "ChaosReport", "ChaosRunner", "resume_all"]
@@ -318,7 +318,7 @@ def _run_chaos(
         report.reported = True
 
 
-class ChaosRunner:
+class ChaosRunner(HelperOwner):
     """Execute a :class:`ChaosSchedule` on ``pids`` (``pids[i]`` is target ``i``) from a helper process.
 
     ``loop``: repeat the schedule until stopped. ``start_entry``: stream position to begin at (from a
@@ -348,15 +348,6 @@ class ChaosRunner:
         self._t_start = 0.0
         self._report: ChaosReport | None = None
 
-    @property
-    def running(self) -> bool:
-        """True while the helper process is executing the schedule."""
-        return self._helper is not None and self._report is None and self._helper.process.is_alive()
-
-    @property
-    def helper_pid(self) -> int | None:
-        """Pid of the helper process (None before start)."""
-        return self._helper.process.pid if self._helper is not None else None
 
     def start(self) -> "ChaosRunner":
         """Start the helper. Raises :class:`~mpnpu.stress.placement.ProcessGoneError` if a pid is

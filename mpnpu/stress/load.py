@@ -131,6 +131,24 @@ def _helper_main(
         child_conn.close()
 
 
+class HelperOwner:
+    """What a perturber that drives one :class:`HelperProcess` reports about it (shared by the
+    chaos runner and the migrator). Subclasses set ``_helper`` and, once stopped, ``_report``."""
+
+    _helper: "HelperProcess | None" = None
+    _report: Any = None
+
+    @property
+    def running(self) -> bool:
+        """True while the helper process is at work."""
+        return self._helper is not None and self._report is None and self._helper.process.is_alive()
+
+    @property
+    def helper_pid(self) -> int | None:
+        """Pid of the helper process (None before start)."""
+        return self._helper.process.pid if self._helper is not None else None
+
+
 class HelperProcess:
     """Parent-side handle of one helper process running ``body(conn, parent_pid, report, *args)``.
 

@@ -30,7 +30,7 @@ from typing import Any
 import psutil
 
 from mpnpu.errors import MpnpuError, UsageError
-from mpnpu.stress.load import HelperProcess, shield_cleanup, sleep_or_stop
+from mpnpu.stress.load import HelperOwner, HelperProcess, shield_cleanup, sleep_or_stop
 
 __all__ = [
     "ProcessGoneError",
@@ -214,7 +214,7 @@ def _migrate(
         report.reported = True
 
 
-class Migrator:
+class Migrator(HelperOwner):
     """Re-pin ``pids`` to random CPUs at random intervals, from a background process.
 
     Every tick, each pid is pinned to one CPU drawn from ``cpus``; the next tick comes after
@@ -247,15 +247,6 @@ class Migrator:
         self._helper: HelperProcess | None = None
         self._report: MigratorReport | None = None
 
-    @property
-    def running(self) -> bool:
-        """True while the helper process is migrating."""
-        return self._helper is not None and self._report is None and self._helper.process.is_alive()
-
-    @property
-    def helper_pid(self) -> int | None:
-        """Pid of the helper process (None before start)."""
-        return self._helper.process.pid if self._helper is not None else None
 
     def start(self) -> "Migrator":
         """Read the original affinity (raises :class:`ProcessGoneError` for a gone pid) and start."""
