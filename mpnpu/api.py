@@ -416,14 +416,10 @@ def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, nam
 def _flag_port(c: "CoreContext", mode: int, flag_id: int):
     """Validate (mode, id) for this core once, and cache its flag port."""
     try:
-        # check_flag's "mode in (0, 1, 2)" lets True and 1.0 through (they equal 1).
-        if not isinstance(mode, int) or isinstance(mode, bool):
-            raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
         check_flag(mode, flag_id)
-        if mode == 1 and c.info.core_type is CoreType.CUBE:
-            raise ValueError("flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")
+        # The routing refuses what the mode does not allow (mode 1 on a cube core).
+        port = c.sync.flag_port(c.info.core_id, mode, flag_id, c.options.sync_timeout_s)
     except ValueError as e:
         raise KernelAPIError(f"{c.info.label}: {e}") from None
-    port = c.sync.flag_port(c.info.core_id, mode, flag_id, c.options.sync_timeout_s)
     c.flag_ports[(mode, flag_id)] = port
     return port

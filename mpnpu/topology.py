@@ -163,7 +163,8 @@ class Topology:
 
 def check_flag(mode: int, flag_id: int) -> None:
     """Raise ValueError for a flag mode or id that the device does not accept."""
-    if mode not in FLAG_MODES:
+    # "mode in (0, 1, 2)" alone would let True and 1.0 through (they equal 1).
+    if not isinstance(mode, int) or isinstance(mode, bool) or mode not in FLAG_MODES:
         raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
     if not isinstance(flag_id, int) or isinstance(flag_id, bool) or not 0 <= flag_id < FLAG_IDS:
         raise ValueError(f"flag id must be an integer in 0..{FLAG_IDS - 1}, got {flag_id!r}")
