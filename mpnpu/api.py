@@ -37,15 +37,32 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 
-from .dtypes import DTypeLike, bfloat16, from_float32, get_dtype, to_float32
 from .errors import GMAccessError, KernelAPIError
-from .gm import GlobalTensor, byte_ranges
-from .local import MEMORY_CORE_TYPE, POSITION_MEMORY, LocalTensor, TBuf, TPipe, TPosition
-from .topology import CoreType, check_flag
-from .trace import ATOMIC, READ, WRITE, Access, DroppedSyncEvent, FlagSetEvent, FlagWaitEvent, StageEvent, SyncAllEvent
+from .runtime.dtypes import DTypeLike, bfloat16, from_float32, get_dtype, to_float32
+from .runtime.gm import GlobalTensor, byte_ranges
+from .runtime.local import (
+    MEMORY_CORE_TYPE,
+    POSITION_MEMORY,
+    LocalTensor,
+    TBuf,
+    TPipe,
+    TPosition,
+)
+from .runtime.topology import CoreType, check_flag
+from .runtime.trace import (
+    ATOMIC,
+    READ,
+    WRITE,
+    Access,
+    DroppedSyncEvent,
+    FlagSetEvent,
+    FlagWaitEvent,
+    StageEvent,
+    SyncAllEvent,
+)
 
 if TYPE_CHECKING:
-    from .core import CoreContext
+    from .runtime.core import CoreContext
 
 __all__ = [
     "CoreType", "GlobalTensor", "LocalTensor", "Pipe", "TBuf", "TPipe", "TPosition",
@@ -56,10 +73,13 @@ __all__ = [
 ]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The shipped kernels are installed inside the package (mpnpu.kernels) but are kernel code: their
+# frames are the call sites a report names, not mpnpu's own frames to skip.
+_KERNELS_DIR = _PKG_DIR + "kernels" + os.sep
 _CONTEXTLIB = contextlib.__file__
 _ATOMIC_DTYPES = frozenset({"float16", "bfloat16", "float32", "int8", "int16", "int32"})
 
-# Installed by the core process (mpnpu.core) before it runs any kernel; None in the parent.
+# Installed by the core process (mpnpu.runtime.core) before it runs any kernel; None in the parent.
 _core: "CoreContext | None" = None
 
 
@@ -91,7 +111,7 @@ _SITES: dict = {}
 
 def _site_prefix(code) -> str:
     path = code.co_filename
-    if path.startswith(_PKG_DIR) or path == _CONTEXTLIB:
+    if (path.startswith(_PKG_DIR) and not path.startswith(_KERNELS_DIR)) or path == _CONTEXTLIB:
         prefix = ""
     else:
         prefix = f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}:"

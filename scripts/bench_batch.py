@@ -35,16 +35,16 @@ import psutil
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from kernels.fused_linear_online_max_sum import golden as golden_mod  # noqa: E402
-from kernels.fused_linear_online_max_sum import kernel as kernel_mod  # noqa: E402
-from kernels.fused_linear_online_max_sum import op as op_mod  # noqa: E402
 from mpnpu import api  # noqa: E402
-from kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
-from mpnpu.cli import ArgumentParser, non_negative_int, positive_int, run_cli  # noqa: E402
-from mpnpu.device import Device  # noqa: E402
-from mpnpu.procutil import blas_threads  # noqa: E402
-from mpnpu.runner import available_cpus, default_block_dim  # noqa: E402
-from mpnpu.topology import CoreType  # noqa: E402
+from mpnpu.cli.common import ArgumentParser, non_negative_int, positive_int, run_cli  # noqa: E402
+from mpnpu.harness.runner import available_cpus, default_block_dim  # noqa: E402
+from mpnpu.kernels.fused_linear_online_max_sum import golden as golden_mod  # noqa: E402
+from mpnpu.kernels.fused_linear_online_max_sum import kernel as kernel_mod  # noqa: E402
+from mpnpu.kernels.fused_linear_online_max_sum import op as op_mod  # noqa: E402
+from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
+from mpnpu.runtime.device import Device  # noqa: E402
+from mpnpu.runtime.procutil import blas_threads  # noqa: E402
+from mpnpu.runtime.topology import CoreType  # noqa: E402
 
 TARGET_RATIO = 3.0
 _PROFILE_DIR_ENV = "MPNPU_BENCH_PROFILE_DIR"

@@ -1,6 +1,6 @@
 """What --racecheck costs: the same batch with and without it, side by side, in one run.
 
-Runs the batch (``python -m mpnpu.batch``'s library, :func:`mpnpu.runner.run_batch`) on one
+Runs the batch (``python -m mpnpu.batch``'s library, :func:`mpnpu.harness.runner.run_batch`) on one
 persistent device, alternating plain / racecheck (and swapping which goes first every round, so
 that neither always runs on a warmer or quieter machine), for several rounds, and prints each
 round's times and ratio, then the median ratio. The machine is shared, so only ratios measured
@@ -23,10 +23,10 @@ import argparse
 import statistics
 import time
 
-from mpnpu.device import Device
-from mpnpu.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.harness.runner import default_block_dim, make_variants, run_batch
 from mpnpu.racecheck import HazardLog
-from mpnpu.runner import default_block_dim, make_variants, run_batch
+from mpnpu.runtime.device import Device
 
 
 def main() -> None:

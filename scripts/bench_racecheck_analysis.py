@@ -21,8 +21,8 @@ import time
 from collections import defaultdict
 
 from mpnpu.racecheck import analyze, format_text
-from mpnpu.topology import Topology
-from mpnpu.trace import (
+from mpnpu.runtime.topology import Topology
+from mpnpu.runtime.trace import (
     ATOMIC,
     READ,
     WRITE,

@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from mpnpu import api  # noqa: E402
-from mpnpu.device import Device  # noqa: E402
+from mpnpu.runtime.device import Device  # noqa: E402
 
 CTX = mp.get_context("fork")
 

@@ -22,8 +22,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
-from mpnpu.cli import (  # noqa: E402
+from mpnpu.cli.common import (  # noqa: E402
     EXIT_FAILED,
     EXIT_OK,
     ArgumentParser,
@@ -31,12 +30,13 @@ from mpnpu.cli import (  # noqa: E402
     positive_int,
     progress_bar,
     run_cli,
-    write_json,
     writable_path,
+    write_json,
 )
-from mpnpu.procutil import exit_code_for_interrupt  # noqa: E402
-from mpnpu.runner import default_block_dim, make_variants, run_batch  # noqa: E402
-from mpnpu.stats import rule_of_three, zero_failure_upper_bound  # noqa: E402
+from mpnpu.harness.runner import default_block_dim, make_variants, run_batch  # noqa: E402
+from mpnpu.harness.stats import rule_of_three, zero_failure_upper_bound  # noqa: E402
+from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
+from mpnpu.runtime.procutil import exit_code_for_interrupt  # noqa: E402
 
 DEFAULT_CASE_RUNS = 10_000
 DEFAULT_CASES = 200

@@ -19,12 +19,18 @@ import sys
 import time
 from typing import Any
 
-from kernels.fused_linear_online_max_sum.operator import OPERATOR
-from mpnpu.cli import write_json
-from mpnpu.config import RuntimeOptions
-from mpnpu.runner import make_variants
-from mpnpu.stats import rule_of_three, zero_failure_upper_bound
-from mpnpu.stress.sweep import ChaosSettings, MigrateSettings, SweepPlan, configurations, run_sweep
+from mpnpu.cli.common import write_json
+from mpnpu.harness.runner import make_variants
+from mpnpu.harness.stats import rule_of_three, zero_failure_upper_bound
+from mpnpu.harness.stress.sweep import (
+    ChaosSettings,
+    MigrateSettings,
+    SweepPlan,
+    configurations,
+    run_sweep,
+)
+from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
+from mpnpu.runtime.config import RuntimeOptions
 
 
 def soak_configurations(include_bd24: bool = True):

@@ -22,11 +22,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kernels.fused_linear_online_max_sum.op import TileSizes  # noqa: E402
-from kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
-from mpnpu.batch import DEFAULT_CASES, DEFAULT_REPEAT  # noqa: E402
-from mpnpu.runner import available_cpus, make_variants, run_batch  # noqa: E402
-from mpnpu.stats import detect_probability  # noqa: E402
+from mpnpu.cli.batch import DEFAULT_CASES, DEFAULT_REPEAT  # noqa: E402
+from mpnpu.harness.runner import available_cpus, make_variants, run_batch  # noqa: E402
+from mpnpu.harness.stats import detect_probability  # noqa: E402
+from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes  # noqa: E402
+from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
 
 
 def parse_tiles(text: str) -> list[TileSizes]:

@@ -20,7 +20,7 @@ from typing import Iterator
 import psutil
 import pytest
 
-from mpnpu.config import SEGMENT_PREFIX
+from mpnpu.runtime.config import SEGMENT_PREFIX
 
 SHM_DIR = "/dev/shm"
 

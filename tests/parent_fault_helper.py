@@ -16,9 +16,9 @@ import sys
 
 import numpy as np
 
-from mpnpu.config import RuntimeOptions
-from mpnpu.device import Device
-from mpnpu.procutil import exit_code_for_interrupt, terminate_as_interrupt
+from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.procutil import exit_code_for_interrupt, terminate_as_interrupt
 
 OPTIONS = RuntimeOptions(gm_segment_bytes=1 << 20, sync_timeout_s=30.0, launch_timeout_s=40.0)
 

@@ -7,8 +7,8 @@ from typing import Iterator
 
 import numpy as np
 
-from mpnpu.config import RuntimeOptions
-from mpnpu.device import Device
+from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.device import Device
 
 KERNELS = "tests.kernels_for_tests"
 

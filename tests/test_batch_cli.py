@@ -24,11 +24,11 @@ import numpy as np
 import psutil
 import pytest
 
-from kernels.fused_linear_online_max_sum.operator import OPERATOR, FlomsOperator
-from mpnpu.config import RuntimeOptions
-from mpnpu.operator import Verdict
-from mpnpu.runner import BatchResult, Variant, VariantResult, run_batch
-from mpnpu.stats import trials_to_detect
+from mpnpu.harness.operator import Verdict
+from mpnpu.harness.runner import BatchResult, Variant, VariantResult, run_batch
+from mpnpu.harness.stats import trials_to_detect
+from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, FlomsOperator
+from mpnpu.runtime.config import RuntimeOptions
 
 SHM_DIR = "/dev/shm"
 REPO = Path(__file__).resolve().parents[1]
@@ -282,7 +282,7 @@ def test_incident_fails_within_the_bound_and_only_in_predicted_logits() -> None:
     in relative error: measured per failing case-run 12 .. 5e7 over 126 failures; asserted: > 1 for
     every failure, >= 10 for the largest).
     """
-    from mpnpu.device import Device
+    from mpnpu.runtime.device import Device
 
     runs = failures = 0
     first_failure = None

@@ -13,13 +13,18 @@ from dataclasses import FrozenInstanceError, replace
 import numpy as np
 import pytest
 
-from kernels.fused_linear_online_max_sum.cases import Case, CaseSpace, generate_cases, make_case
-from kernels.fused_linear_online_max_sum.golden import golden, logits
-from kernels.fused_linear_online_max_sum.precision import tolerances
-from kernels.fused_linear_online_max_sum.spec import check_inputs
-from mpnpu.compare import Tolerance, compare_outputs, relative_error
-from mpnpu.dtypes import from_float32, round_to, to_float32
 from mpnpu.errors import UsageError
+from mpnpu.harness.compare import Tolerance, compare_outputs, relative_error
+from mpnpu.kernels.fused_linear_online_max_sum.cases import (
+    Case,
+    CaseSpace,
+    generate_cases,
+    make_case,
+)
+from mpnpu.kernels.fused_linear_online_max_sum.golden import golden, logits
+from mpnpu.kernels.fused_linear_online_max_sum.precision import tolerances
+from mpnpu.kernels.fused_linear_online_max_sum.spec import check_inputs
+from mpnpu.runtime.dtypes import from_float32, round_to, to_float32
 
 BOTH_MODES = CaseSpace(return_logits=(False, True))
 

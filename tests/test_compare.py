@@ -1,4 +1,4 @@
-"""The generic precision rule of mpnpu.compare (SPEC §5)."""
+"""The generic precision rule of mpnpu.harness.compare (SPEC §5)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from mpnpu.compare import (
+from mpnpu.errors import UsageError
+from mpnpu.harness.compare import (
     CaseComparison,
     Tolerance,
     compare_output,
     compare_outputs,
     relative_error,
 )
-from mpnpu.dtypes import from_float32
-from mpnpu.errors import UsageError
+from mpnpu.runtime.dtypes import from_float32
 
 TOL = Tolerance(rtol=1e-3, atol=1e-5)
 EXACT = Tolerance(rtol=0.0, atol=0.0, exact=True)

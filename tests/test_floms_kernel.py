@@ -19,15 +19,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels.fused_linear_online_max_sum.golden import golden
-from kernels.fused_linear_online_max_sum.op import TileSizes, fused_linear_online_max_sum
-from kernels.fused_linear_online_max_sum.precision import tolerances
-from kernels.fused_linear_online_max_sum.spec import OUTPUT_NAMES, output_specs
-from mpnpu.compare import compare_outputs
-from mpnpu.config import RuntimeOptions
-from mpnpu.device import Device
-from mpnpu.dtypes import from_float32
 from mpnpu.errors import DeviceConfigError, UsageError
+from mpnpu.harness.compare import compare_outputs
+from mpnpu.kernels.fused_linear_online_max_sum.golden import golden
+from mpnpu.kernels.fused_linear_online_max_sum.op import (
+    TileSizes,
+    fused_linear_online_max_sum,
+)
+from mpnpu.kernels.fused_linear_online_max_sum.precision import tolerances
+from mpnpu.kernels.fused_linear_online_max_sum.spec import OUTPUT_NAMES, output_specs
+from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.dtypes import from_float32
 
 pytestmark = [pytest.mark.usefixtures("no_leaks")]
 

@@ -7,10 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from kernels.fused_linear_online_max_sum.golden import golden, logits_abs_max
-from kernels.fused_linear_online_max_sum.spec import MAX_H, OUTPUT_NAMES, check_inputs, output_specs
-from mpnpu.dtypes import from_float32, get_dtype
 from mpnpu.errors import UsageError
+from mpnpu.kernels.fused_linear_online_max_sum.golden import golden, logits_abs_max
+from mpnpu.kernels.fused_linear_online_max_sum.spec import (
+    MAX_H,
+    OUTPUT_NAMES,
+    check_inputs,
+    output_specs,
+)
+from mpnpu.runtime.dtypes import from_float32, get_dtype
 
 F16 = np.float16
 

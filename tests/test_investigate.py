@@ -28,10 +28,9 @@ import math
 import numpy as np
 import pytest
 
-from mpnpu import investigate as inv_mod
-from mpnpu.cli import run_cli
-from mpnpu.errors import UsageError
-from mpnpu.investigate import (
+from mpnpu.cli import investigate as inv_mod
+from mpnpu.cli.common import run_cli
+from mpnpu.cli.investigate import (
     STEPS,
     cases_for_consistency,
     consistency_detect_probability,
@@ -40,7 +39,8 @@ from mpnpu.investigate import (
     plan_trials,
     run_investigation,
 )
-from mpnpu.stats import detect_probability, trials_to_detect, wilson_interval
+from mpnpu.errors import UsageError
+from mpnpu.harness.stats import detect_probability, trials_to_detect, wilson_interval
 
 pytestmark = pytest.mark.usefixtures("time_limit")
 

@@ -32,17 +32,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels.fused_linear_online_max_sum.cases import CaseSpace
-from kernels.fused_linear_online_max_sum.golden import logits
-from kernels.fused_linear_online_max_sum.operator import OPERATOR, sentinel_value
-from kernels.fused_linear_online_max_sum.probes import PROBES
-from kernels.fused_linear_online_max_sum.spec import OUTPUT_NAMES
-from mpnpu import batch as batch_cli
-from mpnpu.cli import run_cli
-from mpnpu.compare import compare_output
-from mpnpu.config import RuntimeOptions
-from mpnpu.device import Device
-from mpnpu.dtypes import round_to
+from mpnpu.cli import batch as batch_cli
+from mpnpu.cli.common import run_cli
+from mpnpu.harness.compare import compare_output
+from mpnpu.kernels.fused_linear_online_max_sum.cases import CaseSpace
+from mpnpu.kernels.fused_linear_online_max_sum.golden import logits
+from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, sentinel_value
+from mpnpu.kernels.fused_linear_online_max_sum.probes import PROBES
+from mpnpu.kernels.fused_linear_online_max_sum.spec import OUTPUT_NAMES
+from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.dtypes import round_to
 
 pytestmark = [pytest.mark.usefixtures("no_leaks", "time_limit")]
 

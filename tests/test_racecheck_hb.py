@@ -20,8 +20,8 @@ from mpnpu.racecheck import (
     stage_order,
 )
 from mpnpu.racecheck import detect as detect_mod
-from mpnpu.topology import Topology
-from mpnpu.trace import (
+from mpnpu.runtime.topology import Topology
+from mpnpu.runtime.trace import (
     ATOMIC,
     READ,
     WRITE,

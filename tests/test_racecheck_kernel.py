@@ -20,17 +20,17 @@ import random
 import numpy as np
 import pytest
 
-from kernels.fused_linear_online_max_sum.cases import CaseSpace
-from kernels.fused_linear_online_max_sum.op import TileSizes
 from mpnpu import api
-from mpnpu.device import Device
-from mpnpu.gm import GlobalTensor, _c_strides, byte_ranges
-from mpnpu.dtypes import get_dtype
-from mpnpu.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.cli.report import format_batch
+from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.kernels.fused_linear_online_max_sum.cases import CaseSpace
+from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes
 from mpnpu.racecheck import HazardLog, check_case, check_launch, format_text
-from mpnpu.report import format_batch
-from mpnpu.runner import make_variants, run_batch
-from mpnpu.trace import ATOMIC, WRITE, Access
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.dtypes import get_dtype
+from mpnpu.runtime.gm import GlobalTensor, _c_strides, byte_ranges
+from mpnpu.runtime.trace import ATOMIC, WRITE, Access
 
 pytestmark = [pytest.mark.usefixtures("no_leaks", "time_limit"), pytest.mark.time_limit(60)]
 

@@ -22,8 +22,6 @@ import numpy as np
 import psutil
 import pytest
 
-from mpnpu.config import DEFAULT_SPEC
-from mpnpu.device import Device, _Watchdog
 from mpnpu.errors import (
     CoreDiedError,
     DeadlockError,
@@ -34,11 +32,18 @@ from mpnpu.errors import (
     SyncAllNotReachedError,
     UsageError,
 )
-from mpnpu.sync import ST_STATE, ST_WAIT_ID, ST_WAIT_MODE, CoreState, SyncObjects
-from mpnpu.topology import Topology
-
-from .conftest import live_children, shm_segments
-from .runtime_util import OPTIONS, device, filled, k
+from mpnpu.runtime.config import DEFAULT_SPEC
+from mpnpu.runtime.device import Device, _Watchdog
+from mpnpu.runtime.sync import (
+    ST_STATE,
+    ST_WAIT_ID,
+    ST_WAIT_MODE,
+    CoreState,
+    SyncObjects,
+)
+from mpnpu.runtime.topology import Topology
+from tests.conftest import live_children, shm_segments
+from tests.runtime_util import OPTIONS, device, filled, k
 
 pytestmark = pytest.mark.usefixtures("no_leaks", "time_limit")
 

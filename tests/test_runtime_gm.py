@@ -11,11 +11,17 @@ import numpy as np
 import pytest
 
 import mpnpu.errors as errors_mod
-from mpnpu.config import DEFAULT_SPEC
-from mpnpu.errors import CapacityError, GMAccessError, GMOutOfMemoryError, KernelError, MpnpuError, UsageError
-from mpnpu.gm import BLOCK_ROUND, CachingAllocator, GlobalMemory
-
-from .runtime_util import device, filled, k
+from mpnpu.errors import (
+    CapacityError,
+    GMAccessError,
+    GMOutOfMemoryError,
+    KernelError,
+    MpnpuError,
+    UsageError,
+)
+from mpnpu.runtime.config import DEFAULT_SPEC
+from mpnpu.runtime.gm import BLOCK_ROUND, CachingAllocator, GlobalMemory
+from tests.runtime_util import device, filled, k
 
 SEG = 2 << 20  # the allocator's smallest segment (sizes round up to 2 MiB)
 

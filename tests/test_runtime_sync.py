@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 
 from mpnpu.errors import DeadlockError, FlagOverflowError, KernelAPIError, KernelError
-from mpnpu.topology import FLAG_COUNTER_MAX
-
-from .runtime_util import OPTIONS, device, filled, k
+from mpnpu.runtime.topology import FLAG_COUNTER_MAX
+from tests.runtime_util import OPTIONS, device, filled, k
 
 pytestmark = pytest.mark.usefixtures("no_leaks", "time_limit")
 

@@ -1,4 +1,4 @@
-"""python -m mpnpu.stress and the sweep library behind it (mpnpu.stress.sweep), on real core processes.
+"""python -m mpnpu.stress and the sweep library behind it (mpnpu.harness.stress.sweep), on real core processes.
 
 Deterministic properties only: usage errors, the JSON report's schema, the chaos schedule being a
 function of its seed (recorded and replayable), placements read back from the OS while a batch runs,
@@ -20,14 +20,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from kernels.fused_linear_online_max_sum.operator import OPERATOR
-from mpnpu.cli import run_cli
-from mpnpu.config import RuntimeOptions
-from mpnpu.device import Device
-from mpnpu.runner import Variant
-from mpnpu.stress import ChaosSchedule, available_cpus, read_affinity
-from mpnpu.stress.__main__ import build_parser, main
-from mpnpu.stress.sweep import (
+from mpnpu.cli.common import run_cli
+from mpnpu.cli.stress import build_parser, main
+from mpnpu.harness.runner import Variant
+from mpnpu.harness.stress import ChaosSchedule, available_cpus, read_affinity
+from mpnpu.harness.stress.sweep import (
     ChaosSettings,
     Configuration,
     SweepPlan,
@@ -35,8 +32,10 @@ from mpnpu.stress.sweep import (
     run_config,
     run_sweep,
 )
-
-from .conftest import SHM_DIR
+from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
+from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.device import Device
+from tests.conftest import SHM_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 CPUS = available_cpus()

@@ -1,4 +1,4 @@
-"""Tests of the stress building blocks (mpnpu.stats, mpnpu.stress.*) on real dummy processes.
+"""Tests of the stress building blocks (mpnpu.harness.stats, mpnpu.harness.stress.*) on real dummy processes.
 
 Every test that starts processes owns them through the ``dummies`` fixture or the object under test,
 and the autouse ``no_leftover_children`` fixture fails the test if any child process survives it.
@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterator
 import psutil
 import pytest
 
-from mpnpu import stats
 from mpnpu.errors import UsageError
-from mpnpu.stress import (
+from mpnpu.harness import stats
+from mpnpu.harness.stress import (
     BackgroundLoad,
     ChaosEntry,
     ChaosRunner,

@@ -34,8 +34,8 @@ from typing import Optional
 
 import numpy as np
 
-from mpnpu.dtypes import from_float32, to_float32
 from mpnpu.errors import UsageError
+from mpnpu.runtime.dtypes import from_float32, to_float32
 
 from .spec import INPUT_DTYPES, TARGET_DTYPES, check_inputs, target_dtype_of
 

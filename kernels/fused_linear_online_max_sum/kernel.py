@@ -30,7 +30,7 @@ import numpy as np
 
 from mpnpu import api as ac
 from mpnpu.api import GlobalTensor, TPosition
-from mpnpu.dtypes import float32
+from mpnpu.runtime.dtypes import float32
 
 from . import probes
 from .syncs import FLAG_BUFFER_FREE, FLAG_TILE_READY

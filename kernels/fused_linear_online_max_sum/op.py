@@ -12,15 +12,21 @@ from typing import Iterable
 
 import numpy as np
 
-from mpnpu.device import Device, LaunchResult
 from mpnpu.errors import UsageError
+from mpnpu.runtime.device import Device, LaunchResult
 
 from .probes import check_probe
-from .spec import OUTPUT_NAMES, check_inputs, input_dtype_of, output_specs, target_dtype_of
+from .spec import (
+    OUTPUT_NAMES,
+    check_inputs,
+    input_dtype_of,
+    output_specs,
+    target_dtype_of,
+)
 from .syncs import SYNC_POINTS
 from .tiling import DEFAULT_BASE_K, DEFAULT_BASE_M, DEFAULT_BASE_N, Tiling, make_tiling
 
-KERNEL = "kernels.fused_linear_online_max_sum.kernel:main"
+KERNEL = "mpnpu.kernels.fused_linear_online_max_sum.kernel:main"
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mpnpu.compare import CaseComparison, Tolerance, compare_outputs
-from mpnpu.device import Device, LaunchResult
-from mpnpu.dtypes import round_to
-from mpnpu.operator import Verdict
+from mpnpu.harness.compare import CaseComparison, Tolerance, compare_outputs
+from mpnpu.harness.operator import Verdict
+from mpnpu.runtime.device import Device, LaunchResult
+from mpnpu.runtime.dtypes import round_to
 
 from . import golden as golden_mod
 from .cases import Case, CaseSpace, make_case

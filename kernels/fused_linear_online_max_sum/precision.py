@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Union
 
-from mpnpu.compare import Tolerance
 from mpnpu.errors import UsageError
+from mpnpu.harness.compare import Tolerance
 
 from .golden import logits_abs_max
 from .spec import OUTPUT_NAMES, input_dtype_of

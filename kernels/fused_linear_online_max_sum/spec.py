@@ -4,7 +4,7 @@ One source of truth (SPEC §2) shared by the golden, the case generator, the ker
 reports, so that none of them re-derives a shape or a dtype rule on its own and drifts.
 
 Arrays are numpy *storage* arrays: float16 as ``np.float16``, bfloat16 as ``np.uint16`` holding the
-bfloat16 bits (see :mod:`mpnpu.dtypes`). A uint16 array is therefore only bfloat16 because the caller
+bfloat16 bits (see :mod:`mpnpu.runtime.dtypes`). A uint16 array is therefore only bfloat16 because the caller
 says so with ``input_dtype="bfloat16"``; that is why every function here takes the dtype by name.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from mpnpu.dtypes import DType, get_dtype
 from mpnpu.errors import UsageError
+from mpnpu.runtime.dtypes import DType, get_dtype
 
 OUTPUT_NAMES = (
     "logits_max",

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mpnpu.dtypes import get_dtype
 from mpnpu.errors import UsageError
+from mpnpu.runtime.dtypes import get_dtype
 
 _ALIGN = 32
 

@@ -1,7 +1,7 @@
 """Happens-before race detection for GM, from launch traces alone.
 
 In the spirit of Ascend msSanitizer racecheck and CUDA compute-sanitizer racecheck: a traced
-launch (:class:`mpnpu.trace.LaunchTrace`, one event list per core) is turned into vector clocks
+launch (:class:`mpnpu.runtime.trace.LaunchTrace`, one event list per core) is turned into vector clocks
 (:mod:`.hb`: program order, SyncAll rounds, counting cross-core flags), every pair of overlapping
 GM accesses from different cores that could conflict is checked against them (:mod:`.detect`),
 and the unordered ones are merged into hazards and reported (:mod:`.report`)::

@@ -21,7 +21,7 @@ How it stays fast (a launch has thousands of accesses, many on the same few tens
 5. each chunk is filtered with array ops: different cores, then the vector-clock test in both
    directions; an access pair that overlaps in several ranges counts once.
 
-Byte ranges of one access must be sorted and disjoint (the :class:`~mpnpu.trace.Access`
+Byte ranges of one access must be sorted and disjoint (the :class:`~mpnpu.runtime.trace.Access`
 contract); that is checked for every access whose ranges are used.
 
 Naming a race. A race is unordered, so RAW/WAR/WAW is named by the order the kernel *intends*:
@@ -39,8 +39,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ..topology import Topology
-from ..trace import (
+from mpnpu.runtime.topology import Topology
+from mpnpu.runtime.trace import (
     ATOMIC,
     READ,
     WRITE,
@@ -52,6 +52,7 @@ from ..trace import (
     StageEvent,
     SyncAllEvent,
 )
+
 from .hb import VectorClocks, compute_clocks
 from .report import ACCESS_NAMES, AccessSite, Hazard, stage_label
 

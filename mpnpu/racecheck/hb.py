@@ -1,6 +1,6 @@
 """Happens-before for one traced launch, as vector clocks.
 
-The model (SPEC §4, routing in :mod:`mpnpu.topology`)::
+The model (SPEC §4, routing in :mod:`mpnpu.runtime.topology`)::
 
     program order      every core's events are totally ordered as recorded
     SyncAll            the k-th SyncAll of every party is one barrier round: everything before any
@@ -41,8 +41,14 @@ from typing import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ..topology import CoreType, Topology
-from ..trace import FlagSetEvent, FlagWaitEvent, LaunchTrace, SyncAllEvent, TraceEvent
+from mpnpu.runtime.topology import CoreType, Topology
+from mpnpu.runtime.trace import (
+    FlagSetEvent,
+    FlagWaitEvent,
+    LaunchTrace,
+    SyncAllEvent,
+    TraceEvent,
+)
 
 #: Event types that create happens-before edges (and so start a new epoch on their core).
 SYNC_TYPES: tuple[type, ...] = (SyncAllEvent, FlagSetEvent, FlagWaitEvent)

@@ -23,7 +23,7 @@ def check_launch(device, kernel: str | Callable, *args: Any, drop_syncs: Iterabl
                  timeout: float | None = None, **kwargs: Any) -> list[Hazard]:
     """Launch ``kernel(*args, **kwargs)`` on ``device`` traced and return its GM hazards.
 
-    Same arguments as :meth:`mpnpu.device.Device.launch` (``trace`` is implied). A launch that
+    Same arguments as :meth:`mpnpu.runtime.device.Device.launch` (``trace`` is implied). A launch that
     fails raises its :class:`mpnpu.errors.LaunchError` as usual: a failed launch has no trace.
     """
     result = device.launch(kernel, *args, trace=True, drop_syncs=tuple(drop_syncs), timeout=timeout, **kwargs)
@@ -35,9 +35,9 @@ class CaseCheck:
     """One traced run of an operator's case: its outputs, how they were judged, its hazards."""
 
     outputs: dict[str, Any]
-    verdict: Any  # mpnpu.operator.Verdict
+    verdict: Any  # mpnpu.harness.operator.Verdict
     hazards: list[Hazard]
-    launch: Any  # mpnpu.device.LaunchResult, with .trace
+    launch: Any  # mpnpu.runtime.device.LaunchResult, with .trace
 
     @property
     def passed(self) -> bool:
@@ -46,7 +46,7 @@ class CaseCheck:
 
 def check_case(op, device, case: Any, *, drop_syncs: Iterable[str] = (), probe: str = "",
                prepared: Any = None) -> CaseCheck:
-    """Run ``case`` of operator ``op`` (see :class:`mpnpu.operator.Operator`) traced, judge it, analyse it.
+    """Run ``case`` of operator ``op`` (see :class:`mpnpu.harness.operator.Operator`) traced, judge it, analyse it.
 
     ``prepared`` is ``op.prepare(case)`` when the caller already has it (it holds the golden).
     """

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from ..trace import ATOMIC, READ, WRITE
+from mpnpu.runtime.trace import ATOMIC, READ, WRITE
 
 #: Access kinds as printed (the trace stores one-letter codes).
 ACCESS_NAMES = {READ: "READ", WRITE: "WRITE", ATOMIC: "ATOMIC"}

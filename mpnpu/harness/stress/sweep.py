@@ -3,19 +3,19 @@
 The library behind ``python -m mpnpu.stress`` (no printing, no argparse). A *configuration* is a
 block_dim plus the perturbations active while its batch runs:
 
-- placement (:mod:`~mpnpu.stress.placement`): ``none`` (the OS decides), ``spread`` (core process
+- placement (:mod:`~mpnpu.harness.stress.placement`): ``none`` (the OS decides), ``spread`` (core process
   ``i`` pinned to CPU ``i mod n``), ``pack`` (every core process on one CPU), ``migrate`` (re-pinned
   to random CPUs at random intervals, like ``stress-ng --affinity-rand``);
-- background load (:mod:`~mpnpu.stress.load`): N busy processes, bounded in time (pinned to the
+- background load (:mod:`~mpnpu.harness.stress.load`): N busy processes, bounded in time (pinned to the
   packed CPU under ``pack``, so they compete with the cores rather than idle next to them);
-- chaos (:mod:`~mpnpu.stress.chaos`): a seeded, looped schedule of SIGSTOP/SIGCONT of random core
+- chaos (:mod:`~mpnpu.harness.stress.chaos`): a seeded, looped schedule of SIGSTOP/SIGCONT of random core
   processes for short random spans, from a helper process.
 
 None of them touches the kernel's code path or its data: they act on the core processes' pids
 through the OS only. Per configuration the result holds, per variant, the batch counts of
-:func:`mpnpu.runner.run_batch` (failure rate with its 95% Wilson interval, time to first failure,
+:func:`mpnpu.harness.runner.run_batch` (failure rate with its 95% Wilson interval, time to first failure,
 rule-of-three bound when clean), what each perturbation actually did, and per core process the
-involuntary context switches and CPU time it accumulated (:mod:`~mpnpu.stress.contention`).
+involuntary context switches and CPU time it accumulated (:mod:`~mpnpu.harness.stress.contention`).
 
 Data flow of one configuration::
 
@@ -48,16 +48,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpnpu.config import DEFAULT_OPTIONS, DEFAULT_SPEC, RuntimeOptions
-from mpnpu.device import Device
 from mpnpu.errors import MpnpuError, UsageError
-from mpnpu.operator import Operator
-from mpnpu.procutil import signals_blocked
-from mpnpu.runner import BatchResult, Variant, VariantResult, run_batch
-from mpnpu.stress.chaos import ChaosReport, ChaosRunner, ChaosSchedule
-from mpnpu.stress.contention import COUNTERS, delta, sample
-from mpnpu.stress.load import BackgroundLoad
-from mpnpu.stress.placement import (
+from mpnpu.runtime.config import DEFAULT_OPTIONS, DEFAULT_SPEC, RuntimeOptions
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.procutil import signals_blocked
+from mpnpu.runtime.topology import Topology
+
+from ..operator import Operator
+from ..runner import BatchResult, Variant, VariantResult, run_batch
+from .chaos import ChaosReport, ChaosRunner, ChaosSchedule
+from .contention import COUNTERS, delta, sample
+from .load import BackgroundLoad
+from .placement import (
     Migrator,
     MigratorReport,
     ProcessGoneError,
@@ -67,7 +69,6 @@ from mpnpu.stress.placement import (
     restore,
     spread,
 )
-from mpnpu.topology import Topology
 
 __all__ = [
     "PLACEMENTS",

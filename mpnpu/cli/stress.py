@@ -23,24 +23,10 @@ import shlex
 import sys
 from typing import Callable, Sequence, TypeVar
 
-from mpnpu.cli import (
-    EXIT_FAILED,
-    EXIT_OK,
-    ArgumentParser,
-    non_negative_int,
-    positive_float,
-    positive_int,
-    progress_bar,
-    run_cli,
-    write_json,
-    writable_path,
-)
-from mpnpu.config import RuntimeOptions
 from mpnpu.errors import UsageError
-from mpnpu.operator import DEFAULT_OPERATOR, load_operator
-from mpnpu.procutil import exit_code_for_interrupt
-from mpnpu.runner import VariantResult, make_variants
-from mpnpu.stress.sweep import (
+from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.harness.runner import VariantResult, make_variants
+from mpnpu.harness.stress.sweep import (
     MAX_CHAOS_SUSPEND_S,
     PLACEMENTS,
     ChaosSettings,
@@ -50,6 +36,21 @@ from mpnpu.stress.sweep import (
     configurations,
     run_sweep,
     schedules_from_json,
+)
+from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.procutil import exit_code_for_interrupt
+
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    ArgumentParser,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    progress_bar,
+    run_cli,
+    writable_path,
+    write_json,
 )
 
 DEFAULT_BLOCK_DIMS = "1,2,4,24"
@@ -74,7 +75,7 @@ def _list_of(item: Callable[[str], T], what: str) -> Callable[[str], list[T]]:
 
 def _block_dim(text: str) -> int:
     value = positive_int(text)
-    from mpnpu.config import DEFAULT_SPEC
+    from mpnpu.runtime.config import DEFAULT_SPEC
 
     if value > DEFAULT_SPEC.ai_cores:
         raise argparse.ArgumentTypeError(f"block_dim {value} exceeds the device's {DEFAULT_SPEC.ai_cores} AI cores")

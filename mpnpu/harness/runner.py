@@ -17,11 +17,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from .config import DEFAULT_OPTIONS, RuntimeOptions
-from .device import Device
-from .errors import LaunchError, UsageError
+from mpnpu.errors import LaunchError, UsageError
+from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.procutil import blas_threads
+
 from .operator import Operator, Verdict
-from .procutil import blas_threads
 from .stats import rule_of_three, wilson_interval
 
 
@@ -261,7 +262,9 @@ def run_batch(
         cpus=available_cpus(), variants=results, racecheck=racecheck,
     )
     if racecheck:
-        from .racecheck import HazardLog  # imported on demand: only racecheck runs need it
+        from mpnpu.racecheck import (
+            HazardLog,  # imported on demand: only racecheck runs need it
+        )
 
         for res in results.values():
             res.hazard_log = HazardLog()

@@ -11,8 +11,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
-from .device import Device, LaunchResult
-from .errors import UsageError
+from mpnpu.errors import UsageError
+from mpnpu.runtime.device import Device, LaunchResult
 
 
 @dataclass
@@ -66,4 +66,4 @@ def load_operator(ref: str) -> Operator:
         raise UsageError(f"cannot load operator {ref!r}: {e}") from None
 
 
-DEFAULT_OPERATOR = "kernels.fused_linear_online_max_sum.operator:OPERATOR"
+DEFAULT_OPERATOR = "mpnpu.kernels.fused_linear_online_max_sum.operator:OPERATOR"

@@ -2,8 +2,8 @@
 
 :class:`BackgroundLoad` starts N processes that spin on the CPU, so the core processes compete for
 time slices (oversubscription makes the OS preempt cores mid-stage, see PITFALLS.md). The same
-module holds the small helper-process protocol that :class:`~mpnpu.stress.placement.Migrator` and
-:class:`~mpnpu.stress.chaos.ChaosRunner` use::
+module holds the small helper-process protocol that :class:`~mpnpu.harness.stress.placement.Migrator` and
+:class:`~mpnpu.harness.stress.chaos.ChaosRunner` use::
 
     parent (owns the helper)                      helper process (fork, daemon)
       start() ── fork ───────────────────────────▶ ignore SIGINT, SIGTERM → SystemExit

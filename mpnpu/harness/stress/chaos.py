@@ -12,7 +12,7 @@ Two parts, so a run can be replayed:
   (:meth:`~ChaosSchedule.to_dict` / :meth:`~ChaosSchedule.from_dict`; the entries themselves are
   stored, so a replay does not depend on the random generator of a Python version).
 - :class:`ChaosRunner` — *doing* it to a list of pids, from a background helper process (fork
-  context, see :mod:`mpnpu.stress.load` for why a process), returning a :class:`ChaosReport` of what
+  context, see :mod:`mpnpu.harness.stress.load` for why a process), returning a :class:`ChaosReport` of what
   actually happened.
 
 Design decisions:
@@ -50,8 +50,9 @@ from typing import Any, NamedTuple
 import psutil
 
 from mpnpu.errors import UsageError
-from mpnpu.stress.load import HelperOwner, HelperProcess, shield_cleanup, should_stop
-from mpnpu.stress.placement import process_handles
+
+from .load import HelperOwner, HelperProcess, shield_cleanup, should_stop
+from .placement import process_handles
 
 __all__ = ["ChaosEntry", "ChaosSchedule", "ChaosReport", "ChaosRunner", "resume_all"]
 
@@ -350,7 +351,7 @@ class ChaosRunner(HelperOwner):
 
 
     def start(self) -> "ChaosRunner":
-        """Start the helper. Raises :class:`~mpnpu.stress.placement.ProcessGoneError` if a pid is
+        """Start the helper. Raises :class:`~mpnpu.harness.stress.placement.ProcessGoneError` if a pid is
         already gone (a wrong pid list is a bug; pids that vanish *later* are skipped and counted)."""
         if self._helper is not None:
             raise UsageError("ChaosRunner already started (a runner runs once; make a new one)")

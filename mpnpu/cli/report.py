@@ -1,10 +1,10 @@
-"""Text rendering of batch results (the numbers live in :mod:`mpnpu.runner`)."""
+"""Text rendering of batch results (the numbers live in :mod:`mpnpu.harness.runner`)."""
 
 from __future__ import annotations
 
 from typing import Mapping
 
-from .runner import BatchResult, VariantResult
+from mpnpu.harness.runner import BatchResult, VariantResult
 
 
 def _pct(x: float) -> str:

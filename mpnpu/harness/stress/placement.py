@@ -30,7 +30,8 @@ from typing import Any
 import psutil
 
 from mpnpu.errors import MpnpuError, UsageError
-from mpnpu.stress.load import HelperOwner, HelperProcess, shield_cleanup, sleep_or_stop
+
+from .load import HelperOwner, HelperProcess, shield_cleanup, sleep_or_stop
 
 __all__ = [
     "ProcessGoneError",

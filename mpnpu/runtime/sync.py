@@ -28,7 +28,8 @@ from typing import Iterable
 
 import numpy as np
 
-from .errors import FlagOverflowError, SyncTimeoutError
+from mpnpu.errors import FlagOverflowError, SyncTimeoutError
+
 from .topology import FLAG_COUNTER_MAX, FLAG_IDS, RESERVED_FLAG_IDS, Topology
 
 USABLE_FLAG_IDS = tuple(i for i in range(FLAG_IDS) if i not in RESERVED_FLAG_IDS)

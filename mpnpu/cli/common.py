@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
-from .errors import MpnpuError, UsageError
-from .procutil import exit_code_for_interrupt, terminate_as_interrupt
+from mpnpu.errors import MpnpuError, UsageError
+from mpnpu.runtime.procutil import exit_code_for_interrupt, terminate_as_interrupt
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a variant expected clean was not (or an investigation conclusion did not match)

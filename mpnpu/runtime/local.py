@@ -16,9 +16,10 @@ import enum
 
 import numpy as np
 
+from mpnpu.errors import CapacityError, KernelAPIError
+
 from .config import DeviceSpec
 from .dtypes import DType, DTypeLike, get_dtype
-from .errors import CapacityError, KernelAPIError
 from .topology import CoreInfo, CoreType
 
 _ALIGN = 32

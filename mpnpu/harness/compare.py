@@ -20,8 +20,8 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from .dtypes import get_dtype, to_float32
-from .errors import UsageError
+from mpnpu.errors import UsageError
+from mpnpu.runtime.dtypes import get_dtype, to_float32
 
 # Keeps relative error finite where the golden is 0; the value SPEC §5 prescribes.
 REL_EPS = 1e-7

@@ -2,22 +2,22 @@
 
 Everything here acts on plain pids (the device's core processes) through the OS only:
 
-- :mod:`~mpnpu.stress.placement` — pin to CPUs (:func:`spread`, :func:`pack`), read back, :func:`restore`,
+- :mod:`~mpnpu.harness.stress.placement` — pin to CPUs (:func:`spread`, :func:`pack`), read back, :func:`restore`,
   random migration (:class:`Migrator`);
-- :mod:`~mpnpu.stress.chaos` — seeded, replayable SIGSTOP/SIGCONT schedules (:class:`ChaosSchedule`,
+- :mod:`~mpnpu.harness.stress.chaos` — seeded, replayable SIGSTOP/SIGCONT schedules (:class:`ChaosSchedule`,
   :class:`ChaosRunner`);
-- :mod:`~mpnpu.stress.load` — competing busy processes (:class:`BackgroundLoad`);
-- :mod:`~mpnpu.stress.contention` — context switches and CPU time per process (:func:`sample`, :func:`delta`).
+- :mod:`~mpnpu.harness.stress.load` — competing busy processes (:class:`BackgroundLoad`);
+- :mod:`~mpnpu.harness.stress.contention` — context switches and CPU time per process (:func:`sample`, :func:`delta`).
 
 Helpers run in background *processes* from ``multiprocessing.get_context("fork")`` (never threads:
 the caller forks core processes later), each owned by one object whose ``stop()`` undoes its effects;
-each helper also exits by itself when its parent dies. Rates and bounds live in :mod:`mpnpu.stats`.
+each helper also exits by itself when its parent dies. Rates and bounds live in :mod:`mpnpu.harness.stats`.
 """
 
-from mpnpu.stress.chaos import ChaosEntry, ChaosReport, ChaosRunner, ChaosSchedule, resume_all
-from mpnpu.stress.contention import COUNTERS, delta, sample
-from mpnpu.stress.load import BackgroundLoad
-from mpnpu.stress.placement import (
+from .chaos import ChaosEntry, ChaosReport, ChaosRunner, ChaosSchedule, resume_all
+from .contention import COUNTERS, delta, sample
+from .load import BackgroundLoad
+from .placement import (
     Migrator,
     MigratorReport,
     ProcessGoneError,

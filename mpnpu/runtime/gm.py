@@ -31,9 +31,10 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from mpnpu.errors import GMAccessError, GMOutOfMemoryError, UsageError
+
 from .config import SEGMENT_PREFIX
 from .dtypes import DType, DTypeLike, get_dtype
-from .errors import GMAccessError, GMOutOfMemoryError, UsageError
 
 #: every GM tensor and carved sub-buffer starts on this boundary, as DataCopy requires on the device
 GM_ALIGN = 32

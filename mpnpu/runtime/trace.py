@@ -3,7 +3,7 @@
 Each core keeps its events in program order. The race detector (:mod:`mpnpu.racecheck`) rebuilds
 happens-before from them: program order within a core, SyncAll rounds (the k-th SyncAll of every
 party is one barrier), and cross-core flags (the j-th set from sender s to receiver r on
-(mode, id) happens before r's j-th wait on (mode, id); routing in :mod:`mpnpu.topology`).
+(mode, id) happens before r's j-th wait on (mode, id); routing in :mod:`mpnpu.runtime.topology`).
 
 Events are NamedTuples so that a whole trace pickles fast across the result pipe.
 """

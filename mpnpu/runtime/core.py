@@ -1,6 +1,6 @@
 """The core process: one per cube or vector core, serving every launch of a device's lifetime.
 
-Life of a core process (forked by :class:`mpnpu.device.Device`)::
+Life of a core process (forked by :class:`mpnpu.runtime.device.Device`)::
 
     start: ignore SIGINT (the parent turns Ctrl-C into an orderly shutdown), die with the parent
            (PR_SET_PDEATHSIG), one BLAS thread, install its CoreContext into mpnpu.api
@@ -26,9 +26,11 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
-from . import api, wire
+from mpnpu import api
+from mpnpu.errors import SyncTimeoutError, UsageError
+
+from . import wire
 from .config import DeviceSpec, RuntimeOptions
-from .errors import SyncTimeoutError, UsageError
 from .gm import GlobalTensor, SegmentTable
 from .local import TPipe, make_arenas
 from .procutil import limit_blas_threads, set_parent_death_signal

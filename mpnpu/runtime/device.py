@@ -4,7 +4,7 @@
 
     Device(block_dim)
      ├─ GlobalMemory: shared-memory segments + caching allocator (stale data stays, as on chip)
-     ├─ pool: 3*block_dim core processes (mpnpu.core), forked once, serving every launch
+     ├─ pool: 3*block_dim core processes (mpnpu.runtime.core), forked once, serving every launch
      │    └─ SyncObjects: SyncAll barriers, flag counters, atomic lock, status board
      └─ launch(kernel, *args) ─ pickled once ─► every core's pipe ─► kernel runs on every core
                                ◄─ ("ok" | "error", ...) ─ each core's pipe, or its sentinel if it died
@@ -39,11 +39,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from .config import DEFAULT_OPTIONS, DEFAULT_SPEC, DeviceSpec, RuntimeOptions
-from . import wire
-from .core import MSG_EXIT, MSG_LAUNCH, REPLY_OK, core_main, kernel_reference, resolve_kernel
-from .dtypes import DTypeLike, from_float32, get_dtype
-from .errors import (
+from mpnpu.errors import (
     CoreDiedError,
     DeadlockError,
     DeviceClosedError,
@@ -55,6 +51,18 @@ from .errors import (
     SyncAllNotReachedError,
     UsageError,
 )
+
+from . import wire
+from .config import DEFAULT_OPTIONS, DEFAULT_SPEC, DeviceSpec, RuntimeOptions
+from .core import (
+    MSG_EXIT,
+    MSG_LAUNCH,
+    REPLY_OK,
+    core_main,
+    kernel_reference,
+    resolve_kernel,
+)
+from .dtypes import DTypeLike, from_float32, get_dtype
 from .gm import GlobalMemory, GlobalTensor, sweep_stale_segments
 from .procutil import signals_blocked
 from .sync import (

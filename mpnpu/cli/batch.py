@@ -1,0 +1,150 @@
+"""python -m mpnpu.batch — reproduce the intermittent precision failure, and show that SyncAll fixes it.
+
+Runs the same seeded cases through the kernel as it shipped ("incident": no SyncAll between
+TargetProcess and CVProcess) and as fixed, A/B, repeated, on one persistent device of real core
+processes, and reports per variant how many case-runs failed, which outputs, how badly, and at which
+case positions in each repeat (they move from repeat to repeat: the race is decided by the OS
+scheduler, never by injected faults).
+
+Exit status: 0 when every variant expected to be clean (every sync point in place) is clean,
+1 when one is not, 2 for a usage error, 3 when the device failed, 130/143 when interrupted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import Sequence
+
+from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.harness.runner import (
+    available_cpus,
+    default_block_dim,
+    make_variants,
+    run_batch,
+)
+from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.procutil import exit_code_for_interrupt
+
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    ArgumentParser,
+    byte_value,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    progress_bar,
+    run_cli,
+    writable_path,
+    write_json,
+)
+from .report import format_batch
+
+DEFAULT_CASES = 100
+DEFAULT_REPEAT = 8
+
+
+def build_parser() -> ArgumentParser:
+    from mpnpu.kernels.fused_linear_online_max_sum.tiling import (
+        DEFAULT_BASE_K,
+        DEFAULT_BASE_M,
+        DEFAULT_BASE_N,
+    )
+
+    p = ArgumentParser(
+        prog="python -m mpnpu.batch",
+        description=(
+            "Run seeded FLOMS cases through the incident kernel (no SyncAll between TargetProcess and "
+            "CVProcess) and the fixed kernel, A/B, repeated on one persistent device, and report the "
+            "failures per variant. Exit 0 when every variant expected clean is clean, 1 when not, "
+            "2 for usage errors, 3 for device errors."
+        ),
+        epilog=(
+            "Sync points: S0 (after InitOutputAndWorkspace), S1 (after TargetProcess; missing in the "
+            "incident), S2 (after CVProcess), W5 (vector waits for a tile), W67 (cube waits for a buffer). "
+            "Example: python -m mpnpu.batch --cases 100 --repeat 3 --json report.json"
+        ),
+    )
+    p.add_argument("--cases", type=positive_int, default=DEFAULT_CASES,
+                   help=f"number of distinct seeded cases (default {DEFAULT_CASES})")
+    p.add_argument("--repeat", type=positive_int, default=DEFAULT_REPEAT,
+                   help=f"how many times the whole set of cases is run (default {DEFAULT_REPEAT})")
+    p.add_argument("--variant", choices=("incident", "fixed", "both"), default="both",
+                   help="which kernel variant(s) to run (default both, A/B)")
+    p.add_argument("--drop-sync", metavar="S0,S1,...", default=None,
+                   help="sync points the incident variant drops instead of the shipped S1 "
+                        "(comma-separated; see below); the fixed variant always keeps every one")
+    p.add_argument("--probe", default="", metavar="NAME",
+                   help="run a diagnosis probe on every variant (see python -m mpnpu.investigate --help)")
+    p.add_argument("--block-dim", type=positive_int, default=None,
+                   help=f"AI cores (each 1 cube + 2 vector core processes); default: one per two CPUs "
+                        f"(here {default_block_dim()})")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
+    p.add_argument("--base-m", type=positive_int, default=None, help=f"tile rows (default {DEFAULT_BASE_M})")
+    p.add_argument("--base-n", type=positive_int, default=None, help=f"tile columns (default {DEFAULT_BASE_N})")
+    p.add_argument("--base-k", type=positive_int, default=None, help=f"matmul K step (default {DEFAULT_BASE_K})")
+    p.add_argument("--poison", type=byte_value, default=None, metavar="BYTE",
+                   help="fill freed GM blocks with this byte (e.g. 0xFF) instead of leaving stale data")
+    p.add_argument("--racecheck", action="store_true",
+                   help="trace every GM access and report unsynchronised conflicting accesses (hazards)")
+    p.add_argument("--timeout", type=positive_float, default=None, metavar="SECONDS",
+                   help="give up a launch after this long (default 300)")
+    p.add_argument("--json", type=writable_path, default=None, metavar="PATH", help="also write the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
+    p.add_argument("--op", default=DEFAULT_OPERATOR, help=argparse_suppress())
+    return p
+
+
+def argparse_suppress() -> str:
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    op = load_operator(args.op)
+    if any(v is not None for v in (args.base_m, args.base_n, args.base_k)):
+        tiles = op.tiles
+        op = dataclasses.replace(op, tiles=dataclasses.replace(
+            tiles, base_m=args.base_m or tiles.base_m, base_n=args.base_n or tiles.base_n,
+            base_k=args.base_k or tiles.base_k))
+    under_test = None
+    if args.drop_sync is not None:
+        from mpnpu.kernels.fused_linear_online_max_sum.syncs import parse_sync_names
+
+        under_test = parse_sync_names(args.drop_sync)
+    names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
+    variants = make_variants(op, names, under_test)
+    options = RuntimeOptions(launch_timeout_s=args.timeout) if args.timeout else RuntimeOptions()
+    total = args.cases * args.repeat * len(variants)
+    with progress_bar(total, "case-runs", disable=args.quiet) as bar:
+        result = run_batch(
+            op, cases=args.cases, repeat=args.repeat, variants=variants, seed=args.seed,
+            block_dim=args.block_dim, probe=args.probe, racecheck=args.racecheck, options=options,
+            gm_poison=args.poison, progress=bar.update,
+        )
+    if args.poison is not None:
+        result.notes.append(f"freed GM blocks were poisoned with 0x{args.poison:02X}")
+    if result.block_dim * 3 < available_cpus():
+        result.notes.append(
+            f"note: {3 * result.block_dim} core processes on {available_cpus()} CPUs leave CPUs idle, which can "
+            "hide the race; see python -m mpnpu.stress for placement and chaos"
+        )
+    if args.json:
+        write_json(args.json, result.to_dict())
+    text = format_batch(result, op.sync_points)
+    print(text.splitlines()[-2] if args.quiet else text)
+    if result.interrupt is not None:
+        return exit_code_for_interrupt(result.interrupt)
+    return EXIT_OK if result.expected_clean_are_clean else EXIT_FAILED
+
+
+def cli() -> None:
+    """Console-script entry point (``mpnpu-batch``)."""
+    sys.exit(run_cli(main, prog="mpnpu-batch"))
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main, prog="mpnpu.batch"))
