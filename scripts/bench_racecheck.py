@@ -23,7 +23,7 @@ import argparse
 import statistics
 import time
 
-from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import default_block_dim, make_variants, run_batch
 from mpnpu.racecheck import HazardLog
 from mpnpu.runtime.device import Device

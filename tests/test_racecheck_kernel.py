@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from mpnpu import api
-from mpnpu.cli.report import format_batch
-from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.cli.render.batch import format_batch
+from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.kernels.fused_linear_online_max_sum.cases import CaseSpace
 from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes

@@ -9,14 +9,13 @@ dependency), and by consistency across repeats of the same case (the fingerprint
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 
 from mpnpu.harness.compare import CaseComparison, Tolerance, compare_outputs
-from mpnpu.harness.operator import Verdict
+from mpnpu.harness.operator import OperatorOption, Verdict, fingerprint, verdict_of
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.dtypes import round_to
 
@@ -27,9 +26,16 @@ from .precision import tolerances
 from .probes import PROBES, allreduce_writes_predicted, copied_dependency
 from .spec import OUTPUT_NAMES
 from .syncs import STAGES, SYNC_POINTS, VARIANTS
-from .tiling import make_tiling
+from .tiling import DEFAULT_BASE_K, DEFAULT_BASE_M, DEFAULT_BASE_N, make_tiling
 
 _EXACT = Tolerance(rtol=0.0, atol=0.0, exact=True)
+
+#: The tile sizes, offered by every command line as --base-m / --base-n / --base-k.
+OPTIONS = (
+    OperatorOption("base_m", DEFAULT_BASE_M, f"tile rows (default {DEFAULT_BASE_M})"),
+    OperatorOption("base_n", DEFAULT_BASE_N, f"tile columns (default {DEFAULT_BASE_N})"),
+    OperatorOption("base_k", DEFAULT_BASE_K, f"matmul K step (default {DEFAULT_BASE_K})"),
+)
 
 
 def sentinel_value(case: Case) -> float:
@@ -54,6 +60,11 @@ class FlomsOperator:
     variants: Mapping[str, frozenset[str]] = field(default_factory=lambda: VARIANTS)
     probes: Mapping[str, tuple[str, str]] = field(default_factory=lambda: PROBES)
     stages: tuple[str, ...] = STAGES
+    options: tuple[OperatorOption, ...] = OPTIONS
+
+    def with_options(self, **values: int) -> "FlomsOperator":
+        """This operator with other tile sizes (``base_m``, ``base_n``, ``base_k``)."""
+        return dataclasses.replace(self, tiles=dataclasses.replace(self.tiles, **values))
 
     def make_case(self, seed: int, index: int) -> Case:
         return make_case(seed, index, self.space)
@@ -114,15 +125,7 @@ class FlomsOperator:
 
 def _verdict(cmp: CaseComparison, outputs: Mapping[str, Any], probe: str) -> Verdict:
     # predicted_logits is the output the incident is about; its bytes identify a run's result.
-    fingerprint = hashlib.blake2b(np.ascontiguousarray(outputs["predicted_logits"]).tobytes(), digest_size=16).digest()
-    return Verdict(
-        passed=cmp.passed,
-        failed_outputs=cmp.failed_outputs,
-        min_rel_error=cmp.min_rel_error_failing,
-        max_rel_error=cmp.max_rel_error_failing,
-        fingerprint=fingerprint,
-        details={name: o.to_dict() for name, o in cmp.outputs.items() if not o.passed},
-    )
+    return verdict_of(cmp, fingerprint(outputs["predicted_logits"]))
 
 
 OPERATOR = FlomsOperator()

@@ -30,8 +30,8 @@ def check_probe(name: str) -> str:
 
 
 def writes_output(probe: str, name: str) -> bool:
-    """Whether the copy-out of output ``name`` (other than predicted_logits) runs."""
-    return probe != "only-predicted"
+    """Whether the copy-out of output ``name`` runs (only-predicted keeps predicted_logits alone)."""
+    return probe != "only-predicted" or name == "predicted_logits"
 
 
 def initialises_to_sentinel(probe: str) -> bool:

@@ -1,14 +1,12 @@
 """The kernel's named sync points and the variants built from them. One source of truth: the
-kernel passes these names to the device API, the CLIs accept them in --drop-sync, the reports and
-the race detector print them.
+kernel passes these names to the device API, the operator publishes them (``sync_points``), so the
+tools accept them in --drop-sync, and the reports and the race detector print them.
 
 A launch can drop any subset (``Device.launch(..., drop_syncs=...)``): the named call is skipped,
 nothing else changes. That is how the incident is reproduced without editing the kernel.
 """
 
 from __future__ import annotations
-
-from mpnpu.errors import UsageError
 
 #: cross-core flag ids (mode 2, cube <-> its two vector cores)
 FLAG_TILE_READY = 5  # cube -> vector: a tile is in its ping-pong buffer
@@ -30,20 +28,3 @@ VARIANTS: dict[str, frozenset[str]] = {
 }
 
 STAGES = ("InitOutputAndWorkspace", "TargetProcess", "CVProcess", "AllReduceProcess")
-
-
-def parse_sync_names(text: str) -> frozenset[str]:
-    """'S1,S2' -> {'S1', 'S2'}; unknown names are a UsageError listing the known ones."""
-    names = frozenset(part.strip() for part in text.split(",") if part.strip())
-    unknown = sorted(names - SYNC_POINTS.keys())
-    if unknown:
-        raise UsageError(
-            f"unknown sync point{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-            f"known: {', '.join(SYNC_POINTS)}"
-        )
-    return names
-
-
-def expected_clean(dropped: frozenset[str]) -> bool:
-    """A launch is expected to pass every case only when it drops no sync point."""
-    return not dropped

@@ -1,10 +1,13 @@
-"""python -m mpnpu.batch — reproduce the intermittent precision failure, and show that SyncAll fixes it.
+"""python -m mpnpu.batch — reproduce an operator's intermittent failure, and show that its fix holds.
 
-Runs the same seeded cases through the kernel as it shipped ("incident": no SyncAll between
-TargetProcess and CVProcess) and as fixed, A/B, repeated, on one persistent device of real core
-processes, and reports per variant how many case-runs failed, which outputs, how badly, and at which
-case positions in each repeat (they move from repeat to repeat: the race is decided by the OS
-scheduler, never by injected faults).
+Runs the same seeded cases of an operator (``--op``, default FLOMS) through its kernel as written
+("incident": for FLOMS no SyncAll between TargetProcess and CVProcess) and as fixed, A/B, repeated,
+on one persistent device of real core processes, and reports per variant how many case-runs failed,
+which outputs, how badly, and at which case positions in each repeat (they move from repeat to
+repeat: the race is decided by the OS scheduler, never by injected faults).
+
+This module only parses arguments: :func:`mpnpu.harness.runner.run_batch` runs the batch and
+:mod:`mpnpu.cli.render.batch` renders its result.
 
 Exit status: 0 when every variant expected to be clean (every sync point in place) is clean,
 1 when one is not, 2 for a usage error, 3 when the device failed, 130/143 when interrupted.
@@ -12,11 +15,11 @@ Exit status: 0 when every variant expected to be clean (every sync point in plac
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import Sequence
 
-from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.harness.operator import Operator, parse_sync_names
+from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import (
     available_cpus,
     default_block_dim,
@@ -39,31 +42,31 @@ from .common import (
     writable_path,
     write_json,
 )
-from .report import format_batch
+from .operators import add_operator_arguments, parse_with_operator, print_operator_list
+from .render.batch import format_batch
 
 DEFAULT_CASES = 100
 DEFAULT_REPEAT = 8
 
 
-def build_parser() -> ArgumentParser:
-    from mpnpu.kernels.fused_linear_online_max_sum.tiling import (
-        DEFAULT_BASE_K,
-        DEFAULT_BASE_M,
-        DEFAULT_BASE_N,
-    )
+def sync_point_epilog(op: Operator | None) -> str:
+    """The operator's sync points, for a command's --help."""
+    op = op if op is not None else load_operator(DEFAULT_OPERATOR)
+    points = "; ".join(f"{name} ({what})" for name, what in op.sync_points.items())
+    return f"Sync points of {op.name}: {points}."
 
+
+def build_parser(op: Operator | None = None) -> ArgumentParser:
     p = ArgumentParser(
         prog="python -m mpnpu.batch",
         description=(
-            "Run seeded FLOMS cases through the incident kernel (no SyncAll between TargetProcess and "
-            "CVProcess) and the fixed kernel, A/B, repeated on one persistent device, and report the "
-            "failures per variant. Exit 0 when every variant expected clean is clean, 1 when not, "
-            "2 for usage errors, 3 for device errors."
+            "Run seeded cases of an operator (default: FLOMS) through its incident kernel (the bug as "
+            "written: for FLOMS no SyncAll between TargetProcess and CVProcess) and its fixed kernel, A/B, "
+            "repeated on one persistent device, and report the failures per variant. Exit 0 when every "
+            "variant expected clean is clean, 1 when not, 2 for usage errors, 3 for device errors."
         ),
         epilog=(
-            "Sync points: S0 (after InitOutputAndWorkspace), S1 (after TargetProcess; missing in the "
-            "incident), S2 (after CVProcess), W5 (vector waits for a tile), W67 (cube waits for a buffer). "
-            "Example: python -m mpnpu.batch --cases 100 --repeat 3 --json report.json"
+            sync_point_epilog(op) + " Example: python -m mpnpu.batch --cases 100 --repeat 3 --json report.json"
         ),
     )
     p.add_argument("--cases", type=positive_int, default=DEFAULT_CASES,
@@ -73,7 +76,7 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--variant", choices=("incident", "fixed", "both"), default="both",
                    help="which kernel variant(s) to run (default both, A/B)")
     p.add_argument("--drop-sync", metavar="S0,S1,...", default=None,
-                   help="sync points the incident variant drops instead of the shipped S1 "
+                   help="sync points the incident variant drops instead of the operator's own (for FLOMS: S1) "
                         "(comma-separated; see below); the fixed variant always keeps every one")
     p.add_argument("--probe", default="", metavar="NAME",
                    help="run a diagnosis probe on every variant (see python -m mpnpu.investigate --help)")
@@ -81,9 +84,6 @@ def build_parser() -> ArgumentParser:
                    help=f"AI cores (each 1 cube + 2 vector core processes); default: one per two CPUs "
                         f"(here {default_block_dim()})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
-    p.add_argument("--base-m", type=positive_int, default=None, help=f"tile rows (default {DEFAULT_BASE_M})")
-    p.add_argument("--base-n", type=positive_int, default=None, help=f"tile columns (default {DEFAULT_BASE_N})")
-    p.add_argument("--base-k", type=positive_int, default=None, help=f"matmul K step (default {DEFAULT_BASE_K})")
     p.add_argument("--poison", type=byte_value, default=None, metavar="BYTE",
                    help="fill freed GM blocks with this byte (e.g. 0xFF) instead of leaving stale data")
     p.add_argument("--racecheck", action="store_true",
@@ -92,29 +92,15 @@ def build_parser() -> ArgumentParser:
                    help="give up a launch after this long (default 300)")
     p.add_argument("--json", type=writable_path, default=None, metavar="PATH", help="also write the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
-    p.add_argument("--op", default=DEFAULT_OPERATOR, help=argparse_suppress())
+    add_operator_arguments(p, op)
     return p
 
 
-def argparse_suppress() -> str:
-    import argparse
-
-    return argparse.SUPPRESS
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    op = load_operator(args.op)
-    if any(v is not None for v in (args.base_m, args.base_n, args.base_k)):
-        tiles = op.tiles
-        op = dataclasses.replace(op, tiles=dataclasses.replace(
-            tiles, base_m=args.base_m or tiles.base_m, base_n=args.base_n or tiles.base_n,
-            base_k=args.base_k or tiles.base_k))
-    under_test = None
-    if args.drop_sync is not None:
-        from mpnpu.kernels.fused_linear_online_max_sum.syncs import parse_sync_names
-
-        under_test = parse_sync_names(args.drop_sync)
+    args, op = parse_with_operator(build_parser, argv)
+    if op is None:
+        return print_operator_list()
+    under_test = None if args.drop_sync is None else parse_sync_names(args.drop_sync, op.sync_points)
     names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
     variants = make_variants(op, names, under_test)
     options = RuntimeOptions(launch_timeout_s=args.timeout) if args.timeout else RuntimeOptions()
@@ -135,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         write_json(args.json, result.to_dict())
     text = format_batch(result, op.sync_points)
-    print(text.splitlines()[-2] if args.quiet else text)
+    print(result.verdict_line() if args.quiet else text)
     if result.interrupt is not None:
         return exit_code_for_interrupt(result.interrupt)
     return EXIT_OK if result.expected_clean_are_clean else EXIT_FAILED

@@ -56,7 +56,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.operator import DEFAULT_OPERATOR, Operator, load_operator
+from mpnpu.harness.operator import Operator
+from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import (
     VariantResult,
     available_cpus,

@@ -24,15 +24,15 @@ import sys
 from typing import Callable, Sequence, TypeVar
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
-from mpnpu.harness.runner import VariantResult, make_variants
+from mpnpu.harness.operator import Operator
+from mpnpu.harness.registry import load_operator
+from mpnpu.harness.runner import make_variants
 from mpnpu.harness.stress.sweep import (
     MAX_CHAOS_SUSPEND_S,
     PLACEMENTS,
     ChaosSettings,
     MigrateSettings,
     SweepPlan,
-    SweepResult,
     configurations,
     run_sweep,
     schedules_from_json,
@@ -52,6 +52,8 @@ from .common import (
     writable_path,
     write_json,
 )
+from .operators import add_operator_arguments, parse_with_operator, print_operator_list
+from .render.stress import format_sweep, verdict_line
 
 DEFAULT_BLOCK_DIMS = "1,2,4,24"
 DEFAULT_PLACEMENTS = ",".join(PLACEMENTS)
@@ -100,11 +102,11 @@ def _duration(text: str) -> float | None:
     return positive_float(text)
 
 
-def build_parser() -> ArgumentParser:
+def build_parser(op: Operator | None = None) -> ArgumentParser:
     p = ArgumentParser(
         prog="python -m mpnpu.stress",
         description=(
-            "Run the FLOMS incident kernel (no SyncAll S1) and the fixed kernel under a sweep of "
+            "Run an operator's incident kernel (default FLOMS: no SyncAll S1) and its fixed kernel under a sweep of "
             "configurations — block_dim, CPU placement, background load, seeded chaos (SIGSTOP/SIGCONT "
             "of random core processes) — and report per configuration and variant the failure rate "
             "with its 95% Wilson interval, the first failure, and for a clean variant the "
@@ -158,161 +160,16 @@ def build_parser() -> ArgumentParser:
     o.add_argument("--json", type=writable_path, default=None, metavar="PATH",
                    help="also write the full report (with seeds and chaos schedules) as JSON")
     o.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
-    o.add_argument("--op", default=DEFAULT_OPERATOR, help=argparse.SUPPRESS)
+    add_operator_arguments(p, op)
     return p
-
-
-# -- text report ------------------------------------------------------------------------------------
-
-
-def _pct(x: float) -> str:
-    if x == 0:
-        return "0%"
-    if x >= 0.995:
-        return "100%" if x == 1 else f"{100 * x:.1f}%"
-    return f"{100 * x:.2g}%" if x < 0.1 else f"{100 * x:.0f}%"
-
-
-def _variant_cells(v: VariantResult | None) -> list[str]:
-    if v is None or v.case_runs == 0:
-        return ["0/0", "-", "-"]
-    lo, hi = v.wilson95
-    rate = f"{_pct(v.failure_rate)} [{_pct(lo)}-{_pct(hi)}]"
-    if v.clean:
-        last = f"clean, <{_pct(v.upper_bound95 or 1.0)}"
-    else:
-        last = f"#{v.first_failure_case_run}, {v.first_failure_s:.1f}s"
-    return [f"{v.failed_case_runs}/{v.case_runs}", rate, last]
-
-
-def _table(rows: list[list[str]], header: list[str], right: set[int]) -> list[str]:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    out = []
-    for r in [header, *rows]:
-        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
-        out.append("  ".join(cells).rstrip())
-    out.insert(1, "  ".join("-" * w for w in widths))
-    return out
-
-
-def format_table(result: SweepResult) -> list[str]:
-    """One row per configuration; per variant: failed/case-runs, rate [95% Wilson], first failure
-    (case-run #, seconds) or, when clean, the rule-of-three bound; contention totals last."""
-    names = [v.name for v in result.plan.variants]
-    header = ["#", "bd", "procs", "placement", "load", "chaos"]
-    for n in names:
-        header += [n, "rate [95% Wilson]", "1st failure|bound"]
-    header += ["invol.cs", "cpu s"]
-    rows = []
-    for i, r in enumerate(result.results, 1):
-        c = r.config
-        row = [str(i), str(c.block_dim), str(c.core_processes), c.placement, str(c.load), "on" if c.chaos else "off"]
-        if r.error:
-            rows.append(row + ["ERROR: " + r.error[:80]] + [""] * (len(header) - 7))
-            continue
-        for n in names:
-            row += _variant_cells(r.variants.get(n))
-        tot = r.contention_total()
-        row += [str(int(tot["ctx_switches_involuntary"])), f"{tot['cpu_user_s'] + tot['cpu_system_s']:.1f}"]
-        rows.append(row)
-    right = {0, 1, 2, 4} | {6 + 3 * k for k in range(len(names))} | {len(header) - 2, len(header) - 1}
-    return _table(rows, header, right)
-
-
-def format_details(result: SweepResult) -> list[str]:
-    lines = ["perturbations and contention per configuration (core: involuntary context switches / CPU s):"]
-    for i, r in enumerate(result.results, 1):
-        c = r.config
-        status = f"{r.elapsed_s:.1f} s"
-        if r.budget_s is not None:
-            status += f" of a {r.budget_s:.1f} s budget"
-        if r.interrupted and r.batch.interrupt is not None:
-            status += ", INTERRUPTED"
-        lines.append(f"  {i}. {c.label} ({status})")
-        for a in r.active:
-            lines.append(f"     {a}")
-        if c.chaos and r.chaos_runs:
-            s = r.chaos_summary()
-            lines.append(f"     chaos did: {s['entries_executed']} suspensions (entries {s['first_entry']}.."
-                         f"{s['next_entry']} of the looped stream), {s['suspended_s_total']:.2f} s suspended in "
-                         f"total, {s['entries_vanished']} skipped (process gone)")
-        if c.placement == "migrate" and r.migrator_runs:
-            lines.append(f"     migrator did: {sum(m.moves for m in r.migrator_runs)} re-pins in "
-                         f"{sum(m.ticks for m in r.migrator_runs)} ticks")
-        if c.placement in ("spread", "pack") and "read_back" in r.affinity:
-            pins = sorted({tuple(v) for v in r.affinity["read_back"].values()})
-            lines.append(f"     affinity read back: {', '.join('CPU ' + ','.join(map(str, p)) for p in pins)}")
-        if r.load:
-            lines.append(f"     load: {r.load.get('processes')} processes, {r.load.get('alive_at_end', '?')} still "
-                         "running at the end")
-        if r.pool_rebuilds:
-            lines.append(f"     pool rebuilt {r.pool_rebuilds} time(s); perturbations followed the new pids")
-        for note in r.notes:
-            lines.append(f"     {note}")
-        if r.contention:
-            cells = [f"{row['core']} {row['ctx_switches_involuntary']}/{row['cpu_user_s'] + row['cpu_system_s']:.2f}"
-                     for row in r.contention]
-            line = "     "
-            for cell in cells:
-                if len(line) + len(cell) > 110:
-                    lines.append(line.rstrip())
-                    line = "     "
-                line += cell + "  "
-            lines.append(line.rstrip())
-    return lines
-
-
-def verdict_line(result: SweepResult) -> str:
-    parts = []
-    for v in result.plan.variants:
-        t = result.totals().get(v.name, {"case_runs": 0, "failed_case_runs": 0})
-        k, n = t["failed_case_runs"], t["case_runs"]
-        if v.expected_clean:
-            parts.append(f"{v.name} clean in {n} case-runs" if k == 0 else f"{v.name} FAILED {k}/{n} case-runs")
-        else:
-            parts.append(f"{v.name} failed {k}/{n} case-runs")
-    errors = sum(1 for r in result.results if r.error)
-    if errors:
-        parts.append(f"{errors} configuration(s) could not run")
-    verdict = "OK" if result.expected_clean_are_clean else "NOT OK"
-    return f"verdict: {verdict}: " + "; ".join(parts) + f" over {len(result.results)} configuration(s)"
-
-
-def format_sweep(result: SweepResult, command: str = "") -> str:
-    plan = result.plan
-    chaos = plan.chaos
-    lines = [
-        f"mpnpu stress: {result.operator} on {len(plan.cpus or [])} CPUs {list(plan.cpus or [])}; per configuration "
-        f"{plan.cases} cases x {plan.repeat} repeat(s) per variant, case seed {plan.seed}",
-    ]
-    if any(c.chaos for c in plan.configurations):
-        how = "replayed from a report" if chaos.replay else (
-            f"~{chaos.rate_hz:g}/s per core process, {chaos.min_suspend_s * 1000:g}-{chaos.max_suspend_s * 1000:g} ms")
-        lines.append(f"chaos seed {chaos.seed} ({how}); migration seed {plan.migrate.seed}")
-    if plan.duration_s is not None:
-        lines.append(f"time budget {plan.duration_s:g} s, split across {len(plan.configurations)} configurations")
-    if command:
-        lines.append(f"command: {command}")
-    if result.interrupted:
-        lines.append("INTERRUPTED: the counts below cover only the case-runs that finished"
-                     + (f"; {len(result.skipped)} configuration(s) not run" if result.skipped else ""))
-    lines.append("")
-    lines += format_table(result)
-    lines.append("")
-    lines += format_details(result)
-    lines.append("")
-    lines.append("1st failure: case-run number (A/B order) and seconds from the batch start; bound: rule of three "
-                 "(3/n), the 95% upper bound on the rate of a variant that never failed")
-    lines.append(verdict_line(result))
-    lines.append(f"({result.elapsed_s:.1f} s)")
-    return "\n".join(lines)
 
 
 # -- main -------------------------------------------------------------------------------------------
 
 
-def make_plan(args: argparse.Namespace) -> tuple[SweepPlan, object]:
-    op = load_operator(args.op)
+def make_plan(args: argparse.Namespace, op: Operator | None = None) -> tuple[SweepPlan, Operator]:
+    """The sweep the parsed arguments ask for, and the operator it runs (``args.op`` unless given)."""
+    op = op if op is not None else load_operator(args.op)
     names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
     variants = make_variants(op, names)
     seed = args.chaos_seed if args.chaos_seed is not None else secrets.randbelow(2**31)
@@ -341,8 +198,10 @@ def make_plan(args: argparse.Namespace) -> tuple[SweepPlan, object]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    plan, op = make_plan(args)
+    args, op = parse_with_operator(build_parser, argv)
+    if op is None:
+        return print_operator_list()
+    plan, op = make_plan(args, op)
     command = "python -m mpnpu.stress " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     total = plan.case_runs_per_configuration * len(plan.configurations)
     with progress_bar(total, "sweep", disable=args.quiet) as bar:

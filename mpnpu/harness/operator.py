@@ -2,17 +2,32 @@
 
 The tools are generic; an operator package (``kernels/<op>/operator.py``) provides one object that
 satisfies :class:`Operator`: how to make a reproducible case, run it on a device with some sync
-points dropped (and optionally a diagnosis probe), and judge its outputs.
+points dropped (and optionally a diagnosis probe), and judge its outputs. It also declares what the
+tools would otherwise have to know about it: its tool options (:class:`OperatorOption`, e.g. tile
+sizes, which every command line then offers as ``--base-m`` ...), its sync points (names the
+``--drop-sync`` option accepts, see :func:`parse_sync_names`), its variants and, where it has one,
+its diagnosis chain (:class:`mpnpu.harness.chain.Diagnosis`).
+
+Tools find operators by name (:mod:`mpnpu.harness.registry`), never by importing a kernel package.
+Most operators need not write this protocol out by hand: :class:`mpnpu.harness.kernel_operator.KernelOperator`
+turns a kernel function, a golden, a case maker and a table of sync points into one.
 """
 
 from __future__ import annotations
 
-import importlib
+import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
+
+import numpy as np
 
 from mpnpu.errors import UsageError
 from mpnpu.runtime.device import Device, LaunchResult
+
+from .compare import CaseComparison
+
+if TYPE_CHECKING:
+    from .chain import Diagnosis
 
 
 @dataclass
@@ -20,7 +35,7 @@ class Verdict:
     """How one case-run was judged.
 
     ``fingerprint`` identifies the judged outputs' bytes, so that repeats of the same case can be
-    compared with each other (the write-up's "consistent across batch runs" test).
+    compared with each other (the "consistent across batch runs" test of docs/incident.md).
     """
 
     passed: bool
@@ -31,13 +46,39 @@ class Verdict:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class OperatorOption:
+    """A setting of an operator that the command lines offer as ``--<name with dashes>``.
+
+    ``parse`` turns the command-line text into a value (it raises ``argparse.ArgumentTypeError``
+    for bad text; None: an integer >= 1); the operator's ``with_options`` applies values.
+    """
+
+    name: str  # a Python identifier: "base_m" is offered as --base-m
+    default: Any
+    help: str
+    parse: Callable[[str], Any] | None = None  # None: a positive integer
+    metavar: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@runtime_checkable
 class Operator(Protocol):
-    """An operator under test (see kernels/fused_linear_online_max_sum/operator.py)."""
+    """An operator under test (see :class:`mpnpu.harness.kernel_operator.KernelOperator`).
+
+    Required: the attributes and methods below. Optional, read through :func:`options_of`,
+    :func:`diagnosis_of` and :func:`with_options`: ``options`` (a tuple of :class:`OperatorOption`),
+    ``with_options(**values)`` (a copy with those values) and ``diagnosis`` (a
+    :class:`mpnpu.harness.chain.Diagnosis`, or None).
+    """
 
     name: str
     sync_points: Mapping[str, str]  # sync point name -> what it orders
-    variants: Mapping[str, frozenset[str]]  # named variant -> sync points it drops
-    probes: Mapping[str, tuple[str, str]]  # probe name -> (write-up step, what it changes)
+    variants: Mapping[str, frozenset[str]]  # named variant -> sync points it drops ("incident", "fixed", ...)
+    probes: Mapping[str, tuple[str, str]]  # probe name -> (diagnosis step, what it changes)
     stages: tuple[str, ...]
 
     def make_case(self, seed: int, index: int) -> Any:
@@ -57,13 +98,130 @@ class Operator(Protocol):
         """Judge the outputs of one run against the golden (or a probe's expected values)."""
 
 
-def load_operator(ref: str) -> Operator:
-    """Import an operator object from "package.module:NAME"."""
-    module_name, _, attr = ref.partition(":")
-    try:
-        return getattr(importlib.import_module(module_name), attr or "OPERATOR")
-    except (ImportError, AttributeError) as e:
-        raise UsageError(f"cannot load operator {ref!r}: {e}") from None
+REQUIRED_VARIANTS = ("incident", "fixed")
+_REQUIRED_ATTRIBUTES = ("name", "sync_points", "variants", "probes", "stages")
+_REQUIRED_METHODS = ("make_case", "describe_case", "prepare", "run", "judge")
 
 
-DEFAULT_OPERATOR = "mpnpu.kernels.fused_linear_online_max_sum.operator:OPERATOR"
+def protocol_problems(obj: Any) -> list[str]:
+    """What keeps ``obj`` from being an :class:`Operator` (empty when nothing does)."""
+    if isinstance(obj, type):
+        return [f"it is the class {obj.__name__}, not an operator object (an instance)"]
+    problems = [f"no attribute {a!r}" for a in _REQUIRED_ATTRIBUTES if not hasattr(obj, a)]
+    problems += [f"no method {m}()" for m in _REQUIRED_METHODS if not callable(getattr(obj, m, None))]
+    if problems:
+        return problems
+    if not isinstance(obj.name, str) or not obj.name:
+        problems.append("name is not a non-empty string")
+    if not isinstance(obj.sync_points, Mapping):
+        problems.append("sync_points is not a mapping of name -> description")
+    if not isinstance(obj.variants, Mapping):
+        problems.append("variants is not a mapping of name -> dropped sync points")
+    else:
+        missing = [v for v in REQUIRED_VARIANTS if v not in obj.variants]
+        if missing:
+            problems.append(f"no variant {', '.join(missing)} (the tools run 'incident' and 'fixed')")
+        elif isinstance(obj.sync_points, Mapping):
+            for vname, dropped in obj.variants.items():
+                unknown = sorted(set(dropped) - set(obj.sync_points))
+                if unknown:
+                    problems.append(f"variant {vname} drops unknown sync point(s) {', '.join(unknown)}")
+    return problems
+
+
+def check_operator(obj: Any, ref: str) -> Operator:
+    """``obj`` if it satisfies the protocol, else a one-line UsageError naming what is missing."""
+    problems = protocol_problems(obj)
+    if problems:
+        raise UsageError(f"{ref!r} is not an mpnpu operator: {'; '.join(problems)}")
+    return obj
+
+
+def options_of(op: Any) -> tuple[OperatorOption, ...]:
+    """The tool options an operator declares (none when it declares none)."""
+    return tuple(getattr(op, "options", ()) or ())
+
+
+def with_options(op: Any, **values: Any) -> Any:
+    """``op`` with its declared options set to ``values`` (None = keep the operator's value)."""
+    values = {k: v for k, v in values.items() if v is not None}
+    if not values:
+        return op
+    known = {o.name for o in options_of(op)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise UsageError(f"operator {op.name} has no option {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none'}")
+    return op.with_options(**values)
+
+
+def diagnosis_of(op: Any) -> "Diagnosis | None":
+    """The operator's diagnosis chain, or None when it has none."""
+    return getattr(op, "diagnosis", None)
+
+
+# -- helpers every operator can use --------------------------------------------------------------------
+
+
+def parse_sync_names(text: str, sync_points: Mapping[str, str]) -> frozenset[str]:
+    """'S1,S2' -> {'S1', 'S2'}; unknown names are a UsageError listing the known ones."""
+    names = frozenset(part.strip() for part in text.split(",") if part.strip())
+    check_sync_names(names, sync_points, where="")
+    return names
+
+
+def check_sync_names(names: Iterable[str], sync_points: Mapping[str, str], where: str = " in drop_syncs") -> frozenset[str]:
+    """``names`` as a frozenset if every one is a known sync point, else a UsageError listing them.
+
+    A typo must not silently run the kernel with every sync in place.
+    """
+    if isinstance(names, str):
+        raise UsageError(f"drop_syncs must be a collection of sync point names, e.g. ('S1',), not {names!r}")
+    names = frozenset(names)
+    unknown = sorted(names - set(sync_points))
+    if unknown:
+        raise UsageError(
+            f"unknown sync point{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}{where}; "
+            f"known: {', '.join(sync_points)}"
+        )
+    return names
+
+
+def variants_from_syncs(incident: Iterable[str], **others: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The variant table: ``incident`` drops the sync points of the bug as written, ``fixed`` drops none.
+
+    ``others`` adds more named variants (name -> sync points they drop).
+    """
+    table = {"incident": frozenset(incident), "fixed": frozenset()}
+    table.update({name: frozenset(dropped) for name, dropped in others.items()})
+    return table
+
+
+def fingerprint(*arrays: Any) -> bytes:
+    """A short digest of arrays' bytes: equal outputs give equal fingerprints across repeats."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.digest()
+
+
+def verdict_of(cmp: CaseComparison, fingerprint: bytes = b"") -> Verdict:
+    """A :class:`Verdict` from a comparison of outputs with their golden."""
+    return Verdict(
+        passed=cmp.passed,
+        failed_outputs=cmp.failed_outputs,
+        min_rel_error=cmp.min_rel_error_failing,
+        max_rel_error=cmp.max_rel_error_failing,
+        fingerprint=fingerprint,
+        details={name: o.to_dict() for name, o in cmp.outputs.items() if not o.passed},
+    )
+
+
+
+def __getattr__(name: str) -> Any:
+    # Loading by name lives in .registry (which imports this module); reachable from here too, where
+    # the first protocol had it.
+    if name in ("DEFAULT_OPERATOR", "load_operator"):
+        from . import registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -106,6 +106,39 @@ class VariantResult:
         self.min_rel_error = lo if self.min_rel_error is None else min(self.min_rel_error, lo)
         self.max_rel_error = hi if self.max_rel_error is None else max(self.max_rel_error, hi)
 
+    def merge(self, other: "VariantResult") -> "VariantResult":
+        """This result and ``other`` (the same variant, run after it) as one result.
+
+        Counts add up, repeats follow one another, fingerprints of a case are pooled, the first
+        failure stays the earliest (``other``'s case-run number is shifted by this result's case-runs;
+        its time is kept as measured), and hazard logs are combined. Neither input is modified.
+        """
+        if other.variant != self.variant:
+            raise ValueError(f"cannot merge variant {other.variant.name} into {self.variant.name}")
+        out = VariantResult(self.variant, self.repeats + other.repeats)
+        out.failing_cases_by_repeat = [list(c) for c in self.failing_cases_by_repeat + other.failing_cases_by_repeat]
+        out.case_runs = self.case_runs + other.case_runs
+        out.failed_case_runs = self.failed_case_runs + other.failed_case_runs
+        out.failed_by_output = self.failed_by_output + other.failed_by_output
+        out.launch_errors = self.launch_errors + other.launch_errors
+        out.first_launch_error = self.first_launch_error or other.first_launch_error
+        out.elapsed_s = self.elapsed_s + other.elapsed_s
+        for bound, pick in (("min_rel_error", min), ("max_rel_error", max)):
+            a, b = getattr(self, bound), getattr(other, bound)
+            setattr(out, bound, b if a is None else a if b is None else pick(a, b))
+        if self.first_failure_case_run is not None:
+            out.first_failure_case_run, out.first_failure_s = self.first_failure_case_run, self.first_failure_s
+        elif other.first_failure_case_run is not None:
+            out.first_failure_case_run = self.case_runs + other.first_failure_case_run
+            out.first_failure_s = other.first_failure_s
+        for source in (self, other):
+            for case, prints in source.fingerprints.items():
+                out.fingerprints.setdefault(case, set()).update(prints)
+        logs = [log for log in (self.hazard_log, other.hazard_log) if log is not None]
+        if logs:
+            out.hazard_log = logs[0].merged(*logs[1:])
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         lo, hi = self.wilson95
         return {
@@ -151,6 +184,28 @@ class BatchResult:
     @property
     def expected_clean_are_clean(self) -> bool:
         return all(v.clean for v in self.variants.values() if v.variant.expected_clean)
+
+    def verdict_line(self) -> str:
+        """The one-line verdict (what ``--quiet`` prints): OK when every variant expected clean is."""
+        parts = []
+        for v in self.variants.values():
+            if v.variant.expected_clean:
+                parts.append(f"{v.variant.name} is clean" if v.clean
+                             else f"{v.variant.name} FAILED ({v.failed_case_runs} case-runs)")
+                if v.inconsistent_cases:
+                    parts[-1] += f", but {len(v.inconsistent_cases)} cases changed between repeats"
+        for v in self.variants.values():
+            if v.variant.expected_clean:
+                continue
+            if v.clean and v.inconsistent_cases:
+                parts.append(f"{v.variant.name} passed every judged case-run, but {len(v.inconsistent_cases)} cases "
+                             f"changed between repeats")
+            elif v.clean:
+                parts.append(f"{v.variant.name} passed every case-run this time (its race did not show)")
+            else:
+                parts.append(f"{v.variant.name} fails intermittently ({v.failed_case_runs}/{v.case_runs})")
+        verdict = "OK" if self.expected_clean_are_clean else "NOT OK"
+        return f"verdict: {verdict}: " + "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {

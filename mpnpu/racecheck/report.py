@@ -151,6 +151,16 @@ class HazardLog:
             self._by_key[key] = h if prev is None else prev.merged(h)
         self.launches_analyzed += 1
 
+    def merged(self, *others: "HazardLog") -> "HazardLog":
+        """A new log with this log's hazards and ``others``' (different launches: counts add up)."""
+        out = HazardLog()
+        for log in (self, *others):
+            for key, h in log._by_key.items():
+                prev = out._by_key.get(key)
+                out._by_key[key] = h if prev is None else prev.merged(h)
+            out.launches_analyzed += log.launches_analyzed
+        return out
+
     def add_trace(self, trace) -> list[Hazard]:
         """Analyse one launch's trace, merge its hazards, and return them."""
         from .detect import analyze  # detect imports this module

@@ -6,15 +6,8 @@ from typing import Mapping
 
 from mpnpu.harness.runner import BatchResult, VariantResult
 
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.3g}%"
-
-
-def _rel(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x:.3g}"
+from .fmt import pct as _pct
+from .fmt import rel as _rel
 
 
 def variant_header(v: VariantResult, sync_points: Mapping[str, str]) -> str:
@@ -84,26 +77,6 @@ def format_batch(result: BatchResult, sync_points: Mapping[str, str]) -> str:
             text = v.hazard_log.format_text()
             lines.extend("    " + line for line in text.splitlines())
     lines.append("")
-    lines.append(verdict_line(result))
+    lines.append(result.verdict_line())
     lines.append(f"({result.elapsed_s:.1f} s)")
     return "\n".join(lines)
-
-
-def verdict_line(result: BatchResult) -> str:
-    clean = [v for v in result.variants.values() if v.variant.expected_clean]
-    racy = [v for v in result.variants.values() if not v.variant.expected_clean]
-    parts = []
-    for v in clean:
-        parts.append(f"{v.variant.name} is clean" if v.clean else f"{v.variant.name} FAILED ({v.failed_case_runs} case-runs)")
-        if v.inconsistent_cases:
-            parts[-1] += f", but {len(v.inconsistent_cases)} cases changed between repeats"
-    for v in racy:
-        if v.clean and v.inconsistent_cases:
-            parts.append(f"{v.variant.name} passed every judged case-run, but {len(v.inconsistent_cases)} cases "
-                         f"changed between repeats")
-        elif v.clean:
-            parts.append(f"{v.variant.name} passed every case-run this time (its race did not show)")
-        else:
-            parts.append(f"{v.variant.name} fails intermittently ({v.failed_case_runs}/{v.case_runs})")
-    verdict = "OK" if result.expected_clean_are_clean else "NOT OK"
-    return f"verdict: {verdict}: " + "; ".join(parts)
