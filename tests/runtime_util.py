@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Iterator
 
 import numpy as np
+import psutil
 
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -37,3 +39,19 @@ def device(block_dim: int = 2, **kwargs) -> Iterator[Device]:
 def filled(dev: Device, name: str, shape, value=-1, dtype="int32"):
     """A GM tensor of ``shape`` filled with ``value`` (so an unwritten slot reads as ``value``)."""
     return dev.to_device(name, np.full(shape, value, dtype=np.dtype(dtype)))
+
+
+def still_alive(pids: list[int], within: float) -> list[int]:
+    """Pids still alive (not zombies) after waiting up to ``within`` seconds for them to end."""
+    deadline = time.monotonic() + within
+    while True:
+        alive = []
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    alive.append(pid)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.02)

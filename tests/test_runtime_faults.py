@@ -43,7 +43,7 @@ from mpnpu.runtime.sync import (
 )
 from mpnpu.runtime.topology import Topology
 from tests.conftest import live_children, shm_segments
-from tests.runtime_util import OPTIONS, device, filled, k
+from tests.runtime_util import OPTIONS, device, filled, k, still_alive
 
 pytestmark = pytest.mark.usefixtures("no_leaks", "time_limit")
 
@@ -238,7 +238,7 @@ def test_core_killed_between_launches() -> None:
     with device(1) as dev:
         pid = dev.core_pids()[2]
         os.kill(pid, signal.SIGKILL)
-        assert _gone([pid], 5.0) == []  # dead (a zombie until the device reaps it)
+        assert still_alive([pid], 5.0) == []  # dead (a zombie until the device reaps it)
         err, took, gen, pids, keep = faulty_launch(dev, k("empty_kernel"))
         assert isinstance(err, CoreDiedError)
         assert err.details["core"] == "vector core 1 (block 0, sub 1)"
@@ -285,7 +285,7 @@ def test_device_built_in_a_short_lived_thread_keeps_its_cores() -> None:
     with box["dev"] as dev:
         time.sleep(0.1)
         pids = dev.core_pids()
-        assert _gone(pids, 0.0) == pids
+        assert still_alive(pids, 0.0) == pids
         dev.launch(k("empty_kernel"))
         assert dev.pool_generation == 1
 
@@ -376,22 +376,6 @@ def _start_helper(mode: str, tmp_path: Path) -> tuple[subprocess.Popen, dict]:
     return proc, info
 
 
-def _gone(pids: list[int], within: float) -> list[int]:
-    """Pids still alive (not zombies) after ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while True:
-        alive = []
-        for pid in pids:
-            try:
-                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.append(pid)
-            except psutil.NoSuchProcess:
-                pass
-        if not alive or time.monotonic() >= deadline:
-            return alive
-        time.sleep(0.02)
-
-
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_parent_interrupted_mid_launch_cleans_up(sig: str, tmp_path: Path) -> None:
     proc, info = _start_helper("interrupt", tmp_path)
@@ -410,7 +394,7 @@ def test_parent_interrupted_mid_launch_cleans_up(sig: str, tmp_path: Path) -> No
     assert took < 5, took
     assert "INTERRUPTED" in out, (out, err)
     assert proc.returncode == 128 + getattr(signal, sig), (proc.returncode, err)
-    assert _gone(info["core_pids"], 2.0) == []
+    assert still_alive(info["core_pids"], 2.0) == []
     assert info["segments"] and not set(info["segments"]) & shm_segments()
 
 
@@ -419,7 +403,7 @@ def test_parent_sigkilled_mid_launch_leaves_nothing(tmp_path: Path) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=15)
     # PR_SET_PDEATHSIG: the cores die with their parent, even those asleep in Barrier.wait
-    assert _gone(info["core_pids"], 5.0) == []
+    assert still_alive(info["core_pids"], 5.0) == []
     # The helper's resource tracker may unlink its segments once every core is gone; a new
     # Device's startup sweep removes whatever is left. Either way /dev/shm ends clean.
     with device(1) as dev:

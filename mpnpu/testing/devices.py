@@ -1,0 +1,164 @@
+"""One emulated device per test process, shared by the ``mpnpu_device`` fixture and the helpers.
+
+A device forks 3 x block_dim core processes once and serves every launch, so a test suite makes
+one and reuses it (as the batch tool does). Only one is open at a time: a test asking for other
+settings closes the current device before the new one is made, so a process never holds more
+core processes than its block_dim says — what sizing pytest-xdist workers against CPUs relies on.
+
+Cleanup: the plugin closes the device at the end of the session; a device a failed launch left
+in an unknown state rebuilds its own pool; Ctrl-C inside a launch ends the cores at once (the
+device does that); SIGTERM is turned into the same interrupt while a device is open, so a
+terminated test run also stops its cores and unlinks its GM segments. Whatever happens,
+:class:`~mpnpu.runtime.device.Device` closes itself when the interpreter exits.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from mpnpu.errors import UsageError
+from mpnpu.harness.runner import available_cpus
+from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.procutil import Terminated
+
+_PLUGIN_MODULE = "mpnpu.testing.plugin"
+
+
+def _plugin_state() -> Any:
+    """The pytest plugin's state in this process, if pytest loaded the plugin."""
+    plugin = sys.modules.get(_PLUGIN_MODULE)
+    return plugin.STATE if plugin is not None else None
+
+
+def xdist_workers() -> int:
+    """How many pytest-xdist workers share this machine (1 without xdist)."""
+    try:
+        return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    except ValueError:
+        return 1
+
+
+def default_block_dim() -> int:
+    """``--mpnpu-block-dim`` if given, else one AI core per two CPUs, divided among xdist workers.
+
+    The batch tool's default (one AI core, 3 core processes, per two CPUs) oversubscribes the CPUs
+    about 1.5 times; with N workers each worker gets 1/N of the CPUs, so the whole run keeps that
+    ratio instead of multiplying it by N.
+    """
+    state = _plugin_state()
+    if state is not None and state.block_dim is not None:
+        return state.block_dim
+    return max(1, available_cpus() // (2 * xdist_workers()))
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+class DeviceProvider:
+    """Holds the process's one open device and makes a new one when other settings are asked for."""
+
+    def __init__(self) -> None:
+        self._device: Device | None = None
+        self._key: tuple[int, RuntimeOptions] | None = None
+        self._previous_sigterm: Any = None
+
+    def current(self) -> Device | None:
+        """The open device, if any."""
+        dev = self._device
+        return dev if dev is not None and not dev.closed else None
+
+    def get(self, block_dim: int | None = None, options: RuntimeOptions | None = None) -> Device:
+        """The open device if it has these settings, else a new one (the old one closed first)."""
+        if options is None:
+            options = DEFAULT_OPTIONS
+        if not isinstance(options, RuntimeOptions):
+            raise UsageError(f"options must be a mpnpu.runtime.config.RuntimeOptions, got {options!r}")
+        key = (block_dim if block_dim is not None else default_block_dim(), options)
+        dev = self.current()
+        if dev is not None and self._key == key:
+            return dev
+        self.close()
+        dev = Device(key[0], options=options)
+        state = _plugin_state()
+        if state is not None and state.racecheck:
+            _trace_every_launch(dev, state)
+        self._device, self._key = dev, key
+        self._catch_sigterm()
+        return dev
+
+    def close(self) -> None:
+        """Close the device (core processes ended, GM segments unlinked). Idempotent."""
+        dev, self._device, self._key = self._device, None, None
+        try:
+            if dev is not None:
+                dev.close()
+        finally:
+            self._restore_sigterm()
+
+    def _catch_sigterm(self) -> None:
+        # Python's default SIGTERM action ends the process without unwinding: no launch cleanup,
+        # no session teardown, GM segments left in /dev/shm. Raising instead runs all of it. Only
+        # where nobody installed a handler of their own, and only while a device is open.
+        if self._previous_sigterm is not None or threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            self._previous_sigterm = signal.signal(signal.SIGTERM, _raise_terminated)
+
+    def _restore_sigterm(self) -> None:
+        if self._previous_sigterm is None or threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is _raise_terminated:
+            signal.signal(signal.SIGTERM, self._previous_sigterm)
+        self._previous_sigterm = None
+
+
+def _trace_every_launch(dev: Device, state: Any) -> None:
+    """``--mpnpu-racecheck``: while a test body runs, trace each launch and merge its hazards.
+
+    The wrapper shadows the bound method on this one instance, so the device stays a Device for
+    everything that receives it (operators, the batch runner, isinstance checks).
+    """
+    original = dev.launch
+
+    @functools.wraps(original)
+    def launch(kernel: Any, *args: Any, trace: bool = False, **kwargs: Any) -> Any:
+        if not state.racecheck_active:
+            return original(kernel, *args, trace=trace, **kwargs)
+        result = original(kernel, *args, trace=True, **kwargs)
+        if state.hazard_log is None:
+            from mpnpu.racecheck import HazardLog
+
+            state.hazard_log = HazardLog()
+        state.hazard_log.add_trace(result.trace)
+        return result if trace else result._replace(trace=None)
+
+    dev.launch = launch  # type: ignore[method-assign]
+
+
+_PROVIDER = DeviceProvider()
+
+
+def shared_device(block_dim: int | None = None, options: RuntimeOptions | None = None) -> Device:
+    """This process's device with these settings (see :class:`DeviceProvider`).
+
+    Without arguments: the device currently open (the one the ``mpnpu_device`` fixture gave this
+    test), else one with the default block_dim. Outside pytest it stays open until
+    :func:`close_shared` or the interpreter exits.
+    """
+    if block_dim is None and options is None:
+        dev = _PROVIDER.current()
+        if dev is not None:
+            return dev
+    return _PROVIDER.get(block_dim, options)
+
+
+def close_shared() -> None:
+    """Close this process's shared device, if one is open."""
+    _PROVIDER.close()

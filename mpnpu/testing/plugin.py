@@ -1,0 +1,261 @@
+"""The pytest plugin: fixtures, the ``mpnpu`` marker and the ``--mpnpu-*`` options.
+
+Registered through the ``pytest11`` entry point, so pytest imports this module in *every* test run
+of an environment where mpnpu is installed. It must stay inert for suites that do not use it:
+
+- importing it costs nothing beyond pytest and the standard library (numpy, the runtime and the
+  helpers are imported the first time a test uses a fixture or a helper);
+- it registers options and the marker, nothing else: no header line, no output, no device, no
+  signal handler until a test asks for ``mpnpu_device`` (or calls a helper);
+- its hooks return at once for tests that carry no ``mpnpu`` marker when ``--mpnpu-racecheck``
+  is off.
+
+Disable it for one run with ``-p no:mpnpu``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+MARKER = "mpnpu"
+_MARKER_ARGS = ("block_dim", "options", "repeat", "seed", "racecheck")
+_DEVICES_MODULE = "mpnpu.testing.devices"
+
+
+@dataclass
+class PluginState:
+    """What the plugin knows in this process; :mod:`mpnpu.testing.devices` reads it.
+
+    Kept here, in the light module, so that the device side can find it without the plugin
+    importing the device side.
+    """
+
+    block_dim: int | None = None  # --mpnpu-block-dim
+    racecheck: bool = False  # --mpnpu-racecheck
+    racecheck_active: bool = False  # True while a racechecked test body runs
+    hazard_log: Any = None  # that test's mpnpu.racecheck.HazardLog, made at its first traced launch
+
+
+STATE = PluginState()
+
+
+@dataclass(frozen=True)
+class TestSettings:
+    """A test's mpnpu settings: its marker(s) merged, then the command line applied."""
+
+    marked: bool
+    block_dim: int | None
+    options: Any  # mpnpu.runtime.config.RuntimeOptions or None (checked by the device side)
+    seeds: tuple[int, ...]
+    racecheck: bool
+
+    __test__ = False  # not a test class, whatever pytest's collection rules say
+
+
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mpnpu", "mpnpu: inter-core race tests (mpnpu_device fixture, @pytest.mark.mpnpu)")
+    group.addoption(
+        "--mpnpu-block-dim", type=_int_at_least(1), default=None, metavar="N",
+        help="AI cores of the mpnpu_device fixture's device (3 core processes each) for tests whose "
+             "marker does not set block_dim; default: one per two CPUs, shared among xdist workers",
+    )
+    group.addoption(
+        "--mpnpu-repeat", type=_int_at_least(1), default=None, metavar="N",
+        help="run every test marked @pytest.mark.mpnpu N times (seeds from the marker's seed on), "
+             "whatever repeat its marker says",
+    )
+    group.addoption(
+        "--mpnpu-seed", type=_int_at_least(0), default=None, metavar="S",
+        help="run marked tests once, with mpnpu_seed S (replays the seed a failing repeat reported)",
+    )
+    group.addoption(
+        "--mpnpu-racecheck", action="store_true", default=False,
+        help="trace every launch made on the mpnpu device and fail the test on any GM hazard "
+             "(a test opts out with @pytest.mark.mpnpu(racecheck=False))",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "mpnpu(block_dim=None, options=None, repeat=1, seed=0, racecheck=True): settings of the "
+        "mpnpu_device fixture (block_dim, RuntimeOptions) and a repeat of the test with seeds "
+        "seed..seed+repeat-1 (the mpnpu_seed fixture); racecheck=False exempts the test from "
+        "--mpnpu-racecheck",
+    )
+    STATE.block_dim = config.getoption("--mpnpu-block-dim")
+    STATE.racecheck = bool(config.getoption("--mpnpu-racecheck"))
+
+
+def _close_devices() -> None:
+    # Only if a test ever made a device: an unrelated run never imports the device side.
+    devices = sys.modules.get(_DEVICES_MODULE)
+    if devices is not None:
+        devices.close_shared()
+
+
+@pytest.hookimpl(trylast=True)  # after session-scoped fixtures (which may use the device) are torn down
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _close_devices()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _close_devices()  # idempotent; covers runs that end without a session finish
+
+
+# -- settings ---------------------------------------------------------------------------------
+
+
+def _bad_marker(item: pytest.Item, message: str) -> None:
+    pytest.fail(f"@pytest.mark.{MARKER} on {item.nodeid}: {message}", pytrace=False)
+
+
+def _check_int(item: pytest.Item, name: str, value: Any, low: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        _bad_marker(item, f"{name} must be an integer >= {low}, got {value!r}")
+    return value
+
+
+def settings_for(item: pytest.Item) -> TestSettings:
+    """Merge the test's ``mpnpu`` markers (the closest wins: function over class over module)."""
+    kwargs: dict[str, Any] = {}
+    markers = list(item.iter_markers(MARKER))
+    for m in reversed(markers):
+        if m.args:
+            _bad_marker(item, f"takes keyword arguments only ({', '.join(_MARKER_ARGS)}), got {m.args!r}")
+        unknown = sorted(set(m.kwargs) - set(_MARKER_ARGS))
+        if unknown:
+            _bad_marker(item, f"unknown argument {', '.join(unknown)}; known: {', '.join(_MARKER_ARGS)}")
+        kwargs.update(m.kwargs)
+    config = item.config
+    block_dim = kwargs.get("block_dim")
+    if block_dim is not None:
+        _check_int(item, "block_dim", block_dim, 1)
+    repeat = _check_int(item, "repeat", kwargs.get("repeat", 1), 1)
+    seed = _check_int(item, "seed", kwargs.get("seed", 0), 0)
+    racecheck = kwargs.get("racecheck", True)
+    if not isinstance(racecheck, bool):
+        _bad_marker(item, f"racecheck must be True or False, got {racecheck!r}")
+    if markers and config.getoption("--mpnpu-repeat") is not None:
+        repeat = config.getoption("--mpnpu-repeat")
+    replay = config.getoption("--mpnpu-seed")
+    seeds = (replay,) if replay is not None else tuple(range(seed, seed + repeat))
+    return TestSettings(
+        marked=bool(markers),
+        block_dim=block_dim,
+        options=kwargs.get("options"),
+        seeds=seeds,
+        racecheck=STATE.racecheck and racecheck,
+    )
+
+
+# -- fixtures ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mpnpu_device(request: pytest.FixtureRequest) -> Any:
+    """The emulated device of this test process (:class:`mpnpu.runtime.device.Device`).
+
+    One device per process, reused by every test that asks for the same block_dim and options and
+    closed when the session ends (a test that asks for other settings gets a fresh one, and the
+    previous one is closed first). block_dim comes from ``@pytest.mark.mpnpu(block_dim=N)``, else
+    ``--mpnpu-block-dim``, else one AI core per two CPUs (divided among pytest-xdist workers).
+    """
+    settings = settings_for(request.node)
+    from mpnpu.errors import UsageError
+    from mpnpu.testing.devices import shared_device
+
+    try:
+        return shared_device(settings.block_dim, settings.options)
+    except UsageError as e:  # a bad block_dim or options: one line, not a traceback into mpnpu
+        pytest.fail(f"mpnpu_device: {e}", pytrace=False)
+
+
+@pytest.fixture
+def mpnpu_seed(request: pytest.FixtureRequest) -> int:
+    """The seed of this run of the test: the marker's ``seed`` (default 0), ``seed + i`` on
+    repeat ``i`` of ``@pytest.mark.mpnpu(repeat=N)``, or ``--mpnpu-seed``."""
+    return settings_for(request.node).seeds[0]
+
+
+# -- running a test: repeats with seeds, racecheck ------------------------------------------
+
+
+def _test_args(item: pytest.Function) -> dict[str, Any]:
+    # What pytest's own pytest_pyfunc_call passes: the function's arguments, from its fixtures.
+    return {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
+
+
+def _hazards_failure(log: Any) -> AssertionError:
+    text = log.format_text()
+    n = len(log)
+    return AssertionError(
+        f"mpnpu --mpnpu-racecheck: {n} GM hazard{'s' if n != 1 else ''} in launches made on the mpnpu "
+        f"device during this test:\n{text}"
+    )
+
+
+def _replay_hint(item: pytest.Item, index: int, settings: TestSettings) -> str:
+    seed = settings.seeds[index]
+    return (
+        f"mpnpu: failed on repeat {index + 1} of {len(settings.seeds)}, mpnpu_seed={seed}; "
+        f"replay: pytest '{item.nodeid}' --mpnpu-seed {seed}"
+    )
+
+
+def _annotate(exc: BaseException, note: str) -> None:
+    if hasattr(exc, "add_note"):  # Python >= 3.11: pytest prints notes under the error
+        exc.add_note(note)
+    else:
+        exc.args = (f"{exc.args[0] if exc.args else ''}\n{note}",) + tuple(exc.args[1:])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run a marked test once per seed (or a racechecked test once), else leave it to pytest."""
+    if not STATE.racecheck and pyfuncitem.get_closest_marker(MARKER) is None:
+        return None  # not ours: pytest's own call, untouched
+    settings = settings_for(pyfuncitem)
+    if len(settings.seeds) == 1 and not settings.racecheck:
+        return None  # one run; the mpnpu_seed fixture already holds its seed
+    if inspect.iscoroutinefunction(pyfuncitem.obj):
+        pytest.fail("@pytest.mark.mpnpu(repeat=...) and --mpnpu-racecheck do not support async tests", pytrace=False)
+    args = _test_args(pyfuncitem)
+    for index, seed in enumerate(settings.seeds):
+        if "mpnpu_seed" in args:
+            args["mpnpu_seed"] = seed
+        STATE.hazard_log = None
+        STATE.racecheck_active = settings.racecheck
+        try:
+            pyfuncitem.obj(**args)
+            log, STATE.hazard_log = STATE.hazard_log, None
+            if log is not None and len(log):
+                raise _hazards_failure(log)
+        except (Exception, pytest.fail.Exception) as e:
+            if len(settings.seeds) > 1:
+                _annotate(e, _replay_hint(pyfuncitem, index, settings))
+            raise
+        finally:
+            STATE.racecheck_active = False
+            STATE.hazard_log = None
+    return True

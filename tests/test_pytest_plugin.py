@@ -1,0 +1,414 @@
+"""The pytest plugin (mpnpu.testing), driven through pytest's own ``pytester``.
+
+Every run that makes a device goes through ``runpytest_subprocess`` (or a Popen of pytest), so
+its core processes and GM segments belong to a process that ends: what it leaves behind can be
+checked from outside. Inner test files record their pids in files the outer test reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from mpnpu.runtime.config import SEGMENT_PREFIX
+
+from tests.runtime_util import still_alive
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = ROOT / "docs" / "pytest-plugin.md"
+SHM_DIR = "/dev/shm"
+HAZARD_S1 = "missing sync: no SyncAll between TargetProcess and CVProcess (sync point S1 was dropped)"
+
+#: Kernels for the inner test runs (a module next to the inner test files; the core processes,
+#: forked from the inner pytest, import it from the same directory).
+KERNELS = '''
+import time
+
+import numpy as np
+
+from mpnpu import api
+
+SLOT = 8  # float32 elements per vector core: one 32-byte GM block
+
+
+def exchange(buf, out, shift):
+    """Vector core v writes slot v of buf; after SyncAll "S" it copies slot (v + shift) % n to out.
+
+    shift 0: every core reads its own slot, no other core is involved. shift 1: each core reads a
+    slot another core wrote, so dropping "S" leaves a RAW race.
+    """
+    n = 2 * api.get_block_num()
+    v = api.get_block_idx()
+    if api.is_aiv():
+        api.data_copy(buf[v * SLOT:(v + 1) * SLOT], np.full(SLOT, v + 1, np.float32))
+    api.sync_all(name="S")
+    if api.is_aiv():
+        src = (v + shift) % n
+        seen = np.empty(SLOT, np.float32)
+        api.data_copy(seen, buf[src * SLOT:(src + 1) * SLOT])
+        api.data_copy(out[v * SLOT:(v + 1) * SLOT], seen)
+
+
+def hold(started):
+    """Cube core 0 creates the file ``started``; every core then sleeps (at most 30 s)."""
+    if api.is_aic() and api.get_block_idx() == 0:
+        open(started, "w").close()
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+'''
+
+#: What inner tests use to allocate the exchange kernel's tensors and record the device's pids.
+INNER_UTIL = '''
+import json
+import os
+
+import numpy as np
+
+import plugin_kernels as k
+
+
+def tensors(dev):
+    n = 2 * dev.block_dim
+    return dev.to_device("buf", np.zeros(n * k.SLOT, np.float32)), dev.empty("out", n * k.SLOT, "float32")
+
+
+def record(dev, path="pids.jsonl"):
+    with open(path, "a") as f:
+        f.write(json.dumps({"pytest": os.getpid(), "cores": dev.core_pids(), "block_dim": dev.block_dim}) + "\\n")
+'''
+
+
+def guide_example() -> str:
+    """The complete test file shown in docs/pytest-plugin.md (its first python block)."""
+    text = GUIDE.read_text()
+    section = text.split("## A complete test file", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, "docs/pytest-plugin.md lost its example test file"
+    return match.group(1)
+
+
+def run(pytester: pytest.Pytester, *args: str, timeout: float = 120) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=timeout)
+
+
+def records(pytester: pytest.Pytester, name: str = "pids.jsonl") -> list[dict]:
+    path = pytester.path / name
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def segments_of(pid: int) -> list[str]:
+    try:
+        return sorted(e for e in os.listdir(SHM_DIR) if e.startswith(f"{SEGMENT_PREFIX}{pid}_"))
+    except OSError:
+        return []
+
+
+def assert_gone(recs: list[dict], timeout: float = 5.0) -> None:
+    """No core process of the recorded devices is alive and no GM segment of their run is left."""
+    assert recs, "the inner tests recorded no device"
+    alive = still_alive(sorted({pid for r in recs for pid in r["cores"]}), timeout)
+    assert not alive, f"core processes left behind: {alive}"
+    for pid in {r["pytest"] for r in recs}:
+        assert not segments_of(pid), f"GM segments left behind: {segments_of(pid)}"
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(plugin_kernels=KERNELS, inner_util=INNER_UTIL)
+    return pytester
+
+
+# -- the guide's example file, on the fixed and the incident kernel ---------------------------
+
+
+def test_guide_example_passes_on_fixed_kernel_and_fails_with_hazard_on_incident(inner: pytest.Pytester) -> None:
+    example = guide_example()
+    assert 'VARIANT = "fixed"' in example
+    inner.makepyfile(test_floms=example)
+    fixed = run(inner, "-q")
+    fixed.assert_outcomes(passed=3)
+
+    inner.makepyfile(test_floms=example.replace('VARIANT = "fixed"', 'VARIANT = "incident"'))
+    incident = run(inner, "-q")
+    out = incident.stdout.str()
+    assert incident.ret == pytest.ExitCode.TESTS_FAILED
+    # Racecheck finds the missing SyncAll on every run, whether or not an output went wrong.
+    assert "FAILED test_floms.py::test_no_races" in out
+    assert "Potential RAW hazard detected at GM tensor workspace.masked_target" in out
+    assert HAZARD_S1 in out
+    # The golden tests fail only when the race corrupted an output; when they do, they say how often.
+    if "FAILED test_floms.py::test_matches_golden" in out:
+        assert "95% Wilson interval" in out
+    if "FAILED test_floms.py::test_seeded_case_streams" in out:
+        assert re.search(r"mpnpu: failed on repeat \d+ of 10, mpnpu_seed=\d+; replay: pytest", out)
+
+
+# -- the repeat marker: the failing seed is reported and replays ---------------------------------
+
+SEEDED = '''
+import pytest
+
+from mpnpu.testing import assert_no_races
+
+import plugin_kernels as k
+from inner_util import tensors
+
+
+@pytest.mark.mpnpu(repeat=12, seed=100)
+def test_seeded(mpnpu_device, mpnpu_seed):
+    with open("seeds.log", "a") as f:
+        f.write(f"{mpnpu_seed}\\n")
+    shift = 1 if mpnpu_seed % 5 == 3 else 0  # some seeds' data make cores read each other's slots
+    buf, out = tensors(mpnpu_device)
+    assert_no_races(k.exchange, buf, out, shift, drop_syncs=("S",), device=mpnpu_device)
+    mpnpu_device.free(buf, out)
+'''
+
+
+def _seeds_run(pytester: pytest.Pytester) -> list[int]:
+    log = pytester.path / "seeds.log"
+    seeds = [int(s) for s in log.read_text().split()] if log.exists() else []
+    if log.exists():
+        log.unlink()
+    return seeds
+
+
+def test_repeat_marker_reports_failing_seed_and_the_seed_replays(inner: pytest.Pytester) -> None:
+    inner.makepyfile(test_seeded=SEEDED)
+    first = 103  # the first seed from 100 with seed % 5 == 3, the seeds whose data race
+
+    result = run(inner, "-q")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert _seeds_run(inner) == list(range(100, first + 1))  # stops at the first failure
+    assert f"mpnpu: failed on repeat {first - 100 + 1} of 12, mpnpu_seed={first}" in out
+    assert f"replay: pytest 'test_seeded.py::test_seeded' --mpnpu-seed {first}" in out
+    assert "Potential RAW hazard detected at GM tensor buf" in out
+    assert "(sync point S was dropped)" in out
+
+    replay = run(inner, "-q", "test_seeded.py::test_seeded", "--mpnpu-seed", str(first))
+    replay.assert_outcomes(failed=1)
+    assert _seeds_run(inner) == [first]
+    assert "Potential RAW hazard detected at GM tensor buf" in replay.stdout.str()
+
+    # --mpnpu-repeat overrides the marker's count: two seeds, both without a race.
+    short = run(inner, "-q", "--mpnpu-repeat", "2")
+    short.assert_outcomes(passed=1)
+    assert _seeds_run(inner) == [100, 101]
+
+
+# -- --mpnpu-racecheck -----------------------------------------------------------------------
+
+RACECHECKED = '''
+import pytest
+
+from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
+
+import plugin_kernels as k
+from inner_util import record, tensors
+
+
+def test_racy_launch(mpnpu_device):
+    record(mpnpu_device)
+    buf, out = tensors(mpnpu_device)
+    result = mpnpu_device.launch(k.exchange, buf, out, 1, drop_syncs=("S",))
+    assert result.trace is None  # traced for the plugin, but the caller did not ask for a trace
+
+
+def test_synced_launch(mpnpu_device):
+    buf, out = tensors(mpnpu_device)
+    mpnpu_device.launch(k.exchange, buf, out, 1)
+
+
+@pytest.mark.mpnpu(racecheck=False)
+def test_racy_launch_opted_out(mpnpu_device):
+    buf, out = tensors(mpnpu_device)
+    mpnpu_device.launch(k.exchange, buf, out, 1, drop_syncs=("S",))
+
+
+def test_operator_incident(mpnpu_device):
+    # An operator's own launches go through the same device: FLOMS without S1, one case.
+    OPERATOR.run(mpnpu_device, OPERATOR.make_case(0, 0), drop_syncs=frozenset({"S1"}))
+
+
+def test_no_device():
+    assert True
+'''
+
+
+def test_racecheck_option_fails_tests_whose_launches_have_hazards(inner: pytest.Pytester) -> None:
+    inner.makepyfile(test_rc=RACECHECKED)
+    plain = run(inner, "-q")
+    plain.assert_outcomes(passed=5)
+
+    checked = run(inner, "-q", "--mpnpu-racecheck")
+    checked.assert_outcomes(passed=3, failed=2)
+    out = checked.stdout.str()
+    assert "FAILED test_rc.py::test_racy_launch " in out
+    assert "FAILED test_rc.py::test_operator_incident" in out
+    assert "mpnpu --mpnpu-racecheck: 1 GM hazard in launches made on the mpnpu device during this test" in out
+    assert "(sync point S was dropped)" in out
+    assert HAZARD_S1 in out
+    assert_gone(records(inner))
+
+
+# -- nothing leaks after a failing or an interrupted test ------------------------------------
+
+INTERRUPTED = '''
+import plugin_kernels as k
+from inner_util import record, tensors
+
+
+def test_fails(mpnpu_device):
+    record(mpnpu_device)
+    buf, out = tensors(mpnpu_device)
+    mpnpu_device.launch(k.exchange, buf, out, 0)
+    assert False, "deliberate failure"
+
+
+def test_interrupted(mpnpu_device):
+    record(mpnpu_device)
+    mpnpu_device.launch(k.hold, "started")
+'''
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_nothing_leaks_after_failing_and_interrupted_tests(inner: pytest.Pytester, signum: int) -> None:
+    inner.makepyfile(test_leak=INTERRUPTED)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_leak.py"],
+        cwd=inner.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        started = inner.path / "started"
+        deadline = time.monotonic() + 60
+        while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert started.exists(), "the second test's launch never started"
+        proc.send_signal(signum)  # to pytest alone, in the middle of a launch
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "1 failed" in out and "deliberate failure" in out
+    assert_gone(records(inner))
+
+
+# -- inert for unrelated test suites ---------------------------------------------------------
+
+UNRELATED = '''
+import pytest
+
+
+def test_pass():
+    assert 1 + 1 == 2
+
+
+def test_fail():
+    assert [1, 2] == [1, 3]
+
+
+@pytest.mark.skip(reason="not today")
+def test_skip():
+    pass
+
+
+@pytest.mark.xfail(reason="known")
+def test_xfail():
+    assert False
+
+
+@pytest.mark.parametrize("x", [1, 2])
+def test_param(x):
+    print("value", x)
+    assert x
+'''
+
+UNRELATED_CONFTEST = '''
+import json
+import os
+import sys
+
+import psutil
+
+
+def pytest_sessionfinish(session):
+    with open("inert.json", "w") as f:
+        json.dump({
+            "plugin": session.config.pluginmanager.has_plugin("mpnpu"),
+            "modules": sorted(m for m in sys.modules if m.split(".")[0] in ("numpy", "mpnpu")),
+            "children": [p.pid for p in psutil.Process().children(recursive=True)],
+            "segments": sorted(e for e in os.listdir("/dev/shm") if e.startswith("mpnpu_%d_" % os.getpid())),
+        }, f)
+'''
+
+#: Lines that differ between any two runs, or name the loaded plugins.
+_VOLATILE = re.compile(r"^(platform |rootdir|configfile|cachedir|plugins: )")
+
+
+def _normalised(result: pytest.RunResult) -> list[str]:
+    lines = [line for line in result.stdout.lines if not _VOLATILE.match(line)]
+    return [re.sub(r" in \d+\.\d+s", " in Xs", line) for line in lines]
+
+
+def test_plugin_is_inert_for_an_unrelated_suite(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_unrelated=UNRELATED)
+    pytester.makeconftest(UNRELATED_CONFTEST)
+    runs = {}
+    for name, args in (("with", ()), ("without", ("-p", "no:mpnpu"))):
+        result = run(pytester, "-rA", "-v", *args)
+        facts = json.loads((pytester.path / "inert.json").read_text())
+        runs[name] = (result, facts)
+    (with_, w), (without, wo) = runs["with"], runs["without"]
+    assert w["plugin"] and not wo["plugin"]  # it was loaded, and then did nothing:
+    assert with_.ret == without.ret == pytest.ExitCode.TESTS_FAILED
+    assert with_.parseoutcomes() == without.parseoutcomes()
+    assert _normalised(with_) == _normalised(without)
+    assert w["modules"] == ["mpnpu", "mpnpu.testing", "mpnpu.testing.plugin"]  # no numpy, no runtime
+    assert w["children"] == [] and w["segments"] == []
+
+
+# -- pytest-xdist: one device per worker ------------------------------------------------------
+
+XDIST = '''
+import pytest
+
+from inner_util import record
+
+
+@pytest.mark.parametrize("i", range(3))
+def test_uses_device(mpnpu_device, i):
+    record(mpnpu_device)
+'''
+
+
+def test_xdist_workers_each_get_their_own_reused_device(inner: pytest.Pytester) -> None:
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed (optional)")
+    inner.makepyfile(test_x=XDIST)
+    result = run(inner, "-q", "-p", "xdist", "-n", "2", "--dist", "each")
+    result.assert_outcomes(passed=6)
+    recs = records(inner)
+    by_worker: dict[int, set[tuple[int, ...]]] = {}
+    for r in recs:
+        by_worker.setdefault(r["pytest"], set()).add(tuple(r["cores"]))
+    assert len(by_worker) == 2  # two workers, each made a device
+    assert all(len(devices) == 1 for devices in by_worker.values())  # reused by all its tests
+    a, b = (set(next(iter(d))) for d in by_worker.values())
+    assert not a & b
+    cpus = len(os.sched_getaffinity(0))
+    assert {r["block_dim"] for r in recs} == {max(1, cpus // 4)}  # the CPUs divided among 2 workers
+    assert_gone(recs)
