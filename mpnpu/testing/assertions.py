@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from mpnpu.cli.report import format_variant
+from mpnpu.cli.render.batch import format_variant
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
 from mpnpu.racecheck import Hazard, HazardLog

@@ -7,24 +7,22 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.operator import Operator, load_operator
-
-#: What the tools call on an operator (mpnpu.harness.operator.Operator).
-_OPERATOR_ATTRS = ("name", "sync_points", "variants", "make_case", "prepare", "run", "judge")
+from mpnpu.harness.operator import Operator, check_operator, check_sync_names, protocol_problems
+from mpnpu.harness.registry import load_operator
+from mpnpu.runtime.core import resolve_kernel
 
 
 def is_operator(obj: Any) -> bool:
-    """Duck-typed: does ``obj`` offer what :class:`mpnpu.harness.operator.Operator` describes?"""
-    return all(hasattr(obj, attr) for attr in _OPERATOR_ATTRS)
+    """Does ``obj`` satisfy :class:`mpnpu.harness.operator.Operator`?"""
+    return not protocol_problems(obj)
 
 
 def resolve_operator(op: Any) -> Operator:
-    """An operator object, or one loaded from a registered name or "package.module:OBJECT"."""
+    """An operator object, or one loaded from a registered name, "package.module:OBJECT" or
+    "path/to/file.py:OBJECT" (:func:`mpnpu.harness.registry.load_operator`)."""
     if isinstance(op, str):
-        op = load_operator(op)
-    if not is_operator(op):
-        raise UsageError(f"{op!r} is not an operator: it needs {', '.join(_OPERATOR_ATTRS)}")
-    return op
+        return load_operator(op)
+    return check_operator(op, repr(op))
 
 
 @dataclass(frozen=True)
@@ -36,32 +34,33 @@ class Target:
 
 
 def resolve_target(target: Any) -> Target:
-    """Operator or kernel? Objects by what they offer; "module:NAME" strings by what NAME is.
+    """Operator or kernel? Objects by what they offer; reference strings by what they name.
 
-    A string without ":" is an operator name; "path/to/file.py:function" is a kernel reference.
+    A registered name ("floms") is an operator; "module:NAME" and "path/to/file.py:NAME" are an
+    operator if NAME is one, else a kernel function.
     """
-    if is_operator(target):
-        return Target(operator=target)
-    if callable(target):
+    if callable(target) and not is_operator(target):
         return Target(kernel=target)
     if not isinstance(target, str):
-        raise UsageError(f"expected an operator, a kernel function or a reference string, got {target!r}")
-    module, sep, attr = target.rpartition(":")
-    if not sep:
-        return Target(operator=resolve_operator(target))
+        return Target(operator=check_operator(target, repr(target)))
+    if ":" not in target:  # a registered name, or "package.module" (its OPERATOR)
+        return Target(operator=load_operator(target))
+    module, _, attr = target.rpartition(":")
     if module.endswith(".py"):
-        return Target(kernel=target)  # the device loads kernel files itself
+        try:
+            resolve_kernel(target)  # a function in that file: a kernel
+            return Target(kernel=target)
+        except UsageError:
+            return Target(operator=load_operator(target))  # else it must be an operator
     try:
         obj: Any = importlib.import_module(module)
         for part in attr.split("."):
             obj = getattr(obj, part)
     except Exception as e:  # any import-time failure is a wrong reference
         raise UsageError(f"cannot load {target!r}: {type(e).__name__}: {e}") from None
-    if is_operator(obj):
-        return Target(operator=obj)
-    if callable(obj):
+    if callable(obj) and not is_operator(obj):
         return Target(kernel=target)
-    raise UsageError(f"{target!r} is neither an operator nor a kernel function")
+    return Target(operator=check_operator(obj, target))
 
 
 def dropped_syncs(op: Operator, variant: str | None, drop_syncs: Iterable[str] | None) -> tuple[str, frozenset[str]]:
@@ -75,10 +74,5 @@ def dropped_syncs(op: Operator, variant: str | None, drop_syncs: Iterable[str] |
         return variant, frozenset(variants[variant])
     if drop_syncs is None:
         return "fixed", frozenset()
-    if isinstance(drop_syncs, str):
-        raise UsageError(f"drop_syncs must be a collection of sync point names, e.g. ('S1',), not {drop_syncs!r}")
-    dropped = frozenset(drop_syncs)
-    unknown = sorted(dropped - set(op.sync_points))
-    if unknown:
-        raise UsageError(f"unknown sync point {', '.join(unknown)} of {op.name}; known: {', '.join(op.sync_points)}")
+    dropped = check_sync_names(drop_syncs, op.sync_points, where=f" of {op.name}")
     return ("drop(" + ",".join(sorted(dropped)) + ")") if dropped else "fixed", dropped
