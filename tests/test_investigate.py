@@ -30,17 +30,18 @@ import pytest
 
 from mpnpu.cli import investigate as inv_mod
 from mpnpu.cli.common import run_cli
-from mpnpu.cli.investigate import (
-    STEPS,
+from mpnpu.cli.render.investigate import format_markdown, format_text, plan_lines
+from mpnpu.errors import UsageError
+from mpnpu.harness import chain as chain_mod
+from mpnpu.harness.chain import plan_trials, run_investigation
+from mpnpu.harness.stats import (
     cases_for_consistency,
     consistency_detect_probability,
-    format_markdown,
-    format_text,
-    plan_trials,
-    run_investigation,
+    detect_probability,
+    trials_to_detect,
+    wilson_interval,
 )
-from mpnpu.errors import UsageError
-from mpnpu.harness.stats import detect_probability, trials_to_detect, wilson_interval
+from mpnpu.kernels.fused_linear_online_max_sum.diagnosis import STEPS
 
 pytestmark = pytest.mark.usefixtures("time_limit")
 
@@ -85,7 +86,7 @@ def test_plan_floor_cap_and_nothing_seen():
     assert capped.cases == 20 and capped.capped and capped.detect_golden() < 0.99
     none = plan_trials(0, 200, min_cases=50)
     assert none.needed_runs is None and none.cases == 50 and none.capped
-    assert "did not show" in "\n".join(none.describe())
+    assert "did not show" in "\n".join(plan_lines(none))
 
 
 @pytest.mark.parametrize("kwargs", [dict(repeats=1), dict(confidence=1.0), dict(safety=0.5),
@@ -202,7 +203,7 @@ def test_cli_usage_errors_are_one_line_exit_2(argv, message, capsys):
 
 @pytest.mark.time_limit(120)
 def test_ctrl_c_prints_the_steps_done_and_exits_130(monkeypatch, capsys, no_leaks):
-    real = inv_mod.run_batch
+    real = chain_mod.run_batch
 
     def run_batch(op, **kw):  # Ctrl-C a few case-runs into O5a, wherever run_batch would get it
         if kw["probe"] == "init-zero-only":
@@ -215,7 +216,7 @@ def test_ctrl_c_prints_the_steps_done_and_exits_130(monkeypatch, capsys, no_leak
             kw["progress"] = progress
         return real(op, **kw)
 
-    monkeypatch.setattr(inv_mod, "run_batch", run_batch)
+    monkeypatch.setattr(chain_mod, "run_batch", run_batch)
     rc = run_cli(inv_mod.main, ["--shapes", "small", "--calibration-cases", "4", "--min-cases", "4",
                                 "--max-cases", "4", "--quiet"],
                  prog="mpnpu.investigate")

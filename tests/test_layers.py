@@ -115,3 +115,16 @@ def test_distribution_installs_nothing_outside_mpnpu(tmp_path):
     entry_points = (info / "entry_points.txt").read_text()
     assert "[mpnpu.operators]" in entry_points
     assert "floms = mpnpu.kernels.fused_linear_online_max_sum.operator:OPERATOR" in entry_points
+
+
+#: names only one operator knows; the tools must work without them (they may name "floms", the default)
+OPERATOR_NAMES = ("fused_linear_online_max_sum", "predicted_logits", "masked_target", "TargetProcess", "CVProcess")
+
+
+@pytest.mark.parametrize("layer", ["harness", "cli"])
+def test_tools_know_no_operator_internals(layer):
+    bad = []
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            bad += [f"{path.relative_to(REPO)}:{number}: {name}" for name in OPERATOR_NAMES if name in line]
+    assert bad == []

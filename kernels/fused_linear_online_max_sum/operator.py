@@ -21,6 +21,7 @@ from mpnpu.runtime.dtypes import round_to
 
 from . import golden as golden_mod
 from .cases import Case, CaseSpace, make_case
+from .diagnosis import DIAGNOSIS
 from .op import TileSizes, fused_linear_online_max_sum
 from .precision import tolerances
 from .probes import PROBES, allreduce_writes_predicted, copied_dependency
@@ -61,6 +62,7 @@ class FlomsOperator:
     probes: Mapping[str, tuple[str, str]] = field(default_factory=lambda: PROBES)
     stages: tuple[str, ...] = STAGES
     options: tuple[OperatorOption, ...] = OPTIONS
+    diagnosis: Any = DIAGNOSIS  # the incident's O1-O9 chain (docs/incident.md)
 
     def with_options(self, **values: int) -> "FlomsOperator":
         """This operator with other tile sizes (``base_m``, ``base_n``, ``base_k``)."""

@@ -1,7 +1,7 @@
 """python -m mpnpu.batch — reproduce an operator's intermittent failure, and show that its fix holds.
 
 Runs the same seeded cases of an operator (``--op``, default FLOMS) through its kernel as written
-("incident": for FLOMS no SyncAll between TargetProcess and CVProcess) and as fixed, A/B, repeated,
+("incident": for FLOMS the all-core barrier S1 missing) and as fixed, A/B, repeated,
 on one persistent device of real core processes, and reports per variant how many case-runs failed,
 which outputs, how badly, and at which case positions in each repeat (they move from repeat to
 repeat: the race is decided by the OS scheduler, never by injected faults).
@@ -60,8 +60,8 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
     p = ArgumentParser(
         prog="python -m mpnpu.batch",
         description=(
-            "Run seeded cases of an operator (default: FLOMS) through its incident kernel (the bug as "
-            "written: for FLOMS no SyncAll between TargetProcess and CVProcess) and its fixed kernel, A/B, "
+            "Run seeded cases of an operator (default: floms) through its incident kernel (the bug as "
+            "written: for floms the SyncAll S1 missing) and its fixed kernel, A/B, "
             "repeated on one persistent device, and report the failures per variant. Exit 0 when every "
             "variant expected clean is clean, 1 when not, 2 for usage errors, 3 for device errors."
         ),

@@ -8,7 +8,9 @@ into statements a report can make honestly:
 - :func:`rule_of_three` / :func:`zero_failure_upper_bound`: how large the rate can still be after
   ``n`` clean trials;
 - :func:`trials_to_detect` / :func:`detect_probability`: how many trials it takes to see a rate-``p``
-  race at least once with a given confidence.
+  race at least once with a given confidence;
+- :func:`consistency_detect_probability` / :func:`cases_for_consistency`: the same when a fault is
+  seen as a case whose repeated runs disagree (judging by consistency, with no golden).
 
 Plain math on floats (no scipy): the normal quantile comes from :class:`statistics.NormalDist`.
 Invalid arguments raise :class:`ValueError`, like the functions of :mod:`math`.
@@ -25,6 +27,9 @@ __all__ = [
     "zero_failure_upper_bound",
     "trials_to_detect",
     "detect_probability",
+    "consistency_detect_probability",
+    "cases_for_consistency",
+    "pct",
 ]
 
 
@@ -129,3 +134,33 @@ def trials_to_detect(p: float, confidence: float = 0.99) -> int:
     while detect_probability(p, n) < confidence:
         n += 1
     return n
+
+
+def consistency_detect_probability(p: float, repeats: int, cases: int) -> float:
+    """P(some case's ``repeats`` runs disagree) when each run is wrong with probability ``p``.
+
+    A case is missed only if all its runs are right, or all are wrong in the same way; bounding the
+    latter by "all wrong" gives P(miss per case) <= (1 − p)^R + p^R, so this is a lower bound.
+    """
+    if repeats < 2 or p <= 0.0 or p >= 1.0:
+        return 0.0
+    miss_case = (1.0 - p) ** repeats + p ** repeats
+    return -math.expm1(cases * math.log(miss_case))
+
+
+def cases_for_consistency(p: float, repeats: int, confidence: float) -> int:
+    """Fewest cases of ``repeats`` runs each for :func:`consistency_detect_probability` >= confidence."""
+    if not 0.0 < p < 1.0 or repeats < 2:
+        raise ValueError(f"need 0 < p < 1 and repeats >= 2, got p={p!r}, repeats={repeats!r}")
+    miss_case = (1.0 - p) ** repeats + p ** repeats
+    c = max(1, math.ceil(math.log1p(-confidence) / math.log(miss_case)))
+    while c > 1 and consistency_detect_probability(p, repeats, c - 1) >= confidence:
+        c -= 1
+    while consistency_detect_probability(p, repeats, c) < confidence:
+        c += 1
+    return c
+
+
+def pct(x: float) -> str:
+    """A rate as a percentage with three significant digits, as reports print it: 0.0212 -> '2.12%'."""
+    return f"{100 * x:.3g}%"

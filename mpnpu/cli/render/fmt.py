@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from mpnpu.harness.stats import pct
 
-def pct(x: float) -> str:
-    """A rate as a percentage with three significant digits: 0.0212 -> '2.12%'."""
-    return f"{100 * x:.3g}%"
+__all__ = ["pct", "pct_compact", "rel"]
 
 
 def pct_compact(x: float) -> str:

@@ -1,0 +1,459 @@
+"""Diagnosis chains: an operator's step-by-step diagnosis of its race, as data, run as batches.
+
+An operator that has one publishes a :class:`Diagnosis` (its ``diagnosis`` attribute): steps, each a
+probe on a variant with what the original diagnosis saw and an expectation function that says
+whether this run saw the same. :func:`run_investigation` runs any such chain (this is what
+``python -m mpnpu.investigate --op NAME`` does); FLOMS's chain (O1–O9 of docs/incident.md) lives
+with FLOMS, in its package's ``diagnosis.py``.
+
+The rule. A step *shows the fault* when at least one of its case-runs fails its judgement or at
+least one case's result differs between its repeats; it *does not* when neither happens in any of
+its N = cases x repeats case-runs. N comes from a calibration measured in the same run (the first
+step, marked ``calibrates``; rounds of ``calibration_cases`` cases x ``repeats`` repeats, until
+``calibration_min_failures`` failures or ``calibration_max_rounds`` rounds): with k failures in n
+unprobed case-runs, p_low is the lower end of the 95% Wilson interval of k/n and the guarded rate is
+p_guard = p_low / safety (default 4: a step may fail a quarter as often as the calibration and still
+be caught; one FLOMS run under heavy load from other jobs saw O4 fail at 2.5% after a 14.5%
+calibration). Each step gets enough cases C, at a fixed number R of repeats (4), that a fault at
+p_guard shows with probability >= confidence (default 0.99) both
+
+- as a failing case-run (judged against a golden or an expected value): 1 − (1 − p)^(C·R), and
+- as a case whose R runs disagree (judged by consistency): 1 − ((1 − p)^R + p^R)^C
+  (a case is missed only if all R runs are right, or all R are wrong the same way),
+
+then at least ``min_cases`` (75) cases (a floor: 0 of 300 bounds a rate below 1% at 95% for the
+"does not" steps, and a 2.5% fault still shows with 99.95%) and at most ``max_cases`` (120; a cap
+that bounds the run time when the race is rare; the output says when it binds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from mpnpu.errors import UsageError
+from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.device import Device
+
+from .operator import Operator, diagnosis_of
+from .registry import DEFAULT_OPERATOR, load_operator
+from .runner import VariantResult, available_cpus, default_block_dim, make_variants, run_batch
+from .stats import cases_for_consistency, consistency_detect_probability, detect_probability, trials_to_detect
+from .stats import wilson_interval
+
+# -- the chain as data -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a diagnosis: which probe on which variant, and what the original diagnosis saw.
+
+    ``expect(result, earlier)`` says whether this run matches what was seen originally, ``seen(result,
+    earlier)`` says in one line what this run saw (``earlier``: the results of the steps before).
+    A step with no ``variant`` runs nothing: it is derived from the earlier steps (e.g. "root cause").
+    """
+
+    key: str  # "calibration", "O4", "O5a", ..., "root cause", "O9"
+    probe: str  # "" = the kernel as written
+    variant: str  # "incident" | "fixed" | ...; "" for a derived step
+    changed: str  # what the step changes
+    judged: str  # how the watched output is judged: "golden" | "expected value" | "consistency" | ""
+    expect_fault: bool  # the original diagnosis saw the fault at this step
+    writeup: str  # what the original diagnosis saw
+    conclusion: str  # what follows when the step matches ("{n}" is replaced by the case-runs)
+    expect: Callable[["StepResult", Sequence["StepResult"]], bool]
+    seen: Callable[["StepResult", Sequence["StepResult"]], str]
+    requires: str = ""  # what else must hold for the step to match (shown in the output)
+    label: str = ""  # how the step is shown (default: key)
+    calibrates: bool = False  # this step's failure rate sizes every later step
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """A named restriction of the operator's cases (e.g. smaller ones, for a faster chain)."""
+
+    description: str  # shown in the header: "small case shapes (BT 64..160, ...)"
+    apply: Callable[[Operator], Operator]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """An operator's diagnosis chain and the words its report uses."""
+
+    title: str  # the Markdown report's title
+    subject: str  # what runs, for the header: "incident kernel (S1 dropped)"
+    steps: tuple[Step, ...]
+    rule: str  # the decision rule, one sentence
+    consistency_note: str  # what "cases inconsistent" compares
+    reference: str = "the write-up"  # what the conclusions are checked against
+    shapes: Mapping[str, Shapes] = field(default_factory=dict)  # besides "default" (the operator as it is)
+    default_shapes: str = "default"
+
+    def shapes_names(self) -> tuple[str, ...]:
+        return (*self.shapes, "default") if "default" not in self.shapes else tuple(self.shapes)
+
+    def with_shapes(self, op: Operator, shapes: str) -> Operator:
+        """``op`` with its cases restricted to the named shapes ("default" leaves it as it is)."""
+        if shapes == "default":
+            return op
+        if shapes not in self.shapes:
+            raise UsageError(f"unknown shapes {shapes!r}; known: {', '.join(self.shapes_names())}")
+        return self.shapes[shapes].apply(op)
+
+    def shapes_description(self, shapes: str) -> str:
+        return "default case shapes" if shapes == "default" else self.shapes[shapes].description
+
+
+def diagnosis_for(op: Operator) -> Diagnosis:
+    """``op``'s diagnosis chain, or a UsageError saying it has none."""
+    chain = diagnosis_of(op)
+    if chain is None:
+        raise UsageError(f"operator {op.name} has no diagnosis chain to investigate "
+                         f"(python -m mpnpu.batch runs its variants)")
+    return chain
+
+
+# -- how many case-runs a step needs ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How each step after the calibration is sized (see the module docstring)."""
+
+    calibration_failed: int
+    calibration_runs: int
+    rate: float  # k/n of the calibration
+    rate_low: float  # lower end of its 95% Wilson interval
+    rate_high: float
+    guard_rate: float  # rate_low / safety: the rate every step is sized to detect
+    confidence: float
+    safety: float
+    repeats: int
+    needed_runs: int | None  # trials_to_detect(guard_rate, confidence); None when nothing was seen
+    needed_cases_consistency: int | None  # cases for the consistency rule at the same confidence
+    cases: int  # after the floor and the cap
+    floor_cases: int
+    cap_cases: int
+
+    @property
+    def case_runs(self) -> int:
+        """N: case-runs per step."""
+        return self.cases * self.repeats
+
+    @property
+    def capped(self) -> bool:
+        needed = max(math.ceil((self.needed_runs or 0) / self.repeats), self.needed_cases_consistency or 0)
+        return self.needed_runs is None or needed > self.cap_cases
+
+    def detect_golden(self, rate: float | None = None) -> float:
+        """P(at least one failing case-run in N) at ``rate`` (default: the guarded rate)."""
+        p = self.guard_rate if rate is None else rate
+        return detect_probability(p, self.case_runs) if p > 0 else 0.0
+
+    def detect_consistency(self, rate: float | None = None) -> float:
+        """P(at least one case whose R runs disagree, in C cases) at ``rate`` (default: guarded)."""
+        p = self.guard_rate if rate is None else rate
+        return consistency_detect_probability(p, self.repeats, self.cases) if p > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d.update(case_runs=self.case_runs, capped=self.capped,
+                 detect_at_guard={"failing_case_run": self.detect_golden(),
+                                  "inconsistent_case": self.detect_consistency()},
+                 detect_at_rate={"failing_case_run": self.detect_golden(self.rate),
+                                 "inconsistent_case": self.detect_consistency(self.rate)})
+        return d
+
+
+def plan_trials(failed: int, runs: int, *, repeats: int = 4, confidence: float = 0.99, safety: float = 4.0,
+                min_cases: int = 75, max_cases: int = 120) -> Plan:
+    """Size the steps from a calibration of ``failed`` failures in ``runs`` unprobed case-runs."""
+    if repeats < 2:
+        raise UsageError(f"repeats must be >= 2 (consistency needs at least two runs of a case), got {repeats}")
+    if not 0.0 < confidence < 1.0:
+        raise UsageError(f"confidence must be in (0, 1), got {confidence}")
+    if not safety >= 1.0:
+        raise UsageError(f"safety must be >= 1, got {safety}")
+    if not 1 <= min_cases <= max_cases:
+        raise UsageError(f"need 1 <= min_cases <= max_cases, got {min_cases}, {max_cases}")
+    lo, hi = wilson_interval(failed, runs) if runs else (0.0, 1.0)
+    rate = failed / runs if runs else 0.0
+    guard = lo / safety
+    if failed == 0 or guard <= 0.0:
+        needed = needed_cons = None
+        cases = min_cases
+    else:
+        guard = min(guard, 0.5)
+        needed = trials_to_detect(guard, confidence)
+        needed_cons = cases_for_consistency(guard, repeats, confidence)
+        cases = min(max_cases, max(min_cases, math.ceil(needed / repeats), needed_cons))
+    return Plan(failed, runs, rate, lo, hi, guard, confidence, safety, repeats, needed, needed_cons, cases,
+                min_cases, max_cases)
+
+
+# -- results --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class StepResult:
+    """What one step ran, saw and concluded."""
+
+    spec: Step
+    reference: str = "the write-up"
+    cases: int = 0
+    repeats: int = 0
+    case_runs: int = 0
+    failed_case_runs: int = 0
+    failed_by_output: dict[str, int] = field(default_factory=dict)
+    inconsistent_cases: list[int] = field(default_factory=list)
+    min_rel_error: float | None = None
+    max_rel_error: float | None = None
+    launch_errors: int = 0
+    shows_fault: bool = False
+    matches: bool = False
+    seen: str = ""
+    elapsed_s: float = 0.0
+    interrupted: bool = False
+    hazards_text: str = ""  # racecheck report (when asked for)
+    batch: dict[str, Any] = field(default_factory=dict, repr=False)  # the VariantResult as data
+
+    @property
+    def key(self) -> str:
+        return self.spec.key
+
+    @property
+    def label(self) -> str:
+        return self.spec.label or self.spec.key
+
+    @property
+    def conclusion(self) -> str:
+        if self.interrupted:
+            return "interrupted before the step finished"
+        if self.matches:
+            return self.spec.conclusion.format(n=self.case_runs)
+        what = "shows the fault" if self.shows_fault else "does not show the fault"
+        return (f"DOES NOT MATCH {self.reference} ({self.spec.writeup}): the step {what}; "
+                f"needed: {self.spec.requires}")
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.spec
+        return {
+            "step": s.key, "probe": s.probe, "variant": s.variant, "changed": s.changed, "judged": s.judged,
+            "writeup": s.writeup, "requires": s.requires, "expect_fault": s.expect_fault,
+            "cases": self.cases, "repeats": self.repeats, "case_runs": self.case_runs,
+            "failed_case_runs": self.failed_case_runs, "failed_by_output": self.failed_by_output,
+            "inconsistent_cases": self.inconsistent_cases, "min_rel_error": self.min_rel_error,
+            "max_rel_error": self.max_rel_error, "launch_errors": self.launch_errors,
+            "shows_fault": self.shows_fault, "matches": self.matches, "seen": self.seen,
+            "conclusion": self.conclusion, "elapsed_s": self.elapsed_s, "interrupted": self.interrupted,
+            "batch": self.batch,
+        }
+
+
+@dataclass
+class Investigation:
+    """The whole chain: the plan from the calibration and one StepResult per step run."""
+
+    operator: str
+    seed: int
+    block_dim: int
+    cpus: int
+    shapes: str
+    racecheck: bool
+    diagnosis: Diagnosis = field(repr=False)
+    steps: list[StepResult] = field(default_factory=list)
+    plan: Plan | None = None
+    elapsed_s: float = 0.0
+    interrupted: bool = False
+    interrupt: BaseException | None = field(default=None, repr=False)
+
+    @property
+    def complete(self) -> bool:
+        return not self.interrupted and len(self.steps) == len(self.diagnosis.steps)
+
+    @property
+    def all_match(self) -> bool:
+        return self.complete and all(s.matches for s in self.steps)
+
+    def step(self, key: str, probe: str | None = None) -> StepResult:
+        for s in self.steps:
+            if s.spec.key == key and (probe is None or s.spec.probe == probe):
+                return s
+        raise KeyError(key if probe is None else f"{key} {probe}")
+
+    def verdict_line(self) -> str:
+        """The one-line verdict: every conclusion matches, which do not, or how far it got."""
+        total = len(self.diagnosis.steps)
+        if self.interrupted:
+            done = sum(1 for s in self.steps if not s.interrupted)
+            return f"INTERRUPTED after {done} of {total} steps (the steps above are the ones done)"
+        bad = [s.label for s in self.steps if not s.matches]
+        ref = self.diagnosis.reference
+        if not bad:
+            return f"verdict: OK: every conclusion matches {ref} ({len(self.steps)}/{total} steps)"
+        return f"verdict: NOT OK: {len(bad)} step(s) do not match {ref}: {', '.join(bad)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "operator": self.operator, "seed": self.seed, "block_dim": self.block_dim,
+            "core_processes": 3 * self.block_dim, "cpus": self.cpus, "shapes": self.shapes,
+            "racecheck": self.racecheck, "rule": self.diagnosis.rule,
+            "plan": self.plan.to_dict() if self.plan else None,
+            "steps": [s.to_dict() for s in self.steps], "all_match": self.all_match,
+            "interrupted": self.interrupted, "elapsed_s": self.elapsed_s,
+        }
+
+
+def evaluate(spec: Step, v: VariantResult, cases: int, earlier: Sequence[StepResult],
+             reference: str = "the write-up") -> StepResult:
+    """Judge one step's merged batch result by the step's expectation."""
+    res = StepResult(
+        spec, reference, cases=cases, repeats=v.repeats, case_runs=v.case_runs,
+        failed_case_runs=v.failed_case_runs, failed_by_output=dict(v.failed_by_output),
+        inconsistent_cases=list(v.inconsistent_cases), min_rel_error=v.min_rel_error,
+        max_rel_error=v.max_rel_error, launch_errors=v.launch_errors, elapsed_s=v.elapsed_s, batch=v.to_dict(),
+    )
+    if v.hazard_log is not None:
+        res.hazards_text = v.hazard_log.format_text()
+    res.shows_fault = v.failed_case_runs > 0 or len(v.inconsistent_cases) > 0
+    res.matches = bool(spec.expect(res, earlier))
+    res.seen = spec.seen(res, earlier)
+    return res
+
+
+def derive(spec: Step, earlier: Sequence[StepResult], reference: str = "the write-up") -> StepResult:
+    """A step that runs nothing: its verdict comes from the steps before it."""
+    res = StepResult(spec, reference)
+    res.matches = res.shows_fault = bool(spec.expect(res, earlier))
+    res.seen = spec.seen(res, earlier)
+    return res
+
+
+# -- the run --------------------------------------------------------------------------------------------
+
+
+def run_investigation(
+    op: Operator | None = None,
+    *,
+    seed: int = 0,
+    block_dim: int | None = None,
+    repeats: int = 4,
+    calibration_cases: int = 50,
+    calibration_min_failures: int = 5,
+    calibration_max_rounds: int = 3,
+    min_cases: int = 75,
+    max_cases: int = 120,
+    confidence: float = 0.99,
+    safety: float = 4.0,
+    racecheck: bool = False,
+    shapes: str | None = None,
+    device: Device | None = None,
+    options: RuntimeOptions = DEFAULT_OPTIONS,
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
+    on_step: Callable[[StepResult], None] | None = None,
+) -> Investigation:
+    """Run the calibration and every step of ``op``'s diagnosis chain on one device.
+
+    ``op`` defaults to the default operator. The calibration runs rounds of ``calibration_cases`` x
+    ``repeats`` case-runs until it has seen ``calibration_min_failures`` failures or run
+    ``calibration_max_rounds`` rounds (a rate measured from a handful of failures is too rough to
+    size the steps by); the rounds are merged with :meth:`VariantResult.merge`. ``shapes`` names one
+    of the chain's case restrictions (default: the chain's own choice). ``progress(n)`` after every n
+    case-runs; ``on_total(total)`` whenever the planned number of case-runs changes; ``on_step``
+    after each step. Ctrl-C stops the chain: the result has ``interrupted`` set and holds the steps
+    done so far.
+    """
+    for name, value, low in (("calibration_cases", calibration_cases, 1), ("seed", seed, 0),
+                             ("calibration_min_failures", calibration_min_failures, 1),
+                             ("calibration_max_rounds", calibration_max_rounds, 1),
+                             ("repeats", repeats, 2), ("min_cases", min_cases, 1), ("max_cases", max_cases, 1)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
+    plan_trials(1, 2, repeats=repeats, confidence=confidence, safety=safety, min_cases=min_cases,
+                max_cases=max_cases)  # validates the sizing arguments before any launch
+    op = op if op is not None else load_operator(DEFAULT_OPERATOR)
+    chain = diagnosis_for(op)
+    shapes = shapes if shapes is not None else chain.default_shapes
+    op = chain.with_shapes(op, shapes)
+    runner = _ChainRun(op, chain, seed, repeats, racecheck, progress, on_total)
+    inv = Investigation(op.name, seed, 0, available_cpus(), shapes, racecheck, chain)
+    own = device is None
+    start = time.perf_counter()
+    if on_total is not None:
+        on_total(calibration_cases * repeats + runner.later * min_cases * repeats)
+    try:
+        if device is None:
+            device = Device(block_dim or default_block_dim(), options=options)
+        runner.device = device
+        inv.block_dim = device.block_dim
+        for spec in chain.steps:
+            if not spec.variant:
+                res = derive(spec, inv.steps, chain.reference)
+            else:
+                cases = calibration_cases if inv.plan is None else inv.plan.cases
+                rounds = calibration_max_rounds if spec.calibrates else 1
+                merged, last = runner.rounds(spec, cases, rounds, calibration_min_failures, min_cases)
+                res = evaluate(spec, merged, last.cases, inv.steps, chain.reference)
+                if last.interrupted:
+                    res.interrupted, res.matches = True, False
+                    inv.steps.append(res)
+                    inv.interrupted, inv.interrupt = True, last.interrupt or KeyboardInterrupt()
+                    break
+                if spec.calibrates:
+                    inv.plan = plan_trials(res.failed_case_runs, res.case_runs, repeats=repeats,
+                                           confidence=confidence, safety=safety, min_cases=min_cases,
+                                           max_cases=max_cases)
+                    runner.planned(inv.plan.case_runs)
+            inv.steps.append(res)
+            if on_step is not None:
+                on_step(res)
+    except KeyboardInterrupt as e:
+        inv.interrupted, inv.interrupt = True, e
+    finally:
+        inv.elapsed_s = time.perf_counter() - start
+        if own and device is not None:
+            device.close()
+    return inv
+
+
+@dataclass
+class _ChainRun:
+    """Runs a chain's steps as batches on one device and keeps the progress total up to date."""
+
+    op: Operator
+    chain: Diagnosis
+    seed: int
+    repeats: int
+    racecheck: bool
+    progress: Callable[[int], None] | None
+    on_total: Callable[[int], None] | None
+    device: Device | None = None
+    done_runs: int = 0
+
+    @property
+    def later(self) -> int:
+        """Batch steps after the calibration."""
+        return sum(1 for s in self.chain.steps if s.variant and not s.calibrates)
+
+    def planned(self, per_step: int) -> None:
+        if self.on_total is not None:
+            self.on_total(self.done_runs + self.later * per_step)
+
+    def rounds(self, spec: Step, cases: int, max_rounds: int, min_failures: int, min_cases: int):
+        """Run ``spec`` for up to ``max_rounds`` rounds (stopping at ``min_failures``); merge them."""
+        merged: VariantResult | None = None
+        while True:
+            batch = run_batch(self.op, cases=cases, repeat=self.repeats, variants=make_variants(self.op, [spec.variant]),
+                              seed=self.seed, probe=spec.probe, racecheck=self.racecheck, device=self.device,
+                              progress=self.progress)
+            result = batch.variants[spec.variant]
+            self.done_runs += result.case_runs
+            merged = result if merged is None else merged.merge(result)
+            if batch.interrupted or merged.failed_case_runs >= min_failures or max_rounds <= 1:
+                return merged, batch
+            max_rounds -= 1
+            self.planned(min_cases * self.repeats)
