@@ -59,6 +59,7 @@ from .runtime.trace import (
     FlagWaitEvent,
     StageEvent,
     SyncAllEvent,
+    clock_ns,
 )
 
 if TYPE_CHECKING:
@@ -190,12 +191,17 @@ def stage(name: str) -> Iterator[None]:
     c = _ctx()
     previous = c.stage
     c.stage = name
-    if c.events is not None:
-        c.events.append(StageEvent(name, _site()))
+    events = c.events
+    if events is not None:
+        index = len(events)
+        events.append(StageEvent(name, _site(), clock_ns()))
     try:
         yield
     finally:
         c.stage = previous
+        if events is not None and c.events is events:
+            # The stage's end is known only now: timelines draw the stage as a span.
+            events[index] = events[index]._replace(t1=clock_ns())
 
 
 # -- local memory ------------------------------------------------------------------------------
@@ -246,12 +252,13 @@ def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) ->
             raise KernelAPIError("data_copy: GM to GM is not a DataCopy; copy through local memory")
         _check_local(c, dst, "data_copy")
         _check_pair(src, dst, "data_copy")
+        t0 = clock_ns() if c.events is not None else 0
         if src.size:
             gm = c.segments.array(src)
             np.copyto(dst, gm if gm.shape == dst.shape else gm.reshape(dst.shape))
             del gm
         if c.events is not None:
-            c.events.append(_access(c, READ, src))
+            c.events.append(_access(c, READ, src, t0))
         return
     if not isinstance(dst, GlobalTensor):
         raise KernelAPIError("data_copy: one side must be a GM tensor (GlobalTensor)")
@@ -273,6 +280,7 @@ def fixpipe(dst: GlobalTensor, src: np.ndarray) -> None:
 
 
 def _write_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray) -> None:
+    t0 = clock_ns() if c.events is not None else 0
     if c.atomic_add:
         if dst.dtype.name not in _ATOMIC_DTYPES:
             raise KernelAPIError(f"atomic add is not supported for {dst.dtype.name} (GM {dst.name})")
@@ -296,7 +304,7 @@ def _write_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray) -> None:
             del gm
         kind = WRITE
     if c.events is not None:
-        c.events.append(_access(c, kind, dst))
+        c.events.append(_access(c, kind, dst, t0))
 
 
 # byte_ranges of the views accessed in the current traced launch (keyed by the events list, so
@@ -307,7 +315,8 @@ _ranges_for: list | None = None
 _ranges: dict = {}
 
 
-def _access(c: "CoreContext", kind: str, t: GlobalTensor) -> Access:
+def _access(c: "CoreContext", kind: str, t: GlobalTensor, t0: int) -> Access:
+    t1 = clock_ns()
     global _ranges_for
     if _ranges_for is not c.events:
         _ranges_for = c.events
@@ -316,7 +325,7 @@ def _access(c: "CoreContext", kind: str, t: GlobalTensor) -> Access:
     ranges = _ranges.get(key)
     if ranges is None:
         ranges = _ranges[key] = byte_ranges(t, deferred=True)
-    return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage, _site())
+    return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage, _site(), t0, t1)
 
 
 def set_atomic_add() -> None:
@@ -381,7 +390,8 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
 def _dropped(c: "CoreContext", name: str, call: str) -> bool:
     if name and name in c.dropped_syncs:
         if c.events is not None:
-            c.events.append(DroppedSyncEvent(name, call, c.stage, _site()))
+            t = clock_ns()
+            c.events.append(DroppedSyncEvent(name, call, c.stage, _site(), t, t))
         return True
     return False
 
@@ -395,9 +405,10 @@ def sync_all(aiv_only: bool = False, *, name: str = "") -> None:
         raise KernelAPIError(
             f"sync_all(aiv_only=True) is a vector-core barrier; {c.info.label} must not call it (guard with is_aiv())"
         )
+    t0 = clock_ns() if c.events is not None else 0
     c.sync.sync_all(c.info.core_id, aiv_only, c.options.sync_timeout_s)
     if c.events is not None:
-        c.events.append(SyncAllEvent(aiv_only, name, c.stage, _site()))
+        c.events.append(SyncAllEvent(aiv_only, name, c.stage, _site(), t0, clock_ns()))
 
 
 def pipe_barrier(pipe: Pipe = Pipe.ALL) -> None:
@@ -415,9 +426,10 @@ def cross_core_set_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name
     port = c.flag_ports.get((mode, flag_id)) or _flag_port(c, mode, flag_id)
     if name and _dropped(c, name, "cross_core_set_flag"):
         return
+    t0 = clock_ns() if c.events is not None else 0
     port.set()
     if c.events is not None:
-        c.events.append(FlagSetEvent(mode, flag_id, name, c.stage, _site()))
+        c.events.append(FlagSetEvent(mode, flag_id, name, c.stage, _site(), t0, clock_ns()))
 
 
 def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name: str = "") -> None:
@@ -428,9 +440,10 @@ def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, nam
     port = c.flag_ports.get((mode, flag_id)) or _flag_port(c, mode, flag_id)
     if name and _dropped(c, name, "cross_core_wait_flag"):
         return
+    t0 = clock_ns() if c.events is not None else 0
     port.wait()
     if c.events is not None:
-        c.events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _site()))
+        c.events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _site(), t0, clock_ns()))
 
 
 def _flag_port(c: "CoreContext", mode: int, flag_id: int):

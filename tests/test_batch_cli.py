@@ -316,7 +316,8 @@ def test_incident_fails_within_the_bound_and_only_in_predicted_logits() -> None:
 
 
 class _StderrReader(threading.Thread):
-    """Collects a subprocess's stderr (the tqdm bar) so that the test can wait for progress."""
+    """Collects a subprocess's stderr (plain progress lines: stderr is a pipe, not a terminal, and
+    MPNPU_PROGRESS_EVERY=0 prints one at every case-run) so that the test can wait for progress."""
 
     def __init__(self, stream) -> None:
         super().__init__(daemon=True)
@@ -329,7 +330,7 @@ class _StderrReader(threading.Thread):
 
     def done_runs(self) -> int:
         with self.lock:
-            counts = re.findall(r"(\d+)/\d+ \[", self.text)
+            counts = re.findall(r"(\d+)/\d+ runs", self.text)
         return int(counts[-1]) if counts else 0
 
 
@@ -341,7 +342,7 @@ def test_interrupt_prints_partial_report_and_leaves_nothing(tmp_path, how, code)
     proc = subprocess.Popen(_cmd("--cases", str(cases), "--repeat", str(repeat), "--block-dim", "1",
                                  "--json", str(report)),
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env={**os.environ, "MPNPU_PROGRESS_EVERY": "0"})
     reader = _StderrReader(proc.stderr)
     reader.start()
     try:

@@ -44,6 +44,7 @@ from .common import (
 )
 from .operators import add_operator_arguments, parse_with_operator, print_operator_list
 from .render.batch import format_batch
+from .timeline_output import add_junit_argument, add_timeline_arguments, timeline_selector, write_timelines
 
 DEFAULT_CASES = 100
 DEFAULT_REPEAT = 8
@@ -92,6 +93,8 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
                    help="give up a launch after this long (default 300)")
     p.add_argument("--json", type=writable_path, default=None, metavar="PATH", help="also write the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
+    add_junit_argument(p)
+    add_timeline_arguments(p)
     add_operator_arguments(p, op)
     return p
 
@@ -104,12 +107,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
     variants = make_variants(op, names, under_test)
     options = RuntimeOptions(launch_timeout_s=args.timeout) if args.timeout else RuntimeOptions()
+    selector = timeline_selector(args, variants, args.cases)
     total = args.cases * args.repeat * len(variants)
     with progress_bar(total, "case-runs", disable=args.quiet) as bar:
         result = run_batch(
             op, cases=args.cases, repeat=args.repeat, variants=variants, seed=args.seed,
             block_dim=args.block_dim, probe=args.probe, racecheck=args.racecheck, options=options,
-            gm_poison=args.poison, progress=bar.update,
+            gm_poison=args.poison, progress=bar.update, timeline=selector,
         )
     if args.poison is not None:
         result.notes.append(f"freed GM blocks were poisoned with 0x{args.poison:02X}")
@@ -120,8 +124,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.json:
         write_json(args.json, result.to_dict())
+    if args.junit:
+        from .render.junit import batch_junit, write_junit
+
+        write_junit(args.junit, batch_junit(result))
+    written = write_timelines(args, selector) if selector is not None else []
     text = format_batch(result, op.sync_points)
     print(result.verdict_line() if args.quiet else text)
+    for line in written:
+        print(line, file=sys.stderr)
     if result.interrupt is not None:
         return exit_code_for_interrupt(result.interrupt)
     return EXIT_OK if result.expected_clean_are_clean else EXIT_FAILED

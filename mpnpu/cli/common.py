@@ -114,12 +114,26 @@ def _json_default(value: Any) -> Any:
 
 
 def progress_bar(total: int, description: str, disable: bool):
-    """A tqdm bar on stderr. No monitor thread: the device forks core processes while a bar is
-    open (pool rebuilds), and forking a process that has threads is unsafe."""
+    """A tqdm bar on stderr when it is a terminal, else occasional plain lines (cli.progress).
+
+    No monitor thread: the device forks core processes while a bar is open (pool rebuilds), and
+    forking a process that has threads is unsafe."""
     from tqdm import tqdm
+
+    if not disable and not _isatty(sys.stderr):
+        from .progress import PlainProgress
+
+        return PlainProgress(total, description)
 
     tqdm.monitor_interval = 0
     return tqdm(total=total, desc=description, unit="run", disable=disable, leave=False, dynamic_ncols=True)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None,

@@ -54,6 +54,7 @@ from .common import (
 )
 from .operators import add_operator_arguments, parse_with_operator, print_operator_list
 from .render.stress import format_sweep, verdict_line
+from .timeline_output import add_junit_argument, picture_path
 
 DEFAULT_BLOCK_DIMS = "1,2,4,24"
 DEFAULT_PLACEMENTS = ",".join(PLACEMENTS)
@@ -160,6 +161,10 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
     o.add_argument("--json", type=writable_path, default=None, metavar="PATH",
                    help="also write the full report (with seeds and chaos schedules) as JSON")
     o.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
+    add_junit_argument(o)
+    o.add_argument("--plot", type=picture_path, default=None, metavar="PATH",
+                   help="draw the failure rate per configuration with its 95%% Wilson interval, .png or .svg "
+                        "(needs pip install 'mpnpu[plot]')")
     add_operator_arguments(p, op)
     return p
 
@@ -202,6 +207,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if op is None:
         return print_operator_list()
     plan, op = make_plan(args, op)
+    if args.plot:
+        from .render.picture import require_matplotlib
+
+        require_matplotlib("--plot")
     command = "python -m mpnpu.stress " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     total = plan.case_runs_per_configuration * len(plan.configurations)
     with progress_bar(total, "sweep", disable=args.quiet) as bar:
@@ -213,6 +222,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = result.to_dict()
         data["command"] = command
         write_json(args.json, data)
+    if args.junit:
+        from .render.junit import sweep_junit, write_junit
+
+        write_junit(args.junit, sweep_junit(result))
+    if args.plot and result.results:
+        from .render.picture import render_sweep, sweep_rows
+
+        render_sweep(args.plot, sweep_rows(result), title=f"{result.operator}: failing case-runs per configuration")
     text = format_sweep(result, command)
     print(verdict_line(result) if args.quiet else text, flush=True)
     if result.interrupt is not None:

@@ -293,6 +293,7 @@ def run_batch(
     progress: Callable[[int], None] | None = None,
     deadline_s: float | None = None,
     on_device: Callable[[Device], None] | None = None,
+    timeline: Any = None,
 ) -> BatchResult:
     """Run ``cases`` cases x ``repeat`` repeats through every variant and judge each case-run.
 
@@ -300,6 +301,8 @@ def run_batch(
     ``deadline_s``, seconds from the start) stops the batch early: the result then has
     ``interrupted`` set and counts what ran. ``progress(n)`` is called after every n case-runs.
     ``on_device`` is called once with the device before the first launch (stress perturbations).
+    ``timeline`` (a :class:`mpnpu.harness.timeline.TimelineSelector`) picks launches to trace and
+    keeps their traces; it may ask for a few extra traced runs after the batch (never counted).
     """
     for name, value, low in (("cases", cases, 1), ("repeat", repeat, 1), ("seed", seed, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
@@ -323,12 +326,15 @@ def run_batch(
 
         for res in results.values():
             res.hazard_log = HazardLog()
-    loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, racecheck, progress, deadline_s)
+    loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, racecheck, progress, deadline_s,
+                      timeline)
     try:
         with blas_threads(1):
             if on_device is not None:
                 on_device(device)
             loop.run()
+            if timeline is not None and not batch.interrupted:
+                loop.timeline_extra_runs()
     except KeyboardInterrupt as e:
         batch.interrupted, batch.interrupt = True, e
     finally:
@@ -351,6 +357,7 @@ class _BatchLoop:
     racecheck: bool
     progress: Callable[[int], None] | None
     deadline_s: float | None
+    timeline: Any = None  # TimelineSelector
     start: float = field(default_factory=time.perf_counter)
 
     def run(self) -> None:
@@ -365,20 +372,46 @@ class _BatchLoop:
 
     def _one(self, repeat: int, index: int, case: Any, prepared: Any, v: Variant) -> None:
         t0 = time.perf_counter()
-        verdict, error, trace = _run_one(self.op, self.device, case, prepared, v, self.probe, self.racecheck)
+        traced = self.racecheck or (self.timeline is not None and self.timeline.wants(v.name, index))
+        verdict, error, trace = _run_one(self.op, self.device, case, prepared, v, self.probe, traced)
         res = self.batch.variants[v.name]
         res.elapsed_s += time.perf_counter() - t0
         res.record(index, repeat, verdict, error, time.perf_counter() - self.start)
-        if trace is not None:
+        if self.racecheck and trace is not None:
             res.hazard_log.add_trace(trace)
+        if self.timeline is not None:
+            self.timeline.offer(v.name, index, repeat, res.case_runs, verdict is not None and verdict.passed,
+                                verdict_summary(verdict, error), trace)
         if self.progress is not None:
             self.progress(1)
 
+    def timeline_extra_runs(self, tries: int = 10) -> None:
+        """Traced runs of cases the timeline still wants (not counted in the batch's results)."""
+        by_name = {v.name: v for v in self.variants}
+        for name, index in self.timeline.pending():
+            case, prepared = self.cache.get(index)
+            for _ in range(tries):
+                verdict, error, trace = _run_one(self.op, self.device, case, prepared, by_name[name], self.probe, True)
+                passed = verdict is not None and verdict.passed
+                self.timeline.offer(name, index, -1, 0, passed, verdict_summary(verdict, error), trace, extra=True)
+                if passed:
+                    break
+
+
+def verdict_summary(verdict: Verdict | None, error: str = "") -> str:
+    """A case-run's verdict in a few words: "passed", "FAILED: predicted_logits (...)"."""
+    if verdict is None:
+        return f"launch error: {error}"
+    if verdict.passed:
+        return "passed"
+    outputs = ", ".join(verdict.failed_outputs) or "outputs"
+    return f"FAILED: {outputs} (relative error up to {verdict.max_rel_error:.3g})"
+
 
 def _run_one(op: Operator, device: Device, case: Any, prepared: Any, v: Variant, probe: str,
-             racecheck: bool) -> tuple[Verdict | None, str, Any]:
+             trace: bool) -> tuple[Verdict | None, str, Any]:
     try:
-        outputs, launch = op.run(device, case, drop_syncs=v.dropped, probe=probe, trace=racecheck)
+        outputs, launch = op.run(device, case, drop_syncs=v.dropped, probe=probe, trace=trace)
     except LaunchError as e:
         # A variant that drops a flag wait can overflow a flag counter, as on the device: that
         # case-run failed, and the batch goes on (the device has rebuilt its pool).

@@ -1,0 +1,184 @@
+"""Launch timelines as Chrome Trace Event JSON (chrome://tracing, Perfetto UI, MindStudio Insight).
+
+Layout of the file, per launch (several launches share one file, each starting at time 0):
+
+- one *process* per AI core (``pid``), one *thread* (track) per core process: cube, vector 0,
+  vector 1 (``tid``), named and ordered by ``M`` metadata events (``process_name``,
+  ``process_sort_index``, ``thread_name``, ``thread_sort_index``);
+- complete events (``ph: X``, ``ts``/``dur`` in microseconds): stages, GM accesses (tensor,
+  element range, access kind and kernel source line in ``args``), each SyncAll from the core's
+  arrival to its release, flag sets, and flag waits from the start of the wait to its release. On
+  one track they nest (an access inside its stage) and never partly overlap: Perfetto would move
+  a partly overlapping slice to an overflow track;
+- instant events (``ph: i``): dropped sync points on their core's track, and each SyncAll's
+  release (its last arrival) across the launch;
+- flows (``ph: s`` then ``ph: f`` with ``bp: e``, paired by ``id``): from each flag set to the
+  wait it released, and for each racecheck hazard between its two accesses, named like the report
+  line (``RAW workspace.masked_target[5:128]``). Flows always point forward in time (Perfetto
+  reverses a backward one anyway): when the read of a RAW came *before* the write — the race
+  showing — the arrow goes from the read to the write, and ``args.order`` says so.
+
+Timestamps are microseconds with nanosecond decimals, from CLOCK_MONOTONIC, which every core
+process shares.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable
+
+from mpnpu.harness.timeline.model import LaunchTimeline, Span
+from mpnpu.runtime.topology import CoreType
+
+#: pids of launch k are k * _PID_STRIDE + AI core + 1 (pid 0 means "the kernel" to some viewers).
+_PID_STRIDE = 1000
+
+
+def _us(ns: int) -> float:
+    return round(ns / 1000.0, 3)
+
+
+def _track(tl: LaunchTimeline, k: int, core: int) -> tuple[int, int]:
+    info = tl.topology.core(core)
+    pid = k * _PID_STRIDE + info.ai_core + 1
+    lane = 0 if info.core_type is CoreType.CUBE else 1 + info.sub_block_idx
+    return pid, pid * 10 + lane
+
+
+def _lane_name(tl: LaunchTimeline, core: int) -> str:
+    info = tl.topology.core(core)
+    if info.core_type is CoreType.CUBE:
+        return f"{info.short} cube"
+    return f"{info.short} vector {info.sub_block_idx}"
+
+
+def _metadata(tl: LaunchTimeline, k: int) -> list[dict[str, Any]]:
+    out = []
+    title = f"{tl.label}: {tl.summary}" if tl.summary else tl.label
+    for ai_core in range(tl.topology.block_dim):
+        cores = [c.core_id for c in tl.topology.cores if c.ai_core == ai_core]
+        pid, first_tid = _track(tl, k, cores[0])
+        name = f"{title} | AI core {ai_core}" if title else f"AI core {ai_core}"
+        out.append({"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": first_tid, "args": {"name": name}})
+        out.append({"name": "process_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": first_tid,
+                    "args": {"sort_index": pid}})
+        for c in cores:
+            _, tid = _track(tl, k, c)
+            out.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
+                        "args": {"name": _lane_name(tl, c)}})
+            out.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
+                        "args": {"sort_index": tid % 10}})
+    return out
+
+
+def _flow_pair(flow_id: int, name: str, cat: str, src: Span, dst: Span, tl: LaunchTimeline, k: int,
+               args: dict[str, Any], src_ns: int, dst_ns: int) -> list[dict[str, Any]]:
+    if src_ns > dst_ns:  # flows point forward in time
+        src, dst, src_ns, dst_ns = dst, src, dst_ns, src_ns
+    spid, stid = _track(tl, k, src.core)
+    dpid, dtid = _track(tl, k, dst.core)
+    return [
+        {"name": name, "cat": cat, "ph": "s", "id": flow_id, "ts": _us(src_ns), "pid": spid, "tid": stid,
+         "args": args},
+        {"name": name, "cat": cat, "ph": "f", "bp": "e", "id": flow_id, "ts": _us(dst_ns), "pid": dpid,
+         "tid": dtid, "args": args},
+    ]
+
+
+def _mid(s: Span) -> int:
+    return (s.t0 + s.t1) // 2
+
+
+def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> list[dict[str, Any]]:
+    """The trace events of one launch (``k``: its position in the file)."""
+    events = _metadata(tl, k)
+    racing = {}
+    for race in tl.races:
+        racing.setdefault((race.first.core, race.first.event), race.title)
+        racing.setdefault((race.second.core, race.second.event), race.title)
+    for s in tl.spans:
+        pid, tid = _track(tl, k, s.core)
+        ev = {"name": s.name, "cat": s.cat, "ph": "X", "ts": _us(s.t0), "dur": _us(max(0, s.t1 - s.t0)),
+              "pid": pid, "tid": tid, "args": s.args}
+        title = racing.get((s.core, s.event))
+        if title is not None:
+            ev["args"] = {**s.args, "race": title}
+            ev["cname"] = "terrible"  # chrome://tracing's red
+        events.append(ev)
+    for i in tl.instants:
+        pid, tid = _track(tl, k, i.core)
+        events.append({"name": i.name, "cat": i.cat, "ph": "i", "s": "t", "ts": _us(i.t), "pid": pid, "tid": tid,
+                       "args": i.args})
+    pid0, tid0 = _track(tl, k, 0)
+    for b in tl.barriers:
+        events.append({"name": f"{b.name} released", "cat": "sync", "ph": "i", "s": "p", "ts": _us(b.release),
+                       "pid": pid0, "tid": tid0,
+                       "args": {"first_arrival_us": _us(b.first_arrival), "last_arrival_us": _us(b.release),
+                                "parties": len(b.waits)}})
+    flow_id = first_flow_id
+    for f in tl.flows:
+        # The arrow ends where the wait was released.
+        events += _flow_pair(flow_id, f.name, f.cat, f.src, f.dst, tl, k, f.args, _mid(f.src),
+                             max(f.dst.t0, f.dst.t1 - 1))
+        flow_id += 1
+    for race in tl.races:
+        h = race.hazard
+        lo, hi = race.elements
+        args = {
+            "kind": h.kind,
+            "tensor": h.tensor,
+            "elements": f"[{lo}:{hi}]",
+            "first": {"core": h.first.core, "access": h.first.access, "stage": h.first.stage, "site": h.first.site},
+            "second": {"core": h.second.core, "access": h.second.access, "stage": h.second.stage,
+                       "site": h.second.site},
+            "missing_sync": h.missing_sync,
+            "order": ("the second access started before the first ended: the race showed" if race.inverted
+                      else "in the intended order this time (nothing ordered it)"),
+            "pairs": race.pairs,
+            "pairs_in_wrong_order": race.inverted_pairs,
+        }
+        events += _flow_pair(flow_id, race.title, "hazard", race.first, race.second, tl, k, args,
+                             _mid(race.first), _mid(race.second))
+        flow_id += 1
+    return events
+
+
+def trace_document(timelines: Iterable[LaunchTimeline]) -> dict[str, Any]:
+    """The whole JSON document for several launches."""
+    events: list[dict[str, Any]] = []
+    launches = []
+    for k, tl in enumerate(timelines):
+        events += launch_events(tl, k, first_flow_id=len(events) + 1)
+        launches.append({"label": tl.label, "role": tl.role, "verdict": tl.summary, "kernel": tl.kernel,
+                         "block_dim": tl.topology.block_dim, "dropped_syncs": sorted(tl.dropped_syncs),
+                         "clock_origin_ns": tl.origin_ns, "hazards": [r.title for r in tl.races]})
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ns",
+        "otherData": {"producer": "mpnpu", "clock": "CLOCK_MONOTONIC, microseconds from each launch's first event",
+                      "launches": launches},
+    }
+
+
+def write_chrome_trace(path: str, timelines: Iterable[LaunchTimeline]) -> int:
+    """Write the timelines to ``path`` (atomically); return the file's size in bytes."""
+    doc = trace_document(timelines)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, separators=(",", ":"))
+        f.write("\n")
+    os.replace(tmp, path)
+    return os.path.getsize(path)
+
+
+def flows_of(doc: dict[str, Any]) -> dict[Any, list[dict[str, Any]]]:
+    """Flow events of a document grouped by id (for checks and tests)."""
+    out: dict[Any, list[dict[str, Any]]] = {}
+    for ev in doc["traceEvents"]:
+        if ev.get("ph") in ("s", "t", "f"):
+            out.setdefault(ev["id"], []).append(ev)
+    return out
+
+
+__all__ = ["flows_of", "launch_events", "trace_document", "write_chrome_trace"]

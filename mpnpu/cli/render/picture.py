@@ -1,0 +1,296 @@
+"""Timelines and stress sweeps as pictures (PNG or SVG, by the file's extension), with matplotlib.
+
+matplotlib is an optional extra (``pip install 'mpnpu[plot]'``): :func:`require_matplotlib`
+turns its absence into one line saying what to install. Figures are made without pyplot (no
+global state, no display needed).
+
+A launch timeline is one panel per launch: a lane per core process (grouped by AI core), the
+kernel's stages as coloured bars, time spent waiting (SyncAll, flag waits) hatched, GM accesses as
+ticks under the stage bar (reads blue, writes orange, atomics purple), every SyncAll release as a
+vertical line across all lanes, a sync point the launch dropped as a red dashed mark on each lane
+where a core skipped it — and the race: the racing write and read circled in red, an arrow
+between them, and a caption saying who accessed what, where, and in which order.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Sequence
+
+from mpnpu.errors import UsageError
+from mpnpu.harness.timeline.model import FLAG, GM, STAGE, SYNC, LaunchTimeline, Race
+from mpnpu.runtime.topology import CoreType
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+PICTURE_FORMATS = ("png", "svg")
+INSTALL_HINT = "pip install 'mpnpu[plot]'"
+
+_STAGE_COLORS = ["#9ecae1", "#fdae6b", "#a1d99b", "#bcbddc", "#fdd0a2", "#c7e9c0"]
+_ACCESS_COLORS = {GM["R"]: "#3182bd", GM["W"]: "#e6550d", GM["A"]: "#756bb1"}
+_RACE = "#d62728"
+
+
+def require_matplotlib(option: str) -> None:
+    """Raise a one-line UsageError naming the extra to install when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError(f"{option} needs matplotlib: {INSTALL_HINT}") from None
+
+
+def picture_format(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in PICTURE_FORMATS:
+        raise UsageError(f"{path}: a picture must end in .png or .svg")
+    return ext
+
+
+DPI = 110  # PNG pixels per inch
+TIMELINE_WIDTH_IN = 13.0
+
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+
+
+def _save(fig, path: str) -> None:
+    import matplotlib
+
+    fmt = picture_format(path)
+    tmp = f"{path}.tmp"
+    # SVG text stays text (searchable, small) instead of glyph outlines.
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(tmp, format=fmt, metadata={"Software": "mpnpu"} if fmt == "png" else None)
+    os.replace(tmp, path)
+
+
+# -- launch timelines ---------------------------------------------------------------------------
+
+
+def _lanes(tl: LaunchTimeline) -> list[int]:
+    """Core ids top to bottom: per AI core its cube, then its two vector cores."""
+    return sorted(range(tl.topology.n_cores),
+                  key=lambda c: (tl.topology.core(c).ai_core, tl.topology.core(c).core_type is CoreType.VECTOR,
+                                 tl.topology.core(c).sub_block_idx))
+
+
+def _lane_label(tl: LaunchTimeline, core: int) -> str:
+    info = tl.topology.core(core)
+    if info.core_type is CoreType.CUBE:
+        return f"{info.short}  cube"
+    return f"{info.short}  vector {info.sub_block_idx}"
+
+
+def _ms(ns: float) -> float:
+    return ns / 1e6
+
+
+_VERB = {"READ": "reads", "WRITE": "writes", "ATOMIC": "atomically adds to"}
+_NOUN = {"READ": "read", "WRITE": "write", "ATOMIC": "atomic add"}
+
+
+def _site(site: str) -> str:
+    return site.rsplit("/", 1)[-1]
+
+
+def _caption(race: Race) -> str:
+    h, a, b = race.hazard, race.first, race.second
+    lo, hi = race.elements
+    first, second = _NOUN[h.first.access], _NOUN[h.second.access]
+    head = (f"{race.title}:  {h.first.short} {_VERB[h.first.access]} {h.tensor}[{lo}:{hi}] in {h.first.stage} "
+            f"({_site(h.first.site)}); {h.second.short} {_VERB[h.second.access]} it in {h.second.stage} "
+            f"({_site(h.second.site)}).")
+    if race.inverted:
+        order = (f"In this run the {second} started {_ms(a.t1 - b.t0):.2f} ms BEFORE the {first} had finished: "
+                 f"{h.second.short} got the old contents.")
+    else:
+        order = (f"In this run the {second} came {_ms(b.t0 - a.t1):.2f} ms after the {first}: the right order, "
+                 "by luck of scheduling.")
+    return f"{head}\n{order}\nNothing orders the two: {h.missing_sync}."
+
+
+def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str], show_ticks: bool = True) -> None:
+    lanes = _lanes(tl)
+    row = {c: len(lanes) - 1 - i for i, c in enumerate(lanes)}  # top lane first
+    height = 0.8
+    for s in tl.spans:
+        y = row[s.core]
+        x0, w = _ms(s.t0), max(_ms(s.t1 - s.t0), 0.0)
+        if s.cat == STAGE:
+            ax.broken_barh([(x0, w)], (y - height / 2, height), facecolors=stage_colors[s.name],
+                           edgecolor="white", linewidth=0.5, zorder=1)
+        elif s.cat == SYNC:
+            ax.broken_barh([(x0, w)], (y - height / 2, height), facecolors="#f0f0f0", edgecolor="#888888",
+                           hatch="////", linewidth=0.3, zorder=2)
+        elif s.cat == FLAG and s.name.startswith("wait"):
+            # Waiting for a flag inside a stage: the stage's bar, faded.
+            ax.broken_barh([(x0, w)], (y - height / 2, height), facecolors="white", alpha=0.55, zorder=2)
+        elif s.cat in _ACCESS_COLORS and show_ticks:
+            ax.broken_barh([(x0, max(w, 0.0))], (y - height / 2, 0.22), facecolors=_ACCESS_COLORS[s.cat],
+                           edgecolor=_ACCESS_COLORS[s.cat], linewidth=0.6, zorder=3)
+    # Stage names inside their bars, where they fit.
+    span_ms = max(_ms(tl.duration_ns), 1e-6)
+    for s in tl.spans:
+        if s.cat == STAGE and _ms(s.t1 - s.t0) > 0.09 * span_ms:
+            ax.text(_ms((s.t0 + s.t1) / 2), row[s.core] + 0.12, s.name, ha="center", va="center", fontsize=7.5,
+                    color="#333333", zorder=4, clip_on=True)
+    top = len(lanes) - 0.5
+    for b in tl.barriers:
+        x = _ms(b.release)
+        ax.axvline(x, color="#222222", linewidth=1.2, zorder=5)
+        ax.text(x, top + 0.05, f" {b.name.split()[-1]} ", ha="center", va="bottom", fontsize=8, fontweight="bold",
+                color="#222222", bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "#222222", "lw": 0.8})
+    dropped: dict[str, list[float]] = {}
+    for i in tl.instants:
+        y = row[i.core]
+        ax.plot([_ms(i.t)] * 2, [y - 0.48, y + 0.48], color=_RACE, linestyle=(0, (2, 1.5)), linewidth=1.6,
+                zorder=5)
+        dropped.setdefault(i.name.split()[0], []).append(_ms(i.t))
+    for name, xs in dropped.items():
+        ax.text(min(xs), top + 0.45, f" {name} dropped ", ha="center", va="bottom", fontsize=8, fontweight="bold",
+                color=_RACE, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": _RACE, "lw": 0.8,
+                                   "linestyle": "--"})
+    ax.set_yticks([row[c] for c in lanes], [_lane_label(tl, c) for c in lanes], fontsize=8.5)
+    ax.set_ylim(-0.6, len(lanes) - 0.4)
+    ax.set_xlabel("time since the launch started (ms, one clock for every core)", fontsize=8.5)
+    ax.set_xlim(-0.01 * span_ms / 1e0, _ms(tl.duration_ns) * 1.01)
+    for a in range(1, tl.topology.block_dim):
+        ax.axhline(len(lanes) - 3 * a - 0.5, color="#999999", linewidth=0.8)
+    ax.spines[["top", "right"]].set_visible(False)
+    if tl.races:
+        _draw_race(ax, tl.races[0], row)
+
+
+def _draw_race(ax: "Axes", race: Race, row: dict[int, int]) -> None:
+    a, b = race.first, race.second
+    pa = (_ms((a.t0 + a.t1) / 2), row[a.core] - 0.29)
+    pb = (_ms((b.t0 + b.t1) / 2), row[b.core] - 0.29)
+    for p, span in ((pa, a), (pb, b)):
+        ax.plot(*p, marker="o", markersize=13, markerfacecolor="none", markeredgecolor=_RACE, markeredgewidth=2.2,
+                zorder=7)
+        ax.broken_barh([(_ms(span.t0), max(_ms(span.t1 - span.t0), 0.0))], (row[span.core] - 0.4, 0.22),
+                       facecolors=_RACE, edgecolor=_RACE, linewidth=1.2, zorder=6)
+    ax.annotate("", xy=pb, xytext=pa, zorder=8,
+                arrowprops={"arrowstyle": "-|>,head_length=0.6,head_width=0.35", "color": _RACE, "lw": 2.0,
+                            "shrinkA": 7, "shrinkB": 7, "connectionstyle": "arc3,rad=-0.25"})
+    h = race.hazard
+    for p, side, va in ((pa, h.first, "top"), (pb, h.second, "top")):
+        ax.annotate(f"{side.access} {side.site.split('/')[-1]}", xy=p, xytext=(0, -11), textcoords="offset points",
+                    ha="center", va=va, fontsize=7.5, fontweight="bold", color=_RACE, zorder=8,
+                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
+
+
+def _panel_heights(timelines: Sequence[LaunchTimeline]) -> list[float]:
+    return [0.5 * tl.topology.n_cores + (2.4 if tl.races else 1.6) for tl in timelines]
+
+
+def timeline_figure_size(timelines: Sequence[LaunchTimeline]) -> tuple[float, float]:
+    """(width, height) in inches of :func:`render_timelines`' figure (PNG: times :data:`DPI`)."""
+    return TIMELINE_WIDTH_IN, sum(_panel_heights(timelines)) + 0.7
+
+
+def render_timelines(path: str, timelines: Sequence[LaunchTimeline]) -> None:
+    """Draw the launches (one panel each) into ``path`` (.png or .svg)."""
+    require_matplotlib("--timeline-png")
+    picture_format(path)
+    if not timelines:
+        raise ValueError("no launch to draw")
+    stages: list[str] = []
+    for tl in timelines:
+        stages += [s for s in tl.stages if s not in stages]
+    colors = {s: _STAGE_COLORS[i % len(_STAGE_COLORS)] for i, s in enumerate(stages)}
+    heights = _panel_heights(timelines)
+    fig = _figure(*timeline_figure_size(timelines))
+    subfigs = fig.subfigures(len(timelines), 1, squeeze=False, height_ratios=heights)[:, 0]
+    for sf, tl in zip(subfigs, timelines):
+        ax = sf.subplots()
+        _draw_launch(ax, tl, colors)
+        verdict = "PASSED" if tl.passed else ("FAILED" if tl.passed is False else "")
+        title = f"{tl.label}: {tl.summary if tl.summary and not tl.passed else verdict}"
+        sf.suptitle(f"{title}\n{tl.role}" if tl.role else title, x=0.01, ha="left", fontsize=10.5,
+                    fontweight="bold", color=_RACE if tl.passed is False else "#222222")
+        if tl.races:
+            extra = f" (+{len(tl.races) - 1} more hazard(s) in the JSON timeline)" if len(tl.races) > 1 else ""
+            sf.supxlabel(_caption(tl.races[0]) + extra, x=0.01, ha="left", fontsize=9, color="#222222",
+                         bbox={"boxstyle": "round,pad=0.45", "fc": "#fff5f5" if tl.races[0].inverted else "#fbfbfb",
+                               "ec": _RACE, "lw": 0.9})
+        elif tl.passed is not None:
+            sf.supxlabel("no race: racecheck finds no unordered conflicting GM accesses in this launch",
+                         x=0.01, ha="left", fontsize=9, color="#2c7a2c")
+    _legend(fig, colors)
+    _save(fig, path)
+
+
+def _legend(fig, colors: dict[str, str]) -> None:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=c, label=s) for s, c in colors.items()]
+    handles += [
+        Patch(facecolor="#f0f0f0", edgecolor="#888888", hatch="////", label="waiting (SyncAll, flag)"),
+        Patch(facecolor=_ACCESS_COLORS[GM["R"]], label="GM read"),
+        Patch(facecolor=_ACCESS_COLORS[GM["W"]], label="GM write"),
+        Patch(facecolor=_ACCESS_COLORS[GM["A"]], label="GM atomic add"),
+        Line2D([], [], color="#222222", lw=1.2, label="SyncAll: last core arrived"),
+        Line2D([], [], color=_RACE, lw=1.6, linestyle=(0, (2, 1.5)), label="sync point dropped"),
+        Line2D([], [], color=_RACE, marker="o", markerfacecolor="none", lw=2, label="racing accesses"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 7), fontsize=8, frameon=False)
+
+
+# -- stress sweeps ------------------------------------------------------------------------------
+
+
+def sweep_rows(result: Any) -> list[dict[str, Any]]:
+    """The rows :func:`render_sweep` draws, from a :class:`mpnpu.harness.stress.sweep.SweepResult`."""
+    rows = []
+    for r in result.results:
+        for name, v in r.variants.items():
+            lo, hi = v.wilson95
+            rows.append({"config": r.config.label, "variant": name, "failed": v.failed_case_runs,
+                         "case_runs": v.case_runs, "rate": v.failure_rate, "lo": lo, "hi": hi})
+    return rows
+
+
+def render_sweep(path: str, rows: Sequence[dict[str, Any]], title: str = "") -> None:
+    """Failure rate per configuration and variant with its 95% Wilson interval.
+
+    ``rows``: one dict per (configuration, variant) with ``config`` (label), ``variant``,
+    ``failed``, ``case_runs``, ``rate``, ``lo``, ``hi``.
+    """
+    require_matplotlib("--plot")
+    picture_format(path)
+    configs = list(dict.fromkeys(r["config"] for r in rows))
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    fig = _figure(max(7.0, 0.9 * len(configs) + 3.0), 4.8)
+    ax = fig.subplots()
+    width = 0.7 / max(1, len(variants))
+    palette = [_RACE, "#2c7a2c", "#3182bd", "#756bb1"]
+    for k, v in enumerate(variants):
+        xs, ys, lo, hi, labels = [], [], [], [], []
+        for r in rows:
+            if r["variant"] != v or not r["case_runs"]:
+                continue
+            x = configs.index(r["config"]) + (k - (len(variants) - 1) / 2) * width
+            xs.append(x)
+            ys.append(100 * r["rate"])
+            lo.append(100 * (r["rate"] - r["lo"]))
+            hi.append(100 * (r["hi"] - r["rate"]))
+            labels.append(f"{r['failed']}/{r['case_runs']}")
+        color = palette[k % len(palette)]
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", color=color, capsize=4, markersize=6, label=v)
+        for x, y, e, text in zip(xs, ys, hi, labels):
+            ax.annotate(text, (x, y + e), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=7,
+                        color=color)
+    ax.set_xticks(range(len(configs)), configs, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("failing case-runs (%), 95% Wilson interval")
+    ax.set_ylim(bottom=-2)
+    ax.grid(axis="y", color="#dddddd")
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title(title or "failure rate per configuration", loc="left", fontsize=10)
+    _save(fig, path)

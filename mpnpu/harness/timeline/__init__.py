@@ -1,0 +1,12 @@
+"""Launch timelines: which traced launches to keep (:mod:`.select`) and what they show (:mod:`.model`).
+
+The writers (Chrome Trace Event JSON, PNG/SVG) live in :mod:`mpnpu.cli.render`.
+"""
+
+from .model import Barrier, Flow, Instant, LaunchTimeline, Race, Span, build_timeline
+from .select import KeptRun, TimelineSelector
+
+__all__ = [
+    "Barrier", "Flow", "Instant", "KeptRun", "LaunchTimeline", "Race", "Span", "TimelineSelector",
+    "build_timeline",
+]

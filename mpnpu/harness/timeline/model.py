@@ -1,0 +1,267 @@
+"""A traced launch as a timeline: spans per core, sync relations and races, in one clock.
+
+:func:`build_timeline` turns a :class:`~mpnpu.runtime.trace.LaunchTrace` (every core's events with
+CLOCK_MONOTONIC timestamps) into a :class:`LaunchTimeline`, the one model that every timeline
+writer draws (Chrome Trace Event JSON, the PNG/SVG picture)::
+
+    LaunchTrace ──build_timeline──▶ LaunchTimeline
+      (events, t0/t1 ns)              spans     per core: stages, GM accesses, SyncAll waits,
+                                                 flag sets and waits (nested, never partly overlapping)
+                                      instants  dropped sync points
+                                      barriers  SyncAll rounds: first arrival, last arrival (release)
+                                      flows     flag set -> the wait it released
+                                      races     racecheck hazards: one access pair each, preferring a
+                                                 pair whose order in time was the wrong one
+
+Times are nanoseconds from the launch's first event (``origin_ns`` keeps the absolute clock), so
+launches recorded seconds apart can be laid side by side.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpnpu.racecheck.pairs import AccessPair, hazard_pairs
+from mpnpu.racecheck.report import ACCESS_NAMES, Hazard
+from mpnpu.runtime.topology import Topology
+from mpnpu.runtime.trace import (
+    Access,
+    DroppedSyncEvent,
+    FlagSetEvent,
+    FlagWaitEvent,
+    LaunchTrace,
+    StageEvent,
+    SyncAllEvent,
+)
+
+#: Span categories (the Chrome trace ``cat``).
+STAGE, SYNC, FLAG = "stage", "sync", "flag"
+GM = {"R": "gm.read", "W": "gm.write", "A": "gm.atomic"}
+
+
+@dataclass(frozen=True)
+class Span:
+    """Something one core did from ``t0`` to ``t1`` (ns from the launch origin)."""
+
+    core: int
+    name: str
+    cat: str
+    t0: int
+    t1: int
+    args: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    event: int = -1  # index of the trace event in its core's list (-1: none)
+
+
+@dataclass(frozen=True)
+class Instant:
+    """A moment on one core: a sync point the launch dropped."""
+
+    core: int
+    name: str
+    cat: str
+    t: int
+    args: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Flow:
+    """An arrow between two spans (``src`` is the earlier in time)."""
+
+    name: str
+    cat: str
+    src: Span
+    dst: Span
+    args: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """One SyncAll round: every party's wait, and when the last party arrived (the release)."""
+
+    name: str  # "SyncAll S0"
+    aiv_only: bool
+    first_arrival: int
+    release: int  # last arrival
+    waits: tuple[Span, ...]
+
+
+@dataclass(frozen=True)
+class Race:
+    """A racecheck hazard drawn as one of its access pairs.
+
+    ``inverted``: in this launch the second access (intended order: e.g. the read of a RAW)
+    started before the first had finished — the race did not just exist, it showed in time.
+    """
+
+    hazard: Hazard
+    first: Span
+    second: Span
+    inverted: bool
+    pairs: int  # access pairs of this hazard in the launch
+    inverted_pairs: int
+    elements: tuple[int, int]  # [lo, hi) of the drawn pair, elements of the first access's tensor
+
+    @property
+    def title(self) -> str:
+        """Named like the racecheck report line: ``RAW workspace.masked_target[5:128]``."""
+        lo, hi = self.hazard.element_range
+        return f"{self.hazard.kind} {self.hazard.tensor}[{lo}:{hi}]"
+
+
+@dataclass
+class LaunchTimeline:
+    """Everything a timeline writer draws for one launch."""
+
+    label: str  # e.g. "incident, case 34, repeat 2"
+    role: str  # why this launch was picked, e.g. "first failure"
+    passed: bool | None  # the case-run's verdict (None: not judged)
+    summary: str  # one line on the verdict, e.g. "FAILED: predicted_logits"
+    topology: Topology
+    kernel: str
+    dropped_syncs: frozenset[str]
+    origin_ns: int
+    duration_ns: int
+    spans: list[Span]
+    instants: list[Instant]
+    flows: list[Flow]
+    barriers: list[Barrier]
+    races: list[Race]
+    stages: list[str]  # in the order the launch entered them
+
+    def spans_of(self, core: int, cat: str | None = None) -> list[Span]:
+        return [s for s in self.spans if s.core == core and (cat is None or s.cat == cat)]
+
+
+def _element_range(ev: Access, byte_lo: int | None = None, byte_hi: int | None = None) -> tuple[int, int]:
+    lo = ev.ranges[0][0] if byte_lo is None else byte_lo
+    hi = ev.ranges[-1][1] if byte_hi is None else byte_hi
+    return (lo - ev.tensor_offset) // ev.itemsize, -((ev.tensor_offset - hi) // ev.itemsize)
+
+
+def _access_span(core: int, index: int, ev: Access, origin: int) -> Span:
+    lo, hi = _element_range(ev) if ev.ranges else (0, 0)
+    access = ACCESS_NAMES.get(ev.kind, ev.kind)
+    args = {
+        "tensor": ev.tensor,
+        "elements": f"[{lo}:{hi}]",
+        "access": access,
+        "site": ev.site,
+        "stage": ev.stage,
+        "bytes": sum(b - a for a, b in ev.ranges),
+        "byte_ranges": len(ev.ranges),
+    }
+    return Span(core, f"{access} {ev.tensor}[{lo}:{hi}]", GM.get(ev.kind, "gm"), ev.t0 - origin, ev.t1 - origin,
+                args, index)
+
+
+def _origin(trace: LaunchTrace) -> tuple[int, int]:
+    stamps = [t for evs in trace.events for ev in evs for t in (ev.t0, ev.t1) if t]
+    if not stamps:
+        raise ValueError("the trace has no timestamps (recorded by hand, or by an older mpnpu)")
+    return min(stamps), max(stamps)
+
+
+def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passed: bool | None = None,
+                   summary: str = "", races: bool = True) -> LaunchTimeline:
+    """The timeline of one traced launch; ``races``: run racecheck on it to find its hazards.
+
+    Raises ValueError for a trace without timestamps, or (with ``races``) one racecheck cannot
+    analyse (a launch that failed part-way).
+    """
+    origin, end = _origin(trace)
+    topo = Topology(trace.block_dim)
+    spans: list[Span] = []
+    instants: list[Instant] = []
+    by_event: dict[tuple[int, int], Span] = {}
+    rounds: dict[tuple[bool, int], list[Span]] = defaultdict(list)
+    sets: dict[tuple[int, int, int, int], list[Span]] = defaultdict(list)  # (mode, id, receiver, sender)
+    waits: dict[tuple[int, int, int], list[Span]] = defaultdict(list)  # (receiver, mode, id)
+    stage_order: dict[str, None] = {}
+    for c, evs in enumerate(trace.events):
+        last = max((ev.t1 or ev.t0 for ev in evs), default=origin) - origin
+        n_rounds = {False: 0, True: 0}
+        for i, ev in enumerate(evs):
+            if isinstance(ev, Access):
+                span = _access_span(c, i, ev, origin)
+            elif isinstance(ev, StageEvent):
+                stage_order.setdefault(ev.name, None)
+                # A stage still open (its core failed inside it) ends with the core's last event.
+                t1 = ev.t1 - origin if ev.t1 else last
+                span = Span(c, ev.name, STAGE, ev.t0 - origin, t1, {"site": ev.site}, i)
+            elif isinstance(ev, SyncAllEvent):
+                what = "SyncAll<true>" if ev.aiv_only else "SyncAll"
+                span = Span(c, f"{what} {ev.name}".rstrip(), SYNC, ev.t0 - origin, ev.t1 - origin,
+                            {"site": ev.site, "round": n_rounds[ev.aiv_only] + 1,
+                             "phase": "arrival to release"}, i)
+                rounds[(ev.aiv_only, n_rounds[ev.aiv_only])].append(span)
+                n_rounds[ev.aiv_only] += 1
+            elif isinstance(ev, FlagSetEvent):
+                span = Span(c, f"set flag {ev.flag_id} (mode {ev.mode})", FLAG, ev.t0 - origin, ev.t1 - origin,
+                            {"site": ev.site, "name": ev.name}, i)
+                try:
+                    for r in topo.flag_receivers(ev.mode, c):
+                        sets[(ev.mode, ev.flag_id, r, c)].append(span)
+                except ValueError:
+                    pass
+            elif isinstance(ev, FlagWaitEvent):
+                name = f"wait flag {ev.flag_id} (mode {ev.mode})" + (f" {ev.name}" if ev.name else "")
+                span = Span(c, name, FLAG, ev.t0 - origin, ev.t1 - origin, {"site": ev.site, "name": ev.name}, i)
+                waits[(c, ev.mode, ev.flag_id)].append(span)
+            elif isinstance(ev, DroppedSyncEvent):
+                instants.append(Instant(c, f"{ev.name} dropped", "dropped", ev.t0 - origin,
+                                        {"call": ev.call, "site": ev.site, "stage": ev.stage}))
+                continue
+            else:
+                continue
+            spans.append(span)
+            by_event[(c, i)] = span
+
+    flows = _flag_flows(topo, sets, waits)
+    barriers = [
+        Barrier(parties[0].name, aiv_only, min(s.t0 for s in parties), max(s.t0 for s in parties), tuple(parties))
+        for (aiv_only, _), parties in sorted(rounds.items(), key=lambda kv: min(s.t0 for s in kv[1]))
+    ]
+    found = _races(trace, by_event) if races else []
+    return LaunchTimeline(
+        label=label, role=role, passed=passed, summary=summary, topology=topo, kernel=trace.kernel,
+        dropped_syncs=trace.dropped_syncs, origin_ns=origin, duration_ns=end - origin, spans=spans,
+        instants=instants, flows=flows, barriers=barriers, races=found, stages=list(stage_order),
+    )
+
+
+def _flag_flows(topo: Topology, sets: dict, waits: dict) -> list[Flow]:
+    """The j-th set from each sender the wait needs released the receiver's j-th wait."""
+    flows = []
+    for (r, mode, flag_id), spans in waits.items():
+        try:
+            senders = topo.flag_senders(mode, r)
+        except ValueError:
+            continue
+        for j, wait in enumerate(spans):
+            for s in senders:
+                src = sets.get((mode, flag_id, r, s), [])
+                if j < len(src):
+                    flows.append(Flow(f"flag {flag_id} (mode {mode})", "flag", src[j], wait,
+                                      {"set": src[j].args.get("site"), "wait": wait.args.get("site")}))
+    return flows
+
+
+def _races(trace: LaunchTrace, by_event: dict[tuple[int, int], Span]) -> list[Race]:
+    out = []
+    for hp in hazard_pairs(trace):
+        def lateness(p: AccessPair) -> int:
+            # How long before the first access ended the second one started (> 0: the wrong order).
+            return by_event[p.first].t1 - by_event[p.second].t0
+
+        inverted = [p for p in hp.pairs if lateness(p) > 0]
+        # Draw the pair that shows the race best: the most inverted one, else the closest call.
+        pick = max(hp.pairs, key=lateness)
+        first_ev = trace.events[pick.first[0]][pick.first[1]]
+        out.append(Race(
+            hazard=hp.hazard, first=by_event[pick.first], second=by_event[pick.second],
+            inverted=lateness(pick) > 0, pairs=len(hp.pairs), inverted_pairs=len(inverted),
+            elements=_element_range(first_ev, pick.byte_lo, pick.byte_hi),
+        ))
+    return out

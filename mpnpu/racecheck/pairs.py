@@ -1,0 +1,60 @@
+"""Which access events make up each hazard of a launch: for drawing races on a timeline.
+
+A :class:`~mpnpu.racecheck.report.Hazard` merges every conflicting access pair with the same kind,
+tensor and sites. A timeline needs the pairs themselves — which event of which core raced with
+which — to draw an arrow from one access to the other; :func:`hazard_pairs` returns them, grouped
+under their hazard, with the bytes each pair shares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mpnpu.runtime.trace import READ, LaunchTrace
+
+from .detect import find_conflicts, hazards_from
+from .report import Hazard
+
+
+@dataclass(frozen=True)
+class AccessPair:
+    """Two racing accesses, as (core id, index in that core's event list), in intended order."""
+
+    first: tuple[int, int]
+    second: tuple[int, int]
+    byte_lo: int  # hull of the bytes both touched, offsets in their segment
+    byte_hi: int
+
+
+@dataclass(frozen=True)
+class HazardPairs:
+    """A hazard of one launch and every access pair it merges."""
+
+    hazard: Hazard
+    pairs: tuple[AccessPair, ...]
+
+
+def _kind(first_kind: str, second_kind: str) -> str:
+    if second_kind == READ:
+        return "RAW"
+    return "WAR" if first_kind == READ else "WAW"
+
+
+def hazard_pairs(trace: LaunchTrace) -> list[HazardPairs]:
+    """Every hazard of ``trace`` (as :func:`mpnpu.racecheck.analyze` reports them) with its pairs.
+
+    Raises ValueError for an inconsistent trace, like :func:`mpnpu.racecheck.analyze`.
+    """
+    conf = find_conflicts(trace)
+    hazards = hazards_from(conf)
+    if not hazards:
+        return []
+    w = conf._walk
+    grouped: dict[tuple, list[AccessPair]] = {h.key: [] for h in hazards}
+    for a, b, lo, hi in zip(conf.first.tolist(), conf.second.tolist(), conf.byte_lo.tolist(), conf.byte_hi.tolist()):
+        ea, eb = w.events[a], w.events[b]
+        key = (_kind(ea.kind, eb.kind), ea.tensor, ea.stage, ea.site, eb.stage, eb.site)
+        grouped[key].append(
+            AccessPair((int(w.core[a]), int(w.pos[a])), (int(w.core[b]), int(w.pos[b])), int(lo), int(hi))
+        )
+    return [HazardPairs(h, tuple(grouped[h.key])) for h in hazards]
