@@ -399,7 +399,7 @@ class _BatchLoop:
 
 
 def verdict_summary(verdict: Verdict | None, error: str = "") -> str:
-    """A case-run's verdict in a few words: "passed", "FAILED: predicted_logits (...)"."""
+    """A case-run's verdict in a few words: "passed", "FAILED: out (...)"."""
     if verdict is None:
         return f"launch error: {error}"
     if verdict.passed:

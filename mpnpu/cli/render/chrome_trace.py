@@ -14,7 +14,7 @@ Layout of the file, per launch (several launches share one file, each starting a
   release (its last arrival) across the launch;
 - flows (``ph: s`` then ``ph: f`` with ``bp: e``, paired by ``id``): from each flag set to the
   wait it released, and for each racecheck hazard between its two accesses, named like the report
-  line (``RAW workspace.masked_target[5:128]``). Flows always point forward in time (Perfetto
+  line (``RAW workspace.buf[5:128]``). Flows always point forward in time (Perfetto
   reverses a backward one anyway): when the read of a RAW came *before* the write — the race
   showing — the arrow goes from the read to the write, and ``args.order`` says so.
 

@@ -105,7 +105,7 @@ class Race:
 
     @property
     def title(self) -> str:
-        """Named like the racecheck report line: ``RAW workspace.masked_target[5:128]``."""
+        """Named like the racecheck report line: ``RAW workspace.buf[5:128]``."""
         lo, hi = self.hazard.element_range
         return f"{self.hazard.kind} {self.hazard.tensor}[{lo}:{hi}]"
 
@@ -117,7 +117,7 @@ class LaunchTimeline:
     label: str  # e.g. "incident, case 34, repeat 2"
     role: str  # why this launch was picked, e.g. "first failure"
     passed: bool | None  # the case-run's verdict (None: not judged)
-    summary: str  # one line on the verdict, e.g. "FAILED: predicted_logits"
+    summary: str  # one line on the verdict, e.g. "FAILED: out (relative error up to 9e3)"
     topology: Topology
     kernel: str
     dropped_syncs: frozenset[str]
