@@ -147,3 +147,21 @@ def test_kernel_uses_only_the_device_api(folder):
     source = open(_package(folder).__path__[0] + "/kernel.py").read()
     imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}
     assert imports <= {"__future__", "numpy", "mpnpu", "mpnpu.api", ".syncs"}, imports
+
+
+def test_soak_script_takes_an_operator():
+    """scripts/soak_fixed.py --op NAME soaks that operator's fixed kernel (tiny run here)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "soak_fixed.py"
+    done = subprocess.run([sys.executable, str(script), "--op", "accum-init", "--case-runs", "12", "--cases", "6",
+                           "--quiet"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "soak: fixed accum-init kernel, 6 cases x 2 repeats" in done.stdout
+    assert "case-runs: 12; failures: 0" in done.stdout
+    bad = subprocess.run([sys.executable, str(script), "--op", "no-such-op"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "unknown operator 'no-such-op'" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
