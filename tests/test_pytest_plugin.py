@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from mpnpu.harness.registry import registered
 from mpnpu.runtime.config import SEGMENT_PREFIX
 
 from tests.runtime_util import still_alive
@@ -90,13 +91,15 @@ def record(dev, path="pids.jsonl"):
 '''
 
 
-def guide_example() -> str:
-    """The complete test file shown in docs/pytest-plugin.md (its first python block)."""
+def guide_examples() -> dict[str, str]:
+    """The test files shown in docs/pytest-plugin.md: the FLOMS file and the all-operators file."""
     text = GUIDE.read_text()
-    section = text.split("## A complete test file", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "docs/pytest-plugin.md lost its example test file"
-    return match.group(1)
+    blocks = {}
+    for section, name in (("## A complete test file", "floms"), ("## Every registered operator", "every_op")):
+        match = re.search(r"```python\n(.*?)```", text.split(section, 1)[1], re.S)
+        assert match, f"docs/pytest-plugin.md lost its example under {section!r}"
+        blocks[name] = match.group(1)
+    return blocks
 
 
 def run(pytester: pytest.Pytester, *args: str, timeout: float = 120) -> pytest.RunResult:
@@ -133,13 +136,17 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
 # -- the guide's example file, on the fixed and the incident kernel ---------------------------
 
 
-def test_guide_example_passes_on_fixed_kernel_and_fails_with_hazard_on_incident(inner: pytest.Pytester) -> None:
-    example = guide_example()
+def test_guide_examples_pass_on_fixed_kernels_and_fail_with_hazard_on_incident(inner: pytest.Pytester) -> None:
+    examples = guide_examples()
+    example = examples["floms"]
     assert 'VARIANT = "fixed"' in example
-    inner.makepyfile(test_floms=example)
+    inner.makepyfile(test_floms=example, test_every_op=examples["every_op"])
     fixed = run(inner, "-q")
-    fixed.assert_outcomes(passed=3)
+    n_ops = len(registered())
+    assert n_ops >= 2
+    fixed.assert_outcomes(passed=3 + 2 * n_ops)
 
+    (inner.path / "test_every_op.py").unlink()
     inner.makepyfile(test_floms=example.replace('VARIANT = "fixed"', 'VARIANT = "incident"'))
     incident = run(inner, "-q")
     out = incident.stdout.str()
@@ -412,3 +419,45 @@ def test_xdist_workers_each_get_their_own_reused_device(inner: pytest.Pytester) 
     cpus = len(os.sched_getaffinity(0))
     assert {r["block_dim"] for r in recs} == {max(1, cpus // 4)}  # the CPUs divided among 2 workers
     assert_gone(recs)
+
+
+# -- mistakes get one line each ---------------------------------------------------------------
+
+MISTAKES = '''
+import pytest
+
+from mpnpu.testing import assert_no_races
+
+
+@pytest.mark.mpnpu(repaet=3)
+def test_misspelt_marker_argument():
+    pass
+
+
+@pytest.mark.mpnpu(block_dim=0)
+def test_bad_block_dim(mpnpu_device):
+    pass
+
+
+def test_unknown_operator():
+    assert_no_races("no-such-operator")
+
+
+def test_unknown_variant():
+    assert_no_races("floms", variant="incidnet")
+'''
+
+
+def test_mistakes_are_one_line_errors(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mistakes=MISTAKES)
+    result = run(pytester, "-q")
+    result.assert_outcomes(failed=3, errors=1)  # the bad block_dim fails the fixture's setup
+    out = result.stdout.str()
+    assert "@pytest.mark.mpnpu on test_mistakes.py::test_misspelt_marker_argument: unknown argument repaet" in out
+    assert "block_dim must be an integer >= 1, got 0" in out
+    assert "unknown operator 'no-such-operator'; known: " in out
+    assert "unknown variant 'incidnet' of fused_linear_online_max_sum; known: incident, fixed" in out
+
+    bad_option = run(pytester, "-q", "--mpnpu-block-dim", "0")
+    assert bad_option.ret == pytest.ExitCode.USAGE_ERROR
+    assert "argument --mpnpu-block-dim: must be an integer >= 1, got '0'" in bad_option.stderr.str()

@@ -206,13 +206,10 @@ def _test_args(item: pytest.Function) -> dict[str, Any]:
     return {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
 
 
-def _hazards_failure(log: Any) -> AssertionError:
-    text = log.format_text()
+def _hazards_text(log: Any) -> str:
     n = len(log)
-    return AssertionError(
-        f"mpnpu --mpnpu-racecheck: {n} GM hazard{'s' if n != 1 else ''} in launches made on the mpnpu "
-        f"device during this test:\n{text}"
-    )
+    return (f"mpnpu --mpnpu-racecheck: {n} GM hazard{'s' if n != 1 else ''} in launches made on the mpnpu "
+            f"device during this test:\n{log.format_text()}")
 
 
 def _replay_hint(item: pytest.Item, index: int, settings: TestSettings) -> str:
@@ -224,7 +221,10 @@ def _replay_hint(item: pytest.Item, index: int, settings: TestSettings) -> str:
 
 
 def _annotate(exc: BaseException, note: str) -> None:
-    if hasattr(exc, "add_note"):  # Python >= 3.11: pytest prints notes under the error
+    """Add ``note`` under the error pytest prints for ``exc``."""
+    if isinstance(exc, pytest.fail.Exception) and not exc.pytrace:
+        exc.msg = f"{exc.msg}\n{note}"  # printed alone, without a traceback (or notes)
+    elif hasattr(exc, "add_note"):  # Python >= 3.11: pytest prints notes under the error
         exc.add_note(note)
     else:
         exc.args = (f"{exc.args[0] if exc.args else ''}\n{note}",) + tuple(exc.args[1:])
@@ -248,9 +248,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         STATE.racecheck_active = settings.racecheck
         try:
             pyfuncitem.obj(**args)
-            log, STATE.hazard_log = STATE.hazard_log, None
+            log = STATE.hazard_log
             if log is not None and len(log):
-                raise _hazards_failure(log)
+                # The hazards are the whole story: no traceback into the plugin.
+                pytest.fail(_hazards_text(log), pytrace=False)
         except (Exception, pytest.fail.Exception) as e:
             if len(settings.seeds) > 1:
                 _annotate(e, _replay_hint(pyfuncitem, index, settings))
