@@ -15,8 +15,8 @@ BASE_K = 64
 
 
 def make(rng: np.random.Generator, index: int, dtypes: tuple[str, ...] = DTYPES) -> Case:
-    """M in 8..64, N in 16..128, K in 32..512; x, w scaled so that x @ w ~ N(0, 1); bias ~ N(0, 0.5)."""
-    m, n, k = int(rng.integers(8, 65)), int(rng.integers(16, 129)), int(rng.integers(32, 513))
+    """M in 8..64, N in 16..128, K in 32..1024; x, w scaled so that x @ w ~ N(0, 1); bias ~ N(0, 0.5)."""
+    m, n, k = int(rng.integers(8, 65)), int(rng.integers(16, 129)), int(rng.integers(32, 1025))
     dtype = dtypes[int(rng.integers(len(dtypes)))]
     x = rng.standard_normal((m, k))
     w = rng.standard_normal((k, n)) / np.sqrt(k)
