@@ -113,10 +113,29 @@ def _caption(race: Race) -> str:
     return f"{head}\n{order}\nNothing orders the two: {h.missing_sync}."
 
 
-def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str], show_ticks: bool = True) -> None:
+def _race_window(race: Race, duration_ns: int) -> tuple[int, int]:
+    """The stretch of time around the two racing accesses that the zoom panel shows."""
+    lo = min(race.first.t0, race.second.t0)
+    hi = max(race.first.t1, race.second.t1)
+    pad = max((hi - lo) // 2, duration_ns // 80, 20_000)
+    return max(0, lo - pad), min(duration_ns, hi + pad)
+
+
+def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
+                 window: tuple[int, int] | None = None, race_labels: bool = True) -> None:
+    """Draw the launch; ``window`` (ns): show only that stretch of time (the zoom on the race)."""
+    from matplotlib.ticker import MaxNLocator
+
     lanes = _lanes(tl)
     row = {c: len(lanes) - 1 - i for i, c in enumerate(lanes)}  # top lane first
     height = 0.8
+    span_ms = max(_ms(tl.duration_ns), 1e-6)
+    x_lo, x_hi = (-0.01 * span_ms, span_ms * 1.01) if window is None else (_ms(window[0]), _ms(window[1]))
+
+    def visible(x: float) -> bool:
+        # Text outside the axes would stretch the layout: only label what is in view.
+        return x_lo <= x <= x_hi
+
     for s in tl.spans:
         y = row[s.core]
         x0, w = _ms(s.t0), max(_ms(s.t1 - s.t0), 0.0)
@@ -129,43 +148,48 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str], s
         elif s.cat == FLAG and s.name.startswith("wait"):
             # Waiting for a flag inside a stage: the stage's bar, faded.
             ax.broken_barh([(x0, w)], (y - height / 2, height), facecolors="white", alpha=0.55, zorder=2)
-        elif s.cat in _ACCESS_COLORS and show_ticks:
-            ax.broken_barh([(x0, max(w, 0.0))], (y - height / 2, 0.22), facecolors=_ACCESS_COLORS[s.cat],
+        elif s.cat in _ACCESS_COLORS:
+            ax.broken_barh([(x0, w)], (y - height / 2, 0.22), facecolors=_ACCESS_COLORS[s.cat],
                            edgecolor=_ACCESS_COLORS[s.cat], linewidth=0.6, zorder=3)
     # Stage names inside their bars, where they fit.
-    span_ms = max(_ms(tl.duration_ns), 1e-6)
     for s in tl.spans:
-        if s.cat == STAGE and _ms(s.t1 - s.t0) > 0.09 * span_ms:
-            ax.text(_ms((s.t0 + s.t1) / 2), row[s.core] + 0.12, s.name, ha="center", va="center", fontsize=7.5,
+        a, b = max(_ms(s.t0), x_lo), min(_ms(s.t1), x_hi)
+        if s.cat == STAGE and b - a > 0.09 * (x_hi - x_lo) * (4 if window is not None else 1):
+            ax.text((a + b) / 2, row[s.core] + 0.12, s.name, ha="center", va="center", fontsize=7.5,
                     color="#333333", zorder=4, clip_on=True)
     top = len(lanes) - 0.5
-    for b in tl.barriers:
-        x = _ms(b.release)
+    for bar in tl.barriers:
+        x = _ms(bar.release)
         ax.axvline(x, color="#222222", linewidth=1.2, zorder=5)
-        ax.text(x, top + 0.05, f" {b.name.split()[-1]} ", ha="center", va="bottom", fontsize=8, fontweight="bold",
-                color="#222222", bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "#222222", "lw": 0.8})
+        if visible(x):
+            ax.text(x, top + 0.05, f" {bar.name.split()[-1]} ", ha="center", va="bottom", fontsize=8,
+                    fontweight="bold", color="#222222",
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "#222222", "lw": 0.8})
     dropped: dict[str, list[float]] = {}
     for i in tl.instants:
         y = row[i.core]
         ax.plot([_ms(i.t)] * 2, [y - 0.48, y + 0.48], color=_RACE, linestyle=(0, (2, 1.5)), linewidth=1.6,
                 zorder=5)
-        dropped.setdefault(i.name.split()[0], []).append(_ms(i.t))
+        if visible(_ms(i.t)):
+            dropped.setdefault(i.name.split()[0], []).append(_ms(i.t))
     for name, xs in dropped.items():
         ax.text(min(xs), top + 0.45, f" {name} dropped ", ha="center", va="bottom", fontsize=8, fontweight="bold",
                 color=_RACE, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": _RACE, "lw": 0.8,
                                    "linestyle": "--"})
     ax.set_yticks([row[c] for c in lanes], [_lane_label(tl, c) for c in lanes], fontsize=8.5)
     ax.set_ylim(-0.6, len(lanes) - 0.4)
-    ax.set_xlabel("time since the launch started (ms, one clock for every core)", fontsize=8.5)
-    ax.set_xlim(-0.01 * span_ms / 1e0, _ms(tl.duration_ns) * 1.01)
+    ax.set_xlim(x_lo, x_hi)
+    ax.xaxis.set_major_locator(MaxNLocator(4 if window is not None else 10))
+    ax.set_xlabel("time since the launch started (ms, one clock for every core)" if window is None
+                  else "zoom on the race (ms)", fontsize=8.5)
     for a in range(1, tl.topology.block_dim):
         ax.axhline(len(lanes) - 3 * a - 0.5, color="#999999", linewidth=0.8)
     ax.spines[["top", "right"]].set_visible(False)
     if tl.races:
-        _draw_race(ax, tl.races[0], row)
+        _draw_race(ax, tl.races[0], row, race_labels)
 
 
-def _draw_race(ax: "Axes", race: Race, row: dict[int, int]) -> None:
+def _draw_race(ax: "Axes", race: Race, row: dict[int, int], labels: bool = True) -> None:
     a, b = race.first, race.second
     pa = (_ms((a.t0 + a.t1) / 2), row[a.core] - 0.29)
     pb = (_ms((b.t0 + b.t1) / 2), row[b.core] - 0.29)
@@ -178,8 +202,9 @@ def _draw_race(ax: "Axes", race: Race, row: dict[int, int]) -> None:
                 arrowprops={"arrowstyle": "-|>,head_length=0.6,head_width=0.35", "color": _RACE, "lw": 2.0,
                             "shrinkA": 7, "shrinkB": 7, "connectionstyle": "arc3,rad=-0.25"})
     h = race.hazard
-    for p, side, va in ((pa, h.first, "top"), (pb, h.second, "top")):
-        ax.annotate(f"{side.access} {side.site.split('/')[-1]}", xy=p, xytext=(0, -11), textcoords="offset points",
+    for p, side, va in ((pa, h.first, "top"), (pb, h.second, "top")) if labels else ():
+        ax.annotate(f"{side.access} in {side.stage}\n{_site(side.site)}", xy=p, xytext=(0, -11),
+                    textcoords="offset points",
                     ha="center", va=va, fontsize=7.5, fontweight="bold", color=_RACE, zorder=8,
                     bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
 
@@ -207,8 +232,19 @@ def render_timelines(path: str, timelines: Sequence[LaunchTimeline]) -> None:
     fig = _figure(*timeline_figure_size(timelines))
     subfigs = fig.subfigures(len(timelines), 1, squeeze=False, height_ratios=heights)[:, 0]
     for sf, tl in zip(subfigs, timelines):
-        ax = sf.subplots()
-        _draw_launch(ax, tl, colors)
+        if tl.races:
+            # The race happens in a small stretch of a long launch: a zoom panel beside the whole.
+            ax, zoom = sf.subplots(1, 2, width_ratios=[3.2, 1], sharey=True)
+            window = _race_window(tl.races[0], tl.duration_ns)
+            _draw_launch(ax, tl, colors, race_labels=False)
+            ax.axvspan(_ms(window[0]), _ms(window[1]), facecolor="none", edgecolor="#c9a400", linestyle="--",
+                       linewidth=1.0, zorder=6)
+            _draw_launch(zoom, tl, colors, window)
+            zoom.tick_params(labelleft=False)
+            zoom.set_facecolor("#fffbea")
+        else:
+            ax = sf.subplots()
+            _draw_launch(ax, tl, colors)
         verdict = "PASSED" if tl.passed else ("FAILED" if tl.passed is False else "")
         title = f"{tl.label}: {tl.summary if tl.summary and not tl.passed else verdict}"
         sf.suptitle(f"{title}\n{tl.role}" if tl.role else title, x=0.01, ha="left", fontsize=10.5,
