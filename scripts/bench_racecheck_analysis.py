@@ -1,4 +1,4 @@
-"""Time the race detector's analysis on synthetic traces shaped like the FLOMS kernel (SPEC §3).
+"""Time the race detector's analysis on synthetic traces shaped like the FLOMS kernel (docs/operator-floms.md).
 
 No processes: the trace is built directly, with the access pattern of the real kernel —
 InitOutputAndWorkspace (vector) / S0 / TargetProcess (vector) / S1 / CVProcess (cube computes

@@ -1,4 +1,4 @@
-"""The generic precision rule of mpnpu.harness.compare (SPEC §5)."""
+"""The generic precision rule of mpnpu.harness.compare (docs/precision.md)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Deterministic properties only: with S0/S1/S2/W5/W67 all in place the kernel must match the golden
 (under precision.tolerances) on every call, whatever the scheduler does. Covered: every input dtype x
 target dtype x mode; shapes that are not multiples of the tile sizes (partial tiles in M, N and K,
-more tiles than ping-pong buffers); BT = 0; H = 0 (SPEC: logits_max 0, sum_exp V, predicted 0);
+more tiles than ping-pong buffers); BT = 0; H = 0 (docs/operator-floms.md: logits_max 0, sum_exp V, predicted 0);
 block_dim 1, 2, 3 (including cores with no rows or no tiles); targets on the shard boundaries;
 vocab_start_index 0. Bad input raises UsageError before any GM is allocated or any core launched.
 The caching allocator hands the next call the previous call's blocks, stale data included.
@@ -244,7 +244,7 @@ def test_bad_block_dim_is_a_device_config_error(block_dim) -> None:
 
 
 def test_next_call_gets_the_previous_calls_blocks_with_their_data(dev) -> None:
-    """What turns a too-early read into a wrong answer (SPEC §1): nothing is cleared between calls.
+    """What turns a too-early read into a wrong answer (docs/incident.md, "Why a batch"): nothing is cleared between calls.
 
     Call A runs normally. Replaying its allocations by hand hands out A's blocks with A's outputs in
     them. Call B (same shapes, other targets) with the masked_target / target_mask copy-outs disabled

@@ -1,4 +1,4 @@
-"""The write-up's diagnosis probes (SPEC §1 O4–O8): what each one changes, and how it is judged.
+"""The incident diagnosis's probes (docs/incident.md, O4–O8): what each one changes, and how it is judged.
 
 Deterministic only. Each probe's outcome that does not depend on the scheduler is checked on the
 incident kernel (S1 dropped) and on the fixed one wherever the race cannot touch it:
@@ -11,7 +11,7 @@ incident kernel (S1 dropped) and on the fixed one wherever the race cannot touch
   is right on both;
 - O6: no-allreduce-copyout holds CVProcess's raw gathered logit on the fixed kernel;
 - O7: pipe-barrier-all passes the golden on the fixed kernel;
-- FlomsOperator.judge judges each probe as the write-up did (unit tests on synthetic outputs);
+- FlomsOperator.judge judges each probe as the original diagnosis did (unit tests on synthetic outputs);
 - python -m mpnpu.batch --probe NAME with each --variant.
 
 That the race shows through O4/O6/O7/O8 on the incident kernel is rate-based: see

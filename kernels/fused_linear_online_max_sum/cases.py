@@ -16,7 +16,7 @@ Why the data looks the way it does:
   c_b along weight row t_b = target_b − start, with c_b solved exactly (see :func:`_plant_targets`) so
   that L[b, t_b] = max_{j≠t_b} L[b, j] − gap_b, gap_b log-uniform in ``target_gap``·``logit_std``.
   Rows keep a target just below the max (not at it) so that the golden predicted_logits is non-zero
-  and relative errors stay finite, as in the write-up. With the defaults (gaps 0.002..0.3 against a
+  and relative errors stay finite, as in the incident. With the defaults (gaps 0.002..0.3 against a
   spread of ~3.5) a wrong gather's relative error is typically 10..2000.
 * Moderate magnitudes: weight rows have norm ≈ 1 and the unplanted logits have std ``logit_std`` = 1,
   so max |L| is ~4..7. Large |L| would make the device's rounding of L to float16/bfloat16 (memory-

@@ -1,4 +1,4 @@
-"""CPU golden for npu_fused_linear_online_max_sum, written straight from SPEC §2's formulas.
+"""CPU golden for npu_fused_linear_online_max_sum, written straight from the formulas of docs/operator-floms.md.
 
 Deliberately naive and independent of the kernel: no tiling, no online max/sum, no device rounding.
 Everything is computed in float64 from the stored inputs and cast once to the output dtype, so the
@@ -26,7 +26,7 @@ def logits(input: np.ndarray, weight: np.ndarray, input_dtype: str) -> np.ndarra
     """
     x = to_float32(input, input_dtype).astype(np.float64)
     w = to_float32(weight, input_dtype).astype(np.float64)
-    # (BT, 0) @ (0, V) is an all-zero (BT, V): exactly SPEC's H = 0 rule.
+    # (BT, 0) @ (0, V) is an all-zero (BT, V): exactly the operator's H = 0 rule.
     return x @ w.T
 
 

@@ -1,8 +1,8 @@
 """FLOMS as an operator under test for mpnpu's tools (batch, investigate, stress).
 
-Judging follows the write-up. Without a probe, every output is compared with the CPU golden under
-SPEC §5. A probe's outputs that have no golden of their own are judged as the write-up judged
-them: against the value they must hold where one exists (zeros, the case's sentinel, the copied
+Judging follows the incident's diagnosis (docs/incident.md). Without a probe, every output is
+compared with the CPU golden under the precision rule (docs/precision.md). A probe's outputs that
+have no golden of their own are judged as the diagnosis judged them: against the value they must hold where one exists (zeros, the case's sentinel, the copied
 dependency), and by consistency across repeats of the same case (the fingerprint).
 """
 
@@ -101,7 +101,7 @@ class FlomsOperator:
         return _verdict(cmp, outputs, probe)
 
     def probe_expectation(self, case: Case, prepared: Prepared, probe: str) -> tuple[np.ndarray, Tolerance] | None:
-        """The value predicted_logits must hold under ``probe``, where the write-up had one."""
+        """The value predicted_logits must hold under ``probe``, where the diagnosis had one."""
         bt = case.bt
         if probe == "init-zero-only":
             return np.zeros(bt, np.float32), _EXACT

@@ -1,6 +1,8 @@
-"""Tolerances for FLOMS outputs: SPEC §5's rule plus what the device's numerics legitimately add.
+"""Tolerances for FLOMS outputs: the precision rule plus what the device's numerics legitimately add.
 
-Base rule (SPEC §5): rtol 1e-3 for float16/bfloat16 inputs, atol 1e-5; target_mask and
+The rule and the derivation below are explained in docs/precision.md.
+
+Base rule: rtol 1e-3 for float16/bfloat16 inputs, atol 1e-5; target_mask and
 masked_target must be binary equal.
 
 Storage-rounding allowance (memory-saving mode, return_logits False). The cube accumulates L in
@@ -36,7 +38,7 @@ from mpnpu.harness.compare import Tolerance
 from .golden import logits_abs_max
 from .spec import OUTPUT_NAMES, input_dtype_of
 
-BASE_RTOL = 1e-3  # SPEC §5 for float16/bfloat16 inputs
+BASE_RTOL = 1e-3  # the precision rule for float16/bfloat16 inputs
 BASE_ATOL = 1e-5  # float32 accumulation-order differences on |L| ≲ 10, with margin
 
 

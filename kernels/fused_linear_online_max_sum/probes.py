@@ -1,8 +1,8 @@
-"""Diagnosis switches: each step of the incident write-up (SPEC §1, O4–O8) as a probe on the kernel.
+"""Diagnosis switches: each step of the incident's diagnosis (docs/incident.md, O4–O8) as a probe.
 
-A probe changes only what the write-up changed — a copy-out disabled, an initial value replaced, a
+A probe changes only what the diagnosis changed — a copy-out disabled, an initial value replaced, a
 pipe barrier added, a dependency copied instead of the computed value — and nothing about how the
-cores synchronise. The kernel asks these predicates at the points the write-up touched; with no
+cores synchronise. The kernel asks these predicates at the points the diagnosis touched; with no
 probe (``tiling.probe == ""``) every answer is "run as shipped".
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mpnpu.errors import UsageError
 
-#: probe name -> (write-up step, what it changes)
+#: probe name -> (diagnosis step, what it changes)
 PROBES: dict[str, tuple[str, str]] = {
     "only-predicted": ("O4", "copy-out of every output except predicted_logits disabled"),
     "init-zero-only": ("O5a", "predicted_logits initialised to 0; every later write to it disabled"),

@@ -1,6 +1,6 @@
 """The contract of npu_fused_linear_online_max_sum (FLOMS): names, shapes, dtypes, valid inputs.
 
-One source of truth (SPEC §2) shared by the golden, the case generator, the kernel's host side and the
+One source of truth (docs/operator-floms.md) shared by the golden, the case generator, the kernel's host side and the
 reports, so that none of them re-derives a shape or a dtype rule on its own and drifts.
 
 Arrays are numpy *storage* arrays: float16 as ``np.float16``, bfloat16 as ``np.uint16`` holding the
@@ -59,7 +59,7 @@ def mask_bytes(bt: int) -> int:
 
 
 def output_specs(bt: int, v: int, input_dtype: Any, target_dtype: Any, return_logits: bool) -> OutputSpecs:
-    """Shape and dtype name of every output, in OUTPUT_NAMES order (SPEC §2's output table).
+    """Shape and dtype name of every output, in OUTPUT_NAMES order (docs/operator-floms.md, outputs).
 
     vocab_parallel_logits is [BT, V] in the input dtype when ``return_logits``, else shape (0,): in
     memory-saving mode the op does not materialise the logits at all.
@@ -92,7 +92,7 @@ def check_inputs(
     """Raise UsageError, with a one-line message, unless the arguments are a valid FLOMS call.
 
     ``target_dtype`` None means "whatever target's numpy dtype is" (still int32 or int64). Besides
-    SPEC §2's rules this rejects ``vocab_end_index - vocab_start_index > V``: the op's documentation
+    the input table of docs/operator-floms.md this rejects ``vocab_end_index - vocab_start_index > V``: the op's documentation
     bounds the end by start + V, and a target past the shard's last column has no logit to gather.
     """
     in_dt = input_dtype_of(input_dtype)

@@ -88,7 +88,7 @@ class Diagnosis:
     steps: tuple[Step, ...]
     rule: str  # the decision rule, one sentence
     consistency_note: str  # what "cases inconsistent" compares
-    reference: str = "the write-up"  # what the conclusions are checked against
+    reference: str = "the original diagnosis"  # what the conclusions are checked against
     shapes: Mapping[str, Shapes] = field(default_factory=dict)  # besides "default" (the operator as it is)
     default_shapes: str = "default"
 
@@ -202,7 +202,7 @@ class StepResult:
     """What one step ran, saw and concluded."""
 
     spec: Step
-    reference: str = "the write-up"
+    reference: str = "the original diagnosis"
     cases: int = 0
     repeats: int = 0
     case_runs: int = 0
@@ -308,7 +308,7 @@ class Investigation:
 
 
 def evaluate(spec: Step, v: VariantResult, cases: int, earlier: Sequence[StepResult],
-             reference: str = "the write-up") -> StepResult:
+             reference: str = "the original diagnosis") -> StepResult:
     """Judge one step's merged batch result by the step's expectation."""
     res = StepResult(
         spec, reference, cases=cases, repeats=v.repeats, case_runs=v.case_runs,
@@ -324,7 +324,7 @@ def evaluate(spec: Step, v: VariantResult, cases: int, earlier: Sequence[StepRes
     return res
 
 
-def derive(spec: Step, earlier: Sequence[StepResult], reference: str = "the write-up") -> StepResult:
+def derive(spec: Step, earlier: Sequence[StepResult], reference: str = "the original diagnosis") -> StepResult:
     """A step that runs nothing: its verdict comes from the steps before it."""
     res = StepResult(spec, reference)
     res.matches = res.shows_fault = bool(spec.expect(res, earlier))

@@ -1,13 +1,14 @@
-"""Precision comparison of an operator's outputs against its golden (SPEC §5). Knows no operator.
+"""Precision comparison of an operator's outputs against its golden (docs/precision.md). Knows no operator.
 
 Float outputs: an element fails when |actual − golden| > atol + rtol·|golden|, and an output fails when
 MORE than ``fail_fraction`` of its elements fail (Ascend's "double thousandth": 0.1%). Note what that
 means for small outputs: with fewer than 1000 elements a single failing element already fails the
 output, while a 4096-element output tolerates four. Integer and mask outputs must be binary equal.
 
-The numbers reported per output follow SPEC §5: fail count, MERE (mean relative error) and MARE (max
+The numbers reported per output (docs/precision.md): fail count, MERE (mean relative error) and MARE (max
 relative error), both with relative error |a − g| / (|g| + 1e-7), plus the max relative error over the
-failing elements only, which is the number the incident write-up quotes ("tens to thousands").
+failing elements only, which is the number the incident was described by ("tens to thousands",
+docs/incident.md).
 
 Outputs stored in an emulated dtype (bfloat16 as uint16) are decoded through ``Tolerance.storage_dtype``;
 without it a uint16 array would be compared as integers.
@@ -23,7 +24,7 @@ import numpy as np
 from mpnpu.errors import UsageError
 from mpnpu.runtime.dtypes import get_dtype, to_float32
 
-# Keeps relative error finite where the golden is 0; the value SPEC §5 prescribes.
+# Keeps relative error finite where the golden is 0 (docs/precision.md).
 REL_EPS = 1e-7
 # How many failing flat indices an OutputComparison keeps, enough to see a pattern without bloating reports.
 MAX_FAILING_SHOWN = 8

@@ -82,7 +82,7 @@ class VariantResult:
 
     @property
     def inconsistent_cases(self) -> list[int]:
-        """Cases whose judged output differed between repeats (the write-up's consistency test)."""
+        """Cases whose judged output differed between repeats (the consistency test of docs/incident.md)."""
         return sorted(i for i, prints in self.fingerprints.items() if len(prints) > 1)
 
     def record(self, case_index: int, repeat: int, verdict: Verdict | None, error: str, since_start: float) -> None:
@@ -236,9 +236,10 @@ def available_cpus() -> int:
 def default_block_dim() -> int:
     """One AI core (3 core processes) per two available CPUs: about 1.5 core processes per CPU.
 
-    That oversubscription is what makes the missing-SyncAll race show in a minority of case-runs
-    (measured on 2 CPUs: ~5% of case-runs at block_dim 1, ~60% at block_dim 2; README, "Choosing
-    the defaults"); scaling block_dim with the CPU count keeps the ratio on larger machines.
+    That oversubscription is what makes FLOMS's missing-SyncAll race show in a minority of case-runs
+    (32 default runs on 2 CPUs at block_dim 1: 1.5%..3.5% of case-runs; at block_dim 2 the rate is
+    50-70%, no longer intermittent; README, "Choosing the defaults"); scaling block_dim with the CPU
+    count keeps the ratio on larger machines.
     """
     return max(1, available_cpus() // 2)
 

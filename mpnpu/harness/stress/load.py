@@ -1,7 +1,7 @@
 """Background processes of the stress layer: CPU load, and the plumbing every stress helper shares.
 
 :class:`BackgroundLoad` starts N processes that spin on the CPU, so the core processes compete for
-time slices (oversubscription makes the OS preempt cores mid-stage, see PITFALLS.md). The same
+time slices (oversubscription makes the OS preempt cores mid-stage). The same
 module holds the small helper-process protocol that :class:`~mpnpu.harness.stress.placement.Migrator` and
 :class:`~mpnpu.harness.stress.chaos.ChaosRunner` use::
 
@@ -15,7 +15,7 @@ module holds the small helper-process protocol that :class:`~mpnpu.harness.stres
 
 Why processes and not threads: the device forks its core processes from the same parent later, and
 forking a process that has threads is unsafe (3.12+ warns). Why ``get_context("fork")`` explicitly:
-the default start method changes in Python 3.14, and fork is the cheap one (PITFALLS.md).
+the default start method changes in Python 3.14, and fork is the cheap one.
 Why poll ``getppid()`` and not rely on pipe EOF alone: any process forked later by the parent (core
 processes) inherits the parent's pipe end, so EOF may never come when the parent dies.
 """

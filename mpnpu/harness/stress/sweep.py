@@ -356,15 +356,18 @@ class SweepResult:
     def expected_clean_are_clean(self) -> bool:
         return all(r.expected_clean_are_clean for r in self.results)
 
-    def totals(self) -> dict[str, dict[str, int]]:
-        """Case-runs and failures per variant over every configuration."""
-        out: dict[str, dict[str, int]] = {}
+    def merged(self) -> dict[str, VariantResult]:
+        """Per variant, its results in every configuration as one (:meth:`VariantResult.merge`)."""
+        out: dict[str, VariantResult] = {}
         for r in self.results:
             for name, v in r.variants.items():
-                t = out.setdefault(name, {"case_runs": 0, "failed_case_runs": 0})
-                t["case_runs"] += v.case_runs
-                t["failed_case_runs"] += v.failed_case_runs
+                out[name] = v if name not in out else out[name].merge(v)
         return out
+
+    def totals(self) -> dict[str, dict[str, int]]:
+        """Case-runs and failures per variant over every configuration."""
+        return {name: {"case_runs": v.case_runs, "failed_case_runs": v.failed_case_runs}
+                for name, v in self.merged().items()}
 
     def to_dict(self) -> dict[str, Any]:
         plan = self.plan
