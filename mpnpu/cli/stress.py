@@ -53,7 +53,7 @@ from .common import (
     write_json,
 )
 from .operators import add_operator_arguments, parse_with_operator, print_operator_list
-from .render.stress import format_sweep, verdict_line
+from .render.stress import format_sweep
 from .timeline_output import add_junit_argument, picture_path
 
 DEFAULT_BLOCK_DIMS = "1,2,4,24"
@@ -231,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         render_sweep(args.plot, sweep_rows(result), title=f"{result.operator}: failing case-runs per configuration")
     text = format_sweep(result, command)
-    print(verdict_line(result) if args.quiet else text, flush=True)
+    print(result.verdict_line() if args.quiet else text, flush=True)
     if result.interrupt is not None:
         return exit_code_for_interrupt(result.interrupt)  # type: ignore[arg-type]
     return EXIT_OK if result.expected_clean_are_clean else EXIT_FAILED

@@ -96,22 +96,6 @@ def format_details(result: SweepResult) -> list[str]:
     return lines
 
 
-def verdict_line(result: SweepResult) -> str:
-    parts = []
-    for v in result.plan.variants:
-        t = result.totals().get(v.name, {"case_runs": 0, "failed_case_runs": 0})
-        k, n = t["failed_case_runs"], t["case_runs"]
-        if v.expected_clean:
-            parts.append(f"{v.name} clean in {n} case-runs" if k == 0 else f"{v.name} FAILED {k}/{n} case-runs")
-        else:
-            parts.append(f"{v.name} failed {k}/{n} case-runs")
-    errors = sum(1 for r in result.results if r.error)
-    if errors:
-        parts.append(f"{errors} configuration(s) could not run")
-    verdict = "OK" if result.expected_clean_are_clean else "NOT OK"
-    return f"verdict: {verdict}: " + "; ".join(parts) + f" over {len(result.results)} configuration(s)"
-
-
 def format_sweep(result: SweepResult, command: str = "") -> str:
     plan = result.plan
     chaos = plan.chaos
@@ -137,6 +121,6 @@ def format_sweep(result: SweepResult, command: str = "") -> str:
     lines.append("")
     lines.append("1st failure: case-run number (A/B order) and seconds from the batch start; bound: rule of three "
                  "(3/n), the 95% upper bound on the rate of a variant that never failed")
-    lines.append(verdict_line(result))
+    lines.append(result.verdict_line())
     lines.append(f"({result.elapsed_s:.1f} s)")
     return "\n".join(lines)

@@ -364,6 +364,23 @@ class SweepResult:
                 out[name] = v if name not in out else out[name].merge(v)
         return out
 
+    def verdict_line(self) -> str:
+        """The one-line verdict (what ``--quiet`` prints): OK when every variant expected clean stayed clean."""
+        parts = []
+        totals = self.totals()
+        for v in self.plan.variants:
+            t = totals.get(v.name, {"case_runs": 0, "failed_case_runs": 0})
+            k, n = t["failed_case_runs"], t["case_runs"]
+            if v.expected_clean:
+                parts.append(f"{v.name} clean in {n} case-runs" if k == 0 else f"{v.name} FAILED {k}/{n} case-runs")
+            else:
+                parts.append(f"{v.name} failed {k}/{n} case-runs")
+        errors = sum(1 for r in self.results if r.error)
+        if errors:
+            parts.append(f"{errors} configuration(s) could not run")
+        verdict = "OK" if self.expected_clean_are_clean else "NOT OK"
+        return f"verdict: {verdict}: " + "; ".join(parts) + f" over {len(self.results)} configuration(s)"
+
     def totals(self) -> dict[str, dict[str, int]]:
         """Case-runs and failures per variant over every configuration."""
         return {name: {"case_runs": v.case_runs, "failed_case_runs": v.failed_case_runs}
