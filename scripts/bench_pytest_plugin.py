@@ -12,7 +12,7 @@ a warmer or quieter machine) over several rounds, on one persistent device:
   ``assert_matches_golden`` against ``python -c`` doing the same batch on a fresh device (what
   pytest and the plugin add, start-up included).
 
-Prints each round's times and the median ratio per pair. The machine may be shared: only ratios
+Prints each round's times, the median ratio and the median difference (seconds) per pair. The machine may be shared: only ratios
 measured side by side mean anything.
 
     python scripts/bench_pytest_plugin.py [--cases 30] [--repeat 2] [--rounds 5] [--block-dim N]
@@ -65,15 +65,17 @@ def side_by_side(name: str, a: tuple[str, Callable[[], object]], b: tuple[str, C
                  rounds: int) -> float:
     """Median of b/a over ``rounds`` alternating rounds; prints every round."""
     print(f"\n{name}: {b[0]} / {a[0]}")
-    ratios = []
+    ratios, diffs = [], []
     for r in range(rounds):
         first, second = (a, b) if r % 2 == 0 else (b, a)
         times = {first[0]: timed(first[1]), second[0]: timed(second[1])}
         ratio = times[b[0]] / times[a[0]]
         ratios.append(ratio)
+        diffs.append(times[b[0]] - times[a[0]])
         print(f"  round {r + 1}: {a[0]} {times[a[0]]:.2f} s, {b[0]} {times[b[0]]:.2f} s, ratio {ratio:.2f}")
     med = statistics.median(ratios)
-    print(f"  median ratio {med:.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
+    print(f"  median ratio {med:.2f} (min {min(ratios):.2f}, max {max(ratios):.2f}); "
+          f"median difference {statistics.median(diffs):+.2f} s")
     return med
 
 

@@ -92,12 +92,14 @@ def record(dev, path="pids.jsonl"):
 
 
 def guide_examples() -> dict[str, str]:
-    """The test files shown in docs/pytest-plugin.md: the FLOMS file and the all-operators file."""
-    text = GUIDE.read_text()
+    """The test files shown in docs/pytest-plugin.md (the FLOMS file, the all-operators file) and
+    the README's short one."""
     blocks = {}
-    for section, name in (("## A complete test file", "floms"), ("## Every registered operator", "every_op")):
-        match = re.search(r"```python\n(.*?)```", text.split(section, 1)[1], re.S)
-        assert match, f"docs/pytest-plugin.md lost its example under {section!r}"
+    for path, section, name in ((GUIDE, "## A complete test file", "floms"),
+                                (GUIDE, "## Every registered operator", "every_op"),
+                                (ROOT / "README.md", "### In your own test suite (pytest)", "readme")):
+        match = re.search(r"```python\n(.*?)```", path.read_text().split(section, 1)[1], re.S)
+        assert match, f"{path.name} lost its example under {section!r}"
         blocks[name] = match.group(1)
     return blocks
 
@@ -140,13 +142,14 @@ def test_guide_examples_pass_on_fixed_kernels_and_fail_with_hazard_on_incident(i
     examples = guide_examples()
     example = examples["floms"]
     assert 'VARIANT = "fixed"' in example
-    inner.makepyfile(test_floms=example, test_every_op=examples["every_op"])
+    inner.makepyfile(test_floms=example, test_every_op=examples["every_op"], test_readme=examples["readme"])
     fixed = run(inner, "-q")
     n_ops = len(registered())
     assert n_ops >= 2
-    fixed.assert_outcomes(passed=3 + 2 * n_ops)
+    fixed.assert_outcomes(passed=3 + 2 * n_ops + 2)
 
-    (inner.path / "test_every_op.py").unlink()
+    for done in ("test_every_op.py", "test_readme.py"):
+        (inner.path / done).unlink()
     inner.makepyfile(test_floms=example.replace('VARIANT = "fixed"', 'VARIANT = "incident"'))
     incident = run(inner, "-q")
     out = incident.stdout.str()
