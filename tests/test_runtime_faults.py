@@ -33,7 +33,8 @@ from mpnpu.errors import (
     UsageError,
 )
 from mpnpu.runtime.config import DEFAULT_SPEC
-from mpnpu.runtime.device import Device, _Watchdog
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.watchdog import Watchdog
 from mpnpu.runtime.sync import (
     ST_STATE,
     ST_WAIT_ID,
@@ -103,6 +104,26 @@ def test_vector_core_raises(sync_first: bool) -> None:
             # the others timed out in the SyncAll only because of it: it is reported as the root cause
             assert err.details["others"] == [] or all("vector core 3" not in o for o in err.details["others"])
         assert_recovers(dev, gen, pids, keep)
+
+
+def test_rebuild_listeners_hear_of_every_new_pool_and_only_of_new_pools() -> None:
+    with device(1) as dev:
+        heard: list[tuple[int, list[int]]] = []
+
+        def listener(d: Device) -> None:
+            heard.append((d.pool_generation, d.core_pids()))
+
+        dev.add_rebuild_listener(listener)
+        dev.launch(k("empty_kernel"))
+        assert heard == []  # a successful launch keeps its pool
+        old = dev.core_pids()
+        with pytest.raises(KernelError):  # the launch's own error still reaches the caller
+            dev.launch(k("raise_on"), 0, False)
+        assert heard == [(2, dev.core_pids())] and set(heard[0][1]).isdisjoint(old)
+        dev.remove_rebuild_listener(listener)
+        with pytest.raises(KernelError):
+            dev.launch(k("raise_on"), 0, False)
+        assert len(heard) == 1 and dev.pool_generation == 3
 
 
 def test_core_calls_os_exit() -> None:
@@ -190,13 +211,11 @@ def test_launch_timeout() -> None:
 
 def _kill_when(dev: Device, victim_core: int, ready) -> threading.Thread:
     """Kill core ``victim_core`` once ``ready(status_board)`` holds (bounded wait)."""
-    pool = dev._state.pool
-    board = pool.sync.status_view()
     pid = dev.core_pids()[victim_core]
 
     def run() -> None:
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not ready(board):
+        while time.monotonic() < deadline and not ready(dev.status_board()):
             time.sleep(0.005)
         os.kill(pid, signal.SIGKILL)
 
@@ -328,10 +347,10 @@ def test_watchdog_flag_check_needs_the_waiter_asleep() -> None:
         while psutil.Process(sleeper.pid).status() != psutil.STATUS_SLEEPING and time.monotonic() < deadline:
             time.sleep(0.01)
         running = [os.getpid()] * 3  # this process is running while it checks
-        wd = _Watchdog(sync, topo, 60.0, running)
+        wd = Watchdog(sync, topo, 60.0, running)
         assert wd.check(time.monotonic()) is None
         assert wd.check(time.monotonic()) is None
-        wd = _Watchdog(sync, topo, 60.0, [sleeper.pid] * 3)
+        wd = Watchdog(sync, topo, 60.0, [sleeper.pid] * 3)
         err = wd.check(time.monotonic())
         assert isinstance(err, DeadlockError) and err.details["waiter"] == "cube core 0 (block 0)"
         # a waiter whose status already moved on is never reported
@@ -404,8 +423,8 @@ def test_parent_sigkilled_mid_launch_leaves_nothing(tmp_path: Path) -> None:
     proc.communicate(timeout=15)
     # PR_SET_PDEATHSIG: the cores die with their parent, even those asleep in Barrier.wait
     assert still_alive(info["core_pids"], 5.0) == []
-    # The helper's resource tracker may unlink its segments once every core is gone; a new
-    # Device's startup sweep removes whatever is left. Either way /dev/shm ends clean.
-    with device(1) as dev:
-        assert dev.pool_generation == 1
+    # The helper's resource tracker may unlink its segments once every core is gone; the sweep
+    # every CLI runs at start-up (or Device(sweep_stale=True)) removes whatever is left.
+    with device(1, sweep_stale=True):
+        pass
     assert not set(info["segments"]) & shm_segments()

@@ -39,6 +39,54 @@ def _where(t) -> tuple[str, int]:
     return t.segment, t.offset
 
 
+# -- stale segments --------------------------------------------------------------------------------
+
+
+def _stale_segment() -> str:
+    """A segment named as if a process that has ended (a SIGKILLed run) had made it."""
+    import os
+    import subprocess
+    import sys
+    from multiprocessing import shared_memory
+
+    from mpnpu.runtime.config import SEGMENT_PREFIX
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(10)
+    name = f"{SEGMENT_PREFIX}{dead.pid}_1_0"
+    shm = shared_memory.SharedMemory(name=name, create=True, size=4096)
+    shm.close()
+    from multiprocessing import resource_tracker
+
+    resource_tracker.unregister(shm._name, "shared_memory")  # it is "left behind": nobody owns it
+    assert os.path.exists(f"/dev/shm/{name}")
+    return name
+
+
+def test_sweeping_stale_segments_is_an_explicit_step() -> None:
+    import os
+
+    from mpnpu.cli.common import run_cli
+    from mpnpu.runtime.gm import sweep_stale_segments
+
+    name = _stale_segment()
+    try:
+        with device(1):  # constructing a Device does not touch other runs' segments
+            pass
+        assert os.path.exists(f"/dev/shm/{name}")
+        with device(1, sweep_stale=True) as dev:
+            assert name in dev.swept_segments
+        assert not os.path.exists(f"/dev/shm/{name}")
+        name = _stale_segment()
+        assert name in sweep_stale_segments() and not os.path.exists(f"/dev/shm/{name}")
+        name = _stale_segment()
+        assert run_cli(lambda argv: 0, []) == 0  # every command sweeps at start-up
+        assert not os.path.exists(f"/dev/shm/{name}")
+    finally:
+        if os.path.exists(f"/dev/shm/{name}"):
+            os.unlink(f"/dev/shm/{name}")
+
+
 # -- caching allocator ---------------------------------------------------------------------------
 
 

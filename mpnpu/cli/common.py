@@ -14,6 +14,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from mpnpu.errors import MpnpuError, UsageError
+from mpnpu.runtime.gm import sweep_stale_segments
 from mpnpu.runtime.procutil import exit_code_for_interrupt, terminate_as_interrupt
 
 EXIT_OK = 0
@@ -138,7 +139,12 @@ def _isatty(stream) -> bool:
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None,
             prog: str = "mpnpu") -> int:
-    """Run a CLI ``main`` and turn every way it can end into an exit code and at most one line."""
+    """Run a CLI ``main`` and turn every way it can end into an exit code and at most one line.
+
+    Every command first unlinks the GM segments that runs killed with SIGKILL left in /dev/shm
+    (a library user does that explicitly: ``mpnpu.runtime.gm.sweep_stale_segments()``).
+    """
+    sweep_stale_segments()
     try:
         with terminate_as_interrupt():
             return main(argv)

@@ -37,6 +37,7 @@ from mpnpu.harness.stress.sweep import (
     run_sweep,
     schedules_from_json,
 )
+from mpnpu.runtime.checks import check_block_dim
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.procutil import exit_code_for_interrupt
 
@@ -78,11 +79,10 @@ def _list_of(item: Callable[[str], T], what: str) -> Callable[[str], list[T]]:
 
 def _block_dim(text: str) -> int:
     value = positive_int(text)
-    from mpnpu.runtime.config import DEFAULT_SPEC
-
-    if value > DEFAULT_SPEC.ai_cores:
-        raise argparse.ArgumentTypeError(f"block_dim {value} exceeds the device's {DEFAULT_SPEC.ai_cores} AI cores")
-    return value
+    try:
+        return check_block_dim(value)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _placement(text: str) -> str:

@@ -5,8 +5,9 @@ Life of a core process (forked by :class:`mpnpu.runtime.device.Device`)::
     start: ignore SIGINT (the parent turns Ctrl-C into an orderly shutdown), die with the parent
            (PR_SET_PDEATHSIG), one BLAS thread, install its CoreContext into mpnpu.api
     loop:  wait for a message on its pipe (polling the parent's pid while idle)
-           "launch" -> run the kernel function -> send ("ok", ...) or ("error", ..., traceback)
-           "exit"   -> return
+           LaunchCommand -> run the kernel function -> send LaunchDone or LaunchFailed
+           ExitCommand   -> return
+           (the message types are in mpnpu.runtime.protocol)
 
 Nothing here ever waits without a timeout: barrier and flag waits are bounded by the sync timeout,
 and the idle loop wakes every second to check that the parent is still alive.
@@ -24,23 +25,19 @@ import sys
 import time
 import traceback
 from multiprocessing.connection import Connection
-from typing import Any, Callable
+from typing import Callable
 
 from mpnpu import api
 from mpnpu.errors import SyncTimeoutError, UsageError
 
-from . import wire
+from . import protocol
 from .config import DeviceSpec, RuntimeOptions
 from .gm import GlobalTensor, SegmentTable
 from .local import TPipe, make_arenas
 from .procutil import limit_blas_threads, set_parent_death_signal
+from .protocol import ErrorReport, ExitCommand, LaunchCommand, LaunchDone, LaunchFailed, Reply
 from .sync import CoreState, SyncObjects
 from .topology import CoreInfo, Topology
-
-MSG_LAUNCH = "launch"
-MSG_EXIT = "exit"
-REPLY_OK = "ok"
-REPLY_ERROR = "error"
 
 
 class CoreContext:
@@ -163,21 +160,20 @@ def core_main(core_id: int, block_dim: int, conn: Connection, sync: SyncObjects,
                 os._exit(0)
             continue
         try:
-            message = pickle.loads(wire.recv(fd))
+            message = protocol.recv(fd)
         except (EOFError, OSError):
             return
-        if message[0] == MSG_EXIT:
-            return
-        if message[0] == MSG_LAUNCH:
-            reply = run_launch(ctx, message)
-            if not wire.send(fd, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)):
+        if type(message) is LaunchCommand:
+            if not protocol.send(fd, run_launch(ctx, message)):
                 return
+        elif type(message) is ExitCommand:
+            return
 
 
-def run_launch(ctx: CoreContext, message: tuple) -> tuple:
+def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
     """Run one kernel launch on this core and build the reply for the parent."""
-    _, launch_id, kernel_ref, args, kwargs, dropped_syncs, trace = message
     core_id = ctx.info.core_id
+    launch_id, kernel, args, kwargs, dropped_syncs, trace = command  # once: attribute reads cost more
     for arg in args:
         # Attach (and prefault) new GM segments before the kernel starts, not inside it.
         if isinstance(arg, GlobalTensor) and arg.segment:
@@ -185,31 +181,32 @@ def run_launch(ctx: CoreContext, message: tuple) -> tuple:
     ctx.begin_launch(dropped_syncs, trace)
     start = time.perf_counter()
     try:
-        fn = resolve_kernel(kernel_ref)
+        fn = resolve_kernel(kernel)
         fn(*args, **kwargs)
     except BaseException as e:  # noqa: BLE001 - any failure of the kernel is reported, even SystemExit
         ctx.sync.set_state(core_id, CoreState.FAILED)
-        return (REPLY_ERROR, launch_id, core_id, _error_payload(e))
+        return LaunchFailed(launch_id, core_id, error_report(e))
     finally:
         events = ctx.events
         ctx.events = None
     elapsed = time.perf_counter() - start
     ctx.sync.set_state(core_id, CoreState.DONE)
-    return (REPLY_OK, launch_id, core_id, elapsed, tuple(events) if events is not None else None,
-            ctx.flags_set())
+    return LaunchDone(launch_id, core_id, elapsed, tuple(events) if events is not None else None,
+                      ctx.flags_set())
 
 
-def _error_payload(e: BaseException) -> dict[str, Any]:
+def error_report(e: BaseException) -> ErrorReport:
+    """Describe an exception for the parent (the exception itself only if it survives pickling)."""
     try:
-        pickled = pickle.dumps(e)
+        pickled: bytes | None = pickle.dumps(e)
         pickle.loads(pickled)
     except Exception:
         pickled = None
-    return {
-        "type": type(e).__name__,
-        "message": str(e),
-        "traceback": "".join(traceback.format_exception(type(e), e, e.__traceback__)),
-        "pickled": pickled,
+    return ErrorReport(
+        type=type(e).__name__,
+        message=str(e),
+        traceback="".join(traceback.format_exception(type(e), e, e.__traceback__)),
+        pickled=pickled,
         # A wait that timed out is usually a consequence of another core's failure.
-        "secondary": isinstance(e, SyncTimeoutError),
-    }
+        secondary=isinstance(e, SyncTimeoutError),
+    )

@@ -1,4 +1,10 @@
-"""Small OS-level helpers for core processes and for orderly shutdown of the parent."""
+"""OS-level helpers: the life of a child process (fork, end, describe its exit), core-process
+set-up (parent-death signal, BLAS threads) and orderly shutdown of the parent on signals.
+
+Every child process mpnpu starts (core processes, stress helpers, background load) goes through
+:func:`fork_process` and :func:`end_processes`, so that none is ever left running or unreaped and
+no wait for one is unbounded.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,76 @@ import ctypes.util
 import os
 import signal
 import sys
-from typing import Iterator
+import time
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 _PR_SET_PDEATHSIG = 1
+
+
+# -- child processes -------------------------------------------------------------------------------
+
+
+def fork_process(ctx: BaseContext, target: Callable[..., Any], args: tuple[Any, ...], name: str,
+                 close_after_start: Iterable[Any] = ()) -> BaseProcess:
+    """Start a daemon child process running ``target(*args)``.
+
+    ``close_after_start``: the child's ends of pipes, closed in the parent once the child holds
+    them (also if the start fails). A parent that kept them would never see EOF when the child
+    dies, and every process forked later would inherit them too.
+
+    Daemon: if the parent exits without ending it, multiprocessing's exit handler does.
+    """
+    proc = ctx.Process(target=target, args=args, name=name, daemon=True)
+    try:
+        proc.start()
+    finally:
+        for end in close_after_start:
+            end.close()
+    return proc
+
+
+def end_processes(procs: Sequence[BaseProcess], *, grace_s: float = 0.0, term_s: float = 0.0,
+                  kill_wait_s: float = 2.0) -> None:
+    """End child processes and reap them, never hanging.
+
+    Waits up to ``grace_s`` in all for them to exit by themselves (after the caller asked them
+    to); then, if ``term_s`` > 0, sends SIGTERM to those still running and waits up to ``term_s``
+    (children that clean up in a SIGTERM handler get the chance); then SIGKILLs the rest and waits
+    up to ``kill_wait_s``. Processes never started are skipped.
+    """
+    started = [p for p in procs if p.pid is not None]
+    for sig, wait_s in ((None, grace_s), (signal.SIGTERM, term_s), (signal.SIGKILL, kill_wait_s)):
+        if sig is not None:
+            if sig == signal.SIGTERM and term_s <= 0:
+                continue
+            for p in started:
+                if p.exitcode is None:
+                    try:
+                        os.kill(p.pid, sig)
+                    except OSError:  # already gone
+                        pass
+        deadline = time.monotonic() + wait_s
+        for p in started:
+            p.join(max(0.0, deadline - time.monotonic()))
+        if all(p.exitcode is not None for p in started):
+            return
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """'killed by signal SIGKILL', 'exit code 3', ..."""
+    if exitcode is None:
+        return "ended without an exit status"
+    if exitcode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit code {exitcode}"
+
+
+# -- core-process set-up ---------------------------------------------------------------------------
 
 
 def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:

@@ -13,6 +13,9 @@ import struct
 
 _HEADER = struct.Struct("!i")
 _CHUNK = 1 << 16
+#: the first read of a message: enough for a command or an untraced reply, small enough that
+#: allocating the buffer costs nothing (a larger message is read on in _CHUNK pieces)
+_FIRST_READ = 4096
 
 
 def frame(payload: bytes) -> bytes:
@@ -24,8 +27,11 @@ def frame(payload: bytes) -> bytes:
 
 def write_all(fd: int, data: bytes) -> bool:
     """Write every byte; False if the reader is gone."""
-    view = memoryview(data)
     try:
+        n = os.write(fd, data)  # one call for any message that fits the pipe: the common case
+        if n == len(data):
+            return True
+        view = memoryview(data)[n:]
         while view:
             view = view[os.write(fd, view):]
     except OSError:
@@ -45,7 +51,7 @@ def recv(fd: int) -> bytes:
     one reply), so at most one message is ever in the pipe: a small message arrives with a
     single read, header and body together.
     """
-    data = os.read(fd, _CHUNK)
+    data = os.read(fd, _FIRST_READ)
     if not data:
         raise EOFError
     while len(data) < _HEADER.size:

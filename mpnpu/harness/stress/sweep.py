@@ -22,8 +22,9 @@ Data flow of one configuration::
     run_config ── BackgroundLoad.start ──▶ run_batch(device, on_device=attach, progress=hook)
                                               attach: read affinity, pin / Migrator / ChaosRunner,
                                                       contention sample
-                                              hook (after every case-run): pool_generation changed?
-                                                      → release the old pids, attach to the new ones
+                                              device rebuild listener (a failed launch forked
+                                                      new core processes): release the old pids,
+                                                      attach to the new ones
                ◀── release: stop chaos (resumes all), stop migrator, restore affinity, sample ──
                ── BackgroundLoad.stop
 
@@ -49,7 +50,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpnpu.errors import MpnpuError, UsageError
-from mpnpu.runtime.config import DEFAULT_OPTIONS, DEFAULT_SPEC, RuntimeOptions
+from mpnpu.runtime.checks import check_block_dim
+from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import signals_blocked
 from mpnpu.runtime.topology import Topology
@@ -114,10 +116,7 @@ class Configuration:
     chaos: bool = False
 
     def __post_init__(self) -> None:
-        if isinstance(self.block_dim, bool) or not isinstance(self.block_dim, int) or self.block_dim < 1:
-            raise UsageError(f"block_dim must be a positive integer, got {self.block_dim!r}")
-        if self.block_dim > DEFAULT_SPEC.ai_cores:
-            raise UsageError(f"block_dim {self.block_dim} exceeds the device's {DEFAULT_SPEC.ai_cores} AI cores")
+        check_block_dim(self.block_dim)
         if self.placement not in PLACEMENTS:
             raise UsageError(f"unknown placement {self.placement!r}; known: {', '.join(PLACEMENTS)}")
         if isinstance(self.load, bool) or not isinstance(self.load, int) or self.load < 0:
@@ -452,23 +451,24 @@ class _Perturbations:
         with signals_blocked(*_SIGNALS):
             self.device = device
             self._apply()
+            device.add_rebuild_listener(self._follow_rebuild)
 
     def after_case_run(self) -> None:
-        """Between case-runs: follow a pool rebuild (the device forked new core processes)."""
-        device = self.device
-        if device is None:
-            return
-        if device.pool_generation != self.generation:
-            with signals_blocked(*_SIGNALS):
-                self._undo(final=False)
-                self.r.pool_rebuilds += 1
-                self._apply()
-        if self.on_case_run is not None:
-            self.on_case_run(device)
+        if self.device is not None and self.on_case_run is not None:
+            self.on_case_run(self.device)
 
     def release(self) -> None:
         with signals_blocked(*_SIGNALS):
+            if self.device is not None:
+                self.device.remove_rebuild_listener(self._follow_rebuild)
             self._undo(final=True)
+
+    def _follow_rebuild(self, device: Device) -> None:
+        """The device forked new core processes (a launch failed): move the perturbations to them."""
+        with signals_blocked(*_SIGNALS):
+            self._undo(final=False)
+            self.r.pool_rebuilds += 1
+            self._apply()
 
     # internals ------------------------------------------------------------------------------------
 
