@@ -352,3 +352,24 @@ def test_error_classes_cover_the_module() -> None:
     names = {c.__name__ for c in _error_classes()}
     assert {"KernelError", "CoreDiedError", "DeadlockError", "SyncAllNotReachedError", "LaunchTimeoutError",
             "CapacityError", "FlagOverflowError", "GMAccessError", "DeviceConfigError"} <= names
+
+
+def test_closing_gm_under_a_live_view_is_quiet_and_unlinks() -> None:
+    """A view still alive at close (a Ctrl-C'd write's frame, kept by the stored interrupt) keeps its
+    mapping; the segment's name is unlinked and nothing is printed at exit."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, numpy as np\n"
+        "from mpnpu.runtime.gm import GlobalMemory\n"
+        "g = GlobalMemory(1 << 20)\n"
+        "t = g.alloc('x', (10,), 'float32')\n"
+        "v = np.frombuffer(g._table.get(t.segment).buf, dtype=np.uint8)\n"
+        "g.close()\n"
+        "assert not os.path.exists('/dev/shm/' + t.segment)\n"
+        "print(int(v[:4].sum()))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "0", r.stderr
+    assert "Exception ignored" not in r.stderr and "BufferError" not in r.stderr, r.stderr

@@ -458,6 +458,14 @@ class CachingAllocator:
         return {"segments": len(self._segments), "reserved_bytes": total, "allocated_bytes": used}
 
 
+#: segments closed while a view of them was alive: kept mapped for the rest of the process
+_STILL_MAPPED: list[shared_memory.SharedMemory] = []
+
+
+def _still_mapped_close() -> None:
+    """close() of a segment in _STILL_MAPPED: nothing to do until the process ends."""
+
+
 # Numbers segments across every GlobalMemory of the process: two Devices open at once must not
 # pick the same name.
 _SEGMENT_NUMBERS = itertools.count()
@@ -575,7 +583,12 @@ class GlobalMemory:
             try:
                 shm.close()
             except BufferError:
-                pass  # a view is still alive somewhere; unlinking still frees the name
+                # A numpy view is still alive (e.g. in the frame of a write that Ctrl-C interrupted,
+                # kept by the stored KeyboardInterrupt's traceback). Unmapping under it would crash
+                # whoever touches it, so the mapping stays until the process ends; without this,
+                # SharedMemory.__del__ would retry the close at exit and print the BufferError.
+                _STILL_MAPPED.append(shm)
+                shm.close = _still_mapped_close  # type: ignore[method-assign]
             try:
                 shm.unlink()
             except FileNotFoundError:
