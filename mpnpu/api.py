@@ -39,7 +39,8 @@ import numpy as np
 
 from .errors import GMAccessError, KernelAPIError
 from .runtime.dtypes import DTypeLike, bfloat16, from_float32, get_dtype, to_float32
-from .runtime.gm import GlobalTensor, byte_ranges
+from .runtime.gm import GlobalTensor
+from .runtime.trace import byte_ranges
 from .runtime.local import (
     MEMORY_CORE_TYPE,
     POSITION_MEMORY,

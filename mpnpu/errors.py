@@ -66,10 +66,6 @@ class SyncTimeoutError(KernelAPIError):
     """A SyncAll or flag wait inside a core waited longer than the sync timeout."""
 
 
-class SyncAbortedError(KernelAPIError):
-    """A wait was abandoned because the launch failed elsewhere."""
-
-
 # -- launch failures seen by the parent -----------------------------------------------------------
 
 

@@ -37,7 +37,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from mpnpu import api  # noqa: E402
 from mpnpu.cli.common import ArgumentParser, non_negative_int, positive_int, run_cli  # noqa: E402
-from mpnpu.harness.runner import available_cpus, default_block_dim  # noqa: E402
+from mpnpu.harness.runner import default_block_dim  # noqa: E402
+from mpnpu.runtime.procutil import available_cpus  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import golden as golden_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import kernel as kernel_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import op as op_mod  # noqa: E402
@@ -147,7 +148,7 @@ def main(argv=None) -> int:
     shapes = [c.bt * c.h * c.v for c in cases]
     block_dim = args.block_dim or default_block_dim()
     print(f"bench: {n} FLOMS cases (seed {args.seed}, default shapes: BT*H*V median {statistics.median(shapes):.3g}), "
-          f"block_dim {block_dim} ({3 * block_dim} core processes on {available_cpus()} CPUs), {args.rounds} rounds")
+          f"block_dim {block_dim} ({3 * block_dim} core processes on {len(available_cpus())} CPUs), {args.rounds} rounds")
     rows = []  # per round: (device s/case, golden s/case, prepare s/case)
     totals = _new_totals()
     with Device(block_dim) as dev, blas_threads(1):

@@ -23,7 +23,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mpnpu.cli.batch import DEFAULT_CASES, DEFAULT_REPEAT  # noqa: E402
-from mpnpu.harness.runner import available_cpus, make_variants, run_batch  # noqa: E402
+from mpnpu.harness.runner import make_variants, run_batch  # noqa: E402
+from mpnpu.runtime.procutil import available_cpus  # noqa: E402
 from mpnpu.harness.stats import detect_probability  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
@@ -47,7 +48,7 @@ def main() -> int:
     args = p.parse_args()
 
     default_runs = DEFAULT_CASES * DEFAULT_REPEAT
-    print(f"CPUs: {available_cpus()}; a default batch has {default_runs} incident case-runs")
+    print(f"CPUs: {len(available_cpus())}; a default batch has {default_runs} incident case-runs")
     print(f"{'block_dim':>9} {'tiles':>10} {'seed':>4} {'incident rate':>14} {'95% Wilson':>17} "
           f"{'fixed fails':>11} {'ms/case-run':>11} {'P(default run shows it)':>24}")
     for bd in (int(x) for x in args.block_dims.split(",")):

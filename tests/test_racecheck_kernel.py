@@ -29,7 +29,8 @@ from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes
 from mpnpu.racecheck import HazardLog, check_case, check_launch, format_text
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.dtypes import get_dtype
-from mpnpu.runtime.gm import GlobalTensor, _c_strides, byte_ranges
+from mpnpu.runtime.gm.tensor import GlobalTensor, c_strides
+from mpnpu.runtime.trace import byte_ranges
 from mpnpu.runtime.trace import ATOMIC, WRITE, Access
 
 pytestmark = [pytest.mark.usefixtures("no_leaks", "time_limit"), pytest.mark.time_limit(60)]
@@ -288,7 +289,7 @@ def test_byte_ranges_matches_its_definition():
     for _ in range(3000):
         d = get_dtype(rng.choice(["float16", "float32", "uint8", "int64"]))
         shape = tuple(rng.randint(1, 6) for _ in range(rng.randint(1, 4)))
-        t = GlobalTensor("x", d, shape, "s", 64, _c_strides(shape, d.itemsize), 64, 1 << 20)
+        t = GlobalTensor("x", d, shape, "s", 64, c_strides(shape, d.itemsize), 64, 1 << 20)
         index = []
         for dim in shape:
             if rng.random() < 0.2:

@@ -240,7 +240,8 @@ def test_core_sigkilled_while_others_block_in_sync_all() -> None:
 
 def test_core_sigkilled_inside_barrier_wait() -> None:
     # The victim itself sleeps inside Barrier.wait (cube 0 never arrives): the barrier is wedged
-    # for good (PITFALLS), so recovery must not reuse it.
+    # for good (docs/device-model.md, "Why a failed launch throws the pool away"), so recovery
+    # must not reuse it.
     with device(2) as dev:
         victim = 3  # vector core 1
         waiting = [c for c in range(6) if c != 0]

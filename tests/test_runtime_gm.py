@@ -63,28 +63,36 @@ def _stale_segment() -> str:
     return name
 
 
-def test_sweeping_stale_segments_is_an_explicit_step() -> None:
+def test_sweep_unlinks_segments_of_dead_runs_only() -> None:
     import os
 
-    from mpnpu.cli.common import run_cli
     from mpnpu.runtime.gm import sweep_stale_segments
 
     name = _stale_segment()
-    try:
-        with device(1):  # constructing a Device does not touch other runs' segments
-            pass
-        assert os.path.exists(f"/dev/shm/{name}")
-        with device(1, sweep_stale=True) as dev:
-            assert name in dev.swept_segments
-        assert not os.path.exists(f"/dev/shm/{name}")
-        name = _stale_segment()
-        assert name in sweep_stale_segments() and not os.path.exists(f"/dev/shm/{name}")
-        name = _stale_segment()
-        assert run_cli(lambda argv: 0, []) == 0  # every command sweeps at start-up
-        assert not os.path.exists(f"/dev/shm/{name}")
-    finally:
-        if os.path.exists(f"/dev/shm/{name}"):
-            os.unlink(f"/dev/shm/{name}")
+    with device(1) as dev:
+        live = dev.to_device("x", np.arange(4, dtype=np.int32)).segment
+        swept = sweep_stale_segments()
+        assert os.path.exists(f"/dev/shm/{live}") and live not in swept  # a live run's segment stays
+    # Other runs on this machine may sweep it first; either way it is gone.
+    assert not os.path.exists(f"/dev/shm/{name}")
+
+
+def test_sweeping_is_an_explicit_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Constructing a Device sweeps nothing unless asked; every CLI sweeps at start-up."""
+    import mpnpu.cli.common as common
+    import mpnpu.runtime.device as device_mod
+
+    calls: list[str] = []
+    monkeypatch.setattr(device_mod, "sweep_stale_segments", lambda: calls.append("device") or ["s"])
+    monkeypatch.setattr(common, "sweep_stale_segments", lambda: calls.append("cli") or [])
+    with device(1) as dev:
+        assert dev.swept_segments == []
+    assert calls == []
+    with device(1, sweep_stale=True) as dev:
+        assert dev.swept_segments == ["s"]
+    assert calls == ["device"]
+    assert common.run_cli(lambda argv: 0, []) == 0
+    assert calls == ["device", "cli"]
 
 
 # -- caching allocator ---------------------------------------------------------------------------

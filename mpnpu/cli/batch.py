@@ -21,13 +21,12 @@ from typing import Sequence
 from mpnpu.harness.operator import Operator, parse_sync_names
 from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import (
-    available_cpus,
     default_block_dim,
     make_variants,
     run_batch,
 )
 from mpnpu.runtime.config import RuntimeOptions
-from mpnpu.runtime.procutil import exit_code_for_interrupt
+from mpnpu.runtime.procutil import available_cpus, exit_code_for_interrupt
 
 from .common import (
     EXIT_FAILED,
@@ -117,9 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.poison is not None:
         result.notes.append(f"freed GM blocks were poisoned with 0x{args.poison:02X}")
-    if result.block_dim * 3 < available_cpus():
+    if result.block_dim * 3 < len(available_cpus()):
         result.notes.append(
-            f"note: {3 * result.block_dim} core processes on {available_cpus()} CPUs leave CPUs idle, which can "
+            f"note: {3 * result.block_dim} core processes on {len(available_cpus())} CPUs leave CPUs idle, which can "
             "hide the race; see python -m mpnpu.stress for placement and chaos"
         )
     if args.json:

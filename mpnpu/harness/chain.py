@@ -35,12 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from mpnpu.errors import UsageError
+from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
+from mpnpu.runtime.procutil import available_cpus
 
 from .operator import Operator, diagnosis_of
 from .registry import DEFAULT_OPERATOR, load_operator
-from .runner import VariantResult, available_cpus, default_block_dim, make_variants, run_batch
+from .runner import VariantResult, default_block_dim, make_variants, run_batch
 from .stats import cases_for_consistency, consistency_detect_probability, detect_probability, trials_to_detect
 from .stats import wilson_interval
 
@@ -371,7 +373,7 @@ def run_investigation(
                              ("calibration_min_failures", calibration_min_failures, 1),
                              ("calibration_max_rounds", calibration_max_rounds, 1),
                              ("repeats", repeats, 2), ("min_cases", min_cases, 1), ("max_cases", max_cases, 1)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        if not is_int(value) or value < low:
             raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
     plan_trials(1, 2, repeats=repeats, confidence=confidence, safety=safety, min_cases=min_cases,
                 max_cases=max_cases)  # validates the sizing arguments before any launch
@@ -380,7 +382,7 @@ def run_investigation(
     shapes = shapes if shapes is not None else chain.default_shapes
     op = chain.with_shapes(op, shapes)
     runner = _ChainRun(op, chain, seed, repeats, racecheck, progress, on_total)
-    inv = Investigation(op.name, seed, 0, available_cpus(), shapes, racecheck, chain)
+    inv = Investigation(op.name, seed, 0, len(available_cpus()), shapes, racecheck, chain)
     own = device is None
     start = time.perf_counter()
     if on_total is not None:

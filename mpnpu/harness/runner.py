@@ -11,16 +11,16 @@ variants see the same machine conditions and the same kind of stale memory.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import LaunchError, UsageError
+from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
-from mpnpu.runtime.procutil import blas_threads
+from mpnpu.runtime.procutil import available_cpus, blas_threads
 
 from .operator import Operator, Verdict
 from .stats import rule_of_three, wilson_interval
@@ -226,13 +226,6 @@ class BatchResult:
         }
 
 
-def available_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def default_block_dim() -> int:
     """One AI core (3 core processes) per two available CPUs: about 1.5 core processes per CPU.
 
@@ -241,7 +234,7 @@ def default_block_dim() -> int:
     50-70%, no longer intermittent; README, "Choosing the defaults"); scaling block_dim with the CPU
     count keeps the ratio on larger machines.
     """
-    return max(1, available_cpus() // 2)
+    return max(1, len(available_cpus()) // 2)
 
 
 def make_variants(op: Operator, names: Iterable[str], under_test: frozenset[str] | None = None) -> list[Variant]:
@@ -306,7 +299,7 @@ def run_batch(
     keeps their traces; it may ask for a few extra traced runs after the batch (never counted).
     """
     for name, value, low in (("cases", cases, 1), ("repeat", repeat, 1), ("seed", seed, 0)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        if not is_int(value) or value < low:
             raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
     if not variants:
         raise UsageError("no variant to run")
@@ -318,7 +311,7 @@ def run_batch(
     results = {v.name: VariantResult(v, repeat) for v in variants}
     batch = BatchResult(
         operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,
-        cpus=available_cpus(), variants=results, racecheck=racecheck,
+        cpus=len(available_cpus()), variants=results, racecheck=racecheck,
     )
     if racecheck:
         from mpnpu.racecheck import (

@@ -71,6 +71,15 @@ def end_processes(procs: Sequence[BaseProcess], *, grace_s: float = 0.0, term_s:
             return
 
 
+def available_cpus() -> list[int]:
+    """CPUs this process may run on, sorted: ``os.sched_getaffinity(0)``, not ``os.cpu_count()``
+    (in a container or under ``taskset`` only these are usable)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity API (not Linux): every CPU
+        return list(range(os.cpu_count() or 1))
+
+
 def describe_exit(exitcode: int | None) -> str:
     """'killed by signal SIGKILL', 'exit code 3', ..."""
     if exitcode is None:

@@ -2,8 +2,9 @@
 
 Created by the parent *before* it forks the pool and inherited by every core; the parent itself
 never waits on a barrier or a flag (a parent caught inside ``Barrier.wait`` by a signal can corrupt
-the barrier, PITFALLS). After any failed launch the pool and all of these objects are thrown away
-and built anew, because a core killed inside ``Barrier.wait`` wedges that barrier for good.
+the barrier). After any failed launch the pool and all of these objects are thrown away and built
+anew, because a core killed inside ``Barrier.wait`` wedges that barrier for good. docs/device-model.md
+("Sync objects", "Process model") explains both.
 
 - SyncAll: one ``multiprocessing.Barrier`` over all cores, one over the vector cores.
 - Cross-core flags: one counter per (mode, id, receiver, sender). A set by sender s increments its

@@ -7,7 +7,7 @@ status row)::
     core id 0 .. block_dim-1                    cube core k       block idx k
     core id block_dim .. 3*block_dim-1          vector core v     block idx v, AI core v // 2, sub v % 2
 
-The flag routing below follows Ascend C's CrossCoreSetFlag modes (SPEC §4):
+The flag routing below follows Ascend C's CrossCoreSetFlag modes (docs/device-model.md):
 
 - mode 0: all cores of the setter's type; a wait needs a set from every core of that type
   (the waiter's own set included);
@@ -24,6 +24,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from functools import cached_property
+
+from .checks import is_int
 
 FLAG_MODES = (0, 1, 2)
 FLAG_IDS = 16
@@ -67,7 +69,7 @@ class Topology:
     """Cores of a launch with ``block_dim`` AI cores and the routing of syncs between them."""
 
     def __init__(self, block_dim: int) -> None:
-        if not isinstance(block_dim, int) or isinstance(block_dim, bool) or block_dim < 1:
+        if not is_int(block_dim) or block_dim < 1:
             raise ValueError(f"block_dim must be a positive integer, got {block_dim!r}")
         self.block_dim = block_dim
         self.n_cube = block_dim
@@ -132,22 +134,16 @@ class Topology:
 
     def flag_receivers(self, mode: int, sender: int) -> tuple[int, ...]:
         """Cores whose counter a set by ``sender`` in ``mode`` increments."""
-        info = self.cores[sender]
-        if mode == 0:
-            return self.cube_ids if info.core_type is CoreType.CUBE else self.vector_ids
-        if mode == 1:
-            if info.core_type is CoreType.CUBE:
-                raise ValueError("flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")
-            return self.vector_ids_of(info.ai_core)
-        if mode == 2:
-            if info.core_type is CoreType.CUBE:
-                return self.vector_ids_of(info.ai_core)
-            return (self.cube_id(info.ai_core),)
-        raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
+        return self._flag_peers(mode, sender)
 
     def flag_senders(self, mode: int, receiver: int) -> tuple[int, ...]:
         """Cores that must each have set the flag before a wait by ``receiver`` in ``mode`` returns."""
-        info = self.cores[receiver]
+        # Every mode's routing is symmetric: a core's set reaches exactly the cores whose sets its
+        # own wait needs, so both questions have the same answer.
+        return self._flag_peers(mode, receiver)
+
+    def _flag_peers(self, mode: int, core_id: int) -> tuple[int, ...]:
+        info = self.cores[core_id]
         if mode == 0:
             return self.cube_ids if info.core_type is CoreType.CUBE else self.vector_ids
         if mode == 1:
@@ -164,9 +160,9 @@ class Topology:
 def check_flag(mode: int, flag_id: int) -> None:
     """Raise ValueError for a flag mode or id that the device does not accept."""
     # "mode in (0, 1, 2)" alone would let True and 1.0 through (they equal 1).
-    if not isinstance(mode, int) or isinstance(mode, bool) or mode not in FLAG_MODES:
+    if not is_int(mode) or mode not in FLAG_MODES:
         raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
-    if not isinstance(flag_id, int) or isinstance(flag_id, bool) or not 0 <= flag_id < FLAG_IDS:
+    if not is_int(flag_id) or not 0 <= flag_id < FLAG_IDS:
         raise ValueError(f"flag id must be an integer in 0..{FLAG_IDS - 1}, got {flag_id!r}")
     if flag_id in RESERVED_FLAG_IDS:
         raise ValueError(f"flag id {flag_id} is reserved: SyncAll uses ids 11-14")

@@ -5,7 +5,9 @@ happens-before from them: program order within a core, SyncAll rounds (the k-th 
 party is one barrier), and cross-core flags (the j-th set from sender s to receiver r on
 (mode, id) happens before r's j-th wait on (mode, id); routing in :mod:`mpnpu.runtime.topology`).
 
-Events are NamedTuples so that a whole trace pickles fast across the result pipe.
+Events are NamedTuples so that a whole trace pickles fast across the result pipe. An access's bytes
+are encoded compactly (:func:`byte_ranges`): a 2D tile ships from a core as four numbers, not one
+pair per row.
 
 Timing. Every event carries ``t0``/``t1``: nanoseconds of :func:`clock_ns`, which reads
 CLOCK_MONOTONIC. On Linux that clock is one system-wide clock, the same in every process, so the
@@ -19,7 +21,12 @@ built by hand, or a stage still open when its core failed).
 from __future__ import annotations
 
 import time
-from typing import NamedTuple, Union
+from typing import TYPE_CHECKING, NamedTuple, Union
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .gm.tensor import GlobalTensor
 
 #: The clock of every trace timestamp (ns). CLOCK_MONOTONIC: shared by all processes on Linux.
 clock_ns = time.monotonic_ns
@@ -109,3 +116,84 @@ class LaunchTrace(NamedTuple):
     kernel: str
     events: tuple[tuple[TraceEvent, ...], ...]  # events[core_id] in program order
     dropped_syncs: frozenset[str]
+
+
+# -- byte ranges of an access -------------------------------------------------------------------
+
+
+class StridedRanges(tuple):
+    """``count`` intervals of ``run`` bytes, ``stride`` apart from ``start`` (``stride > run``,
+    ``count >= 2``): a plain tuple of (start, stop) pairs, sorted and disjoint, that pickles as
+    those four numbers — a traced 2D tile ships from a core as a few bytes, not one pair per row.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, start: int, run: int, stride: int, count: int) -> "StridedRanges":
+        end = start + count * stride
+        return tuple.__new__(cls, zip(range(start, end, stride), range(start + run, end + run, stride)))
+
+    def __reduce__(self):
+        (start, stop), (second, _) = self[0], self[1]
+        return (StridedRanges, (start, stop - start, second - start, len(self)))
+
+
+class _DeferredStridedRanges:
+    """A :class:`StridedRanges` not built yet: what a core records, unpickled as the real thing."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, *args: int) -> None:
+        self.args = args
+
+    def __reduce__(self):
+        return (StridedRanges, self.args)
+
+
+def byte_ranges(t: GlobalTensor, *, deferred: bool = False) -> tuple[tuple[int, int], ...]:
+    """The bytes a view covers, as sorted, merged [start, stop) intervals within its segment.
+
+    ``deferred`` (for traces, which only a pickle carries to the parent): a strided view's
+    intervals come as an object that turns into its :class:`StridedRanges` when unpickled.
+
+    Traced launches call this for every DataCopy, so the common shapes take a fast path: a
+    contiguous view is one interval, and a view with one strided dimension over contiguous rows
+    (a 2D tile of a row-major tensor) is a :class:`StridedRanges`, built without numpy.
+    """
+    if t.size == 0:
+        return ()
+    item = t.dtype.itemsize
+    # Drop unit dimensions and merge dimensions that are contiguous with the next one.
+    dims: list[list[int]] = []
+    for dim, stride in zip(reversed(t.shape), reversed(t.strides)):
+        if dim == 1:
+            continue
+        if dims and stride == dims[-1][0] * dims[-1][1]:
+            dims[-1][0] *= dim
+        else:
+            dims.append([dim, stride])
+    off = t.offset
+    if not dims:
+        return ((off, off + item),)
+    if dims[0][1] == item:  # innermost run is contiguous
+        run = dims[0][0] * item
+        outer = dims[1:]
+    else:
+        run = item
+        outer = dims
+    if not outer:
+        return ((off, off + run),)
+    if len(outer) == 1 and outer[0][1] > run:  # rows apart: already sorted and disjoint
+        n, stride = outer[0]
+        return _DeferredStridedRanges(off, run, stride, n) if deferred else StridedRanges(off, run, stride, n)
+    starts = np.full(1, off, dtype=np.int64)
+    for dim, stride in reversed(outer):
+        starts = (starts[:, None] + np.arange(dim, dtype=np.int64)[None, :] * stride).reshape(-1)
+    starts.sort()
+    merged: list[tuple[int, int]] = []
+    for s in starts.tolist():
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], s + run))
+        else:
+            merged.append((s, s + run))
+    return tuple(merged)

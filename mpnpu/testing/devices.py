@@ -22,10 +22,9 @@ import threading
 from typing import Any
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.runner import available_cpus
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
-from mpnpu.runtime.procutil import Terminated
+from mpnpu.runtime.procutil import Terminated, available_cpus
 
 _PLUGIN_MODULE = "mpnpu.testing.plugin"
 
@@ -54,7 +53,7 @@ def default_block_dim() -> int:
     state = _plugin_state()
     if state is not None and state.block_dim is not None:
         return state.block_dim
-    return max(1, available_cpus() // (2 * xdist_workers()))
+    return max(1, len(available_cpus()) // (2 * xdist_workers()))
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:

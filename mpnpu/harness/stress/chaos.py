@@ -50,6 +50,7 @@ from typing import Any, NamedTuple
 import psutil
 
 from mpnpu.errors import UsageError
+from mpnpu.runtime.checks import is_int
 
 from .load import HelperOwner, HelperProcess, shield_cleanup, should_stop
 from .placement import process_handles
@@ -102,7 +103,7 @@ class ChaosSchedule:
           ``max_suspend_s / 100``), so short holds (that reorder a barrier release, ~10–500 µs) and
           long ones (that let a whole stage of the other cores run ahead) both occur.
         """
-        if isinstance(seed, bool) or not isinstance(seed, int):
+        if not is_int(seed):
             raise UsageError(f"chaos schedule: seed must be an int, got {seed!r}")
         if n_targets < 1:
             raise UsageError(f"chaos schedule: n_targets must be >= 1, got {n_targets}")

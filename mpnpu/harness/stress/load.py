@@ -11,11 +11,14 @@ module holds the small helper-process protocol that :class:`~mpnpu.harness.stres
                                                         exit if a message/EOF came or getppid() changed
       stop()  ── "stop" over the pipe ──────────▶ finally: undo its effects, send its report
               ◀───────────── report ────────────
-              join ≤ timeout, then SIGTERM, then SIGKILL; then undo again from the parent side
+              wait ≤ timeout, then SIGTERM, then SIGKILL (procutil.end_processes); then undo again
+              from the parent side
 
 Why processes and not threads: the device forks its core processes from the same parent later, and
 forking a process that has threads is unsafe (3.12+ warns). Why ``get_context("fork")`` explicitly:
-the default start method changes in Python 3.14, and fork is the cheap one.
+the default start method changes in Python 3.14, and fork is the cheap one (docs/device-model.md,
+"Why fork"). Starting and ending the processes goes through :mod:`mpnpu.runtime.procutil`, as the
+core pool's does.
 Why poll ``getppid()`` and not rely on pipe EOF alone: any process forked later by the parent (core
 processes) inherits the parent's pipe end, so EOF may never come when the parent dies.
 """
@@ -32,6 +35,7 @@ from types import FrameType
 from typing import Any
 
 from mpnpu.errors import UsageError
+from mpnpu.runtime.procutil import end_processes, fork_process
 
 __all__ = ["BackgroundLoad"]
 
@@ -99,17 +103,6 @@ def sleep_or_stop(conn: multiprocessing.connection.Connection, parent_pid: int, 
             return False
 
 
-def reap(proc: multiprocessing.process.BaseProcess, timeout: float) -> None:
-    """Join ``proc`` within ``timeout``, escalating to SIGTERM then SIGKILL; never hangs."""
-    proc.join(timeout)
-    if proc.is_alive():
-        proc.terminate()
-        proc.join(0.5)
-    if proc.is_alive():
-        proc.kill()
-        proc.join(1.0)
-
-
 def _helper_main(
     child_conn: multiprocessing.connection.Connection,
     parent_conn: multiprocessing.connection.Connection,
@@ -164,21 +157,16 @@ class HelperProcess:
 
     def start(self) -> None:
         self._conn, child_conn = MP_CONTEXT.Pipe(duplex=True)
-        self.process = MP_CONTEXT.Process(
-            target=_helper_main,
-            args=(child_conn, self._conn, os.getpid(), self._body, self._report, self._args),
-            name=self._name,
-            # daemon: multiprocessing's atexit terminates it (SIGTERM → its cleanup runs) if the owner
-            # exits without stop().
-            daemon=True,
-        )
         try:
-            self.process.start()
+            # A daemon: multiprocessing's atexit terminates it (SIGTERM → its cleanup runs) if the
+            # owner exits without stop().
+            self.process = fork_process(
+                MP_CONTEXT, _helper_main, (child_conn, self._conn, os.getpid(), self._body, self._report, self._args),
+                self._name, close_after_start=(child_conn,),
+            )
         except BaseException:
             self._conn.close()
             raise
-        finally:
-            child_conn.close()  # the helper's end; keeping it here would hide the helper's EOF
 
     def stop(self, timeout: float = 1.0) -> Any:
         """Ask the helper to stop, collect its report, make sure it has exited."""
@@ -196,7 +184,8 @@ class HelperProcess:
             except (EOFError, OSError):
                 pass
         finally:
-            reap(self.process, timeout)
+            # SIGTERM lets its cleanup (resume, restore) run; SIGKILL only if that hangs.
+            end_processes([self.process], grace_s=timeout, term_s=0.5, kill_wait_s=1.0)
             self._conn.close()
         return report
 
@@ -251,9 +240,8 @@ class BackgroundLoad:
         parent = os.getpid()
         try:
             for i in range(self.n_procs):
-                p = MP_CONTEXT.Process(target=_spin, args=(deadline, parent), name=f"mpnpu-load-{i}", daemon=True)
+                p = fork_process(MP_CONTEXT, _spin, (deadline, parent), f"mpnpu-load-{i}")
                 self._procs.append(p)
-                p.start()
                 if self.cpus:
                     # Pinned from here rather than by the child, so the placement holds when start() returns.
                     os.sched_setaffinity(p.pid, {self.cpus[i % len(self.cpus)]})
@@ -264,13 +252,8 @@ class BackgroundLoad:
 
     def stop(self, timeout: float = 1.0) -> None:
         """Kill every load process and join it; returns within about ``timeout`` seconds."""
-        for p in self._procs:
-            if p.pid is not None and p.is_alive():
-                p.kill()  # SIGKILL: a spin loop has nothing to clean up
-        deadline = time.monotonic() + timeout
-        for p in self._procs:
-            if p.pid is not None:
-                reap(p, max(0.0, deadline - time.monotonic()))
+        # SIGKILL at once: a spin loop has nothing to clean up.
+        end_processes(self._procs, kill_wait_s=timeout)
 
     def __enter__(self) -> "BackgroundLoad":
         return self.start()

@@ -21,7 +21,6 @@ Typical use::
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any
 import psutil
 
 from mpnpu.errors import MpnpuError, UsageError
+from mpnpu.runtime.procutil import available_cpus
 
 from .load import HelperOwner, HelperProcess, shield_cleanup, sleep_or_stop
 
@@ -50,12 +50,6 @@ AffinityMap = dict[int, list[int]]
 
 class ProcessGoneError(MpnpuError):
     """A pid given to the stress layer no longer exists. ``details``: pid, action."""
-
-
-def available_cpus() -> list[int]:
-    """CPUs this process may run on (``os.sched_getaffinity(0)``, sorted), not ``os.cpu_count()``:
-    in a container or under ``taskset`` only these are usable."""
-    return sorted(os.sched_getaffinity(0))
 
 
 def _unique(pids: Iterable[int]) -> list[int]:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpnpu.errors import MpnpuError, UsageError
-from mpnpu.runtime.checks import check_block_dim
+from mpnpu.runtime.checks import check_block_dim, is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import signals_blocked
@@ -119,7 +119,7 @@ class Configuration:
         check_block_dim(self.block_dim)
         if self.placement not in PLACEMENTS:
             raise UsageError(f"unknown placement {self.placement!r}; known: {', '.join(PLACEMENTS)}")
-        if isinstance(self.load, bool) or not isinstance(self.load, int) or self.load < 0:
+        if not is_int(self.load) or self.load < 0:
             raise UsageError(f"load must be an integer >= 0, got {self.load!r}")
 
     @property
@@ -177,7 +177,7 @@ class ChaosSettings:
     replay: Mapping[int, ChaosSchedule] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+        if not is_int(self.seed) or self.seed < 0:
             raise UsageError(f"chaos seed must be an integer >= 0, got {self.seed!r}")
         if not self.rate_hz > 0 or not self.period_s > 0:
             raise UsageError("chaos rate and period must be > 0")
@@ -239,7 +239,7 @@ class SweepPlan:
         if not self.variants:
             raise UsageError("no variant to run")
         for name, value in (("cases", self.cases), ("repeat", self.repeat)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_int(value) or value < 1:
                 raise UsageError(f"{name} must be an integer >= 1, got {value!r}")
         if self.duration_s is not None and not self.duration_s > 0:
             raise UsageError(f"duration must be > 0 seconds, got {self.duration_s!r}")

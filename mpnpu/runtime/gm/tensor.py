@@ -1,0 +1,183 @@
+"""GM tensors: typed views of device global memory that pickle small and own no bytes.
+
+A :class:`GlobalTensor` names a shared-memory segment, a byte offset, a shape, strides and a dtype;
+it is pickled into a launch and a core turns it into a numpy view on the segment
+(:class:`mpnpu.runtime.gm.segments.SegmentTable`). Kernels never touch its bytes directly but go
+through ``mpnpu.api.data_copy``, so that every GM access can be traced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from mpnpu.errors import GMAccessError
+
+from ..dtypes import DType, DTypeLike, get_dtype
+
+#: every GM tensor and carved sub-buffer starts on this boundary, as DataCopy requires on the device
+GM_ALIGN = 32
+
+
+@dataclass(frozen=True)
+class GlobalTensor:
+    """A typed view of GM: which segment, where, what shape. Pickles small; has no bytes itself.
+
+    Index it like a numpy array (integers and step-1 or positive-step slices) to get a sub-view,
+    e.g. ``x[m0:m1]`` or ``tile[r0:r1, :]``; the view keeps the root tensor's ``name`` so that
+    reports can say which tensor an access touched.
+    """
+
+    name: str
+    dtype: DType
+    shape: tuple[int, ...]
+    segment: str  # "" for a tensor with no elements
+    offset: int  # byte offset of element [0, ..., 0] in the segment
+    strides: tuple[int, ...]  # in bytes
+    root_offset: int  # byte offset of the root tensor (the allocation) in the segment
+    root_nbytes: int
+    #: which allocation this is a view of (0: none), so that freeing a stale handle of a block
+    #: that has since been handed to someone else is an error, not a free of their tensor
+    alloc_id: int = 0
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def is_contiguous(self) -> bool:
+        expected = self.dtype.itemsize
+        for dim, stride in zip(reversed(self.shape), reversed(self.strides)):
+            if dim != 1 and stride != expected:
+                return False
+            expected *= dim
+        return True
+
+    @property
+    def element_offset(self) -> int:
+        """Index of this view's first element within the root tensor (in this view's elements)."""
+        return (self.offset - self.root_offset) // self.dtype.itemsize
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d GM tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"GlobalTensor({self.name!r}, {self.dtype.name}, shape={self.shape}, offset={self.offset})"
+
+    def __getitem__(self, index) -> "GlobalTensor":
+        if not isinstance(index, tuple):
+            index = (index,)
+        if len(index) > self.ndim:
+            raise GMAccessError(f"too many indices for GM tensor {self.name} of shape {self.shape}")
+        offset = self.offset
+        shape: list[int] = []
+        strides: list[int] = []
+        for axis, (idx, dim, stride) in enumerate(zip(index, self.shape, self.strides)):
+            if isinstance(idx, slice):
+                start, stop, step = idx.indices(dim)
+                if step <= 0:
+                    raise GMAccessError(f"GM tensor {self.name}: only positive slice steps are supported")
+                length = max(0, (stop - start + step - 1) // step)
+                offset += start * stride if length else 0
+                shape.append(length)
+                strides.append(stride * step)
+            elif isinstance(idx, (int, np.integer)) and not isinstance(idx, bool):
+                i = int(idx)
+                if not -dim <= i < dim:
+                    raise GMAccessError(
+                        f"index {i} out of range for axis {axis} of GM tensor {self.name} (size {dim})"
+                    )
+                offset += (i % dim) * stride
+            else:
+                raise GMAccessError(f"GM tensor {self.name}: unsupported index {idx!r}")
+        shape.extend(self.shape[len(index):])
+        strides.extend(self.strides[len(index):])
+        return self._view(tuple(shape), offset, tuple(strides))
+
+    def _view(self, shape: tuple[int, ...], offset: int, strides: tuple[int, ...]) -> "GlobalTensor":
+        """Another view of the same allocation. Kernels slice GM on every tile, so this skips the
+        frozen dataclass's field-by-field __init__ and copies the fields in one go."""
+        view = object.__new__(GlobalTensor)
+        fields = dict(self.__dict__)
+        fields["shape"], fields["offset"], fields["strides"] = shape, offset, strides
+        view.__dict__.update(fields)
+        return view
+
+    def reshape(self, *shape: int) -> "GlobalTensor":
+        """Same bytes, another shape (contiguous tensors only)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        new_shape = _resolve_shape(shape, self.size, self.name)
+        if not self.is_contiguous:
+            raise GMAccessError(f"cannot reshape non-contiguous GM view of {self.name}")
+        return GlobalTensor(
+            self.name, self.dtype, new_shape, self.segment, self.offset,
+            c_strides(new_shape, self.dtype.itemsize), self.root_offset, self.root_nbytes, self.alloc_id,
+        )
+
+    def carve(self, name: str, byte_offset: int, shape: Sequence[int], dtype: DTypeLike) -> "GlobalTensor":
+        """A new named tensor inside this one's bytes, e.g. buffers inside a workspace.
+
+        ``byte_offset`` is from the start of this tensor and must be 32-byte aligned.
+        """
+        d = get_dtype(dtype)
+        shape = tuple(int(s) for s in shape)
+        nbytes = _prod(shape) * d.itemsize
+        if not self.is_contiguous:
+            raise GMAccessError(f"cannot carve from non-contiguous GM view of {self.name}")
+        if byte_offset < 0 or byte_offset % GM_ALIGN:
+            raise GMAccessError(f"carve {name!r}: byte offset {byte_offset} is not {GM_ALIGN}-byte aligned")
+        if byte_offset + nbytes > self.nbytes:
+            raise GMAccessError(
+                f"carve {name!r}: bytes [{byte_offset}, {byte_offset + nbytes}) exceed {self.name} "
+                f"({self.nbytes} bytes)"
+            )
+        start = self.offset + byte_offset
+        return GlobalTensor(name, d, shape, self.segment if nbytes else "", start,
+                            c_strides(shape, d.itemsize), start, nbytes)
+
+
+def _prod(shape: Iterable[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def c_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    """Byte strides of a C-contiguous array of ``shape``."""
+    strides = []
+    acc = itemsize
+    for dim in reversed(shape):
+        strides.append(acc)
+        acc *= max(dim, 1)
+    return tuple(reversed(strides))
+
+
+def _resolve_shape(shape: Sequence[int], size: int, name: str) -> tuple[int, ...]:
+    shape = [int(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise GMAccessError(f"reshape of {name}: only one -1 allowed")
+    if -1 in shape:
+        known = _prod(s for s in shape if s != -1)
+        if known == 0 or size % known:
+            raise GMAccessError(f"cannot reshape {name} of size {size} into {tuple(shape)}")
+        shape[shape.index(-1)] = size // known
+    if _prod(shape) != size:
+        raise GMAccessError(f"cannot reshape {name} of size {size} into {tuple(shape)}")
+    return tuple(shape)
