@@ -1,4 +1,4 @@
-"""Shared fixtures: leak and orphan checks for tests that start core processes or create GM.
+"""Shared fixtures: the one leak and orphan check for tests that start processes or create GM.
 
 ``no_leaks`` asserts, after the test, that
 
@@ -74,6 +74,7 @@ def no_leaks() -> Iterator[None]:
         time.sleep(0.02)
     for p in new_children:  # clean up anyway so that one failure does not poison later tests
         try:
+            p.resume()  # a process left SIGSTOPped (stress chaos) is resumed, then killed
             p.kill()
         except psutil.NoSuchProcess:
             pass

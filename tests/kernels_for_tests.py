@@ -396,6 +396,9 @@ def block_in_sync_all(marker: str) -> None:
             f.write(str(os.getpid()))
         spin()
         return
+    # "About to wait": the test waits for every core's file before it signals the parent.
+    with open(f"{marker}.{os.getpid()}", "w"):
+        pass
     api.sync_all()
 
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,6 +38,7 @@ from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 from tests.conftest import SHM_DIR
+from tests.waiting import wait_for, wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 CPUS = available_cpus()
@@ -196,9 +199,7 @@ def test_perturbers_follow_a_pool_rebuild(no_leaks) -> None:
         if len(seen) == 1:
             os.kill(pids[1], signal.SIGKILL)
             # not reaped here (the device's own join does that), just dead before the next launch
-            deadline = time.monotonic() + 5
-            while not gone(pids[1]) and time.monotonic() < deadline:
-                time.sleep(0.01)
+            wait_until(lambda: gone(pids[1]), timeout=5, what="the killed core to die")
 
     r = run_config(OPERATOR, config, plan, on_case_run=on_case_run)
     assert r.pool_rebuilds == 1
@@ -273,20 +274,31 @@ def test_interrupt_prints_partial_results_and_leaves_nothing_behind(tmp_path, si
         [sys.executable, "-m", "mpnpu.stress", "--block-dims", "2", "--placements", "pack,migrate", "--load", "1",
          "--chaos", "on", "--chaos-rate", "40", "--cases", "5000", "--duration", "inf", "--json", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "MPNPU_PROGRESS_EVERY": "0"},  # a progress line after every case-run
     )
+    err_lines: list[str] = []
+    out_text: list[str] = []
+    readers = [threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True),
+               threading.Thread(target=lambda: out_text.append(proc.stdout.read()), daemon=True)]
+    for r in readers:
+        r.start()
     seen: dict[int, psutil.Process] = {}
+
+    def case_runs_done() -> int:
+        counts = [int(m.group(1)) for line in list(err_lines) for m in [re.search(r": (\d+)/\d+ runs", line)] if m]
+        return max(counts, default=0)
+
+    def all_running() -> bool:
+        kids = _descendants(proc.pid)
+        seen.update({p.pid: p for p in kids})
+        # resource tracker + 6 core processes + chaos helper + load process
+        return len([p for p in kids if not gone(p.pid)]) >= 9
+
     try:
         # wait until the core processes, the chaos helper and the load process all run, and a few
         # case-runs finished (so there is something to report)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            kids = _descendants(proc.pid)
-            seen.update({p.pid: p for p in kids})
-            # resource tracker + 6 core processes + chaos helper + load process
-            if len([p for p in kids if not gone(p.pid)]) >= 9:
-                break
-            time.sleep(0.1)
-        time.sleep(1.5)
+        wait_until(all_running, timeout=30, interval=0.05, what="9 descendants")
+        wait_until(lambda: case_runs_done() >= 3, timeout=60, interval=0.05, what="3 case-runs")
         seen.update({p.pid: p for p in _descendants(proc.pid)})
         assert len(seen) >= 9, [p.name() for p in seen.values()]
         if len(CPUS) >= 2:  # the first configuration packs the cores: some descendants are pinned
@@ -296,7 +308,10 @@ def test_interrupt_prints_partial_results_and_leaves_nothing_behind(tmp_path, si
             os.killpg(proc.pid, sig)
         else:
             proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
+        for r in readers:
+            r.join(10)
+        stdout, stderr = "".join(out_text), "".join(err_lines)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -308,9 +323,7 @@ def test_interrupt_prints_partial_results_and_leaves_nothing_behind(tmp_path, si
     assert data["interrupted"] is True and data["configurations"][0]["interrupted"] is True
     assert data["configurations"][0]["variants"]["incident"]["case_runs"] >= 1
     # nothing left: no process (stopped, pinned or busy) and no shared-memory segment
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline and not all(gone(pid) for pid in seen):
-        time.sleep(0.05)
+    wait_for(lambda: all(gone(pid) for pid in seen), 3)
     left = [(pid, p.name()) for pid, p in seen.items() if not gone(pid)]
     assert not left, left
     assert not [e for e in os.listdir(SHM_DIR) if e.startswith(f"mpnpu_{proc.pid}_")]

@@ -39,7 +39,10 @@ from mpnpu.harness.stress import (
     sample,
     spread,
 )
-from tests.waiting import wait_until
+from tests.waiting import wait_for, wait_until
+
+#: every test: no child process (nor GM segment) left behind (conftest's one leak check)
+pytestmark = pytest.mark.usefixtures("no_leaks")
 
 CTX = multiprocessing.get_context("fork")
 Z95 = 1.959963984540054  # Φ⁻¹(0.975)
@@ -48,28 +51,6 @@ needs_two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="needs at least 2 usab
 
 
 # -- fixtures and helpers ---------------------------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def no_leftover_children() -> Iterator[None]:
-    me = psutil.Process()
-    # Children that predate the test are not its own (e.g. the multiprocessing resource tracker a
-    # Device test earlier in the session started, which lives as long as this process).
-    before = {p.pid for p in me.children(recursive=True)}
-    yield
-    deadline = time.monotonic() + 1.0
-    left = [p for p in me.children(recursive=True) if p.pid not in before]
-    while left and time.monotonic() < deadline:  # allow a just-stopped process to be reaped
-        time.sleep(0.02)
-        left = [p for p in me.children(recursive=True) if p.pid not in before and p.is_running()]
-    for p in left:  # clean up anyway so one failure does not poison the next tests
-        try:
-            p.resume()
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(left, timeout=2)
-    assert not left, f"test left child processes behind: {left}"
 
 
 def _sleeper(parent_pid: int) -> None:
@@ -115,13 +96,20 @@ def status(pid: int) -> str:
         return "gone"
 
 
-def wait_for(pred: Callable[[], bool], timeout: float, step: float = 0.005) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
+def stop_episodes(pids: list[int], wanted: int) -> Callable[[], bool]:
+    """A predicate, polled: True once ``wanted`` separate suspensions (running -> stopped) of any
+    of ``pids`` have been seen."""
+    seen = {"n": 0, "stopped": set()}
+
+    def check() -> bool:
+        for pid in pids:
+            stopped = status(pid) == psutil.STATUS_STOPPED
+            if stopped and pid not in seen["stopped"]:
+                seen["n"] += 1
+            (seen["stopped"].add if stopped else seen["stopped"].discard)(pid)
+        return seen["n"] >= wanted
+
+    return check
 
 
 def dead_pid(dummies: Callable[..., list]) -> int:
@@ -360,7 +348,9 @@ def test_chaos_runner_loops_and_continues_on_new_pids(dummies) -> None:
     sched = fixed_schedule([(0.01, 0, 0.005), (0.03, 1, 0.005)], 2, 0.05)  # 40 entries/s when looping
     runner = ChaosRunner(sched, [p.pid for p in old], loop=True).start()
     try:
-        time.sleep(0.4)
+        # six suspensions seen from outside: the 2-entry schedule went round at least three times
+        wait_until(stop_episodes([p.pid for p in old], 6), timeout=30, interval=0.001,
+                   what="six suspensions of the old targets")
     finally:
         first = runner.stop()
     assert first.next_entry >= 6 and not first.finished  # went round the 2-entry schedule several times
@@ -368,7 +358,8 @@ def test_chaos_runner_loops_and_continues_on_new_pids(dummies) -> None:
     new = dummies(2)  # "the pool was rebuilt"
     runner2 = ChaosRunner(sched, [p.pid for p in new], loop=True, start_entry=first.next_entry).start()
     try:
-        time.sleep(0.2)
+        wait_until(stop_episodes([p.pid for p in new], 1), timeout=30, interval=0.001,
+                   what="a suspension of the new targets")
     finally:
         second = runner2.stop()
     assert second.start_entry == first.next_entry and second.next_entry > second.start_entry
@@ -525,7 +516,7 @@ def test_background_load_ends_by_itself_after_duration() -> None:
     load.start()
     try:
         assert read_affinity(load.pids) == {load.pids[0]: [CPUS[0]]}
-        assert wait_for(lambda: load.alive() == 0, 3.0, step=0.02)
+        assert wait_for(lambda: load.alive() == 0, 3.0, interval=0.02)
         assert [p.exitcode for p in load._procs] == [0]  # exited normally, was not killed
     finally:
         load.stop()
@@ -539,7 +530,10 @@ def test_contention_sample_and_delta(dummies) -> None:
     gone = dead_pid(dummies)
     before = sample([busy.pid, idle.pid, gone])
     assert set(before) == {busy.pid, idle.pid}  # the vanished pid is left out, not an error
-    time.sleep(0.3)
+    b, i = psutil.Process(busy.pid), psutil.Process(idle.pid)
+    wait_until(lambda: b.cpu_times().user - before[busy.pid]["cpu_user_s"] > 0.06
+               and i.num_ctx_switches().voluntary - before[idle.pid]["ctx_switches_voluntary"] >= 5,
+               timeout=30, what="the busy process to spin and the idle one to sleep")
     after = sample([busy.pid, idle.pid])
     d = delta(before, after)
     assert set(d[busy.pid]) == {"ctx_switches_involuntary", "ctx_switches_voluntary", "cpu_user_s", "cpu_system_s"}
