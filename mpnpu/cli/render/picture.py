@@ -158,11 +158,20 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
             ax.text((a + b) / 2, row[s.core] + 0.12, s.name, ha="center", va="center", fontsize=7.5,
                     color="#333333", zorder=4, clip_on=True)
     top = len(lanes) - 0.5
+    placed: list[tuple[float, int]] = []
+
+    def level(x: float) -> float:
+        # Labels of barriers close in time go one above the other instead of on top of each other.
+        gap = 0.05 * (x_hi - x_lo)
+        k = next(k for k in range(len(placed) + 1) if all(abs(x - px) > gap for px, pk in placed if pk == k))
+        placed.append((x, k))
+        return top + 0.05 + 0.4 * k
+
     for bar in tl.barriers:
         x = _ms(bar.release)
         ax.axvline(x, color="#222222", linewidth=1.2, zorder=5)
         if visible(x):
-            ax.text(x, top + 0.05, f" {bar.name.split()[-1]} ", ha="center", va="bottom", fontsize=8,
+            ax.text(x, level(x), f" {bar.name.split()[-1]} ", ha="center", va="bottom", fontsize=8,
                     fontweight="bold", color="#222222",
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "#222222", "lw": 0.8})
     dropped: dict[str, list[float]] = {}
@@ -173,7 +182,7 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
         if visible(_ms(i.t)):
             dropped.setdefault(i.name.split()[0], []).append(_ms(i.t))
     for name, xs in dropped.items():
-        ax.text(min(xs), top + 0.45, f" {name} dropped ", ha="center", va="bottom", fontsize=8, fontweight="bold",
+        ax.text(min(xs), level(min(xs)), f" {name} dropped ", ha="center", va="bottom", fontsize=8, fontweight="bold",
                 color=_RACE, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": _RACE, "lw": 0.8,
                                    "linestyle": "--"})
     ax.set_yticks([row[c] for c in lanes], [_lane_label(tl, c) for c in lanes], fontsize=8.5)
@@ -202,10 +211,12 @@ def _draw_race(ax: "Axes", race: Race, row: dict[int, int], labels: bool = True)
                 arrowprops={"arrowstyle": "-|>,head_length=0.6,head_width=0.35", "color": _RACE, "lw": 2.0,
                             "shrinkA": 7, "shrinkB": 7, "connectionstyle": "arc3,rad=-0.25"})
     h = race.hazard
-    for p, side, va in ((pa, h.first, "top"), (pb, h.second, "top")) if labels else ():
-        ax.annotate(f"{side.access} in {side.stage}\n{_site(side.site)}", xy=p, xytext=(0, -11),
-                    textcoords="offset points",
-                    ha="center", va=va, fontsize=7.5, fontweight="bold", color=_RACE, zorder=8,
+    for p, side, span in ((pa, h.first, a), (pb, h.second, b)) if labels else ():
+        # Below the circle, except in the bottom lane, where that would cover the time axis.
+        below = row[span.core] > 0
+        ax.annotate(f"{side.access} in {side.stage}\n{_site(side.site)}", xy=p, xytext=(0, -11 if below else 11),
+                    textcoords="offset points", ha="center", va="top" if below else "bottom", fontsize=7.5,
+                    fontweight="bold", color=_RACE, zorder=8,
                     bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
 
 
