@@ -111,7 +111,7 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--cases", type=positive_int, default=50, help="seeded cases, default shapes (default 50)")
     p.add_argument("--rounds", type=positive_int, default=3, help="passes over the cases (default 3)")
     p.add_argument("--block-dim", type=positive_int, default=None,
-                   help=f"AI cores (default: one per two CPUs, here {default_block_dim()})")
+                   help=f"AI cores (default {default_block_dim()})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
     p.add_argument("--profile", action="store_true", help="cProfile the parent over one extra pass of device runs")
     return p

@@ -25,8 +25,9 @@ from mpnpu.harness.runner import (
     make_variants,
     run_batch,
 )
+from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import RuntimeOptions
-from mpnpu.runtime.procutil import available_cpus, exit_code_for_interrupt
+from mpnpu.runtime.procutil import exit_code_for_interrupt
 
 from .common import (
     EXIT_FAILED,
@@ -81,8 +82,11 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
     p.add_argument("--probe", default="", metavar="NAME",
                    help="run a diagnosis probe on every variant (see python -m mpnpu.investigate --help)")
     p.add_argument("--block-dim", type=positive_int, default=None,
-                   help=f"AI cores (each 1 cube + 2 vector core processes); default: one per two CPUs "
-                        f"(here {default_block_dim()})")
+                   help=f"AI cores (each 1 cube + 2 vector core processes); default {default_block_dim()} "
+                        "on every machine")
+    p.add_argument("--cpus-per-core", type=non_negative_int, default=cpuset.DEFAULT_CPUS_PER_CORE, metavar="N",
+                   help=f"pin the run to N CPUs per AI core (default {cpuset.DEFAULT_CPUS_PER_CORE}: 3 core "
+                        "processes on 2 CPUs, the same crowding on any machine); 0: do not pin")
     p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
     p.add_argument("--poison", type=byte_value, default=None, metavar="BYTE",
                    help="fill freed GM blocks with this byte (e.g. 0xFF) instead of leaving stale data")
@@ -108,21 +112,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = RuntimeOptions(launch_timeout_s=args.timeout) if args.timeout else RuntimeOptions()
     selector = timeline_selector(args, variants, args.cases)
     total = args.cases * args.repeat * len(variants)
-    with progress_bar(total, "case-runs", disable=args.quiet) as bar:
+    block_dim = args.block_dim or default_block_dim()
+    cpu_set = cpuset.plan_cpu_set(block_dim, args.cpus_per_core)
+    # The whole run (this process, which dispatches launches and computes goldens, and every core
+    # process it forks) stays on the device's CPU set.
+    with cpuset.pinned(cpu_set), progress_bar(total, "case-runs", disable=args.quiet) as bar:
         result = run_batch(
             op, cases=args.cases, repeat=args.repeat, variants=variants, seed=args.seed,
-            block_dim=args.block_dim, probe=args.probe, racecheck=args.racecheck, options=options,
+            block_dim=block_dim, probe=args.probe, racecheck=args.racecheck, options=options,
             gm_poison=args.poison, progress=bar.update, timeline=selector,
         )
+    result.cpus = cpu_set.n_cpus
+    result.notes.append(f"CPU set: {cpu_set.describe()}")
     if args.poison is not None:
         result.notes.append(f"freed GM blocks were poisoned with 0x{args.poison:02X}")
-    if result.block_dim * 3 < len(available_cpus()):
+    if result.block_dim * 3 < cpu_set.n_cpus:
         result.notes.append(
-            f"note: {3 * result.block_dim} core processes on {len(available_cpus())} CPUs leave CPUs idle, which can "
+            f"note: {3 * result.block_dim} core processes on {cpu_set.n_cpus} CPUs leave CPUs idle, which can "
             "hide the race; see python -m mpnpu.stress for placement and chaos"
         )
     if args.json:
-        write_json(args.json, result.to_dict())
+        data = result.to_dict()
+        data["cpu_set"] = cpu_set.to_dict()
+        write_json(args.json, data)
     if args.junit:
         from .render.junit import batch_junit, write_junit
 

@@ -27,6 +27,15 @@ from mpnpu.errors import UsageError
 from mpnpu.harness.operator import Operator
 from mpnpu.harness.registry import load_operator
 from mpnpu.harness.runner import make_variants
+from mpnpu.harness.scaleout import (
+    add_scaleout_arguments,
+    backend_from_args,
+    run_shards,
+    shard_lines,
+    shards_json,
+    sweep_result,
+)
+from mpnpu.harness.shards import ShardPlan, make_shards
 from mpnpu.harness.stress.sweep import (
     MAX_CHAOS_SUSPEND_S,
     PLACEMENTS,
@@ -34,7 +43,6 @@ from mpnpu.harness.stress.sweep import (
     MigrateSettings,
     SweepPlan,
     configurations,
-    run_sweep,
     schedules_from_json,
 )
 from mpnpu.runtime.checks import check_block_dim
@@ -158,6 +166,9 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
     r.add_argument("--timeout", type=positive_float, default=None, metavar="SECONDS",
                    help="give up a launch after this long (default 300)")
     o = p.add_argument_group("output")
+    add_scaleout_arguments(p, shard_cases_default=None,
+                           shard_cases_help="cut each configuration's cases into shards of N cases, which run "
+                                            "side by side (default: one shard per configuration)")
     o.add_argument("--json", type=writable_path, default=None, metavar="PATH",
                    help="also write the full report (with seeds and chaos schedules) as JSON")
     o.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
@@ -212,15 +223,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         require_matplotlib("--plot")
     command = "python -m mpnpu.stress " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    backend = backend_from_args(args)
+    shard_plan = ShardPlan(op, tuple(plan.variants), cpus_per_core=backend.cpus_per_core, chaos=plan.chaos,
+                           migrate=plan.migrate, options=plan.options)
+    shards = make_shards(plan.configurations, plan.cases, shard_cases=args.shard_cases, seed=plan.seed,
+                         repeat=plan.repeat, chaos_seed=plan.chaos.seed)
     total = plan.case_runs_per_configuration * len(plan.configurations)
     with progress_bar(total, "sweep", disable=args.quiet) as bar:
-        def on_config(i: int, config) -> None:
-            bar.set_description(f"[{i + 1}/{len(plan.configurations)}] {config.label}", refresh=True)
-
-        result = run_sweep(op, plan, progress=bar.update, on_config=on_config)
+        run = run_shards(shards, shard_plan, backend, duration_s=plan.duration_s, progress=bar.update)
+    result = sweep_result(run, plan, op.name)
     if args.json:
         data = result.to_dict()
         data["command"] = command
+        data["cpus_per_core"] = backend.cpus_per_core
+        data.update(shards_json(run, shards))
         write_json(args.json, data)
     if args.junit:
         from .render.junit import sweep_junit, write_junit
@@ -230,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .render.picture import render_sweep, sweep_rows
 
         render_sweep(args.plot, sweep_rows(result), title=f"{result.operator}: failing case-runs per configuration")
-    text = format_sweep(result, command)
+    text = format_sweep(result, command, shard_lines(run, len(shards)))
     print(result.verdict_line() if args.quiet else text, flush=True)
     if result.interrupt is not None:
         return exit_code_for_interrupt(result.interrupt)  # type: ignore[arg-type]

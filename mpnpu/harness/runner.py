@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import LaunchError, UsageError
+from mpnpu.runtime import cpuset
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -227,14 +228,16 @@ class BatchResult:
 
 
 def default_block_dim() -> int:
-    """One AI core (3 core processes) per two available CPUs: about 1.5 core processes per CPU.
+    """The tools' default block_dim: 1 on every machine (:data:`mpnpu.runtime.cpuset.DEFAULT_BLOCK_DIM`).
 
-    That oversubscription is what makes FLOMS's missing-SyncAll race show in a minority of case-runs
-    (32 default runs on 2 CPUs at block_dim 1: 1.5%..3.5% of case-runs; at block_dim 2 the rate is
-    50-70%, no longer intermittent; README, "Choosing the defaults"); scaling block_dim with the CPU
-    count keeps the ratio on larger machines.
+    With the device's core processes pinned to 2 CPUs per AI core (:mod:`mpnpu.runtime.cpuset`),
+    block_dim 1 means 3 core processes time-sliced on 2 CPUs wherever it runs, which is what makes
+    FLOMS's missing-SyncAll race show in a minority of case-runs (32 default runs on 2 CPUs: 1.5%..3.5%
+    of case-runs; README, "Choosing the defaults"); a default that grew with the machine would also
+    change the rate (50-70% at block_dim 2, no longer intermittent), and above 49 CPUs it would
+    exceed the device's 24 AI cores.
     """
-    return max(1, len(available_cpus()) // 2)
+    return cpuset.DEFAULT_BLOCK_DIM
 
 
 def make_variants(op: Operator, names: Iterable[str], under_test: frozenset[str] | None = None) -> list[Variant]:

@@ -22,9 +22,10 @@ import threading
 from typing import Any
 
 from mpnpu.errors import UsageError
-from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime import cpuset
+from mpnpu.runtime.config import DEFAULT_OPTIONS, DEFAULT_SPEC, RuntimeOptions
 from mpnpu.runtime.device import Device
-from mpnpu.runtime.procutil import Terminated, available_cpus
+from mpnpu.runtime.procutil import Terminated
 
 _PLUGIN_MODULE = "mpnpu.testing.plugin"
 
@@ -48,12 +49,13 @@ def default_block_dim() -> int:
 
     The batch tool's default (one AI core, 3 core processes, per two CPUs) oversubscribes the CPUs
     about 1.5 times; with N workers each worker gets 1/N of the CPUs, so the whole run keeps that
-    ratio instead of multiplying it by N.
+    ratio instead of multiplying it by N. Never more than the device's AI cores (on a machine with
+    50 or more CPUs the division alone would ask for a device the chip does not have).
     """
     state = _plugin_state()
     if state is not None and state.block_dim is not None:
         return state.block_dim
-    return max(1, len(available_cpus()) // (2 * xdist_workers()))
+    return max(1, min(DEFAULT_SPEC.ai_cores, len(cpuset.available_cpus()) // (2 * xdist_workers())))
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from mpnpu.harness.runner import VariantResult
 from mpnpu.harness.stress.sweep import SweepResult
 
 from .fmt import pct_compact as _pct
+
 
 def _variant_cells(v: VariantResult | None) -> list[str]:
     if v is None or v.case_runs == 0:
@@ -96,7 +99,8 @@ def format_details(result: SweepResult) -> list[str]:
     return lines
 
 
-def format_sweep(result: SweepResult, command: str = "") -> str:
+def format_sweep(result: SweepResult, command: str = "", shards: Sequence[str] = ()) -> str:
+    """The whole text report; ``shards``: the lines saying where the shards ran (if sharded)."""
     plan = result.plan
     chaos = plan.chaos
     lines = [
@@ -119,6 +123,9 @@ def format_sweep(result: SweepResult, command: str = "") -> str:
     lines.append("")
     lines += format_details(result)
     lines.append("")
+    if shards:
+        lines += list(shards)
+        lines.append("")
     lines.append("1st failure: case-run number (A/B order) and seconds from the batch start; bound: rule of three "
                  "(3/n), the 95% upper bound on the rate of a variant that never failed")
     lines.append(result.verdict_line())
