@@ -25,6 +25,7 @@ from mpnpu.errors import UsageError
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_OPTIONS, DEFAULT_SPEC, RuntimeOptions
 from mpnpu.runtime.device import Device
+from mpnpu.runtime.gm import sweep_stale_segments
 from mpnpu.runtime.procutil import Terminated
 
 _PLUGIN_MODULE = "mpnpu.testing.plugin"
@@ -69,6 +70,7 @@ class DeviceProvider:
         self._device: Device | None = None
         self._key: tuple[int, RuntimeOptions] | None = None
         self._previous_sigterm: Any = None
+        self._swept = False
 
     def current(self) -> Device | None:
         """The open device, if any."""
@@ -86,6 +88,10 @@ class DeviceProvider:
         if dev is not None and self._key == key:
             return dev
         self.close()
+        if not self._swept:
+            # Segments a SIGKILLed earlier run (of the suite, or of a tool) could not unlink.
+            sweep_stale_segments()
+            self._swept = True
         dev = Device(key[0], options=options)
         state = _plugin_state()
         if state is not None and state.racecheck:
