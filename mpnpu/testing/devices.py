@@ -15,15 +15,14 @@ terminated test run also stops its cores and unlinks its GM segments. Whatever h
 from __future__ import annotations
 
 import functools
-import os
 import signal
 import sys
 import threading
 from typing import Any
 
 from mpnpu.errors import UsageError
-from mpnpu.runtime import cpuset
-from mpnpu.runtime.config import DEFAULT_OPTIONS, DEFAULT_SPEC, RuntimeOptions
+from mpnpu.harness.runner import default_block_dim as tools_default_block_dim
+from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.gm import sweep_stale_segments
 from mpnpu.runtime.procutil import Terminated
@@ -37,26 +36,17 @@ def _plugin_state() -> Any:
     return plugin.STATE if plugin is not None else None
 
 
-def xdist_workers() -> int:
-    """How many pytest-xdist workers share this machine (1 without xdist)."""
-    try:
-        return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
-    except ValueError:
-        return 1
-
-
 def default_block_dim() -> int:
-    """``--mpnpu-block-dim`` if given, else one AI core per two CPUs, divided among xdist workers.
+    """``--mpnpu-block-dim`` if given, else the tools' default (1 on every machine).
 
-    The batch tool's default (one AI core, 3 core processes, per two CPUs) oversubscribes the CPUs
-    about 1.5 times; with N workers each worker gets 1/N of the CPUs, so the whole run keeps that
-    ratio instead of multiplying it by N. Never more than the device's AI cores (on a machine with
-    50 or more CPUs the division alone would ask for a device the chip does not have).
+    A default that grew with the machine would change what a test sees (the incident's rate
+    depends on block_dim as much as on crowding) and with pytest-xdist would be multiplied by the
+    worker count; sizing the run is the job of ``-n`` (docs/pytest-plugin.md, "pytest-xdist").
     """
     state = _plugin_state()
     if state is not None and state.block_dim is not None:
         return state.block_dim
-    return max(1, min(DEFAULT_SPEC.ai_cores, len(cpuset.available_cpus()) // (2 * xdist_workers())))
+    return tools_default_block_dim()
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:

@@ -77,7 +77,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--mpnpu-block-dim", type=_int_at_least(1), default=None, metavar="N",
         help="AI cores of the mpnpu_device fixture's device (3 core processes each) for tests whose "
-             "marker does not set block_dim; default: one per two CPUs, shared among xdist workers",
+             "marker does not set block_dim; default: 1, as the tools",
     )
     group.addoption(
         "--mpnpu-repeat", type=_int_at_least(1), default=None, metavar="N",
@@ -179,7 +179,7 @@ def mpnpu_device(request: pytest.FixtureRequest) -> Any:
     One device per process, reused by every test that asks for the same block_dim and options and
     closed when the session ends (a test that asks for other settings gets a fresh one, and the
     previous one is closed first). block_dim comes from ``@pytest.mark.mpnpu(block_dim=N)``, else
-    ``--mpnpu-block-dim``, else one AI core per two CPUs (divided among pytest-xdist workers).
+    ``--mpnpu-block-dim``, else 1 (the tools' default, on every machine).
     """
     settings = settings_for(request.node)
     from mpnpu.errors import UsageError
