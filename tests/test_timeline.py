@@ -149,7 +149,8 @@ def test_incident_hazard_flow_joins_the_two_racing_accesses(launches) -> None:
     [flow] = [evs for evs in flows_of(doc).values() if evs[0]["cat"] == "hazard"]
     lo, hi = h.element_range
     assert flow[0]["name"] == f"RAW workspace.masked_target[{lo}:{hi}]"
-    threads = {(ev["pid"], ev["tid"]): ev["args"]["name"] for ev in doc["traceEvents"] if ev.get("name") == "thread_name"}
+    threads = {(ev["pid"], ev["tid"]): ev["args"]["name"] for ev in doc["traceEvents"]
+               if ev.get("name") == "thread_name"}
     joined = {}
     for ev in flow:
         x = _enclosing(doc, ev)
@@ -367,7 +368,8 @@ def test_junit_counts_follow_expectations() -> None:
         "fixed": _variant("fixed", frozenset(), [1, 3], 5),
     })
     suite = batch_junit(result).find("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped"), suite.get("errors")) == ("2", "1", "0", "0")
+    counts = (suite.get("tests"), suite.get("failures"), suite.get("skipped"), suite.get("errors"))
+    assert counts == ("2", "1", "0", "0")
     fixed = next(c for c in suite.iter("testcase") if c.get("name") == "fixed")
     failure = fixed.find("failure")
     assert failure.get("message").startswith("2/5 case-runs failed (40%; 95% Wilson interval")

@@ -32,7 +32,8 @@ def add_timeline_arguments(p: argparse.ArgumentParser) -> None:
                         "MindStudio Insight): by default the first failing case-run of each variant and, for "
                         "contrast, a passing run of the same case")
     g.add_argument("--timeline-case", type=non_negative_int, default=None, metavar="N",
-                   help="time line case N instead: a failing and a passing run of it per variant, when there are")
+                   help="draw case N instead: a failing and a passing run of it per variant, as far as the "
+                        "run has them")
     g.add_argument("--timeline-png", type=picture_path, default=None, metavar="PATH",
                    help="draw the same launches as a picture, .png or .svg (needs pip install 'mpnpu[plot]')")
 

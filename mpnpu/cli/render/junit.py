@@ -44,7 +44,8 @@ def _rate_line(v: VariantResult) -> str:
 def _details(v: VariantResult) -> str:
     lines = [_rate_line(v)]
     if v.failed_by_output:
-        lines.append("failed outputs (case-runs): " + ", ".join(f"{k} {n}" for k, n in v.failed_by_output.most_common()))
+        by_output = ", ".join(f"{k} {n}" for k, n in v.failed_by_output.most_common())
+        lines.append(f"failed outputs (case-runs): {by_output}")
     if v.max_rel_error is not None:
         lines.append(f"relative error on failing elements: {v.min_rel_error:.3g} .. {v.max_rel_error:.3g}")
     for r, cases in enumerate(v.failing_cases_by_repeat, 1):
