@@ -155,6 +155,8 @@ def test_protocol_problems_name_what_is_missing():
     assert problems == ["no variant fixed (the tools run 'incident' and 'fixed')"]
     NoFixed.variants = {"incident": frozenset({"B"}), "fixed": frozenset()}
     assert protocol_problems(NoFixed()) == ["variant incident drops unknown sync point(s) B"]
+    NoFixed.variants, NoFixed.options = {"incident": frozenset({"A"}), "fixed": frozenset()}, (object(),)
+    assert protocol_problems(NoFixed()) == ["it declares options but has no method with_options()"]
 
 
 def test_sync_names_and_variants():

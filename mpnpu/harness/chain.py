@@ -42,7 +42,7 @@ from mpnpu.runtime.procutil import available_cpus
 
 from .operator import Operator, diagnosis_of
 from .registry import DEFAULT_OPERATOR, load_operator
-from .runner import VariantResult, default_block_dim, make_variants, run_batch
+from .runner import BatchResult, VariantResult, default_block_dim, make_variants, run_batch
 from .stats import cases_for_consistency, consistency_detect_probability, detect_probability, trials_to_detect
 from .stats import wilson_interval
 
@@ -445,7 +445,8 @@ class _ChainRun:
         if self.on_total is not None:
             self.on_total(self.done_runs + self.later * per_step)
 
-    def rounds(self, spec: Step, cases: int, max_rounds: int, min_failures: int, min_cases: int):
+    def rounds(self, spec: Step, cases: int, max_rounds: int, min_failures: int,
+               min_cases: int) -> tuple[VariantResult, BatchResult]:
         """Run ``spec`` for up to ``max_rounds`` rounds (stopping at ``min_failures``); merge them."""
         merged: VariantResult | None = None
         while True:

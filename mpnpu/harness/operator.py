@@ -111,6 +111,8 @@ def protocol_problems(obj: Any) -> list[str]:
     problems += [f"no method {m}()" for m in _REQUIRED_METHODS if not callable(getattr(obj, m, None))]
     if problems:
         return problems
+    if getattr(obj, "options", None) and not callable(getattr(obj, "with_options", None)):
+        problems.append("it declares options but has no method with_options()")
     if not isinstance(obj.name, str) or not obj.name:
         problems.append("name is not a non-empty string")
     if not isinstance(obj.sync_points, Mapping):

@@ -8,6 +8,9 @@ from mpnpu.harness.registry import ENTRY_POINT_GROUP, list_operators
 
 def format_operator(short: str, ref: str, op: Operator) -> list[str]:
     lines = [f"{short}: {op.name} ({ref})"]
+    description = getattr(op, "description", "")
+    if description:
+        lines.append(f"  {description}")
     width = max((len(n) for n in op.sync_points), default=0)
     lines.append("  sync points:")
     lines.extend(f"    {name:<{width}}  {what}" for name, what in op.sync_points.items())
