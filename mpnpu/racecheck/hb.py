@@ -1,6 +1,6 @@
 """Happens-before for one traced launch, as vector clocks.
 
-The model (SPEC §4, routing in :mod:`mpnpu.runtime.topology`)::
+The model (docs/device-model.md, routing in :mod:`mpnpu.runtime.topology`)::
 
     program order      every core's events are totally ordered as recorded
     SyncAll            the k-th SyncAll of every party is one barrier round: everything before any
