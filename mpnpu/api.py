@@ -427,10 +427,13 @@ def cross_core_set_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name
     port = c.flag_ports.get((mode, flag_id)) or _flag_port(c, mode, flag_id)
     if name and _dropped(c, name, "cross_core_set_flag"):
         return
-    t0 = clock_ns() if c.events is not None else 0
+    events = c.events
+    if events is None:  # untraced: nothing but the semaphore operations
+        port.set()
+        return
+    t0 = clock_ns()
     port.set()
-    if c.events is not None:
-        c.events.append(FlagSetEvent(mode, flag_id, name, c.stage, _site(), t0, clock_ns()))
+    events.append(FlagSetEvent(mode, flag_id, name, c.stage, _site(), t0, clock_ns()))
 
 
 def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name: str = "") -> None:
@@ -441,10 +444,13 @@ def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, nam
     port = c.flag_ports.get((mode, flag_id)) or _flag_port(c, mode, flag_id)
     if name and _dropped(c, name, "cross_core_wait_flag"):
         return
-    t0 = clock_ns() if c.events is not None else 0
+    events = c.events
+    if events is None:
+        port.wait()
+        return
+    t0 = clock_ns()
     port.wait()
-    if c.events is not None:
-        c.events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _site(), t0, clock_ns()))
+    events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _site(), t0, clock_ns()))
 
 
 def _flag_port(c: "CoreContext", mode: int, flag_id: int):

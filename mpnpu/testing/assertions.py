@@ -19,6 +19,7 @@ from mpnpu.cli.render.batch import format_variant
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
 from mpnpu.racecheck import Hazard, HazardLog
+from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.device import Device
 
 from .devices import shared_device
@@ -54,7 +55,7 @@ def _variant_text(name: str, dropped: frozenset[str]) -> str:
 
 
 def _check_count(name: str, value: Any, low: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+    if not is_int(value) or value < low:
         raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
 
 

@@ -293,18 +293,20 @@ def _run_chaos(
                     report.entries_executed += 1
                     report.merged += 1
                 else:
-                    # Booked before the SIGSTOP: a SIGTERM landing right after the signal is sent
-                    # still finds the target in resume_at, so `finally` resumes it.
+                    # Booked (and counted) before the SIGSTOP: a SIGTERM landing right after the
+                    # signal is sent still finds the target in resume_at, so `finally` resumes it,
+                    # and the report still counts the suspension it cut short.
                     since[idx] = time.monotonic()
                     resume_at[idx] = since[idx] + entry.suspend_s
+                    report.entries_executed += 1
                     try:
                         procs[idx].suspend()  # psutil refuses if the pid was reused
                     except (psutil.NoSuchProcess, psutil.AccessDenied):
                         del since[idx], resume_at[idx]
                         gone.add(idx)
+                        report.entries_executed -= 1
                         report.entries_vanished += 1
                         continue
-                    report.entries_executed += 1
             if not has_next() and not resume_at:
                 report.finished = True
                 break
