@@ -196,13 +196,32 @@ def stage(name: str) -> Iterator[None]:
     if events is not None:
         index = len(events)
         events.append(StageEvent(name, _site(), clock_ns()))
+    hooks = c.stage_hooks
     try:
+        if hooks is not None and name in hooks.on_entry:
+            _run_inserted(c, hooks.on_entry[name], entering=True)
         yield
+        # Reached only when the block ended normally: a core that raised must not wait in a
+        # barrier the others may never reach.
+        if hooks is not None and name in hooks.on_exit:
+            _run_inserted(c, hooks.on_exit[name], entering=False)
     finally:
         c.stage = previous
         if events is not None and c.events is events:
             # The stage's end is known only now: timelines draw the stage as a span.
             events[index] = events[index]._replace(t1=clock_ns())
+
+
+def _run_inserted(c: "CoreContext", inserts, entering: bool) -> None:
+    """Syncs a launch inserted at this stage boundary (``Device.launch(insert_syncs=...)``)."""
+    for ins in inserts:
+        if ins.kind == "flag":
+            if entering:
+                cross_core_wait_flag(ins.flag_id, mode=ins.mode, name=ins.name)
+            else:
+                cross_core_set_flag(ins.flag_id, mode=ins.mode, name=ins.name)
+        else:
+            sync_all(aiv_only=ins.kind == "sync_aiv", name=ins.name)
 
 
 # -- local memory ------------------------------------------------------------------------------
@@ -253,13 +272,20 @@ def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) ->
             raise KernelAPIError("data_copy: GM to GM is not a DataCopy; copy through local memory")
         _check_local(c, dst, "data_copy")
         _check_pair(src, dst, "data_copy")
+        hold = c.hold
+        site = None
+        if hold is not None:  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
+            site = _site()
+            hold.before(site)
         t0 = clock_ns() if c.events is not None else 0
         if src.size:
             gm = c.segments.array(src)
             np.copyto(dst, gm if gm.shape == dst.shape else gm.reshape(dst.shape))
             del gm
         if c.events is not None:
-            c.events.append(_access(c, READ, src, t0))
+            c.events.append(_access(c, READ, src, t0, site))
+        if hold is not None:
+            hold.after(site)
         return
     if not isinstance(dst, GlobalTensor):
         raise KernelAPIError("data_copy: one side must be a GM tensor (GlobalTensor)")
@@ -281,6 +307,11 @@ def fixpipe(dst: GlobalTensor, src: np.ndarray) -> None:
 
 
 def _write_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray) -> None:
+    hold = c.hold
+    site = None
+    if hold is not None:  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
+        site = _site()
+        hold.before(site)
     t0 = clock_ns() if c.events is not None else 0
     if c.atomic_add:
         if dst.dtype.name not in _ATOMIC_DTYPES:
@@ -305,7 +336,9 @@ def _write_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray) -> None:
             del gm
         kind = WRITE
     if c.events is not None:
-        c.events.append(_access(c, kind, dst, t0))
+        c.events.append(_access(c, kind, dst, t0, site))
+    if hold is not None:
+        hold.after(site)
 
 
 # byte_ranges of the views accessed in the current traced launch (keyed by the events list, so
@@ -316,7 +349,7 @@ _ranges_for: list | None = None
 _ranges: dict = {}
 
 
-def _access(c: "CoreContext", kind: str, t: GlobalTensor, t0: int) -> Access:
+def _access(c: "CoreContext", kind: str, t: GlobalTensor, t0: int, site: str | None = None) -> Access:
     t1 = clock_ns()
     global _ranges_for
     if _ranges_for is not c.events:
@@ -326,7 +359,8 @@ def _access(c: "CoreContext", kind: str, t: GlobalTensor, t0: int) -> Access:
     ranges = _ranges.get(key)
     if ranges is None:
         ranges = _ranges[key] = byte_ranges(t, deferred=True)
-    return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage, _site(), t0, t1)
+    return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage,
+                  site if site is not None else _site(), t0, t1)
 
 
 def set_atomic_add() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
+from mpnpu.errors import UsageError
 from mpnpu.harness.operator import Operator, parse_sync_names
 from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import (
@@ -92,6 +93,11 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
                    help="fill freed GM blocks with this byte (e.g. 0xFF) instead of leaving stale data")
     p.add_argument("--racecheck", action="store_true",
                    help="trace every GM access and report unsynchronised conflicting accesses (hazards)")
+    p.add_argument("--confirm", action="store_true",
+                   help="with --racecheck: reproduce each hazard of a variant that drops syncs by held launches "
+                        "that reverse the racing pair for real (race-directed), and say whether it is harmful")
+    p.add_argument("--confirm-runs", type=positive_int, default=10, metavar="N",
+                   help="directed runs per hazard with --confirm (default 10)")
     p.add_argument("--timeout", type=positive_float, default=None, metavar="SECONDS",
                    help="give up a launch after this long (default 300)")
     p.add_argument("--json", type=writable_path, default=None, metavar="PATH", help="also write the report as JSON")
@@ -106,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, op = parse_with_operator(build_parser, argv)
     if op is None:
         return print_operator_list()
+    if args.confirm and not args.racecheck:
+        raise UsageError("--confirm reproduces the hazards racecheck reports: add --racecheck")
     under_test = None if args.drop_sync is None else parse_sync_names(args.drop_sync, op.sync_points)
     names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
     variants = make_variants(op, names, under_test)
@@ -131,9 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"note: {3 * result.block_dim} core processes on {cpu_set.n_cpus} CPUs leave CPUs idle, which can "
             "hide the race; see python -m mpnpu.stress for placement and chaos"
         )
+    confirmed = _confirm(op, result, args) if args.confirm and result.interrupt is None else {}
     if args.json:
         data = result.to_dict()
         data["cpu_set"] = cpu_set.to_dict()
+        if args.confirm:
+            data["confirm"] = {name: c.to_dict() for name, c in confirmed.items()}
         write_json(args.json, data)
     if args.junit:
         from .render.junit import batch_junit, write_junit
@@ -141,12 +152,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_junit(args.junit, batch_junit(result))
     written = write_timelines(args, selector) if selector is not None else []
     text = format_batch(result, op.sync_points)
+    if confirmed:
+        from .render.confirm import format_confirm
+
+        text += "".join(f"\n\n{format_confirm(c, f'race-directed reproduction, variant {name}:')}"
+                        for name, c in confirmed.items())
     print(result.verdict_line() if args.quiet else text)
     for line in written:
         print(line, file=sys.stderr)
     if result.interrupt is not None:
         return exit_code_for_interrupt(result.interrupt)
     return EXIT_OK if result.expected_clean_are_clean else EXIT_FAILED
+
+
+def _confirm(op: Operator, result, args) -> dict:
+    """Directed reproduction of the hazards of every variant that drops sync points."""
+    from mpnpu.harness.confirm import confirm_hazards
+
+    out = {}
+    for name, v in result.variants.items():
+        if not v.variant.dropped:
+            continue
+        out[name] = confirm_hazards(op, dropped=v.variant.dropped, runs=args.confirm_runs,
+                                    scout_cases=min(args.cases, 4), case_seed=args.seed, block_dim=result.block_dim,
+                                    options=RuntimeOptions(launch_timeout_s=args.timeout) if args.timeout
+                                    else RuntimeOptions())
+        out[name].operator_ref = args.op
+    return out
 
 
 def cli() -> None:

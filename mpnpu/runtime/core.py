@@ -33,6 +33,8 @@ from mpnpu.errors import SyncTimeoutError, UsageError
 from . import protocol
 from .config import DeviceSpec, RuntimeOptions
 from .gm import GlobalTensor, SegmentTable
+from .hold import HoldPlan, runner_for
+from .insert import InsertedSync, hooks_for
 from .local import TPipe, make_arenas
 from .procutil import limit_blas_threads, set_parent_death_signal
 from .protocol import ErrorReport, ExitCommand, LaunchCommand, LaunchDone, LaunchFailed, Reply
@@ -57,13 +59,21 @@ class CoreContext:
         self.dropped_syncs: frozenset[str] = frozenset()
         self.events: list | None = None
         self.flag_ports: dict[tuple[int, int], object] = {}  # (mode, id) -> sync.FlagPort
+        self.hold = None  # mpnpu.runtime.hold.HoldRunner in a race-directed launch
+        self.stage_hooks = None  # mpnpu.runtime.insert.StageHooks when a launch inserts syncs
 
-    def begin_launch(self, dropped_syncs: frozenset[str], trace: bool) -> None:
+    def begin_launch(self, dropped_syncs: frozenset[str], trace: bool, hold: HoldPlan | None = None,
+                     inserts: tuple[InsertedSync, ...] = ()) -> None:
         self.pipe.reset()
         self.stage = "kernel"
         self.atomic_add = False
         self.dropped_syncs = dropped_syncs
         self.events = [] if trace else None
+        self.hold = None if hold is None else runner_for(
+            hold, self.info.core_id, self.sync.hold_board, self.sync.status_view(),
+            (int(CoreState.IN_SYNC_ALL), int(CoreState.IN_SYNC_AIV), int(CoreState.IN_FLAG_WAIT)),
+            (int(CoreState.DONE), int(CoreState.FAILED)))
+        self.stage_hooks = hooks_for(inserts, self.info.core_type.value == "cube")
         for port in self.flag_ports.values():
             port.used = False
 
@@ -173,12 +183,12 @@ def core_main(core_id: int, block_dim: int, conn: Connection, sync: SyncObjects,
 def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
     """Run one kernel launch on this core and build the reply for the parent."""
     core_id = ctx.info.core_id
-    launch_id, kernel, args, kwargs, dropped_syncs, trace = command  # once: attribute reads cost more
+    launch_id, kernel, args, kwargs, dropped_syncs, trace, hold, inserts = command  # once: attribute reads cost more
     for arg in args:
         # Attach (and prefault) new GM segments before the kernel starts, not inside it.
         if isinstance(arg, GlobalTensor) and arg.segment:
             ctx.segments.get(arg.segment)
-    ctx.begin_launch(dropped_syncs, trace)
+    ctx.begin_launch(dropped_syncs, trace, hold, inserts)
     start = time.perf_counter()
     try:
         fn = resolve_kernel(kernel)

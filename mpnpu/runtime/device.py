@@ -40,6 +40,8 @@ from .config import DEFAULT_OPTIONS, DEFAULT_SPEC, DeviceSpec, RuntimeOptions
 from .core import kernel_reference, resolve_kernel
 from .dtypes import DTypeLike, from_float32, get_dtype
 from .gm import GlobalMemory, GlobalTensor, sweep_stale_segments
+from .hold import HoldOutcome, HoldPlan, check_plan
+from .insert import parse_inserts
 from .pool import CorePool
 from .protocol import LaunchCommand
 from .sync import ST_COLUMNS
@@ -58,6 +60,7 @@ class LaunchResult(NamedTuple):
     elapsed_s: float  # parent's wall time from dispatch to the last reply
     core_elapsed_s: tuple[float, ...]  # each core's time inside the kernel function, by core id
     trace: LaunchTrace | None  # per-core events, when launched with trace=True
+    hold: HoldOutcome | None = None  # what the hold did, when launched with a HoldPlan
 
 
 @dataclass
@@ -104,6 +107,7 @@ class Device:
         self.start_method = start_method
         self._mp = multiprocessing.get_context(start_method)
         self._launch_id = 0
+        self._settings: dict[str, Any] = {}  # launch_settings() in force
         self._refs: dict[Any, str] = {}  # kernel (function or reference) -> checked reference
         self._flags_left: list[tuple[int, int, int]] = []
         self._generation = 0
@@ -258,6 +262,8 @@ class Device:
         trace: bool = False,
         drop_syncs: Sequence[str] = (),
         timeout: float | None = None,
+        hold: HoldPlan | None = None,
+        insert_syncs: Sequence[str] = (),
         **kwargs: Any,
     ) -> LaunchResult:
         """Run ``kernel(*args, **kwargs)`` on every core of the device and wait for all of them.
@@ -265,6 +271,12 @@ class Device:
         ``kernel`` is a module-level function or a reference "package.module:function" or
         "path/to/file.py:function". ``drop_syncs`` names sync points (the ``name=`` of sync calls)
         to skip in this launch. ``trace`` records every GM access and sync for race analysis.
+
+        ``hold`` (a :class:`mpnpu.runtime.hold.HoldPlan`) holds one core before one GM access until
+        another core has made another (race-directed reproduction); the result's ``hold`` says what
+        happened. ``insert_syncs`` adds syncs at stage boundaries for this launch
+        (:mod:`mpnpu.runtime.insert`, e.g. ``("after:TargetProcess",)``). Launches inside
+        :meth:`launch_settings` get that block's ``hold`` / ``insert_syncs`` unless they pass their own.
 
         Raises a :class:`LaunchError` subclass naming the core and the reason if any core raises,
         dies, deadlocks or the launch times out; the pool is rebuilt before it is raised.
@@ -279,9 +291,17 @@ class Device:
             self._refs[kernel] = ref
         pool = self._ensure_pool()
         dropped = frozenset(drop_syncs)
+        if hold is None:
+            hold = self._settings.get("hold")
+        if not insert_syncs:
+            insert_syncs = self._settings.get("insert_syncs", ())
+        inserts = parse_inserts(insert_syncs) if insert_syncs else ()
+        if hold is not None:
+            check_plan(hold, self.topology.n_cores)
         try:
             # Framed once, written to every core.
-            framed = protocol.frame(LaunchCommand(self._launch_id + 1, ref, args, kwargs, dropped, bool(trace)))
+            framed = protocol.frame(LaunchCommand(self._launch_id + 1, ref, args, kwargs, dropped, bool(trace),
+                                                  hold, inserts))
         except Exception as e:
             raise UsageError(f"launch arguments of {ref} cannot be sent to the cores: {e}") from None
         self._launch_id += 1
@@ -290,6 +310,10 @@ class Device:
         if self._flags_left:
             pool.sync.clear_flags(self._flags_left)
         pool.sync.reset_for_launch(any(mode == 0 for _, mode, _ in self._flags_left))
+        if hold is not None:
+            pool.sync.hold_board.arm()
+        else:
+            pool.sync.hold_board.reset()
         self._flags_left = []
         self._state.busy = True
         start = time.perf_counter()
@@ -314,7 +338,22 @@ class Device:
         launch_trace = None
         if trace:
             launch_trace = LaunchTrace(self.block_dim, ref, tuple(r.events for r in done), dropped)
-        return LaunchResult(launch_id, ref, elapsed, tuple(r.elapsed_s for r in done), launch_trace)
+        outcome = pool.sync.hold_board.outcome() if hold is not None else None
+        return LaunchResult(launch_id, ref, elapsed, tuple(r.elapsed_s for r in done), launch_trace, outcome)
+
+    @contextlib.contextmanager
+    def launch_settings(self, *, hold: HoldPlan | None = None, insert_syncs: Sequence[str] = ()) -> Iterator[None]:
+        """Give every launch inside the block this ``hold`` and ``insert_syncs`` (see :meth:`launch`).
+
+        For tools that drive an operator's own host code, which calls ``launch`` itself.
+        """
+        parse_inserts(insert_syncs)  # a bad spec fails here, before any launch
+        saved = self._settings
+        self._settings = {"hold": hold, "insert_syncs": tuple(insert_syncs)}
+        try:
+            yield
+        finally:
+            self._settings = saved
 
     # -- shutdown ---------------------------------------------------------------------------
 

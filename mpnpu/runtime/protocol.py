@@ -29,6 +29,8 @@ class LaunchCommand(NamedTuple):
     kwargs: dict[str, Any]
     dropped_syncs: frozenset[str]
     trace: bool
+    hold: Any = None  # a mpnpu.runtime.hold.HoldPlan for a race-directed launch
+    inserts: tuple = ()  # mpnpu.runtime.insert.InsertedSync entries: syncs added at stage boundaries
 
 
 class ExitCommand(NamedTuple):

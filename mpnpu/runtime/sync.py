@@ -31,6 +31,7 @@ import numpy as np
 
 from mpnpu.errors import FlagOverflowError, SyncTimeoutError
 
+from .hold import HoldBoard
 from .topology import FLAG_COUNTER_MAX, FLAG_IDS, RESERVED_FLAG_IDS, Topology
 
 USABLE_FLAG_IDS = tuple(i for i in range(FLAG_IDS) if i not in RESERVED_FLAG_IDS)
@@ -82,6 +83,7 @@ class SyncObjects:
         self._status_bytes = ctypes.sizeof(self._status)
         self._mode0_bytes = ctypes.sizeof(self._mode0_counts)
         self._n = n
+        self.hold_board = HoldBoard(ctx, n)  # race-directed launches (mpnpu.runtime.hold)
 
     # -- status board ------------------------------------------------------------------------
 
