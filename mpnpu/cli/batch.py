@@ -10,7 +10,7 @@ This module only parses arguments: :func:`mpnpu.harness.runner.run_batch` runs t
 :mod:`mpnpu.cli.render.batch` renders its result.
 
 Exit status: 0 when every variant expected to be clean (every sync point in place) is clean,
-1 when one is not, 2 for a usage error, 3 when the device failed, 130/143 when interrupted.
+1 when one is not (or, with --confirm, when the fixed kernel failed under a hold plan), 2 for a usage error, 3 when the device failed, 130/143 when interrupted.
 """
 
 from __future__ import annotations
@@ -162,7 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(line, file=sys.stderr)
     if result.interrupt is not None:
         return exit_code_for_interrupt(result.interrupt)
-    return EXIT_OK if result.expected_clean_are_clean else EXIT_FAILED
+    # A hold plan that makes the fixed kernel fail would be a bug in the tool: never report OK then.
+    held_clean = all(c.fixed_failures == 0 for c in confirmed.values())
+    return EXIT_OK if result.expected_clean_are_clean and held_clean else EXIT_FAILED
 
 
 def _confirm(op: Operator, result, args) -> dict:
