@@ -18,6 +18,7 @@ from mpnpu.harness.confirm import BENIGN, HARMFUL, confirm_hazards, replay
 from mpnpu.harness.repair import repair_hazards
 from mpnpu.racecheck import analyze
 from mpnpu.racecheck.directed import hazard_pairs, occurrences
+from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import ORDERED, REVERSED, HoldPlan
 from mpnpu.runtime.insert import parse_insert
@@ -82,8 +83,11 @@ def test_hold_across_a_barrier_is_reported_ordered_without_a_hang():
         assert h.outcome == ORDERED and h.early and h.held_reached and not h.partner_first
         assert h.held_s < plan.bound_s
         assert op.judge(case, op.prepare(case), outputs).passed
-        # Without early release, the bound ends the hold: still ordered, still no hang.
-        plan = pair.plan(bound_s=0.3, quiet_s=1e9)
+    # Without early release, the bound ends the hold: still ordered, still no hang. The partner sits
+    # in the barrier far longer than the watchdog's stall grace meanwhile: the watchdog must not
+    # take the held core (still running) for a deadlock.
+    with Device(1, options=RuntimeOptions(stall_grace_s=0.05)) as dev:
+        plan = pair.plan(bound_s=0.6, quiet_s=1e9)
         with dev.launch_settings(hold=plan):
             outputs, launch = op.run(dev, case, drop_syncs=frozenset())
         h = launch.hold
