@@ -17,7 +17,7 @@ from mpnpu.harness.audit import BENIGN_ONLY, NECESSARY, REDUNDANT, audit
 from mpnpu.harness.confirm import BENIGN, HARMFUL, confirm_hazards, replay
 from mpnpu.harness.repair import repair_hazards
 from mpnpu.racecheck import analyze
-from mpnpu.racecheck.directed import hazard_pairs, occurrences
+from mpnpu.racecheck.directed import hold_pairs, occurrences
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import ORDERED, REVERSED, HoldPlan
@@ -66,7 +66,7 @@ def test_war_and_waw_reversals_are_harmful(op, kind, output):
 def _plan_from_incident(device, op):
     case = op.make_case(0, 0)
     _, launch = op.run(device, case, drop_syncs=op.variants["incident"], trace=True)
-    _, pairs = hazard_pairs(launch.trace)
+    _, pairs = hold_pairs(launch.trace)
     (plist,) = pairs.values()
     return case, plist[0]
 

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from mpnpu.errors import LaunchError, UsageError
-from mpnpu.racecheck.directed import HazardKey, PairRef, choose_pair, hazard_pairs
+from mpnpu.racecheck.directed import HazardKey, PairRef, choose_pair, hold_pairs
 from mpnpu.racecheck.report import Hazard, HazardLog
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -233,7 +233,7 @@ def scout(op: Operator, device: Device, cases: Iterable[int], *, case_seed: int,
         except LaunchError as e:  # e.g. a dropped flag wait overflows a counter: no trace to analyse
             errors.append(f"case {index}: {e}")
             continue
-        hazards, by_pair = hazard_pairs(launch.trace)
+        hazards, by_pair = hold_pairs(launch.trace)
         log.add(hazards)
         flags |= {(ev.mode, ev.flag_id) for evs in launch.trace.events for ev in evs
                   if isinstance(ev, (FlagSetEvent, FlagWaitEvent))}

@@ -22,7 +22,7 @@ import numpy as np
 from mpnpu.runtime.hold import DEFAULT_BOUND_S, DEFAULT_QUIET_S, HoldPlan
 from mpnpu.runtime.trace import Access, LaunchTrace
 
-from .detect import find_conflicts, hazards_from
+from .pairs import hazard_pairs
 from .report import Hazard
 
 HazardKey = tuple[str, str, str, str, str, str]
@@ -67,31 +67,22 @@ def occurrences(events: Sequence[object]) -> list[int]:
     return out
 
 
-def hazard_pairs(trace: LaunchTrace) -> tuple[list[Hazard], dict[HazardKey, list[PairRef]]]:
-    """The hazards of a traced launch and, per hazard key, every concrete access pair behind it
-    (sorted: by first core and occurrence, then second)."""
-    conf = find_conflicts(trace)
-    hazards = hazards_from(conf)
-    if not len(conf):
-        return hazards, {}
-    w = conf._walk
+def hold_pairs(trace: LaunchTrace) -> tuple[list[Hazard], dict[HazardKey, list[PairRef]]]:
+    """The hazards of a traced launch and, per hazard key, every concrete access pair behind it,
+    named for holds (sorted by first core and occurrence, then second; each pair once)."""
+    groups = hazard_pairs(trace)
     occ = [occurrences(evs) for evs in trace.events]
-    kinds = w.kind
+
+    def ref(core: int, pos: int) -> AccessRef:
+        ev = trace.events[core][pos]
+        return AccessRef(core, ev.site, occ[core][pos], ev.stage, ev.kind)
+
     out: dict[HazardKey, list[PairRef]] = {}
-    for a, b in zip(conf.first.tolist(), conf.second.tolist()):
-        ka, kb = int(kinds[a]), int(kinds[b])
-        kind = "RAW" if kb == 0 else ("WAR" if ka == 0 else "WAW")
-        ea, eb = w.events[a], w.events[b]
-        ca, cb = int(w.core[a]), int(w.core[b])
-        ref_a = AccessRef(ca, ea.site, occ[ca][int(w.pos[a])], ea.stage, ea.kind)
-        ref_b = AccessRef(cb, eb.site, occ[cb][int(w.pos[b])], eb.stage, eb.kind)
-        key = (kind, ea.tensor, ea.stage, ea.site, eb.stage, eb.site)
-        out.setdefault(key, []).append(PairRef(ref_a, ref_b))
-    for key, pairs in out.items():
-        pairs.sort(key=lambda p: (p.first.core, p.first.occurrence, p.second.core, p.second.occurrence))
-        # one entry per distinct pair (several byte ranges of one access pair count once already)
-        out[key] = list(dict.fromkeys(pairs))
-    return hazards, out
+    for g in groups:
+        pairs = {PairRef(ref(*p.first), ref(*p.second)) for p in g.pairs}
+        out[g.hazard.key] = sorted(pairs, key=lambda p: (p.first.core, p.first.occurrence, p.second.core,
+                                                         p.second.occurrence))
+    return [g.hazard for g in groups], out
 
 
 def choose_pair(pairs: Sequence[PairRef], rng: np.random.Generator) -> PairRef:
