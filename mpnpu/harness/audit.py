@@ -173,4 +173,5 @@ def audit(
                                      on_device=on_device)
     settings = {"runs": runs, "scout_cases": scout_cases, "batch_cases": batch_cases, "case_seed": case_seed,
                 "seed": seed, "pairs": pairs}
-    return AuditResult(op.name, block_dim, settings, rows, repairs, incident, time.perf_counter() - start)
+    return AuditResult(op.name, block_dim, settings, rows, repairs, incident if repair else (),
+                       time.perf_counter() - start)
