@@ -5,7 +5,9 @@ Both sides run the same shards (the fixed FLOMS kernel; block_dim 1; --cpus-per-
 core, so every shard's device has the same crowding on either side) through the same slot
 machinery: side A has 1 slot on the first CPUs, side B has N slots on N times as many CPUs. Rounds
 alternate A, B, so load drifting on a shared machine hits both alike. Prints per round the
-throughputs, and the median scaling efficiency = throughput(N) / (N x throughput(1)).
+throughputs, and the median scaling efficiency = throughput(N) / (N x throughput(1)), beside the
+machine's own ceiling: how much more N pure-Python busy loops on N CPUs get done than one (below N
+when CPUs are SMT siblings, shared with other load, or capped by a VM).
 
     python scripts/bench_slots.py                 # 1 vs 2 slots at 1 CPU per AI core (fits 2 CPUs)
     python scripts/bench_slots.py --slots 8 --cpus-per-core 2 --rounds 5
@@ -41,6 +43,34 @@ def one(shards, plan, jobs: int, cpus: list[int]) -> tuple[float, int]:
     return n / wall, n
 
 
+def _spin(cpu: int, seconds: float, out) -> None:
+    os.sched_setaffinity(0, [cpu])
+    n, end = 0, time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        n += 1
+    out.put(n)
+
+
+def cpu_ceiling(cpus: list[int], seconds: float = 1.0) -> float:
+    """How much more pure-Python work N processes pinned to N CPUs get done than one: the most
+    N slots could gain on this machine right now (SMT siblings, other load, VM CPU shares)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+
+    def run(on: list[int]) -> int:
+        q = ctx.Queue()
+        procs = [ctx.Process(target=_spin, args=(c, seconds, q)) for c in on]
+        for p in procs:
+            p.start()
+        total = sum(q.get(timeout=seconds + 30) for _ in procs)
+        for p in procs:
+            p.join(5)
+        return total
+
+    return run(cpus) / run(cpus[:1])
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--slots", type=int, default=2, help="slots of side B (default 2)")
@@ -62,16 +92,20 @@ def main() -> int:
           f"{cpuset.format_cpus(cpus[:args.slots * per_slot])}; machine CPUs: {len(cpus)}, load average "
           f"{os.getloadavg()[0]:.1f}")
     one(shards[:1], plan, 1, cpus[:per_slot])  # warm-up: imports, caches
-    effs = []
+    effs, ceilings = [], []
     for r in range(args.rounds):
+        ceilings.append(cpu_ceiling([cpus[i * per_slot] for i in range(args.slots)]))
         a, n = one(shards, plan, 1, cpus[:per_slot])
         b, _ = one(shards, plan, args.slots, cpus[:args.slots * per_slot])
         eff = b / (args.slots * a)
         effs.append(eff)
         print(f"round {r + 1}: {n} case-runs; 1 slot {a:.1f} case-runs/s, {args.slots} slots {b:.1f} case-runs/s "
-              f"(x{b / a:.2f}); efficiency {eff:.0%}", flush=True)
-    print(f"median scaling efficiency, {args.slots} slots vs 1: {statistics.median(effs):.0%} "
-          f"(load average now {os.getloadavg()[0]:.1f})")
+              f"(x{b / a:.2f}); efficiency {eff:.0%}; CPU ceiling x{ceilings[-1]:.2f} (busy loops, 1 vs "
+              f"{args.slots} CPUs)", flush=True)
+    ceiling = statistics.median(ceilings)
+    print(f"median scaling efficiency, {args.slots} slots vs 1: {statistics.median(effs):.0%}; the machine itself "
+          f"gave x{ceiling:.2f} for {args.slots} busy loops on {args.slots} CPUs, so relative to what it can give: "
+          f"{statistics.median(effs) * args.slots / ceiling:.0%} (load average now {os.getloadavg()[0]:.1f})")
     return 0
 
 

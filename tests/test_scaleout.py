@@ -200,8 +200,8 @@ def test_ctrl_c_keeps_partial_counts_of_every_slot(tmp_path) -> None:
         while time.monotonic() < deadline:
             kids = psutil.Process(proc.pid).children(recursive=True)
             seen.update({p.pid: p for p in kids})
-            cores = [p for p in kids if p.ppid() != proc.pid]
-            try:
+            try:  # a process may end between listing and reading it
+                cores = [p for p in kids if p.ppid() != proc.pid]
                 busy = sum(p.cpu_times().user for p in cores)
             except psutil.NoSuchProcess:
                 continue
