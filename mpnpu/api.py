@@ -13,8 +13,9 @@ TPipe::InitBuffer, TBuf::Get           TPipe.init_buffer, TBuf.get  (alloc_local
 DataCopy (GM <-> local)                data_copy
 SetAtomicAdd / SetAtomicNone           set_atomic_add / set_atomic_none
 SyncAll<false>() / SyncAll<true>()     sync_all() / sync_all(aiv_only=True)
-PipeBarrier<PIPE_ALL>()                pipe_barrier()          (orders one core only)
-CrossCoreSetFlag<mode, pipe>(id)       cross_core_set_flag(id, mode=...)
+PipeBarrier<PIPE_X>()                  pipe_barrier(Pipe.X)    (orders one core's pipes only)
+SetFlag / WaitFlag, TQue               set_flag / wait_flag, TQue   (see mpnpu.pipe_api)
+CrossCoreSetFlag<mode, pipe>(id)       cross_core_set_flag(id, mode=..., pipe=...)
 CrossCoreWaitFlag(id)                  cross_core_wait_flag(id, mode=...)
 Cast, LoadData, Mmad, Fixpipe          cast, load_data, mmad, fixpipe
 =====================================  =========================================================
@@ -23,14 +24,15 @@ Sync calls take an optional ``name``: a launch can drop named sync points
 (``Device.launch(..., drop_syncs={"S1"})``) to show what each one protects. ``stage(name)`` marks
 the kernel's stages so that traces and race reports can say where an access happened.
 
-Compute on local tensors with numpy: local memory is private to a core, so only GM traffic can race,
-and all of it goes through ``data_copy`` / ``fixpipe``, where it can be traced.
+Compute on local tensors with numpy. Inside a core, data movement runs on asynchronous pipes
+(MTE2 copies in, MTE3 copies out, MTE1 loads L0, FIX drains L0C; :mod:`mpnpu.runtime.pipes`) for
+kernels marked :func:`pipelined`, which order them with ``set_flag`` / ``wait_flag``, ``TQue`` or
+``pipe_barrier`` as Ascend C kernels must. Unmarked kernels run their pipes in order.
 """
 
 from __future__ import annotations
 
 import contextlib
-import enum
 import os
 import sys
 from typing import TYPE_CHECKING, Iterator, Sequence
@@ -49,12 +51,14 @@ from .runtime.local import (
     TPipe,
     TPosition,
 )
+from .runtime.pipes import ASYNC_PIPES, Pipe
 from .runtime.topology import CoreType, check_flag
 from .runtime.trace import (
     ATOMIC,
     READ,
     WRITE,
     Access,
+    PipeSyncEvent,
     DroppedSyncEvent,
     FlagSetEvent,
     FlagWaitEvent,
@@ -71,7 +75,8 @@ __all__ = [
     "alloc_local", "cast", "core_label", "cross_core_set_flag", "cross_core_wait_flag", "data_copy",
     "fixpipe", "get_block_idx", "get_block_num", "get_core_type", "get_subblock_idx",
     "get_subblock_num", "get_task_ration", "get_tpipe", "is_aic", "is_aiv", "load_data", "mmad",
-    "pipe_barrier", "set_atomic_add", "set_atomic_none", "stage", "sync_all",
+    "pipe_barrier", "pipelined", "set_atomic_add", "set_atomic_none", "stage", "sync_all",
+    "HardEvent", "TQue", "set_flag", "wait_flag", "duplicate", "adds", "muls", "add", "mul",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -85,17 +90,13 @@ _ATOMIC_DTYPES = frozenset({"float16", "bfloat16", "float32", "int8", "int16", "
 _core: "CoreContext | None" = None
 
 
-class Pipe(enum.Enum):
-    """Hardware pipes, for call sites that read like device code. mpnpu runs one pipe per core."""
-
-    ALL = "PIPE_ALL"
-    S = "PIPE_S"
-    V = "PIPE_V"
-    M = "PIPE_M"
-    MTE1 = "PIPE_MTE1"
-    MTE2 = "PIPE_MTE2"
-    MTE3 = "PIPE_MTE3"
-    FIX = "PIPE_FIX"
+def pipelined(kernel):
+    """Mark a kernel that orders its own pipes (set_flag / wait_flag, TQue, pipe_barrier, the
+    ``pipe`` of cross-core sets), as every Ascend C kernel must: its data movement then runs on
+    asynchronous pipes. A kernel without the mark runs its pipes in order (what it was written
+    for); ``RuntimeOptions(pipes="async" | "sync")`` overrides the mark either way."""
+    kernel.__mpnpu_pipes__ = "async"
+    return kernel
 
 
 def _ctx() -> "CoreContext":
@@ -272,26 +273,19 @@ def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) ->
             raise KernelAPIError("data_copy: GM to GM is not a DataCopy; copy through local memory")
         _check_local(c, dst, "data_copy")
         _check_pair(src, dst, "data_copy")
-        hold = c.hold
-        site = None
-        if hold is not None:  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
-            site = _site()
-            hold.before(site)
-        t0 = clock_ns() if c.events is not None else 0
-        if src.size:
+        def copy_in() -> None:
             gm = c.segments.array(src)
             np.copyto(dst, gm if gm.shape == dst.shape else gm.reshape(dst.shape))
-            del gm
+
+        _issue_copy(c, Pipe.MTE2, READ, src, copy_in)
         if c.events is not None:
-            c.events.append(_access(c, READ, src, t0, site))
-        if hold is not None:
-            hold.after(site)
+            _record_local(c, WRITE, dst, Pipe.MTE2)
         return
     if not isinstance(dst, GlobalTensor):
         raise KernelAPIError("data_copy: one side must be a GM tensor (GlobalTensor)")
     _check_local(c, src, "data_copy")
     _check_pair(dst, src, "data_copy")
-    _write_gm(c, dst, src)
+    _write_gm(c, dst, src, Pipe.MTE3)
 
 
 def fixpipe(dst: GlobalTensor, src: np.ndarray) -> None:
@@ -302,43 +296,43 @@ def fixpipe(dst: GlobalTensor, src: np.ndarray) -> None:
     _check_local(c, src, "fixpipe")
     if dst.size != src.size:
         raise GMAccessError(f"fixpipe: GM {dst.name} has {dst.size} elements, source has {src.size}")
-    values = from_float32(np.asarray(src, dtype=np.float32), dst.dtype) if dst.dtype.is_float else np.asarray(src).astype(dst.dtype.storage)
-    _write_gm(c, dst, values)
+    _write_gm(c, dst, src, Pipe.FIX, convert=True)
 
 
-def _write_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray) -> None:
-    hold = c.hold
-    site = None
-    if hold is not None:  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
-        site = _site()
-        hold.before(site)
-    t0 = clock_ns() if c.events is not None else 0
-    if c.atomic_add:
-        if dst.dtype.name not in _ATOMIC_DTYPES:
-            raise KernelAPIError(f"atomic add is not supported for {dst.dtype.name} (GM {dst.name})")
-        if dst.size:
-            c.sync.acquire_atomic(c.options.sync_timeout_s)
-            try:
-                gm = c.segments.array(dst)
-                v = np.asarray(values).reshape(gm.shape)
-                if dst.dtype is bfloat16:
-                    gm[...] = from_float32(to_float32(gm, bfloat16) + to_float32(v, bfloat16), bfloat16)
-                else:
-                    np.add(gm, v, out=gm)
-                del gm
-            finally:
-                c.sync.release_atomic()
-        kind = ATOMIC
-    else:
-        if dst.size:
-            gm = c.segments.array(dst)
-            np.copyto(gm, values if values.shape == gm.shape else np.asarray(values).reshape(gm.shape))
-            del gm
-        kind = WRITE
+def _fix_values(src: np.ndarray, dst: GlobalTensor) -> np.ndarray:
+    if dst.dtype.is_float:
+        return from_float32(np.asarray(src, dtype=np.float32), dst.dtype)
+    return np.asarray(src).astype(dst.dtype.storage)
+
+
+def _write_gm(c: "CoreContext", dst: GlobalTensor, src: np.ndarray, pipe: Pipe, convert: bool = False) -> None:
+    """Issue the copy of local ``src`` to GM ``dst`` on ``pipe`` (atomic add as set at issue)."""
+    atomic = c.atomic_add
+    if atomic and dst.dtype.name not in _ATOMIC_DTYPES:
+        raise KernelAPIError(f"atomic add is not supported for {dst.dtype.name} (GM {dst.name})")
+    _issue_copy(c, pipe, ATOMIC if atomic else WRITE, dst,
+                lambda: _store_gm(c, dst, _fix_values(src, dst) if convert else src, atomic))
     if c.events is not None:
-        c.events.append(_access(c, kind, dst, t0, site))
-    if hold is not None:
-        hold.after(site)
+        _record_local(c, READ, src, pipe)
+
+
+def _store_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray, atomic: bool) -> None:
+    if atomic:
+        c.sync.acquire_atomic(c.options.sync_timeout_s)
+        try:
+            gm = c.segments.array(dst)
+            v = np.asarray(values).reshape(gm.shape)
+            if dst.dtype is bfloat16:
+                gm[...] = from_float32(to_float32(gm, bfloat16) + to_float32(v, bfloat16), bfloat16)
+            else:
+                np.add(gm, v, out=gm)
+            del gm
+        finally:
+            c.sync.release_atomic()
+    else:
+        gm = c.segments.array(dst)
+        np.copyto(gm, values if values.shape == gm.shape else np.asarray(values).reshape(gm.shape))
+        del gm
 
 
 # byte_ranges of the views accessed in the current traced launch (keyed by the events list, so
@@ -363,6 +357,45 @@ def _access(c: "CoreContext", kind: str, t: GlobalTensor, t0: int, site: str | N
                   site if site is not None else _site(), t0, t1)
 
 
+def _issue_copy(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy) -> None:
+    """Issue ``copy`` (of GM view ``gm``) to ``pipe`` and trace the access.
+
+    The access is recorded in issue order. Its t0/t1 span the copy itself: on an asynchronous
+    pipe the copy fills them in when it runs (the events list is only read once the pipes drained).
+    """
+    hold = c.hold
+    if hold is None:
+        _issue_traced(c, pipe, kind, gm, copy, None)
+        return
+    site = _site()  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
+    hold.before(site)
+    _issue_traced(c, pipe, kind, gm, copy, site)
+    hold.after(site)
+
+
+def _issue_traced(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy, site: str | None) -> None:
+    events = c.events
+    if events is None:
+        if gm.size:
+            c.pipes.run(pipe, copy)
+        return
+    if not (gm.size and c.pipes.asynchronous and pipe in ASYNC_PIPES):
+        t0 = clock_ns()
+        if gm.size:
+            c.pipes.run(pipe, copy)
+        events.append(_access(c, kind, gm, t0, site))
+        return
+    index = len(events)
+    events.append(_access(c, kind, gm, 0, site))
+
+    def timed_copy() -> None:
+        t0 = clock_ns()
+        copy()
+        events[index] = events[index]._replace(t0=t0, t1=clock_ns())
+
+    c.pipes.run(pipe, timed_copy)
+
+
 def set_atomic_add() -> None:
     """From now on, copies to GM add into it atomically (until set_atomic_none)."""
     _ctx().atomic_add = True
@@ -378,6 +411,10 @@ def cast(dst: np.ndarray, src: np.ndarray) -> None:
     dst_dtype = dst.device_dtype if isinstance(dst, LocalTensor) else get_dtype(dst.dtype)
     if dst.size != src.size:
         raise KernelAPIError(f"cast: {src.size} elements into {dst.size}")
+    c = _core
+    if c is not None and c.events is not None:
+        _record_local(c, READ, src, Pipe.V)
+        _record_local(c, WRITE, dst, Pipe.V)
     values = to_float32(np.asarray(src), src_dtype) if src_dtype.is_float else np.asarray(src)
     np.copyto(dst, from_float32(values, dst_dtype).reshape(dst.shape) if dst_dtype.is_float
               else np.asarray(values).astype(dst.dtype).reshape(dst.shape))
@@ -390,7 +427,10 @@ def load_data(dst: np.ndarray, src: np.ndarray) -> None:
         raise KernelAPIError(f"load_data is a cube instruction; {c.info.label} is a vector core")
     if dst.size != src.size or dst.dtype != src.dtype:
         raise KernelAPIError("load_data: source and destination differ in size or dtype")
-    np.copyto(dst, np.asarray(src).reshape(dst.shape))
+    c.pipes.run(Pipe.MTE1, lambda: np.copyto(dst, np.asarray(src).reshape(dst.shape)))
+    if c.events is not None:
+        _record_local(c, READ, src, Pipe.MTE1)
+        _record_local(c, WRITE, dst, Pipe.MTE1)
 
 
 def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = False,
@@ -413,6 +453,12 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
         b32 = b32.T  # a view: BLAS reads it transposed, no copy
     if a32.ndim != 2 or b32.ndim != 2 or a32.shape[1] != b32.shape[0] or dst.shape != (a32.shape[0], b32.shape[1]):
         raise KernelAPIError(f"mmad: shapes {a32.shape} @ {b32.shape} -> {dst.shape} do not agree")
+    if c.events is not None:
+        _record_local(c, READ, a, Pipe.M)
+        _record_local(c, READ, b, Pipe.M)
+        _record_local(c, READ if accumulate else WRITE, dst, Pipe.M)
+        if accumulate:
+            _record_local(c, WRITE, dst, Pipe.M)
     if accumulate:
         dst += a32 @ b32
     else:
@@ -440,19 +486,21 @@ def sync_all(aiv_only: bool = False, *, name: str = "") -> None:
         raise KernelAPIError(
             f"sync_all(aiv_only=True) is a vector-core barrier; {c.info.label} must not call it (guard with is_aiv())"
         )
+    # Like the device's SyncAll, it first waits for this core's pipes: what a core wrote before the
+    # barrier has landed in GM when any core leaves it.
+    c.pipes.barrier(Pipe.ALL, "sync_all")
     t0 = clock_ns() if c.events is not None else 0
     c.sync.sync_all(c.info.core_id, aiv_only, c.options.sync_timeout_s)
     if c.events is not None:
         c.events.append(SyncAllEvent(aiv_only, name, c.stage, _site(), t0, clock_ns()))
 
 
-def pipe_barrier(pipe: Pipe = Pipe.ALL) -> None:
-    """PipeBarrier: orders the pipes of *this* core. It orders nothing across cores."""
-    _ctx()
-
-
 def cross_core_set_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name: str = "") -> None:
-    """CrossCoreSetFlag<mode>(flag_id): count one set at every core the mode routes to."""
+    """CrossCoreSetFlag<mode, pipe>(flag_id): count one set at every core the mode routes to.
+
+    The set is issued to ``pipe``: it fires once everything issued to that pipe before it (e.g.
+    the MTE3 copy-out it announces) has completed, not what other pipes still have in flight.
+    """
     c = _core
     if c is None:
         c = _ctx()
@@ -462,12 +510,18 @@ def cross_core_set_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name
     if name and _dropped(c, name, "cross_core_set_flag"):
         return
     events = c.events
-    if events is None:  # untraced: nothing but the semaphore operations
+    t0 = clock_ns() if events is not None else 0
+    if c.pipes.asynchronous:
+        if not isinstance(pipe, Pipe) or pipe is Pipe.ALL:
+            raise KernelAPIError(f"cross_core_set_flag: pipe must be one Pipe other than ALL, got {pipe!r}")
+        c.pipes.signal(pipe, port.set)
+    else:
         port.set()
+    if events is None:  # untraced: nothing but the semaphore operations (and the pipe, if async)
         return
-    t0 = clock_ns()
-    port.set()
     events.append(FlagSetEvent(mode, flag_id, name, c.stage, _site(), t0, clock_ns()))
+    if c.pipe_aware:
+        events.append(PipeSyncEvent("xset", pipe.value, "", flag_id, name, c.stage, _site(), t0, t0))
 
 
 def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name: str = "") -> None:
@@ -478,6 +532,8 @@ def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, nam
     port = c.flag_ports.get((mode, flag_id)) or _flag_port(c, mode, flag_id)
     if name and _dropped(c, name, "cross_core_wait_flag"):
         return
+    if c.pipes.asynchronous:
+        c.pipes.flush_signals("cross_core_wait_flag")
     events = c.events
     if events is None:
         port.wait()
@@ -497,3 +553,24 @@ def _flag_port(c: "CoreContext", mode: int, flag_id: int):
         raise KernelAPIError(f"{c.info.label}: {e}") from None
     c.flag_ports[(mode, flag_id)] = port
     return port
+
+
+def _record_local(c: "CoreContext", kind: str, arr: np.ndarray, pipe: Pipe) -> None:
+    if c.pipe_aware:
+        _pipe_api.record_local(c, kind, arr, pipe)
+
+
+# Intra-core sync and vector instructions live in their own module; kernels reach them here.
+from . import pipe_api as _pipe_api  # noqa: E402  (imports this module)
+from .pipe_api import (  # noqa: E402
+    HardEvent,
+    TQue,
+    add,
+    adds,
+    duplicate,
+    mul,
+    muls,
+    pipe_barrier,
+    set_flag,
+    wait_flag,
+)

@@ -49,6 +49,8 @@ from mpnpu.runtime.trace import (
     FlagSetEvent,
     FlagWaitEvent,
     LaunchTrace,
+    LocalAccess,
+    PipeSyncEvent,
     StageEvent,
     SyncAllEvent,
 )
@@ -64,7 +66,7 @@ _BYTE_MASK = (1 << _SEG_SHIFT) - 1
 #: Candidate range pairs handled per numpy batch (bounds memory, not results).
 _CHUNK = 1 << 20
 
-_SYNC, _ACCESS, _DROPPED, _STAGE = range(4)
+_SYNC, _ACCESS, _DROPPED, _STAGE, _LOCAL = range(5)
 _EVENT_CLASS = {
     Access: _ACCESS,
     SyncAllEvent: _SYNC,
@@ -72,6 +74,9 @@ _EVENT_CLASS = {
     FlagWaitEvent: _SYNC,
     DroppedSyncEvent: _DROPPED,
     StageEvent: _STAGE,
+    # inside the core: analysed by mpnpu.racecheck.intracore
+    LocalAccess: _LOCAL,
+    PipeSyncEvent: _LOCAL,
 }
 
 
@@ -146,6 +151,8 @@ def _walk(trace: LaunchTrace) -> _Walk:
                 stage = ev.stage
             elif cls == _DROPPED:
                 drop_c.append(ev)
+                stage = ev.stage
+            elif cls == _LOCAL:
                 stage = ev.stage
             else:
                 stage = ev.name

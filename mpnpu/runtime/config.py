@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mpnpu.errors import UsageError
+
 
 @dataclass(frozen=True)
 class DeviceSpec:
@@ -55,6 +57,14 @@ class RuntimeOptions:
     gm_segment_bytes: int = 64 * 1024 * 1024
     #: fill freed GM blocks with this byte (None: leave stale contents, as the device does)
     gm_poison: int | None = None
+    #: how a core runs its data-movement pipes (mpnpu.runtime.pipes): "kernel" = asynchronously for
+    #: kernels marked api.pipelined, in order for the others; "async" / "sync" = for every kernel
+    #: ("sync" runs every instruction at issue: faster, blind to intra-core races)
+    pipes: str = "kernel"
+
+    def __post_init__(self) -> None:
+        if self.pipes not in ("kernel", "async", "sync"):
+            raise UsageError(f"RuntimeOptions.pipes must be 'kernel', 'async' or 'sync', not {self.pipes!r}")
 
 
 DEFAULT_OPTIONS = RuntimeOptions()

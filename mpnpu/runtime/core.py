@@ -36,6 +36,7 @@ from .gm import GlobalTensor, SegmentTable
 from .hold import HoldPlan, runner_for
 from .insert import InsertedSync, hooks_for
 from .local import TPipe, make_arenas
+from .pipes import PipeEngine
 from .procutil import limit_blas_threads, set_parent_death_signal
 from .protocol import ErrorReport, ExitCommand, LaunchCommand, LaunchDone, LaunchFailed, Reply
 from .sync import CoreState, SyncObjects
@@ -61,6 +62,9 @@ class CoreContext:
         self.flag_ports: dict[tuple[int, int], object] = {}  # (mode, id) -> sync.FlagPort
         self.hold = None  # mpnpu.runtime.hold.HoldRunner in a race-directed launch
         self.stage_hooks = None  # mpnpu.runtime.insert.StageHooks when a launch inserts syncs
+        self.pipes = PipeEngine(info.label, options.sync_timeout_s)
+        #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
+        self.pipe_aware = False
 
     def begin_launch(self, dropped_syncs: frozenset[str], trace: bool, hold: HoldPlan | None = None,
                      inserts: tuple[InsertedSync, ...] = ()) -> None:
@@ -76,6 +80,14 @@ class CoreContext:
         self.stage_hooks = hooks_for(inserts, self.info.core_type.value == "cube")
         for port in self.flag_ports.values():
             port.used = False
+
+    def start_pipes(self, kernel: Callable) -> None:
+        """Choose how this launch runs its pipes: asynchronously for a kernel that orders them
+        itself (marked ``api.pipelined``), in order for one written without intra-core syncs;
+        ``RuntimeOptions.pipes`` "async" / "sync" overrides the kernel's mark."""
+        self.pipe_aware = getattr(kernel, "__mpnpu_pipes__", "") == "async"
+        mode = self.options.pipes
+        self.pipes.reset(mode == "async" or (mode == "kernel" and self.pipe_aware))
 
     def flags_set(self) -> tuple[tuple[int, int], ...]:
         """(mode, id) of every flag this core set in the current launch."""
@@ -192,8 +204,11 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
     start = time.perf_counter()
     try:
         fn = resolve_kernel(kernel)
+        ctx.start_pipes(fn)
         fn(*args, **kwargs)
+        ctx.pipes.finish()  # the kernel ends when its pipes have drained
     except BaseException as e:  # noqa: BLE001 - any failure of the kernel is reported, even SystemExit
+        ctx.pipes.abort()
         ctx.sync.set_state(core_id, CoreState.FAILED)
         return LaunchFailed(launch_id, core_id, error_report(e))
     finally:

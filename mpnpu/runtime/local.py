@@ -20,6 +20,7 @@ from mpnpu.errors import CapacityError, KernelAPIError
 
 from .config import DeviceSpec
 from .dtypes import DType, DTypeLike, get_dtype
+from .pipes import EventIdPool, HardEvent
 from .topology import CoreInfo, CoreType
 
 _ALIGN = 32
@@ -109,6 +110,37 @@ class TPipe:
         self._spec = spec
         self._arenas = arenas
         self._used = {memory: 0 for memory in arenas}
+        self._events = EventIdPool()
+        # (first address, last address + 1, memory name) of every arena, for locate()
+        self._spans = [(a.ctypes.data, a.ctypes.data + a.nbytes, m) for m, a in arenas.items()]
+
+    def alloc_event_id(self, event: HardEvent) -> int:
+        """AllocEventID: reserve the lowest free id (0..7) of ``event`` until release_event_id."""
+        return self._events.alloc(event)
+
+    def release_event_id(self, event: HardEvent, event_id: int) -> None:
+        """ReleaseEventID."""
+        self._events.release(event, event_id)
+
+    def fetch_event_id(self, event: HardEvent) -> int:
+        """FetchEventID: the lowest id of ``event`` not allocated, without reserving it."""
+        return self._events.fetch(event)
+
+    def locate(self, arr: np.ndarray) -> tuple[str, int, int] | None:
+        """(memory, start, stop): the byte hull of ``arr`` in this core's local memory, or None."""
+        if arr.size == 0:
+            return None
+        lo = hi = arr.__array_interface__["data"][0]
+        for n, st in zip(arr.shape, arr.strides):
+            if st >= 0:
+                hi += (n - 1) * st
+            else:
+                lo += (n - 1) * st
+        hi += arr.itemsize
+        for a0, a1, memory in self._spans:
+            if a0 <= lo and hi <= a1:
+                return memory, lo - a0, hi - a0
+        return None
 
     def init_buffer(self, position: TPosition, nbytes: int) -> TBuf:
         """Reserve ``nbytes`` (rounded up to 32) of the memory behind ``position``."""
@@ -141,6 +173,7 @@ class TPipe:
         """Release every reservation (done by the runtime at the start of each launch)."""
         for memory in self._used:
             self._used[memory] = 0
+        self._events.reset()
 
 
 def make_arenas(core: CoreInfo, spec: DeviceSpec) -> dict[str, np.ndarray]:

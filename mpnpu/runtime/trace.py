@@ -97,6 +97,42 @@ class DroppedSyncEvent(NamedTuple):
     t1: int = 0
 
 
+class LocalAccess(NamedTuple):
+    """One access to a core's local memory (UB, L1, L0A/B/C) by an instruction on a pipe.
+
+    Recorded at issue, in program order, for the race detector inside the core
+    (:mod:`mpnpu.racecheck.intracore`); the GM race detector ignores these.
+    """
+
+    kind: str  # READ or WRITE
+    memory: str  # "UB", "L1", "L0A", "L0B" or "L0C"
+    start: int  # byte range [start, stop) in that memory (the hull of the view)
+    stop: int
+    pipe: str  # "PIPE_MTE2", "PIPE_V", ...
+    stage: str
+    site: str
+    t0: int = 0  # not recorded (0): the issue order is what matters here
+    t1: int = 0
+
+
+class PipeSyncEvent(NamedTuple):
+    """An intra-core sync as issued: set_flag, wait_flag or pipe_barrier.
+
+    ``op`` "set": pipe ``event``'s source raises (event, event_id); "wait": its destination waits
+    for it; "barrier": the scalar unit waits for everything issued to ``pipe`` (``event`` "").
+    """
+
+    op: str
+    pipe: str  # the pipe the instruction is issued to ("PIPE_ALL" for a full barrier)
+    event: str  # HardEvent name, e.g. "MTE2_V"
+    event_id: int
+    name: str  # sync point name, or ""
+    stage: str
+    site: str
+    t0: int = 0  # not recorded (0): the issue order is what matters here
+    t1: int = 0
+
+
 class StageEvent(NamedTuple):
     """The kernel entered a stage (``api.stage``); ``t1`` is filled in when it leaves it."""
 
@@ -106,7 +142,8 @@ class StageEvent(NamedTuple):
     t1: int = 0
 
 
-TraceEvent = Union[Access, SyncAllEvent, FlagSetEvent, FlagWaitEvent, DroppedSyncEvent, StageEvent]
+TraceEvent = Union[Access, SyncAllEvent, FlagSetEvent, FlagWaitEvent, DroppedSyncEvent, StageEvent,
+                   LocalAccess, PipeSyncEvent]
 
 
 class LaunchTrace(NamedTuple):
