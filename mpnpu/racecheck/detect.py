@@ -590,9 +590,12 @@ def hazards_from(conf: Conflicts) -> list[Hazard]:
 
 
 def analyze(trace: LaunchTrace) -> list[Hazard]:
-    """The GM hazards of one traced launch, most frequent first.
+    """The hazards of one traced launch: GM races between cores, most frequent first, then races
+    between the pipes of a core on its local memory (:mod:`.intracore`).
 
     Raises ValueError if the trace is inconsistent (syncs that cannot pair up, e.g. because the
     launch failed part-way).
     """
-    return hazards_from(find_conflicts(trace))
+    from .intracore import analyze_local  # intracore imports .report, like this module
+
+    return hazards_from(find_conflicts(trace)) + analyze_local(trace)

@@ -37,10 +37,12 @@ class AccessSite:
     site: str  # "kernel.py:120"
     access: str  # "READ", "WRITE" or "ATOMIC"
     tensor: str
+    pipe: str = ""  # for a hazard inside a core: the pipe that made the access, e.g. "PIPE_MTE2"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (JSON-ready)."""
-        return {
+        extra = {"pipe": self.pipe} if self.pipe else {}
+        return {**extra, 
             "core": self.core,
             "core_id": self.core_id,
             "short": self.short,
@@ -75,11 +77,17 @@ class Hazard:
     dropped_syncs: tuple[str, ...] = ()
     core_pairs: frozenset[tuple[str, str]] = field(default_factory=frozenset)
     launches: int = 1
+    #: "GM": a race between cores on global memory; "local": a race between the pipes of one core
+    #: on its local memory (``tensor`` is then the memory, "UB", "L1", ..., and the element range
+    #: is in bytes of that memory)
+    scope: str = "GM"
 
     @property
-    def key(self) -> tuple[str, str, str, str, str, str]:
-        """What makes two hazards the same: (kind, tensor, stage A, site A, stage B, site B)."""
-        return (self.kind, self.tensor, self.first.stage, self.first.site, self.second.stage, self.second.site)
+    def key(self) -> tuple[str, ...]:
+        """What makes two hazards the same: (kind, tensor, stage A, site A, stage B, site B), and
+        for a hazard inside a core, its two pipes."""
+        key = (self.kind, self.tensor, self.first.stage, self.first.site, self.second.stage, self.second.site)
+        return key if self.scope == "GM" else key + (self.first.pipe, self.second.pipe)
 
     @property
     def missing_sync(self) -> str:
@@ -111,7 +119,9 @@ class Hazard:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (JSON-ready)."""
+        extra = {} if self.scope == "GM" else {"scope": self.scope}
         return {
+            **extra,
             "kind": self.kind,
             "tensor": self.tensor,
             "count": self.count,
@@ -201,14 +211,17 @@ def format_text(hazards: Iterable[Hazard], max_core_pairs: int = 4, launches_ana
     for h in hazards:
         lo, hi = h.element_range
         n_launches = f"{h.launches}{out_of} {'launch' if h.launches == 1 and not out_of else 'launches'}"
-        lines.append(
-            f"====== ERROR: Potential {h.kind} hazard detected at GM tensor {h.tensor}[{lo}:{hi}] "
-            f"(x{h.count} in {n_launches}):"
-        )
+        if h.scope == "GM":
+            at = f"GM tensor {h.tensor}[{lo}:{hi}]"
+        else:
+            at = (f"{h.tensor} bytes [{lo}:{hi}] of {h.first.core} between {h.first.pipe} "
+                  f"and {h.second.pipe}")
+        lines.append(f"====== ERROR: Potential {h.kind} hazard detected at {at} (x{h.count} in {n_launches}):")
         width = max(5, len(h.first.access), len(h.second.access))
         for a in (h.first, h.second):
-            where = f"{a.access:<{width}} by {a.core} in {stage_label(a.stage)} at {a.site}"
-            if a.tensor != h.tensor:
+            who = a.pipe if h.scope != "GM" else a.core
+            where = f"{a.access:<{width}} by {who} in {stage_label(a.stage)} at {a.site}"
+            if a.tensor != h.tensor and h.scope == "GM":
                 where += f" (tensor {a.tensor})"
             lines.append(f"======    {where}")
         if len(h.core_pairs) > 1:

@@ -1,0 +1,184 @@
+"""Races inside one core: local-memory (UB, L1, L0A/B/C) accesses of different pipes that no
+intra-core sync orders.
+
+The model (pipes in :mod:`mpnpu.runtime.pipes`; events in :mod:`mpnpu.runtime.trace`). Every
+pipe is analysed as asynchronous — V and M too, although mpnpu runs them inline on the kernel
+thread — so a launch run with in-order pipes is analysed as the chip would run it::
+
+    issue           the scalar unit (PIPE_S) issues every instruction in trace order; an
+                    instruction of pipe P happens after everything PIPE_S has waited for before
+                    issuing it (P's clock joins S's)
+    pipe order      each pipe executes its instructions in order
+    set / wait      the j-th set_flag<X_Y>(id) (on pipe X) happens before the j-th
+                    wait_flag<X_Y>(id) (on pipe Y); queues record theirs the same way
+    pipe_barrier    PIPE_S waits for everything issued to the pipe (PIPE_ALL: every pipe)
+    SyncAll         PIPE_S waits for every pipe first (the device drains a core before it arrives)
+
+Two accesses to overlapping bytes of one memory of one core, from different pipes, at least one a
+write, that happens-before orders in neither direction are a hazard. Its kind follows issue
+order: RAW = write issued first, then read. Only launches of kernels that order their own pipes
+(``api.pipelined``) record local accesses; data the kernel touches with plain numpy expressions
+is not recorded (only ``data_copy``, ``load_data``, ``mmad``, ``fixpipe``, ``cast`` and the
+vector instructions of :mod:`mpnpu.pipe_api` are).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from mpnpu.runtime.pipes import ANALYSED_PIPES
+from mpnpu.runtime.topology import Topology
+from mpnpu.runtime.trace import READ, DroppedSyncEvent, LaunchTrace, LocalAccess, PipeSyncEvent, SyncAllEvent
+
+from .report import ACCESS_NAMES, AccessSite, Hazard
+
+_PIPE_INDEX = {p.value: i for i, p in enumerate(ANALYSED_PIPES)}
+_S = _PIPE_INDEX["PIPE_S"]
+_N = len(ANALYSED_PIPES)
+_INTRA_CALLS = ("set_flag", "wait_flag", "pipe_barrier")
+
+
+@dataclass
+class CoreAccesses:
+    """The local accesses of one core with their clocks (columns)."""
+
+    events: list[LocalAccess]
+    pos: np.ndarray  # index in the core's event list
+    pipe: np.ndarray  # pipe index (ANALYSED_PIPES order)
+    stamp: np.ndarray  # own component of the access's clock
+    clock: np.ndarray  # (n, pipes) vector clocks
+    write: np.ndarray  # bool
+    memory: np.ndarray  # memory id
+    start: np.ndarray
+    stop: np.ndarray
+    dropped: list[tuple[int, DroppedSyncEvent]]  # intra-core syncs the launch dropped, with positions
+
+
+def _pipe(name: str, ev) -> int:
+    try:
+        return _PIPE_INDEX[name]
+    except KeyError:
+        raise ValueError(f"inconsistent trace: unknown pipe {name!r} in {ev!r}") from None
+
+
+def core_clocks(events: Sequence) -> CoreAccesses:
+    """Vector clocks per pipe for one core's events; raises ValueError on a wait without its set."""
+    vc = np.zeros((_N, _N), dtype=np.int64)  # vc[p] = clock of pipe p after its last instruction
+    released: dict[tuple[str, int], deque] = defaultdict(deque)
+    acc: list[LocalAccess] = []
+    pos, pipe, stamp, clocks = [], [], [], []
+    dropped: list[tuple[int, DroppedSyncEvent]] = []
+
+    def issue(p: int) -> None:
+        np.maximum(vc[p], vc[_S], out=vc[p])
+        vc[p, p] += 1
+
+    for i, ev in enumerate(events):
+        t = type(ev)
+        if t is LocalAccess:
+            p = _pipe(ev.pipe, ev)
+            issue(p)
+            acc.append(ev)
+            pos.append(i)
+            pipe.append(p)
+            stamp.append(vc[p, p])
+            clocks.append(vc[p].copy())
+        elif t is PipeSyncEvent:
+            if ev.op == "barrier":
+                drained = range(_N) if ev.pipe == "PIPE_ALL" else (_pipe(ev.pipe, ev),)
+                for q in drained:
+                    np.maximum(vc[_S], vc[q], out=vc[_S])
+                vc[_S, _S] += 1
+                continue
+            p = _pipe(ev.pipe, ev)
+            issue(p)
+            if ev.op == "set":
+                released[(ev.event, ev.event_id)].append(vc[p].copy())
+            elif ev.op == "wait":
+                q = released[(ev.event, ev.event_id)]
+                if not q:
+                    raise ValueError(
+                        f"inconsistent trace: wait_flag<{ev.event}>({ev.event_id}) at {ev.site} has no set before it"
+                    )
+                np.maximum(vc[p], q.popleft(), out=vc[p])
+        elif t is SyncAllEvent:
+            for q in range(_N):
+                np.maximum(vc[_S], vc[q], out=vc[_S])
+            vc[_S, _S] += 1
+        elif t is DroppedSyncEvent and ev.call in _INTRA_CALLS:
+            dropped.append((i, ev))
+    n = len(acc)
+    mem_ids: dict[str, int] = {}
+    return CoreAccesses(
+        events=acc,
+        pos=np.array(pos, dtype=np.int64),
+        pipe=np.array(pipe, dtype=np.int64),
+        stamp=np.array(stamp, dtype=np.int64),
+        clock=np.array(clocks, dtype=np.int64).reshape(n, _N),
+        write=np.array([a.kind != READ for a in acc], dtype=bool),
+        memory=np.array([mem_ids.setdefault(a.memory, len(mem_ids)) for a in acc], dtype=np.int64),
+        start=np.array([a.start for a in acc], dtype=np.int64),
+        stop=np.array([a.stop for a in acc], dtype=np.int64),
+        dropped=dropped,
+    )
+
+
+def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
+    """(i, j), i issued before j: overlapping, a write among them, different pipes, unordered."""
+    n = len(ca.events)
+    if n < 2:
+        return []
+    out: list[tuple[int, int]] = []
+    # Row by row against the later accesses: memory stays O(n) per row.
+    for i in range(n - 1):
+        j = np.arange(i + 1, n)
+        m = (ca.memory[j] == ca.memory[i]) & (ca.start[j] < ca.stop[i]) & (ca.start[i] < ca.stop[j])
+        m &= ca.write[j] | ca.write[i]
+        m &= ca.pipe[j] != ca.pipe[i]
+        if not m.any():
+            continue
+        j = j[m]
+        # i -> j iff j's clock has seen i's own stamp; j -> i is impossible for j issued later
+        # unless i's clock has seen j's stamp (a wait on i's pipe for a set on j's pipe).
+        i_before_j = ca.clock[j, ca.pipe[i]] >= ca.stamp[i]
+        j_before_i = ca.clock[i, ca.pipe[j]] >= ca.stamp[j]
+        for jj in j[~(i_before_j | j_before_i)].tolist():
+            out.append((i, jj))
+    return out
+
+
+def _gap(first: LocalAccess, second: LocalAccess) -> str:
+    a, b = first.pipe[5:], second.pipe[5:]
+    return f"no {a}_{b} sync (set_flag/wait_flag, queue or pipe_barrier) between {first.pipe} and {second.pipe}"
+
+
+def analyze_local(trace: LaunchTrace) -> list[Hazard]:
+    """The intra-core hazards of one traced launch (all cores), merged by kind, memory, sites and pipes."""
+    topo = Topology(trace.block_dim)
+    merged: dict[tuple, Hazard] = {}
+    for c, events in enumerate(trace.events):
+        if not any(type(ev) is LocalAccess for ev in events):
+            continue
+        ca = core_clocks(events)
+        info = topo.core(c)
+        for i, j in core_conflicts(ca):
+            a, b = ca.events[i], ca.events[j]
+            kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
+            lo, hi = max(a.start, b.start), min(a.stop, b.stop)
+            names = tuple(sorted({d.name or d.call for p, d in ca.dropped if ca.pos[i] < p < ca.pos[j]}))
+
+            def site(x: LocalAccess) -> AccessSite:
+                return AccessSite(core=info.label, core_id=c, short=info.short, stage=x.stage, site=x.site,
+                                  access=ACCESS_NAMES[x.kind], tensor=x.memory, pipe=x.pipe)
+
+            h = Hazard(kind=kind, tensor=a.memory, first=site(a), second=site(b), count=1,
+                       element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
+                       core_pairs=frozenset({(info.short, info.short)}), scope="local")
+            key = h.key + (a.pipe, b.pipe)
+            prev = merged.get(key)
+            merged[key] = h if prev is None else prev.merged(h, same_launch=True)
+    return sorted(merged.values(), key=lambda h: (-h.count, h.key))
