@@ -9,7 +9,8 @@ saw. The chain::
     O5a  init-zero-only                every case reads exactly 0
     O5b  init-sentinel                 every case reads exactly its own constant: init ruled out
     O6   no-allreduce-copyout          CVProcess's intermediate is inconsistent: the fault enters there
-    O7   pipe-barrier-all              the intra-core barrier does not help: it still fails
+    O7   pipe-barrier-all              the intra-core barrier (it really drains the core's pipes) does not
+                                       help: it still fails
     O8   copy-dep=vocab_parallel_logits   the cube result is read consistently
     O8   copy-dep=masked_target        masked_target is read inconsistently (its own output is right)
     root cause (derived)               missing SyncAll between TargetProcess and CVProcess
@@ -147,10 +148,11 @@ STEPS: tuple[Step, ...] = (
          "the fault enters in CVProcess: its intermediate result changes between repeats",
          inconsistent_in_predicted_only, seen_consistency, "cases inconsistent >= 1; other outputs right"),
     Step("O7", "pipe-barrier-all", "incident",
-         "PipeBarrier<PIPE_ALL> between every step of CVProcess's predicted_logits computation",
+         "PipeBarrier<PIPE_ALL> between every step of CVProcess's predicted_logits computation "
+         "(each drains the core's asynchronous pipes)",
          "golden", True,
          "does not fix it",
-         "intra-core sync ruled out: with the barriers it still fails",
+         "intra-core sync ruled out: the barriers order each core's pipes, and it still fails",
          fails_in_predicted_only, seen_golden, "failing case-runs >= 1"),
     Step("O8", "copy-dep=vocab_parallel_logits", "incident",
          "predicted_logits receives the cube result (row's first logit) instead of the gathered logit",

@@ -173,33 +173,44 @@ class EventIdPool:
         self._taken.clear()
 
 
-# One queued instruction: (kind, payload, where) with kind "run" (payload: callable), "set" or
-# "wait" (payload: (event, id)); ``where`` is the issuing kernel line, for error messages.
+# One queued instruction: (kind, payload, where) with kind "run" / "signal" (payload: callable),
+# "set" or "wait" (payload: (event, id)); ``where`` is the issuing kernel line, for error messages.
 _Op = tuple
+_DONE = ("done", None, "")  # _claim: a set or wait completed under the lock, nothing to execute
 
 
 class PipeEngine:
-    """The asynchronous pipes of one core process. Only the kernel thread issues; one thread per pipe executes."""
+    """The asynchronous pipes of one core process. Only the kernel thread issues; one thread per
+    pipe executes.
+
+    When the kernel thread blocks on a pipe (a wait for an event that pipe raises, a barrier), it
+    executes that pipe's queued instructions itself, in order, instead of idling while the pipe's
+    thread is scheduled: each pipe still executes in issue order, one instruction at a time, and
+    the pipes still run concurrently with each other and with the kernel until it blocks.
+    """
 
     def __init__(self, label: str, timeout_s: float) -> None:
         self.label = label
         self.timeout_s = timeout_s
         self.asynchronous = False
-        self._cv = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cv = threading.Condition(self._lock)  # the kernel thread waits on this one
+        self._pipe_cv = {p: threading.Condition(self._lock) for p in ASYNC_PIPES}
         self._queues: dict[Pipe, collections.deque] = {p: collections.deque() for p in ASYNC_PIPES}
+        self._busy = {p: False for p in ASYNC_PIPES}  # an instruction of the pipe is executing
         self._threads: dict[Pipe, threading.Thread] = {}
         self._flags: collections.Counter = collections.Counter()  # (event, id) -> raised, not consumed
         self._queued_sets: collections.Counter = collections.Counter()  # (event, id) -> sets still queued
         self._error: BaseException | None = None
         self._running = 0  # instructions executing right now (outside the lock)
-        self._signals = 0  # cross-core flag sets still queued on a pipe
-        self._generation = 0  # bumped by reset: a pipe thread drops ops of an abandoned launch
+        self._signals = 0  # cross-core flag sets queued or executing
+        self._generation = 0  # bumped by reset: results of an abandoned launch are dropped
 
     # -- launch life cycle ----------------------------------------------------------------------
 
     def reset(self, asynchronous: bool) -> None:
         """Start a launch: no events raised, nothing queued, no error."""
-        with self._cv:
+        with self._lock:
             for q in self._queues.values():
                 q.clear()
             self._flags.clear()
@@ -208,7 +219,7 @@ class PipeEngine:
             self._error = None
             self._generation += 1
             self.asynchronous = asynchronous
-            self._cv.notify_all()
+            self._wake_all()
 
     def finish(self) -> None:
         """End of the kernel function: wait for every pipe to drain (the launch ends when they do)."""
@@ -221,7 +232,7 @@ class PipeEngine:
         """
         self.reset(self.asynchronous)
         deadline = time.monotonic() + self.timeout_s
-        with self._cv:
+        with self._lock:
             while self._running and time.monotonic() < deadline:
                 self._cv.wait(0.05)
 
@@ -239,7 +250,7 @@ class PipeEngine:
         if not self.asynchronous or pipe not in self._queues:
             fn()
             return
-        with self._cv:
+        with self._lock:
             self._signals += 1
         self._issue(pipe, ("signal", fn, where))
 
@@ -251,24 +262,19 @@ class PipeEngine:
         """
         if not self.asynchronous:
             return
-        deadline = time.monotonic() + self.timeout_s
-        with self._cv:
-            while self._signals:
-                self._check_error()
-                self._check_stuck(where)
-                self._timed_wait(deadline, f"cross-core flag sets issued before {where or '?'}")
+        self._block_until(lambda: not self._signals, ASYNC_PIPES, f"cross-core flag sets issued before {where or '?'}", where)
 
     def set_flag(self, event: HardEvent, event_id: int, where: str = "") -> None:
         """Raise (event, id) when ``event.src`` reaches this point."""
         key = (event, event_id)
         src = event.src
         if not self.asynchronous or src not in self._queues:
-            with self._cv:
+            with self._lock:
                 self._check_error()
                 self._flags[key] += 1
-                self._cv.notify_all()
+                self._wake_all()
             return
-        with self._cv:
+        with self._lock:
             self._queued_sets[key] += 1
         self._issue(src, ("set", key, where))
 
@@ -280,94 +286,137 @@ class PipeEngine:
             self._issue(dst, ("wait", key, where))
             return
         # The destination runs on the kernel thread: block it (bounded, and never on a wait that
-        # nothing can satisfy any more).
-        deadline = time.monotonic() + self.timeout_s
-        with self._cv:
-            while True:
-                self._check_error()
-                if self._flags[key] > 0:
-                    self._flags[key] -= 1
-                    return
-                if self._queued_sets[key] == 0:
-                    raise KernelAPIError(self._unmatched(event, event_id, where, "the kernel thread"))
-                self._timed_wait(deadline, f"wait_flag<{event.name}>({event_id}) at {where or '?'}")
+        # nothing can satisfy any more), executing the source pipe's instructions meanwhile.
+        flags, queued = self._flags, self._queued_sets
+
+        def raised() -> bool:
+            if flags[key] > 0:
+                return True
+            if queued[key] == 0:
+                raise KernelAPIError(self._unmatched(event, event_id, where, "the kernel thread"))
+            return False
+
+        self._block_until(raised, (event.src,) if event.src in self._queues else ASYNC_PIPES,
+                          f"wait_flag<{event.name}>({event_id}) at {where or '?'}", where)
+        with self._lock:
+            flags[key] -= 1
 
     def barrier(self, pipe: Pipe, where: str = "") -> None:
         """PipeBarrier: the kernel thread waits until everything issued to ``pipe`` has completed."""
         if not self.asynchronous:
-            self._check_error_locked()
-            return
-        queues = list(self._queues.values()) if pipe is Pipe.ALL else (
-            [self._queues[pipe]] if pipe in self._queues else [])
-        deadline = time.monotonic() + self.timeout_s
-        with self._cv:
-            while True:
+            with self._lock:
                 self._check_error()
-                if not any(queues):
-                    return
-                self._check_stuck(where)
-                self._timed_wait(deadline, f"pipe_barrier({pipe.value}) at {where or '?'}")
+            return
+        pipes = ASYNC_PIPES if pipe is Pipe.ALL else ((pipe,) if pipe in self._queues else ())
+        queues = [self._queues[p] for p in pipes]
+        self._block_until(lambda: not any(queues), pipes, f"pipe_barrier({pipe.value}) at {where or '?'}", where)
 
     def idle(self) -> bool:
         """Whether nothing is queued on any pipe."""
-        with self._cv:
+        with self._lock:
             return not any(self._queues.values())
 
     # -- inside -----------------------------------------------------------------------------------
 
     def _issue(self, pipe: Pipe, op: _Op) -> None:
-        with self._cv:
+        with self._lock:
             self._check_error()
             self._queues[pipe].append(op)
-            self._cv.notify_all()
+            self._pipe_cv[pipe].notify()
         if pipe not in self._threads:
             t = threading.Thread(target=self._serve, args=(pipe,), name=f"{pipe.value} of {self.label}", daemon=True)
             self._threads[pipe] = t
             t.start()
 
+    def _wake_all(self) -> None:
+        """Flags or queues changed: wake whoever may be waiting on them (lock held)."""
+        self._cv.notify_all()
+        for cv in self._pipe_cv.values():
+            cv.notify()
+
+    def _claim(self, pipe: Pipe) -> _Op | None:
+        """Take the pipe's next instruction (lock held): None if it cannot proceed now, _DONE if it
+        was a set or a satisfied wait (completed here), else a "run"/"signal" to execute."""
+        q = self._queues[pipe]
+        if not q or self._busy[pipe]:
+            return None
+        op = q[0]
+        kind, payload, _ = op
+        if kind == "wait":
+            if self._flags[payload] == 0:
+                return None
+            self._flags[payload] -= 1
+            q.popleft()
+            self._cv.notify_all()
+            return _DONE
+        if kind == "set":
+            self._flags[payload] += 1
+            self._queued_sets[payload] -= 1
+            q.popleft()
+            self._wake_all()
+            return _DONE
+        self._busy[pipe] = True
+        self._running += 1
+        return op
+
+    def _execute(self, pipe: Pipe, op: _Op) -> None:
+        """Execute a claimed instruction with the lock released; retire it with the lock held."""
+        generation = self._generation
+        self._lock.release()
+        error = None
+        try:
+            op[1]()
+        except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
+            error = e
+        finally:
+            self._lock.acquire()
+        self._busy[pipe] = False
+        self._running -= 1
+        if generation == self._generation:
+            q = self._queues[pipe]
+            if q and q[0] is op:
+                q.popleft()
+            if op[0] == "signal":
+                self._signals -= 1
+            if error is not None:
+                if self._error is None:
+                    self._error = error
+                for other in self._queues.values():  # the launch failed: nothing more runs
+                    other.clear()
+        self._wake_all()
+
     def _serve(self, pipe: Pipe) -> None:
         """The pipe's thread: execute its queue in order, forever (a daemon of the core process)."""
-        q = self._queues[pipe]
-        cv = self._cv
-        while True:
-            with cv:
-                while not q:
+        cv = self._pipe_cv[pipe]
+        with self._lock:
+            while True:
+                op = self._claim(pipe)
+                if op is None:
                     cv.wait()
-                op = q[0]
-                generation = self._generation
-                kind, payload, _ = op
-                if kind == "wait":
-                    while self._flags[payload] == 0 and self._generation == generation and self._error is None:
-                        cv.wait()
-                    if self._generation != generation or self._error is not None:
-                        continue  # abandoned: reset cleared the queue, or the launch failed
-                    self._flags[payload] -= 1
-                elif kind == "set":
-                    self._flags[payload] += 1
-                    self._queued_sets[payload] -= 1
-                else:
-                    self._running += 1
-            if kind == "run" or kind == "signal":
-                try:
-                    payload()
-                except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
-                    with cv:
-                        self._running -= 1
-                        if self._generation == generation and self._error is None:
-                            self._error = e
-                        for other in self._queues.values():
-                            other.clear()
-                        cv.notify_all()
+                elif op is not _DONE:
+                    self._execute(pipe, op)
+
+    def _block_until(self, done: Callable[[], bool], helped: tuple, what: str, where: str) -> None:
+        """Block the kernel thread until ``done()`` (checked with the lock held), executing the
+        ``helped`` pipes' instructions meanwhile; errors, unsatisfiable waits and the timeout raise."""
+        deadline = time.monotonic() + self.timeout_s
+        with self._lock:
+            while True:
+                self._check_error()
+                if done():
+                    return
+                progressed = False
+                for pipe in helped:
+                    op = self._claim(pipe)
+                    if op is not None:
+                        progressed = True
+                        if op is not _DONE:
+                            self._execute(pipe, op)
+                        break
+                if progressed:
                     continue
-            with cv:
-                if kind == "run" or kind == "signal":
-                    self._running -= 1
-                    if kind == "signal" and self._generation == generation:
-                        self._signals -= 1
-                # Completed: leave the queue (unless a reset already emptied it meanwhile).
-                if self._generation == generation and q and q[0] is op:
-                    q.popleft()
-                cv.notify_all()
+                self._check_stuck(where)
+                self._timed_wait(deadline, what)
 
     def _check_error(self) -> None:
         """Raise a pipe's failure on the kernel thread (call with the lock held)."""
@@ -375,10 +424,6 @@ class PipeEngine:
         if e is not None:
             self._error = None
             raise e
-
-    def _check_error_locked(self) -> None:
-        with self._cv:
-            self._check_error()
 
     def _timed_wait(self, deadline: float, what: str) -> None:
         left = deadline - time.monotonic()
@@ -389,7 +434,7 @@ class PipeEngine:
     def _check_stuck(self, where: str) -> None:
         """The kernel thread is blocked: a pipe stopped at a wait no queued set can satisfy never moves."""
         for pipe, q in self._queues.items():
-            if q and q[0][0] == "wait":
+            if q and q[0][0] == "wait" and not self._busy[pipe]:
                 key = q[0][1]
                 if self._flags[key] == 0 and self._queued_sets[key] == 0:
                     event, event_id = key
