@@ -8,6 +8,7 @@ cross-core flag on PIPE_MTE3 that fires only after the copy it follows landed.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -268,3 +269,26 @@ def test_dropping_the_queues_mte2_v_sync_corrupts_results() -> None:
             outputs, _ = op.run(dev, case)
             assert op.judge(case, op.prepare(case), outputs).passed
     assert failed >= 1
+
+
+# -- FLOMS on asynchronous pipes -------------------------------------------------------------------
+
+
+@pytest.mark.time_limit(60)
+@pytest.mark.usefixtures("no_leaks", "time_limit")
+def test_floms_is_right_on_async_and_in_order_pipes_and_o7_barriers_are_real() -> None:
+    from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR as floms
+    from tests.runtime_util import OPTIONS
+
+    cases = [floms.make_case(0, i) for i in range(4)]
+    for mode in ("kernel", "sync"):  # "kernel": FLOMS is pipelined, so its pipes run asynchronously
+        options = dataclasses.replace(OPTIONS, pipes=mode)
+        with device(1, options=options) as dev:
+            for case in cases:
+                outputs, _ = floms.run(dev, case)
+                assert floms.judge(case, floms.prepare(case), outputs).passed, (mode, case.index)
+    with device(1) as dev:
+        _, launch = floms.run(dev, cases[0], drop_syncs=frozenset({"S1"}), probe="pipe-barrier-all", trace=True)
+    barriers = [ev for evs in launch.trace.events for ev in evs
+                if isinstance(ev, PipeSyncEvent) and ev.op == "barrier" and ev.pipe == "PIPE_ALL"]
+    assert barriers and all(ev.stage == "CVProcess" for ev in barriers)
