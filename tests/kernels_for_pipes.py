@@ -58,7 +58,7 @@ def bad_event_id() -> None:
 
 
 @api.pipelined
-def publish_then_flag(data, seen, value: int, n: int) -> None:
+def publish_then_flag(data, seen, value: int, n: int, pipe: Pipe = Pipe.MTE3) -> None:
     """Vector cores copy ``value`` rows to GM on MTE3 and raise flag 4 on PIPE_MTE3 (mode 2);
     the cube core waits for it and copies what GM holds into ``seen``."""
     if api.is_aiv():
@@ -66,7 +66,7 @@ def publish_then_flag(data, seen, value: int, n: int) -> None:
         ub = api.alloc_local(TPosition.VECOUT, n, "int32")
         ub[...] = value + v
         api.data_copy(data[v], ub)
-        api.cross_core_set_flag(4, mode=2, pipe=Pipe.MTE3)
+        api.cross_core_set_flag(4, mode=2, pipe=pipe)
     else:
         api.cross_core_wait_flag(4, mode=2)
         l1 = api.alloc_local(TPosition.A1, (2, n), "int32")

@@ -223,3 +223,19 @@ def test_intra_core_kernels_report_exactly_their_dropped_sync() -> None:
         _, launch = dbr.run(dev, case, drop_syncs=frozenset({"R"}), trace=True)
         found = {(h.kind, h.first.pipe, h.second.pipe) for h in analyze(launch.trace)}
         assert ("WAR", "PIPE_MTE3", "PIPE_MTE2") in found
+
+
+@pytest.mark.usefixtures("no_leaks", "time_limit")
+def test_cross_core_flag_raised_on_another_pipe_than_the_copy_is_a_gm_race() -> None:
+    import numpy as np
+
+    from mpnpu.api import Pipe
+
+    n = 256
+    with device(1) as dev:
+        data = dev.to_device("data", np.zeros((2, n), np.int32))
+        seen = dev.to_device("seen", np.zeros((2, n), np.int32))
+        for pipe, expected in ((Pipe.MTE3, set()), (Pipe.MTE2, {("RAW", "data")})):
+            launch = dev.launch("tests.kernels_for_pipes:publish_then_flag", data, seen, 1, n, pipe, trace=True)
+            found = {(h.kind, h.tensor) for h in analyze(launch.trace) if h.scope == "GM"}
+            assert found == expected, pipe

@@ -56,6 +56,7 @@ from mpnpu.runtime.trace import (
 )
 
 from .hb import VectorClocks, compute_clocks
+from .intracore import analyze_local, release_epochs
 from .report import ACCESS_NAMES, AccessSite, Hazard, stage_label
 
 _KIND_CODE = {READ: 0, WRITE: 1, ATOMIC: 2}
@@ -98,6 +99,7 @@ class _Walk:
     core: np.ndarray  # per access: core id
     pos: np.ndarray  # per access: index in its core's event list
     epoch: np.ndarray  # per access: sync events before it on its core
+    release: np.ndarray  # per access: the first of its core's sync events from which on every release orders it
     kind: np.ndarray  # per access: 0 READ, 1 WRITE, 2 ATOMIC
     stage: np.ndarray  # per access: stage id (index in stage_names)
     loc: np.ndarray  # per access: id of (tensor, stage, site), the merge granularity
@@ -126,6 +128,7 @@ def _walk(trace: LaunchTrace) -> _Walk:
     a_core: list[int] = []
     a_pos: list[int] = []
     a_epoch: list[int] = []
+    a_release: list[int] = []
     a_nd: list[int] = []
     syncs: list[list] = []
     dropped: list[list[DroppedSyncEvent]] = []
@@ -160,6 +163,12 @@ def _walk(trace: LaunchTrace) -> _Walk:
                 seen[stage] = None
         syncs.append(sync_c)
         dropped.append(drop_c)
+        # Accesses made on asynchronous pipes are released only by the syncs their pipe has
+        # reached (a flag raised on another pipe does not wait for them): intracore.release_epochs.
+        if any(ev.pipe for ev in events[len(a_release):]):
+            a_release += release_epochs(evs)
+        else:
+            a_release += a_epoch[len(a_release):]
         stage_seqs.append(list(seen))
 
     i64 = np.int64
@@ -219,6 +228,7 @@ def _walk(trace: LaunchTrace) -> _Walk:
         core=np.array(a_core, dtype=i64),
         pos=np.array(a_pos, dtype=i64),
         epoch=np.array(a_epoch, dtype=i64),
+        release=np.array(a_release, dtype=i64),
         kind=kind,
         stage=stage_all[:n],
         loc=loc,
@@ -433,8 +443,8 @@ def find_conflicts(trace: LaunchTrace) -> Conflicts:
             if not len(sel):
                 continue
             a, b, ca, cb, ra, rb = a[sel], b[sel], ca[sel], cb[sel], ra[sel], rb[sel]
-            a_before_b = w.epoch[a] + 1 <= vc[gseg[b], ca]
-            b_before_a = w.epoch[b] + 1 <= vc[gseg[a], cb]
+            a_before_b = w.release[a] + 1 <= vc[gseg[b], ca]
+            b_before_a = w.release[b] + 1 <= vc[gseg[a], cb]
             sel = np.flatnonzero(~(a_before_b | b_before_a))
             if not len(sel):
                 continue
@@ -596,6 +606,4 @@ def analyze(trace: LaunchTrace) -> list[Hazard]:
     Raises ValueError if the trace is inconsistent (syncs that cannot pair up, e.g. because the
     launch failed part-way).
     """
-    from .intracore import analyze_local  # intracore imports .report, like this module
-
     return hazards_from(find_conflicts(trace)) + analyze_local(trace)

@@ -32,7 +32,17 @@ import numpy as np
 
 from mpnpu.runtime.pipes import ANALYSED_PIPES
 from mpnpu.runtime.topology import Topology
-from mpnpu.runtime.trace import READ, DroppedSyncEvent, LaunchTrace, LocalAccess, PipeSyncEvent, SyncAllEvent
+from mpnpu.runtime.trace import (
+    READ,
+    Access,
+    DroppedSyncEvent,
+    FlagSetEvent,
+    FlagWaitEvent,
+    LaunchTrace,
+    LocalAccess,
+    PipeSyncEvent,
+    SyncAllEvent,
+)
 
 from .report import ACCESS_NAMES, AccessSite, Hazard
 
@@ -65,50 +75,67 @@ def _pipe(name: str, ev) -> int:
         raise ValueError(f"inconsistent trace: unknown pipe {name!r} in {ev!r}") from None
 
 
+class _PipeClocks:
+    """The clock rules of the module docstring, applied event by event in issue order."""
+
+    def __init__(self) -> None:
+        self.vc = np.zeros((_N, _N), dtype=np.int64)  # vc[p]: clock of pipe p after its last instruction
+        self.released: dict[tuple[str, int], deque] = defaultdict(deque)
+
+    def issue(self, p: int) -> np.ndarray:
+        """An instruction on pipe p: after what PIPE_S has waited for, after p's previous one."""
+        vc = self.vc
+        np.maximum(vc[p], vc[_S], out=vc[p])
+        vc[p, p] += 1
+        return vc[p]
+
+    def drain(self, pipes) -> None:
+        """PIPE_S waits for everything issued to ``pipes``."""
+        vc = self.vc
+        for q in pipes:
+            np.maximum(vc[_S], vc[q], out=vc[_S])
+        vc[_S, _S] += 1
+
+    def sync(self, ev) -> np.ndarray | None:
+        """Apply an intra-core sync event (PipeSyncEvent or SyncAllEvent); the clock of the
+        instruction it issued, if any."""
+        if type(ev) is SyncAllEvent:
+            self.drain(range(_N))
+            return None
+        if ev.op == "barrier":
+            self.drain(range(_N) if ev.pipe == "PIPE_ALL" else (_pipe(ev.pipe, ev),))
+            return None
+        clock = self.issue(_pipe(ev.pipe, ev))
+        if ev.op == "set":
+            self.released[(ev.event, ev.event_id)].append(clock.copy())
+        elif ev.op == "wait":
+            q = self.released[(ev.event, ev.event_id)]
+            if not q:
+                raise ValueError(
+                    f"inconsistent trace: wait_flag<{ev.event}>({ev.event_id}) at {ev.site} has no set before it"
+                )
+            np.maximum(clock, q.popleft(), out=clock)
+        return clock
+
+
 def core_clocks(events: Sequence) -> CoreAccesses:
     """Vector clocks per pipe for one core's events; raises ValueError on a wait without its set."""
-    vc = np.zeros((_N, _N), dtype=np.int64)  # vc[p] = clock of pipe p after its last instruction
-    released: dict[tuple[str, int], deque] = defaultdict(deque)
+    pc = _PipeClocks()
     acc: list[LocalAccess] = []
     pos, pipe, stamp, clocks = [], [], [], []
     dropped: list[tuple[int, DroppedSyncEvent]] = []
-
-    def issue(p: int) -> None:
-        np.maximum(vc[p], vc[_S], out=vc[p])
-        vc[p, p] += 1
-
     for i, ev in enumerate(events):
         t = type(ev)
         if t is LocalAccess:
             p = _pipe(ev.pipe, ev)
-            issue(p)
+            clock = pc.issue(p)
             acc.append(ev)
             pos.append(i)
             pipe.append(p)
-            stamp.append(vc[p, p])
-            clocks.append(vc[p].copy())
-        elif t is PipeSyncEvent:
-            if ev.op == "barrier":
-                drained = range(_N) if ev.pipe == "PIPE_ALL" else (_pipe(ev.pipe, ev),)
-                for q in drained:
-                    np.maximum(vc[_S], vc[q], out=vc[_S])
-                vc[_S, _S] += 1
-                continue
-            p = _pipe(ev.pipe, ev)
-            issue(p)
-            if ev.op == "set":
-                released[(ev.event, ev.event_id)].append(vc[p].copy())
-            elif ev.op == "wait":
-                q = released[(ev.event, ev.event_id)]
-                if not q:
-                    raise ValueError(
-                        f"inconsistent trace: wait_flag<{ev.event}>({ev.event_id}) at {ev.site} has no set before it"
-                    )
-                np.maximum(vc[p], q.popleft(), out=vc[p])
-        elif t is SyncAllEvent:
-            for q in range(_N):
-                np.maximum(vc[_S], vc[q], out=vc[_S])
-            vc[_S, _S] += 1
+            stamp.append(clock[p])
+            clocks.append(clock.copy())
+        elif t is PipeSyncEvent or t is SyncAllEvent:
+            pc.sync(ev)
         elif t is DroppedSyncEvent and ev.call in _INTRA_CALLS:
             dropped.append((i, ev))
     n = len(acc)
@@ -125,6 +152,63 @@ def core_clocks(events: Sequence) -> CoreAccesses:
         stop=np.array([a.stop for a in acc], dtype=np.int64),
         dropped=dropped,
     )
+
+
+def release_epochs(events: Sequence) -> list[int]:
+    """For each GM access of one core (in order): the index of the first of the core's sync events
+    (SyncAll, cross-core set or wait, as :mod:`.hb` counts them) from which on every release — a
+    SyncAll, or a cross-core set — orders the access.
+
+    Without pipes that is the access's epoch (the next sync event). An access made on pipe Q is
+    released by a cross-core set raised on pipe P only if Q's instruction happens before the set's
+    (same pipe, a flag, a barrier); a SyncAll drains every pipe. An access that a later set does not
+    order is not released before that set either — a conservative rule (the core-wide clock
+    component of :mod:`.hb` cannot say "released by set 3 but not by set 4"): it may report a race
+    that the earlier set alone would have prevented, never miss one.
+    """
+    pc = _PipeClocks()
+    access_epoch: list[int] = []
+    access_at: list[tuple[int, int]] = []  # (pipe, stamp); pipe -1: program order
+    # per sync event (hb order): None for a wait (releases nothing), else the releasing clock
+    # (SyncAll: "everything"), as (kind, clock)
+    syncs: list[tuple[str, np.ndarray | None]] = []
+    pending_set = False
+    for ev in events:
+        t = type(ev)
+        if t is Access:
+            if ev.pipe:
+                p = _pipe(ev.pipe, ev)
+                access_at.append((p, int(pc.issue(p)[p])))
+            else:
+                access_at.append((-1, 0))
+            access_epoch.append(len(syncs))
+        elif t is SyncAllEvent:
+            pc.sync(ev)
+            syncs.append(("all", None))
+        elif t is FlagSetEvent:
+            syncs.append(("all", None))  # until its PipeSyncEvent "xset" says on which pipe
+            pending_set = True
+        elif t is FlagWaitEvent:
+            syncs.append(("wait", None))
+        elif t is PipeSyncEvent:
+            clock = pc.sync(ev)
+            if ev.op == "xset" and pending_set:
+                syncs[-1] = ("set", clock.copy())
+            pending_set = False
+    n = len(syncs)
+    out = []
+    for (p, st), e in zip(access_at, access_epoch):
+        if p < 0:
+            out.append(e)
+            continue
+        release = n  # never released
+        for j in range(n - 1, e - 1, -1):
+            kind, clock = syncs[j]
+            if kind == "set" and clock[p] < st:
+                break  # a set its pipe raises without waiting for this access
+            release = j
+        out.append(release)
+    return out
 
 
 def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:

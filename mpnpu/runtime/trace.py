@@ -49,6 +49,9 @@ class Access(NamedTuple):
     site: str  # kernel source line, "file.py:123"
     t0: int = 0  # clock_ns before the copy
     t1: int = 0  # clock_ns after it
+    #: the pipe that made the copy ("PIPE_MTE2", ...) when the kernel orders its own pipes; "" when
+    #: its accesses are simply in program order
+    pipe: str = ""
 
 
 class SyncAllEvent(NamedTuple):
