@@ -76,7 +76,7 @@ __all__ = [
     "fixpipe", "get_block_idx", "get_block_num", "get_core_type", "get_subblock_idx",
     "get_subblock_num", "get_task_ration", "get_tpipe", "is_aic", "is_aiv", "load_data", "mmad",
     "pipe_barrier", "pipelined", "set_atomic_add", "set_atomic_none", "stage", "sync_all",
-    "HardEvent", "TQue", "set_flag", "wait_flag", "duplicate", "adds", "muls", "add", "mul",
+    "HardEvent", "TQue", "set_flag", "sync_pipes", "wait_flag", "duplicate", "adds", "muls", "add", "mul",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -573,5 +573,6 @@ from .pipe_api import (  # noqa: E402
     muls,
     pipe_barrier,
     set_flag,
+    sync_pipes,
     wait_flag,
 )

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .runtime.core import CoreContext
 
 __all__ = ["HardEvent", "TQue", "add", "duplicate", "mul", "muls", "adds", "pipe_barrier", "set_flag",
-           "wait_flag"]
+           "sync_pipes", "wait_flag"]
 
 
 def record_local(c: "CoreContext", kind: str, arr: np.ndarray, pipe: Pipe) -> None:
@@ -81,6 +81,16 @@ def wait_flag(event: HardEvent, event_id: int = 0, *, name: str = "") -> None:
         return
     c.pipes.wait_flag(ev, event_id, _api._site())
     _record_sync(c, "wait", ev.dst, ev.name, event_id, name)
+
+
+def sync_pipes(event: HardEvent, *, name: str = "") -> None:
+    """SetFlag + WaitFlag on an id from FetchEventID: pipe ``event.dst`` waits for everything
+    issued to ``event.src`` so far. The usual pairing (often a macro in Ascend C kernels) when
+    nothing is issued between the set and the wait."""
+    ev = check_event(event, 0)
+    event_id = _api._ctx().pipe.fetch_event_id(ev)
+    set_flag(ev, event_id, name=name)
+    wait_flag(ev, event_id, name=name)
 
 
 def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:

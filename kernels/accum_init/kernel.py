@@ -17,9 +17,10 @@ adds among themselves, never against a plain write.
 from __future__ import annotations
 
 from mpnpu import api as ac
-from mpnpu.api import TPosition
+from mpnpu.api import HardEvent, TPosition
 
 
+@ac.pipelined
 def main(a, b, c, base_k: int) -> None:
     """Kernel entry point: ``a`` [M, K], ``b`` [K, N] (float16/bfloat16/float32), ``c`` [M, N] float32."""
     with ac.stage("InitOutput"):
@@ -39,6 +40,7 @@ def init_output(c) -> None:
     if r1 > r0:
         zeros = ac.alloc_local(TPosition.VECOUT, (r1 - r0, n), "float32")
         zeros.fill(0.0)
+        ac.sync_pipes(HardEvent.V_MTE3)
         ac.data_copy(c[r0:r1], zeros)
 
 
@@ -51,13 +53,22 @@ def split_k_matmul(a, b, c, base_k: int) -> None:
     a2 = ac.alloc_local(TPosition.A2, (m, base_k), a.dtype)
     b2 = ac.alloc_local(TPosition.B2, (base_k, n), b.dtype)
     acc = ac.alloc_local(TPosition.CO1, (m, n), "float32")
-    for k0 in range(cube * base_k, k, n_cube * base_k):
+    for j, k0 in enumerate(range(cube * base_k, k, n_cube * base_k)):
         kw = min(base_k, k - k0)
+        if j:
+            ac.sync_pipes(HardEvent.MTE1_MTE2)  # L1 was loaded into L0 before it is refilled
         ac.data_copy(a1[:, :kw], a[:, k0:k0 + kw])
         ac.data_copy(b1[:kw], b[k0:k0 + kw])
+        ac.sync_pipes(HardEvent.MTE2_MTE1)
+        if j:
+            ac.sync_pipes(HardEvent.M_MTE1)  # the last matmul has read L0A/L0B
         ac.load_data(a2[:, :kw], a1[:, :kw])
         ac.load_data(b2[:kw], b1[:kw])
+        ac.sync_pipes(HardEvent.MTE1_M)
+        if j:
+            ac.sync_pipes(HardEvent.FIX_M)  # the last chunk has left L0C
         ac.mmad(acc, a2[:, :kw], b2[:kw])
+        ac.sync_pipes(HardEvent.M_FIX)
         ac.set_atomic_add()
         ac.fixpipe(c, acc)  # c += this chunk's partial product
         ac.set_atomic_none()

@@ -22,9 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from mpnpu import api as ac
-from mpnpu.api import TPosition
+from mpnpu.api import HardEvent, TPosition
 
 
+@ac.pipelined
 def main(x, w, bias, out, y_ws, bias_ws, base_k: int) -> None:
     """Kernel entry point: x [M, K], w [K, N], bias [N], out [M, N] in one float dtype;
     y_ws [M, N] and bias_ws [N] float32 workspaces."""
@@ -56,11 +57,18 @@ def matmul(x, w, y_ws, base_k: int) -> None:
     acc = ac.alloc_local(TPosition.CO1, (rows, n), "float32")
     for k0 in range(0, k, base_k):
         kw = min(base_k, k - k0)
+        if k0:
+            ac.sync_pipes(HardEvent.MTE1_MTE2)  # L1 was loaded into L0 before it is refilled
         ac.data_copy(a1[:, :kw], x[r0:r1, k0:k0 + kw])
         ac.data_copy(b1[:kw], w[k0:k0 + kw])
+        ac.sync_pipes(HardEvent.MTE2_MTE1)
+        if k0:
+            ac.sync_pipes(HardEvent.M_MTE1)  # the last matmul has read L0A/L0B
         ac.load_data(a2[:, :kw], a1[:, :kw])
         ac.load_data(b2[:kw], b1[:kw])
+        ac.sync_pipes(HardEvent.MTE1_M)
         ac.mmad(acc, a2[:, :kw], b2[:kw], accumulate=k0 > 0)
+    ac.sync_pipes(HardEvent.M_FIX)
     ac.fixpipe(y_ws[r0:r1], acc)
 
 
@@ -72,7 +80,9 @@ def widen_bias(bias, bias_ws) -> None:
         raw = ac.alloc_local(TPosition.VECIN, c1 - c0, bias.dtype)
         wide = ac.alloc_local(TPosition.VECOUT, c1 - c0, "float32")
         ac.data_copy(raw, bias[c0:c1])
+        ac.sync_pipes(HardEvent.MTE2_V)
         ac.cast(wide, raw)
+        ac.sync_pipes(HardEvent.V_MTE3)
         ac.data_copy(bias_ws[c0:c1], wide)
 
 
@@ -87,8 +97,10 @@ def bias_relu(y_ws, bias_ws, out) -> None:
     b = ac.alloc_local(TPosition.VECIN, n, "float32")
     ac.data_copy(y, y_ws[r0:r1])  # written by a cube core: only S1 orders this read after it
     ac.data_copy(b, bias_ws)  # written by every vector core: V1 orders this read
+    ac.sync_pipes(HardEvent.MTE2_V)
     np.maximum(y + b, 0.0, out=y)
     result = ac.alloc_local(TPosition.VECOUT, (r1 - r0, n), out.dtype)
     ac.cast(result, y)
+    ac.sync_pipes(HardEvent.V_MTE3)
     ac.data_copy(out[r0:r1], result)
 

@@ -24,11 +24,12 @@ from __future__ import annotations
 import numpy as np
 
 from mpnpu import api as ac
-from mpnpu.api import TPosition
+from mpnpu.api import HardEvent, Pipe, TPosition
 
 from .syncs import FLAG_SLOT_FREE, FLAG_TILE_READY
 
 
+@ac.pipelined
 def main(x, w, bias, out, slots, base_n: int, base_k: int) -> None:
     """Kernel entry point: x [M, K], w [K, N], bias [N], out [M, N] in one float dtype; slots
     [>= block_dim, 2, M, base_n] float32: two tile slots per cube core."""
@@ -57,17 +58,27 @@ def produce_tiles(x, w, slots, base_n: int, base_k: int) -> None:
     tiles = tiles_of(cube, n, base_n)
     for i, n0 in enumerate(tiles):
         tn = min(base_n, n - n0)
+        if i:
+            ac.sync_pipes(HardEvent.FIX_M)  # the last tile has left L0C
         for k0 in range(0, k, base_k):
             kw = min(base_k, k - k0)
+            if i or k0:
+                ac.sync_pipes(HardEvent.MTE1_MTE2)  # L1 was loaded into L0 before it is refilled
             ac.data_copy(a1[:, :kw], x[:, k0:k0 + kw])
             ac.data_copy(b1[:kw, :tn], w[k0:k0 + kw, n0:n0 + tn])
+            ac.sync_pipes(HardEvent.MTE2_MTE1)
+            if i or k0:
+                ac.sync_pipes(HardEvent.M_MTE1)  # the last matmul has read L0A/L0B
             ac.load_data(a2[:, :kw], a1[:, :kw])
             ac.load_data(b2[:kw, :tn], b1[:kw, :tn])
+            ac.sync_pipes(HardEvent.MTE1_M)
             ac.mmad(acc[:, :tn], a2[:, :kw], b2[:kw, :tn], accumulate=k0 > 0)
+        ac.sync_pipes(HardEvent.M_FIX)
         if i >= 2:  # slot i % 2 still holds tile i - 2 until both vector cores release it
             ac.cross_core_wait_flag(FLAG_SLOT_FREE[i % 2], mode=2, name="FW")
         ac.fixpipe(slots[cube, i % 2, :, :tn], acc[:, :tn])
-        ac.cross_core_set_flag(FLAG_TILE_READY, mode=2)
+        # raised on PIPE_FIX: once the tile has landed in the slot
+        ac.cross_core_set_flag(FLAG_TILE_READY, mode=2, pipe=Pipe.FIX)
     # Take back the last releases, so that no flag is left set when the kernel ends.
     for i in range(max(0, len(tiles) - 2), len(tiles)):
         ac.cross_core_wait_flag(FLAG_SLOT_FREE[i % 2], mode=2, name="FW")
@@ -87,12 +98,19 @@ def consume_tiles(slots, bias, out, base_n: int) -> None:
     for i, n0 in enumerate(tiles_of(cube, n, base_n)):
         tn = min(base_n, n - n0)
         ac.cross_core_wait_flag(FLAG_TILE_READY, mode=2, name="R")
+        if i:
+            ac.sync_pipes(HardEvent.V_MTE2)  # the last tile's compute has read y and b
         ac.data_copy(y[:, :tn], slots[cube, i % 2, r0:r1, :tn])
-        ac.cross_core_set_flag(FLAG_SLOT_FREE[i % 2], mode=2, name="FS")
+        # raised on PIPE_MTE2: the slot is free once the copy out of it has been made
+        ac.cross_core_set_flag(FLAG_SLOT_FREE[i % 2], mode=2, pipe=Pipe.MTE2, name="FS")
         ac.data_copy(b[:tn], bias[n0:n0 + tn])
+        ac.sync_pipes(HardEvent.MTE2_V)
+        if i:
+            ac.sync_pipes(HardEvent.MTE3_V)  # the last result has been copied out
         ac.cast(b32[:tn], b[:tn])
         t = y[:, :tn]
         t += b32[:tn]
         t *= 1.0 / (1.0 + np.exp(-t))
         ac.cast(result[:, :tn], t)
+        ac.sync_pipes(HardEvent.V_MTE3)
         ac.data_copy(out[r0:r1, n0:n0 + tn], result[:, :tn])

@@ -23,7 +23,7 @@ whether a core reads masked_target before another wrote it is up to the OS sched
 
 Inside each core the data movement runs on asynchronous pipes (the kernel is ``pipelined``), and
 the kernel orders them as production Ascend C does, with SetFlag/WaitFlag pairs between the pipe
-that produces a buffer and the pipe that uses it (:func:`_order`): MTE2 -> V before computing on
+that produces a buffer and the pipe that uses it (``sync_pipes``): MTE2 -> V before computing on
 what was copied in, V -> MTE3 before copying a result out, MTE3 -> V / MTE3 -> MTE2 before a
 buffer (or a GM row this core just wrote) is reused, MTE2 -> MTE1 -> M -> FIX along the matmul,
 and the tile-ready flag raised on PIPE_FIX, once the tile has landed in GM.
@@ -62,14 +62,6 @@ class KernelArgs:
     tile_buffers: GlobalTensor  # [block_dim, 2, base_m, base_n] ping-pong tiles per cube core
     masked_target_ws: GlobalTensor  # [BT] TargetProcess -> CVProcess hand-off
     tiling: Tiling
-
-
-def _order(event: HardEvent) -> None:
-    """SetFlag + WaitFlag on a fetched event id: pipe ``event.dst`` waits for what ``event.src``
-    was issued so far (the usual pairing when nothing runs in between)."""
-    event_id = ac.get_tpipe().fetch_event_id(event)
-    ac.set_flag(event, event_id)
-    ac.wait_flag(event, event_id)
 
 
 @ac.pipelined
@@ -118,17 +110,17 @@ def init_output_and_workspace(a: KernelArgs) -> None:
         return
     ub = ac.alloc_local(TPosition.VECCALC, n, float32)
     ub.fill(-np.inf)
-    _order(HardEvent.V_MTE3)
+    ac.sync_pipes(HardEvent.V_MTE3)
     for cube in range(t.block_dim):
         ac.data_copy(a.online_max[cube, r0:r1], ub)
-    _order(HardEvent.MTE3_V)  # the copies out have read ub before it is refilled
+    ac.sync_pipes(HardEvent.MTE3_V)  # the copies out have read ub before it is refilled
     ub.fill(0.0)
-    _order(HardEvent.V_MTE3)
+    ac.sync_pipes(HardEvent.V_MTE3)
     for cube in range(t.block_dim):
         ac.data_copy(a.online_sum[cube, r0:r1], ub)
-    _order(HardEvent.MTE3_V)
+    ac.sync_pipes(HardEvent.MTE3_V)
     ub.fill(t.probe_value if probes.initialises_to_sentinel(t.probe) else 0.0)
-    _order(HardEvent.V_MTE3)
+    ac.sync_pipes(HardEvent.V_MTE3)
     ac.data_copy(a.predicted_logits[r0:r1], ub)
 
 
@@ -153,12 +145,12 @@ def _clear_target_outputs(a: KernelArgs) -> None:
             blocks = out[:full * per_block].reshape(full, per_block)[vector::n_vector]
             zeros = ac.alloc_local(TPosition.VECOUT, blocks.shape, out.dtype)
             zeros.fill(0)
-            _order(HardEvent.V_MTE3)
+            ac.sync_pipes(HardEvent.V_MTE3)
             ac.data_copy(blocks, zeros)
         if tail and full % n_vector == vector:
             zeros = ac.alloc_local(TPosition.VECOUT, tail, out.dtype)
             zeros.fill(0)
-            _order(HardEvent.V_MTE3)
+            ac.sync_pipes(HardEvent.V_MTE3)
             ac.data_copy(out[full * per_block:], zeros)
 
 
@@ -173,11 +165,11 @@ def target_process(a: KernelArgs) -> None:
         return
     target = ac.alloc_local(TPosition.VECIN, n, t.target_dtype)
     ac.data_copy(target, a.target[r0:r1])
-    _order(HardEvent.MTE2_V)
+    ac.sync_pipes(HardEvent.MTE2_V)
     out_of_shard = (target < t.vocab_start_index) | (target >= t.vocab_end_index)
     masked = ac.alloc_local(TPosition.VECOUT, n, t.target_dtype)
     masked[...] = np.where(out_of_shard, 0, target - t.vocab_start_index)
-    _order(HardEvent.V_MTE3)
+    ac.sync_pipes(HardEvent.V_MTE3)
     ac.data_copy(a.masked_target_ws[r0:r1], masked)
     if probes.writes_output(t.probe, "masked_target"):
         ac.data_copy(a.masked_target[r0:r1], masked)
@@ -187,7 +179,7 @@ def target_process(a: KernelArgs) -> None:
     bits[:n] = out_of_shard
     mask = ac.alloc_local(TPosition.VECOUT, n_bytes, "uint8")
     mask[...] = np.packbits(bits, bitorder="little")
-    _order(HardEvent.V_MTE3)
+    ac.sync_pipes(HardEvent.V_MTE3)
     if probes.writes_output(t.probe, "target_mask"):
         ac.data_copy(a.target_mask[r0 // 8:r0 // 8 + n_bytes], mask)
 
@@ -213,23 +205,23 @@ def cv_process_cube(a: KernelArgs) -> None:
         tm, tn = m1 - m0, n1 - n0
         acc = c1[:tm, :tn]
         if k:
-            _order(HardEvent.FIX_M)  # the previous tile has left L0C before the matmul rewrites it
+            ac.sync_pipes(HardEvent.FIX_M)  # the previous tile has left L0C before the matmul rewrites it
         if t.h == 0:
             acc.fill(0.0)
         for k0 in range(0, t.h, t.base_k):
             kw = min(t.base_k, t.h - k0)
             if k or k0:
-                _order(HardEvent.MTE1_MTE2)  # L1 was loaded into L0 before it is refilled
+                ac.sync_pipes(HardEvent.MTE1_MTE2)  # L1 was loaded into L0 before it is refilled
             ac.data_copy(a1[:tm, :kw], a.input[m0:m1, k0:k0 + kw])
             ac.data_copy(b1[:tn, :kw], a.weight[n0:n1, k0:k0 + kw])
-            _order(HardEvent.MTE2_MTE1)
+            ac.sync_pipes(HardEvent.MTE2_MTE1)
             if k or k0:
-                _order(HardEvent.M_MTE1)  # the last matmul has read L0A/L0B
+                ac.sync_pipes(HardEvent.M_MTE1)  # the last matmul has read L0A/L0B
             ac.load_data(a2[:tm, :kw], a1[:tm, :kw])
             ac.load_data(b2[:tn, :kw], b1[:tn, :kw])
-            _order(HardEvent.MTE1_M)
+            ac.sync_pipes(HardEvent.MTE1_M)
             ac.mmad(acc, a2[:tm, :kw], b2[:tn, :kw], accumulate=k0 > 0, transpose_b=True)
-        _order(HardEvent.M_FIX)
+        ac.sync_pipes(HardEvent.M_FIX)
         ac.fixpipe(a.tile_buffers[cube, buf, :tm, :tn], acc)
         if t.return_logits and probes.writes_output(t.probe, "vocab_parallel_logits"):
             ac.fixpipe(a.vocab_parallel_logits[m0:m1, n0:n1], acc)
@@ -262,25 +254,25 @@ def cv_process_vector(a: KernelArgs) -> None:
             if k:
                 # The last tile's copies out have read the UB buffers (and landed in the GM rows
                 # read back below) before they are refilled.
-                _order(HardEvent.MTE3_MTE2)
-                _order(HardEvent.MTE3_V)
+                ac.sync_pipes(HardEvent.MTE3_MTE2)
+                ac.sync_pipes(HardEvent.MTE3_V)
             x_tile, x = tile_ub[:nr, :tn], x_ub[:nr, :tn]
             ac.data_copy(x_tile, a.tile_buffers[cube, buf, ra - m0:rb - m0, :tn])
-            _order(HardEvent.MTE2_V)
+            ac.sync_pipes(HardEvent.MTE2_V)
             ac.cast(x, x_tile)
             _update_online_max_sum(a, x, cube, ra, rb, max_ub[:nr], sum_ub[:nr])
             # The gather reads the masked targets, which TargetProcess wrote on *other* vector
             # cores: only S1 orders this read after those writes.
             masked = target_ub[:nr]
             ac.data_copy(masked, a.masked_target_ws[ra:rb])
-            _order(HardEvent.MTE2_V)
+            ac.sync_pipes(HardEvent.MTE2_V)
             gathered = gathered_ub[:nr]
             dependency = probes.copied_dependency(t.probe)
             if dependency:
                 copy_dependency(dependency, x, masked, n0, gathered)
             else:
                 gather_target_logit(x, masked, n0, gathered, probes.pipe_barriers(t.probe))
-            _order(HardEvent.V_MTE3)
+            ac.sync_pipes(HardEvent.V_MTE3)
             if probes.cv_writes_predicted(t.probe):
                 ac.set_atomic_add()
                 ac.data_copy(a.predicted_logits[ra:rb], gathered)
@@ -328,12 +320,12 @@ def _update_online_max_sum(a: KernelArgs, x: np.ndarray, cube: int, ra: int, rb:
     gm_max, gm_sum = a.online_max[cube, ra:rb], a.online_sum[cube, ra:rb]
     ac.data_copy(running_max, gm_max)
     ac.data_copy(running_sum, gm_sum)
-    _order(HardEvent.MTE2_V)
+    ac.sync_pipes(HardEvent.MTE2_V)
     new_max = np.maximum(running_max, x.max(axis=1))
     running_sum *= np.exp(running_max - new_max)
     running_sum += np.exp(x - new_max[:, None]).sum(axis=1)
     running_max[...] = new_max
-    _order(HardEvent.V_MTE3)
+    ac.sync_pipes(HardEvent.V_MTE3)
     ac.data_copy(gm_max, running_max)
     ac.data_copy(gm_sum, running_sum)
 
@@ -351,7 +343,7 @@ def all_reduce_process(a: KernelArgs) -> None:
     sums = ac.alloc_local(TPosition.VECIN, (t.block_dim, n), float32)
     ac.data_copy(maxes, a.online_max[:, r0:r1])
     ac.data_copy(sums, a.online_sum[:, r0:r1])
-    _order(HardEvent.MTE2_V)
+    ac.sync_pipes(HardEvent.MTE2_V)
     global_max = ac.alloc_local(TPosition.VECOUT, n, float32)
     global_max[...] = maxes.max(axis=0)
     total = ac.alloc_local(TPosition.VECOUT, n, float32)
@@ -360,14 +352,14 @@ def all_reduce_process(a: KernelArgs) -> None:
     ac.data_copy(target, a.target[r0:r1])
     raw = ac.alloc_local(TPosition.VECCALC, n, float32)
     ac.data_copy(raw, a.predicted_logits[r0:r1])
-    _order(HardEvent.MTE2_V)
+    ac.sync_pipes(HardEvent.MTE2_V)
     out_of_shard = (target < t.vocab_start_index) | (target >= t.vocab_end_index)
-    _order(HardEvent.V_MTE3)
+    ac.sync_pipes(HardEvent.V_MTE3)
     if probes.writes_output(t.probe, "logits_max"):
         ac.data_copy(a.logits_max[r0:r1], global_max)
     if probes.writes_output(t.probe, "sum_exp_logits"):
         ac.data_copy(a.sum_exp_logits[r0:r1], total)
     if probes.allreduce_writes_predicted(t.probe):
         raw[...] = np.where(out_of_shard, 0.0, raw - global_max)
-        _order(HardEvent.V_MTE3)
+        ac.sync_pipes(HardEvent.V_MTE3)
         ac.data_copy(a.predicted_logits[r0:r1], raw)

@@ -19,9 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from mpnpu import api as ac
-from mpnpu.api import TPosition
+from mpnpu.api import HardEvent, TPosition
 
 
+@ac.pipelined
 def main(x, gamma, y, partials, eps: float) -> None:
     """Kernel entry point: x [R, H], gamma [H], y [R, H] in one float dtype; partials
     [>= 2*block_dim, R] float32 workspace, one row of partial sums per vector core."""
@@ -33,23 +34,28 @@ def main(x, gamma, y, partials, eps: float) -> None:
     xs = ac.alloc_local(TPosition.VECIN, (rows, c1 - c0), x.dtype)
     x32 = ac.alloc_local(TPosition.VECCALC, (rows, c1 - c0), "float32")
     ac.data_copy(xs, x[:, c0:c1])
+    ac.sync_pipes(HardEvent.MTE2_V)
     ac.cast(x32, xs)
     with ac.stage("PartialSumSq"):
         mine = ac.alloc_local(TPosition.VECOUT, rows, "float32")
         np.einsum("ij,ij->i", x32, x32, out=mine)
+        ac.sync_pipes(HardEvent.V_MTE3)
         ac.data_copy(partials[v], mine)
     ac.sync_all(aiv_only=True, name="S1")
     with ac.stage("Normalize"):
         g = ac.alloc_local(TPosition.VECIN, c1 - c0, gamma.dtype)
         g32 = ac.alloc_local(TPosition.VECCALC, c1 - c0, "float32")
         ac.data_copy(g, gamma[c0:c1])
+        ac.sync_pipes(HardEvent.MTE2_V)
         ac.cast(g32, g)
         every = ac.alloc_local(TPosition.VECIN, (parts, rows), "float32")
         ac.data_copy(every, partials[:parts])  # the other cores' partials: only S1 orders this read
+        ac.sync_pipes(HardEvent.MTE2_V)
         with np.errstate(invalid="ignore", divide="ignore"):  # a stale partial can be anything
             rstd = 1.0 / np.sqrt(every.sum(axis=0) / h + eps)
         x32 *= rstd[:, None]
         x32 *= g32
         out = ac.alloc_local(TPosition.VECOUT, (rows, c1 - c0), y.dtype)
         ac.cast(out, x32)
+        ac.sync_pipes(HardEvent.V_MTE3)
         ac.data_copy(y[:, c0:c1], out)
