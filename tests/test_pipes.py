@@ -23,10 +23,25 @@ K = "tests.kernels_for_pipes"
 WAIT_S = 10.0  # bound of every wait on a test event (never reached when things work)
 
 
+_ENGINES: list[PipeEngine] = []
+
+
 def engine() -> PipeEngine:
     e = PipeEngine("test core", timeout_s=20.0)
     e.reset(asynchronous=True)
+    _ENGINES.append(e)
     return e
+
+
+@pytest.fixture(autouse=True)
+def _close_engines():
+    """Engines made here live in the test process: stop their pipe threads after each test (other
+    tests check that the test process has no threads before it forks)."""
+    yield
+    while _ENGINES:
+        _ENGINES.pop().close()
+    assert threading.active_count() == 1 or all(
+        not t.name.startswith("PIPE_") for t in threading.enumerate())
 
 
 class Gate:

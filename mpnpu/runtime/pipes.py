@@ -205,6 +205,7 @@ class PipeEngine:
         self._running = 0  # instructions executing right now (outside the lock)
         self._signals = 0  # cross-core flag sets queued or executing
         self._generation = 0  # bumped by reset: results of an abandoned launch are dropped
+        self._closed = False
 
     # -- launch life cycle ----------------------------------------------------------------------
 
@@ -224,6 +225,15 @@ class PipeEngine:
     def finish(self) -> None:
         """End of the kernel function: wait for every pipe to drain (the launch ends when they do)."""
         self.barrier(Pipe.ALL, "end of kernel")
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the pipe threads (a core process never needs to: they are daemons that die with it;
+        an engine made in a process that goes on, e.g. a test, should)."""
+        with self._lock:
+            self._closed = True
+            self._wake_all()
+        for t in self._threads.values():
+            t.join(timeout)
 
     def abort(self) -> None:
         """The kernel raised: drop whatever is still queued, and let what is executing finish.
@@ -389,7 +399,7 @@ class PipeEngine:
         """The pipe's thread: execute its queue in order, forever (a daemon of the core process)."""
         cv = self._pipe_cv[pipe]
         with self._lock:
-            while True:
+            while not self._closed:
                 op = self._claim(pipe)
                 if op is None:
                     cv.wait()
