@@ -97,6 +97,7 @@ def guide_examples() -> dict[str, str]:
     blocks = {}
     for path, section, name in ((GUIDE, "## A complete test file", "floms"),
                                 (GUIDE, "## Every registered operator", "every_op"),
+                                (GUIDE, "### `assert_race_is_real`", "race_is_real"),
                                 (ROOT / "README.md", "### In your own test suite (pytest)", "readme")):
         match = re.search(r"```python\n(.*?)```", path.read_text().split(section, 1)[1], re.S)
         assert match, f"{path.name} lost its example under {section!r}"
@@ -464,3 +465,22 @@ def test_mistakes_are_one_line_errors(pytester: pytest.Pytester) -> None:
     assert bad_option.ret == pytest.ExitCode.USAGE_ERROR
     assert "argument --mpnpu-block-dim: must be an integer >= 1, got '0'" in bad_option.stderr.str()
 
+
+# -- assert_race_is_real: directed reproduction ------------------------------------------------
+
+NO_RACE_TO_CONFIRM = '''
+import pytest
+
+from mpnpu.testing import RaceNotShown, assert_race_is_real
+
+
+def test_fixed_kernel_has_no_race_to_confirm():
+    with pytest.raises(RaceNotShown, match="racecheck found no hazard to confirm"):
+        assert_race_is_real("reduce-early", variant="fixed", runs=1)
+'''
+
+
+def test_race_is_real_passes_on_an_incident_and_fails_without_a_hazard(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_real=guide_examples()["race_is_real"], test_none=NO_RACE_TO_CONFIRM)
+    result = run(pytester, "-q")
+    result.assert_outcomes(passed=2)

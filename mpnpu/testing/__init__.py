@@ -22,13 +22,23 @@ from __future__ import annotations
 
 from mpnpu._lazy import lazy_attributes
 
-__all__ = ["GoldenMismatch", "RacesFound", "assert_matches_golden", "assert_no_races", "shared_device"]
+__all__ = [
+    "GoldenMismatch",
+    "RaceNotShown",
+    "RacesFound",
+    "assert_matches_golden",
+    "assert_no_races",
+    "assert_race_is_real",
+    "shared_device",
+]
 
 _LAZY = {
     "assert_no_races": "mpnpu.testing.assertions",
     "assert_matches_golden": "mpnpu.testing.assertions",
     "RacesFound": "mpnpu.testing.assertions",
     "GoldenMismatch": "mpnpu.testing.assertions",
+    "assert_race_is_real": "mpnpu.testing.directed",
+    "RaceNotShown": "mpnpu.testing.directed",
     "shared_device": "mpnpu.testing.devices",
 }
 
