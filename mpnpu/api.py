@@ -535,6 +535,7 @@ def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, nam
         return
     if c.pipes.asynchronous:
         c.pipes.flush_signals("cross_core_wait_flag")
+        c.pipes.wake_pipes()  # the rest of this core's queued work runs while it waits
     events = c.events
     if events is None:
         port.wait()

@@ -66,7 +66,7 @@ def set_flag(event: HardEvent, event_id: int = 0, *, name: str = "") -> None:
     ev = check_event(event, event_id)
     if name and _api._dropped(c, name, "set_flag"):
         return
-    c.pipes.set_flag(ev, event_id, _api._site())
+    c.pipes.set_flag(ev, event_id, _api._site)  # the line is looked up only for an error message
     _record_sync(c, "set", ev.src, ev.name, event_id, name)
 
 
@@ -79,7 +79,7 @@ def wait_flag(event: HardEvent, event_id: int = 0, *, name: str = "") -> None:
     ev = check_event(event, event_id)
     if name and _api._dropped(c, name, "wait_flag"):
         return
-    c.pipes.wait_flag(ev, event_id, _api._site())
+    c.pipes.wait_flag(ev, event_id, _api._site)
     _record_sync(c, "wait", ev.dst, ev.name, event_id, name)
 
 
@@ -87,10 +87,15 @@ def sync_pipes(event: HardEvent, *, name: str = "") -> None:
     """SetFlag + WaitFlag on an id from FetchEventID: pipe ``event.dst`` waits for everything
     issued to ``event.src`` so far. The usual pairing (often a macro in Ascend C kernels) when
     nothing is issued between the set and the wait."""
+    c = _api._ctx()
     ev = check_event(event, 0)
-    event_id = _api._ctx().pipe.fetch_event_id(ev)
-    set_flag(ev, event_id, name=name)
-    wait_flag(ev, event_id, name=name)
+    event_id = c.pipe.fetch_event_id(ev)
+    if name and (_api._dropped(c, name, "set_flag") | _api._dropped(c, name, "wait_flag")):
+        return  # both halves carry the name (and are recorded as dropped, as two calls would be)
+    c.pipes.set_wait(ev, event_id, _api._site)
+    if c.events is not None:
+        _record_sync(c, "set", ev.src, ev.name, event_id, name)
+        _record_sync(c, "wait", ev.dst, ev.name, event_id, name)
 
 
 def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:
@@ -101,7 +106,7 @@ def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:
         raise KernelAPIError(f"pipe_barrier: pipe must be a Pipe, got {pipe!r}")
     if name and _api._dropped(c, name, "pipe_barrier"):
         return
-    c.pipes.barrier(pipe, _api._site())
+    c.pipes.barrier(pipe, _api._site)
     _record_sync(c, "barrier", pipe, "", 0, name)
 
 

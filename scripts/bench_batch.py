@@ -43,6 +43,7 @@ from mpnpu.kernels.fused_linear_online_max_sum import golden as golden_mod  # no
 from mpnpu.kernels.fused_linear_online_max_sum import kernel as kernel_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import op as op_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
+from mpnpu.runtime.config import RuntimeOptions  # noqa: E402
 from mpnpu.runtime.device import Device  # noqa: E402
 from mpnpu.runtime.procutil import blas_threads  # noqa: E402
 from mpnpu.runtime.topology import CoreType  # noqa: E402
@@ -114,6 +115,9 @@ def build_parser() -> ArgumentParser:
                    help=f"AI cores (default {default_block_dim()})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
     p.add_argument("--profile", action="store_true", help="cProfile the parent over one extra pass of device runs")
+    p.add_argument("--pipes", choices=("kernel", "async", "sync"), default="kernel",
+                   help="RuntimeOptions.pipes: 'kernel' (the default batch: FLOMS's pipes asynchronous), "
+                        "'sync' (in order, the explicit fast mode) — to measure what asynchronous pipes cost")
     return p
 
 
@@ -151,7 +155,10 @@ def main(argv=None) -> int:
           f"block_dim {block_dim} ({3 * block_dim} core processes on {len(available_cpus())} CPUs), {args.rounds} rounds")
     rows = []  # per round: (device s/case, golden s/case, prepare s/case)
     totals = _new_totals()
-    with Device(block_dim) as dev, blas_threads(1):
+    options = RuntimeOptions(pipes=args.pipes)
+    if args.pipes != "kernel":
+        print(f"pipes: {args.pipes} (not the default batch's)")
+    with Device(block_dim, options=options) as dev, blas_threads(1):
         for case in cases[:5]:  # warm-up: first launches import the kernel in every core, fault in GM
             OPERATOR.run(dev, case)
         cores = [psutil.Process(pid) for pid in dev.core_pids()]
@@ -183,7 +190,7 @@ def main(argv=None) -> int:
                 _device_run(dev, case, _new_totals(), cores)
             prof.disable()
     if args.profile:
-        core_text = _core_profiles(lambda: Device(block_dim), cases)
+        core_text = _core_profiles(lambda: Device(block_dim, options=options), cases)
     dev_ms = statistics.median(r[0] for r in rows) * 1000
     gold_ms = statistics.median(r[1] for r in rows) * 1000
     prep_ms = statistics.median(r[2] for r in rows) * 1000

@@ -100,6 +100,11 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
                    help="directed runs per hazard with --confirm (default 10)")
     p.add_argument("--timeout", type=positive_float, default=None, metavar="SECONDS",
                    help="give up a launch after this long (default 300)")
+    p.add_argument("--pipes", choices=("kernel", "async", "sync"), default="kernel",
+                   help="how each core runs its data-movement pipes: 'kernel' (default) asynchronously for "
+                        "kernels marked @pipelined, in order for the rest; 'async' for every kernel; 'sync' in "
+                        "order for every kernel (faster; intra-core races cannot show, racecheck still reports "
+                        "them). See docs/pipes.md")
     p.add_argument("--json", type=writable_path, default=None, metavar="PATH", help="also write the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
     add_junit_argument(p)
@@ -117,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     under_test = None if args.drop_sync is None else parse_sync_names(args.drop_sync, op.sync_points)
     names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
     variants = make_variants(op, names, under_test)
-    options = RuntimeOptions(launch_timeout_s=args.timeout) if args.timeout else RuntimeOptions()
+    options = _runtime_options(args)
     selector = timeline_selector(args, variants, args.cases)
     total = args.cases * args.repeat * len(variants)
     block_dim = args.block_dim or default_block_dim()
@@ -132,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     result.cpus = cpu_set.n_cpus
     result.notes.append(f"CPU set: {cpu_set.describe()}")
+    if args.pipes != "kernel":
+        result.notes.append(f"pipes: {args.pipes} (--pipes; the default runs pipelined kernels' pipes asynchronously)")
     if args.poison is not None:
         result.notes.append(f"freed GM blocks were poisoned with 0x{args.poison:02X}")
     if result.block_dim * 3 < cpu_set.n_cpus:
@@ -177,10 +184,15 @@ def _confirm(op: Operator, result, args) -> dict:
             continue
         out[name] = confirm_hazards(op, dropped=v.variant.dropped, runs=args.confirm_runs,
                                     scout_cases=min(args.cases, 4), case_seed=args.seed, block_dim=result.block_dim,
-                                    options=RuntimeOptions(launch_timeout_s=args.timeout) if args.timeout
-                                    else RuntimeOptions())
+                                    options=_runtime_options(args))
         out[name].operator_ref = args.op
     return out
+
+
+def _runtime_options(args) -> RuntimeOptions:
+    if args.timeout:
+        return RuntimeOptions(launch_timeout_s=args.timeout, pipes=args.pipes)
+    return RuntimeOptions(pipes=args.pipes)
 
 
 def cli() -> None:

@@ -77,6 +77,8 @@ class CoreContext:
             hold, self.info.core_id, self.sync.hold_board, self.sync.status_view(),
             (int(CoreState.IN_SYNC_ALL), int(CoreState.IN_SYNC_AIV), int(CoreState.IN_FLAG_WAIT)),
             (int(CoreState.DONE), int(CoreState.FAILED)))
+        if self.hold is not None:
+            self.hold.on_hold = self.pipes.wake_pipes
         self.stage_hooks = hooks_for(inserts, self.info.core_type.value == "cube")
         for port in self.flag_ports.values():
             port.used = False

@@ -31,7 +31,7 @@ import ctypes
 import os
 import time
 from multiprocessing.context import BaseContext
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -171,6 +171,8 @@ class HoldRunner:
         self._status = status
         self._blocked = blocked_states
         self._done = done_states
+        #: called when the hold starts: the core's pipes work through their queues while it is held
+        self.on_hold: Callable[[], None] | None = None
 
     def before(self, site: str) -> None:
         """Called before every GM access of this core (``site``: the kernel line making it)."""
@@ -194,6 +196,8 @@ class HoldRunner:
 
     def _hold(self) -> None:
         plan, w = self.plan, self._board.words()
+        if self.on_hold is not None:
+            self.on_hold()
         w[_B_HELD_AT] = 1
         start = time.monotonic()
         deadline = start + plan.bound_s

@@ -33,6 +33,13 @@ ever satisfy — nothing raised, no set queued on any pipe, and the scalar unit 
 blocked — is an error at once, not a hang. ``barrier(pipe)`` makes the scalar unit wait until
 every instruction issued to that pipe (PIPE_ALL: to every pipe) has completed.
 
+When instructions run (docs/pipes.md, "When a pipe's instructions run"): the kernel thread
+executes a pipe's queue itself when it needs the result (a wait, a barrier, the end of the kernel);
+a pipe's thread works through its queue while the kernel thread waits (for another core, for a
+busy pipe, or held by a race-directed plan); the pipes that write GM (MTE3, FIX) and cross-core
+flag sets wake their thread at issue. Waking every pipe at every issue would cost a thread switch
+per instruction that the kernel thread usually executes itself a moment later.
+
 A synchronous engine (``asynchronous=False``) runs every instruction at issue, in program order:
 the behaviour of a CPU twin debugger, faster, and blind to intra-core races. Traces record the
 pipe of every instruction either way, so race detection analyses them as asynchronous.
@@ -61,6 +68,10 @@ class Pipe(enum.Enum):
     MTE3 = "PIPE_MTE3"
     FIX = "PIPE_FIX"
 
+    # Members are singletons: hash by identity, in C (Enum's own __hash__ is a Python call, and
+    # pipes and events key the engine's dicts on every instruction).
+    __hash__ = object.__hash__
+
     @property
     def short(self) -> str:
         return self.value[5:]
@@ -68,6 +79,10 @@ class Pipe(enum.Enum):
 
 #: Pipes with their own thread inside a core process (the rest run inline on the kernel thread).
 ASYNC_PIPES = (Pipe.MTE2, Pipe.MTE3, Pipe.MTE1, Pipe.FIX)
+#: Pipes whose thread starts an instruction as soon as it is issued: they write GM, which other
+#: cores see. The others (GM or L1 into this core's local memory) are executed when this core needs
+#: their results or waits (see PipeEngine).
+EAGER_PIPES = frozenset((Pipe.MTE3, Pipe.FIX))
 #: Pipes the race detector models (every pipe but PIPE_ALL), in a fixed order.
 ANALYSED_PIPES = (Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX)
 
@@ -110,13 +125,21 @@ class HardEvent(enum.Enum):
     M_S = "M_S"
     FIX_MTE3 = "FIX_MTE3"
 
+    __hash__ = object.__hash__
+
     @property
     def src(self) -> Pipe:
-        return _BY_SHORT[self.value.split("_")[0]]
+        """The pipe that raises the event (SetFlag's pipe)."""
+        return self._src
 
     @property
     def dst(self) -> Pipe:
-        return _BY_SHORT[self.value.split("_")[1]]
+        """The pipe that waits for it (WaitFlag's pipe)."""
+        return self._dst
+
+
+for _event in HardEvent:  # computed once: src/dst are read on every set and wait
+    _event._src, _event._dst = (_BY_SHORT[part] for part in _event.value.split("_"))
 
 
 #: Event ids per HardEvent on an Atlas A2 class chip: 0..7.
@@ -125,6 +148,8 @@ EVENT_IDS = 8
 
 def check_event(event: object, event_id: object) -> HardEvent:
     """Validate a (HardEvent, id) pair as the chip does; return the event."""
+    if type(event) is HardEvent and type(event_id) is int and 0 <= event_id < EVENT_IDS:
+        return event  # the common case, checked first: this runs on every set and wait
     if isinstance(event, str):
         try:
             event = HardEvent[event]
@@ -163,7 +188,9 @@ class EventIdPool:
 
     def fetch(self, event: HardEvent) -> int:
         """The lowest id not allocated, without reserving it."""
-        taken = self._taken[event]
+        taken = self._taken.get(event)
+        if not taken:
+            return 0
         for i in range(EVENT_IDS):
             if i not in taken:
                 return i
@@ -178,6 +205,15 @@ class EventIdPool:
 _Op = tuple
 _DONE = ("done", None, "")  # _claim: a set or wait completed under the lock, nothing to execute
 
+#: Where an instruction was issued: the kernel line, or a function that finds it. Finding the line
+#: walks the stack, so the hot paths pass the function and it is called only for an error message
+#: (or once, for a wait left queued on a pipe, whose error may come later).
+Where = "str | Callable[[], str]"
+
+
+def _resolve(where) -> str:
+    return (where() if callable(where) else where) or "?"
+
 
 class PipeEngine:
     """The asynchronous pipes of one core process. Only the kernel thread issues; one thread per
@@ -185,8 +221,12 @@ class PipeEngine:
 
     When the kernel thread blocks on a pipe (a wait for an event that pipe raises, a barrier), it
     executes that pipe's queued instructions itself, in order, instead of idling while the pipe's
-    thread is scheduled: each pipe still executes in issue order, one instruction at a time, and
+    thread is scheduled — and those of the pipes it is stopped on, if its next instruction is a
+    wait for another pipe. Each pipe still executes in issue order, one instruction at a time, and
     the pipes still run concurrently with each other and with the kernel until it blocks.
+
+    Cost (see ``scripts/bench_pipes.py``): nobody is notified unless it sleeps, so an instruction
+    that nobody waits for costs a lock and an append; a synchronous engine takes no lock at all.
     """
 
     def __init__(self, label: str, timeout_s: float) -> None:
@@ -195,12 +235,14 @@ class PipeEngine:
         self.asynchronous = False
         self._lock = threading.Lock()
         self._cv = threading.Condition(self._lock)  # the kernel thread waits on this one
+        self._kernel_sleeping = False
         self._pipe_cv = {p: threading.Condition(self._lock) for p in ASYNC_PIPES}
+        self._pipe_sleeping = {p: False for p in ASYNC_PIPES}
         self._queues: dict[Pipe, collections.deque] = {p: collections.deque() for p in ASYNC_PIPES}
         self._busy = {p: False for p in ASYNC_PIPES}  # an instruction of the pipe is executing
         self._threads: dict[Pipe, threading.Thread] = {}
-        self._flags: collections.Counter = collections.Counter()  # (event, id) -> raised, not consumed
-        self._queued_sets: collections.Counter = collections.Counter()  # (event, id) -> sets still queued
+        self._flags: dict = {}  # (event, id) -> raised, not consumed
+        self._queued_sets: dict = {}  # (event, id) -> sets still queued on a pipe
         self._error: BaseException | None = None
         self._running = 0  # instructions executing right now (outside the lock)
         self._signals = 0  # cross-core flag sets queued or executing
@@ -220,7 +262,7 @@ class PipeEngine:
             self._error = None
             self._generation += 1
             self.asynchronous = asynchronous
-            self._wake_all()
+            self._wake_everyone()
 
     def finish(self) -> None:
         """End of the kernel function: wait for every pipe to drain (the launch ends when they do)."""
@@ -231,7 +273,7 @@ class PipeEngine:
         an engine made in a process that goes on, e.g. a test, should)."""
         with self._lock:
             self._closed = True
-            self._wake_all()
+            self._wake_everyone()
         for t in self._threads.values():
             t.join(timeout)
 
@@ -244,18 +286,29 @@ class PipeEngine:
         deadline = time.monotonic() + self.timeout_s
         with self._lock:
             while self._running and time.monotonic() < deadline:
-                self._cv.wait(0.05)
+                self._cv.wait(0.05)  # polled: retiring instructions notify only a sleeping kernel
 
     # -- issuing --------------------------------------------------------------------------------
 
-    def run(self, pipe: Pipe, fn: Callable[[], None], where: str = "") -> None:
+    def run(self, pipe: Pipe, fn: Callable[[], None], where: Where = "") -> None:
         """Issue ``fn`` to ``pipe``: run now if the pipe is inline or the engine synchronous."""
         if not self.asynchronous or pipe not in self._queues:
             fn()
             return
-        self._issue(pipe, ("run", fn, where))
+        # Without the lock: only this thread appends, deque appends are atomic, and a pipe's thread
+        # decides to sleep under the lock, so the notify below (under the lock) is never lost.
+        if self._error is not None:
+            with self._lock:
+                self._check_error()
+        self._queues[pipe].append(("run", fn, where))
+        if self._pipe_sleeping[pipe] and pipe in EAGER_PIPES:
+            with self._lock:
+                if self._pipe_sleeping[pipe]:
+                    self._pipe_cv[pipe].notify()
+        if pipe not in self._threads:
+            self._start_threads(pipe)
 
-    def signal(self, pipe: Pipe, fn: Callable[[], None], where: str = "") -> None:
+    def signal(self, pipe: Pipe, fn: Callable[[], None], where: Where = "") -> None:
         """Issue a cross-core flag set to ``pipe``: it fires once what was issued before it completed."""
         if not self.asynchronous or pipe not in self._queues:
             fn()
@@ -264,7 +317,7 @@ class PipeEngine:
             self._signals += 1
         self._issue(pipe, ("signal", fn, where))
 
-    def flush_signals(self, where: str = "") -> None:
+    def flush_signals(self, where: Where = "") -> None:
         """Wait until every queued cross-core set has fired.
 
         Called before a cross-core wait: the device's watchdog reads a core blocked in a wait with
@@ -272,54 +325,111 @@ class PipeEngine:
         """
         if not self.asynchronous:
             return
-        self._block_until(lambda: not self._signals, ASYNC_PIPES, f"cross-core flag sets issued before {where or '?'}", where)
+        self._block_until(lambda: not self._signals, ASYNC_PIPES, "cross-core flag sets issued before", where,
+                          preposition="")
 
-    def set_flag(self, event: HardEvent, event_id: int, where: str = "") -> None:
+    def set_flag(self, event: HardEvent, event_id: int, where: Where = "") -> None:
         """Raise (event, id) when ``event.src`` reaches this point."""
         key = (event, event_id)
-        src = event.src
-        if not self.asynchronous or src not in self._queues:
-            with self._lock:
-                self._check_error()
-                self._flags[key] += 1
-                self._wake_all()
+        src = event._src
+        if not self.asynchronous:
+            # In order: everything before this point has completed, and no thread reads the flags.
+            self._flags[key] = self._flags.get(key, 0) + 1
             return
         with self._lock:
-            self._queued_sets[key] += 1
+            self._check_error()
+            if src not in self._queues:
+                self._raise(key, by_pipe=False)
+                return
+            self._queued_sets[key] = self._queued_sets.get(key, 0) + 1
         self._issue(src, ("set", key, where))
 
-    def wait_flag(self, event: HardEvent, event_id: int, where: str = "") -> None:
+    def wait_flag(self, event: HardEvent, event_id: int, where: Where = "") -> None:
         """Make ``event.dst`` wait here for (event, id), then consume it."""
         key = (event, event_id)
-        dst = event.dst
-        if self.asynchronous and dst in self._queues:
-            self._issue(dst, ("wait", key, where))
+        flags = self._flags
+        if not self.asynchronous:
+            if not flags.get(key):
+                raise KernelAPIError(self._unmatched(event, event_id, _resolve(where), "the kernel thread"))
+            flags[key] -= 1
+            return
+        dst = event._dst
+        if dst in self._queues:
+            self._issue(dst, ("wait", key, _resolve(where)))
             return
         # The destination runs on the kernel thread: block it (bounded, and never on a wait that
         # nothing can satisfy any more), executing the source pipe's instructions meanwhile.
-        flags, queued = self._flags, self._queued_sets
+        queued = self._queued_sets
 
         def raised() -> bool:
-            if flags[key] > 0:
+            if flags.get(key):
                 return True
-            if queued[key] == 0:
-                raise KernelAPIError(self._unmatched(event, event_id, where, "the kernel thread"))
+            if not queued.get(key):
+                raise KernelAPIError(self._unmatched(event, event_id, _resolve(where), "the kernel thread"))
             return False
 
-        self._block_until(raised, (event.src,) if event.src in self._queues else ASYNC_PIPES,
-                          f"wait_flag<{event.name}>({event_id}) at {where or '?'}", where)
+        src = event._src
+        self._block_until(raised, (src,) if src in self._queues else ASYNC_PIPES,
+                          f"wait_flag<{event.name}>({event_id})", where)
         with self._lock:
             flags[key] -= 1
 
-    def barrier(self, pipe: Pipe, where: str = "") -> None:
+    def set_wait(self, event: HardEvent, event_id: int, where: Where = "") -> None:
+        """``set_flag`` then ``wait_flag`` of the same (event, id), with nothing issued between.
+
+        Exactly what the two calls do, without their cost where one half is inline: a set raised by
+        an inline pipe is consumed by the wait that follows it at once (nothing to do), and an
+        inline pipe waiting for an asynchronous one waits until that pipe has completed what was
+        issued to it so far (a barrier on it).
+        """
+        src, dst = event._src, event._dst
+        if not self.asynchronous or src not in self._queues:
+            if self._error is not None:
+                with self._lock:
+                    self._check_error()
+            return
+        if dst not in self._queues:
+            self.barrier(src, where)
+            return
+        # Both pipes asynchronous: queue the set and the wait. The wait cannot be unmatched (its
+        # set is queued right before it), so it needs no kernel line for an error message.
+        key = (event, event_id)
+        with self._lock:
+            if self._error is not None:
+                self._check_error()
+            self._queued_sets[key] = self._queued_sets.get(key, 0) + 1
+            self._append(src, ("set", key, ""))
+            self._append(dst, ("wait", key, ""))
+        self._start_threads(src, dst)
+
+    def barrier(self, pipe: Pipe, where: Where = "") -> None:
         """PipeBarrier: the kernel thread waits until everything issued to ``pipe`` has completed."""
         if not self.asynchronous:
-            with self._lock:
-                self._check_error()
             return
-        pipes = ASYNC_PIPES if pipe is Pipe.ALL else ((pipe,) if pipe in self._queues else ())
-        queues = [self._queues[p] for p in pipes]
-        self._block_until(lambda: not any(queues), pipes, f"pipe_barrier({pipe.value}) at {where or '?'}", where)
+        if pipe is Pipe.ALL:
+            pipes, queues = ASYNC_PIPES, list(self._queues.values())
+        else:
+            q = self._queues.get(pipe)
+            if not q:  # an inline pipe, or nothing pending (an executing instruction stays queued)
+                if self._error is not None:
+                    with self._lock:
+                        self._check_error()
+                return
+            with self._lock:  # usually the kernel thread simply executes what is queued, in order
+                if self._error is None:
+                    self._drain(pipe, q)
+                if not q and self._error is None:
+                    return
+            self._block_until(lambda: not q, (pipe,), f"pipe_barrier({pipe._value_})", where)
+            return
+        self._block_until(lambda: not any(queues), pipes, "pipe_barrier(PIPE_ALL)", where)
+
+    def wake_pipes(self) -> None:
+        """The kernel thread is about to wait (for another core, or held by a race-directed plan):
+        let every pipe with queued work execute it meanwhile, on its own thread."""
+        if self.asynchronous:
+            with self._lock:
+                self._wake_pipes()
 
     def idle(self) -> bool:
         """Whether nothing is queued on any pipe."""
@@ -330,21 +440,90 @@ class PipeEngine:
 
     def _issue(self, pipe: Pipe, op: _Op) -> None:
         with self._lock:
-            self._check_error()
-            self._queues[pipe].append(op)
-            self._pipe_cv[pipe].notify()
+            if self._error is not None:
+                self._check_error()
+            self._append(pipe, op)
         if pipe not in self._threads:
-            t = threading.Thread(target=self._serve, args=(pipe,), name=f"{pipe.value} of {self.label}", daemon=True)
-            self._threads[pipe] = t
-            t.start()
+            self._start_threads(pipe)
 
-    def _wake_all(self) -> None:
-        """Flags or queues changed: wake whoever may be waiting on them (lock held)."""
+    def _append(self, pipe: Pipe, op: _Op) -> None:
+        """Queue ``op`` on ``pipe`` (lock held). Its thread is woken now only on a pipe that writes
+        GM (the first instruction in its queue) or for a cross-core set; the others wait for the
+        kernel thread to need them or to wait."""
+        q = self._queues[pipe]
+        q.append(op)
+        if self._pipe_sleeping[pipe] and (pipe in EAGER_PIPES and len(q) == 1 or op[0] == "signal"):
+            self._pipe_cv[pipe].notify()
+
+    def _start_threads(self, *pipes: Pipe) -> None:
+        for pipe in pipes:
+            if pipe not in self._threads:
+                t = threading.Thread(target=self._serve, args=(pipe,), name=f"{pipe.value} of {self.label}",
+                                     daemon=True)
+                self._threads[pipe] = t
+                t.start()
+
+    def _drain(self, pipe: Pipe, q: collections.deque) -> None:
+        """Execute ``pipe``'s queue on the kernel thread while its next instruction can proceed
+        (lock held; stops at an unsatisfied wait, an instruction its thread is executing, or an error).
+
+        Instructions execute with the lock held: the pipes' threads cannot claim anything meanwhile,
+        so no bookkeeping is needed (this is the common path of every barrier and X -> V sync).
+        """
+        flags = self._flags
+        if self._busy[pipe]:
+            return
+        while q:
+            op = q[0]
+            kind = op[0]
+            if kind == "wait":
+                key = op[1]
+                if not flags.get(key):
+                    return
+                flags[key] -= 1
+                q.popleft()
+            elif kind == "set":
+                q.popleft()
+                self._queued_sets[op[1]] -= 1
+                self._raise(op[1], by_pipe=False)
+            else:
+                q.popleft()
+                try:
+                    op[1]()
+                except BaseException as e:  # noqa: BLE001 - raised on the kernel thread by the caller
+                    self._error = e
+                    for other in self._queues.values():  # the launch failed: nothing more runs
+                        other.clear()
+                    return
+                finally:
+                    if kind == "signal":
+                        self._signals -= 1
+
+    def _raise(self, key: tuple, by_pipe: bool) -> None:
+        """Raise event ``key`` (lock held). Raised by a pipe's thread (working while the kernel thread
+        waits), it wakes the pipe that may be stopped at a wait for it."""
+        self._flags[key] = self._flags.get(key, 0) + 1
+        dst = key[0]._dst
+        if by_pipe and dst in self._pipe_sleeping and self._pipe_sleeping[dst]:
+            self._pipe_cv[dst].notify()
+        self._wake_kernel()
+
+    def _wake_kernel(self) -> None:
+        """Something the kernel thread may be waiting for changed (lock held)."""
+        if self._kernel_sleeping:
+            self._cv.notify()
+
+    def _wake_pipes(self) -> None:
+        for pipe, q in self._queues.items():
+            if q and self._pipe_sleeping[pipe]:
+                self._pipe_cv[pipe].notify()
+
+    def _wake_everyone(self) -> None:
         self._cv.notify_all()
         for cv in self._pipe_cv.values():
-            cv.notify()
+            cv.notify_all()
 
-    def _claim(self, pipe: Pipe) -> _Op | None:
+    def _claim(self, pipe: Pipe, by_kernel: bool = True) -> _Op | None:
         """Take the pipe's next instruction (lock held): None if it cannot proceed now, _DONE if it
         was a set or a satisfied wait (completed here), else a "run"/"signal" to execute."""
         q = self._queues[pipe]
@@ -353,23 +532,22 @@ class PipeEngine:
         op = q[0]
         kind, payload, _ = op
         if kind == "wait":
-            if self._flags[payload] == 0:
+            if not self._flags.get(payload):
                 return None
             self._flags[payload] -= 1
             q.popleft()
-            self._cv.notify_all()
+            self._wake_kernel()
             return _DONE
         if kind == "set":
-            self._flags[payload] += 1
             self._queued_sets[payload] -= 1
             q.popleft()
-            self._wake_all()
+            self._raise(payload, by_pipe=not by_kernel)
             return _DONE
         self._busy[pipe] = True
         self._running += 1
         return op
 
-    def _execute(self, pipe: Pipe, op: _Op) -> None:
+    def _execute(self, pipe: Pipe, op: _Op, by_kernel: bool) -> None:
         """Execute a claimed instruction with the lock released; retire it with the lock held."""
         generation = self._generation
         self._lock.release()
@@ -393,40 +571,81 @@ class PipeEngine:
                     self._error = error
                 for other in self._queues.values():  # the launch failed: nothing more runs
                     other.clear()
-        self._wake_all()
+        if not by_kernel:
+            self._wake_kernel()
 
     def _serve(self, pipe: Pipe) -> None:
         """The pipe's thread: execute its queue in order, forever (a daemon of the core process)."""
         cv = self._pipe_cv[pipe]
         with self._lock:
             while not self._closed:
-                op = self._claim(pipe)
+                op = self._claim(pipe, by_kernel=False)
                 if op is None:
+                    self._pipe_sleeping[pipe] = True
                     cv.wait()
+                    self._pipe_sleeping[pipe] = False
                 elif op is not _DONE:
-                    self._execute(pipe, op)
+                    self._execute(pipe, op, by_kernel=False)
 
-    def _block_until(self, done: Callable[[], bool], helped: tuple, what: str, where: str) -> None:
+    def _block_until(self, done: Callable[[], bool], helped: tuple, what: str, where: Where,
+                     preposition: str = " at") -> None:
         """Block the kernel thread until ``done()`` (checked with the lock held), executing the
         ``helped`` pipes' instructions meanwhile; errors, unsatisfiable waits and the timeout raise."""
-        deadline = time.monotonic() + self.timeout_s
+        deadline = None
         with self._lock:
             while True:
                 self._check_error()
                 if done():
                     return
-                progressed = False
-                for pipe in helped:
-                    op = self._claim(pipe)
-                    if op is not None:
-                        progressed = True
-                        if op is not _DONE:
-                            self._execute(pipe, op)
-                        break
-                if progressed:
+                if self._help(helped):
                     continue
                 self._check_stuck(where)
-                self._timed_wait(deadline, what)
+                if deadline is None:
+                    deadline = time.monotonic() + self.timeout_s
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise SyncTimeoutError(
+                        f"{self.label}: {what}{preposition} {_resolve(where)} still waiting after {self.timeout_s:g} s")
+                self._kernel_sleeping = True
+                self._wake_pipes()  # what the kernel cannot do itself now, the pipes do meanwhile
+                try:
+                    self._cv.wait(min(left, 1.0))
+                finally:
+                    self._kernel_sleeping = False
+
+    def _help(self, helped: tuple) -> bool:
+        """Execute (on the kernel thread) the next instruction of the first of ``helped`` or of the
+        pipes they are stopped on that can move (lock held); whether anything moved.
+
+        One at a time: the caller checks after each whether it may go on, so nothing issued after
+        what it waits for completes early (that would hide races on the later instructions).
+        """
+        for pipe in helped:
+            op = self._claim(pipe)
+            if op is not None:
+                break
+        else:
+            for pipe in self._with_dependencies(helped)[len(helped):]:
+                op = self._claim(pipe)
+                if op is not None:
+                    break
+            else:
+                return False
+        if op is not _DONE:
+            self._execute(pipe, op, by_kernel=True)
+        return True
+
+    def _with_dependencies(self, pipes: tuple) -> list:
+        """``pipes``, then the pipes they are stopped on: a pipe whose next instruction is a wait for
+        an event another asynchronous pipe raises can only move once that pipe does (lock held)."""
+        order = list(pipes)
+        for pipe in order:  # grows while iterating: the chain of waits, each pipe once
+            q = self._queues[pipe]
+            if q and q[0][0] == "wait" and not self._flags.get(q[0][1]):
+                src = q[0][1][0]._src
+                if src in self._queues and src not in order:
+                    order.append(src)
+        return order
 
     def _check_error(self) -> None:
         """Raise a pipe's failure on the kernel thread (call with the lock held)."""
@@ -435,21 +654,15 @@ class PipeEngine:
             self._error = None
             raise e
 
-    def _timed_wait(self, deadline: float, what: str) -> None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise SyncTimeoutError(f"{self.label}: {what} still waiting after {self.timeout_s:g} s")
-        self._cv.wait(min(left, 1.0))
-
-    def _check_stuck(self, where: str) -> None:
+    def _check_stuck(self, where: Where) -> None:
         """The kernel thread is blocked: a pipe stopped at a wait no queued set can satisfy never moves."""
         for pipe, q in self._queues.items():
             if q and q[0][0] == "wait" and not self._busy[pipe]:
                 key = q[0][1]
-                if self._flags[key] == 0 and self._queued_sets[key] == 0:
+                if not self._flags.get(key) and not self._queued_sets.get(key):
                     event, event_id = key
                     raise KernelAPIError(self._unmatched(event, event_id, q[0][2], pipe.value)
-                                         + (f" (found at {where})" if where else ""))
+                                         + f" (found at {_resolve(where)})")
 
     def _unmatched(self, event: HardEvent, event_id: int, where: str, waiter: str) -> str:
         return (
