@@ -253,6 +253,12 @@ class PipeEngine:
 
     def reset(self, asynchronous: bool) -> None:
         """Start a launch: no events raised, nothing queued, no error."""
+        if not (self._threads or self.asynchronous or asynchronous):
+            # Only ever in order (the common case of a kernel that is not pipelined, and of an empty
+            # launch): nothing was queued and no thread reads this state.
+            self._flags.clear()
+            self._error = None
+            return
         with self._lock:
             for q in self._queues.values():
                 q.clear()
@@ -262,7 +268,8 @@ class PipeEngine:
             self._error = None
             self._generation += 1
             self.asynchronous = asynchronous
-            self._wake_everyone()
+            # Nobody to wake: a pipe thread asleep stays so (its queue is empty now), and the kernel
+            # thread is the caller. (Every launch pays for this: keep it to a few clears.)
 
     def finish(self) -> None:
         """End of the kernel function: wait for every pipe to drain (the launch ends when they do)."""
