@@ -371,6 +371,10 @@ def _issue_copy(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy)
     site = _site()  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
     hold.before(site)
     _issue_traced(c, pipe, kind, gm, copy, site)
+    if site == hold.site:
+        # The plan's access has "happened" once it landed, not when it was issued: on an
+        # asynchronous pipe the copy may still be queued, and the held core must not go on first.
+        c.pipes.barrier(pipe, site)
     hold.after(site)
 
 

@@ -246,6 +246,7 @@ class PipeEngine:
         self._error: BaseException | None = None
         self._running = 0  # instructions executing right now (outside the lock)
         self._signals = 0  # cross-core flag sets queued or executing
+        self._signal_pipes: dict[Pipe, int] = {p: 0 for p in ASYNC_PIPES}  # the same, per pipe
         self._generation = 0  # bumped by reset: results of an abandoned launch are dropped
         self._closed = False
 
@@ -265,6 +266,8 @@ class PipeEngine:
             self._flags.clear()
             self._queued_sets.clear()
             self._signals = 0
+            for p in self._signal_pipes:
+                self._signal_pipes[p] = 0
             self._error = None
             self._generation += 1
             self.asynchronous = asynchronous
@@ -322,6 +325,7 @@ class PipeEngine:
             return
         with self._lock:
             self._signals += 1
+            self._signal_pipes[pipe] += 1
         self._issue(pipe, ("signal", fn, where))
 
     def flush_signals(self, where: Where = "") -> None:
@@ -330,8 +334,15 @@ class PipeEngine:
         Called before a cross-core wait: the device's watchdog reads a core blocked in a wait with
         its own set still unsent as a deadlock (modes 0 and 1 need the waiter's own set).
         """
-        if not self.asynchronous:
+        if not self.asynchronous or not self._signals:
             return
+        with self._lock:  # usually: execute each pipe's queue up to its last cross-core set
+            counts = self._signal_pipes
+            for pipe, q in self._queues.items():
+                if counts[pipe] and self._error is None:
+                    self._drain(pipe, q, until=lambda: not counts[pipe])  # noqa: B023 - called at once
+            if not self._signals and self._error is None:
+                return
         self._block_until(lambda: not self._signals, ASYNC_PIPES, "cross-core flag sets issued before", where,
                           preposition="")
 
@@ -470,9 +481,10 @@ class PipeEngine:
                 self._threads[pipe] = t
                 t.start()
 
-    def _drain(self, pipe: Pipe, q: collections.deque) -> None:
+    def _drain(self, pipe: Pipe, q: collections.deque, until: Callable[[], bool] | None = None) -> None:
         """Execute ``pipe``'s queue on the kernel thread while its next instruction can proceed
-        (lock held; stops at an unsatisfied wait, an instruction its thread is executing, or an error).
+        (lock held; stops at an unsatisfied wait, an instruction its thread is executing, an error, or
+        once ``until()`` is true after an instruction).
 
         Instructions execute with the lock held: the pipes' threads cannot claim anything meanwhile,
         so no bookkeeping is needed (this is the common path of every barrier and X -> V sync).
@@ -505,6 +517,9 @@ class PipeEngine:
                 finally:
                     if kind == "signal":
                         self._signals -= 1
+                        self._signal_pipes[pipe] -= 1
+            if until is not None and until():
+                return
 
     def _raise(self, key: tuple, by_pipe: bool) -> None:
         """Raise event ``key`` (lock held). Raised by a pipe's thread (working while the kernel thread
@@ -573,6 +588,7 @@ class PipeEngine:
                 q.popleft()
             if op[0] == "signal":
                 self._signals -= 1
+                self._signal_pipes[pipe] -= 1
             if error is not None:
                 if self._error is None:
                     self._error = error
