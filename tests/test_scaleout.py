@@ -55,7 +55,7 @@ def test_cpu_set_is_sized_to_block_dim_on_any_machine(n_cpus) -> None:
 @pytest.mark.parametrize("n_cpus", ["2", "64", "128"])
 def test_defaults_under_emulated_cpu_counts(monkeypatch, n_cpus) -> None:
     monkeypatch.setenv(cpuset.EMULATE_ENV, n_cpus)
-    assert len(cpuset.available_cpus()) == int(n_cpus)
+    assert len(cpuset.visible_cpus()) == int(n_cpus)
     bd = default_block_dim()
     assert 1 <= bd <= 24
     s = cpuset.plan_cpu_set(bd)
@@ -75,7 +75,7 @@ def test_no_default_block_dim_exceeds_the_ai_cores(monkeypatch, n_cpus) -> None:
 def test_emulation_variable_is_checked(monkeypatch) -> None:
     monkeypatch.setenv(cpuset.EMULATE_ENV, "many")
     with pytest.raises(UsageError, match=cpuset.EMULATE_ENV):
-        cpuset.available_cpus()
+        cpuset.visible_cpus()
 
 
 def test_cpu_list_format_round_trips() -> None:

@@ -13,7 +13,7 @@ Pinning works by inheritance: the thread that forks the core processes is pinned
 (and, in the tools, for the whole run, so that the parent that dispatches launches and computes
 goldens competes for the same CPUs as on a small machine).
 
-``MPNPU_EMULATE_CPUS=N`` makes :func:`available_cpus` report CPUs ``0..N-1`` instead of the real
+``MPNPU_EMULATE_CPUS=N`` makes :func:`visible_cpus` report CPUs ``0..N-1`` instead of the real
 affinity: the defaults can be checked as a bigger machine would compute them. A CPU set chosen
 under emulation is run on the real CPUs with the same positions (emulated CPU ``i`` is real CPU
 ``i mod n_real``), so a 2-CPU set chosen "on a 128-CPU machine" really runs on 2 CPUs here.
@@ -36,7 +36,7 @@ __all__ = [
     "DEFAULT_CPUS_PER_CORE",
     "EMULATE_ENV",
     "CpuSet",
-    "available_cpus",
+    "visible_cpus",
     "real_cpus",
     "emulated",
     "cpus_wanted",
@@ -80,7 +80,7 @@ def emulated() -> int | None:
     return n
 
 
-def available_cpus() -> list[int]:
+def visible_cpus() -> list[int]:
     """CPUs this process may use, as the defaults see them: the real affinity, or ``0..N-1``
     when ``MPNPU_EMULATE_CPUS=N`` is set."""
     n = emulated()
@@ -200,10 +200,10 @@ class CpuSet:
 def plan_cpu_set(block_dim: int, cpus_per_core: int | None = DEFAULT_CPUS_PER_CORE,
                  available: Sequence[int] | None = None, *, sample_load: bool = True) -> CpuSet:
     """The CPU set of a device of ``block_dim`` AI cores: ``cpus_per_core`` CPUs per AI core out of
-    ``available`` (default :func:`available_cpus`), or all of them when fewer; ``cpus_per_core``
+    ``available`` (default :func:`visible_cpus`), or all of them when fewer; ``cpus_per_core``
     None or 0 disables pinning."""
     is_emulated = available is None and emulated() is not None
-    avail = sorted(available) if available is not None else available_cpus()
+    avail = sorted(available) if available is not None else visible_cpus()
     if not avail:
         raise UsageError("no CPU available")
     if not cpus_per_core:
