@@ -39,6 +39,8 @@ class TPosition(enum.Enum):
     B2 = "B2"
     CO1 = "CO1"
 
+    __hash__ = object.__hash__  # members are singletons; Enum's own __hash__ is a Python call
+
 
 POSITION_MEMORY = {
     TPosition.VECIN: "UB",

@@ -435,7 +435,7 @@ class PipeEngine:
                 return
             with self._lock:  # usually the kernel thread simply executes what is queued, in order
                 if self._error is None:
-                    self._drain(pipe, q)
+                    self._drain_through(pipe, q)
                 if not q and self._error is None:
                     return
             self._block_until(lambda: not q, (pipe,), f"pipe_barrier({pipe._value_})", where)
@@ -519,6 +519,25 @@ class PipeEngine:
                         self._signals -= 1
                         self._signal_pipes[pipe] -= 1
             if until is not None and until():
+                return
+
+    def _drain_through(self, pipe: Pipe, q: collections.deque, until: Callable[[], bool] | None = None,
+                       depth: int = 0) -> None:
+        """:meth:`_drain` ``pipe`` (until ``until()``, if given); where it stops at a wait for an event
+        another asynchronous pipe raises, drain that pipe up to the set and no further, then go on
+        (lock held). What was issued after what is waited for is never executed early."""
+        flags = self._flags
+        while True:
+            self._drain(pipe, q, until)
+            if (not q or self._error is not None or self._busy[pipe] or depth >= len(ASYNC_PIPES)
+                    or (until is not None and until())):
+                return
+            kind, key, _ = q[0]
+            src = key[0]._src if kind == "wait" else None
+            if src is None or src is pipe or src not in self._queues or not self._queues[src]:
+                return
+            self._drain_through(src, self._queues[src], lambda: flags.get(key), depth + 1)  # noqa: B023
+            if not flags.get(key):
                 return
 
     def _raise(self, key: tuple, by_pipe: bool) -> None:

@@ -41,6 +41,8 @@ class CoreType(enum.Enum):
     CUBE = "cube"
     VECTOR = "vector"
 
+    __hash__ = object.__hash__  # members are singletons; Enum's own __hash__ is a Python call
+
 
 @dataclass(frozen=True)
 class CoreInfo:
