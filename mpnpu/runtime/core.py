@@ -40,7 +40,7 @@ from .pipes import PipeEngine
 from .procutil import limit_blas_threads, set_parent_death_signal
 from .protocol import ErrorReport, ExitCommand, LaunchCommand, LaunchDone, LaunchFailed, Reply
 from .sync import CoreState, SyncObjects
-from .topology import CoreInfo, Topology
+from .topology import CoreInfo, CoreType, Topology
 
 
 class CoreContext:
@@ -79,17 +79,18 @@ class CoreContext:
             (int(CoreState.DONE), int(CoreState.FAILED)))
         if self.hold is not None:
             self.hold.on_hold = self.pipes.wake_pipes
-        self.stage_hooks = hooks_for(inserts, self.info.core_type.value == "cube")
+        self.stage_hooks = hooks_for(inserts, self.info.core_type is CoreType.CUBE) if inserts else None
         for port in self.flag_ports.values():
             port.used = False
 
-    def start_pipes(self, kernel: Callable) -> None:
+    def start_pipes(self, kernel: Callable) -> PipeEngine:
         """Choose how this launch runs its pipes: asynchronously for a kernel that orders them
         itself (marked ``api.pipelined``), in order for one written without intra-core syncs;
         ``RuntimeOptions.pipes`` "async" / "sync" overrides the kernel's mark."""
         self.pipe_aware = getattr(kernel, "__mpnpu_pipes__", "") == "async"
         mode = self.options.pipes
         self.pipes.reset(mode == "async" or (mode == "kernel" and self.pipe_aware))
+        return self.pipes
 
     def flags_set(self) -> tuple[tuple[int, int], ...]:
         """(mode, id) of every flag this core set in the current launch."""
@@ -206,9 +207,10 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
     start = time.perf_counter()
     try:
         fn = resolve_kernel(kernel)
-        ctx.start_pipes(fn)
+        pipes = ctx.start_pipes(fn)
         fn(*args, **kwargs)
-        ctx.pipes.finish()  # the kernel ends when its pipes have drained
+        if pipes.asynchronous:
+            pipes.finish()  # the kernel ends when its pipes have drained
     except BaseException as e:  # noqa: BLE001 - any failure of the kernel is reported, even SystemExit
         ctx.pipes.abort()
         ctx.sync.set_state(core_id, CoreState.FAILED)
