@@ -25,7 +25,7 @@ import psutil
 import pytest
 
 from mpnpu.harness.operator import Verdict
-from mpnpu.harness.runner import BatchResult, Variant, VariantResult, run_batch
+from mpnpu.harness.runner import BatchResult, Variant, VariantResult, how_often_it_fails, run_batch
 from mpnpu.harness.stats import trials_to_detect
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, FlomsOperator
 from mpnpu.runtime.config import RuntimeOptions
@@ -178,8 +178,9 @@ def test_exit_0_when_only_a_variant_dropping_syncs_fails(tmp_path) -> None:
     data = json.loads(report.read_text())
     (name, v), = data["variants"].items()
     assert name == "drop(S1,S2)" and v["dropped_syncs"] == ["S1", "S2"] and v["expected_clean"] is False
-    assert v["failing_cases_by_repeat"] == [_broken_failing_cases(3)]
-    assert p.stdout.startswith("verdict: OK: drop(S1,S2) fails intermittently")
+    failing = _broken_failing_cases(3)
+    assert v["failing_cases_by_repeat"] == [failing]
+    assert p.stdout.strip() == f"verdict: OK: drop(S1,S2) {how_often_it_fails(len(failing), 3)}"
 
 
 def _variant_result(name: str, dropped: set[str], failures: int, runs: int = 4) -> VariantResult:
@@ -189,6 +190,26 @@ def _variant_result(name: str, dropped: set[str], failures: int, runs: int = 4) 
                           max_rel_error=0.0 if i >= failures else 50.0)
         res.record(i, 0, verdict, "", 0.0)
     return res
+
+
+@pytest.mark.parametrize("failures,words", [
+    (4, "incident fails in every case-run (4/4)"),
+    (3, "incident fails in most case-runs (3/4)"),
+    (2, "incident fails intermittently (2/4)"),   # half is not most
+    (1, "incident fails intermittently (1/4)"),
+])
+def test_verdict_says_how_often_the_variant_dropping_syncs_failed(failures, words) -> None:
+    """"Intermittently" only for a minority of case-runs: every / most are said as such."""
+    results = {"fixed": _variant_result("fixed", set(), 0),
+               "incident": _variant_result("incident", {"S1"}, failures)}
+    batch = BatchResult(operator="x", seed=0, cases=4, repeat=1, block_dim=1, probe="", cpus=2, variants=results)
+    assert batch.verdict_line() == f"verdict: OK: fixed is clean; {words}"
+
+
+def test_verdict_for_a_variant_that_never_failed_names_no_rate() -> None:
+    results = {"incident": _variant_result("incident", {"S1"}, 0)}
+    batch = BatchResult(operator="x", seed=0, cases=4, repeat=1, block_dim=1, probe="", cpus=2, variants=results)
+    assert batch.verdict_line() == "verdict: OK: incident passed every case-run this time (its race did not show)"
 
 
 @pytest.mark.parametrize("fixed_fails,dropping_fails,ok", [(0, 0, True), (0, 3, True), (1, 0, False), (2, 2, False)])

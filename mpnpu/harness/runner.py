@@ -204,7 +204,7 @@ class BatchResult:
             elif v.clean:
                 parts.append(f"{v.variant.name} passed every case-run this time (its race did not show)")
             else:
-                parts.append(f"{v.variant.name} fails intermittently ({v.failed_case_runs}/{v.case_runs})")
+                parts.append(f"{v.variant.name} {how_often_it_fails(v.failed_case_runs, v.case_runs)}")
         verdict = "OK" if self.expected_clean_are_clean else "NOT OK"
         return f"verdict: {verdict}: " + "; ".join(parts)
 
@@ -225,6 +225,22 @@ class BatchResult:
             "notes": self.notes,
             "variants": {name: v.to_dict() for name, v in self.variants.items()},
         }
+
+
+def how_often_it_fails(failed: int, runs: int) -> str:
+    """The verdict's words for a variant that failed ``failed`` of ``runs`` case-runs (``failed`` > 0).
+
+    "intermittently" only for a minority: a variant failing in every or most case-runs is not
+    intermittent, and the verdict line says so ("fails in every case-run (90/90)",
+    "fails in most case-runs (89/90)", "fails intermittently (17/800)").
+    """
+    if failed >= runs:
+        how = "fails in every case-run"
+    elif 2 * failed > runs:
+        how = "fails in most case-runs"
+    else:
+        how = "fails intermittently"
+    return f"{how} ({failed}/{runs})"
 
 
 def default_block_dim() -> int:
