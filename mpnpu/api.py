@@ -344,7 +344,7 @@ _ranges: dict = {}
 
 
 def _access(c: "CoreContext", kind: str, t: GlobalTensor, t0: int, site: str | None = None,
-            pipe: str = "") -> Access:
+            pipe: str = "", ran_on: str = "") -> Access:
     t1 = clock_ns()
     global _ranges_for
     if _ranges_for is not c.events:
@@ -355,7 +355,7 @@ def _access(c: "CoreContext", kind: str, t: GlobalTensor, t0: int, site: str | N
     if ranges is None:
         ranges = _ranges[key] = byte_ranges(t, deferred=True)
     return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage,
-                  site if site is not None else _site(), t0, t1, pipe)
+                  site if site is not None else _site(), t0, t1, pipe, ran_on)
 
 
 def _issue_copy(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy) -> None:
@@ -391,7 +391,7 @@ def _issue_traced(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, cop
         events.append(_access(c, kind, gm, t0, site, pipe.value if c.pipe_aware else ""))
         return
     index = len(events)
-    events.append(_access(c, kind, gm, 0, site, pipe.value if c.pipe_aware else ""))
+    events.append(_access(c, kind, gm, 0, site, pipe.value if c.pipe_aware else "", pipe.value))
 
     def timed_copy() -> None:
         t0 = clock_ns()

@@ -47,14 +47,27 @@ needs_mpl = pytest.mark.skipif(not HAVE_MPL, reason="needs the plot extra (pip i
 # -- traces of real launches, shared by the tests of this module ---------------------------------------
 
 
+REPAIR = "after:TargetProcess"  # the SyncAll the incident lacks, inserted for one launch
+
+
 @pytest.fixture(scope="module")
 def launches():
-    """One traced incident launch (S1 dropped) and one traced fixed launch of the same case."""
+    """One traced incident launch (S1 dropped) and one traced fixed launch of the same case.
+
+    FLOMS is pipelined: its copies run on the cores' asynchronous MTE2/MTE3/FIX pipe threads.
+    """
     case = OPERATOR.make_case(0, CASE)
     with Device(1, options=OPTIONS) as dev:
         incident = check_case(OPERATOR, dev, case, drop_syncs={"S1"})
         fixed = check_case(OPERATOR, dev, case)
     return incident, fixed
+
+
+@pytest.fixture(scope="module")
+def repaired():
+    """The incident (S1 dropped) with the missing SyncAll inserted after TargetProcess."""
+    with Device(1, options=OPTIONS) as dev, dev.launch_settings(insert_syncs=(REPAIR,)):
+        return check_case(OPERATOR, dev, OPERATOR.make_case(0, CASE), drop_syncs={"S1"})
 
 
 def _timelines(launches):
@@ -132,7 +145,9 @@ def test_trace_json_loads_and_follows_the_format_rules(launches, tmp_path) -> No
     doc = json.loads(path.read_text())
     assert_trace_rules(doc)
     names = {ev["args"]["name"] for ev in doc["traceEvents"] if ev["ph"] == "M" and ev["name"] == "thread_name"}
-    assert names == {"aic0 cube", "aiv0 vector 0", "aiv1 vector 1"}
+    # A track per core process, and under it one per pipe that made GM copies asynchronously.
+    assert {"aic0 cube", "aiv0 vector 0", "aiv1 vector 1"} <= names
+    assert {"aic0 cube · MTE2", "aic0 cube · FIX", "aiv0 vector 0 · MTE2", "aiv0 vector 0 · MTE3"} <= names
     stages = {ev["name"] for ev in doc["traceEvents"] if ev.get("cat") == "stage"}
     assert {"InitOutputAndWorkspace", "TargetProcess", "CVProcess", "AllReduceProcess"} <= stages
     # The incident's launch marks S1 dropped on every core; the fixed launch waits at S1 on every core.
@@ -140,6 +155,91 @@ def test_trace_json_loads_and_follows_the_format_rules(launches, tmp_path) -> No
     assert len(dropped) == 3
     s1_waits = [ev for ev in doc["traceEvents"] if ev["ph"] == "X" and ev["name"] == "SyncAll S1"]
     assert len(s1_waits) == 3
+
+
+def _tracks(doc: dict) -> dict[tuple[int, int], tuple[str, list[dict]]]:
+    """(pid, tid) -> (track name, its X events sorted by start)."""
+    names = {(ev["pid"], ev["tid"]): ev["args"]["name"] for ev in doc["traceEvents"] if ev.get("name") == "thread_name"}
+    out: dict = {k: (v, []) for k, v in names.items()}
+    for ev in doc["traceEvents"]:
+        if ev["ph"] == "X":
+            out[(ev["pid"], ev["tid"])][1].append(ev)
+    for _, evs in out.values():
+        evs.sort(key=lambda ev: (_ns(ev["ts"]), -_ns(ev["dur"])))
+    return out
+
+
+def test_pipelined_copies_get_a_track_per_pipe_and_no_track_overlaps(launches) -> None:
+    """FLOMS's copies run on pipe threads, concurrently with the kernel thread and each other: each
+    pipe's copies are on a track of their own, one after the other; the kernel thread's track keeps
+    stages, SyncAll and flag waits, nested and never partly overlapping (Perfetto's rule)."""
+    incident, _ = launches
+    trace = incident.launch.trace
+    ran_on = {ev.ran_on for evs in trace.events for ev in evs if hasattr(ev, "ran_on")}
+    assert {"PIPE_MTE2", "PIPE_MTE3", "PIPE_FIX"} <= ran_on  # the launch really ran its pipes asynchronously
+    doc = trace_document(_timelines(launches)[:1])
+    assert_trace_rules(doc)
+    copies = 0
+    for name, evs in _tracks(doc).values():
+        if " · " in name:
+            pipe = name.split(" · ")[1]
+            assert evs and all(ev["cat"].startswith("gm.") and ev["args"]["pipe"] == f"PIPE_{pipe}" for ev in evs), name
+            # A pipe executes one instruction at a time: its slices follow one another, none inside another.
+            for a, b in zip(evs, evs[1:]):
+                assert _ns(a["ts"]) + _ns(a["dur"]) <= _ns(b["ts"]), f"{b['name']} overlaps {a['name']} on {name}"
+            copies += len(evs)
+        else:
+            assert {ev["cat"] for ev in evs} == {"stage", "sync", "flag"}, name
+    assert copies == sum(1 for evs in trace.events for ev in evs if getattr(ev, "ran_on", ""))
+
+
+def test_copies_that_outlive_their_stage_do_not_overlap_on_a_track() -> None:
+    """Hand-made: an MTE3 copy issued in stage A that lands after A ended (while B waits on a flag),
+    and an MTE2 copy running at the same time, drawn on their pipes' tracks without partial overlap."""
+    from mpnpu.runtime.trace import Access, FlagWaitEvent, LaunchTrace, StageEvent
+
+    def copy(kind, pipe, t0, t1, stage):
+        return Access(kind, "buf", "seg", ((0, 64),), 0, 4, stage, "k.py:9", t0, t1, f"PIPE_{pipe}", f"PIPE_{pipe}")
+
+    core = (StageEvent("A", "k.py:1", 1000, 2000), copy("W", "MTE3", 1500, 2600, "A"),
+            StageEvent("B", "k.py:2", 2000, 5000), FlagWaitEvent(1, 0, "", "B", "k.py:3", 2100, 3000),
+            copy("R", "MTE2", 2500, 3500, "B"), copy("R", "MTE2", 3600, 3700, "B"))
+    trace = LaunchTrace(1, "k", (core, (StageEvent("A", "k.py:1", 1000, 1100),), ()), frozenset())
+    tl = build_timeline(trace, races=False)
+    assert [s.lane for s in tl.spans_of(0) if s.cat.startswith("gm")] == ["MTE3", "MTE2", "MTE2"]
+    doc = trace_document([tl])
+    assert_trace_rules(doc)
+    names = sorted(name for name, evs in _tracks(doc).values() if evs)
+    assert names == ["aic0 cube", "aic0 cube · MTE2", "aic0 cube · MTE3", "aiv0 vector 0"]
+    # Tracks sort as named: each core, then its pipes.
+    tracks = _tracks(doc)
+    order = {tracks[(ev["pid"], ev["tid"])][0]: ev["args"]["sort_index"] for ev in doc["traceEvents"]
+             if ev.get("name") == "thread_sort_index"}
+    assert order["aic0 cube"] < order["aic0 cube · MTE2"] < order["aic0 cube · MTE3"] < order["aiv0 vector 0"]
+
+
+def test_inserted_sync_points_are_marked(repaired, tmp_path) -> None:
+    """A sync inserted for a launch (a repair being tried) is an instant marker on every core that
+    ran it, like a dropped one, and the repaired launch has no race."""
+    tl = build_timeline(repaired.launch.trace, label="repaired", passed=repaired.passed)
+    marks = [i for i in tl.instants if i.cat == "inserted"]
+    assert sorted(i.core for i in marks) == [0, 1, 2]
+    assert {i.name for i in marks} == {f"+{REPAIR} inserted"}
+    assert {i.args["call"] for i in marks} == {"sync_all"}
+    # Each marker is where its core arrived at the inserted barrier.
+    arrivals = {s.core: s.t0 for s in tl.spans if s.name == f"SyncAll +{REPAIR}"}
+    assert {i.core: i.t for i in marks} == arrivals
+    assert not tl.races and repaired.passed
+    doc = trace_document([tl])
+    assert_trace_rules(doc)
+    assert len([ev for ev in doc["traceEvents"] if ev["ph"] == "i" and ev["cat"] == "inserted"]) == 3
+    if HAVE_MPL:
+        from mpnpu.cli.render.picture import render_timelines
+
+        svg = tmp_path / "repaired.svg"
+        render_timelines(str(svg), [tl])
+        text = svg.read_text()
+        assert f"+{REPAIR} inserted" in text and "sync point inserted" in text
 
 
 def test_incident_hazard_flow_joins_the_two_racing_accesses(launches) -> None:

@@ -3,15 +3,18 @@
 Layout of the file, per launch (several launches share one file, each starting at time 0):
 
 - one *process* per AI core (``pid``), one *thread* (track) per core process: cube, vector 0,
-  vector 1 (``tid``), named and ordered by ``M`` metadata events (``process_name``,
+  vector 1 (``tid``), and below each one track per pipe that executed copies asynchronously
+  (``aiv0 vector 0 · MTE3``), named and ordered by ``M`` metadata events (``process_name``,
   ``process_sort_index``, ``thread_name``, ``thread_sort_index``);
-- complete events (``ph: X``, ``ts``/``dur`` in microseconds): stages, GM accesses (tensor,
-  element range, access kind and kernel source line in ``args``), each SyncAll from the core's
-  arrival to its release, flag sets, and flag waits from the start of the wait to its release. On
-  one track they nest (an access inside its stage) and never partly overlap: Perfetto would move
-  a partly overlapping slice to an overflow track;
-- instant events (``ph: i``): dropped sync points on their core's track, and each SyncAll's
-  release (its last arrival) across the launch;
+- complete events (``ph: X``, ``ts``/``dur`` in microseconds): on a core's track its stages, each
+  SyncAll from the core's arrival to its release, flag sets, flag waits from the start of the wait
+  to its release, and the GM accesses the kernel thread made itself (tensor, element range, access
+  kind and kernel source line in ``args``); on a pipe's track the copies that pipe executed, which
+  run concurrently with the kernel thread and the other pipes. On one track slices nest (an access
+  inside its stage) and never partly overlap: Perfetto would move a partly overlapping slice to an
+  overflow track. A pipe executes one instruction at a time, so its track never needs to nest;
+- instant events (``ph: i``): dropped and inserted sync points on their core's track, and each
+  SyncAll's release (its last arrival) across the launch;
 - flows (``ph: s`` then ``ph: f`` with ``bp: e``, paired by ``id``): from each flag set to the
   wait it released, and for each racecheck hazard between its two accesses, named like the report
   line (``RAW workspace.buf[5:128]``). Flows always point forward in time (Perfetto
@@ -28,7 +31,7 @@ import json
 import os
 from typing import Any, Iterable
 
-from mpnpu.harness.timeline.model import LaunchTimeline, Span
+from mpnpu.harness.timeline.model import PIPE_LANES, LaunchTimeline, Span
 from mpnpu.runtime.topology import CoreType
 
 #: pids of launch k are k * _PID_STRIDE + AI core + 1 (pid 0 means "the kernel" to some viewers).
@@ -39,18 +42,23 @@ def _us(ns: int) -> float:
     return round(ns / 1000.0, 3)
 
 
-def _track(tl: LaunchTimeline, k: int, core: int) -> tuple[int, int]:
+#: A core's tracks: its kernel thread ("") and then its pipes, in this order within the core.
+_LANE_INDEX = {"": 0, **{p: i + 1 for i, p in enumerate(PIPE_LANES)}}
+
+
+def _track(tl: LaunchTimeline, k: int, core: int, lane: str = "") -> tuple[int, int]:
+    """(pid, tid) of a core's lane: tid = pid * 100 + 10 * core slot + lane index, so sorting by
+    tid puts each core's pipes right under it."""
     info = tl.topology.core(core)
     pid = k * _PID_STRIDE + info.ai_core + 1
-    lane = 0 if info.core_type is CoreType.CUBE else 1 + info.sub_block_idx
-    return pid, pid * 10 + lane
+    slot = 0 if info.core_type is CoreType.CUBE else 1 + info.sub_block_idx
+    return pid, pid * 100 + 10 * slot + _LANE_INDEX.get(lane, 9)
 
 
-def _lane_name(tl: LaunchTimeline, core: int) -> str:
+def _lane_name(tl: LaunchTimeline, core: int, lane: str = "") -> str:
     info = tl.topology.core(core)
-    if info.core_type is CoreType.CUBE:
-        return f"{info.short} cube"
-    return f"{info.short} vector {info.sub_block_idx}"
+    name = f"{info.short} cube" if info.core_type is CoreType.CUBE else f"{info.short} vector {info.sub_block_idx}"
+    return f"{name} · {lane}" if lane else name
 
 
 def _metadata(tl: LaunchTimeline, k: int) -> list[dict[str, Any]]:
@@ -64,11 +72,12 @@ def _metadata(tl: LaunchTimeline, k: int) -> list[dict[str, Any]]:
         out.append({"name": "process_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": first_tid,
                     "args": {"sort_index": pid}})
         for c in cores:
-            _, tid = _track(tl, k, c)
-            out.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
-                        "args": {"name": _lane_name(tl, c)}})
-            out.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
-                        "args": {"sort_index": tid % 10}})
+            for lane in tl.lanes_of(c):
+                _, tid = _track(tl, k, c, lane)
+                out.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
+                            "args": {"name": _lane_name(tl, c, lane)}})
+                out.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
+                            "args": {"sort_index": tid % 100}})
     return out
 
 
@@ -76,8 +85,8 @@ def _flow_pair(flow_id: int, name: str, cat: str, src: Span, dst: Span, tl: Laun
                args: dict[str, Any], src_ns: int, dst_ns: int) -> list[dict[str, Any]]:
     if src_ns > dst_ns:  # flows point forward in time
         src, dst, src_ns, dst_ns = dst, src, dst_ns, src_ns
-    spid, stid = _track(tl, k, src.core)
-    dpid, dtid = _track(tl, k, dst.core)
+    spid, stid = _track(tl, k, src.core, src.lane)
+    dpid, dtid = _track(tl, k, dst.core, dst.lane)
     return [
         {"name": name, "cat": cat, "ph": "s", "id": flow_id, "ts": _us(src_ns), "pid": spid, "tid": stid,
          "args": args},
@@ -98,7 +107,7 @@ def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> lis
         racing.setdefault((race.first.core, race.first.event), race.title)
         racing.setdefault((race.second.core, race.second.event), race.title)
     for s in tl.spans:
-        pid, tid = _track(tl, k, s.core)
+        pid, tid = _track(tl, k, s.core, s.lane)
         ev = {"name": s.name, "cat": s.cat, "ph": "X", "ts": _us(s.t0), "dur": _us(max(0, s.t1 - s.t0)),
               "pid": pid, "tid": tid, "args": s.args}
         title = racing.get((s.core, s.event))

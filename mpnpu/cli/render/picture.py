@@ -18,7 +18,17 @@ import os
 from typing import TYPE_CHECKING, Any, Sequence
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.timeline.model import FLAG, GM, STAGE, SYNC, LaunchTimeline, Race
+from mpnpu.harness.timeline.model import (
+    FLAG,
+    GM,
+    INSERTED,
+    INSERTED_PREFIX,
+    STAGE,
+    SYNC,
+    LaunchTimeline,
+    Race,
+    Span,
+)
 from mpnpu.runtime.topology import CoreType
 
 if TYPE_CHECKING:
@@ -30,6 +40,7 @@ INSTALL_HINT = "pip install 'mpnpu[plot]'"
 _STAGE_COLORS = ["#9ecae1", "#fdae6b", "#a1d99b", "#bcbddc", "#fdd0a2", "#c7e9c0"]
 _ACCESS_COLORS = {GM["R"]: "#3182bd", GM["W"]: "#e6550d", GM["A"]: "#756bb1"}
 _RACE = "#d62728"
+_INSERTED = "#1a9641"  # a sync point inserted for the launch (a repair being tried)
 
 
 def require_matplotlib(option: str) -> None:
@@ -83,6 +94,21 @@ def _lane_label(tl: LaunchTimeline, core: int) -> str:
     if info.core_type is CoreType.CUBE:
         return f"{info.short}  cube"
     return f"{info.short}  vector {info.sub_block_idx}"
+
+
+#: GM accesses are drawn in a strip along the bottom of their core's lane. Copies an asynchronous
+#: pipe executed can overlap each other in time: MTE2 (reads into the core) in the strip's lower
+#: half, MTE3/FIX (writes out) in its upper half, so neither hides the other.
+_STRIP_Y, _STRIP_H = -0.4, 0.22
+_UPPER_STRIP = frozenset(("MTE3", "FIX"))
+
+
+def _access_strip(s: Span, y: float) -> tuple[float, float]:
+    """(bottom, height) of a GM access's tick in the lane at ``y``."""
+    if not s.lane:
+        return y + _STRIP_Y, _STRIP_H
+    half = _STRIP_H / 2
+    return y + _STRIP_Y + (half if s.lane in _UPPER_STRIP else 0.0), half
 
 
 def _ms(ns: float) -> float:
@@ -149,7 +175,7 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
             # Waiting for a flag inside a stage: the stage's bar, faded.
             ax.broken_barh([(x0, w)], (y - height / 2, height), facecolors="white", alpha=0.55, zorder=2)
         elif s.cat in _ACCESS_COLORS:
-            ax.broken_barh([(x0, w)], (y - height / 2, 0.22), facecolors=_ACCESS_COLORS[s.cat],
+            ax.broken_barh([(x0, w)], _access_strip(s, y), facecolors=_ACCESS_COLORS[s.cat],
                            edgecolor=_ACCESS_COLORS[s.cat], linewidth=0.6, zorder=3)
     # Stage names inside their bars, where they fit.
     for s in tl.spans:
@@ -169,21 +195,26 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
 
     for bar in tl.barriers:
         x = _ms(bar.release)
-        ax.axvline(x, color="#222222", linewidth=1.2, zorder=5)
-        if visible(x):
-            ax.text(x, level(x), f" {bar.name.split()[-1]} ", ha="center", va="bottom", fontsize=8,
+        name = bar.name.split()[-1]
+        ax.axvline(x, color=_INSERTED if name.startswith(INSERTED_PREFIX) else "#222222", linewidth=1.2, zorder=5)
+        # An inserted barrier is labelled by its "inserted" marker below, not twice.
+        if visible(x) and not name.startswith(INSERTED_PREFIX):
+            ax.text(x, level(x), f" {name} ", ha="center", va="bottom", fontsize=8,
                     fontweight="bold", color="#222222",
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "#222222", "lw": 0.8})
-    dropped: dict[str, list[float]] = {}
+    marks: dict[tuple[str, str], list[float]] = {}
     for i in tl.instants:
         y = row[i.core]
-        ax.plot([_ms(i.t)] * 2, [y - 0.48, y + 0.48], color=_RACE, linestyle=(0, (2, 1.5)), linewidth=1.6,
+        color = _INSERTED if i.cat == INSERTED else _RACE
+        ax.plot([_ms(i.t)] * 2, [y - 0.48, y + 0.48], color=color, linestyle=(0, (2, 1.5)), linewidth=1.6,
                 zorder=5)
         if visible(_ms(i.t)):
-            dropped.setdefault(i.name.split()[0], []).append(_ms(i.t))
-    for name, xs in dropped.items():
-        ax.text(min(xs), level(min(xs)), f" {name} dropped ", ha="center", va="bottom", fontsize=8, fontweight="bold",
-                color=_RACE, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": _RACE, "lw": 0.8,
+            marks.setdefault((i.cat, i.name.rsplit(" ", 1)[0]), []).append(_ms(i.t))
+    for (cat, name), xs in marks.items():
+        color = _INSERTED if cat == INSERTED else _RACE
+        what = "inserted" if cat == INSERTED else "dropped"
+        ax.text(min(xs), level(min(xs)), f" {name} {what} ", ha="center", va="bottom", fontsize=8, fontweight="bold",
+                color=color, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": color, "lw": 0.8,
                                    "linestyle": "--"})
     ax.set_yticks([row[c] for c in lanes], [_lane_label(tl, c) for c in lanes], fontsize=8.5)
     ax.set_ylim(-0.6, len(lanes) - 0.4)
@@ -205,7 +236,7 @@ def _draw_race(ax: "Axes", race: Race, row: dict[int, int], labels: bool = True)
     for p, span in ((pa, a), (pb, b)):
         ax.plot(*p, marker="o", markersize=13, markerfacecolor="none", markeredgecolor=_RACE, markeredgewidth=2.2,
                 zorder=7)
-        ax.broken_barh([(_ms(span.t0), max(_ms(span.t1 - span.t0), 0.0))], (row[span.core] - 0.4, 0.22),
+        ax.broken_barh([(_ms(span.t0), max(_ms(span.t1 - span.t0), 0.0))], _access_strip(span, row[span.core]),
                        facecolors=_RACE, edgecolor=_RACE, linewidth=1.2, zorder=6)
     ax.annotate("", xy=pb, xytext=pa, zorder=8,
                 arrowprops={"arrowstyle": "-|>,head_length=0.6,head_width=0.35", "color": _RACE, "lw": 2.0,
@@ -268,11 +299,11 @@ def render_timelines(path: str, timelines: Sequence[LaunchTimeline]) -> None:
         elif tl.passed is not None:
             sf.supxlabel("no race: racecheck finds no unordered conflicting GM accesses in this launch",
                          x=0.01, ha="left", fontsize=9, color="#2c7a2c")
-    _legend(fig, colors)
+    _legend(fig, colors, any(i.cat == INSERTED for tl in timelines for i in tl.instants))
     _save(fig, path)
 
 
-def _legend(fig, colors: dict[str, str]) -> None:
+def _legend(fig, colors: dict[str, str], inserted: bool = False) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -284,6 +315,8 @@ def _legend(fig, colors: dict[str, str]) -> None:
         Patch(facecolor=_ACCESS_COLORS[GM["A"]], label="GM atomic add"),
         Line2D([], [], color="#222222", lw=1.2, label="SyncAll: last core arrived"),
         Line2D([], [], color=_RACE, lw=1.6, linestyle=(0, (2, 1.5)), label="sync point dropped"),
+        *([Line2D([], [], color=_INSERTED, lw=1.6, linestyle=(0, (2, 1.5)), label="sync point inserted")]
+          if inserted else []),
         Line2D([], [], color=_RACE, marker="o", markerfacecolor="none", lw=2, label="racing accesses"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 7), fontsize=8, frameon=False)

@@ -5,9 +5,13 @@ CLOCK_MONOTONIC timestamps) into a :class:`LaunchTimeline`, the one model that e
 writer draws (Chrome Trace Event JSON, the PNG/SVG picture)::
 
     LaunchTrace ──build_timeline──▶ LaunchTimeline
-      (events, t0/t1 ns)              spans     per core: stages, GM accesses, SyncAll waits,
-                                                 flag sets and waits (nested, never partly overlapping)
-                                      instants  dropped sync points
+      (events, t0/t1 ns)              spans     per core and lane: on the core's own lane (its kernel
+                                                 thread) stages, SyncAll waits, flag sets and waits,
+                                                 and the GM accesses it made itself, nested and never
+                                                 partly overlapping; on a pipe's lane (MTE2, MTE3,
+                                                 FIX) the copies that pipe executed asynchronously,
+                                                 one after the other
+                                      instants  dropped and inserted sync points
                                       barriers  SyncAll rounds: first arrival, last arrival (release)
                                       flows     flag set -> the wait it released
                                       races     racecheck hazards: one access pair each, preferring a
@@ -39,6 +43,12 @@ from mpnpu.runtime.trace import (
 #: Span categories (the Chrome trace ``cat``).
 STAGE, SYNC, FLAG = "stage", "sync", "flag"
 GM = {"R": "gm.read", "W": "gm.write", "A": "gm.atomic"}
+#: Instant categories.
+DROPPED, INSERTED = "dropped", "inserted"
+#: Pipe lanes in display order (the pipes that make GM copies asynchronously, and MTE1).
+PIPE_LANES = ("MTE2", "MTE1", "MTE3", "FIX")
+#: Sync point names of syncs inserted for a launch start with this (``mpnpu.runtime.insert``).
+INSERTED_PREFIX = "+"
 
 
 @dataclass(frozen=True)
@@ -52,11 +62,15 @@ class Span:
     t1: int
     args: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     event: int = -1  # index of the trace event in its core's list (-1: none)
+    #: where it ran: "" the core's kernel thread; "MTE2", "MTE3", "FIX"...: that pipe, asynchronously
+    #: (its copies overlap the kernel's own work and the other pipes', so they get a lane of their own)
+    lane: str = ""
 
 
 @dataclass(frozen=True)
 class Instant:
-    """A moment on one core: a sync point the launch dropped."""
+    """A moment on one core: a sync point the launch dropped (``cat`` "dropped") or inserted
+    (``cat`` "inserted", :mod:`mpnpu.runtime.insert`)."""
 
     core: int
     name: str
@@ -133,6 +147,11 @@ class LaunchTimeline:
     def spans_of(self, core: int, cat: str | None = None) -> list[Span]:
         return [s for s in self.spans if s.core == core and (cat is None or s.cat == cat)]
 
+    def lanes_of(self, core: int) -> list[str]:
+        """The core's lanes that have spans: "" (its kernel thread) first, then its pipes in pipe order."""
+        used = {s.lane for s in self.spans if s.core == core}
+        return [""] + [p for p in PIPE_LANES if p in used] + sorted(used - set(PIPE_LANES) - {""})
+
 
 def _element_range(ev: Access, byte_lo: int | None = None, byte_hi: int | None = None) -> tuple[int, int]:
     lo = ev.ranges[0][0] if byte_lo is None else byte_lo
@@ -152,8 +171,11 @@ def _access_span(core: int, index: int, ev: Access, origin: int) -> Span:
         "bytes": sum(b - a for a, b in ev.ranges),
         "byte_ranges": len(ev.ranges),
     }
+    lane = ev.ran_on[5:] if ev.ran_on.startswith("PIPE_") else ev.ran_on
+    if ev.pipe:
+        args["pipe"] = ev.pipe
     return Span(core, f"{access} {ev.tensor}[{lo}:{hi}]", GM.get(ev.kind, "gm"), ev.t0 - origin, ev.t1 - origin,
-                args, index)
+                args, index, lane)
 
 
 def _origin(trace: LaunchTrace) -> tuple[int, int]:
@@ -184,6 +206,8 @@ def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passe
         n_rounds = {False: 0, True: 0}
         for i, ev in enumerate(evs):
             if isinstance(ev, Access):
+                if not ev.t0:
+                    continue  # queued on a pipe that never executed it (the launch failed first)
                 span = _access_span(c, i, ev, origin)
             elif isinstance(ev, StageEvent):
                 stage_order.setdefault(ev.name, None)
@@ -210,11 +234,16 @@ def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passe
                 span = Span(c, name, FLAG, ev.t0 - origin, ev.t1 - origin, {"site": ev.site, "name": ev.name}, i)
                 waits[(c, ev.mode, ev.flag_id)].append(span)
             elif isinstance(ev, DroppedSyncEvent):
-                instants.append(Instant(c, f"{ev.name} dropped", "dropped", ev.t0 - origin,
+                instants.append(Instant(c, f"{ev.name} dropped", DROPPED, ev.t0 - origin,
                                         {"call": ev.call, "site": ev.site, "stage": ev.stage}))
                 continue
             else:
                 continue
+            if isinstance(ev, (SyncAllEvent, FlagSetEvent, FlagWaitEvent)) and ev.name.startswith(INSERTED_PREFIX):
+                # A sync the launch inserted (a repair tried without editing the kernel): marked where
+                # this core reached it, like a dropped one, besides its span.
+                instants.append(Instant(c, f"{ev.name} inserted", INSERTED, ev.t0 - origin,
+                                        {"call": _CALLS[type(ev)], "site": ev.site, "stage": ev.stage}))
             spans.append(span)
             by_event[(c, i)] = span
 
@@ -229,6 +258,9 @@ def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passe
         dropped_syncs=trace.dropped_syncs, origin_ns=origin, duration_ns=end - origin, spans=spans,
         instants=instants, flows=flows, barriers=barriers, races=found, stages=list(stage_order),
     )
+
+
+_CALLS = {SyncAllEvent: "sync_all", FlagSetEvent: "cross_core_set_flag", FlagWaitEvent: "cross_core_wait_flag"}
 
 
 def _flag_flows(topo: Topology, sets: dict, waits: dict) -> list[Flow]:
