@@ -115,3 +115,54 @@ def test_an_operator_without_a_chain_is_one_line_exit_2(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and err == ["mpnpu.investigate: error: operator two_phase_sum has no diagnosis chain to "
                                "investigate (python -m mpnpu.batch runs its variants)"]
+
+
+# -- timelines of a chain's steps -----------------------------------------------------------------------
+
+
+def _any(r, earlier):
+    return True
+
+
+TIMELINE_CHAIN = dataclasses.replace(CHAIN, steps=(
+    Step("broken", "", "incident", "B1 dropped", "golden", True, "-", "ran", _any, lambda r, e: "ran"),
+    CHAIN.steps[0],
+    CHAIN.steps[1],
+))
+#: The test operator with a chain whose two batch steps run the incident and the fixed kernel
+#: (``--op tests.test_chain:TIMELINE_OP``).
+TIMELINE_OP = dataclasses.replace(OP, diagnosis=TIMELINE_CHAIN)
+
+
+def test_investigate_timeline_keeps_launches_per_step(tmp_path, capsys, no_leaks):
+    """--timeline on investigate: the launches are kept per step that runs a batch (named after it,
+    in step order), traced with their GM accesses, and written as a valid Chrome trace."""
+    import json
+
+    from tests.test_timeline import assert_trace_rules
+
+    out = tmp_path / "t.json"
+    rc = run_cli(inv_cli.main, ["--op", "tests.test_chain:TIMELINE_OP", "--calibration-cases", "3", "--min-cases",
+                                "3", "--max-cases", "3", "--repeats", "2", "--block-dim", "1", "--quiet",
+                                "--timeline", str(out)], prog="mpnpu.investigate")
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert f"timeline: {out} (" in err
+    doc = json.loads(out.read_text())
+    assert_trace_rules(doc)
+    labels = [entry["label"] for entry in doc["otherData"]["launches"]]
+    assert labels and labels[0].startswith("broken (incident), case ") and labels[-1].startswith("fixed (fixed), case ")
+    assert {label.split(", case")[0] for label in labels} == {"broken (incident)", "fixed (fixed)"}
+    assert any(ev.get("cat", "").startswith("gm.") for ev in doc["traceEvents"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--timeline-case", "1"], "--timeline-case needs --timeline PATH"),
+    (["--timeline", "t.json", "--timeline-case", "3", "--calibration-cases", "3"], "not a case of this run"),
+])
+def test_investigate_timeline_usage_errors(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc = run_cli(inv_cli.main, ["--op", "tests.test_chain:TIMELINE_OP", *argv], prog="mpnpu.investigate")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and message in err[0], err
+    assert not list(tmp_path.iterdir())

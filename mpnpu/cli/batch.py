@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
     variants = make_variants(op, names, under_test)
     options = _runtime_options(args)
-    selector = timeline_selector(args, variants, args.cases)
+    selector = timeline_selector(args, [v.name for v in variants], args.cases)
     total = args.cases * args.repeat * len(variants)
     block_dim = args.block_dim or default_block_dim()
     cpu_set = cpuset.plan_cpu_set(block_dim, args.cpus_per_core)

@@ -8,6 +8,9 @@ what the original diagnosis saw. The chain is the operator's data
 rendered by :mod:`mpnpu.cli.render.investigate`; this module only parses arguments. An operator
 without a chain gets one line saying so (exit 2).
 
+``--timeline``/``--timeline-png``/``--timeline-case`` keep launches of every step that runs the
+kernel, as the batch keeps them per variant (:func:`mpnpu.harness.chain.timeline_names`).
+
 Exit status: 0 when every conclusion matches, 1 when one does not, 2 for a usage error, 3 when the
 device failed, 130/143 when interrupted (the steps done so far are printed).
 """
@@ -18,7 +21,7 @@ import sys
 from typing import Sequence
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.chain import StepResult, diagnosis_for, run_investigation
+from mpnpu.harness.chain import StepResult, diagnosis_for, run_investigation, timeline_names
 from mpnpu.harness.operator import Operator, diagnosis_of
 from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import default_block_dim
@@ -39,6 +42,7 @@ from .common import (
 )
 from .operators import add_operator_arguments, parse_with_operator, print_operator_list
 from .render.investigate import format_markdown, format_text
+from .timeline_output import add_timeline_arguments, timeline_selector, write_timelines
 
 
 def build_parser(op: Operator | None = None) -> ArgumentParser:
@@ -82,6 +86,9 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
     p.add_argument("--markdown", type=writable_path, default=None, metavar="PATH",
                    help="also write the table as Markdown")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_timeline_arguments(p, "every step that runs the kernel: its first failing case-run and, for contrast, a "
+                              "passing run of the same case (a step that never fails: its run of the case the "
+                              "calibration first failed at)", per="step")
     add_operator_arguments(p, op)
     return p
 
@@ -102,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     diagnosis_for(op)  # an operator without a chain: one line, exit 2
     if args.min_cases > args.max_cases:
         raise UsageError(f"--min-cases {args.min_cases} exceeds --max-cases {args.max_cases}")
+    # Every step runs at least this many cases (the calibration its own number, the others >= --min-cases).
+    selector = timeline_selector(args, timeline_names(diagnosis_for(op)),
+                                 min(args.calibration_cases, args.min_cases), grouped=True,
+                                 unit="step")
     # As the batch does: the run and its core processes on 2 CPUs per AI core, whatever the machine,
     # so the calibrated rate (and with it the number of repeats) means the same everywhere.
     cpu_set = cpuset.plan_cpu_set(args.block_dim or default_block_dim())
@@ -118,14 +129,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             op, seed=args.seed, block_dim=args.block_dim, repeats=args.repeats,
             calibration_cases=args.calibration_cases, min_cases=args.min_cases, max_cases=args.max_cases,
             confidence=args.confidence, safety=args.safety, racecheck=args.racecheck, shapes=args.shapes,
-            progress=bar.update, on_total=set_total, on_step=step_done,
+            progress=bar.update, on_total=set_total, on_step=step_done, timeline=selector,
         )
     if args.json:
         write_json(args.json, inv.to_dict())
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(format_markdown(inv))
+    written = write_timelines(args, selector) if selector is not None else []
     print(format_text(inv), flush=True)
+    for line in written:
+        print(line, file=sys.stderr)
     if inv.interrupt is not None:
         return exit_code_for_interrupt(inv.interrupt)
     return EXIT_OK if inv.all_match else EXIT_FAILED

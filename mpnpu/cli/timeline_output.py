@@ -1,7 +1,7 @@
 """The command-line side of timelines and JUnit reports: options, checks before a run, writing after.
 
-Shared by ``python -m mpnpu.batch`` (timelines, JUnit) and ``python -m mpnpu.stress`` (JUnit, the
-sweep plot). Everything that can be wrong with these options (a directory that does not exist, a
+Shared by ``python -m mpnpu.batch`` (timelines, JUnit), ``python -m mpnpu.investigate`` (timelines
+of every step of a diagnosis chain) and ``python -m mpnpu.stress`` (JUnit, the sweep plot). Everything that can be wrong with these options (a directory that does not exist, a
 picture without matplotlib, a case the run does not have) is reported before the run starts.
 """
 
@@ -12,7 +12,6 @@ import os
 from typing import Sequence
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.runner import Variant
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
 
 from .common import non_negative_int, writable_path
@@ -25,14 +24,18 @@ def picture_path(text: str) -> str:
     return writable_path(text)
 
 
-def add_timeline_arguments(p: argparse.ArgumentParser) -> None:
+BATCH_LAUNCHES = "the first failing case-run of each variant and, for contrast, a passing run of the same case"
+
+
+def add_timeline_arguments(p: argparse.ArgumentParser, launches: str = BATCH_LAUNCHES, per: str = "variant") -> None:
+    """``--timeline``, ``--timeline-case``, ``--timeline-png``; ``launches`` says which are kept by
+    default, ``per`` what they are kept for ("variant", "step")."""
     g = p.add_argument_group("timelines (one clock for every core: who was where when the race happened)")
     g.add_argument("--timeline", type=writable_path, default=None, metavar="PATH",
                    help="write launch timelines as Chrome Trace Event JSON (Perfetto UI, chrome://tracing, "
-                        "MindStudio Insight): by default the first failing case-run of each variant and, for "
-                        "contrast, a passing run of the same case")
+                        f"MindStudio Insight): by default {launches}")
     g.add_argument("--timeline-case", type=non_negative_int, default=None, metavar="N",
-                   help="draw case N instead: a failing and a passing run of it per variant, as far as the "
+                   help=f"draw case N instead: a failing and a passing run of it per {per}, as far as the "
                         "run has them")
     g.add_argument("--timeline-png", type=picture_path, default=None, metavar="PATH",
                    help="draw the same launches as a picture, .png or .svg (needs pip install 'mpnpu[plot]')")
@@ -43,8 +46,14 @@ def add_junit_argument(p: argparse.ArgumentParser) -> None:
                    help="also write the result as JUnit XML for CI (expected failures reported as xfail)")
 
 
-def timeline_selector(args: argparse.Namespace, variants: Sequence[Variant], cases: int) -> TimelineSelector | None:
-    """The selector for a run with these options, or None; raises UsageError before the run."""
+def timeline_selector(args: argparse.Namespace, names: Sequence[str], cases: int,
+                      grouped: bool = False, unit: str = "variant") -> TimelineSelector | None:
+    """The selector for a run with these options, or None; raises UsageError before the run.
+
+    ``names``: what the launches are kept under (a batch's variants, a diagnosis chain's steps);
+    ``cases``: how many cases every one of them runs at least (``--timeline-case`` must be one);
+    ``grouped``, ``unit``: see :class:`TimelineSelector`.
+    """
     wanted = bool(args.timeline or args.timeline_png)
     if args.timeline_case is not None:
         if not wanted:
@@ -57,7 +66,7 @@ def timeline_selector(args: argparse.Namespace, variants: Sequence[Variant], cas
         require_matplotlib("--timeline-png")
     if not wanted:
         return None
-    return TimelineSelector([v.name for v in variants], case=args.timeline_case)
+    return TimelineSelector(list(names), case=args.timeline_case, grouped=grouped, unit=unit)
 
 
 def write_timelines(args: argparse.Namespace, selector: TimelineSelector) -> list[str]:

@@ -309,6 +309,17 @@ class Investigation:
         }
 
 
+def step_name(spec: Step) -> str:
+    """A step that runs a batch, named for its timelines: ``O4 (incident, probe only-predicted)``."""
+    what = spec.variant + (f", probe {spec.probe}" if spec.probe else "")
+    return f"{spec.label or spec.key} ({what})"
+
+
+def timeline_names(chain: Diagnosis) -> list[str]:
+    """The names timelines keep a chain's launches under: one per step that runs a batch."""
+    return [step_name(s) for s in chain.steps if s.variant]
+
+
 def evaluate(spec: Step, v: VariantResult, cases: int, earlier: Sequence[StepResult],
              reference: str = "the original diagnosis") -> StepResult:
     """Judge one step's merged batch result by the step's expectation."""
@@ -357,6 +368,7 @@ def run_investigation(
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
     on_step: Callable[[StepResult], None] | None = None,
+    timeline: Any = None,
 ) -> Investigation:
     """Run the calibration and every step of ``op``'s diagnosis chain on one device.
 
@@ -367,7 +379,9 @@ def run_investigation(
     of the chain's case restrictions (default: the chain's own choice). ``progress(n)`` after every n
     case-runs; ``on_total(total)`` whenever the planned number of case-runs changes; ``on_step``
     after each step. Ctrl-C stops the chain: the result has ``interrupted`` set and holds the steps
-    done so far.
+    done so far. ``timeline`` (a :class:`mpnpu.harness.timeline.TimelineSelector` made with
+    :func:`timeline_names` of the chain) picks launches of every step to trace and keeps them under
+    the step's name, as ``run_batch`` does for variants.
     """
     for name, value, low in (("calibration_cases", calibration_cases, 1), ("seed", seed, 0),
                              ("calibration_min_failures", calibration_min_failures, 1),
@@ -381,7 +395,7 @@ def run_investigation(
     chain = diagnosis_for(op)
     shapes = shapes if shapes is not None else chain.default_shapes
     op = chain.with_shapes(op, shapes)
-    runner = _ChainRun(op, chain, seed, repeats, racecheck, progress, on_total)
+    runner = _ChainRun(op, chain, seed, repeats, racecheck, progress, on_total, timeline=timeline)
     inv = Investigation(op.name, seed, 0, len(available_cpus()), shapes, racecheck, chain)
     own = device is None
     start = time.perf_counter()
@@ -435,6 +449,7 @@ class _ChainRun:
     on_total: Callable[[int], None] | None
     device: Device | None = None
     done_runs: int = 0
+    timeline: Any = None  # TimelineSelector over timeline_names(chain)
 
     @property
     def later(self) -> int:
@@ -450,9 +465,10 @@ class _ChainRun:
         """Run ``spec`` for up to ``max_rounds`` rounds (stopping at ``min_failures``); merge them."""
         merged: VariantResult | None = None
         while True:
+            timeline = None if self.timeline is None else self.timeline.renamed({spec.variant: step_name(spec)})
             batch = run_batch(self.op, cases=cases, repeat=self.repeats, variants=make_variants(self.op, [spec.variant]),
                               seed=self.seed, probe=spec.probe, racecheck=self.racecheck, device=self.device,
-                              progress=self.progress)
+                              progress=self.progress, timeline=timeline)
             result = batch.variants[spec.variant]
             self.done_runs += result.case_runs
             merged = result if merged is None else merged.merge(result)

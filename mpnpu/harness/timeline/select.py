@@ -57,8 +57,14 @@ class _Slots:
 class TimelineSelector:
     """Decides which launches to trace for timelines and keeps the chosen traces (see module doc)."""
 
-    def __init__(self, variants: Sequence[str], case: int | None = None) -> None:
+    def __init__(self, variants: Sequence[str], case: int | None = None, grouped: bool = False,
+                 unit: str = "variant") -> None:
+        """``variants``: the names launches are kept under; ``grouped``: :meth:`kept` lists them name
+        by name (a diagnosis chain's steps in order) instead of every failing run first; ``unit``:
+        what a name is, in the roles ("variant", "step")."""
         self.case = case
+        self.grouped = grouped
+        self.unit = unit
         self._slots = {v: _Slots(passing_case=case) for v in variants}
         self._order = list(variants)
 
@@ -96,10 +102,10 @@ class TimelineSelector:
             elif self.case is not None:
                 run.role = f"case {case}, a passing run"
             else:
-                run.role = "the same case in a variant that did not fail"
+                run.role = f"the same case in a {self.unit} that did not fail"
             s.passing = run
         elif s.fallback is None and self.case is None:
-            run.role = "first case-run (no variant failed)"
+            run.role = f"first case-run (no {self.unit} failed)"
             s.fallback = run
 
     def pending(self) -> list[tuple[str, int]]:
@@ -109,6 +115,12 @@ class TimelineSelector:
             if s.passing is None and s.passing_case is not None
             and (s.failing is not None or self.case is None)
         ]
+
+    def renamed(self, names: dict[str, str]) -> "RenamedSelector":
+        """This selector as a batch sees it when the batch's variant names are not its own
+        (``names``: batch variant -> selector name): each step of a diagnosis chain is a batch of
+        the variant "incident", kept under the step's name."""
+        return RenamedSelector(self, names)
 
     def kept(self) -> list[KeptRun]:
         """The runs to draw, failing runs first, then variant by variant."""
@@ -120,5 +132,26 @@ class TimelineSelector:
                 runs += [r for r in (s.failing, s.passing) if r is not None]
             elif s.fallback is not None:
                 runs.append(s.fallback)
-        runs.sort(key=lambda r: r.passed)  # stable: failing runs first, variant order kept
+        if not self.grouped:
+            runs.sort(key=lambda r: r.passed)  # stable: failing runs first, variant order kept
         return runs
+
+
+class RenamedSelector:
+    """A :class:`TimelineSelector` under other variant names (see :meth:`TimelineSelector.renamed`):
+    what ``run_batch`` asks it is asked of the selector under the mapped names, and only the
+    mapped names' pending runs are its own."""
+
+    def __init__(self, selector: TimelineSelector, names: dict[str, str]) -> None:
+        self._selector = selector
+        self._names = dict(names)
+        self._back = {v: k for k, v in self._names.items()}
+
+    def wants(self, variant: str, case: int) -> bool:
+        return self._selector.wants(self._names[variant], case)
+
+    def offer(self, variant: str, *args, **kwargs) -> None:
+        self._selector.offer(self._names[variant], *args, **kwargs)
+
+    def pending(self) -> list[tuple[str, int]]:
+        return [(self._back[name], case) for name, case in self._selector.pending() if name in self._back]
