@@ -218,6 +218,41 @@ def test_copies_that_outlive_their_stage_do_not_overlap_on_a_track() -> None:
     assert order["aic0 cube"] < order["aic0 cube · MTE2"] < order["aic0 cube · MTE3"] < order["aiv0 vector 0"]
 
 
+def test_pipe_order_inversions_inside_a_core() -> None:
+    """Hand-made: a core issues a write to MTE3, then a read of the same rows to MTE2 (S1 dropped in
+    between), and the read runs first: the timeline reports that inversion (racecheck cannot: it
+    orders a core's own GM accesses by issue order). Pairs that ran in issue order, touch other
+    bytes, share a pipe or only read are not inversions."""
+    from mpnpu.runtime.trace import Access, DroppedSyncEvent, LaunchTrace, StageEvent
+
+    def copy(kind, pipe, t0, t1, lo, hi, tensor="ws"):
+        return Access(kind, tensor, f"seg-{tensor}", ((4 * lo, 4 * hi),), 0, 4, "A", f"k.py:{lo}", t0, t1,
+                      f"PIPE_{pipe}", f"PIPE_{pipe}")
+
+    core = (StageEvent("A", "k.py:1", 1000, 9000),
+            copy("W", "MTE3", 3000, 3500, 0, 64),  # issued first, ran last
+            DroppedSyncEvent("S1", "sync_all", "A", "k.py:2", 1200, 1200),
+            copy("R", "MTE2", 2000, 2100, 32, 96),  # RAW on [32:64], 1.5 us early
+            copy("R", "MTE2", 2200, 2300, 64, 96),  # other bytes
+            copy("W", "MTE3", 3600, 3700, 0, 8),  # same pipe as the write, and after it
+            copy("R", "MTE2", 3800, 3900, 0, 8),  # after the writes: in order
+            copy("R", "MTE2", 1500, 1600, 0, 64, tensor="other"),  # two reads (on one pipe)
+            copy("R", "MTE2", 1400, 1450, 0, 64, tensor="other"))
+    trace = LaunchTrace(1, "k", (core, (), ()), frozenset({"S1"}))
+    tl = build_timeline(trace, races=False)
+    [inv] = tl.inversions
+    assert (inv.kind, inv.tensor, inv.core, inv.elements, inv.dropped, inv.pairs) == ("RAW", "ws", "aic0", (32, 64),
+                                                                                      ("S1",), 1)
+    assert (inv.first.lane, inv.second.lane, inv.lead_ns) == ("MTE3", "MTE2", 1500)
+    assert inv.title == "RAW ws[32:64] inside aic0"
+    doc = trace_document([tl])
+    assert_trace_rules(doc)
+    [flow] = [evs for evs in flows_of(doc).values() if evs[0]["cat"] == "pipe-order"]
+    start = next(ev for ev in flow if ev["ph"] == "s")
+    assert _enclosing(doc, start)["args"]["access"] == "READ"  # forward in time: from the read that ran first
+    assert doc["otherData"]["launches"][0]["pipe_order_inversions"] == [inv.title]
+
+
 def test_inserted_sync_points_are_marked(repaired, tmp_path) -> None:
     """A sync inserted for a launch (a repair being tried) is an instant marker on every core that
     ran it, like a dropped one, and the repaired launch has no race."""
@@ -264,6 +299,9 @@ def test_incident_hazard_flow_joins_the_two_racing_accesses(launches) -> None:
         assert (core, site, tensor) == (side.short, side.site, "workspace.masked_target")
         a, b = map(int, elements.strip("[]").split(":"))
         assert a < hi and lo < b, f"{elements} misses the hazard's range [{lo}:{hi}]"
+    # The fixed kernel has no hazard, so no hazard flow; and its pipes kept the issue order of every
+    # conflicting pair of GM accesses (its syncs make them).
+    assert not _timelines(launches)[1].inversions
     # The fixed kernel has no hazard, so no hazard flow.
     assert not [evs for evs in flows_of(trace_document(_timelines(launches)[1:])).values()
                 if evs[0]["cat"] == "hazard"]

@@ -19,7 +19,9 @@ Layout of the file, per launch (several launches share one file, each starting a
   wait it released, and for each racecheck hazard between its two accesses, named like the report
   line (``RAW workspace.buf[5:128]``). Flows always point forward in time (Perfetto
   reverses a backward one anyway): when the read of a RAW came *before* the write — the race
-  showing — the arrow goes from the read to the write, and ``args.order`` says so.
+  showing — the arrow goes from the read to the write, and ``args.order`` says so. Also one
+  flow (category ``pipe-order``) per core and tensor whose GM accesses the core's pipes ran in the
+  opposite order to their issue order (:mod:`mpnpu.harness.timeline.inversions`).
 
 Timestamps are microseconds with nanosecond decimals, from CLOCK_MONOTONIC, which every core
 process shares.
@@ -103,7 +105,7 @@ def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> lis
     """The trace events of one launch (``k``: its position in the file)."""
     events = _metadata(tl, k)
     racing = {}
-    for race in tl.races:
+    for race in [*tl.races, *tl.inversions]:
         racing.setdefault((race.first.core, race.first.event), race.title)
         racing.setdefault((race.second.core, race.second.event), race.title)
     for s in tl.spans:
@@ -150,6 +152,20 @@ def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> lis
         events += _flow_pair(flow_id, race.title, "hazard", race.first, race.second, tl, k, args,
                              _mid(race.first), _mid(race.second))
         flow_id += 1
+    for inv in tl.inversions:
+        lo, hi = inv.elements
+        sides = {name: {"access": s.args["access"], "pipe": s.lane, "stage": s.args["stage"], "site": s.args["site"]}
+                 for name, s in (("issued_first", inv.first), ("issued_second", inv.second))}
+        args = {
+            "kind": inv.kind, "tensor": inv.tensor, "elements": f"[{lo}:{hi}]", "core": inv.core, **sides,
+            "order": (f"issued second, started {_us(inv.lead_ns)} us before the access issued first had finished: "
+                      "the core's pipes ran them in the wrong order (not a racecheck hazard: racecheck orders a "
+                      "core's GM accesses by issue order)"),
+            "dropped_between": list(inv.dropped), "pairs_in_wrong_order": inv.pairs,
+        }
+        events += _flow_pair(flow_id, inv.title, "pipe-order", inv.first, inv.second, tl, k, args,
+                             _mid(inv.first), _mid(inv.second))
+        flow_id += 1
     return events
 
 
@@ -161,7 +177,8 @@ def trace_document(timelines: Iterable[LaunchTimeline]) -> dict[str, Any]:
         events += launch_events(tl, k, first_flow_id=len(events) + 1)
         launches.append({"label": tl.label, "role": tl.role, "verdict": tl.summary, "kernel": tl.kernel,
                          "block_dim": tl.topology.block_dim, "dropped_syncs": sorted(tl.dropped_syncs),
-                         "clock_origin_ns": tl.origin_ns, "hazards": [r.title for r in tl.races]})
+                         "clock_origin_ns": tl.origin_ns, "hazards": [r.title for r in tl.races],
+                         "pipe_order_inversions": [inv.title for inv in tl.inversions]})
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",

@@ -15,9 +15,11 @@ between them, and a caption saying who accessed what, where, and in which order.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+import textwrap
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 from mpnpu.errors import UsageError
+from mpnpu.harness.timeline.inversions import Inversion
 from mpnpu.harness.timeline.model import (
     FLAG,
     GM,
@@ -139,7 +141,45 @@ def _caption(race: Race) -> str:
     return f"{head}\n{order}\nNothing orders the two: {h.missing_sync}."
 
 
-def _race_window(race: Race, duration_ns: int) -> tuple[int, int]:
+def _inversion_caption(inv: Inversion) -> str:
+    a, b = inv.first, inv.second
+    lo, hi = inv.elements
+    first, second = _NOUN[a.args["access"]], _NOUN[b.args["access"]]
+    head = (f"{inv.title}:  {inv.core} issued a {first} of {inv.tensor}[{lo}:{hi}] to {a.lane} in {a.args['stage']} "
+            f"({_site(a.args['site'])}), then a {second} of it to {b.lane} in {b.args['stage']} "
+            f"({_site(b.args['site'])}).")
+    order = (f"In this run the {second} started {_ms(inv.lead_ns):.2f} ms BEFORE the {first} had finished: "
+             + ("it got the old contents." if second == "read" else "the two landed in the wrong order."))
+    dropped = f"; sync point {', '.join(inv.dropped)} was dropped" if inv.dropped else ""
+    why = (f"Nothing made {b.lane} wait for {a.lane} (a {a.lane}_{b.lane} flag, a pipe barrier, or a SyncAll, which "
+           f"drains the core's pipes{dropped}). racecheck orders a core's own GM accesses by issue order: it does "
+           "not report this.")
+    return f"{head}\n{order}\n{why}"
+
+
+Shown = Union[Race, Inversion]
+
+
+def _shown(tl: LaunchTimeline) -> Shown | None:
+    """What the panel highlights: a hazard whose accesses ran in the wrong order, else a core's
+    pipes running its own GM accesses in the wrong order, else the first hazard (in order this time)."""
+    for race in tl.races:
+        if race.inverted:
+            return race
+    if tl.inversions:
+        return tl.inversions[0]
+    return tl.races[0] if tl.races else None
+
+
+CAPTION_CHARS = 165  # a caption line of the 13-inch figure at 9 pt
+
+
+def _caption_of(shown: Shown) -> str:
+    text = _caption(shown) if isinstance(shown, Race) else _inversion_caption(shown)
+    return "\n".join(textwrap.fill(line, CAPTION_CHARS) for line in text.split("\n"))
+
+
+def _race_window(race: Shown, duration_ns: int) -> tuple[int, int]:
     """The stretch of time around the two racing accesses that the zoom panel shows."""
     lo = min(race.first.t0, race.second.t0)
     hi = max(race.first.t1, race.second.t1)
@@ -225,12 +265,25 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
     for a in range(1, tl.topology.block_dim):
         ax.axhline(len(lanes) - 3 * a - 0.5, color="#999999", linewidth=0.8)
     ax.spines[["top", "right"]].set_visible(False)
-    if tl.races:
-        _draw_race(ax, tl.races[0], row, race_labels)
+    shown = _shown(tl)
+    if shown is not None:
+        _draw_race(ax, shown, row, race_labels)
 
 
-def _draw_race(ax: "Axes", race: Race, row: dict[int, int], labels: bool = True) -> None:
+def _side_labels(shown: Shown) -> tuple[str, str]:
+    if isinstance(shown, Race):
+        h = shown.hazard
+        return tuple(f"{side.access} in {side.stage}\n{_site(side.site)}" for side in (h.first, h.second))
+    return tuple(f"{s.args['access']} on {s.lane} in {s.args['stage']}\n{_site(s.args['site'])}"
+                 for s in (shown.first, shown.second))
+
+
+def _draw_race(ax: "Axes", race: Shown, row: dict[int, int], labels: bool = True) -> None:
     a, b = race.first, race.second
+    if a.core == b.core:  # one lane: the arrow arcs above the strip instead of lying along it
+        connection = "arc3,rad=-0.6" if a.t0 < b.t0 else "arc3,rad=0.6"
+    else:
+        connection = "arc3,rad=-0.25"
     pa = (_ms((a.t0 + a.t1) / 2), row[a.core] - 0.29)
     pb = (_ms((b.t0 + b.t1) / 2), row[b.core] - 0.29)
     for p, span in ((pa, a), (pb, b)):
@@ -240,19 +293,21 @@ def _draw_race(ax: "Axes", race: Race, row: dict[int, int], labels: bool = True)
                        facecolors=_RACE, edgecolor=_RACE, linewidth=1.2, zorder=6)
     ax.annotate("", xy=pb, xytext=pa, zorder=8,
                 arrowprops={"arrowstyle": "-|>,head_length=0.6,head_width=0.35", "color": _RACE, "lw": 2.0,
-                            "shrinkA": 7, "shrinkB": 7, "connectionstyle": "arc3,rad=-0.25"})
-    h = race.hazard
-    for p, side, span in ((pa, h.first, a), (pb, h.second, b)) if labels else ():
+                            "shrinkA": 7, "shrinkB": 7, "connectionstyle": connection})
+    for p, text, span in zip((pa, pb), _side_labels(race), (a, b)) if labels else ():
         # Below the circle, except in the bottom lane, where that would cover the time axis.
         below = row[span.core] > 0
-        ax.annotate(f"{side.access} in {side.stage}\n{_site(side.site)}", xy=p, xytext=(0, -11 if below else 11),
-                    textcoords="offset points", ha="center", va="top" if below else "bottom", fontsize=7.5,
+        ha = "center"
+        if a.core == b.core:  # two labels on one lane: each away from the other
+            ha = "right" if p[0] < max(pa[0], pb[0]) or (pa[0] == pb[0] and span is a) else "left"
+        ax.annotate(text, xy=p, xytext=(0, -11 if below else 11),
+                    textcoords="offset points", ha=ha, va="top" if below else "bottom", fontsize=7.5,
                     fontweight="bold", color=_RACE, zorder=8,
                     bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
 
 
 def _panel_heights(timelines: Sequence[LaunchTimeline]) -> list[float]:
-    return [0.5 * tl.topology.n_cores + (2.4 if tl.races else 1.6) for tl in timelines]
+    return [0.5 * tl.topology.n_cores + (2.4 if _shown(tl) is not None else 1.6) for tl in timelines]
 
 
 def timeline_figure_size(timelines: Sequence[LaunchTimeline]) -> tuple[float, float]:
@@ -274,10 +329,11 @@ def render_timelines(path: str, timelines: Sequence[LaunchTimeline]) -> None:
     fig = _figure(*timeline_figure_size(timelines))
     subfigs = fig.subfigures(len(timelines), 1, squeeze=False, height_ratios=heights)[:, 0]
     for sf, tl in zip(subfigs, timelines):
-        if tl.races:
+        shown = _shown(tl)
+        if shown is not None:
             # The race happens in a small stretch of a long launch: a zoom panel beside the whole.
             ax, zoom = sf.subplots(1, 2, width_ratios=[3.2, 1], sharey=True)
-            window = _race_window(tl.races[0], tl.duration_ns)
+            window = _race_window(shown, tl.duration_ns)
             _draw_launch(ax, tl, colors, race_labels=False)
             ax.axvspan(_ms(window[0]), _ms(window[1]), facecolor="none", edgecolor="#c9a400", linestyle="--",
                        linewidth=1.0, zorder=6)
@@ -291,10 +347,11 @@ def render_timelines(path: str, timelines: Sequence[LaunchTimeline]) -> None:
         title = f"{tl.label}: {tl.summary if tl.summary and not tl.passed else verdict}"
         sf.suptitle(f"{title}\n{tl.role}" if tl.role else title, x=0.01, ha="left", fontsize=10.5,
                     fontweight="bold", color=_RACE if tl.passed is False else "#222222")
-        if tl.races:
-            extra = f" (+{len(tl.races) - 1} more hazard(s) in the JSON timeline)" if len(tl.races) > 1 else ""
-            sf.supxlabel(_caption(tl.races[0]) + extra, x=0.01, ha="left", fontsize=9, color="#222222",
-                         bbox={"boxstyle": "round,pad=0.45", "fc": "#fff5f5" if tl.races[0].inverted else "#fbfbfb",
+        if shown is not None:
+            more = len(tl.races) + len(tl.inversions) - 1
+            extra = f" (+{more} more in the JSON timeline)" if more else ""
+            sf.supxlabel(_caption_of(shown) + extra, x=0.01, ha="left", fontsize=9, color="#222222",
+                         bbox={"boxstyle": "round,pad=0.45", "fc": "#fff5f5" if shown.inverted else "#fbfbfb",
                                "ec": _RACE, "lw": 0.9})
         elif tl.passed is not None:
             sf.supxlabel("no race: racecheck finds no unordered conflicting GM accesses in this launch",

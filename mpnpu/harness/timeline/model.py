@@ -16,6 +16,8 @@ writer draws (Chrome Trace Event JSON, the PNG/SVG picture)::
                                       flows     flag set -> the wait it released
                                       races     racecheck hazards: one access pair each, preferring a
                                                  pair whose order in time was the wrong one
+                                      inversions  a core's GM accesses its pipes ran in the
+                                                 opposite order to their issue order
 
 Times are nanoseconds from the launch's first event (``origin_ns`` keeps the absolute clock), so
 launches recorded seconds apart can be laid side by side.
@@ -28,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpnpu.racecheck.pairs import AccessPair, hazard_pairs
+
+from .inversions import Inversion, pipe_inversions
 from mpnpu.racecheck.report import ACCESS_NAMES, Hazard
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
@@ -143,6 +147,9 @@ class LaunchTimeline:
     barriers: list[Barrier]
     races: list[Race]
     stages: list[str]  # in the order the launch entered them
+    #: GM accesses of one core that its pipes ran in the opposite order to their issue order (see
+    #: :mod:`.inversions`): racecheck does not report these, the times show them
+    inversions: list[Inversion] = field(default_factory=list)
 
     def spans_of(self, core: int, cat: str | None = None) -> list[Span]:
         return [s for s in self.spans if s.core == core and (cat is None or s.cat == cat)]
@@ -253,10 +260,12 @@ def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passe
         for (aiv_only, _), parties in sorted(rounds.items(), key=lambda kv: min(s.t0 for s in kv[1]))
     ]
     found = _races(trace, by_event) if races else []
+    inversions = pipe_inversions(trace, by_event, topo)
     return LaunchTimeline(
         label=label, role=role, passed=passed, summary=summary, topology=topo, kernel=trace.kernel,
         dropped_syncs=trace.dropped_syncs, origin_ns=origin, duration_ns=end - origin, spans=spans,
         instants=instants, flows=flows, barriers=barriers, races=found, stages=list(stage_order),
+        inversions=inversions,
     )
 
 
