@@ -248,10 +248,10 @@ def default_block_dim() -> int:
 
     With the device's core processes pinned to 2 CPUs per AI core (:mod:`mpnpu.runtime.cpuset`),
     block_dim 1 means 3 core processes time-sliced on 2 CPUs wherever it runs, which is what makes
-    FLOMS's missing-SyncAll race show in a minority of case-runs (32 default runs on 2 CPUs: 1.5%..3.5%
-    of case-runs; README, "Choosing the defaults"); a default that grew with the machine would also
-    change the rate (50-70% at block_dim 2, no longer intermittent), and above 49 CPUs it would
-    exceed the device's 24 AI cores.
+    FLOMS's missing-SyncAll race show in a minority of case-runs (default runs on 2 CPUs: 20%..25% of
+    case-runs; README, "Choosing the defaults"); a default that grew with the machine would also
+    change the rate (about 60% at block_dim 2: most case-runs), and above 49 CPUs it would exceed
+    the device's 24 AI cores.
     """
     return cpuset.DEFAULT_BLOCK_DIM
 
