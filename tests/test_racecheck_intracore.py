@@ -11,7 +11,17 @@ import pytest
 
 from mpnpu.racecheck import HazardLog, analyze, format_text
 from mpnpu.racecheck.intracore import analyze_local, core_clocks, core_conflicts
-from mpnpu.runtime.trace import READ, WRITE, DroppedSyncEvent, LaunchTrace, LocalAccess, PipeSyncEvent, SyncAllEvent
+from mpnpu.runtime.trace import (
+    ATOMIC,
+    READ,
+    WRITE,
+    Access,
+    DroppedSyncEvent,
+    LaunchTrace,
+    LocalAccess,
+    PipeSyncEvent,
+    SyncAllEvent,
+)
 from tests.runtime_util import device
 
 PIPES = ("PIPE_S", "PIPE_V", "PIPE_M", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_FIX")
@@ -69,6 +79,39 @@ def test_same_pipe_reads_and_disjoint_bytes_are_not_hazards() -> None:
     assert pairs([la(READ, "MTE3"), la(READ, "V")]) == set()
     assert pairs([la(WRITE, "MTE2", 0, 32), la(READ, "V", 32, 64)]) == set()
     assert pairs([la(WRITE, "MTE2", memory="L1"), la(READ, "MTE1", memory="L0A")]) == set()
+
+
+def gm(kind, pipe, ranges=((0, 64),), site="k.py:20", tensor="t") -> Access:
+    return Access(kind, tensor, "seg", tuple(ranges), 0, 4, "S", site, pipe=f"PIPE_{pipe}")
+
+
+def test_a_core_reading_back_its_own_gm_write_through_another_pipe_is_a_hazard() -> None:
+    w, r = gm(WRITE, "MTE3", site="k.py:20"), gm(READ, "MTE2", ((32, 96),), site="k.py:21")
+    (h,) = analyze_local(trace_of([la(WRITE, "V", memory="UB"), w, r]))
+    assert (h.kind, h.tensor, h.scope, h.first.pipe, h.second.pipe) == ("RAW", "t", "core", "PIPE_MTE3", "PIPE_MTE2")
+    assert h.element_range == (8, 16)  # bytes [32:64] of a 4-byte tensor at offset 0
+    text = format_text([h])
+    assert "RAW hazard detected at GM tensor t[8:16] inside vector core 0" in text
+    assert "no MTE3_MTE2 sync (set_flag/wait_flag, queue, pipe_barrier or SyncAll)" in text
+    # what orders it: the flag, a barrier on MTE3, a SyncAll; a dropped SyncAll is named
+    assert pairs([w, st("MTE3_MTE2"), wt("MTE3_MTE2"), r]) == set()
+    assert pairs([w, barrier("MTE3"), r]) == set()
+    assert pairs([w, SyncAllEvent(False, "S1", "S", "k.py:5"), r]) == set()
+    (h,) = analyze_local(trace_of([la(WRITE, "V"), w, DroppedSyncEvent("S1", "sync_all", "S", "k.py:5"), r]))
+    assert h.dropped_syncs == ("S1",) and "(sync point S1 was dropped)" in h.missing_sync
+
+
+def test_gm_pairs_inside_a_core_need_shared_bytes_a_write_and_two_pipes() -> None:
+    # two strided views: the same hull, no byte in common
+    assert pairs([gm(WRITE, "MTE3", ((0, 16), (64, 80))), gm(READ, "MTE2", ((16, 32), (80, 96)))]) == set()
+    assert pairs([gm(WRITE, "MTE3", ((0, 16), (64, 80))), gm(READ, "MTE2", ((16, 32), (70, 96)))]) == {(0, 1)}
+    assert pairs([gm(ATOMIC, "MTE3"), gm(ATOMIC, "FIX")]) == set()  # atomic adds commute
+    assert pairs([gm(READ, "MTE2"), gm(READ, "MTE2")]) == set()
+    assert pairs([gm(WRITE, "MTE3"), gm(READ, "MTE3")]) == set()  # one pipe runs in order
+    other = gm(READ, "MTE2")._replace(segment="other")
+    assert pairs([gm(WRITE, "MTE3"), other]) == set()
+    # GM accesses of a launch whose kernel does not order its pipes carry no pipe: not analysed here
+    assert pairs([gm(WRITE, "MTE3")._replace(pipe=""), gm(READ, "MTE2")._replace(pipe="")]) == set()
 
 
 def test_wait_on_a_pipe_does_not_order_the_scalar_unit() -> None:

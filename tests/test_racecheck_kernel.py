@@ -56,9 +56,22 @@ def _signature(hazards) -> list[tuple]:
     )
 
 
-def _find(hazards, kind, tensor, first_stage, second_stage):
+def _find(hazards, kind, tensor, first_stage, second_stage, scope="GM"):
     return [h for h in hazards
-            if (h.kind, h.tensor, h.first.stage, h.second.stage) == (kind, tensor, first_stage, second_stage)]
+            if (h.kind, h.tensor, h.first.stage, h.second.stage, h.scope) == (kind, tensor, first_stage, second_stage,
+                                                                              scope)]
+
+
+def _check_read_backs(hazards, dropped, text) -> None:
+    """Hazards inside a core on GM: a core reading back through MTE2 what its MTE3 wrote, with
+    nothing between them but a dropped SyncAll (which drains the core's pipes)."""
+    for h in hazards:
+        if h.scope != "core":
+            continue
+        assert h.first.short == h.second.short and all(a == b for a, b in h.core_pairs), text
+        assert (h.first.pipe, h.second.pipe) in {("PIPE_MTE3", "PIPE_MTE2"), ("PIPE_MTE2", "PIPE_MTE3"),
+                                                 ("PIPE_MTE3", "PIPE_FIX"), ("PIPE_FIX", "PIPE_MTE3")}, text
+        assert h.dropped_syncs and set(h.dropped_syncs) <= set(dropped), text
 
 
 # -- the incident -----------------------------------------------------------------------------------
@@ -74,15 +87,22 @@ def test_incident_hazard_reported_on_every_launch_even_passing_ones(dev1):
         chk = check_case(OP, dev1, case, drop_syncs={"S1"})
         passed += chk.passed
         raw = _find(chk.hazards, "RAW", MASKED, "TargetProcess", "CVProcess")
-        assert len(raw) == 1, f"launch {i}: {format_text(chk.hazards)}"
+        text = format_text(chk.hazards)
+        assert len(raw) == 1, f"launch {i}: {text}"
         h = raw[0]
         assert (h.first.access, h.second.access) == ("WRITE", "READ")
         assert h.first.short.startswith("aiv") and h.second.short.startswith("aiv")
         assert h.first.short != h.second.short
         assert h.dropped_syncs == ("S1",)
         assert h.missing_sync == "no SyncAll between TargetProcess and CVProcess (sync point S1 was dropped)"
+        # And inside each vector core: CVProcess reads back through MTE2 rows of masked_target its
+        # own TargetProcess wrote through MTE3; only S1 (its SyncAll drains the pipes) ordered them.
+        [back] = _find(chk.hazards, "RAW", MASKED, "TargetProcess", "CVProcess", scope="core")
+        assert (back.first.pipe, back.second.pipe) == ("PIPE_MTE3", "PIPE_MTE2"), text
+        assert back.dropped_syncs == ("S1",), text
+        _check_read_backs(chk.hazards, {"S1"}, text)
         # Only S1 is missing: nothing else races (atomics into predicted_logits included).
-        assert len(chk.hazards) == 1, format_text(chk.hazards)
+        assert len(chk.hazards) == 2, text
         if not chk.passed:
             assert chk.verdict.failed_outputs == ["predicted_logits"]
         signatures.setdefault(case.index, set()).add(tuple(_signature(chk.hazards)))
@@ -136,11 +156,13 @@ def test_dropped_sync_point_reports_its_hazard(dev1, dropped):
                 assert sync in h.dropped_syncs, text
                 assert f"sync point{'s' if len(h.dropped_syncs) > 1 else ''} " in h.missing_sync
                 assert all(a != b for a, b in h.core_pairs), "a core never races with itself"
+        _check_read_backs(chk.hazards, dropped, text)
         for h in chk.hazards:
             assert set(h.dropped_syncs) <= set(dropped), text  # never blames a sync that was there
         if dropped == ("W5",) or dropped == ("W67",):
             # The cube writes the tile buffer, its own vector cores read it.
             for h in chk.hazards:
+                assert h.scope == "GM", text
                 cores = {h.first.short[:3], h.second.short[:3]}
                 assert cores == {"aic", "aiv"}, text
                 assert "in CVProcess" in h.missing_sync and dropped[0] in h.missing_sync
@@ -209,7 +231,12 @@ def test_batch_json_and_text_name_cores_stages_and_the_missing_sync():
     d = json.loads(json.dumps(result.to_dict()))
     assert d["racecheck"] is True
     assert d["variants"]["fixed"]["hazards"] == []
-    (h,) = d["variants"]["incident"]["hazards"]
+    hazards = d["variants"]["incident"]["hazards"]
+    (h,) = [h for h in hazards if "scope" not in h]  # between cores: GM hazards carry no "scope"
+    (back,) = [h for h in hazards if h.get("scope") == "core"]  # a core reading back its own write
+    assert (back["kind"], back["tensor"], back["first"]["pipe"], back["second"]["pipe"]) == (
+        "RAW", MASKED, "PIPE_MTE3", "PIPE_MTE2")
+    assert back["dropped_syncs"] == ["S1"] and back["first"]["core"] == back["second"]["core"]
     assert (h["kind"], h["tensor"], h["launches"]) == ("RAW", MASKED, 3)
     assert h["count"] >= 3
     for side, stage, access in (("first", "TargetProcess", "WRITE"), ("second", "CVProcess", "READ")):

@@ -279,7 +279,7 @@ def test_inserted_sync_points_are_marked(repaired, tmp_path) -> None:
 
 def test_incident_hazard_flow_joins_the_two_racing_accesses(launches) -> None:
     incident, fixed = launches
-    [h] = [h for h in incident.hazards if h.tensor == "workspace.masked_target"]
+    [h] = [h for h in incident.hazards if h.tensor == "workspace.masked_target" and h.scope == "GM"]
     doc = trace_document(_timelines(launches)[:1])
     [flow] = [evs for evs in flows_of(doc).values() if evs[0]["cat"] == "hazard"]
     lo, hi = h.element_range

@@ -1,5 +1,6 @@
-"""Races inside one core: local-memory (UB, L1, L0A/B/C) accesses of different pipes that no
-intra-core sync orders.
+"""Races inside one core: accesses of different pipes of one core that no intra-core sync orders —
+to its local memory (UB, L1, L0A/B/C), and to GM (a core reading back through MTE2 what it wrote
+through MTE3 is a race inside that core, whatever the other cores do).
 
 The model (pipes in :mod:`mpnpu.runtime.pipes`; events in :mod:`mpnpu.runtime.trace`). Every
 pipe is analysed as asynchronous — V and M too, although mpnpu runs them inline on the kernel
@@ -15,11 +16,13 @@ thread — so a launch run with in-order pipes is analysed as the chip would run
     SyncAll         PIPE_S waits for every pipe first (the device drains a core before it arrives)
 
 Two accesses to overlapping bytes of one memory of one core, from different pipes, at least one a
-write, that happens-before orders in neither direction are a hazard. Its kind follows issue
-order: RAW = write issued first, then read. Only launches of kernels that order their own pipes
-(``api.pipelined``) record local accesses; data the kernel touches with plain numpy expressions
-is not recorded (only ``data_copy``, ``load_data``, ``mmad``, ``fixpipe``, ``cast`` and the
-vector instructions of :mod:`mpnpu.pipe_api` are).
+write (two atomic adds commute), that happens-before orders in neither direction are a hazard. Its
+kind follows issue order: RAW = write issued first, then read. Only launches of kernels that order
+their own pipes (``api.pipelined``) record local accesses and the pipe of each GM access; data the
+kernel touches with plain numpy expressions is not recorded (only ``data_copy``, ``load_data``,
+``mmad``, ``fixpipe``, ``cast`` and the vector instructions of :mod:`mpnpu.pipe_api` are).
+Hazards on local memory have ``scope`` "local"; on GM, "core" (the GM race detector,
+:mod:`.detect`, covers pairs of different cores).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import numpy as np
 from mpnpu.runtime.pipes import ANALYSED_PIPES
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
+    ATOMIC,
     READ,
     Access,
     DroppedSyncEvent,
@@ -50,21 +54,26 @@ _PIPE_INDEX = {p.value: i for i, p in enumerate(ANALYSED_PIPES)}
 _S = _PIPE_INDEX["PIPE_S"]
 _N = len(ANALYSED_PIPES)
 _INTRA_CALLS = ("set_flag", "wait_flag", "pipe_barrier")
+#: a SyncAll orders a core's GM accesses too (the core's pipes are drained before it arrives)
+_GM_ORDERING_CALLS = _INTRA_CALLS + ("sync_all",)
+#: memory ids of GM accesses are keyed by segment under this prefix (local memories by their name)
+_GM = "GM:"
 
 
 @dataclass
 class CoreAccesses:
-    """The local accesses of one core with their clocks (columns)."""
+    """The accesses of one core (local ones, and GM ones made on a pipe) with their clocks (columns)."""
 
-    events: list[LocalAccess]
+    events: list[LocalAccess | Access]
     pos: np.ndarray  # index in the core's event list
     pipe: np.ndarray  # pipe index (ANALYSED_PIPES order)
     stamp: np.ndarray  # own component of the access's clock
     clock: np.ndarray  # (n, pipes) vector clocks
     write: np.ndarray  # bool
-    memory: np.ndarray  # memory id
-    start: np.ndarray
+    memory: np.ndarray  # memory id (a local memory, or a GM segment)
+    start: np.ndarray  # byte hull [start, stop) in that memory
     stop: np.ndarray
+    atomic: np.ndarray  # bool: a GM atomic add
     dropped: list[tuple[int, DroppedSyncEvent]]  # intra-core syncs the launch dropped, with positions
 
 
@@ -126,7 +135,7 @@ def core_clocks(events: Sequence) -> CoreAccesses:
     dropped: list[tuple[int, DroppedSyncEvent]] = []
     for i, ev in enumerate(events):
         t = type(ev)
-        if t is LocalAccess:
+        if t is LocalAccess or (t is Access and ev.pipe and ev.ranges):
             p = _pipe(ev.pipe, ev)
             clock = pc.issue(p)
             acc.append(ev)
@@ -136,10 +145,11 @@ def core_clocks(events: Sequence) -> CoreAccesses:
             clocks.append(clock.copy())
         elif t is PipeSyncEvent or t is SyncAllEvent:
             pc.sync(ev)
-        elif t is DroppedSyncEvent and ev.call in _INTRA_CALLS:
+        elif t is DroppedSyncEvent and ev.call in _GM_ORDERING_CALLS:
             dropped.append((i, ev))
     n = len(acc)
     mem_ids: dict[str, int] = {}
+    local = [type(a) is LocalAccess for a in acc]
     return CoreAccesses(
         events=acc,
         pos=np.array(pos, dtype=np.int64),
@@ -147,9 +157,11 @@ def core_clocks(events: Sequence) -> CoreAccesses:
         stamp=np.array(stamp, dtype=np.int64),
         clock=np.array(clocks, dtype=np.int64).reshape(n, _N),
         write=np.array([a.kind != READ for a in acc], dtype=bool),
-        memory=np.array([mem_ids.setdefault(a.memory, len(mem_ids)) for a in acc], dtype=np.int64),
-        start=np.array([a.start for a in acc], dtype=np.int64),
-        stop=np.array([a.stop for a in acc], dtype=np.int64),
+        memory=np.array([mem_ids.setdefault(a.memory if loc else _GM + a.segment, len(mem_ids))
+                         for a, loc in zip(acc, local)], dtype=np.int64),
+        start=np.array([a.start if loc else a.ranges[0][0] for a, loc in zip(acc, local)], dtype=np.int64),
+        stop=np.array([a.stop if loc else a.ranges[-1][1] for a, loc in zip(acc, local)], dtype=np.int64),
+        atomic=np.array([a.kind == ATOMIC for a in acc], dtype=bool),
         dropped=dropped,
     )
 
@@ -212,56 +224,98 @@ def release_epochs(events: Sequence) -> list[int]:
 
 
 def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
-    """(i, j), i issued before j: overlapping, a write among them, different pipes, unordered."""
-    n = len(ca.events)
-    if n < 2:
-        return []
+    """(i, j), i issued before j: overlapping bytes of one memory, a write among them (not two atomic
+    adds), different pipes, unordered."""
     out: list[tuple[int, int]] = []
-    # Row by row against the later accesses: memory stays O(n) per row.
-    for i in range(n - 1):
-        j = np.arange(i + 1, n)
-        m = (ca.memory[j] == ca.memory[i]) & (ca.start[j] < ca.stop[i]) & (ca.start[i] < ca.stop[j])
-        m &= ca.write[j] | ca.write[i]
-        m &= ca.pipe[j] != ca.pipe[i]
-        if not m.any():
+    for m in np.unique(ca.memory).tolist():
+        idx = np.nonzero(ca.memory == m)[0]
+        if len(idx) < 2:
             continue
-        j = j[m]
-        # i -> j iff j's clock has seen i's own stamp; j -> i is impossible for j issued later
-        # unless i's clock has seen j's stamp (a wait on i's pipe for a set on j's pipe).
-        i_before_j = ca.clock[j, ca.pipe[i]] >= ca.stamp[i]
-        j_before_i = ca.clock[i, ca.pipe[j]] >= ca.stamp[j]
-        for jj in j[~(i_before_j | j_before_i)].tolist():
-            out.append((i, jj))
+        # Every pair of the group at once, in row blocks (memory O(block x group)).
+        for b0 in range(0, len(idx), _BLOCK):
+            rows = idx[b0:b0 + _BLOCK]
+            cols = idx
+            cand = (ca.start[rows][:, None] < ca.stop[cols][None, :]) & (ca.start[cols][None, :] < ca.stop[rows][:, None])
+            cand &= rows[:, None] < cols[None, :]
+            cand &= ca.write[rows][:, None] | ca.write[cols][None, :]
+            cand &= ~(ca.atomic[rows][:, None] & ca.atomic[cols][None, :])
+            cand &= ca.pipe[rows][:, None] != ca.pipe[cols][None, :]
+            ri, cj = np.nonzero(cand)
+            if not len(ri):
+                continue
+            i, j = rows[ri], cols[cj]
+            # i -> j iff j's clock has seen i's own stamp; j -> i iff i's clock has seen j's (a wait
+            # on i's pipe for a set on j's pipe)
+            i_before_j = ca.clock[j, ca.pipe[i]] >= ca.stamp[i]
+            j_before_i = ca.clock[i, ca.pipe[j]] >= ca.stamp[j]
+            keep = ~(i_before_j | j_before_i)
+            for a, b in zip(i[keep].tolist(), j[keep].tolist()):
+                if _bytes_shared(ca.events[a], ca.events[b]) is not None:
+                    out.append((a, b))
+    out.sort()
     return out
 
 
-def _gap(first: LocalAccess, second: LocalAccess) -> str:
+_BLOCK = 256
+
+
+def _bytes_shared(a: LocalAccess | Access, b: LocalAccess | Access) -> tuple[int, int] | None:
+    """The hull of the bytes both accesses touch, or None when they touch none in common (two
+    strided GM views can share a hull and no byte)."""
+    if type(a) is LocalAccess:
+        return max(a.start, b.start), min(a.stop, b.stop)
+    lo = hi = None
+    ra, rb = a.ranges, b.ranges
+    i = j = 0
+    while i < len(ra) and j < len(rb):
+        s, e = max(ra[i][0], rb[j][0]), min(ra[i][1], rb[j][1])
+        if s < e:
+            lo = s if lo is None else lo
+            hi = e
+        if ra[i][1] < rb[j][1]:
+            i += 1
+        else:
+            j += 1
+    return None if lo is None else (lo, hi)
+
+
+def _gap(first: LocalAccess | Access, second: LocalAccess | Access) -> str:
     a, b = first.pipe[5:], second.pipe[5:]
-    return f"no {a}_{b} sync (set_flag/wait_flag, queue or pipe_barrier) between {first.pipe} and {second.pipe}"
+    also = ", pipe_barrier or SyncAll" if type(first) is Access else " or pipe_barrier"
+    return f"no {a}_{b} sync (set_flag/wait_flag, queue{also}) between {first.pipe} and {second.pipe}"
 
 
 def analyze_local(trace: LaunchTrace) -> list[Hazard]:
-    """The intra-core hazards of one traced launch (all cores), merged by kind, memory, sites and pipes."""
+    """The hazards inside each core of one traced launch (all cores), merged by kind, memory or GM
+    tensor, sites and pipes."""
     topo = Topology(trace.block_dim)
     merged: dict[tuple, Hazard] = {}
     for c, events in enumerate(trace.events):
         if not any(type(ev) is LocalAccess for ev in events):
-            continue
+            continue  # not a pipelined launch: no pipes recorded
         ca = core_clocks(events)
         info = topo.core(c)
         for i, j in core_conflicts(ca):
             a, b = ca.events[i], ca.events[j]
+            on_gm = type(a) is Access
             kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
-            lo, hi = max(a.start, b.start), min(a.stop, b.stop)
-            names = tuple(sorted({d.name or d.call for p, d in ca.dropped if ca.pos[i] < p < ca.pos[j]}))
+            lo, hi = _bytes_shared(a, b)
+            calls = _GM_ORDERING_CALLS if on_gm else _INTRA_CALLS
+            names = tuple(sorted({d.name or d.call for p, d in ca.dropped
+                                  if ca.pos[i] < p < ca.pos[j] and d.call in calls}))
+            if on_gm:  # elements of the root tensor, as GM hazards are reported
+                tensor = a.tensor
+                lo, hi = (lo - a.tensor_offset) // a.itemsize, -(-(hi - a.tensor_offset) // a.itemsize)
+            else:
+                tensor = a.memory
 
-            def site(x: LocalAccess) -> AccessSite:
+            def site(x: LocalAccess | Access) -> AccessSite:
                 return AccessSite(core=info.label, core_id=c, short=info.short, stage=x.stage, site=x.site,
-                                  access=ACCESS_NAMES[x.kind], tensor=x.memory, pipe=x.pipe)
+                                  access=ACCESS_NAMES[x.kind], tensor=tensor, pipe=x.pipe)
 
-            h = Hazard(kind=kind, tensor=a.memory, first=site(a), second=site(b), count=1,
+            h = Hazard(kind=kind, tensor=tensor, first=site(a), second=site(b), count=1,
                        element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
-                       core_pairs=frozenset({(info.short, info.short)}), scope="local")
+                       core_pairs=frozenset({(info.short, info.short)}), scope="core" if on_gm else "local")
             key = h.key + (a.pipe, b.pipe)
             prev = merged.get(key)
             merged[key] = h if prev is None else prev.merged(h, same_launch=True)

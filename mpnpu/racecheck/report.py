@@ -79,7 +79,8 @@ class Hazard:
     launches: int = 1
     #: "GM": a race between cores on global memory; "local": a race between the pipes of one core
     #: on its local memory (``tensor`` is then the memory, "UB", "L1", ..., and the element range
-    #: is in bytes of that memory)
+    #: is in bytes of that memory); "core": a race between the pipes of one core on GM (e.g. a
+    #: read-back through MTE2 of what MTE3 wrote)
     scope: str = "GM"
 
     @property
@@ -213,6 +214,8 @@ def format_text(hazards: Iterable[Hazard], max_core_pairs: int = 4, launches_ana
         n_launches = f"{h.launches}{out_of} {'launch' if h.launches == 1 and not out_of else 'launches'}"
         if h.scope == "GM":
             at = f"GM tensor {h.tensor}[{lo}:{hi}]"
+        elif h.scope == "core":
+            at = f"GM tensor {h.tensor}[{lo}:{hi}] inside {h.first.core}, between {h.first.pipe} and {h.second.pipe}"
         else:
             at = (f"{h.tensor} bytes [{lo}:{hi}] of {h.first.core} between {h.first.pipe} "
                   f"and {h.second.pipe}")

@@ -200,10 +200,20 @@ class EventIdPool:
         self._taken.clear()
 
 
-# One queued instruction: (kind, payload, where) with kind "run" / "signal" (payload: callable),
-# "set" or "wait" (payload: (event, id)); ``where`` is the issuing kernel line, for error messages.
+# One queued instruction: (kind, payload, where, issued_ns) with kind "run" / "signal" (payload: a
+# callable), "set" or "wait" (payload: (event, id)); ``where`` is the issuing kernel line, for error
+# messages; ``issued_ns``: time.monotonic_ns() at issue.
 _Op = tuple
-_DONE = ("done", None, "")  # _claim: a set or wait completed under the lock, nothing to execute
+_DONE = ("done", None, "", 0)  # _claim: a set or wait completed under the lock, nothing to execute
+
+#: How long an issued instruction may stay queued while the kernel thread keeps issuing: on the chip
+#: a copy lands within a few microseconds unless a sync holds its pipe. A pipe's own thread needs
+#: the GIL, which a busy kernel thread may hold for milliseconds; so every issue first executes, on
+#: the kernel thread, the instructions that have waited longer than this (in pipe order, none that a
+#: wait still holds). Races that need a copy to be later than this do not show; those of the next
+#: few instructions do. (docs/pipes.md, "When a pipe's instructions run")
+MAX_LATENCY_NS = 100_000
+_NEVER = 1 << 62  # _oldest_ns when nothing is queued
 
 #: Where an instruction was issued: the kernel line, or a function that finds it. Finding the line
 #: walks the stack, so the hot paths pass the function and it is called only for an error message
@@ -249,6 +259,9 @@ class PipeEngine:
         self._signal_pipes: dict[Pipe, int] = {p: 0 for p in ASYNC_PIPES}  # the same, per pipe
         self._generation = 0  # bumped by reset: results of an abandoned launch are dropped
         self._closed = False
+        #: issue time of the oldest instruction that may still be queued (_NEVER: none); may be older
+        #: than the truth (it is recomputed when an overdue check finds nothing that old)
+        self._oldest_ns = _NEVER
 
     # -- launch life cycle ----------------------------------------------------------------------
 
@@ -266,6 +279,7 @@ class PipeEngine:
             self._flags.clear()
             self._queued_sets.clear()
             self._signals = 0
+            self._oldest_ns = _NEVER
             for p in self._signal_pipes:
                 self._signal_pipes[p] = 0
             self._error = None
@@ -310,7 +324,12 @@ class PipeEngine:
         if self._error is not None:
             with self._lock:
                 self._check_error()
-        self._queues[pipe].append(("run", fn, where))
+        now = time.monotonic_ns()
+        if now - self._oldest_ns > MAX_LATENCY_NS:
+            self._progress_overdue(now)
+        self._queues[pipe].append(("run", fn, where, now))
+        if self._oldest_ns == _NEVER:
+            self._oldest_ns = now
         if self._pipe_sleeping[pipe] and pipe in EAGER_PIPES:
             with self._lock:
                 if self._pipe_sleeping[pipe]:
@@ -326,7 +345,7 @@ class PipeEngine:
         with self._lock:
             self._signals += 1
             self._signal_pipes[pipe] += 1
-        self._issue(pipe, ("signal", fn, where))
+        self._issue(pipe, ("signal", fn, where, time.monotonic_ns()))
 
     def flush_signals(self, where: Where = "") -> None:
         """Wait until every queued cross-core set has fired.
@@ -360,7 +379,7 @@ class PipeEngine:
                 self._raise(key, by_pipe=False)
                 return
             self._queued_sets[key] = self._queued_sets.get(key, 0) + 1
-        self._issue(src, ("set", key, where))
+        self._issue(src, ("set", key, where, time.monotonic_ns()))
 
     def wait_flag(self, event: HardEvent, event_id: int, where: Where = "") -> None:
         """Make ``event.dst`` wait here for (event, id), then consume it."""
@@ -373,7 +392,7 @@ class PipeEngine:
             return
         dst = event._dst
         if dst in self._queues:
-            self._issue(dst, ("wait", key, _resolve(where)))
+            self._issue(dst, ("wait", key, _resolve(where), time.monotonic_ns()))
             return
         # The destination runs on the kernel thread: block it (bounded, and never on a wait that
         # nothing can satisfy any more), executing the source pipe's instructions meanwhile.
@@ -412,12 +431,15 @@ class PipeEngine:
         # Both pipes asynchronous: queue the set and the wait. The wait cannot be unmatched (its
         # set is queued right before it), so it needs no kernel line for an error message.
         key = (event, event_id)
+        now = time.monotonic_ns()
+        if now - self._oldest_ns > MAX_LATENCY_NS:
+            self._progress_overdue(now)
         with self._lock:
             if self._error is not None:
                 self._check_error()
             self._queued_sets[key] = self._queued_sets.get(key, 0) + 1
-            self._append(src, ("set", key, ""))
-            self._append(dst, ("wait", key, ""))
+            self._append(src, ("set", key, "", now))
+            self._append(dst, ("wait", key, "", now))
         self._start_threads(src, dst)
 
     def barrier(self, pipe: Pipe, where: Where = "") -> None:
@@ -428,6 +450,10 @@ class PipeEngine:
             pipes, queues = ASYNC_PIPES, list(self._queues.values())
         else:
             q = self._queues.get(pipe)
+            if q is not None:
+                now = time.monotonic_ns()
+                if now - self._oldest_ns > MAX_LATENCY_NS:
+                    self._progress_overdue(now)
             if not q:  # an inline pipe, or nothing pending (an executing instruction stays queued)
                 if self._error is not None:
                     with self._lock:
@@ -470,6 +496,8 @@ class PipeEngine:
         kernel thread to need them or to wait."""
         q = self._queues[pipe]
         q.append(op)
+        if self._oldest_ns == _NEVER:
+            self._oldest_ns = op[3]
         if self._pipe_sleeping[pipe] and (pipe in EAGER_PIPES and len(q) == 1 or op[0] == "signal"):
             self._pipe_cv[pipe].notify()
 
@@ -484,7 +512,7 @@ class PipeEngine:
     def _drain(self, pipe: Pipe, q: collections.deque, until: Callable[[], bool] | None = None) -> None:
         """Execute ``pipe``'s queue on the kernel thread while its next instruction can proceed
         (lock held; stops at an unsatisfied wait, an instruction its thread is executing, an error, or
-        once ``until()`` is true after an instruction).
+        once ``until()`` is true).
 
         Instructions execute with the lock held: the pipes' threads cannot claim anything meanwhile,
         so no bookkeeping is needed (this is the common path of every barrier and X -> V sync).
@@ -493,6 +521,8 @@ class PipeEngine:
         if self._busy[pipe]:
             return
         while q:
+            if until is not None and until():
+                return
             op = q[0]
             kind = op[0]
             if kind == "wait":
@@ -518,8 +548,20 @@ class PipeEngine:
                     if kind == "signal":
                         self._signals -= 1
                         self._signal_pipes[pipe] -= 1
-            if until is not None and until():
-                return
+
+    def _progress_overdue(self, now: int) -> None:
+        """Execute on the kernel thread every queued instruction issued more than MAX_LATENCY_NS
+        before ``now`` that can proceed (and what it waits on, up to the awaited set); then note
+        the oldest one still queued."""
+        cutoff = now - MAX_LATENCY_NS
+        with self._lock:
+            if self._error is not None:
+                return  # raised at the next check
+            for pipe, q in self._queues.items():
+                if q and q[0][3] <= cutoff:
+                    self._drain_through(pipe, q, lambda: not q or q[0][3] > cutoff)  # noqa: B023
+            heads = [q[0][3] for q in self._queues.values() if q]
+            self._oldest_ns = min(heads) if heads else _NEVER
 
     def _drain_through(self, pipe: Pipe, q: collections.deque, until: Callable[[], bool] | None = None,
                        depth: int = 0) -> None:
@@ -532,7 +574,7 @@ class PipeEngine:
             if (not q or self._error is not None or self._busy[pipe] or depth >= len(ASYNC_PIPES)
                     or (until is not None and until())):
                 return
-            kind, key, _ = q[0]
+            kind, key = q[0][0], q[0][1]
             src = key[0]._src if kind == "wait" else None
             if src is None or src is pipe or src not in self._queues or not self._queues[src]:
                 return
@@ -571,7 +613,7 @@ class PipeEngine:
         if not q or self._busy[pipe]:
             return None
         op = q[0]
-        kind, payload, _ = op
+        kind, payload = op[0], op[1]
         if kind == "wait":
             if not self._flags.get(payload):
                 return None
