@@ -27,6 +27,8 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Callable
 
+import numpy as np
+
 from mpnpu import api
 from mpnpu.errors import SyncTimeoutError, UsageError
 
@@ -171,6 +173,9 @@ def core_main(core_id: int, block_dim: int, conn: Connection, sync: SyncObjects,
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(0)
     limit_blas_threads(1)
+    # The chip computes on NaN and inf without a word: a kernel that read data another core had not
+    # written yet (a race) must not print numpy's "invalid value" warnings into the tool's output.
+    np.seterr(all="ignore")
     topology = Topology(block_dim)
     ctx = CoreContext(topology.core(core_id), topology, sync, spec, options)
     api._core = ctx
