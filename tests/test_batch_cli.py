@@ -299,16 +299,18 @@ def test_incident_fails_within_the_bound_and_only_in_predicted_logits() -> None:
 
     Runs chunks of 10 fresh cases (a new seed per chunk) on one device until 3 case-runs failed or
     N_MAX case-runs ran. Every failure must be predicted_logits alone (O2): masked_target, which the
-    racing core read too early, is always right; and the wrong values are large (tens to thousands
-    in relative error: measured per failing case-run 12 .. 5e7 over 126 failures; asserted: > 1 for
-    every failure, >= 10 for the largest).
+    racing core read too early, is always right; and a chunk with failures always has a large error
+    (asserted: >= 10 for the largest relative error of every failing chunk). A wrongly gathered logit
+    can also lie close to the right one, so the smallest error of a failing chunk is not bounded:
+    over 74 failing chunks of this loop (30 fresh devices), the largest error per chunk was 112 .. 5e7
+    and the smallest below 1 in 6 (0.74; several wrong rows there hold the row's column-0 logit, as
+    gathered with a masked target read as 0).
     """
     from mpnpu.runtime.device import Device
 
     runs = failures = 0
     first_failure = None
     by_output: dict[str, int] = {}
-    max_rel = []
     with Device(1, options=OPTIONS) as dev:
         chunk = 0
         while failures < 3 and runs < N_MAX:
@@ -323,14 +325,12 @@ def test_incident_fails_within_the_bound_and_only_in_predicted_logits() -> None:
             for name, count in v.failed_by_output.items():
                 by_output[name] = by_output.get(name, 0) + count
             if v.failed_case_runs:
-                assert v.min_rel_error > 1.0, v.to_dict()
-                max_rel.append(v.max_rel_error)
+                assert v.max_rel_error >= 10.0, v.to_dict()
     assert first_failure is not None and first_failure <= N_MAX, (
         f"the incident never failed in {runs} case-runs: its rate is below {P_MIN} with "
         f"{CONFIDENCE} confidence"
     )
     assert by_output == {"predicted_logits": failures}
-    assert max(max_rel) >= 10.0
 
 
 # -- Ctrl-C and SIGTERM: partial report, 130 / 143, nothing left behind -------------------------
