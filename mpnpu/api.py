@@ -51,7 +51,7 @@ from .runtime.local import (
     TPipe,
     TPosition,
 )
-from .runtime.pipes import ASYNC_PIPES, Pipe
+from .runtime.pipe_events import ASYNC_PIPES, Pipe
 from .runtime.topology import CoreType, check_flag
 from .runtime.trace import (
     ATOMIC,

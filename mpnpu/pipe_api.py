@@ -33,7 +33,7 @@ from . import api as _api
 from .errors import KernelAPIError
 from .runtime.dtypes import DTypeLike, from_float32, get_dtype, to_float32
 from .runtime.local import LocalTensor, TPosition
-from .runtime.pipes import HardEvent, Pipe, check_event
+from .runtime.pipe_events import HardEvent, Pipe, check_event
 from .runtime.trace import READ, WRITE, LocalAccess, PipeSyncEvent
 
 if TYPE_CHECKING:

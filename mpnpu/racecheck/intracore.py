@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from mpnpu.runtime.pipes import ANALYSED_PIPES
+from mpnpu.runtime.pipe_events import ANALYSED_PIPES
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,

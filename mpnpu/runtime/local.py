@@ -20,7 +20,7 @@ from mpnpu.errors import CapacityError, KernelAPIError
 
 from .config import DeviceSpec
 from .dtypes import DType, DTypeLike, get_dtype
-from .pipes import EventIdPool, HardEvent
+from .pipe_events import EventIdPool, HardEvent
 from .topology import CoreInfo, CoreType
 
 _ALIGN = 32
