@@ -248,9 +248,9 @@ def default_block_dim() -> int:
 
     With the device's core processes pinned to 2 CPUs per AI core (:mod:`mpnpu.runtime.cpuset`),
     block_dim 1 means 3 core processes time-sliced on 2 CPUs wherever it runs, which is what makes
-    FLOMS's missing-SyncAll race show in a minority of case-runs (default runs on 2 CPUs: 20%..25% of
+    FLOMS's missing-SyncAll race show in a minority of case-runs (default runs on 2 CPUs: 6%..10% of
     case-runs; README, "Choosing the defaults"); a default that grew with the machine would also
-    change the rate (about 60% at block_dim 2: most case-runs), and above 49 CPUs it would exceed
+    change the rate (about 50% at block_dim 2), and above 49 CPUs it would exceed
     the device's 24 AI cores.
     """
     return cpuset.DEFAULT_BLOCK_DIM

@@ -2,7 +2,7 @@
 
 Why a device gets a CPU set sized to its block_dim. Whether a missing inter-core barrier shows
 depends on how crowded the CPUs are that the core processes run on: 3 core processes (block_dim 1)
-time-sliced on 2 CPUs show the incident in about a quarter of case-runs; the same 3 processes on an
+time-sliced on 2 CPUs show the incident in a few percent of case-runs; the same 3 processes on an
 idle 64-CPU server each get a CPU of their own and may never show it. So a device is given
 ``cpus_per_core`` CPUs per AI core (2 by default: 3 core processes on 2 CPUs, as on a 2-CPU
 laptop), chosen from the CPUs this process may use, and its core processes are pinned there with
@@ -55,8 +55,8 @@ EMULATE_ENV = "MPNPU_EMULATE_CPUS"
 DEFAULT_CPUS_PER_CORE = 2
 
 #: The tools' default block_dim, on every machine. The incident's rate depends on block_dim as
-#: much as on crowding (at 2 CPUs per AI core: about a quarter of case-runs at block_dim 1, most
-#: at block_dim 2), so a default that grew with the machine would change what "the default batch"
+#: much as on crowding (at 2 CPUs per AI core: a few percent at block_dim 1, about half at
+#: block_dim 2), so a default that grew with the machine would change what "the default batch"
 #: shows; a bigger machine runs more devices side by side instead.
 DEFAULT_BLOCK_DIM = 1
 
