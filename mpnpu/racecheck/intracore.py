@@ -85,27 +85,44 @@ def _pipe(name: str, ev) -> int:
 
 
 class _PipeClocks:
-    """The clock rules of the module docstring, applied event by event in issue order."""
+    """The clock rules of the module docstring, applied event by event in issue order.
+
+    Clocks are lists of 7 ints: per event, numpy's call overhead on such tiny arrays costs more
+    than the work (this runs for every access and sync of every traced launch).
+    """
 
     def __init__(self) -> None:
-        self.vc = np.zeros((_N, _N), dtype=np.int64)  # vc[p]: clock of pipe p after its last instruction
+        self.vc = [[0] * _N for _ in range(_N)]  # vc[p]: clock of pipe p after its last instruction
         self.released: dict[tuple[str, int], deque] = defaultdict(deque)
+        # PIPE_S's clock changes rarely (barriers, SyncAll, its own instructions): a pipe joins it
+        # only when it changed since that pipe last did
+        self._s_version = 0
+        self._joined = [-1] * _N
 
-    def issue(self, p: int) -> np.ndarray:
-        """An instruction on pipe p: after what PIPE_S has waited for, after p's previous one."""
+    def issue(self, p: int) -> list[int]:
+        """An instruction on pipe p: after what PIPE_S has waited for, after p's previous one.
+        Returns p's clock (this object's own list: copy it to keep it)."""
         vc = self.vc
-        np.maximum(vc[p], vc[_S], out=vc[p])
-        vc[p, p] += 1
-        return vc[p]
+        row = vc[p]
+        if self._joined[p] != self._s_version:
+            row = vc[p] = list(map(max, row, vc[_S]))
+            self._joined[p] = self._s_version
+        row[p] += 1
+        if p == _S:
+            self._s_version += 1
+        return row
 
     def drain(self, pipes) -> None:
         """PIPE_S waits for everything issued to ``pipes``."""
         vc = self.vc
+        s = vc[_S]
         for q in pipes:
-            np.maximum(vc[_S], vc[q], out=vc[_S])
-        vc[_S, _S] += 1
+            s = list(map(max, s, vc[q]))
+        s[_S] += 1
+        vc[_S] = s
+        self._s_version += 1
 
-    def sync(self, ev) -> np.ndarray | None:
+    def sync(self, ev) -> list[int] | None:
         """Apply an intra-core sync event (PipeSyncEvent or SyncAllEvent); the clock of the
         instruction it issued, if any."""
         if type(ev) is SyncAllEvent:
@@ -114,16 +131,19 @@ class _PipeClocks:
         if ev.op == "barrier":
             self.drain(range(_N) if ev.pipe == "PIPE_ALL" else (_pipe(ev.pipe, ev),))
             return None
-        clock = self.issue(_pipe(ev.pipe, ev))
+        p = _pipe(ev.pipe, ev)
+        clock = self.issue(p)
         if ev.op == "set":
-            self.released[(ev.event, ev.event_id)].append(clock.copy())
+            self.released[(ev.event, ev.event_id)].append(tuple(clock))
         elif ev.op == "wait":
             q = self.released[(ev.event, ev.event_id)]
             if not q:
                 raise ValueError(
                     f"inconsistent trace: wait_flag<{ev.event}>({ev.event_id}) at {ev.site} has no set before it"
                 )
-            np.maximum(clock, q.popleft(), out=clock)
+            clock = self.vc[p] = list(map(max, clock, q.popleft()))
+            if p == _S:
+                self._s_version += 1
         return clock
 
 
@@ -142,7 +162,7 @@ def core_clocks(events: Sequence) -> CoreAccesses:
             pos.append(i)
             pipe.append(p)
             stamp.append(clock[p])
-            clocks.append(clock.copy())
+            clocks.append(tuple(clock))
         elif t is PipeSyncEvent or t is SyncAllEvent:
             pc.sync(ev)
         elif t is DroppedSyncEvent and ev.call in _GM_ORDERING_CALLS:
@@ -183,14 +203,14 @@ def release_epochs(events: Sequence) -> list[int]:
     access_at: list[tuple[int, int]] = []  # (pipe, stamp); pipe -1: program order
     # per sync event (hb order): None for a wait (releases nothing), else the releasing clock
     # (SyncAll: "everything"), as (kind, clock)
-    syncs: list[tuple[str, np.ndarray | None]] = []
+    syncs: list[tuple[str, tuple | None]] = []
     pending_set = False
     for ev in events:
         t = type(ev)
         if t is Access:
             if ev.pipe:
                 p = _pipe(ev.pipe, ev)
-                access_at.append((p, int(pc.issue(p)[p])))
+                access_at.append((p, pc.issue(p)[p]))
             else:
                 access_at.append((-1, 0))
             access_epoch.append(len(syncs))
@@ -205,7 +225,7 @@ def release_epochs(events: Sequence) -> list[int]:
         elif t is PipeSyncEvent:
             clock = pc.sync(ev)
             if ev.op == "xset" and pending_set:
-                syncs[-1] = ("set", clock.copy())
+                syncs[-1] = ("set", tuple(clock))
             pending_set = False
     n = len(syncs)
     out = []
