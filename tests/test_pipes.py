@@ -88,6 +88,42 @@ def test_barrier_returns_only_after_the_pipe_drained() -> None:
     opener.join()
 
 
+def test_a_queued_copy_runs_before_the_next_issue_once_it_is_older_than_the_latency_bound() -> None:
+    import time
+
+    ran: list[str] = []
+    for bound_ns, expect_first_ran in ((1_000_000, True), (10**12, False)):
+        ran.clear()
+        e = PipeEngine("test core", timeout_s=20.0, max_latency_ns=bound_ns)
+        e.reset(asynchronous=True)
+        _ENGINES.append(e)
+        e.run(Pipe.MTE2, lambda: None)  # starts MTE2's thread, which then goes to sleep
+        e.barrier(Pipe.MTE2)
+        deadline = time.monotonic() + WAIT_S
+        while not e.thread_asleep(Pipe.MTE2):
+            assert time.monotonic() < deadline, "MTE2's thread never went to sleep"
+            time.sleep(0.001)
+        e.run(Pipe.MTE2, lambda: ran.append("first"))  # MTE2's thread is not woken at issue
+        issued = time.monotonic_ns()
+        while time.monotonic_ns() - issued <= 1_000_000:  # the event awaited is time itself
+            pass
+        assert ran == []  # nothing ran it meanwhile: the kernel thread did not issue or wait
+        e.run(Pipe.MTE2, lambda: ran.append("second"))
+        assert ran == (["first"] if expect_first_ran else []), bound_ns
+        e.barrier(Pipe.MTE2)
+        assert ran == ["first", "second"]
+
+
+def test_runtime_options_check_the_latency_bound() -> None:
+    from mpnpu.errors import UsageError
+    from mpnpu.runtime.config import RuntimeOptions
+
+    assert RuntimeOptions(pipe_latency_us=250).pipe_latency_us == 250
+    for bad in (0, -1, True, "1"):
+        with pytest.raises(UsageError, match="pipe_latency_us"):
+            RuntimeOptions(pipe_latency_us=bad)
+
+
 def test_synchronous_engine_runs_at_issue() -> None:
     e = PipeEngine("test core", 5.0)
     e.reset(asynchronous=False)

@@ -105,6 +105,10 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
                         "kernels marked @pipelined, in order for the rest; 'async' for every kernel; 'sync' in "
                         "order for every kernel (faster; intra-core races cannot show, racecheck still reports "
                         "them). See docs/pipes.md")
+    p.add_argument("--pipe-latency-us", type=positive_float, default=None, metavar="US",
+                   help="asynchronous pipes: the longest an issued copy stays queued while the core keeps "
+                        "issuing (default 100); longer shows intra-core races that need a copy to be later. "
+                        "Changes only when copies run")
     p.add_argument("--json", type=writable_path, default=None, metavar="PATH", help="also write the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
     add_junit_argument(p)
@@ -139,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     result.notes.append(f"CPU set: {cpu_set.describe()}")
     if args.pipes != "kernel":
         result.notes.append(f"pipes: {args.pipes} (--pipes; the default runs pipelined kernels' pipes asynchronously)")
+    if args.pipe_latency_us is not None:
+        result.notes.append(f"pipe latency bound: {args.pipe_latency_us:g} us (--pipe-latency-us; default 100): "
+                            "only when copies run changes")
     if args.poison is not None:
         result.notes.append(f"freed GM blocks were poisoned with 0x{args.poison:02X}")
     if result.block_dim * 3 < cpu_set.n_cpus:
@@ -190,9 +197,10 @@ def _confirm(op: Operator, result, args) -> dict:
 
 
 def _runtime_options(args) -> RuntimeOptions:
-    if args.timeout:
-        return RuntimeOptions(launch_timeout_s=args.timeout, pipes=args.pipes)
-    return RuntimeOptions(pipes=args.pipes)
+    extra = {"launch_timeout_s": args.timeout} if args.timeout else {}
+    if args.pipe_latency_us is not None:
+        extra["pipe_latency_us"] = args.pipe_latency_us
+    return RuntimeOptions(pipes=args.pipes, **extra)
 
 
 def cli() -> None:

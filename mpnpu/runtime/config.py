@@ -61,10 +61,17 @@ class RuntimeOptions:
     #: kernels marked api.pipelined, in order for the others; "async" / "sync" = for every kernel
     #: ("sync" runs every instruction at issue: faster, blind to intra-core races)
     pipes: str = "kernel"
+    #: asynchronous pipes: the longest an issued instruction stays queued while the kernel thread
+    #: keeps issuing (docs/pipes.md). Longer shows intra-core races that need a copy to be late for
+    #: longer; it changes only *when* copies run.
+    pipe_latency_us: float = 100.0
 
     def __post_init__(self) -> None:
         if self.pipes not in ("kernel", "async", "sync"):
             raise UsageError(f"RuntimeOptions.pipes must be 'kernel', 'async' or 'sync', not {self.pipes!r}")
+        if isinstance(self.pipe_latency_us, bool) or not isinstance(self.pipe_latency_us, (int, float)) \
+                or not 0 < self.pipe_latency_us <= 1e7:
+            raise UsageError(f"RuntimeOptions.pipe_latency_us must be a number in (0, 1e7], not {self.pipe_latency_us!r}")
 
 
 DEFAULT_OPTIONS = RuntimeOptions()

@@ -64,7 +64,7 @@ class CoreContext:
         self.flag_ports: dict[tuple[int, int], object] = {}  # (mode, id) -> sync.FlagPort
         self.hold = None  # mpnpu.runtime.hold.HoldRunner in a race-directed launch
         self.stage_hooks = None  # mpnpu.runtime.insert.StageHooks when a launch inserts syncs
-        self.pipes = PipeEngine(info.label, options.sync_timeout_s)
+        self.pipes = PipeEngine(info.label, options.sync_timeout_s, int(options.pipe_latency_us * 1000))
         #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
         self.pipe_aware = False
 

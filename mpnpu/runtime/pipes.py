@@ -78,7 +78,7 @@ _DONE = ("done", None, "", 0)  # _claim: a set or wait completed under the lock,
 #: the kernel thread, the instructions that have waited longer than this (in pipe order, none that a
 #: wait still holds). Races that need a copy to be later than this do not show; those of the next
 #: few instructions do. (docs/pipes.md, "When a pipe's instructions run")
-MAX_LATENCY_NS = 100_000
+MAX_LATENCY_NS = 100_000  # the default (RuntimeOptions.pipe_latency_us)
 _NEVER = 1 << 62  # _oldest_ns when nothing is queued
 
 #: Where an instruction was issued: the kernel line, or a function that finds it. Finding the line
@@ -105,9 +105,10 @@ class PipeEngine:
     that nobody waits for costs a lock and an append; a synchronous engine takes no lock at all.
     """
 
-    def __init__(self, label: str, timeout_s: float) -> None:
+    def __init__(self, label: str, timeout_s: float, max_latency_ns: int = MAX_LATENCY_NS) -> None:
         self.label = label
         self.timeout_s = timeout_s
+        self.max_latency_ns = max_latency_ns
         self.asynchronous = False
         self._lock = threading.Lock()
         self._cv = threading.Condition(self._lock)  # the kernel thread waits on this one
@@ -191,7 +192,7 @@ class PipeEngine:
             with self._lock:
                 self._check_error()
         now = time.monotonic_ns()
-        if now - self._oldest_ns > MAX_LATENCY_NS:
+        if now - self._oldest_ns > self.max_latency_ns:
             self._progress_overdue(now)
         self._queues[pipe].append(("run", fn, where, now))
         if self._oldest_ns == _NEVER:
@@ -298,7 +299,7 @@ class PipeEngine:
         # set is queued right before it), so it needs no kernel line for an error message.
         key = (event, event_id)
         now = time.monotonic_ns()
-        if now - self._oldest_ns > MAX_LATENCY_NS:
+        if now - self._oldest_ns > self.max_latency_ns:
             self._progress_overdue(now)
         with self._lock:
             if self._error is not None:
@@ -318,7 +319,7 @@ class PipeEngine:
             q = self._queues.get(pipe)
             if q is not None:
                 now = time.monotonic_ns()
-                if now - self._oldest_ns > MAX_LATENCY_NS:
+                if now - self._oldest_ns > self.max_latency_ns:
                     self._progress_overdue(now)
             if not q:  # an inline pipe, or nothing pending (an executing instruction stays queued)
                 if self._error is not None:
@@ -340,6 +341,11 @@ class PipeEngine:
         if self.asynchronous:
             with self._lock:
                 self._wake_pipes()
+
+    def thread_asleep(self, pipe: Pipe) -> bool:
+        """Whether ``pipe``'s thread exists and sleeps, waiting to be woken (diagnostics, tests)."""
+        with self._lock:
+            return pipe in self._threads and self._pipe_sleeping[pipe]
 
     def idle(self) -> bool:
         """Whether nothing is queued on any pipe."""
@@ -416,10 +422,10 @@ class PipeEngine:
                         self._signal_pipes[pipe] -= 1
 
     def _progress_overdue(self, now: int) -> None:
-        """Execute on the kernel thread every queued instruction issued more than MAX_LATENCY_NS
+        """Execute on the kernel thread every queued instruction issued more than ``max_latency_ns``
         before ``now`` that can proceed (and what it waits on, up to the awaited set); then note
         the oldest one still queued."""
-        cutoff = now - MAX_LATENCY_NS
+        cutoff = now - self.max_latency_ns
         with self._lock:
             if self._error is not None:
                 return  # raised at the next check
