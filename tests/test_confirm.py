@@ -13,7 +13,7 @@ import json
 import pytest
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.audit import BENIGN_ONLY, NECESSARY, REDUNDANT, audit
+from mpnpu.harness.audit import BENIGN_ONLY, NECESSARY, REDUNDANT, UNPROVEN, audit
 from mpnpu.harness.confirm import BENIGN, HARMFUL, confirm_hazards, replay
 from mpnpu.harness.repair import repair_hazards
 from mpnpu.racecheck import analyze
@@ -157,6 +157,22 @@ def test_audit_verdicts_on_small_kernels():
     assert row.directed == "harmful" and row.hazards == 1
     r = audit(kc.BENIGN_OP, runs=1, scout_cases=1, batch_cases=2, block_dim=1, repair=False)
     assert [row.verdict for row in r.rows] == [BENIGN_ONLY]
+
+
+def test_audit_keeps_a_sync_whose_race_inside_a_core_mpnpu_cannot_run_reversed():
+    # Dropping QIN:V_MTE2 (MTE2 refills a VECIN buffer the vector pipe may still read) leaves a WAR
+    # between PIPE_V and PIPE_MTE2 that racecheck reports, but V runs inline here, so no run fails:
+    # "unproven", never "redundant"; QIN:MTE2_V's race shows in the batch: "necessary".
+    from mpnpu.harness.registry import load_operator
+
+    op = load_operator("vecin-early-read")
+    r = audit(op, only=("QIN:V_MTE2", "QIN:MTE2_V"), runs=1, scout_cases=1, batch_cases=4, block_dim=1,
+              repair=False)
+    rows = {row.dropped: row for row in r.rows}
+    quiet = rows[("QIN:V_MTE2",)]
+    assert (quiet.verdict, quiet.hazards, quiet.batch_failures) == (UNPROVEN, 1, 0), quiet.why
+    assert "WAR on UB inside a core, PIPE_V -> PIPE_MTE2" in quiet.why and "not reversible by holds" in quiet.why
+    assert rows[("QIN:MTE2_V",)].verdict == NECESSARY
 
 
 def test_repair_of_a_small_kernel_suggests_a_flag_first_and_verifies_it():

@@ -3,7 +3,7 @@
 For every named sync point of the operator (``--op``, default FLOMS), dropped alone (and with
 ``--pairs`` two at a time): the hazards racecheck reports, the race-directed verdict of each
 (harmful / benign / ordered, from held launches that reverse the racing pair for real), and the
-failure rate of a short batch; verdict per row: necessary, benign-only or redundant. Then, for the
+failure rate of a short batch; verdict per row: necessary, unproven, benign-only or redundant. Then, for the
 operator's incident variant, the cheapest sync that orders each hazard, each verified by a rerun
 with the sync inserted (racecheck, directed runs, batch).
 
@@ -36,7 +36,7 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
             "Drop each named sync point of an operator (alone, or with --pairs also two at a time) and report "
             "the hazards racecheck finds, whether held launches that reverse each racing pair give a wrong "
             "result (harmful), a right one (benign) or cannot reverse it (ordered), and the failure rate of a "
-            "short batch: verdict necessary / benign-only / redundant. Then suggest the cheapest sync for each "
+            "short batch: verdict necessary / unproven / benign-only / redundant. Then suggest the cheapest sync for each "
             "hazard of the incident variant and verify it by a rerun with the sync inserted. Exit 0 when the "
             "audit ran, 2 for usage errors, 3 for device errors."
         ),

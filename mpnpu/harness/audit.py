@@ -11,7 +11,11 @@ Verdict per row:
 
 - **necessary**: a hazard without it is harmful (a reversed pair gave a wrong result), or the
   batch failed (including launches that fail outright, e.g. a flag counter overflow);
-- **benign-only**: hazards appear, but no reversal changed a result and the batch passed;
+- **unproven**: racecheck reports hazards inside a core (between its pipes: on local memory, or on
+  GM), which holds cannot reverse, and the batch passed: the chip may run those pipes in the other
+  order even where mpnpu did not (V and M run inline here; see docs/pipes.md). Keep the sync;
+- **benign-only**: hazards between cores appear, but no reversal changed a result and the batch
+  passed;
 - **redundant**: no hazard appears and the batch passed (something else already orders it).
 
 With ``repair`` the hazards of the operator's ``incident`` variant also get suggested repairs,
@@ -35,7 +39,7 @@ from .operator import Operator
 from .repair import Repair, repair_hazards
 from .runner import Variant, run_batch
 
-NECESSARY, BENIGN_ONLY, REDUNDANT = "necessary", "benign-only", "redundant"
+NECESSARY, UNPROVEN, BENIGN_ONLY, REDUNDANT = "necessary", "unproven", "benign-only", "redundant"
 
 
 def _short(site: str) -> str:
@@ -55,8 +59,14 @@ class AuditRow:
     batch_first_error: str = ""
 
     @property
+    def inside_core(self) -> list:
+        """Hazards between the pipes of one core that the scouted launches showed (holds order
+        cores against each other, so these get no directed verdict)."""
+        return [h for h in self.confirm.hazard_log.hazards() if h.scope != "GM"]
+
+    @property
     def hazards(self) -> int:
-        return len(self.confirm.confirmations)
+        return len(self.confirm.confirmations) + len(self.inside_core)
 
     @property
     def harmful(self) -> int:
@@ -76,7 +86,9 @@ class AuditRow:
     def verdict(self) -> str:
         if self.harmful or self.batch_failures:
             return NECESSARY
-        return BENIGN_ONLY if self.hazards else REDUNDANT
+        if self.inside_core:
+            return UNPROVEN
+        return BENIGN_ONLY if self.confirm.confirmations else REDUNDANT
 
     @property
     def why(self) -> str:
@@ -90,6 +102,9 @@ class AuditRow:
                 parts.append(f"{what}: harmful in {c.harmful_runs}/{len(c.runs)} directed runs ({outs})")
             else:
                 parts.append(f"{what}: {c.verdict}, reversed {c.reversed}/{len(c.runs)}")
+        for h in self.inside_core:
+            where = f"{h.first.pipe} -> {h.second.pipe} ({_short(h.first.site)} -> {_short(h.second.site)})"
+            parts.append(f"{h.kind} on {h.tensor} inside a core, {where}: not reversible by holds")
         if self.batch_failures and not self.harmful:
             parts.append(f"batch failed {self.batch_failures}/{self.batch_case_runs}"
                          + (f" ({self.batch_first_error})" if self.batch_first_error else ""))

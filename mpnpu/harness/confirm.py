@@ -36,6 +36,7 @@ import numpy as np
 
 from mpnpu.errors import LaunchError, UsageError
 from mpnpu.racecheck.directed import HazardKey, PairRef, choose_pair, hold_pairs
+from mpnpu.racecheck.intracore import analyze_local
 from mpnpu.racecheck.report import Hazard, HazardLog
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -235,6 +236,7 @@ def scout(op: Operator, device: Device, cases: Iterable[int], *, case_seed: int,
             continue
         hazards, by_pair = hold_pairs(launch.trace)
         log.add(hazards)
+        log.add(analyze_local(launch.trace))  # inside a core: reported, never held
         flags |= {(ev.mode, ev.flag_id) for evs in launch.trace.events for ev in evs
                   if isinstance(ev, (FlagSetEvent, FlagWaitEvent))}
         for key, ps in by_pair.items():
@@ -320,7 +322,7 @@ def confirm_hazards(
     with blas_threads(1):
         with Device(block_dim, options=light(options)) as dev:
             sc = scout(op, dev, cases, case_seed=case_seed, dropped=dropped, inserted=inserted)
-        keys = [h.key for h in sc.log.hazards()]
+        keys = [h.key for h in sc.log.hazards() if h.scope == "GM"]  # holds order cores, not pipes
         if only is not None:
             wanted = set(only)
             keys = [k for k in keys if k in wanted]

@@ -196,7 +196,7 @@ def repair_hazards(op: Operator, *, dropped: Iterable[str], scout_cases: Sequenc
     cases = tuple(range(scout_cases)) if isinstance(scout_cases, int) else tuple(scout_cases)
     with Device(block_dim, options=light(options)) as dev:
         before = scout(op, dev, cases, case_seed=case_seed, dropped=dropped)
-    keys = list(before.by_key)
+    keys = [k for k, h in before.by_key.items() if h.scope == "GM"]  # stage-boundary repairs: between cores
     if harmful_only:
         conf = confirm_hazards(op, dropped=dropped, runs=runs, scout_cases=cases, case_seed=case_seed, seed=seed,
                                block_dim=block_dim, bound_s=bound_s, quiet_s=quiet_s, fixed=False,
