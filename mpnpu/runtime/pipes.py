@@ -426,6 +426,13 @@ class PipeEngine:
         before ``now`` that can proceed (and what it waits on, up to the awaited set); then note
         the oldest one still queued."""
         cutoff = now - self.max_latency_ns
+        try:  # usually nothing is that old any more (the note is conservative): check without the lock
+            heads = [q[0][3] for q in self._queues.values() if q]
+        except IndexError:  # a pipe's thread emptied a queue meanwhile: look again under the lock
+            heads = [cutoff]
+        if not heads or min(heads) > cutoff:
+            self._oldest_ns = min(heads) if heads else _NEVER
+            return
         with self._lock:
             if self._error is not None:
                 return  # raised at the next check
