@@ -46,6 +46,7 @@ from mpnpu.runtime.trace import (
     LocalAccess,
     PipeSyncEvent,
     SyncAllEvent,
+    shared_hull,
 )
 
 from .report import ACCESS_NAMES, AccessSite, Hazard
@@ -284,19 +285,7 @@ def _bytes_shared(a: LocalAccess | Access, b: LocalAccess | Access) -> tuple[int
     strided GM views can share a hull and no byte)."""
     if type(a) is LocalAccess:
         return max(a.start, b.start), min(a.stop, b.stop)
-    lo = hi = None
-    ra, rb = a.ranges, b.ranges
-    i = j = 0
-    while i < len(ra) and j < len(rb):
-        s, e = max(ra[i][0], rb[j][0]), min(ra[i][1], rb[j][1])
-        if s < e:
-            lo = s if lo is None else lo
-            hi = e
-        if ra[i][1] < rb[j][1]:
-            i += 1
-        else:
-            j += 1
-    return None if lo is None else (lo, hi)
+    return shared_hull(a.ranges, b.ranges)
 
 
 def _gap(first: LocalAccess | Access, second: LocalAccess | Access) -> str:

@@ -241,3 +241,20 @@ def byte_ranges(t: GlobalTensor, *, deferred: bool = False) -> tuple[tuple[int, 
         else:
             merged.append((s, s + run))
     return tuple(merged)
+
+
+def shared_hull(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> tuple[int, int] | None:
+    """The hull of the bytes two sorted, disjoint interval lists (``Access.ranges``) share, or None
+    when they share none (two strided views can have overlapping hulls and no byte in common)."""
+    i = j = 0
+    lo = hi = None
+    while i < len(a) and j < len(b):
+        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if s < e:
+            lo = s if lo is None else lo
+            hi = e
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return None if lo is None else (lo, hi)

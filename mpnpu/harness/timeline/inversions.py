@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mpnpu.runtime.topology import Topology
-from mpnpu.runtime.trace import READ, Access, DroppedSyncEvent, LaunchTrace
+from mpnpu.runtime.trace import READ, Access, DroppedSyncEvent, LaunchTrace, shared_hull
 
 if TYPE_CHECKING:
     from .model import Span
@@ -57,22 +57,6 @@ class Inversion:
         return self.first.t1 - self.second.t0
 
 
-def _overlap(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> tuple[int, int] | None:
-    """The hull of the bytes two sorted, disjoint interval lists share (None: they share none)."""
-    i = j = 0
-    lo = hi = None
-    while i < len(a) and j < len(b):
-        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if s < e:
-            lo = s if lo is None else lo
-            hi = e
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return None if lo is None else (lo, hi)
-
-
 def pipe_inversions(trace: LaunchTrace, by_event: dict[tuple[int, int], "Span"], topo: Topology) -> list[Inversion]:
     """Every core's observed pipe-order inversions on GM, one per (core, tensor), latest lead first."""
     found: list[Inversion] = []
@@ -87,7 +71,7 @@ def pipe_inversions(trace: LaunchTrace, by_event: dict[tuple[int, int], "Span"],
                     continue
                 if (a.kind == READ and b.kind == READ) or a.ran_on == b.ran_on or a.segment != b.segment:
                     continue
-                shared = _overlap(a.ranges, b.ranges)
+                shared = shared_hull(a.ranges, b.ranges)
                 if shared is None:
                     continue
                 counts[a.tensor] = counts.get(a.tensor, 0) + 1
