@@ -122,8 +122,7 @@ class PipeEngine:
         self._queued_sets: dict = {}  # (event, id) -> sets still queued on a pipe
         self._error: BaseException | None = None
         self._running = 0  # instructions executing right now (outside the lock)
-        self._signals = 0  # cross-core flag sets queued or executing
-        self._signal_pipes: dict[Pipe, int] = {p: 0 for p in ASYNC_PIPES}  # the same, per pipe
+        self._signal_pipes: dict[Pipe, int] = {p: 0 for p in ASYNC_PIPES}  # cross-core sets queued or executing
         self._generation = 0  # bumped by reset: results of an abandoned launch are dropped
         self._closed = False
         #: issue time of the oldest instruction that may still be queued (_NEVER: none); may be older
@@ -145,7 +144,6 @@ class PipeEngine:
                 q.clear()
             self._flags.clear()
             self._queued_sets.clear()
-            self._signals = 0
             self._oldest_ns = _NEVER
             for p in self._signal_pipes:
                 self._signal_pipes[p] = 0
@@ -191,9 +189,7 @@ class PipeEngine:
         if self._error is not None:
             with self._lock:
                 self._check_error()
-        now = time.monotonic_ns()
-        if now - self._oldest_ns > self.max_latency_ns:
-            self._progress_overdue(now)
+        now = self._now_within_bound()
         self._queues[pipe].append(("run", fn, where, now))
         if self._oldest_ns == _NEVER:
             self._oldest_ns = now
@@ -210,7 +206,6 @@ class PipeEngine:
             fn()
             return
         with self._lock:
-            self._signals += 1
             self._signal_pipes[pipe] += 1
         self._issue(pipe, ("signal", fn, where, time.monotonic_ns()))
 
@@ -220,16 +215,16 @@ class PipeEngine:
         Called before a cross-core wait: the device's watchdog reads a core blocked in a wait with
         its own set still unsent as a deadlock (modes 0 and 1 need the waiter's own set).
         """
-        if not self.asynchronous or not self._signals:
+        counts = self._signal_pipes
+        if not self.asynchronous or not any(counts.values()):
             return
         with self._lock:  # usually: execute each pipe's queue up to its last cross-core set
-            counts = self._signal_pipes
             for pipe, q in self._queues.items():
                 if counts[pipe] and self._error is None:
                     self._drain(pipe, q, until=lambda: not counts[pipe])  # noqa: B023 - called at once
-            if not self._signals and self._error is None:
+            if not any(counts.values()) and self._error is None:
                 return
-        self._block_until(lambda: not self._signals, ASYNC_PIPES, "cross-core flag sets issued before", where,
+        self._block_until(lambda: not any(counts.values()), ASYNC_PIPES, "cross-core flag sets issued before", where,
                           preposition="")
 
     def set_flag(self, event: HardEvent, event_id: int, where: Where = "") -> None:
@@ -298,9 +293,7 @@ class PipeEngine:
         # Both pipes asynchronous: queue the set and the wait. The wait cannot be unmatched (its
         # set is queued right before it), so it needs no kernel line for an error message.
         key = (event, event_id)
-        now = time.monotonic_ns()
-        if now - self._oldest_ns > self.max_latency_ns:
-            self._progress_overdue(now)
+        now = self._now_within_bound()
         with self._lock:
             if self._error is not None:
                 self._check_error()
@@ -318,9 +311,7 @@ class PipeEngine:
         else:
             q = self._queues.get(pipe)
             if q is not None:
-                now = time.monotonic_ns()
-                if now - self._oldest_ns > self.max_latency_ns:
-                    self._progress_overdue(now)
+                self._now_within_bound()
             if not q:  # an inline pipe, or nothing pending (an executing instruction stays queued)
                 if self._error is not None:
                     with self._lock:
@@ -386,40 +377,26 @@ class PipeEngine:
         (lock held; stops at an unsatisfied wait, an instruction its thread is executing, an error, or
         once ``until()`` is true).
 
-        Instructions execute with the lock held: the pipes' threads cannot claim anything meanwhile,
-        so no bookkeeping is needed (this is the common path of every barrier and X -> V sync).
+        Instructions execute with the lock held, so the pipes' threads cannot claim anything
+        meanwhile (this is the common path of every barrier and X -> V sync).
         """
-        flags = self._flags
-        if self._busy[pipe]:
-            return
         while q:
             if until is not None and until():
                 return
-            op = q[0]
-            kind = op[0]
-            if kind == "wait":
-                key = op[1]
-                if not flags.get(key):
+            op = self._claim(pipe)
+            if op is None:
+                return
+            if op is not _DONE:
+                self._execute(pipe, op, by_kernel=True, keep_lock=True)
+                if self._error is not None:
                     return
-                flags[key] -= 1
-                q.popleft()
-            elif kind == "set":
-                q.popleft()
-                self._queued_sets[op[1]] -= 1
-                self._raise(op[1], by_pipe=False)
-            else:
-                q.popleft()
-                try:
-                    op[1]()
-                except BaseException as e:  # noqa: BLE001 - raised on the kernel thread by the caller
-                    self._error = e
-                    for other in self._queues.values():  # the launch failed: nothing more runs
-                        other.clear()
-                    return
-                finally:
-                    if kind == "signal":
-                        self._signals -= 1
-                        self._signal_pipes[pipe] -= 1
+
+    def _now_within_bound(self) -> int:
+        """The time now, after executing what has been queued longer than the latency bound."""
+        now = time.monotonic_ns()
+        if now - self._oldest_ns > self.max_latency_ns:
+            self._progress_overdue(now)
+        return now
 
     def _progress_overdue(self, now: int) -> None:
         """Execute on the kernel thread every queued instruction issued more than ``max_latency_ns``
@@ -509,17 +486,24 @@ class PipeEngine:
         self._running += 1
         return op
 
-    def _execute(self, pipe: Pipe, op: _Op, by_kernel: bool) -> None:
-        """Execute a claimed instruction with the lock released; retire it with the lock held."""
+    def _execute(self, pipe: Pipe, op: _Op, by_kernel: bool, keep_lock: bool = False) -> None:
+        """Execute a claimed instruction with the lock released (``keep_lock``: held, so that no pipe
+        thread claims meanwhile: the kernel thread draining a queue); retire it with the lock held."""
         generation = self._generation
-        self._lock.release()
         error = None
-        try:
-            op[1]()
-        except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
-            error = e
-        finally:
-            self._lock.acquire()
+        if keep_lock:
+            try:
+                op[1]()
+            except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
+                error = e
+        else:
+            self._lock.release()
+            try:
+                op[1]()
+            except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
+                error = e
+            finally:
+                self._lock.acquire()
         self._busy[pipe] = False
         self._running -= 1
         if generation == self._generation:
@@ -527,7 +511,6 @@ class PipeEngine:
             if q and q[0] is op:
                 q.popleft()
             if op[0] == "signal":
-                self._signals -= 1
                 self._signal_pipes[pipe] -= 1
             if error is not None:
                 if self._error is None:
