@@ -491,18 +491,14 @@ class PipeEngine:
         thread claims meanwhile: the kernel thread draining a queue); retire it with the lock held."""
         generation = self._generation
         error = None
-        if keep_lock:
-            try:
-                op[1]()
-            except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
-                error = e
-        else:
+        if not keep_lock:
             self._lock.release()
-            try:
-                op[1]()
-            except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
-                error = e
-            finally:
+        try:
+            op[1]()
+        except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
+            error = e
+        finally:
+            if not keep_lock:
                 self._lock.acquire()
         self._busy[pipe] = False
         self._running -= 1
