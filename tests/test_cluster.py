@@ -25,6 +25,7 @@ from mpnpu.harness.stress.sweep import Configuration, configurations  # noqa: E4
 from mpnpu.runtime import cpuset  # noqa: E402
 from mpnpu.runtime.config import RuntimeOptions  # noqa: E402
 from tests.conftest import SHM_DIR  # noqa: E402
+from tests.waiting import wait_for  # noqa: E402
 
 OPERATOR_REF = "mpnpu.kernels.fused_linear_online_max_sum.operator:OPERATOR"
 FIXED = Variant("fixed", frozenset())
@@ -95,12 +96,14 @@ def test_killed_worker_shard_is_retried_and_counted_once(cluster) -> None:
     assert merged.variants["fixed"].case_runs == 60  # the lost attempt counted nothing
     assert max(r.provenance["attempt"] for r in run.results) == 2
     # the killed worker's core processes died with it, and its GM segment went too
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(psutil.pid_exists(c) and psutil.Process(c).status() != "zombie"
-                                              for c in killed["cores"]):  # type: ignore[union-attr]
-        time.sleep(0.05)
-    assert not [c for c in killed["cores"] if psutil.pid_exists(c)  # type: ignore[union-attr]
+    def live_cores() -> list[int]:
+        return [c for c in killed["cores"] if psutil.pid_exists(c)  # type: ignore[union-attr]
                 and psutil.Process(c).status() != "zombie"]
-    while time.monotonic() < deadline and [e for e in os.listdir(SHM_DIR) if e.startswith(f"mpnpu_{killed['pid']}_")]:
-        time.sleep(0.05)
-    assert not [e for e in os.listdir(SHM_DIR) if e.startswith(f"mpnpu_{killed['pid']}_")]
+
+    def segments() -> list[str]:
+        return [e for e in os.listdir(SHM_DIR) if e.startswith(f"mpnpu_{killed['pid']}_")]
+
+    wait_for(lambda: not live_cores(), 5)
+    assert not live_cores()
+    wait_for(lambda: not segments(), 5)
+    assert not segments()

@@ -18,6 +18,7 @@ from mpnpu.errors import KernelAPIError, KernelError
 from mpnpu.runtime.pipes import EventIdPool, HardEvent, Pipe, PipeEngine
 from mpnpu.runtime.trace import PipeSyncEvent
 from tests.runtime_util import device
+from tests.waiting import wait_until
 
 K = "tests.kernels_for_pipes"
 WAIT_S = 10.0  # bound of every wait on a test event (never reached when things work)
@@ -99,10 +100,7 @@ def test_a_queued_copy_runs_before_the_next_issue_once_it_is_older_than_the_late
         _ENGINES.append(e)
         e.run(Pipe.MTE2, lambda: None)  # starts MTE2's thread, which then goes to sleep
         e.barrier(Pipe.MTE2)
-        deadline = time.monotonic() + WAIT_S
-        while not e.thread_asleep(Pipe.MTE2):
-            assert time.monotonic() < deadline, "MTE2's thread never went to sleep"
-            time.sleep(0.001)
+        wait_until(lambda: e.thread_asleep(Pipe.MTE2), WAIT_S, what="MTE2's thread asleep")
         e.run(Pipe.MTE2, lambda: ran.append("first"))  # MTE2's thread is not woken at issue
         issued = time.monotonic_ns()
         while time.monotonic_ns() - issued <= 1_000_000:  # the event awaited is time itself

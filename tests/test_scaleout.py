@@ -30,6 +30,7 @@ from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 from tests.conftest import SHM_DIR
+from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 OPERATOR_REF = "mpnpu.kernels.fused_linear_online_max_sum.operator:OPERATOR"
@@ -171,9 +172,7 @@ def test_lost_slot_is_retried_and_counted_once(no_leaks) -> None:
     def kill_first(shard, pid, attempt) -> None:
         if shard.index == 0 and attempt == 1:
             # the shard is underway once its device's core processes exist
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline and len(psutil.Process(pid).children()) < 3:
-                time.sleep(0.01)
+            wait_for(lambda: len(psutil.Process(pid).children()) >= 3, 20, interval=0.01)
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
 
@@ -224,10 +223,8 @@ def test_ctrl_c_keeps_partial_counts_of_every_slot(tmp_path) -> None:
     assert sum(s["variants"]["incident"]["case_runs"] for s in data["shards"]) >= 2
     assert data["totals"]["incident"]["case_runs"] == sum(s["variants"]["incident"]["case_runs"]
                                                           for s in data["shards"])
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-                                              for p in seen.values() if _alive(p)):
-        time.sleep(0.05)
+    wait_for(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                             for p in seen.values() if _alive(p)), 5)
     assert not [p.pid for p in seen.values() if _alive(p)]
     assert not [e for e in os.listdir(SHM_DIR) if any(e.startswith(f"mpnpu_{pid}_") for pid in seen)]
 

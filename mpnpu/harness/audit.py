@@ -24,6 +24,8 @@ each verified by a rerun with the sync inserted (:mod:`.repair`).
 
 from __future__ import annotations
 
+import functools
+
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -58,7 +60,7 @@ class AuditRow:
     batch_failed_outputs: dict[str, int] = field(default_factory=dict)
     batch_first_error: str = ""
 
-    @property
+    @functools.cached_property
     def inside_core(self) -> list:
         """Hazards between the pipes of one core that the scouted launches showed (holds order
         cores against each other, so these get no directed verdict)."""

@@ -81,7 +81,7 @@ class CoreContext:
             (int(CoreState.DONE), int(CoreState.FAILED)))
         if self.hold is not None:
             self.hold.on_hold = self.pipes.wake_pipes
-        self.stage_hooks = hooks_for(inserts, self.info.core_type is CoreType.CUBE) if inserts else None
+        self.stage_hooks = hooks_for(inserts, self.info.core_type is CoreType.CUBE)
         for port in self.flag_ports.values():
             port.used = False
 
