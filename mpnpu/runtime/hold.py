@@ -37,6 +37,8 @@ import numpy as np
 
 from mpnpu.errors import UsageError
 
+from .procutil import process_asleep
+
 #: hold outcomes, as stored on the board and reported
 NOT_REACHED, REVERSED, ORDERED = "not-reached", "reversed", "ordered"
 
@@ -234,19 +236,6 @@ class HoldRunner:
             state = int(st[c, 0])
             if state in self._done:
                 continue
-            if state not in self._blocked or not _asleep(int(pids[c])):
+            if state not in self._blocked or not process_asleep(int(pids[c])):
                 return None
         return st.tobytes()
-
-
-def _asleep(pid: int) -> bool:
-    """Is the process asleep in a blocking wait (not running, runnable or stopped)?"""
-    if pid <= 0:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    end = stat.rindex(b")")
-    return stat[end + 2:end + 3] == b"S"

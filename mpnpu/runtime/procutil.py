@@ -210,3 +210,18 @@ def signals_blocked(*sigs: int) -> Iterator[None]:
 def exit_code_for_interrupt(exc: KeyboardInterrupt) -> int:
     """Shell convention: 128 + signal number (130 for Ctrl-C, 143 for SIGTERM)."""
     return 128 + (exc.signum if isinstance(exc, Terminated) else signal.SIGINT)
+
+
+def process_asleep(pid: int) -> bool | None:
+    """Is the process asleep in an interruptible wait — how a futex (semaphore, lock) blocks —
+    (True), or running, runnable or stopped (False)? None where /proc cannot tell (no such
+    process, or no /proc)."""
+    if pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    end = stat.rindex(b")")  # the command name may contain spaces and parentheses
+    return stat[end + 2:end + 3] == b"S"

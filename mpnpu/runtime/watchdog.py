@@ -21,6 +21,7 @@ import numpy as np
 
 from mpnpu.errors import DeadlockError, LaunchError, SyncAllNotReachedError
 
+from .procutil import process_asleep
 from .sync import ST_PROGRESS, ST_STATE, ST_SYNC_AIV, ST_SYNC_ALL, ST_WAIT_ID, ST_WAIT_MODE, CoreState, SyncObjects
 from .topology import Topology
 
@@ -56,15 +57,7 @@ class Watchdog:
         if core_id >= len(self._procs):
             return None
         proc = self._procs[core_id]
-        pid = proc if isinstance(proc, int) else proc.pid
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            return None
-        # "S": asleep in an interruptible wait, which is how a futex (semaphore, lock) blocks.
-        end = stat.rindex(b")")
-        return stat[end + 2:end + 3] == b"S"
+        return process_asleep(proc if isinstance(proc, int) else proc.pid)
 
     def check(self, now: float) -> LaunchError | None:
         """The error that describes a wait that can never end, or None while none is certain.
