@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
+from benchlib import time_hazard_analysis
 from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import default_block_dim, make_variants, run_batch
-from mpnpu.racecheck import HazardLog
 from mpnpu.runtime.device import Device
 
 
@@ -44,17 +43,7 @@ def main() -> None:
     variants = make_variants(op, names)
     block_dim = args.block_dim or default_block_dim()
 
-    analysis = [0.0]
-    add_trace = HazardLog.add_trace
-
-    def timed_add_trace(self, trace):
-        t0 = time.perf_counter()
-        try:
-            return add_trace(self, trace)
-        finally:
-            analysis[0] += time.perf_counter() - t0
-
-    HazardLog.add_trace = timed_add_trace
+    analysis = time_hazard_analysis()
     launches = args.cases * args.repeat * len(variants)
     print(f"batch: {args.cases} cases x {args.repeat} repeats x {', '.join(names)} = {launches} launches, "
           f"block_dim {block_dim}; {args.rounds} rounds, alternating")

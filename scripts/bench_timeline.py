@@ -24,11 +24,11 @@ import statistics
 import tempfile
 import time
 
+from benchlib import time_hazard_analysis
 from mpnpu.cli.render.chrome_trace import write_chrome_trace
 from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import default_block_dim, make_variants, run_batch
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
-from mpnpu.racecheck import HazardLog
 from mpnpu.runtime.device import Device
 
 
@@ -44,17 +44,7 @@ def main() -> None:
     op = load_operator(DEFAULT_OPERATOR)
     variants = make_variants(op, ("incident", "fixed"))
     block_dim = args.block_dim or default_block_dim()
-    analysis = [0.0]
-    add_trace = HazardLog.add_trace
-
-    def timed_add_trace(self, trace):
-        t0 = time.perf_counter()
-        try:
-            return add_trace(self, trace)
-        finally:
-            analysis[0] += time.perf_counter() - t0
-
-    HazardLog.add_trace = timed_add_trace
+    analysis = time_hazard_analysis()
     launches = args.cases * args.repeat * len(variants)
     print(f"batch: {args.cases} cases x {args.repeat} repeats x incident, fixed = {launches} launches, "
           f"block_dim {block_dim}; {args.rounds} rounds, order rotated")
