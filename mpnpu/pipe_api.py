@@ -93,8 +93,9 @@ def sync_pipes(event: HardEvent, *, name: str = "") -> None:
     if name and (_api._dropped(c, name, "set_flag") | _api._dropped(c, name, "wait_flag")):
         return  # both halves carry the name (and are recorded as dropped, as two calls would be)
     c.pipes.set_wait(ev, event_id, _api._site)
-    _record_sync(c, "set", ev.src, ev.name, event_id, name)
-    _record_sync(c, "wait", ev.dst, ev.name, event_id, name)
+    if c.events is not None:  # (checked here too: this pairing runs after almost every copy)
+        _record_sync(c, "set", ev.src, ev.name, event_id, name)
+        _record_sync(c, "wait", ev.dst, ev.name, event_id, name)
 
 
 def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:

@@ -194,12 +194,27 @@ def test_signal_fires_after_what_its_pipe_was_issued_before() -> None:
     gate = Gate()
     fired = threading.Event()
     e.run(Pipe.MTE3, gate)
-    e.signal(Pipe.MTE3, fired.set)
+    e.wake_pipes()  # as before a cross-core wait: MTE3's thread takes the copy (and stays in it)
     assert gate.started.wait(WAIT_S)
+    e.signal(Pipe.MTE3, fired.set)  # its pipe is busy: the set stays queued behind the copy
     assert not fired.is_set()
     gate.opened.set()
     e.flush_signals()
     assert fired.is_set() and gate.done.is_set()
+
+
+def test_signal_on_a_pipe_that_can_move_fires_at_issue_after_the_copies_before_it() -> None:
+    e = engine()
+    order: list[str] = []
+    e.run(Pipe.MTE3, lambda: order.append("copy 1"))
+    e.run(Pipe.MTE3, lambda: order.append("copy 2"))
+    e.run(Pipe.MTE2, lambda: order.append("copy in"))  # another pipe: not executed for the set
+    e.signal(Pipe.MTE3, lambda: order.append("set"))
+    # Fired before signal() returned, after the copies issued to its pipe before it. ("copy in" may
+    # have run too: a pipe's new thread takes what is queued when it starts.)
+    assert [x for x in order if x != "copy in"] == ["copy 1", "copy 2", "set"]
+    e.barrier(Pipe.ALL)
+    assert sorted(order) == ["copy 1", "copy 2", "copy in", "set"]
 
 
 def test_event_ids_are_limited_to_eight_per_event() -> None:

@@ -91,9 +91,14 @@ def float32_to_bfloat16_bits(x: np.ndarray) -> np.ndarray:
     f = np.ascontiguousarray(x, dtype=np.float32)
     bits = f.view(np.uint32)
     # Adding 0x7FFF plus the lowest kept bit rounds to nearest with ties to even; the carry may
-    # ripple into the exponent, which is exactly how overflow to infinity happens.
-    rounding_bias = ((bits >> 16) & 1) + np.uint32(0x7FFF)
-    rounded = ((bits + rounding_bias) >> 16).astype(np.uint16)
+    # ripple into the exponent, which is exactly how overflow to infinity happens. (In place on one
+    # temporary: the cube converts every tile it stores.)
+    t = bits >> 16
+    t &= 1
+    t += 0x7FFF
+    t += bits
+    t >>= 16
+    rounded = t.astype(np.uint16)
     nan = np.isnan(f)
     if nan.any():
         # Keep NaN a NaN: force a quiet-NaN mantissa bit (rounding could carry it away).
@@ -104,7 +109,9 @@ def float32_to_bfloat16_bits(x: np.ndarray) -> np.ndarray:
 def bfloat16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
     """Widen bfloat16 bit patterns (uint16) to float32 exactly."""
     b = np.ascontiguousarray(bits, dtype=np.uint16)
-    return (b.astype(np.uint32) << 16).view(np.float32).reshape(np.shape(bits))
+    wide = b.astype(np.uint32)
+    wide <<= 16
+    return wide.view(np.float32).reshape(np.shape(bits))
 
 
 def to_float32(values: np.ndarray, dtype: DTypeLike) -> np.ndarray:

@@ -35,10 +35,6 @@ class Pipe(enum.Enum):
 
 #: Pipes with their own thread inside a core process (the rest run inline on the kernel thread).
 ASYNC_PIPES = (Pipe.MTE2, Pipe.MTE3, Pipe.MTE1, Pipe.FIX)
-#: Pipes whose thread starts an instruction as soon as it is issued: they write GM, which other
-#: cores see. The others (GM or L1 into this core's local memory) are executed when this core needs
-#: their results or waits (see mpnpu.runtime.pipes.PipeEngine).
-EAGER_PIPES = frozenset((Pipe.MTE3, Pipe.FIX))
 #: Pipes the race detector models (every pipe but PIPE_ALL), in a fixed order.
 ANALYSED_PIPES = (Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX)
 

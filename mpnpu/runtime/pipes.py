@@ -57,7 +57,6 @@ from mpnpu.errors import KernelAPIError, SyncTimeoutError
 from .pipe_events import (  # noqa: F401 - re-exported: the pipe engine's vocabulary
     ANALYSED_PIPES,
     ASYNC_PIPES,
-    EAGER_PIPES,
     EVENT_IDS,
     EventIdPool,
     HardEvent,
@@ -181,33 +180,48 @@ class PipeEngine:
 
     def run(self, pipe: Pipe, fn: Callable[[], None], where: Where = "") -> None:
         """Issue ``fn`` to ``pipe``: run now if the pipe is inline or the engine synchronous."""
-        if not self.asynchronous or pipe not in self._queues:
+        q = self._queues.get(pipe) if self.asynchronous else None
+        if q is None:
             fn()
             return
-        # Without the lock: only this thread appends, deque appends are atomic, and a pipe's thread
-        # decides to sleep under the lock, so the notify below (under the lock) is never lost.
+        # Without the lock: only this thread appends, and deque appends are atomic. Nobody is woken:
+        # the kernel thread executes the queue when it needs it, the pipe's thread when the kernel
+        # thread waits, and the latency bound at the latest.
         if self._error is not None:
             with self._lock:
                 self._check_error()
-        now = self._now_within_bound()
-        self._queues[pipe].append(("run", fn, where, now))
+        now = time.monotonic_ns()
+        if now - self._oldest_ns > self.max_latency_ns:
+            self._progress_overdue(now)
+        q.append(("run", fn, where, now))
         if self._oldest_ns == _NEVER:
             self._oldest_ns = now
-        if self._pipe_sleeping[pipe] and pipe in EAGER_PIPES:
-            with self._lock:
-                if self._pipe_sleeping[pipe]:
-                    self._pipe_cv[pipe].notify()
         if pipe not in self._threads:
             self._start_threads(pipe)
 
     def signal(self, pipe: Pipe, fn: Callable[[], None], where: Where = "") -> None:
-        """Issue a cross-core flag set to ``pipe``: it fires once what was issued before it completed."""
-        if not self.asynchronous or pipe not in self._queues:
+        """Issue a cross-core flag set to ``pipe``: it fires once what was issued before it completed.
+
+        Other cores wait for it, so it is not left queued: the kernel thread executes the pipe's
+        queue up to it at once, unless the pipe is stopped (an unsatisfied wait, an instruction its
+        thread is executing); then the pipe's thread is woken to fire it as soon as it can.
+        """
+        q = self._queues.get(pipe) if self.asynchronous else None
+        if q is None:
             fn()
             return
+        counts = self._signal_pipes
         with self._lock:
-            self._signal_pipes[pipe] += 1
-        self._issue(pipe, ("signal", fn, where, time.monotonic_ns()))
+            if self._error is not None:
+                self._check_error()
+            counts[pipe] += 1
+            self._append(pipe, ("signal", fn, where, time.monotonic_ns()))
+            self._drain_through(pipe, q, lambda: not counts[pipe])
+            if counts[pipe] and self._pipe_sleeping[pipe]:
+                self._pipe_cv[pipe].notify()
+            self._note_if_idle()
+        if pipe not in self._threads:
+            self._start_threads(pipe)
 
     def flush_signals(self, where: Where = "") -> None:
         """Wait until every queued cross-core set has fired.
@@ -297,6 +311,11 @@ class PipeEngine:
         with self._lock:
             if self._error is not None:
                 self._check_error()
+            if not self._queues[src] and not self._busy[src]:
+                # The source pipe has completed everything issued to it: the set would be raised
+                # at once, and the wait (the next of its key on the destination: sets of a key are
+                # only ever queued on its source) would consume it. Counts unchanged: nothing to do.
+                return
             self._queued_sets[key] = self._queued_sets.get(key, 0) + 1
             self._append(src, ("set", key, "", now))
             self._append(dst, ("wait", key, "", now))
@@ -321,10 +340,18 @@ class PipeEngine:
                 if self._error is None:
                     self._drain_through(pipe, q)
                 if not q and self._error is None:
+                    self._note_if_idle()
                     return
             self._block_until(lambda: not q, (pipe,), f"pipe_barrier({pipe._value_})", where)
             return
         self._block_until(lambda: not any(queues), pipes, "pipe_barrier(PIPE_ALL)", where)
+        self._oldest_ns = _NEVER
+
+    def _note_if_idle(self) -> None:
+        """After a drain: if nothing is queued any more, nothing is overdue either (saves the next
+        issue a look at every queue; a kernel usually drains right after it issues)."""
+        if self._oldest_ns != _NEVER and not any(self._queues.values()):
+            self._oldest_ns = _NEVER
 
     def wake_pipes(self) -> None:
         """The kernel thread is about to wait (for another core, or held by a race-directed plan):
@@ -354,15 +381,10 @@ class PipeEngine:
             self._start_threads(pipe)
 
     def _append(self, pipe: Pipe, op: _Op) -> None:
-        """Queue ``op`` on ``pipe`` (lock held). Its thread is woken now only on a pipe that writes
-        GM (the first instruction in its queue) or for a cross-core set; the others wait for the
-        kernel thread to need them or to wait."""
-        q = self._queues[pipe]
-        q.append(op)
+        """Queue ``op`` on ``pipe`` (lock held), waking nobody (see :meth:`run`)."""
+        self._queues[pipe].append(op)
         if self._oldest_ns == _NEVER:
             self._oldest_ns = op[3]
-        if self._pipe_sleeping[pipe] and (pipe in EAGER_PIPES and len(q) == 1 or op[0] == "signal"):
-            self._pipe_cv[pipe].notify()
 
     def _start_threads(self, *pipes: Pipe) -> None:
         for pipe in pipes:
@@ -378,11 +400,22 @@ class PipeEngine:
         once ``until()`` is true).
 
         Instructions execute with the lock held, so the pipes' threads cannot claim anything
-        meanwhile (this is the common path of every barrier and X -> V sync).
+        meanwhile (this is the common path of every barrier and X -> V sync, hence the inlined
+        "run" case: no claim/retire bookkeeping is needed while no other thread can look).
         """
-        while q:
+        busy = self._busy
+        while q and not busy[pipe]:
             if until is not None and until():
                 return
+            op = q[0]
+            if op[0] == "run":
+                try:
+                    op[1]()
+                except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
+                    self._fail(e)
+                    return
+                q.popleft()
+                continue
             op = self._claim(pipe)
             if op is None:
                 return
@@ -509,12 +542,17 @@ class PipeEngine:
             if op[0] == "signal":
                 self._signal_pipes[pipe] -= 1
             if error is not None:
-                if self._error is None:
-                    self._error = error
-                for other in self._queues.values():  # the launch failed: nothing more runs
-                    other.clear()
+                self._fail(error)
         if not by_kernel:
             self._wake_kernel()
+
+    def _fail(self, error: BaseException) -> None:
+        """An instruction raised (lock held): the launch failed, nothing more runs; the kernel
+        thread raises ``error`` at its next check."""
+        if self._error is None:
+            self._error = error
+        for q in self._queues.values():
+            q.clear()
 
     def _serve(self, pipe: Pipe) -> None:
         """The pipe's thread: execute its queue in order, forever (a daemon of the core process)."""
