@@ -308,18 +308,22 @@ class PipeEngine:
         # set is queued right before it), so it needs no kernel line for an error message.
         key = (event, event_id)
         now = self._now_within_bound()
+        src_q = self._queues[src]
         with self._lock:
             if self._error is not None:
                 self._check_error()
-            if not self._queues[src] and not self._busy[src]:
+            if not src_q and not self._busy[src]:
                 # The source pipe has completed everything issued to it: the set would be raised
                 # at once, and the wait (the next of its key on the destination: sets of a key are
                 # only ever queued on its source) would consume it. Counts unchanged: nothing to do.
                 return
             self._queued_sets[key] = self._queued_sets.get(key, 0) + 1
-            self._append(src, ("set", key, "", now))
-            self._append(dst, ("wait", key, "", now))
-        self._start_threads(src, dst)
+            src_q.append(("set", key, "", now))
+            self._queues[dst].append(("wait", key, "", now))
+            if self._oldest_ns == _NEVER:
+                self._oldest_ns = now
+        if dst not in self._threads:  # (src has queued work: its thread exists)
+            self._start_threads(dst)
 
     def barrier(self, pipe: Pipe, where: Where = "") -> None:
         """PipeBarrier: the kernel thread waits until everything issued to ``pipe`` has completed."""
@@ -403,18 +407,32 @@ class PipeEngine:
         meanwhile (this is the common path of every barrier and X -> V sync, hence the inlined
         "run" case: no claim/retire bookkeeping is needed while no other thread can look).
         """
-        busy = self._busy
+        busy, flags = self._busy, self._flags
         while q and not busy[pipe]:
             if until is not None and until():
                 return
             op = q[0]
-            if op[0] == "run":
+            kind = op[0]
+            if kind == "run":
                 try:
                     op[1]()
                 except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
                     self._fail(e)
                     return
                 q.popleft()
+                continue
+            if kind == "wait":  # what _claim does, inlined: the next two are on every pipe-to-pipe sync
+                key = op[1]
+                if not flags.get(key):
+                    return
+                flags[key] -= 1
+                q.popleft()
+                continue
+            if kind == "set":
+                key = op[1]
+                self._queued_sets[key] -= 1
+                q.popleft()
+                flags[key] = flags.get(key, 0) + 1  # (raised by the kernel thread: nobody to wake)
                 continue
             op = self._claim(pipe)
             if op is None:
