@@ -73,3 +73,12 @@ def publish_then_flag(data, seen, value: int, n: int, pipe: Pipe = Pipe.MTE3) ->
         api.data_copy(l1, data)
         api.pipe_barrier(Pipe.MTE2)
         api.data_copy(seen, l1)
+
+
+@api.pipelined
+def set_on_mte3_times(times: int) -> None:
+    """Vector core 0 sets cross-core flag 3 (mode 2) ``times`` times on PIPE_MTE3; nobody waits."""
+    if not api.is_aiv() or api.get_block_idx() != 0:
+        return
+    for _ in range(times):
+        api.cross_core_set_flag(3, mode=2, pipe=Pipe.MTE3)  # the line an overflow must name

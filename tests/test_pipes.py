@@ -284,6 +284,20 @@ def test_cross_core_flag_on_mte3_fires_after_the_copy_landed() -> None:
 
 
 @pytest.mark.usefixtures("no_leaks", "time_limit")
+def test_a_flag_set_on_a_pipe_that_overflows_fails_at_its_kernel_line() -> None:
+    from mpnpu.runtime.sync import FLAG_COUNTER_MAX
+
+    with device(1) as dev:
+        dev.launch(f"{K}:set_on_mte3_times", FLAG_COUNTER_MAX)  # 15 outstanding sets are fine
+        with pytest.raises(KernelError) as ei:
+            dev.launch(f"{K}:set_on_mte3_times", FLAG_COUNTER_MAX + 1)
+    err = ei.value
+    assert err.details["error_type"] == "FlagOverflowError"
+    # Raised where the kernel issued the set (the set fired there), not later at the end of the kernel.
+    assert "the line an overflow must name" in err.remote_traceback
+
+
+@pytest.mark.usefixtures("no_leaks", "time_limit")
 def test_queues_insert_the_syncs_of_ascend_c_queues() -> None:
     from mpnpu.kernels.vecin_early_read.operator import OPERATOR as op
 

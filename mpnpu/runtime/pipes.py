@@ -34,11 +34,13 @@ blocked — is an error at once, not a hang. ``barrier(pipe)`` makes the scalar 
 every instruction issued to that pipe (PIPE_ALL: to every pipe) has completed.
 
 When instructions run (docs/pipes.md, "When a pipe's instructions run"): the kernel thread
-executes a pipe's queue itself when it needs the result (a wait, a barrier, the end of the kernel);
-a pipe's thread works through its queue while the kernel thread waits (for another core, for a
-busy pipe, or held by a race-directed plan); the pipes that write GM (MTE3, FIX) and cross-core
-flag sets wake their thread at issue. Waking every pipe at every issue would cost a thread switch
-per instruction that the kernel thread usually executes itself a moment later.
+executes a pipe's queue itself when it needs the result (a wait, a barrier, the end of the kernel)
+and, at its next issue, whatever has been queued longer than the latency bound; a pipe's thread
+works through its queue while the kernel thread waits (for another core, for a busy pipe, or held
+by a race-directed plan); a cross-core flag set is fired at issue, after what its pipe was issued
+before it, since other cores wait for it. Nothing wakes a pipe's thread at issue: in a Python
+process that costs a futex wake, a preemption and a GIL hand-over per instruction, for work the
+kernel thread usually does itself a moment later.
 
 A synchronous engine (``asynchronous=False``) runs every instruction at issue, in program order:
 the behaviour of a CPU twin debugger, faster, and blind to intra-core races. Traces record the
@@ -97,11 +99,13 @@ class PipeEngine:
     When the kernel thread blocks on a pipe (a wait for an event that pipe raises, a barrier), it
     executes that pipe's queued instructions itself, in order, instead of idling while the pipe's
     thread is scheduled — and those of the pipes it is stopped on, if its next instruction is a
-    wait for another pipe. Each pipe still executes in issue order, one instruction at a time, and
-    the pipes still run concurrently with each other and with the kernel until it blocks.
+    wait for another pipe. Each pipe still executes in issue order, one instruction at a time; the
+    pipes' threads run concurrently with each other, and with the kernel thread once it resumes,
+    from the moment it waits for something outside the core.
 
-    Cost (see ``scripts/bench_pipes.py``): nobody is notified unless it sleeps, so an instruction
-    that nobody waits for costs a lock and an append; a synchronous engine takes no lock at all.
+    Cost (see ``scripts/bench_pipes.py``): issuing a copy is an append without the lock, draining
+    it a loop on the kernel thread under the lock; a thread is woken only when the kernel thread
+    waits. A synchronous engine takes no lock at all.
     """
 
     def __init__(self, label: str, timeout_s: float, max_latency_ns: int = MAX_LATENCY_NS) -> None:
@@ -217,6 +221,7 @@ class PipeEngine:
             counts[pipe] += 1
             self._append(pipe, ("signal", fn, where, time.monotonic_ns()))
             self._drain_through(pipe, q, lambda: not counts[pipe])
+            self._check_error()  # e.g. the set overflowed the flag's counter: raised at this line
             if counts[pipe] and self._pipe_sleeping[pipe]:
                 self._pipe_cv[pipe].notify()
             self._note_if_idle()
