@@ -8,6 +8,7 @@ through ``mpnpu.api.data_copy``, so that every GM access can be traced.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -48,10 +49,7 @@ class GlobalTensor:
 
     @property
     def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)  # (read on every copy: math.prod is a C loop)
 
     @property
     def nbytes(self) -> int:
