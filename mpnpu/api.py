@@ -281,9 +281,9 @@ def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) ->
             if src.size:
                 c.pipes.run(Pipe.MTE2, copy_in)
             return
-        _issue_copy(c, Pipe.MTE2, READ, src, copy_in)
+        site = _issue_copy(c, Pipe.MTE2, READ, src, copy_in)
         if c.events is not None:
-            _record_local(c, WRITE, dst, Pipe.MTE2)
+            _record_local(c, WRITE, dst, Pipe.MTE2, site)
         return
     if not isinstance(dst, GlobalTensor):
         raise KernelAPIError("data_copy: one side must be a GM tensor (GlobalTensor)")
@@ -314,10 +314,10 @@ def _write_gm(c: "CoreContext", dst: GlobalTensor, src: np.ndarray, pipe: Pipe, 
     atomic = c.atomic_add
     if atomic and dst.dtype.name not in _ATOMIC_DTYPES:
         raise KernelAPIError(f"atomic add is not supported for {dst.dtype.name} (GM {dst.name})")
-    _issue_copy(c, pipe, ATOMIC if atomic else WRITE, dst,
-                lambda: _store_gm(c, dst, _fix_values(src, dst) if convert else src, atomic))
+    site = _issue_copy(c, pipe, ATOMIC if atomic else WRITE, dst,
+                       lambda: _store_gm(c, dst, _fix_values(src, dst) if convert else src, atomic))
     if c.events is not None:
-        _record_local(c, READ, src, pipe)
+        _record_local(c, READ, src, pipe, site)
 
 
 def _store_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray, atomic: bool) -> None:
@@ -362,16 +362,18 @@ def _access(c: "CoreContext", kind: str, t: GlobalTensor, t0: int, site: str | N
                   site if site is not None else _site(), t0, t1, pipe, ran_on)
 
 
-def _issue_copy(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy) -> None:
-    """Issue ``copy`` (of GM view ``gm``) to ``pipe`` and trace the access.
+def _issue_copy(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy) -> str | None:
+    """Issue ``copy`` (of GM view ``gm``) to ``pipe`` and trace the access; return the kernel line
+    when it was looked up (a traced or held launch), for the caller's local-memory record.
 
     The access is recorded in issue order. Its t0/t1 span the copy itself: on an asynchronous
     pipe the copy fills them in when it runs (the events list is only read once the pipes drained).
     """
     hold = c.hold
     if hold is None:
-        _issue_traced(c, pipe, kind, gm, copy, None)
-        return
+        site = _site() if c.events is not None else None  # found once, for every record of this copy
+        _issue_traced(c, pipe, kind, gm, copy, site)
+        return site
     site = _site()  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
     hold.before(site)
     _issue_traced(c, pipe, kind, gm, copy, site)
@@ -380,6 +382,7 @@ def _issue_copy(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy)
         # asynchronous pipe the copy may still be queued, and the held core must not go on first.
         c.pipes.barrier(pipe, site)
     hold.after(site)
+    return site
 
 
 def _issue_traced(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy, site: str | None) -> None:
@@ -422,8 +425,9 @@ def cast(dst: np.ndarray, src: np.ndarray) -> None:
         raise KernelAPIError(f"cast: {src.size} elements into {dst.size}")
     c = _core
     if c is not None and c.events is not None:
-        _record_local(c, READ, src, Pipe.V)
-        _record_local(c, WRITE, dst, Pipe.V)
+        site = _site()
+        _record_local(c, READ, src, Pipe.V, site)
+        _record_local(c, WRITE, dst, Pipe.V, site)
     values = to_float32(np.asarray(src), src_dtype) if src_dtype.is_float else np.asarray(src)
     np.copyto(dst, from_float32(values, dst_dtype).reshape(dst.shape) if dst_dtype.is_float
               else np.asarray(values).astype(dst.dtype).reshape(dst.shape))
@@ -438,8 +442,9 @@ def load_data(dst: np.ndarray, src: np.ndarray) -> None:
         raise KernelAPIError("load_data: source and destination differ in size or dtype")
     c.pipes.run(Pipe.MTE1, lambda: np.copyto(dst, np.asarray(src).reshape(dst.shape)))
     if c.events is not None:
-        _record_local(c, READ, src, Pipe.MTE1)
-        _record_local(c, WRITE, dst, Pipe.MTE1)
+        site = _site()
+        _record_local(c, READ, src, Pipe.MTE1, site)
+        _record_local(c, WRITE, dst, Pipe.MTE1, site)
 
 
 def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = False,
@@ -463,11 +468,12 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
     if a32.ndim != 2 or b32.ndim != 2 or a32.shape[1] != b32.shape[0] or dst.shape != (a32.shape[0], b32.shape[1]):
         raise KernelAPIError(f"mmad: shapes {a32.shape} @ {b32.shape} -> {dst.shape} do not agree")
     if c.events is not None:
-        _record_local(c, READ, a, Pipe.M)
-        _record_local(c, READ, b, Pipe.M)
-        _record_local(c, READ if accumulate else WRITE, dst, Pipe.M)
+        site = _site()
+        _record_local(c, READ, a, Pipe.M, site)
+        _record_local(c, READ, b, Pipe.M, site)
+        _record_local(c, READ if accumulate else WRITE, dst, Pipe.M, site)
         if accumulate:
-            _record_local(c, WRITE, dst, Pipe.M)
+            _record_local(c, WRITE, dst, Pipe.M, site)
     if accumulate:
         dst += a32 @ b32
     else:
@@ -565,9 +571,9 @@ def _flag_port(c: "CoreContext", mode: int, flag_id: int):
     return port
 
 
-def _record_local(c: "CoreContext", kind: str, arr: np.ndarray, pipe: Pipe) -> None:
+def _record_local(c: "CoreContext", kind: str, arr: np.ndarray, pipe: Pipe, site: str | None = None) -> None:
     if c.pipe_aware:
-        _pipe_api.record_local(c, kind, arr, pipe)
+        _pipe_api.record_local(c, kind, arr, pipe, site)
 
 
 # Intra-core sync and vector instructions live in their own module; kernels reach them here.

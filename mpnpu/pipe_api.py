@@ -43,18 +43,22 @@ __all__ = ["HardEvent", "TQue", "add", "duplicate", "mul", "muls", "adds", "pipe
            "sync_pipes", "wait_flag"]
 
 
-def record_local(c: "CoreContext", kind: str, arr: np.ndarray, pipe: Pipe) -> None:
-    """Trace an access of ``pipe`` to the local tensor ``arr`` (when the launch traces local memory)."""
+def record_local(c: "CoreContext", kind: str, arr: np.ndarray, pipe: Pipe, site: str | None = None) -> None:
+    """Trace an access of ``pipe`` to the local tensor ``arr`` (when the launch traces local memory);
+    ``site``: the kernel line, if the caller has already looked it up."""
     if c.events is None or not c.pipe_aware or not isinstance(arr, np.ndarray):
         return
     where = c.pipe.locate(arr)
     if where is not None:
-        c.events.append(LocalAccess(kind, where[0], where[1], where[2], pipe.value, c.stage, _api._site()))
+        c.events.append(LocalAccess(kind, where[0], where[1], where[2], pipe._value_, c.stage,
+                                    site if site is not None else _api._site()))
 
 
-def _record_sync(c: "CoreContext", op: str, pipe: Pipe, event: str, event_id: int, name: str) -> None:
+def _record_sync(c: "CoreContext", op: str, pipe: Pipe, event: str, event_id: int, name: str,
+                 site: str | None = None) -> None:
     if c.events is not None and c.pipe_aware:
-        c.events.append(PipeSyncEvent(op, pipe.value, event, event_id, name, c.stage, _api._site()))
+        c.events.append(PipeSyncEvent(op, pipe._value_, event, event_id, name, c.stage,
+                                      site if site is not None else _api._site()))
 
 
 # -- flags and barriers ------------------------------------------------------------------------
@@ -94,8 +98,9 @@ def sync_pipes(event: HardEvent, *, name: str = "") -> None:
         return  # both halves carry the name (and are recorded as dropped, as two calls would be)
     c.pipes.set_wait(ev, event_id, _api._site)
     if c.events is not None:  # (checked here too: this pairing runs after almost every copy)
-        _record_sync(c, "set", ev.src, ev.name, event_id, name)
-        _record_sync(c, "wait", ev.dst, ev.name, event_id, name)
+        site = _api._site()
+        _record_sync(c, "set", ev.src, ev.name, event_id, name, site)
+        _record_sync(c, "wait", ev.dst, ev.name, event_id, name, site)
 
 
 def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:
@@ -219,11 +224,12 @@ def _vec_store(dst: np.ndarray, values) -> None:
 
 def _vector(dst: np.ndarray, srcs: tuple, fn) -> None:
     c = _api._ctx()
+    site = _api._site() if c.events is not None else None
     for s in srcs:
         if s.shape != dst.shape:
             raise KernelAPIError(f"vector instruction: source {s.shape} and destination {dst.shape} differ")
-        record_local(c, READ, s, Pipe.V)
-    record_local(c, WRITE, dst, Pipe.V)
+        record_local(c, READ, s, Pipe.V, site)
+    record_local(c, WRITE, dst, Pipe.V, site)
     _vec_store(dst, fn(*(_vec_values(s) for s in srcs)))
 
 
