@@ -89,7 +89,8 @@ def test_barrier_returns_only_after_the_pipe_drained() -> None:
     opener.join()
 
 
-def test_a_queued_copy_runs_before_the_next_issue_once_it_is_older_than_the_latency_bound() -> None:
+@pytest.mark.parametrize("pipe", [Pipe.MTE2, Pipe.MTE3, Pipe.MTE1, Pipe.FIX])
+def test_a_queued_copy_runs_before_the_next_issue_once_it_is_older_than_the_latency_bound(pipe: Pipe) -> None:
     import time
 
     ran: list[str] = []
@@ -98,17 +99,18 @@ def test_a_queued_copy_runs_before_the_next_issue_once_it_is_older_than_the_late
         e = PipeEngine("test core", timeout_s=20.0, max_latency_ns=bound_ns)
         e.reset(asynchronous=True)
         _ENGINES.append(e)
-        e.run(Pipe.MTE2, lambda: None)  # starts MTE2's thread, which then goes to sleep
-        e.barrier(Pipe.MTE2)
-        wait_until(lambda: e.thread_asleep(Pipe.MTE2), WAIT_S, what="MTE2's thread asleep")
-        e.run(Pipe.MTE2, lambda: ran.append("first"))  # MTE2's thread is not woken at issue
+        e.run(pipe, lambda: None)  # starts the pipe's thread, which then goes to sleep
+        e.barrier(pipe)
+        wait_until(lambda: e.thread_asleep(pipe), WAIT_S, what=f"{pipe.value}'s thread asleep")
+        # No pipe's thread is woken at issue, not even a GM-writing one's (MTE3, FIX).
+        e.run(pipe, lambda: ran.append("first"))
         issued = time.monotonic_ns()
         while time.monotonic_ns() - issued <= 1_000_000:  # the event awaited is time itself
             pass
-        assert ran == []  # nothing ran it meanwhile: the kernel thread did not issue or wait
-        e.run(Pipe.MTE2, lambda: ran.append("second"))
+        assert ran == [] and e.thread_asleep(pipe)  # nothing ran it: the kernel thread neither issued nor waited
+        e.run(pipe, lambda: ran.append("second"))
         assert ran == (["first"] if expect_first_ran else []), bound_ns
-        e.barrier(Pipe.MTE2)
+        e.barrier(pipe)
         assert ran == ["first", "second"]
 
 
