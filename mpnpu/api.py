@@ -277,10 +277,6 @@ def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) ->
             gm = c.segments.array(src)
             np.copyto(dst, gm if gm.shape == dst.shape else gm.reshape(dst.shape))
 
-        if c.events is None and c.hold is None:  # the batch's path: what _issue_copy does then
-            if src.size:
-                c.pipes.run(Pipe.MTE2, copy_in)
-            return
         site = _issue_copy(c, Pipe.MTE2, READ, src, copy_in)
         if c.events is not None:
             _record_local(c, WRITE, dst, Pipe.MTE2, site)
@@ -371,7 +367,11 @@ def _issue_copy(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy)
     """
     hold = c.hold
     if hold is None:
-        site = _site() if c.events is not None else None  # found once, for every record of this copy
+        if c.events is None:  # the batch's path, on every copy: nothing to trace or hold
+            if gm.size:
+                c.pipes.run(pipe, copy)
+            return None
+        site = _site()  # found once, for every record of this copy
         _issue_traced(c, pipe, kind, gm, copy, site)
         return site
     site = _site()  # a race-directed launch (mpnpu.runtime.hold): maybe wait here

@@ -194,9 +194,7 @@ class PipeEngine:
         if self._error is not None:
             with self._lock:
                 self._check_error()
-        now = time.monotonic_ns()
-        if now - self._oldest_ns > self.max_latency_ns:
-            self._progress_overdue(now)
+        now = self._now_within_bound()
         q.append(("run", fn, where, now))
         if self._oldest_ns == _NEVER:
             self._oldest_ns = now
@@ -323,10 +321,8 @@ class PipeEngine:
                 # only ever queued on its source) would consume it. Counts unchanged: nothing to do.
                 return
             self._queued_sets[key] = self._queued_sets.get(key, 0) + 1
-            src_q.append(("set", key, "", now))
-            self._queues[dst].append(("wait", key, "", now))
-            if self._oldest_ns == _NEVER:
-                self._oldest_ns = now
+            self._append(src, ("set", key, "", now))
+            self._append(dst, ("wait", key, "", now))
         if dst not in self._threads:  # (src has queued work: its thread exists)
             self._start_threads(dst)
 
@@ -354,7 +350,7 @@ class PipeEngine:
             self._block_until(lambda: not q, (pipe,), f"pipe_barrier({pipe._value_})", where)
             return
         self._block_until(lambda: not any(queues), pipes, "pipe_barrier(PIPE_ALL)", where)
-        self._oldest_ns = _NEVER
+        self._note_if_idle()
 
     def _note_if_idle(self) -> None:
         """After a drain: if nothing is queued any more, nothing is overdue either (saves the next
@@ -412,32 +408,18 @@ class PipeEngine:
         meanwhile (this is the common path of every barrier and X -> V sync, hence the inlined
         "run" case: no claim/retire bookkeeping is needed while no other thread can look).
         """
-        busy, flags = self._busy, self._flags
+        busy = self._busy
         while q and not busy[pipe]:
             if until is not None and until():
                 return
             op = q[0]
-            kind = op[0]
-            if kind == "run":
+            if op[0] == "run":
                 try:
                     op[1]()
                 except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
                     self._fail(e)
                     return
                 q.popleft()
-                continue
-            if kind == "wait":  # what _claim does, inlined: the next two are on every pipe-to-pipe sync
-                key = op[1]
-                if not flags.get(key):
-                    return
-                flags[key] -= 1
-                q.popleft()
-                continue
-            if kind == "set":
-                key = op[1]
-                self._queued_sets[key] -= 1
-                q.popleft()
-                flags[key] = flags.get(key, 0) + 1  # (raised by the kernel thread: nobody to wake)
                 continue
             op = self._claim(pipe)
             if op is None:

@@ -78,27 +78,15 @@ class GlobalTensor:
         return f"GlobalTensor({self.name!r}, {self.dtype.name}, shape={self.shape}, offset={self.offset})"
 
     def __getitem__(self, index) -> "GlobalTensor":
-        # Kernels slice GM on every tile and every copy: the common index (step-1 slices and
-        # in-range ints) is handled without slice.indices(); anything else takes the general path.
-        if type(index) is not tuple:
+        if not isinstance(index, tuple):
             index = (index,)
-        dims, steps = self.shape, self.strides
-        if len(index) > len(dims):
+        if len(index) > self.ndim:
             raise GMAccessError(f"too many indices for GM tensor {self.name} of shape {self.shape}")
         offset = self.offset
         shape: list[int] = []
         strides: list[int] = []
-        for axis, idx in enumerate(index):
-            dim, stride = dims[axis], steps[axis]
-            if type(idx) is slice:
-                if idx.step is None or idx.step == 1:
-                    start, stop, _ = idx.indices(dim)
-                    length = stop - start if stop > start else 0
-                    if length:
-                        offset += start * stride
-                    shape.append(length)
-                    strides.append(stride)
-                    continue
+        for axis, (idx, dim, stride) in enumerate(zip(index, self.shape, self.strides)):
+            if isinstance(idx, slice):
                 start, stop, step = idx.indices(dim)
                 if step <= 0:
                     raise GMAccessError(f"GM tensor {self.name}: only positive slice steps are supported")
@@ -115,10 +103,8 @@ class GlobalTensor:
                 offset += (i % dim) * stride
             else:
                 raise GMAccessError(f"GM tensor {self.name}: unsupported index {idx!r}")
-        n = len(index)
-        if n < len(dims):
-            shape.extend(dims[n:])
-            strides.extend(steps[n:])
+        shape.extend(self.shape[len(index):])
+        strides.extend(self.strides[len(index):])
         return self._view(tuple(shape), offset, tuple(strides))
 
     def _view(self, shape: tuple[int, ...], offset: int, strides: tuple[int, ...]) -> "GlobalTensor":
