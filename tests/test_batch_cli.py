@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from mpnpu.harness.runner import BatchResult, Variant, VariantResult, how_often_
 from mpnpu.harness.stats import trials_to_detect
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, FlomsOperator
 from mpnpu.runtime.config import RuntimeOptions
+from tests.waiting import wait_for
 
 SHM_DIR = "/dev/shm"
 REPO = Path(__file__).resolve().parents[1]
@@ -336,9 +336,11 @@ def test_incident_fails_within_the_bound_and_only_in_predicted_logits() -> None:
 # -- Ctrl-C and SIGTERM: partial report, 130 / 143, nothing left behind -------------------------
 
 
-class _StderrReader(threading.Thread):
-    """Collects a subprocess's stderr (plain progress lines: stderr is a pipe, not a terminal, and
-    MPNPU_PROGRESS_EVERY=0 prints one at every case-run) so that the test can wait for progress."""
+class _StreamReader(threading.Thread):
+    """Collects one output pipe of a subprocess as it comes. On stderr that is the plain progress
+    lines (stderr is a pipe, not a terminal, and MPNPU_PROGRESS_EVERY=0 prints one at every
+    case-run), so that the test can wait for progress. The stream is read here alone and to its
+    end: ``communicate()`` beside it would read the same pipe and close it under this thread."""
 
     def __init__(self, stream) -> None:
         super().__init__(daemon=True)
@@ -364,12 +366,11 @@ def test_interrupt_prints_partial_report_and_leaves_nothing(tmp_path, how, code)
                                  "--json", str(report)),
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env={**os.environ, "MPNPU_PROGRESS_EVERY": "0"})
-    reader = _StderrReader(proc.stderr)
+    reader, out_reader = _StreamReader(proc.stderr), _StreamReader(proc.stdout)
     reader.start()
+    out_reader.start()
     try:
-        deadline = time.monotonic() + 60
-        while reader.done_runs() < 10 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: reader.done_runs() >= 10 or proc.poll() is not None, 60, interval=0.05)
         assert reader.done_runs() >= 10, reader.text[-500:]
         parent = psutil.Process(proc.pid)
         descendants = parent.children(recursive=True)  # 3 core processes + the resource tracker
@@ -381,12 +382,15 @@ def test_interrupt_prints_partial_report_and_leaves_nothing(tmp_path, how, code)
             os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
         else:
             proc.send_signal(signal.SIGTERM)
-        stdout, _ = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     reader.join(5)
+    out_reader.join(5)
+    assert not reader.is_alive() and not out_reader.is_alive(), "the batch's pipes did not close"
+    stdout = out_reader.text
     assert proc.returncode == code, (stdout, reader.text[-2000:])
     assert "Traceback" not in reader.text
     # The device unlinked its GM itself: the resource tracker found nothing to clean up after it.
@@ -398,13 +402,10 @@ def test_interrupt_prints_partial_report_and_leaves_nothing(tmp_path, how, code)
     assert data["interrupted"] is True
     assert [v["case_runs"] for v in data["variants"].values()] == done
     # Nothing left: no core process nor the resource tracker (even orphaned), no GM segment.
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        alive = [pid for pid, created in core_ids if _alive(pid, created)]
-        if not alive:
-            break
-        time.sleep(0.05)
-    assert not alive, f"processes left behind: {alive}"
+    def alive() -> list[int]:
+        return [pid for pid, created in core_ids if _alive(pid, created)]
+
+    assert wait_for(lambda: not alive(), 3, interval=0.05), f"processes left behind: {alive()}"
     assert _segments_of(proc.pid) == []
 
 

@@ -9,7 +9,6 @@ killed worker's core processes and GM segment do not outlive it.
 from __future__ import annotations
 
 import os
-import signal
 import threading
 import time
 

@@ -20,7 +20,7 @@ from mpnpu.racecheck import analyze
 from mpnpu.racecheck.directed import hold_pairs, occurrences
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
-from mpnpu.runtime.hold import ORDERED, REVERSED, HoldPlan
+from mpnpu.runtime.hold import ORDERED, HoldPlan
 from mpnpu.runtime.insert import parse_insert
 from mpnpu.runtime.trace import Access
 from tests import kernels_for_confirm as kc

@@ -35,10 +35,13 @@ from mpnpu.errors import (
 from mpnpu.runtime.config import DEFAULT_SPEC
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.watchdog import Watchdog
+from mpnpu.runtime.procutil import process_asleep
 from mpnpu.runtime.sync import (
+    ST_PROGRESS,
     ST_STATE,
     ST_WAIT_ID,
     ST_WAIT_MODE,
+    ST_WAIT_TAKEN,
     CoreState,
     SyncObjects,
 )
@@ -349,6 +352,7 @@ def test_watchdog_flag_check_needs_the_waiter_asleep() -> None:
         assert wd.check(time.monotonic()) is None
         assert wd.check(time.monotonic()) is None
         wd = Watchdog(sync, topo, 60.0, [sleeper.pid] * 3)
+        assert wd.check(time.monotonic()) is None  # a first sighting is only a suspect
         err = wd.check(time.monotonic())
         assert isinstance(err, DeadlockError) and err.details["waiter"] == "cube core 0 (block 0)"
         # a waiter whose status already moved on is never reported
@@ -358,6 +362,99 @@ def test_watchdog_flag_check_needs_the_waiter_asleep() -> None:
     finally:
         sleeper.kill()
         sleeper.wait(5)
+
+
+@pytest.fixture
+def asleep_pid():
+    """A process the OS shows asleep (stands in for a core blocked in its wait)."""
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(20)"])
+    try:
+        assert wait_for(lambda: process_asleep(sleeper.pid) is True, 5)
+        yield sleeper.pid
+    finally:
+        sleeper.kill()
+        sleeper.wait(5)
+
+
+def _flag_wait_board(mode: int, flag_id: int, waiter: int, taken: int):
+    import multiprocessing
+
+    topo = Topology(1)
+    sync = SyncObjects(multiprocessing.get_context("fork"), topo)
+    board = sync.status_view()
+    board[:, ST_STATE] = CoreState.RUNNING
+    board[waiter, ST_STATE] = CoreState.IN_FLAG_WAIT
+    board[waiter, ST_WAIT_MODE], board[waiter, ST_WAIT_ID] = mode, flag_id
+    board[waiter, ST_WAIT_TAKEN] = taken
+    board[waiter, ST_PROGRESS] = 7
+    return topo, sync, board
+
+
+def test_watchdog_counts_sets_a_wait_took_before_it_blocked(asleep_pid: int) -> None:
+    """A mode 1 wait takes its own set, then blocks on its partner's. When the partner sets, its
+    counter reads 1 and the waiter's own reads 0 until the waiter wakes: that is not a waiter that
+    never set (the board's ST_WAIT_TAKEN says its own set was taken). Once seen as a flake in CI."""
+    topo, sync, board = _flag_wait_board(1, 2, waiter=1, taken=1)
+    v0, v1 = topo.vector_ids_of(0)
+    port_v1 = sync.flag_port(v1, 1, 2, 5.0)
+    port_v1._outgoing[[r for r, _ in port_v1._outgoing].index(v0)][1].release()  # v1's set reaches v0
+    assert sync.flag_count(1, 2, v0, v0) == 0 and sync.flag_count(1, 2, v0, v1) == 1
+    wd = Watchdog(sync, topo, 60.0, [asleep_pid] * 3)
+    for _ in range(3):
+        assert wd.check(time.monotonic()) is None
+    # the same counters with the board saying the own set was *not* taken: a real deadlock
+    board[v0, ST_WAIT_TAKEN] = 0
+    assert wd.check(time.monotonic()) is None
+    err = wd.check(time.monotonic())
+    assert isinstance(err, DeadlockError) and "has not set itself" in str(err)
+
+
+def test_watchdog_mode2_sender_that_finished_after_its_set_was_taken(asleep_pid: int) -> None:
+    """A cube core waits (mode 2) on both vector cores: it took vector 0's set, then blocked on
+    vector 1's. Vector 0 finishing the kernel is no deadlock; vector 1 finishing without setting is."""
+    topo, sync, board = _flag_wait_board(2, 6, waiter=0, taken=1)
+    v0, v1 = topo.vector_ids_of(0)
+    board[v0, ST_STATE] = CoreState.DONE
+    wd = Watchdog(sync, topo, 60.0, [asleep_pid] * 3)
+    for _ in range(3):
+        assert wd.check(time.monotonic()) is None
+    board[v1, ST_STATE] = CoreState.DONE
+    assert wd.check(time.monotonic()) is None
+    err = wd.check(time.monotonic())
+    assert isinstance(err, DeadlockError) and err.details["missing"] == [topo.core(v1).label]
+
+
+def test_watchdog_forgets_a_suspect_once_the_wait_moved_on(asleep_pid: int) -> None:
+    """A hopeless-looking wait on one check and a new blocking instance of the same flag on the
+    next (ST_PROGRESS moved) is not the same suspect twice: nothing is reported yet."""
+    topo, sync, board = _flag_wait_board(1, 2, waiter=1, taken=0)
+    board[2, ST_STATE] = CoreState.DONE  # the partner finished without setting
+    wd = Watchdog(sync, topo, 60.0, [asleep_pid] * 3)
+    assert wd.check(time.monotonic()) is None
+    board[1, ST_PROGRESS] += 1
+    assert wd.check(time.monotonic()) is None
+    assert isinstance(wd.check(time.monotonic()), DeadlockError)
+
+
+def test_process_asleep_needs_every_thread_asleep(tmp_path: Path) -> None:
+    """A core process whose kernel thread sleeps while a pipe thread runs is not blocked."""
+    started = tmp_path / "spinning"
+    code = ("import threading, time, pathlib\n"
+            "def spin():\n"
+            "    while True: pass\n"
+            "threading.Thread(target=spin, daemon=True).start()\n"
+            f"pathlib.Path({str(started)!r}).touch()\n"
+            "time.sleep(20)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        assert wait_for(started.exists, 10)
+        # the main thread sleeps (or waits for the interpreter lock), the spinning thread runs
+        assert process_asleep(proc.pid) is False
+        assert process_asleep(proc.pid) is False
+    finally:
+        proc.kill()
+        proc.wait(5)
+    assert process_asleep(proc.pid) is None  # gone
 
 
 # -- the parent gets a signal mid-launch (in a subprocess) ------------------------------------------

@@ -213,15 +213,29 @@ def exit_code_for_interrupt(exc: KeyboardInterrupt) -> int:
 
 
 def process_asleep(pid: int) -> bool | None:
-    """Is the process asleep in an interruptible wait — how a futex (semaphore, lock) blocks —
-    (True), or running, runnable or stopped (False)? None where /proc cannot tell (no such
-    process, or no /proc)."""
+    """Is every thread of the process asleep in an interruptible wait — how a futex (semaphore,
+    lock) blocks — (True), or is one running, runnable or stopped (False)? None where /proc cannot
+    tell (no such process, or no /proc).
+
+    Every thread, not just the main one: a core process runs its pipes on threads, and its kernel
+    thread sleeps on the interpreter lock while one of them holds it; that core is not blocked.
+    """
     if pid <= 0:
         return None
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
+        tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return None
-    end = stat.rindex(b")")  # the command name may contain spaces and parentheses
-    return stat[end + 2:end + 3] == b"S"
+        tids = None
+    paths = [f"/proc/{pid}/task/{tid}/stat" for tid in tids] if tids else [f"/proc/{pid}/stat"]
+    seen = False
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        seen = True
+        end = stat.rindex(b")")  # the command name may contain spaces and parentheses
+        if stat[end + 2:end + 3] != b"S":
+            return False
+    return True if seen else None

@@ -51,9 +51,10 @@ class CoreState(enum.IntEnum):
 _RUNNING, _IN_SYNC_ALL, _IN_SYNC_AIV, _IN_FLAG_WAIT = (
     int(CoreState.RUNNING), int(CoreState.IN_SYNC_ALL), int(CoreState.IN_SYNC_AIV), int(CoreState.IN_FLAG_WAIT))
 
-# status board columns
-ST_STATE, ST_SYNC_ALL, ST_SYNC_AIV, ST_WAIT_MODE, ST_WAIT_ID, ST_PROGRESS = range(6)
-ST_COLUMNS = 6
+# status board columns; ST_WAIT_TAKEN: how many of the wait's senders (in flag_senders order) it
+# has already taken a set from, so the watchdog does not count those as missing.
+ST_STATE, ST_SYNC_ALL, ST_SYNC_AIV, ST_WAIT_MODE, ST_WAIT_ID, ST_PROGRESS, ST_WAIT_TAKEN = range(7)
+ST_COLUMNS = 7
 
 
 class SyncObjects:
@@ -162,6 +163,7 @@ class SyncObjects:
         base = receiver * ST_COLUMNS
         self._status[base + ST_WAIT_MODE] = mode
         self._status[base + ST_WAIT_ID] = flag_id
+        self._status[base + ST_WAIT_TAKEN] = 0  # mode 0 takes every sender's set at once
         self.set_state(receiver, CoreState.IN_FLAG_WAIT)
 
     def _overflow(self, mode: int, flag_id: int, receiver: int) -> None:
@@ -272,16 +274,21 @@ class FlagPort:
 
     def _block(self, sem) -> None:
         # Tell the parent's watchdog what we wait for, so that a wait no core can satisfy any
-        # more is reported at once rather than at the timeout.
+        # more is reported at once rather than at the timeout. The senders before ``sem`` have
+        # had their sets taken already (their counters read 0 now): the board says so, or the
+        # watchdog would take an own set already taken for one never made. ST_PROGRESS names
+        # this blocking instance, so the watchdog can tell it from the next wait on the flag.
+        # (Only the blocking path writes these: a flag round trip that does not block stays as
+        # cheap as the bare semaphores.)
         status, base = self._status, self._base
         status[base + ST_WAIT_MODE] = self.mode
         status[base + ST_WAIT_ID] = self.flag_id
+        status[base + ST_WAIT_TAKEN] = self._incoming.index(sem)
+        status[base + ST_PROGRESS] += 1
         status[base + ST_STATE] = _IN_FLAG_WAIT
         if not sem.acquire(timeout=self._timeout):
             self._sync._flag_timeout(self.mode, self.flag_id, self._timeout)
         status[base + ST_STATE] = _RUNNING
-        # ST_PROGRESS is left alone here: the state going back to RUNNING is progress enough for
-        # the stall check, and this path is on every flag round trip.
 
 
 class _Mode0Port:

@@ -5,7 +5,8 @@ core writes (state, SyncAll counts, what it waits for) and the OS's view of each
 Three checks, cheapest first:
 
 - a SyncAll some party can no longer reach (it finished the kernel with fewer SyncAll calls);
-- a flag wait whose missing senders have all finished (or that needs the waiter's own set);
+- a flag wait whose missing senders have all finished (or that needs the waiter's own set),
+  seen on two consecutive checks;
 - a stall: every unfinished core blocked, nothing progressing for ``stall_grace_s``.
 
 Each check confirms with the OS that the waiting core is asleep before it reports, because the
@@ -22,7 +23,17 @@ import numpy as np
 from mpnpu.errors import DeadlockError, LaunchError, SyncAllNotReachedError
 
 from .procutil import process_asleep
-from .sync import ST_PROGRESS, ST_STATE, ST_SYNC_AIV, ST_SYNC_ALL, ST_WAIT_ID, ST_WAIT_MODE, CoreState, SyncObjects
+from .sync import (
+    ST_PROGRESS,
+    ST_STATE,
+    ST_SYNC_AIV,
+    ST_SYNC_ALL,
+    ST_WAIT_ID,
+    ST_WAIT_MODE,
+    ST_WAIT_TAKEN,
+    CoreState,
+    SyncObjects,
+)
 from .topology import Topology
 
 
@@ -45,14 +56,15 @@ class Watchdog:
         self._procs = procs  # core processes (or pids), by core id; read only when needed
         self._stall_key: bytes | None = None
         self._stall_since = 0.0
-        self._flag_suspect: tuple[int, int, int] | None = None
+        self._flag_suspects: set[tuple[int, ...]] = set()  # hopeless-looking waits at the last check
 
     def _asleep(self, core_id: int) -> bool | None:
-        """Is the core's process asleep in a blocking wait (True), or running or stopped (False)?
+        """Is every thread of the core's process asleep (True), or is one running or stopped (False)?
 
         None where that cannot be read (no /proc). A core between taking a flag and writing
-        "running" back to the status board executes no blocking call, so a core the status board
-        shows waiting *and* the OS shows asleep really is blocked in that wait.
+        "running" back to the status board executes no blocking call (its kernel thread may wait
+        for the interpreter lock, but a thread holding that lock is running), so a core the status
+        board shows waiting *and* the OS shows wholly asleep really is blocked in that wait.
         """
         if core_id >= len(self._procs):
             return None
@@ -94,28 +106,36 @@ class Watchdog:
         return None
 
     def _unsatisfiable_flag(self, st: np.ndarray, state: np.ndarray) -> LaunchError | None:
-        suspect = None
+        suspects: set[tuple[int, ...]] = set()
+        found = None
         for r in np.flatnonzero(state == CoreState.IN_FLAG_WAIT):
             r = int(r)
             mode, flag_id = int(st[r, ST_WAIT_MODE]), int(st[r, ST_WAIT_ID])
-            missing = [s for s in self._topo.flag_senders(mode, r) if self._sync.flag_count(mode, flag_id, r, s) == 0]
+            # A multi-sender wait takes its senders' sets one by one: the first ST_WAIT_TAKEN of
+            # them were taken before it blocked, so their zero counters are not missing sets.
+            taken = int(st[r, ST_WAIT_TAKEN])
+            missing = [s for i, s in enumerate(self._topo.flag_senders(mode, r))
+                       if i >= taken and self._sync.flag_count(mode, flag_id, r, s) == 0]
             # A sender that finished never sets again; nor does the waiter itself while it waits
             # (modes 0 and 1 need the waiter's own set too).
             if not (missing and all(s == r or state[s] == CoreState.DONE for s in missing)):
                 continue
-            # The snapshot may be stale: the waiter can have taken the last set already (hence
-            # the zero count) without having written "running" back yet. A sender that is done
-            # never sets again, so the wait is hopeless only if the waiter is still in a wait on
-            # this flag *after* the counts were read and is asleep in it (it blocks in no other
-            # call between taking the flag and updating its status). Where the OS state cannot
-            # be read, the same suspect on two consecutive checks has to do.
-            asleep = self._asleep(r)
+            # The snapshot may be stale: the waiter can have taken the set it blocked on (hence
+            # the zero count) without having written the board back yet. So the wait is hopeless
+            # only if the waiter is still in the same blocking instance (ST_PROGRESS, ST_WAIT_TAKEN)
+            # after the counts were read, every thread of its process is asleep (it blocks in no
+            # call between taking the flag and updating the board; a pipe thread of the core may
+            # hold the interpreter lock meanwhile, but then that thread is running), and the same
+            # holds on two consecutive checks.
             row = self._sync.status_view()[r]
+            key = (r, mode, flag_id, int(st[r, ST_PROGRESS]), taken)
             still = (int(row[ST_STATE]) == CoreState.IN_FLAG_WAIT and int(row[ST_WAIT_MODE]) == mode
-                     and int(row[ST_WAIT_ID]) == flag_id)
-            key = (r, mode, flag_id)
-            if not still or asleep is False or (asleep is None and self._flag_suspect != key):
-                suspect = suspect or key
+                     and int(row[ST_WAIT_ID]) == flag_id and int(row[ST_PROGRESS]) == key[3]
+                     and int(row[ST_WAIT_TAKEN]) == taken)
+            if not still or self._asleep(r) is False:
+                continue
+            suspects.add(key)
+            if key not in self._flag_suspects or found is not None:
                 continue
             label = self._topo.core(r).label
             finished = [s for s in missing if s != r]
@@ -123,13 +143,13 @@ class Watchdog:
                 why = f"{self._topo.core(finished[0]).label} can no longer set: it finished the kernel"
             else:
                 why = f"it has not set itself (a mode {mode} wait needs a set from the waiter too)"
-            return DeadlockError(
+            found = DeadlockError(
                 f"{label} waits on flag {flag_id} (mode {mode}) that {why}",
                 waiter=label, flag_id=flag_id, mode=mode,
                 missing=[self._topo.core(s).label for s in missing],
             )
-        self._flag_suspect = suspect
-        return None
+        self._flag_suspects = suspects
+        return found
 
     def _stall(self, st: np.ndarray, state: np.ndarray, now: float) -> LaunchError | None:
         settled = np.isin(state, self._BLOCKED) | (state == CoreState.DONE)
