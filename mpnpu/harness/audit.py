@@ -25,7 +25,6 @@ each verified by a rerun with the sync inserted (:mod:`.repair`).
 from __future__ import annotations
 
 import functools
-
 import itertools
 import time
 from dataclasses import dataclass, field

@@ -314,7 +314,7 @@ def analyze_local(trace: LaunchTrace) -> list[Hazard]:
                                   if ca.pos[i] < p < ca.pos[j] and d.call in calls}))
             if on_gm:  # elements of the root tensor, as GM hazards are reported
                 tensor = a.tensor
-                lo, hi = (lo - a.tensor_offset) // a.itemsize, -(-(hi - a.tensor_offset) // a.itemsize)
+                lo, hi = a.elements(lo, hi)
             else:
                 tensor = a.memory
 

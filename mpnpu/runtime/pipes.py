@@ -66,7 +66,6 @@ from .pipe_events import (  # noqa: F401 - re-exported: the pipe engine's vocabu
     check_event,
 )
 
-
 # One queued instruction: (kind, payload, where, issued_ns) with kind "run" / "signal" (payload: a
 # callable), "set" or "wait" (payload: (event, id)); ``where`` is the issuing kernel line, for error
 # messages; ``issued_ns``: time.monotonic_ns() at issue.
@@ -184,8 +183,7 @@ class PipeEngine:
 
     def run(self, pipe: Pipe, fn: Callable[[], None], where: Where = "") -> None:
         """Issue ``fn`` to ``pipe``: run now if the pipe is inline or the engine synchronous."""
-        q = self._queues.get(pipe) if self.asynchronous else None
-        if q is None:
+        if not self.asynchronous or pipe not in self._queues:
             fn()
             return
         # Without the lock: only this thread appends, and deque appends are atomic. Nobody is woken:
@@ -194,10 +192,7 @@ class PipeEngine:
         if self._error is not None:
             with self._lock:
                 self._check_error()
-        now = self._now_within_bound()
-        q.append(("run", fn, where, now))
-        if self._oldest_ns == _NEVER:
-            self._oldest_ns = now
+        self._append(pipe, ("run", fn, where, self._now_within_bound()))
         if pipe not in self._threads:
             self._start_threads(pipe)
 
@@ -386,7 +381,8 @@ class PipeEngine:
             self._start_threads(pipe)
 
     def _append(self, pipe: Pipe, op: _Op) -> None:
-        """Queue ``op`` on ``pipe`` (lock held), waking nobody (see :meth:`run`)."""
+        """Queue ``op`` on ``pipe``, waking nobody (see :meth:`run`). Called by the kernel thread
+        alone (the only thread that appends), so the lock is needed only for what goes with it."""
         self._queues[pipe].append(op)
         if self._oldest_ns == _NEVER:
             self._oldest_ns = op[3]

@@ -57,6 +57,13 @@ class Access(NamedTuple):
     #: draw such copies on their pipe's track: they overlap the kernel's own work and each other.
     ran_on: str = ""
 
+    def elements(self, byte_lo: int | None = None, byte_hi: int | None = None) -> tuple[int, int]:
+        """The elements [lo, hi) of the root tensor that cover bytes [byte_lo, byte_hi) of the
+        segment (default: the access's whole hull), as hazards and timelines report them."""
+        lo = self.ranges[0][0] if byte_lo is None else byte_lo
+        hi = self.ranges[-1][1] if byte_hi is None else byte_hi
+        return (lo - self.tensor_offset) // self.itemsize, -((self.tensor_offset - hi) // self.itemsize)
+
 
 class SyncAllEvent(NamedTuple):
     """A completed SyncAll (``aiv_only`` False: all cores; True: vector cores only)."""

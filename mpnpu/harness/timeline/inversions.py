@@ -81,7 +81,7 @@ def pipe_inversions(trace: LaunchTrace, by_event: dict[tuple[int, int], "Span"],
         for tensor, (_, i, j, (lo, hi)) in best.items():
             a, b = evs[i], evs[j]
             kind = ("RAW" if b.kind == READ else "WAW") if a.kind != READ else "WAR"
-            elements = ((lo - a.tensor_offset) // a.itemsize, -((a.tensor_offset - hi) // a.itemsize))
+            elements = a.elements(lo, hi)
             skipped = tuple(dict.fromkeys(name for k, name in dropped_at if i < k < j))
             found.append(Inversion(kind, tensor, topo.core(c).short, by_event[(c, i)], by_event[(c, j)], elements,
                                    counts[tensor], skipped))

@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpnpu.racecheck.pairs import AccessPair, hazard_pairs
-
-from .inversions import Inversion, pipe_inversions
 from mpnpu.racecheck.report import ACCESS_NAMES, Hazard
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
@@ -43,6 +41,8 @@ from mpnpu.runtime.trace import (
     StageEvent,
     SyncAllEvent,
 )
+
+from .inversions import Inversion, pipe_inversions
 
 #: Span categories (the Chrome trace ``cat``).
 STAGE, SYNC, FLAG = "stage", "sync", "flag"
@@ -160,14 +160,8 @@ class LaunchTimeline:
         return [""] + [p for p in PIPE_LANES if p in used] + sorted(used - set(PIPE_LANES) - {""})
 
 
-def _element_range(ev: Access, byte_lo: int | None = None, byte_hi: int | None = None) -> tuple[int, int]:
-    lo = ev.ranges[0][0] if byte_lo is None else byte_lo
-    hi = ev.ranges[-1][1] if byte_hi is None else byte_hi
-    return (lo - ev.tensor_offset) // ev.itemsize, -((ev.tensor_offset - hi) // ev.itemsize)
-
-
 def _access_span(core: int, index: int, ev: Access, origin: int) -> Span:
-    lo, hi = _element_range(ev) if ev.ranges else (0, 0)
+    lo, hi = ev.elements() if ev.ranges else (0, 0)
     access = ACCESS_NAMES.get(ev.kind, ev.kind)
     args = {
         "tensor": ev.tensor,
@@ -303,6 +297,6 @@ def _races(trace: LaunchTrace, by_event: dict[tuple[int, int], Span]) -> list[Ra
         out.append(Race(
             hazard=hp.hazard, first=by_event[pick.first], second=by_event[pick.second],
             inverted=lateness(pick) > 0, pairs=len(hp.pairs), inverted_pairs=len(inverted),
-            elements=_element_range(first_ev, pick.byte_lo, pick.byte_hi),
+            elements=first_ev.elements(pick.byte_lo, pick.byte_hi),
         ))
     return out
