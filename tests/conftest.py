@@ -14,13 +14,13 @@ Leftovers are cleaned up after the assertion so that one failure does not cascad
 from __future__ import annotations
 
 import os
-import time
 from typing import Iterator
 
 import psutil
 import pytest
 
 from mpnpu.runtime.config import SEGMENT_PREFIX
+from tests.waiting import wait_for
 
 SHM_DIR = "/dev/shm"
 
@@ -64,14 +64,14 @@ def no_leaks() -> Iterator[None]:
     before_shm = shm_segments()
     yield
     exempt = before_children | {_tracker_pid()}
-    deadline = time.monotonic() + 2.0
-    while True:
+
+    def leftovers() -> tuple[list[psutil.Process], list[str]]:
         ours = {os.getpid()} | {p.pid for p in psutil.Process().children(recursive=True)}
         new_children = [p for p in live_children() if p.pid not in exempt]
-        new_shm = sorted(s for s in shm_segments() - before_shm if segment_pid(s) in ours)
-        if (not new_children and not new_shm) or time.monotonic() >= deadline:
-            break
-        time.sleep(0.02)
+        return new_children, sorted(s for s in shm_segments() - before_shm if segment_pid(s) in ours)
+
+    wait_for(lambda: not any(leftovers()), 2.0, interval=0.02)  # what the test started is still ending
+    new_children, new_shm = leftovers()
     for p in new_children:  # clean up anyway so that one failure does not poison later tests
         try:
             p.resume()  # a process left SIGSTOPped (stress chaos) is resumed, then killed

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import Iterator
 
 import numpy as np
@@ -11,6 +10,7 @@ import psutil
 
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
+from tests.waiting import wait_for
 
 KERNELS = "tests.kernels_for_tests"
 
@@ -43,15 +43,15 @@ def filled(dev: Device, name: str, shape, value=-1, dtype="int32"):
 
 def still_alive(pids: list[int], within: float) -> list[int]:
     """Pids still alive (not zombies) after waiting up to ``within`` seconds for them to end."""
-    deadline = time.monotonic() + within
-    while True:
-        alive = []
+    def alive() -> list[int]:
+        out = []
         for pid in pids:
             try:
                 if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.append(pid)
+                    out.append(pid)
             except psutil.NoSuchProcess:
                 pass
-        if not alive or time.monotonic() >= deadline:
-            return alive
-        time.sleep(0.02)
+        return out
+
+    wait_for(lambda: not alive(), within, interval=0.02)
+    return alive()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 import psutil
 import pytest
@@ -69,17 +68,19 @@ def test_killed_worker_shard_is_retried_and_counted_once(cluster) -> None:
     def killer() -> None:
         # Kill the first Ray worker of this test's cluster (a descendant of this process: other Ray
         # clusters may run on the machine) seen running a shard with its core processes up.
-        while not stop.is_set():
+        def killed_one() -> bool:
             for p in psutil.Process().children(recursive=True):
                 try:
                     if "ray::run_shard_task" in " ".join(p.cmdline()) and len(p.children()) >= 3:
                         killed["cores"] = [c.pid for c in p.children()]
                         killed["pid"] = p.pid
                         p.kill()
-                        return
+                        return True
                 except psutil.Error:
                     continue
-            time.sleep(0.02)
+            return False
+
+        wait_for(lambda: stop.is_set() or killed_one(), 300, interval=0.02)
 
     t = threading.Thread(target=killer, daemon=True)
     t.start()

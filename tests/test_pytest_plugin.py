@@ -13,7 +13,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from mpnpu.harness.registry import registered
 from mpnpu.runtime.config import SEGMENT_PREFIX
 
 from tests.runtime_util import still_alive
+from tests.waiting import wait_for
 
 pytest_plugins = ["pytester"]
 
@@ -302,9 +302,7 @@ def test_nothing_leaks_after_failing_and_interrupted_tests(inner: pytest.Pyteste
     )
     try:
         started = inner.path / "started"
-        deadline = time.monotonic() + 60
-        while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: started.exists() or proc.poll() is not None, 60, interval=0.02)
         assert started.exists(), "the second test's launch never started"
         proc.send_signal(signum)  # to pytest alone, in the middle of a launch
         out, _ = proc.communicate(timeout=60)

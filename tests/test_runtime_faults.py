@@ -331,39 +331,6 @@ def test_closed_device() -> None:
 # -- the watchdog does not mistake a stale snapshot for a deadlock --------------------------------
 
 
-def test_watchdog_flag_check_needs_the_waiter_asleep() -> None:
-    """A waiter that has taken the flag but not yet written "running" back looks exactly like a
-    hopeless wait on the status board (sender done, count 0); only a waiter the OS shows asleep
-    may be reported."""
-    import multiprocessing
-
-    topo = Topology(1)
-    sync = SyncObjects(multiprocessing.get_context("fork"), topo)
-    board = sync.status_view()
-    cube, v0, v1 = 0, 1, 2
-    board[cube, ST_STATE] = CoreState.IN_FLAG_WAIT
-    board[cube, ST_WAIT_MODE], board[cube, ST_WAIT_ID] = 2, 6
-    board[v0, ST_STATE] = board[v1, ST_STATE] = CoreState.DONE
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(20)"])
-    try:
-        wait_for(lambda: psutil.Process(sleeper.pid).status() == psutil.STATUS_SLEEPING, 5)
-        running = [os.getpid()] * 3  # this process is running while it checks
-        wd = Watchdog(sync, topo, 60.0, running)
-        assert wd.check(time.monotonic()) is None
-        assert wd.check(time.monotonic()) is None
-        wd = Watchdog(sync, topo, 60.0, [sleeper.pid] * 3)
-        assert wd.check(time.monotonic()) is None  # a first sighting is only a suspect
-        err = wd.check(time.monotonic())
-        assert isinstance(err, DeadlockError) and err.details["waiter"] == "cube core 0 (block 0)"
-        # a waiter whose status already moved on is never reported
-        board[cube, ST_WAIT_ID] = 5
-        board[cube, ST_STATE] = CoreState.RUNNING
-        assert wd.check(time.monotonic()) is None
-    finally:
-        sleeper.kill()
-        sleeper.wait(5)
-
-
 @pytest.fixture
 def asleep_pid():
     """A process the OS shows asleep (stands in for a core blocked in its wait)."""
@@ -388,6 +355,27 @@ def _flag_wait_board(mode: int, flag_id: int, waiter: int, taken: int):
     board[waiter, ST_WAIT_TAKEN] = taken
     board[waiter, ST_PROGRESS] = 7
     return topo, sync, board
+
+
+def test_watchdog_flag_check_needs_the_waiter_asleep(asleep_pid: int) -> None:
+    """A waiter that has taken the flag but not yet written "running" back looks exactly like a
+    hopeless wait on the status board (sender done, count 0); only a waiter the OS shows asleep
+    may be reported."""
+    topo, sync, board = _flag_wait_board(2, 6, waiter=0, taken=0)
+    cube, v0, v1 = 0, 1, 2
+    board[v0, ST_STATE] = board[v1, ST_STATE] = CoreState.DONE
+    running = [os.getpid()] * 3  # this process is running while it checks
+    wd = Watchdog(sync, topo, 60.0, running)
+    assert wd.check(time.monotonic()) is None
+    assert wd.check(time.monotonic()) is None
+    wd = Watchdog(sync, topo, 60.0, [asleep_pid] * 3)
+    assert wd.check(time.monotonic()) is None  # a first sighting is only a suspect
+    err = wd.check(time.monotonic())
+    assert isinstance(err, DeadlockError) and err.details["waiter"] == "cube core 0 (block 0)"
+    # a waiter whose status already moved on is never reported
+    board[cube, ST_WAIT_ID] = 5
+    board[cube, ST_STATE] = CoreState.RUNNING
+    assert wd.check(time.monotonic()) is None
 
 
 def test_watchdog_counts_sets_a_wait_took_before_it_blocked(asleep_pid: int) -> None:

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -195,19 +194,17 @@ def test_ctrl_c_keeps_partial_counts_of_every_slot(tmp_path) -> None:
     seen: dict[int, psutil.Process] = {}
     try:
         # wait until both slots run their devices and those cores have done some work
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        def slots_busy() -> bool:
             kids = psutil.Process(proc.pid).children(recursive=True)
             seen.update({p.pid: p for p in kids})
             try:  # a process may end between listing and reading it
                 cores = [p for p in kids if p.ppid() != proc.pid]
                 busy = sum(p.cpu_times().user for p in cores)
             except psutil.NoSuchProcess:
-                continue
-            if len(cores) >= 6 and busy > 0.5:
-                break
-            time.sleep(0.05)
-        else:
+                return False
+            return len(cores) >= 6 and busy > 0.5
+
+        if not wait_for(slots_busy, 60, interval=0.05):
             pytest.fail("the slots did not start")
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
         stdout, stderr = proc.communicate(timeout=60)
