@@ -33,16 +33,14 @@ kernels marked :func:`pipelined`, which order them with ``set_flag`` / ``wait_fl
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from .errors import GMAccessError, KernelAPIError
+from .runtime import kcontext
 from .runtime.dtypes import DTypeLike, bfloat16, from_float32, get_dtype, to_float32
 from .runtime.gm import GlobalTensor
-from .runtime.trace import byte_ranges
 from .runtime.local import (
     MEMORY_CORE_TYPE,
     POSITION_MEMORY,
@@ -51,21 +49,9 @@ from .runtime.local import (
     TPipe,
     TPosition,
 )
-from .runtime.pipe_events import ASYNC_PIPES, Pipe
-from .runtime.topology import CoreType, check_flag
-from .runtime.trace import (
-    ATOMIC,
-    READ,
-    WRITE,
-    Access,
-    PipeSyncEvent,
-    DroppedSyncEvent,
-    FlagSetEvent,
-    FlagWaitEvent,
-    StageEvent,
-    SyncAllEvent,
-    clock_ns,
-)
+from .runtime.pipe_events import Pipe
+from .runtime.topology import CoreType
+from .runtime.trace import ATOMIC, READ, WRITE
 
 if TYPE_CHECKING:
     from .runtime.core import CoreContext
@@ -79,15 +65,10 @@ __all__ = [
     "HardEvent", "TQue", "set_flag", "sync_pipes", "wait_flag", "duplicate", "adds", "muls", "add", "mul",
 ]
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-# The shipped kernels are installed inside the package (mpnpu.kernels) but are kernel code: their
-# frames are the call sites a report names, not mpnpu's own frames to skip.
-_KERNELS_DIR = _PKG_DIR + "kernels" + os.sep
-_CONTEXTLIB = contextlib.__file__
 _ATOMIC_DTYPES = frozenset({"float16", "bfloat16", "float32", "int8", "int16", "int32"})
 
-# Installed by the core process (mpnpu.runtime.core) before it runs any kernel; None in the parent.
-_core: "CoreContext | None" = None
+_ctx = kcontext.current
+_site = kcontext.call_site
 
 
 def pipelined(kernel):
@@ -97,47 +78,6 @@ def pipelined(kernel):
     for); ``RuntimeOptions(pipes="async" | "sync")`` overrides the mark either way."""
     kernel.__mpnpu_pipes__ = "async"
     return kernel
-
-
-def _ctx() -> "CoreContext":
-    c = _core
-    if c is None:
-        raise KernelAPIError("mpnpu.api is only usable inside a kernel run by Device.launch")
-    return c
-
-
-# Traced launches call _site for every event: per code object, "" for mpnpu's own frames (skip)
-# or the "dir/file.py:" prefix; per (code, line), the one site string (so pickle memoises it).
-_SITE_PREFIX: dict = {}
-_SITES: dict = {}
-
-
-def _site_prefix(code) -> str:
-    path = code.co_filename
-    if (path.startswith(_PKG_DIR) and not path.startswith(_KERNELS_DIR)) or path == _CONTEXTLIB:
-        prefix = ""
-    else:
-        prefix = f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}:"
-    _SITE_PREFIX[code] = prefix
-    return prefix
-
-
-def _site() -> str:
-    """'dir/file.py:line' of the first caller outside mpnpu: the kernel line that made the call."""
-    f = sys._getframe(2)
-    while f is not None:
-        code = f.f_code
-        prefix = _SITE_PREFIX.get(code)
-        if prefix is None:
-            prefix = _site_prefix(code)
-        if prefix:
-            key = (code, f.f_lineno)
-            site = _SITES.get(key)
-            if site is None:
-                site = _SITES[key] = prefix + str(key[1])
-            return site
-        f = f.f_back
-    return "?"
 
 
 # -- who am I ----------------------------------------------------------------------------------
@@ -187,42 +127,9 @@ def core_label() -> str:
 # -- stages ------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def stage(name: str) -> Iterator[None]:
+def stage(name: str) -> "contextlib.AbstractContextManager[None]":
     """Mark a kernel stage (e.g. ``with stage("TargetProcess"):``) for traces and race reports."""
-    c = _ctx()
-    previous = c.stage
-    c.stage = name
-    events = c.events
-    if events is not None:
-        index = len(events)
-        events.append(StageEvent(name, _site(), clock_ns()))
-    hooks = c.stage_hooks
-    try:
-        if hooks is not None and name in hooks.on_entry:
-            _run_inserted(c, hooks.on_entry[name], entering=True)
-        yield
-        # Reached only when the block ended normally: a core that raised must not wait in a
-        # barrier the others may never reach.
-        if hooks is not None and name in hooks.on_exit:
-            _run_inserted(c, hooks.on_exit[name], entering=False)
-    finally:
-        c.stage = previous
-        if events is not None and c.events is events:
-            # The stage's end is known only now: timelines draw the stage as a span.
-            events[index] = events[index]._replace(t1=clock_ns())
-
-
-def _run_inserted(c: "CoreContext", inserts, entering: bool) -> None:
-    """Syncs a launch inserted at this stage boundary (``Device.launch(insert_syncs=...)``)."""
-    for ins in inserts:
-        if ins.kind == "flag":
-            if entering:
-                cross_core_wait_flag(ins.flag_id, mode=ins.mode, name=ins.name)
-            else:
-                cross_core_set_flag(ins.flag_id, mode=ins.mode, name=ins.name)
-        else:
-            sync_all(aiv_only=ins.kind == "sync_aiv", name=ins.name)
+    return kcontext.stage(_ctx(), name)
 
 
 # -- local memory ------------------------------------------------------------------------------
@@ -277,7 +184,7 @@ def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) ->
             gm = c.segments.array(src)
             np.copyto(dst, gm if gm.shape == dst.shape else gm.reshape(dst.shape))
 
-        site = _issue_copy(c, Pipe.MTE2, READ, src, copy_in)
+        site = kcontext.issue_gm_copy(c, Pipe.MTE2, READ, src, copy_in)
         if c.events is not None:
             _record_local(c, WRITE, dst, Pipe.MTE2, site)
         return
@@ -310,7 +217,7 @@ def _write_gm(c: "CoreContext", dst: GlobalTensor, src: np.ndarray, pipe: Pipe, 
     atomic = c.atomic_add
     if atomic and dst.dtype.name not in _ATOMIC_DTYPES:
         raise KernelAPIError(f"atomic add is not supported for {dst.dtype.name} (GM {dst.name})")
-    site = _issue_copy(c, pipe, ATOMIC if atomic else WRITE, dst,
+    site = kcontext.issue_gm_copy(c, pipe, ATOMIC if atomic else WRITE, dst,
                        lambda: _store_gm(c, dst, _fix_values(src, dst) if convert else src, atomic))
     if c.events is not None:
         _record_local(c, READ, src, pipe, site)
@@ -335,79 +242,6 @@ def _store_gm(c: "CoreContext", dst: GlobalTensor, values: np.ndarray, atomic: b
         del gm
 
 
-# byte_ranges of the views accessed in the current traced launch (keyed by the events list, so
-# the cache lives as long as one launch): kernels re-read the same tiles, and a shared tuple is
-# computed once and pickled once. Strided views stay four numbers here (deferred) and become
-# their tuple of intervals when the parent unpickles the trace.
-_ranges_for: list | None = None
-_ranges: dict = {}
-
-
-def _access(c: "CoreContext", kind: str, t: GlobalTensor, t0: int, site: str | None = None,
-            pipe: str = "", ran_on: str = "") -> Access:
-    t1 = clock_ns()
-    global _ranges_for
-    if _ranges_for is not c.events:
-        _ranges_for = c.events
-        _ranges.clear()
-    key = (t.offset, t.shape, t.strides, t.dtype.itemsize)
-    ranges = _ranges.get(key)
-    if ranges is None:
-        ranges = _ranges[key] = byte_ranges(t, deferred=True)
-    return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage,
-                  site if site is not None else _site(), t0, t1, pipe, ran_on)
-
-
-def _issue_copy(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy) -> str | None:
-    """Issue ``copy`` (of GM view ``gm``) to ``pipe`` and trace the access; return the kernel line
-    when it was looked up (a traced or held launch), for the caller's local-memory record.
-
-    The access is recorded in issue order. Its t0/t1 span the copy itself: on an asynchronous
-    pipe the copy fills them in when it runs (the events list is only read once the pipes drained).
-    """
-    hold = c.hold
-    if hold is None:
-        if c.events is None:  # the batch's path, on every copy: nothing to trace or hold
-            if gm.size:
-                c.pipes.run(pipe, copy)
-            return None
-        site = _site()  # found once, for every record of this copy
-        _issue_traced(c, pipe, kind, gm, copy, site)
-        return site
-    site = _site()  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
-    hold.before(site)
-    _issue_traced(c, pipe, kind, gm, copy, site)
-    if site == hold.site:
-        # The plan's access has "happened" once it landed, not when it was issued: on an
-        # asynchronous pipe the copy may still be queued, and the held core must not go on first.
-        c.pipes.barrier(pipe, site)
-    hold.after(site)
-    return site
-
-
-def _issue_traced(c: "CoreContext", pipe: Pipe, kind: str, gm: GlobalTensor, copy, site: str | None) -> None:
-    events = c.events
-    if events is None:
-        if gm.size:
-            c.pipes.run(pipe, copy)
-        return
-    if not (gm.size and c.pipes.asynchronous and pipe in ASYNC_PIPES):
-        t0 = clock_ns()
-        if gm.size:
-            c.pipes.run(pipe, copy)
-        events.append(_access(c, kind, gm, t0, site, pipe.value if c.pipe_aware else ""))
-        return
-    index = len(events)
-    events.append(_access(c, kind, gm, 0, site, pipe.value if c.pipe_aware else "", pipe.value))
-
-    def timed_copy() -> None:
-        t0 = clock_ns()
-        copy()
-        events[index] = events[index]._replace(t0=t0, t1=clock_ns())
-
-    c.pipes.run(pipe, timed_copy)
-
-
 def set_atomic_add() -> None:
     """From now on, copies to GM add into it atomically (until set_atomic_none)."""
     _ctx().atomic_add = True
@@ -423,7 +257,7 @@ def cast(dst: np.ndarray, src: np.ndarray) -> None:
     dst_dtype = dst.device_dtype if isinstance(dst, LocalTensor) else get_dtype(dst.dtype)
     if dst.size != src.size:
         raise KernelAPIError(f"cast: {src.size} elements into {dst.size}")
-    c = _core
+    c = kcontext.current_or_none()
     if c is not None and c.events is not None:
         site = _site()
         _record_local(c, READ, src, Pipe.V, site)
@@ -483,31 +317,9 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
 # -- synchronisation ---------------------------------------------------------------------------
 
 
-def _dropped(c: "CoreContext", name: str, call: str) -> bool:
-    if name and name in c.dropped_syncs:
-        if c.events is not None:
-            t = clock_ns()
-            c.events.append(DroppedSyncEvent(name, call, c.stage, _site(), t, t))
-        return True
-    return False
-
-
 def sync_all(aiv_only: bool = False, *, name: str = "") -> None:
     """SyncAll: block until every core (``aiv_only``: every vector core) has arrived."""
-    c = _ctx()
-    if name and _dropped(c, name, "sync_all"):
-        return
-    if aiv_only and c.info.core_type is CoreType.CUBE:
-        raise KernelAPIError(
-            f"sync_all(aiv_only=True) is a vector-core barrier; {c.info.label} must not call it (guard with is_aiv())"
-        )
-    # Like the device's SyncAll, it first waits for this core's pipes: what a core wrote before the
-    # barrier has landed in GM when any core leaves it.
-    c.pipes.barrier(Pipe.ALL, "sync_all")
-    t0 = clock_ns() if c.events is not None else 0
-    c.sync.sync_all(c.info.core_id, aiv_only, c.options.sync_timeout_s)
-    if c.events is not None:
-        c.events.append(SyncAllEvent(aiv_only, name, c.stage, _site(), t0, clock_ns()))
+    kcontext.sync_all(_ctx(), aiv_only, name)
 
 
 def cross_core_set_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name: str = "") -> None:
@@ -516,59 +328,12 @@ def cross_core_set_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name
     The set is issued to ``pipe``: it fires once everything issued to that pipe before it (e.g.
     the MTE3 copy-out it announces) has completed, not what other pipes still have in flight.
     """
-    c = _core
-    if c is None:
-        c = _ctx()
-    # The hot path of a flag is a dict lookup and the semaphore operations: a round trip must
-    # cost about what bare semaphores cost (scripts/bench_runtime.py).
-    port = c.flag_ports.get((mode, flag_id)) or _flag_port(c, mode, flag_id)
-    if name and _dropped(c, name, "cross_core_set_flag"):
-        return
-    events = c.events
-    t0 = clock_ns() if events is not None else 0
-    if c.pipes.asynchronous:
-        if not isinstance(pipe, Pipe) or pipe is Pipe.ALL:
-            raise KernelAPIError(f"cross_core_set_flag: pipe must be one Pipe other than ALL, got {pipe!r}")
-        c.pipes.signal(pipe, port.set)
-    else:
-        port.set()
-    if events is None:  # untraced: nothing but the semaphore operations (and the pipe, if async)
-        return
-    events.append(FlagSetEvent(mode, flag_id, name, c.stage, _site(), t0, clock_ns()))
-    if c.pipe_aware:
-        events.append(PipeSyncEvent("xset", pipe.value, "", flag_id, name, c.stage, _site(), t0, t0))
+    kcontext.flag_set(_ctx(), mode, flag_id, pipe, name)
 
 
 def cross_core_wait_flag(flag_id: int, *, mode: int, pipe: Pipe = Pipe.MTE3, name: str = "") -> None:
     """CrossCoreWaitFlag(flag_id): block until every sender the mode needs has set, then consume."""
-    c = _core
-    if c is None:
-        c = _ctx()
-    port = c.flag_ports.get((mode, flag_id)) or _flag_port(c, mode, flag_id)
-    if name and _dropped(c, name, "cross_core_wait_flag"):
-        return
-    if c.pipes.asynchronous:
-        c.pipes.flush_signals("cross_core_wait_flag")
-        c.pipes.wake_pipes()  # the rest of this core's queued work runs while it waits
-    events = c.events
-    if events is None:
-        port.wait()
-        return
-    t0 = clock_ns()
-    port.wait()
-    events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _site(), t0, clock_ns()))
-
-
-def _flag_port(c: "CoreContext", mode: int, flag_id: int):
-    """Validate (mode, id) for this core once, and cache its flag port."""
-    try:
-        check_flag(mode, flag_id)
-        # The routing refuses what the mode does not allow (mode 1 on a cube core).
-        port = c.sync.flag_port(c.info.core_id, mode, flag_id, c.options.sync_timeout_s)
-    except ValueError as e:
-        raise KernelAPIError(f"{c.info.label}: {e}") from None
-    c.flag_ports[(mode, flag_id)] = port
-    return port
+    kcontext.flag_wait(_ctx(), mode, flag_id, name)
 
 
 def _record_local(c: "CoreContext", kind: str, arr: np.ndarray, pipe: Pipe, site: str | None = None) -> None:

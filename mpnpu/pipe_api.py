@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from . import api as _api
 from .errors import KernelAPIError
+from .runtime import kcontext
 from .runtime.dtypes import DTypeLike, from_float32, get_dtype, to_float32
 from .runtime.local import LocalTensor, TPosition
 from .runtime.pipe_events import HardEvent, Pipe, check_event
@@ -51,14 +51,14 @@ def record_local(c: "CoreContext", kind: str, arr: np.ndarray, pipe: Pipe, site:
     where = c.pipe.locate(arr)
     if where is not None:
         c.events.append(LocalAccess(kind, where[0], where[1], where[2], pipe._value_, c.stage,
-                                    site if site is not None else _api._site()))
+                                    site if site is not None else kcontext.call_site()))
 
 
 def _record_sync(c: "CoreContext", op: str, pipe: Pipe, event: str, event_id: int, name: str,
                  site: str | None = None) -> None:
     if c.events is not None and c.pipe_aware:
         c.events.append(PipeSyncEvent(op, pipe._value_, event, event_id, name, c.stage,
-                                      site if site is not None else _api._site()))
+                                      site if site is not None else kcontext.call_site()))
 
 
 # -- flags and barriers ------------------------------------------------------------------------
@@ -66,11 +66,11 @@ def _record_sync(c: "CoreContext", op: str, pipe: Pipe, event: str, event_id: in
 
 def set_flag(event: HardEvent, event_id: int = 0, *, name: str = "") -> None:
     """SetFlag<event>(event_id): pipe ``event.src`` raises the event when it reaches this point."""
-    c = _api._ctx()
+    c = kcontext.current()
     ev = check_event(event, event_id)
-    if name and _api._dropped(c, name, "set_flag"):
+    if name and kcontext.sync_dropped(c, name, "set_flag"):
         return
-    c.pipes.set_flag(ev, event_id, _api._site)  # the line is looked up only for an error message
+    c.pipes.set_flag(ev, event_id, kcontext.call_site)  # the line is looked up only for an error message
     _record_sync(c, "set", ev.src, ev.name, event_id, name)
 
 
@@ -79,11 +79,11 @@ def wait_flag(event: HardEvent, event_id: int = 0, *, name: str = "") -> None:
 
     A wait that no set can satisfy any more raises KernelAPIError (the device would hang).
     """
-    c = _api._ctx()
+    c = kcontext.current()
     ev = check_event(event, event_id)
-    if name and _api._dropped(c, name, "wait_flag"):
+    if name and kcontext.sync_dropped(c, name, "wait_flag"):
         return
-    c.pipes.wait_flag(ev, event_id, _api._site)
+    c.pipes.wait_flag(ev, event_id, kcontext.call_site)
     _record_sync(c, "wait", ev.dst, ev.name, event_id, name)
 
 
@@ -91,14 +91,14 @@ def sync_pipes(event: HardEvent, *, name: str = "") -> None:
     """SetFlag + WaitFlag on an id from FetchEventID: pipe ``event.dst`` waits for everything
     issued to ``event.src`` so far. The usual pairing (often a macro in Ascend C kernels) when
     nothing is issued between the set and the wait."""
-    c = _api._ctx()
+    c = kcontext.current()
     ev = check_event(event, 0)
     event_id = c.pipe.fetch_event_id(ev)
-    if name and (_api._dropped(c, name, "set_flag") | _api._dropped(c, name, "wait_flag")):
+    if name and (kcontext.sync_dropped(c, name, "set_flag") | kcontext.sync_dropped(c, name, "wait_flag")):
         return  # both halves carry the name (and are recorded as dropped, as two calls would be)
-    c.pipes.set_wait(ev, event_id, _api._site)
+    c.pipes.set_wait(ev, event_id, kcontext.call_site)
     if c.events is not None:  # (checked here too: this pairing runs after almost every copy)
-        site = _api._site()
+        site = kcontext.call_site()
         _record_sync(c, "set", ev.src, ev.name, event_id, name, site)
         _record_sync(c, "wait", ev.dst, ev.name, event_id, name, site)
 
@@ -106,12 +106,12 @@ def sync_pipes(event: HardEvent, *, name: str = "") -> None:
 def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:
     """PipeBarrier<pipe>: wait until every instruction issued to ``pipe`` (PIPE_ALL: to every pipe)
     of *this* core has completed. It orders nothing across cores."""
-    c = _api._ctx()
+    c = kcontext.current()
     if not isinstance(pipe, Pipe):
         raise KernelAPIError(f"pipe_barrier: pipe must be a Pipe, got {pipe!r}")
-    if name and _api._dropped(c, name, "pipe_barrier"):
+    if name and kcontext.sync_dropped(c, name, "pipe_barrier"):
         return
-    c.pipes.barrier(pipe, _api._site)
+    c.pipes.barrier(pipe, kcontext.call_site)
     _record_sync(c, "barrier", pipe, "", 0, name)
 
 
@@ -143,7 +143,7 @@ class TQue:
     """
 
     def __init__(self, position: TPosition, depth: int, nbytes: int, *, name: str = "") -> None:
-        c = _api._ctx()
+        c = kcontext.current()
         if position not in QUEUE_PIPES:
             raise KernelAPIError(f"TQue: no queue at {getattr(position, 'value', position)} (VECCALC is a TBuf)")
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
@@ -223,8 +223,8 @@ def _vec_store(dst: np.ndarray, values) -> None:
 
 
 def _vector(dst: np.ndarray, srcs: tuple, fn) -> None:
-    c = _api._ctx()
-    site = _api._site() if c.events is not None else None
+    c = kcontext.current()
+    site = kcontext.call_site() if c.events is not None else None
     for s in srcs:
         if s.shape != dst.shape:
             raise KernelAPIError(f"vector instruction: source {s.shape} and destination {dst.shape} differ")

@@ -3,7 +3,7 @@
 Life of a core process (forked by :class:`mpnpu.runtime.device.Device`)::
 
     start: ignore SIGINT (the parent turns Ctrl-C into an orderly shutdown), die with the parent
-           (PR_SET_PDEATHSIG), one BLAS thread, install its CoreContext into mpnpu.api
+           (PR_SET_PDEATHSIG), one BLAS thread, install its CoreContext in mpnpu.runtime.kcontext
     loop:  wait for a message on its pipe (polling the parent's pid while idle)
            LaunchCommand -> run the kernel function -> send LaunchDone or LaunchFailed
            ExitCommand   -> return
@@ -29,10 +29,9 @@ from typing import Callable
 
 import numpy as np
 
-from mpnpu import api
 from mpnpu.errors import SyncTimeoutError, UsageError
 
-from . import protocol
+from . import kcontext, protocol
 from .config import DeviceSpec, RuntimeOptions
 from .gm import GlobalTensor, SegmentTable
 from .hold import HoldPlan, runner_for
@@ -40,7 +39,14 @@ from .insert import InsertedSync, hooks_for
 from .local import TPipe, make_arenas
 from .pipes import PipeEngine
 from .procutil import limit_blas_threads, set_parent_death_signal
-from .protocol import ErrorReport, ExitCommand, LaunchCommand, LaunchDone, LaunchFailed, Reply
+from .protocol import (
+    ErrorReport,
+    ExitCommand,
+    LaunchCommand,
+    LaunchDone,
+    LaunchFailed,
+    Reply,
+)
 from .sync import CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
 
@@ -178,7 +184,7 @@ def core_main(core_id: int, block_dim: int, conn: Connection, sync: SyncObjects,
     np.seterr(all="ignore")
     topology = Topology(block_dim)
     ctx = CoreContext(topology.core(core_id), topology, sync, spec, options)
-    api._core = ctx
+    kcontext.install(ctx)
     # A persistent poll object: Connection.poll() builds a selector on every call, which costs
     # more than the rest of an empty launch.
     fd = conn.fileno()

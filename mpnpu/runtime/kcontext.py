@@ -1,0 +1,334 @@
+"""The kernel-context seam: the one way a kernel front end reaches the core it runs on.
+
+::
+
+    core process (mpnpu.runtime.core) ── install(ctx) ──►  kcontext  ◄── current() ── kernel front ends
+                                                           services      mpnpu.api      Python kernels
+                                                                         mpnpu.ascendc  C++ kernels (ctypes
+                                                                                        callbacks into here)
+
+A core process builds its :class:`~mpnpu.runtime.core.CoreContext` and installs it here before it
+runs any kernel; in the parent nothing is installed and :func:`current` raises. The runtime never
+imports a front end. Everything a front end does to its core that other cores can see, or that a
+tool must know about, goes through the services below: SyncAll, cross-core flags, dropped sync
+points, race-directed holds around GM accesses, stages and inserted syncs, and trace records. So a
+Python kernel and a C++ kernel share one implementation of each, and every tool (racecheck, holds,
+the audit, timelines, the watchdog) works on both.
+
+Sites. Every service takes the kernel line that made the call (``"dir/file.py:12"`` or
+``"kernel.cpp:40"``); a Python front end finds it with :func:`call_site`, a C++ front end passes
+the ``__FILE__``/``__LINE__`` its header captured. A service looks a site up only when the launch
+is traced, held, or drops sync points, and accepts a function returning it where the lookup costs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import TYPE_CHECKING, Callable, Iterator, Union
+
+from mpnpu.errors import KernelAPIError
+
+from .pipe_events import ASYNC_PIPES, Pipe
+from .topology import CoreType, check_flag
+from .trace import (
+    Access,
+    DroppedSyncEvent,
+    FlagSetEvent,
+    FlagWaitEvent,
+    PipeSyncEvent,
+    StageEvent,
+    SyncAllEvent,
+    byte_ranges,
+    clock_ns,
+)
+
+if TYPE_CHECKING:
+    from .core import CoreContext
+    from .gm import GlobalTensor
+    from .insert import InsertedSync
+    from .sync import FlagPort
+
+#: a kernel line, or a function that finds it (called only when the line is needed)
+Site = Union[str, Callable[[], str]]
+
+_current: CoreContext | None = None
+
+
+def install(ctx: CoreContext | None) -> None:
+    """Make ``ctx`` the context of the core this process is (None: no core, as in the parent)."""
+    global _current
+    _current = ctx
+
+
+def current() -> CoreContext:
+    """The context of the core running the calling kernel; KernelAPIError outside a kernel."""
+    c = _current
+    if c is None:
+        raise KernelAPIError("the kernel API is only usable inside a kernel run by Device.launch")
+    return c
+
+
+def current_or_none() -> CoreContext | None:
+    """The core's context, or None in a process that is not a core (the parent, a test)."""
+    return _current
+
+
+# -- call sites of Python kernels ------------------------------------------------------------------
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The shipped kernels are installed inside the package (mpnpu.kernels) but are kernel code: their
+# frames are the call sites a report names, not mpnpu's own frames to skip.
+_KERNELS_DIR = _PKG_DIR + "kernels" + os.sep
+_CONTEXTLIB = contextlib.__file__
+
+# Traced launches look sites up for every event: per code object, "" for mpnpu's own frames (skip)
+# or the "dir/file.py:" prefix; per (code, line), the one site string (so pickle memoises it).
+_SITE_PREFIX: dict = {}
+_SITES: dict = {}
+
+
+def _site_prefix(code) -> str:
+    path = code.co_filename
+    if (path.startswith(_PKG_DIR) and not path.startswith(_KERNELS_DIR)) or path == _CONTEXTLIB:
+        prefix = ""
+    else:
+        prefix = f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}:"
+    _SITE_PREFIX[code] = prefix
+    return prefix
+
+
+def call_site() -> str:
+    """'dir/file.py:line' of the innermost caller outside mpnpu: the kernel line that made the call."""
+    f = sys._getframe(1)
+    while f is not None:
+        code = f.f_code
+        prefix = _SITE_PREFIX.get(code)
+        if prefix is None:
+            prefix = _site_prefix(code)
+        if prefix:
+            key = (code, f.f_lineno)
+            site = _SITES.get(key)
+            if site is None:
+                site = _SITES[key] = prefix + str(key[1])
+            return site
+        f = f.f_back
+    return "?"
+
+
+def _resolve(site: Site | None) -> str:
+    if site is None:
+        return call_site()
+    return site() if callable(site) else site
+
+
+# -- sync points -----------------------------------------------------------------------------------
+
+
+def sync_dropped(c: CoreContext, name: str, call: str, site: Site | None = None) -> bool:
+    """Whether the launch drops the sync point ``name`` (then the call is skipped, and a traced
+    launch records that it was). ``call``: which call was skipped, e.g. "sync_all"."""
+    if name and name in c.dropped_syncs:
+        if c.events is not None:
+            t = clock_ns()
+            c.events.append(DroppedSyncEvent(name, call, c.stage, _resolve(site), t, t))
+        return True
+    return False
+
+
+def sync_all(c: CoreContext, aiv_only: bool = False, name: str = "", site: Site | None = None) -> None:
+    """SyncAll: block until every core (``aiv_only``: every vector core) has arrived."""
+    if name and sync_dropped(c, name, "sync_all", site):
+        return
+    if aiv_only and c.info.core_type is CoreType.CUBE:
+        raise KernelAPIError(
+            f"SyncAll<true> (aiv_only) is a vector-core barrier; {c.info.label} must not call it "
+            "(guard it with ASCEND_IS_AIV / is_aiv())"
+        )
+    # Like the device's SyncAll, it first waits for this core's pipes: what a core wrote before the
+    # barrier has landed in GM when any core leaves it.
+    c.pipes.barrier(Pipe.ALL, "sync_all")
+    t0 = clock_ns() if c.events is not None else 0
+    c.sync.sync_all(c.info.core_id, aiv_only, c.options.sync_timeout_s)
+    if c.events is not None:
+        c.events.append(SyncAllEvent(aiv_only, name, c.stage, _resolve(site), t0, clock_ns()))
+
+
+def flag_port(c: CoreContext, mode: int, flag_id: int) -> FlagPort:
+    """This core's end of flag (mode, id): validated once, then cached on the context."""
+    port = c.flag_ports.get((mode, flag_id))
+    if port is not None:
+        return port
+    try:
+        check_flag(mode, flag_id)
+        # The routing refuses what the mode does not allow (mode 1 on a cube core).
+        port = c.sync.flag_port(c.info.core_id, mode, flag_id, c.options.sync_timeout_s)
+    except ValueError as e:
+        raise KernelAPIError(f"{c.info.label}: {e}") from None
+    c.flag_ports[(mode, flag_id)] = port
+    return port
+
+
+def flag_set(c: CoreContext, mode: int, flag_id: int, pipe: Pipe = Pipe.MTE3, name: str = "",
+             site: Site | None = None) -> None:
+    """CrossCoreSetFlag<mode, pipe>(flag_id): count one set at every core the mode routes to.
+
+    The set is issued to ``pipe``: it fires once everything issued to that pipe before it (e.g.
+    the MTE3 copy-out it announces) has completed, not what other pipes still have in flight.
+    """
+    # The hot path of a flag is a dict lookup and the semaphore operations: a round trip must
+    # cost about what bare semaphores cost (scripts/bench_runtime.py).
+    port = c.flag_ports.get((mode, flag_id)) or flag_port(c, mode, flag_id)
+    if name and sync_dropped(c, name, "cross_core_set_flag", site):
+        return
+    events = c.events
+    t0 = clock_ns() if events is not None else 0
+    if c.pipes.asynchronous:
+        if not isinstance(pipe, Pipe) or pipe is Pipe.ALL:
+            raise KernelAPIError(f"cross_core_set_flag: pipe must be one Pipe other than ALL, got {pipe!r}")
+        c.pipes.signal(pipe, port.set)
+    else:
+        port.set()
+    if events is None:  # untraced: nothing but the semaphore operations (and the pipe, if async)
+        return
+    where = _resolve(site)
+    events.append(FlagSetEvent(mode, flag_id, name, c.stage, where, t0, clock_ns()))
+    if c.pipe_aware:
+        events.append(PipeSyncEvent("xset", pipe.value, "", flag_id, name, c.stage, where, t0, t0))
+
+
+def flag_wait(c: CoreContext, mode: int, flag_id: int, name: str = "", site: Site | None = None) -> None:
+    """CrossCoreWaitFlag(flag_id): block until every sender the mode needs has set, then consume."""
+    port = c.flag_ports.get((mode, flag_id)) or flag_port(c, mode, flag_id)
+    if name and sync_dropped(c, name, "cross_core_wait_flag", site):
+        return
+    if c.pipes.asynchronous:
+        c.pipes.flush_signals("cross_core_wait_flag")
+        c.pipes.wake_pipes()  # the rest of this core's queued work runs while it waits
+    events = c.events
+    if events is None:
+        port.wait()
+        return
+    t0 = clock_ns()
+    port.wait()
+    events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _resolve(site), t0, clock_ns()))
+
+
+# -- stages and the syncs a launch inserts at their boundaries ---------------------------------------
+
+
+@contextlib.contextmanager
+def stage(c: CoreContext, name: str, site: Site | None = None) -> Iterator[None]:
+    """Mark a kernel stage for traces and race reports, and run the syncs a launch inserted at its
+    boundaries (:mod:`mpnpu.runtime.insert`)."""
+    previous = c.stage
+    c.stage = name
+    events = c.events
+    if events is not None:
+        index = len(events)
+        events.append(StageEvent(name, _resolve(site), clock_ns()))
+    hooks = c.stage_hooks
+    try:
+        if hooks is not None and name in hooks.on_entry:
+            run_inserted(c, hooks.on_entry[name], entering=True)
+        yield
+        # Reached only when the block ended normally: a core that raised must not wait in a
+        # barrier the others may never reach.
+        if hooks is not None and name in hooks.on_exit:
+            run_inserted(c, hooks.on_exit[name], entering=False)
+    finally:
+        c.stage = previous
+        if events is not None and c.events is events:
+            # The stage's end is known only now: timelines draw the stage as a span.
+            events[index] = events[index]._replace(t1=clock_ns())
+
+
+def run_inserted(c: CoreContext, inserts: list[InsertedSync], entering: bool) -> None:
+    """Syncs a launch inserted at a stage boundary (``Device.launch(insert_syncs=...)``)."""
+    for ins in inserts:
+        if ins.kind == "flag":
+            if entering:
+                flag_wait(c, ins.mode, ins.flag_id, name=ins.name)
+            else:
+                flag_set(c, ins.mode, ins.flag_id, name=ins.name)
+        else:
+            sync_all(c, aiv_only=ins.kind == "sync_aiv", name=ins.name)
+
+
+# -- GM accesses: trace records and race-directed holds ---------------------------------------------
+
+# byte_ranges of the views accessed in the current traced launch (keyed by the events list, so
+# the cache lives as long as one launch): kernels re-read the same tiles, and a shared tuple is
+# computed once and pickled once. Strided views stay four numbers here (deferred) and become
+# their tuple of intervals when the parent unpickles the trace.
+_ranges_for: list | None = None
+_ranges: dict = {}
+
+
+def gm_access(c: CoreContext, kind: str, t: GlobalTensor, t0: int, site: str, pipe: str = "",
+              ran_on: str = "") -> Access:
+    """The trace record of an access of ``kind`` to the GM view ``t`` (t1 is now)."""
+    t1 = clock_ns()
+    global _ranges_for
+    if _ranges_for is not c.events:
+        _ranges_for = c.events
+        _ranges.clear()
+    key = (t.offset, t.shape, t.strides, t.dtype.itemsize)
+    ranges = _ranges.get(key)
+    if ranges is None:
+        ranges = _ranges[key] = byte_ranges(t, deferred=True)
+    return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage, site, t0, t1,
+                  pipe, ran_on)
+
+
+def issue_gm_copy(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy: Callable[[], None],
+                  site: Site | None = None) -> str | None:
+    """Issue ``copy`` (of GM view ``gm``) to ``pipe`` and trace the access; return the kernel line
+    when it was looked up (a traced or held launch), for the caller's local-memory record.
+
+    The access is recorded in issue order. Its t0/t1 span the copy itself: on an asynchronous
+    pipe the copy fills them in when it runs (the events list is only read once the pipes drained).
+    """
+    hold = c.hold
+    if hold is None:
+        if c.events is None:  # the batch's path, on every copy: nothing to trace or hold
+            if gm.size:
+                c.pipes.run(pipe, copy)
+            return None
+        where = _resolve(site)  # found once, for every record of this copy
+        _issue_traced(c, pipe, kind, gm, copy, where)
+        return where
+    where = _resolve(site)  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
+    hold.before(where)
+    _issue_traced(c, pipe, kind, gm, copy, where)
+    if where == hold.site:
+        # The plan's access has "happened" once it landed, not when it was issued: on an
+        # asynchronous pipe the copy may still be queued, and the held core must not go on first.
+        c.pipes.barrier(pipe, where)
+    hold.after(where)
+    return where
+
+
+def _issue_traced(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy: Callable[[], None],
+                  site: str) -> None:
+    events = c.events
+    if events is None:
+        if gm.size:
+            c.pipes.run(pipe, copy)
+        return
+    if not (gm.size and c.pipes.asynchronous and pipe in ASYNC_PIPES):
+        t0 = clock_ns()
+        if gm.size:
+            c.pipes.run(pipe, copy)
+        events.append(gm_access(c, kind, gm, t0, site, pipe.value if c.pipe_aware else ""))
+        return
+    index = len(events)
+    events.append(gm_access(c, kind, gm, 0, site, pipe.value if c.pipe_aware else "", pipe.value))
+
+    def timed_copy() -> None:
+        t0 = clock_ns()
+        copy()
+        events[index] = events[index]._replace(t0=t0, t1=clock_ns())
+
+    c.pipes.run(pipe, timed_copy)
