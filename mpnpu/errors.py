@@ -62,6 +62,19 @@ class GMAccessError(KernelAPIError):
     """A GM view or copy outside its tensor, or with mismatched shapes or dtypes."""
 
 
+class MemcheckError(GMAccessError):
+    """An illegal read or write: an access outside the GM tensor or local buffer it goes through.
+
+    ``details``: kind ("illegal read" / "illegal write"), memory ("GM", "UB", ...), tensor (or
+    buffer), start / stop (the requested bytes, from the tensor's or memory's start), size (the
+    tensor's bytes, or the buffer's [lo, hi)), site (the kernel's file:line), call.
+    """
+
+
+class UnsupportedError(KernelAPIError):
+    """A kernel called a part of the kernel API that mpnpu does not implement (yet)."""
+
+
 class SyncTimeoutError(KernelAPIError):
     """A SyncAll or flag wait inside a core waited longer than the sync timeout."""
 

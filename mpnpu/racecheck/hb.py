@@ -163,7 +163,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence] | None = None) 
     ``syncs`` (optional) are the per-core sync events as :func:`sync_events` returns them, for a
     caller that already walked the trace. Raises ValueError for an inconsistent trace.
     """
-    topo = Topology(trace.block_dim)
+    topo = trace.topology
     n = topo.n_cores
     if len(trace.events) != n:
         raise ValueError(

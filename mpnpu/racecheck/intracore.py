@@ -34,7 +34,6 @@ from typing import Sequence
 import numpy as np
 
 from mpnpu.runtime.pipe_events import ANALYSED_PIPES
-from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
     READ,
@@ -297,7 +296,7 @@ def _gap(first: LocalAccess | Access, second: LocalAccess | Access) -> str:
 def analyze_local(trace: LaunchTrace) -> list[Hazard]:
     """The hazards inside each core of one traced launch (all cores), merged by kind, memory or GM
     tensor, sites and pipes."""
-    topo = Topology(trace.block_dim)
+    topo = trace.topology
     merged: dict[tuple, Hazard] = {}
     for c, events in enumerate(trace.events):
         if not any(type(ev) is LocalAccess for ev in events):

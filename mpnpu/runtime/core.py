@@ -25,7 +25,7 @@ import sys
 import time
 import traceback
 from multiprocessing.connection import Connection
-from typing import Callable
+from typing import Any, Callable, Union
 
 import numpy as np
 
@@ -94,10 +94,12 @@ class CoreContext:
     def start_pipes(self, kernel: Callable) -> PipeEngine:
         """Choose how this launch runs its pipes: asynchronously for a kernel that orders them
         itself (marked ``api.pipelined``), in order for one written without intra-core syncs;
-        ``RuntimeOptions.pipes`` "async" / "sync" overrides the kernel's mark."""
-        self.pipe_aware = getattr(kernel, "__mpnpu_pipes__", "") == "async"
+        ``RuntimeOptions.pipes`` "async" / "sync" overrides the kernel's mark. A kernel marked
+        "own" (a compiled kernel) orders its pipes and runs them itself: this engine stays in order."""
+        mark = getattr(kernel, "__mpnpu_pipes__", "")
+        self.pipe_aware = mark in ("async", "own")
         mode = self.options.pipes
-        self.pipes.reset(mode == "async" or (mode == "kernel" and self.pipe_aware))
+        self.pipes.reset(mark != "own" and (mode == "async" or (mode == "kernel" and self.pipe_aware)))
         return self.pipes
 
     def flags_set(self) -> tuple[tuple[int, int], ...]:
@@ -108,8 +110,28 @@ class CoreContext:
 # -- kernel references -------------------------------------------------------------------------
 
 
-def kernel_reference(kernel: str | Callable) -> str:
-    """Normalise a kernel given as a function or as "module:function" / "path.py:function"."""
+#: a kernel as the runtime sends it to the cores: "module:function" / "path.py:function", or a
+#: kernel object (see :func:`is_kernel_object`)
+KernelRef = Union[str, Any]
+
+
+def is_kernel_object(kernel: object) -> bool:
+    """A kernel given as an object rather than a function: picklable, callable in every core
+    process as ``kernel(*args, **kwargs)``, named in reports by its ``mpnpu_kernel_name`` (a C++
+    front end's compiled kernel is one). The runtime knows nothing else about it."""
+    return isinstance(getattr(kernel, "mpnpu_kernel_name", None), str) and callable(kernel)
+
+
+def kernel_name(ref: KernelRef) -> str:
+    """How reports and errors name a kernel reference."""
+    return ref if isinstance(ref, str) else ref.mpnpu_kernel_name
+
+
+def kernel_reference(kernel: str | Callable) -> KernelRef:
+    """Normalise a kernel given as a function or as "module:function" / "path.py:function"
+    (a kernel object is its own reference)."""
+    if is_kernel_object(kernel):
+        return kernel
     if callable(kernel):
         module, qualname = getattr(kernel, "__module__", None), getattr(kernel, "__qualname__", "")
         if not module or "<" in qualname:
@@ -128,8 +150,11 @@ def kernel_reference(kernel: str | Callable) -> str:
 _RESOLVED: dict[str, Callable] = {}
 
 
-def resolve_kernel(ref: str) -> Callable:
-    """Import the function a kernel reference names (cached per process)."""
+def resolve_kernel(ref: KernelRef) -> Callable:
+    """Import the function a kernel reference names (cached per process); a kernel object is
+    already the callable."""
+    if not isinstance(ref, str):
+        return ref
     fn = _RESOLVED.get(ref)
     if fn is not None:
         return fn
@@ -161,7 +186,7 @@ def resolve_kernel(ref: str) -> Callable:
 # -- the process -------------------------------------------------------------------------------
 
 
-def core_main(core_id: int, block_dim: int, conn: Connection, sync: SyncObjects, spec: DeviceSpec,
+def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObjects, spec: DeviceSpec,
               options: RuntimeOptions, parent_pid: int, death_signal: bool = True) -> None:
     """Entry point of a core process.
 
@@ -182,7 +207,6 @@ def core_main(core_id: int, block_dim: int, conn: Connection, sync: SyncObjects,
     # The chip computes on NaN and inf without a word: a kernel that read data another core had not
     # written yet (a race) must not print numpy's "invalid value" warnings into the tool's output.
     np.seterr(all="ignore")
-    topology = Topology(block_dim)
     ctx = CoreContext(topology.core(core_id), topology, sync, spec, options)
     kcontext.install(ctx)
     # A persistent poll object: Connection.poll() builds a selector on every call, which costs

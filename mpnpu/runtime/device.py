@@ -37,7 +37,7 @@ from mpnpu.errors import DeviceClosedError, DeviceConfigError, UsageError
 from . import protocol
 from .checks import check_block_dim
 from .config import DEFAULT_OPTIONS, DEFAULT_SPEC, DeviceSpec, RuntimeOptions
-from .core import kernel_reference, resolve_kernel
+from .core import kernel_name, kernel_reference, resolve_kernel
 from .dtypes import DTypeLike, from_float32, get_dtype
 from .gm import GlobalMemory, GlobalTensor, sweep_stale_segments
 from .hold import HoldOutcome, HoldPlan, check_plan
@@ -45,7 +45,7 @@ from .insert import parse_inserts
 from .pool import CorePool
 from .protocol import LaunchCommand
 from .sync import ST_COLUMNS
-from .topology import Topology
+from .topology import KernelType, Topology
 from .trace import LaunchTrace
 
 #: called with the device after it replaced its core pool by a fresh one (new pids)
@@ -95,13 +95,17 @@ class Device:
         gm_poison: int | None = None,
         start_method: str = "fork",
         sweep_stale: bool = False,
+        kernel_type: KernelType = KernelType.MIX_1_2,
     ) -> None:
         """``sweep_stale``: first unlink GM segments that earlier runs, now dead, left in /dev/shm
-        (see :func:`mpnpu.runtime.gm.sweep_stale_segments`; the CLIs do this at start-up)."""
-        check_block_dim(block_dim, spec)
+        (see :func:`mpnpu.runtime.gm.sweep_stale_segments`; the CLIs do this at start-up).
+        ``kernel_type``: which cores a launch starts (mpnpu.runtime.topology.KernelType): by default
+        each AI core is 1 cube + 2 vector core processes; a vector-only device runs ``block_dim``
+        vector core processes, and so on."""
+        check_block_dim(block_dim, spec, kernel_type)
         if start_method not in multiprocessing.get_all_start_methods():
             raise DeviceConfigError(f"start method {start_method!r} is not available here")
-        self.topology = Topology(block_dim)
+        self.topology = Topology(block_dim, kernel_type)
         self.spec = spec
         self.options = options
         self.start_method = start_method
@@ -172,9 +176,14 @@ class Device:
         if listener in self._rebuild_listeners:
             self._rebuild_listeners.remove(listener)
 
+    @property
+    def kernel_type(self) -> KernelType:
+        return self.topology.kernel_type
+
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.topology.n_cores} core processes"
-        return f"Device(block_dim={self.block_dim}, {state})"
+        kind = "" if self.kernel_type is KernelType.MIX_1_2 else f", {self.kernel_type.value}"
+        return f"Device(block_dim={self.block_dim}{kind}, {state})"
 
     def __enter__(self) -> "Device":
         return self
@@ -289,6 +298,9 @@ class Device:
             ref = kernel_reference(kernel)
             resolve_kernel(ref)  # a wrong reference is a one-line UsageError here, not 3N tracebacks
             self._refs[kernel] = ref
+        check_args = getattr(ref, "mpnpu_check_args", None)
+        if check_args is not None:  # a kernel object that can tell bad arguments before any core runs
+            check_args(args, kwargs)
         pool = self._ensure_pool()
         dropped = frozenset(drop_syncs)
         if hold is None:
@@ -303,7 +315,7 @@ class Device:
             framed = protocol.frame(LaunchCommand(self._launch_id + 1, ref, args, kwargs, dropped, bool(trace),
                                                   hold, inserts))
         except Exception as e:
-            raise UsageError(f"launch arguments of {ref} cannot be sent to the cores: {e}") from None
+            raise UsageError(f"launch arguments of {kernel_name(ref)} cannot be sent to the cores: {e}") from None
         self._launch_id += 1
         launch_id = self._launch_id
         limit = self.options.launch_timeout_s if timeout is None else timeout
@@ -319,7 +331,7 @@ class Device:
         start = time.perf_counter()
         try:
             pool.broadcast(framed)
-            replies, failure = pool.collect(launch_id, ref, limit, self.options)
+            replies, failure = pool.collect(launch_id, kernel_name(ref), limit, self.options)
         except BaseException:
             # Ctrl-C / SIGTERM / anything unexpected mid-launch: the cores are in an unknown
             # state, so end them now; a later launch forks a fresh pool.
@@ -337,9 +349,10 @@ class Device:
         self._flags_left = [(r.core_id, mode, flag_id) for r in done for mode, flag_id in r.flags_set]
         launch_trace = None
         if trace:
-            launch_trace = LaunchTrace(self.block_dim, ref, tuple(r.events for r in done), dropped)
+            launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), tuple(r.events for r in done), dropped,
+                                       self.kernel_type)
         outcome = pool.sync.hold_board.outcome() if hold is not None else None
-        return LaunchResult(launch_id, ref, elapsed, tuple(r.elapsed_s for r in done), launch_trace, outcome)
+        return LaunchResult(launch_id, kernel_name(ref), elapsed, tuple(r.elapsed_s for r in done), launch_trace, outcome)
 
     @contextlib.contextmanager
     def launch_settings(self, *, hold: HoldPlan | None = None, insert_syncs: Sequence[str] = ()) -> Iterator[None]:

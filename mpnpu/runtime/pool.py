@@ -69,7 +69,7 @@ class CorePool:
                     try:
                         proc = fork_process(
                             mp, core_main,
-                            (info.core_id, topology.block_dim, child_end, pool.sync, spec, options, os.getpid(),
+                            (info.core_id, topology, child_end, pool.sync, spec, options, os.getpid(),
                              death_signal),
                             f"mpnpu-{info.short}", close_after_start=(child_end,),
                         )

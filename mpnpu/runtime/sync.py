@@ -64,12 +64,13 @@ class SyncObjects:
         n = topology.n_cores
         self.topology = topology
         self.barrier_all = ctx.Barrier(n)
-        self.barrier_aiv = ctx.Barrier(topology.n_vector)
+        # (a cube-only launch has no vector cores; its cores cannot call SyncAll<true>)
+        self.barrier_aiv = ctx.Barrier(max(1, topology.n_vector))
         # Modes 1 and 2: one semaphore per (mode, id, receiver, sender) route; its value is the
         # counter, so a wait costs what a bare Semaphore costs.
         self._flag_sems = {
             (mode, flag_id, receiver, sender): ctx.Semaphore(0)
-            for mode in (1, 2)
+            for mode in ((1, 2) if topology.mixed else ())
             for flag_id in USABLE_FLAG_IDS
             for receiver in topology.all_ids
             if mode == 2 or receiver in topology.vector_ids

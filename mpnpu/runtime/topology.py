@@ -1,11 +1,16 @@
-"""Core layout of a mixed (cube + vector) kernel launch, and who syncs with whom.
+"""Core layout of a kernel launch, and who syncs with whom.
 
-A launch with ``block_dim`` AI cores runs ``block_dim`` cube cores (AIC) and ``2 * block_dim``
-vector cores (AIV). Every core has a *core id* used across mpnpu (process index, trace index,
-status row)::
+A mixed (mix 1:2) launch with ``block_dim`` AI cores runs ``block_dim`` cube cores (AIC) and
+``2 * block_dim`` vector cores (AIV); the other kernel types (:class:`KernelType`) start fewer:
+mix 1:1 one vector core per AI core, vector-only and cube-only kernels ``block_dim`` cores of one
+type. Every core has a *core id* used across mpnpu (process index, trace index, status row),
+cube cores first::
 
-    core id 0 .. block_dim-1                    cube core k       block idx k
-    core id block_dim .. 3*block_dim-1          vector core v     block idx v, AI core v // 2, sub v % 2
+    mix 1:2     core id 0 .. bd-1      cube core k     block idx k
+                core id bd .. 3*bd-1   vector core v   block idx v, AI core v // 2, sub v % 2
+    mix 1:1     core id 0 .. bd-1      cube core k;    core id bd .. 2*bd-1  vector core v (AI core v)
+    vector-only core id 0 .. bd-1      vector core v   block idx v (each its own block)
+    cube-only   core id 0 .. bd-1      cube core k
 
 The flag routing below follows Ascend C's CrossCoreSetFlag modes (docs/device-model.md):
 
@@ -35,6 +40,22 @@ RESERVED_FLAG_IDS = frozenset({11, 12, 13, 14})
 FLAG_COUNTER_MAX = 15
 
 
+class KernelType(enum.Enum):
+    """Which cores a launch starts (the separated-architecture kernel types of Ascend C)."""
+
+    MIX_1_2 = "mix 1:2"  # 1 cube + 2 vector cores per AI core: Python kernels, KERNEL_TYPE_MIX_AIC_1_2
+    MIX_1_1 = "mix 1:1"  # 1 cube + 1 vector core per AI core: KERNEL_TYPE_MIX_AIC_1_1
+    AIV = "vector-only"  # block_dim vector cores: KERNEL_TYPE_AIV_ONLY / MIX_AIV_1_0
+    AIC = "cube-only"  # block_dim cube cores: KERNEL_TYPE_AIC_ONLY / MIX_AIC_1_0
+
+    __hash__ = object.__hash__
+
+    @property
+    def cores_per_block(self) -> int:
+        """Core processes per unit of block_dim."""
+        return {"mix 1:2": 3, "mix 1:1": 2, "vector-only": 1, "cube-only": 1}[self.value]
+
+
 class CoreType(enum.Enum):
     """The two kinds of core in a mixed kernel."""
 
@@ -54,11 +75,16 @@ class CoreInfo:
     ai_core: int  # which AI core (cube + 2 vectors) this core belongs to
     sub_block_idx: int  # 0/1 on vector cores, 0 on cube cores
 
+    #: vector cores of this core's AI core (2 in a mix 1:2 launch, else 1); 1 on cube cores
+    sub_block_num: int = 1
+
     @property
     def label(self) -> str:
         """Human name used in every error and report, e.g. ``vector core 3 (block 1, sub 1)``."""
         if self.core_type is CoreType.CUBE:
             return f"cube core {self.block_idx} (block {self.ai_core})"
+        if self.sub_block_num == 1:
+            return f"vector core {self.block_idx} (block {self.ai_core})"
         return f"vector core {self.block_idx} (block {self.ai_core}, sub {self.sub_block_idx})"
 
     @property
@@ -68,36 +94,53 @@ class CoreInfo:
 
 
 class Topology:
-    """Cores of a launch with ``block_dim`` AI cores and the routing of syncs between them."""
+    """Cores of a launch with ``block_dim`` blocks of ``kernel_type`` and the routing of syncs
+    between them (block_dim counts AI cores in mixed launches, cores of the one type otherwise)."""
 
-    def __init__(self, block_dim: int) -> None:
+    def __init__(self, block_dim: int, kernel_type: KernelType = KernelType.MIX_1_2) -> None:
         if not is_int(block_dim) or block_dim < 1:
             raise ValueError(f"block_dim must be a positive integer, got {block_dim!r}")
+        if not isinstance(kernel_type, KernelType):
+            raise ValueError(f"kernel_type must be a KernelType, got {kernel_type!r}")
         self.block_dim = block_dim
-        self.n_cube = block_dim
-        self.n_vector = 2 * block_dim
-        self.n_cores = 3 * block_dim
+        self.kernel_type = kernel_type
+        kt = kernel_type
+        self.n_cube = 0 if kt is KernelType.AIV else block_dim
+        self.n_vector = {KernelType.MIX_1_2: 2 * block_dim, KernelType.MIX_1_1: block_dim,
+                         KernelType.AIV: block_dim, KernelType.AIC: 0}[kt]
+        self.n_cores = self.n_cube + self.n_vector
+        #: vector cores per AI core (GetSubBlockNum / GetTaskRation on a vector core)
+        self.vectors_per_block = 2 if kt is KernelType.MIX_1_2 else 1
 
     def __repr__(self) -> str:
-        return f"Topology(block_dim={self.block_dim})"
+        if self.kernel_type is KernelType.MIX_1_2:
+            return f"Topology(block_dim={self.block_dim})"
+        return f"Topology(block_dim={self.block_dim}, kernel_type={self.kernel_type})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Topology) and other.block_dim == self.block_dim
+        return (isinstance(other, Topology) and other.block_dim == self.block_dim
+                and other.kernel_type is self.kernel_type)
 
     def __hash__(self) -> int:
-        return hash(("Topology", self.block_dim))
+        return hash(("Topology", self.block_dim, self.kernel_type))
 
     def __reduce__(self):
-        return (Topology, (self.block_dim,))
+        return (Topology, (self.block_dim, self.kernel_type))
+
+    @property
+    def mixed(self) -> bool:
+        """Both core types run (cross-core modes 1 and 2 exist only then)."""
+        return self.n_cube > 0 and self.n_vector > 0
 
     # -- identities -------------------------------------------------------------------------
 
     @cached_property
     def cores(self) -> tuple[CoreInfo, ...]:
         """Every core, indexed by core id."""
+        per = self.vectors_per_block
         out = [CoreInfo(k, CoreType.CUBE, k, k, 0) for k in range(self.n_cube)]
         out += [
-            CoreInfo(self.n_cube + v, CoreType.VECTOR, v, v // 2, v % 2) for v in range(self.n_vector)
+            CoreInfo(self.n_cube + v, CoreType.VECTOR, v, v // per, v % per, per) for v in range(self.n_vector)
         ]
         return tuple(out)
 
@@ -112,9 +155,10 @@ class Topology:
         """Core id of vector core ``vector_block_idx`` (its GetBlockIdx())."""
         return self.n_cube + vector_block_idx
 
-    def vector_ids_of(self, ai_core: int) -> tuple[int, int]:
-        """Core ids of the two vector cores (sub 0, sub 1) of an AI core."""
-        return (self.n_cube + 2 * ai_core, self.n_cube + 2 * ai_core + 1)
+    def vector_ids_of(self, ai_core: int) -> tuple[int, ...]:
+        """Core ids of the vector cores (sub 0, sub 1) of an AI core."""
+        per = self.vectors_per_block
+        return tuple(self.n_cube + per * ai_core + s for s in range(per))
 
     @cached_property
     def cube_ids(self) -> tuple[int, ...]:
@@ -148,6 +192,9 @@ class Topology:
         info = self.cores[core_id]
         if mode == 0:
             return self.cube_ids if info.core_type is CoreType.CUBE else self.vector_ids
+        if mode in (1, 2) and not self.mixed:
+            raise ValueError(f"flag mode {mode} syncs cores inside an AI core of a mixed launch; a "
+                             f"{self.kernel_type.value} launch has mode 0 only")
         if mode == 1:
             if info.core_type is CoreType.CUBE:
                 raise ValueError("flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, NamedTuple, Union
 
 import numpy as np
 
+from .topology import KernelType, Topology
+
 if TYPE_CHECKING:
     from .gm.tensor import GlobalTensor
 
@@ -167,6 +169,13 @@ class LaunchTrace(NamedTuple):
     kernel: str
     events: tuple[tuple[TraceEvent, ...], ...]  # events[core_id] in program order
     dropped_syncs: frozenset[str]
+    #: which cores the launch started (mpnpu.runtime.topology.KernelType); None: mix 1:2
+    kernel_type: object = None
+
+    @property
+    def topology(self) -> Topology:
+        """The launch's cores and sync routing."""
+        return Topology(self.block_dim, self.kernel_type or KernelType.MIX_1_2)
 
 
 # -- byte ranges of an access -------------------------------------------------------------------

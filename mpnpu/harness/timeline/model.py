@@ -194,7 +194,7 @@ def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passe
     analyse (a launch that failed part-way).
     """
     origin, end = _origin(trace)
-    topo = Topology(trace.block_dim)
+    topo = trace.topology
     spans: list[Span] = []
     instants: list[Instant] = []
     by_event: dict[tuple[int, int], Span] = {}

@@ -69,6 +69,7 @@ class SegmentTable:
 
     def __init__(self) -> None:
         self._segments: dict[str, shared_memory.SharedMemory] = {}
+        self._addresses: dict[str, int] = {}
 
     def add(self, shm: shared_memory.SharedMemory) -> None:
         self._segments[shm.name] = shm
@@ -88,10 +89,21 @@ class SegmentTable:
         shm = self.get(t.segment)
         return np.ndarray(t.shape, dtype=t.dtype.storage, buffer=shm.buf, offset=t.offset, strides=t.strides)
 
+    def address(self, name: str) -> int:
+        """The address at which segment ``name`` is mapped in this process (for front ends that hand
+        raw GM pointers to compiled kernels); stable while the segment stays attached."""
+        addr = self._addresses.get(name)
+        if addr is None:
+            view = np.frombuffer(self.get(name).buf, dtype=np.uint8)
+            addr = self._addresses[name] = int(view.ctypes.data)
+            del view  # (a live view would keep the segment from closing)
+        return addr
+
     def names(self) -> list[str]:
         return list(self._segments)
 
     def pop(self, name: str) -> shared_memory.SharedMemory | None:
+        self._addresses.pop(name, None)
         return self._segments.pop(name, None)
 
 

@@ -1,0 +1,113 @@
+"""The C ABI of a compiled kernel library, seen from Python: ctypes mirrors of
+``include/mpnpu/abi.h`` (keep the two in step; ``ABI_VERSION`` says which layout both use)."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+ABI_VERSION = 1
+ANY_MODE = 0xFF
+
+# kernel types (KERNEL_TYPE_* of the kernel API, the order of abi.h's MPNPU_KT_*)
+KT_AIV_ONLY, KT_AIC_ONLY, KT_MIX_AIV_1_0, KT_MIX_AIC_1_0, KT_MIX_AIC_1_1, KT_MIX_AIC_1_2 = range(6)
+
+RUN_OK, RUN_FAULT, RUN_HOST_ERROR, RUN_CXX_EXCEPTION = range(4)
+FAULT_API, FAULT_ILLEGAL_READ, FAULT_ILLEGAL_WRITE, FAULT_UNSUPPORTED = 1, 2, 3, 4
+
+EV_GM, EV_LOCAL, EV_SYNC_ALL, EV_FLAG_SET, EV_FLAG_WAIT, EV_PIPE_SYNC, EV_DROPPED = range(1, 8)
+
+#: pipe numbers of the kernel API's pipe_t -> mpnpu's pipe names
+PIPE_NAMES = ("PIPE_S", "PIPE_V", "PIPE_M", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL", "PIPE_FIX")
+#: local memories (MPNPU_MEM_*)
+MEMORY_NAMES = ("UB", "L1", "L0A", "L0B", "L0C", "BT", "FB")
+#: HardEvent numbers of include/mpnpu/types.h -> names
+HARD_EVENTS = (
+    "MTE2_MTE1", "MTE1_MTE2", "MTE1_M", "M_MTE1", "MTE2_V", "V_MTE2", "MTE3_V", "V_MTE3", "M_V", "V_M", "V_V",
+    "MTE3_MTE1", "MTE1_MTE3", "MTE1_V", "MTE2_M", "M_MTE2", "V_MTE1", "M_FIX", "FIX_M", "MTE3_MTE2", "MTE2_MTE3",
+    "S_V", "V_S", "S_MTE2", "MTE2_S", "S_MTE3", "MTE3_S", "MTE2_FIX", "FIX_MTE2", "FIX_S", "M_S", "FIX_MTE3",
+    "MTE1_FIX", "FIX_MTE1", "FIX_FIX", "S_M", "S_MTE1", "S_FIX",
+)
+#: the calls a dropped sync point skipped (DroppedCall of include/mpnpu/sync.h) -> the runtime's names
+DROPPED_CALLS = ("sync_all", "cross_core_set_flag", "cross_core_wait_flag", "set_flag", "wait_flag", "pipe_barrier")
+
+SyncAllFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
+FlagSetFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
+FlagWaitFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
+                              ctypes.POINTER(ctypes.c_int32))
+HoldFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
+
+
+class Host(ctypes.Structure):
+    _fields_ = [("sync_all", SyncAllFn), ("flag_set", FlagSetFn), ("flag_wait", FlagWaitFn), ("hold", HoldFn)]
+
+
+class Region(ctypes.Structure):
+    _fields_ = [("addr", ctypes.c_uint64), ("size", ctypes.c_uint64)]
+
+
+class Launch(ctypes.Structure):
+    _fields_ = [
+        ("abi", ctypes.c_int32),
+        ("core_type", ctypes.c_int32),
+        ("kernel_type", ctypes.c_int32),
+        ("block_idx", ctypes.c_int32),
+        ("block_num", ctypes.c_int32),
+        ("subblock_idx", ctypes.c_int32),
+        ("subblock_num", ctypes.c_int32),
+        ("task_ration", ctypes.c_int32),
+        ("trace", ctypes.c_int32),
+        ("memcheck", ctypes.c_int32),
+        ("tiling_key", ctypes.c_uint64),
+        ("n_regions", ctypes.c_int32),
+        ("regions", ctypes.POINTER(Region)),
+        ("n_dropped", ctypes.c_int32),
+        ("dropped", ctypes.POINTER(ctypes.c_char_p)),
+        ("hold_site", ctypes.c_char_p),
+        ("host", ctypes.POINTER(Host)),
+        ("sys_workspace_bytes", ctypes.c_uint64),
+    ]
+
+
+class Fault(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_int32),
+        ("site", ctypes.c_int32),
+        ("region", ctypes.c_int32),
+        ("mem", ctypes.c_int32),
+        ("start", ctypes.c_uint64),
+        ("stop", ctypes.c_uint64),
+        ("limit_lo", ctypes.c_uint64),
+        ("limit_hi", ctypes.c_uint64),
+        ("message", ctypes.c_char * 512),
+    ]
+
+
+#: one MpnpuEvent record, as numpy reads the library's trace buffer
+EVENT_DTYPE = np.dtype([
+    ("type", np.uint8), ("kind", np.uint8), ("pipe", np.uint8), ("mem", np.uint8),
+    ("site", np.int32), ("index", np.int32), ("aux", np.int32),
+    ("start", np.uint64), ("run", np.uint64), ("stride", np.uint64), ("count", np.uint64),
+    ("t0", np.uint64), ("t1", np.uint64),
+])
+assert EVENT_DTYPE.itemsize == 64, "MpnpuEvent is 64 bytes in abi.h"
+
+
+def declare(lib: ctypes.CDLL) -> None:
+    """Give the library's exported functions their C signatures."""
+    lib.mpnpu_abi_version.restype = ctypes.c_int32
+    lib.mpnpu_abi_version.argtypes = []
+    lib.mpnpu_entry_signature.restype = ctypes.c_char_p
+    lib.mpnpu_entry_signature.argtypes = []
+    lib.mpnpu_run.restype = ctypes.c_int32
+    lib.mpnpu_run.argtypes = [ctypes.POINTER(Launch), ctypes.POINTER(ctypes.c_uint64), ctypes.c_int32]
+    lib.mpnpu_events.restype = ctypes.c_int64
+    lib.mpnpu_events.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    lib.mpnpu_site.restype = ctypes.c_int32
+    lib.mpnpu_site.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_int32),
+                               ctypes.POINTER(ctypes.c_char_p)]
+    lib.mpnpu_site_count.restype = ctypes.c_int32
+    lib.mpnpu_site_count.argtypes = []
+    lib.mpnpu_fault.restype = ctypes.POINTER(Fault)
+    lib.mpnpu_fault.argtypes = []

@@ -1,0 +1,373 @@
+"""The core-process side of a compiled kernel: load its library, run one launch through the C ABI,
+and turn what the library reports (trace records, faults) into the runtime's own terms.
+
+::
+
+    core process                       kernel library (include/mpnpu/bridge.h)
+    ───────────────────────────        ──────────────────────────────────────────
+    run(kernel, args)
+      slots  = GM addresses, scalars
+      launch = identity, regions, ...  mpnpu_run(launch, slots) ── the kernel, with its API calls
+                                          SyncAll / flags / holds ──► callbacks below ──► kcontext
+      events ◄─ mpnpu_events            (trace records, when traced)
+      fault  ◄─ mpnpu_fault             (memcheck, API misuse: raised here as the launch's error)
+
+The callbacks are the kernel-context seam's services (mpnpu.runtime.kcontext): SyncAll, flags and
+holds have one implementation for Python and C++ kernels. While the C++ code runs, the context's
+event list is set aside, so the library's own records (in program order) are the core's trace.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from mpnpu.errors import KernelAPIError, MemcheckError, MpnpuError, UnsupportedError
+from mpnpu.runtime import kcontext
+from mpnpu.runtime.gm import GlobalTensor
+from mpnpu.runtime.pipe_events import Pipe
+from mpnpu.runtime.topology import CoreType, KernelType
+from mpnpu.runtime.trace import (
+    Access,
+    DroppedSyncEvent,
+    FlagSetEvent,
+    FlagWaitEvent,
+    LocalAccess,
+    PipeSyncEvent,
+    StridedRanges,
+    SyncAllEvent,
+)
+
+from . import abi
+
+_PIPES = {p.value: p for p in Pipe}
+#: KernelType -> the kernel API's kernel type number (abi.KT_*)
+KERNEL_TYPE_NUMBERS = {KernelType.AIV: abi.KT_AIV_ONLY, KernelType.AIC: abi.KT_AIC_ONLY,
+                       KernelType.MIX_1_1: abi.KT_MIX_AIC_1_1, KernelType.MIX_1_2: abi.KT_MIX_AIC_1_2}
+
+
+def site_name(path: str, line: int) -> str:
+    """'op_kernel/add.cpp:45': parent folder, file, line (as include/mpnpu/rt.h names sites)."""
+    parent = os.path.basename(os.path.dirname(path))
+    return f"{parent}/{os.path.basename(path)}:{line}" if parent else f"{os.path.basename(path)}:{line}"
+
+
+# -- the loaded library -------------------------------------------------------------------------------
+
+
+@dataclass
+class Library:
+    """A kernel library loaded in this process, with its entry's parameter kinds."""
+
+    path: str
+    dll: ctypes.CDLL
+    params: tuple[str, ...]  # "p", "i4", "u8", "f", "d", ... (include/mpnpu/bridge.h)
+
+
+_LOADED: dict[str, Library] = {}
+
+
+def load(path: str) -> Library:
+    """Load (once per process) the kernel library at ``path`` and check its ABI."""
+    lib = _LOADED.get(path)
+    if lib is not None:
+        return lib
+    try:
+        dll = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    except OSError as e:
+        raise KernelAPIError(f"cannot load the kernel library {path}: {e}") from None
+    try:
+        abi.declare(dll)
+    except AttributeError as e:
+        raise KernelAPIError(f"{path} is not an mpnpu kernel library ({e})") from None
+    version = dll.mpnpu_abi_version()
+    if version != abi.ABI_VERSION:
+        raise KernelAPIError(f"{path} was built for ABI {version}, this mpnpu speaks {abi.ABI_VERSION}: rebuild it")
+    params = tuple(p for p in dll.mpnpu_entry_signature().decode().split(",") if p)
+    lib = _LOADED[path] = Library(path, dll, params)
+    return lib
+
+
+def describe_params(params: Sequence[str]) -> str:
+    """'GM_ADDR x3, uint32_t': how a parameter list reads in an error."""
+    names = {"p": "pointer (GM_ADDR)", "f": "float", "d": "double"}
+    out = []
+    for p in params:
+        if p in names:
+            out.append(names[p])
+        else:
+            out.append(f"{'int' if p[0] == 'i' else 'uint'}{8 * int(p[1:])}_t")
+    return ", ".join(out)
+
+
+def check_arguments(kernel_name: str, params: Sequence[str], args: Sequence[Any]) -> None:
+    """One UsageError naming the first argument that does not fit the kernel's parameter list."""
+    from mpnpu.errors import UsageError
+
+    if len(args) != len(params):
+        raise UsageError(f"kernel {kernel_name} takes {len(params)} arguments ({describe_params(params)}), "
+                         f"the launch passes {len(args)}")
+    for i, (kind, arg) in enumerate(zip(params, args)):
+        what = describe_params([kind])
+        if kind == "p":
+            if not (arg is None or isinstance(arg, GlobalTensor)):
+                raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {what}: pass a GM tensor "
+                                 f"(GlobalTensor) or None, not {type(arg).__name__}")
+        elif kind in ("f", "d"):
+            if isinstance(arg, (bool, GlobalTensor)) or not isinstance(arg, (int, float, np.integer, np.floating)):
+                raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {what}, got {type(arg).__name__}")
+        else:
+            if isinstance(arg, GlobalTensor) or not isinstance(arg, (bool, int, np.integer)):
+                raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {what}, got {type(arg).__name__}")
+            bits = 8 * int(kind[1:])
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if kind[0] == "i" else (0, (1 << bits) - 1)
+            if not lo <= int(arg) <= hi:
+                raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {what}: {int(arg)} does not fit")
+
+
+# -- one launch on this core ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Region:
+    addr: int  # in this process
+    size: int
+    tensor: GlobalTensor  # the root tensor of the allocation (name, segment, root offset, dtype)
+
+
+class _Launch:
+    """What one launch on this core needs while the library runs (the callbacks read it)."""
+
+    def __init__(self, lib: Library, ctx: Any) -> None:
+        self.lib = lib
+        self.ctx = ctx
+        self.pending: BaseException | None = None  # what a callback raised
+        self.sites: dict[int, tuple[str, str]] = {}  # site id -> (site name, function)
+
+    def site(self, site_id: int) -> tuple[str, str]:
+        got = self.sites.get(site_id)
+        if got is None:
+            f, ln, fn = ctypes.c_char_p(), ctypes.c_int32(), ctypes.c_char_p()
+            if self.lib.dll.mpnpu_site(site_id, ctypes.byref(f), ctypes.byref(ln), ctypes.byref(fn)):
+                got = (site_name((f.value or b"?").decode(errors="replace"), ln.value),
+                       (fn.value or b"?").decode(errors="replace"))
+            else:
+                got = ("?", "?")
+            self.sites[site_id] = got
+        return got
+
+
+_current: _Launch | None = None
+
+
+def _guard(fn):
+    """A callback body: any exception is kept for the core process and reported as failure (1)."""
+
+    def call(*args: Any) -> int:
+        launch = _current
+        try:
+            return fn(launch, *args) or 0
+        except BaseException as e:  # noqa: BLE001 - re-raised once mpnpu_run has returned
+            if launch is not None and launch.pending is None:
+                launch.pending = e
+            return 1
+
+    return call
+
+
+@_guard
+def _sync_all(launch: _Launch, aiv_only: int, site_id: int) -> int:
+    kcontext.sync_all(launch.ctx, bool(aiv_only), "", launch.site(site_id)[0])
+    return 0
+
+
+@_guard
+def _flag_set(launch: _Launch, mode: int, flag_id: int, pipe: int, site_id: int) -> int:
+    kcontext.flag_set(launch.ctx, mode, flag_id, _PIPES[abi.PIPE_NAMES[pipe]], "", launch.site(site_id)[0])
+    return 0
+
+
+@_guard
+def _flag_wait(launch: _Launch, mode: int, flag_id: int, site_id: int, resolved) -> int:
+    if mode == abi.ANY_MODE:
+        mode = wait_mode(launch.ctx)
+    resolved[0] = mode
+    kcontext.flag_wait(launch.ctx, mode, flag_id, "", launch.site(site_id)[0])
+    return 0
+
+
+@_guard
+def _hold(launch: _Launch, site_id: int, after: int) -> int:
+    hold = launch.ctx.hold
+    if hold is not None:
+        site = launch.site(site_id)[0]
+        (hold.after if after else hold.before)(site)
+    return 0
+
+
+def wait_mode(ctx: Any) -> int:
+    """The mode of a CrossCoreWaitFlag that names none: on this chip a wait takes the sets its
+    setters made; in a mixed launch those are the other core type's (mode 2), else mode 0."""
+    return 2 if ctx.topology.mixed else 0
+
+
+# One set of callbacks per process (ctypes keeps them alive as long as these references live).
+_HOST = abi.Host(abi.SyncAllFn(_sync_all), abi.FlagSetFn(_flag_set), abi.FlagWaitFn(_flag_wait), abi.HoldFn(_hold))
+
+
+def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_key: int = 0,
+        sys_workspace_bytes: int = 0, memcheck: bool = True) -> None:
+    """Run the library's kernel on this core with ``args`` (GM tensors and scalars)."""
+    global _current
+    ctx = kcontext.current()
+    info, topo = ctx.info, ctx.topology
+    if topo.kernel_type is not kernel_type:
+        raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {topo.kernel_type.value} device")
+    slots, regions = _slots(ctx, lib.params, args)
+    launch = abi.Launch()
+    launch.abi = abi.ABI_VERSION
+    launch.core_type = 1 if info.core_type is CoreType.CUBE else 0
+    launch.kernel_type = KERNEL_TYPE_NUMBERS[kernel_type]
+    launch.block_idx = info.block_idx
+    launch.block_num = topo.block_dim
+    launch.subblock_idx = info.sub_block_idx
+    launch.subblock_num = info.sub_block_num
+    launch.task_ration = info.sub_block_num
+    events = ctx.events
+    launch.trace = 1 if events is not None else 0
+    launch.memcheck = 1 if memcheck else 0
+    launch.tiling_key = tiling_key
+    c_regions = (abi.Region * max(1, len(regions)))(*[abi.Region(r.addr, r.size) for r in regions])
+    launch.n_regions = len(regions)
+    launch.regions = c_regions
+    dropped = [d.encode() for d in sorted(ctx.dropped_syncs)]
+    c_dropped = (ctypes.c_char_p * max(1, len(dropped)))(*dropped)
+    launch.n_dropped = len(dropped)
+    launch.dropped = c_dropped
+    hold = ctx.hold
+    launch.hold_site = hold.site.encode() if hold is not None else None
+    launch.host = ctypes.pointer(_HOST)
+    launch.sys_workspace_bytes = sys_workspace_bytes
+    c_slots = (ctypes.c_uint64 * max(1, len(slots)))(*slots)
+    state = _current = _Launch(lib, ctx)
+    ctx.events = None  # the library records this core's trace itself (see the module docstring)
+    try:
+        rc = lib.dll.mpnpu_run(ctypes.byref(launch), c_slots, len(slots))
+    finally:
+        _current = None
+        ctx.events = events
+    if events is not None:
+        events.extend(_trace_events(state, regions))
+    if rc == abi.RUN_OK:
+        return
+    if rc == abi.RUN_HOST_ERROR and state.pending is not None:
+        raise state.pending
+    raise _fault_error(state, regions, rc)
+
+
+def _slots(ctx: Any, params: Sequence[str], args: Sequence[Any]) -> tuple[list[int], list[_Region]]:
+    """The 64-bit slots of the kernel's arguments and the GM allocations they point into."""
+    if len(args) != len(params):
+        raise KernelAPIError(f"the kernel takes {len(params)} arguments ({describe_params(params)}), got {len(args)}")
+    slots: list[int] = []
+    regions: dict[tuple[str, int], _Region] = {}
+    segments = ctx.segments
+    for kind, arg in zip(params, args):
+        if kind == "p":
+            if arg is None:
+                slots.append(0)
+                continue
+            if not isinstance(arg, GlobalTensor):
+                raise KernelAPIError(f"a pointer parameter needs a GM tensor, got {type(arg).__name__}")
+            if not arg.segment:  # a tensor without elements: a valid, unusable pointer
+                slots.append(0)
+                continue
+            base = segments.address(arg.segment)
+            slots.append(base + arg.offset)
+            key = (arg.segment, arg.root_offset)
+            if key not in regions:
+                regions[key] = _Region(base + arg.root_offset, arg.root_nbytes, arg)
+        elif kind == "f":
+            slots.append(int(np.float32(arg).view(np.uint32)))
+        elif kind == "d":
+            slots.append(int(np.float64(arg).view(np.uint64)))
+        else:
+            slots.append(int(arg) & ((1 << 64) - 1))
+    return slots, sorted(regions.values(), key=lambda r: r.addr)
+
+
+def _trace_events(state: _Launch, regions: Sequence[_Region]) -> list:
+    """The library's trace records as the runtime's trace events, in program order."""
+    ptr = ctypes.c_void_p()
+    n = state.lib.dll.mpnpu_events(ctypes.byref(ptr))
+    if n <= 0 or not ptr.value:
+        return []
+    raw = np.frombuffer((ctypes.c_char * (n * abi.EVENT_DTYPE.itemsize)).from_address(ptr.value),
+                        dtype=abi.EVENT_DTYPE).copy()
+    out: list = []
+    pipes, memories, events = abi.PIPE_NAMES, abi.MEMORY_NAMES, abi.HARD_EVENTS
+    for etype, kind, pipe, mem, site_id, index, aux, start, run_, stride, count, t0, t1 in raw.tolist():
+        site, func = state.site(site_id)
+        if etype == abi.EV_GM:
+            r = regions[index]
+            t = r.tensor
+            first = t.root_offset + start
+            if count > 1 and stride > run_:
+                ranges: tuple = StridedRanges(first, run_, stride, count)
+            else:
+                ranges = ((first, first + (count - 1) * stride + run_),)
+            out.append(Access(chr(kind), t.name, t.segment, ranges, t.root_offset, aux, func, site, t0, t1,
+                              pipes[pipe]))
+        elif etype == abi.EV_LOCAL:
+            out.append(LocalAccess(chr(kind), memories[mem], start, start + run_, pipes[pipe], func, site))
+        elif etype == abi.EV_SYNC_ALL:
+            out.append(SyncAllEvent(bool(mem), site, func, site, t0, t1))
+        elif etype == abi.EV_FLAG_SET:
+            out.append(FlagSetEvent(mem, index, site, func, site, t0, t1))
+            out.append(PipeSyncEvent("xset", pipes[pipe], "", index, site, func, site, t0, t0))
+        elif etype == abi.EV_FLAG_WAIT:
+            out.append(FlagWaitEvent(mem, index, site, func, site, t0, t1))
+        elif etype == abi.EV_PIPE_SYNC:
+            op = {ord("s"): "set", ord("w"): "wait", ord("b"): "barrier"}[kind]
+            out.append(PipeSyncEvent(op, pipes[pipe], events[aux] if aux >= 0 else "", index if index >= 0 else 0,
+                                     site, func, site))
+        elif etype == abi.EV_DROPPED:
+            out.append(DroppedSyncEvent(site, abi.DROPPED_CALLS[index], func, site, t0, t1))
+    return out
+
+
+def _fault_error(state: _Launch, regions: Sequence[_Region], rc: int) -> MpnpuError:
+    """The Python error for a fault the library reported."""
+    f = state.lib.dll.mpnpu_fault().contents
+    message = f.message.decode(errors="replace")
+    site, func = state.site(f.site) if f.site >= 0 else ("?", "?")
+    where = f" at {site} ({func})" if f.site >= 0 else ""
+    if rc == abi.RUN_CXX_EXCEPTION:
+        return KernelAPIError(f"{message}{where}")
+    if f.kind in (abi.FAULT_ILLEGAL_READ, abi.FAULT_ILLEGAL_WRITE):
+        kind = "illegal read" if f.kind == abi.FAULT_ILLEGAL_READ else "illegal write"
+        call = message or "an access"  # (the library names the call; the words are made here)
+        if f.mem >= 0:
+            memory = abi.MEMORY_NAMES[f.mem]
+            text = (f"{kind} of {memory} by {call}{where}: bytes [{f.start}, {f.stop}) of {memory}, outside the "
+                    f"buffer it was taken from, bytes [{f.limit_lo}, {f.limit_hi})")
+            return MemcheckError(text, kind=kind, memory=memory, tensor=f"{memory}[{f.limit_lo}:{f.limit_hi}]",
+                                 start=f.start, stop=f.stop, size=f.limit_hi - f.limit_lo, site=site, call=call)
+        if f.region < 0:
+            text = f"{kind} of GM by {call}{where}: the address is in none of the launch's GM tensors"
+            return MemcheckError(text, kind=kind, memory="GM", tensor="", start=f.start, stop=f.stop, size=0,
+                                 site=site, call=call)
+        t = regions[f.region].tensor
+        item = t.dtype.itemsize
+        e0, e1 = f.start // item, -(-f.stop // item)
+        n = t.root_nbytes // item
+        text = (f"{kind} of GM tensor {t.name} by {call}{where}: elements [{e0}, {e1}) (bytes [{f.start}, {f.stop})) "
+                f"of a tensor of {n} {t.dtype.name} elements ({t.root_nbytes} bytes)")
+        return MemcheckError(text, kind=kind, memory="GM", tensor=t.name, start=f.start, stop=f.stop,
+                             size=t.root_nbytes, site=site, call=call)
+    cls = UnsupportedError if f.kind == abi.FAULT_UNSUPPORTED else KernelAPIError
+    return cls(f"{message}{where}", site=site)

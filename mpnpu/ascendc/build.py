@@ -1,0 +1,273 @@
+"""Compiling an Ascend C kernel into a library that mpnpu's core processes load.
+
+::
+
+    sources (+ tiling header, -D defines)
+      └─ entry.cpp (generated): #include <the entry's source> ; #include "mpnpu/bridge.h" ;
+                                 MPNPU_EXPORT_ENTRY(<entry>)
+           └─ $CXX -std=c++17 -O2 -shared -fPIC -fvisibility=hidden -I<mpnpu's headers> ...
+                └─ <cache>/<key>/lib<entry>.so   (+ deps.json: every file the compiler read, hashed)
+
+The library is cached by a hash of the generated entry file, the sources, the flags, the
+compiler's identity and mpnpu's headers; a cached build is reused while every file the compiler
+read for it (its -MD dependencies) still has the same contents. Builds are atomic (a library
+appears under its final name only once complete), so parallel runs share a cache safely.
+
+A compile error is one :class:`CompileError` line with the compiler's first error and its
+file:line; a missing compiler is one line saying how to get one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Mapping, Sequence
+
+from mpnpu.errors import UsageError
+
+INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+#: flags every kernel library is built with (ours; a kernel's own come after them)
+BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-strict-aliasing", "-pthread")
+_COMPILERS = ("g++", "clang++", "c++")
+
+
+class CompileError(UsageError):
+    """A kernel did not compile (exit 2): the compiler's first error, at its file:line."""
+
+
+class NoCompilerError(UsageError):
+    """No C++17 compiler was found."""
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """What to build: ``sources`` (the first one defines ``entry``), and how."""
+
+    sources: tuple[str, ...]
+    entry: str
+    defines: Mapping[str, str] = field(default_factory=dict)
+    include_dirs: tuple[str, ...] = ()
+    tiling_header: str | None = None  # included before the sources (-include)
+    flags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.sources:
+            raise UsageError("a C++ kernel needs at least one source file")
+        for s in (*self.sources, *([self.tiling_header] if self.tiling_header else [])):
+            if not os.path.isfile(s):
+                raise UsageError(f"no such kernel source: {s}")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_:]*(<[^;{}]*>)?", self.entry):
+            raise UsageError(f"kernel entry {self.entry!r} is not a C++ function name (e.g. add_custom or "
+                             "add_example<0>)")
+
+
+@dataclass(frozen=True)
+class Built:
+    """A compiled kernel library."""
+
+    path: str
+    spec: BuildSpec
+    cached: bool  # found in the cache, not compiled now
+
+
+def find_compiler() -> list[str]:
+    """The C++ compiler command: $CXX, else g++, clang++ or c++, else the ziglang extra."""
+    env = os.environ.get("CXX")
+    if env:
+        cmd = shlex.split(env)
+        if shutil.which(cmd[0]):
+            return cmd
+        raise NoCompilerError(f"CXX={env!r} is not a command here; unset it or point it at a C++17 compiler")
+    for name in _COMPILERS:
+        path = shutil.which(name)
+        if path:
+            return [path]
+    try:  # the optional extra: pip install 'mpnpu[cxx]' brings a compiler from the package index
+        import ziglang  # type: ignore[import-not-found]  # noqa: F401
+
+        import sys
+
+        return [sys.executable, "-m", "ziglang", "c++"]
+    except ImportError:
+        pass
+    raise NoCompilerError(
+        "no C++17 compiler found for the Ascend C kernel: install one (Debian/Ubuntu: apt install g++; "
+        "Fedora: dnf install gcc-c++; macOS: xcode-select --install) or pip install 'mpnpu[cxx]', or set CXX"
+    )
+
+
+@lru_cache(maxsize=8)
+def _compiler_identity(cmd: tuple[str, ...]) -> str:
+    try:
+        out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=60)
+        return out.stdout.strip() or out.stderr.strip()
+    except (OSError, subprocess.SubprocessError) as e:
+        raise NoCompilerError(f"the C++ compiler {' '.join(cmd)} does not run: {e}") from None
+
+
+@lru_cache(maxsize=1)
+def headers_digest() -> str:
+    """A digest of mpnpu's own headers (a change to them rebuilds every kernel)."""
+    h = hashlib.sha256()
+    for root, _, files in sorted(os.walk(INCLUDE_DIR)):
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            h.update(os.path.relpath(path, INCLUDE_DIR).encode())
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def cache_dir() -> str:
+    """Where built libraries are kept: $MPNPU_CACHE_DIR, else the user's cache directory."""
+    env = os.environ.get("MPNPU_CACHE_DIR")
+    if env:
+        return os.path.join(env, "ascendc")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "mpnpu", "ascendc")
+
+
+def entry_source(spec: BuildSpec) -> str:
+    """The generated entry file: the kernel's source, then the exported bridge for its entry."""
+    main = os.path.abspath(spec.sources[0])
+    return (
+        "// generated by mpnpu.ascendc.build: the kernel library's entry\n"
+        f'#include "{main}"\n'
+        '#include "mpnpu/bridge.h"\n'
+        f"MPNPU_EXPORT_ENTRY({spec.entry})\n"
+    )
+
+
+def _command(cxx: Sequence[str], spec: BuildSpec, entry_path: str, out: str, deps: str) -> list[str]:
+    cmd = [*cxx, *BASE_FLAGS, f"-I{INCLUDE_DIR}"]
+    for d in spec.include_dirs:
+        cmd.append(f"-I{os.path.abspath(d)}")
+    # The kernel's own folders, as its build system would have them.
+    for d in dict.fromkeys(os.path.dirname(os.path.abspath(s)) for s in spec.sources):
+        cmd.append(f"-I{d}")
+    for k, v in sorted(spec.defines.items()):
+        cmd.append(f"-D{k}={v}" if v != "" else f"-D{k}")
+    if spec.tiling_header:
+        cmd += ["-include", os.path.abspath(spec.tiling_header)]
+    cmd += list(spec.flags)
+    cmd += ["-MD", "-MF", deps, entry_path, *[os.path.abspath(s) for s in spec.sources[1:]], "-o", out]
+    return cmd
+
+
+def _key(cxx: Sequence[str], spec: BuildSpec) -> str:
+    h = hashlib.sha256()
+    h.update(entry_source(spec).encode())
+    h.update(json.dumps([list(BASE_FLAGS), list(spec.flags), sorted(spec.defines.items()),
+                         [os.path.abspath(d) for d in spec.include_dirs],
+                         os.path.abspath(spec.tiling_header) if spec.tiling_header else None,
+                         [os.path.abspath(s) for s in spec.sources]]).encode())
+    h.update(_compiler_identity(tuple(cxx)).encode())
+    h.update(headers_digest().encode())
+    for s in spec.sources:
+        with open(s, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:24]
+
+
+def _file_digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _deps_from_make(text: str) -> list[str]:
+    """The prerequisites of a -MD dependency file."""
+    body = text.replace("\\\n", " ")
+    _, _, prereqs = body.partition(":")
+    out = []
+    for token in re.split(r"(?<!\\)\s+", prereqs.strip()):
+        if token:
+            out.append(token.replace("\\ ", " "))
+    return out
+
+
+def _still_valid(folder: str) -> bool:
+    try:
+        with open(os.path.join(folder, "deps.json")) as f:
+            deps = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return all(_file_digest(p) == d for p, d in deps.items())
+
+
+def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = False) -> Built:
+    """The library for ``spec``: from the cache when still valid, else compiled now."""
+    compiler = list(cxx) if cxx else find_compiler()
+    key = _key(compiler, spec)
+    name = re.sub(r"[^A-Za-z0-9_]", "_", spec.entry)
+    folder = os.path.join(cache_dir(), key)
+    lib = os.path.join(folder, f"lib{name}.so")
+    if not force and os.path.isfile(lib) and _still_valid(folder):
+        return Built(lib, spec, cached=True)
+    os.makedirs(folder, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder, prefix="build-") as tmp:
+        entry_path = os.path.join(tmp, "mpnpu_entry.cpp")
+        with open(entry_path, "w") as f:
+            f.write(entry_source(spec))
+        out, deps = os.path.join(tmp, os.path.basename(lib)), os.path.join(tmp, "deps.d")
+        cmd = _command(compiler, spec, entry_path, out, deps)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"compiling {spec.sources[0]} took longer than 600 s") from None
+        except OSError as e:
+            raise NoCompilerError(f"the C++ compiler {compiler[0]} does not run: {e}") from None
+        if proc.returncode != 0:
+            raise CompileError(first_error(proc.stderr, spec), stderr=proc.stderr, command=cmd)
+        with open(deps) as f:
+            digests = {p: _file_digest(p) for p in _deps_from_make(f.read()) if p != entry_path}
+        with open(os.path.join(tmp, "deps.json"), "w") as f:
+            json.dump(digests, f)
+        os.replace(out, lib)
+        os.replace(os.path.join(tmp, "deps.json"), os.path.join(folder, "deps.json"))
+    return Built(lib, spec, cached=False)
+
+
+_DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?:fatal )?error:\s*(?P<msg>.*)$", re.M)
+
+
+def first_error(stderr: str, spec: BuildSpec) -> str:
+    """'add.cpp:12:5: error: ...' from the compiler's output, pointing into mpnpu's headers only
+    when the error is there (an unsupported call or form)."""
+    m = _DIAG.search(stderr)
+    if m is None:
+        lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+        tail = lines[-1] if lines else "(no output)"
+        return f"{os.path.basename(spec.sources[0])}: the C++ compiler failed: {tail}"
+    path, line, col, msg = m.group("file"), m.group("line"), m.group("col"), m.group("msg").strip()
+    where = f"{_shown_path(path)}:{line}" + (f":{col}" if col else "")
+    text = f"{where}: error: {msg}"
+    if os.path.abspath(path).startswith(INCLUDE_DIR + os.sep):
+        user = _first_user_frame(stderr)
+        text += (f" (inside mpnpu's Ascend C headers{', from ' + user if user else ''}: the call or form may not be "
+                 "supported; see docs/ascendc.md)")
+    return text
+
+
+def _shown_path(path: str) -> str:
+    rel = os.path.relpath(os.path.abspath(path))
+    return rel if not rel.startswith("..") else path
+
+
+def _first_user_frame(stderr: str) -> str:
+    """The first 'required from here' (or 'In file included from') line outside mpnpu's headers."""
+    for m in re.finditer(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)?\s+(?:required from|note:)", stderr, re.M):
+        path = m.group("file").strip()
+        if not os.path.abspath(path).startswith(INCLUDE_DIR + os.sep) and not path.endswith("mpnpu_entry.cpp"):
+            return f"{_shown_path(path)}:{m.group('line')}"
+    return ""

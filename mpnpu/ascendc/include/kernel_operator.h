@@ -1,0 +1,21 @@
+// The Ascend C kernel API on mpnpu's multi-process device: an independent implementation, written
+// from the documented behaviour of each call, for running and debugging kernels written for Ascend
+// devices on a CPU. Not affiliated with or endorsed by Huawei; Ascend and CANN are Huawei's
+// trademarks. docs/ascendc.md lists what is supported.
+#ifndef MPNPU_KERNEL_OPERATOR_H
+#define MPNPU_KERNEL_OPERATOR_H
+
+#include <cstdint>
+#include <cstring>
+
+#include "mpnpu/rt.h"
+#include "mpnpu/types.h"
+#include "mpnpu/identity.h"
+#include "mpnpu/macros.h"
+#include "mpnpu/tensor.h"
+#include "mpnpu/sync.h"
+#include "mpnpu/tpipe.h"
+#include "mpnpu/data_copy.h"
+#include "mpnpu/vector.h"
+
+#endif  // MPNPU_KERNEL_OPERATOR_H

@@ -1,0 +1,130 @@
+/* The C ABI between a compiled kernel library and mpnpu's core process (mpnpu/ascendc/bridge.py).
+ *
+ * A core process loads the kernel library, fills an MpnpuLaunch for its core and calls mpnpu_run()
+ * with the kernel's arguments as 64-bit slots (a GM tensor: its address in this process; a scalar:
+ * its value). Everything the kernel does that other cores see (SyncAll, cross-core flags, holds)
+ * goes back to the core process through the MpnpuHost callbacks, so that Python and C++ kernels
+ * share one implementation of each (mpnpu.runtime.kcontext). With tracing on, the library records
+ * every access and sync as MpnpuEvent records that the core process reads after the launch.
+ *
+ * Keep this file and mpnpu/ascendc/abi.py in step: MPNPU_ABI_VERSION says which layout both use.
+ */
+#ifndef MPNPU_ABI_H
+#define MPNPU_ABI_H
+
+#include <stdint.h>
+
+#define MPNPU_ABI_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Callbacks into the core process. Each returns 0 on success; non-zero means the core process
+ * raised (it keeps the exception and re-raises it once mpnpu_run has returned). */
+typedef struct MpnpuHost {
+    int32_t (*sync_all)(int32_t aiv_only, int32_t site);
+    int32_t (*flag_set)(int32_t mode, int32_t flag_id, int32_t pipe, int32_t site);
+    /* mode MPNPU_ANY_MODE: the wait consumes sets made in whatever mode its setters used (on this
+     * chip a wait has no mode of its own); *resolved_mode tells which. */
+    int32_t (*flag_wait)(int32_t mode, int32_t flag_id, int32_t site, int32_t* resolved_mode);
+    /* A GM access at a site named by the launch's hold plan: before (after = 0) or after it. */
+    int32_t (*hold)(int32_t site, int32_t after);
+} MpnpuHost;
+
+#define MPNPU_ANY_MODE 0xFF
+
+/* One GM allocation a launch's arguments point into (address in this process, bytes). */
+typedef struct MpnpuRegion {
+    uint64_t addr;
+    uint64_t size;
+} MpnpuRegion;
+
+/* Kernel types (KERNEL_TYPE_* of the Ascend C kernel API, same order). */
+enum {
+    MPNPU_KT_AIV_ONLY = 0,
+    MPNPU_KT_AIC_ONLY = 1,
+    MPNPU_KT_MIX_AIV_1_0 = 2,
+    MPNPU_KT_MIX_AIC_1_0 = 3,
+    MPNPU_KT_MIX_AIC_1_1 = 4,
+    MPNPU_KT_MIX_AIC_1_2 = 5
+};
+
+typedef struct MpnpuLaunch {
+    int32_t abi;          /* MPNPU_ABI_VERSION */
+    int32_t core_type;    /* 0: vector core (AIV), 1: cube core (AIC) */
+    int32_t kernel_type;  /* MPNPU_KT_* of the launch */
+    int32_t block_idx;    /* GetBlockIdx() */
+    int32_t block_num;    /* GetBlockNum() */
+    int32_t subblock_idx; /* GetSubBlockIdx() */
+    int32_t subblock_num; /* GetSubBlockNum() */
+    int32_t task_ration;  /* GetTaskRation() */
+    int32_t trace;        /* record MpnpuEvent records */
+    int32_t memcheck;     /* check every access against its tensor or buffer */
+    uint64_t tiling_key;  /* TILING_KEY_IS(k) */
+    int32_t n_regions;
+    const MpnpuRegion* regions;
+    int32_t n_dropped;            /* sync points the launch skips, "dir/file:line" */
+    const char* const* dropped;
+    const char* hold_site;        /* "dir/file:line" of this core's hold-plan access, or NULL */
+    const MpnpuHost* host;
+    uint64_t sys_workspace_bytes; /* what GetUserWorkspace skips (0 in CPU-debug style) */
+} MpnpuLaunch;
+
+/* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/abi.py for how each field is read. */
+typedef struct MpnpuEvent {
+    uint8_t type;
+    uint8_t kind;   /* accesses: 'R', 'W', 'A' (atomic); pipe syncs: 's' set, 'w' wait, 'b' barrier, 'x' cross-core set */
+    uint8_t pipe;   /* mpnpu pipe number (PIPE_* of the kernel API) */
+    uint8_t mem;    /* local accesses: memory (MPNPU_MEM_*); flags: mode; SyncAll: aiv_only */
+    int32_t site;   /* site id (mpnpu_site) */
+    int32_t index;  /* GM accesses: region; pipe syncs: event id; flags: flag id; dropped: which call */
+    int32_t aux;    /* GM accesses: item size; pipe syncs: HardEvent number */
+    uint64_t start; /* first byte, from the region's (GM) or the memory's (local) start */
+    uint64_t run;   /* bytes per run */
+    uint64_t stride;/* bytes from one run's start to the next's (runs > 1) */
+    uint64_t count; /* runs */
+    uint64_t t0;    /* CLOCK_MONOTONIC ns */
+    uint64_t t1;
+} MpnpuEvent;
+
+enum {
+    MPNPU_EV_GM = 1,
+    MPNPU_EV_LOCAL = 2,
+    MPNPU_EV_SYNC_ALL = 3,
+    MPNPU_EV_FLAG_SET = 4,
+    MPNPU_EV_FLAG_WAIT = 5,
+    MPNPU_EV_PIPE_SYNC = 6,
+    MPNPU_EV_DROPPED = 7
+};
+
+enum { MPNPU_MEM_UB = 0, MPNPU_MEM_L1 = 1, MPNPU_MEM_L0A = 2, MPNPU_MEM_L0B = 3, MPNPU_MEM_L0C = 4,
+       MPNPU_MEM_BT = 5, MPNPU_MEM_FB = 6, MPNPU_MEM_COUNT = 7 };
+
+/* What stopped a kernel (mpnpu_run returned MPNPU_RUN_FAULT). */
+typedef struct MpnpuFault {
+    int32_t kind;     /* MPNPU_FAULT_* */
+    int32_t site;     /* where (site id), -1 if unknown */
+    int32_t region;   /* GM region or local memory involved, -1 if none */
+    int32_t mem;      /* MPNPU_MEM_* for local memory faults, -1 for GM */
+    uint64_t start;   /* requested bytes [start, stop) */
+    uint64_t stop;
+    uint64_t limit_lo;/* allowed bytes [limit_lo, limit_hi) */
+    uint64_t limit_hi;
+    char message[512];
+} MpnpuFault;
+
+enum {
+    MPNPU_FAULT_API = 1,          /* the kernel API was used in a way the device does not allow */
+    MPNPU_FAULT_ILLEGAL_READ = 2, /* memcheck */
+    MPNPU_FAULT_ILLEGAL_WRITE = 3,
+    MPNPU_FAULT_UNSUPPORTED = 4   /* a call or form mpnpu does not implement */
+};
+
+enum { MPNPU_RUN_OK = 0, MPNPU_RUN_FAULT = 1, MPNPU_RUN_HOST_ERROR = 2, MPNPU_RUN_CXX_EXCEPTION = 3 };
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPNPU_ABI_H */

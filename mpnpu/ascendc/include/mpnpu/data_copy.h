@@ -1,0 +1,275 @@
+// Data movement between GM and local memory: DataCopy (count and DataCopyParams forms, GM<->UB,
+// GM->L1, UB->UB), DataCopyPad (unaligned blocks with padding), and the atomic modes of copies to
+// GM (SetAtomicAdd / Max / Min, SetAtomicNone = DisableDmaAtomic).
+//
+// GM -> local runs on PIPE_MTE2, UB -> GM on PIPE_MTE3, UB -> UB on PIPE_V. Every copy checks both
+// sides (memcheck), records both when tracing, and lets a race-directed hold stop the core around
+// the GM access. With an atomic mode set, each element of a copy to GM is combined with what GM
+// holds by one compare-and-swap on the shared memory itself, so two cores' atomic adds never race.
+#ifndef MPNPU_DATA_COPY_H
+#define MPNPU_DATA_COPY_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "rt.h"
+#include "tensor.h"
+#include "types.h"
+
+namespace mpnpu {
+
+enum AtomicOp : int { ATOMIC_NONE = 0, ATOMIC_ADD = 1, ATOMIC_MAX = 2, ATOMIC_MIN = 3 };
+
+template <typename T>
+inline T atomic_combine(int op, T old, T v) {
+    if constexpr (is_float16_v<T>) {
+        float a = float(old), b = float(v);
+        return T(op == ATOMIC_ADD ? a + b : op == ATOMIC_MAX ? (a > b ? a : b) : (a < b ? a : b));
+    } else {
+        return op == ATOMIC_ADD ? T(old + v) : op == ATOMIC_MAX ? (old > v ? old : v) : (old < v ? old : v);
+    }
+}
+
+// One element of an atomic copy: read-modify-write with a compare-and-swap loop on its bits.
+template <typename T>
+inline void atomic_store(T* dst, T v, int op) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomic element size");
+    using Bits = std::conditional_t<sizeof(T) == 1, uint8_t,
+                 std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+    Bits* word = reinterpret_cast<Bits*>(dst);
+    Bits seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+    for (;;) {
+        T old;
+        std::memcpy(&old, &seen, sizeof(T));
+        T next = atomic_combine(op, old, v);
+        Bits want;
+        std::memcpy(&want, &next, sizeof(T));
+        if (__atomic_compare_exchange_n(word, &seen, want, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+    }
+}
+
+template <typename T>
+inline void store_gm(T* dst, const T* src, uint64_t n) {
+    int op = core().atomic_op;
+    if (op == ATOMIC_NONE) {
+        std::memcpy(static_cast<void*>(dst), src, n * sizeof(T));
+        return;
+    }
+    for (uint64_t i = 0; i < n; ++i) atomic_store(dst + i, src[i], op);
+}
+
+inline void check_ub_aligned(uint64_t offset, const Site& site, const char* what) {
+    if (offset % BLOCK_BYTES)
+        api_error(site, "%s: the local address must be 32-byte aligned (it is %llu bytes into its memory)", what,
+                  (unsigned long long)offset);
+}
+
+inline char gm_write_kind() { return core().atomic_op ? 'A' : 'W'; }
+
+// GM -> local: ``count`` blocks of ``block`` bytes; GM blocks ``gm_step`` bytes apart, local blocks
+// ``local_step`` bytes apart.
+template <typename T>
+inline void copy_in(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src, uint64_t count,
+                    uint64_t block, uint64_t gm_step, uint64_t local_step, const Site& site, const char* what) {
+    if (count == 0 || block == 0) return;
+    check_ub_aligned(dst.mpnpu_offset(), site, what);
+    const uint8_t* g = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
+    hold_point(site, 0);
+    int64_t rec = gm_access('R', P_MTE2, src.mpnpu_base(), g, block, gm_step, count, sizeof(T), site, what);
+    dst.mpnpu_touch_bytes('W', P_MTE2, 0, (count - 1) * local_step + block, site, what);
+    uint8_t* l = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+    for (uint64_t i = 0; i < count; ++i) std::memcpy(l + i * local_step, g + i * gm_step, block);
+    done(rec);
+    hold_point(site, 1);
+}
+
+// local -> GM, the same shape.
+template <typename T>
+inline void copy_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint64_t count,
+                     uint64_t block, uint64_t gm_step, uint64_t local_step, const Site& site, const char* what) {
+    if (count == 0 || block == 0) return;
+    check_ub_aligned(src.mpnpu_offset(), site, what);
+    uint8_t* g = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+    hold_point(site, 0);
+    src.mpnpu_touch_bytes('R', P_MTE3, 0, (count - 1) * local_step + block, site, what);
+    int64_t rec = gm_access(gm_write_kind(), P_MTE3, dst.mpnpu_base(), g, block, gm_step, count, sizeof(T), site, what);
+    const uint8_t* l = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
+    for (uint64_t i = 0; i < count; ++i)
+        store_gm(reinterpret_cast<T*>(g + i * gm_step), reinterpret_cast<const T*>(l + i * local_step), block / sizeof(T));
+    done(rec);
+    hold_point(site, 1);
+}
+
+inline uint64_t align32(uint64_t n) { return (n + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES; }
+
+}  // namespace mpnpu
+
+namespace AscendC {
+
+// -- DataCopy -------------------------------------------------------------------------------------------
+
+// GM -> local, ``count`` elements (count * sizeof(T) is rounded down to whole 32-byte blocks, as
+// the chip does).
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count, MPNPU_SITE) {
+    uint64_t bytes = uint64_t(count) * sizeof(T) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    mpnpu::copy_in(dst, src, 1, bytes, 0, 0, site, "DataCopy GM->local");
+}
+
+// local -> GM, ``count`` elements (rounded down to whole 32-byte blocks).
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, MPNPU_SITE) {
+    uint64_t bytes = uint64_t(count) * sizeof(T) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    mpnpu::copy_out(dst, src, 1, bytes, 0, 0, site, "DataCopy local->GM");
+}
+
+// GM -> local, blockCount blocks of blockLen data blocks; gaps in data blocks on both sides.
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p, MPNPU_SITE) {
+    uint64_t block = uint64_t(p.blockLen) * mpnpu::BLOCK_BYTES;
+    mpnpu::copy_in(dst, src, p.blockCount, block, block + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES,
+                   block + uint64_t(p.dstStride) * mpnpu::BLOCK_BYTES, site, "DataCopy GM->local");
+}
+
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, MPNPU_SITE) {
+    uint64_t block = uint64_t(p.blockLen) * mpnpu::BLOCK_BYTES;
+    mpnpu::copy_out(dst, src, p.blockCount, block, block + uint64_t(p.dstStride) * mpnpu::BLOCK_BYTES,
+                    block + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES, site, "DataCopy local->GM");
+}
+
+// UB -> UB on PIPE_V.
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, MPNPU_SITE) {
+    uint64_t block = uint64_t(p.blockLen) * mpnpu::BLOCK_BYTES;
+    uint64_t sstep = block + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES;
+    uint64_t dstep = block + uint64_t(p.dstStride) * mpnpu::BLOCK_BYTES;
+    if (p.blockCount == 0 || block == 0) return;
+    mpnpu::check_ub_aligned(dst.mpnpu_offset(), site, "DataCopy local->local");
+    mpnpu::check_ub_aligned(src.mpnpu_offset(), site, "DataCopy local->local");
+    src.mpnpu_touch_bytes('R', mpnpu::P_V, 0, (p.blockCount - 1) * sstep + block, site, "DataCopy local->local");
+    dst.mpnpu_touch_bytes('W', mpnpu::P_V, 0, (p.blockCount - 1) * dstep + block, site, "DataCopy local->local");
+    const uint8_t* s = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
+    uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+    for (uint64_t i = 0; i < p.blockCount; ++i) std::memmove(d + i * dstep, s + i * sstep, block);
+}
+
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, MPNPU_SITE) {
+    uint64_t bytes = uint64_t(count) * sizeof(T) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    DataCopyParams p(1, uint16_t(bytes / mpnpu::BLOCK_BYTES), 0, 0);
+    if (bytes / mpnpu::BLOCK_BYTES > 0xFFFF) mpnpu::api_error(site, "DataCopy local->local: %u elements is too long", count);
+    DataCopy(dst, src, p, site);
+}
+
+// -- DataCopyPad --------------------------------------------------------------------------------------------
+
+namespace detail {
+template <typename T>
+inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t blockCount, uint64_t blockLen,
+                   uint64_t srcGap, uint64_t dstGap, bool isPad, uint32_t left, uint32_t right, T value,
+                   const mpnpu::Site& site) {
+    const char* what = "DataCopyPad GM->local";
+    if (blockCount == 0 || blockLen == 0) return;  // a NOP, as on the chip
+    if (blockLen % sizeof(T))
+        mpnpu::api_error(site, "%s: blockLen %llu is not a multiple of the element size %zu", what,
+                         (unsigned long long)blockLen, sizeof(T));
+    if (left * sizeof(T) > mpnpu::BLOCK_BYTES || right * sizeof(T) > mpnpu::BLOCK_BYTES)
+        mpnpu::api_error(site, "%s: leftPadding and rightPadding may cover at most 32 bytes each", what);
+    mpnpu::check_ub_aligned(dst.mpnpu_offset(), site, what);
+    uint64_t data = uint64_t(left) * sizeof(T) + blockLen + uint64_t(right) * sizeof(T);
+    uint64_t ub_block = mpnpu::align32(data);
+    uint64_t ub_step = ub_block + dstGap * mpnpu::BLOCK_BYTES;
+    uint64_t gm_step = blockLen + srcGap;
+    const uint8_t* g = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
+    mpnpu::hold_point(site, 0);
+    int64_t rec = mpnpu::gm_access('R', mpnpu::P_MTE2, src.mpnpu_base(), g, blockLen, gm_step, blockCount,
+                                   sizeof(T), site, what);
+    dst.mpnpu_touch_bytes('W', mpnpu::P_MTE2, 0, uint64_t(blockCount - 1) * ub_step + ub_block, site, what);
+    uint8_t* l = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+    for (uint64_t i = 0; i < blockCount; ++i) {
+        uint8_t* b = l + i * ub_step;
+        std::memcpy(b + uint64_t(left) * sizeof(T), g + i * gm_step, blockLen);
+        T* elems = reinterpret_cast<T*>(b);
+        uint64_t n = ub_block / sizeof(T), first = left, last = left + blockLen / sizeof(T);
+        if (isPad) {
+            for (uint64_t k = 0; k < first; ++k) elems[k] = value;
+            for (uint64_t k = last; k < n; ++k) elems[k] = value;
+        } else if (left == 0 && right == 0) {
+            // The chip fills an unaligned block's tail with the block's first element.
+            for (uint64_t k = last; k < n; ++k) elems[k] = elems[0];
+        }  // else: undefined padding, left as the buffer held it
+    }
+    mpnpu::done(rec);
+    mpnpu::hold_point(site, 1);
+}
+
+template <typename T>
+inline void pad_out(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t blockCount, uint64_t blockLen,
+                    uint64_t srcGap, uint64_t dstGap, const mpnpu::Site& site) {
+    const char* what = "DataCopyPad local->GM";
+    if (blockCount == 0 || blockLen == 0) return;
+    if (blockLen % sizeof(T))
+        mpnpu::api_error(site, "%s: blockLen %llu is not a multiple of the element size %zu", what,
+                         (unsigned long long)blockLen, sizeof(T));
+    mpnpu::copy_out(dst, src, blockCount, blockLen, blockLen + dstGap,
+                    mpnpu::align32(blockLen) + srcGap * mpnpu::BLOCK_BYTES, site, what);
+}
+}  // namespace detail
+
+template <typename T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+                        const DataCopyPadExtParams<T>& pad, MPNPU_SITE) {
+    detail::pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
+                   pad.rightPadding, pad.paddingValue, site);
+}
+
+template <typename T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                        const DataCopyPadParams& pad, MPNPU_SITE) {
+    T value{};
+    std::memcpy(&value, &pad.paddingValue, sizeof(T) < sizeof(uint64_t) ? sizeof(T) : sizeof(uint64_t));
+    detail::pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
+                   pad.rightPadding, value, site);
+}
+
+template <typename T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p, MPNPU_SITE) {
+    detail::pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, site);
+}
+
+template <typename T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, MPNPU_SITE) {
+    detail::pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, site);
+}
+
+// -- atomics of copies to GM -----------------------------------------------------------------------------
+
+template <typename T>
+inline void SetAtomicAdd() {
+    mpnpu::core().atomic_op = mpnpu::ATOMIC_ADD;
+}
+template <typename T>
+inline void SetAtomicMax() {
+    mpnpu::core().atomic_op = mpnpu::ATOMIC_MAX;
+}
+template <typename T>
+inline void SetAtomicMin() {
+    mpnpu::core().atomic_op = mpnpu::ATOMIC_MIN;
+}
+inline void SetAtomicNone() { mpnpu::core().atomic_op = mpnpu::ATOMIC_NONE; }
+inline void DisableDmaAtomic() { SetAtomicNone(); }
+template <typename T>
+inline void SetAtomicType() {}
+
+// Caches are coherent on a CPU: nothing to clean or invalidate.
+template <typename T, int entireType = 0, int dcciDst = 0>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
+template <typename T, int entireType = 0>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&, uint64_t) {}
+
+}  // namespace AscendC
+
+#endif  // MPNPU_DATA_COPY_H

@@ -1,0 +1,383 @@
+// mpnpu's runtime inside a kernel library: the core this process is, memcheck, trace records,
+// sites, faults and the callbacks to the core process. Every API header builds on this one.
+//
+//   kernel code ──► API call (DataCopy, Add, SetFlag, SyncAll ...) with its call Site
+//                     ├─ memcheck: the bytes it touches lie inside their GM tensor / local buffer
+//                     ├─ trace:    an MpnpuEvent when the launch is traced
+//                     └─ effect:   done here (copies, compute, intra-core flags), or through the
+//                                  core process (SyncAll, cross-core flags, holds: MpnpuHost)
+//
+// One core per process: the state below is a process-wide singleton, set up by mpnpu_run() for
+// every launch (mpnpu/bridge.h). Nothing here is shared between processes except GM itself.
+#ifndef MPNPU_RT_H
+#define MPNPU_RT_H
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "abi.h"
+
+namespace mpnpu {
+
+// -- call sites ------------------------------------------------------------------------------------
+
+// Where an API call was made: captured at the kernel's call site by a defaulted argument
+// (``Site site = Site::here()``), so reports name the kernel's own file, line and function.
+struct Site {
+    const char* file;
+    int line;
+    const char* func;
+    static constexpr Site here(const char* f = __builtin_FILE(), int l = __builtin_LINE(),
+                               const char* fn = __builtin_FUNCTION()) {
+        return Site{f, l, fn};
+    }
+};
+
+// The trailing parameter every kernel-facing API function takes.
+#define MPNPU_SITE ::mpnpu::Site site = ::mpnpu::Site::here()
+
+// Pipe numbers: the order of the kernel API's pipe_t.
+enum PipeNo : uint8_t { P_S = 0, P_V = 1, P_M = 2, P_MTE1 = 3, P_MTE2 = 4, P_MTE3 = 5, P_ALL = 6, P_FIX = 7 };
+inline const char* pipe_name(int p) {
+    static const char* names[] = {"PIPE_S", "PIPE_V", "PIPE_M", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL",
+                                  "PIPE_FIX"};
+    return p >= 0 && p < 8 ? names[p] : "PIPE_?";
+}
+
+inline const char* mem_name(int m) {
+    static const char* names[] = {"UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
+    return m >= 0 && m < MPNPU_MEM_COUNT ? names[m] : "GM";
+}
+
+// -- faults ------------------------------------------------------------------------------------------
+
+// Thrown by the API to stop the kernel; mpnpu_run catches it and the core process raises it as a
+// Python error naming the core and the kernel line.
+struct Fault : std::exception {
+    MpnpuFault info;
+    const char* what() const noexcept override { return info.message; }
+};
+
+// The core process raised inside a callback (e.g. a SyncAll that timed out): unwind the kernel.
+struct HostError : std::exception {
+    const char* what() const noexcept override { return "the core process raised"; }
+};
+
+int32_t site_id(const Site& s);
+
+[[noreturn]] inline void vfault(int kind, const Site& where, const char* fmt, va_list ap) {
+    Fault f;
+    std::memset(&f.info, 0, sizeof f.info);
+    f.info.kind = kind;
+    f.info.site = site_id(where);
+    f.info.region = -1;
+    f.info.mem = -1;
+    std::vsnprintf(f.info.message, sizeof f.info.message, fmt, ap);
+    throw f;
+}
+
+// A misuse of the kernel API (what would hang or corrupt the device): one line, at the kernel's line.
+[[noreturn]] __attribute__((format(printf, 2, 3))) inline void api_error(const Site& where, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfault(MPNPU_FAULT_API, where, fmt, ap);
+}
+
+// A call or form of the API that mpnpu does not implement (docs/ascendc.md lists what is).
+[[noreturn]] __attribute__((format(printf, 2, 3))) inline void unsupported(const Site& where, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfault(MPNPU_FAULT_UNSUPPORTED, where, fmt, ap);
+}
+
+// -- the core --------------------------------------------------------------------------------------
+
+struct SiteInfo {
+    Site site;
+    std::string name;  // "dir/file:line", as sync points and reports name it
+    bool dropped = false;
+    bool hold = false;
+};
+
+struct SiteKey {
+    const char* file;
+    int line;
+    const char* func;
+    bool operator==(const SiteKey& o) const { return file == o.file && line == o.line && func == o.func; }
+};
+struct SiteKeyHash {
+    size_t operator()(const SiteKey& k) const {
+        return std::hash<const void*>()(k.file) ^ (std::hash<int>()(k.line) * 31u) ^ std::hash<const void*>()(k.func);
+    }
+};
+
+constexpr size_t UB_BYTES = 192 * 1024;
+constexpr size_t L1_BYTES = 512 * 1024;
+constexpr size_t L0A_BYTES = 64 * 1024;
+constexpr size_t L0B_BYTES = 64 * 1024;
+constexpr size_t L0C_BYTES = 128 * 1024;
+constexpr size_t BT_BYTES = 1024;
+constexpr size_t FB_BYTES = 2048;
+constexpr uint32_t BLOCK_BYTES = 32;  // a data block: the unit of copies and vector strides
+
+struct CoreState {
+    MpnpuLaunch launch{};
+    bool in_launch = false;
+    bool tracing = false;
+    bool memcheck = true;
+    bool holding = false;
+    const MpnpuHost* host = nullptr;
+    std::vector<MpnpuRegion> regions;  // sorted by address
+    std::vector<std::string> dropped;  // sync point names the launch skips
+    std::string hold_site;
+    std::unordered_map<SiteKey, int32_t, SiteKeyHash> site_ids;
+    std::vector<SiteInfo> sites;
+    std::vector<MpnpuEvent> events;
+    MpnpuFault fault{};
+    // local memory: one arena per memory, living as long as the process (a buffer starts with
+    // whatever the last launch left, as on the device)
+    // (never touched on a core type that has no such memory, so they cost no resident pages)
+    alignas(64) static inline uint8_t ub[UB_BYTES];
+    alignas(64) static inline uint8_t l1[L1_BYTES];
+    alignas(64) static inline uint8_t l0a[L0A_BYTES];
+    alignas(64) static inline uint8_t l0b[L0B_BYTES];
+    alignas(64) static inline uint8_t l0c[L0C_BYTES];
+    alignas(64) static inline uint8_t bt[BT_BYTES];
+    alignas(64) static inline uint8_t fb[FB_BYTES];
+    // atomic mode set by SetAtomicAdd/Max/Min (0: none, 1: add, 2: max, 3: min) and its type
+    int atomic_op = 0;
+    // intra-core events raised and not yet consumed: [HardEvent number][event id]
+    int32_t raised[64][8] = {};
+};
+
+inline CoreState& core() {
+    static CoreState state;
+    return state;
+}
+
+inline uint8_t* memory_base(int mem) {
+    switch (mem) {
+        case MPNPU_MEM_UB: return CoreState::ub;
+        case MPNPU_MEM_L1: return CoreState::l1;
+        case MPNPU_MEM_L0A: return CoreState::l0a;
+        case MPNPU_MEM_L0B: return CoreState::l0b;
+        case MPNPU_MEM_L0C: return CoreState::l0c;
+        case MPNPU_MEM_BT: return CoreState::bt;
+        case MPNPU_MEM_FB: return CoreState::fb;
+        default: return nullptr;
+    }
+}
+
+inline size_t memory_size(int mem) {
+    static const size_t sizes[] = {UB_BYTES, L1_BYTES, L0A_BYTES, L0B_BYTES, L0C_BYTES, BT_BYTES, FB_BYTES};
+    return mem >= 0 && mem < MPNPU_MEM_COUNT ? sizes[mem] : 0;
+}
+
+inline bool is_aic() { return core().launch.core_type == 1; }
+inline bool is_aiv() { return core().launch.core_type == 0; }
+
+inline uint64_t now_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// "op_kernel/add.cpp:45": the parent folder and the file name, as Python kernels' sites are named.
+inline std::string site_name(const Site& s) {
+    const char* f = s.file ? s.file : "?";
+    const char* last = std::strrchr(f, '/');
+    std::string out;
+    if (last) {
+        const char* prev = last;
+        while (prev > f && prev[-1] != '/') --prev;
+        out.assign(prev, size_t(last - prev + 1));
+        out += last + 1;
+    } else {
+        out = f;
+    }
+    out += ':';
+    out += std::to_string(s.line);
+    return out;
+}
+
+// Whether "op_kernel/add.cpp:45" is named by a dropped entry: the whole name, or a suffix of it
+// that starts at a path component ("add.cpp:45").
+inline bool names_site(const std::string& entry, const std::string& name) {
+    if (entry.size() > name.size()) return false;
+    if (name.compare(name.size() - entry.size(), entry.size(), entry) != 0) return false;
+    return entry.size() == name.size() || name[name.size() - entry.size() - 1] == '/';
+}
+
+inline int32_t site_id(const Site& s) {
+    CoreState& c = core();
+    SiteKey key{s.file, s.line, s.func};
+    auto it = c.site_ids.find(key);
+    if (it != c.site_ids.end()) return it->second;
+    SiteInfo info;
+    info.site = s;
+    info.name = site_name(s);
+    for (const std::string& d : c.dropped)
+        if (names_site(d, info.name)) info.dropped = true;
+    info.hold = c.holding && names_site(c.hold_site, info.name);
+    int32_t id = int32_t(c.sites.size());
+    c.sites.push_back(std::move(info));
+    c.site_ids.emplace(key, id);
+    return id;
+}
+
+// -- trace records ---------------------------------------------------------------------------------
+
+inline MpnpuEvent& record(uint8_t type, uint8_t kind, uint8_t pipe, const Site& where) {
+    CoreState& c = core();
+    c.events.emplace_back();
+    MpnpuEvent& e = c.events.back();
+    std::memset(&e, 0, sizeof e);
+    e.type = type;
+    e.kind = kind;
+    e.pipe = pipe;
+    e.site = site_id(where);
+    e.index = -1;
+    return e;
+}
+
+// -- GM: regions and access checks -------------------------------------------------------------------
+
+// The region (launch argument allocation) holding ``addr``, or -1.
+inline int32_t find_region(const void* addr) {
+    const CoreState& c = core();
+    uint64_t a = uint64_t(reinterpret_cast<uintptr_t>(addr));
+    size_t lo = 0, hi = c.regions.size();
+    while (lo < hi) {  // the last region starting at or before addr
+        size_t mid = (lo + hi) / 2;
+        if (c.regions[mid].addr <= a) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0) return -1;
+    const MpnpuRegion& r = c.regions[lo - 1];
+    return a < r.addr + r.size ? int32_t(lo - 1) : -1;
+}
+
+[[noreturn]] inline void illegal_gm(bool write, const Site& where, const void* base, uint64_t start, uint64_t stop,
+                                    int32_t region, const char* what) {
+    Fault f;
+    std::memset(&f.info, 0, sizeof f.info);
+    f.info.kind = write ? MPNPU_FAULT_ILLEGAL_WRITE : MPNPU_FAULT_ILLEGAL_READ;
+    f.info.site = site_id(where);
+    f.info.region = region;
+    f.info.mem = -1;
+    const CoreState& c = core();
+    if (region >= 0) {
+        const MpnpuRegion& r = c.regions[size_t(region)];
+        f.info.start = start - r.addr;
+        f.info.stop = stop - r.addr;
+        f.info.limit_lo = 0;
+        f.info.limit_hi = r.size;
+    } else {
+        f.info.start = start;
+        f.info.stop = stop;
+    }
+    (void)base;
+    // The message is the call's name: the core process words the report (it knows the tensors).
+    std::snprintf(f.info.message, sizeof f.info.message, "%s", what);
+    throw f;
+}
+
+// One GM access of ``count`` runs of ``run`` bytes, ``stride`` bytes apart, from ``first``: checked
+// against the tensor that ``base`` (the GlobalTensor's buffer) lies in, and recorded when tracing.
+// Returns the record's index (-1 when not traced): call done() with it once the bytes have moved.
+inline int64_t gm_access(char kind, uint8_t pipe, const void* base, const void* first, uint64_t run,
+                         uint64_t stride, uint64_t count, uint32_t itemsize, const Site& where,
+                         const char* what) {
+    CoreState& c = core();
+    if (count == 0 || run == 0) return -1;
+    uint64_t lo = uint64_t(reinterpret_cast<uintptr_t>(first));
+    uint64_t hi = lo + (count - 1) * stride + run;
+    int32_t region = -1;
+    if (c.memcheck || c.tracing) {
+        region = find_region(base);
+        if (c.memcheck) {
+            if (region < 0) illegal_gm(kind != 'R', where, base, lo, hi, region, what);
+            const MpnpuRegion& r = c.regions[size_t(region)];
+            if (lo < r.addr || hi > r.addr + r.size) illegal_gm(kind != 'R', where, base, lo, hi, region, what);
+        }
+    }
+    if (c.tracing && region >= 0) {
+        MpnpuEvent& e = record(MPNPU_EV_GM, uint8_t(kind), pipe, where);
+        e.index = region;
+        e.aux = int32_t(itemsize);
+        e.start = lo - c.regions[size_t(region)].addr;
+        e.run = run;
+        e.stride = count > 1 ? stride : 0;
+        e.count = count;
+        e.t0 = e.t1 = now_ns();
+        return int64_t(c.events.size()) - 1;
+    }
+    return -1;
+}
+
+// The access recorded as ``index`` has completed (its span ends now).
+inline void done(int64_t index) {
+    if (index >= 0) core().events[size_t(index)].t1 = now_ns();
+}
+
+// Call around the copy itself when the launch holds: the plan's held core waits before its
+// access, the partner says when it has made its own (mpnpu.runtime.hold).
+inline void hold_point(const Site& where, int after) {
+    CoreState& c = core();
+    if (!c.holding) return;
+    int32_t id = site_id(where);
+    if (!c.sites[size_t(id)].hold) return;
+    if (c.host->hold(id, after) != 0) throw HostError();
+}
+
+// -- local memory checks -------------------------------------------------------------------------------
+
+[[noreturn]] inline void illegal_local(bool write, const Site& where, int mem, uint64_t start, uint64_t stop,
+                                       uint64_t buf_lo, uint64_t buf_hi, const char* what) {
+    Fault f;
+    std::memset(&f.info, 0, sizeof f.info);
+    f.info.kind = write ? MPNPU_FAULT_ILLEGAL_WRITE : MPNPU_FAULT_ILLEGAL_READ;
+    f.info.site = site_id(where);
+    f.info.region = -1;
+    f.info.mem = mem;
+    f.info.start = start;
+    f.info.stop = stop;
+    f.info.limit_lo = buf_lo;
+    f.info.limit_hi = buf_hi;
+    std::snprintf(f.info.message, sizeof f.info.message, "%s", what);
+    throw f;
+}
+
+// One access by ``pipe`` to bytes [start, stop) of local memory ``mem`` (offsets from the memory's
+// start), which must lie inside the buffer [buf_lo, buf_hi) the tensor was taken from.
+inline void local_access(char kind, uint8_t pipe, int mem, uint64_t start, uint64_t stop, uint64_t buf_lo,
+                         uint64_t buf_hi, const Site& where, const char* what) {
+    CoreState& c = core();
+    if (stop <= start) return;
+    if (c.memcheck && (start < buf_lo || stop > buf_hi))
+        illegal_local(kind != 'R', where, mem, start, stop, buf_lo, buf_hi, what);
+    if (c.tracing) {
+        MpnpuEvent& e = record(MPNPU_EV_LOCAL, uint8_t(kind), pipe, where);
+        e.mem = uint8_t(mem);
+        e.start = start;
+        e.run = stop - start;
+        e.count = 1;
+    }
+}
+
+// -- callbacks ------------------------------------------------------------------------------------------
+
+inline void host_call(int32_t rc) {
+    if (rc != 0) throw HostError();
+}
+
+}  // namespace mpnpu
+
+#endif  // MPNPU_RT_H

@@ -1,0 +1,215 @@
+// Synchronisation: intra-core flags and barriers (SetFlag / WaitFlag / PipeBarrier), and across
+// cores SyncAll and the cross-core flags (CrossCoreSetFlag / CrossCoreWaitFlag).
+//
+// Every call is a sync point named by its kernel line ("dir/file.cpp:line"); a launch that drops a
+// sync point skips that call (and a traced launch records that it did). Cross-core syncs go to the
+// core process (mpnpu.runtime.kcontext), which implements them for Python and C++ kernels alike;
+// the pipes of a core run in order here, so intra-core flags are counters checked at once: a wait
+// that no set has raised would hang the device and is reported at its line instead.
+#ifndef MPNPU_SYNC_H
+#define MPNPU_SYNC_H
+
+#include <cstdint>
+
+#include "rt.h"
+#include "tensor.h"
+#include "types.h"
+
+namespace mpnpu {
+
+struct EventPipes {
+    uint8_t src, dst;
+    const char* name;
+};
+
+// HardEvent number -> (source pipe, destination pipe, name), in the order of AscendC::HardEvent.
+inline const EventPipes& event_pipes(AscendC::HardEvent e) {
+    static const EventPipes table[] = {
+        {P_MTE2, P_MTE1, "MTE2_MTE1"}, {P_MTE1, P_MTE2, "MTE1_MTE2"}, {P_MTE1, P_M, "MTE1_M"},
+        {P_M, P_MTE1, "M_MTE1"},       {P_MTE2, P_V, "MTE2_V"},       {P_V, P_MTE2, "V_MTE2"},
+        {P_MTE3, P_V, "MTE3_V"},       {P_V, P_MTE3, "V_MTE3"},       {P_M, P_V, "M_V"},
+        {P_V, P_M, "V_M"},             {P_V, P_V, "V_V"},             {P_MTE3, P_MTE1, "MTE3_MTE1"},
+        {P_MTE1, P_MTE3, "MTE1_MTE3"}, {P_MTE1, P_V, "MTE1_V"},       {P_MTE2, P_M, "MTE2_M"},
+        {P_M, P_MTE2, "M_MTE2"},       {P_V, P_MTE1, "V_MTE1"},       {P_M, P_FIX, "M_FIX"},
+        {P_FIX, P_M, "FIX_M"},         {P_MTE3, P_MTE2, "MTE3_MTE2"}, {P_MTE2, P_MTE3, "MTE2_MTE3"},
+        {P_S, P_V, "S_V"},             {P_V, P_S, "V_S"},             {P_S, P_MTE2, "S_MTE2"},
+        {P_MTE2, P_S, "MTE2_S"},       {P_S, P_MTE3, "S_MTE3"},       {P_MTE3, P_S, "MTE3_S"},
+        {P_MTE2, P_FIX, "MTE2_FIX"},   {P_FIX, P_MTE2, "FIX_MTE2"},   {P_FIX, P_S, "FIX_S"},
+        {P_M, P_S, "M_S"},             {P_FIX, P_MTE3, "FIX_MTE3"},   {P_MTE1, P_FIX, "MTE1_FIX"},
+        {P_FIX, P_MTE1, "FIX_MTE1"},   {P_FIX, P_FIX, "FIX_FIX"},     {P_S, P_M, "S_M"},
+        {P_S, P_MTE1, "S_MTE1"},       {P_S, P_FIX, "S_FIX"},
+    };
+    static const EventPipes none{P_S, P_S, "?"};
+    size_t i = size_t(e);
+    return i < sizeof(table) / sizeof(table[0]) ? table[i] : none;
+}
+
+// Which call a dropped sync point skipped (the index field of its MPNPU_EV_DROPPED record).
+enum DroppedCall : int32_t {
+    D_SYNC_ALL = 0, D_FLAG_SET = 1, D_FLAG_WAIT = 2, D_SET_FLAG = 3, D_WAIT_FLAG = 4, D_PIPE_BARRIER = 5
+};
+
+// True (and recorded) when the launch drops the sync point at ``site``.
+inline bool dropped(const Site& site, DroppedCall call) {
+    CoreState& c = core();
+    if (c.dropped.empty()) return false;
+    int32_t id = site_id(site);
+    if (!c.sites[size_t(id)].dropped) return false;
+    if (c.tracing) {
+        MpnpuEvent& e = record(MPNPU_EV_DROPPED, 0, P_S, site);
+        e.index = call;
+        e.t0 = e.t1 = now_ns();
+    }
+    return true;
+}
+
+inline void pipe_sync_record(char op, uint8_t pipe, int32_t event, int32_t event_id, const Site& site) {
+    if (!core().tracing) return;
+    MpnpuEvent& e = record(MPNPU_EV_PIPE_SYNC, uint8_t(op), pipe, site);
+    e.aux = event;
+    e.index = event_id;
+}
+
+inline void check_event_id(AscendC::HardEvent evt, int32_t id, const Site& site, const char* call) {
+    if (size_t(evt) >= size_t(AscendC::HardEvent::MAX))
+        api_error(site, "%s: not a HardEvent (%d)", call, int(evt));
+    if (id < 0 || id > 7)
+        api_error(site, "%s<HardEvent::%s>(%d): event ids are 0..7 on this chip", call, event_pipes(evt).name, id);
+}
+
+inline void set_flag(AscendC::HardEvent evt, int32_t id, const Site& site) {
+    check_event_id(evt, id, site, "SetFlag");
+    if (dropped(site, D_SET_FLAG)) return;
+    int32_t& n = core().raised[size_t(evt)][id];
+    if (n >= 255) api_error(site, "SetFlag<HardEvent::%s>(%d): raised 255 times without a WaitFlag", event_pipes(evt).name, id);
+    ++n;
+    pipe_sync_record('s', event_pipes(evt).src, int32_t(evt), id, site);
+}
+
+inline void wait_flag(AscendC::HardEvent evt, int32_t id, const Site& site) {
+    check_event_id(evt, id, site, "WaitFlag");
+    if (dropped(site, D_WAIT_FLAG)) return;
+    int32_t& n = core().raised[size_t(evt)][id];
+    if (n <= 0)
+        api_error(site,
+                  "WaitFlag<HardEvent::%s>(%d) waits for an event no SetFlag has raised: the device would hang "
+                  "(the pipes of a core run in order here, so the set must come before the wait in program order)",
+                  event_pipes(evt).name, id);
+    --n;
+    pipe_sync_record('w', event_pipes(evt).dst, int32_t(evt), id, site);
+}
+
+inline void pipe_barrier(uint8_t pipe, const Site& site) {
+    if (dropped(site, D_PIPE_BARRIER)) return;
+    pipe_sync_record('b', pipe, -1, 0, site);
+}
+
+inline void sync_all(bool aiv_only, const Site& site) {
+    if (dropped(site, D_SYNC_ALL)) return;
+    CoreState& c = core();
+    if (aiv_only && is_aic())
+        api_error(site, "SyncAll<true>() synchronises the vector cores only; a cube core must not call it "
+                        "(guard it with ASCEND_IS_AIV, or use SyncAll<false>())");
+    uint64_t t0 = c.tracing ? now_ns() : 0;
+    int32_t id = site_id(site);
+    host_call(c.host->sync_all(aiv_only ? 1 : 0, id));
+    if (c.tracing) {
+        MpnpuEvent& e = record(MPNPU_EV_SYNC_ALL, 0, P_ALL, site);
+        e.mem = aiv_only ? 1 : 0;
+        e.t0 = t0;
+        e.t1 = now_ns();
+    }
+}
+
+constexpr int32_t ANY_MODE = MPNPU_ANY_MODE;  // a CrossCoreWaitFlag without a mode: the setters' mode counts
+
+inline void cross_core_set(int32_t mode, uint8_t pipe, int32_t flag_id, const Site& site) {
+    if (mode < 0 || mode > 2) api_error(site, "CrossCoreSetFlag<%d, ...>: this chip has flag modes 0, 1 and 2", mode);
+    if (pipe == P_S || pipe == P_ALL)
+        api_error(site, "CrossCoreSetFlag<%d, %s>: the pipe must be PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3 "
+                        "or PIPE_FIX", mode, pipe_name(pipe));
+    if (dropped(site, D_FLAG_SET)) return;
+    CoreState& c = core();
+    uint64_t t0 = c.tracing ? now_ns() : 0;
+    // The flag id is taken modulo 16, as the chip takes its low 4 bits.
+    host_call(c.host->flag_set(mode, flag_id & 0xF, pipe, site_id(site)));
+    if (c.tracing) {
+        MpnpuEvent& e = record(MPNPU_EV_FLAG_SET, 0, pipe, site);
+        e.mem = uint8_t(mode);
+        e.index = flag_id & 0xF;
+        e.t0 = t0;
+        e.t1 = now_ns();
+    }
+}
+
+inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
+    if (mode != ANY_MODE && (mode < 0 || mode > 2))
+        api_error(site, "CrossCoreWaitFlag<%d>: this chip has flag modes 0, 1 and 2", mode);
+    if (dropped(site, D_FLAG_WAIT)) return;
+    CoreState& c = core();
+    uint64_t t0 = c.tracing ? now_ns() : 0;
+    int32_t resolved = mode;
+    host_call(c.host->flag_wait(mode, flag_id & 0xF, site_id(site), &resolved));
+    if (c.tracing) {
+        MpnpuEvent& e = record(MPNPU_EV_FLAG_WAIT, 0, P_S, site);
+        e.mem = uint8_t(resolved);
+        e.index = flag_id & 0xF;
+        e.t0 = t0;
+        e.t1 = now_ns();
+    }
+}
+
+}  // namespace mpnpu
+
+namespace AscendC {
+
+template <HardEvent evt>
+inline void SetFlag(int32_t eventID, MPNPU_SITE) {
+    mpnpu::set_flag(evt, eventID, site);
+}
+
+template <HardEvent evt>
+inline void WaitFlag(int32_t eventID, MPNPU_SITE) {
+    mpnpu::wait_flag(evt, eventID, site);
+}
+
+template <pipe_t pipe>
+inline void PipeBarrier(MPNPU_SITE) {
+    mpnpu::pipe_barrier(uint8_t(pipe), site);
+}
+
+// SyncAll<true>() (the default): every vector core; SyncAll<false>(): every cube and vector core.
+template <bool isAIVOnly = true>
+inline void SyncAll(MPNPU_SITE) {
+    mpnpu::sync_all(isAIVOnly, site);
+}
+
+// The software SyncAll of the vector cores, with GM and UB workspaces: the same barrier here (the
+// workspaces are the chip's way of building it; mpnpu checks them for bounds only).
+template <bool isAIVOnly = true>
+inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace,
+                    const int32_t usedCores = 0, MPNPU_SITE) {
+    (void)gmWorkspace;
+    (void)ubWorkspace;
+    (void)usedCores;
+    mpnpu::sync_all(true, site);
+}
+
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId, MPNPU_SITE) {
+    mpnpu::cross_core_set(modeId, uint8_t(pipe), flagId, site);
+}
+
+// On this chip the wait has no mode of its own (its template arguments do not take effect): it
+// consumes the sets its setters made, in the mode they used. A mode given explicitly is checked.
+template <uint8_t modeId = mpnpu::ANY_MODE, pipe_t pipe = PIPE_S>
+inline void CrossCoreWaitFlag(uint16_t flagId, MPNPU_SITE) {
+    mpnpu::cross_core_wait(modeId, flagId, site);
+}
+
+}  // namespace AscendC
+
+// The older intrinsic spellings some kernels still use.
+inline void pipe_barrier(pipe_t pipe, MPNPU_SITE) { mpnpu::pipe_barrier(uint8_t(pipe), site); }
+
+#endif  // MPNPU_SYNC_H

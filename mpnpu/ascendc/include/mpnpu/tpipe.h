@@ -1,0 +1,467 @@
+// Local memory management: TPipe (buffers and event ids), TQue / TQueBind (buffers handed between
+// two pipes, with the syncs a queue inserts), TBuf (a plain buffer), LocalMemAllocator.
+//
+// A queue orders its producer and consumer pipe as the chip's queues do (mpnpu/sync.h records each
+// as a sync point at the kernel line of the queue call):
+//
+//   AllocTensor   producer waits consumer_producer for the buffer's last FreeTensor (a reused buffer)
+//   EnQue         producer raises producer_consumer for this buffer
+//   DeQue         consumer waits producer_consumer, gets the oldest enqueued tensor
+//   FreeTensor    consumer raises consumer_producer: the buffer may be refilled
+#ifndef MPNPU_TPIPE_H
+#define MPNPU_TPIPE_H
+
+#include <cstdint>
+
+#include "rt.h"
+#include "sync.h"
+#include "tensor.h"
+#include "types.h"
+
+namespace mpnpu {
+
+// The memory behind a position, and which core type has it (0: vector, 1: cube).
+inline int position_memory(AscendC::TPosition pos) {
+    using P = AscendC::TPosition;
+    switch (pos) {
+        case P::VECIN: case P::VECOUT: case P::VECCALC: case P::CO2: return MPNPU_MEM_UB;
+        case P::A1: case P::B1: case P::C1: case P::TSCM: return MPNPU_MEM_L1;
+        case P::A2: return MPNPU_MEM_L0A;
+        case P::B2: return MPNPU_MEM_L0B;
+        case P::CO1: return MPNPU_MEM_L0C;
+        case P::C2: return MPNPU_MEM_BT;
+        case P::C2PIPE2GM: return MPNPU_MEM_FB;
+        default: return -1;
+    }
+}
+
+inline const char* position_name(AscendC::TPosition pos) {
+    static const char* names[] = {"GM", "A1", "A2", "B1", "B2", "C1", "C2", "CO1", "CO2", "VECIN", "VECOUT",
+                                  "VECCALC", "SPM", "TSCM", "C2PIPE2GM", "C2PIPE2LOCAL"};
+    size_t i = size_t(pos);
+    return i < sizeof(names) / sizeof(names[0]) ? names[i] : "?";
+}
+
+inline int memory_core_type(int mem) { return mem == MPNPU_MEM_UB ? 0 : 1; }
+
+// (producer, consumer) pipes of a queue between two positions.
+inline bool queue_pipes(AscendC::TPosition src, AscendC::TPosition dst, uint8_t& producer, uint8_t& consumer) {
+    using P = AscendC::TPosition;
+    P pos = src == dst ? src : (src == P::GM ? dst : src);
+    switch (pos) {
+        case P::VECIN: producer = P_MTE2; consumer = P_V; return true;
+        case P::VECOUT: producer = P_V; consumer = P_MTE3; return true;
+        case P::A1: case P::B1: producer = P_MTE2; consumer = P_MTE1; return true;
+        case P::A2: case P::B2: producer = P_MTE1; consumer = P_M; return true;
+        case P::CO1: producer = P_M; consumer = P_FIX; return true;
+        default: return false;
+    }
+}
+
+// HardEvent from its source and destination pipes (the queues pick their events this way).
+inline AscendC::HardEvent event_of(uint8_t src, uint8_t dst) {
+    for (int i = 0; i < int(AscendC::HardEvent::MAX); ++i) {
+        const EventPipes& p = event_pipes(AscendC::HardEvent(i));
+        if (p.src == src && p.dst == dst) return AscendC::HardEvent(i);
+    }
+    return AscendC::HardEvent::MAX;
+}
+
+// Reserves ``len`` bytes (rounded up to 32) of ``mem`` at ``used``; the capacity check of the chip.
+inline uint64_t reserve(int mem, uint64_t& used, uint64_t len, const Site& site, const char* what) {
+    uint64_t size = (len + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES;
+    if (used + size > memory_size(mem))
+        api_error(site, "%s: %s overflow: %llu bytes asked with %llu of %llu already in use", what, mem_name(mem),
+                  (unsigned long long)size, (unsigned long long)used, (unsigned long long)memory_size(mem));
+    uint64_t at = used;
+    used += size;
+    return at;
+}
+
+inline void check_core_has(int mem, AscendC::TPosition pos, const Site& site, const char* what) {
+    if (mem < 0) api_error(site, "%s: position %s is not local memory", what, position_name(pos));
+    int want = memory_core_type(mem);
+    if (want != core().launch.core_type)
+        api_error(site, "%s: %s (%s) is on %s cores, and this is a %s core", what, position_name(pos), mem_name(mem),
+                  want ? "cube" : "vector", is_aic() ? "cube" : "vector");
+}
+
+}  // namespace mpnpu
+
+namespace AscendC {
+
+using TEventID = int8_t;
+class TPipe;
+
+namespace internal {
+inline TPipe*& current_pipe() {
+    static TPipe* pipe = nullptr;
+    return pipe;
+}
+}  // namespace internal
+
+inline TPipe* GetTPipePtr() { return internal::current_pipe(); }
+
+// A buffer of one queue or TBuf: where it is in its memory.
+struct BufferSlot {
+    int mem = MPNPU_MEM_UB;
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+};
+
+template <TPosition pos>
+class TBuf;
+
+class TQueBase {
+public:
+    virtual ~TQueBase() = default;
+    // TPipe::InitBuffer(que, num, len): num buffers of len bytes each.
+    virtual void mpnpu_init(TPipe& pipe, int mem, uint8_t num, uint64_t first, uint64_t len, const mpnpu::Site& site) = 0;
+    virtual TPosition mpnpu_position() const = 0;
+};
+
+class TPipe {
+public:
+    TPipe() {
+        prev_ = internal::current_pipe();
+        internal::current_pipe() = this;
+    }
+    ~TPipe() {
+        if (internal::current_pipe() == this) internal::current_pipe() = prev_;
+    }
+    TPipe(const TPipe&) = delete;
+    TPipe& operator=(const TPipe&) = delete;
+
+    void Init() {}
+    // Release every buffer and event id (the pipe can be used again from the start).
+    void Reset() {
+        for (uint64_t& u : used_) u = 0;
+        for (uint8_t& t : taken_) t = 0;
+    }
+    void Destroy() { Reset(); }
+
+    template <class Q>
+    bool InitBuffer(Q& que, uint8_t num, uint32_t len, MPNPU_SITE) {
+        static_assert(std::is_base_of_v<TQueBase, Q>, "InitBuffer(que, num, len) takes a TQue or TQueBind");
+        TPosition pos = que.mpnpu_position();
+        int mem = mpnpu::position_memory(pos);
+        mpnpu::check_core_has(mem, pos, site, "TPipe::InitBuffer");
+        if (num == 0) mpnpu::api_error(site, "TPipe::InitBuffer: a queue needs at least one buffer");
+        uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+        uint64_t first = mpnpu::reserve(mem, used_[mem], size * num, site, "TPipe::InitBuffer");
+        que.mpnpu_init(*this, mem, num, first, size, site);
+        return true;
+    }
+
+    template <TPosition P>
+    bool InitBuffer(TBuf<P>& buf, uint32_t len, MPNPU_SITE);
+
+    template <HardEvent evt>
+    TEventID AllocEventID(MPNPU_SITE) {
+        uint8_t& taken = taken_[size_t(evt)];
+        for (int i = 0; i < 8; ++i) {
+            if (!(taken & (1u << i))) {
+                taken = uint8_t(taken | (1u << i));
+                return TEventID(i);
+            }
+        }
+        mpnpu::api_error(site, "AllocEventID<HardEvent::%s>: all 8 event ids are allocated (release one first; "
+                               "every queue buffer holds one id per direction)", mpnpu::event_pipes(evt).name);
+    }
+
+    template <HardEvent evt>
+    void ReleaseEventID(TEventID id, MPNPU_SITE) {
+        uint8_t& taken = taken_[size_t(evt)];
+        if (id < 0 || id > 7 || !(taken & (1u << id)))
+            mpnpu::api_error(site, "ReleaseEventID<HardEvent::%s>(%d): that id is not allocated",
+                             mpnpu::event_pipes(evt).name, int(id));
+        taken = uint8_t(taken & ~(1u << id));
+    }
+
+    // The lowest id not allocated, without reserving it (two uses of it at once are the kernel's bug).
+    template <HardEvent evt>
+    TEventID FetchEventID(MPNPU_SITE) {
+        return FetchEventID(evt, site);
+    }
+    TEventID FetchEventID(HardEvent evt, MPNPU_SITE) {
+        uint8_t taken = taken_[size_t(evt)];
+        for (int i = 0; i < 8; ++i)
+            if (!(taken & (1u << i))) return TEventID(i);
+        mpnpu::api_error(site, "FetchEventID<HardEvent::%s>: all 8 event ids are allocated", mpnpu::event_pipes(evt).name);
+    }
+
+    template <TPosition P>
+    uint64_t GetBaseAddr() {
+        int mem = mpnpu::position_memory(P);
+        return uint64_t(reinterpret_cast<uintptr_t>(mpnpu::memory_base(mem)));
+    }
+
+    // -- for mpnpu ---------------------------------------------------------------------------------------
+    uint64_t mpnpu_reserve(int mem, uint64_t len, const mpnpu::Site& site, const char* what) {
+        return mpnpu::reserve(mem, used_[mem], len, site, what);
+    }
+
+private:
+    TPipe* prev_ = nullptr;
+    uint64_t used_[MPNPU_MEM_COUNT] = {};
+    uint8_t taken_[size_t(HardEvent::MAX)] = {};
+};
+
+template <TPosition pos>
+class TBuf {
+public:
+    template <typename T>
+    LocalTensor<T> Get(MPNPU_SITE) const {
+        return GetWithOffset<T>(uint32_t(slot_.bytes / sizeof(T)), 0, site);
+    }
+    template <typename T>
+    LocalTensor<T> Get(uint32_t len, MPNPU_SITE) const {
+        return GetWithOffset<T>(len, 0, site);
+    }
+    // ``size`` elements starting ``bufOffset`` bytes into the buffer.
+    template <typename T>
+    LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, MPNPU_SITE) const {
+        if (!ready_) mpnpu::api_error(site, "TBuf::Get: the buffer has no memory yet (TPipe::InitBuffer first)");
+        if (uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > slot_.bytes)
+            mpnpu::api_error(site, "TBuf::Get: %u elements of %zu bytes at byte %u exceed the buffer's %llu bytes",
+                             size, sizeof(T), bufOffset, (unsigned long long)slot_.bytes);
+        LocalTensor<T> t;
+        t.mpnpu_init(slot_.mem, pos, slot_.offset + bufOffset, size, slot_.offset, slot_.offset + slot_.bytes);
+        return t;
+    }
+    void mpnpu_init(int mem, uint64_t offset, uint64_t bytes) {
+        slot_ = BufferSlot{mem, offset, bytes};
+        ready_ = true;
+    }
+
+private:
+    BufferSlot slot_{};
+    bool ready_ = false;
+};
+
+template <TPosition P>
+bool TPipe::InitBuffer(TBuf<P>& buf, uint32_t len, mpnpu::Site site) {
+    int mem = mpnpu::position_memory(P);
+    mpnpu::check_core_has(mem, P, site, "TPipe::InitBuffer");
+    uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    uint64_t at = mpnpu::reserve(mem, used_[mem], size, site, "TPipe::InitBuffer");
+    buf.mpnpu_init(mem, at, len);
+    return true;
+}
+
+template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
+class TQueBind : public TQueBase {
+public:
+    static constexpr int kMaxBuffers = 8;
+
+    void mpnpu_init(TPipe& pipe, int mem, uint8_t num, uint64_t first, uint64_t len, const mpnpu::Site& site) override {
+        if (!mpnpu::queue_pipes(src, dst, producer_, consumer_))
+            mpnpu::unsupported(site, "TQue at %s: mpnpu has queues at VECIN, VECOUT, A1, B1, A2, B2, CO1 and CO2 "
+                                     "(VECCALC is a TBuf)", mpnpu::position_name(src));
+        if (num > kMaxBuffers) mpnpu::api_error(site, "TPipe::InitBuffer: at most %d buffers per queue", kMaxBuffers);
+        fwd_ = mpnpu::event_of(producer_, consumer_);
+        bwd_ = mpnpu::event_of(consumer_, producer_);
+        num_ = num;
+        for (int i = 0; i < num; ++i) {
+            slots_[i] = BufferSlot{mem, first + uint64_t(i) * len, len};
+            fwd_id_[i] = alloc_id(pipe, fwd_, site);
+            bwd_id_[i] = alloc_id(pipe, bwd_, site);
+            reused_[i] = false;
+            held_[i] = false;
+            free_[i] = int8_t(i);
+        }
+        n_free_ = num;
+        n_queued_ = 0;
+        head_ = 0;
+        ready_ = true;
+    }
+    TPosition mpnpu_position() const override { return src == TPosition::GM ? dst : src; }
+
+    template <typename T>
+    LocalTensor<T> AllocTensor(MPNPU_SITE) {
+        check_ready(site, "AllocTensor");
+        if (n_free_ == 0)
+            mpnpu::api_error(site, "TQue::AllocTensor: all %d buffers are in use (FreeTensor one first; the device "
+                                   "would hang)", int(num_));
+        int s = free_[0];
+        for (int i = 1; i < n_free_; ++i) free_[i - 1] = free_[i];
+        --n_free_;
+        if (reused_[s]) mpnpu::wait_flag(bwd_, bwd_id_[s], site);
+        held_[s] = true;
+        const BufferSlot& b = slots_[s];
+        LocalTensor<T> t;
+        t.mpnpu_init(b.mem, mpnpu_position(), b.offset, uint32_t(b.bytes / sizeof(T)), b.offset, b.offset + b.bytes);
+        return t;
+    }
+    template <typename T>
+    void AllocTensor(LocalTensor<T>& tensor, MPNPU_SITE) {
+        tensor = AllocTensor<T>(site);
+    }
+
+    template <typename T>
+    bool EnQue(const LocalTensor<T>& tensor, MPNPU_SITE) {
+        check_ready(site, "EnQue");
+        int s = slot_of(tensor.mpnpu_buf_lo(), site, "EnQue");
+        if (n_queued_ >= depth_limit())
+            mpnpu::api_error(site, "TQue::EnQue: the queue's depth is %d and %d tensors are already enqueued",
+                             int(depth_limit()), int(n_queued_));
+        mpnpu::set_flag(fwd_, fwd_id_[s], site);
+        queued_[(head_ + n_queued_) % kMaxBuffers] = int8_t(s);
+        queued_off_[(head_ + n_queued_) % kMaxBuffers] = tensor.mpnpu_offset();
+        queued_size_[(head_ + n_queued_) % kMaxBuffers] = uint64_t(tensor.GetSize()) * sizeof(T);
+        ++n_queued_;
+        return true;
+    }
+    template <TPosition srcUserPos, TPosition dstUserPos, typename T>
+    bool EnQue(const LocalTensor<T>& tensor, MPNPU_SITE) {
+        return EnQue(tensor, site);
+    }
+
+    template <typename T>
+    LocalTensor<T> DeQue(MPNPU_SITE) {
+        check_ready(site, "DeQue");
+        if (n_queued_ == 0) mpnpu::api_error(site, "TQue::DeQue: nothing is enqueued (the device would hang)");
+        int s = queued_[head_];
+        uint64_t off = queued_off_[head_], bytes = queued_size_[head_];
+        head_ = (head_ + 1) % kMaxBuffers;
+        --n_queued_;
+        mpnpu::wait_flag(fwd_, fwd_id_[s], site);
+        const BufferSlot& b = slots_[s];
+        LocalTensor<T> t;
+        t.mpnpu_init(b.mem, mpnpu_position(), off, uint32_t(bytes / sizeof(T)), b.offset, b.offset + b.bytes);
+        return t;
+    }
+    template <typename T>
+    void DeQue(LocalTensor<T>& tensor, MPNPU_SITE) {
+        tensor = DeQue<T>(site);
+    }
+    template <TPosition srcUserPos, TPosition dstUserPos, typename T>
+    LocalTensor<T> DeQue(MPNPU_SITE) {
+        return DeQue<T>(site);
+    }
+
+    template <typename T>
+    void FreeTensor(LocalTensor<T>& tensor, MPNPU_SITE) {
+        check_ready(site, "FreeTensor");
+        int s = slot_of(tensor.mpnpu_buf_lo(), site, "FreeTensor");
+        if (!held_[s]) mpnpu::api_error(site, "TQue::FreeTensor: the tensor's buffer is not allocated (freed twice?)");
+        mpnpu::set_flag(bwd_, bwd_id_[s], site);
+        held_[s] = false;
+        reused_[s] = true;
+        free_[n_free_++] = int8_t(s);
+    }
+
+    bool VacantInQue() const { return n_queued_ < depth_limit(); }
+    bool HasTensorInQue() const { return n_queued_ > 0; }
+    int32_t GetTensorCountInQue() const { return n_queued_; }
+    bool HasIdleBuffer() const { return n_free_ > 0; }
+    // Consume the events the queue's last FreeTensors raised (so none is left set at the end).
+    void FreeAllEvent(MPNPU_SITE) {
+        for (int i = 0; i < num_; ++i) {
+            if (reused_[i] && !held_[i]) {
+                mpnpu::wait_flag(bwd_, bwd_id_[i], site);
+                reused_[i] = false;
+            }
+        }
+    }
+
+private:
+    static TEventID alloc_id(TPipe& pipe, HardEvent evt, const mpnpu::Site& site) {
+        switch (evt) {
+#define MPNPU_ALLOC_CASE(E) \
+    case HardEvent::E: return pipe.AllocEventID<HardEvent::E>(site);
+            MPNPU_ALLOC_CASE(MTE2_V) MPNPU_ALLOC_CASE(V_MTE2) MPNPU_ALLOC_CASE(V_MTE3) MPNPU_ALLOC_CASE(MTE3_V)
+            MPNPU_ALLOC_CASE(MTE2_MTE1) MPNPU_ALLOC_CASE(MTE1_MTE2) MPNPU_ALLOC_CASE(MTE1_M) MPNPU_ALLOC_CASE(M_MTE1)
+            MPNPU_ALLOC_CASE(M_FIX) MPNPU_ALLOC_CASE(FIX_M)
+#undef MPNPU_ALLOC_CASE
+            default: mpnpu::api_error(site, "a queue between these positions has no event");
+        }
+    }
+    int32_t depth_limit() const { return depth > 0 ? depth : num_; }
+    void check_ready(const mpnpu::Site& site, const char* what) const {
+        if (!ready_) mpnpu::api_error(site, "TQue::%s: the queue has no buffers yet (TPipe::InitBuffer first)", what);
+    }
+    int slot_of(uint64_t buf_lo, const mpnpu::Site& site, const char* what) const {
+        for (int i = 0; i < num_; ++i)
+            if (slots_[i].offset == buf_lo) return i;
+        mpnpu::api_error(site, "TQue::%s: the tensor was not allocated from this queue", what);
+    }
+
+    uint8_t producer_ = mpnpu::P_MTE2, consumer_ = mpnpu::P_V;
+    HardEvent fwd_ = HardEvent::MTE2_V, bwd_ = HardEvent::V_MTE2;
+    int num_ = 0;
+    BufferSlot slots_[kMaxBuffers];
+    TEventID fwd_id_[kMaxBuffers] = {};
+    TEventID bwd_id_[kMaxBuffers] = {};
+    bool reused_[kMaxBuffers] = {};
+    bool held_[kMaxBuffers] = {};
+    int8_t free_[kMaxBuffers] = {};
+    int n_free_ = 0;
+    int8_t queued_[kMaxBuffers] = {};
+    uint64_t queued_off_[kMaxBuffers] = {};
+    uint64_t queued_size_[kMaxBuffers] = {};
+    int n_queued_ = 0;
+    int head_ = 0;
+    bool ready_ = false;
+};
+
+template <TPosition pos, int32_t depth, auto mask = 0>
+class TQue : public TQueBind<pos, pos, depth, mask> {};
+
+// Allocates local memory from the start of one memory, in order (as TPipe does, but without
+// queues or event ids).
+template <Hardware hard = Hardware::UB>
+class LocalMemAllocator {
+public:
+    template <class T, uint32_t tileSize>
+    LocalTensor<T> Alloc(MPNPU_SITE) {
+        return Alloc<default_position(), T>(tileSize, site);
+    }
+    template <TPosition pos, class T, uint32_t tileSize>
+    LocalTensor<T> Alloc(MPNPU_SITE) {
+        return Alloc<pos, T>(tileSize, site);
+    }
+    template <class T>
+    LocalTensor<T> Alloc(uint32_t tileSize, MPNPU_SITE) {
+        return Alloc<default_position(), T>(tileSize, site);
+    }
+    template <TPosition pos, class T>
+    LocalTensor<T> Alloc(uint32_t tileSize, MPNPU_SITE) {
+        int mem = memory();
+        mpnpu::check_core_has(mem, pos, site, "LocalMemAllocator::Alloc");
+        uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+        uint64_t at = mpnpu::reserve(mem, used_, bytes, site, "LocalMemAllocator::Alloc");
+        LocalTensor<T> t;
+        t.mpnpu_init(mem, pos, at, tileSize, at, at + bytes);
+        return t;
+    }
+    uint32_t GetCurAddr() const { return uint32_t(used_); }
+
+private:
+    static constexpr TPosition default_position() {
+        switch (hard) {
+            case Hardware::L1: return TPosition::A1;
+            case Hardware::L0A: return TPosition::A2;
+            case Hardware::L0B: return TPosition::B2;
+            case Hardware::L0C: return TPosition::CO1;
+            default: return TPosition::VECCALC;
+        }
+    }
+    static int memory() {
+        switch (hard) {
+            case Hardware::UB: return MPNPU_MEM_UB;
+            case Hardware::L1: return MPNPU_MEM_L1;
+            case Hardware::L0A: return MPNPU_MEM_L0A;
+            case Hardware::L0B: return MPNPU_MEM_L0B;
+            case Hardware::L0C: return MPNPU_MEM_L0C;
+            case Hardware::BIAS: return MPNPU_MEM_BT;
+            case Hardware::FIXBUF: return MPNPU_MEM_FB;
+            default: return -1;
+        }
+    }
+    uint64_t used_ = 0;
+};
+
+}  // namespace AscendC
+
+#endif  // MPNPU_TPIPE_H

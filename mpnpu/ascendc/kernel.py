@@ -1,0 +1,105 @@
+"""A compiled Ascend C kernel as the runtime launches it: ``Device.launch(kernel, *args)``.
+
+:func:`compile_kernel` builds (or finds in the cache) the library and returns a
+:class:`CompiledKernel`: a small frozen object that pickles into each launch and, called in a core
+process, runs the library's entry there (:mod:`mpnpu.ascendc.bridge`). It is a *kernel object* for
+the runtime (``mpnpu_kernel_name``, ``mpnpu_check_args``, ``__mpnpu_pipes__``): the runtime knows
+nothing else of C++.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+from mpnpu.errors import UsageError
+from mpnpu.runtime.topology import KernelType
+
+from . import bridge
+from .build import BuildSpec, build
+
+#: KERNEL_TASK_TYPE_DEFAULT values and function qualifiers -> the cores a launch starts
+_TYPES = {
+    "KERNEL_TYPE_AIV_ONLY": KernelType.AIV, "KERNEL_TYPE_MIX_AIV_1_0": KernelType.AIV,
+    "KERNEL_TYPE_AIC_ONLY": KernelType.AIC, "KERNEL_TYPE_MIX_AIC_1_0": KernelType.AIC,
+    "KERNEL_TYPE_MIX_AIC_1_1": KernelType.MIX_1_1, "KERNEL_TYPE_MIX_AIC_1_2": KernelType.MIX_1_2,
+}
+_TASK_TYPE = re.compile(r"\bKERNEL_TASK_TYPE_DEFAULT\s*\(\s*(\w+)\s*\)")
+_MIX = re.compile(r"\b__mix__\s*\(\s*(\d)\s*,\s*(\d)\s*\)")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def detect_kernel_type(sources: Sequence[str]) -> KernelType:
+    """The kernel type a source declares: KERNEL_TASK_TYPE_DEFAULT, or a ``__mix__(a, b)`` /
+    ``__cube__`` qualifier; vector-only when it says nothing (what a kernel without cube code is)."""
+    for path in sources:
+        with open(path, errors="replace") as f:
+            text = _COMMENT.sub(" ", f.read())
+        m = _TASK_TYPE.search(text)
+        if m and m.group(1) in _TYPES:
+            return _TYPES[m.group(1)]
+        m = _MIX.search(text)
+        if m:
+            aic, aiv = int(m.group(1)), int(m.group(2))
+            return {(1, 2): KernelType.MIX_1_2, (1, 1): KernelType.MIX_1_1, (1, 0): KernelType.AIC,
+                    (0, 1): KernelType.AIV}.get((aic, aiv), KernelType.MIX_1_2)
+        if re.search(r"\b__cube__\b", text):
+            return KernelType.AIC
+    return KernelType.AIV
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A kernel library and how to launch it (picklable; called on every core of a launch)."""
+
+    path: str  # the library
+    entry: str
+    source: str  # the source that defines the entry (for the kernel's name in reports)
+    params: tuple[str, ...]  # the entry's parameter kinds (mpnpu.ascendc.bridge)
+    kernel_type: KernelType = KernelType.AIV
+    tiling_key: int = 0  # what TILING_KEY_IS compares with
+    sys_workspace_bytes: int = 0  # what GetUserWorkspace skips (0: CPU-debug style)
+    memcheck: bool = True
+
+    #: the kernel orders its pipes and runs them itself (the runtime's pipe engine stays in order)
+    __mpnpu_pipes__ = "own"
+
+    @property
+    def mpnpu_kernel_name(self) -> str:
+        return f"{self.entry} ({os.path.basename(self.source)})"
+
+    def mpnpu_check_args(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        """In the parent, before any core runs: the arguments fit the entry's parameters."""
+        if kwargs:
+            raise UsageError(f"kernel {self.entry} is C++: pass its arguments by position, not {sorted(kwargs)}")
+        bridge.check_arguments(self.entry, self.params, args)
+
+    def with_launch(self, **changes: Any) -> "CompiledKernel":
+        """The same library launched differently (tiling_key, sys_workspace_bytes, memcheck)."""
+        return replace(self, **changes)
+
+    def __call__(self, *args: Any) -> None:
+        bridge.run(bridge.load(self.path), self.kernel_type, args, tiling_key=self.tiling_key,
+                   sys_workspace_bytes=self.sys_workspace_bytes, memcheck=self.memcheck)
+
+
+def compile_kernel(sources: str | Sequence[str], entry: str, *, defines: Mapping[str, Any] | None = None,
+                   include_dirs: Sequence[str] = (), tiling_header: str | None = None, flags: Sequence[str] = (),
+                   kernel_type: KernelType | None = None, tiling_key: int = 0, force: bool = False) -> CompiledKernel:
+    """Build an Ascend C kernel (cached) and return it ready for ``Device.launch``.
+
+    ``sources``: the file that defines ``entry`` first, then any other files to link; ``defines``:
+    ``-D`` flags (e.g. ``{"DTYPE_X": "half"}``); ``tiling_header``: a header included before the
+    sources (a CPU-debug ``*_tiling_def.h``). ``kernel_type`` defaults to what the source declares
+    (:func:`detect_kernel_type`).
+    """
+    paths = (sources,) if isinstance(sources, str) else tuple(sources)
+    spec = BuildSpec(tuple(os.path.abspath(p) for p in paths), entry,
+                     {k: str(v) for k, v in (defines or {}).items()}, tuple(include_dirs), tiling_header,
+                     tuple(flags))
+    built = build(spec, force=force)
+    lib = bridge.load(built.path)
+    kt = kernel_type or detect_kernel_type(spec.sources + ((tiling_header,) if tiling_header else ()))
+    return CompiledKernel(built.path, entry, spec.sources[0], lib.params, kt, tiling_key)
