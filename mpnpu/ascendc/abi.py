@@ -67,6 +67,8 @@ class Launch(ctypes.Structure):
         ("hold_site", ctypes.c_char_p),
         ("host", ctypes.POINTER(Host)),
         ("sys_workspace_bytes", ctypes.c_uint64),
+        ("last_words", ctypes.c_void_p),
+        ("last_words_size", ctypes.c_int32),
     ]
 
 

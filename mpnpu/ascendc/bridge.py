@@ -30,6 +30,7 @@ from mpnpu.errors import KernelAPIError, MemcheckError, MpnpuError, UnsupportedE
 from mpnpu.runtime import kcontext
 from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.pipe_events import Pipe
+from mpnpu.runtime.sync import LAST_WORDS_BYTES
 from mpnpu.runtime.topology import CoreType, KernelType
 from mpnpu.runtime.trace import (
     Access,
@@ -43,6 +44,7 @@ from mpnpu.runtime.trace import (
 )
 
 from . import abi
+from .windows import GAP_BYTES, WINDOWS
 
 _PIPES = {p.value: p for p in Pipe}
 #: KernelType -> the kernel API's kernel type number (abi.KT_*)
@@ -194,7 +196,7 @@ def _flag_set(launch: _Launch, mode: int, flag_id: int, pipe: int, site_id: int)
 @_guard
 def _flag_wait(launch: _Launch, mode: int, flag_id: int, site_id: int, resolved) -> int:
     if mode == abi.ANY_MODE:
-        mode = wait_mode(launch.ctx)
+        mode = kcontext.flag_wait_mode(launch.ctx, flag_id)
     resolved[0] = mode
     kcontext.flag_wait(launch.ctx, mode, flag_id, "", launch.site(site_id)[0])
     return 0
@@ -207,12 +209,6 @@ def _hold(launch: _Launch, site_id: int, after: int) -> int:
         site = launch.site(site_id)[0]
         (hold.after if after else hold.before)(site)
     return 0
-
-
-def wait_mode(ctx: Any) -> int:
-    """The mode of a CrossCoreWaitFlag that names none: on this chip a wait takes the sets its
-    setters made; in a mixed launch those are the other core type's (mode 2), else mode 0."""
-    return 2 if ctx.topology.mixed else 0
 
 
 # One set of callbacks per process (ctypes keeps them alive as long as these references live).
@@ -252,6 +248,8 @@ def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_ke
     launch.hold_site = hold.site.encode() if hold is not None else None
     launch.host = ctypes.pointer(_HOST)
     launch.sys_workspace_bytes = sys_workspace_bytes
+    launch.last_words = ctx.sync.last_words_address(info.core_id)
+    launch.last_words_size = LAST_WORDS_BYTES
     c_slots = (ctypes.c_uint64 * max(1, len(slots)))(*slots)
     state = _current = _Launch(lib, ctx)
     ctx.events = None  # the library records this core's trace itself (see the module docstring)
@@ -286,11 +284,14 @@ def _slots(ctx: Any, params: Sequence[str], args: Sequence[Any]) -> tuple[list[i
             if not arg.segment:  # a tensor without elements: a valid, unusable pointer
                 slots.append(0)
                 continue
-            base = segments.address(arg.segment)
-            slots.append(base + arg.offset)
+            segments.get(arg.segment)  # attached (and prefaulted) in this process
+            # The allocation's own window (mpnpu.ascendc.windows): pointers derived from it cannot
+            # reach another tensor unnoticed.
+            root = WINDOWS.address(arg.segment, arg.root_offset, arg.root_nbytes)
+            slots.append(root + arg.offset - arg.root_offset)
             key = (arg.segment, arg.root_offset)
             if key not in regions:
-                regions[key] = _Region(base + arg.root_offset, arg.root_nbytes, arg)
+                regions[key] = _Region(root, arg.root_nbytes, arg)
         elif kind == "f":
             slots.append(int(np.float32(arg).view(np.uint32)))
         elif kind == "d":
@@ -357,17 +358,24 @@ def _fault_error(state: _Launch, regions: Sequence[_Region], rc: int) -> MpnpuEr
                     f"buffer it was taken from, bytes [{f.limit_lo}, {f.limit_hi})")
             return MemcheckError(text, kind=kind, memory=memory, tensor=f"{memory}[{f.limit_lo}:{f.limit_hi}]",
                                  start=f.start, stop=f.stop, size=f.limit_hi - f.limit_lo, site=site, call=call)
-        if f.region < 0:
-            text = f"{kind} of GM by {call}{where}: the address is in none of the launch's GM tensors"
-            return MemcheckError(text, kind=kind, memory="GM", tensor="", start=f.start, stop=f.stop, size=0,
-                                 site=site, call=call)
-        t = regions[f.region].tensor
+        start, stop, region = f.start, f.stop, f.region
+        if region < 0:
+            # Past the end of an allocation, in the unmapped gap after its window: that allocation
+            # is the one the pointer came from (mpnpu.ascendc.windows).
+            owner = [i for i, r in enumerate(regions) if r.addr <= start < r.addr + r.size + GAP_BYTES]
+            if not owner:
+                text = f"{kind} of GM by {call}{where}: the address is in none of the launch's GM tensors"
+                return MemcheckError(text, kind=kind, memory="GM", tensor="", start=start, stop=stop, size=0,
+                                     site=site, call=call)
+            region = owner[-1]
+            start, stop = start - regions[region].addr, stop - regions[region].addr
+        t = regions[region].tensor
         item = t.dtype.itemsize
-        e0, e1 = f.start // item, -(-f.stop // item)
+        e0, e1 = start // item, -(-stop // item)
         n = t.root_nbytes // item
-        text = (f"{kind} of GM tensor {t.name} by {call}{where}: elements [{e0}, {e1}) (bytes [{f.start}, {f.stop})) "
+        text = (f"{kind} of GM tensor {t.name} by {call}{where}: elements [{e0}, {e1}) (bytes [{start}, {stop})) "
                 f"of a tensor of {n} {t.dtype.name} elements ({t.root_nbytes} bytes)")
-        return MemcheckError(text, kind=kind, memory="GM", tensor=t.name, start=f.start, stop=f.stop,
+        return MemcheckError(text, kind=kind, memory="GM", tensor=t.name, start=start, stop=stop,
                              size=t.root_nbytes, site=site, call=call)
     cls = UnsupportedError if f.kind == abi.FAULT_UNSUPPORTED else KernelAPIError
     return cls(f"{message}{where}", site=site)

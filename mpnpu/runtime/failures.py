@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pickle
 from multiprocessing.process import BaseProcess
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from mpnpu.errors import CoreDiedError, KernelError, LaunchError
 
@@ -36,7 +36,7 @@ class RemoteTraceback(Exception):
 
 
 def describe_failure(topology: Topology, procs: Sequence[BaseProcess], ref: str,
-                     failures: Sequence[CoreFailure]) -> LaunchError:
+                     failures: Sequence[CoreFailure], last_words: Callable[[int], str] | None = None) -> LaunchError:
     """The error to raise for a launch of kernel ``ref`` in which ``failures`` happened."""
     primary = next((f for f in failures if f.error is None), None) or next(
         (f for f in failures if not f.error.secondary), failures[0])
@@ -48,9 +48,11 @@ def describe_failure(topology: Topology, procs: Sequence[BaseProcess], ref: str,
     if report is None:
         proc = procs[core_id]
         proc.join(0.5)
+        said = last_words(core_id) if last_words is not None else ""
+        at = f" {said}" if said else ""
         return CoreDiedError(
-            f"{label} died during {ref} ({describe_exit(proc.exitcode)}){also}; the core pool was rebuilt",
-            core=label, core_id=core_id, exitcode=proc.exitcode, others=others,
+            f"{label} died during {ref} ({describe_exit(proc.exitcode)}){at}{also}; the core pool was rebuilt",
+            core=label, core_id=core_id, exitcode=proc.exitcode, others=others, last_words=said,
         )
     err = KernelError(
         f"{label} raised {report.type}: {report.message}{also}",

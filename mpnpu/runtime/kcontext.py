@@ -215,6 +215,13 @@ def flag_wait(c: CoreContext, mode: int, flag_id: int, name: str = "", site: Sit
     events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _resolve(site), t0, clock_ns()))
 
 
+def flag_wait_mode(c: CoreContext, flag_id: int) -> int:
+    """The mode of a wait that names none (a C++ kernel's CrossCoreWaitFlag on this chip): that of
+    the sets its setters make, learnt from the first one routed to this core in the launch."""
+    check_flag(0, flag_id)
+    return c.sync.wait_mode(c.info.core_id, flag_id, c.options.sync_timeout_s)
+
+
 # -- stages and the syncs a launch inserts at their boundaries ---------------------------------------
 
 

@@ -167,7 +167,7 @@ class CorePool:
                 if problem is not None:
                     return replies, problem
         if failures:
-            return replies, describe_failure(topo, self.procs, ref, failures)
+            return replies, describe_failure(topo, self.procs, ref, failures, self.sync.read_last_words)
         return replies, None
 
     def kill(self, grace_s: float = 0.0) -> None:

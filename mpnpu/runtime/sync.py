@@ -55,6 +55,8 @@ _RUNNING, _IN_SYNC_ALL, _IN_SYNC_AIV, _IN_FLAG_WAIT = (
 # has already taken a set from, so the watchdog does not count those as missing.
 ST_STATE, ST_SYNC_ALL, ST_SYNC_AIV, ST_WAIT_MODE, ST_WAIT_ID, ST_PROGRESS, ST_WAIT_TAKEN = range(7)
 ST_COLUMNS = 7
+#: bytes of each core's last-words line
+LAST_WORDS_BYTES = 256
 
 
 class SyncObjects:
@@ -80,12 +82,19 @@ class SyncObjects:
         self._mode0_locks = [ctx.Lock() for _ in range(n)]
         self._mode0_wakes = [ctx.Semaphore(0) for _ in range(n)]
         self.atomic_lock = ctx.Lock()
+        # The mode of the last set routed to each (receiver, flag id) in this launch (mode + 1; 0: none
+        # yet), for waits that name no mode (a C++ kernel's CrossCoreWaitFlag: on the chip a wait
+        # consumes its setters' sets, in whichever mode they were made).
+        self._flag_modes = ctx.RawArray(ctypes.c_int8, n * FLAG_IDS)
         self._status = ctx.RawArray(ctypes.c_int64, n * ST_COLUMNS)
         self._status_np = np.frombuffer(self._status, dtype=np.int64).reshape(n, ST_COLUMNS)
         self._status_bytes = ctypes.sizeof(self._status)
         self._mode0_bytes = ctypes.sizeof(self._mode0_counts)
         self._n = n
         self.hold_board = HoldBoard(ctx, n)  # race-directed launches (mpnpu.runtime.hold)
+        # One line per core that a core process may leave for the parent before it dies (a compiled
+        # kernel's fault handler writes the kernel line it was at); read when the core has died.
+        self.last_words = ctx.RawArray(ctypes.c_char, n * LAST_WORDS_BYTES)
 
     # -- status board ------------------------------------------------------------------------
 
@@ -99,6 +108,18 @@ class SyncObjects:
         if mode0_used:
             ctypes.memset(self._mode0_counts, 0, self._mode0_bytes)
         ctypes.memset(self._status, 0, self._status_bytes)
+        ctypes.memset(self._flag_modes, 0, ctypes.sizeof(self._flag_modes))
+
+    def last_words_address(self, core_id: int) -> int:
+        """Where core ``core_id`` may write its last line (LAST_WORDS_BYTES, NUL-terminated)."""
+        return ctypes.addressof(self.last_words) + core_id * LAST_WORDS_BYTES
+
+    def read_last_words(self, core_id: int) -> str:
+        """The line core ``core_id`` left (empty if none); cleared once read."""
+        start = core_id * LAST_WORDS_BYTES
+        raw = bytes(self.last_words[start:start + LAST_WORDS_BYTES]).split(b"\0", 1)[0]
+        ctypes.memset(self.last_words_address(core_id), 0, LAST_WORDS_BYTES)
+        return raw.decode(errors="replace").strip()
 
     def set_state(self, core_id: int, state: CoreState) -> None:
         base = core_id * ST_COLUMNS
@@ -160,6 +181,28 @@ class SyncObjects:
                 while sem.acquire(False):
                     pass
 
+    def wait_mode(self, receiver: int, flag_id: int, timeout: float) -> int:
+        """The mode in which the sets a mode-less wait of ``receiver`` on ``flag_id`` will consume
+        were made: known once a set of that id has been routed to it in this launch; until then the
+        waiter polls (shown on the status board as a flag wait in mode -1, unknown)."""
+        index = receiver * FLAG_IDS + flag_id
+        modes = self._flag_modes
+        m = modes[index]
+        if m:
+            return m - 1
+        self._mark_flag_wait(receiver, -1, flag_id)
+        deadline = time.monotonic() + timeout
+        pause = 20e-6
+        while True:
+            m = modes[index]
+            if m:
+                self.set_state(receiver, CoreState.RUNNING)
+                return m - 1
+            if time.monotonic() >= deadline:
+                self._flag_timeout(-1, flag_id, timeout)
+            time.sleep(pause)
+            pause = min(2 * pause, 1e-3)
+
     def _mark_flag_wait(self, receiver: int, mode: int, flag_id: int) -> None:
         base = receiver * ST_COLUMNS
         self._status[base + ST_WAIT_MODE] = mode
@@ -191,7 +234,9 @@ class SyncObjects:
 
     def _mode0_set(self, sender: int, flag_id: int, timeout: float) -> None:
         counts = self._mode0_counts
+        modes = self._flag_modes
         for receiver in self.topology.flag_receivers(0, sender):
+            modes[receiver * FLAG_IDS + flag_id] = 1
             lock = self._mode0_locks[receiver]
             if not lock.acquire(timeout=timeout):
                 self._flag_timeout(0, flag_id, timeout)
@@ -258,10 +303,15 @@ class FlagPort:
         self.used = False
         self._timeout = timeout
         self._outgoing = outgoing  # ((receiver, semaphore), ...)
+        self._modes = sync._flag_modes
+        self._mode_cells = tuple(r * FLAG_IDS + flag_id for r, _ in outgoing)  # receivers' _flag_modes cells
         self._incoming = incoming  # (semaphore per sender, ...)
 
     def set(self) -> None:
         self.used = True
+        modes, mark = self._modes, self.mode + 1
+        for cell in self._mode_cells:
+            modes[cell] = mark
         for receiver, sem in self._outgoing:
             # Only this core releases this semaphore, so checking before releasing is exact.
             if sem.get_value() >= FLAG_COUNTER_MAX:

@@ -188,6 +188,17 @@ class Topology:
         # own wait needs, so both questions have the same answer.
         return self._flag_peers(mode, receiver)
 
+    def flag_candidates(self, receiver: int) -> tuple[int, ...]:
+        """Every core whose set, in some mode this launch allows, could reach ``receiver`` (the
+        senders of a wait whose mode is not known yet)."""
+        found: dict[int, None] = {}
+        for mode in FLAG_MODES:
+            try:
+                found.update(dict.fromkeys(self._flag_peers(mode, receiver)))
+            except ValueError:
+                continue
+        return tuple(found)
+
     def _flag_peers(self, mode: int, core_id: int) -> tuple[int, ...]:
         info = self.cores[core_id]
         if mode == 0:

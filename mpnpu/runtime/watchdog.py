@@ -114,8 +114,11 @@ class Watchdog:
             # A multi-sender wait takes its senders' sets one by one: the first ST_WAIT_TAKEN of
             # them were taken before it blocked, so their zero counters are not missing sets.
             taken = int(st[r, ST_WAIT_TAKEN])
-            missing = [s for i, s in enumerate(self._topo.flag_senders(mode, r))
-                       if i >= taken and self._sync.flag_count(mode, flag_id, r, s) == 0]
+            if mode < 0:  # a mode-less wait that no set has reached yet: any core could still set
+                missing = list(self._topo.flag_candidates(r))
+            else:
+                missing = [s for i, s in enumerate(self._topo.flag_senders(mode, r))
+                           if i >= taken and self._sync.flag_count(mode, flag_id, r, s) == 0]
             # A sender that finished never sets again; nor does the waiter itself while it waits
             # (modes 0 and 1 need the waiter's own set too).
             if not (missing and all(s == r or state[s] == CoreState.DONE for s in missing)):
@@ -139,12 +142,15 @@ class Watchdog:
                 continue
             label = self._topo.core(r).label
             finished = [s for s in missing if s != r]
-            if finished:
+            if mode < 0:
+                why = "no core set in this launch, and every core that could set it has finished the kernel"
+            elif finished:
                 why = f"{self._topo.core(finished[0]).label} can no longer set: it finished the kernel"
             else:
                 why = f"it has not set itself (a mode {mode} wait needs a set from the waiter too)"
+            shown = f"flag {flag_id}" if mode < 0 else f"flag {flag_id} (mode {mode})"
             found = DeadlockError(
-                f"{label} waits on flag {flag_id} (mode {mode}) that {why}",
+                f"{label} waits on {shown} that {why}",
                 waiter=label, flag_id=flag_id, mode=mode,
                 missing=[self._topo.core(s).label for s in missing],
             )
@@ -172,7 +178,8 @@ class Watchdog:
             c = int(c)
             s = state[c]
             if s == CoreState.IN_FLAG_WAIT:
-                what = f"flag {int(st[c, ST_WAIT_ID])} (mode {int(st[c, ST_WAIT_MODE])})"
+                m = int(st[c, ST_WAIT_MODE])
+                what = f"flag {int(st[c, ST_WAIT_ID])}" + (f" (mode {m})" if m >= 0 else "")
             elif s == CoreState.IN_SYNC_AIV:
                 what = f"SyncAll (vector cores only) #{int(st[c, ST_SYNC_AIV])}"
             else:

@@ -69,6 +69,8 @@ typedef struct MpnpuLaunch {
     const char* hold_site;        /* "dir/file:line" of this core's hold-plan access, or NULL */
     const MpnpuHost* host;
     uint64_t sys_workspace_bytes; /* what GetUserWorkspace skips (0 in CPU-debug style) */
+    char* last_words;             /* where a fatal signal handler leaves "at file:line (function)" */
+    int32_t last_words_size;
 } MpnpuLaunch;
 
 /* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/abi.py for how each field is read. */

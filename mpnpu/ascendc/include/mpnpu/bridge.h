@@ -11,7 +11,10 @@
 #ifndef MPNPU_BRIDGE_H
 #define MPNPU_BRIDGE_H
 
+#include <signal.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -78,7 +81,79 @@ struct Entry {
 template <typename... A>
 Entry<A...> entry_of(void (*)(A...));
 
+// -- a kernel that crashes -------------------------------------------------------------------------------
+// A fatal signal during a launch leaves "at dir/file:line (function), the last kernel API call" for
+// the parent (MpnpuLaunch.last_words, in memory the parent reads), then dies of the signal as it
+// would have. Only async-signal-safe work happens in the handler: copying bytes.
+
+inline void put(char*& out, char* end, const char* s) {
+    while (s && *s && out < end) *out++ = *s++;
+}
+
+inline void put_int(char*& out, char* end, long v) {
+    char digits[24];
+    int n = 0;
+    if (v < 0) {
+        put(out, end, "-");
+        v = -v;
+    }
+    do {
+        digits[n++] = char('0' + v % 10);
+        v /= 10;
+    } while (v && n < 24);
+    while (n && out < end) *out++ = digits[--n];
+}
+
+inline void on_fatal_signal(int sig) {
+    CoreState& c = core();
+    const MpnpuLaunch& l = c.launch;
+    if (c.in_launch && l.last_words && l.last_words_size > 1) {
+        char* out = l.last_words;
+        char* end = l.last_words + l.last_words_size - 1;
+        const Site& s = c.last;
+        if (s.file) {
+            const char* f = s.file;
+            const char* slash = nullptr;
+            const char* prev = nullptr;
+            for (const char* p = f; *p; ++p)
+                if (*p == '/') {
+                    prev = slash;
+                    slash = p;
+                }
+            put(out, end, "at ");
+            put(out, end, prev ? prev + 1 : (slash ? slash + 1 : f));
+            put(out, end, ":");
+            put_int(out, end, s.line);
+            put(out, end, " (");
+            put(out, end, s.func);
+            put(out, end, "), the last kernel API call before the fault");
+        } else {
+            put(out, end, "before its first kernel API call");
+        }
+        *out = 0;
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+inline void install_fault_handlers() {
+    static bool installed = false;
+    if (installed) return;
+    installed = true;
+    static char alt_stack[64 * 1024];  // a stack overflow must still be reported
+    stack_t ss{};
+    ss.ss_sp = alt_stack;
+    ss.ss_size = sizeof alt_stack;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa{};
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
+}
+
 inline void begin_launch(const MpnpuLaunch* l) {
+    install_fault_handlers();
     CoreState& c = core();
     c.launch = *l;
     c.host = l->host;

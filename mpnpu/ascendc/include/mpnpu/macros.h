@@ -33,12 +33,6 @@
 #define __out_pipe__(pipe)
 #define __sync_alias__
 #define __sync_noalias__
-#ifndef __CCE_KT_TEST__
-#define __CCE_KT_TEST__ 1  // code guarded for the vendor's CPU-debug build compiles here too
-#endif
-#ifndef ASCENDC_CPU_DEBUG
-#define ASCENDC_CPU_DEBUG 1
-#endif
 
 #define GM_ADDR uint8_t*
 

@@ -142,6 +142,7 @@ struct CoreState {
     std::vector<SiteInfo> sites;
     std::vector<MpnpuEvent> events;
     MpnpuFault fault{};
+    Site last{nullptr, 0, nullptr};  // the last API call's site (named if the kernel then crashes)
     // local memory: one arena per memory, living as long as the process (a buffer starts with
     // whatever the last launch left, as on the device)
     // (never touched on a core type that has no such memory, so they cost no resident pages)
@@ -296,6 +297,7 @@ inline int64_t gm_access(char kind, uint8_t pipe, const void* base, const void* 
                          uint64_t stride, uint64_t count, uint32_t itemsize, const Site& where,
                          const char* what) {
     CoreState& c = core();
+    c.last = where;
     if (count == 0 || run == 0) return -1;
     uint64_t lo = uint64_t(reinterpret_cast<uintptr_t>(first));
     uint64_t hi = lo + (count - 1) * stride + run;
@@ -360,6 +362,7 @@ inline void hold_point(const Site& where, int after) {
 inline void local_access(char kind, uint8_t pipe, int mem, uint64_t start, uint64_t stop, uint64_t buf_lo,
                          uint64_t buf_hi, const Site& where, const char* what) {
     CoreState& c = core();
+    c.last = where;
     if (stop <= start) return;
     if (c.memcheck && (start < buf_lo || stop > buf_hi))
         illegal_local(kind != 'R', where, mem, start, stop, buf_lo, buf_hi, what);

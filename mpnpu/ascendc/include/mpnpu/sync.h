@@ -52,6 +52,7 @@ enum DroppedCall : int32_t {
 // True (and recorded) when the launch drops the sync point at ``site``.
 inline bool dropped(const Site& site, DroppedCall call) {
     CoreState& c = core();
+    c.last = site;
     if (c.dropped.empty()) return false;
     int32_t id = site_id(site);
     if (!c.sites[size_t(id)].dropped) return false;

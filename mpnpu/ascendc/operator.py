@@ -1,0 +1,240 @@
+"""Ascend C kernels as operators that every tool takes (``--op``): :class:`AscendCOperator`.
+
+An operator of a C++ kernel is the same four parts as a Python one (:mod:`mpnpu.harness.kernel_operator`:
+seeded cases, a golden, tolerances, variants by dropped sync points) plus how to build and call the
+kernel::
+
+    OPERATOR = AscendCOperator(
+        name="add-cxx",
+        sources=("ascendc/add_custom.cpp",),   # relative to ``root`` (default: the operator's folder)
+        entry="add_custom",
+        make=cases.make, golden=golden.golden,
+        defines=lambda case: {"DTYPE_X": {"float16": "half", "float32": "float"}[case.dtypes["x"]]},
+        tiling=Tiling("ascendc/add_custom_tiling.h", "AddCustomTilingData", fill=tiling_of),
+        incident=first_after("ascendc/add_custom.cpp", r"^\\s*CopyToWorkspace\\(", "SyncAll"),
+    )
+
+Sync points are the kernel's sync call sites, named ``dir/file:line`` (:mod:`mpnpu.ascendc.syncpoints`);
+``incident`` names the ones the bug as written lacks, by name or by a locator evaluated against them.
+The kernel is called as ``kernel(*inputs, *outputs, *workspace, [tiling], *params)`` unless ``args``
+says otherwise; the tiling struct is packed by field name into GM bytes with the layout the compiler
+gives it (:mod:`mpnpu.ascendc.tiling`). Libraries are built once per set of ``-D`` defines and cached.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Sequence, Union
+
+from mpnpu.errors import UsageError
+from mpnpu.harness.kernel_operator import Case, KernelOperator, Prepared
+from mpnpu.harness.operator import OperatorOption, Verdict, check_sync_names
+from mpnpu.runtime.device import Device, LaunchResult
+from mpnpu.runtime.topology import KernelType
+
+from . import syncpoints
+from .kernel import CompiledKernel, compile_kernel, detect_kernel_type
+from .tiling import TilingLayout, tiling_layout
+
+Defines = Union[Mapping[str, Any], Callable[[Case], Mapping[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """The kernel's tiling struct: where it is defined, and its values for a case (by field name)."""
+
+    header: str
+    struct: str
+    fill: Callable[[Case], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class SyncLocator:
+    """A sync point named by where it stands: the first ``call`` after the first line of ``path``
+    matching ``pattern`` (see :func:`mpnpu.ascendc.syncpoints.first_after`)."""
+
+    path: str
+    pattern: str
+    call: str = "SyncAll"
+
+
+def first_after(path: str, pattern: str, call: str = "SyncAll") -> SyncLocator:
+    """The sync point of the first ``call`` after the line of ``path`` that ``pattern`` matches."""
+    return SyncLocator(path, pattern, call)
+
+
+def _caller_folder() -> str:
+    for frame in inspect.stack()[2:]:
+        path = frame.filename
+        if not path.startswith(os.path.dirname(os.path.abspath(__file__))):
+            return os.path.dirname(os.path.abspath(path))
+    return os.getcwd()
+
+
+@dataclass(frozen=True)
+class AscendCOperator:
+    """An operator whose kernel is Ascend C source (see the module docstring)."""
+
+    name: str
+    sources: tuple[str, ...]
+    entry: str
+    make: Callable[..., Case]
+    golden: Callable[[Case], Mapping[str, Any]]
+    incident: Any = frozenset()  # sync point names, SyncLocators, or a mix
+    defines: Defines = field(default_factory=dict)
+    tiling: Tiling | None = None
+    args: Callable[[Case, Mapping[str, Any]], Sequence[Any]] | None = None
+    kernel_type: KernelType | None = None
+    include_dirs: tuple[str, ...] = ()
+    tiling_key: Callable[[Case], int] | int = 0
+    tolerance: Any = None
+    stages: tuple[str, ...] = ()
+    more_variants: Mapping[str, Any] = field(default_factory=dict)
+    options: tuple[OperatorOption, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    diagnosis: Any = None
+    description: str = ""
+    #: probe name -> (diagnosis step, what it changes, the -D defines that switch it on)
+    probe_defines: Mapping[str, tuple[str, str, Mapping[str, Any]]] = field(default_factory=dict)
+    root: str = ""  # relative paths are relative to this folder (default: the defining module's)
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        root = self.root or _caller_folder()
+        object.__setattr__(self, "root", root)
+        object.__setattr__(self, "sources", tuple(self._path(s) for s in self.sources))
+        if self.tiling is not None:
+            object.__setattr__(self, "tiling", replace(self.tiling, header=self._path(self.tiling.header)))
+        object.__setattr__(self, "include_dirs", tuple(self._path(d) for d in self.include_dirs))
+
+    def _path(self, p: str) -> str:
+        return p if os.path.isabs(p) else os.path.normpath(os.path.join(self.root, p))
+
+    # -- what the tools read ---------------------------------------------------------------------------
+
+    @property
+    def device_kernel_type(self) -> KernelType:
+        """The cores a launch of this kernel starts (the tools build their devices for it)."""
+        return self.kernel_type or detect_kernel_type(self.sources)
+
+    @property
+    def sync_point_table(self) -> dict[str, syncpoints.SyncPoint]:
+        hit = self._cache.get("syncs")
+        if hit is None:
+            files = list(self.sources)
+            for src in self.sources:  # the kernel's own headers, next to its sources
+                folder = os.path.dirname(src)
+                files += [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+                          if f.endswith((".h", ".hpp")) and os.path.join(folder, f) not in files]
+            hit = self._cache["syncs"] = syncpoints.scan(files)
+        return hit
+
+    @property
+    def sync_points(self) -> dict[str, str]:
+        return {name: p.description for name, p in self.sync_point_table.items()}
+
+    def _names(self, spec: Any) -> frozenset[str]:
+        items = [spec] if isinstance(spec, (str, SyncLocator)) else list(spec or ())
+        out = set()
+        for item in items:
+            if isinstance(item, SyncLocator):
+                out.add(syncpoints.first_after(self.sync_point_table, self._path(item.path), item.pattern, item.call))
+            else:
+                out |= syncpoints.resolve([item], self.sync_point_table)
+        return frozenset(out)
+
+    @property
+    def variants(self) -> dict[str, frozenset[str]]:
+        table = {"incident": self._names(self.incident), "fixed": frozenset()}
+        table.update({k: self._names(v) for k, v in self.more_variants.items()})
+        return table
+
+    @property
+    def probes(self) -> dict[str, tuple[str, str]]:
+        return {k: (step, what) for k, (step, what, _) in self.probe_defines.items()}
+
+    def with_options(self, **values: Any) -> "AscendCOperator":
+        return replace(self, settings={**self.settings, **values})
+
+    def _python_side(self) -> KernelOperator:
+        """Cases, goldens and judging, exactly as for a Python kernel (the kernel is never launched
+        through it)."""
+        hit = self._cache.get("py")
+        if hit is None:
+            hit = self._cache["py"] = KernelOperator(
+                name=self.name, kernel="mpnpu.ascendc.operator:_never_called", sync_points={"-": ""},
+                incident=frozenset(), make=self.make, golden=self.golden, tolerance=self.tolerance,
+                options=self.options, settings=self.settings,
+            )
+        return hit
+
+    # -- the Operator protocol -----------------------------------------------------------------------------
+
+    def make_case(self, seed: int, index: int) -> Case:
+        return self._python_side().make_case(seed, index)
+
+    def describe_case(self, case: Case) -> str:
+        return case.describe()
+
+    def prepare(self, case: Case) -> Prepared:
+        return self._python_side().prepare(case)
+
+    def judge(self, case: Case, prepared: Prepared, outputs: Mapping[str, Any], probe: str = "") -> Verdict:
+        return self._python_side().judge(case, prepared, outputs, probe)
+
+    def kernel_for(self, case: Case, probe: str = "") -> CompiledKernel:
+        """The compiled kernel for this case's defines (and probe), built once and cached."""
+        defines = dict(self.defines(case) if callable(self.defines) else self.defines)
+        if probe:
+            if probe not in self.probe_defines:
+                raise UsageError(f"operator {self.name} has no probe {probe!r}; probes: "
+                                 f"{', '.join(self.probe_defines) or 'none'}")
+            defines.update(self.probe_defines[probe][2])
+        key = tuple(sorted((str(k), str(v)) for k, v in defines.items()))
+        kernel = self._cache.get(("kernel", key))
+        if kernel is None:
+            kernel = compile_kernel(self.sources, self.entry, defines=defines, include_dirs=self.include_dirs,
+                                    tiling_header=self.tiling.header if self.tiling else None,
+                                    kernel_type=self.device_kernel_type)
+            self._cache[("kernel", key)] = kernel
+        key_value = self.tiling_key(case) if callable(self.tiling_key) else self.tiling_key
+        return kernel.with_launch(tiling_key=int(key_value)) if key_value else kernel
+
+    def tiling_layout(self) -> TilingLayout | None:
+        if self.tiling is None:
+            return None
+        hit = self._cache.get("layout")
+        if hit is None:
+            hit = self._cache["layout"] = tiling_layout(self.tiling.header, self.tiling.struct,
+                                                        include_dirs=self.include_dirs)
+        return hit
+
+    def run(self, device: Device, case: Case, *, drop_syncs: frozenset[str] = frozenset(), probe: str = "",
+            trace: bool = False) -> tuple[dict[str, Any], LaunchResult]:
+        kernel = self.kernel_for(case, probe)
+        dropped = check_sync_names(drop_syncs, self.sync_points)
+        with device.scope() as gm:
+            tensors: dict[str, Any] = {n: gm.to_device(n, a, case.dtypes.get(n)) for n, a in case.inputs.items()}
+            outs = {n: gm.empty(n, shape, dtype) for n, (shape, dtype) in case.outputs.items()}
+            tensors.update(outs)
+            tensors.update({n: gm.empty(n, shape, dtype) for n, (shape, dtype) in case.workspace.items()})
+            layout = self.tiling_layout()
+            if layout is not None:
+                tensors["tiling"] = gm.to_device("tiling", layout.pack(self.tiling.fill(case)), "uint8")
+            args = list(self.args(case, tensors)) if self.args else self._default_args(case, tensors)
+            launch = device.launch(kernel, *args, drop_syncs=tuple(sorted(dropped)), trace=trace)
+            outputs = {n: device.to_host(t) for n, t in outs.items()}
+        return outputs, launch
+
+    def _default_args(self, case: Case, tensors: Mapping[str, Any]) -> list[Any]:
+        names = [*case.inputs, *case.outputs, *case.workspace] + (["tiling"] if "tiling" in tensors else [])
+        return [tensors[n] for n in names] + list(case.params)
+
+
+def _never_called(*_: Any) -> None:
+    raise AssertionError("AscendCOperator launches its compiled kernel, never this")
+
+
+__all__ = ["AscendCOperator", "SyncLocator", "Tiling", "first_after"]

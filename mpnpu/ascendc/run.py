@@ -1,0 +1,291 @@
+"""``mpnpu run``: one kernel on inputs from ``.bin`` files, outputs to ``.bin`` files, repeated, each
+repeat compared with a golden ``.bin`` — the layout the Ascend C samples use::
+
+    gen_data.py        -> input/*.bin, output/golden.bin (the sample's own script, unchanged)
+    mpnpu run k.asc:add_custom --block-dim 8 in:input/input_x.bin:float32 in:input/input_y.bin:float32 \\
+                               out:output/output.bin:float32:16384 u32:16384 --golden output/golden.bin
+    verify_result.py   <- output/output.bin (the sample's own check, unchanged)
+
+The kernel's arguments are given in the order of its parameters, one word each:
+
+    in:PATH:DTYPE              a GM tensor filled from a .bin file
+    out:PATH:DTYPE:COUNT       a GM tensor of COUNT elements, written to PATH after the last repeat
+    gm:DTYPE:COUNT[:FILL]      a GM buffer (workspace, sync space), filled with FILL (default 0)
+    tiling:HEADER:STRUCT:f=v,g=w   a tiling struct packed by field name (mpnpu.ascendc.tiling)
+    i32:V, u32:V, i64:V, u64:V, f32:V, f64:V, null   a scalar (or a null pointer)
+
+A sample's source may hold its host program and the ``kernel<<<blocks, ...>>>(args)`` launch, which
+is not C++: that statement is the one thing the runner replaces (in a prepared copy that keeps every
+line where it was, so reports name the sample's own lines); its ``main`` is compiled but not run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from mpnpu.errors import UsageError
+from mpnpu.runtime.dtypes import get_dtype, to_float32
+from mpnpu.runtime.topology import KernelType
+
+from .build import cache_dir
+from .kernel import CompiledKernel, compile_kernel, detect_kernel_type
+from .tiling import tiling_layout
+
+_LAUNCH = re.compile(r"\b(?P<kernel>[A-Za-z_]\w*(?:<[^<>;]*>)?)\s*<<<(?P<config>.*?)>>>\s*\((?P<args>[^;]*)\)\s*;", re.S)
+_SCALAR_KINDS = {"i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32, "u32": np.uint32,
+                 "i64": np.int64, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
+
+
+@dataclass(frozen=True)
+class RunArg:
+    """One kernel argument of ``mpnpu run``."""
+
+    kind: str  # "in", "out", "gm", "tiling", "scalar", "null"
+    text: str
+    path: str = ""
+    dtype: str = ""
+    count: int = 0
+    fill: float = 0.0
+    value: Any = None
+    tiling: tuple[str, str, tuple[tuple[str, str], ...]] | None = None
+
+
+def parse_arg(text: str) -> RunArg:
+    """One argument word (forms in the module docstring); a UsageError says what is wrong."""
+    head, _, rest = text.partition(":")
+    try:
+        if head == "in":
+            path, _, dtype = rest.rpartition(":")
+            get_dtype(dtype)
+            return RunArg("in", text, path=path, dtype=dtype)
+        if head == "out":
+            path, dtype, count = rest.rsplit(":", 2)
+            get_dtype(dtype)
+            return RunArg("out", text, path=path, dtype=dtype, count=_count(count))
+        if head == "gm":
+            parts = rest.split(":")
+            get_dtype(parts[0])
+            return RunArg("gm", text, dtype=parts[0], count=_count(parts[1]),
+                          fill=float(parts[2]) if len(parts) > 2 else 0.0)
+        if head == "tiling":
+            header, struct, fields = rest.split(":", 2)
+            pairs = tuple(tuple(kv.split("=", 1)) for kv in fields.split(",") if kv)
+            if any(len(p) != 2 for p in pairs):
+                raise ValueError("fields are NAME=VALUE, comma-separated")
+            return RunArg("tiling", text, tiling=(header, struct, pairs))  # type: ignore[arg-type]
+        if head == "null" and not rest:
+            return RunArg("null", text)
+        if head in _SCALAR_KINDS:
+            value = _SCALAR_KINDS[head](float(rest) if head.startswith("f") else int(rest, 0))
+            return RunArg("scalar", text, dtype=head, value=value)
+    except (ValueError, TypeError, IndexError) as e:
+        raise UsageError(f"kernel argument {text!r}: {e}") from None
+    raise UsageError(f"kernel argument {text!r}: expected in:PATH:DTYPE, out:PATH:DTYPE:COUNT, gm:DTYPE:COUNT, "
+                     "tiling:HEADER:STRUCT:f=v,..., a scalar such as u32:16384, or null")
+
+
+def _count(text: str) -> int:
+    n = int(text, 0)
+    if n <= 0:
+        raise ValueError(f"element count must be positive, got {n}")
+    return n
+
+
+@dataclass
+class Prepared:
+    """A source ready to compile: its path (a prepared copy if it held a ``<<<>>>`` launch), the
+    kernel that launch named and how many arguments it passed (``None`` when there was none)."""
+
+    path: str
+    original: str
+    launched: str | None = None
+    launch_args: int | None = None
+
+
+def prepare_source(path: str) -> Prepared:
+    """Replace a sample's ``kernel<<<...>>>(...)`` statement (keeping every line in place)."""
+    with open(path, errors="replace") as f:
+        text = f.read()
+    m = _LAUNCH.search(text)
+    if m is None:
+        return Prepared(os.path.abspath(path), os.path.abspath(path))
+    launched = m.group("kernel")
+    n_args = len([a for a in m.group("args").split(",") if a.strip()])
+    blank = "".join("\n" if ch == "\n" else " " for ch in text[m.start():m.end()])
+    body = text[:m.start()] + ";" + blank[1:] + text[m.end():]
+    original = os.path.abspath(path)
+    digest = hashlib.sha256((original + body).encode()).hexdigest()[:16]
+    folder = os.path.join(cache_dir(), "prepared", digest)
+    os.makedirs(folder, exist_ok=True)
+    out = os.path.join(folder, os.path.basename(path))
+    tmp = f"{out}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        # #line keeps the sample's own file and line numbers in every report and sync point name.
+        f.write(f'#line 1 "{original}"\n{body}')
+    os.replace(tmp, out)
+    return Prepared(out, original, launched, n_args)
+
+
+@dataclass
+class OutputCheck:
+    """One output in one repeat against its golden."""
+
+    index: int  # the argument's position
+    path: str
+    n_elements: int
+    n_differ: int
+    first: list[tuple[int, float, float]] = field(default_factory=list)  # (index, got, golden)
+
+    @property
+    def passed(self) -> bool:
+        return self.n_differ == 0
+
+
+@dataclass
+class RunResult:
+    """What ``mpnpu run`` saw: per repeat, each output's check (against its golden, if given) and
+    whether it equalled the first repeat's bytes."""
+
+    kernel: str
+    block_dim: int
+    kernel_type: KernelType
+    repeats: int
+    checks: list[list[OutputCheck]]  # [repeat][output]
+    same_as_first: list[bool]
+    hazards: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed_repeats(self) -> list[int]:
+        return [r + 1 for r, cs in enumerate(self.checks) if not all(c.passed for c in cs)]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed_repeats
+
+    def to_dict(self) -> dict:
+        return {
+            "kernel": self.kernel, "block_dim": self.block_dim, "kernel_type": self.kernel_type.value,
+            "repeats": self.repeats, "failed_repeats": self.failed_repeats,
+            "differ_from_first": [r + 1 for r, same in enumerate(self.same_as_first) if not same],
+            "outputs": [[{"argument": c.index + 1, "path": c.path, "elements": c.n_elements, "differ": c.n_differ,
+                          "first": [{"index": i, "got": g, "golden": w} for i, g, w in c.first]}
+                         for c in cs] for cs in self.checks],
+            "notes": self.notes,
+        }
+
+
+def _compare(got: np.ndarray, golden: np.ndarray, dtype: str, rtol: float, atol: float) -> tuple[int, list]:
+    d = get_dtype(dtype)
+    if golden.size != got.size:
+        raise UsageError(f"the golden has {golden.size} elements of {dtype}, the output {got.size}")
+    if d.is_float:
+        g, w = to_float32(got, d).astype(np.float64), to_float32(golden, d).astype(np.float64)
+        bad = ~(np.abs(g - w) <= atol + rtol * np.abs(w)) & ~(np.isnan(g) & np.isnan(w))
+    else:
+        g, w = got.astype(np.float64), golden.astype(np.float64)
+        bad = got != golden
+    idx = np.flatnonzero(bad)
+    return int(idx.size), [(int(i), float(g[i]), float(w[i])) for i in idx[:8]]
+
+
+def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: int, golden: dict[int, str],
+        repeat: int = 1, rtol: float = 1e-3, atol: float = 1e-5, kernel_type: KernelType | None = None,
+        defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (), tiling_key: int = 0,
+        drop_syncs: Sequence[str] = (), racecheck: bool = False, options: Any = None,
+        progress: Any = None) -> RunResult:
+    """Run the kernel ``repeat`` times (module docstring); ``golden``: output argument position
+    (0-based) -> golden .bin path."""
+    from mpnpu.runtime.device import Device
+
+    prepared = prepare_source(source)
+    name = entry or prepared.launched
+    if not name:
+        raise UsageError(f"{source}: name the kernel (SOURCE:ENTRY); the source launches none with <<<>>>")
+    if prepared.launch_args is not None and prepared.launched == name and prepared.launch_args != len(args):
+        raise UsageError(f"{source}: the sample launches {name} with {prepared.launch_args} arguments, "
+                         f"{len(args)} given")
+    include = [os.path.dirname(prepared.original), *include_dirs]
+    kernel: CompiledKernel = compile_kernel(prepared.path, name, defines={**(defines or {}),
+                                            "main": "mpnpu_sample_main"}, include_dirs=include,
+                                            kernel_type=kernel_type or detect_kernel_type([prepared.original]),
+                                            tiling_key=tiling_key)
+    kernel = kernel.with_launch() if not tiling_key else kernel
+    for i in golden:
+        if not 0 <= i < len(args) or args[i].kind != "out":
+            raise UsageError(f"--golden names argument {i + 1}, which is not an out: argument")
+    goldens = {i: np.fromfile(p, dtype=get_dtype(args[i].dtype).storage) for i, p in golden.items()}
+    kw = {"options": options} if options is not None else {}
+    checks: list[list[OutputCheck]] = []
+    same: list[bool] = []
+    hazards: list = []
+    first_bytes: list[bytes] | None = None
+    from mpnpu.racecheck import analyze
+
+    with Device(block_dim, kernel_type=kernel.kernel_type, **kw) as dev:
+        for r in range(repeat):
+            with dev.scope() as gm:
+                values, outs = [], []
+                for i, a in enumerate(args):
+                    values.append(_materialise(gm, a, i))
+                    if a.kind == "out":
+                        outs.append((i, values[-1]))
+                launch = dev.launch(kernel, *values, drop_syncs=tuple(drop_syncs), trace=racecheck)
+                if racecheck and launch.trace is not None:
+                    hazards = _merge(hazards, analyze(launch.trace))
+                results = [(i, dev.to_host(t)) for i, t in outs]
+            row = []
+            for i, arr in results:
+                if i in goldens:
+                    n_bad, first = _compare(arr, goldens[i], args[i].dtype, rtol, atol)
+                else:
+                    n_bad, first = 0, []
+                row.append(OutputCheck(i, args[i].path, int(arr.size), n_bad, first))
+            checks.append(row)
+            blobs = [arr.tobytes() for _, arr in results]
+            if first_bytes is None:
+                first_bytes = blobs
+            same.append(blobs == first_bytes)
+            if r == repeat - 1:
+                for i, arr in results:
+                    path = args[i].path
+                    if os.path.dirname(path):
+                        os.makedirs(os.path.dirname(path), exist_ok=True)
+                    arr.tofile(path)
+            if progress is not None:
+                progress(1)
+    return RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards)
+
+
+def _merge(known: list, new: list) -> list:
+    seen = {(h.kind, h.first.site, h.second.site, h.tensor) for h in known}
+    return known + [h for h in new if (h.kind, h.first.site, h.second.site, h.tensor) not in seen]
+
+
+def _materialise(gm: Any, a: RunArg, i: int) -> Any:
+    name = f"arg{i + 1}"
+    if a.kind == "in":
+        if not os.path.isfile(a.path):
+            raise UsageError(f"input file {a.path} does not exist (run the sample's gen_data.py first?)")
+        data = np.fromfile(a.path, dtype=get_dtype(a.dtype).storage)
+        return gm.to_device(f"{name}:{os.path.basename(a.path)}", data, a.dtype)
+    if a.kind == "out":
+        return gm.empty(f"{name}:{os.path.basename(a.path)}", a.count, a.dtype)
+    if a.kind == "gm":
+        d = get_dtype(a.dtype)
+        return gm.to_device(f"{name}:gm", np.full(a.count, a.fill, dtype=np.float64 if d.is_float else np.int64)
+                            .astype(np.float32 if d.is_float else d.storage), a.dtype)
+    if a.kind == "tiling":
+        header, struct, pairs = a.tiling  # type: ignore[misc]
+        layout = tiling_layout(header, struct)
+        values = {k: (float(v) if layout.field(k).kind == "f" else int(v, 0)) for k, v in pairs}
+        return gm.to_device(f"{name}:tiling", layout.pack(values), "uint8")
+    if a.kind == "null":
+        return None
+    return a.value.item()
