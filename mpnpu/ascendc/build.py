@@ -222,7 +222,8 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
         out, deps = os.path.join(tmp, os.path.basename(lib)), os.path.join(tmp, "deps.d")
         cmd = _command(compiler, spec, entry_path, out, deps)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            # (LC_ALL=C: plain ASCII quotes in the compiler's messages, whatever the user's locale)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
         except subprocess.TimeoutExpired:
             raise CompileError(f"compiling {spec.sources[0]} took longer than 600 s") from None
         except OSError as e:

@@ -3,7 +3,7 @@
 :func:`compile_kernel` builds (or finds in the cache) the library and returns a
 :class:`CompiledKernel`: a small frozen object that pickles into each launch and, called in a core
 process, runs the library's entry there (:mod:`mpnpu.ascendc.bridge`). It is a *kernel object* for
-the runtime (``mpnpu_kernel_name``, ``mpnpu_check_args``, ``__mpnpu_pipes__``): the runtime knows
+the runtime (``mpnpu_kernel_name``, ``mpnpu_check_launch``, ``__mpnpu_pipes__``): the runtime knows
 nothing else of C++.
 """
 
@@ -50,6 +50,10 @@ def detect_kernel_type(sources: Sequence[str]) -> KernelType:
     return KernelType.AIV
 
 
+_TYPE_WORDS = {KernelType.AIV: "vector cores only", KernelType.AIC: "cube cores only",
+               KernelType.MIX_1_1: "1 cube + 1 vector core per block", KernelType.MIX_1_2: "1 cube + 2 vector cores per block"}
+
+
 @dataclass(frozen=True)
 class CompiledKernel:
     """A kernel library and how to launch it (picklable; called on every core of a launch)."""
@@ -70,8 +74,13 @@ class CompiledKernel:
     def mpnpu_kernel_name(self) -> str:
         return f"{self.entry} ({os.path.basename(self.source)})"
 
-    def mpnpu_check_args(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
-        """In the parent, before any core runs: the arguments fit the entry's parameters."""
+    def mpnpu_check_launch(self, topology: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        """In the parent, before any core runs: the device starts the cores this kernel needs, and
+        the arguments fit the entry's parameters."""
+        if topology.kernel_type is not self.kernel_type:
+            raise UsageError(
+                f"kernel {self.entry} is {self.kernel_type.value} ({_TYPE_WORDS[self.kernel_type]}), the device "
+                f"is {topology.kernel_type.value}: make it with Device(block_dim, kernel_type=KernelType.{self.kernel_type.name})")
         if kwargs:
             raise UsageError(f"kernel {self.entry} is C++: pass its arguments by position, not {sorted(kwargs)}")
         bridge.check_arguments(self.entry, self.params, args)

@@ -35,6 +35,7 @@ from mpnpu.runtime.topology import KernelType
 
 from .build import cache_dir
 from .kernel import CompiledKernel, compile_kernel, detect_kernel_type
+from .syncpoints import blank_comments_and_strings
 from .tiling import tiling_layout
 
 _LAUNCH = re.compile(r"\b(?P<kernel>[A-Za-z_]\w*(?:<[^<>;]*>)?)\s*<<<(?P<config>.*?)>>>\s*\((?P<args>[^;]*)\)\s*;", re.S)
@@ -112,7 +113,8 @@ def prepare_source(path: str) -> Prepared:
     """Replace a sample's ``kernel<<<...>>>(...)`` statement (keeping every line in place)."""
     with open(path, errors="replace") as f:
         text = f.read()
-    m = _LAUNCH.search(text)
+    # (searched with comments and strings blanked out, which keeps every position)
+    m = _LAUNCH.search(blank_comments_and_strings(text))
     if m is None:
         return Prepared(os.path.abspath(path), os.path.abspath(path))
     launched = m.group("kernel")

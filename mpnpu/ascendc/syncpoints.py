@@ -46,7 +46,7 @@ class SyncPoint:
         return f"{self.call} in {self.function}"
 
 
-def _blank_comments_and_strings(text: str) -> str:
+def blank_comments_and_strings(text: str) -> str:
     """The text with comments and string literals replaced by spaces (lines and columns kept)."""
     out = list(text)
     i, n = 0, len(text)
@@ -103,7 +103,7 @@ def scan(paths: Iterable[str]) -> dict[str, SyncPoint]:
                 raw = f.read()
         except OSError as e:
             raise UsageError(f"cannot read kernel source {path}: {e}") from None
-        text = _blank_comments_and_strings(raw)
+        text = blank_comments_and_strings(raw)
         funcs = _functions(text)
         macros: dict[str, str] = {}  # sync macro -> the call inside it
         define_spans = []

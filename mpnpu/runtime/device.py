@@ -298,9 +298,9 @@ class Device:
             ref = kernel_reference(kernel)
             resolve_kernel(ref)  # a wrong reference is a one-line UsageError here, not 3N tracebacks
             self._refs[kernel] = ref
-        check_args = getattr(ref, "mpnpu_check_args", None)
-        if check_args is not None:  # a kernel object that can tell bad arguments before any core runs
-            check_args(args, kwargs)
+        check = getattr(ref, "mpnpu_check_launch", None)
+        if check is not None:  # a kernel object that can tell a bad launch before any core runs
+            check(self.topology, args, kwargs)
         pool = self._ensure_pool()
         dropped = frozenset(drop_syncs)
         if hold is None:

@@ -171,6 +171,7 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.events.clear();
     std::memset(&c.fault, 0, sizeof c.fault);
     c.atomic_op = 0;
+    c.last = Site{nullptr, 0, nullptr};
     std::memset(c.raised, 0, sizeof c.raised);
     c.in_launch = true;
 }

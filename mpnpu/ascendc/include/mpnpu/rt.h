@@ -182,6 +182,9 @@ inline size_t memory_size(int mem) {
     return mem >= 0 && mem < MPNPU_MEM_COUNT ? sizes[mem] : 0;
 }
 
+// Remember the kernel line of an API call that touches no memory (a crash is named by the last one).
+inline void at(const Site& where) { core().last = where; }
+
 inline bool is_aic() { return core().launch.core_type == 1; }
 inline bool is_aiv() { return core().launch.core_type == 0; }
 

@@ -143,6 +143,7 @@ public:
     template <class Q>
     bool InitBuffer(Q& que, uint8_t num, uint32_t len, MPNPU_SITE) {
         static_assert(std::is_base_of_v<TQueBase, Q>, "InitBuffer(que, num, len) takes a TQue or TQueBind");
+        mpnpu::at(site);
         TPosition pos = que.mpnpu_position();
         int mem = mpnpu::position_memory(pos);
         mpnpu::check_core_has(mem, pos, site, "TPipe::InitBuffer");
@@ -221,6 +222,7 @@ public:
     // ``size`` elements starting ``bufOffset`` bytes into the buffer.
     template <typename T>
     LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, MPNPU_SITE) const {
+        mpnpu::at(site);
         if (!ready_) mpnpu::api_error(site, "TBuf::Get: the buffer has no memory yet (TPipe::InitBuffer first)");
         if (uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > slot_.bytes)
             mpnpu::api_error(site, "TBuf::Get: %u elements of %zu bytes at byte %u exceed the buffer's %llu bytes",
@@ -241,6 +243,7 @@ private:
 
 template <TPosition P>
 bool TPipe::InitBuffer(TBuf<P>& buf, uint32_t len, mpnpu::Site site) {
+    mpnpu::at(site);
     int mem = mpnpu::position_memory(P);
     mpnpu::check_core_has(mem, P, site, "TPipe::InitBuffer");
     uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
@@ -279,6 +282,7 @@ public:
 
     template <typename T>
     LocalTensor<T> AllocTensor(MPNPU_SITE) {
+        mpnpu::at(site);
         check_ready(site, "AllocTensor");
         if (n_free_ == 0)
             mpnpu::api_error(site, "TQue::AllocTensor: all %d buffers are in use (FreeTensor one first; the device "
@@ -300,6 +304,7 @@ public:
 
     template <typename T>
     bool EnQue(const LocalTensor<T>& tensor, MPNPU_SITE) {
+        mpnpu::at(site);
         check_ready(site, "EnQue");
         int s = slot_of(tensor.mpnpu_buf_lo(), site, "EnQue");
         if (n_queued_ >= depth_limit())
@@ -319,6 +324,7 @@ public:
 
     template <typename T>
     LocalTensor<T> DeQue(MPNPU_SITE) {
+        mpnpu::at(site);
         check_ready(site, "DeQue");
         if (n_queued_ == 0) mpnpu::api_error(site, "TQue::DeQue: nothing is enqueued (the device would hang)");
         int s = queued_[head_];
@@ -342,6 +348,7 @@ public:
 
     template <typename T>
     void FreeTensor(LocalTensor<T>& tensor, MPNPU_SITE) {
+        mpnpu::at(site);
         check_ready(site, "FreeTensor");
         int s = slot_of(tensor.mpnpu_buf_lo(), site, "FreeTensor");
         if (!held_[s]) mpnpu::api_error(site, "TQue::FreeTensor: the tensor's buffer is not allocated (freed twice?)");

@@ -1,0 +1,79 @@
+"""Building C++ kernels: the cache, compile errors at the user's line, and a missing compiler."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from mpnpu.ascendc import CompileError, NoCompilerError, compile_kernel, detect_kernel_type
+from mpnpu.ascendc.build import BuildSpec, build
+from mpnpu.runtime.topology import KernelType
+from tests.ascendc_util import needs_cxx
+
+pytestmark = needs_cxx
+
+GOOD = '#include "kernel_operator.h"\nextern "C" __global__ __aicore__ void k(GM_ADDR x) { (void)x; }\n'
+
+
+def test_a_build_is_cached_until_a_file_it_read_changes(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path / "cache"))
+    header = tmp_path / "part.h"
+    header.write_text("constexpr int kValue = 1;\n")
+    src = tmp_path / "k.cpp"
+    src.write_text('#include "part.h"\n' + GOOD)
+    spec = BuildSpec((str(src),), "k")
+    first = build(spec)
+    assert not first.cached and os.path.isfile(first.path)
+    assert build(spec).cached
+    header.write_text("constexpr int kValue = 2;\n")  # a header the kernel includes changed
+    again = build(spec)
+    assert not again.cached
+
+
+def test_a_compile_error_is_one_line_at_the_users_file_and_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / "broken.cpp"
+    src.write_text('#include "kernel_operator.h"\n\nextern "C" __global__ __aicore__ void k(GM_ADDR x) {\n'
+                   "    AscendC::NoSuchCall(x);\n}\n")
+    with pytest.raises(CompileError) as info:
+        compile_kernel(str(src), "k")
+    text = str(info.value)
+    assert "\n" not in text
+    assert text.endswith("broken.cpp:4:14: error: 'NoSuchCall' is not a member of 'AscendC'")
+    assert info.value.details["stderr"]
+
+
+def test_an_error_inside_mpnpus_headers_names_the_users_line_too(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / "misuse.cpp"
+    src.write_text('#include "kernel_operator.h"\nusing namespace AscendC;\n'
+                   'extern "C" __global__ __aicore__ void k(GM_ADDR x) {\n'
+                   "    TPipe pipe; int q = 0;\n    pipe.InitBuffer(q, 1, 32);\n}\n")
+    with pytest.raises(CompileError, match=r"inside mpnpu's Ascend C headers, from .*misuse.cpp:5"):
+        compile_kernel(str(src), "k")
+
+
+def test_no_compiler_says_how_to_get_one(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CXX", "/nonexistent/c++")
+    src = tmp_path / "k.cpp"
+    src.write_text(GOOD)
+    with pytest.raises(NoCompilerError, match="CXX='/nonexistent/c.." ):
+        compile_kernel(str(src), "k")
+
+
+def test_the_kernel_type_is_read_from_the_source(tmp_path) -> None:
+    cases = {
+        "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);": KernelType.MIX_1_2,
+        "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);": KernelType.MIX_1_1,
+        "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);": KernelType.AIC,
+        "// KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2); in a comment": KernelType.AIV,
+        "": KernelType.AIV,
+    }
+    for i, (line, want) in enumerate(cases.items()):
+        p = tmp_path / f"k{i}.cpp"
+        p.write_text(f"void f() {{ {line} }}\n")
+        assert detect_kernel_type([str(p)]) is want, line
+    p = tmp_path / "mix.cpp"
+    p.write_text("__global__ __mix__(1, 2) void f() {}\n")
+    assert detect_kernel_type([str(p)]) is KernelType.MIX_1_2

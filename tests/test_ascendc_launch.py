@@ -1,0 +1,134 @@
+"""C++ kernels on the multi-process device: identities per kernel type, arguments, faults named at
+the kernel's line, cross-core flags and SyncAll, all through the same runtime as Python kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mpnpu.errors import CoreDiedError, KernelError, SyncAllNotReachedError, UsageError
+from mpnpu.runtime.topology import KernelType
+from tests.ascendc_util import kernel, line_of, needs_cxx
+from tests.runtime_util import device
+
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
+
+# (kernel type, block_dim) -> expected rows (type, block idx) : (idx, num, sub idx, sub num, ration)
+CASES = {
+    (KernelType.AIV, 3): {("aiv", v): (v, 3, 0, 1, 1) for v in range(3)},
+    (KernelType.AIC, 2): {("aic", k): (k, 2, 0, 1, 1) for k in range(2)},
+    (KernelType.MIX_1_1, 2): {**{("aiv", v): (v, 2, 0, 1, 1) for v in range(2)},
+                              **{("aic", k): (k, 2, 0, 1, 1) for k in range(2)}},
+    (KernelType.MIX_1_2, 2): {**{("aiv", v): (v, 2, v % 2, 2, 2) for v in range(4)},
+                              **{("aic", k): (k, 2, 0, 1, 1) for k in range(2)}},
+}
+
+
+@pytest.mark.parametrize("kt,block_dim", list(CASES))
+def test_identities_follow_the_kernel_type(kt, block_dim) -> None:
+    k = kernel("identity.cpp", "identity", kernel_type=kt)
+    with device(block_dim, kernel_type=kt) as dev:
+        out = dev.to_device("out", np.full(128 * 8, -1, np.int32))
+        dev.launch(k, out)
+        rows = dev.to_host(out).reshape(128, 8)
+    seen = {}
+    for r in range(128):
+        if rows[r, 5] != -1:
+            seen[("aiv" if rows[r, 5] == 1 else "aic", int(rows[r, 0]))] = tuple(int(v) for v in rows[r, :5])
+    assert seen == CASES[(kt, block_dim)]
+
+
+def test_a_two_phase_sum_is_right_with_its_syncall() -> None:
+    k = kernel("two_phase.cpp", "two_phase")
+    with device(4, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.arange(4 * 256, dtype=np.float32))
+        parts, out = dev.empty("partials", 32, "float32"), dev.empty("out", 8, "float32")
+        for _ in range(5):
+            dev.launch(k, x, parts, out, 4 * 256)
+            assert dev.to_host(out)[0] == np.arange(1024).sum()
+
+
+def test_wrong_arguments_are_one_usage_error_before_any_core_runs() -> None:
+    k = kernel("two_phase.cpp", "two_phase")
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.zeros(8, np.float32))
+        with pytest.raises(UsageError, match=r"takes 4 arguments .*passes 3"):
+            dev.launch(k, x, x, x)
+        with pytest.raises(UsageError, match=r"argument 4 of kernel two_phase is a uint32_t, got GlobalTensor"):
+            dev.launch(k, x, x, x, x)
+        with pytest.raises(UsageError, match=r"argument 4 .*-1 does not fit"):
+            dev.launch(k, x, x, x, -1)
+        with pytest.raises(UsageError, match=r"kernel two_phase is vector-only .*the device is mix 1:2"):
+            with device(1) as mixed:
+                y = mixed.to_device("y", np.zeros(8, np.float32))
+                mixed.launch(k, y, y, y, 8)
+
+
+def _fault(mode: int, who: int = 1, n: int = 64):
+    k = kernel("faults.cpp", "faults")
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.zeros(n, np.float32))
+        y = dev.to_device("y", np.zeros(n, np.float32))
+        with pytest.raises(Exception) as info:
+            dev.launch(k, x, y, n, mode, who)
+        # the device is usable again: the same kernel runs cleanly
+        dev.launch(k, x, y, n, 0, who)
+    return info.value
+
+
+def test_memcheck_names_the_gm_tensor_the_range_and_the_kernel_line() -> None:
+    err = _fault(1)
+    assert isinstance(err, KernelError)
+    line = line_of("faults.cpp", "mode == 1")
+    assert str(err).startswith("vector core 1 (block 1) raised MemcheckError: illegal read of GM tensor x by "
+                               f"DataCopy GM->local at ascendc_kernels/faults.cpp:{line} (faults): elements [56, 120)")
+    assert "of a tensor of 64 float32 elements" in str(err)
+
+
+def test_memcheck_names_a_local_buffer_overrun() -> None:
+    err = _fault(2)
+    line = line_of("faults.cpp", "mode == 2")
+    assert f"illegal write of UB by SetValue at ascendc_kernels/faults.cpp:{line} (faults)" in str(err)
+    assert "bytes [1024, 1028) of UB, outside the buffer it was taken from, bytes [0, 1024)" in str(err)
+
+
+@pytest.mark.parametrize("mode,signal", [(3, "SIGSEGV"), (4, "SIGABRT")])
+def test_a_crashing_kernel_is_a_device_error_naming_the_core_and_its_last_line(mode, signal) -> None:
+    err = _fault(mode)
+    assert isinstance(err, CoreDiedError)
+    assert str(err).startswith(f"vector core 1 (block 1) died during faults (faults.cpp) (killed by signal {signal}) "
+                               "at ascendc_kernels/faults.cpp:")
+    assert "(faults), the last kernel API call before the fault" in str(err)
+
+
+def test_a_cxx_exception_is_a_kernel_error() -> None:
+    err = _fault(5)
+    assert isinstance(err, KernelError) and "the kernel threw kernel gave up" in str(err)
+
+
+def test_a_skipped_syncall_is_reported_not_hung() -> None:
+    err = _fault(6)
+    assert isinstance(err, SyncAllNotReachedError)
+    assert "vector core 1 (block 1) finished the kernel after 0 SyncAll (vector cores only) calls" in str(err)
+
+
+def test_a_wait_nothing_raised_is_named_at_its_line() -> None:
+    err = _fault(7)
+    line = line_of("faults.cpp", "mode == 7")
+    assert f"WaitFlag<HardEvent::MTE2_V>(3) waits for an event no SetFlag has raised" in str(err)
+    assert f"at ascendc_kernels/faults.cpp:{line} (faults)" in str(err)
+
+
+def test_dequeue_of_an_empty_queue_is_named() -> None:
+    err = _fault(8)
+    assert "TQue::DeQue: nothing is enqueued (the device would hang)" in str(err)
+
+
+def test_mode2_handshake_with_waits_that_name_no_mode() -> None:
+    k = kernel("flags_mix.cpp", "handshake")
+    assert k.kernel_type is KernelType.MIX_1_2
+    with device(2) as dev:
+        out = dev.to_device("out", np.zeros(64, np.int32))
+        for rounds in (1, 9):
+            dev.launch(k, out, rounds)
+            assert list(dev.to_host(out)[:4]) == [rounds] * 4
