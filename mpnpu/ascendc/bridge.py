@@ -53,7 +53,9 @@ KERNEL_TYPE_NUMBERS = {KernelType.AIV: abi.KT_AIV_ONLY, KernelType.AIC: abi.KT_A
 
 
 def site_name(path: str, line: int) -> str:
-    """'op_kernel/add.cpp:45': parent folder, file, line (as include/mpnpu/rt.h names sites)."""
+    """'op_kernel/add.cpp:45': parent folder, file, line (as include/mpnpu/rt.h names sites, with
+    "." and ".." resolved lexically)."""
+    path = os.path.normpath(path) if path else "?"
     parent = os.path.basename(os.path.dirname(path))
     return f"{parent}/{os.path.basename(path)}:{line}" if parent else f"{os.path.basename(path)}:{line}"
 
@@ -63,11 +65,20 @@ def site_name(path: str, line: int) -> str:
 
 @dataclass
 class Library:
-    """A kernel library loaded in this process, with its entry's parameter kinds."""
+    """A loaded kernel and its runtime's entry points: a kernel library's exported functions, or the
+    table a host program that links its kernel in hands over (include/mpnpu/host.h)."""
 
     path: str
-    dll: ctypes.CDLL
     params: tuple[str, ...]  # "p", "i4", "u8", "f", "d", ... (include/mpnpu/bridge.h)
+    run: Any  # (launch*, slots, n) -> MPNPU_RUN_*
+    events: Any  # (const MpnpuEvent** out) -> count
+    site: Any  # (id, &file, &line, &func) -> found
+    fault: Any  # () -> MpnpuFault*
+
+    @classmethod
+    def from_functions(cls, path: str, params: tuple[str, ...], run: Any, events: Any, site: Any,
+                       fault: Any) -> "Library":
+        return cls(path, params, run, events, site, fault)
 
 
 _LOADED: dict[str, Library] = {}
@@ -90,7 +101,7 @@ def load(path: str) -> Library:
     if version != abi.ABI_VERSION:
         raise KernelAPIError(f"{path} was built for ABI {version}, this mpnpu speaks {abi.ABI_VERSION}: rebuild it")
     params = tuple(p for p in dll.mpnpu_entry_signature().decode().split(",") if p)
-    lib = _LOADED[path] = Library(path, dll, params)
+    lib = _LOADED[path] = Library(path, params, dll.mpnpu_run, dll.mpnpu_events, dll.mpnpu_site, dll.mpnpu_fault)
     return lib
 
 
@@ -135,10 +146,13 @@ def check_arguments(kernel_name: str, params: Sequence[str], args: Sequence[Any]
 
 
 @dataclass
-class _Region:
+class Region:
+    """A GM allocation as the kernel sees it: where it is in this process, and the runtime's view of
+    it (its root tensor: name, segment, offset in the segment, dtype) for trace records and errors."""
+
     addr: int  # in this process
     size: int
-    tensor: GlobalTensor  # the root tensor of the allocation (name, segment, root offset, dtype)
+    tensor: GlobalTensor
 
 
 class _Launch:
@@ -154,7 +168,7 @@ class _Launch:
         got = self.sites.get(site_id)
         if got is None:
             f, ln, fn = ctypes.c_char_p(), ctypes.c_int32(), ctypes.c_char_p()
-            if self.lib.dll.mpnpu_site(site_id, ctypes.byref(f), ctypes.byref(ln), ctypes.byref(fn)):
+            if self.lib.site(site_id, ctypes.byref(f), ctypes.byref(ln), ctypes.byref(fn)):
                 got = (site_name((f.value or b"?").decode(errors="replace"), ln.value),
                        (fn.value or b"?").decode(errors="replace"))
             else:
@@ -218,12 +232,21 @@ _HOST = abi.Host(abi.SyncAllFn(_sync_all), abi.FlagSetFn(_flag_set), abi.FlagWai
 def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_key: int = 0,
         sys_workspace_bytes: int = 0, memcheck: bool = True) -> None:
     """Run the library's kernel on this core with ``args`` (GM tensors and scalars)."""
+    slots, regions = _slots(kcontext.current(), lib.params, args)
+    run_slots(lib, kernel_type, slots, regions, tiling_key=tiling_key, sys_workspace_bytes=sys_workspace_bytes,
+              memcheck=memcheck)
+
+
+def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: Sequence[Region], *,
+              tiling_key: int = 0, sys_workspace_bytes: int = 0, memcheck: bool = True) -> None:
+    """Run the kernel on this core with its arguments already as 64-bit slots, pointing into
+    ``regions`` (sorted by address)."""
     global _current
+    regions = sorted(regions, key=lambda r: r.addr)  # (the library indexes them in address order)
     ctx = kcontext.current()
     info, topo = ctx.info, ctx.topology
     if topo.kernel_type is not kernel_type:
         raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {topo.kernel_type.value} device")
-    slots, regions = _slots(ctx, lib.params, args)
     launch = abi.Launch()
     launch.abi = abi.ABI_VERSION
     launch.core_type = 1 if info.core_type is CoreType.CUBE else 0
@@ -254,7 +277,7 @@ def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_ke
     state = _current = _Launch(lib, ctx)
     ctx.events = None  # the library records this core's trace itself (see the module docstring)
     try:
-        rc = lib.dll.mpnpu_run(ctypes.byref(launch), c_slots, len(slots))
+        rc = lib.run(ctypes.byref(launch), c_slots, len(slots))
     finally:
         _current = None
         ctx.events = events
@@ -267,12 +290,12 @@ def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_ke
     raise _fault_error(state, regions, rc)
 
 
-def _slots(ctx: Any, params: Sequence[str], args: Sequence[Any]) -> tuple[list[int], list[_Region]]:
+def _slots(ctx: Any, params: Sequence[str], args: Sequence[Any]) -> tuple[list[int], list[Region]]:
     """The 64-bit slots of the kernel's arguments and the GM allocations they point into."""
     if len(args) != len(params):
         raise KernelAPIError(f"the kernel takes {len(params)} arguments ({describe_params(params)}), got {len(args)}")
     slots: list[int] = []
-    regions: dict[tuple[str, int], _Region] = {}
+    regions: dict[tuple[str, int], Region] = {}
     segments = ctx.segments
     for kind, arg in zip(params, args):
         if kind == "p":
@@ -291,7 +314,7 @@ def _slots(ctx: Any, params: Sequence[str], args: Sequence[Any]) -> tuple[list[i
             slots.append(root + arg.offset - arg.root_offset)
             key = (arg.segment, arg.root_offset)
             if key not in regions:
-                regions[key] = _Region(root, arg.root_nbytes, arg)
+                regions[key] = Region(root, arg.root_nbytes, arg)
         elif kind == "f":
             slots.append(int(np.float32(arg).view(np.uint32)))
         elif kind == "d":
@@ -301,10 +324,10 @@ def _slots(ctx: Any, params: Sequence[str], args: Sequence[Any]) -> tuple[list[i
     return slots, sorted(regions.values(), key=lambda r: r.addr)
 
 
-def _trace_events(state: _Launch, regions: Sequence[_Region]) -> list:
+def _trace_events(state: _Launch, regions: Sequence[Region]) -> list:
     """The library's trace records as the runtime's trace events, in program order."""
     ptr = ctypes.c_void_p()
-    n = state.lib.dll.mpnpu_events(ctypes.byref(ptr))
+    n = state.lib.events(ctypes.byref(ptr))
     if n <= 0 or not ptr.value:
         return []
     raw = np.frombuffer((ctypes.c_char * (n * abi.EVENT_DTYPE.itemsize)).from_address(ptr.value),
@@ -341,9 +364,9 @@ def _trace_events(state: _Launch, regions: Sequence[_Region]) -> list:
     return out
 
 
-def _fault_error(state: _Launch, regions: Sequence[_Region], rc: int) -> MpnpuError:
+def _fault_error(state: _Launch, regions: Sequence[Region], rc: int) -> MpnpuError:
     """The Python error for a fault the library reported."""
-    f = state.lib.dll.mpnpu_fault().contents
+    f = state.lib.fault().contents
     message = f.message.decode(errors="replace")
     site, func = state.site(f.site) if f.site >= 0 else ("?", "?")
     where = f" at {site} ({func})" if f.site >= 0 else ""
@@ -373,8 +396,12 @@ def _fault_error(state: _Launch, regions: Sequence[_Region], rc: int) -> MpnpuEr
         item = t.dtype.itemsize
         e0, e1 = start // item, -(-stop // item)
         n = t.root_nbytes // item
-        text = (f"{kind} of GM tensor {t.name} by {call}{where}: elements [{e0}, {e1}) (bytes [{start}, {stop})) "
-                f"of a tensor of {n} {t.dtype.name} elements ({t.root_nbytes} bytes)")
+        if item == 1:  # a byte buffer (a host program's GmAlloc block): bytes only
+            text = (f"{kind} of GM tensor {t.name} by {call}{where}: bytes [{start}, {stop}) of its "
+                    f"{t.root_nbytes} bytes")
+        else:
+            text = (f"{kind} of GM tensor {t.name} by {call}{where}: elements [{e0}, {e1}) (bytes [{start}, {stop})) "
+                    f"of a tensor of {n} {t.dtype.name} elements ({t.root_nbytes} bytes)")
         return MemcheckError(text, kind=kind, memory="GM", tensor=t.name, start=start, stop=stop,
                              size=t.root_nbytes, site=site, call=call)
     cls = UnsupportedError if f.kind == abi.FAULT_UNSUPPORTED else KernelAPIError

@@ -123,6 +123,33 @@ enum {
     MPNPU_FAULT_UNSUPPORTED = 4   /* a call or form mpnpu does not implement */
 };
 
+/* A program that links the kernel in (a CPU-debug unit test, mpnpu/host.h) hands the core process
+ * these instead of a library's exported symbols. */
+typedef struct MpnpuExports {
+    int32_t abi;
+    int32_t (*run)(const MpnpuLaunch* launch, void* fn, const uint64_t* slots, int32_t n_slots);
+    int64_t (*events)(const MpnpuEvent** out);
+    int32_t (*site)(int32_t id, const char** file, int32_t* line, const char** func);
+    const MpnpuFault* (*fault)(void);
+} MpnpuExports;
+
+/* One ICPU_RUN_KF: what the host program asks mpnpu to launch. */
+typedef struct MpnpuHostLaunch {
+    int32_t abi;
+    const char* kernel;       /* the kernel as ICPU_RUN_KF names it */
+    const char* file;         /* where ICPU_RUN_KF stands */
+    int32_t line;
+    int32_t block_dim;
+    int32_t kernel_mode;      /* KernelMode: 0 MIX (1 cube + 2 vector cores per block), 1 AIC, 2 AIV */
+    uint64_t tiling_key;
+    void* fn;                 /* the kernel function */
+    const char* signature;    /* its parameter kinds, as mpnpu_entry_signature */
+    int32_t n_args;
+    const uint64_t* slots;
+    const char* arg_names;    /* the arguments as written, "x, y, z, workspace, tiling" */
+    const MpnpuExports* exports;
+} MpnpuHostLaunch;
+
 enum { MPNPU_RUN_OK = 0, MPNPU_RUN_FAULT = 1, MPNPU_RUN_HOST_ERROR = 2, MPNPU_RUN_CXX_EXCEPTION = 3 };
 
 #ifdef __cplusplus

@@ -194,18 +194,42 @@ inline uint64_t now_ns() {
     return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-// "op_kernel/add.cpp:45": the parent folder and the file name, as Python kernels' sites are named.
+// The path with "." and ".." resolved lexically ("a/b/../c.h" -> "a/c.h"), as the compiler may name
+// an included file relative to its includer.
+inline std::string normal_path(const char* path) {
+    std::vector<std::string> parts;
+    std::string cur;
+    bool absolute = path[0] == '/';
+    for (const char* p = path;; ++p) {
+        if (*p == '/' || *p == 0) {
+            if (cur == "..") {
+                if (!parts.empty() && parts.back() != "..") parts.pop_back();
+                else if (!absolute) parts.push_back(cur);
+            } else if (!cur.empty() && cur != ".") {
+                parts.push_back(cur);
+            }
+            cur.clear();
+            if (*p == 0) break;
+        } else {
+            cur += *p;
+        }
+    }
+    std::string out = absolute ? "/" : "";
+    for (size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+    return out;
+}
+
+// "op_kernel/add.cpp:45": the parent folder and the file name, as Python kernels' sites are named
+// (mpnpu/ascendc/bridge.py site_name names them the same way).
 inline std::string site_name(const Site& s) {
-    const char* f = s.file ? s.file : "?";
-    const char* last = std::strrchr(f, '/');
+    std::string path = normal_path(s.file ? s.file : "?");
+    size_t last = path.rfind('/');
     std::string out;
-    if (last) {
-        const char* prev = last;
-        while (prev > f && prev[-1] != '/') --prev;
-        out.assign(prev, size_t(last - prev + 1));
-        out += last + 1;
+    if (last != std::string::npos) {
+        size_t prev = last == 0 ? std::string::npos : path.rfind('/', last - 1);
+        out = path.substr(prev == std::string::npos ? 0 : prev + 1);
     } else {
-        out = f;
+        out = path;
     }
     out += ':';
     out += std::to_string(s.line);

@@ -1,0 +1,43 @@
+"""``python -m mpnpu.ascendc --cflags --libs``: the flags that build a CPU-debug unit test (a host
+program with GmAlloc / ICPU_RUN_KF) against mpnpu instead of the vendor's CPU library::
+
+    g++ test_add.cpp add.cpp $(python -m mpnpu.ascendc --cflags --libs) -o test_add
+
+``--include-dir`` prints only the folder of mpnpu's Ascend C headers."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from mpnpu.errors import MpnpuError
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m mpnpu.ascendc", description=(
+        "Print the compiler flags that build an Ascend C CPU-debug unit test (GmAlloc, ICPU_RUN_KF) against "
+        "mpnpu: --cflags for compiling, --libs for linking (libmpnpu_host is built on first use)."))
+    p.add_argument("--cflags", action="store_true", help="include directories and defines")
+    p.add_argument("--libs", action="store_true", help="the host library, its rpath and threads")
+    p.add_argument("--include-dir", action="store_true", help="only the folder of mpnpu's Ascend C headers")
+    args = p.parse_args(argv)
+    from . import hostlib
+    from .build import INCLUDE_DIR
+
+    try:
+        if args.include_dir:
+            print(INCLUDE_DIR)
+            return 0
+        if not (args.cflags or args.libs):
+            p.error("give --cflags, --libs or both")
+        flags = (hostlib.cflags() if args.cflags else []) + (hostlib.libs() if args.libs else [])
+    except MpnpuError as e:
+        print(f"mpnpu: error: {e}", file=sys.stderr)
+        return 2
+    print(" ".join(shlex.quote(f) for f in dict.fromkeys(flags)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,368 @@
+"""The embedded side of CPU-debug unit tests: GmAlloc / GmFree and ICPU_RUN_KF (include/mpnpu/host.h).
+
+A test program linked against libmpnpu_host starts this module in an embedded interpreter at its
+first call, then::
+
+    GmAlloc(n)     -> a GM segment mapped at an address of its own inside one large reservation
+                      made here before any core process exists (so every core, forked from this
+                      program, finds each block at the same address; a block's window is followed by
+                      4 GiB of unmapped space, so memcheck tells which block a pointer came from)
+    ICPU_RUN_KF    -> a Device of the right kind (cached per block_dim and kernel type), launching a
+                      HostKernel: the kernel function linked into this program, called in every core
+                      process through the program's own copy of the kernel runtime
+    exit / faults  -> shutdown(): every core process ended, every segment unlinked
+
+Control from the environment (nothing printed when unset):
+
+    MPNPU_DROP_SYNC=FILE:LINE[,...]   skip those sync call sites
+    MPNPU_RACECHECK=1 | fail          trace each launch, print the racecheck report to stderr
+                                      (fail: end the program with exit status 1 if a hazard is found)
+    MPNPU_TIMELINE=PATH               write each launch's Chrome trace (PATH, PATH.2.json, ...)
+    MPNPU_REPEAT=N                    run each ICPU_RUN_KF N times from the same GM contents and say
+                                      which runs' results differed from the first
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from mpnpu.errors import MpnpuError
+from mpnpu.runtime.gm import GlobalTensor
+from mpnpu.runtime.gm.segments import close_and_unlink, create_segment, process_token
+from mpnpu.runtime.topology import KernelType
+
+from . import abi, bridge
+from .windows import GAP_BYTES, _mmap, _MAP_ANONYMOUS, _MAP_FIXED, _MAP_NORESERVE, _MAP_PRIVATE, _MAP_SHARED, \
+    _PROT_NONE, _PROT_RW
+
+_RESERVE_BYTES = 16 << 40  # address space for every GmAlloc of the program (no memory)
+_ALIGN = 2 << 20
+
+
+class HostLaunch(ctypes.Structure):
+    _fields_ = [
+        ("abi", ctypes.c_int32),
+        ("kernel", ctypes.c_char_p),
+        ("file", ctypes.c_char_p),
+        ("line", ctypes.c_int32),
+        ("block_dim", ctypes.c_int32),
+        ("kernel_mode", ctypes.c_int32),
+        ("tiling_key", ctypes.c_uint64),
+        ("fn", ctypes.c_void_p),
+        ("signature", ctypes.c_char_p),
+        ("n_args", ctypes.c_int32),
+        ("slots", ctypes.POINTER(ctypes.c_uint64)),
+        ("arg_names", ctypes.c_char_p),
+        ("exports", ctypes.c_void_p),
+    ]
+
+
+class Exports(ctypes.Structure):
+    _fields_ = [
+        ("abi", ctypes.c_int32),
+        ("run", ctypes.c_void_p),
+        ("events", ctypes.c_void_p),
+        ("site", ctypes.c_void_p),
+        ("fault", ctypes.c_void_p),
+    ]
+
+
+#: KernelMode of SetKernelMode (MIX_MODE, AIC_MODE, AIV_MODE); not set: MIX_MODE
+_MODES = {0: KernelType.MIX_1_2, 1: KernelType.AIC, 2: KernelType.AIV}
+
+
+@dataclass
+class _Block:
+    addr: int
+    size: int
+    segment: str
+    shm: Any
+
+
+class _Gm:
+    """GmAlloc'd blocks: one segment each, at increasing addresses of one reservation."""
+
+    def __init__(self) -> None:
+        self.base = _mmap(None, _RESERVE_BYTES, _PROT_NONE, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
+        self.next = self.base
+        self.blocks: dict[int, _Block] = {}
+        self.token = process_token(os.getpid()) or "0"
+
+    def alloc(self, size: int) -> int:
+        length = max(_ALIGN, -(-size // _ALIGN) * _ALIGN)
+        if self.next + length > self.base + _RESERVE_BYTES:
+            raise MpnpuError("GmAlloc: the program has used up mpnpu's GM address space (free what it no longer needs)")
+        shm = create_segment(length, self.token)
+        fd = os.open(os.path.join("/dev/shm", shm.name), os.O_RDWR)
+        try:
+            addr = _mmap(self.next, length, _PROT_RW, _MAP_SHARED | _MAP_FIXED, fd, 0)
+        finally:
+            os.close(fd)
+        self.next += length + GAP_BYTES
+        self.blocks[addr] = _Block(addr, size, shm.name, shm)
+        return addr
+
+    def free(self, addr: int) -> None:
+        block = self.blocks.pop(addr, None)
+        if block is None:
+            print(f"mpnpu: GmFree({addr:#x}): not a block GmAlloc returned (or freed twice)", file=sys.stderr)
+            return
+        length = max(_ALIGN, -(-block.size // _ALIGN) * _ALIGN)
+        _mmap(addr, length, _PROT_NONE, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_FIXED | _MAP_NORESERVE, -1, 0)
+        close_and_unlink(block.shm)
+
+    def close(self) -> None:
+        for addr in list(self.blocks):
+            self.free(addr)
+
+
+_gm: _Gm | None = None
+_devices: dict[tuple[int, KernelType], Any] = {}
+_launches = 0
+
+
+def _memory() -> _Gm:
+    global _gm
+    if _gm is None:
+        _gm = _Gm()
+    return _gm
+
+
+_memory()  # the reservation exists before any core process is forked
+
+
+def gm_alloc(size: int) -> int:
+    """GmAlloc: the address of ``size`` bytes of GM, zero-filled."""
+    return _memory().alloc(int(size))
+
+
+def gm_free(addr: int) -> int:
+    _memory().free(int(addr))
+    return 0
+
+
+def shutdown() -> int:
+    """End every core process and unlink every segment (at exit, and before a failing exit)."""
+    for dev in list(_devices.values()):
+        dev.close()
+    _devices.clear()
+    if _gm is not None:
+        _gm.close()
+    return 0
+
+
+atexit.register(shutdown)
+
+
+# -- the kernel the core processes run -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostKernel:
+    """A kernel linked into the host program (a kernel object for the runtime): every core process
+    is a fork of that program, so the kernel function and the program's kernel runtime are at the
+    same addresses there; GM blocks are mapped in at their addresses on first use."""
+
+    name: str
+    fn: int
+    exports: int
+    params: tuple[str, ...]
+    slots: tuple[int, ...]
+    regions: tuple[tuple[int, int, str, str], ...]  # (addr, size, segment, name) of every live GmAlloc block
+    kernel_type: KernelType
+    tiling_key: int = 0
+
+    __mpnpu_pipes__ = "own"
+
+    @property
+    def mpnpu_kernel_name(self) -> str:
+        return self.name
+
+    def __call__(self, *args: Any) -> None:
+        _map_blocks(self.regions)
+        lib = _host_library(self.exports, self.fn, self.params)
+        regions = [bridge.Region(addr, size, _region_tensor(name, segment, size))
+                   for addr, size, segment, name in self.regions]
+        bridge.run_slots(lib, self.kernel_type, list(self.slots), regions, tiling_key=self.tiling_key)
+
+
+_mapped: dict[int, str] = {}  # in a core process: address -> segment mapped there
+
+
+def _map_blocks(regions: tuple[tuple[int, int, str, str], ...]) -> None:
+    for addr, size, segment, _ in regions:
+        if _mapped.get(addr) == segment:
+            continue
+        length = max(_ALIGN, -(-size // _ALIGN) * _ALIGN)
+        fd = os.open(os.path.join("/dev/shm", segment), os.O_RDWR)
+        try:
+            _mmap(addr, length, _PROT_RW, _MAP_SHARED | _MAP_FIXED, fd, 0)
+        finally:
+            os.close(fd)
+        _mapped[addr] = segment
+
+
+def _region_tensor(name: str, segment: str, size: int) -> GlobalTensor:
+    from mpnpu.runtime.dtypes import uint8
+
+    return GlobalTensor(name, uint8, (size,), segment, 0, (1,), 0, size)
+
+
+_host_libs: dict[tuple[int, int], bridge.Library] = {}
+
+
+def _host_library(exports_addr: int, fn: int, params: tuple[str, ...]) -> bridge.Library:
+    key = (exports_addr, fn)
+    lib = _host_libs.get(key)
+    if lib is None:
+        table = Exports.from_address(exports_addr)
+        run = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(abi.Launch), ctypes.c_void_p,
+                               ctypes.POINTER(ctypes.c_uint64), ctypes.c_int32)(table.run)
+
+        def run_entry(launch, slots, n, _run=run, _fn=fn):  # type: ignore[no-untyped-def]
+            return _run(launch, _fn, slots, n)
+
+        lib = _host_libs[key] = bridge.Library.from_functions(
+            "the host program", params, run_entry,
+            ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p))(table.events),
+            ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p),
+                             ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_char_p))(table.site),
+            ctypes.CFUNCTYPE(ctypes.POINTER(abi.Fault))(table.fault),
+        )
+    return lib
+
+
+# -- ICPU_RUN_KF ----------------------------------------------------------------------------------------------
+
+
+def _split_args(text: str) -> list[str]:
+    """'x, y, (uint8_t*)(t)' -> ['x', 'y', 't']: the arguments as the test wrote them, casts removed."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    names = []
+    for a in out:
+        a = a.strip()
+        a = re.sub(r"^\(\s*[\w:\s]+\*+\s*\)\s*", "", a)  # a C cast
+        a = re.sub(r"^(?:reinterpret_cast|static_cast)<[^>]*>", "", a).strip()
+        names.append(a.strip("() ") or "?")
+    return names
+
+
+def _device(block_dim: int, kernel_type: KernelType) -> Any:
+    from mpnpu.runtime.config import RuntimeOptions
+    from mpnpu.runtime.device import Device
+
+    dev = _devices.get((block_dim, kernel_type))
+    if dev is None:
+        timeout = float(os.environ.get("MPNPU_TIMEOUT", "300"))
+        dev = _devices[(block_dim, kernel_type)] = Device(block_dim, kernel_type=kernel_type,
+                                                          options=RuntimeOptions(launch_timeout_s=timeout))
+    return dev
+
+
+def _snapshot() -> dict[int, bytes]:
+    return {b.addr: ctypes.string_at(b.addr, b.size) for b in _memory().blocks.values()}
+
+
+def _restore(snap: dict[int, bytes]) -> None:
+    for addr, data in snap.items():
+        if addr in _memory().blocks:
+            ctypes.memmove(addr, data, len(data))
+
+
+def run_kf(desc_addr: int) -> int:
+    """ICPU_RUN_KF: launch, report, and return 0, or the exit status the program must end with."""
+    d = HostLaunch.from_address(desc_addr)
+    kernel = (d.kernel or b"?").decode()
+    where = f"ICPU_RUN_KF({kernel}) at {os.path.basename((d.file or b'?').decode())}:{d.line}"
+    try:
+        return _run_kf(d, kernel, where)
+    except MpnpuError as e:
+        print(f"mpnpu: {where}: {e}", file=sys.stderr)
+        shutdown()
+        return 3
+
+
+def _run_kf(d: HostLaunch, kernel: str, where: str) -> int:
+    global _launches
+    kt = _MODES.get(d.kernel_mode, KernelType.MIX_1_2)
+    params = tuple(p for p in (d.signature or b"").decode().split(",") if p)
+    slots = tuple(int(d.slots[i]) for i in range(d.n_args))
+    names = _split_args((d.arg_names or b"").decode())
+    gm = _memory()
+    regions = []
+    for b in gm.blocks.values():
+        named = [n for n, s, p in zip(names, slots, params) if p == "p" and s == b.addr]
+        regions.append((b.addr, b.size, b.segment, named[0] if named else f"gm@{b.addr:#x}"))
+    hk = HostKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key))
+    drop = tuple(s.strip() for s in os.environ.get("MPNPU_DROP_SYNC", "").split(",") if s.strip())
+    racecheck = os.environ.get("MPNPU_RACECHECK", "").strip().lower()
+    timeline = os.environ.get("MPNPU_TIMELINE", "").strip()
+    repeat = max(1, int(os.environ.get("MPNPU_REPEAT", "1") or 1))
+    trace = bool(racecheck) and racecheck not in ("0", "no", "off") or bool(timeline)
+    dev = _device(d.block_dim, kt)
+    before = _snapshot() if repeat > 1 else None
+    first: dict[int, bytes] | None = None
+    differ: list[int] = []
+    status = 0
+    for r in range(repeat):
+        if before is not None and r:
+            _restore(before)
+        result = dev.launch(hk, drop_syncs=drop, trace=trace)
+        _launches += 1
+        if result.trace is not None:
+            status = max(status, _report_trace(result.trace, where, racecheck, timeline))
+        if before is not None:
+            now = _snapshot()
+            if first is None:
+                first = now
+            elif now != first:
+                differ.append(r + 1)
+    if repeat > 1:
+        if differ:
+            print(f"mpnpu: {where}: {len(differ)} of {repeat} runs differ from the first: runs "
+                  f"{', '.join(map(str, differ))}", file=sys.stderr)
+        else:
+            print(f"mpnpu: {where}: {repeat} runs, every one gave the first run's results", file=sys.stderr)
+    return status
+
+
+def _report_trace(trace: Any, where: str, racecheck: str, timeline: str) -> int:
+    status = 0
+    if racecheck and racecheck not in ("0", "no", "off"):
+        from mpnpu.racecheck import analyze
+        from mpnpu.racecheck.report import format_text
+
+        hazards = analyze(trace)
+        print(f"mpnpu: {where}: racecheck", file=sys.stderr)
+        print(format_text(hazards, launches_analyzed=1), file=sys.stderr)
+        if hazards and racecheck == "fail":
+            status = 1
+    if timeline:
+        path = timeline if _launches <= 1 else f"{os.path.splitext(timeline)[0]}.{_launches}.json"
+        _write_timeline(trace, path, where)
+    return status
+
+
+def _write_timeline(trace: Any, path: str, where: str) -> None:
+    from mpnpu.cli.render.chrome_trace import write_chrome_trace
+    from mpnpu.harness.timeline.model import build_timeline
+
+    write_chrome_trace(path, [build_timeline(trace, label=where)])
+    print(f"mpnpu: {where}: timeline written to {path}", file=sys.stderr)

@@ -1,0 +1,122 @@
+// libmpnpu_host: what a CPU-debug unit test links instead of the vendor's CPU library. It embeds
+// the Python interpreter that mpnpu is installed in (MPNPU_PYTHON, fixed when the library is built
+// by `python -m mpnpu.ascendc --libs`) and hands GmAlloc / GmFree / ICPU_RUN_KF to
+// mpnpu.ascendc.host, which runs the kernel on the multi-process device.
+#include <Python.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "mpnpu/abi.h"
+
+#ifndef MPNPU_PYTHON
+#error "MPNPU_PYTHON (the interpreter mpnpu is installed in) must be defined"
+#endif
+
+namespace {
+
+PyObject* g_module = nullptr;
+int32_t g_kernel_mode = -1;
+uint64_t g_tiling_key = 0;
+
+[[noreturn]] void give_up(const char* what) {
+    std::fprintf(stderr, "mpnpu: %s\n", what);
+    std::fflush(stderr);
+    std::_Exit(3);
+}
+
+void finish() {
+    if (!g_module) return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject* r = PyObject_CallMethod(g_module, "shutdown", nullptr);
+    if (!r) PyErr_Clear();
+    Py_XDECREF(r);
+    PyGILState_Release(g);
+}
+
+// The embedded interpreter and mpnpu.ascendc.host, started once (before any core process is forked).
+PyObject* host_module() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        bool started = false;
+        if (!Py_IsInitialized()) {
+            PyConfig config;
+            PyConfig_InitPythonConfig(&config);
+            config.install_signal_handlers = 0;  // the test program keeps its own signal handling
+            config.parse_argv = 0;
+            PyStatus st = PyConfig_SetBytesString(&config, &config.executable, MPNPU_PYTHON);
+            if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
+            PyConfig_Clear(&config);
+            if (PyStatus_Exception(st)) give_up("cannot start the Python interpreter mpnpu is installed in ("
+                                                MPNPU_PYTHON ")");
+            started = true;
+        } else {
+            PyGILState_Ensure();  // an interpreter that is already running (a Python host): take its lock
+        }
+        g_module = PyImport_ImportModule("mpnpu.ascendc.host");
+        if (!g_module) {
+            PyErr_Print();
+            give_up("cannot import mpnpu.ascendc.host (is mpnpu installed in " MPNPU_PYTHON "?)");
+        }
+        std::atexit(finish);
+        if (started) PyEval_SaveThread();  // every later call takes the interpreter lock for itself
+    });
+    return g_module;
+}
+
+// Calls mpnpu.ascendc.host.<name>(args...) and returns its integer result; a Python exception is
+// reported and ends the program (it is a bug or a misuse, never something to continue after).
+long long call(const char* name, const char* format, ...) {
+    PyObject* mod = host_module();
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject* fn = PyObject_GetAttrString(mod, name);
+    va_list ap;
+    va_start(ap, format);
+    PyObject* args = Py_VaBuildValue(format, ap);
+    va_end(ap);
+    PyObject* r = fn && args ? PyObject_CallObject(fn, args) : nullptr;
+    Py_XDECREF(fn);
+    Py_XDECREF(args);
+    if (!r) {
+        PyErr_Print();
+        PyGILState_Release(g);
+        give_up("internal error in mpnpu.ascendc.host (see above)");
+    }
+    long long v = PyLong_Check(r) ? PyLong_AsLongLong(r) : 0;
+    Py_DECREF(r);
+    PyGILState_Release(g);
+    return v;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) void* mpnpu_host_gm_alloc(size_t size) {
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(call("gm_alloc", "(K)", (unsigned long long)size)));
+}
+
+__attribute__((visibility("default"))) void mpnpu_host_gm_free(void* ptr) {
+    call("gm_free", "(K)", (unsigned long long)reinterpret_cast<uintptr_t>(ptr));
+}
+
+__attribute__((visibility("default"))) void mpnpu_host_set_kernel_mode(int32_t mode) { g_kernel_mode = mode; }
+
+__attribute__((visibility("default"))) void mpnpu_host_set_tiling_key(uint64_t key) { g_tiling_key = key; }
+
+__attribute__((visibility("default"))) void mpnpu_host_run_kf(const MpnpuHostLaunch* launch) {
+    MpnpuHostLaunch l = *launch;
+    l.kernel_mode = g_kernel_mode;
+    l.tiling_key = g_tiling_key;
+    long long code = call("run_kf", "(K)", (unsigned long long)reinterpret_cast<uintptr_t>(&l));
+    if (code != 0) {
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(int(code));  // mpnpu.ascendc.host has said why and released every core and segment
+    }
+}
+
+}  // extern "C"

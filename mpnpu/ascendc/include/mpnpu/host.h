@@ -1,0 +1,149 @@
+// The host side of CPU-debug unit tests: GmAlloc / GmFree, SetKernelMode, ICPU_SET_TILING_KEY and
+// ICPU_RUN_KF, for a test program that links its kernel in (built with the flags
+// `python -m mpnpu.ascendc --cflags --libs` prints).
+//
+//   ICPU_RUN_KF(kernel, blockDim, args...)
+//     └─ libmpnpu_host: the embedded mpnpu runtime (mpnpu.ascendc.host) launches the kernel on the
+//        multi-process device: one process per core (3 per block for mix kernels), forked from
+//        this program, so they run the kernel code linked into it, on GM that GmAlloc mapped at the
+//        same address in every core process.
+//
+// A kernel fault or deadlock ends the program with one line naming the core and the kernel line.
+// Environment (unset: nothing is printed): MPNPU_DROP_SYNC=FILE:LINE[,...], MPNPU_RACECHECK=1|fail,
+// MPNPU_TIMELINE=PATH, MPNPU_REPEAT=N (docs/ascendc.md, "CPU-debug unit tests").
+#ifndef MPNPU_HOST_H
+#define MPNPU_HOST_H
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "abi.h"
+#include "bridge_core.h"
+
+enum class KernelMode { MIX_MODE = 0, AIC_MODE, AIV_MODE };
+
+extern "C" {
+// libmpnpu_host
+void* mpnpu_host_gm_alloc(size_t size);
+void mpnpu_host_gm_free(void* ptr);
+void mpnpu_host_set_kernel_mode(int32_t mode);
+void mpnpu_host_set_tiling_key(uint64_t key);
+void mpnpu_host_run_kf(const MpnpuHostLaunch* launch);
+}
+
+namespace AscendC {
+
+// GM that every core process of a launch sees at the same address.
+inline void* GmAlloc(size_t size) { return mpnpu_host_gm_alloc(size); }
+inline void GmFree(void* ptr) { mpnpu_host_gm_free(ptr); }
+inline void SetKernelMode(KernelMode mode) { mpnpu_host_set_kernel_mode(int32_t(mode)); }
+
+}  // namespace AscendC
+
+namespace mpnpu {
+namespace host {
+
+// What the core processes call back into: this program's own copy of the runtime (the kernel's
+// API calls use it), as a table rather than exported symbols.
+inline const MpnpuExports* exports() {
+    static const MpnpuExports table = {
+        MPNPU_ABI_VERSION,
+        nullptr,
+        [](const MpnpuEvent** out) -> int64_t {
+            const auto& e = core().events;
+            *out = e.empty() ? nullptr : e.data();
+            return int64_t(e.size());
+        },
+        [](int32_t id, const char** file, int32_t* line, const char** func) -> int32_t {
+            const auto& sites = core().sites;
+            if (id < 0 || size_t(id) >= sites.size()) return 0;
+            *file = sites[size_t(id)].site.file;
+            *line = sites[size_t(id)].site.line;
+            *func = sites[size_t(id)].site.func;
+            return 1;
+        },
+        []() -> const MpnpuFault* { return &core().fault; },
+    };
+    return &table;
+}
+
+template <typename... A>
+int32_t invoke(const MpnpuLaunch* launch, void* fn, const uint64_t* slots, int32_t n) {
+    if (n != int32_t(sizeof...(A))) return MPNPU_RUN_CXX_EXCEPTION;
+    auto kernel = reinterpret_cast<void (*)(A...)>(fn);
+    return run_launch(launch, [&] { Entry<A...>::invoke(kernel, slots); });
+}
+
+template <typename A>
+inline uint64_t to_slot(A v) {
+    using T = std::decay_t<A>;
+    if constexpr (std::is_pointer_v<T>) return uint64_t(reinterpret_cast<uintptr_t>(v));
+    else if constexpr (std::is_same_v<T, float>) {
+        uint32_t b;
+        std::memcpy(&b, &v, 4);
+        return b;
+    } else if constexpr (std::is_same_v<T, double>) {
+        uint64_t b;
+        std::memcpy(&b, &v, 8);
+        return b;
+    } else {
+        return uint64_t(v);
+    }
+}
+
+template <typename... P, typename... A>
+void run_kf(const char* name, void (*kernel)(P...), uint32_t block_dim, const char* arg_names, const char* file,
+            int line, A... args) {
+    static_assert(sizeof...(P) == sizeof...(A), "ICPU_RUN_KF: pass as many arguments as the kernel takes");
+    uint64_t slots[sizeof...(A) + 1] = {to_slot<P>(static_cast<P>(args))..., 0};
+    static const std::string signature = Entry<P...>::signature();
+    static MpnpuExports table = *exports();
+    table.run = &invoke<P...>;
+    MpnpuHostLaunch l{};
+    l.abi = MPNPU_ABI_VERSION;
+    l.kernel = name;
+    l.file = file;
+    l.line = line;
+    l.block_dim = int32_t(block_dim);
+    l.kernel_mode = -1;  // the last SetKernelMode (libmpnpu_host keeps it)
+    l.fn = reinterpret_cast<void*>(kernel);
+    l.signature = signature.c_str();
+    l.n_args = int32_t(sizeof...(A));
+    l.slots = slots;
+    l.arg_names = arg_names;
+    l.exports = &table;
+    mpnpu_host_run_kf(&l);
+}
+
+}  // namespace host
+}  // namespace mpnpu
+
+#define ICPU_SET_TILING_KEY(key) mpnpu_host_set_tiling_key(uint64_t(key))
+// `+(func)` turns a kernel function, or a lambda without captures, into a function pointer.
+#define ICPU_RUN_KF(func, blockdim, ...) \
+    ::mpnpu::host::run_kf(#func, +(func), uint32_t(blockdim), #__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
+
+// The bounded memory functions of the secure C library that these tests call.
+#ifndef MPNPU_NO_SECUREC
+inline int memset_s(void* dest, size_t destMax, int c, size_t count) {
+    if (!dest) return EINVAL;
+    if (count > destMax) {
+        if (destMax) std::memset(dest, c, destMax);
+        return ERANGE;
+    }
+    std::memset(dest, c, count);
+    return 0;
+}
+inline int memcpy_s(void* dest, size_t destMax, const void* src, size_t count) {
+    if (!dest || !src) return EINVAL;
+    if (count > destMax) return ERANGE;
+    std::memmove(dest, src, count);
+    return 0;
+}
+#endif
+
+#endif  // MPNPU_HOST_H
