@@ -7,7 +7,7 @@ import ctypes
 
 import numpy as np
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 ANY_MODE = 0xFF
 
 # kernel types (KERNEL_TYPE_* of the kernel API, the order of abi.h's MPNPU_KT_*)
@@ -69,6 +69,9 @@ class Launch(ctypes.Structure):
         ("sys_workspace_bytes", ctypes.c_uint64),
         ("last_words", ctypes.c_void_p),
         ("last_words_size", ctypes.c_int32),
+        ("pipes_async", ctypes.c_int32),
+        ("pipe_latency_ns", ctypes.c_uint64),
+        ("sync_timeout_ns", ctypes.c_uint64),
     ]
 
 

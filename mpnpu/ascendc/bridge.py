@@ -273,6 +273,11 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     launch.sys_workspace_bytes = sys_workspace_bytes
     launch.last_words = ctx.sync.last_words_address(info.core_id)
     launch.last_words_size = LAST_WORDS_BYTES
+    # A C++ kernel orders its own pipes: asynchronous unless the launch asks for them in order.
+    options = ctx.options
+    launch.pipes_async = 0 if options.pipes == "sync" else 1
+    launch.pipe_latency_ns = int(options.pipe_latency_us * 1000)
+    launch.sync_timeout_ns = int(options.sync_timeout_s * 1e9)
     c_slots = (ctypes.c_uint64 * max(1, len(slots)))(*slots)
     state = _current = _Launch(lib, ctx)
     ctx.events = None  # the library records this core's trace itself (see the module docstring)
@@ -344,8 +349,9 @@ def _trace_events(state: _Launch, regions: Sequence[Region]) -> list:
                 ranges: tuple = StridedRanges(first, run_, stride, count)
             else:
                 ranges = ((first, first + (count - 1) * stride + run_),)
+            # (mem 1: the copy ran from its pipe's queue, later than issued)
             out.append(Access(chr(kind), t.name, t.segment, ranges, t.root_offset, aux, func, site, t0, t1,
-                              pipes[pipe]))
+                              pipes[pipe], pipes[pipe] if mem else ""))
         elif etype == abi.EV_LOCAL:
             out.append(LocalAccess(chr(kind), memories[mem], start, start + run_, pipes[pipe], func, site))
         elif etype == abi.EV_SYNC_ALL:

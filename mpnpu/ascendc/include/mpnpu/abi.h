@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define MPNPU_ABI_VERSION 1
+#define MPNPU_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,6 +71,9 @@ typedef struct MpnpuLaunch {
     uint64_t sys_workspace_bytes; /* what GetUserWorkspace skips (0 in CPU-debug style) */
     char* last_words;             /* where a fatal signal handler leaves "at file:line (function)" */
     int32_t last_words_size;
+    int32_t pipes_async;          /* run MTE1/MTE2/MTE3/FIX asynchronously (mpnpu/pipes.h) */
+    uint64_t pipe_latency_ns;     /* the longest a queued instruction waits while the core keeps issuing */
+    uint64_t sync_timeout_ns;     /* the longest the kernel thread waits for its own pipes */
 } MpnpuLaunch;
 
 /* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/abi.py for how each field is read. */

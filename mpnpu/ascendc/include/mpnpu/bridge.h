@@ -23,9 +23,10 @@
 MPNPU_EXPORT int32_t mpnpu_abi_version() { return MPNPU_ABI_VERSION; }
 
 MPNPU_EXPORT int64_t mpnpu_events(const MpnpuEvent** out) {
-    const auto& e = mpnpu::core().events;
-    *out = e.empty() ? nullptr : e.data();
-    return int64_t(e.size());
+    mpnpu::CoreState& c = mpnpu::core();
+    c.events_flat.assign(c.events.begin(), c.events.end());
+    *out = c.events_flat.empty() ? nullptr : c.events_flat.data();
+    return int64_t(c.events_flat.size());
 }
 
 MPNPU_EXPORT int32_t mpnpu_site_count() { return int32_t(mpnpu::core().sites.size()); }

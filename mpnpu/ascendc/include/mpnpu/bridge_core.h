@@ -17,6 +17,7 @@
 
 #include "abi.h"
 #include "rt.h"
+#include "sync.h"
 
 namespace mpnpu {
 
@@ -164,7 +165,9 @@ inline void begin_launch(const MpnpuLaunch* l) {
     std::memset(&c.fault, 0, sizeof c.fault);
     c.atomic_op = 0;
     c.last = Site{nullptr, 0, nullptr};
-    std::memset(c.raised, 0, sizeof c.raised);
+    c.pipes.configure(&pipe_error, &now_ns);
+    c.pipes.source_of_ = &event_source;
+    c.pipes.reset(l->pipes_async != 0, l->pipe_latency_ns ? l->pipe_latency_ns : 100000, l->sync_timeout_ns);
     c.in_launch = true;
 }
 
@@ -177,6 +180,7 @@ inline int32_t run_launch(const MpnpuLaunch* l, F&& body) {
     int32_t rc = MPNPU_RUN_OK;
     try {
         body();
+        c.pipes.finish();  // the kernel ends when its pipes have drained
     } catch (const Fault& f) {
         c.fault = f.info;
         rc = MPNPU_RUN_FAULT;
@@ -191,6 +195,7 @@ inline int32_t run_launch(const MpnpuLaunch* l, F&& body) {
         c.fault.site = -1;
         rc = MPNPU_RUN_CXX_EXCEPTION;
     }
+    if (rc != MPNPU_RUN_OK) c.pipes.abort();
     c.in_launch = false;
     return rc;
 }

@@ -51,8 +51,7 @@ inline void atomic_store(T* dst, T v, int op) {
 }
 
 template <typename T>
-inline void store_gm(T* dst, const T* src, uint64_t n) {
-    int op = core().atomic_op;
+inline void store_gm(T* dst, const T* src, uint64_t n, int op) {
     if (op == ATOMIC_NONE) {
         std::memcpy(static_cast<void*>(dst), src, n * sizeof(T));
         return;
@@ -68,37 +67,57 @@ inline void check_ub_aligned(uint64_t offset, const Site& site, const char* what
 
 inline char gm_write_kind() { return core().atomic_op ? 'A' : 'W'; }
 
+// Marks a GM record as run by its pipe's queue (later than issued) when the pipes are asynchronous.
+inline void mark_queued(MpnpuEvent* rec, uint8_t pipe) {
+    if (rec && core().pipes.asynchronous() && pipe_is_async(pipe)) rec->mem = 1;
+}
+
 // GM -> local: ``count`` blocks of ``block`` bytes; GM blocks ``gm_step`` bytes apart, local blocks
-// ``local_step`` bytes apart.
+// ``local_step`` bytes apart. Checked and recorded at issue; the bytes move when the pipe runs it.
 template <typename T>
 inline void copy_in(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src, uint64_t count,
-                    uint64_t block, uint64_t gm_step, uint64_t local_step, const Site& site, const char* what) {
+                    uint64_t block, uint64_t gm_step, uint64_t local_step, const Site& site, const char* what,
+                    uint8_t pipe = P_MTE2) {
     if (count == 0 || block == 0) return;
     check_ub_aligned(dst.mpnpu_offset(), site, what);
     const uint8_t* g = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
     hold_point(site, 0);
-    int64_t rec = gm_access('R', P_MTE2, src.mpnpu_base(), g, block, gm_step, count, sizeof(T), site, what);
-    dst.mpnpu_touch_bytes('W', P_MTE2, 0, (count - 1) * local_step + block, site, what);
+    MpnpuEvent* rec = gm_access('R', pipe, src.mpnpu_base(), g, block, gm_step, count, sizeof(T), site, what);
+    mark_queued(rec, pipe);
+    dst.mpnpu_touch_bytes('W', pipe, 0, (count - 1) * local_step + block, site, what);
     uint8_t* l = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
-    for (uint64_t i = 0; i < count; ++i) std::memcpy(l + i * local_step, g + i * gm_step, block);
-    done(rec);
+    core().pipes.run(pipe, [=] {
+        uint64_t t0 = now_ns();
+        for (uint64_t i = 0; i < count; ++i) std::memcpy(l + i * local_step, g + i * gm_step, block);
+        done(rec, t0);
+    });
+    if (is_hold_site(site)) core().pipes.barrier(pipe);  // the held access has happened once it landed
     hold_point(site, 1);
 }
 
-// local -> GM, the same shape.
+// local -> GM, the same shape, on PIPE_MTE3 (atomically, with the atomic mode set at issue).
 template <typename T>
 inline void copy_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint64_t count,
-                     uint64_t block, uint64_t gm_step, uint64_t local_step, const Site& site, const char* what) {
+                     uint64_t block, uint64_t gm_step, uint64_t local_step, const Site& site, const char* what,
+                     uint8_t pipe = P_MTE3) {
     if (count == 0 || block == 0) return;
     check_ub_aligned(src.mpnpu_offset(), site, what);
     uint8_t* g = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
     hold_point(site, 0);
-    src.mpnpu_touch_bytes('R', P_MTE3, 0, (count - 1) * local_step + block, site, what);
-    int64_t rec = gm_access(gm_write_kind(), P_MTE3, dst.mpnpu_base(), g, block, gm_step, count, sizeof(T), site, what);
+    src.mpnpu_touch_bytes('R', pipe, 0, (count - 1) * local_step + block, site, what);
+    MpnpuEvent* rec = gm_access(gm_write_kind(), pipe, dst.mpnpu_base(), g, block, gm_step, count, sizeof(T), site,
+                                what);
+    mark_queued(rec, pipe);
     const uint8_t* l = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
-    for (uint64_t i = 0; i < count; ++i)
-        store_gm(reinterpret_cast<T*>(g + i * gm_step), reinterpret_cast<const T*>(l + i * local_step), block / sizeof(T));
-    done(rec);
+    int op = core().atomic_op;
+    core().pipes.run(pipe, [=] {
+        uint64_t t0 = now_ns();
+        for (uint64_t i = 0; i < count; ++i)
+            store_gm(reinterpret_cast<T*>(g + i * gm_step), reinterpret_cast<const T*>(l + i * local_step),
+                     block / sizeof(T), op);
+        done(rec, t0);
+    });
+    if (is_hold_site(site)) core().pipes.barrier(pipe);
     hold_point(site, 1);
 }
 
@@ -185,24 +204,29 @@ inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32
     uint64_t gm_step = blockLen + srcGap;
     const uint8_t* g = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
     mpnpu::hold_point(site, 0);
-    int64_t rec = mpnpu::gm_access('R', mpnpu::P_MTE2, src.mpnpu_base(), g, blockLen, gm_step, blockCount,
-                                   sizeof(T), site, what);
+    MpnpuEvent* rec = mpnpu::gm_access('R', mpnpu::P_MTE2, src.mpnpu_base(), g, blockLen, gm_step, blockCount,
+                                       sizeof(T), site, what);
+    mpnpu::mark_queued(rec, mpnpu::P_MTE2);
     dst.mpnpu_touch_bytes('W', mpnpu::P_MTE2, 0, uint64_t(blockCount - 1) * ub_step + ub_block, site, what);
     uint8_t* l = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
-    for (uint64_t i = 0; i < blockCount; ++i) {
-        uint8_t* b = l + i * ub_step;
-        std::memcpy(b + uint64_t(left) * sizeof(T), g + i * gm_step, blockLen);
-        T* elems = reinterpret_cast<T*>(b);
-        uint64_t n = ub_block / sizeof(T), first = left, last = left + blockLen / sizeof(T);
-        if (isPad) {
-            for (uint64_t k = 0; k < first; ++k) elems[k] = value;
-            for (uint64_t k = last; k < n; ++k) elems[k] = value;
-        } else if (left == 0 && right == 0) {
-            // The chip fills an unaligned block's tail with the block's first element.
-            for (uint64_t k = last; k < n; ++k) elems[k] = elems[0];
-        }  // else: undefined padding, left as the buffer held it
-    }
-    mpnpu::done(rec);
+    mpnpu::core().pipes.run(mpnpu::P_MTE2, [=] {
+        uint64_t t0 = mpnpu::now_ns();
+        for (uint64_t i = 0; i < blockCount; ++i) {
+            uint8_t* b = l + i * ub_step;
+            std::memcpy(b + uint64_t(left) * sizeof(T), g + i * gm_step, blockLen);
+            T* elems = reinterpret_cast<T*>(b);
+            uint64_t n = ub_block / sizeof(T), first = left, last = left + blockLen / sizeof(T);
+            if (isPad) {
+                for (uint64_t k = 0; k < first; ++k) elems[k] = value;
+                for (uint64_t k = last; k < n; ++k) elems[k] = value;
+            } else if (left == 0 && right == 0) {
+                // The chip fills an unaligned block's tail with the block's first element.
+                for (uint64_t k = last; k < n; ++k) elems[k] = elems[0];
+            }  // else: undefined padding, left as the buffer held it
+        }
+        mpnpu::done(rec, t0);
+    });
+    if (mpnpu::is_hold_site(site)) mpnpu::core().pipes.barrier(mpnpu::P_MTE2);
     mpnpu::hold_point(site, 1);
 }
 

@@ -54,9 +54,10 @@ inline const MpnpuExports* exports() {
         MPNPU_ABI_VERSION,
         nullptr,
         [](const MpnpuEvent** out) -> int64_t {
-            const auto& e = core().events;
-            *out = e.empty() ? nullptr : e.data();
-            return int64_t(e.size());
+            CoreState& c = core();
+            c.events_flat.assign(c.events.begin(), c.events.end());
+            *out = c.events_flat.empty() ? nullptr : c.events_flat.data();
+            return int64_t(c.events_flat.size());
         },
         [](int32_t id, const char** file, int32_t* line, const char** func) -> int32_t {
             const auto& sites = core().sites;

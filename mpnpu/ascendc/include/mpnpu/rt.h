@@ -20,10 +20,12 @@
 #include <ctime>
 #include <exception>
 #include <string>
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
 #include "abi.h"
+#include "pipes.h"
 
 namespace mpnpu {
 
@@ -140,7 +142,9 @@ struct CoreState {
     std::string hold_site;
     std::unordered_map<SiteKey, int32_t, SiteKeyHash> site_ids;
     std::vector<SiteInfo> sites;
-    std::vector<MpnpuEvent> events;
+    std::deque<MpnpuEvent> events;  // (a deque: a queued copy fills in its record's times later)
+    std::vector<MpnpuEvent> events_flat;  // the records in one array, for the core process
+    PipeEngine pipes;
     MpnpuFault fault{};
     Site last{nullptr, 0, nullptr};  // the last API call's site (named if the kernel then crashes)
     // local memory: one arena per memory, living as long as the process (a buffer starts with
@@ -155,8 +159,6 @@ struct CoreState {
     alignas(64) static inline uint8_t fb[FB_BYTES];
     // atomic mode set by SetAtomicAdd/Max/Min (0: none, 1: add, 2: max, 3: min) and its type
     int atomic_op = 0;
-    // intra-core events raised and not yet consumed: [HardEvent number][event id]
-    int32_t raised[64][8] = {};
 };
 
 inline CoreState& core() {
@@ -319,13 +321,13 @@ inline int32_t find_region(const void* addr) {
 
 // One GM access of ``count`` runs of ``run`` bytes, ``stride`` bytes apart, from ``first``: checked
 // against the tensor that ``base`` (the GlobalTensor's buffer) lies in, and recorded when tracing.
-// Returns the record's index (-1 when not traced): call done() with it once the bytes have moved.
-inline int64_t gm_access(char kind, uint8_t pipe, const void* base, const void* first, uint64_t run,
+// Returns the record (nullptr when not traced): call done() with it once the bytes have moved.
+inline MpnpuEvent* gm_access(char kind, uint8_t pipe, const void* base, const void* first, uint64_t run,
                          uint64_t stride, uint64_t count, uint32_t itemsize, const Site& where,
                          const char* what) {
     CoreState& c = core();
     c.last = where;
-    if (count == 0 || run == 0) return -1;
+    if (count == 0 || run == 0) return nullptr;
     uint64_t lo = uint64_t(reinterpret_cast<uintptr_t>(first));
     uint64_t hi = lo + (count - 1) * stride + run;
     int32_t region = -1;
@@ -346,23 +348,32 @@ inline int64_t gm_access(char kind, uint8_t pipe, const void* base, const void* 
         e.stride = count > 1 ? stride : 0;
         e.count = count;
         e.t0 = e.t1 = now_ns();
-        return int64_t(c.events.size()) - 1;
+        return &e;
     }
-    return -1;
+    return nullptr;
 }
 
-// The access recorded as ``index`` has completed (its span ends now).
-inline void done(int64_t index) {
-    if (index >= 0) core().events[size_t(index)].t1 = now_ns();
+// The access ``rec`` records has completed: its span ends now (and, when it ran on its pipe later
+// than issued, starts at ``t0``).
+inline void done(MpnpuEvent* rec, uint64_t t0 = 0) {
+    if (!rec) return;
+    if (t0) rec->t0 = t0;
+    rec->t1 = now_ns();
 }
 
 // Call around the copy itself when the launch holds: the plan's held core waits before its
 // access, the partner says when it has made its own (mpnpu.runtime.hold).
+inline bool is_hold_site(const Site& where) {
+    CoreState& c = core();
+    return c.holding && c.sites[size_t(site_id(where))].hold;
+}
+
 inline void hold_point(const Site& where, int after) {
     CoreState& c = core();
     if (!c.holding) return;
     int32_t id = site_id(where);
     if (!c.sites[size_t(id)].hold) return;
+    if (!after) c.pipes.wake();  // the core's pipes work through their queues while it is held
     if (c.host->hold(id, after) != 0) throw HostError();
 }
 

@@ -81,28 +81,32 @@ inline void check_event_id(AscendC::HardEvent evt, int32_t id, const Site& site,
 inline void set_flag(AscendC::HardEvent evt, int32_t id, const Site& site) {
     check_event_id(evt, id, site, "SetFlag");
     if (dropped(site, D_SET_FLAG)) return;
-    int32_t& n = core().raised[size_t(evt)][id];
-    if (n >= 255) api_error(site, "SetFlag<HardEvent::%s>(%d): raised 255 times without a WaitFlag", event_pipes(evt).name, id);
-    ++n;
-    pipe_sync_record('s', event_pipes(evt).src, int32_t(evt), id, site);
+    const EventPipes& p = event_pipes(evt);
+    core().pipes.set_flag(int(evt), id, p.src, site.file, site.line);
+    pipe_sync_record('s', p.src, int32_t(evt), id, site);
 }
 
 inline void wait_flag(AscendC::HardEvent evt, int32_t id, const Site& site) {
     check_event_id(evt, id, site, "WaitFlag");
     if (dropped(site, D_WAIT_FLAG)) return;
-    int32_t& n = core().raised[size_t(evt)][id];
-    if (n <= 0)
+    const EventPipes& p = event_pipes(evt);
+    if (!core().pipes.wait_flag(int(evt), id, p.src, p.dst, site.file, site.line))
         api_error(site,
-                  "WaitFlag<HardEvent::%s>(%d) waits for an event no SetFlag has raised: the device would hang "
-                  "(the pipes of a core run in order here, so the set must come before the wait in program order)",
-                  event_pipes(evt).name, id);
-    --n;
-    pipe_sync_record('w', event_pipes(evt).dst, int32_t(evt), id, site);
+                  "WaitFlag<HardEvent::%s>(%d) waits for an event no SetFlag issued before it raises: the device "
+                  "would hang", p.name, id);
+    pipe_sync_record('w', p.dst, int32_t(evt), id, site);
 }
 
 inline void pipe_barrier(uint8_t pipe, const Site& site) {
     if (dropped(site, D_PIPE_BARRIER)) return;
+    core().pipes.barrier(pipe);
     pipe_sync_record('b', pipe, -1, 0, site);
+}
+
+// The engine's view of the event table and of errors (set up for every launch).
+inline int event_source(int evt) { return event_pipes(AscendC::HardEvent(evt)).src; }
+inline void pipe_error(const char* file, int line, const char* message) {
+    api_error(Site{file ? file : "?", line, "?"}, "%s", message);
 }
 
 inline void sync_all(bool aiv_only, const Site& site) {
@@ -111,6 +115,7 @@ inline void sync_all(bool aiv_only, const Site& site) {
     if (aiv_only && is_aic())
         api_error(site, "SyncAll<true>() synchronises the vector cores only; a cube core must not call it "
                         "(guard it with ASCEND_IS_AIV, or use SyncAll<false>())");
+    c.pipes.barrier(P_ALL);  // what this core wrote before the barrier has landed when any core leaves it
     uint64_t t0 = c.tracing ? now_ns() : 0;
     int32_t id = site_id(site);
     host_call(c.host->sync_all(aiv_only ? 1 : 0, id));
@@ -132,8 +137,11 @@ inline void cross_core_set(int32_t mode, uint8_t pipe, int32_t flag_id, const Si
     if (dropped(site, D_FLAG_SET)) return;
     CoreState& c = core();
     uint64_t t0 = c.tracing ? now_ns() : 0;
-    // The flag id is taken modulo 16, as the chip takes its low 4 bits.
-    host_call(c.host->flag_set(mode, flag_id & 0xF, pipe, site_id(site)));
+    // The flag id is taken modulo 16, as the chip takes its low 4 bits. The set fires once its pipe
+    // has completed what was issued to it before (e.g. the copy out it announces).
+    int32_t id = site_id(site), fid = flag_id & 0xF;
+    const MpnpuHost* host = c.host;
+    c.pipes.signal(pipe, [host, mode, fid, pipe, id] { host_call(host->flag_set(mode, fid, pipe, id)); });
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_FLAG_SET, 0, pipe, site);
         e.mem = uint8_t(mode);
@@ -148,6 +156,8 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
         api_error(site, "CrossCoreWaitFlag<%d>: this chip has flag modes 0, 1 and 2", mode);
     if (dropped(site, D_FLAG_WAIT)) return;
     CoreState& c = core();
+    c.pipes.flush_signals();
+    c.pipes.wake();  // the rest of this core's queued work runs while it waits
     uint64_t t0 = c.tracing ? now_ns() : 0;
     int32_t resolved = mode;
     host_call(c.host->flag_wait(mode, flag_id & 0xF, site_id(site), &resolved));
