@@ -107,6 +107,7 @@ def declare(lib: ctypes.CDLL) -> None:
     lib.mpnpu_entry_signature.argtypes = []
     lib.mpnpu_run.restype = ctypes.c_int32
     lib.mpnpu_run.argtypes = [ctypes.POINTER(Launch), ctypes.POINTER(ctypes.c_uint64), ctypes.c_int32]
+    # (a Launch passed as itself is taken by reference: no byref() per call)
     lib.mpnpu_events.restype = ctypes.c_int64
     lib.mpnpu_events.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
     lib.mpnpu_site.restype = ctypes.c_int32

@@ -244,45 +244,33 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     global _current
     regions = sorted(regions, key=lambda r: r.addr)  # (the library indexes them in address order)
     ctx = kcontext.current()
-    info, topo = ctx.info, ctx.topology
+    topo = ctx.topology
     if topo.kernel_type is not kernel_type:
         raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {topo.kernel_type.value} device")
-    launch = abi.Launch()
-    launch.abi = abi.ABI_VERSION
-    launch.core_type = 1 if info.core_type is CoreType.CUBE else 0
-    launch.kernel_type = KERNEL_TYPE_NUMBERS[kernel_type]
-    launch.block_idx = info.block_idx
-    launch.block_num = topo.block_dim
-    launch.subblock_idx = info.sub_block_idx
-    launch.subblock_num = info.sub_block_num
-    launch.task_ration = info.sub_block_num
+    launch, c_slots, c_regions = _launch_struct(ctx, kernel_type, len(slots), len(regions))
     events = ctx.events
     launch.trace = 1 if events is not None else 0
     launch.memcheck = 1 if memcheck else 0
     launch.tiling_key = tiling_key
-    c_regions = (abi.Region * max(1, len(regions)))(*[abi.Region(r.addr, r.size) for r in regions])
+    for i, r in enumerate(regions):
+        c_regions[i].addr, c_regions[i].size = r.addr, r.size
     launch.n_regions = len(regions)
-    launch.regions = c_regions
-    dropped = [d.encode() for d in sorted(ctx.dropped_syncs)]
-    c_dropped = (ctypes.c_char_p * max(1, len(dropped)))(*dropped)
-    launch.n_dropped = len(dropped)
-    launch.dropped = c_dropped
+    for i, v in enumerate(slots):
+        c_slots[i] = v
+    dropped = ctx.dropped_syncs
+    if dropped:
+        names = [d.encode() for d in sorted(dropped)]
+        c_dropped = (ctypes.c_char_p * len(names))(*names)
+        launch.n_dropped, launch.dropped = len(names), c_dropped
+    else:
+        launch.n_dropped = 0
     hold = ctx.hold
     launch.hold_site = hold.site.encode() if hold is not None else None
-    launch.host = ctypes.pointer(_HOST)
     launch.sys_workspace_bytes = sys_workspace_bytes
-    launch.last_words = ctx.sync.last_words_address(info.core_id)
-    launch.last_words_size = LAST_WORDS_BYTES
-    # A C++ kernel orders its own pipes: asynchronous unless the launch asks for them in order.
-    options = ctx.options
-    launch.pipes_async = 0 if options.pipes == "sync" else 1
-    launch.pipe_latency_ns = int(options.pipe_latency_us * 1000)
-    launch.sync_timeout_ns = int(options.sync_timeout_s * 1e9)
-    c_slots = (ctypes.c_uint64 * max(1, len(slots)))(*slots)
     state = _current = _Launch(lib, ctx)
     ctx.events = None  # the library records this core's trace itself (see the module docstring)
     try:
-        rc = lib.run(ctypes.byref(launch), c_slots, len(slots))
+        rc = lib.run(launch, c_slots, len(slots))
     finally:
         _current = None
         ctx.events = events
@@ -293,6 +281,43 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     if rc == abi.RUN_HOST_ERROR and state.pending is not None:
         raise state.pending
     raise _fault_error(state, regions, rc)
+
+
+_MAX_ARGS = 64
+_STRUCTS: dict[tuple, tuple] = {}
+
+
+def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int, n_regions: int) -> tuple:
+    """This core's launch struct for ``kernel_type`` with what never changes between its launches set
+    once (identity, callbacks, pipes), and its slot and region arrays; a launch sets only the rest."""
+    if n_slots > _MAX_ARGS or n_regions > _MAX_ARGS:
+        raise KernelAPIError(f"a kernel takes at most {_MAX_ARGS} arguments here, got {n_slots}")
+    key = (id(ctx), kernel_type)
+    hit = _STRUCTS.get(key)
+    if hit is None:
+        info, topo = ctx.info, ctx.topology
+        launch = abi.Launch()
+        launch.abi = abi.ABI_VERSION
+        launch.core_type = 1 if info.core_type is CoreType.CUBE else 0
+        launch.kernel_type = KERNEL_TYPE_NUMBERS[kernel_type]
+        launch.block_idx = info.block_idx
+        launch.block_num = topo.block_dim
+        launch.subblock_idx = info.sub_block_idx
+        launch.subblock_num = info.sub_block_num
+        launch.task_ration = info.sub_block_num
+        launch.host = ctypes.pointer(_HOST)
+        launch.last_words = ctx.sync.last_words_address(info.core_id)
+        launch.last_words_size = LAST_WORDS_BYTES
+        # A C++ kernel orders its own pipes: asynchronous unless the launch asks for them in order.
+        options = ctx.options
+        launch.pipes_async = 0 if options.pipes == "sync" else 1
+        launch.pipe_latency_ns = int(options.pipe_latency_us * 1000)
+        launch.sync_timeout_ns = int(options.sync_timeout_s * 1e9)
+        c_slots = (ctypes.c_uint64 * _MAX_ARGS)()
+        c_regions = (abi.Region * _MAX_ARGS)()
+        launch.regions = c_regions
+        hit = _STRUCTS[key] = (launch, c_slots, c_regions)
+    return hit
 
 
 def _slots(ctx: Any, params: Sequence[str], args: Sequence[Any]) -> tuple[list[int], list[Region]]:

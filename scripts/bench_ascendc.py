@@ -1,0 +1,75 @@
+"""Speed of the C++ front end, each ratio measured side by side in one run:
+
+- launch of an empty C++ kernel vs an empty Python kernel on the same device (target <= 1.2x);
+- DataCopy of 64 KiB GM -> UB vs memcpy of the same bytes, inside one kernel (target >= 50% of
+  memcpy's bandwidth).
+
+Usage: python scripts/bench_ascendc.py [--rounds 7] [--launches 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+from mpnpu.ascendc import compile_kernel
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.topology import KernelType
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ascendc")
+EMPTY_PY = os.path.join(HERE, "empty.py") + ":empty"
+
+
+def bench_launch(rounds: int, launches: int) -> None:
+    k = compile_kernel(os.path.join(HERE, "bench_kernels.cpp"), "empty_kernel", kernel_type=KernelType.MIX_1_2)
+    ratios, cxx_us, py_us = [], [], []
+    with Device(1) as dev:
+        x = dev.to_device("x", np.zeros(8, np.float32))
+        for f in (k, EMPTY_PY):
+            for _ in range(20):
+                dev.launch(f, x)
+        for _ in range(rounds):
+            times = {}
+            for name, f in (("cxx", k), ("py", EMPTY_PY), ("cxx2", k), ("py2", EMPTY_PY)):  # interleaved
+                t = time.perf_counter()
+                for _ in range(launches // 2):
+                    dev.launch(f, x)
+                times[name] = (time.perf_counter() - t) / (launches // 2)
+            c, p = (times["cxx"] + times["cxx2"]) / 2, (times["py"] + times["py2"]) / 2
+            cxx_us.append(c * 1e6)
+            py_us.append(p * 1e6)
+            ratios.append(c / p)
+    print(f"empty launch (1 AI core, 3 core processes): C++ {statistics.median(cxx_us):.0f} us, Python "
+          f"{statistics.median(py_us):.0f} us; ratio median {statistics.median(ratios):.2f}x "
+          f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; target <= 1.2x)")
+
+
+def bench_datacopy(rounds: int) -> None:
+    k = compile_kernel(os.path.join(HERE, "bench_kernels.cpp"), "datacopy_bandwidth")
+    fractions = []
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        src = dev.to_device("src", np.arange(64 * 1024, dtype=np.uint8))
+        times = dev.empty("times", 2, "int64")
+        for _ in range(rounds):
+            dev.launch(k, src, times, 64 * 1024, 2000)
+            dc, mc = dev.to_host(times)
+            fractions.append(mc / dc)
+    print(f"DataCopy 64 KiB GM->UB: {statistics.median(fractions) * 100:.0f}% of memcpy's bandwidth (median of "
+          f"{rounds}; rounds: {', '.join(f'{f * 100:.0f}%' for f in fractions)}; target >= 50%)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--launches", type=int, default=300)
+    args = p.parse_args()
+    bench_launch(args.rounds, args.launches)
+    bench_datacopy(args.rounds)
+
+
+if __name__ == "__main__":
+    main()
