@@ -97,6 +97,7 @@ inline void begin_launch(const MpnpuLaunch* l) {
     std::memset(&c.fault, 0, sizeof c.fault);
     c.atomic_op = 0;
     std::memset(c.raised, 0, sizeof c.raised);
+    c.vec = VectorRegs{};
     c.in_launch = true;
 }
 
