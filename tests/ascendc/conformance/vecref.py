@@ -624,8 +624,8 @@ class Sim:
                 selbits = np.array([lo, hi], np.uint64).view(np.uint8)
                 sel_t = None
             elif scalar is None:
-                ub = int(kw.pop("ub_addr"))  # the image offset the register holds
-                sel_t = T_("sel@", "u8", ub, 0)
+                # the register holds the select mask's UB address (the image starts at UB byte 0)
+                sel_t = T_("sel@", "u8", int(self.regs.cmp[0]), 0)
                 selbits = None
             else:
                 sel_t = self.tensors[kw["sel_mask"]]
@@ -910,7 +910,8 @@ def cast_values(x: np.ndarray, src: str, dst: str, mode: int, deq: Fraction = Fr
     for v in np.asarray(x):
         ex = exact(v, src)
         if dst == "f16" and src == "i32":  # dequantisation by the SetDeqScale scale
-            val, neg = ex[0] * deq, ex[0] * deq < 0
+            val = ex[0] * deq
+            neg = (ex[0] < 0) != (deq < 0) if val == 0 else val < 0  # a float product: 0 * -s is -0
             out.append(round_float(val, neg, 1, "f16"))
             continue
         if isinstance(ex, str):

@@ -42,7 +42,11 @@ struct H_WholeReduce {
                 srep = int32_t(c.i("srep", 8));
         auto order = AscendC::ReduceOrder(c.i("order", 0));
         int rt = int(c.i("rtype"));
-        if (rt == 0) {
+        if (c.i("setmask", 1) == 0) {
+            if (rt == 0) AscendC::WholeReduceSum<T, false>(dst, src, len, rep, drep, sblk, srep);
+            else if (rt == 1) AscendC::WholeReduceMax<T, false>(dst, src, len, rep, drep, sblk, srep, order);
+            else AscendC::WholeReduceMin<T, false>(dst, src, len, rep, drep, sblk, srep, order);
+        } else if (rt == 0) {
             if (bits) AscendC::WholeReduceSum(dst, src, m, rep, drep, sblk, srep);
             else AscendC::WholeReduceSum(dst, src, len, rep, drep, sblk, srep);
         } else if (rt == 1) {
@@ -68,14 +72,20 @@ struct H_ReduceDataBlock {
                 srep = int32_t(c.i("srep", 8));
         int rt = int(c.i("rtype"));
         bool old = c.i("old", 0) != 0;
+        bool set = c.i("setmask", 1) != 0;
 #define VECCONF_RB(TYPE, OLD)                                                                                     \
-    if (old) {                                                                                                    \
-        if (bits) AscendC::OLD(dst, src, rep, m, drep, sblk, srep);                                               \
-        else AscendC::OLD(dst, src, rep, len, drep, sblk, srep);                                                  \
-    } else if (bits) {                                                                                            \
-        AscendC::ReduceDataBlock<TYPE, T, T>(dst, src, m, rep, drep, sblk, srep);                                 \
+    if (old && set) {                                                                                             \
+        if (bits) AscendC::OLD<T, true>(dst, src, rep, m, drep, sblk, srep);                                      \
+        else AscendC::OLD<T, true>(dst, src, rep, len, drep, sblk, srep);                                         \
+    } else if (old) {                                                                                             \
+        if (bits) AscendC::OLD<T, false>(dst, src, rep, m, drep, sblk, srep);                                     \
+        else AscendC::OLD<T, false>(dst, src, rep, len, drep, sblk, srep);                                        \
+    } else if (set) {                                                                                             \
+        if (bits) AscendC::ReduceDataBlock<TYPE, T, T, true>(dst, src, m, rep, drep, sblk, srep);                 \
+        else AscendC::ReduceDataBlock<TYPE, T, T, true>(dst, src, len, rep, drep, sblk, srep);                    \
     } else {                                                                                                      \
-        AscendC::ReduceDataBlock<TYPE, T, T>(dst, src, len, rep, drep, sblk, srep);                               \
+        if (bits) AscendC::ReduceDataBlock<TYPE, T, T, false>(dst, src, m, rep, drep, sblk, srep);                \
+        else AscendC::ReduceDataBlock<TYPE, T, T, false>(dst, src, len, rep, drep, sblk, srep);                   \
     }
         if (rt == 0) { VECCONF_RB(AscendC::ReduceType::SUM, BlockReduceSum) }
         else if (rt == 1) { VECCONF_RB(AscendC::ReduceType::MAX, BlockReduceMax) }
