@@ -79,3 +79,35 @@ def variants(lanes: int, keys) -> list[tuple[str, dict]]:
     out.append(("counter_level0", dict(form="bits", mask0=lanes * 2 + 5, mask1=0, repeat=1,
                                        preset=(0, 0, True), counter_total=lanes * 2 + 5)))
     return out
+
+
+# The variants run together, one job per group (each job's calls see what the previous ones wrote).
+GROUPS = {
+    "count": ["count_full", "count_tail", "count_one", "count_zero"],
+    "level0": ["bits_holes", "len_short", "len_over", "strides", "src_stride0", "dst_rep0", "repeat0", "inplace"],
+    "repeat255": ["repeat255"],
+    "register": ["outside_mask", "counter_level0"],
+}
+
+
+def group(lanes: int, keys, name: str) -> list[tuple[str, dict]]:
+    v = dict(variants(lanes, keys))
+    return [(n, v[n]) for n in GROUPS[name]]
+
+
+def run_group(sim: Sim, items, keys, lanes: int, sizes: dict, make_call) -> None:
+    """Lay out every operand big enough for all the group's calls, then make them in order.
+    ``sizes``: operand name -> (element type, value range); ``make_call(kw, inplace)``."""
+    lay = Layout(sim)
+    for (bk, rk), (name, (dt, rng)) in zip(keys, sizes.items()):
+        need = max(span(kw, SIZE[dt], bk, rk, lanes) for _, kw in items)
+        lay.add(name, dt, need, *rng)
+    for i, (vid, kw) in enumerate(items):
+        if "preset" in kw:
+            lo, hi, counter = kw["preset"]
+            if i == 0:
+                sim.set_regs(lo, hi, counter)
+            elif counter:
+                sim.call("MaskOps", T="f16", op="count")
+        make_call({k: v for k, v in kw.items() if k not in ("inplace", "preset", "counter_total")},
+                  bool(kw.get("inplace")))

@@ -9,11 +9,8 @@ import zlib
 import numpy as np
 import pytest
 
-from cases import Layout, span, variants
+from cases import GROUPS, Layout, group, run_group
 from vecref import SIZE, Sim, lanes_for, scalar_bits
-
-VIDS = [v for v, _ in variants(64, [("a", "b")])]
-
 
 def seed_of(*parts) -> int:
     return zlib.crc32("/".join(parts).encode())
@@ -49,67 +46,43 @@ def operand_range(op, dt, name):
     return RANGES.get(op, {}).get(name, (-10.0, 10.0))
 
 
-def setup(sim, op, T, kw, names, keys, lanes):
-    lay = Layout(sim)
-    for (bk, rk), name in zip(keys, names):
-        lo, hi = operand_range(op, T, name)
-        lay.add(name, T, span(kw, SIZE[T], bk, rk, lanes), lo, hi)
-
-
-def params(kw, keys):
-    p = {k: v for k, v in kw.items() if k not in ("inplace", "preset", "counter_total")}
-    return p
-
-
 CALLS_BINARY = [(op, t) for op, (_, ts) in Sim.BINARY.items() for t in ts]
-
-
-@pytest.mark.parametrize("vid", VIDS)
-@pytest.mark.parametrize("op,T", CALLS_BINARY, ids=[f"{o}-{t}" for o, t in CALLS_BINARY])
-def test_binary(run, op, T, vid):
-    lanes = lanes_for(SIZE[T])
-    kw = dict(variants(lanes, BINARY_KEYS))[vid]
-    sim = Sim(192 * 1024, seed=seed_of(op, T, vid))
-    setup(sim, op, T, kw, ["dst", "src0", "src1"], BINARY_KEYS, lanes)
-    if "preset" in kw:
-        sim.set_regs(*kw["preset"])
-    dst = "src0" if kw.get("inplace") else "dst"
-    sim.call(op, T=T, dst=dst, src0="src0", src1="src1", **params(kw, BINARY_KEYS))
-    run(sim)
-
-
 CALLS_UNARY = [(op, t) for op, (_, ts) in Sim.UNARY.items() for t in ts]
-
-
-@pytest.mark.parametrize("vid", VIDS)
-@pytest.mark.parametrize("op,T", CALLS_UNARY, ids=[f"{o}-{t}" for o, t in CALLS_UNARY])
-def test_unary(run, op, T, vid):
-    lanes = lanes_for(SIZE[T])
-    kw = dict(variants(lanes, UNARY_KEYS))[vid]
-    sim = Sim(192 * 1024, seed=seed_of(op, T, vid))
-    setup(sim, op, T, kw, ["dst", "src"], UNARY_KEYS, lanes)
-    if "preset" in kw:
-        sim.set_regs(*kw["preset"])
-    dst = "src" if kw.get("inplace") else "dst"
-    sim.call(op, T=T, dst=dst, src="src", **params(kw, UNARY_KEYS))
-    run(sim)
-
-
 CALLS_SCALAR = [(op, t) for op, (_, ts) in Sim.SCALAR.items() for t in ts]
 SCALARS = {"f16": 1.5, "bf16": -2.25, "f32": 0.3125, "i16": -7, "i32": 123457}
 
 
-@pytest.mark.parametrize("vid", VIDS)
-@pytest.mark.parametrize("op,T", CALLS_SCALAR, ids=[f"{o}-{t}" for o, t in CALLS_SCALAR])
-def test_scalar(run, op, T, vid):
+@pytest.mark.parametrize("grp", list(GROUPS))
+@pytest.mark.parametrize("op,T", CALLS_BINARY, ids=[f"{o}-{t}" for o, t in CALLS_BINARY])
+def test_binary(run, op, T, grp):
     lanes = lanes_for(SIZE[T])
-    kw = dict(variants(lanes, UNARY_KEYS))[vid]
-    sim = Sim(192 * 1024, seed=seed_of(op, T, vid))
-    setup(sim, op, T, kw, ["dst", "src"], UNARY_KEYS, lanes)
-    if "preset" in kw:
-        sim.set_regs(*kw["preset"])
-    dst = "src" if kw.get("inplace") else "dst"
-    sim.call(op, T=T, dst=dst, src="src", scalar=scalar_bits(SCALARS[T], T), **params(kw, UNARY_KEYS))
+    sim = Sim(192 * 1024, seed=seed_of(op, T, grp))
+    sizes = {n: (T, operand_range(op, T, n)) for n in ("dst", "src0", "src1")}
+    run_group(sim, group(lanes, BINARY_KEYS, grp), BINARY_KEYS, lanes, sizes,
+              lambda kw, inplace: sim.call(op, T=T, dst="src0" if inplace else "dst", src0="src0", src1="src1", **kw))
+    run(sim)
+
+
+@pytest.mark.parametrize("grp", list(GROUPS))
+@pytest.mark.parametrize("op,T", CALLS_UNARY, ids=[f"{o}-{t}" for o, t in CALLS_UNARY])
+def test_unary(run, op, T, grp):
+    lanes = lanes_for(SIZE[T])
+    sim = Sim(192 * 1024, seed=seed_of(op, T, grp))
+    sizes = {n: (T, operand_range(op, T, n)) for n in ("dst", "src")}
+    run_group(sim, group(lanes, UNARY_KEYS, grp), UNARY_KEYS, lanes, sizes,
+              lambda kw, inplace: sim.call(op, T=T, dst="src" if inplace else "dst", src="src", **kw))
+    run(sim)
+
+
+@pytest.mark.parametrize("grp", list(GROUPS))
+@pytest.mark.parametrize("op,T", CALLS_SCALAR, ids=[f"{o}-{t}" for o, t in CALLS_SCALAR])
+def test_scalar(run, op, T, grp):
+    lanes = lanes_for(SIZE[T])
+    sim = Sim(192 * 1024, seed=seed_of(op, T, grp))
+    sizes = {n: (T, operand_range(op, T, n)) for n in ("dst", "src")}
+    sc = scalar_bits(SCALARS[T], T)
+    run_group(sim, group(lanes, UNARY_KEYS, grp), UNARY_KEYS, lanes, sizes,
+              lambda kw, inplace: sim.call(op, T=T, dst="src" if inplace else "dst", src="src", scalar=sc, **kw))
     run(sim)
 
 
@@ -145,21 +118,17 @@ def test_count_without_mask_counter_mode(run, counter):
 AXPY = [("f16", "f16"), ("f32", "f32"), ("f32", "f16")]
 
 
-@pytest.mark.parametrize("vid", VIDS)
+@pytest.mark.parametrize("grp", list(GROUPS))
 @pytest.mark.parametrize("T,U", AXPY, ids=[f"{t}-{u}" for t, u in AXPY])
-def test_axpy(run, T, U, vid):
+def test_axpy(run, T, U, grp):
     lanes = lanes_for(max(SIZE[T], SIZE[U]))
-    kw = dict(variants(lanes, UNARY_KEYS))[vid]
-    if kw.get("inplace") and T != U:
-        pytest.skip("a half source into a float destination cannot be in place")
-    sim = Sim(192 * 1024, seed=seed_of(T, U, vid))
-    lay = Layout(sim)
-    lay.add("dst", T, span(kw, SIZE[T], "dblk", "drep", lanes))
-    lay.add("src", U, span(kw, SIZE[U], "sblk", "srep", lanes))
-    if "preset" in kw:
-        sim.set_regs(*kw["preset"])
-    dst = "src" if kw.get("inplace") else "dst"
-    sim.call("Axpy", T=T, U=U, dst=dst, src="src", scalar=scalar_bits(-1.25, U), **params(kw, UNARY_KEYS))
+    sim = Sim(192 * 1024, seed=seed_of(T, U, grp))
+    items = [(v, kw) for v, kw in group(lanes, UNARY_KEYS, grp) if not (kw.get("inplace") and T != U)]
+    sizes = {"dst": (T, (-10.0, 10.0)), "src": (U, (-10.0, 10.0))}
+    sc = scalar_bits(-1.25, U)
+    run_group(sim, items, UNARY_KEYS, lanes, sizes,
+              lambda kw, inplace: sim.call("Axpy", T=T, U=U, dst="src" if inplace else "dst", src="src", scalar=sc,
+                                           **kw))
     run(sim)
 
 

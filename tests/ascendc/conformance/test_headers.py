@@ -105,12 +105,20 @@ def test_kernel_style_use_is_warning_free(tmp_path):
     assert r.returncode == 0, r.stderr[-4000:]
 
 
-def test_refused_form_is_a_clear_compile_error(tmp_path):
-    r = compile_source(tmp_path, r"""
-#include "kernel_operator.h"
-void f(AscendC::LocalTensor<float>& d) {
-    AscendC::Select<float, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE>(d, d, d, 1, AscendC::BinaryRepeatParams());
-}
-""")
+REFUSED = [
+    ("AscendC::Select<float, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE>(d, d, d, 1, AscendC::BinaryRepeatParams());",
+     "mode 1 without a mask argument is Select(dst, selMask, src0, repeatTime, repeatParams)"),
+    ("d = d + d;", "the whole-tensor operator form (dst = src0 + src1) is not implemented by mpnpu: call Add"),
+    ("d = d * d;", "call Mul(dst, src0, src1, count)"),
+    ("auto r = d < d; (void)r;", "the whole-tensor compare operator (dst = src0 < src1) is not implemented"),
+    ("AscendC::Adds(d, 1.0f, d, 64);", "Adds with the scalar before the tensor (the flexible scalar position form)"),
+]
+
+
+def test_refused_forms_are_clear_compile_errors(tmp_path):
+    """Each refused form in one translation unit: the compiler reports every static_assert."""
+    body = "\n".join(f"void f{i}(AscendC::LocalTensor<float>& d) {{ {code} }}" for i, (code, _) in enumerate(REFUSED))
+    r = compile_source(tmp_path, "#include \"kernel_operator.h\"\n" + body + "\n", extra=("-fsyntax-only",))
     assert r.returncode != 0
-    assert "mode 1 without a mask argument is Select(dst, selMask, src0, repeatTime, repeatParams)" in r.stderr
+    for _, msg in REFUSED:
+        assert msg in r.stderr, f"{msg!r} not reported:\n{r.stderr[-3000:]}"

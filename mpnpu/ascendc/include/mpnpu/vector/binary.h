@@ -196,6 +196,22 @@ inline void Or(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const Loca
         mpnpu::vec::binary_count<mpnpu::vec::OpOr, T, true>("Or", dst, src0, src1, count, site);
 }
 
+// The whole-tensor operators (dst = src0 + src1, ...) are not implemented: a clear compile error.
+#define MPNPU_VEC_REFUSED_OPERATOR(OP, CALL)                                                                      \
+    template <typename T>                                                                                         \
+    inline LocalTensor<T> operator OP(const LocalTensor<T>& a, const LocalTensor<T>& b) {                         \
+        static_assert(mpnpu::vec::refused<T>, "the whole-tensor operator form (dst = src0 " #OP " src1) is not "   \
+                                              "implemented by mpnpu: call " CALL "(dst, src0, src1, count)");   \
+        return a.mpnpu_addr() ? a : b;                                                                            \
+    }
+
+MPNPU_VEC_REFUSED_OPERATOR(+, "Add")
+MPNPU_VEC_REFUSED_OPERATOR(-, "Sub")
+MPNPU_VEC_REFUSED_OPERATOR(*, "Mul")
+MPNPU_VEC_REFUSED_OPERATOR(/, "Div")
+MPNPU_VEC_REFUSED_OPERATOR(&, "And")
+MPNPU_VEC_REFUSED_OPERATOR(|, "Or")
+
 }  // namespace AscendC
 
 #endif  // MPNPU_VECTOR_BINARY_H

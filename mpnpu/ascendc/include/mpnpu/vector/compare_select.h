@@ -494,6 +494,24 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const 
                site);
 }
 
+// The whole-tensor compare operators (dst = src0 < src1, ...) are not implemented.
+#define MPNPU_VEC_REFUSED_COMPARE(OP, MODE)                                                                       \
+    template <typename T>                                                                                         \
+    inline LocalTensor<uint8_t> operator OP(const LocalTensor<T>& a, const LocalTensor<T>& b) {                   \
+        static_assert(mpnpu::vec::refused<T>, "the whole-tensor compare operator (dst = src0 " #OP " src1) is "    \
+                                              "not implemented by mpnpu: call Compare(dst, src0, src1, "         \
+                                              "CMPMODE::" MODE ", count)");                                       \
+        (void)b;                                                                                                  \
+        return a.template ReinterpretCast<uint8_t>();                                                             \
+    }
+
+MPNPU_VEC_REFUSED_COMPARE(<, "LT")
+MPNPU_VEC_REFUSED_COMPARE(>, "GT")
+MPNPU_VEC_REFUSED_COMPARE(<=, "LE")
+MPNPU_VEC_REFUSED_COMPARE(>=, "GE")
+MPNPU_VEC_REFUSED_COMPARE(==, "EQ")
+MPNPU_VEC_REFUSED_COMPARE(!=, "NE")
+
 }  // namespace AscendC
 
 #endif  // MPNPU_VECTOR_COMPARE_SELECT_H

@@ -48,6 +48,10 @@ inline void st(uint8_t* p, const T& v) {
 template <typename T, typename... Ts>
 constexpr bool one_of = (std::is_same_v<T, Ts> || ...);
 
+// false, but only once T is known (for static_asserts in forms mpnpu refuses).
+template <typename T>
+constexpr bool refused = !sizeof(T*);
+
 template <typename T>
 constexpr const char* type_name() {
     if constexpr (std::is_same_v<T, half>) return "half";

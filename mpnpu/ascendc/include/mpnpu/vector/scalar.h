@@ -169,6 +169,22 @@ MPNPU_VEC_SCALAR(Maxs, mpnpu::vec::OpMaxs)
 MPNPU_VEC_SCALAR(Mins, mpnpu::vec::OpMins)
 MPNPU_VEC_SCALAR(LeakyRelu, mpnpu::vec::OpLeakyRelu)
 
+// The scalar-first ("flexible scalar position") forms of the newest product are not implemented.
+#define MPNPU_VEC_REFUSED_SCALAR_FIRST(NAME)                                                                      \
+    template <typename T, bool isSetMask = true>                                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const T& scalarValue, const LocalTensor<T>& src,                  \
+                     const int32_t& count, MPNPU_SITE) {                                                          \
+        static_assert(mpnpu::vec::refused<T>, #NAME " with the scalar before the tensor (the flexible scalar "     \
+                                              "position form) is not implemented by mpnpu: pass the tensor "      \
+                                              "first, " #NAME "(dst, src, scalar, count)");                       \
+        (void)dst, (void)scalarValue, (void)src, (void)count, (void)site;                                         \
+    }
+
+MPNPU_VEC_REFUSED_SCALAR_FIRST(Adds)
+MPNPU_VEC_REFUSED_SCALAR_FIRST(Muls)
+MPNPU_VEC_REFUSED_SCALAR_FIRST(Maxs)
+MPNPU_VEC_REFUSED_SCALAR_FIRST(Mins)
+
 template <typename T, typename U>
 inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarValue, const int32_t& count,
                  MPNPU_SITE) {
