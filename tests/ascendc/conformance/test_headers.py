@@ -112,6 +112,12 @@ REFUSED = [
     ("d = d * d;", "call Mul(dst, src0, src1, count)"),
     ("auto r = d < d; (void)r;", "the whole-tensor compare operator (dst = src0 < src1) is not implemented"),
     ("AscendC::Adds(d, 1.0f, d, 64);", "Adds with the scalar before the tensor (the flexible scalar position form)"),
+    ("AscendC::LocalTensor<uint8_t> b; AscendC::Compares(b, 1.0f, d, AscendC::CMPMODE::LT, 64);",
+     "Compares with the scalar before the tensor"),
+    ("AscendC::LocalTensor<uint8_t> b; AscendC::Select(d, b, 1.0f, d, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);",
+     "Select with a scalar src0 (the flexible scalar position form)"),
+    ("AscendC::SetDeqScale(d.ReinterpretCast<uint64_t>(), AscendC::VdeqInfo());",
+     "SetDeqScale(vdeq, vdeqInfo) feeds CastDequant"),
 ]
 
 

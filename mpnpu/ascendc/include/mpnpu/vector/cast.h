@@ -334,6 +334,20 @@ inline void SetDeqScale(float scale, int16_t offset, bool signMode, MPNPU_SITE) 
     mpnpu::unsupported(site, "SetDeqScale(scale, offset, signMode): CastDequant is not implemented by mpnpu");
 }
 
+// The vector-dequant parameters of CastDequant (not implemented).
+struct VdeqInfo {
+    float vdeqScale[16] = {};
+    int16_t vdeqOffset[16] = {};
+    bool vdeqSignMode[16] = {};
+};
+
+template <typename T>
+inline void SetDeqScale(const LocalTensor<T>& vdeq, const VdeqInfo& vdeqInfo, MPNPU_SITE) {
+    static_assert(mpnpu::vec::refused<T>, "SetDeqScale(vdeq, vdeqInfo) feeds CastDequant, which mpnpu does not "
+                                          "implement");
+    (void)vdeq, (void)vdeqInfo, (void)site;
+}
+
 }  // namespace AscendC
 
 #endif  // MPNPU_VECTOR_CAST_H

@@ -494,6 +494,24 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const 
                site);
 }
 
+// The scalar-first ("flexible scalar position") forms of the newest product are not implemented.
+template <typename T, typename U>
+inline void Compares(const LocalTensor<U>& dst, const T src0Scalar, const LocalTensor<T>& src1, CMPMODE cmpMode,
+                     uint32_t count, MPNPU_SITE) {
+    static_assert(mpnpu::vec::refused<T>, "Compares with the scalar before the tensor (the flexible scalar position "
+                                          "form) is not implemented by mpnpu: Compares(dst, src0, scalar, mode, "
+                                          "count) with the mode reversed");
+    (void)dst, (void)src0Scalar, (void)src1, (void)cmpMode, (void)count, (void)site;
+}
+template <typename T, typename U>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, T src0, const LocalTensor<T>& src1,
+                   SELMODE selMode, uint32_t count, MPNPU_SITE) {
+    static_assert(mpnpu::vec::refused<T>, "Select with a scalar src0 (the flexible scalar position form) is not "
+                                          "implemented by mpnpu: Select(dst, selMask, src0 tensor, scalar, "
+                                          "VSEL_TENSOR_SCALAR_MODE, count) with the select bits inverted");
+    (void)dst, (void)selMask, (void)src0, (void)src1, (void)selMode, (void)count, (void)site;
+}
+
 // The whole-tensor compare operators (dst = src0 < src1, ...) are not implemented.
 #define MPNPU_VEC_REFUSED_COMPARE(OP, MODE)                                                                       \
     template <typename T>                                                                                         \
