@@ -167,6 +167,7 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.last = Site{nullptr, 0, nullptr};
     c.pipes.configure(&pipe_error, &now_ns);
     c.pipes.source_of_ = &event_source;
+    c.vec = VectorRegs{};
     c.pipes.reset(l->pipes_async != 0, l->pipe_latency_ns ? l->pipe_latency_ns : 100000, l->sync_timeout_ns);
     c.in_launch = true;
 }

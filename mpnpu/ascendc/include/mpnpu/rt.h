@@ -130,6 +130,16 @@ constexpr size_t BT_BYTES = 1024;
 constexpr size_t FB_BYTES = 2048;
 constexpr uint32_t BLOCK_BYTES = 32;  // a data block: the unit of copies and vector strides
 
+// Vector-unit state that one instruction leaves for later ones to use, per core: the vector mask
+// (SetVectorMask / the level-0 calls' own masks; in counter mode mask[0] is an element count), the
+// 128-bit compare mask (Compare into the register, SetCmpMask) and the int32->half dequant scale.
+struct VectorRegs {
+    uint64_t mask[2] = {~0ull, ~0ull};  // [low 64 lanes, high 64 lanes]: all lanes on
+    bool counter = false;               // SetMaskCount / SetMaskNorm
+    uint64_t cmp[2] = {0, 0};
+    uint16_t deq_scale = 0x3C00;  // half 1.0
+};
+
 struct CoreState {
     MpnpuLaunch launch{};
     bool in_launch = false;
@@ -159,6 +169,8 @@ struct CoreState {
     alignas(64) static inline uint8_t fb[FB_BYTES];
     // atomic mode set by SetAtomicAdd/Max/Min (0: none, 1: add, 2: max, 3: min) and its type
     int atomic_op = 0;
+    // the vector unit's registers (mask, compare mask, dequant scale): mpnpu/vector/mask.h
+    VectorRegs vec{};
 };
 
 inline CoreState& core() {

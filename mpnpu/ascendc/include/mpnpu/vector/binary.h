@@ -1,0 +1,217 @@
+// Two-source element-wise instructions: Add, Sub, Mul, Div, Max, Min, And, Or.
+//
+// Each has a count form (dst, src0, src1, count) and, as documented, the level-0 forms with a
+// bit mask (uint64_t mask[2]) or a lane count (uint64_t mask), repeatTime and BinaryRepeatParams.
+// Element types are those of the Atlas A2/A3 products, plus bfloat16_t where the newest product
+// takes it; integers wrap, half and bfloat16_t are computed in float and rounded once.
+#ifndef MPNPU_VECTOR_BINARY_H
+#define MPNPU_VECTOR_BINARY_H
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../rt.h"
+#include "../tensor.h"
+#include "engine.h"
+#include "mask.h"
+#include "params.h"
+
+namespace mpnpu {
+namespace vec {
+
+struct OpAdd {
+    template <typename T>
+    static constexpr bool ok = one_of<T, int16_t, half, bfloat16_t, int32_t, float>;
+    static constexpr const char* types = "int16_t, half, bfloat16_t, int32_t, float";
+    template <typename C>
+    static C f(C a, C b) { return a + b; }
+};
+struct OpSub : OpAdd {
+    template <typename C>
+    static C f(C a, C b) { return a - b; }
+};
+struct OpMul : OpAdd {
+    template <typename C>
+    static C f(C a, C b) { return a * b; }
+};
+struct OpDiv {
+    template <typename T>
+    static constexpr bool ok = one_of<T, half, float>;
+    static constexpr const char* types = "half, float";
+    template <typename C>
+    static C f(C a, C b) { return a / b; }
+};
+struct OpMax : OpAdd {
+    template <typename C>
+    static C f(C a, C b) { return a > b ? a : b; }
+};
+struct OpMin : OpAdd {
+    template <typename C>
+    static C f(C a, C b) { return a < b ? a : b; }
+};
+struct OpAnd {
+    template <typename T>
+    static constexpr bool ok = one_of<T, int16_t, uint16_t>;
+    static constexpr const char* types = "int16_t, uint16_t";
+    template <typename C>
+    static C f(C a, C b) { return a & b; }
+};
+struct OpOr : OpAnd {
+    template <typename C>
+    static C f(C a, C b) { return a | b; }
+};
+
+template <class Op, typename T>
+inline void binary_apply(const char* name, const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
+                         const AscendC::LocalTensor<T>& s0, const Geo& g0, const AscendC::LocalTensor<T>& s1,
+                         const Geo& g1, const Site& site) {
+    binary(name, p, dst, gd, s0, g0, s1, g1, site,
+           [](const T& a, const T& b) { return from_calc<T>(Op::f(to_calc(a), to_calc(b))); });
+}
+
+template <class Op, typename T, bool isSetMask>
+inline void binary_count(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& s0,
+                         const AscendC::LocalTensor<T>& s1, int64_t count, const Site& site) {
+    need_type<T>(Op::template ok<T>, site, name, Op::types);
+    if constexpr (Op::template ok<T>) {
+        if (isSetMask && count > 0) {
+            check_count(dst, uint64_t(count), site, name, "dst");
+            check_count(s0, uint64_t(count), site, name, "src0");
+            check_count(s1, uint64_t(count), site, name, "src1");
+        }
+        constexpr uint32_t lanes = lanes_for(sizeof(T));
+        Plan p = plan_count<isSetMask>(count, lanes, site, name);
+        Geo g = contiguous(lanes, sizeof(T));
+        binary_apply<Op>(name, p, dst, g, s0, g, s1, g, site);
+    }
+}
+
+template <class Op, typename T, bool isSetMask>
+inline void binary_level0(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& s0,
+                          const AscendC::LocalTensor<T>& s1, const Plan& p, const AscendC::BinaryRepeatParams& rp,
+                          const Site& site) {
+    binary_apply<Op>(name, p, dst, geo(rp.dstBlkStride, rp.dstRepStride), s0, geo(rp.src0BlkStride, rp.src0RepStride),
+                     s1, geo(rp.src1BlkStride, rp.src1RepStride), site);
+}
+
+template <class Op, typename T, bool isSetMask>
+inline void binary_bits(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& s0,
+                        const AscendC::LocalTensor<T>& s1, const uint64_t mask[], int64_t repeat,
+                        const AscendC::BinaryRepeatParams& rp, const Site& site) {
+    need_type<T>(Op::template ok<T>, site, name, Op::types);
+    if constexpr (Op::template ok<T>) {
+        Plan p = plan_level0_bits<isSetMask>(mask, repeat, lanes_for(sizeof(T)), site, name);
+        binary_level0<Op, T, isSetMask>(name, dst, s0, s1, p, rp, site);
+    }
+}
+
+template <class Op, typename T, bool isSetMask>
+inline void binary_len(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& s0,
+                       const AscendC::LocalTensor<T>& s1, uint64_t mask, int64_t repeat,
+                       const AscendC::BinaryRepeatParams& rp, const Site& site) {
+    need_type<T>(Op::template ok<T>, site, name, Op::types);
+    if constexpr (Op::template ok<T>) {
+        Plan p = plan_level0_len<isSetMask>(mask, repeat, lanes_for(sizeof(T)), site, name);
+        binary_level0<Op, T, isSetMask>(name, dst, s0, s1, p, rp, site);
+    }
+}
+
+}  // namespace vec
+}  // namespace mpnpu
+
+// The three documented forms of a two-source call. (repeatTime is taken as a wider integer than
+// the device's uint8_t so that a value over 255 is reported instead of silently truncated.)
+#define MPNPU_VEC_BINARY_LEVEL0(NAME, OP)                                                                         \
+    template <typename T, bool isSetMask = true>                                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,           \
+                     const uint64_t mask[], const int64_t repeatTime, const BinaryRepeatParams& repeatParams,     \
+                     MPNPU_SITE) {                                                                                \
+        mpnpu::vec::binary_bits<OP, T, isSetMask>(#NAME, dst, src0, src1, mask, repeatTime, repeatParams, site);  \
+    }                                                                                                             \
+    template <typename T, bool isSetMask = true>                                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,           \
+                     const uint64_t mask, const int64_t repeatTime, const BinaryRepeatParams& repeatParams,       \
+                     MPNPU_SITE) {                                                                                \
+        mpnpu::vec::binary_len<OP, T, isSetMask>(#NAME, dst, src0, src1, mask, repeatTime, repeatParams, site);   \
+    }
+
+#define MPNPU_VEC_BINARY(NAME, OP)                                                                                \
+    template <typename T>                                                                                         \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,           \
+                     const int32_t& count, MPNPU_SITE) {                                                          \
+        mpnpu::vec::binary_count<OP, T, true>(#NAME, dst, src0, src1, count, site);                               \
+    }                                                                                                             \
+    MPNPU_VEC_BINARY_LEVEL0(NAME, OP)
+
+namespace AscendC {
+
+MPNPU_VEC_BINARY(Add, mpnpu::vec::OpAdd)
+MPNPU_VEC_BINARY(Sub, mpnpu::vec::OpSub)
+MPNPU_VEC_BINARY(Mul, mpnpu::vec::OpMul)
+MPNPU_VEC_BINARY(Max, mpnpu::vec::OpMax)
+MPNPU_VEC_BINARY(Min, mpnpu::vec::OpMin)
+MPNPU_VEC_BINARY_LEVEL0(Or, mpnpu::vec::OpOr)
+
+// Div takes a precision config on the newest product; every config computes the same here.
+template <typename T, const DivConfig& config = DEFAULT_DIV_CONFIG>
+inline void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                const int32_t& count, MPNPU_SITE) {
+    mpnpu::vec::binary_count<mpnpu::vec::OpDiv, T, true>("Div", dst, src0, src1, count, site);
+}
+template <typename T, bool isSetMask = true, const DivConfig& config = DEFAULT_DIV_CONFIG>
+inline void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                const uint64_t mask[], const int64_t repeatTime, const BinaryRepeatParams& repeatParams, MPNPU_SITE) {
+    mpnpu::vec::binary_bits<mpnpu::vec::OpDiv, T, isSetMask>("Div", dst, src0, src1, mask, repeatTime, repeatParams,
+                                                             site);
+}
+template <typename T, bool isSetMask = true, const DivConfig& config = DEFAULT_DIV_CONFIG>
+inline void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                const uint64_t mask, const int64_t repeatTime, const BinaryRepeatParams& repeatParams, MPNPU_SITE) {
+    mpnpu::vec::binary_len<mpnpu::vec::OpDiv, T, isSetMask>("Div", dst, src0, src1, mask, repeatTime, repeatParams,
+                                                            site);
+}
+
+// And / Or: 16-bit integers. The count forms also take 32-bit integers the way the documented
+// call does: as pairs of 16-bit halves, ``count`` counting halves (so 2n for n words).
+template <typename T>
+inline void And(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                const int32_t& count, MPNPU_SITE) {
+    if constexpr (sizeof(T) == 4 && std::is_integral_v<T>)
+        mpnpu::vec::binary_count<mpnpu::vec::OpAnd, uint16_t, true>(
+            "And", dst.template ReinterpretCast<uint16_t>(), src0.template ReinterpretCast<uint16_t>(),
+                                                          src1.template ReinterpretCast<uint16_t>(), count, site);
+    else
+        mpnpu::vec::binary_count<mpnpu::vec::OpAnd, T, true>("And", dst, src0, src1, count, site);
+}
+MPNPU_VEC_BINARY_LEVEL0(And, mpnpu::vec::OpAnd)
+
+template <typename T>
+inline void Or(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+               const int32_t& count, MPNPU_SITE) {
+    if constexpr (sizeof(T) == 4 && std::is_integral_v<T>)
+        mpnpu::vec::binary_count<mpnpu::vec::OpOr, uint16_t, true>(
+            "Or", dst.template ReinterpretCast<uint16_t>(), src0.template ReinterpretCast<uint16_t>(),
+                                                         src1.template ReinterpretCast<uint16_t>(), count, site);
+    else
+        mpnpu::vec::binary_count<mpnpu::vec::OpOr, T, true>("Or", dst, src0, src1, count, site);
+}
+
+// The whole-tensor operators (dst = src0 + src1, ...) are not implemented: a clear compile error.
+#define MPNPU_VEC_REFUSED_OPERATOR(OP, CALL)                                                                      \
+    template <typename T>                                                                                         \
+    inline LocalTensor<T> operator OP(const LocalTensor<T>& a, const LocalTensor<T>& b) {                         \
+        static_assert(mpnpu::vec::refused<T>, "the whole-tensor operator form (dst = src0 " #OP " src1) is not "   \
+                                              "implemented by mpnpu: call " CALL "(dst, src0, src1, count)");   \
+        return a.mpnpu_addr() ? a : b;                                                                            \
+    }
+
+MPNPU_VEC_REFUSED_OPERATOR(+, "Add")
+MPNPU_VEC_REFUSED_OPERATOR(-, "Sub")
+MPNPU_VEC_REFUSED_OPERATOR(*, "Mul")
+MPNPU_VEC_REFUSED_OPERATOR(/, "Div")
+MPNPU_VEC_REFUSED_OPERATOR(&, "And")
+MPNPU_VEC_REFUSED_OPERATOR(|, "Or")
+
+}  // namespace AscendC
+
+#endif  // MPNPU_VECTOR_BINARY_H

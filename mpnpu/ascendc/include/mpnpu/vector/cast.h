@@ -1,0 +1,353 @@
+// Cast (element type conversion with a RoundMode) and SetDeqScale (the int32 -> half scale).
+//
+// The type pairs and the round modes each pair takes are those of the Atlas A2/A3 products
+// (int4b_t excepted); another pair or mode is reported as an API error naming both. A repeat has
+// as many lanes as 256 bytes hold of the wider type; each operand keeps its own element size
+// within its blocks (a half -> float repeat reads 4 blocks of half and writes 8 blocks of float).
+//
+// Conversions are exact where the destination can hold the value; otherwise they round as the
+// mode says (CAST_NONE: to nearest even) and saturate on overflow, as documented: out-of-range
+// integers clamp to the destination's range and finite floats that overflow a narrower float
+// become its largest finite value. NaN becomes 0 in an integer and stays NaN in a float.
+// float -> float rounds to an integral value.
+#ifndef MPNPU_VECTOR_CAST_H
+#define MPNPU_VECTOR_CAST_H
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "../rt.h"
+#include "../tensor.h"
+#include "engine.h"
+#include "mask.h"
+#include "params.h"
+
+namespace mpnpu {
+namespace vec {
+
+// An exact value: (-1)^neg * mag * 2^exp, or an infinity / NaN.
+struct Exact {
+    bool neg = false;
+    bool inf = false;
+    bool nan = false;
+    uint64_t mag = 0;
+    int exp = 0;
+};
+
+inline Exact decode_float(uint64_t bits, int frac_bits, int exp_bits) {
+    Exact x;
+    int bias = (1 << (exp_bits - 1)) - 1;
+    x.neg = (bits >> (frac_bits + exp_bits)) & 1u;
+    uint64_t e = (bits >> frac_bits) & ((1ull << exp_bits) - 1);
+    uint64_t f = bits & ((1ull << frac_bits) - 1);
+    if (e == (1ull << exp_bits) - 1) {
+        if (f) x.nan = true;
+        else x.inf = true;
+        return x;
+    }
+    if (e == 0) {
+        x.mag = f;
+        x.exp = 1 - bias - frac_bits;
+    } else {
+        x.mag = f | (1ull << frac_bits);
+        x.exp = int(e) - bias - frac_bits;
+    }
+    return x;
+}
+
+template <typename T>
+inline Exact exact_of(const T& v) {
+    Exact x;
+    if constexpr (std::is_same_v<T, half>) {
+        return decode_float(v.bits, 10, 5);
+    } else if constexpr (std::is_same_v<T, bfloat16_t>) {
+        return decode_float(v.bits, 7, 8);
+    } else if constexpr (std::is_same_v<T, float>) {
+        return decode_float(f32_bits(v), 23, 8);
+    } else if constexpr (std::is_same_v<T, double>) {
+        uint64_t b;
+        std::memcpy(&b, &v, 8);
+        return decode_float(b, 52, 11);
+    } else if constexpr (std::is_signed_v<T>) {
+        x.neg = v < 0;
+        x.mag = x.neg ? uint64_t(0) - uint64_t(int64_t(v)) : uint64_t(int64_t(v));
+        return x;
+    } else {
+        x.mag = uint64_t(v);
+        return x;
+    }
+}
+
+// Drop the low ``s`` bits of mag (s > 0): the kept part, the first dropped bit and whether any
+// other dropped bit is set.
+struct Split {
+    uint64_t q;
+    bool round;
+    bool sticky;
+};
+inline Split split(uint64_t mag, int s) {
+    if (s <= 0) return Split{mag, false, false};
+    if (s > 64) return Split{0, false, mag != 0};
+    uint64_t q = s == 64 ? 0 : mag >> s;
+    bool round = (mag >> (s - 1)) & 1u;
+    uint64_t below = mag & ((1ull << (s - 1)) - 1);  // s - 1 <= 63
+    return Split{q, round, below != 0};
+}
+
+// Whether the kept magnitude steps up by one ulp (away from zero) under ``mode``.
+inline bool round_up(const Split& sp, bool neg, AscendC::RoundMode mode) {
+    using M = AscendC::RoundMode;
+    bool inexact = sp.round || sp.sticky;
+    switch (mode) {
+        case M::CAST_FLOOR: return neg && inexact;
+        case M::CAST_CEIL: return !neg && inexact;
+        case M::CAST_ROUND: return sp.round;
+        case M::CAST_TRUNC: return false;
+        case M::CAST_ODD: return false;  // the last bit is forced instead
+        default: return sp.round && (sp.sticky || (sp.q & 1u));  // CAST_NONE, CAST_RINT
+    }
+}
+
+inline int bit_length(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+// To an integer in [lo, hi] (saturating).
+inline int64_t to_integer(const Exact& x, AscendC::RoundMode mode, int64_t lo, int64_t hi) {
+    if (x.nan) return 0;
+    if (x.inf) return x.neg ? lo : hi;
+    uint64_t q;
+    bool overflow = false;
+    if (x.exp >= 0) {
+        if (x.mag != 0 && (x.exp >= 64 || bit_length(x.mag) + x.exp > 64)) overflow = true;
+        q = overflow ? 0 : x.mag << x.exp;
+    } else {
+        Split sp = split(x.mag, -x.exp);
+        q = sp.q + (round_up(sp, x.neg, mode) ? 1u : 0u);
+    }
+    if (x.neg) {
+        if (overflow || q > uint64_t(0) - uint64_t(lo)) return lo;
+        return q == (1ull << 63) ? INT64_MIN : -int64_t(q);
+    }
+    if (overflow || q > uint64_t(hi)) return hi;
+    return int64_t(q);
+}
+
+// A floating format: p significand bits (with the implicit one), frac bits, exponent range.
+struct Format {
+    int p;
+    int frac_bits;
+    int exp_bits;
+    int emin;  // exponent of the smallest normal
+    int emax;  // exponent of the largest finite
+    int bias;
+};
+constexpr Format HALF_FMT{11, 10, 5, -14, 15, 15};
+constexpr Format BF16_FMT{8, 7, 8, -126, 127, 127};
+constexpr Format FLOAT_FMT{24, 23, 8, -126, 127, 127};
+
+// To a floating format's bits (sign included), rounding by ``mode``, saturating finite overflow.
+inline uint64_t to_format(const Exact& x, AscendC::RoundMode mode, const Format& f) {
+    uint64_t sign = uint64_t(x.neg) << (f.frac_bits + f.exp_bits);
+    uint64_t exp_all = (1ull << f.exp_bits) - 1;
+    if (x.nan) return (exp_all << f.frac_bits) | (1ull << (f.frac_bits - 1));
+    if (x.inf) return sign | (exp_all << f.frac_bits);
+    if (x.mag == 0) return sign;
+    int n = bit_length(x.mag);
+    int E = x.exp + n - 1;                               // value in [2^E, 2^(E+1))
+    int qe = (E < f.emin ? f.emin : E) - (f.p - 1);      // exponent of one unit in the last place
+    uint64_t q;
+    if (qe <= x.exp) {
+        q = x.mag << (x.exp - qe);  // exact
+    } else {
+        Split sp = split(x.mag, qe - x.exp);
+        q = sp.q;
+        if (mode == AscendC::RoundMode::CAST_ODD) {
+            if (sp.round || sp.sticky) q |= 1u;
+        } else if (round_up(sp, x.neg, mode)) {
+            ++q;
+        }
+    }
+    uint64_t max_finite = ((exp_all - 1) << f.frac_bits) | ((1ull << f.frac_bits) - 1);
+    if (q == 0) return sign;
+    int m = bit_length(q);
+    int E2 = qe + m - 1;
+    if (E2 > f.emax) return sign | max_finite;
+    if (m < f.p) return sign | q;  // subnormal (only possible at the bottom of the range)
+    // m == p, or p + 1 after a carry (then q is a power of two)
+    if (m == f.p + 1) q >>= 1;
+    uint64_t biased = uint64_t(E2 + f.bias);
+    return sign | (biased << f.frac_bits) | (q & ((1ull << f.frac_bits) - 1));
+}
+
+template <typename T>
+inline T float_from_bits(uint64_t b) {
+    if constexpr (std::is_same_v<T, half>) return half::from_bits(uint16_t(b));
+    else if constexpr (std::is_same_v<T, bfloat16_t>) return bfloat16_t::from_bits(uint16_t(b));
+    else return bits_f32(uint32_t(b));
+}
+
+template <typename T>
+constexpr Format format_of() {
+    if constexpr (std::is_same_v<T, half>) return HALF_FMT;
+    else if constexpr (std::is_same_v<T, bfloat16_t>) return BF16_FMT;
+    else return FLOAT_FMT;
+}
+
+// Round modes as a bit set: 1 << int(mode).
+constexpr uint32_t M_NONE = 1u << 0, M_RINT = 1u << 1, M_FLOOR = 1u << 2, M_CEIL = 1u << 3, M_ROUND = 1u << 4,
+                   M_TRUNC = 1u << 5, M_ODD = 1u << 6, M_ALL = 0xFFu;
+constexpr uint32_t M_ROUNDING = M_RINT | M_FLOOR | M_CEIL | M_ROUND | M_TRUNC;
+
+// The modes a (dst T, src U) pair takes on the Atlas A2/A3 products; 0: not a supported pair.
+template <typename T, typename U>
+constexpr uint32_t cast_modes() {
+    using std::is_same_v;
+    if constexpr (is_same_v<T, half> && (is_same_v<U, int8_t> || is_same_v<U, uint8_t>)) return M_NONE;
+    else if constexpr (is_same_v<T, half> && is_same_v<U, int16_t>) return M_ROUNDING | M_NONE;
+    else if constexpr (is_same_v<T, float> && is_same_v<U, int16_t>) return M_NONE;
+    else if constexpr ((is_same_v<T, int8_t> || is_same_v<T, uint8_t>) && is_same_v<U, half>) return M_ROUNDING | M_NONE;
+    else if constexpr ((is_same_v<T, int16_t> || is_same_v<T, int32_t>) && is_same_v<U, half>) return M_ROUNDING;
+    else if constexpr (is_same_v<T, float> && is_same_v<U, half>) return M_NONE;
+    else if constexpr (is_same_v<T, int32_t> && is_same_v<U, bfloat16_t>) return M_ROUNDING;
+    else if constexpr (is_same_v<T, float> && is_same_v<U, bfloat16_t>) return M_NONE;
+    else if constexpr (is_same_v<T, int16_t> && is_same_v<U, int32_t>) return M_NONE;
+    else if constexpr (is_same_v<T, half> && is_same_v<U, int32_t>) return M_ALL;  // SetDeqScale; mode ignored
+    else if constexpr (is_same_v<T, float> && is_same_v<U, int32_t>) return M_ROUNDING | M_NONE;
+    else if constexpr (is_same_v<T, int64_t> && is_same_v<U, int32_t>) return M_NONE;
+    else if constexpr (is_same_v<T, int16_t> && is_same_v<U, float>) return M_ROUNDING;
+    else if constexpr (is_same_v<T, half> && is_same_v<U, float>) return M_ROUNDING | M_ODD | M_NONE;
+    else if constexpr (is_same_v<T, bfloat16_t> && is_same_v<U, float>) return M_ROUNDING;
+    else if constexpr ((is_same_v<T, int32_t> || is_same_v<T, float> || is_same_v<T, int64_t>) &&
+                       is_same_v<U, float>) return M_ROUNDING;
+    else if constexpr (is_same_v<T, int32_t> && is_same_v<U, int64_t>) return M_NONE;
+    else if constexpr (is_same_v<T, float> && is_same_v<U, int64_t>) return M_ROUNDING;
+    else return 0;
+}
+
+inline const char* round_name(AscendC::RoundMode m) {
+    static const char* names[] = {"CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL",
+                                  "CAST_ROUND", "CAST_TRUNC", "CAST_ODD", "CAST_HYBRID"};
+    unsigned i = unsigned(m);
+    return i < 8 ? names[i] : "RoundMode(?)";
+}
+
+template <typename T, typename U>
+inline void cast_check(AscendC::RoundMode mode, const Site& site) {
+    constexpr uint32_t modes = cast_modes<T, U>();
+    if (modes == 0)
+        api_error(site, "Cast: %s -> %s is not a supported conversion", type_name<U>(), type_name<T>());
+    unsigned m = unsigned(mode);
+    if (m >= 8 || !(modes & (1u << m)))
+        api_error(site, "Cast: %s -> %s does not take %s", type_name<U>(), type_name<T>(), round_name(mode));
+}
+
+template <typename T>
+constexpr int64_t int_min() { return int64_t(std::numeric_limits<T>::min()); }
+template <typename T>
+constexpr int64_t int_max() {
+    return std::is_same_v<T, int64_t> ? INT64_MAX : int64_t(std::numeric_limits<T>::max());
+}
+
+// One element of Cast.
+template <typename T, typename U>
+inline T convert(const U& v, AscendC::RoundMode mode) {
+    if constexpr (std::is_same_v<T, half> && std::is_same_v<U, int32_t>) {
+        // dequantisation: src * the SetDeqScale half scale, rounded to nearest even
+        double prod = double(v) * double(float(half::from_bits(core().vec.deq_scale)));  // exact: < 2^53
+        return float_from_bits<half>(to_format(exact_of(prod), AscendC::RoundMode::CAST_RINT, HALF_FMT));
+    } else if constexpr (std::is_same_v<T, float> && std::is_same_v<U, float>) {
+        Exact x = exact_of(v);
+        if (x.nan || x.inf || x.exp >= 0) return v;  // already integral
+        Split sp = split(x.mag, -x.exp);
+        uint64_t q = sp.q + (round_up(sp, x.neg, mode) ? 1u : 0u);  // < 2^24: exact in float
+        float r = float(q);
+        return x.neg ? -r : r;
+    } else if constexpr (is_floating_v<T>) {
+        return float_from_bits<T>(to_format(exact_of(v), mode, format_of<T>()));
+    } else {
+        return T(to_integer(exact_of(v), mode, int_min<T>(), int_max<T>()));
+    }
+}
+
+template <typename T, typename U>
+inline void cast_apply(const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
+                       const AscendC::LocalTensor<U>& src, const Geo& gs, AscendC::RoundMode mode, const Site& site) {
+    if constexpr (cast_modes<T, U>() != 0)  // (cast_check has refused any other pair)
+        unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); });
+}
+
+template <typename T, typename U>
+constexpr uint32_t cast_lanes() {
+    return lanes_for(sizeof(T) > sizeof(U) ? uint32_t(sizeof(T)) : uint32_t(sizeof(U)));
+}
+
+}  // namespace vec
+}  // namespace mpnpu
+
+namespace AscendC {
+
+template <typename T, typename U>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                 const uint32_t count, MPNPU_SITE) {
+    mpnpu::vec::cast_check<T, U>(roundMode, site);
+    if (count > 0) {
+        mpnpu::vec::check_count(dst, count, site, "Cast", "dst");
+        mpnpu::vec::check_count(src, count, site, "Cast", "src");
+    }
+    constexpr uint32_t lanes = mpnpu::vec::cast_lanes<T, U>();
+    mpnpu::vec::Plan p = mpnpu::vec::plan_count<true>(count, lanes, site, "Cast");
+    mpnpu::vec::cast_apply(p, dst, mpnpu::vec::contiguous(lanes, sizeof(T)), src,
+                           mpnpu::vec::contiguous(lanes, sizeof(U)), roundMode, site);
+}
+
+template <typename T, typename U, bool isSetMask = true>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                 const uint64_t mask[], const int64_t repeatTime, const UnaryRepeatParams& repeatParams, MPNPU_SITE) {
+    mpnpu::vec::cast_check<T, U>(roundMode, site);
+    constexpr uint32_t lanes = mpnpu::vec::cast_lanes<T, U>();
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, lanes, site, "Cast");
+    mpnpu::vec::cast_apply(p, dst, mpnpu::vec::geo(repeatParams.dstBlkStride, repeatParams.dstRepStride), src,
+                           mpnpu::vec::geo(repeatParams.srcBlkStride, repeatParams.srcRepStride), roundMode, site);
+}
+
+template <typename T, typename U, bool isSetMask = true>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                 const uint64_t mask, const int64_t repeatTime, const UnaryRepeatParams& repeatParams, MPNPU_SITE) {
+    mpnpu::vec::cast_check<T, U>(roundMode, site);
+    constexpr uint32_t lanes = mpnpu::vec::cast_lanes<T, U>();
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(mask, repeatTime, lanes, site, "Cast");
+    mpnpu::vec::cast_apply(p, dst, mpnpu::vec::geo(repeatParams.dstBlkStride, repeatParams.dstRepStride), src,
+                           mpnpu::vec::geo(repeatParams.srcBlkStride, repeatParams.srcRepStride), roundMode, site);
+}
+
+// The scale an int32 -> half Cast multiplies by.
+inline void SetDeqScale(half scale, MPNPU_SITE) {
+    (void)site;
+    mpnpu::core().vec.deq_scale = scale.bits;
+}
+
+// The int16 -> 8-bit dequant forms feed CastDequant, which mpnpu does not implement.
+inline void SetDeqScale(float scale, int16_t offset, bool signMode, MPNPU_SITE) {
+    (void)scale;
+    (void)offset;
+    (void)signMode;
+    mpnpu::unsupported(site, "SetDeqScale(scale, offset, signMode): CastDequant is not implemented by mpnpu");
+}
+
+// The vector-dequant parameters of CastDequant (not implemented).
+struct VdeqInfo {
+    float vdeqScale[16] = {};
+    int16_t vdeqOffset[16] = {};
+    bool vdeqSignMode[16] = {};
+};
+
+template <typename T>
+inline void SetDeqScale(const LocalTensor<T>& vdeq, const VdeqInfo& vdeqInfo, MPNPU_SITE) {
+    static_assert(mpnpu::vec::refused<T>, "SetDeqScale(vdeq, vdeqInfo) feeds CastDequant, which mpnpu does not "
+                                          "implement");
+    (void)vdeq, (void)vdeqInfo, (void)site;
+}
+
+}  // namespace AscendC
+
+#endif  // MPNPU_VECTOR_CAST_H

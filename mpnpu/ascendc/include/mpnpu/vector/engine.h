@@ -1,0 +1,405 @@
+// The machinery every vector instruction shares: which lanes of which repeats it works on (from
+// its mask, count or the mask register), where each lane of each operand lives in UB (block and
+// repeat strides), the byte hull each operand touches (for memcheck and the trace), and the
+// per-repeat loop (all reads of a repeat happen before its writes, repeats run in order, so
+// in-place use and the accumulate-into-dst patterns behave as on the device).
+//
+// The model of one instruction:
+//
+//   repeat r (0 .. repeats-1), lane j (0 .. lanes-1, lanes = 256 bytes / widest element)
+//     active?   normal mode: bit j of the 128-bit mask (the same every repeat)
+//               counter mode: the first N elements overall (all lanes but in the last repeat)
+//     address   operand base + r * repStride*32 + (j / perBlock) * blkStride*32 + (j % perBlock) * size
+//               (perBlock = 32 / that operand's element size)
+//
+// Lanes that are not active are neither read nor written (dst keeps what it held).
+#ifndef MPNPU_VECTOR_ENGINE_H
+#define MPNPU_VECTOR_ENGINE_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "../rt.h"
+#include "../tensor.h"
+#include "../types.h"
+
+namespace mpnpu {
+namespace vec {
+
+constexpr uint32_t REPEAT_BYTES = 256;
+constexpr uint32_t MAX_LANES = 128;  // the widest mask (128 bits); 8-bit lanes only come paired with wider ones
+
+// -- elements ------------------------------------------------------------------------------------------
+
+template <typename T>
+inline T ld(const uint8_t* p) {
+    T v;
+    std::memcpy(static_cast<void*>(&v), p, sizeof(T));
+    return v;
+}
+template <typename T>
+inline void st(uint8_t* p, const T& v) {
+    std::memcpy(p, static_cast<const void*>(&v), sizeof(T));
+}
+
+template <typename T, typename... Ts>
+constexpr bool one_of = (std::is_same_v<T, Ts> || ...);
+
+// false, but only once T is known (for static_asserts in forms mpnpu refuses).
+template <typename T>
+constexpr bool refused = !sizeof(T*);
+
+template <typename T>
+constexpr const char* type_name() {
+    if constexpr (std::is_same_v<T, half>) return "half";
+    else if constexpr (std::is_same_v<T, bfloat16_t>) return "bfloat16_t";
+    else if constexpr (std::is_same_v<T, float>) return "float";
+    else if constexpr (std::is_same_v<T, double>) return "double";
+    else if constexpr (std::is_same_v<T, int8_t>) return "int8_t";
+    else if constexpr (std::is_same_v<T, uint8_t>) return "uint8_t";
+    else if constexpr (std::is_same_v<T, int16_t>) return "int16_t";
+    else if constexpr (std::is_same_v<T, uint16_t>) return "uint16_t";
+    else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
+    else if constexpr (std::is_same_v<T, uint32_t>) return "uint32_t";
+    else if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
+    else if constexpr (std::is_same_v<T, uint64_t>) return "uint64_t";
+    else if constexpr (std::is_same_v<T, bool>) return "bool";
+    else return "this type";
+}
+
+// The type an element is computed in: float for the floating types (half and bfloat16_t are
+// widened, computed and rounded once to nearest-even), int64_t for integers (results wrap).
+template <typename T>
+using calc_t = std::conditional_t<is_floating_v<T>, float, int64_t>;
+
+template <typename T>
+inline calc_t<T> to_calc(const T& v) {
+    if constexpr (is_floating_v<T>) return static_cast<float>(v);
+    else return static_cast<int64_t>(v);
+}
+
+template <typename T>
+inline T from_calc(calc_t<T> v) {
+    if constexpr (is_float16_v<T>) return T(v);
+    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v);
+    else return static_cast<T>(static_cast<uint64_t>(v));  // two's complement wrap
+}
+
+// A product and a sum rounded separately (never contracted into one fused multiply-add, whatever
+// the kernel's compiler flags).
+inline float mul_then_add(float a, float b, float c) {
+    volatile float p = a * b;
+    return p + c;
+}
+
+// The element type must be one the call takes on the products mpnpu models.
+template <typename T>
+inline void need_type(bool ok, const Site& site, const char* name, const char* supported) {
+    if (!ok)
+        api_error(site, "%s: element type %s is not supported (it takes %s)", name, type_name<T>(), supported);
+}
+
+// -- lanes ---------------------------------------------------------------------------------------------
+
+struct Bits {
+    uint64_t w[2] = {0, 0};
+    bool none() const { return (w[0] | w[1]) == 0; }
+    bool test(uint32_t j) const { return (w[j >> 6] >> (j & 63)) & 1u; }
+};
+
+inline Bits first_n(uint64_t n) {
+    Bits b;
+    if (n >= 128) {
+        b.w[0] = b.w[1] = ~0ull;
+    } else if (n >= 64) {
+        b.w[0] = ~0ull;
+        b.w[1] = n == 64 ? 0 : (~0ull >> (128 - n));
+    } else {
+        b.w[0] = n == 0 ? 0 : (~0ull >> (64 - n));
+    }
+    return b;
+}
+
+inline Bits operator&(const Bits& a, const Bits& b) {
+    Bits r;
+    r.w[0] = a.w[0] & b.w[0];
+    r.w[1] = a.w[1] & b.w[1];
+    return r;
+}
+
+// f(j) for every set lane, in increasing order.
+template <class F>
+inline void each_lane(const Bits& b, F&& f) {
+    for (uint32_t w = 0; w < 2; ++w) {
+        uint64_t x = b.w[w];
+        while (x) {
+            uint32_t k = uint32_t(__builtin_ctzll(x));
+            x &= x - 1;
+            f(w * 64 + k);
+        }
+    }
+}
+
+// Which lanes of which repeats an instruction works on.
+struct Plan {
+    uint32_t lanes = 0;    // lanes per repeat
+    uint64_t repeats = 0;  // repeats run
+    Bits main;             // lanes of each repeat but the last
+    Bits last;             // lanes of the last repeat
+    const Bits& bits(uint64_t r) const { return r + 1 == repeats ? last : main; }
+    bool none() const { return repeats == 0 || (last.none() && (repeats == 1 || main.none())); }
+};
+
+// Counter mode: the first ``total`` elements, ``lanes`` per repeat.
+inline Plan plan_counter(uint64_t total, uint32_t lanes) {
+    Plan p;
+    p.lanes = lanes;
+    p.repeats = (total + lanes - 1) / lanes;
+    p.main = first_n(lanes);
+    p.last = first_n(total - (p.repeats ? (p.repeats - 1) * lanes : 0));
+    return p;
+}
+
+// Normal mode: the lanes of ``bits`` in each of ``repeats`` repeats.
+inline Plan plan_normal(const Bits& bits, uint64_t repeats, uint32_t lanes) {
+    Plan p;
+    p.lanes = lanes;
+    p.repeats = repeats;
+    p.main = p.last = bits & first_n(lanes);
+    return p;
+}
+
+inline void check_repeat(int64_t repeat, const Site& site, const char* name, int64_t max_repeat = 255) {
+    if (repeat < 0 || repeat > max_repeat)
+        api_error(site, "%s: repeatTime %lld is outside [0, %lld]%s", name, (long long)repeat, (long long)max_repeat,
+                  max_repeat == 255 ? " (one instruction runs at most 255 repeats)" : "");
+}
+
+inline Bits register_bits() {
+    const VectorRegs& v = core().vec;
+    Bits b;
+    b.w[0] = v.mask[0];
+    b.w[1] = v.mask[1];
+    return b;
+}
+
+// A level-0 call's lanes. With isSetMask the call's own mask is loaded into the mask register first
+// (normal mode: the bits, or the first ``len`` lanes; counter mode: the element count); without,
+// the register as SetVectorMask left it is used. Counter mode ignores repeatTime.
+template <bool isSetMask>
+inline Plan plan_level0_bits(const uint64_t* mask, int64_t repeat, uint32_t lanes, const Site& site, const char* name,
+                             int64_t max_repeat = 255) {
+    check_repeat(repeat, site, name, max_repeat);
+    VectorRegs& v = core().vec;
+    if constexpr (isSetMask) {
+        v.mask[0] = mask[0];
+        v.mask[1] = (lanes > 64 || v.counter) ? mask[1] : 0;  // 32-bit lanes use the low word only
+    }
+    if (v.counter) return plan_counter(v.mask[0], lanes);
+    return plan_normal(register_bits(), uint64_t(repeat), lanes);
+}
+
+template <bool isSetMask>
+inline Plan plan_level0_len(uint64_t len, int64_t repeat, uint32_t lanes, const Site& site, const char* name,
+                            int64_t max_repeat = 255) {
+    check_repeat(repeat, site, name, max_repeat);
+    VectorRegs& v = core().vec;
+    if constexpr (isSetMask) {
+        if (v.counter) {
+            v.mask[0] = len;
+            v.mask[1] = 0;
+        } else {
+            Bits b = first_n(len < lanes ? len : lanes);  // more than a repeat holds: a full repeat
+            v.mask[0] = b.w[0];
+            v.mask[1] = b.w[1];
+        }
+    }
+    if (v.counter) return plan_counter(v.mask[0], lanes);
+    return plan_normal(register_bits(), uint64_t(repeat), lanes);
+}
+
+// A count ("first n elements") call's lanes. With isSetMask the call runs ``count`` elements in
+// counter mode and leaves the unit in normal mode with an all-ones mask (as the documented call
+// does: SetMaskCount, SetVectorMask(count), compute, ResetMask, SetMaskNorm). Without, ``count`` is
+// ignored: counter mode runs the register's count, normal mode one repeat under the register's mask.
+template <bool isSetMask>
+inline Plan plan_count(int64_t count, uint32_t lanes, const Site& site, const char* name) {
+    VectorRegs& v = core().vec;
+    if constexpr (isSetMask) {
+        if (count < 0) api_error(site, "%s: count %lld is negative", name, (long long)count);
+        Plan p = plan_counter(uint64_t(count), lanes);
+        v.counter = false;
+        v.mask[0] = v.mask[1] = ~0ull;
+        return p;
+    } else {
+        (void)count;
+        (void)site;
+        (void)name;
+        if (v.counter) return plan_counter(v.mask[0], lanes);
+        return plan_normal(register_bits(), 1, lanes);
+    }
+}
+
+// -- operands ------------------------------------------------------------------------------------------
+
+// Block and repeat steps of one operand, in bytes.
+struct Geo {
+    uint64_t blk = 32;
+    uint64_t rep = 256;
+};
+
+inline Geo geo(uint64_t blkStride, uint64_t repStride) { return Geo{blkStride * 32, repStride * 32}; }
+// Contiguous elements (the count forms): repeats of ``lanes`` elements of ``size`` bytes.
+inline Geo contiguous(uint32_t lanes, uint32_t size) { return Geo{32, uint64_t(lanes) * size}; }
+
+inline uint64_t lane_offset(uint32_t j, uint32_t size, const Geo& g) {
+    uint32_t per_block = 32 / size;
+    return uint64_t(j / per_block) * g.blk + uint64_t(j % per_block) * size;
+}
+
+struct Hull {
+    uint64_t lo = ~0ull;
+    uint64_t hi = 0;
+    bool empty() const { return hi <= lo; }
+    void add(uint64_t a, uint64_t b) {
+        if (a < lo) lo = a;
+        if (b > hi) hi = b;
+    }
+};
+
+// Bytes [lo, hi) relative to the operand's first element that the plan's lanes touch.
+inline Hull hull_of(const Plan& p, uint32_t size, const Geo& g) {
+    Hull h;
+    if (p.repeats == 0) return h;
+    auto span = [&](const Bits& b, uint64_t first_rep, uint64_t last_rep) {
+        if (b.none()) return;
+        uint64_t mn = ~0ull, mx = 0;
+        each_lane(b, [&](uint32_t j) {
+            uint64_t o = lane_offset(j, size, g);
+            if (o < mn) mn = o;
+            if (o > mx) mx = o;
+        });
+        h.add(first_rep * g.rep + mn, last_rep * g.rep + mx + size);
+    };
+    if (p.repeats > 1) span(p.main, 0, p.repeats - 2);
+    span(p.last, p.repeats - 1, p.repeats - 1);
+    return h;
+}
+
+inline void start(const Site& site, const char* name) {
+    if (is_aic()) api_error(site, "%s: vector instructions run on vector cores, and this is a cube core", name);
+}
+
+// An operand must be a UB tensor whose first byte is ``align``-byte aligned.
+template <typename T>
+inline void check_operand(const AscendC::LocalTensor<T>& t, uint32_t align, const Site& site, const char* name,
+                          const char* what) {
+    if (t.mpnpu_mem() != MPNPU_MEM_UB)
+        api_error(site, "%s: %s must be in the Unified Buffer (VECIN/VECCALC/VECOUT), it is in %s", name, what,
+                  mem_name(t.mpnpu_mem()));
+    if (align > 1 && t.mpnpu_offset() % align)
+        api_error(site, "%s: %s must start %u-byte aligned in UB (it starts at byte %llu)", name, what, align,
+                  (unsigned long long)t.mpnpu_offset());
+}
+
+// A count call must not run past the end of a tensor.
+template <typename T>
+inline void check_count(const AscendC::LocalTensor<T>& t, uint64_t count, const Site& site, const char* name,
+                        const char* what) {
+    if (count > t.GetSize())
+        api_error(site, "%s: count %llu exceeds %s's %u elements", name, (unsigned long long)count, what,
+                  t.GetSize());
+}
+
+// Memcheck (and trace) one operand's bytes. Whatever memcheck says, an access past the end of the
+// memory itself is refused (it would leave mpnpu's arena).
+template <typename T>
+inline void touch(const AscendC::LocalTensor<T>& t, char kind, const Hull& h, const Site& site, const char* name) {
+    if (h.empty()) return;
+    t.mpnpu_touch_bytes(kind, P_V, h.lo, h.hi, site, name);
+    if (t.mpnpu_offset() + h.hi > memory_size(t.mpnpu_mem()))
+        api_error(site, "%s: the access reaches byte %llu of %s, past its end (%zu bytes)", name,
+                  (unsigned long long)(t.mpnpu_offset() + h.hi), mem_name(t.mpnpu_mem()), memory_size(t.mpnpu_mem()));
+}
+
+template <typename T>
+inline uint8_t* base(const AscendC::LocalTensor<T>& t) {
+    return memory_base(t.mpnpu_mem()) + t.mpnpu_offset();
+}
+
+// One operand of the per-lane loop.
+struct Lane {
+    uint8_t* base;
+    uint32_t size;
+    Geo g;
+    uint8_t* at(uint64_t r, uint32_t j) const { return base + r * g.rep + lane_offset(j, size, g); }
+};
+
+template <typename T>
+inline Lane lane_of(const AscendC::LocalTensor<T>& t, const Geo& g) {
+    return Lane{base(t), uint32_t(sizeof(T)), g};
+}
+
+// For each repeat: out[j] = f(r, j) for its active lanes (reading sources), then dst's lanes written.
+template <typename D, class F>
+inline void run(const Plan& p, const Lane& dst, F&& f) {
+    D out[MAX_LANES];
+    for (uint64_t r = 0; r < p.repeats; ++r) {
+        const Bits& b = p.bits(r);
+        if (b.none()) continue;
+        each_lane(b, [&](uint32_t j) { out[j] = f(r, j); });
+        each_lane(b, [&](uint32_t j) { st<D>(dst.at(r, j), out[j]); });
+    }
+}
+
+// The common shape: dst[lane] = f(src[lane]) under a plan, with checks, memcheck and trace.
+template <typename D, typename S, class F>
+inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>& dst, const Geo& gd,
+                  const AscendC::LocalTensor<S>& src, const Geo& gs, const Site& site, F&& f) {
+    start(site, name);
+    check_operand(dst, 32, site, name, "dst");
+    check_operand(src, 32, site, name, "src");
+    if (p.none()) return;
+    touch(src, 'R', hull_of(p, sizeof(S), gs), site, name);
+    touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
+    Lane ls = lane_of(src, gs), ld_ = lane_of(dst, gd);
+    run<D>(p, ld_, [&](uint64_t r, uint32_t j) { return f(ld<S>(ls.at(r, j))); });
+}
+
+template <typename D, typename S0, typename S1, class F>
+inline void binary(const char* name, const Plan& p, const AscendC::LocalTensor<D>& dst, const Geo& gd,
+                   const AscendC::LocalTensor<S0>& src0, const Geo& g0, const AscendC::LocalTensor<S1>& src1,
+                   const Geo& g1, const Site& site, F&& f) {
+    start(site, name);
+    check_operand(dst, 32, site, name, "dst");
+    check_operand(src0, 32, site, name, "src0");
+    check_operand(src1, 32, site, name, "src1");
+    if (p.none()) return;
+    touch(src0, 'R', hull_of(p, sizeof(S0), g0), site, name);
+    touch(src1, 'R', hull_of(p, sizeof(S1), g1), site, name);
+    touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
+    Lane l0 = lane_of(src0, g0), l1 = lane_of(src1, g1), lD = lane_of(dst, gd);
+    run<D>(p, lD, [&](uint64_t r, uint32_t j) { return f(ld<S0>(l0.at(r, j)), ld<S1>(l1.at(r, j))); });
+}
+
+// dst[lane] = f(r, j) with no source tensor (Duplicate, CreateVecIndex).
+template <typename D, class F>
+inline void fill(const char* name, const Plan& p, const AscendC::LocalTensor<D>& dst, const Geo& gd,
+                 const Site& site, F&& f) {
+    start(site, name);
+    check_operand(dst, 32, site, name, "dst");
+    if (p.none()) return;
+    touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
+    run<D>(p, lane_of(dst, gd), f);
+}
+
+// Lanes per repeat for an instruction whose widest operand is ``size`` bytes.
+constexpr uint32_t lanes_for(uint32_t size) { return REPEAT_BYTES / size; }
+
+}  // namespace vec
+}  // namespace mpnpu
+
+#endif  // MPNPU_VECTOR_ENGINE_H

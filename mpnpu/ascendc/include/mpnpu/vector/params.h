@@ -1,0 +1,178 @@
+// Parameter structs and enumerations of the vector instructions: the stride sets of the level-0
+// ("high-dimensional") forms, rounding modes, compare / select / reduce modes, mask modes and the
+// precision configs some unary calls take as a template argument.
+//
+// Strides are in 32-byte data blocks: a block stride is the step between the 8 blocks of one
+// repeat, a repeat stride the step between the same block of consecutive repeats. The fields and
+// constructor argument orders follow the documented structs, so braced initialisers written for
+// the device ({1, 1, 1, 8, 8, 8}) mean the same here.
+#ifndef MPNPU_VECTOR_PARAMS_H
+#define MPNPU_VECTOR_PARAMS_H
+
+#include <cstdint>
+
+namespace AscendC {
+
+constexpr int32_t DEFAULT_BLK_NUM = 8;           // blocks per repeat
+constexpr int32_t DEFAULT_BLK_STRIDE = 1;        // consecutive blocks
+constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;     // consecutive repeats
+constexpr uint32_t ONE_BLK_SIZE = 32;            // bytes in a data block
+constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;   // bytes one repeat of a full-width operand covers
+
+// Strides of a two-source instruction (dst, src0, src1).
+struct BinaryRepeatParams {
+    BinaryRepeatParams() {}
+    BinaryRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t src0BlkStrideIn, const uint8_t src1BlkStrideIn,
+                       const uint8_t dstRepStrideIn, const uint8_t src0RepStrideIn, const uint8_t src1RepStrideIn)
+        : dstBlkStride(dstBlkStrideIn),
+          src0BlkStride(src0BlkStrideIn),
+          src1BlkStride(src1BlkStrideIn),
+          dstRepStride(dstRepStrideIn),
+          src0RepStride(src0RepStrideIn),
+          src1RepStride(src1RepStrideIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;  // reserved
+    uint8_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src0BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src1BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src0RepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src1RepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;  // reserved
+    bool strideSizeMode = false;    // reserved
+};
+
+// Strides of a one-source instruction (dst, src); also the tensor-scalar calls.
+struct UnaryRepeatParams {
+    UnaryRepeatParams() {}
+    UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn, const uint8_t dstRepStrideIn,
+                      const uint8_t srcRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn),
+          srcBlkStride(srcBlkStrideIn),
+          dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn) {}
+    UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn, const uint8_t dstRepStrideIn,
+                      const uint8_t srcRepStrideIn, const bool halfBlockIn)
+        : dstBlkStride(dstBlkStrideIn),
+          srcBlkStride(srcBlkStrideIn),
+          dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn),
+          halfBlock(halfBlockIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;  // reserved
+    uint16_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint16_t srcBlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t srcRepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;  // reserved
+    bool strideSizeMode = false;    // reserved
+    bool halfBlock = false;         // CastDequant only (not implemented)
+};
+
+// Destination strides of Brcb (the source is always read contiguously). A block stride of 0 is
+// taken as 1, as the documented reference computation does.
+struct BrcbRepeatParams {
+    BrcbRepeatParams() {}
+    BrcbRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t dstRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), dstRepStride(dstRepStrideIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;  // reserved
+    uint16_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint16_t src1BlkStride = DEFAULT_BLK_STRIDE;  // reserved
+    uint16_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src1RepStride = DEFAULT_REPEAT_STRIDE;  // reserved
+    bool repeatStrideMode = false;                  // reserved
+    bool strideSizeMode = false;                    // reserved
+};
+
+// Destination strides of Gatherb (block gather). A block stride of 0 is taken as 1.
+struct GatherRepeatParams {
+    GatherRepeatParams() {}
+    GatherRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t dstRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), dstRepStride(dstRepStrideIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;  // reserved
+    uint16_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint16_t src0BlkStride = DEFAULT_BLK_STRIDE;  // reserved
+    uint16_t src1BlkStride = DEFAULT_BLK_STRIDE;  // reserved
+    uint16_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src0RepStride = DEFAULT_REPEAT_STRIDE;  // reserved
+    uint8_t src1RepStride = DEFAULT_REPEAT_STRIDE;  // reserved
+    bool repeatStrideMode = false;                  // reserved
+    bool strideSizeMode = false;                    // reserved
+};
+
+// How Cast rounds when the destination cannot hold the value exactly.
+enum class RoundMode {
+    CAST_NONE = 0,  // nearest-even when precision is lost, otherwise exact
+    CAST_RINT,      // nearest, ties to even
+    CAST_FLOOR,     // toward minus infinity
+    CAST_CEIL,      // toward plus infinity
+    CAST_ROUND,     // nearest, ties away from zero
+    CAST_TRUNC,     // toward zero
+    CAST_ODD,       // toward zero, then the last bit set if anything was dropped (round to odd)
+    CAST_HYBRID,    // stochastic rounding to hifloat8 (not on the products mpnpu models)
+};
+
+// Compare modes: dst bit = (src0 OP src1).
+enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+
+// Select modes: where the select bits come from and what src1 is.
+enum class SELMODE : uint8_t {
+    VSEL_CMPMASK_SPR = 0,     // the same select bits (one repeat's worth) for every repeat
+    VSEL_TENSOR_SCALAR_MODE,  // src1 is a scalar; select bits consumed continuously
+    VSEL_TENSOR_TENSOR_MODE,  // src1 is a tensor; select bits consumed continuously
+};
+
+enum class ReduceType { SUM = 0, MAX, MIN };
+
+// Where ReduceRepeat / WholeReduceMax / Min put the extreme value and its index.
+enum class ReduceOrder {
+    ORDER_VALUE_INDEX = 0,  // [value, index] per repeat
+    ORDER_INDEX_VALUE,      // [index, value]
+    ORDER_ONLY_VALUE,       // [value]
+    ORDER_ONLY_INDEX,       // [index] (32 bits)
+};
+
+enum class MaskMode : uint8_t { NORMAL = 0, COUNTER };
+
+// Precision configs of the unary calls (a template argument). mpnpu computes every algorithm the
+// same way (in float through <cmath>), so they only have to compile.
+enum class ExpAlgo { INTRINSIC = 0, PRECISION_1ULP_FTZ_TRUE, PRECISION_1ULP_FTZ_FALSE };
+struct ExpConfig {
+    ExpAlgo algo = ExpAlgo::INTRINSIC;
+};
+inline constexpr ExpConfig DEFAULT_EXP_CONFIG = {ExpAlgo::INTRINSIC};
+
+enum class LnAlgo { INTRINSIC = 0, PRECISION_1ULP_FTZ_TRUE, PRECISION_1ULP_FTZ_FALSE };
+struct LnConfig {
+    LnAlgo algo = LnAlgo::INTRINSIC;
+};
+inline constexpr LnConfig DEFAULT_LN_CONFIG = {LnAlgo::INTRINSIC};
+
+enum class SqrtAlgo { INTRINSIC = 0, FAST_INVERSE, PRECISION_1ULP_FTZ_TRUE, PRECISION_0ULP_FTZ_FALSE,
+                      PRECISION_1ULP_FTZ_FALSE };
+struct SqrtConfig {
+    SqrtAlgo algo = SqrtAlgo::INTRINSIC;
+};
+inline constexpr SqrtConfig DEFAULT_SQRT_CONFIG = {SqrtAlgo::INTRINSIC};
+
+enum class RsqrtAlgo { INTRINSIC = 0, FAST_INVERSE, PRECISION_1ULP_FTZ_TRUE, PRECISION_0ULP_FTZ_FALSE,
+                       PRECISION_1ULP_FTZ_FALSE };
+struct RsqrtConfig {
+    RsqrtAlgo algo = RsqrtAlgo::INTRINSIC;
+};
+inline constexpr RsqrtConfig DEFAULT_RSQRT_CONFIG = {RsqrtAlgo::INTRINSIC};
+
+enum class ReciprocalAlgo { INTRINSIC = 0, PRECISION_1ULP_FTZ_TRUE, PRECISION_1ULP_FTZ_FALSE };
+struct ReciprocalConfig {
+    ReciprocalAlgo algo = ReciprocalAlgo::INTRINSIC;
+};
+inline constexpr ReciprocalConfig DEFAULT_RECIPROCAL_CONFIG = {ReciprocalAlgo::INTRINSIC};
+
+enum class DivAlgo { INTRINSIC = 0, DIFF_COMPENSATION, PRECISION_1ULP_FTZ_TRUE, PRECISION_0ULP_FTZ_TRUE,
+                     PRECISION_0ULP_FTZ_FALSE, PRECISION_1ULP_FTZ_FALSE };
+struct DivConfig {
+    DivAlgo algo = DivAlgo::INTRINSIC;
+};
+inline constexpr DivConfig DEFAULT_DIV_CONFIG = {DivAlgo::INTRINSIC};
+
+}  // namespace AscendC
+
+#endif  // MPNPU_VECTOR_PARAMS_H

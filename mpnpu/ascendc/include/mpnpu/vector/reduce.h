@@ -1,0 +1,497 @@
+// Reductions: per repeat (ReduceRepeat; older names WholeReduceSum / WholeReduceMax / WholeReduceMin),
+// per data block (ReduceDataBlock; older names BlockReduceSum / BlockReduceMax / BlockReduceMin), and
+// over a whole tensor (ReduceSum / ReduceMax / ReduceMin, with their work buffer).
+//
+// Numerics, as documented:
+//   sums     a binary tree of adjacent pairs within each block / repeat (lanes outside the mask
+//            count as 0), every pairwise sum rounded to the element type (half sums are half)
+//   max/min  exact; ties give the smallest index; the index is the lane within the repeat
+//            (ReduceRepeat) or r * lanes + lane over the whole input (ReduceMax / ReduceMin),
+//            stored as raw bits in the element type (uint16 bits in a half, uint32 bits in a float;
+//            ORDER_ONLY_INDEX stores 32 bits)
+//   ReduceSum  count form: repeat sums added in order; level-0 form: repeat sums reduced again
+//            by trees of one repeat each until one value is left
+// A repeat (or block) none of whose lanes is active writes nothing.
+#ifndef MPNPU_VECTOR_REDUCE_H
+#define MPNPU_VECTOR_REDUCE_H
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "../rt.h"
+#include "../tensor.h"
+#include "engine.h"
+#include "mask.h"
+#include "params.h"
+
+namespace mpnpu {
+namespace vec {
+
+inline const char* reduce_name(AscendC::ReduceType t) {
+    return t == AscendC::ReduceType::SUM ? "SUM" : t == AscendC::ReduceType::MAX ? "MAX" : "MIN";
+}
+
+template <typename T>
+inline T add_round(const T& a, const T& b) {
+    return from_calc<T>(to_calc(a) + to_calc(b));
+}
+
+// Tree sum of v[0..n) (n a power of two), in place.
+template <typename T>
+inline T tree_sum(T* v, uint32_t n) {
+    for (uint32_t w = n; w > 1; w /= 2)
+        for (uint32_t i = 0; i < w / 2; ++i) v[i] = add_round(v[2 * i], v[2 * i + 1]);
+    return v[0];
+}
+
+// The extreme of the active lanes [lo, hi) of one repeat: its value and the smallest lane holding it.
+template <typename T>
+struct Extreme {
+    T value{};
+    uint32_t index = 0;
+    bool any = false;
+};
+
+template <typename T>
+inline void consider(Extreme<T>& e, const T& v, uint32_t index, bool is_max) {
+    float x = float(v);
+    if (!e.any || (is_max ? x > float(e.value) : x < float(e.value))) {
+        e.value = v;
+        e.index = index;
+        e.any = true;
+    }
+}
+
+template <typename T>
+constexpr bool reduce_type_ok = one_of<T, half, float>;
+
+template <typename T>
+inline T index_bits(uint32_t index) {
+    T out;
+    if constexpr (sizeof(T) == 2) {
+        uint16_t b = uint16_t(index);
+        std::memcpy(static_cast<void*>(&out), &b, 2);
+    } else {
+        std::memcpy(static_cast<void*>(&out), &index, 4);
+    }
+    return out;
+}
+
+// -- per repeat ----------------------------------------------------------------------------------------
+
+// Bytes one repeat's result takes in dst (the unit of dstRepStride) and its alignment.
+template <typename T>
+inline uint32_t repeat_result_bytes(AscendC::ReduceType type, AscendC::ReduceOrder order) {
+    if (type == AscendC::ReduceType::SUM || order == AscendC::ReduceOrder::ORDER_ONLY_VALUE) return sizeof(T);
+    if (order == AscendC::ReduceOrder::ORDER_ONLY_INDEX) return 4;
+    return 2 * sizeof(T);
+}
+
+template <typename T, typename U>
+inline void reduce_repeat_run(const char* name, AscendC::ReduceType type, const Plan& p,
+                              const AscendC::LocalTensor<T>& dst, int64_t dstRepStride,
+                              const AscendC::LocalTensor<U>& src, int64_t srcBlkStride, int64_t srcRepStride,
+                              AscendC::ReduceOrder order, const Site& site) {
+    need_type<U>(reduce_type_ok<U>, site, name, "half, float");
+    if (!std::is_same_v<T, U>)
+        api_error(site, "%s: dst (%s) and src (%s) must have the same element type", name, type_name<T>(),
+                  type_name<U>());
+    if (unsigned(order) > 3) api_error(site, "%s: ReduceOrder %u is not an order", name, unsigned(order));
+    for (int64_t s : {dstRepStride, srcBlkStride, srcRepStride})
+        if (s < 0 || s > 65535) api_error(site, "%s: stride %lld is outside [0, 65535]", name, (long long)s);
+    start(site, name);
+    uint32_t unit = repeat_result_bytes<T>(type, order);
+    check_operand(dst, unit, site, name, "dst");
+    check_operand(src, 32, site, name, "src");
+    if (p.none()) return;
+    Geo gs = geo(uint64_t(srcBlkStride), uint64_t(srcRepStride));
+    touch(src, 'R', hull_of(p, sizeof(U), gs), site, name);
+    Hull hd;
+    for (uint64_t r = 0; r < p.repeats; ++r)
+        if (!p.bits(r).none()) hd.add(r * uint64_t(dstRepStride) * unit, r * uint64_t(dstRepStride) * unit + unit);
+    touch(dst, 'W', hd, site, name);
+    Lane ls = lane_of(src, gs);
+    uint8_t* out = base(dst);
+    // all repeats read before any result is written (a result may land on a later repeat's source)
+    std::vector<T> values(p.repeats);
+    std::vector<uint32_t> index(p.repeats);
+    for (uint64_t r = 0; r < p.repeats; ++r) {
+        const Bits& b = p.bits(r);
+        if (b.none()) continue;
+        if (type == AscendC::ReduceType::SUM) {
+            T v[MAX_LANES];
+            for (uint32_t j = 0; j < p.lanes; ++j) v[j] = from_calc<T>(0);
+            each_lane(b, [&](uint32_t j) { v[j] = ld<U>(ls.at(r, j)); });
+            values[r] = tree_sum(v, p.lanes);
+        } else {
+            Extreme<T> e;
+            each_lane(b, [&](uint32_t j) { consider(e, T(ld<U>(ls.at(r, j))), j, type == AscendC::ReduceType::MAX); });
+            values[r] = e.value;
+            index[r] = e.index;
+        }
+    }
+    for (uint64_t r = 0; r < p.repeats; ++r) {
+        if (p.bits(r).none()) continue;
+        uint8_t* at = out + r * uint64_t(dstRepStride) * unit;
+        if (type == AscendC::ReduceType::SUM || order == AscendC::ReduceOrder::ORDER_ONLY_VALUE) {
+            st<T>(at, values[r]);
+        } else if (order == AscendC::ReduceOrder::ORDER_ONLY_INDEX) {
+            st<uint32_t>(at, index[r]);
+        } else if (order == AscendC::ReduceOrder::ORDER_VALUE_INDEX) {
+            st<T>(at, values[r]);
+            st<T>(at + sizeof(T), index_bits<T>(index[r]));
+        } else {
+            st<T>(at, index_bits<T>(index[r]));
+            st<T>(at + sizeof(T), values[r]);
+        }
+    }
+}
+
+// -- per data block ------------------------------------------------------------------------------------
+
+template <typename T, typename U>
+inline void reduce_block_run(const char* name, AscendC::ReduceType type, const Plan& p,
+                             const AscendC::LocalTensor<T>& dst, int64_t dstRepStride,
+                             const AscendC::LocalTensor<U>& src, int64_t srcBlkStride, int64_t srcRepStride,
+                             const Site& site) {
+    need_type<U>(reduce_type_ok<U>, site, name, "half, float");
+    if (!std::is_same_v<T, U>)
+        api_error(site, "%s: dst (%s) and src (%s) must have the same element type", name, type_name<T>(),
+                  type_name<U>());
+    for (int64_t s : {dstRepStride, srcBlkStride, srcRepStride})
+        if (s < 0 || s > 65535) api_error(site, "%s: stride %lld is outside [0, 65535]", name, (long long)s);
+    start(site, name);
+    constexpr uint32_t unit = 8 * sizeof(T);  // 8 results a repeat
+    check_operand(dst, unit, site, name, "dst");
+    check_operand(src, 32, site, name, "src");
+    if (p.none()) return;
+    constexpr uint32_t per_block = 32 / sizeof(U);
+    Geo gs = geo(uint64_t(srcBlkStride), uint64_t(srcRepStride));
+    touch(src, 'R', hull_of(p, sizeof(U), gs), site, name);
+    auto block_bits = [&](const Bits& b, uint32_t k) { return b & [&] {
+        Bits m = first_n(uint64_t(k + 1) * per_block);
+        Bits below = first_n(uint64_t(k) * per_block);
+        m.w[0] &= ~below.w[0];
+        m.w[1] &= ~below.w[1];
+        return m;
+    }(); };
+    Hull hd;
+    for (uint64_t r = 0; r < p.repeats; ++r)
+        for (uint32_t k = 0; k < 8; ++k)
+            if (!block_bits(p.bits(r), k).none())
+                hd.add(r * uint64_t(dstRepStride) * unit + k * sizeof(T),
+                       r * uint64_t(dstRepStride) * unit + (k + 1) * sizeof(T));
+    touch(dst, 'W', hd, site, name);
+    Lane ls = lane_of(src, gs);
+    std::vector<T> values(p.repeats * 8);
+    std::vector<uint8_t> any(p.repeats * 8, 0);
+    for (uint64_t r = 0; r < p.repeats; ++r) {
+        for (uint32_t k = 0; k < 8; ++k) {
+            Bits b = block_bits(p.bits(r), k);
+            if (b.none()) continue;
+            any[r * 8 + k] = 1;
+            if (type == AscendC::ReduceType::SUM) {
+                T v[32];
+                for (uint32_t i = 0; i < per_block; ++i) v[i] = from_calc<T>(0);
+                each_lane(b, [&](uint32_t j) { v[j - k * per_block] = ld<U>(ls.at(r, j)); });
+                values[r * 8 + k] = tree_sum(v, per_block);
+            } else {
+                Extreme<T> e;
+                each_lane(b, [&](uint32_t j) { consider(e, T(ld<U>(ls.at(r, j))), j, type == AscendC::ReduceType::MAX); });
+                values[r * 8 + k] = e.value;
+            }
+        }
+    }
+    uint8_t* out = base(dst);
+    for (uint64_t r = 0; r < p.repeats; ++r)
+        for (uint32_t k = 0; k < 8; ++k)
+            if (any[r * 8 + k]) st<T>(out + r * uint64_t(dstRepStride) * unit + k * sizeof(T), values[r * 8 + k]);
+}
+
+// -- whole-tensor reductions ---------------------------------------------------------------------------
+
+constexpr uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+constexpr uint64_t ceil_to(uint64_t a, uint64_t b) { return ceil_div(a, b) * b; }
+
+// Elements of work buffer ReduceMax / ReduceMin need (the documented formula).
+inline uint64_t maxmin_work_elems(uint64_t first_repeats, bool index, uint32_t size) {
+    uint64_t per_block = 32 / size, per_repeat = 256 / size;
+    uint64_t iter1 = first_repeats * 2;
+    if (!index) return ceil_to(iter1, per_block);
+    uint64_t start2 = ceil_to(iter1, per_block);
+    uint64_t out2 = ceil_div(iter1, per_repeat) * 2;
+    uint64_t end2 = ceil_to(out2, per_block);
+    if (out2 <= 2) return start2 + end2;
+    uint64_t out3 = ceil_div(out2, per_repeat) * 2;
+    return start2 + end2 + ceil_to(out3, per_block);
+}
+
+template <typename T>
+inline void check_work(const AscendC::LocalTensor<T>& work, uint64_t need, const Site& site, const char* name) {
+    if (work.GetSize() < need)
+        api_error(site, "%s: sharedTmpBuffer holds %u elements, the call needs %llu", name, work.GetSize(),
+                  (unsigned long long)need);
+}
+
+// ReduceMax / ReduceMin: the extreme over every active lane of every repeat.
+template <typename T>
+inline void reduce_maxmin_run(const char* name, bool is_max, const Plan& p, uint64_t first_repeats,
+                              const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                              const AscendC::LocalTensor<T>& work, const Geo& gs, bool calIndex, const Site& site) {
+    need_type<T>(reduce_type_ok<T>, site, name, "half, float");
+    start(site, name);
+    check_operand(dst, calIndex ? 2 * sizeof(T) : sizeof(T), site, name, "dst");
+    check_operand(src, 32, site, name, "src");
+    check_operand(work, 32, site, name, "sharedTmpBuffer");
+    if (p.none()) return;
+    check_work(work, maxmin_work_elems(first_repeats, calIndex, sizeof(T)), site, name);
+    touch(src, 'R', hull_of(p, sizeof(T), gs), site, name);
+    // the first round's [value, index] pairs go to the work buffer (as many as its size allows for)
+    uint64_t n_pairs = p.repeats < first_repeats ? p.repeats : first_repeats;
+    Hull hw;
+    hw.add(0, n_pairs * 2 * sizeof(T));
+    touch(work, 'W', hw, site, name);
+    Hull hd;
+    hd.add(0, (calIndex ? 2 : 1) * sizeof(T));
+    touch(dst, 'W', hd, site, name);
+    Lane ls = lane_of(src, gs);
+    Extreme<T> all;
+    std::vector<T> pairs(p.repeats * 2);
+    for (uint64_t r = 0; r < p.repeats; ++r) {
+        Extreme<T> e;
+        each_lane(p.bits(r), [&](uint32_t j) { consider(e, ld<T>(ls.at(r, j)), j, is_max); });
+        pairs[2 * r] = e.value;
+        pairs[2 * r + 1] = index_bits<T>(e.index);
+        if (e.any) consider(all, e.value, uint32_t(r * p.lanes + e.index), is_max);
+    }
+    if (calIndex && sizeof(T) == 2 && all.index > 65535)
+        api_error(site, "%s: the index %u does not fit in a half's 16 bits (half indices go up to 65535)", name,
+                  all.index);
+    uint8_t* w = base(work);
+    for (uint64_t i = 0; i < n_pairs * 2; ++i) st<T>(w + i * sizeof(T), pairs[i]);
+    uint8_t* out = base(dst);
+    st<T>(out, all.value);
+    if (calIndex) st<T>(out + sizeof(T), index_bits<T>(all.index));
+}
+
+// ReduceSum: repeat sums, then (in_order) added one after another, or reduced by further trees.
+template <typename T>
+inline void reduce_sum_run(const Plan& p, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                           const AscendC::LocalTensor<T>& work, const Geo& gs, bool in_order, const Site& site) {
+    const char* name = "ReduceSum";
+    need_type<T>(reduce_type_ok<T>, site, name, "half, float");
+    start(site, name);
+    check_operand(dst, sizeof(T), site, name, "dst");
+    check_operand(src, 32, site, name, "src");
+    check_operand(work, 32, site, name, "sharedTmpBuffer");
+    if (p.none()) return;
+    constexpr uint32_t per_block = 32 / sizeof(T);
+    if (!in_order) check_work(work, ceil_to(p.repeats, per_block), site, name);
+    touch(src, 'R', hull_of(p, sizeof(T), gs), site, name);
+    if (!in_order) {
+        Hull hw;
+        hw.add(0, p.repeats * sizeof(T));
+        touch(work, 'W', hw, site, name);
+    }
+    Hull hd;
+    hd.add(0, sizeof(T));
+    touch(dst, 'W', hd, site, name);
+    Lane ls = lane_of(src, gs);
+    std::vector<T> sums(p.repeats);
+    for (uint64_t r = 0; r < p.repeats; ++r) {
+        T v[MAX_LANES];
+        for (uint32_t j = 0; j < p.lanes; ++j) v[j] = from_calc<T>(0);
+        each_lane(p.bits(r), [&](uint32_t j) { v[j] = ld<T>(ls.at(r, j)); });
+        sums[r] = tree_sum(v, p.lanes);
+    }
+    T total;
+    if (in_order) {
+        total = sums[0];
+        for (uint64_t r = 1; r < sums.size(); ++r) total = add_round(total, sums[r]);
+    } else {
+        uint8_t* w = base(work);
+        for (uint64_t r = 0; r < sums.size(); ++r) st<T>(w + r * sizeof(T), sums[r]);
+        std::vector<T> level = sums;
+        while (level.size() > 1) {
+            std::vector<T> next;
+            for (uint64_t i = 0; i < level.size(); i += p.lanes) {
+                T v[MAX_LANES];
+                for (uint32_t j = 0; j < p.lanes; ++j) v[j] = i + j < level.size() ? level[i + j] : from_calc<T>(0);
+                next.push_back(tree_sum(v, p.lanes));
+            }
+            level.swap(next);
+        }
+        total = level[0];
+    }
+    st<T>(base(dst), total);
+}
+
+}  // namespace vec
+}  // namespace mpnpu
+
+namespace AscendC {
+
+// -- ReduceRepeat and its older names ------------------------------------------------------------------
+
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+inline void ReduceRepeat(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[],
+                         const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                         const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, MPNPU_SITE) {
+    mpnpu::vec::Plan p =
+        mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(U)), site, "ReduceRepeat");
+    mpnpu::vec::reduce_repeat_run("ReduceRepeat", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
+                                  order, site);
+}
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+inline void ReduceRepeat(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask,
+                         const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                         const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, MPNPU_SITE) {
+    if (isSetMask && mask < 0) mpnpu::api_error(site, "ReduceRepeat: mask %d is negative", mask);
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(uint64_t(uint32_t(mask)), repeatTime,
+                                                               mpnpu::vec::lanes_for(sizeof(U)), site, "ReduceRepeat");
+    mpnpu::vec::reduce_repeat_run("ReduceRepeat", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
+                                  order, site);
+}
+
+#define MPNPU_VEC_WHOLE_REDUCE(NAME, TYPE, ORDER_PARAM, ORDER_ARG)                                                \
+    template <typename T, bool isSetMask = true>                                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                 \
+                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,            \
+                     const int32_t srcRepStride ORDER_PARAM, MPNPU_SITE) {                                        \
+        mpnpu::vec::Plan p =                                                                                      \
+            mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(T)), site, #NAME); \
+        mpnpu::vec::reduce_repeat_run(#NAME, TYPE, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, ORDER_ARG, \
+                                      site);                                                                      \
+    }                                                                                                             \
+    template <typename T, bool isSetMask = true>                                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,                    \
+                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,            \
+                     const int32_t srcRepStride ORDER_PARAM, MPNPU_SITE) {                                        \
+        if (isSetMask && mask < 0) mpnpu::api_error(site, #NAME ": mask %d is negative", mask);                   \
+        mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(uint64_t(uint32_t(mask)), repeatTime,        \
+                                                                   mpnpu::vec::lanes_for(sizeof(T)), site, #NAME); \
+        mpnpu::vec::reduce_repeat_run(#NAME, TYPE, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, ORDER_ARG, \
+                                      site);                                                                      \
+    }
+
+#define MPNPU_VEC_ORDER_PARAM , ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX
+MPNPU_VEC_WHOLE_REDUCE(WholeReduceMax, ReduceType::MAX, MPNPU_VEC_ORDER_PARAM, order)
+MPNPU_VEC_WHOLE_REDUCE(WholeReduceMin, ReduceType::MIN, MPNPU_VEC_ORDER_PARAM, order)
+MPNPU_VEC_WHOLE_REDUCE(WholeReduceSum, ReduceType::SUM, , ReduceOrder::ORDER_VALUE_INDEX)
+
+// -- ReduceDataBlock and its older names (which take repeatTime before the mask) -----------------------
+
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+inline void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[],
+                            const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                            const int32_t srcRepStride, MPNPU_SITE) {
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(U)),
+                                                                site, "ReduceDataBlock");
+    mpnpu::vec::reduce_block_run("ReduceDataBlock", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
+                                 site);
+}
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+inline void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask,
+                            const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                            const int32_t srcRepStride, MPNPU_SITE) {
+    if (isSetMask && mask < 0) mpnpu::api_error(site, "ReduceDataBlock: mask %d is negative", mask);
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(
+        uint64_t(uint32_t(mask)), repeatTime, mpnpu::vec::lanes_for(sizeof(U)), site, "ReduceDataBlock");
+    mpnpu::vec::reduce_block_run("ReduceDataBlock", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
+                                 site);
+}
+
+#define MPNPU_VEC_BLOCK_REDUCE(NAME, TYPE)                                                                        \
+    template <typename T, bool isSetMask = true>                                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,              \
+                     const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,               \
+                     const int32_t srcRepStride, MPNPU_SITE) {                                                    \
+        mpnpu::vec::Plan p =                                                                                      \
+            mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(T)), site, #NAME); \
+        mpnpu::vec::reduce_block_run(#NAME, TYPE, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, site);   \
+    }                                                                                                             \
+    template <typename T, bool isSetMask = true>                                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,              \
+                     const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,                  \
+                     const int32_t srcRepStride, MPNPU_SITE) {                                                    \
+        if (isSetMask && mask < 0) mpnpu::api_error(site, #NAME ": mask %d is negative", mask);                   \
+        mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(uint64_t(uint32_t(mask)), repeatTime,        \
+                                                                   mpnpu::vec::lanes_for(sizeof(T)), site, #NAME); \
+        mpnpu::vec::reduce_block_run(#NAME, TYPE, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, site);   \
+    }
+
+MPNPU_VEC_BLOCK_REDUCE(BlockReduceSum, ReduceType::SUM)
+MPNPU_VEC_BLOCK_REDUCE(BlockReduceMax, ReduceType::MAX)
+MPNPU_VEC_BLOCK_REDUCE(BlockReduceMin, ReduceType::MIN)
+
+// -- ReduceSum / ReduceMax / ReduceMin -----------------------------------------------------------------
+
+// Count form: repeat sums added in order (the work buffer is not used).
+template <typename T, bool isSetMask = true>
+inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
+                      const int32_t count, MPNPU_SITE) {
+    if (isSetMask && count > 0) mpnpu::vec::check_count(src, uint64_t(count), site, "ReduceSum", "src");
+    constexpr uint32_t lanes = mpnpu::vec::lanes_for(sizeof(T));
+    mpnpu::vec::Plan p = mpnpu::vec::plan_count<isSetMask>(count, lanes, site, "ReduceSum");
+    mpnpu::vec::reduce_sum_run(p, dst, src, sharedTmpBuffer, mpnpu::vec::contiguous(lanes, sizeof(T)), true, site);
+}
+// Level-0 forms: repeat sums in the work buffer, reduced again by trees. repeatTime may exceed 255.
+template <typename T>
+inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
+                      const uint64_t mask[], const int32_t repeatTime, const int32_t srcRepStride, MPNPU_SITE) {
+    if (srcRepStride < 0) mpnpu::api_error(site, "ReduceSum: srcRepStride %d is negative", srcRepStride);
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<true>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(T)), site,
+                                                           "ReduceSum", INT32_MAX);
+    mpnpu::vec::reduce_sum_run(p, dst, src, sharedTmpBuffer, mpnpu::vec::geo(1, uint64_t(srcRepStride)), false, site);
+}
+template <typename T>
+inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
+                      const int32_t mask, const int32_t repeatTime, const int32_t srcRepStride, MPNPU_SITE) {
+    if (srcRepStride < 0) mpnpu::api_error(site, "ReduceSum: srcRepStride %d is negative", srcRepStride);
+    if (mask < 0) mpnpu::api_error(site, "ReduceSum: mask %d is negative", mask);
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<true>(uint64_t(mask), repeatTime,
+                                                          mpnpu::vec::lanes_for(sizeof(T)), site, "ReduceSum", INT32_MAX);
+    mpnpu::vec::reduce_sum_run(p, dst, src, sharedTmpBuffer, mpnpu::vec::geo(1, uint64_t(srcRepStride)), false, site);
+}
+
+#define MPNPU_VEC_REDUCE_MAXMIN(NAME, IS_MAX)                                                                     \
+    template <typename T>                                                                                         \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,  \
+                     const int32_t count, bool calIndex = 0, MPNPU_SITE) {                                        \
+        if (count > 0) mpnpu::vec::check_count(src, uint64_t(count), site, #NAME, "src");                         \
+        constexpr uint32_t lanes = mpnpu::vec::lanes_for(sizeof(T));                                              \
+        mpnpu::vec::Plan p = mpnpu::vec::plan_count<true>(count, lanes, site, #NAME);                             \
+        uint64_t first = count > 0 && uint64_t(count) >= lanes ? uint64_t(count) / lanes : 1;                     \
+        mpnpu::vec::reduce_maxmin_run(#NAME, IS_MAX, p, first, dst, src, sharedTmpBuffer,                         \
+                                      mpnpu::vec::contiguous(lanes, sizeof(T)), calIndex, site);                  \
+    }                                                                                                             \
+    template <typename T>                                                                                         \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,  \
+                     const uint64_t mask[], const int32_t repeatTime, const int32_t srcRepStride,                 \
+                     bool calIndex = 0, MPNPU_SITE) {                                                             \
+        if (srcRepStride < 0) mpnpu::api_error(site, #NAME ": srcRepStride %d is negative", srcRepStride);        \
+        mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<true>(mask, repeatTime,                                 \
+                                                               mpnpu::vec::lanes_for(sizeof(T)), site, #NAME, INT32_MAX); \
+        mpnpu::vec::reduce_maxmin_run(#NAME, IS_MAX, p, uint64_t(repeatTime), dst, src, sharedTmpBuffer,          \
+                                      mpnpu::vec::geo(1, uint64_t(srcRepStride)), calIndex, site);                \
+    }                                                                                                             \
+    template <typename T>                                                                                         \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,  \
+                     const int32_t mask, const int32_t repeatTime, const int32_t srcRepStride, bool calIndex = 0, \
+                     MPNPU_SITE) {                                                                                \
+        if (srcRepStride < 0) mpnpu::api_error(site, #NAME ": srcRepStride %d is negative", srcRepStride);        \
+        if (mask < 0) mpnpu::api_error(site, #NAME ": mask %d is negative", mask);                                \
+        mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<true>(uint64_t(mask), repeatTime,                        \
+                                                              mpnpu::vec::lanes_for(sizeof(T)), site, #NAME, INT32_MAX); \
+        mpnpu::vec::reduce_maxmin_run(#NAME, IS_MAX, p, uint64_t(repeatTime), dst, src, sharedTmpBuffer,          \
+                                      mpnpu::vec::geo(1, uint64_t(srcRepStride)), calIndex, site);                \
+    }
+
+MPNPU_VEC_REDUCE_MAXMIN(ReduceMax, true)
+MPNPU_VEC_REDUCE_MAXMIN(ReduceMin, false)
+
+}  // namespace AscendC
+
+#endif  // MPNPU_VECTOR_REDUCE_H

@@ -1,0 +1,130 @@
+"""The vector headers compile warning-free the way kernels use them (-O2 -Wall -Wextra -Wpedantic
+-Werror), and a documented form mpnpu refuses at compile time says so in a static_assert."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import INCLUDE_DIR, find_compiler
+
+KERNEL_STYLE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+template <typename T>
+__aicore__ inline void body(LocalTensor<T>& x, LocalTensor<T>& y, LocalTensor<T>& z, LocalTensor<uint8_t>& bits,
+                            LocalTensor<float>& f, LocalTensor<half>& h) {
+    const int32_t n = 256;
+    Add(z, x, y, n);
+    Sub(z, z, y, n);
+    Mul<T>(z, x, y, n);
+    Max(z, x, y, n);
+    Min(z, x, y, n);
+    uint64_t mask[2] = {UINT64_MAX, UINT64_MAX};
+    Add(z, x, y, mask, 2, {1, 1, 1, 8, 8, 8});
+    Add<T, false>(z, x, y, MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8});
+    BinaryRepeatParams bp;
+    Div(z, x, y, 64, 4, bp);
+    Adds(z, x, (T)1.5, n);
+    Muls<T, true>(z, x, (T)2, 64, 2, {1, 1, 8, 8});
+    Maxs(z, z, (T)0, n);
+    Mins(z, z, (T)6, n);
+    LeakyRelu(z, x, (T)0.1, n);
+    Exp(z, x, n);
+    Ln(z, x, n);
+    Abs(z, x, n);
+    Sqrt(z, x, n);
+    Rsqrt(z, x, n);
+    Reciprocal(z, x, n);
+    Relu(z, x, n);
+    Exp<T, true>(z, x, 64, 2, {1, 1, 8, 8});
+    Duplicate(z, (T)0, n);
+    Duplicate<T>(z, 1, mask, 2, 1, 8);
+    CreateVecIndex(z, (T)0, n);
+    Brcb(z, x, 2, {1, 8});
+    Compare(bits, x, y, CMPMODE::LT, n);
+    Compares(bits, x, (T)0, CMPMODE::GE, n);
+    Select(z, bits, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
+    Select(z, bits, x, (T)0, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+    Select(z, bits, x, y, SELMODE::VSEL_CMPMASK_SPR, mask, 2, bp);
+    ReduceSum(z, x, y, n);
+    ReduceMax(z, x, y, n, true);
+    ReduceMin<T>(z, x, y, 64, 2, 8, false);
+    WholeReduceSum(z, x, 64, 2, 1, 1, 8);
+    WholeReduceMax(z, x, mask, 2, 1, 1, 8, ReduceOrder::ORDER_INDEX_VALUE);
+    ReduceRepeat<ReduceType::MIN, T>(z, x, 64, 2, 1, 1, 8);
+    BlockReduceSum(z, x, 2, 64, 1, 1, 8);
+    ReduceDataBlock<ReduceType::MAX, T>(z, x, mask, 2, 1, 1, 8);
+    Cast(f, h, RoundMode::CAST_NONE, n);
+    Cast(h, f, RoundMode::CAST_ODD, 64, 2, {1, 1, 4, 8});
+    SetVectorMask<T, MaskMode::NORMAL>(0, 64);
+    SetMaskCount();
+    SetVectorMask<T, MaskMode::COUNTER>(100);
+    SetMaskNorm();
+    ResetMask();
+}
+
+extern "C" __global__ __aicore__ void sample(GM_ADDR out) {
+    (void)out;
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64 * 1024);
+    LocalTensor<half> a = buf.GetWithOffset<half>(2048, 0), b = buf.GetWithOffset<half>(2048, 8192),
+                      c = buf.GetWithOffset<half>(2048, 16384);
+    LocalTensor<float> fa = buf.GetWithOffset<float>(1024, 24576), fb = buf.GetWithOffset<float>(1024, 32768),
+                       fc = buf.GetWithOffset<float>(1024, 40960);
+    LocalTensor<uint8_t> bits = buf.GetWithOffset<uint8_t>(1024, 49152);
+    body(a, b, c, bits, fa, a);
+    body(fa, fb, fc, bits, fa, a);
+    LocalTensor<int16_t> i = buf.GetWithOffset<int16_t>(1024, 0);
+    And(i, i, i, 128);
+    Or(i, i, i, 128);
+    Not(i, i, 128);
+    Axpy(fa, a, (half)2, 64);
+    LocalTensor<uint32_t> off = buf.GetWithOffset<uint32_t>(256, 53248);
+    Gather(c, a, off, 0, 128);
+}
+"""
+
+
+def compile_source(tmp_path, source: str, extra=()):
+    cxx = find_compiler()
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++, clang++ or c++ on PATH, or $CXX)")
+    src = tmp_path / "k.cpp"
+    src.write_text(source)
+    return subprocess.run([cxx, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I",
+                           str(INCLUDE_DIR), *extra, "-c", str(src), "-o", str(tmp_path / "k.o")],
+                          capture_output=True, text=True)
+
+
+def test_kernel_style_use_is_warning_free(tmp_path):
+    r = compile_source(tmp_path, KERNEL_STYLE)
+    assert r.returncode == 0, r.stderr[-4000:]
+
+
+REFUSED = [
+    ("AscendC::Select<float, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE>(d, d, d, 1, AscendC::BinaryRepeatParams());",
+     "mode 1 without a mask argument is Select(dst, selMask, src0, repeatTime, repeatParams)"),
+    ("d = d + d;", "the whole-tensor operator form (dst = src0 + src1) is not implemented by mpnpu: call Add"),
+    ("d = d * d;", "call Mul(dst, src0, src1, count)"),
+    ("auto r = d < d; (void)r;", "the whole-tensor compare operator (dst = src0 < src1) is not implemented"),
+    ("AscendC::Adds(d, 1.0f, d, 64);", "Adds with the scalar before the tensor (the flexible scalar position form)"),
+    ("AscendC::LocalTensor<uint8_t> b; AscendC::Compares(b, 1.0f, d, AscendC::CMPMODE::LT, 64);",
+     "Compares with the scalar before the tensor"),
+    ("AscendC::LocalTensor<uint8_t> b; AscendC::Select(d, b, 1.0f, d, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);",
+     "Select with a scalar src0 (the flexible scalar position form)"),
+    ("AscendC::SetDeqScale(d.ReinterpretCast<uint64_t>(), AscendC::VdeqInfo());",
+     "SetDeqScale(vdeq, vdeqInfo) feeds CastDequant"),
+]
+
+
+def test_refused_forms_are_clear_compile_errors(tmp_path):
+    """Each refused form in one translation unit: the compiler reports every static_assert."""
+    body = "\n".join(f"void f{i}(AscendC::LocalTensor<float>& d) {{ {code} }}" for i, (code, _) in enumerate(REFUSED))
+    r = compile_source(tmp_path, "#include \"kernel_operator.h\"\n" + body + "\n", extra=("-fsyntax-only",))
+    assert r.returncode != 0
+    for _, msg in REFUSED:
+        assert msg in r.stderr, f"{msg!r} not reported:\n{r.stderr[-3000:]}"
