@@ -136,6 +136,9 @@ struct CoreState {
     bool holding = false;
     const MpnpuHost* host = nullptr;
     std::vector<MpnpuRegion> regions;  // sorted by address
+    // the kernel's arguments as the launch passed them (GM tensors: their address in this
+    // process); the same list on every core, so "argument i + offset" names one GM byte everywhere
+    std::vector<uint64_t> args;
     std::vector<std::string> dropped;  // sync point names the launch skips
     std::string hold_site;
     std::unordered_map<SiteKey, int32_t, SiteKeyHash> site_ids;

@@ -1,0 +1,67 @@
+// MatmulImpl on the cube cores of a mix 1:2 kernel (the vector cores do nothing): each cube core
+// computes its part of C = A x B (+ bias), split over the cores as the tiling's singleCore sizes
+// say, with SetTail for the parts at the edges; IterateAll, or Iterate + GetTensorC, optionally
+// accumulating into C atomically, A and B optionally given transposed.
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "mm_tiling.h"
+using namespace AscendC;
+
+#ifndef DTYPE
+#define DTYPE half
+#endif
+#ifndef CTYPE
+#define CTYPE float
+#endif
+#ifndef BTYPE
+#define BTYPE float
+#endif
+
+constexpr int32_t MODE_TRANS_A = 1, MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE = 16;
+
+using aType = MatmulType<TPosition::GM, CubeFormat::ND, DTYPE, true>;
+using bType = MatmulType<TPosition::GM, CubeFormat::ND, DTYPE, true>;
+using cType = MatmulType<TPosition::GM, CubeFormat::ND, CTYPE>;
+using biasType = MatmulType<TPosition::GM, CubeFormat::ND, BTYPE>;
+
+extern "C" __global__ __aicore__ void mm_impl(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    GET_TILING_DATA_WITH_STRUCT(MmTestTiling, t, tiling);
+    if ASCEND_IS_AIV {
+        return;
+    }
+    const TCubeTiling& ct = t.cube;
+    const int32_t me = int32_t(GetBlockIdx());
+    if (me >= ct.usedCoreNum) return;
+    const int32_t mBlocks = (ct.M + ct.singleCoreM - 1) / ct.singleCoreM;
+    const int32_t mi = me % mBlocks, ni = me / mBlocks;
+    const int32_t m0 = mi * ct.singleCoreM, n0 = ni * ct.singleCoreN;
+    const bool transA = t.mode & MODE_TRANS_A, transB = t.mode & MODE_TRANS_B;
+    GlobalTensor<DTYPE> aGm, bGm;
+    GlobalTensor<BTYPE> biasGm;
+    GlobalTensor<CTYPE> cGm;
+    aGm.SetGlobalBuffer((__gm__ DTYPE*)a);
+    bGm.SetGlobalBuffer((__gm__ DTYPE*)b);
+    biasGm.SetGlobalBuffer((__gm__ BTYPE*)bias);
+    cGm.SetGlobalBuffer((__gm__ CTYPE*)c);
+
+    TPipe pipe;
+    MatmulImpl<aType, bType, cType, biasType> mm;
+    mm.Init(&ct, &pipe);
+    const int32_t tailM = ct.M - m0 < ct.singleCoreM ? ct.M - m0 : ct.singleCoreM;
+    const int32_t tailN = ct.N - n0 < ct.singleCoreN ? ct.N - n0 : ct.singleCoreN;
+    if (tailM < ct.singleCoreM || tailN < ct.singleCoreN) mm.SetTail(tailM, tailN, ct.Ka);
+    for (int32_t r = 0; r < (t.rounds > 0 ? t.rounds : 1); ++r) {
+        mm.SetTensorA(aGm[transA ? m0 : m0 * ct.Ka], transA);
+        mm.SetTensorB(bGm[transB ? n0 * ct.Kb : n0], transB);
+        if (t.mode & MODE_BIAS) mm.SetBias(biasGm[n0]);
+        else mm.DisableBias();
+        const uint8_t atomic = (t.mode & MODE_ATOMIC) ? 1 : 0;
+        if (t.mode & MODE_ITERATE) {
+            while (mm.Iterate()) mm.GetTensorC(cGm[m0 * ct.N + n0], atomic);
+        } else {
+            mm.IterateAll(cGm[m0 * ct.N + n0], atomic);
+        }
+    }
+    mm.End();
+}
