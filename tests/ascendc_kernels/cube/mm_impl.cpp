@@ -1,35 +1,22 @@
 // MatmulImpl on the cube cores of a mix 1:2 kernel (the vector cores do nothing): each cube core
 // computes its part of C = A x B (+ bias), split over the cores as the tiling's singleCore sizes
 // say, with SetTail for the parts at the edges; IterateAll, or Iterate + GetTensorC, optionally
-// accumulating into C atomically, A and B optionally given transposed.
+// accumulating into C atomically, A and B optionally given transposed. types: 0 half -> float,
+// 1 bfloat16_t -> float, 2 float -> float, 3 half -> half (A and B -> C; the bias is float).
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "mm_tiling.h"
 using namespace AscendC;
 
-#ifndef DTYPE
-#define DTYPE half
-#endif
-#ifndef CTYPE
-#define CTYPE float
-#endif
-#ifndef BTYPE
-#define BTYPE float
-#endif
-
 constexpr int32_t MODE_TRANS_A = 1, MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE = 16;
 
-using aType = MatmulType<TPosition::GM, CubeFormat::ND, DTYPE, true>;
-using bType = MatmulType<TPosition::GM, CubeFormat::ND, DTYPE, true>;
-using cType = MatmulType<TPosition::GM, CubeFormat::ND, CTYPE>;
-using biasType = MatmulType<TPosition::GM, CubeFormat::ND, BTYPE>;
-
-extern "C" __global__ __aicore__ void mm_impl(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    GET_TILING_DATA_WITH_STRUCT(MmTestTiling, t, tiling);
-    if ASCEND_IS_AIV {
-        return;
-    }
+template <typename DTYPE, typename CTYPE>
+static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, const MmTestTiling& t) {
+    using BTYPE = float;
+    using aType = MatmulType<TPosition::GM, CubeFormat::ND, DTYPE, true>;
+    using bType = MatmulType<TPosition::GM, CubeFormat::ND, DTYPE, true>;
+    using cType = MatmulType<TPosition::GM, CubeFormat::ND, CTYPE>;
+    using biasType = MatmulType<TPosition::GM, CubeFormat::ND, BTYPE>;
     const TCubeTiling& ct = t.cube;
     const int32_t me = int32_t(GetBlockIdx());
     if (me >= ct.usedCoreNum) return;
@@ -64,4 +51,19 @@ extern "C" __global__ __aicore__ void mm_impl(GM_ADDR a, GM_ADDR b, GM_ADDR bias
         }
     }
     mm.End();
+}
+
+extern "C" __global__ __aicore__ void mm_impl(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tiling,
+                                              uint32_t types) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    GET_TILING_DATA_WITH_STRUCT(MmTestTiling, t, tiling);
+    if ASCEND_IS_AIV {
+        return;
+    }
+    switch (types) {
+        case 0: run<half, float>(a, b, bias, c, t); break;
+        case 1: run<bfloat16_t, float>(a, b, bias, c, t); break;
+        case 2: run<float, float>(a, b, bias, c, t); break;
+        default: run<half, half>(a, b, bias, c, t); break;
+    }
 }

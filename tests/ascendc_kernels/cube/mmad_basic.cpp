@@ -2,19 +2,10 @@
 // (LoadData, with fractal transposes where the layout needs them), Mmad (plain, accumulating, with
 // a bias from the bias table) and Fixpipe to GM (ND or NZ out, converted, ReLU, atomic add).
 // flags: 1 A is given transposed ([k, m]), 2 B is given transposed ([n, k]), 4 accumulate a second
-// A x B, 8 bias, 16 ReLU, 32 atomic add into C, 64 NZ output.
+// A x B, 8 bias, 16 ReLU, 32 atomic add into C, 64 NZ output. types: 0 half -> float, 1 bfloat16_t
+// -> float, 2 float -> float, 3 half -> half, 4 bfloat16_t -> bfloat16_t (A and B -> C).
 #include "kernel_operator.h"
 using namespace AscendC;
-
-#ifndef DTYPE
-#define DTYPE half
-#endif
-#ifndef OTYPE
-#define OTYPE float
-#endif
-using T = DTYPE;
-using O = OTYPE;
-constexpr uint32_t C0 = 32 / sizeof(T);
 
 static inline uint32_t up(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 
@@ -25,9 +16,9 @@ constexpr QuantMode_t quant_for() {
     else return QuantMode_t::NoQuant;
 }
 
-extern "C" __global__ __aicore__ void mmad_basic(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t m,
-                                                 uint32_t n, uint32_t k, uint32_t flags) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+template <typename T, typename O>
+static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t m, uint32_t n, uint32_t k, uint32_t flags) {
+    constexpr uint32_t C0 = 32 / sizeof(T);
     const bool transA = flags & 1, transB = flags & 2, acc = flags & 4, useBias = flags & 8, relu = flags & 16,
                atomic = flags & 32, nz = flags & 64;
     GlobalTensor<T> aGm, bGm;
@@ -61,8 +52,14 @@ extern "C" __global__ __aicore__ void mmad_basic(GM_ADDR a, GM_ADDR b, GM_ADDR b
     SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
 
-    // L0A wants Zz (fractal (m1, k1) at m1 * K1 + k1, rows inside)
-    if (!transA) {
+    // L0A wants Zz (fractal (m1, k1) at m1 * K1 + k1, rows inside); for m == 1 Mmad reads A as one
+    // plain row (GEMV), so that row goes to L0A as it is
+    if (m == 1) {
+        DataCopy(a1, aGm, kp);
+        SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
+        WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
+        LoadData(a2, a1, LoadData2DParams(0, uint8_t((kp * sizeof(T) + 511) / 512), 1, 0, 0, false, 0));
+    } else if (!transA) {
         for (uint32_t i = 0; i < M1; ++i)
             LoadData(a2[i * K1 * 16 * C0], a1[i * 16 * C0], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
     } else {  // the NZ fractals of A^T are already in Zz order; each needs a transpose
@@ -101,4 +98,16 @@ extern "C" __global__ __aicore__ void mmad_basic(GM_ADDR a, GM_ADDR b, GM_ADDR b
     }
     if (atomic) SetAtomicNone();
     PipeBarrier<PIPE_ALL>();
+}
+
+extern "C" __global__ __aicore__ void mmad_basic(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t m,
+                                                 uint32_t n, uint32_t k, uint32_t flags, uint32_t types) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+    switch (types) {
+        case 0: run<half, float>(a, b, bias, c, m, n, k, flags); break;
+        case 1: run<bfloat16_t, float>(a, b, bias, c, m, n, k, flags); break;
+        case 2: run<float, float>(a, b, bias, c, m, n, k, flags); break;
+        case 3: run<half, half>(a, b, bias, c, m, n, k, flags); break;
+        default: run<bfloat16_t, bfloat16_t>(a, b, bias, c, m, n, k, flags); break;
+    }
 }

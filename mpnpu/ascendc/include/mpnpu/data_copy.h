@@ -42,7 +42,7 @@ inline void atomic_store(T* dst, T v, int op) {
     Bits seen = __atomic_load_n(word, __ATOMIC_RELAXED);
     for (;;) {
         T old;
-        std::memcpy(&old, &seen, sizeof(T));
+        std::memcpy(static_cast<void*>(&old), &seen, sizeof(T));
         T next = atomic_combine(op, old, v);
         Bits want;
         std::memcpy(&want, &next, sizeof(T));

@@ -58,13 +58,6 @@ inline void check_aligned(uint64_t offset, uint64_t align, const Site& site, con
 }
 
 template <typename T>
-inline float as_float(const uint8_t* p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    return to_float(v);
-}
-
-template <typename T>
 inline T from_f(float f) {
     if constexpr (std::is_integral_v<T>) return static_cast<T>(f);
     else return from_float<T>(f);
