@@ -13,7 +13,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
+
+#include "../types.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace mpnpu {
 namespace gemm {
@@ -96,6 +103,54 @@ inline bool wide() {
 #else
     return false;
 #endif
+}
+
+// -- element conversion to float32 ------------------------------------------------------------------
+
+inline bool has_f16c() {
+#if defined(MPNPU_GEMM_X86) && !defined(MPNPU_GEMM_BASELINE)
+    static const bool yes = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    }();
+    return yes;
+#else
+    return false;
+#endif
+}
+
+#ifdef MPNPU_GEMM_X86
+__attribute__((target("f16c,avx"))) inline void f16_row_f16c(const uint16_t* s, float* d, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+    for (; i < n; ++i) d[i] = f16_bits_to_f32(s[i]);
+}
+#endif
+
+// n contiguous elements of T as float32 (exact for every input type).
+template <typename T>
+inline void to_float_row(const T* s, float* d, size_t n) {
+    if constexpr (std::is_same_v<T, float>) {
+        std::memcpy(d, s, n * sizeof(float));
+    } else if constexpr (std::is_same_v<T, half>) {
+        const uint16_t* bits = reinterpret_cast<const uint16_t*>(s);
+#ifdef MPNPU_GEMM_X86
+        if (has_f16c()) {
+            f16_row_f16c(bits, d, n);
+            return;
+        }
+#endif
+        for (size_t i = 0; i < n; ++i) d[i] = f16_bits_to_f32(bits[i]);
+    } else if constexpr (std::is_same_v<T, bfloat16_t>) {
+        const uint16_t* bits = reinterpret_cast<const uint16_t*>(s);
+        for (size_t i = 0; i < n; ++i) {
+            uint32_t u = uint32_t(bits[i]) << 16;
+            std::memcpy(d + i, &u, 4);
+        }
+    } else {
+        for (size_t i = 0; i < n; ++i) d[i] = float(s[i]);
+    }
 }
 
 // C[m x n] (row stride ldc) += A[m x k] (lda) x B[k x n] (ldb).

@@ -455,9 +455,13 @@ public:
 protected:
     bool client_mode(const Site& site) const {
         if (!kClients || !is_mix_launch()) {
-            if (!is_aic())
+            if (!is_aic()) {
+                if (kClients)
+                    api_error(site, "Matmul on a vector core needs a mix kernel (KERNEL_TYPE_MIX_AIC_1_2 or 1_1), "
+                                    "whose cube core serves it");
                 api_error(site, "MatmulImpl computes on the cube core that calls it; on a vector core use Matmul "
                                 "with REGIST_MATMUL_OBJ");
+            }
             return false;
         }
         if (is_aic()) return false;  // a cube core of a mix kernel that computes itself

@@ -153,22 +153,28 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
                     out[size_t(base + j)] += av * int32_t(s.transB ? b0[j * ldb + kk] : b0[kk * ldb + j]);
             }
     } else {
-        thread_local std::vector<float> af, bf;
+        thread_local std::vector<float> af, bf, line;
         af.resize(size_t(tm * K));
         bf.resize(size_t(K * tn));
-        for (int64_t i = 0; i < tm; ++i) {
-            float* row = af.data() + i * K;
-            if (s.transA)
-                for (int64_t kk = 0; kk < K; ++kk) row[kk] = to_float(a0[kk * lda + i]);
-            else
-                for (int64_t kk = 0; kk < K; ++kk) row[kk] = to_float(a0[i * lda + kk]);
+        // every source run is contiguous (a row of A or B, or of the transposed matrix): converted
+        // whole, then scattered where the layout wants it
+        if (s.transA) {  // A^T rows: kk fixed, i running
+            line.resize(size_t(tm));
+            for (int64_t kk = 0; kk < K; ++kk) {
+                gemm::to_float_row(a0 + kk * lda, line.data(), size_t(tm));
+                for (int64_t i = 0; i < tm; ++i) af[size_t(i * K + kk)] = line[size_t(i)];
+            }
+        } else {
+            for (int64_t i = 0; i < tm; ++i) gemm::to_float_row(a0 + i * lda, af.data() + i * K, size_t(K));
         }
-        for (int64_t kk = 0; kk < K; ++kk) {
-            float* row = bf.data() + kk * tn;
-            if (s.transB)
-                for (int64_t j = 0; j < tn; ++j) row[j] = to_float(b0[j * ldb + kk]);
-            else
-                for (int64_t j = 0; j < tn; ++j) row[j] = to_float(b0[kk * ldb + j]);
+        if (s.transB) {  // B^T rows: j fixed, kk running
+            line.resize(size_t(K));
+            for (int64_t j = 0; j < tn; ++j) {
+                gemm::to_float_row(b0 + j * ldb, line.data(), size_t(K));
+                for (int64_t kk = 0; kk < K; ++kk) bf[size_t(kk * tn + j)] = line[size_t(kk)];
+            }
+        } else {
+            for (int64_t kk = 0; kk < K; ++kk) gemm::to_float_row(b0 + kk * ldb, bf.data() + kk * tn, size_t(tn));
         }
         gemm::sgemm(int(tm), int(tn), int(K), af.data(), int(K), bf.data(), int(tn), out.data(), int(tn));
     }
