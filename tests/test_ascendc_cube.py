@@ -130,7 +130,7 @@ def test_other_element_types(kernels, src, dst, flags) -> None:
 
 # -- MatmulImpl on the cube cores of a mix 1:2 kernel ---------------------------------------------------------
 
-M_TRANS_A, M_TRANS_B, M_BIAS, M_ATOMIC, M_ITERATE = 1, 2, 4, 8, 16
+M_TRANS_A, M_TRANS_B, M_BIAS, M_ATOMIC, M_ITERATE, M_CO1, M_DATACOPY = 1, 2, 4, 8, 16, 32, 64
 
 
 def _impl(kernels, m, n, k, mode, *, cores=1, block_dim=1, rounds=1, src="float16", dst="float32", seed=1, **base):
@@ -177,6 +177,13 @@ def test_matmul_impl_splits_over_two_cube_cores(kernels) -> None:
     _close(out, ref)
 
 
+@pytest.mark.parametrize("mode", [M_CO1, M_CO1 | M_DATACOPY | M_BIAS | M_TRANS_A])
+def test_matmul_impl_iterate_into_the_kernels_own_co1(kernels, mode) -> None:
+    # Iterate(false, co1Tensor) leaves each tile in L0C (NZ); the kernel moves it with Fixpipe or DataCopy
+    out, ref = _impl(kernels, 80, 96, 48, mode, base_m=32, base_n=64)
+    _close(out, ref)
+
+
 @pytest.mark.parametrize("src,dst", [(BF16, "float32"), ("float32", "float32"), ("float16", "float16")])
 def test_matmul_impl_element_types(kernels, src, dst) -> None:
     out, ref = _impl(kernels, 64, 64, 48, M_TRANS_B, src=src, dst=dst)
@@ -186,6 +193,7 @@ def test_matmul_impl_element_types(kernels, src, dst) -> None:
 # -- Matmul from the vector cores: REGIST_MATMUL_OBJ -----------------------------------------------------------
 
 C_TRANS_B, C_BIAS, C_ATOMIC, C_ITERATE, C_UB, C_ASYNC, C_EARLY, C_NO_END, C_SUB0 = 2, 4, 8, 16, 32, 64, 128, 256, 512
+C_UB_ALL, C_TWO = 1024, 2048
 
 
 def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, **base):
@@ -199,18 +207,20 @@ def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace
     with device(block_dim, kernel_type=KernelType.MIX_1_2) as dev:
         args = [dev.to_device("a", a), dev.to_device("b", b.T.copy() if mode & C_TRANS_B else b),
                 dev.to_device("bias", bias), dev.to_device("c", c0), dev.to_device("peek", np.zeros(64, np.float32)),
-                dev.to_device("workspace", np.zeros(workspace_bytes(block_dim), np.uint8)),
+                dev.to_device("workspace", np.zeros(workspace_bytes(block_dim, 2), np.uint8)),
                 dev.to_device("tiling", packed)]
         result = dev.launch(kernels["client"], *args, trace=trace)
         out, peek = dev.to_host(args[3]), dev.to_host(args[4])
     ref = a[:m].astype(np.float32) @ b.astype(np.float32) + (bias if mode & C_BIAS else 0)
     if mode & C_ATOMIC:
         ref = c0 + rounds * ref
+    if mode & C_TWO:
+        ref = ref + a[:m].astype(np.float32) @ b.astype(np.float32)
     return out, ref, peek, result, t
 
 
 @pytest.mark.parametrize("block_dim", [1, 2])
-@pytest.mark.parametrize("mode", [0, C_ITERATE | C_TRANS_B | C_BIAS, C_UB, C_ASYNC])
+@pytest.mark.parametrize("mode", [0, C_ITERATE | C_TRANS_B | C_BIAS, C_UB, C_UB_ALL, C_ASYNC, C_TWO | C_ITERATE])
 def test_vector_cores_drive_their_cube_core(kernels, block_dim, mode) -> None:
     out, ref, *_ = _client(kernels, 128 * block_dim, 256, 64, mode, block_dim=block_dim, base_m=64, base_n=128)
     _close(out, ref)

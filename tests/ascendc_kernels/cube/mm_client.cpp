@@ -4,14 +4,15 @@
 // IterateAll (sync, or async + WaitIterateAll), Iterate + GetTensorC to GM, or to UB and then
 // out to GM with DataCopy; atomic accumulation over several rounds; only sub-block 0 computing
 // (sub-block 1 only calls End); reading C before the async IterateAll is waited for (a race);
-// never calling End (the cube core's server then waits forever: a deadlock the watchdog reports).
+// never calling End (the cube core's server then waits forever: a deadlock the watchdog reports);
+// IterateAll into UB; a second Matmul object used after the first one's End (accumulating C again).
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "mm_tiling.h"
 using namespace AscendC;
 
 constexpr int32_t MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE = 16, MODE_UB = 32, MODE_ASYNC = 64,
-                  MODE_EARLY = 128, MODE_NO_END = 256, MODE_SUB0 = 512;
+                  MODE_EARLY = 128, MODE_NO_END = 256, MODE_SUB0 = 512, MODE_UB_ALL = 1024, MODE_TWO = 2048;
 
 using aType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half>;
 using bType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half, true>;
@@ -24,8 +25,8 @@ extern "C" __global__ __aicore__ void mm_client(GM_ADDR a, GM_ADDR b, GM_ADDR bi
     GET_TILING_DATA_WITH_STRUCT(MmTestTiling, t, tiling);
     SetSysWorkspace(workspace);
     TPipe pipe;
-    matmul::Matmul<aType, bType, cType, biasType> mm;
-    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t.cube);
+    matmul::Matmul<aType, bType, cType, biasType> mm, mm2;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t.cube, mm2, &t.cube);
 
     const TCubeTiling& ct = t.cube;
     const int32_t part = int32_t(GetBlockIdx());
@@ -48,7 +49,8 @@ extern "C" __global__ __aicore__ void mm_client(GM_ADDR a, GM_ADDR b, GM_ADDR bi
     const int32_t tailN = ct.N - n0 < ct.singleCoreN ? ct.N - n0 : ct.singleCoreN;
     if (tailM < ct.singleCoreM || tailN < ct.singleCoreN) mm.SetSingleShape(tailM, tailN, ct.Ka);
     TBuf<TPosition::VECCALC> buf;
-    pipe.InitBuffer(buf, uint32_t(ct.baseM * ct.baseN * sizeof(float)));
+    const int32_t whole = (t.mode & MODE_UB_ALL) ? tailM * tailN : ct.baseM * ct.baseN;
+    pipe.InitBuffer(buf, uint32_t(whole * sizeof(float)));
     LocalTensor<float> ub = buf.Get<float>();
     GlobalTensor<float> cPart = cGm[m0 * ct.N + n0];
 
@@ -76,6 +78,14 @@ extern "C" __global__ __aicore__ void mm_client(GM_ADDR a, GM_ADDR b, GM_ADDR bi
                 WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
                 ++tile;
             }
+        } else if (t.mode & MODE_UB_ALL) {
+            mm.IterateAll(ub);  // the whole tailM x tailN part, rows tailN apart
+            SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+            DataCopy(cPart, ub, DataCopyParams(uint16_t(tailM), uint16_t(tailN * sizeof(float) / 32), 0,
+                                               uint16_t((ct.N - tailN) * sizeof(float) / 32)));
+            SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
         } else if (t.mode & MODE_ITERATE) {
             while (mm.Iterate()) mm.GetTensorC(cPart, atomic);
         } else if (t.mode & (MODE_ASYNC | MODE_EARLY)) {
@@ -97,4 +107,12 @@ extern "C" __global__ __aicore__ void mm_client(GM_ADDR a, GM_ADDR b, GM_ADDR bi
         }
     }
     if (!(t.mode & MODE_NO_END)) mm.End();
+    if (t.mode & MODE_TWO) {  // the other object, after the first one's End: C += A x B once more
+        if (tailM < ct.singleCoreM || tailN < ct.singleCoreN) mm2.SetSingleShape(tailM, tailN, ct.Ka);
+        mm2.SetTensorA(aGm[m0 * ct.Ka]);
+        mm2.SetTensorB(bGm[transB ? n0 * ct.Kb : n0], transB);
+        mm2.DisableBias();
+        mm2.IterateAll(cPart, 1);
+        mm2.End();
+    }
 }

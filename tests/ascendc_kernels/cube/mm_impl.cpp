@@ -8,7 +8,43 @@
 #include "mm_tiling.h"
 using namespace AscendC;
 
-constexpr int32_t MODE_TRANS_A = 1, MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE = 16;
+constexpr int32_t MODE_TRANS_A = 1, MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE = 16, MODE_CO1 = 32,
+                  MODE_DATACOPY = 64;
+
+// Iterate into a CO1 tensor of the kernel's own, then out with Fixpipe (or the older DataCopy with
+// DataCopyCO12DstParams): C is float, tiles down M first, each NZ with ceil(tm / 16) * 16 rows.
+template <class MM>
+static void co1_tiles(MM& mm, const TCubeTiling& ct, GlobalTensor<float> cPart, int32_t tailM, int32_t tailN,
+                      bool datacopy) {
+    LocalMemAllocator<Hardware::L0C> l0c;
+    LocalTensor<float> co1 = l0c.Alloc<TPosition::CO1, float>(uint32_t(ct.baseM * ct.baseN));
+    const int32_t mt = (tailM + ct.baseM - 1) / ct.baseM;
+    int32_t tile = 0;
+    while (mm.Iterate(false, co1)) {
+        const int32_t tm0 = (tile % mt) * ct.baseM, tn0 = (tile / mt) * ct.baseN;
+        const int32_t tm = tailM - tm0 < ct.baseM ? tailM - tm0 : ct.baseM;
+        const int32_t tn = tailN - tn0 < ct.baseN ? tailN - tn0 : ct.baseN;
+        const uint16_t rows = uint16_t((tm + 15) / 16 * 16);
+        SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+        WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+        if (datacopy) {
+            SetFixpipeNz2ndFlag(1, 0, 0);
+            DataCopyCO12DstParams p;
+            p.nSize = uint16_t(tn);
+            p.mSize = uint16_t(tm);
+            p.srcStride = rows;
+            p.dstStride = uint32_t(ct.N);
+            p.nz2ndEn = true;
+            DataCopy(cPart[tm0 * ct.N + tn0], co1, p);
+        } else {
+            FixpipeParamsV220 p(uint16_t(tn), uint16_t(tm), rows, uint32_t(ct.N), false);
+            Fixpipe(cPart[tm0 * ct.N + tn0], co1, p);
+        }
+        SetFlag<HardEvent::FIX_M>(EVENT_ID0);
+        WaitFlag<HardEvent::FIX_M>(EVENT_ID0);
+        ++tile;
+    }
+}
 
 template <typename DTYPE, typename CTYPE>
 static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, const MmTestTiling& t) {
@@ -44,6 +80,21 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, const MmTestTilin
         if (t.mode & MODE_BIAS) mm.SetBias(biasGm[n0]);
         else mm.DisableBias();
         const uint8_t atomic = (t.mode & MODE_ATOMIC) ? 1 : 0;
+        if constexpr (std::is_same_v<CTYPE, float>) {
+            if (t.mode & MODE_CO1) {
+                using co1Type = MatmulType<TPosition::CO1, CubeFormat::NZ, float>;
+                MatmulImpl<aType, bType, co1Type, biasType> mc;
+                mc.Init(&ct, &pipe);
+                if (tailM < ct.singleCoreM || tailN < ct.singleCoreN) mc.SetTail(tailM, tailN, ct.Ka);
+                mc.SetTensorA(aGm[transA ? m0 : m0 * ct.Ka], transA);
+                mc.SetTensorB(bGm[transB ? n0 * ct.Kb : n0], transB);
+                if (t.mode & MODE_BIAS) mc.SetBias(biasGm[n0]);
+                else mc.DisableBias();
+                co1_tiles(mc, ct, cGm[m0 * ct.N + n0], tailM, tailN, t.mode & MODE_DATACOPY);
+                mc.End();
+                continue;
+            }
+        }
         if (t.mode & MODE_ITERATE) {
             while (mm.Iterate()) mm.GetTensorC(cGm[m0 * ct.N + n0], atomic);
         } else {

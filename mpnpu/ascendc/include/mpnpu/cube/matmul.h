@@ -3,7 +3,8 @@
 //   MatmulImpl   computes on the cube core that calls it (a cube core of a mix or cube-only kernel).
 //   Matmul       on a vector core of a mix kernel, after REGIST_MATMUL_OBJ: a client of its cube
 //                core (mpnpu/cube/matmul_kfc.h); on that cube core REGIST_MATMUL_OBJ serves the
-//                vector cores until both have called End, then returns from the kernel (the
+//                vector cores until both are done with it (End after their last use, the kernel
+//                function ending), then returns from the kernel (the
 //                matmul calls after it would run on the vector cores only, so on a cube core that
 //                served they do nothing). In a cube-only kernel Matmul computes like MatmulImpl.
 //
@@ -15,6 +16,7 @@
 #define MPNPU_CUBE_MATMUL_H
 
 #include <cstdint>
+#include <exception>
 #include <type_traits>
 #include <vector>
 
@@ -74,6 +76,14 @@ public:
                   "A and B are half, bfloat16_t, float or int8_t");
 
     MatmulCore() { std::memset(static_cast<void*>(&setup_), 0, sizeof setup_); }
+    MatmulCore(const MatmulCore&) = delete;
+    MatmulCore& operator=(const MatmulCore&) = delete;
+    // The last registered object of a vector core going away: the kernel is done with the matmul.
+    ~MatmulCore() noexcept(false) override {
+        if (!client_reg_) return;
+        Client& c = client();
+        if (--c.alive == 0 && std::uncaught_exceptions() == 0) finish_client();
+    }
 
     // -- set-up --------------------------------------------------------------------------------------
 
@@ -372,26 +382,10 @@ public:
         if (served_) return;
         cursor_ = 0;
         if (!client_mode(site)) return;
-        Client& c = client();
         Wire w = wire(OP_END, site);
-        c.ended |= 1u << index_;
-        const bool finishing = (c.used & ~c.ended) == 0;
-        w.finishing = finishing;
+        client().ended |= 1u << index_;
         wait_for(post(w, site), site);
         pending_ = -1;
-        if (!finishing) return;
-        c.finished = true;
-        // take part in the server's rounds until the other vector core has finished too
-        while (!c.server_done) {
-            Wire idle{};
-            idle.op = OP_NULL;
-            idle.obj = index_;
-            idle.finishing = 1;
-            c.finished = false;
-            uint64_t seq = post(idle, site);
-            c.finished = true;
-            wait_for(seq, site);
-        }
     }
 
     // -- mpnpu --------------------------------------------------------------------------------------------
@@ -404,6 +398,10 @@ public:
     }
     bool mpnpu_is_client_capable() const override { return kClients; }
     void mpnpu_served() override { served_ = true; }
+    void mpnpu_client_registered() override {
+        client_reg_ = true;
+        ++client().alive;
+    }
 
     // A request from vector core ``s`` (on the cube core).
     void mpnpu_serve(const Wire& w, int s, uint8_t* chunk, const Site& site) override {
@@ -555,6 +553,7 @@ protected:
     int32_t cursor_ = 0;
     uint32_t index_ = 0;
     bool served_ = false;
+    bool client_reg_ = false;
     int64_t pending_ = -1;
     uint8_t sub_block_ = 0;
     std::vector<L0cT> held_[2];

@@ -12,9 +12,11 @@
 //
 // Flag mode 2 on this chip is collective: the cube core's wait needs a set from *both* vector
 // cores of its AI core, and its set releases both. So the server works in rounds: round k serves
-// the k-th request of each client. A client whose requests are done (End on every Matmul it used)
-// keeps taking part with empty requests until the other has finished too, so the two vector cores
-// may issue different numbers of requests. Requests are one per Iterate, GetTensorC, IterateAll
+// the k-th request of each client. A client whose kernel is done with the matmul (its Matmul
+// objects are destroyed at the end of the kernel function, End having been called after each one's
+// last use) keeps taking part with empty requests until the other has finished too, so the two
+// vector cores may issue different numbers of requests; End itself only ends one object's use, so
+// that another object (or the same one again) can be used after it, as the documentation has it. Requests are one per Iterate, GetTensorC, IterateAll
 // and End (the setters only change the client's copy of the setup, which travels with each request).
 // The flags are real cross-core flags (ids 0 and 1, inside the [0, 2N-1] the documentation reserves
 // for N Matmul objects): the watchdog sees a server waiting for a client that finished without
@@ -134,11 +136,12 @@ inline uint8_t* stage(uint8_t* chunk, uint32_t obj, int s) { return chunk + PROT
 // Who serves whom: what REGIST_MATMUL_OBJ registered on this core.
 class Registrable {
 public:
-    virtual ~Registrable() = default;
+    virtual ~Registrable() noexcept(false) = default;
     virtual void mpnpu_register(uint32_t index, const TCubeTiling* tiling, const Site& site) = 0;
     virtual bool mpnpu_is_client_capable() const = 0;
     virtual void mpnpu_serve(const Wire& w, int client, uint8_t* chunk, const Site& site) = 0;
     virtual void mpnpu_served() = 0;
+    virtual void mpnpu_client_registered() = 0;
 };
 
 struct RegCtx {
@@ -165,8 +168,9 @@ struct Client {
     int sub = 0;
     uint64_t next = 0, consumed = 0;
     bool server_done = false, finished = false;
-    uint32_t used = 0, ended = 0;
-    uint64_t launch_serial = ~0ull;
+    uint32_t used = 0, ended = 0;  // Matmul objects (bits) this core used / whose last call was End
+    int alive = 0;                 // registered objects not yet destroyed
+    Site site{nullptr, 0, nullptr};  // REGIST_MATMUL_OBJ's
 };
 inline Client& client() {
     static Client c;
@@ -211,6 +215,23 @@ inline uint64_t post(Wire& w, const Site& site) {
     std::memcpy(slot, &w, sizeof w);
     cross_core_set(2, P_MTE3, FLAG_REQ, site);
     return c.next++;
+}
+
+// The kernel is done with the matmul on this vector core (its last registered object is being
+// destroyed, at the end of the kernel function): if End was called after the last use of every
+// object it used, take part in the server's rounds with empty requests until the server has
+// finished (the other vector core may still be issuing requests). Otherwise do nothing: the
+// server then waits for a request that never comes, which the watchdog reports as a deadlock.
+inline void finish_client() {
+    Client& c = client();
+    if (!c.chunk || c.finished || (c.used & ~c.ended) != 0) return;
+    while (!c.server_done) {
+        Wire idle{};
+        idle.op = OP_NULL;
+        idle.finishing = 1;
+        wait_for(post(idle, c.site), c.site);
+    }
+    c.finished = true;
 }
 
 // -- the cube core's side ----------------------------------------------------------------------------------
@@ -287,6 +308,8 @@ inline bool regist(const Site& site, AscendC::TPipe* pipe, uint8_t* workspace, A
         c = Client{};
         c.chunk = chunk;
         c.sub = int(core().launch.subblock_idx);
+        c.site = site;
+        for (int i = 0; i < ctx.n; ++i) ctx.objs[i]->mpnpu_client_registered();
         return false;
     }
     serve(ctx, chunk, site);
