@@ -30,10 +30,12 @@ BF16 = "bfloat16"
 @pytest.fixture(scope="module")
 def kernels():
     """The three test kernels, built side by side (two compilers at a time)."""
-    specs = {"basic": ("cube/mmad_basic.cpp", "mmad_basic"), "impl": ("cube/mm_impl.cpp", "mm_impl"),
-             "client": ("cube/mm_client.cpp", "mm_client")}
+    specs = {"basic": ("cube/mmad_basic.cpp", "mmad_basic", None), "impl": ("cube/mm_impl.cpp", "mm_impl", None),
+             "client": ("cube/mm_client.cpp", "mm_client", KernelType.MIX_1_2),
+             "client_1_1": ("cube/mm_client_1_1.cpp", "mm_client", KernelType.MIX_1_1)}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {k: pool.submit(compile_kernel, source(f), e, flags=WARN) for k, (f, e) in specs.items()}
+        futures = {k: pool.submit(compile_kernel, source(f), e, flags=WARN, kernel_type=kt)
+                   for k, (f, e, kt) in specs.items()}
         built = {k: f.result() for k, f in futures.items()}
     built["layout"] = tiling_layout(source("cube/mm_tiling.h"), "MmTestTiling")
     return built
@@ -196,20 +198,22 @@ C_TRANS_B, C_BIAS, C_ATOMIC, C_ITERATE, C_UB, C_ASYNC, C_EARLY, C_NO_END, C_SUB0
 C_UB_ALL, C_TWO = 1024, 2048
 
 
-def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, **base):
+def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, kt=KernelType.MIX_1_2,
+            **base):
     rng = _rng(seed)
     a = rng.standard_normal((a_rows or m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
     bias = rng.standard_normal(n).astype(np.float32)
     c0 = np.zeros((m, n), np.float32) if mode & C_EARLY else rng.standard_normal((m, n)).astype(np.float32)
-    t = matmul_tiling(m, n, k, cores=2 * block_dim, bias=bool(mode & C_BIAS), **base)
+    vectors = 2 if kt is KernelType.MIX_1_2 else 1
+    t = matmul_tiling(m, n, k, cores=vectors * block_dim, bias=bool(mode & C_BIAS), **base)
     packed = kernels["layout"].pack({**as_fields(t, "cube"), "mode": mode, "rounds": rounds})
-    with device(block_dim, kernel_type=KernelType.MIX_1_2) as dev:
+    with device(block_dim, kernel_type=kt) as dev:
         args = [dev.to_device("a", a), dev.to_device("b", b.T.copy() if mode & C_TRANS_B else b),
                 dev.to_device("bias", bias), dev.to_device("c", c0), dev.to_device("peek", np.zeros(64, np.float32)),
                 dev.to_device("workspace", np.zeros(workspace_bytes(block_dim, 2), np.uint8)),
                 dev.to_device("tiling", packed)]
-        result = dev.launch(kernels["client"], *args, trace=trace)
+        result = dev.launch(kernels["client" if kt is KernelType.MIX_1_2 else "client_1_1"], *args, trace=trace)
         out, peek = dev.to_host(args[3]), dev.to_host(args[4])
     ref = a[:m].astype(np.float32) @ b.astype(np.float32) + (bias if mode & C_BIAS else 0)
     if mode & C_ATOMIC:
@@ -223,6 +227,12 @@ def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace
 @pytest.mark.parametrize("mode", [0, C_ITERATE | C_TRANS_B | C_BIAS, C_UB, C_UB_ALL, C_ASYNC, C_TWO | C_ITERATE])
 def test_vector_cores_drive_their_cube_core(kernels, block_dim, mode) -> None:
     out, ref, *_ = _client(kernels, 128 * block_dim, 256, 64, mode, block_dim=block_dim, base_m=64, base_n=128)
+    _close(out, ref)
+
+
+@pytest.mark.parametrize("mode", [C_ITERATE | C_BIAS, C_UB_ALL | C_TRANS_B])
+def test_a_mix_1_1_kernel_has_one_client_per_cube_core(kernels, mode) -> None:
+    out, ref, *_ = _client(kernels, 128, 192, 64, mode, block_dim=2, kt=KernelType.MIX_1_1, base_m=64, base_n=64)
     _close(out, ref)
 
 

@@ -19,9 +19,13 @@ using bType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half, true>;
 using cType = matmul::MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
 using biasType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, float>;
 
+#ifndef MM_CLIENT_KERNEL_TYPE
+#define MM_CLIENT_KERNEL_TYPE KERNEL_TYPE_MIX_AIC_1_2
+#endif
+
 extern "C" __global__ __aicore__ void mm_client(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR peek,
                                                 GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    KERNEL_TASK_TYPE_DEFAULT(MM_CLIENT_KERNEL_TYPE);
     GET_TILING_DATA_WITH_STRUCT(MmTestTiling, t, tiling);
     SetSysWorkspace(workspace);
     TPipe pipe;
