@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """How fast the emulated cube multiplies: one 128x256x128 tile (half or bfloat16 in, float32
 accumulate) through the matmul engine that MatmulImpl and the matmul server use (GM gather and
-conversion to float, the blocked GEMM, the float32 tile), beside numpy's float32 matmul of the same
-shape, measured side by side on this machine.
+conversion to float, the blocked GEMM, the float32 tile) and through the Mmad instruction (fractal
+gather from L0A / L0B, GEMM, scatter to L0C), beside numpy's float32 matmul of the same shape,
+measured side by side on this machine.
 
     python scripts/bench_cube_matmul.py [--m 128 --n 256 --k 128] [--dtype half|bfloat16_t] [--reps 200]
 
@@ -73,7 +74,28 @@ int main(int argc, char** argv) {
         engine = e < engine ? e : engine;
         gemm = g < gemm ? g : gemm;
     }
-    std::printf("%.3f %.3f %d\n", engine, gemm, mpnpu::gemm::wide() ? 1 : 0);
+    // Mmad on L0A (Zz) x L0B (Zn) -> L0C (Nz), when the operands fit those memories
+    double mmad = -1;
+    const uint64_t k1 = (K + 31 / int(sizeof(T))) / (32 / sizeof(T)), m1 = (M + 15) / 16, n1 = (N + 15) / 16;
+    if (m1 * k1 * 512 <= mpnpu::L0A_BYTES && k1 * n1 * 512 <= mpnpu::L0B_BYTES && m1 * n1 * 1024 <= mpnpu::L0C_BYTES) {
+        AscendC::LocalTensor<T> l0a, l0b;
+        AscendC::LocalTensor<float> l0c;
+        l0a.mpnpu_init(MPNPU_MEM_L0A, AscendC::TPosition::A2, 0, uint32_t(m1 * k1 * 256), 0, mpnpu::L0A_BYTES);
+        l0b.mpnpu_init(MPNPU_MEM_L0B, AscendC::TPosition::B2, 0, uint32_t(k1 * n1 * 256), 0, mpnpu::L0B_BYTES);
+        l0c.mpnpu_init(MPNPU_MEM_L0C, AscendC::TPosition::CO1, 0, uint32_t(m1 * n1 * 256), 0, mpnpu::L0C_BYTES);
+        for (uint32_t i = 0; i < l0a.GetSize(); ++i) l0a.mpnpu_addr()[i] = a[i % a.size()];
+        for (uint32_t i = 0; i < l0b.GetSize(); ++i) l0b.mpnpu_addr()[i] = b[i % b.size()];
+        AscendC::MmadParams p{uint16_t(M), uint16_t(N), uint16_t(K)};
+        mmad = 1e30;
+        for (int round = 0; round < 5; ++round) {
+            auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < batch; ++i) AscendC::Mmad(l0c, l0a, l0b, p, site);
+            auto t1 = std::chrono::steady_clock::now();
+            double e = std::chrono::duration<double, std::micro>(t1 - t0).count() / batch;
+            mmad = e < mmad ? e : mmad;
+        }
+    }
+    std::printf("%.3f %.3f %d %.3f\n", engine, gemm, mpnpu::gemm::wide() ? 1 : 0, mmad);
     return 0;
 }
 """
@@ -116,13 +138,15 @@ def main() -> int:
         exe = build(args.dtype, tmp)
         out = subprocess.run([exe, str(args.m), str(args.n), str(args.k), str(args.reps)], check=True,
                              capture_output=True, text=True).stdout.split()
-    engine, gemm, wide = float(out[0]), float(out[1]), out[2] == "1"
+    engine, gemm, wide, mmad = float(out[0]), float(out[1]), out[2] == "1", float(out[3])
     ref = numpy_us(args.m, args.n, args.k, args.reps)
     flops = 2.0 * args.m * args.n * args.k
     print(f"tile {args.m}x{args.n}x{args.k}, {args.dtype} in, float32 accumulate "
           f"({'AVX2+FMA' if wide else 'baseline SSE2'} kernel)")
     print(f"  mpnpu engine (gather + convert + GEMM): {engine:9.1f} us/tile  {flops / engine / 1e3:6.1f} GFLOP/s")
     print(f"  mpnpu GEMM alone (float32 buffers):     {gemm:9.1f} us/tile  {flops / gemm / 1e3:6.1f} GFLOP/s")
+    if mmad > 0:
+        print(f"  Mmad (L0A Zz x L0B Zn -> L0C Nz):       {mmad:9.1f} us/tile  {flops / mmad / 1e3:6.1f} GFLOP/s")
     print(f"  numpy float32 matmul:                   {ref:9.1f} us/tile  {flops / ref / 1e3:6.1f} GFLOP/s")
     print(f"  ratio engine / numpy: {engine / ref:.2f}x")
     return 0

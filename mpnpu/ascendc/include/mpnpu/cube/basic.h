@@ -241,19 +241,45 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
         std::vector<float>& af = scratch(0);
         std::vector<float>& bf = scratch(1);
         std::vector<float>& cf = scratch(2);
+        std::vector<float>& line = scratch(3);
         af.resize(m * k);
         bf.resize(k * n);
         cf.resize(m * n);
+        line.resize(K0);
+        // A: each fractal row holds K0 consecutive k of one m (GEMV: the row is plain)
+        for (uint64_t i = 0; i < m; ++i) {
+            float* row = af.data() + i * k;
+            if (gemv) {
+                gemm::to_float_row(A, row, k);
+                continue;
+            }
+            for (uint64_t kb = 0; kb * K0 < k; ++kb) {
+                uint64_t w = k - kb * K0 < K0 ? k - kb * K0 : K0;
+                gemm::to_float_row(A + a_at(i, kb * K0), row + kb * K0, w);
+            }
+        }
+        // B: each fractal row holds K0 consecutive k of one n
+        for (uint64_t j = 0; j < n; ++j)
+            for (uint64_t kb = 0; kb * K0 < k; ++kb) {
+                uint64_t w = k - kb * K0 < K0 ? k - kb * K0 : K0;
+                gemm::to_float_row(B + b_at(kb * K0, j), line.data(), w);
+                for (uint64_t q = 0; q < w; ++q) bf[(kb * K0 + q) * n + j] = line[q];
+            }
+        // C: each fractal row holds 16 consecutive n of one m
         for (uint64_t i = 0; i < m; ++i)
-            for (uint64_t kk = 0; kk < k; ++kk) af[i * k + kk] = to_float(A[a_at(i, kk)]);
-        for (uint64_t kk = 0; kk < k; ++kk)
-            for (uint64_t j = 0; j < n; ++j) bf[kk * n + j] = to_float(B[b_at(kk, j)]);
-        for (uint64_t i = 0; i < m; ++i)
-            for (uint64_t j = 0; j < n; ++j)
-                cf[i * n + j] = accumulate ? float(C[c_at(i, j)]) : bias ? to_float(bias->mpnpu_addr()[j]) : 0.0f;
+            for (uint64_t jb = 0; jb * 16 < n; ++jb) {
+                uint64_t w = n - jb * 16 < 16 ? n - jb * 16 : 16;
+                float* out = cf.data() + i * n + jb * 16;
+                if (accumulate) std::memcpy(out, C + c_at(i, jb * 16), w * sizeof(float));
+                else if (bias) gemm::to_float_row(bias->mpnpu_addr() + jb * 16, out, w);
+                else std::memset(out, 0, w * sizeof(float));
+            }
         gemm::sgemm(int(m), int(n), int(k), af.data(), int(k), bf.data(), int(n), cf.data(), int(n));
         for (uint64_t i = 0; i < m; ++i)
-            for (uint64_t j = 0; j < n; ++j) C[c_at(i, j)] = cf[i * n + j];
+            for (uint64_t jb = 0; jb * 16 < n; ++jb) {
+                uint64_t w = n - jb * 16 < 16 ? n - jb * 16 : 16;
+                std::memcpy(C + c_at(i, jb * 16), cf.data() + i * n + jb * 16, w * sizeof(float));
+            }
     }
 }
 
@@ -418,14 +444,18 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src, cons
                          intriParams.quantPre, intriParams.reluPre != 0, site, "DataCopy L0C->GM");
 }
 
-inline void SetFixpipeNz2ndFlag(uint16_t ndNum, uint16_t srcNdStride, uint16_t dstNdStride) {
+inline void SetFixpipeNz2ndFlag(uint16_t ndNum, uint16_t srcNdStride, uint16_t dstNdStride, MPNPU_SITE) {
+    mpnpu::at(site);
     mpnpu::cube::FixState& f = mpnpu::cube::fix_state();
     f.nd_num = ndNum;
     f.src_nd_stride = srcNdStride;
     f.dst_nd_stride = dstNdStride;
 }
 
-inline void SetFixpipePreQuantFlag(uint64_t config) { mpnpu::cube::fix_state().pre_quant = config; }
+inline void SetFixpipePreQuantFlag(uint64_t config, MPNPU_SITE) {
+    mpnpu::at(site);
+    mpnpu::cube::fix_state().pre_quant = config;
+}
 
 }  // namespace AscendC
 

@@ -163,23 +163,35 @@ public:
         (void)inputBias;
         unsupported(site, "Matmul::SetBias with a LocalTensor (mpnpu's Matmul reads the bias from GM)");
     }
-    void DisableBias() { setup_.hasBias = 0; }
-    void ClearBias() { setup_.hasBias = 0; }
+    void DisableBias(MPNPU_SITE) {
+        at(site);
+        setup_.hasBias = 0;
+    }
+    void ClearBias(MPNPU_SITE) { DisableBias(site); }
+    // The workspaces of asynchronous Iterate and of the vector ND2NZ path: nothing for mpnpu to keep.
     template <class T>
-    void SetWorkspace(AscendC::GlobalTensor<T>& addr) {
+    void SetWorkspace(AscendC::GlobalTensor<T>& addr, MPNPU_SITE) {
+        at(site);
         (void)addr;
     }
     template <class T>
-    void SetWorkspace(const T* addr, int size) {
+    void SetWorkspace(const T* addr, int size, MPNPU_SITE) {
+        at(site);
         (void)addr;
         (void)size;
     }
-    void SetLocalWorkspace(const AscendC::LocalTensor<uint8_t>& tmpBuffer) { (void)tmpBuffer; }
+    void SetLocalWorkspace(const AscendC::LocalTensor<uint8_t>& tmpBuffer, MPNPU_SITE) {
+        at(site);
+        (void)tmpBuffer;
+    }
     void SetHF32(bool enableHF32 = false, int32_t transMode = 0, MPNPU_SITE) {
         (void)transMode;
         if (enableHF32) unsupported(site, "Matmul::SetHF32(true) (mpnpu multiplies float inputs in float32)");
     }
-    void SetSubBlockIdx(uint8_t subBlockIdx) { sub_block_ = subBlockIdx; }
+    void SetSubBlockIdx(uint8_t subBlockIdx, MPNPU_SITE) {
+        at(site);
+        sub_block_ = subBlockIdx;
+    }
     uint8_t GetSubBlockIdx() const { return sub_block_; }
     template <class... X>
     void SetQuantScalar(X&&...) {
