@@ -195,7 +195,7 @@ def test_matmul_impl_element_types(kernels, src, dst) -> None:
 # -- Matmul from the vector cores: REGIST_MATMUL_OBJ -----------------------------------------------------------
 
 C_TRANS_B, C_BIAS, C_ATOMIC, C_ITERATE, C_UB, C_ASYNC, C_EARLY, C_NO_END, C_SUB0 = 2, 4, 8, 16, 32, 64, 128, 256, 512
-C_UB_ALL, C_TWO = 1024, 2048
+C_UB_ALL, C_TWO, C_CROSS = 1024, 2048, 4096
 
 
 def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, kt=KernelType.MIX_1_2,
@@ -250,11 +250,18 @@ def test_one_vector_core_computes_while_the_other_only_ends(kernels) -> None:
     assert not np.allclose(out[sm:], ref[sm:])
 
 
+def test_vector_cores_meeting_in_a_syncall_between_their_requests(kernels) -> None:
+    # vector core 0: IterateAll then SyncAll; vector core 1: SyncAll then IterateAll. The server
+    # pairs requests; core 1's SyncAll sends an empty one, so core 0's is served and both meet.
+    out, ref, *_ = _client(kernels, 128, 128, 64, C_CROSS, base_m=64, base_n=64)
+    _close(out, ref)
+
+
 def test_out_of_range_set_tensor_a_is_memcheck_at_the_kernel_line(kernels) -> None:
     with pytest.raises(KernelError) as info:
         _client(kernels, 128, 256, 64, 0, a_rows=100)
     text = str(info.value)
-    line = line_of("cube/mm_client.cpp", "mm.IterateAll(cPart, atomic);")
+    line = line_of("cube/mm_client.cpp", "mm.IterateAll(cPart, atomic);  // the plain case")
     assert "raised MemcheckError: illegal read of GM tensor a by Matmul::IterateAll (reading A) at " \
            f"cube/mm_client.cpp:{line} (mm_client)" in text
     assert "of a tensor of 6400 float16 elements" in text

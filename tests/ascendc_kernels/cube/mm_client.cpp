@@ -5,14 +5,16 @@
 // out to GM with DataCopy; atomic accumulation over several rounds; only sub-block 0 computing
 // (sub-block 1 only calls End); reading C before the async IterateAll is waited for (a race);
 // never calling End (the cube core's server then waits forever: a deadlock the watchdog reports);
-// IterateAll into UB; a second Matmul object used after the first one's End (accumulating C again).
+// IterateAll into UB; a second Matmul object used after the first one's End (accumulating C again);
+// the two vector cores meeting in a SyncAll, one before its IterateAll and one after it.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "mm_tiling.h"
 using namespace AscendC;
 
 constexpr int32_t MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE = 16, MODE_UB = 32, MODE_ASYNC = 64,
-                  MODE_EARLY = 128, MODE_NO_END = 256, MODE_SUB0 = 512, MODE_UB_ALL = 1024, MODE_TWO = 2048;
+                  MODE_EARLY = 128, MODE_NO_END = 256, MODE_SUB0 = 512, MODE_UB_ALL = 1024, MODE_TWO = 2048,
+                  MODE_CROSS = 4096;
 
 using aType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half>;
 using bType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half, true>;
@@ -106,8 +108,16 @@ extern "C" __global__ __aicore__ void mm_client(GM_ADDR a, GM_ADDR b, GM_ADDR bi
                 DataCopy(peekGm[part * 8], ub, 8);
             }
             mm.WaitIterateAll();
+        } else if (t.mode & MODE_CROSS) {
+            if (GetSubBlockIdx() == 0) {
+                mm.IterateAll(cPart, atomic);
+                SyncAll();
+            } else {
+                SyncAll();
+                mm.IterateAll(cPart, atomic);
+            }
         } else {
-            mm.IterateAll(cPart, atomic);
+            mm.IterateAll(cPart, atomic);  // the plain case
         }
     }
     if (!(t.mode & MODE_NO_END)) mm.End();

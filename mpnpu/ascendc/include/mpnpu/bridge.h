@@ -241,6 +241,7 @@ MPNPU_EXPORT const MpnpuFault* mpnpu_fault() { return &mpnpu::core().fault; }
         if (n_slots != mpnpu_entry_t::arity) return MPNPU_RUN_CXX_EXCEPTION;                             \
         return ::mpnpu::run_launch(launch, [&] {                                                         \
             ::mpnpu::core().args.assign(slots, slots + n_slots);                                         \
+            ::mpnpu::core().before_user_sync = nullptr;                                                  \
             mpnpu_entry_t::invoke(&kernel, slots);                                                       \
         });                                                                                              \
     }

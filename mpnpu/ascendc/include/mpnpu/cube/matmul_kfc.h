@@ -16,7 +16,9 @@
 // objects are destroyed at the end of the kernel function, End having been called after each one's
 // last use) keeps taking part with empty requests until the other has finished too, so the two
 // vector cores may issue different numbers of requests; End itself only ends one object's use, so
-// that another object (or the same one again) can be used after it, as the documentation has it. Requests are one per Iterate, GetTensorC, IterateAll
+// that another object (or the same one again) can be used after it, as the documentation has it.
+// Before the kernel's own SyncAll or CrossCoreWaitFlag a client sends an empty request (not waited
+// for), so that a vector core blocked there never leaves its sibling's request without its pair. Requests are one per Iterate, GetTensorC, IterateAll
 // and End (the setters only change the client's copy of the setup, which travels with each request).
 // The flags are real cross-core flags (ids 0 and 1, inside the [0, 2N-1] the documentation reserves
 // for N Matmul objects): the watchdog sees a server waiting for a client that finished without
@@ -234,6 +236,18 @@ inline void finish_client() {
     c.finished = true;
 }
 
+// Before the kernel's own SyncAll or CrossCoreWaitFlag on a client: an empty request, not waited
+// for. The server pairs the two clients' requests round by round; a client blocked in the
+// kernel's own sync (waiting for its sibling, say) must not leave the sibling's request without
+// its pair, or the two would wait for each other where the chip's independent queues would not.
+inline void before_kernel_sync(const Site& site) {
+    Client& c = client();
+    if (!c.chunk || c.finished) return;
+    Wire idle{};
+    idle.op = OP_NULL;
+    post(idle, site);
+}
+
 // -- the cube core's side ----------------------------------------------------------------------------------
 
 inline void serve(RegCtx& ctx, uint8_t* chunk, const Site& site) {
@@ -309,6 +323,7 @@ inline bool regist(const Site& site, AscendC::TPipe* pipe, uint8_t* workspace, A
         c.chunk = chunk;
         c.sub = int(core().launch.subblock_idx);
         c.site = site;
+        core().before_user_sync = &before_kernel_sync;
         for (int i = 0; i < ctx.n; ++i) ctx.objs[i]->mpnpu_client_registered();
         return false;
     }
