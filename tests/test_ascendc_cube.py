@@ -199,7 +199,7 @@ C_UB_ALL, C_TWO, C_CROSS = 1024, 2048, 4096
 
 
 def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, kt=KernelType.MIX_1_2,
-            **base):
+            launches=1, **base):
     rng = _rng(seed)
     a = rng.standard_normal((a_rows or m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
@@ -213,7 +213,9 @@ def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace
                 dev.to_device("bias", bias), dev.to_device("c", c0), dev.to_device("peek", np.zeros(64, np.float32)),
                 dev.to_device("workspace", np.zeros(workspace_bytes(block_dim, 2), np.uint8)),
                 dev.to_device("tiling", packed)]
-        result = dev.launch(kernels["client" if kt is KernelType.MIX_1_2 else "client_1_1"], *args, trace=trace)
+        for _ in range(launches):
+            dev.gm.write(args[3], c0)
+            result = dev.launch(kernels["client" if kt is KernelType.MIX_1_2 else "client_1_1"], *args, trace=trace)
         out, peek = dev.to_host(args[3]), dev.to_host(args[4])
     ref = a[:m].astype(np.float32) @ b.astype(np.float32) + (bias if mode & C_BIAS else 0)
     if mode & C_ATOMIC:
@@ -234,6 +236,13 @@ def test_vector_cores_drive_their_cube_core(kernels, block_dim, mode) -> None:
 def test_a_mix_1_1_kernel_has_one_client_per_cube_core(kernels, mode) -> None:
     out, ref, *_ = _client(kernels, 128, 192, 64, mode, block_dim=2, kt=KernelType.MIX_1_1, base_m=64, base_n=64)
     _close(out, ref)
+
+
+def test_the_same_device_runs_the_client_kernel_again(kernels) -> None:
+    # core processes are reused: the client state, the workspace rings and the flags start afresh
+    for seed in (3, 4):
+        out, ref, *_ = _client(kernels, 128, 128, 64, C_ITERATE, seed=seed, base_m=64, base_n=64, launches=2)
+        _close(out, ref)
 
 
 def test_client_rounds_accumulate_atomically_with_tails(kernels) -> None:
@@ -262,8 +271,9 @@ def test_out_of_range_set_tensor_a_is_memcheck_at_the_kernel_line(kernels) -> No
         _client(kernels, 128, 256, 64, 0, a_rows=100)
     text = str(info.value)
     line = line_of("cube/mm_client.cpp", "mm.IterateAll(cPart, atomic);  // the plain case")
-    assert "raised MemcheckError: illegal read of GM tensor a by Matmul::IterateAll (reading A) at " \
-           f"cube/mm_client.cpp:{line} (mm_client)" in text
+    set_a = line_of("cube/mm_client.cpp", "mm.SetTensorA(aGm[m0 * ct.Ka]);")
+    assert "raised MemcheckError: illegal read of GM tensor a by Matmul::IterateAll (reading A of SetTensorA at " \
+           f"cube/mm_client.cpp:{set_a}) at cube/mm_client.cpp:{line} (mm_client)" in text
     assert "of a tensor of 6400 float16 elements" in text
 
 

@@ -124,6 +124,8 @@ public:
         setup_.a_base = reinterpret_cast<const uint8_t*>(gm.mpnpu_base());
         setup_.a = reinterpret_cast<const uint8_t*>(gm.mpnpu_addr());
         setup_.transA = isTransposeA;
+        setup_.a_file = rel(site.file);
+        setup_.a_line = site.line;
         cursor_ = 0;
     }
     void SetTensorA(const AscendC::LocalTensor<SrcAT>& leftMatrix, bool isTransposeA = false, MPNPU_SITE) {
@@ -142,6 +144,8 @@ public:
         setup_.b_base = reinterpret_cast<const uint8_t*>(gm.mpnpu_base());
         setup_.b = reinterpret_cast<const uint8_t*>(gm.mpnpu_addr());
         setup_.transB = isTransposeB;
+        setup_.b_file = rel(site.file);
+        setup_.b_line = site.line;
         cursor_ = 0;
     }
     void SetTensorB(const AscendC::LocalTensor<SrcBT>& rightMatrix, bool isTransposeB = false, MPNPU_SITE) {

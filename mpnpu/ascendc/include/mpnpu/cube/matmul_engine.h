@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -37,7 +38,21 @@ struct Setup {
     const uint8_t* b;
     const uint8_t* bias_base;
     const uint8_t* bias;
+    // where SetTensorA / SetTensorB were called (file relative to site_anchor, line), for reports
+    int64_t a_file, b_file;
+    int32_t a_line, b_line;
 };
+
+// An anchor in this library: a site's file name travels as its distance from here (the same
+// library is loaded in every core process, at addresses of its own).
+inline const char site_anchor[1] = {0};
+
+inline int64_t rel(const char* p) {
+    return p ? int64_t(reinterpret_cast<uintptr_t>(p)) - int64_t(reinterpret_cast<uintptr_t>(site_anchor)) : 0;
+}
+inline const char* unrel(int64_t d) {
+    return reinterpret_cast<const char*>(uintptr_t(int64_t(reinterpret_cast<uintptr_t>(site_anchor)) + d));
+}
 
 inline void init_setup(Setup& s, const TCubeTiling& t) {
     std::memset(static_cast<void*>(&s), 0, sizeof s);
@@ -99,8 +114,17 @@ inline void check_setup(const Setup& s, const Site& site, const char* what) {
 
 // "Matmul::IterateAll (reading A)": the call and the operand, for memcheck's report.
 inline const char* what_of(const char* call, const char* operand) {
-    thread_local char buf[96];
+    thread_local char buf[160];
     std::snprintf(buf, sizeof buf, "Matmul::%s (%s)", call, operand);
+    return buf;
+}
+
+// "Matmul::IterateAll (reading A of SetTensorA at op_kernel/mm.cpp:41)".
+inline const char* what_set(const char* call, const char* operand, const char* setter, int64_t file, int32_t line) {
+    if (!file) return what_of(call, operand);
+    thread_local char buf[320];
+    std::string where = site_name(Site{unrel(file), line, ""});
+    std::snprintf(buf, sizeof buf, "Matmul::%s (reading %s of %s at %s)", call, operand, setter, where.c_str());
     return buf;
 }
 
@@ -122,16 +146,16 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
     int64_t ra, rb, rbias = -1;
     if (s.transA)
         ra = gm_access('R', P_MTE2, s.a_base, a0, uint64_t(tm) * sizeof(AT), uint64_t(lda) * sizeof(AT), uint64_t(K),
-                       sizeof(AT), site, what_of(call, "reading A"));
+                       sizeof(AT), site, what_set(call, "A", "SetTensorA", s.a_file, s.a_line));
     else
         ra = gm_access('R', P_MTE2, s.a_base, a0, uint64_t(K) * sizeof(AT), uint64_t(lda) * sizeof(AT), uint64_t(tm),
-                       sizeof(AT), site, what_of(call, "reading A"));
+                       sizeof(AT), site, what_set(call, "A", "SetTensorA", s.a_file, s.a_line));
     if (s.transB)
         rb = gm_access('R', P_MTE2, s.b_base, b0, uint64_t(K) * sizeof(BT), uint64_t(ldb) * sizeof(BT), uint64_t(tn),
-                       sizeof(BT), site, what_of(call, "reading B"));
+                       sizeof(BT), site, what_set(call, "B", "SetTensorB", s.b_file, s.b_line));
     else
         rb = gm_access('R', P_MTE2, s.b_base, b0, uint64_t(tn) * sizeof(BT), uint64_t(ldb) * sizeof(BT), uint64_t(K),
-                       sizeof(BT), site, what_of(call, "reading B"));
+                       sizeof(BT), site, what_set(call, "B", "SetTensorB", s.b_file, s.b_line));
     const BiasT* bias = s.hasBias ? reinterpret_cast<const BiasT*>(s.bias) + tile.n0 : nullptr;
     if (bias)
         rbias = gm_access('R', P_MTE2, s.bias_base, bias, uint64_t(tn) * sizeof(BiasT), 0, 1, sizeof(BiasT), site,

@@ -80,14 +80,6 @@ struct Resp {
     uint32_t done;  // the server has finished (every client ended)
 };
 
-inline const char site_anchor[1] = {0};
-
-inline int64_t rel(const char* p) {
-    return p ? int64_t(reinterpret_cast<uintptr_t>(p)) - int64_t(reinterpret_cast<uintptr_t>(site_anchor)) : 0;
-}
-inline const char* unrel(int64_t d) {
-    return reinterpret_cast<const char*>(uintptr_t(int64_t(reinterpret_cast<uintptr_t>(site_anchor)) + d));
-}
 
 inline WirePtr encode(const void* p, const Site& site, const char* what) {
     WirePtr w{-1, 0, 0};
