@@ -130,6 +130,23 @@ def test_other_element_types(kernels, src, dst, flags) -> None:
     _close(out, ref, rel)
 
 
+def test_racecheck_sees_the_instructions_pipes(kernels) -> None:
+    # the kernel orders MTE2 -> MTE1 -> M -> FIX with flags: no hazard; without the wait before
+    # Fixpipe, Fixpipe's read of L0C races Mmad's write (local memory, inside the cube core)
+    wait = f"cube/mmad_basic.cpp:{line_of('cube/mmad_basic.cpp', 'WaitFlag<HardEvent::M_FIX>(EVENT_ID0);')}"
+    found = {}
+    for drop in ((), (wait,)):
+        with device(1, kernel_type=KernelType.AIC) as dev:
+            args = [dev.to_device("a", np.ones((64, 32), np.float16)), dev.to_device("b", np.ones((32, 48), np.float16)),
+                    dev.to_device("bias", np.ones(48, np.float32)), dev.to_device("c", np.zeros(64 * 48, np.float32))]
+            r = dev.launch(kernels["basic"], *args, 64, 48, 32, TRANS_A | ACC | BIAS, 0, trace=True, drop_syncs=drop)
+        found[drop] = analyze(r.trace)
+    assert found[()] == []
+    (h,) = [h for h in found[(wait,)] if h.scope == "local"]
+    assert (h.kind, h.tensor, h.first.pipe, h.second.pipe) == ("RAW", "L0C", "PIPE_M", "PIPE_FIX")
+    assert h.second.site == f"cube/mmad_basic.cpp:{line_of('cube/mmad_basic.cpp', 'Fixpipe(cGm, c1, fp);')}"
+
+
 # -- MatmulImpl on the cube cores of a mix 1:2 kernel ---------------------------------------------------------
 
 M_TRANS_A, M_TRANS_B, M_BIAS, M_ATOMIC, M_ITERATE, M_CO1, M_DATACOPY = 1, 2, 4, 8, 16, 32, 64
