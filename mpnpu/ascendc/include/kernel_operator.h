@@ -17,5 +17,6 @@
 #include "mpnpu/tpipe.h"
 #include "mpnpu/data_copy.h"
 #include "mpnpu/vector.h"
+#include "mpnpu/cube.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

@@ -48,5 +48,10 @@ struct TCubeTiling {
 namespace optiling {
 using TCubeTiling = ::TCubeTiling;
 }
+namespace AscendC {
+namespace tiling {
+using TCubeTiling = ::TCubeTiling;
+}
+}  // namespace AscendC
 
 #endif  // MPNPU_KERNEL_TILING_H

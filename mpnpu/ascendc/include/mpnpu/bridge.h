@@ -55,7 +55,11 @@ MPNPU_EXPORT const MpnpuFault* mpnpu_fault() { return &mpnpu::core().fault; }
     MPNPU_EXPORT int32_t mpnpu_entry_arity() { return mpnpu_entry_t::arity; }                            \
     MPNPU_EXPORT int32_t mpnpu_run(const MpnpuLaunch* launch, const uint64_t* slots, int32_t n_slots) {  \
         if (n_slots != mpnpu_entry_t::arity) return MPNPU_RUN_CXX_EXCEPTION;                             \
-        return ::mpnpu::run_launch(launch, [&] { mpnpu_entry_t::invoke(&kernel, slots); });             \
+        return ::mpnpu::run_launch(launch, [&] {                                                         \
+            ::mpnpu::core().args.assign(slots, slots + n_slots);                                         \
+            ::mpnpu::core().before_user_sync = nullptr;                                                  \
+            mpnpu_entry_t::invoke(&kernel, slots);                                                       \
+        });                                                                                              \
     }
 
 #endif  // MPNPU_BRIDGE_H

@@ -42,7 +42,7 @@ inline void atomic_store(T* dst, T v, int op) {
     Bits seen = __atomic_load_n(word, __ATOMIC_RELAXED);
     for (;;) {
         T old;
-        std::memcpy(&old, &seen, sizeof(T));
+        std::memcpy(static_cast<void*>(&old), &seen, sizeof(T));
         T next = atomic_combine(op, old, v);
         Bits want;
         std::memcpy(&want, &next, sizeof(T));
@@ -159,17 +159,18 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
                     block + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES, site, "DataCopy local->GM");
 }
 
-// UB -> UB on PIPE_V.
+// UB -> UB on PIPE_V (from L1, as L1 -> the bias table: PIPE_MTE1).
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, MPNPU_SITE) {
+    const uint8_t pipe = src.mpnpu_mem() == MPNPU_MEM_L1 ? mpnpu::P_MTE1 : mpnpu::P_V;
     uint64_t block = uint64_t(p.blockLen) * mpnpu::BLOCK_BYTES;
     uint64_t sstep = block + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES;
     uint64_t dstep = block + uint64_t(p.dstStride) * mpnpu::BLOCK_BYTES;
     if (p.blockCount == 0 || block == 0) return;
     mpnpu::check_ub_aligned(dst.mpnpu_offset(), site, "DataCopy local->local");
     mpnpu::check_ub_aligned(src.mpnpu_offset(), site, "DataCopy local->local");
-    src.mpnpu_touch_bytes('R', mpnpu::P_V, 0, (p.blockCount - 1) * sstep + block, site, "DataCopy local->local");
-    dst.mpnpu_touch_bytes('W', mpnpu::P_V, 0, (p.blockCount - 1) * dstep + block, site, "DataCopy local->local");
+    src.mpnpu_touch_bytes('R', pipe, 0, (p.blockCount - 1) * sstep + block, site, "DataCopy local->local");
+    dst.mpnpu_touch_bytes('W', pipe, 0, (p.blockCount - 1) * dstep + block, site, "DataCopy local->local");
     const uint8_t* s = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
     uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
     for (uint64_t i = 0; i < p.blockCount; ++i) std::memmove(d + i * dstep, s + i * sstep, block);

@@ -148,6 +148,12 @@ struct CoreState {
     bool holding = false;
     const MpnpuHost* host = nullptr;
     std::vector<MpnpuRegion> regions;  // sorted by address
+    // the kernel's arguments as the launch passed them (GM tensors: their address in this
+    // process); the same list on every core, so "argument i + offset" names one GM byte everywhere
+    std::vector<uint64_t> args;
+    // called at the start of the kernel's own blocking cross-core syncs (SyncAll,
+    // CrossCoreWaitFlag) when a library needs to act first (the matmul client: mpnpu/cube/matmul_kfc.h)
+    void (*before_user_sync)(const Site&) = nullptr;
     std::vector<std::string> dropped;  // sync point names the launch skips
     std::string hold_site;
     std::unordered_map<SiteKey, int32_t, SiteKeyHash> site_ids;

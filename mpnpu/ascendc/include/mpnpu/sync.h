@@ -170,6 +170,12 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     }
 }
 
+// The kernel's own blocking cross-core syncs first let a library act (the matmul client).
+inline void before_user_sync(const Site& site) {
+    CoreState& c = core();
+    if (c.before_user_sync) c.before_user_sync(site);
+}
+
 }  // namespace mpnpu
 
 namespace AscendC {
@@ -192,6 +198,7 @@ inline void PipeBarrier(MPNPU_SITE) {
 // SyncAll<true>() (the default): every vector core; SyncAll<false>(): every cube and vector core.
 template <bool isAIVOnly = true>
 inline void SyncAll(MPNPU_SITE) {
+    mpnpu::before_user_sync(site);
     mpnpu::sync_all(isAIVOnly, site);
 }
 
@@ -203,6 +210,7 @@ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<
     (void)gmWorkspace;
     (void)ubWorkspace;
     (void)usedCores;
+    mpnpu::before_user_sync(site);
     mpnpu::sync_all(true, site);
 }
 
@@ -215,6 +223,7 @@ inline void CrossCoreSetFlag(uint16_t flagId, MPNPU_SITE) {
 // consumes the sets its setters made, in the mode they used. A mode given explicitly is checked.
 template <uint8_t modeId = mpnpu::ANY_MODE, pipe_t pipe = PIPE_S>
 inline void CrossCoreWaitFlag(uint16_t flagId, MPNPU_SITE) {
+    mpnpu::before_user_sync(site);
     mpnpu::cross_core_wait(modeId, flagId, site);
 }
 

@@ -1,0 +1,462 @@
+// The cube core's instructions: GM -> L1 with ND2NZ conversion (DataCopy with Nd2NzParams), L1 ->
+// L0A / L0B (LoadData), the matrix multiply (Mmad: L0A x L0B -> L0C) and L0C -> GM (Fixpipe, and
+// the older DataCopy with DataCopyCO12DstParams).
+//
+// Layouts. The bytes in local memory are laid out as on the chip, so that kernels computing
+// fractal offsets themselves (a2Local[i * baseK * 16], startIndex, srcStride ...) get what they
+// would there:
+//
+//   L1 after ND2NZ   NZ: 32-byte column blocks; block c1 of row r at c1 * dstNzC0Stride + r * dstNzNStride
+//   L0A (Mmad's A)   Zz: 16 x K0 fractals (K0 = 32 bytes / element), fractal (m1, k1) at m1 * K1 + k1,
+//                        rows inside it; m == 1 reads A as a plain row (GEMV, as the chip does)
+//   L0B (Mmad's B)   Zn: K0 x 16 fractals, fractal (k1, n1) at k1 * N1 + n1, columns inside it
+//   L0C (Mmad's C)   Nz: 16 x 16 fractals, fractal (m1, n1) at n1 * M1 + m1, rows inside it
+//
+// Mmad gathers A and B into float32 row-major buffers, multiplies with mpnpu/cube/gemm.h and
+// scatters C back (int8 inputs accumulate exactly in int32). Pipes: ND2NZ copies PIPE_MTE2,
+// LoadData from L1 PIPE_MTE1 (from GM PIPE_MTE2), Mmad PIPE_M, Fixpipe PIPE_FIX. Every access is
+// checked against its tensor or buffer and traced; GM accesses are held around like DataCopy's.
+#ifndef MPNPU_CUBE_BASIC_H
+#define MPNPU_CUBE_BASIC_H
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "../data_copy.h"
+#include "../rt.h"
+#include "../tensor.h"
+#include "../types.h"
+#include "gemm.h"
+#include "params.h"
+
+namespace mpnpu {
+namespace cube {
+
+constexpr uint64_t FRACTAL_BYTES = 512;
+
+template <typename T>
+constexpr uint32_t c0_of() {
+    return uint32_t(32 / sizeof(T));
+}
+
+inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+template <typename T>
+inline void check_memory(const AscendC::LocalTensor<T>& t, int mem, const Site& site, const char* what,
+                         const char* operand) {
+    if (t.mpnpu_mem() != mem)
+        api_error(site, "%s: %s must be in %s, this tensor is in %s", what, operand, mem_name(mem),
+                  mem_name(t.mpnpu_mem()));
+}
+
+inline void check_aligned(uint64_t offset, uint64_t align, const Site& site, const char* what, const char* operand) {
+    if (offset % align)
+        api_error(site, "%s: %s must start %llu-byte aligned (it is %llu bytes into its memory)", what, operand,
+                  (unsigned long long)align, (unsigned long long)offset);
+}
+
+template <typename T>
+inline T from_f(float f) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(f);
+    else return from_float<T>(f);
+}
+
+// Scratch buffers reused by every instruction of this process.
+inline std::vector<float>& scratch(int i) {
+    thread_local std::vector<float> bufs[4];
+    return bufs[i];
+}
+
+// Fixpipe's state registers (SetFixpipeNz2ndFlag, SetFixpipePreQuantFlag).
+struct FixState {
+    uint16_t nd_num = 1;
+    uint16_t src_nd_stride = 0;
+    uint16_t dst_nd_stride = 0;
+    uint64_t pre_quant = 0;
+};
+inline FixState& fix_state() {
+    static FixState s;
+    return s;
+}
+
+// -- GM (or UB) -> local, ND -> NZ -------------------------------------------------------------------
+
+template <typename T>
+inline void nd2nz(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src,
+                  const AscendC::Nd2NzParams& p, const Site& site) {
+    const char* what = "DataCopy GM->local (ND2NZ)";
+    at(site);
+    if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0) return;  // a NOP, as documented
+    check_aligned(dst.mpnpu_offset(), BLOCK_BYTES, site, what, "the destination");
+    if (p.srcDValue < p.dValue)
+        api_error(site, "%s: srcDValue (%u) is smaller than dValue (%u)", what, unsigned(p.srcDValue),
+                  unsigned(p.dValue));
+    constexpr uint64_t C0 = c0_of<T>();
+    const uint64_t blocks = ceil_div(p.dValue, C0);
+    // the destination's extent: the last matrix's last row's last block
+    uint64_t last = uint64_t(p.ndNum - 1) * p.dstNzMatrixStride + (blocks - 1) * p.dstNzC0Stride * C0 +
+                    uint64_t(p.nValue - 1) * p.dstNzNStride * C0 + C0;
+    const T* g = src.mpnpu_addr();
+    hold_point(site, 0);
+    std::vector<int64_t> recs;
+    for (uint32_t i = 0; i < p.ndNum; ++i)
+        recs.push_back(gm_access('R', P_MTE2, src.mpnpu_base(), g + uint64_t(i) * p.srcNdMatrixStride,
+                                 uint64_t(p.dValue) * sizeof(T), uint64_t(p.srcDValue) * sizeof(T), p.nValue,
+                                 sizeof(T), site, what));
+    dst.mpnpu_touch('W', P_MTE2, 0, last, site, what);
+    T* l = dst.mpnpu_addr();
+    for (uint32_t i = 0; i < p.ndNum; ++i) {
+        const T* sm = g + uint64_t(i) * p.srcNdMatrixStride;
+        T* dm = l + uint64_t(i) * p.dstNzMatrixStride;
+        for (uint32_t r = 0; r < p.nValue; ++r) {
+            const T* row = sm + uint64_t(r) * p.srcDValue;
+            for (uint64_t b = 0; b < blocks; ++b) {
+                T* out = dm + b * p.dstNzC0Stride * C0 + uint64_t(r) * p.dstNzNStride * C0;
+                uint64_t n = p.dValue - b * C0 < C0 ? p.dValue - b * C0 : C0;
+                std::memcpy(static_cast<void*>(out), row + b * C0, n * sizeof(T));
+                if (n < C0) std::memset(static_cast<void*>(out + n), 0, (C0 - n) * sizeof(T));  // zero pad to 32 bytes
+            }
+        }
+    }
+    for (int64_t r : recs) done(r);
+    hold_point(site, 1);
+}
+
+// -- LoadData 2D: 512-byte fractals into L0A / L0B -------------------------------------------------------
+
+inline void transpose_fractal16(uint8_t* dst, const uint8_t* src) {
+    const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
+    uint16_t tmp[256];
+    for (int r = 0; r < 16; ++r)
+        for (int c = 0; c < 16; ++c) tmp[c * 16 + r] = s[r * 16 + c];
+    std::memcpy(dst, tmp, sizeof tmp);
+}
+
+template <typename T>
+inline void load_2d(const AscendC::LocalTensor<T>& dst, const uint8_t* src, uint64_t src_bytes_from,
+                    const AscendC::LoadData2DParams& p, uint8_t pipe, const Site& site, const char* what,
+                    const AscendC::LocalTensor<T>* local_src, const AscendC::GlobalTensor<T>* gm_src) {
+    at(site);
+    if (p.repeatTimes == 0) return;
+    int mem = dst.mpnpu_mem();
+    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
+        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what,
+                  mem_name(mem));
+    if (p.ifTranspose && sizeof(T) != 2)
+        api_error(site, "%s: ifTranspose needs 16-bit elements (this tensor's are %zu bytes)", what, sizeof(T));
+    if (p.ifTranspose && gm_src)
+        api_error(site, "%s: only loads from L1 can transpose", what);
+    if (p.addrMode != 0) unsupported(site, "%s: addrMode %u (mpnpu has the increasing mode 0)", what, unsigned(p.addrMode));
+    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
+    uint64_t first = uint64_t(p.startIndex), lastf = first + uint64_t(p.repeatTimes - 1) * p.srcStride;
+    uint64_t dst_end = (uint64_t(p.repeatTimes - 1) * (1 + uint64_t(p.dstGap)) + 1) * FRACTAL_BYTES;
+    int64_t rec = -1;
+    if (gm_src) {
+        hold_point(site, 0);
+        rec = gm_access('R', pipe, gm_src->mpnpu_base(), src + first * FRACTAL_BYTES, FRACTAL_BYTES,
+                        uint64_t(p.srcStride) * FRACTAL_BYTES, p.repeatTimes, sizeof(T), site, what);
+    } else {
+        local_src->mpnpu_touch_bytes('R', pipe, first * FRACTAL_BYTES, (lastf + 1) * FRACTAL_BYTES, site, what);
+    }
+    (void)src_bytes_from;
+    dst.mpnpu_touch_bytes('W', pipe, 0, dst_end, site, what);
+    uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+    for (uint32_t i = 0; i < p.repeatTimes; ++i) {
+        const uint8_t* s = src + (first + uint64_t(i) * p.srcStride) * FRACTAL_BYTES;
+        uint8_t* o = d + uint64_t(i) * (1 + uint64_t(p.dstGap)) * FRACTAL_BYTES;
+        if (p.ifTranspose) transpose_fractal16(o, s);
+        else std::memmove(o, s, FRACTAL_BYTES);
+    }
+    if (gm_src) {
+        done(rec);
+        hold_point(site, 1);
+    }
+}
+
+// -- Mmad -----------------------------------------------------------------------------------------------
+
+template <typename T, typename U, typename S>
+constexpr bool mmad_types_ok() {
+    return (std::is_same_v<U, half> && std::is_same_v<S, half> && std::is_same_v<T, float>) ||
+           (std::is_same_v<U, bfloat16_t> && std::is_same_v<S, bfloat16_t> && std::is_same_v<T, float>) ||
+           (std::is_same_v<U, float> && std::is_same_v<S, float> && std::is_same_v<T, float>) ||
+           (std::is_same_v<U, int8_t> && std::is_same_v<S, int8_t> && std::is_same_v<T, int32_t>);
+}
+
+// bias: nullptr, or n values (float / int32_t) that C starts from.
+template <typename T, typename U, typename S, typename V>
+inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& fm,
+                 const AscendC::LocalTensor<S>& filter, const AscendC::LocalTensor<V>* bias,
+                 const AscendC::MmadParams& p, const Site& site) {
+    static_assert(mmad_types_ok<T, U, S>(), "Mmad: the (C, A, B) types must be (float, half, half), (float, bfloat16_t, "
+                                            "bfloat16_t), (float, float, float) or (int32_t, int8_t, int8_t)");
+    const char* what = "Mmad";
+    at(site);
+    if (p.m == 0 || p.n == 0 || p.k == 0) return;  // a NOP, as documented
+    check_memory(dst, MPNPU_MEM_L0C, site, what, "the result (dst)");
+    check_memory(fm, MPNPU_MEM_L0A, site, what, "the left matrix (fm)");
+    check_memory(filter, MPNPU_MEM_L0B, site, what, "the right matrix (filter)");
+    check_aligned(fm.mpnpu_offset(), FRACTAL_BYTES, site, what, "the left matrix");
+    check_aligned(filter.mpnpu_offset(), FRACTAL_BYTES, site, what, "the right matrix");
+    check_aligned(dst.mpnpu_offset(), 64, site, what, "the result");
+    if (!bias && p.cmatrixSource && !p.cmatrixInitVal)
+        unsupported(site, "%s: cmatrixSource without a bias tensor (pass the bias table tensor to Mmad)", what);
+    const uint64_t m = p.m, n = p.n, k = p.k;
+    constexpr uint64_t K0 = c0_of<U>();
+    uint64_t k1 = ceil_div(k, K0);
+    if (std::is_same_v<U, float> && p.kDirectionAlign) k1 = ceil_div(k, 16) * 2;
+    const uint64_t m1 = ceil_div(m, 16), n1 = ceil_div(n, 16);
+    const bool gemv = m == 1 && !p.disableGemv;
+    const bool accumulate = bias == nullptr && (p.isBias || !p.cmatrixInitVal);
+    uint64_t a_bytes = gemv ? k * sizeof(U) : m1 * k1 * FRACTAL_BYTES;
+    uint64_t b_bytes = k1 * n1 * FRACTAL_BYTES;
+    uint64_t c_bytes = n1 * m1 * 256 * sizeof(T);
+    fm.mpnpu_touch_bytes('R', P_M, 0, a_bytes, site, what);
+    filter.mpnpu_touch_bytes('R', P_M, 0, b_bytes, site, what);
+    if (bias) bias->mpnpu_touch('R', P_M, 0, n, site, what);
+    if (accumulate) dst.mpnpu_touch_bytes('R', P_M, 0, c_bytes, site, what);
+    dst.mpnpu_touch_bytes('W', P_M, 0, c_bytes, site, what);
+
+    const U* A = fm.mpnpu_addr();
+    const S* B = filter.mpnpu_addr();
+    T* C = dst.mpnpu_addr();
+    auto a_at = [&](uint64_t i, uint64_t kk) -> uint64_t {
+        return gemv ? kk : ((i / 16 * k1 + kk / K0) * 16 + i % 16) * K0 + kk % K0;
+    };
+    auto b_at = [&](uint64_t kk, uint64_t j) -> uint64_t {
+        return ((kk / K0 * n1 + j / 16) * 16 + j % 16) * K0 + kk % K0;
+    };
+    auto c_at = [&](uint64_t i, uint64_t j) -> uint64_t { return ((j / 16 * m1 + i / 16) * 16 + i % 16) * 16 + j % 16; };
+
+    if constexpr (std::is_same_v<U, int8_t>) {
+        for (uint64_t i = 0; i < m; ++i)
+            for (uint64_t j = 0; j < n; ++j) {
+                int32_t acc = accumulate ? C[c_at(i, j)] : bias ? int32_t(bias->mpnpu_addr()[j]) : 0;
+                for (uint64_t kk = 0; kk < k; ++kk) acc += int32_t(A[a_at(i, kk)]) * int32_t(B[b_at(kk, j)]);
+                C[c_at(i, j)] = acc;
+            }
+    } else {
+        std::vector<float>& af = scratch(0);
+        std::vector<float>& bf = scratch(1);
+        std::vector<float>& cf = scratch(2);
+        std::vector<float>& line = scratch(3);
+        af.resize(m * k);
+        bf.resize(k * n);
+        cf.resize(m * n);
+        line.resize(K0);
+        // A: each fractal row holds K0 consecutive k of one m (GEMV: the row is plain)
+        for (uint64_t i = 0; i < m; ++i) {
+            float* row = af.data() + i * k;
+            if (gemv) {
+                gemm::to_float_row(A, row, k);
+                continue;
+            }
+            for (uint64_t kb = 0; kb * K0 < k; ++kb) {
+                uint64_t w = k - kb * K0 < K0 ? k - kb * K0 : K0;
+                gemm::to_float_row(A + a_at(i, kb * K0), row + kb * K0, w);
+            }
+        }
+        // B: each fractal row holds K0 consecutive k of one n
+        for (uint64_t j = 0; j < n; ++j)
+            for (uint64_t kb = 0; kb * K0 < k; ++kb) {
+                uint64_t w = k - kb * K0 < K0 ? k - kb * K0 : K0;
+                gemm::to_float_row(B + b_at(kb * K0, j), line.data(), w);
+                for (uint64_t q = 0; q < w; ++q) bf[(kb * K0 + q) * n + j] = line[q];
+            }
+        // C: each fractal row holds 16 consecutive n of one m
+        for (uint64_t i = 0; i < m; ++i)
+            for (uint64_t jb = 0; jb * 16 < n; ++jb) {
+                uint64_t w = n - jb * 16 < 16 ? n - jb * 16 : 16;
+                float* out = cf.data() + i * n + jb * 16;
+                if (accumulate) std::memcpy(out, C + c_at(i, jb * 16), w * sizeof(float));
+                else if (bias) gemm::to_float_row(bias->mpnpu_addr() + jb * 16, out, w);
+                else std::memset(out, 0, w * sizeof(float));
+            }
+        gemm::sgemm(int(m), int(n), int(k), af.data(), int(k), bf.data(), int(n), cf.data(), int(n));
+        for (uint64_t i = 0; i < m; ++i)
+            for (uint64_t jb = 0; jb * 16 < n; ++jb) {
+                uint64_t w = n - jb * 16 < 16 ? n - jb * 16 : 16;
+                std::memcpy(C + c_at(i, jb * 16), cf.data() + i * n + jb * 16, w * sizeof(float));
+            }
+    }
+}
+
+// -- L0C -> GM ------------------------------------------------------------------------------------------
+
+// The conversion of one value on its way out of L0C.
+template <typename T, typename U>
+inline void check_quant(QuantMode_t q, const Site& site, const char* what) {
+    bool ok = false;
+    if (q == QuantMode_t::NoQuant) ok = std::is_same_v<T, U>;
+    else if (q == QuantMode_t::F322F16) ok = std::is_same_v<U, float> && std::is_same_v<T, half>;
+    else if (q == QuantMode_t::F322BF16) ok = std::is_same_v<U, float> && std::is_same_v<T, bfloat16_t>;
+    else unsupported(site, "%s: quantPre %d (mpnpu has NoQuant, F322F16 and F322BF16)", what, int(q));
+    if (!ok)
+        api_error(site, "%s: quantPre %s does not convert %s L0C data to %zu-byte GM elements (float -> half needs "
+                        "F322F16, float -> bfloat16_t F322BF16, same type NoQuant)",
+                  what, q == QuantMode_t::NoQuant ? "NoQuant" : q == QuantMode_t::F322F16 ? "F322F16" : "F322BF16",
+                  std::is_same_v<U, float> ? "float" : "int32_t", sizeof(T));
+}
+
+template <typename T, typename U>
+inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTensor<U>& src, uint32_t nSize,
+                    uint32_t mSize, uint32_t srcStride, uint32_t dstStride, bool nd, uint32_t ndNum,
+                    uint32_t srcNdStride, uint32_t dstNdStride, QuantMode_t quant, bool relu, const Site& site,
+                    const char* what) {
+    static_assert(std::is_same_v<U, float> || std::is_same_v<U, int32_t>, "L0C holds float or int32_t");
+    at(site);
+    if (nSize == 0 || mSize == 0 || ndNum == 0) return;  // a NOP, as documented
+    check_memory(src, MPNPU_MEM_L0C, site, what, "the source");
+    check_quant<T, U>(quant, site, what);
+    if (dstStride == 0) api_error(site, "%s: dstStride must not be 0", what);
+    const uint64_t n1 = ceil_div(nSize, 16);
+    const uint64_t nd_src = uint64_t(srcNdStride) * 256;  // fractals of 16 x 16
+    uint64_t src_end = uint64_t(ndNum - 1) * nd_src + ((n1 - 1) * srcStride + mSize) * 16;
+    T* g = dst.mpnpu_addr();
+    hold_point(site, 0);
+    src.mpnpu_touch('R', P_FIX, 0, src_end, site, what);
+    char kind = gm_write_kind();
+    std::vector<int64_t> recs;
+    for (uint32_t d = 0; d < ndNum; ++d) {
+        if (nd)
+            recs.push_back(gm_access(kind, P_FIX, dst.mpnpu_base(), g + uint64_t(d) * dstNdStride,
+                                     uint64_t(nSize) * sizeof(T), uint64_t(dstStride) * sizeof(T), mSize, sizeof(T),
+                                     site, what));
+        else
+            recs.push_back(gm_access(kind, P_FIX, dst.mpnpu_base(), g + uint64_t(d) * dstNdStride,
+                                     uint64_t(mSize) * 16 * sizeof(T), uint64_t(dstStride) * BLOCK_BYTES, n1,
+                                     sizeof(T), site, what));
+    }
+    const U* l = src.mpnpu_addr();
+    std::vector<T> row(nd ? nSize : 16);
+    for (uint32_t d = 0; d < ndNum; ++d) {
+        const U* s = l + uint64_t(d) * nd_src;
+        T* o = g + uint64_t(d) * dstNdStride;
+        if (nd) {
+            for (uint32_t i = 0; i < mSize; ++i) {
+                for (uint32_t j = 0; j < nSize; ++j) {
+                    U v = s[(j / 16) * uint64_t(srcStride) * 16 + uint64_t(i) * 16 + j % 16];
+                    if (relu && v < U(0)) v = U(0);
+                    if constexpr (std::is_same_v<T, U>) row[j] = v;
+                    else row[j] = from_float<T>(float(v));
+                }
+                store_gm(o + uint64_t(i) * dstStride, row.data(), nSize);
+            }
+        } else {
+            const uint64_t block = uint64_t(dstStride) * BLOCK_BYTES / sizeof(T);
+            for (uint64_t b = 0; b < n1; ++b)
+                for (uint32_t i = 0; i < mSize; ++i) {
+                    for (uint32_t j = 0; j < 16; ++j) {
+                        U v = s[b * srcStride * 16 + uint64_t(i) * 16 + j];
+                        if (relu && v < U(0)) v = U(0);
+                        if constexpr (std::is_same_v<T, U>) row[j] = v;
+                        else row[j] = from_float<T>(float(v));
+                    }
+                    store_gm(o + b * block + uint64_t(i) * 16, row.data(), 16);
+                }
+        }
+    }
+    for (int64_t r : recs) done(r);
+    hold_point(site, 1);
+}
+
+}  // namespace cube
+}  // namespace mpnpu
+
+namespace AscendC {
+
+// GM -> L1 (A1 / B1) or UB with ND -> NZ conversion, on PIPE_MTE2.
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& intriParams, MPNPU_SITE) {
+    mpnpu::cube::nd2nz(dst, src, intriParams, site);
+}
+
+// L1 -> L0A / L0B (PIPE_MTE1), fractal by fractal, optionally transposing each.
+template <typename T>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& loadDataParams,
+                     MPNPU_SITE) {
+    const char* what = "LoadData L1->L0";
+    mpnpu::cube::check_memory(src, MPNPU_MEM_L1, site, what, "the source");
+    mpnpu::cube::check_aligned(src.mpnpu_offset(), mpnpu::BLOCK_BYTES, site, what, "the L1 source");
+    mpnpu::cube::load_2d(dst, reinterpret_cast<const uint8_t*>(src.mpnpu_addr()), 0, loadDataParams, mpnpu::P_MTE1,
+                         site, what, &src, static_cast<const GlobalTensor<T>*>(nullptr));
+}
+
+// GM -> L0A / L0B (PIPE_MTE2), fractal by fractal.
+template <typename T>
+inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2DParams& loadDataParams,
+                     MPNPU_SITE) {
+    mpnpu::cube::load_2d(dst, reinterpret_cast<const uint8_t*>(src.mpnpu_addr()), 0, loadDataParams, mpnpu::P_MTE2,
+                         site, "LoadData GM->L0", static_cast<const LocalTensor<T>*>(nullptr), &src);
+}
+
+// C (L0C) =|+= A (L0A) x B (L0B), on PIPE_M; see MmadParams for where C starts from.
+template <typename T, typename U, typename S>
+inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                 const MmadParams& mmadParams, MPNPU_SITE) {
+    mpnpu::cube::mmad(dst, fm, filter, static_cast<const LocalTensor<T>*>(nullptr), mmadParams, site);
+}
+
+// C (L0C) = bias (the bias table, C2) + A x B.
+template <typename T, typename U, typename S, typename V>
+inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                 const LocalTensor<V>& bias, const MmadParams& mmadParams, MPNPU_SITE) {
+    static_assert(std::is_same_v<V, float> || std::is_same_v<V, int32_t>, "Mmad: the bias is float or int32_t");
+    mpnpu::cube::mmad(dst, fm, filter, &bias, mmadParams, site);
+}
+
+// L0C -> GM on PIPE_FIX: NZ2ND (CFG_ROW_MAJOR, the default) or NZ as it is (CFG_NZ), converting
+// per quantPre, with ReLU if reluEn; an atomic mode set by SetAtomicAdd/Max/Min applies.
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& intriParams,
+                    MPNPU_SITE) {
+    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is not on this chip");
+    if (intriParams.isChannelSplit) mpnpu::unsupported(site, "Fixpipe: isChannelSplit");
+    const bool nd = config.format == CO2Layout::ROW_MAJOR;
+    mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
+                         nd, nd ? intriParams.ndNum : 1u, intriParams.srcNdStride, intriParams.dstNdStride,
+                         intriParams.quantPre, intriParams.reluEn, site, "Fixpipe L0C->GM");
+}
+
+// L0C -> local memory (L1 / UB): not implemented by mpnpu.
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& intriParams,
+                    MPNPU_SITE) {
+    (void)dst;
+    (void)src;
+    (void)intriParams;
+    mpnpu::unsupported(site, "Fixpipe L0C->local memory (mpnpu moves L0C to GM only)");
+}
+
+// The older L0C -> GM copy; NZ2ND uses the SetFixpipeNz2ndFlag settings.
+template <typename T, typename U>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyCO12DstParams& intriParams,
+                     MPNPU_SITE) {
+    if (intriParams.channelSplit) mpnpu::unsupported(site, "DataCopy L0C->GM: channelSplit");
+    if (intriParams.clipReluPre || intriParams.eltWiseOp)
+        mpnpu::unsupported(site, "DataCopy L0C->GM: clipReluPre / eltWiseOp");
+    const mpnpu::cube::FixState& f = mpnpu::cube::fix_state();
+    const bool nd = intriParams.nz2ndEn;
+    mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
+                         nd, nd ? f.nd_num : 1u, nd ? f.src_nd_stride : 0u, nd ? f.dst_nd_stride : 0u,
+                         intriParams.quantPre, intriParams.reluPre != 0, site, "DataCopy L0C->GM");
+}
+
+inline void SetFixpipeNz2ndFlag(uint16_t ndNum, uint16_t srcNdStride, uint16_t dstNdStride, MPNPU_SITE) {
+    mpnpu::at(site);
+    mpnpu::cube::FixState& f = mpnpu::cube::fix_state();
+    f.nd_num = ndNum;
+    f.src_nd_stride = srcNdStride;
+    f.dst_nd_stride = dstNdStride;
+}
+
+inline void SetFixpipePreQuantFlag(uint64_t config, MPNPU_SITE) {
+    mpnpu::at(site);
+    mpnpu::cube::fix_state().pre_quant = config;
+}
+
+}  // namespace AscendC
+
+#endif  // MPNPU_CUBE_BASIC_H

@@ -1,0 +1,610 @@
+// The matmul API: Matmul<A, B, C, BIAS, MM_CFG> and MatmulImpl<...> (lib/matmul_intf.h).
+//
+//   MatmulImpl   computes on the cube core that calls it (a cube core of a mix or cube-only kernel).
+//   Matmul       on a vector core of a mix kernel, after REGIST_MATMUL_OBJ: a client of its cube
+//                core (mpnpu/cube/matmul_kfc.h); on that cube core REGIST_MATMUL_OBJ serves the
+//                vector cores until both are done with it (End after their last use, the kernel
+//                function ending), then returns from the kernel (the
+//                matmul calls after it would run on the vector cores only, so on a cube core that
+//                served they do nothing). In a cube-only kernel Matmul computes like MatmulImpl.
+//
+// Setters (SetOrgShape, SetSingleShape, SetTail, SetTensorA/B, SetBias, DisableBias) change this
+// core's copy of the setup; Iterate, GetTensorC, IterateAll and End do the work (the computation
+// and its GM accesses: mpnpu/cube/matmul_engine.h). What is not implemented is refused: at compile
+// time where the template arguments say so, else at the call's kernel line (mpnpu::unsupported).
+#ifndef MPNPU_CUBE_MATMUL_H
+#define MPNPU_CUBE_MATMUL_H
+
+#include <cstdint>
+#include <exception>
+#include <type_traits>
+#include <vector>
+
+#include "../../kernel_tiling/kernel_tiling.h"
+#include "../rt.h"
+#include "../sync.h"
+#include "../tensor.h"
+#include "../tpipe.h"
+#include "basic.h"
+#include "matmul_config.h"
+#include "matmul_engine.h"
+#include "matmul_kfc.h"
+
+#ifndef __kfc_workspace__
+#define __kfc_workspace__
+#endif
+
+namespace mpnpu {
+namespace mm {
+
+template <class X>
+constexpr bool gm_or(AscendC::TPosition p) {
+    return X::pos == AscendC::TPosition::GM || X::pos == p;
+}
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE, const auto& MM_CFG, class MM_CB, bool kClients>
+class MatmulCore : public Registrable {
+public:
+    using SrcAT = typename A_TYPE::T;
+    using SrcBT = typename B_TYPE::T;
+    using DstT = typename C_TYPE::T;
+    using BiasT = typename BIAS_TYPE::T;
+    using L0cT = acc_t<SrcAT, SrcBT, BiasT>;
+
+    static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig>,
+                  "mpnpu's Matmul takes a MatmulConfig as MM_CFG (MatmulApiStaticTiling is not implemented)");
+    static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
+    static_assert(A_TYPE::pos == AscendC::TPosition::GM && B_TYPE::pos == AscendC::TPosition::GM,
+                  "mpnpu's Matmul reads A and B from GM (VECOUT / TSCM inputs are not implemented)");
+    static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM, "mpnpu's Matmul reads the bias from GM");
+    static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND,
+                  "mpnpu's Matmul takes A and B in CubeFormat::ND");
+    static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN ||
+                      (C_TYPE::format == CubeFormat::NZ && C_TYPE::pos == AscendC::TPosition::CO1),
+                  "mpnpu's Matmul writes C in CubeFormat::ND (NZ only into a CO1 tensor of Iterate)");
+    static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::CO1,
+                  "mpnpu's Matmul writes C to GM, VECIN or a CO1 tensor");
+    static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
+                  "batch matmul layouts (LayoutMode other than NONE) are not implemented by mpnpu");
+    static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isNBatch &&
+                      !MM_CFG.isPartialOutput && MM_CFG.scheduleType == AscendC::ScheduleType::INNER_PRODUCT,
+                  "MatmulConfig: intraBlockPartSum, enableMixDualMaster, isNBatch, isPartialOutput and "
+                  "ScheduleType::OUTER_PRODUCT are not implemented by mpnpu");
+    static_assert(std::is_same_v<SrcAT, SrcBT>, "A and B must have the same element type");
+    static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float> ||
+                      std::is_same_v<SrcAT, int8_t>,
+                  "A and B are half, bfloat16_t, float or int8_t");
+
+    MatmulCore() { std::memset(static_cast<void*>(&setup_), 0, sizeof setup_); }
+    MatmulCore(const MatmulCore&) = delete;
+    MatmulCore& operator=(const MatmulCore&) = delete;
+    // The last registered object of a vector core going away: the kernel is done with the matmul.
+    ~MatmulCore() noexcept(false) override {
+        if (!client_reg_) return;
+        Client& c = client();
+        if (--c.alive == 0 && std::uncaught_exceptions() == 0) finish_client();
+    }
+
+    // -- set-up --------------------------------------------------------------------------------------
+
+    void Init(const TCubeTiling* __restrict cubeTiling, AscendC::TPipe* tpipe = nullptr, MPNPU_SITE) {
+        at(site);
+        if (!cubeTiling) api_error(site, "Matmul::Init: the tiling is a null pointer");
+        (void)tpipe;
+        init_setup(setup_, *cubeTiling);
+        cursor_ = 0;
+    }
+    void SetOrgShape(int orgM, int orgN, int orgK, MPNPU_SITE) { SetOrgShape(orgM, orgN, orgK, orgK, 0, site); }
+    void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0, MPNPU_SITE) {
+        at(site);
+        setup_.orgM = orgM;
+        setup_.orgN = orgN;
+        setup_.orgKa = orgKa;
+        setup_.orgKb = orgKb;
+        setup_.orgKc = orgKc;
+    }
+    void SetSingleShape(int singleM, int singleN, int singleK, MPNPU_SITE) {
+        at(site);
+        setup_.singleM = singleM;
+        setup_.singleN = singleN;
+        setup_.singleK = singleK;
+        cursor_ = 0;
+    }
+    void SetTail(int tailM = -1, int tailN = -1, int tailK = -1, MPNPU_SITE) {
+        at(site);
+        if (tailM > 0) setup_.singleM = tailM;
+        if (tailN > 0) setup_.singleN = tailN;
+        if (tailK > 0) setup_.singleK = tailK;
+        cursor_ = 0;
+    }
+    void SetTensorA(const AscendC::GlobalTensor<SrcAT>& gm, bool isTransposeA = false, MPNPU_SITE) {
+        at(site);
+        if (isTransposeA && !A_TYPE::isTrans)
+            api_error(site, "Matmul::SetTensorA: isTransposeA needs A's MatmulType with ISTRANS = true");
+        setup_.a_base = reinterpret_cast<const uint8_t*>(gm.mpnpu_base());
+        setup_.a = reinterpret_cast<const uint8_t*>(gm.mpnpu_addr());
+        setup_.transA = isTransposeA;
+        setup_.a_file = rel(site.file);
+        setup_.a_line = site.line;
+        cursor_ = 0;
+    }
+    void SetTensorA(const AscendC::LocalTensor<SrcAT>& leftMatrix, bool isTransposeA = false, MPNPU_SITE) {
+        (void)leftMatrix;
+        (void)isTransposeA;
+        unsupported(site, "Matmul::SetTensorA with a LocalTensor (mpnpu's Matmul reads A from GM)");
+    }
+    void SetTensorA(SrcAT aScalar, MPNPU_SITE) {
+        (void)aScalar;
+        unsupported(site, "Matmul::SetTensorA with a scalar");
+    }
+    void SetTensorB(const AscendC::GlobalTensor<SrcBT>& gm, bool isTransposeB = false, MPNPU_SITE) {
+        at(site);
+        if (isTransposeB && !B_TYPE::isTrans)
+            api_error(site, "Matmul::SetTensorB: isTransposeB needs B's MatmulType with ISTRANS = true");
+        setup_.b_base = reinterpret_cast<const uint8_t*>(gm.mpnpu_base());
+        setup_.b = reinterpret_cast<const uint8_t*>(gm.mpnpu_addr());
+        setup_.transB = isTransposeB;
+        setup_.b_file = rel(site.file);
+        setup_.b_line = site.line;
+        cursor_ = 0;
+    }
+    void SetTensorB(const AscendC::LocalTensor<SrcBT>& rightMatrix, bool isTransposeB = false, MPNPU_SITE) {
+        (void)rightMatrix;
+        (void)isTransposeB;
+        unsupported(site, "Matmul::SetTensorB with a LocalTensor (mpnpu's Matmul reads B from GM)");
+    }
+    void SetTensorB(SrcBT bScalar, MPNPU_SITE) {
+        (void)bScalar;
+        unsupported(site, "Matmul::SetTensorB with a scalar");
+    }
+    void SetBias(const AscendC::GlobalTensor<BiasT>& biasGlobal, MPNPU_SITE) {
+        at(site);
+        setup_.bias_base = reinterpret_cast<const uint8_t*>(biasGlobal.mpnpu_base());
+        setup_.bias = reinterpret_cast<const uint8_t*>(biasGlobal.mpnpu_addr());
+        setup_.hasBias = 1;
+    }
+    void SetBias(const AscendC::LocalTensor<BiasT>& inputBias, MPNPU_SITE) {
+        (void)inputBias;
+        unsupported(site, "Matmul::SetBias with a LocalTensor (mpnpu's Matmul reads the bias from GM)");
+    }
+    void DisableBias(MPNPU_SITE) {
+        at(site);
+        setup_.hasBias = 0;
+    }
+    void ClearBias(MPNPU_SITE) { DisableBias(site); }
+    // The workspaces of asynchronous Iterate and of the vector ND2NZ path: nothing for mpnpu to keep.
+    template <class T>
+    void SetWorkspace(AscendC::GlobalTensor<T>& addr, MPNPU_SITE) {
+        at(site);
+        (void)addr;
+    }
+    template <class T>
+    void SetWorkspace(const T* addr, int size, MPNPU_SITE) {
+        at(site);
+        (void)addr;
+        (void)size;
+    }
+    void SetLocalWorkspace(const AscendC::LocalTensor<uint8_t>& tmpBuffer, MPNPU_SITE) {
+        at(site);
+        (void)tmpBuffer;
+    }
+    void SetHF32(bool enableHF32 = false, int32_t transMode = 0, MPNPU_SITE) {
+        (void)transMode;
+        if (enableHF32) unsupported(site, "Matmul::SetHF32(true) (mpnpu multiplies float inputs in float32)");
+    }
+    void SetSubBlockIdx(uint8_t subBlockIdx, MPNPU_SITE) {
+        at(site);
+        sub_block_ = subBlockIdx;
+    }
+    uint8_t GetSubBlockIdx() const { return sub_block_; }
+    template <class... X>
+    void SetQuantScalar(X&&...) {
+        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetQuantScalar is not implemented by mpnpu");
+    }
+    template <class... X>
+    void SetQuantVector(X&&...) {
+        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetQuantVector is not implemented by mpnpu");
+    }
+    template <class... X>
+    void SetBatchNum(X&&...) {
+        static_assert(sizeof...(X) == size_t(-1), "batch matmul (SetBatchNum) is not implemented by mpnpu");
+    }
+    template <bool sync = true, class... X>
+    void IterateBatch(X&&...) {
+        static_assert(sizeof...(X) == size_t(-1), "batch matmul (IterateBatch) is not implemented by mpnpu");
+    }
+    template <bool sync = true, class... X>
+    void IterateNBatch(X&&...) {
+        static_assert(sizeof...(X) == size_t(-1), "batch matmul (IterateNBatch) is not implemented by mpnpu");
+    }
+    template <class... X>
+    void SetSelfDefineData(X&&...) {
+        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetSelfDefineData is not implemented by mpnpu");
+    }
+    template <class... X>
+    void SetUserDefInfo(X&&...) {
+        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetUserDefInfo is not implemented by mpnpu");
+    }
+
+    // -- computing ----------------------------------------------------------------------------------------
+
+    template <bool sync = true>
+    bool Iterate(bool enPartialSum = false, MPNPU_SITE) {
+        at(site);
+        if (!sync) unsupported(site, "Matmul::Iterate<false> (asynchronous Iterate)");
+        if (served_) return false;
+        check_setup(setup_, site, "Matmul::Iterate");
+        if (cursor_ >= tile_count(setup_)) {
+            cursor_ = 0;
+            return false;
+        }
+        if (client_mode(site)) {
+            Wire w = wire(OP_ITERATE, site);
+            w.tile = cursor_;
+            w.partial = enPartialSum;
+            wait_for(post(w, site), site);
+        } else {
+            hold_point(site, 0);
+            compute_tile<SrcAT, SrcBT, BiasT>(setup_, cursor_, held_[0], enPartialSum, site, "Iterate");
+            hold_point(site, 1);
+            pipe_barrier(P_ALL, site);
+        }
+        ++cursor_;
+        return true;
+    }
+
+    // Iterate into a CO1 tensor of the kernel's own (NZ, 16 x 16 fractals, ceil(tm / 16) * 16 rows
+    // per 16-column block): the kernel moves it out with Fixpipe.
+    template <bool sync = true, typename T>
+    bool Iterate(bool enPartialSum, const AscendC::LocalTensor<T>& localCmatrix, MPNPU_SITE) {
+        at(site);
+        static_assert(std::is_same_v<T, L0cT>, "Iterate into CO1: the tensor's type is float (int32_t for int8 inputs)");
+        if (!sync) unsupported(site, "Matmul::Iterate<false> (asynchronous Iterate)");
+        if (served_) return false;
+        if (client_mode(site)) unsupported(site, "Matmul::Iterate into a CO1 tensor on a vector core");
+        if (localCmatrix.mpnpu_mem() != MPNPU_MEM_L0C) api_error(site, "Matmul::Iterate: the C tensor must be in CO1 (L0C)");
+        check_setup(setup_, site, "Matmul::Iterate");
+        if (cursor_ >= tile_count(setup_)) {
+            cursor_ = 0;
+            return false;
+        }
+        const Tile tile = tile_of(setup_, cursor_);
+        const int64_t m1 = cdiv(tile.tm, 16), n1 = cdiv(tile.tn, 16);
+        T* l0c = localCmatrix.mpnpu_addr();
+        auto at_nz = [&](int64_t i, int64_t j) { return ((j / 16 * m1 + i / 16) * 16 + i % 16) * 16 + j % 16; };
+        std::vector<L0cT>& acc = held_[0];
+        acc.assign(size_t(tile.tm) * size_t(tile.tn), L0cT(0));
+        if (enPartialSum) {
+            localCmatrix.mpnpu_touch('R', P_M, 0, uint64_t(n1 * m1 * 256), site, "Matmul::Iterate");
+            for (int64_t i = 0; i < tile.tm; ++i)
+                for (int64_t j = 0; j < tile.tn; ++j) acc[size_t(i * tile.tn + j)] = l0c[at_nz(i, j)];
+        }
+        hold_point(site, 0);
+        compute_tile<SrcAT, SrcBT, BiasT>(setup_, cursor_, acc, enPartialSum, site, "Iterate");
+        hold_point(site, 1);
+        localCmatrix.mpnpu_touch('W', P_M, 0, uint64_t(n1 * m1 * 256), site, "Matmul::Iterate");
+        for (int64_t i = 0; i < tile.tm; ++i)
+            for (int64_t j = 0; j < tile.tn; ++j) l0c[at_nz(i, j)] = acc[size_t(i * tile.tn + j)];
+        ++cursor_;
+        return true;
+    }
+
+    template <bool sync = true>
+    void GetTensorC(const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    MPNPU_SITE) {
+        at(site);
+        if (!sync) unsupported(site, "Matmul::GetTensorC<false> (asynchronous GetTensorC)");
+        if (served_) return;
+        if (cursor_ <= 0) api_error(site, "Matmul::GetTensorC: no Iterate has computed a tile to get");
+        if (client_mode(site)) {
+            Wire w = wire(OP_GETC, site);
+            w.tile = cursor_ - 1;
+            w.enAtomic = enAtomic;
+            w.sequential = enSequentialWrite;
+            w.c_base = encode(gm.mpnpu_base(), site, "Matmul::GetTensorC");
+            w.c = encode(gm.mpnpu_addr(), site, "Matmul::GetTensorC");
+            wait_for(post(w, site), site);
+        } else {
+            hold_point(site, 0);
+            store_gm_tile(cursor_ - 1, held_[0], reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(),
+                          enAtomic, enSequentialWrite, false, site, "GetTensorC");
+            hold_point(site, 1);
+            pipe_barrier(P_ALL, site);
+        }
+    }
+
+    template <bool sync = true, bool doPad = false>
+    void GetTensorC(const AscendC::LocalTensor<DstT>& c, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    uint32_t height = 0, uint32_t width = 0, uint32_t srcGap = 0, uint32_t dstGap = 0, MPNPU_SITE) {
+        at(site);
+        (void)height;
+        (void)width;
+        (void)srcGap;
+        (void)dstGap;
+        if (!sync) unsupported(site, "Matmul::GetTensorC<false> (asynchronous GetTensorC)");
+        if (doPad) unsupported(site, "Matmul::GetTensorC<sync, doPad = true>");
+        if (served_) return;
+        if (enAtomic) unsupported(site, "Matmul::GetTensorC to a LocalTensor with enAtomic");
+        if (cursor_ <= 0) api_error(site, "Matmul::GetTensorC: no Iterate has computed a tile to get");
+        if (!client_mode(site))
+            api_error(site, "Matmul::GetTensorC to a LocalTensor: a cube core has no UB (get C to GM, or Iterate into CO1)");
+        to_ub(OP_GETC, c, cursor_ - 1, enSequentialWrite, site, "Matmul::GetTensorC");
+    }
+
+    template <bool sync = true>
+    void GetTensorC(const AscendC::GlobalTensor<DstT>& gm, const AscendC::LocalTensor<DstT>& co2Local,
+                    uint8_t enAtomic = 0, bool enSequentialWrite = false, MPNPU_SITE) {
+        GetTensorC<sync>(gm, enAtomic, enSequentialWrite, site);
+        GetTensorC<sync>(co2Local, 0, enSequentialWrite, 0, 0, 0, 0, site);
+    }
+
+    template <bool sync = true>
+    AscendC::GlobalTensor<DstT> GetTensorC(uint8_t enAtomic = 0, bool enSequentialWrite = false, MPNPU_SITE) {
+        (void)enAtomic;
+        (void)enSequentialWrite;
+        unsupported(site, "Matmul::GetTensorC() returning the workspace's C (asynchronous Iterate)");
+    }
+
+    template <bool sync = true>
+    void IterateAll(const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    bool waitIterateAll = false, bool fakeMsg = false, MPNPU_SITE) {
+        at(site);
+        (void)waitIterateAll;
+        if (served_) return;
+        if (client_mode(site)) {
+            Wire w = wire(fakeMsg ? OP_NULL : OP_ITERATE_ALL, site);
+            if (!fakeMsg) check_setup(setup_, site, "Matmul::IterateAll");
+            w.enAtomic = enAtomic;
+            w.sequential = enSequentialWrite;
+            w.c_base = encode(gm.mpnpu_base(), site, "Matmul::IterateAll");
+            w.c = encode(gm.mpnpu_addr(), site, "Matmul::IterateAll");
+            uint64_t seq = post(w, site);
+            if (sync) wait_for(seq, site);
+            else pending_ = int64_t(seq);
+        } else {
+            if (fakeMsg) return;
+            check_setup(setup_, site, "Matmul::IterateAll");
+            hold_point(site, 0);
+            iterate_all_gm(setup_, reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(), enAtomic,
+                           enSequentialWrite, held_[0], site);
+            hold_point(site, 1);
+            pipe_barrier(P_ALL, site);
+        }
+        cursor_ = 0;
+    }
+
+    template <bool sync = true>
+    void IterateAll(const AscendC::LocalTensor<DstT>& ubCmatrix, uint8_t enAtomic = 0, MPNPU_SITE) {
+        at(site);
+        if (!sync) unsupported(site, "Matmul::IterateAll<false> to a LocalTensor");
+        if (served_) return;
+        if (enAtomic) unsupported(site, "Matmul::IterateAll to a LocalTensor with enAtomic");
+        if (!client_mode(site)) api_error(site, "Matmul::IterateAll to a LocalTensor: a cube core has no UB");
+        check_setup(setup_, site, "Matmul::IterateAll");
+        to_ub(OP_ITERATE_ALL, ubCmatrix, -1, false, site, "Matmul::IterateAll");
+        cursor_ = 0;
+    }
+
+    void WaitIterateAll(MPNPU_SITE) {
+        at(site);
+        if (pending_ >= 0) {
+            wait_for(uint64_t(pending_), site);
+            pending_ = -1;
+        }
+    }
+
+    void End(MPNPU_SITE) {
+        at(site);
+        if (served_) return;
+        cursor_ = 0;
+        if (!client_mode(site)) return;
+        Wire w = wire(OP_END, site);
+        client().ended |= 1u << index_;
+        wait_for(post(w, site), site);
+        pending_ = -1;
+    }
+
+    // -- mpnpu --------------------------------------------------------------------------------------------
+
+    void mpnpu_register(uint32_t index, const TCubeTiling* tiling, const Site& site) override {
+        index_ = index;
+        served_ = false;
+        pending_ = -1;
+        if (tiling) Init(tiling, nullptr, site);
+    }
+    bool mpnpu_is_client_capable() const override { return kClients; }
+    void mpnpu_served() override { served_ = true; }
+    void mpnpu_client_registered() override {
+        client_reg_ = true;
+        ++client().alive;
+    }
+
+    // A request from vector core ``s`` (on the cube core).
+    void mpnpu_serve(const Wire& w, int s, uint8_t* chunk, const Site& site) override {
+        Setup st = w.setup;
+        st.a_base = decode(w.a_base, site);
+        st.a = decode(w.a, site);
+        st.b_base = decode(w.b_base, site);
+        st.b = decode(w.b, site);
+        st.bias_base = decode(w.bias_base, site);
+        st.bias = decode(w.bias, site);
+        const uint8_t* c_base = w.to_ub ? chunk : decode(w.c_base, site);
+        DstT* c = w.to_ub ? reinterpret_cast<DstT*>(stage(chunk, w.obj, s))
+                          : reinterpret_cast<DstT*>(const_cast<uint8_t*>(decode(w.c, site)));
+        std::vector<L0cT>& held = held_[s];
+        hold_point(site, 0);
+        switch (w.op) {
+            case OP_ITERATE:
+                check_setup(st, site, "Matmul::Iterate");
+                compute_tile<SrcAT, SrcBT, BiasT>(st, w.tile, held, w.partial != 0, site, "Iterate");
+                held_tile_[s] = w.tile;
+                break;
+            case OP_GETC: {
+                if (held_tile_[s] != w.tile) api_error(site, "Matmul::GetTensorC: the tile was not computed");
+                setup_ = st;
+                store_gm_tile(w.tile, held, c_base, c, w.enAtomic, w.sequential != 0, w.to_ub != 0, site, "GetTensorC");
+                break;
+            }
+            case OP_ITERATE_ALL:
+                check_setup(st, site, "Matmul::IterateAll");
+                if (w.to_ub) {
+                    setup_ = st;
+                    for (int32_t t = 0; t < tile_count(st); ++t) {
+                        compute_tile<SrcAT, SrcBT, BiasT>(st, t, held, false, site, "IterateAll");
+                        store_gm_tile(t, held, c_base, c, 0, false, true, site, "IterateAll");
+                    }
+                } else {
+                    iterate_all_gm(st, c_base, c, w.enAtomic, w.sequential != 0, held, site);
+                }
+                break;
+            case OP_END:
+                held_tile_[s] = -1;
+                break;
+            default:
+                break;
+        }
+        hold_point(site, 1);
+    }
+
+protected:
+    bool client_mode(const Site& site) const {
+        if (!kClients || !is_mix_launch()) {
+            if (!is_aic()) {
+                if (kClients)
+                    api_error(site, "Matmul on a vector core needs a mix kernel (KERNEL_TYPE_MIX_AIC_1_2 or 1_1), "
+                                    "whose cube core serves it");
+                api_error(site, "MatmulImpl computes on the cube core that calls it; on a vector core use Matmul "
+                                "with REGIST_MATMUL_OBJ");
+            }
+            return false;
+        }
+        if (is_aic()) return false;  // a cube core of a mix kernel that computes itself
+        return true;
+    }
+
+    Wire wire(uint32_t op, const Site& site) {
+        Wire w{};
+        w.op = op;
+        w.obj = index_;
+        w.setup = setup_;
+        w.setup.a_base = w.setup.a = w.setup.b_base = w.setup.b = w.setup.bias_base = w.setup.bias = nullptr;
+        w.a_base = encode(setup_.a_base, site, "Matmul::SetTensorA");
+        w.a = encode(setup_.a, site, "Matmul::SetTensorA");
+        w.b_base = encode(setup_.b_base, site, "Matmul::SetTensorB");
+        w.b = encode(setup_.b, site, "Matmul::SetTensorB");
+        w.bias_base = encode(setup_.hasBias ? setup_.bias_base : nullptr, site, "Matmul::SetBias");
+        w.bias = encode(setup_.hasBias ? setup_.bias : nullptr, site, "Matmul::SetBias");
+        w.c_base.arg = w.c.arg = -1;
+        client().used |= 1u << index_;
+        client().ended &= ~(1u << index_);
+        return w;
+    }
+
+    // Stores tile t (computed into ``acc``) to C at ``c``: in GM (rows orgN apart, or packed), or
+    // into a UB staging area (rows singleN apart, or packed).
+    void store_gm_tile(int32_t t, const std::vector<L0cT>& acc, const uint8_t* base, DstT* c, int enAtomic,
+                       bool sequential, bool ub, const Site& site, const char* call) {
+        const Tile tile = tile_of(setup_, t);
+        const int64_t ld = sequential ? setup_.tiling.baseN : ub ? setup_.singleN : (setup_.orgKc ? setup_.orgKc : setup_.orgN);
+        const int64_t off = tile_offset(setup_, tile, t, sequential, false, ld);
+        if (ub) {
+            const uint64_t end = uint64_t(off + int64_t(tile.tm - 1) * ld + tile.tn) * sizeof(DstT);
+            if (end > STAGE_BYTES)
+                api_error(site, "Matmul::%s to a LocalTensor: %llu bytes of C exceed mpnpu's %llu-byte staging area", call,
+                          (unsigned long long)end, (unsigned long long)STAGE_BYTES);
+        }
+        store_tile<DstT, L0cT>(tile, acc, base, c + off, ld, enAtomic, MM_CFG.enableRelu, site, call);
+    }
+
+    void iterate_all_gm(const Setup& st, const uint8_t* base, DstT* c, int enAtomic, bool sequential,
+                        std::vector<L0cT>& acc, const Site& site) {
+        const int64_t ld = sequential ? st.tiling.baseN : (st.orgKc ? st.orgKc : st.orgN);
+        for (int32_t t = 0; t < tile_count(st); ++t) {
+            const Tile tile = tile_of(st, t);
+            compute_tile<SrcAT, SrcBT, BiasT>(st, t, acc, false, site, "IterateAll");
+            store_tile<DstT, L0cT>(tile, acc, base, c + tile_offset(st, tile, t, sequential, true, ld), ld, enAtomic,
+                                   MM_CFG.enableRelu, site, "IterateAll");
+        }
+    }
+
+    // A request whose C goes to this vector core's UB: the cube core writes the staging area,
+    // this core copies it in (a GM -> UB move on PIPE_MTE2, as the kernel's queues expect).
+    void to_ub(uint32_t op, const AscendC::LocalTensor<DstT>& ub, int32_t t, bool sequential, const Site& site,
+               const char* what) {
+        if (ub.mpnpu_mem() != MPNPU_MEM_UB) api_error(site, "%s: the C tensor must be in UB (VECIN)", what);
+        check_ub_aligned(ub.mpnpu_offset(), site, what);
+        Wire w = wire(op, site);
+        w.tile = t;
+        w.sequential = sequential;
+        w.to_ub = 1;
+        wait_for(post(w, site), site);
+        Client& cl = client();
+        const uint8_t* st = stage(cl.chunk, index_, cl.sub);
+        int64_t first, rows, run, ld;
+        if (t < 0) {  // IterateAll: the whole singleM x singleN result
+            first = 0;
+            rows = setup_.singleM;
+            run = setup_.singleN;
+            ld = setup_.singleN;
+        } else {
+            const Tile tile = tile_of(setup_, t);
+            ld = sequential ? setup_.tiling.baseN : setup_.singleN;
+            first = tile_offset(setup_, tile, t, sequential, false, ld);
+            rows = tile.tm;
+            run = tile.tn;
+        }
+        const uint64_t es = sizeof(DstT);
+        hold_point(site, 0);
+        int64_t rec = gm_access('R', P_MTE2, cl.chunk, st + uint64_t(first) * es, uint64_t(run) * es,
+                                uint64_t(ld) * es, uint64_t(rows), uint32_t(es), site, what);
+        ub.mpnpu_touch('W', P_MTE2, uint64_t(first), uint64_t((rows - 1) * ld + run), site, what);
+        uint8_t* dst = reinterpret_cast<uint8_t*>(ub.mpnpu_addr());
+        for (int64_t i = 0; i < rows; ++i)
+            std::memcpy(dst + uint64_t(first + i * ld) * es, st + uint64_t(first + i * ld) * es, uint64_t(run) * es);
+        done(rec);
+        hold_point(site, 1);
+    }
+
+    Setup setup_;
+    int32_t cursor_ = 0;
+    uint32_t index_ = 0;
+    bool served_ = false;
+    bool client_reg_ = false;
+    int64_t pending_ = -1;
+    uint8_t sub_block_ = 0;
+    std::vector<L0cT> held_[2];
+    int32_t held_tile_[2] = {-1, -1};
+};
+
+}  // namespace mm
+}  // namespace mpnpu
+
+namespace AscendC {
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>>
+class Matmul : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, true> {};
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>>
+class MatmulImpl : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, false> {};
+
+}  // namespace AscendC
+
+// The older spelling: matmul::Matmul, matmul::MatmulType, ...
+namespace matmul {
+using AscendC::Matmul;
+using AscendC::MatmulCallBackFunc;
+using AscendC::MatmulConfig;
+using AscendC::MatmulImpl;
+using AscendC::MatmulType;
+}  // namespace matmul
+
+// REGIST_MATMUL_OBJ(&pipe, workspace, mm[, &tiling][, mm2, &tiling2 ...]): registers the Matmul
+// objects (and Inits those given a tiling). On the cube core of a mix kernel it serves the vector
+// cores' requests until both have called End, then returns from the calling function.
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...)                                                         \
+    if (::mpnpu::mm::regist(::mpnpu::Site::here(), (tpipe), reinterpret_cast<uint8_t*>(workspace), __VA_ARGS__)) \
+    return
+
+#endif  // MPNPU_CUBE_MATMUL_H

@@ -1,0 +1,225 @@
+// The matmul API's types: CubeFormat, LayoutMode, MatmulType (where each matrix lives, its format,
+// element type and whether it may be transposed), MatmulConfig (the template configuration, its
+// fields in the documented order, so positional initialisation means what the documentation says)
+// and the helpers that produce configurations (GetNormalConfig, GetMDLConfig, ..., CFG_NORM,
+// CFG_MDL, CFG_IBSHARE_NORM, MM_CFG_BB).
+//
+// mpnpu computes every configuration the same way (mpnpu/cube/matmul_engine.h); the fields that
+// change what a kernel observes are honoured (enableRelu), those that would change the protocol or
+// the results and are not implemented are refused when the object is instantiated.
+#ifndef MPNPU_CUBE_MATMUL_CONFIG_H
+#define MPNPU_CUBE_MATMUL_CONFIG_H
+
+#include <cstdint>
+
+#include "../types.h"
+
+enum class CubeFormat : uint8_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR = ND, COLUMN_MAJOR = 8 };
+
+enum class LayoutMode : uint8_t { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
+
+namespace AscendC {
+
+enum class BatchMode : uint8_t { NONE = 0, BATCH_LESS_THAN_L1, BATCH_LARGE_THAN_L1, SINGLE_LARGE_THAN_L1 };
+enum class IterateOrder : uint8_t { ORDER_M = 0, ORDER_N, UNDEF };
+enum class ScheduleType : uint8_t { INNER_PRODUCT = 0, OUTER_PRODUCT };
+enum class BatchOutMode : uint8_t { SINGLE_BATCH = 0, MULTI_BATCH, DYNAMIC };
+enum IterateMode : uint8_t {
+    ITERATE_MODE_NORMAL = 0b00000001,
+    ITERATE_MODE_ALL = 0b00000010,
+    ITERATE_MODE_BATCH = 0b00000100,
+    ITERATE_MODE_N_BATCH = 0b00001000,
+    ITERATE_MODE_DEFAULT = 0b11111111,
+};
+
+// A, B, C or bias of a Matmul: memory position, data format, element type, whether SetTensorA/B
+// may transpose it, batch layout, L1 sharing between the vector cores, and (TSCM) where it came from.
+template <TPosition POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false, LayoutMode LAYOUT = LayoutMode::NONE,
+          bool IBSHARE = false, TPosition SRCPOS = TPosition::GM>
+struct MatmulType {
+    constexpr static TPosition pos = POSITION;
+    constexpr static CubeFormat format = FORMAT;
+    using T = TYPE;
+    constexpr static bool isTrans = ISTRANS;
+    constexpr static LayoutMode layout = LAYOUT;
+    constexpr static bool ibShare = IBSHARE;
+    constexpr static TPosition srcPos = SRCPOS;
+};
+
+// The template configuration, fields in the documented order.
+struct MatmulConfig {
+    bool doNorm = false;
+    bool doBasicBlock = false;
+    bool doMultiDataLoad = false;
+    uint32_t basicM = 0;
+    uint32_t basicN = 0;
+    uint32_t basicK = 0;
+    bool intrinsicsCheck = false;
+    bool isNBatch = false;
+    bool enVecND2NZ = false;
+    bool doSpecialBasicBlock = false;
+    uint32_t doMTE2Preload = 0;
+    uint32_t singleCoreM = 0;
+    uint32_t singleCoreN = 0;
+    uint32_t singleCoreK = 0;
+    uint32_t stepM = 0;
+    uint32_t stepN = 0;
+    uint32_t baseMN = 0;
+    uint32_t singleCoreMN = 0;
+    bool enUnitFlag = true;
+    bool isPerTensor = false;
+    bool hasAntiQuantOffset = false;
+    bool doIBShareNorm = false;
+    bool doSpecialMDL = false;
+    bool enableInit = true;
+    BatchMode batchMode = BatchMode::NONE;
+    bool enableEnd = true;
+    bool enableGetTensorC = true;
+    bool enableSetOrgShape = true;
+    bool enableSetBias = true;
+    bool enableSetTail = true;
+    bool enableQuantVector = true;
+    bool enableSetDefineData = true;
+    uint8_t iterateMode = ITERATE_MODE_DEFAULT;
+    bool enableReuse = true;
+    bool enableUBReuse = false;
+    bool enableL1CacheUB = false;
+    bool intraBlockPartSum = false;
+    IterateOrder iterateOrder = IterateOrder::UNDEF;
+    ScheduleType scheduleType = ScheduleType::INNER_PRODUCT;
+    bool enableDoubleCache = false;
+    bool isBiasBatch = true;
+    bool enableStaticPadZeros = false;
+    bool isPartialOutput = false;
+    bool enableMixDualMaster = false;
+    bool isA2B2Shared = false;
+    bool isEnableChannelSplit = false;
+    bool enableKdimReorderLoad = false;
+    bool isCO1Shared = false;
+    uint32_t sharedCO1BufferSize = 0;
+    BatchOutMode bmmOutMode = BatchOutMode::SINGLE_BATCH;
+    bool enableL1BankConflictOptimise = false;
+    bool enableRelu = false;
+};
+
+constexpr MatmulConfig GetNormalConfig(const bool intrinsicsLimit = false, const bool batchLoop = false,
+                                       const bool isVecND2NZ = false,
+                                       const BatchMode bmmMode = BatchMode::BATCH_LESS_THAN_L1,
+                                       const bool isMsgReuse = true, const IterateOrder iterateOrder = IterateOrder::UNDEF,
+                                       const ScheduleType scheduleType = ScheduleType::INNER_PRODUCT,
+                                       const bool enUnitFlag = true, const bool enableMixDualMaster = false,
+                                       const BatchOutMode bmmOutMode = BatchOutMode::SINGLE_BATCH) {
+    MatmulConfig c{};
+    c.doNorm = true;
+    c.intrinsicsCheck = intrinsicsLimit;
+    c.isNBatch = batchLoop;
+    c.enVecND2NZ = isVecND2NZ;
+    c.batchMode = bmmMode;
+    c.enableReuse = isMsgReuse;
+    c.iterateOrder = iterateOrder;
+    c.scheduleType = scheduleType;
+    c.enUnitFlag = enUnitFlag;
+    c.enableMixDualMaster = enableMixDualMaster;
+    c.bmmOutMode = bmmOutMode;
+    return c;
+}
+
+constexpr MatmulConfig GetMDLConfig(const bool intrinsicsLimit = false, const bool batchLoop = false,
+                                    const uint32_t doMTE2Preload = 0, const bool isVecND2NZ = false,
+                                    bool isPerTensor = false, bool hasAntiQuantOffset = false,
+                                    const bool enUnitFlag = false, const bool isMsgReuse = true,
+                                    const bool enableUBReuse = true, const bool enableL1CacheUB = false,
+                                    const bool enableMixDualMaster = false, const bool enableKdimReorderLoad = false) {
+    MatmulConfig c{};
+    c.doMultiDataLoad = true;
+    c.intrinsicsCheck = intrinsicsLimit;
+    c.isNBatch = batchLoop;
+    c.doMTE2Preload = doMTE2Preload;
+    c.enVecND2NZ = isVecND2NZ;
+    c.isPerTensor = isPerTensor;
+    c.hasAntiQuantOffset = hasAntiQuantOffset;
+    c.enUnitFlag = enUnitFlag;
+    c.enableReuse = isMsgReuse;
+    c.enableUBReuse = enableUBReuse;
+    c.enableL1CacheUB = enableL1CacheUB;
+    c.enableMixDualMaster = enableMixDualMaster;
+    c.enableKdimReorderLoad = enableKdimReorderLoad;
+    return c;
+}
+
+constexpr MatmulConfig GetSpecialMDLConfig(const bool intrinsicsLimit = false, const bool batchLoop = false,
+                                           const uint32_t doMTE2Preload = 0, const bool isVecND2NZ = false,
+                                           bool isPerTensor = false, bool hasAntiQuantOffset = false) {
+    MatmulConfig c{};
+    c.doSpecialMDL = true;
+    c.intrinsicsCheck = intrinsicsLimit;
+    c.isNBatch = batchLoop;
+    c.doMTE2Preload = doMTE2Preload;
+    c.enVecND2NZ = isVecND2NZ;
+    c.isPerTensor = isPerTensor;
+    c.hasAntiQuantOffset = hasAntiQuantOffset;
+    c.enUnitFlag = false;
+    return c;
+}
+
+constexpr MatmulConfig GetIBShareNormConfig(const bool intrinsicsLimit = false, const bool batchLoop = false,
+                                            const bool isVecND2NZ = false,
+                                            const BatchMode bmmMode = BatchMode::BATCH_LESS_THAN_L1,
+                                            const bool isDoubleCache = false, const bool enUnitFlag = true) {
+    MatmulConfig c{};
+    c.doIBShareNorm = true;
+    c.intrinsicsCheck = intrinsicsLimit;
+    c.isNBatch = batchLoop;
+    c.enVecND2NZ = isVecND2NZ;
+    c.batchMode = bmmMode;
+    c.enableDoubleCache = isDoubleCache;
+    c.enUnitFlag = enUnitFlag;
+    return c;
+}
+
+constexpr MatmulConfig GetBasicConfig(const uint32_t basicM, const uint32_t basicN, const uint32_t basicK,
+                                      const bool intrinsicsLimit = false, const bool batchLoop = false,
+                                      const BatchMode bmmMode = BatchMode::BATCH_LESS_THAN_L1) {
+    MatmulConfig c{};
+    c.doBasicBlock = true;
+    c.basicM = basicM;
+    c.basicN = basicN;
+    c.basicK = basicK;
+    c.intrinsicsCheck = intrinsicsLimit;
+    c.isNBatch = batchLoop;
+    c.batchMode = bmmMode;
+    return c;
+}
+
+constexpr MatmulConfig CFG_NORM = GetNormalConfig();
+constexpr MatmulConfig CFG_MDL = GetMDLConfig();
+constexpr MatmulConfig CFG_IBSHARE_NORM = GetIBShareNormConfig();
+constexpr MatmulConfig MM_CFG_BB = GetBasicConfig(128, 128, 128);
+
+// MatmulCallBackFunc<copy-out, copy-A1, copy-B1>: user copy routines (mpnpu has the default ones
+// only; a callback given here is refused when the Matmul is instantiated).
+template <auto DataCopyOut = nullptr, auto CopyA1 = nullptr, auto CopyB1 = nullptr>
+struct MatmulCallBackFunc {
+    constexpr static bool mpnpu_none = DataCopyOut == nullptr && CopyA1 == nullptr && CopyB1 == nullptr;
+};
+
+}  // namespace AscendC
+
+// Kernels spell these with and without AscendC:: (and the older ones through matmul::).
+using AscendC::BatchMode;
+using AscendC::BatchOutMode;
+using AscendC::CFG_IBSHARE_NORM;
+using AscendC::CFG_MDL;
+using AscendC::CFG_NORM;
+using AscendC::GetBasicConfig;
+using AscendC::GetIBShareNormConfig;
+using AscendC::GetMDLConfig;
+using AscendC::GetNormalConfig;
+using AscendC::GetSpecialMDLConfig;
+using AscendC::IterateMode;
+using AscendC::IterateOrder;
+using AscendC::MatmulConfig;
+using AscendC::MM_CFG_BB;
+using AscendC::ScheduleType;
+
+#endif  // MPNPU_CUBE_MATMUL_CONFIG_H

@@ -1,0 +1,330 @@
+// How a vector core drives its cube core's matmul (REGIST_MATMUL_OBJ in a mix kernel): the cube
+// core becomes a server inside REGIST_MATMUL_OBJ, and the vector cores' Matmul calls are requests.
+//
+//   vector core s (client)                          cube core (server, in REGIST_MATMUL_OBJ)
+//   ─────────────────────────                        ───────────────────────────────────────
+//   write request k to ring[s][k % 16] (GM)
+//   CrossCoreSetFlag<2, PIPE_MTE3>(0)      ──────►   CrossCoreWaitFlag<2>(0)   (both clients' k-th)
+//                                                    read ring[0][k], ring[1][k]; run both
+//                                                    write response k of each client (GM)
+//   CrossCoreWaitFlag<2>(1)                ◄──────   CrossCoreSetFlag<2, PIPE_FIX>(1)
+//   read response k
+//
+// Flag mode 2 on this chip is collective: the cube core's wait needs a set from *both* vector
+// cores of its AI core, and its set releases both. So the server works in rounds: round k serves
+// the k-th request of each client. A client whose kernel is done with the matmul (its Matmul
+// objects are destroyed at the end of the kernel function, End having been called after each one's
+// last use) keeps taking part with empty requests until the other has finished too, so the two
+// vector cores may issue different numbers of requests; End itself only ends one object's use, so
+// that another object (or the same one again) can be used after it, as the documentation has it.
+// Before the kernel's own SyncAll or CrossCoreWaitFlag a client sends an empty request (not waited
+// for), so that a vector core blocked there never leaves its sibling's request without its pair. Requests are one per Iterate, GetTensorC, IterateAll
+// and End (the setters only change the client's copy of the setup, which travels with each request).
+// The flags are real cross-core flags (ids 0 and 1, inside the [0, 2N-1] the documentation reserves
+// for N Matmul objects): the watchdog sees a server waiting for a client that finished without
+// End, the race detector orders the cube core's accesses by them, holds stop at them.
+//
+// The GM workspace (REGIST_MATMUL_OBJ's system workspace) per AI core, at block * kfc_block_bytes:
+//   [0, 16 KiB)      request rings, 2 clients x 16 requests x 512 bytes
+//   [16, 18 KiB)     response rings, 2 x 16 x 64 bytes
+//   [64 KiB, ...)    per Matmul object and client, 256 KiB where the cube core puts C for a
+//                    vector core's UB (GetTensorC / IterateAll to a LocalTensor); the client copies it in
+// Pointers travel as (kernel argument index, byte offset): every core maps GM at its own addresses.
+#ifndef MPNPU_CUBE_MATMUL_KFC_H
+#define MPNPU_CUBE_MATMUL_KFC_H
+
+#include <cstdint>
+#include <cstring>
+
+#include "../rt.h"
+#include "../sync.h"
+#include "matmul_engine.h"
+
+namespace mpnpu {
+namespace mm {
+
+constexpr int32_t FLAG_REQ = 0;
+constexpr int32_t FLAG_RESP = 1;
+constexpr uint64_t RING = 16;
+constexpr uint64_t WIRE_BYTES = 512;
+constexpr uint64_t RESP_BYTES = 64;
+constexpr uint64_t RESP_AT = 16 * 1024;
+constexpr uint64_t PROTO_BYTES = 64 * 1024;
+constexpr uint64_t STAGE_BYTES = 256 * 1024;
+constexpr int MAX_OBJECTS = 4;
+constexpr uint32_t MAGIC = 0x4b464331u;
+
+// GM bytes of the system workspace one AI core's matmul needs (nobj Matmul objects).
+constexpr uint64_t kfc_block_bytes(int nobj) { return PROTO_BYTES + uint64_t(nobj) * 2 * STAGE_BYTES; }
+
+enum Op : uint32_t { OP_NULL = 0, OP_ITERATE = 1, OP_GETC = 2, OP_ITERATE_ALL = 3, OP_END = 4 };
+
+struct WirePtr {
+    int32_t arg;  // kernel argument index, -1: none
+    int32_t pad;
+    int64_t off;  // bytes from that argument's address
+};
+
+struct Wire {
+    uint32_t magic, seq, op, obj;
+    int32_t tile, enAtomic, sequential, partial, to_ub, finishing, pad0, pad1;
+    int32_t line, pad2;
+    int64_t file, func;  // the client's call site, relative to site_anchor (one library, every process)
+    Setup setup;         // pointers zeroed; they travel below
+    WirePtr a_base, a, b_base, b, bias_base, bias, c_base, c;
+};
+static_assert(sizeof(Wire) <= WIRE_BYTES, "a matmul request must fit its ring slot");
+
+struct Resp {
+    uint32_t seq;
+    uint32_t done;  // the server has finished (every client ended)
+};
+
+
+inline WirePtr encode(const void* p, const Site& site, const char* what) {
+    WirePtr w{-1, 0, 0};
+    if (!p) return w;
+    CoreState& c = core();
+    int32_t r = find_region(p);
+    if (r < 0) api_error(site, "%s: the tensor lies in none of the launch's GM tensors", what);
+    const MpnpuRegion& reg = c.regions[size_t(r)];
+    for (size_t i = 0; i < c.args.size(); ++i) {
+        uint64_t a = c.args[i];
+        if (a >= reg.addr && a < reg.addr + reg.size) {
+            w.arg = int32_t(i);
+            w.off = int64_t(reinterpret_cast<uintptr_t>(p)) - int64_t(a);
+            return w;
+        }
+    }
+    api_error(site, "%s: the tensor's GM allocation is not one of the kernel's arguments", what);
+}
+
+inline const uint8_t* decode(const WirePtr& w, const Site& site) {
+    if (w.arg < 0) return nullptr;
+    const CoreState& c = core();
+    if (size_t(w.arg) >= c.args.size()) api_error(site, "matmul server: a request names kernel argument %d", w.arg);
+    return reinterpret_cast<const uint8_t*>(uintptr_t(int64_t(c.args[size_t(w.arg)]) + w.off));
+}
+
+// The workspace must hold [p, p + n): checked without tracing (the rings are mpnpu's own).
+inline void check_ws(const uint8_t* p, uint64_t n, const Site& site) {
+    int32_t r = find_region(p);
+    bool ok = r >= 0;
+    if (ok) {
+        const MpnpuRegion& reg = core().regions[size_t(r)];
+        uint64_t a = uint64_t(reinterpret_cast<uintptr_t>(p));
+        ok = a + n <= reg.addr + reg.size;
+    }
+    if (!ok)
+        api_error(site, "REGIST_MATMUL_OBJ: the system workspace is too small or not a GM tensor (each AI core's "
+                        "matmul needs %llu bytes at block * that; mpnpu.ascendc.matmul_tiling.workspace_bytes says how much)",
+                  (unsigned long long)kfc_block_bytes(1));
+}
+
+inline uint8_t* wire_slot(uint8_t* chunk, int s, uint64_t k) { return chunk + (uint64_t(s) * RING + k % RING) * WIRE_BYTES; }
+inline uint8_t* resp_slot(uint8_t* chunk, int s, uint64_t k) {
+    return chunk + RESP_AT + (uint64_t(s) * RING + k % RING) * RESP_BYTES;
+}
+inline uint8_t* stage(uint8_t* chunk, uint32_t obj, int s) { return chunk + PROTO_BYTES + (uint64_t(obj) * 2 + uint64_t(s)) * STAGE_BYTES; }
+
+// Who serves whom: what REGIST_MATMUL_OBJ registered on this core.
+class Registrable {
+public:
+    virtual ~Registrable() noexcept(false) = default;
+    virtual void mpnpu_register(uint32_t index, const TCubeTiling* tiling, const Site& site) = 0;
+    virtual bool mpnpu_is_client_capable() const = 0;
+    virtual void mpnpu_serve(const Wire& w, int client, uint8_t* chunk, const Site& site) = 0;
+    virtual void mpnpu_served() = 0;
+    virtual void mpnpu_client_registered() = 0;
+};
+
+struct RegCtx {
+    Registrable* objs[MAX_OBJECTS] = {};
+    const TCubeTiling* tilings[MAX_OBJECTS] = {};
+    int n = 0;
+    Site site;
+};
+
+inline void reg_arg(RegCtx& c, Registrable& o) {
+    if (c.n >= MAX_OBJECTS) api_error(c.site, "REGIST_MATMUL_OBJ: at most %d Matmul objects", MAX_OBJECTS);
+    c.objs[c.n++] = &o;
+}
+inline void reg_arg(RegCtx& c, const TCubeTiling* t) {
+    if (c.n == 0) api_error(c.site, "REGIST_MATMUL_OBJ: a tiling before any Matmul object");
+    c.tilings[c.n - 1] = t;
+}
+inline void reg_arg(RegCtx& c, const TCubeTiling& t) { reg_arg(c, &t); }
+
+// -- the vector core's side ------------------------------------------------------------------------------
+
+struct Client {
+    uint8_t* chunk = nullptr;
+    int sub = 0;
+    uint64_t next = 0, consumed = 0;
+    bool server_done = false, finished = false;
+    uint32_t used = 0, ended = 0;  // Matmul objects (bits) this core used / whose last call was End
+    int alive = 0;                 // registered objects not yet destroyed
+    Site site{nullptr, 0, nullptr};  // REGIST_MATMUL_OBJ's
+};
+inline Client& client() {
+    static Client c;
+    return c;
+}
+
+inline void take_response(const Site& site) {
+    Client& c = client();
+    cross_core_wait(2, FLAG_RESP, site);
+    Resp r;
+    const uint8_t* slot = resp_slot(c.chunk, c.sub, c.consumed);
+    check_ws(slot, sizeof r, site);
+    std::memcpy(&r, slot, sizeof r);
+    if (r.seq != uint32_t(c.consumed))
+        api_error(site, "Matmul: the cube core answered request %u where %llu was due (is flag 0 or 1 of mode 2 also "
+                        "used by the kernel itself? the matmul API reserves them)",
+                  r.seq, (unsigned long long)c.consumed);
+    ++c.consumed;
+    if (r.done) c.server_done = true;
+}
+
+inline void wait_for(uint64_t seq, const Site& site) {
+    while (client().consumed <= seq) take_response(site);
+}
+
+// Sends ``w`` (filled but for magic, seq and site); returns its sequence number.
+inline uint64_t post(Wire& w, const Site& site) {
+    Client& c = client();
+    if (!c.chunk)
+        api_error(site, "Matmul on a vector core needs REGIST_MATMUL_OBJ(&pipe, workspace, mm, &tiling) first");
+    if (c.finished)
+        api_error(site, "Matmul: this vector core already called End on every Matmul it had used, and the cube core "
+                        "may have stopped serving it (mpnpu's server ends when both vector cores have ended)");
+    while (c.next - c.consumed >= RING - 1) take_response(site);  // at most 15 answers outstanding
+    w.magic = MAGIC;
+    w.seq = uint32_t(c.next);
+    w.line = site.line;
+    w.file = rel(site.file);
+    w.func = rel(site.func);
+    uint8_t* slot = wire_slot(c.chunk, c.sub, c.next);
+    check_ws(slot, sizeof w, site);
+    std::memcpy(slot, &w, sizeof w);
+    cross_core_set(2, P_MTE3, FLAG_REQ, site);
+    return c.next++;
+}
+
+// The kernel is done with the matmul on this vector core (its last registered object is being
+// destroyed, at the end of the kernel function): if End was called after the last use of every
+// object it used, take part in the server's rounds with empty requests until the server has
+// finished (the other vector core may still be issuing requests). Otherwise do nothing: the
+// server then waits for a request that never comes, which the watchdog reports as a deadlock.
+inline void finish_client() {
+    Client& c = client();
+    if (!c.chunk || c.finished || (c.used & ~c.ended) != 0) return;
+    while (!c.server_done) {
+        Wire idle{};
+        idle.op = OP_NULL;
+        idle.finishing = 1;
+        wait_for(post(idle, c.site), c.site);
+    }
+    c.finished = true;
+}
+
+// Before the kernel's own SyncAll or CrossCoreWaitFlag on a client: an empty request, not waited
+// for. The server pairs the two clients' requests round by round; a client blocked in the
+// kernel's own sync (waiting for its sibling, say) must not leave the sibling's request without
+// its pair, or the two would wait for each other where the chip's independent queues would not.
+inline void before_kernel_sync(const Site& site) {
+    Client& c = client();
+    if (!c.chunk || c.finished) return;
+    Wire idle{};
+    idle.op = OP_NULL;
+    post(idle, site);
+}
+
+// -- the cube core's side ----------------------------------------------------------------------------------
+
+inline void serve(RegCtx& ctx, uint8_t* chunk, const Site& site) {
+    const int nclients = core().launch.kernel_type == MPNPU_KT_MIX_AIC_1_2 ? 2 : 1;
+    bool finished[2] = {false, nclients == 1};
+    for (uint64_t round = 0;; ++round) {
+        cross_core_wait(2, FLAG_REQ, site);
+        for (int s = 0; s < nclients; ++s) {
+            Wire w;
+            const uint8_t* slot = wire_slot(chunk, s, round);
+            check_ws(slot, sizeof w, site);
+            std::memcpy(static_cast<void*>(&w), slot, sizeof w);
+            if (w.magic != MAGIC || w.seq != uint32_t(round))
+                api_error(site, "matmul server: vector core %d's request %llu is not there (is flag 0 or 1 of mode 2 "
+                                "also used by the kernel itself? the matmul API reserves them)",
+                          s, (unsigned long long)round);
+            Site at{unrel(w.file), w.line, unrel(w.func)};
+            if (w.op != OP_NULL) {
+                if (finished[s]) api_error(at, "matmul server: a request from a vector core that had ended");
+                if (w.obj >= uint32_t(ctx.n))
+                    api_error(at, "matmul server: Matmul object %u was not registered here (%d were)", w.obj, ctx.n);
+                ctx.objs[w.obj]->mpnpu_serve(w, s, chunk, at);
+            }
+            if (w.finishing) finished[s] = true;
+        }
+        pipe_barrier(P_ALL, site);  // every access of the round is complete before the answer
+        const bool all = finished[0] && finished[1];
+        for (int s = 0; s < nclients; ++s) {
+            Resp r{uint32_t(round), all ? 1u : 0u};
+            uint8_t* slot = resp_slot(chunk, s, round);
+            check_ws(slot, sizeof r, site);
+            std::memcpy(slot, &r, sizeof r);
+        }
+        cross_core_set(2, P_FIX, FLAG_RESP, site);
+        if (all) return;
+    }
+}
+
+inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
+    if (!workspace)
+        api_error(site, "REGIST_MATMUL_OBJ: the workspace is a null pointer (pass the system workspace: "
+                        "SetSysWorkspace(workspace) then GetSysWorkSpacePtr())");
+    const CoreState& c = core();
+    int64_t block = c.launch.block_idx;
+    if (is_aiv() && c.launch.subblock_num > 1) block /= c.launch.subblock_num;
+    uint8_t* chunk = workspace + uint64_t(block) * kfc_block_bytes(nobj);
+    check_ws(chunk, kfc_block_bytes(nobj), site);
+    return chunk;
+}
+
+inline bool is_mix_launch() {
+    int kt = core().launch.kernel_type;
+    return kt == MPNPU_KT_MIX_AIC_1_1 || kt == MPNPU_KT_MIX_AIC_1_2;
+}
+
+// REGIST_MATMUL_OBJ: true on a cube core that has served its vector cores (the kernel returns).
+template <class... Args>
+inline bool regist(const Site& site, AscendC::TPipe* pipe, uint8_t* workspace, Args&&... args) {
+    (void)pipe;
+    at(site);
+    RegCtx ctx;
+    ctx.site = site;
+    (reg_arg(ctx, std::forward<Args>(args)), ...);
+    if (ctx.n == 0) api_error(site, "REGIST_MATMUL_OBJ: no Matmul object given");
+    for (int i = 0; i < ctx.n; ++i) ctx.objs[i]->mpnpu_register(uint32_t(i), ctx.tilings[i], site);
+    bool clients = false;
+    for (int i = 0; i < ctx.n; ++i) clients = clients || ctx.objs[i]->mpnpu_is_client_capable();
+    if (!clients || !is_mix_launch()) return false;  // the calling core computes itself
+    uint8_t* chunk = chunk_of(workspace, ctx.n, site);
+    if (is_aiv()) {
+        Client& c = client();
+        c = Client{};
+        c.chunk = chunk;
+        c.sub = int(core().launch.subblock_idx);
+        c.site = site;
+        core().before_user_sync = &before_kernel_sync;
+        for (int i = 0; i < ctx.n; ++i) ctx.objs[i]->mpnpu_client_registered();
+        return false;
+    }
+    serve(ctx, chunk, site);
+    for (int i = 0; i < ctx.n; ++i) ctx.objs[i]->mpnpu_served();
+    return true;
+}
+
+}  // namespace mm
+}  // namespace mpnpu
+
+#endif  // MPNPU_CUBE_MATMUL_KFC_H

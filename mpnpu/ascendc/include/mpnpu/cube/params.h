@@ -1,0 +1,159 @@
+// Parameter structs and enumerations of the cube core's instructions: GM -> L1 ND2NZ copies
+// (Nd2NzParams), L1 -> L0A/L0B loads (LoadData2DParams), the matrix multiply (MmadParams) and
+// L0C -> GM moves (FixpipeParamsV220, DataCopyCO12DstParams, FixpipeConfig, QuantMode_t).
+//
+// Field names, meanings and positional order follow the documented API (so ``Nd2NzParams{1, m,
+// k, 0, k, m, 1, 0}`` means what the documentation says); the structs are mpnpu's own.
+#ifndef MPNPU_CUBE_PARAMS_H
+#define MPNPU_CUBE_PARAMS_H
+
+#include <cstdint>
+
+// Conversion applied by a move out of L0C (global, as kernels spell it: QuantMode_t::F322F16).
+enum QuantMode_t {
+    NoQuant,       // no conversion: float or int32_t out as it is
+    F322F16,       // float -> half, round to nearest even
+    F322BF16,      // float -> bfloat16_t, round to nearest even
+    DEQF16,        // int32_t -> half with a scalar scale
+    VDEQF16,       // int32_t -> half with a scale per channel
+    QF322B8_PRE,   // float -> int8_t / uint8_t with a scalar scale
+    VQF322B8_PRE,  // float -> int8_t / uint8_t with a scale per channel
+    REQ8,          // int32_t -> int8_t / uint8_t with a scalar scale
+    VREQ8,         // int32_t -> int8_t / uint8_t with a scale per channel
+};
+
+namespace AscendC {
+
+// ND -> NZ conversion while copying GM (or UB) into local memory: ndNum matrices of nValue rows
+// and dValue columns; rows srcDValue elements apart in the source; in the destination the
+// 32-byte column blocks of one row are dstNzC0Stride blocks apart and consecutive rows
+// dstNzNStride blocks apart; matrices srcNdMatrixStride / dstNzMatrixStride elements apart.
+struct Nd2NzParams {
+    uint16_t ndNum = 0;
+    uint16_t nValue = 0;
+    uint16_t dValue = 0;
+    uint16_t srcNdMatrixStride = 0;
+    uint16_t srcDValue = 0;
+    uint16_t dstNzC0Stride = 0;
+    uint16_t dstNzNStride = 0;
+    uint16_t dstNzMatrixStride = 0;
+    Nd2NzParams() = default;
+    Nd2NzParams(uint16_t ndNumIn, uint16_t nValueIn, uint16_t dValueIn, uint16_t srcNdMatrixStrideIn,
+                uint16_t srcDValueIn, uint16_t dstNzC0StrideIn, uint16_t dstNzNStrideIn, uint16_t dstNzMatrixStrideIn)
+        : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
+          srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
+          dstNzMatrixStride(dstNzMatrixStrideIn) {}
+};
+
+// 512-byte fractals moved from L1 (or GM) into L0A / L0B: repeatTimes fractals, the first at
+// fractal startIndex of the source, each next srcStride fractals further; in the destination
+// dstGap fractals are left between consecutive ones. ifTranspose transposes each (16-bit) fractal.
+struct LoadData2DParams {
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint8_t sid = 0;
+    uint16_t dstGap = 0;
+    bool ifTranspose = false;
+    uint8_t addrMode = 0;
+    LoadData2DParams() = default;
+    LoadData2DParams(uint16_t startIndexIn, uint8_t repeatTimesIn, uint16_t srcStrideIn, uint8_t sidIn,
+                     uint16_t dstGapIn, bool ifTransposeIn, uint8_t addrModeIn)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), sid(sidIn), dstGap(dstGapIn),
+          ifTranspose(ifTransposeIn), addrMode(addrModeIn) {}
+};
+
+// One matrix multiply on L0: C[m, n] (=|+=) A[m, k] x B[k, n]. C starts from zero
+// (cmatrixInitVal), from the bias table (cmatrixSource, or the bias form of Mmad), or from what
+// L0C holds (cmatrixInitVal false; or the older isBias true).
+struct MmadParams {
+    uint16_t m = 0;
+    uint16_t n = 0;
+    uint16_t k = 0;
+    bool isBias = false;
+    int32_t fmOffset = 0;
+    bool enSsparse = false;
+    bool enWinogradA = false;
+    bool enWinogradB = false;
+    uint8_t unitFlag = 0;
+    bool kDirectionAlign = false;
+    bool cmatrixSource = false;
+    bool cmatrixInitVal = true;
+    bool disableGemv = false;
+    MmadParams() = default;
+    MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn) : m(mIn), n(nIn), k(kIn) {}
+    MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, bool isBiasIn)
+        : m(mIn), n(nIn), k(kIn), isBias(isBiasIn), cmatrixInitVal(!isBiasIn) {}
+    MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, uint8_t unitFlagIn, bool cmatrixSourceIn, bool cmatrixInitValIn)
+        : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn),
+          cmatrixInitVal(cmatrixInitValIn) {}
+    MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, bool isBiasIn, int32_t fmOffsetIn, bool enSsparseIn,
+               bool enWinogradAIn, bool enWinogradBIn)
+        : m(mIn), n(nIn), k(kIn), isBias(isBiasIn), fmOffset(fmOffsetIn), enSsparse(enSsparseIn),
+          enWinogradA(enWinogradAIn), enWinogradB(enWinogradBIn), cmatrixInitVal(!isBiasIn) {}
+};
+
+// The layout a move out of L0C writes: NZ as it is, or ND rows (NZ2ND).
+enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
+
+struct FixpipeConfig {
+    CO2Layout format;
+    bool isToUB = false;
+};
+constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
+constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
+constexpr FixpipeConfig CFG_COLUMN_MAJOR = {CO2Layout::COLUMN_MAJOR};
+
+// L0C (NZ) -> GM: an mSize x nSize block whose 16-column blocks are srcStride rows (of 16
+// elements) apart in L0C; ND out: rows dstStride elements apart; NZ out: 16-column blocks
+// dstStride 32-byte blocks apart. ndNum blocks, srcNdStride fractals / dstNdStride elements apart.
+struct FixpipeParamsV220 {
+    uint16_t nSize = 0;
+    uint16_t mSize = 0;
+    uint16_t srcStride = 0;
+    uint32_t dstStride = 0;
+    bool reluEn = false;
+    QuantMode_t quantPre = QuantMode_t::NoQuant;
+    uint64_t deqScalar = 0;
+    uint16_t ndNum = 1;
+    uint16_t srcNdStride = 0;
+    uint16_t dstNdStride = 0;
+    uint8_t unitFlag = 0;
+    bool isChannelSplit = false;
+    FixpipeParamsV220() = default;
+    FixpipeParamsV220(uint16_t nSizeIn, uint16_t mSizeIn, uint16_t srcStrideIn, uint32_t dstStrideIn, bool reluEnIn)
+        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn) {}
+    FixpipeParamsV220(uint16_t nSizeIn, uint16_t mSizeIn, uint16_t srcStrideIn, uint32_t dstStrideIn, bool reluEnIn,
+                      QuantMode_t quantPreIn, uint64_t deqScalarIn, uint16_t ndNumIn, uint16_t srcNdStrideIn,
+                      uint16_t dstNdStrideIn, uint8_t unitFlagIn, bool isChannelSplitIn = false)
+        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn),
+          quantPre(quantPreIn), deqScalar(deqScalarIn), ndNum(ndNumIn), srcNdStride(srcNdStrideIn),
+          dstNdStride(dstNdStrideIn), unitFlag(unitFlagIn), isChannelSplit(isChannelSplitIn) {}
+};
+using FixpipeParams = FixpipeParamsV220;
+
+// The older L0C -> GM copy (DataCopy with these params); NZ2ND's matrix count and strides come
+// from SetFixpipeNz2ndFlag.
+struct DataCopyCO12DstParams {
+    uint8_t sid = 0;
+    uint16_t nSize = 0;
+    uint16_t mSize = 0;
+    uint32_t dstStride = 0;
+    uint16_t srcStride = 0;
+    uint8_t unitFlag = 0;
+    uint8_t clipReluPre = 0;
+    uint8_t eltWiseOp = 0;
+    QuantMode_t quantPre = QuantMode_t::NoQuant;
+    uint8_t reluPre = 0;
+    bool channelSplit = false;
+    bool nz2ndEn = false;
+    DataCopyCO12DstParams() = default;
+    DataCopyCO12DstParams(uint16_t nSizeIn, uint16_t mSizeIn, uint32_t dstStrideIn, uint16_t srcStrideIn,
+                          QuantMode_t quantPreIn, uint8_t reluPreIn, bool channelSplitIn, bool nz2ndEnIn)
+        : nSize(nSizeIn), mSize(mSizeIn), dstStride(dstStrideIn), srcStride(srcStrideIn), quantPre(quantPreIn),
+          reluPre(reluPreIn), channelSplit(channelSplitIn), nz2ndEn(nz2ndEnIn) {}
+};
+
+}  // namespace AscendC
+
+#endif  // MPNPU_CUBE_PARAMS_H
