@@ -173,7 +173,10 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     dst.mpnpu_touch_bytes('W', pipe, 0, (p.blockCount - 1) * dstep + block, site, "DataCopy local->local");
     const uint8_t* s = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
     uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
-    for (uint64_t i = 0; i < p.blockCount; ++i) std::memmove(d + i * dstep, s + i * sstep, block);
+    uint64_t count = p.blockCount;
+    mpnpu::core().pipes.run(pipe, [=] {  // (inline on PIPE_V; queued behind MTE1's earlier work from L1)
+        for (uint64_t i = 0; i < count; ++i) std::memmove(d + i * dstep, s + i * sstep, block);
+    });
 }
 
 template <typename T>

@@ -76,7 +76,11 @@ template <typename... A>
 int32_t invoke(const MpnpuLaunch* launch, void* fn, const uint64_t* slots, int32_t n) {
     if (n != int32_t(sizeof...(A))) return MPNPU_RUN_CXX_EXCEPTION;
     auto kernel = reinterpret_cast<void (*)(A...)>(fn);
-    return run_launch(launch, [&] { Entry<A...>::invoke(kernel, slots); });
+    return run_launch(launch, [&] {
+        core().args.assign(slots, slots + n);  // (the matmul client names GM by argument: mpnpu/cube)
+        core().before_user_sync = nullptr;
+        Entry<A...>::invoke(kernel, slots);
+    });
 }
 
 template <typename A>

@@ -36,6 +36,11 @@
 
 #define GM_ADDR uint8_t*
 
+// The architecture mpnpu models: the Atlas A2 class (separated cube and vector cores).
+#ifndef __NPU_ARCH__
+#define __NPU_ARCH__ 2201
+#endif
+
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
 #endif

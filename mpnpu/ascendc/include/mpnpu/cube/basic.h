@@ -100,27 +100,32 @@ inline void nd2nz(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTenso
                     uint64_t(p.nValue - 1) * p.dstNzNStride * C0 + C0;
     const T* g = src.mpnpu_addr();
     hold_point(site, 0);
-    std::vector<int64_t> recs;
+    std::vector<MpnpuEvent*> recs;
     for (uint32_t i = 0; i < p.ndNum; ++i)
         recs.push_back(gm_access('R', P_MTE2, src.mpnpu_base(), g + uint64_t(i) * p.srcNdMatrixStride,
                                  uint64_t(p.dValue) * sizeof(T), uint64_t(p.srcDValue) * sizeof(T), p.nValue,
                                  sizeof(T), site, what));
     dst.mpnpu_touch('W', P_MTE2, 0, last, site, what);
+    for (MpnpuEvent* r : recs) mark_queued(r, P_MTE2);
     T* l = dst.mpnpu_addr();
-    for (uint32_t i = 0; i < p.ndNum; ++i) {
-        const T* sm = g + uint64_t(i) * p.srcNdMatrixStride;
-        T* dm = l + uint64_t(i) * p.dstNzMatrixStride;
-        for (uint32_t r = 0; r < p.nValue; ++r) {
-            const T* row = sm + uint64_t(r) * p.srcDValue;
-            for (uint64_t b = 0; b < blocks; ++b) {
-                T* out = dm + b * p.dstNzC0Stride * C0 + uint64_t(r) * p.dstNzNStride * C0;
-                uint64_t n = p.dValue - b * C0 < C0 ? p.dValue - b * C0 : C0;
-                std::memcpy(static_cast<void*>(out), row + b * C0, n * sizeof(T));
-                if (n < C0) std::memset(static_cast<void*>(out + n), 0, (C0 - n) * sizeof(T));  // zero pad to 32 bytes
+    core().pipes.run(P_MTE2, [=] {  // the bytes move when PIPE_MTE2 gets to it
+        uint64_t t0 = now_ns();
+        for (uint32_t i = 0; i < p.ndNum; ++i) {
+            const T* sm = g + uint64_t(i) * p.srcNdMatrixStride;
+            T* dm = l + uint64_t(i) * p.dstNzMatrixStride;
+            for (uint32_t r = 0; r < p.nValue; ++r) {
+                const T* row = sm + uint64_t(r) * p.srcDValue;
+                for (uint64_t b = 0; b < blocks; ++b) {
+                    T* out = dm + b * p.dstNzC0Stride * C0 + uint64_t(r) * p.dstNzNStride * C0;
+                    uint64_t n = p.dValue - b * C0 < C0 ? p.dValue - b * C0 : C0;
+                    std::memcpy(static_cast<void*>(out), row + b * C0, n * sizeof(T));
+                    if (n < C0) std::memset(static_cast<void*>(out + n), 0, (C0 - n) * sizeof(T));  // zero pad
+                }
             }
         }
-    }
-    for (int64_t r : recs) done(r);
+        for (MpnpuEvent* r : recs) done(r, t0);
+    });
+    if (is_hold_site(site)) core().pipes.barrier(P_MTE2);
     hold_point(site, 1);
 }
 
@@ -152,7 +157,7 @@ inline void load_2d(const AscendC::LocalTensor<T>& dst, const uint8_t* src, uint
     check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
     uint64_t first = uint64_t(p.startIndex), lastf = first + uint64_t(p.repeatTimes - 1) * p.srcStride;
     uint64_t dst_end = (uint64_t(p.repeatTimes - 1) * (1 + uint64_t(p.dstGap)) + 1) * FRACTAL_BYTES;
-    int64_t rec = -1;
+    MpnpuEvent* rec = nullptr;
     if (gm_src) {
         hold_point(site, 0);
         rec = gm_access('R', pipe, gm_src->mpnpu_base(), src + first * FRACTAL_BYTES, FRACTAL_BYTES,
@@ -162,15 +167,20 @@ inline void load_2d(const AscendC::LocalTensor<T>& dst, const uint8_t* src, uint
     }
     (void)src_bytes_from;
     dst.mpnpu_touch_bytes('W', pipe, 0, dst_end, site, what);
+    mark_queued(rec, pipe);
     uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
-    for (uint32_t i = 0; i < p.repeatTimes; ++i) {
-        const uint8_t* s = src + (first + uint64_t(i) * p.srcStride) * FRACTAL_BYTES;
-        uint8_t* o = d + uint64_t(i) * (1 + uint64_t(p.dstGap)) * FRACTAL_BYTES;
-        if (p.ifTranspose) transpose_fractal16(o, s);
-        else std::memmove(o, s, FRACTAL_BYTES);
-    }
+    core().pipes.run(pipe, [=] {  // the fractals move when the pipe (MTE1, or MTE2 from GM) gets to it
+        uint64_t t0 = now_ns();
+        for (uint32_t i = 0; i < p.repeatTimes; ++i) {
+            const uint8_t* s = src + (first + uint64_t(i) * p.srcStride) * FRACTAL_BYTES;
+            uint8_t* o = d + uint64_t(i) * (1 + uint64_t(p.dstGap)) * FRACTAL_BYTES;
+            if (p.ifTranspose) transpose_fractal16(o, s);
+            else std::memmove(o, s, FRACTAL_BYTES);
+        }
+        done(rec, t0);
+    });
     if (gm_src) {
-        done(rec);
+        if (is_hold_site(site)) core().pipes.barrier(pipe);
         hold_point(site, 1);
     }
 }
@@ -318,7 +328,7 @@ inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTen
     hold_point(site, 0);
     src.mpnpu_touch('R', P_FIX, 0, src_end, site, what);
     char kind = gm_write_kind();
-    std::vector<int64_t> recs;
+    std::vector<MpnpuEvent*> recs;
     for (uint32_t d = 0; d < ndNum; ++d) {
         if (nd)
             recs.push_back(gm_access(kind, P_FIX, dst.mpnpu_base(), g + uint64_t(d) * dstNdStride,
@@ -329,7 +339,11 @@ inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTen
                                      uint64_t(mSize) * 16 * sizeof(T), uint64_t(dstStride) * BLOCK_BYTES, n1,
                                      sizeof(T), site, what));
     }
+    for (MpnpuEvent* r : recs) mark_queued(r, P_FIX);
     const U* l = src.mpnpu_addr();
+    const int op = core().atomic_op;  // (the atomic mode at issue)
+    core().pipes.run(P_FIX, [=] {  // L0C drains to GM when PIPE_FIX gets to it
+    uint64_t t0 = now_ns();
     std::vector<T> row(nd ? nSize : 16);
     for (uint32_t d = 0; d < ndNum; ++d) {
         const U* s = l + uint64_t(d) * nd_src;
@@ -342,7 +356,7 @@ inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTen
                     if constexpr (std::is_same_v<T, U>) row[j] = v;
                     else row[j] = from_float<T>(float(v));
                 }
-                store_gm(o + uint64_t(i) * dstStride, row.data(), nSize);
+                store_gm(o + uint64_t(i) * dstStride, row.data(), nSize, op);
             }
         } else {
             const uint64_t block = uint64_t(dstStride) * BLOCK_BYTES / sizeof(T);
@@ -354,11 +368,13 @@ inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTen
                         if constexpr (std::is_same_v<T, U>) row[j] = v;
                         else row[j] = from_float<T>(float(v));
                     }
-                    store_gm(o + b * block + uint64_t(i) * 16, row.data(), 16);
+                    store_gm(o + b * block + uint64_t(i) * 16, row.data(), 16, op);
                 }
         }
     }
-    for (int64_t r : recs) done(r);
+    for (MpnpuEvent* r : recs) done(r, t0);
+    });
+    if (is_hold_site(site)) core().pipes.barrier(P_FIX);
     hold_point(site, 1);
 }
 

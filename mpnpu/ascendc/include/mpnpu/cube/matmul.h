@@ -555,7 +555,7 @@ protected:
         }
         const uint64_t es = sizeof(DstT);
         hold_point(site, 0);
-        int64_t rec = gm_access('R', P_MTE2, cl.chunk, st + uint64_t(first) * es, uint64_t(run) * es,
+        MpnpuEvent* rec = gm_access('R', P_MTE2, cl.chunk, st + uint64_t(first) * es, uint64_t(run) * es,
                                 uint64_t(ld) * es, uint64_t(rows), uint32_t(es), site, what);
         ub.mpnpu_touch('W', P_MTE2, uint64_t(first), uint64_t((rows - 1) * ld + run), site, what);
         uint8_t* dst = reinterpret_cast<uint8_t*>(ub.mpnpu_addr());

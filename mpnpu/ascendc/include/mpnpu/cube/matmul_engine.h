@@ -143,7 +143,7 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
     const int64_t lda = s.transA ? s.orgM : s.orgKa, ldb = s.transB ? s.orgKb : s.orgN;
     const AT* a0 = s.transA ? A + tile.m0 : A + int64_t(tile.m0) * lda;
     const BT* b0 = s.transB ? B + int64_t(tile.n0) * ldb : B + tile.n0;
-    int64_t ra, rb, rbias = -1;
+    MpnpuEvent *ra = nullptr, *rb = nullptr, *rbias = nullptr;
     if (s.transA)
         ra = gm_access('R', P_MTE2, s.a_base, a0, uint64_t(tm) * sizeof(AT), uint64_t(lda) * sizeof(AT), uint64_t(K),
                        sizeof(AT), site, what_set(call, "A", "SetTensorA", s.a_file, s.a_line));
@@ -216,7 +216,7 @@ inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint
     const int saved = c.atomic_op;
     if (enAtomic < 0 || enAtomic > 3) api_error(site, "Matmul::%s: enAtomic must be 0, 1, 2 or 3 (got %d)", call, enAtomic);
     if (enAtomic) c.atomic_op = enAtomic;
-    int64_t rec = gm_access(gm_write_kind(), P_FIX, base, dst, uint64_t(tile.tn) * sizeof(CT), uint64_t(ldc) * sizeof(CT),
+    MpnpuEvent* rec = gm_access(gm_write_kind(), P_FIX, base, dst, uint64_t(tile.tn) * sizeof(CT), uint64_t(ldc) * sizeof(CT),
                             uint64_t(tile.tm), sizeof(CT), site, what_of(call, "writing C"));
     thread_local std::vector<CT> row;
     row.resize(size_t(tile.tn));
@@ -228,7 +228,7 @@ inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint
             if constexpr (std::is_integral_v<CT>) row[size_t(j)] = static_cast<CT>(v);
             else row[size_t(j)] = from_float<CT>(float(v));
         }
-        store_gm(dst + int64_t(i) * ldc, row.data(), uint64_t(tile.tn));
+        store_gm(dst + int64_t(i) * ldc, row.data(), uint64_t(tile.tn), core().atomic_op);
     }
     done(rec);
     c.atomic_op = saved;
