@@ -39,6 +39,7 @@ from mpnpu.runtime.trace import (
     FlagWaitEvent,
     LocalAccess,
     PipeSyncEvent,
+    StageEvent,
     StridedRanges,
     SyncAllEvent,
 )
@@ -392,6 +393,29 @@ def _trace_events(state: _Launch, regions: Sequence[Region]) -> list:
                                      site, func, site))
         elif etype == abi.EV_DROPPED:
             out.append(DroppedSyncEvent(site, abi.DROPPED_CALLS[index], func, site, t0, t1))
+    return _with_stages(out)
+
+
+def _with_stages(events: list) -> list:
+    """The events with a StageEvent before each run of events made in one kernel function: a C++
+    kernel's stages are its functions (TargetProcess, CVProcess, ...), and timelines draw them as
+    spans from the run's first to its last timestamp."""
+    out: list = []
+    run: list = []
+
+    def flush() -> None:
+        stamps = [t for ev in run for t in (ev.t0, ev.t1) if t]
+        if stamps:
+            out.append(StageEvent(run[0].stage, run[0].site, min(stamps), max(stamps)))
+        out.extend(run)
+
+    for ev in events:
+        if run and ev.stage != run[0].stage:
+            flush()
+            run = []
+        run.append(ev)
+    if run:
+        flush()
     return out
 
 
