@@ -22,7 +22,7 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -181,11 +181,13 @@ class _Launch:
 _current: _Launch | None = None
 
 
-def _guard(fn):
+def _guard(fn: Callable[..., int]) -> Callable[..., int]:
     """A callback body: any exception is kept for the core process and reported as failure (1)."""
 
     def call(*args: Any) -> int:
         launch = _current
+        if launch is None:
+            return 1
         try:
             return fn(launch, *args) or 0
         except BaseException as e:  # noqa: BLE001 - re-raised once mpnpu_run has returned
@@ -209,7 +211,7 @@ def _flag_set(launch: _Launch, mode: int, flag_id: int, pipe: int, site_id: int)
 
 
 @_guard
-def _flag_wait(launch: _Launch, mode: int, flag_id: int, site_id: int, resolved) -> int:
+def _flag_wait(launch: _Launch, mode: int, flag_id: int, site_id: int, resolved: Any) -> int:
     if mode == abi.ANY_MODE:
         mode = kcontext.flag_wait_mode(launch.ctx, flag_id)
     resolved[0] = mode
@@ -285,10 +287,10 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
 
 
 _MAX_ARGS = 64
-_STRUCTS: dict[tuple, tuple] = {}
+_STRUCTS: dict[tuple[int, KernelType], tuple[Any, Any, Any]] = {}
 
 
-def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int, n_regions: int) -> tuple:
+def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int, n_regions: int) -> tuple[Any, Any, Any]:
     """This core's launch struct for ``kernel_type`` with what never changes between its launches set
     once (identity, callbacks, pipes), and its slot and region arrays; a launch sets only the rest."""
     if n_slots > _MAX_ARGS or n_regions > _MAX_ARGS:
@@ -355,7 +357,7 @@ def _slots(ctx: Any, params: Sequence[str], args: Sequence[Any]) -> tuple[list[i
     return slots, sorted(regions.values(), key=lambda r: r.addr)
 
 
-def _trace_events(state: _Launch, regions: Sequence[Region]) -> list:
+def _trace_events(state: _Launch, regions: Sequence[Region]) -> list[Any]:
     """The library's trace records as the runtime's trace events, in program order."""
     ptr = ctypes.c_void_p()
     n = state.lib.events(ctypes.byref(ptr))
@@ -363,7 +365,7 @@ def _trace_events(state: _Launch, regions: Sequence[Region]) -> list:
         return []
     raw = np.frombuffer((ctypes.c_char * (n * abi.EVENT_DTYPE.itemsize)).from_address(ptr.value),
                         dtype=abi.EVENT_DTYPE).copy()
-    out: list = []
+    out: list[Any] = []
     pipes, memories, events = abi.PIPE_NAMES, abi.MEMORY_NAMES, abi.HARD_EVENTS
     for etype, kind, pipe, mem, site_id, index, aux, start, run_, stride, count, t0, t1 in raw.tolist():
         site, func = state.site(site_id)
@@ -372,7 +374,7 @@ def _trace_events(state: _Launch, regions: Sequence[Region]) -> list:
             t = r.tensor
             first = t.root_offset + start
             if count > 1 and stride > run_:
-                ranges: tuple = StridedRanges(first, run_, stride, count)
+                ranges: tuple[tuple[int, int], ...] = StridedRanges(first, run_, stride, count)
             else:
                 ranges = ((first, first + (count - 1) * stride + run_),)
             # (mem 1: the copy ran from its pipe's queue, later than issued)
@@ -396,12 +398,12 @@ def _trace_events(state: _Launch, regions: Sequence[Region]) -> list:
     return _with_stages(out)
 
 
-def _with_stages(events: list) -> list:
+def _with_stages(events: list[Any]) -> list[Any]:
     """The events with a StageEvent before each run of events made in one kernel function: a C++
     kernel's stages are its functions (TargetProcess, CVProcess, ...), and timelines draw them as
     spans from the run's first to its last timestamp."""
-    out: list = []
-    run: list = []
+    out: list[Any] = []
+    run: list[Any] = []
 
     def flush() -> None:
         stamps = [t for ev in run for t in (ev.t0, ev.t1) if t]

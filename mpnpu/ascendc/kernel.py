@@ -93,17 +93,17 @@ class CompiledKernel:
         bridge.run(bridge.load(self.path), self.kernel_type, args, tiling_key=self.tiling_key,
                    sys_workspace_bytes=self.sys_workspace_bytes, memcheck=self.memcheck)
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         # Pickled into every launch: as a plain tuple (a dataclass with an enum field costs ~20 us
         # to pickle and as much to rebuild; this, ~2 us), rebuilt once per process.
         return (_rebuild, ((self.path, self.entry, self.source, self.params, self.kernel_type.value, self.tiling_key,
                             self.sys_workspace_bytes, self.memcheck),))
 
 
-_REBUILT: dict[tuple, CompiledKernel] = {}
+_REBUILT: dict[tuple[Any, ...], CompiledKernel] = {}
 
 
-def _rebuild(fields: tuple) -> CompiledKernel:
+def _rebuild(fields: tuple[Any, ...]) -> CompiledKernel:
     k = _REBUILT.get(fields)
     if k is None:
         path, entry, source, params, kt, key, sys_ws, memcheck = fields

@@ -99,7 +99,7 @@ class AscendCOperator:
     #: probe name -> (diagnosis step, what it changes, the -D defines that switch it on)
     probe_defines: Mapping[str, tuple[str, str, Mapping[str, Any]]] = field(default_factory=dict)
     root: str = ""  # relative paths are relative to this folder (default: the defining module's)
-    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         root = self.root or _caller_folder()
@@ -221,7 +221,7 @@ class AscendCOperator:
             tensors.update(outs)
             tensors.update({n: gm.empty(n, shape, dtype) for n, (shape, dtype) in case.workspace.items()})
             layout = self.tiling_layout()
-            if layout is not None:
+            if layout is not None and self.tiling is not None:
                 tensors["tiling"] = gm.to_device("tiling", layout.pack(self.tiling.fill(case)), "uint8")
             args = list(self.args(case, tensors)) if self.args else self._default_args(case, tensors)
             launch = device.launch(kernel, *args, drop_syncs=tuple(sorted(dropped)), trace=trace)

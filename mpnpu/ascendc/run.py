@@ -83,7 +83,8 @@ def parse_arg(text: str) -> RunArg:
         if head == "null" and not rest:
             return RunArg("null", text)
         if head in _SCALAR_KINDS:
-            value = _SCALAR_KINDS[head](float(rest) if head.startswith("f") else int(rest, 0))
+            kind: Any = _SCALAR_KINDS[head]
+            value = kind(float(rest)) if head.startswith("f") else kind(int(rest, 0))
             return RunArg("scalar", text, dtype=head, value=value)
     except (ValueError, TypeError, IndexError) as e:
         raise UsageError(f"kernel argument {text!r}: {e}") from None
@@ -160,7 +161,7 @@ class RunResult:
     repeats: int
     checks: list[list[OutputCheck]]  # [repeat][output]
     same_as_first: list[bool]
-    hazards: list = field(default_factory=list)
+    hazards: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -171,7 +172,7 @@ class RunResult:
     def passed(self) -> bool:
         return not self.failed_repeats
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel, "block_dim": self.block_dim, "kernel_type": self.kernel_type.value,
             "repeats": self.repeats, "failed_repeats": self.failed_repeats,
@@ -183,7 +184,8 @@ class RunResult:
         }
 
 
-def _compare(got: np.ndarray, golden: np.ndarray, dtype: str, rtol: float, atol: float) -> tuple[int, list]:
+def _compare(got: np.ndarray, golden: np.ndarray, dtype: str, rtol: float,
+             atol: float) -> tuple[int, list[tuple[int, float, float]]]:
     d = get_dtype(dtype)
     if golden.size != got.size:
         raise UsageError(f"the golden has {golden.size} elements of {dtype}, the output {got.size}")
@@ -226,7 +228,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     kw = {"options": options} if options is not None else {}
     checks: list[list[OutputCheck]] = []
     same: list[bool] = []
-    hazards: list = []
+    hazards: list[Any] = []
     first_bytes: list[bytes] | None = None
     from mpnpu.racecheck import analyze
 
@@ -265,7 +267,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     return RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards)
 
 
-def _merge(known: list, new: list) -> list:
+def _merge(known: list[Any], new: list[Any]) -> list[Any]:
     seen = {(h.kind, h.first.site, h.second.site, h.tensor) for h in known}
     return known + [h for h in new if (h.kind, h.first.site, h.second.site, h.tensor) not in seen]
 

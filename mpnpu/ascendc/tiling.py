@@ -209,7 +209,7 @@ def tiling_layout(header: str, struct: str, *, include_dirs: Sequence[str] = (),
 
 
 def _run_probe(header: str, struct: str, names: Sequence[str], include_dirs: Sequence[str],
-               defines: Mapping[str, str]) -> dict:
+               defines: Mapping[str, str]) -> dict[str, Any]:
     cxx = find_compiler()
     with tempfile.TemporaryDirectory(prefix="mpnpu-tiling-") as tmp:
         src, exe = os.path.join(tmp, "probe.cpp"), os.path.join(tmp, "probe")
@@ -223,4 +223,5 @@ def _run_probe(header: str, struct: str, names: Sequence[str], include_dirs: Seq
             raise CompileError("reading the tiling struct's layout: "
                                + first_error(proc.stderr, BuildSpec((header,), "main")), stderr=proc.stderr)
         out = subprocess.run([exe], capture_output=True, text=True, timeout=60)
-        return json.loads(out.stdout)
+        data: dict[str, Any] = json.loads(out.stdout)
+        return data
