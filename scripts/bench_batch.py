@@ -38,14 +38,16 @@ sys.path.insert(0, os.path.dirname(HERE))
 from mpnpu import api  # noqa: E402
 from mpnpu.cli.common import ArgumentParser, non_negative_int, positive_int, run_cli  # noqa: E402
 from mpnpu.harness.runner import default_block_dim  # noqa: E402
-from mpnpu.runtime.procutil import available_cpus  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import golden as golden_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import kernel as kernel_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import op as op_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
 from mpnpu.runtime.config import RuntimeOptions  # noqa: E402
 from mpnpu.runtime.device import Device  # noqa: E402
-from mpnpu.runtime.procutil import blas_threads  # noqa: E402
+from mpnpu.runtime.procutil import (
+    available_cpus,
+    blas_threads,
+)
 from mpnpu.runtime.topology import CoreType  # noqa: E402
 
 TARGET_RATIO = 3.0

@@ -23,6 +23,7 @@ import argparse
 import statistics
 
 from benchlib import time_hazard_analysis
+
 from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import default_block_dim, make_variants, run_batch
 from mpnpu.runtime.device import Device

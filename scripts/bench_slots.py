@@ -24,9 +24,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from mpnpu.harness.registry import DEFAULT_OPERATOR  # noqa: E402
+from mpnpu.harness.registry import (
+    DEFAULT_OPERATOR,
+    load_operator,
+)
 from mpnpu.harness.runner import make_variants  # noqa: E402
-from mpnpu.harness.registry import load_operator  # noqa: E402
 from mpnpu.harness.shards import ShardPlan, make_shards  # noqa: E402
 from mpnpu.harness.slots import run_in_slots  # noqa: E402
 from mpnpu.harness.stress.sweep import Configuration  # noqa: E402

@@ -25,6 +25,7 @@ import tempfile
 import time
 
 from benchlib import time_hazard_analysis
+
 from mpnpu.cli.render.chrome_trace import write_chrome_trace
 from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import default_block_dim, make_variants, run_batch

@@ -22,12 +22,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mpnpu.cli.batch import DEFAULT_CASES, DEFAULT_REPEAT  # noqa: E402
-from mpnpu.harness.runner import make_variants, run_batch  # noqa: E402
-from mpnpu.runtime.procutil import available_cpus  # noqa: E402
-from mpnpu.harness.stats import detect_probability  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
+from mpnpu.cli.batch import DEFAULT_CASES, DEFAULT_REPEAT
+from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.harness.stats import detect_probability
+from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes
+from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
+from mpnpu.runtime.procutil import available_cpus
 
 
 def parse_tiles(text: str) -> list[TileSizes]:

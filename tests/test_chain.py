@@ -16,9 +16,9 @@ from mpnpu.cli.common import run_cli
 from mpnpu.cli.render.investigate import format_markdown, format_text
 from mpnpu.errors import UsageError
 from mpnpu.harness.chain import Diagnosis, Shapes, Step, run_investigation
+from mpnpu.harness.operator import Verdict
 from mpnpu.harness.registry import load_operator
 from mpnpu.harness.runner import Variant, VariantResult, make_variants, run_batch
-from mpnpu.harness.operator import Verdict
 from mpnpu.runtime.device import Device
 
 OP = load_operator("tests.operator_for_tests:OPERATOR")

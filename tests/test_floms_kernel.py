@@ -244,7 +244,8 @@ def test_bad_block_dim_is_a_device_config_error(block_dim) -> None:
 
 
 def test_next_call_gets_the_previous_calls_blocks_with_their_data(dev) -> None:
-    """What turns a too-early read into a wrong answer (docs/incident.md, "Why a batch"): nothing is cleared between calls.
+    """What turns a too-early read into a wrong answer (docs/incident.md, "Why a batch"): nothing is
+    cleared between calls.
 
     Call A runs normally. Replaying its allocations by hand hands out A's blocks with A's outputs in
     them. Call B (same shapes, other targets) with the masked_target / target_mask copy-outs disabled

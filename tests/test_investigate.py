@@ -1,4 +1,5 @@
-"""python -m mpnpu.investigate: the incident's diagnosis chain (docs/incident.md), its sizing rule, and its command line.
+"""python -m mpnpu.investigate: the incident's diagnosis chain (docs/incident.md), its sizing rule,
+and its command line.
 
 Deterministic: the sizing arithmetic (plan_trials and the consistency-detection bound), the table /
 Markdown / JSON, exit codes and one-line usage errors, Ctrl-C (130, the steps done so far printed,

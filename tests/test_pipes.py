@@ -101,7 +101,7 @@ def test_a_queued_copy_runs_before_the_next_issue_once_it_is_older_than_the_late
         _ENGINES.append(e)
         e.run(pipe, lambda: None)  # starts the pipe's thread, which then goes to sleep
         e.barrier(pipe)
-        wait_until(lambda: e.thread_asleep(pipe), WAIT_S, what=f"{pipe.value}'s thread asleep")
+        wait_until(lambda e=e: e.thread_asleep(pipe), WAIT_S, what=f"{pipe.value}'s thread asleep")
         # No pipe's thread is woken at issue, not even a GM-writing one's (MTE3, FIX).
         e.run(pipe, lambda: ran.append("first"))
         issued = time.monotonic_ns()

@@ -19,7 +19,6 @@ import pytest
 
 from mpnpu.harness.registry import registered
 from mpnpu.runtime.config import SEGMENT_PREFIX
-
 from tests.runtime_util import still_alive
 from tests.waiting import wait_for
 

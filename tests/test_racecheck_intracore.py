@@ -159,7 +159,8 @@ def brute_force_pairs(events) -> set[tuple[int, int]]:
     sets: dict[tuple, deque] = defaultdict(deque)
 
     def pipe_of(ev) -> str:
-        return "PIPE_S" if isinstance(ev, SyncAllEvent) or (isinstance(ev, PipeSyncEvent) and ev.op == "barrier") else ev.pipe
+        barrier = isinstance(ev, SyncAllEvent) or (isinstance(ev, PipeSyncEvent) and ev.op == "barrier")
+        return "PIPE_S" if barrier else ev.pipe
 
     for i, ev in enumerate(events):
         p = pipe_of(ev)

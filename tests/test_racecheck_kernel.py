@@ -30,8 +30,7 @@ from mpnpu.racecheck import HazardLog, check_case, check_launch, format_text
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.dtypes import get_dtype
 from mpnpu.runtime.gm.tensor import GlobalTensor, c_strides
-from mpnpu.runtime.trace import byte_ranges
-from mpnpu.runtime.trace import ATOMIC, WRITE, Access
+from mpnpu.runtime.trace import ATOMIC, WRITE, Access, byte_ranges
 
 pytestmark = [pytest.mark.usefixtures("no_leaks", "time_limit"), pytest.mark.time_limit(60)]
 

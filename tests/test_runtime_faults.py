@@ -34,7 +34,6 @@ from mpnpu.errors import (
 )
 from mpnpu.runtime.config import DEFAULT_SPEC
 from mpnpu.runtime.device import Device
-from mpnpu.runtime.watchdog import Watchdog
 from mpnpu.runtime.procutil import process_asleep
 from mpnpu.runtime.sync import (
     ST_PROGRESS,
@@ -46,6 +45,7 @@ from mpnpu.runtime.sync import (
     SyncObjects,
 )
 from mpnpu.runtime.topology import Topology
+from mpnpu.runtime.watchdog import Watchdog
 from tests.conftest import live_children, shm_segments
 from tests.runtime_util import OPTIONS, device, filled, k, still_alive
 from tests.waiting import wait_for
@@ -484,7 +484,8 @@ def _start_helper(mode: str, tmp_path: Path) -> tuple[subprocess.Popen, dict]:
         pytest.fail(f"helper did not start: {out}\n{err}")
     # cube 0 is inside the kernel and every other core has reached its SyncAll
     others = [Path(f"{marker}.{pid}") for pid in info["core_pids"][1:]]
-    assert wait_for(lambda: marker.exists() and all(p.exists() for p in others), max(0.0, deadline - time.monotonic())), \
+    left = max(0.0, deadline - time.monotonic())
+    assert wait_for(lambda: marker.exists() and all(p.exists() for p in others), left), \
         "the kernel never started on every core"
     return proc, info
 

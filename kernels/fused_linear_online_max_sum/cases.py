@@ -50,7 +50,8 @@ def _check_range(name: str, bounds: IntRange, low_min: int) -> None:
         and low_min <= bounds[0] <= bounds[1]
     )
     if not ok:
-        raise UsageError(f"CaseSpace.{name}={bounds!r} must be an integer range (low, high) with {low_min} ≤ low ≤ high")
+        raise UsageError(f"CaseSpace.{name}={bounds!r} must be an integer range (low, high) "
+                         f"with {low_min} ≤ low ≤ high")
 
 
 def _check_choices(name: str, choices: tuple, allowed: tuple) -> None:

@@ -2,8 +2,9 @@
 
 Judging follows the incident's diagnosis (docs/incident.md). Without a probe, every output is
 compared with the CPU golden under the precision rule (docs/precision.md). A probe's outputs that
-have no golden of their own are judged as the diagnosis judged them: against the value they must hold where one exists (zeros, the case's sentinel, the copied
-dependency), and by consistency across repeats of the same case (the fingerprint).
+have no golden of their own are judged as the diagnosis judged them: against the value they must
+hold where one exists (zeros, the case's sentinel, the copied dependency), and by consistency
+across repeats of the same case (the fingerprint).
 """
 
 from __future__ import annotations

@@ -92,8 +92,9 @@ def check_inputs(
     """Raise UsageError, with a one-line message, unless the arguments are a valid FLOMS call.
 
     ``target_dtype`` None means "whatever target's numpy dtype is" (still int32 or int64). Besides
-    the input table of docs/operator-floms.md this rejects ``vocab_end_index - vocab_start_index > V``: the op's documentation
-    bounds the end by start + V, and a target past the shard's last column has no logit to gather.
+    the input table of docs/operator-floms.md this rejects ``vocab_end_index - vocab_start_index > V``:
+    the op's documentation bounds the end by start + V, and a target past the shard's last column has
+    no logit to gather.
     """
     in_dt = input_dtype_of(input_dtype)
     _check_array("input", input, 2, "[BT, H]")

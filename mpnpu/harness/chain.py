@@ -43,8 +43,13 @@ from mpnpu.runtime.procutil import available_cpus
 from .operator import Operator, diagnosis_of
 from .registry import DEFAULT_OPERATOR, load_operator
 from .runner import BatchResult, VariantResult, default_block_dim, make_variants, run_batch
-from .stats import cases_for_consistency, consistency_detect_probability, detect_probability, trials_to_detect
-from .stats import wilson_interval
+from .stats import (
+    cases_for_consistency,
+    consistency_detect_probability,
+    detect_probability,
+    trials_to_detect,
+    wilson_interval,
+)
 
 # -- the chain as data -----------------------------------------------------------------------------------
 

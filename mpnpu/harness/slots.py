@@ -195,7 +195,7 @@ def _slot_main(conn: multiprocessing.connection.Connection, slot: int, plan: Sha
             shard, cpus, attempt, budget = msg
             pending = [0, time.monotonic()]
 
-            def progress(n: int) -> None:
+            def progress(n: int, pending: list[float] = pending) -> None:
                 pending[0] += n
                 now = time.monotonic()
                 if now - pending[1] >= _PROGRESS_EVERY_S:
@@ -338,9 +338,10 @@ def run_in_slots(
                 continue
             if deadline is not None and time.perf_counter() >= deadline:
                 return
-            for i, (shard, attempt) in enumerate(pending):
+            for i, (shard, _) in enumerate(pending):
                 got = pool.acquire(plan.cpus_wanted(shard))
                 if got is not None:
+                    shard, attempt = pending[i]
                     del pending[i]
                     break
             else:

@@ -352,7 +352,8 @@ def _touches(rows: np.ndarray, others: np.ndarray, start: np.ndarray, stop: np.n
     return _overlaps_any(start[rows], stop[rows], start[others], stop[others])
 
 
-def _cross_pairs(p: np.ndarray, q: np.ndarray, start: np.ndarray, stop: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _cross_pairs(p: np.ndarray, q: np.ndarray, start: np.ndarray,
+                 stop: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Overlapping pairs (one range of ``p``, one of ``q``) of two disjoint sets, each pair once."""
     if len(p) == 0 or len(q) == 0:
         return

@@ -34,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from mpnpu.runtime.pipe_events import ANALYSED_PIPES
-from mpnpu.runtime.topology import Topology
+from mpnpu.runtime.topology import CoreInfo, Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
     READ,
@@ -256,7 +256,8 @@ def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
         for b0 in range(0, len(idx), _BLOCK):
             rows = idx[b0:b0 + _BLOCK]
             cols = idx
-            cand = (ca.start[rows][:, None] < ca.stop[cols][None, :]) & (ca.start[cols][None, :] < ca.stop[rows][:, None])
+            cand = ((ca.start[rows][:, None] < ca.stop[cols][None, :])
+                    & (ca.start[cols][None, :] < ca.stop[rows][:, None]))
             cand &= rows[:, None] < cols[None, :]
             cand &= ca.write[rows][:, None] | ca.write[cols][None, :]
             cand &= ~(ca.atomic[rows][:, None] & ca.atomic[cols][None, :])
@@ -294,6 +295,11 @@ def _gap(first: LocalAccess | Access, second: LocalAccess | Access) -> str:
     return f"no {a}_{b} sync (set_flag/wait_flag, queue{also}) between {first.pipe} and {second.pipe}"
 
 
+def _site(info: CoreInfo, core_id: int, tensor: str, x: LocalAccess | Access) -> AccessSite:
+    return AccessSite(core=info.label, core_id=core_id, short=info.short, stage=x.stage, site=x.site,
+                      access=ACCESS_NAMES[x.kind], tensor=tensor, pipe=x.pipe)
+
+
 def analyze_local(trace: LaunchTrace) -> list[Hazard]:
     """The hazards inside each core of one traced launch (all cores), merged by kind, memory or GM
     tensor, sites and pipes."""
@@ -318,12 +324,8 @@ def analyze_local(trace: LaunchTrace) -> list[Hazard]:
             else:
                 tensor = a.memory
 
-            def site(x: LocalAccess | Access) -> AccessSite:
-                return AccessSite(core=info.label, core_id=c, short=info.short, stage=x.stage, site=x.site,
-                                  access=ACCESS_NAMES[x.kind], tensor=tensor, pipe=x.pipe)
-
-            h = Hazard(kind=kind, tensor=tensor, first=site(a), second=site(b), count=1,
-                       element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
+            h = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a), second=_site(info, c, tensor, b),
+                       count=1, element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
                        core_pairs=frozenset({(info.short, info.short)}), scope="core" if on_gm else "local")
             key = h.key + (a.pipe, b.pipe)
             prev = merged.get(key)

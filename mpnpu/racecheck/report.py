@@ -42,7 +42,7 @@ class AccessSite:
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (JSON-ready)."""
         extra = {"pipe": self.pipe} if self.pipe else {}
-        return {**extra, 
+        return {**extra,
             "core": self.core,
             "core_id": self.core_id,
             "short": self.short,

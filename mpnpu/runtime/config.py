@@ -71,7 +71,8 @@ class RuntimeOptions:
             raise UsageError(f"RuntimeOptions.pipes must be 'kernel', 'async' or 'sync', not {self.pipes!r}")
         if isinstance(self.pipe_latency_us, bool) or not isinstance(self.pipe_latency_us, (int, float)) \
                 or not 0 < self.pipe_latency_us <= 1e7:
-            raise UsageError(f"RuntimeOptions.pipe_latency_us must be a number in (0, 1e7], not {self.pipe_latency_us!r}")
+            raise UsageError(
+                f"RuntimeOptions.pipe_latency_us must be a number in (0, 1e7], not {self.pipe_latency_us!r}")
 
 
 DEFAULT_OPTIONS = RuntimeOptions()

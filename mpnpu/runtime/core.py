@@ -222,7 +222,7 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
         fn(*args, **kwargs)
         if pipes.asynchronous:
             pipes.finish()  # the kernel ends when its pipes have drained
-    except BaseException as e:  # noqa: BLE001 - any failure of the kernel is reported, even SystemExit
+    except BaseException as e:  # any failure of the kernel is reported, even SystemExit
         ctx.pipes.abort()
         ctx.sync.set_state(core_id, CoreState.FAILED)
         return LaunchFailed(launch_id, core_id, error_report(e))

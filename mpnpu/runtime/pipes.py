@@ -412,7 +412,7 @@ class PipeEngine:
             if op[0] == "run":
                 try:
                     op[1]()
-                except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
+                except BaseException as e:  # reported to the kernel thread
                     self._fail(e)
                     return
                 q.popleft()
@@ -529,7 +529,7 @@ class PipeEngine:
             self._lock.release()
         try:
             op[1]()
-        except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
+        except BaseException as e:  # reported to the kernel thread
             error = e
         finally:
             if not keep_lock:

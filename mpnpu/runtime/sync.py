@@ -121,7 +121,8 @@ class SyncObjects:
         except threading.BrokenBarrierError:
             what = "SyncAll<aiv_only>" if aiv_only else "SyncAll"
             raise SyncTimeoutError(
-                f"{what} #{count} did not complete within {timeout:g} s (a core never arrived, or the launch failed elsewhere)",
+                f"{what} #{count} did not complete within {timeout:g} s "
+                "(a core never arrived, or the launch failed elsewhere)",
                 sync="sync_all", count=count,
             ) from None
         status[base + ST_STATE] = _RUNNING

@@ -13,9 +13,10 @@ Timing. Every event carries ``t0``/``t1``: nanoseconds of :func:`clock_ns`, whic
 CLOCK_MONOTONIC. On Linux that clock is one system-wide clock, the same in every process, so the
 times of different cores of a launch compare directly (a flag's set is never later than the wait
 it released). An access spans the copy (``t0`` before, ``t1`` after; an atomic's wait for the
-atomic lock included; on an asynchronous pipe, when the pipe executed it, which ``ran_on`` says), a SyncAll spans arrival to release, a flag wait the wait, a stage its
-``with`` block. Instant events (a dropped sync) have ``t1 == t0``. 0 means "not recorded" (traces
-built by hand, or a stage still open when its core failed).
+atomic lock included; on an asynchronous pipe, when the pipe executed it, which ``ran_on`` says),
+a SyncAll spans arrival to release, a flag wait the wait, a stage its ``with`` block. Instant
+events (a dropped sync) have ``t1 == t0``. 0 means "not recorded" (traces built by hand, or a
+stage still open when its core failed).
 """
 
 from __future__ import annotations

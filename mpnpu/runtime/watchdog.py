@@ -81,7 +81,8 @@ class Watchdog:
         if not np.isin(state, self._BLOCKED).any():
             self._stall_key = None
             return None
-        return self._unreachable_sync_all(st, state) or self._unsatisfiable_flag(st, state) or self._stall(st, state, now)
+        return (self._unreachable_sync_all(st, state) or self._unsatisfiable_flag(st, state)
+                or self._stall(st, state, now))
 
     def _unreachable_sync_all(self, st: np.ndarray, state: np.ndarray) -> LaunchError | None:
         for aiv_only, col, waiting_state in ((False, ST_SYNC_ALL, CoreState.IN_SYNC_ALL),
