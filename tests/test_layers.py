@@ -19,7 +19,9 @@ PACKAGE = REPO / "mpnpu"
 
 #: layer (folder under mpnpu/) -> packages it must not import
 FORBIDDEN = {
-    "runtime": ("mpnpu.harness", "mpnpu.cli", "mpnpu.racecheck", "mpnpu.kernels"),
+    # the runtime never imports a kernel front end: they reach it only through runtime.kcontext
+    "runtime": ("mpnpu.harness", "mpnpu.cli", "mpnpu.racecheck", "mpnpu.kernels", "mpnpu.api", "mpnpu.ascendc"),
+    "api": ("mpnpu.harness", "mpnpu.cli", "mpnpu.racecheck", "mpnpu.kernels", "mpnpu.testing"),
     "racecheck": ("mpnpu.harness", "mpnpu.cli", "mpnpu.kernels"),
     "harness": ("mpnpu.cli", "mpnpu.kernels"),
     "cli": ("mpnpu.kernels",),

@@ -20,7 +20,7 @@ write (two atomic adds commute), that happens-before orders in neither direction
 kind follows issue order: RAW = write issued first, then read. Only launches of kernels that order
 their own pipes (``api.pipelined``) record local accesses and the pipe of each GM access; data the
 kernel touches with plain numpy expressions is not recorded (only ``data_copy``, ``load_data``,
-``mmad``, ``fixpipe``, ``cast`` and the vector instructions of :mod:`mpnpu.pipe_api` are).
+``mmad``, ``fixpipe``, ``cast`` and the vector instructions of :mod:`mpnpu.api.vector` are).
 Hazards on local memory have ``scope`` "local"; on GM, "core" (the GM race detector,
 :mod:`.detect`, covers pairs of different cores).
 """

@@ -62,7 +62,7 @@ class CoreContext:
         self.spec = spec
         self.options = options
         self.segments = SegmentTable()
-        self.pipe = TPipe(info, spec, make_arenas(info, spec))
+        self.tpipe = TPipe(info, spec, make_arenas(info, spec))  # the local-buffer allocator (Ascend C TPipe)
         self.stage = "kernel"
         self.atomic_add = False
         self.dropped_syncs: frozenset[str] = frozenset()
@@ -76,7 +76,7 @@ class CoreContext:
 
     def begin_launch(self, dropped_syncs: frozenset[str], trace: bool, hold: HoldPlan | None = None,
                      inserts: tuple[InsertedSync, ...] = ()) -> None:
-        self.pipe.reset()
+        self.tpipe.reset()
         self.stage = "kernel"
         self.atomic_add = False
         self.dropped_syncs = dropped_syncs
