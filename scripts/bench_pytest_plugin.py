@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import Variant, default_block_dim, run_batch
 from mpnpu.runtime.device import Device
 from mpnpu.testing import assert_matches_golden, assert_no_races
@@ -44,7 +44,7 @@ def test_batch(mpnpu_device):
 '''
 
 SCRIPT = '''
-from mpnpu.harness.operator import load_operator
+from mpnpu.harness.registry import load_operator
 from mpnpu.harness.runner import Variant, run_batch
 from mpnpu.runtime.device import Device
 

@@ -27,7 +27,7 @@ import time
 from benchlib import time_hazard_analysis
 
 from mpnpu.cli.render.chrome_trace import write_chrome_trace
-from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
+from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import default_block_dim, make_variants, run_batch
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
 from mpnpu.runtime.device import Device

@@ -46,6 +46,8 @@ pipe syncs), ``queue`` (TQue); ``_trace`` records local-memory accesses for the 
 
 from __future__ import annotations
 
+from mpnpu.errors import UnknownNameError
+
 from . import cube, identity, memory, movement, queue, sync, vector
 from .cube import *  # noqa: F403
 from .identity import *  # noqa: F403
@@ -61,5 +63,5 @@ __all__ = sorted({*cube.__all__, *identity.__all__, *memory.__all__, *movement._
 
 def __getattr__(name: str) -> object:
     # As Triton's interpreter does for an unsupported op: say where the instruction would go.
-    raise AttributeError(f"mpnpu.api has no {name!r}; vector instructions are defined in the table of "
+    raise UnknownNameError(f"mpnpu.api has no {name!r}; vector instructions are defined in the table of "
                          "mpnpu/api/vector.py, the rest of the kernel API in mpnpu/api/ (see its docstring)")

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
-from mpnpu.errors import MpnpuError, UsageError
+from mpnpu.errors import InvalidTypeError, MpnpuError, UsageError
 from mpnpu.runtime.gm import sweep_stale_segments
 from mpnpu.runtime.procutil import exit_code_for_interrupt, terminate_as_interrupt
 
@@ -111,7 +111,7 @@ def _json_default(value: Any) -> Any:
         return value.hex()
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+    raise InvalidTypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 def progress_bar(total: int, description: str, disable: bool):

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from mpnpu.errors import UsageError
+from mpnpu.errors import NotFoundError, UsageError
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -289,7 +289,7 @@ class Investigation:
         for s in self.steps:
             if s.spec.key == key and (probe is None or s.spec.probe == probe):
                 return s
-        raise KeyError(key if probe is None else f"{key} {probe}")
+        raise NotFoundError(f"no step {key if probe is None else f'{key} {probe}'} in this investigation")
 
     def verdict_line(self) -> str:
         """The one-line verdict: every conclusion matches, which do not, or how far it got."""

@@ -216,14 +216,3 @@ def verdict_of(cmp: CaseComparison, fingerprint: bytes = b"") -> Verdict:
         fingerprint=fingerprint,
         details={name: o.to_dict() for name, o in cmp.outputs.items() if not o.passed},
     )
-
-
-
-def __getattr__(name: str) -> Any:
-    # Loading by name lives in .registry (which imports this module); reachable from here too, where
-    # the first protocol had it.
-    if name in ("DEFAULT_OPERATOR", "load_operator"):
-        from . import registry
-
-        return getattr(registry, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from mpnpu.errors import LaunchError, UsageError
+from mpnpu.errors import InvalidArgumentError, LaunchError, UsageError
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
@@ -115,7 +115,7 @@ class VariantResult:
         its time is kept as measured), and hazard logs are combined. Neither input is modified.
         """
         if other.variant != self.variant:
-            raise ValueError(f"cannot merge variant {other.variant.name} into {self.variant.name}")
+            raise InvalidArgumentError(f"cannot merge variant {other.variant.name} into {self.variant.name}")
         out = VariantResult(self.variant, self.repeats + other.repeats)
         out.failing_cases_by_repeat = [list(c) for c in self.failing_cases_by_repeat + other.failing_cases_by_repeat]
         out.case_runs = self.case_runs + other.case_runs

@@ -36,7 +36,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from mpnpu.errors import UsageError
+from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -280,7 +280,7 @@ def merge_variant_results(parts: Sequence[VariantResult], same_seed: bool = True
     dropped: equal indices would be different cases.
     """
     if not parts:
-        raise ValueError("nothing to merge")
+        raise InvalidArgumentError("nothing to merge")
     out = functools.reduce(VariantResult.merge, parts, VariantResult(parts[0].variant, 0))
     out.repeats = max(p.repeats for p in parts)
     out.failing_cases_by_repeat = [sorted(i for p in parts for i in (p.failing_cases_by_repeat[r]

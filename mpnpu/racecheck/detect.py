@@ -39,6 +39,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from mpnpu.errors import TraceError
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -88,7 +89,7 @@ def _event_class(ev: object) -> int:
     for t, cls in _EVENT_CLASS.items():  # subclasses of the event types
         if isinstance(ev, t):
             return cls
-    raise ValueError(f"inconsistent trace: unknown event {ev!r}")
+    raise TraceError(f"inconsistent trace: unknown event {ev!r}")
 
 
 @dataclass
@@ -179,10 +180,10 @@ def _walk(trace: LaunchTrace) -> _Walk:
     try:
         kind = np.fromiter(map(_KIND_CODE.__getitem__, f["kind"]), dtype=np.int8, count=n)
     except KeyError as exc:
-        raise ValueError(f"inconsistent trace: access kind {exc.args[0]!r} is not R, W or A") from None
+        raise TraceError(f"inconsistent trace: access kind {exc.args[0]!r} is not R, W or A") from None
     itemsize = np.array(f["itemsize"], dtype=i64)
     if n and itemsize.min() <= 0:
-        raise ValueError(f"inconsistent trace: itemsize {int(itemsize.min())} is not positive")
+        raise TraceError(f"inconsistent trace: itemsize {int(itemsize.min())} is not positive")
     all_stages = list(f["stage"]) + [st for seq in stage_seqs for st in seq]
     stage_all, stage_names = _ids(all_stages)
     loc, _ = _ids(list(zip(f["tensor"], f["stage"], f["site"])))
@@ -216,12 +217,12 @@ def _walk(trace: LaunchTrace) -> _Walk:
         flat, r_acc, seg_a = flat[nonempty], r_acc[nonempty], seg_a[nonempty]
     lo_a, hi_a = flat[:, 0], flat[:, 1]
     if len(lo_a) and (lo_a.min() < 0 or hi_a.max() > _BYTE_MASK):
-        raise ValueError("inconsistent trace: a byte range lies outside [0, 2**40) of its segment")
+        raise TraceError("inconsistent trace: a byte range lies outside [0, 2**40) of its segment")
     # The hull filter above relies on sorted, disjoint ranges: check it where it is cheap to.
     bad = np.flatnonzero((r_acc[1:] == r_acc[:-1]) & (lo_a[1:] < hi_a[:-1]))
     if len(bad):
         ev = events[int(r_acc[bad[0]])]
-        raise ValueError(f"inconsistent trace: the byte ranges of the access at {ev.site} are not sorted and disjoint")
+        raise TraceError(f"inconsistent trace: the byte ranges of the access at {ev.site} are not sorted and disjoint")
     seg_a <<= _SEG_SHIFT
     return _Walk(
         events=events,

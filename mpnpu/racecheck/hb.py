@@ -41,6 +41,7 @@ from typing import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from mpnpu.errors import NotFoundError, TraceError
 from mpnpu.runtime.topology import CoreType, Topology
 from mpnpu.runtime.trace import (
     FlagSetEvent,
@@ -73,7 +74,7 @@ class VectorClocks:
     def clock(self, core: int, epoch: int) -> np.ndarray:
         """The vector clock of ``epoch`` of ``core`` (a read-only view)."""
         if not 0 <= epoch < self.n_epochs(core):
-            raise IndexError(f"core {core} has {self.n_epochs(core)} epochs, not {epoch + 1}")
+            raise NotFoundError(f"core {core} has {self.n_epochs(core)} epochs, not {epoch + 1}")
         return self.vc[self.base[core] + epoch]
 
     def happens_before(
@@ -101,7 +102,7 @@ def _flag_routes(topo: Topology, fn, mode: int, core: int, ev) -> tuple[int, ...
     try:
         return fn(mode, core)
     except ValueError as exc:
-        raise ValueError(
+        raise TraceError(
             f"inconsistent trace: {type(ev).__name__} by {topo.core(core).label} at {ev.site} "
             f"(mode {mode}, flag {ev.flag_id}): {exc}"
         ) from None
@@ -121,7 +122,7 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence]) -> None:
             if isinstance(ev, SyncAllEvent):
                 if ev.aiv_only:
                     if topo.core(c).core_type is CoreType.CUBE:
-                        raise ValueError(
+                        raise TraceError(
                             f"inconsistent trace: {topo.core(c).label} recorded a vector-only "
                             f"SyncAll at {ev.site}; cube cores do not take part in it"
                         )
@@ -141,7 +142,7 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence]) -> None:
         if len(got) > 1:
             detail = ", ".join(f"{topo.core(p).short}={counts[p]}" for p in parties)
             what = "vector-only SyncAll" if aiv_only else "SyncAll"
-            raise ValueError(
+            raise TraceError(
                 f"inconsistent trace: cores recorded different numbers of {what} ({detail}); "
                 "a launch that failed part-way cannot be analysed"
             )
@@ -150,7 +151,7 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence]) -> None:
         for s in topo.flag_senders(mode, r):
             n_set = sets.get((mode, flag_id, r, s), 0)
             if n_set < n_wait:
-                raise ValueError(
+                raise TraceError(
                     f"inconsistent trace: {topo.core(r).label} waited {n_wait} time(s) on flag "
                     f"(mode {mode}, id {flag_id}) but {topo.core(s).label} set it for that core "
                     f"only {n_set} time(s)"
@@ -166,7 +167,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence] | None = None) 
     topo = Topology(trace.block_dim)
     n = topo.n_cores
     if len(trace.events) != n:
-        raise ValueError(
+        raise TraceError(
             f"inconsistent trace: block_dim {trace.block_dim} means {n} cores, "
             f"but the trace has events for {len(trace.events)}"
         )
@@ -240,7 +241,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence] | None = None) 
                 for c in range(n)
                 if ptr[c] < len(syncs[c])
             ]
-            raise ValueError(
+            raise TraceError(
                 "inconsistent trace: its syncs cannot all have completed (circular wait); stuck: "
                 + "; ".join(stuck)
             )

@@ -33,6 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
+from mpnpu.errors import TraceError
 from mpnpu.runtime.pipe_events import ANALYSED_PIPES
 from mpnpu.runtime.topology import CoreInfo, Topology
 from mpnpu.runtime.trace import (
@@ -82,7 +83,7 @@ def _pipe(name: str, ev) -> int:
     try:
         return _PIPE_INDEX[name]
     except KeyError:
-        raise ValueError(f"inconsistent trace: unknown pipe {name!r} in {ev!r}") from None
+        raise TraceError(f"inconsistent trace: unknown pipe {name!r} in {ev!r}") from None
 
 
 class _PipeClocks:
@@ -139,7 +140,7 @@ class _PipeClocks:
         elif ev.op == "wait":
             q = self.released[(ev.event, ev.event_id)]
             if not q:
-                raise ValueError(
+                raise TraceError(
                     f"inconsistent trace: wait_flag<{ev.event}>({ev.event_id}) at {ev.site} has no set before it"
                 )
             clock = self.vc[p] = list(map(max, clock, q.popleft()))

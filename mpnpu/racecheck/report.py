@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
+from mpnpu.errors import InvalidArgumentError
 from mpnpu.runtime.trace import ATOMIC, READ, WRITE
 
 #: Access kinds as printed (the trace stores one-letter codes).
@@ -106,7 +107,7 @@ class Hazard:
         ``same_launch``: both come from one launch, so the launch count does not add up.
         """
         if other.key != self.key:
-            raise ValueError(f"cannot merge hazards with different keys: {self.key} vs {other.key}")
+            raise InvalidArgumentError(f"cannot merge hazards with different keys: {self.key} vs {other.key}")
         lo = min(self.element_range[0], other.element_range[0])
         hi = max(self.element_range[1], other.element_range[1])
         return replace(

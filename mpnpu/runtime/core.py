@@ -141,7 +141,7 @@ def resolve_kernel(ref: str) -> Callable:
             if module is None:
                 spec = importlib.util.spec_from_file_location(name, target)
                 if spec is None or spec.loader is None:
-                    raise ImportError(f"cannot load {target}")
+                    raise UsageError(f"{target} is not a Python file")
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[name] = module
                 spec.loader.exec_module(module)

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from mpnpu.errors import UsageError
+from mpnpu.errors import InvalidArgumentError, UsageError
 
 from . import procutil
 
@@ -265,7 +265,7 @@ def parse_cpus(text: str) -> list[int]:
             lo, _, hi = part.partition("-")
             a, b = int(lo), int(hi) if hi else int(lo)
             if a < 0 or b < a:
-                raise ValueError(part)
+                raise InvalidArgumentError(part)
             out.update(range(a, b + 1))
     except ValueError:
         raise UsageError(f"expected a CPU list such as 0-3,8, got {text!r}") from None

@@ -10,7 +10,7 @@ import pickle
 from multiprocessing.process import BaseProcess
 from typing import NamedTuple, Sequence
 
-from mpnpu.errors import CoreDiedError, KernelError, LaunchError
+from mpnpu.errors import CoreDiedError, KernelError, LaunchError, RemoteTraceback
 
 from .procutil import describe_exit
 from .protocol import ErrorReport
@@ -22,17 +22,6 @@ class CoreFailure(NamedTuple):
 
     core_id: int
     error: ErrorReport | None  # None: the core process died without reporting
-
-
-class RemoteTraceback(Exception):
-    """Carries a core's formatted traceback as the ``__cause__`` of a KernelError."""
-
-    def __init__(self, tb: str) -> None:
-        super().__init__(tb)
-        self.tb = tb
-
-    def __str__(self) -> str:
-        return "\n" + self.tb
 
 
 def describe_failure(topology: Topology, procs: Sequence[BaseProcess], ref: str,
@@ -57,7 +46,7 @@ def describe_failure(topology: Topology, procs: Sequence[BaseProcess], ref: str,
         core=label, core_id=core_id, error_type=report.type, error_message=report.message,
         remote_traceback=report.traceback, others=others,
     )
-    cause: BaseException = RemoteTraceback(report.traceback)
+    cause: BaseException = RemoteTraceback.of(report.traceback)
     if report.pickled is not None:
         try:
             original = pickle.loads(report.pickled)

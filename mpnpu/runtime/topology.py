@@ -25,6 +25,8 @@ import enum
 from dataclasses import dataclass
 from functools import cached_property
 
+from mpnpu.errors import InvalidArgumentError
+
 from .checks import is_int
 
 FLAG_MODES = (0, 1, 2)
@@ -72,7 +74,7 @@ class Topology:
 
     def __init__(self, block_dim: int) -> None:
         if not is_int(block_dim) or block_dim < 1:
-            raise ValueError(f"block_dim must be a positive integer, got {block_dim!r}")
+            raise InvalidArgumentError(f"block_dim must be a positive integer, got {block_dim!r}")
         self.block_dim = block_dim
         self.n_cube = block_dim
         self.n_vector = 2 * block_dim
@@ -150,21 +152,22 @@ class Topology:
             return self.cube_ids if info.core_type is CoreType.CUBE else self.vector_ids
         if mode == 1:
             if info.core_type is CoreType.CUBE:
-                raise ValueError("flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")
+                raise InvalidArgumentError(
+                    "flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")
             return self.vector_ids_of(info.ai_core)
         if mode == 2:
             if info.core_type is CoreType.CUBE:
                 return self.vector_ids_of(info.ai_core)
             return (self.cube_id(info.ai_core),)
-        raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
+        raise InvalidArgumentError(f"flag mode must be 0, 1 or 2, got {mode!r}")
 
 
 def check_flag(mode: int, flag_id: int) -> None:
-    """Raise ValueError for a flag mode or id that the device does not accept."""
+    """Raise InvalidArgumentError (a ValueError) for a flag mode or id that the device does not accept."""
     # "mode in (0, 1, 2)" alone would let True and 1.0 through (they equal 1).
     if not is_int(mode) or mode not in FLAG_MODES:
-        raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
+        raise InvalidArgumentError(f"flag mode must be 0, 1 or 2, got {mode!r}")
     if not is_int(flag_id) or not 0 <= flag_id < FLAG_IDS:
-        raise ValueError(f"flag id must be an integer in 0..{FLAG_IDS - 1}, got {flag_id!r}")
+        raise InvalidArgumentError(f"flag id must be an integer in 0..{FLAG_IDS - 1}, got {flag_id!r}")
     if flag_id in RESERVED_FLAG_IDS:
-        raise ValueError(f"flag id {flag_id} is reserved: SyncAll uses ids 11-14")
+        raise InvalidArgumentError(f"flag id {flag_id} is reserved: SyncAll uses ids 11-14")

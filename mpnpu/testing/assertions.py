@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from mpnpu.cli.render.batch import format_variant
-from mpnpu.errors import UsageError
+from mpnpu.errors import MpnpuError, UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
 from mpnpu.racecheck import Hazard, HazardLog
 from mpnpu.runtime.checks import is_int
@@ -26,24 +26,30 @@ from .devices import shared_device
 from .targets import dropped_syncs, resolve_operator, resolve_target
 
 
-class RacesFound(AssertionError):
+class RacesFound(MpnpuError, AssertionError):
     """``assert_no_races`` failed: ``hazards`` holds what racecheck reported."""
 
     __module__ = "mpnpu.testing"  # as imported, and as pytest prints it
 
     def __init__(self, message: str, hazards: list[Hazard]) -> None:
-        super().__init__(message)
-        self.hazards = hazards
+        super().__init__(message, hazards=hazards)
+
+    @property
+    def hazards(self) -> list[Hazard]:
+        return self.details["hazards"]
 
 
-class GoldenMismatch(AssertionError):
+class GoldenMismatch(MpnpuError, AssertionError):
     """``assert_matches_golden`` failed: ``result`` holds the batch's counts for the variant."""
 
     __module__ = "mpnpu.testing"
 
     def __init__(self, message: str, result: VariantResult) -> None:
-        super().__init__(message)
-        self.result = result
+        super().__init__(message, result=result)
+
+    @property
+    def result(self) -> VariantResult:
+        return self.details["result"]
 
 
 def _count(n: int, word: str) -> str:

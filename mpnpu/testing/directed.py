@@ -15,20 +15,24 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from mpnpu.cli.render.confirm import format_confirmation
+from mpnpu.errors import MpnpuError
 from mpnpu.harness.confirm import BENIGN, HARMFUL, ConfirmResult, confirm_hazards
 
 from .devices import default_block_dim
 from .targets import dropped_syncs, resolve_operator
 
 
-class RaceNotShown(AssertionError):
+class RaceNotShown(MpnpuError, AssertionError):
     """``assert_race_is_real`` failed: ``result`` holds every hazard's directed runs."""
 
     __module__ = "mpnpu.testing"
 
     def __init__(self, message: str, result: ConfirmResult) -> None:
-        super().__init__(message)
-        self.result = result
+        super().__init__(message, result=result)
+
+    @property
+    def result(self) -> ConfirmResult:
+        return self.details["result"]
 
 
 def assert_race_is_real(

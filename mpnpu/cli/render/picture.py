@@ -18,7 +18,7 @@ import os
 import textwrap
 from typing import TYPE_CHECKING, Any, Sequence, Union
 
-from mpnpu.errors import UsageError
+from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.harness.timeline.inversions import Inversion
 from mpnpu.harness.timeline.model import (
     FLAG,
@@ -320,7 +320,7 @@ def render_timelines(path: str, timelines: Sequence[LaunchTimeline]) -> None:
     require_matplotlib("--timeline-png")
     picture_format(path)
     if not timelines:
-        raise ValueError("no launch to draw")
+        raise InvalidArgumentError("no launch to draw")
     stages: list[str] = []
     for tl in timelines:
         stages += [s for s in tl.stages if s not in stages]

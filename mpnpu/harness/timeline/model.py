@@ -29,6 +29,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from mpnpu.errors import TraceError
 from mpnpu.racecheck.pairs import AccessPair, hazard_pairs
 from mpnpu.racecheck.report import ACCESS_NAMES, Hazard
 from mpnpu.runtime.topology import Topology
@@ -182,7 +183,7 @@ def _access_span(core: int, index: int, ev: Access, origin: int) -> Span:
 def _origin(trace: LaunchTrace) -> tuple[int, int]:
     stamps = [t for evs in trace.events for ev in evs for t in (ev.t0, ev.t1) if t]
     if not stamps:
-        raise ValueError("the trace has no timestamps (recorded by hand, or by an older mpnpu)")
+        raise TraceError("the trace has no timestamps (recorded by hand, or by an older mpnpu)")
     return min(stamps), max(stamps)
 
 

@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from mpnpu.errors import GMAccessError
+from mpnpu.errors import GMAccessError, InvalidTypeError
 
 from ..dtypes import DType, DTypeLike, get_dtype
 
@@ -71,7 +71,7 @@ class GlobalTensor:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d GM tensor")
+            raise InvalidTypeError("len() of a 0-d GM tensor")
         return self.shape[0]
 
     def __repr__(self) -> str:
