@@ -37,12 +37,14 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from mpnpu import api  # noqa: E402
 from mpnpu.cli.common import ArgumentParser, non_negative_int, positive_int, run_cli  # noqa: E402
-from mpnpu.harness.runner import default_block_dim  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import golden as golden_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import kernel as kernel_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum import op as op_mod  # noqa: E402
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
-from mpnpu.runtime.config import RuntimeOptions  # noqa: E402
+from mpnpu.runtime.config import (
+    DEFAULT_BLOCK_DIM,
+    RuntimeOptions,
+)
 from mpnpu.runtime.device import Device  # noqa: E402
 from mpnpu.runtime.procutil import (
     available_cpus,
@@ -120,7 +122,7 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--cases", type=positive_int, default=50, help="seeded cases, default shapes (default 50)")
     p.add_argument("--rounds", type=positive_int, default=3, help="passes over the cases (default 3)")
     p.add_argument("--block-dim", type=positive_int, default=None,
-                   help=f"AI cores (default {default_block_dim()})")
+                   help=f"AI cores (default {DEFAULT_BLOCK_DIM})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
     p.add_argument("--profile", action="store_true", help="cProfile the parent over one extra pass of device runs")
     p.add_argument("--pipes", choices=("kernel", "async", "sync"), default="kernel",
@@ -158,7 +160,7 @@ def main(argv=None) -> int:
     cases = [OPERATOR.make_case(args.seed, i) for i in range(args.cases)]
     n = len(cases)
     shapes = [c.bt * c.h * c.v for c in cases]
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     print(f"bench: {n} FLOMS cases (seed {args.seed}, default shapes: BT*H*V median {statistics.median(shapes):.3g}), "
           f"block_dim {block_dim} ({3 * block_dim} core processes on {len(available_cpus())} CPUs), {args.rounds} rounds")
     rows = []  # per round: (device s/case, golden s/case, prepare s/case)

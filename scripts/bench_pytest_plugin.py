@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Callable
 
 from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
-from mpnpu.harness.runner import Variant, default_block_dim, run_batch
+from mpnpu.harness.runner import Variant, run_batch
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 from mpnpu.testing import assert_matches_golden, assert_no_races
 
@@ -88,7 +89,7 @@ def main() -> None:
     args = ap.parse_args()
 
     op = load_operator(DEFAULT_OPERATOR)
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     print(f"{op.name}, fixed variant, {args.cases} cases x {args.repeat} repeats, block_dim {block_dim}, "
           f"{len(os.sched_getaffinity(0))} CPUs, load average {os.getloadavg()[0]:.1f}; {args.rounds} rounds")
     fixed = [Variant("fixed", frozenset())]

@@ -28,8 +28,9 @@ from benchlib import time_hazard_analysis
 
 from mpnpu.cli.render.chrome_trace import write_chrome_trace
 from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
-from mpnpu.harness.runner import default_block_dim, make_variants, run_batch
+from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 
 
@@ -44,7 +45,7 @@ def main() -> None:
 
     op = load_operator(DEFAULT_OPERATOR)
     variants = make_variants(op, ("incident", "fixed"))
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     analysis = time_hazard_analysis()
     launches = args.cases * args.repeat * len(variants)
     print(f"batch: {args.cases} cases x {args.repeat} repeats x incident, fixed = {launches} launches, "

@@ -24,6 +24,8 @@ import os
 import sys
 import time
 
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
@@ -40,7 +42,7 @@ from mpnpu.cli.common import (  # noqa: E402
 )
 from mpnpu.cli.operators import add_operator_arguments, parse_with_operator, print_operator_list  # noqa: E402
 from mpnpu.harness.operator import Operator  # noqa: E402
-from mpnpu.harness.runner import default_block_dim, make_variants  # noqa: E402
+from mpnpu.harness.runner import make_variants  # noqa: E402
 from mpnpu.harness.scaleout import (  # noqa: E402
     add_scaleout_arguments,
     backend_from_args,
@@ -67,7 +69,7 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
     p.add_argument("--cases", type=positive_int, default=DEFAULT_CASES,
                    help=f"distinct seeded cases, repeated until --case-runs is reached (default {DEFAULT_CASES})")
     p.add_argument("--block-dim", type=positive_int, default=None,
-                   help=f"AI cores, 3 core processes each (default {default_block_dim()})")
+                   help=f"AI cores, 3 core processes each (default {DEFAULT_BLOCK_DIM})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
     p.add_argument("--json", type=writable_path, default=None, metavar="PATH", help="also write the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -82,7 +84,7 @@ def main(argv=None) -> int:
     if op is None:
         return print_operator_list()
     backend = backend_from_args(args)
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     config = Configuration(block_dim)
     variants = make_variants(op, ["fixed"])
     cases = min(args.cases, args.case_runs)

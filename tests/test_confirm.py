@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from mpnpu import LaunchOptions
 from mpnpu.errors import UsageError
 from mpnpu.harness.audit import BENIGN_ONLY, NECESSARY, REDUNDANT, UNPROVEN, audit
 from mpnpu.harness.confirm import BENIGN, HARMFUL, confirm_hazards, replay
@@ -105,9 +106,11 @@ def test_occurrences_count_accesses_per_site_in_program_order():
 def test_hold_plans_are_checked():
     with Device(1) as dev:
         with pytest.raises(UsageError):
-            dev.launch("tests.kernels_for_confirm:raw", None, None, 1, hold=HoldPlan(1, "x", 0, 1, "y", 0))
+            dev.launch_with(LaunchOptions(hold=HoldPlan(1, "x", 0, 1, "y", 0)), "tests.kernels_for_confirm:raw",
+                            None, None, 1)
         with pytest.raises(UsageError):
-            dev.launch("tests.kernels_for_confirm:raw", None, None, 1, hold=HoldPlan(1, "x", 0, 9, "y", 0))
+            dev.launch_with(LaunchOptions(hold=HoldPlan(1, "x", 0, 9, "y", 0)), "tests.kernels_for_confirm:raw",
+                            None, None, 1)
 
 
 def test_replay_from_the_reported_seed_is_identical():

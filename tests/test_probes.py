@@ -59,7 +59,7 @@ BOTH = pytest.mark.parametrize("variant", ["incident", "fixed"])
 
 @pytest.fixture(scope="module")
 def dev():
-    with Device(1, options=OPTIONS, gm_poison=POISON) as d:
+    with Device(1, options=dataclasses.replace(OPTIONS, gm_poison=POISON)) as d:
         _run(d, OP.make_case(SEED, 0), "fixed")  # warm up: the GM segment and the cores' imports
         yield d
 

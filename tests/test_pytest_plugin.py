@@ -223,6 +223,8 @@ def test_repeat_marker_reports_failing_seed_and_the_seed_replays(inner: pytest.P
 RACECHECKED = '''
 import pytest
 
+from mpnpu import LaunchOptions
+
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
 
 import plugin_kernels as k
@@ -232,7 +234,7 @@ from inner_util import record, tensors
 def test_racy_launch(mpnpu_device):
     record(mpnpu_device)
     buf, out = tensors(mpnpu_device)
-    result = mpnpu_device.launch(k.exchange, buf, out, 1, drop_syncs=("S",))
+    result = mpnpu_device.launch_with(LaunchOptions(drop_syncs=("S",)), k.exchange, buf, out, 1)
     assert result.trace is None  # traced for the plugin, but the caller did not ask for a trace
 
 
@@ -244,7 +246,7 @@ def test_synced_launch(mpnpu_device):
 @pytest.mark.mpnpu(racecheck=False)
 def test_racy_launch_opted_out(mpnpu_device):
     buf, out = tensors(mpnpu_device)
-    mpnpu_device.launch(k.exchange, buf, out, 1, drop_syncs=("S",))
+    mpnpu_device.launch_with(LaunchOptions(drop_syncs=("S",)), k.exchange, buf, out, 1)
 
 
 def test_operator_incident(mpnpu_device):

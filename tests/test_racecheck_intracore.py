@@ -9,6 +9,7 @@ from collections import defaultdict, deque
 
 import pytest
 
+from mpnpu import LaunchOptions
 from mpnpu.racecheck import HazardLog, analyze, format_text
 from mpnpu.racecheck.intracore import analyze_local, core_clocks, core_conflicts
 from mpnpu.runtime.trace import (
@@ -280,6 +281,7 @@ def test_cross_core_flag_raised_on_another_pipe_than_the_copy_is_a_gm_race() -> 
         data = dev.to_device("data", np.zeros((2, n), np.int32))
         seen = dev.to_device("seen", np.zeros((2, n), np.int32))
         for pipe, expected in ((Pipe.MTE3, set()), (Pipe.MTE2, {("RAW", "data")})):
-            launch = dev.launch("tests.kernels_for_pipes:publish_then_flag", data, seen, 1, n, pipe, trace=True)
+            launch = dev.launch_with(LaunchOptions(trace=True), "tests.kernels_for_pipes:publish_then_flag",
+                                     data, seen, 1, n, pipe)
             found = {(h.kind, h.tensor) for h in analyze(launch.trace) if h.scope == "GM"}
             assert found == expected, pipe

@@ -26,7 +26,8 @@ from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.kernels.fused_linear_online_max_sum.cases import CaseSpace
 from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes
-from mpnpu.racecheck import HazardLog, check_case, check_launch, format_text
+from mpnpu.racecheck import HazardLog, check_case, check_launch, check_launch_with, format_text
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.dtypes import get_dtype
 from mpnpu.runtime.gm.tensor import GlobalTensor, c_strides
@@ -282,7 +283,7 @@ def test_check_launch(dev1):
         buf, out, acc = (gm.to_device(n, np.zeros(8, np.int32)) for n in ("buf", "out", "acc"))
         ref = "tests.test_racecheck_kernel:handoff"
         assert check_launch(dev1, ref, buf, out, acc) == []
-        (h,) = check_launch(dev1, ref, buf, out, acc, drop_syncs={"S"})
+        (h,) = check_launch_with(dev1, LaunchOptions(drop_syncs={"S"}), ref, buf, out, acc)
     assert (h.kind, h.tensor, h.first.short, h.second.short) == ("RAW", "buf", "aiv0", "aiv1")
     assert h.first.site.endswith("test_racecheck_kernel.py:" + str(handoff.__code__.co_firstlineno + 9))
     assert h.missing_sync == "no sync between the two accesses in kernel (sync point S was dropped)"

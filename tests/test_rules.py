@@ -74,3 +74,45 @@ def test_exit_codes_are_one_int_enum() -> None:
     assert ExitCode.USAGE == 2 and isinstance(ExitCode.OK, int)
     assert all(issubclass(c, MpnpuError) for c in vars(errors).values()
                if isinstance(c, type) and issubclass(c, Exception) and c.__module__ == errors.__name__)
+
+
+# -- Device.launch: kernel arguments and launch options never collide ---------------------------------
+
+
+@pytest.mark.usefixtures("no_leaks")
+def test_kernel_parameters_named_like_launch_options_reach_the_kernel() -> None:
+    from mpnpu import Device, LaunchOptions
+    from tests.runtime_util import OPTIONS, filled, k
+
+    with Device(1, options=OPTIONS) as dev:
+        out = filled(dev, "out", (3,))
+        dev.launch(k("options_named"), out, trace=10, timeout=100, drop_syncs=1000, hold=10000)
+        assert list(dev.to_host(out)) == [11110 + c for c in range(3)]
+        result = dev.launch_with(LaunchOptions(trace=True, timeout_s=30.0), k("options_named"), out, 1, 2)
+        assert result.trace is not None and list(dev.to_host(out)) == [3 + c for c in range(3)]
+
+
+@pytest.mark.parametrize("kwargs", [dict(trace=1), dict(drop_syncs="S1"), dict(timeout_s=0), dict(timeout_s=True),
+                                    dict(insert_syncs="after:X")])
+def test_launch_options_are_checked_when_made(kwargs) -> None:
+    from mpnpu import LaunchOptions
+
+    with pytest.raises(UsageError):
+        LaunchOptions(**kwargs)
+    with pytest.raises(TypeError):
+        LaunchOptions(True)  # type: ignore[misc]  # keyword-only
+
+
+def test_one_block_dim_default_and_one_way_to_poison_gm() -> None:
+    """DEFAULT_BLOCK_DIM is the Device's default and the tools'; GM poison is RuntimeOptions.gm_poison only."""
+    import inspect
+
+    from mpnpu import DEFAULT_BLOCK_DIM, Device, RuntimeOptions
+    from mpnpu.harness.runner import run_batch
+
+    assert inspect.signature(Device).parameters["block_dim"].default == DEFAULT_BLOCK_DIM == 1
+    assert "gm_poison" not in inspect.signature(Device).parameters
+    assert "gm_poison" not in inspect.signature(run_batch).parameters
+    assert "gm_poison" in {f.name for f in __import__("dataclasses").fields(RuntimeOptions)}
+    sources = [p for p in PACKAGE.rglob("*.py") if "def default_block_dim" in p.read_text()]
+    assert sources == []

@@ -22,6 +22,7 @@ import numpy as np
 import psutil
 import pytest
 
+from mpnpu import LaunchOptions
 from mpnpu.errors import (
     CoreDiedError,
     DeadlockError,
@@ -75,14 +76,14 @@ def assert_recovers(dev: Device, generation_before: int, pids_before: list[int],
     assert dev.pool_generation == generation_before + 1  # successful launches do not rebuild
 
 
-def faulty_launch(dev: Device, *args, **kwargs):
+def faulty_launch(dev: Device, *args, options: LaunchOptions | None = None, **kwargs):
     """Launch, expecting a LaunchError; return (error, seconds, generation before, pids before, kept)."""
     keep_values = np.arange(100, dtype=np.int32) * 7
     kept = dev.to_device("kept", keep_values)
     gen, pids = dev.pool_generation, dev.core_pids()
     t0 = time.monotonic()
     with pytest.raises(LaunchError) as ei:
-        dev.launch(*args, **kwargs)
+        dev.launch_with(options or LaunchOptions(), *args, **kwargs)
     return ei.value, time.monotonic() - t0, gen, pids, (kept, keep_values)
 
 
@@ -202,7 +203,7 @@ def test_every_running_core_blocked_is_a_deadlock() -> None:
 
 def test_launch_timeout() -> None:
     with device(1) as dev:
-        err, took, gen, pids, keep = faulty_launch(dev, k("spin_on"), 1, timeout=0.5)
+        err, took, gen, pids, keep = faulty_launch(dev, k("spin_on"), 1, options=LaunchOptions(timeout_s=0.5))
         assert isinstance(err, LaunchTimeoutError)
         assert 0.5 <= took < 0.5 + FAST_S
         assert "vector core 0 (block 0, sub 0)" in str(err)

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+from mpnpu import LaunchOptions
 from mpnpu.errors import DeadlockError, FlagOverflowError, KernelAPIError, KernelError
 from mpnpu.runtime.topology import FLAG_COUNTER_MAX
 from tests.runtime_util import OPTIONS, device, filled, k
@@ -224,7 +225,7 @@ def test_sync_all_aiv_only_on_cube_core_is_an_error() -> None:
 def test_dropped_sync_point_is_skipped_by_every_core() -> None:
     with device(BLOCK_DIM) as dev:
         out = filled(dev, "out", (N_CORES,))
-        dev.launch(k("named_sync"), out, drop_syncs={"S"})
+        dev.launch_with(LaunchOptions(drop_syncs={"S"}), k("named_sync"), out)
         assert list(dev.to_host(out)) == [1] * N_CORES
 
 

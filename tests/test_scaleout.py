@@ -21,12 +21,12 @@ import pytest
 
 from mpnpu.cli.common import run_cli
 from mpnpu.errors import UsageError
-from mpnpu.harness.runner import Variant, VariantResult, default_block_dim
+from mpnpu.harness.runner import Variant, VariantResult
 from mpnpu.harness.shards import ShardPlan, make_shards, merge_shards, merge_variant_results
 from mpnpu.harness.slots import CpuPool, run_in_process, run_in_slots
 from mpnpu.harness.stress.sweep import Configuration, configurations
 from mpnpu.runtime import cpuset
-from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, RuntimeOptions
 from mpnpu.runtime.device import Device
 from tests.conftest import SHM_DIR
 from tests.waiting import wait_for
@@ -56,7 +56,7 @@ def test_cpu_set_is_sized_to_block_dim_on_any_machine(n_cpus) -> None:
 def test_defaults_under_emulated_cpu_counts(monkeypatch, n_cpus) -> None:
     monkeypatch.setenv(cpuset.EMULATE_ENV, n_cpus)
     assert len(cpuset.visible_cpus()) == int(n_cpus)
-    bd = default_block_dim()
+    bd = DEFAULT_BLOCK_DIM
     assert 1 <= bd <= 24
     s = cpuset.plan_cpu_set(bd)
     # what the device would get there: 3 core processes on 2 CPUs, runnable here
@@ -66,10 +66,10 @@ def test_defaults_under_emulated_cpu_counts(monkeypatch, n_cpus) -> None:
 
 @pytest.mark.parametrize("n_cpus", ["64", "512"])
 def test_no_default_block_dim_exceeds_the_ai_cores(monkeypatch, n_cpus) -> None:
-    from mpnpu.testing.devices import default_block_dim as plugin_default
+    from mpnpu.testing.devices import plugin_block_dim as plugin_default
 
     monkeypatch.setenv(cpuset.EMULATE_ENV, n_cpus)
-    assert default_block_dim() == 1 and 1 <= plugin_default() <= 24
+    assert DEFAULT_BLOCK_DIM == 1 and 1 <= plugin_default() <= 24
 
 
 def test_emulation_variable_is_checked(monkeypatch) -> None:

@@ -12,6 +12,7 @@ from typing import Iterable
 
 import numpy as np
 
+from mpnpu import LaunchOptions
 from mpnpu.errors import UsageError
 from mpnpu.runtime.device import Device, LaunchResult
 
@@ -87,9 +88,9 @@ def fused_linear_online_max_sum(
         tgt = gm.to_device("target", target, tgt_dt)
         outs = {name: gm.empty(name, shape, dtype) for name, (shape, dtype) in specs.items()}
         workspace = gm.empty("workspace", tiling.workspace_bytes, "uint8")
-        launch = device.launch(
+        launch = device.launch_with(
+            LaunchOptions(drop_syncs=dropped, trace=trace),
             KERNEL, x, w, tgt, *(outs[name] for name in OUTPUT_NAMES), workspace, tiling,
-            drop_syncs=tuple(sorted(dropped)), trace=trace,
         )
         outputs = {name: device.to_host(outs[name]) for name in OUTPUT_NAMES}
     return FlomsRun(outputs, launch, tiling)

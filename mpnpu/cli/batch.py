@@ -21,13 +21,9 @@ from typing import Sequence
 from mpnpu.errors import UsageError
 from mpnpu.harness.operator import Operator, parse_sync_names
 from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
-from mpnpu.harness.runner import (
-    default_block_dim,
-    make_variants,
-    run_batch,
-)
+from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.runtime import cpuset
-from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, RuntimeOptions
 from mpnpu.runtime.procutil import exit_code_for_interrupt
 
 from .common import (
@@ -83,7 +79,7 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
     p.add_argument("--probe", default="", metavar="NAME",
                    help="run a diagnosis probe on every variant (see python -m mpnpu.investigate --help)")
     p.add_argument("--block-dim", type=positive_int, default=None,
-                   help=f"AI cores (each 1 cube + 2 vector core processes); default {default_block_dim()} "
+                   help=f"AI cores (each 1 cube + 2 vector core processes); default {DEFAULT_BLOCK_DIM} "
                         "on every machine")
     p.add_argument("--cpus-per-core", type=non_negative_int, default=cpuset.DEFAULT_CPUS_PER_CORE, metavar="N",
                    help=f"pin the run to N CPUs per AI core (default {cpuset.DEFAULT_CPUS_PER_CORE}: 3 core "
@@ -129,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = _runtime_options(args)
     selector = timeline_selector(args, [v.name for v in variants], args.cases)
     total = args.cases * args.repeat * len(variants)
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     cpu_set = cpuset.plan_cpu_set(block_dim, args.cpus_per_core)
     # The whole run (this process, which dispatches launches and computes goldens, and every core
     # process it forks) stays on the device's CPU set.
@@ -137,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = run_batch(
             op, cases=args.cases, repeat=args.repeat, variants=variants, seed=args.seed,
             block_dim=block_dim, probe=args.probe, racecheck=args.racecheck, options=options,
-            gm_poison=args.poison, progress=bar.update, timeline=selector,
+            progress=bar.update, timeline=selector,
         )
     result.cpus = cpu_set.n_cpus
     result.notes.append(f"CPU set: {cpu_set.describe()}")
@@ -197,7 +193,9 @@ def _confirm(op: Operator, result, args) -> dict:
 
 
 def _runtime_options(args) -> RuntimeOptions:
-    extra = {"launch_timeout_s": args.timeout} if args.timeout else {}
+    extra: dict = {"launch_timeout_s": args.timeout} if args.timeout else {}
+    if args.poison is not None:
+        extra["gm_poison"] = args.poison
     if args.pipe_latency_us is not None:
         extra["pipe_latency_us"] = args.pipe_latency_us
     return RuntimeOptions(pipes=args.pipes, **extra)

@@ -24,8 +24,8 @@ from mpnpu.errors import UsageError
 from mpnpu.harness.chain import StepResult, diagnosis_for, run_investigation, timeline_names
 from mpnpu.harness.operator import Operator, diagnosis_of
 from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
-from mpnpu.harness.runner import default_block_dim
 from mpnpu.runtime import cpuset
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.procutil import exit_code_for_interrupt
 
 from .common import (
@@ -65,7 +65,7 @@ def build_parser(op: Operator | None = None) -> ArgumentParser:
     )
     p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
     p.add_argument("--block-dim", type=positive_int, default=None,
-                   help=f"AI cores (default {default_block_dim()}, pinned with this process to 2 CPUs per AI core)")
+                   help=f"AI cores (default {DEFAULT_BLOCK_DIM}, pinned with this process to 2 CPUs per AI core)")
     p.add_argument("--repeats", type=_repeats, default=4,
                    help="repeats of every case in a step (>= 2; consistency needs them; default 4)")
     p.add_argument("--calibration-cases", type=positive_int, default=50,
@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  unit="step")
     # As the batch does: the run and its core processes on 2 CPUs per AI core, whatever the machine,
     # so the calibrated rate (and with it the number of repeats) means the same everywhere.
-    cpu_set = cpuset.plan_cpu_set(args.block_dim or default_block_dim())
+    cpu_set = cpuset.plan_cpu_set(args.block_dim or DEFAULT_BLOCK_DIM)
     with cpuset.pinned(cpu_set), progress_bar(args.calibration_cases * args.repeats, "case-runs",
                                                disable=args.quiet) as bar:
         def set_total(total: int) -> None:

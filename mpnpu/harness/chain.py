@@ -36,13 +36,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 from mpnpu.errors import NotFoundError, UsageError
 from mpnpu.runtime.checks import is_int
-from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import available_cpus
 
 from .operator import Operator, diagnosis_of
 from .registry import DEFAULT_OPERATOR, load_operator
-from .runner import BatchResult, VariantResult, default_block_dim, make_variants, run_batch
+from .runner import BatchResult, VariantResult, make_variants, run_batch
 from .stats import (
     cases_for_consistency,
     consistency_detect_probability,
@@ -408,7 +408,7 @@ def run_investigation(
         on_total(calibration_cases * repeats + runner.later * min_cases * repeats)
     try:
         if device is None:
-            device = Device(block_dim or default_block_dim(), options=options)
+            device = Device(block_dim or DEFAULT_BLOCK_DIM, options=options)
         runner.device = device
         inv.block_dim = device.block_dim
         for spec in chain.steps:

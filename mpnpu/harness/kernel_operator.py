@@ -49,6 +49,7 @@ from typing import Any, Callable, Mapping, Union
 import numpy as np
 
 from mpnpu.errors import UsageError
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.dtypes import from_float32, get_dtype, to_float32
 
@@ -213,8 +214,8 @@ class KernelOperator:
             ins = [gm.to_device(n, a, case.dtypes.get(n)) for n, a in case.inputs.items()]
             outs = {n: gm.empty(n, shape, dtype) for n, (shape, dtype) in case.outputs.items()}
             work = [gm.empty(n, shape, dtype) for n, (shape, dtype) in case.workspace.items()]
-            launch = device.launch(self.kernel, *ins, *outs.values(), *work, *case.params,
-                                   drop_syncs=tuple(sorted(dropped)), trace=trace)
+            launch = device.launch_with(LaunchOptions(drop_syncs=dropped, trace=trace),
+                                        self.kernel, *ins, *outs.values(), *work, *case.params)
             outputs = {n: device.to_host(t) for n, t in outs.items()}
         return outputs, launch
 

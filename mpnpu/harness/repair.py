@@ -10,7 +10,7 @@ are (cheapest first, by the measured cost of each kind of sync, :data:`SYNC_COST
 - a SyncAll (all cores) after A.
 
 A suggestion is *verified* (:func:`verify`) by inserting it for the launches of a rerun
-(``Device.launch(insert_syncs=...)``, nothing in the kernel changes) and checking three things:
+(``LaunchOptions(insert_syncs=...)``, nothing in the kernel changes) and checking three things:
 racecheck no longer reports the hazard on the scouted cases; the directed runs that reversed the
 pair before, same seeds and hold plans, can no longer reverse it; a short batch has 0 failures.
 Pairs in the same stage cannot be separated at a stage boundary: they get no suggestion here.

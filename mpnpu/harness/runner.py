@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import InvalidArgumentError, LaunchError, UsageError
-from mpnpu.runtime import cpuset
 from mpnpu.runtime.checks import is_int
-from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import available_cpus, blas_threads
 
@@ -243,19 +242,6 @@ def how_often_it_fails(failed: int, runs: int) -> str:
     return f"{how} ({failed}/{runs})"
 
 
-def default_block_dim() -> int:
-    """The tools' default block_dim: 1 on every machine (:data:`mpnpu.runtime.cpuset.DEFAULT_BLOCK_DIM`).
-
-    With the device's core processes pinned to 2 CPUs per AI core (:mod:`mpnpu.runtime.cpuset`),
-    block_dim 1 means 3 core processes time-sliced on 2 CPUs wherever it runs, which is what makes
-    FLOMS's missing-SyncAll race show in a minority of case-runs (default runs on 2 CPUs: 6%..10% of
-    case-runs; README, "Choosing the defaults"); a default that grew with the machine would also
-    change the rate (about 50% at block_dim 2), and above 49 CPUs it would exceed
-    the device's 24 AI cores.
-    """
-    return cpuset.DEFAULT_BLOCK_DIM
-
-
 def make_variants(op: Operator, names: Iterable[str], under_test: frozenset[str] | None = None) -> list[Variant]:
     """Variants by name ("incident", "fixed", ...). ``under_test`` overrides what "incident" drops."""
     out = []
@@ -302,7 +288,6 @@ def run_batch(
     racecheck: bool = False,
     device: Device | None = None,
     options: RuntimeOptions = DEFAULT_OPTIONS,
-    gm_poison: int | None = None,
     progress: Callable[[int], None] | None = None,
     deadline_s: float | None = None,
     on_device: Callable[[Device], None] | None = None,
@@ -310,7 +295,8 @@ def run_batch(
 ) -> BatchResult:
     """Run ``cases`` cases x ``repeat`` repeats through every variant and judge each case-run.
 
-    Uses ``device`` if given (its block_dim wins), else makes one and closes it. Ctrl-C (or
+    Uses ``device`` if given (its block_dim and options win), else makes one with ``options`` (GM
+    poison included) and closes it. Ctrl-C (or
     ``deadline_s``, seconds from the start) stops the batch early: the result then has
     ``interrupted`` set and counts what ran. ``progress(n)`` is called after every n case-runs.
     ``on_device`` is called once with the device before the first launch (stress perturbations).
@@ -326,7 +312,7 @@ def run_batch(
         raise UsageError(f"unknown probe {probe!r}; known: {', '.join(op.probes)}")
     own_device = device is None
     if device is None:
-        device = Device(block_dim or default_block_dim(), options=options, gm_poison=gm_poison)
+        device = Device(block_dim or DEFAULT_BLOCK_DIM, options=options)
     results = {v.name: VariantResult(v, repeat) for v in variants}
     batch = BatchResult(
         operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,

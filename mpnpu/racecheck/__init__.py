@@ -15,10 +15,10 @@ and the unordered ones are merged into hazards and reported (:mod:`.report`)::
 
 Usage, on a real launch (:mod:`.launch`)::
 
-    hazards = check_launch(device, kernel, *args, drop_syncs={"S1"})
+    hazards = check_launch_with(device, LaunchOptions(drop_syncs={"S1"}), kernel, *args)
     print(format_text(hazards))
 
-or on traces already recorded (``Device.launch(..., trace=True).trace``)::
+or on traces already recorded (``Device.launch_with(LaunchOptions(trace=True), ...).trace``)::
 
     log = HazardLog()
     for trace in traces:
@@ -30,7 +30,7 @@ The analysis needs no processes: everything works on traces.
 
 from .detect import Conflicts, analyze, find_conflicts, hazards_from, stage_order
 from .hb import VectorClocks, compute_clocks
-from .launch import CaseCheck, check_case, check_launch
+from .launch import CaseCheck, check_case, check_launch, check_launch_with
 from .report import AccessSite, Hazard, HazardLog, format_text
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "analyze",
     "check_case",
     "check_launch",
+    "check_launch_with",
     "compute_clocks",
     "find_conflicts",
     "format_text",

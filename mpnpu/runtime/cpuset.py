@@ -32,7 +32,6 @@ from mpnpu.errors import InvalidArgumentError, UsageError
 from . import procutil
 
 __all__ = [
-    "DEFAULT_BLOCK_DIM",
     "DEFAULT_CPUS_PER_CORE",
     "EMULATE_ENV",
     "CpuSet",
@@ -53,13 +52,6 @@ EMULATE_ENV = "MPNPU_EMULATE_CPUS"
 
 #: CPUs per AI core of a device's CPU set: 3 core processes on 2 CPUs, about 1.5 per CPU.
 DEFAULT_CPUS_PER_CORE = 2
-
-#: The tools' default block_dim, on every machine. The incident's rate depends on block_dim as
-#: much as on crowding (at 2 CPUs per AI core: a few percent at block_dim 1, about half at
-#: block_dim 2), so a default that grew with the machine would change what "the default batch"
-#: shows; a bigger machine runs more devices side by side instead.
-DEFAULT_BLOCK_DIM = 1
-
 
 def real_cpus() -> list[int]:
     """CPUs this thread may run on (:func:`mpnpu.runtime.procutil.available_cpus`); never emulated."""

@@ -36,7 +36,15 @@ from mpnpu.errors import DeviceClosedError, DeviceConfigError, UsageError
 
 from . import protocol
 from .checks import check_block_dim
-from .config import DEFAULT_OPTIONS, DEFAULT_SPEC, DeviceSpec, RuntimeOptions
+from .config import (
+    DEFAULT_BLOCK_DIM,
+    DEFAULT_OPTIONS,
+    DEFAULT_SPEC,
+    PLAIN_LAUNCH,
+    DeviceSpec,
+    LaunchOptions,
+    RuntimeOptions,
+)
 from .core import kernel_reference, resolve_kernel
 from .dtypes import DTypeLike, from_float32, get_dtype
 from .gm import GlobalMemory, GlobalTensor, sweep_stale_segments
@@ -59,7 +67,7 @@ class LaunchResult(NamedTuple):
     kernel: str
     elapsed_s: float  # parent's wall time from dispatch to the last reply
     core_elapsed_s: tuple[float, ...]  # each core's time inside the kernel function, by core id
-    trace: LaunchTrace | None  # per-core events, when launched with trace=True
+    trace: LaunchTrace | None  # per-core events, when launched with LaunchOptions(trace=True)
     hold: HoldOutcome | None = None  # what the hold did, when launched with a HoldPlan
 
 
@@ -88,16 +96,16 @@ class Device:
 
     def __init__(
         self,
-        block_dim: int = 2,
+        block_dim: int = DEFAULT_BLOCK_DIM,
         *,
         spec: DeviceSpec = DEFAULT_SPEC,
         options: RuntimeOptions = DEFAULT_OPTIONS,
-        gm_poison: int | None = None,
         start_method: str = "fork",
         sweep_stale: bool = False,
     ) -> None:
-        """``sweep_stale``: first unlink GM segments that earlier runs, now dead, left in /dev/shm
-        (see :func:`mpnpu.runtime.gm.sweep_stale_segments`; the CLIs do this at start-up)."""
+        """``options.gm_poison`` fills freed GM blocks (the one way to set it). ``sweep_stale``:
+        first unlink GM segments that earlier runs, now dead, left in /dev/shm (see
+        :func:`mpnpu.runtime.gm.sweep_stale_segments`; the CLIs do this at start-up)."""
         check_block_dim(block_dim, spec)
         if start_method not in multiprocessing.get_all_start_methods():
             raise DeviceConfigError(f"start method {start_method!r} is not available here")
@@ -117,8 +125,7 @@ class Device:
         # Start the resource tracker before forking, so that every core shares the parent's one
         # (a core that started its own would unlink GM segments when it exits).
         resource_tracker.ensure_running()
-        poison = gm_poison if gm_poison is not None else options.gm_poison
-        self._state = _State(GlobalMemory(options.gm_segment_bytes, poison))
+        self._state = _State(GlobalMemory(options.gm_segment_bytes, options.gm_poison))
         self._finalizer = weakref.finalize(self, _release, self._state, options.shutdown_grace_s)
         try:
             self._start_pool()
@@ -255,32 +262,31 @@ class Device:
 
     # -- launch -----------------------------------------------------------------------------
 
-    def launch(
-        self,
-        kernel: str | Callable,
-        *args: Any,
-        trace: bool = False,
-        drop_syncs: Sequence[str] = (),
-        timeout: float | None = None,
-        hold: HoldPlan | None = None,
-        insert_syncs: Sequence[str] = (),
-        **kwargs: Any,
-    ) -> LaunchResult:
+    def launch(self, kernel: str | Callable[..., Any], /, *args: Any, **kwargs: Any) -> LaunchResult:
         """Run ``kernel(*args, **kwargs)`` on every core of the device and wait for all of them.
 
         ``kernel`` is a module-level function or a reference "package.module:function" or
-        "path/to/file.py:function". ``drop_syncs`` names sync points (the ``name=`` of sync calls)
-        to skip in this launch. ``trace`` records every GM access and sync for race analysis.
-
-        ``hold`` (a :class:`mpnpu.runtime.hold.HoldPlan`) holds one core before one GM access until
-        another core has made another (race-directed reproduction); the result's ``hold`` says what
-        happened. ``insert_syncs`` adds syncs at stage boundaries for this launch
-        (:mod:`mpnpu.runtime.insert`, e.g. ``("after:TargetProcess",)``). Launches inside
-        :meth:`launch_settings` get that block's ``hold`` / ``insert_syncs`` unless they pass their own.
+        "path/to/file.py:function". Every argument goes to the kernel; to trace the launch, drop
+        sync points, hold a core or insert syncs, use :meth:`launch_with`.
 
         Raises a :class:`LaunchError` subclass naming the core and the reason if any core raises,
         dies, deadlocks or the launch times out; the pool is rebuilt before it is raised.
         """
+        return self.launch_with(PLAIN_LAUNCH, kernel, *args, **kwargs)
+
+    def launch_with(self, options: LaunchOptions, kernel: str | Callable[..., Any], /, *args: Any,
+                    **kwargs: Any) -> LaunchResult:
+        """:meth:`launch` with :class:`~mpnpu.runtime.config.LaunchOptions`: ``trace`` records every
+        GM access and sync for race analysis; ``drop_syncs`` names sync points (the ``name=`` of
+        sync calls) to skip; ``timeout_s`` bounds the launch; ``hold`` (a
+        :class:`mpnpu.runtime.hold.HoldPlan`) holds one core before one GM access until another core
+        has made another (race-directed reproduction; the result's ``hold`` says what happened);
+        ``insert_syncs`` adds syncs at stage boundaries (:mod:`mpnpu.runtime.insert`, e.g.
+        ``("after:TargetProcess",)``). Launches inside :meth:`launch_settings` get that block's
+        ``hold`` / ``insert_syncs`` unless the options name their own.
+        """
+        if not isinstance(options, LaunchOptions):
+            raise UsageError(f"launch_with takes a LaunchOptions first, got {type(options).__name__}")
         try:
             ref = self._refs.get(kernel)
         except TypeError:  # an unhashable "kernel": kernel_reference explains what is wrong
@@ -290,7 +296,7 @@ class Device:
             resolve_kernel(ref)  # a wrong reference is a one-line UsageError here, not 3N tracebacks
             self._refs[kernel] = ref
         pool = self._ensure_pool()
-        dropped = frozenset(drop_syncs)
+        dropped, trace, hold, insert_syncs = options.drop_syncs, options.trace, options.hold, options.insert_syncs
         if hold is None:
             hold = self._settings.get("hold")
         if not insert_syncs:
@@ -300,13 +306,13 @@ class Device:
             check_plan(hold, self.topology.n_cores)
         try:
             # Framed once, written to every core.
-            framed = protocol.frame(LaunchCommand(self._launch_id + 1, ref, args, kwargs, dropped, bool(trace),
+            framed = protocol.frame(LaunchCommand(self._launch_id + 1, ref, args, kwargs, dropped, trace,
                                                   hold, inserts))
         except Exception as e:
             raise UsageError(f"launch arguments of {ref} cannot be sent to the cores: {e}") from None
         self._launch_id += 1
         launch_id = self._launch_id
-        limit = self.options.launch_timeout_s if timeout is None else timeout
+        limit = self.options.launch_timeout_s if options.timeout_s is None else options.timeout_s
         if self._flags_left:
             pool.sync.clear_flags(self._flags_left)
         pool.sync.reset_for_launch(any(mode == 0 for _, mode, _ in self._flags_left))

@@ -1,6 +1,6 @@
 """Syncs inserted at stage boundaries for one launch, to try a repair without editing the kernel.
 
-``Device.launch(..., insert_syncs=("after:TargetProcess",))`` makes every core run a SyncAll when
+``Device.launch_with(LaunchOptions(insert_syncs=("after:TargetProcess",)), ...)`` makes every core run a SyncAll when
 it leaves the stage ``TargetProcess`` (``api.stage``), exactly as if the kernel had a
 ``sync_all()`` after that ``with stage(...)`` block. Forms:
 

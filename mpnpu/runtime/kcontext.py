@@ -245,7 +245,7 @@ def stage(c: CoreContext, name: str, site: Site | None = None) -> Iterator[None]
 
 
 def run_inserted(c: CoreContext, inserts: list[InsertedSync], entering: bool) -> None:
-    """Syncs a launch inserted at a stage boundary (``Device.launch(insert_syncs=...)``)."""
+    """Syncs a launch inserted at a stage boundary (``LaunchOptions(insert_syncs=...)``)."""
     for ins in inserts:
         if ins.kind == "flag":
             if entering:

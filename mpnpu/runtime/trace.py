@@ -1,4 +1,4 @@
-"""Events a core records when a launch is traced (``Device.launch(..., trace=True)``).
+"""Events a core records when a launch is traced (``Device.launch_with(LaunchOptions(trace=True), ...)``).
 
 Each core keeps its events in program order. The race detector (:mod:`mpnpu.racecheck`) rebuilds
 happens-before from them: program order within a core, SyncAll rounds (the k-th SyncAll of every

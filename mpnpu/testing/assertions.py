@@ -20,6 +20,7 @@ from mpnpu.errors import MpnpuError, UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
 from mpnpu.racecheck import Hazard, HazardLog
 from mpnpu.runtime.checks import is_int
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device
 
 from .devices import shared_device
@@ -117,8 +118,8 @@ def assert_no_races(
         dropped = frozenset(drop_syncs or ())
         ref = None
         for _ in range(launches):
-            result = dev.launch(t.kernel, *args, trace=True, drop_syncs=tuple(sorted(dropped)), timeout=timeout,
-                                **kwargs)
+            result = dev.launch_with(LaunchOptions(trace=True, drop_syncs=dropped, timeout_s=timeout),
+                                     t.kernel, *args, **kwargs)
             ref = result.kernel
             log.add_trace(result.trace)
         drops = f", dropping {', '.join(sorted(dropped))}" if dropped else ""

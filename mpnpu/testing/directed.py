@@ -18,7 +18,7 @@ from mpnpu.cli.render.confirm import format_confirmation
 from mpnpu.errors import MpnpuError
 from mpnpu.harness.confirm import BENIGN, HARMFUL, ConfirmResult, confirm_hazards
 
-from .devices import default_block_dim
+from .devices import plugin_block_dim
 from .targets import dropped_syncs, resolve_operator
 
 
@@ -63,7 +63,7 @@ def assert_race_is_real(
     if drop_syncs is not None:
         variant = None
     name, dropped = dropped_syncs(operator, variant, drop_syncs)
-    bd = block_dim if block_dim is not None else default_block_dim()
+    bd = block_dim if block_dim is not None else plugin_block_dim()
     result = confirm_hazards(operator, dropped=dropped, runs=runs, scout_cases=scout_cases, case_seed=case_seed,
                              seed=seed, block_dim=bd, fixed=True)
     wanted = {HARMFUL} if harmful else {HARMFUL, BENIGN}
