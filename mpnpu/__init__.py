@@ -37,20 +37,12 @@ from ._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .errors import *  # noqa: F403
-    from .harness.chain import Diagnosis, Shapes, Step, StepResult
-    from .harness.compare import CaseComparison, Tolerance, compare_outputs
-    from .harness.kernel_operator import Case, KernelOperator, default_tolerance
-    from .harness.operator import (
-        Operator,
-        OperatorOption,
-        Verdict,
-        check_sync_names,
-        fingerprint,
-        parse_sync_names,
-        variants_from_syncs,
-        verdict_of,
-    )
-    from .harness.registry import load_operator
+    from .operators.compare import CaseComparison, Tolerance, compare_outputs
+    from .operators.diagnosis import Diagnosis, Shapes, Step, StepResult
+    from .operators.helpers import check_sync_names, fingerprint, parse_sync_names, variants_from_syncs, verdict_of
+    from .operators.kernel import Case, KernelOperator, default_tolerance
+    from .operators.protocol import Operator, OperatorOption, Verdict
+    from .operators.registry import load_operator
     from .runtime.config import DEFAULT_BLOCK_DIM, DeviceSpec, LaunchOptions, RuntimeOptions
     from .runtime.device import Device, LaunchResult
     from .runtime.dtypes import DType, bfloat16, float16, float32, from_float32, get_dtype, round_to, to_float32
@@ -79,13 +71,13 @@ _LAZY = {
     "HoldPlan": "mpnpu.runtime.hold",
     **{name: "mpnpu.runtime.dtypes" for name in ("DType", "get_dtype", "bfloat16", "float16", "float32",
                                                   "to_float32", "from_float32", "round_to")},
-    **{name: "mpnpu.harness.operator" for name in ("Operator", "OperatorOption", "Verdict", "verdict_of",
-                                                   "fingerprint", "variants_from_syncs", "check_sync_names",
-                                                   "parse_sync_names")},
-    **{name: "mpnpu.harness.kernel_operator" for name in ("KernelOperator", "Case", "default_tolerance")},
-    **{name: "mpnpu.harness.compare" for name in ("Tolerance", "compare_outputs", "CaseComparison")},
-    **{name: "mpnpu.harness.chain" for name in ("Diagnosis", "Step", "Shapes", "StepResult")},
-    "load_operator": "mpnpu.harness.registry",
+    **{name: "mpnpu.operators.protocol" for name in ("Operator", "OperatorOption", "Verdict")},
+    **{name: "mpnpu.operators.helpers" for name in ("verdict_of", "fingerprint", "variants_from_syncs",
+                                                    "check_sync_names", "parse_sync_names")},
+    **{name: "mpnpu.operators.kernel" for name in ("KernelOperator", "Case", "default_tolerance")},
+    **{name: "mpnpu.operators.compare" for name in ("Tolerance", "compare_outputs", "CaseComparison")},
+    **{name: "mpnpu.operators.diagnosis" for name in ("Diagnosis", "Step", "Shapes", "StepResult")},
+    "load_operator": "mpnpu.operators.registry",
     **{name: "mpnpu.errors" for name in _ERRORS},
 }
 

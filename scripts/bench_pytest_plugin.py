@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import Variant, run_batch
+from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 from mpnpu.testing import assert_matches_golden, assert_no_races
@@ -45,7 +45,7 @@ def test_batch(mpnpu_device):
 '''
 
 SCRIPT = '''
-from mpnpu.harness.registry import load_operator
+from mpnpu.operators.registry import load_operator
 from mpnpu.harness.runner import Variant, run_batch
 from mpnpu.runtime.device import Device
 

@@ -24,8 +24,8 @@ import statistics
 
 from benchlib import time_hazard_analysis
 
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 

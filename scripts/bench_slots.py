@@ -24,15 +24,15 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from mpnpu.harness.registry import (
+from mpnpu.harness.runner import make_variants  # noqa: E402
+from mpnpu.harness.stress.plan import Configuration  # noqa: E402
+from mpnpu.operators.registry import (
     DEFAULT_OPERATOR,
     load_operator,
 )
-from mpnpu.harness.runner import make_variants  # noqa: E402
-from mpnpu.harness.shards import ShardPlan, make_shards  # noqa: E402
-from mpnpu.harness.slots import run_in_slots  # noqa: E402
-from mpnpu.harness.stress.sweep import Configuration  # noqa: E402
 from mpnpu.runtime import cpuset  # noqa: E402
+from mpnpu.scale.shards import ShardPlan, make_shards  # noqa: E402
+from mpnpu.scale.slots import run_in_slots  # noqa: E402
 
 
 def one(shards, plan, jobs: int, cpus: list[int]) -> tuple[float, int]:

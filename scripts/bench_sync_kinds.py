@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Cost of each kind of inter-core sync a repair can suggest, measured side by side in one run.
 
-The repair suggester (mpnpu.harness.repair.SYNC_COST_US) ranks candidate syncs by these figures:
+The repair suggester (mpnpu.directed.repair.SYNC_COST_US) ranks candidate syncs by these figures:
 
 - SyncAll<false>: every core of the launch (block_dim 2: 6 core processes) meets;
 - SyncAll<true>:  the vector cores only (4);

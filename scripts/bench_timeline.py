@@ -26,10 +26,10 @@ import time
 
 from benchlib import time_hazard_analysis
 
-from mpnpu.cli.render.chrome_trace import write_chrome_trace
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
+from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
+from mpnpu.report.chrome_trace import write_chrome_trace
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 

@@ -25,11 +25,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from mpnpu.harness.confirm import confirm_hazards  # noqa: E402
-from mpnpu.harness.registry import load_operator  # noqa: E402
+from mpnpu.directed.confirm import confirm_hazards  # noqa: E402
 from mpnpu.harness.runner import Variant, run_batch  # noqa: E402
 from mpnpu.harness.stats import wilson_interval  # noqa: E402
 from mpnpu.harness.stress.placement import available_cpus, spread  # noqa: E402
+from mpnpu.operators.registry import load_operator  # noqa: E402
 
 
 def pinner(placement: str):

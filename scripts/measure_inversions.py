@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.harness.timeline import build_timeline
+from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
 from mpnpu.racecheck import check_case
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device

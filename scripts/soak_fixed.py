@@ -41,9 +41,12 @@ from mpnpu.cli.common import (  # noqa: E402
     write_json,
 )
 from mpnpu.cli.operators import add_operator_arguments, parse_with_operator, print_operator_list  # noqa: E402
-from mpnpu.harness.operator import Operator  # noqa: E402
 from mpnpu.harness.runner import make_variants  # noqa: E402
-from mpnpu.harness.scaleout import (  # noqa: E402
+from mpnpu.harness.stats import rule_of_three, zero_failure_upper_bound  # noqa: E402
+from mpnpu.harness.stress.plan import Configuration, SweepPlan  # noqa: E402
+from mpnpu.operators.protocol import Operator  # noqa: E402
+from mpnpu.runtime.procutil import exit_code_for_interrupt  # noqa: E402
+from mpnpu.scale.backend import (  # noqa: E402
     add_scaleout_arguments,
     backend_from_args,
     run_shards,
@@ -51,10 +54,7 @@ from mpnpu.harness.scaleout import (  # noqa: E402
     shards_json,
     sweep_result,
 )
-from mpnpu.harness.shards import ShardPlan, make_shards  # noqa: E402
-from mpnpu.harness.stats import rule_of_three, zero_failure_upper_bound  # noqa: E402
-from mpnpu.harness.stress.sweep import Configuration, SweepPlan  # noqa: E402
-from mpnpu.runtime.procutil import exit_code_for_interrupt  # noqa: E402
+from mpnpu.scale.shards import ShardPlan, make_shards  # noqa: E402
 
 DEFAULT_CASE_RUNS = 10_000
 DEFAULT_CASES = 200

@@ -24,14 +24,14 @@ import time
 from typing import Any
 
 from mpnpu.cli.common import ArgumentParser, run_cli, write_json
-from mpnpu.harness.registry import DEFAULT_OPERATOR
 from mpnpu.harness.runner import make_variants
-from mpnpu.harness.scaleout import add_scaleout_arguments, backend_from_args, run_shards, shard_lines, shards_json
-from mpnpu.harness.shards import ShardPlan, ShardResult, make_shards
 from mpnpu.harness.stats import rule_of_three, zero_failure_upper_bound
-from mpnpu.harness.stress.sweep import configurations
+from mpnpu.harness.stress.plan import configurations
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
+from mpnpu.operators.registry import DEFAULT_OPERATOR
 from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.scale.backend import add_scaleout_arguments, backend_from_args, run_shards, shard_lines, shards_json
+from mpnpu.scale.shards import ShardPlan, ShardResult, make_shards
 
 
 def soak_configurations(include_bd24: bool = True):

@@ -18,7 +18,7 @@ import numpy as np
 
 from mpnpu import LaunchOptions, api
 from mpnpu.api import TPosition
-from mpnpu.harness.operator import Verdict
+from mpnpu.operators.protocol import Verdict
 
 N = 64
 STALE = -1

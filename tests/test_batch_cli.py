@@ -23,10 +23,10 @@ import numpy as np
 import psutil
 import pytest
 
-from mpnpu.harness.operator import Verdict
 from mpnpu.harness.runner import BatchResult, Variant, VariantResult, how_often_it_fails, run_batch
 from mpnpu.harness.stats import trials_to_detect
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, FlomsOperator
+from mpnpu.operators.protocol import Verdict
 from mpnpu.runtime.config import RuntimeOptions
 from tests.waiting import wait_for
 

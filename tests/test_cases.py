@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.compare import Tolerance, compare_outputs, relative_error
 from mpnpu.kernels.fused_linear_online_max_sum.cases import (
     Case,
     CaseSpace,
@@ -24,6 +23,7 @@ from mpnpu.kernels.fused_linear_online_max_sum.cases import (
 from mpnpu.kernels.fused_linear_online_max_sum.golden import golden, logits
 from mpnpu.kernels.fused_linear_online_max_sum.precision import tolerances
 from mpnpu.kernels.fused_linear_online_max_sum.spec import check_inputs
+from mpnpu.operators.compare import Tolerance, compare_outputs, relative_error
 from mpnpu.runtime.dtypes import from_float32, round_to, to_float32
 
 BOTH_MODES = CaseSpace(return_logits=(False, True))

@@ -11,14 +11,16 @@ import dataclasses
 
 import pytest
 
+from mpnpu import Diagnosis, Shapes, Step
 from mpnpu.cli import investigate as inv_cli
 from mpnpu.cli.common import run_cli
-from mpnpu.cli.render.investigate import format_markdown, format_text
 from mpnpu.errors import UsageError
-from mpnpu.harness.chain import Diagnosis, Shapes, Step, run_investigation
-from mpnpu.harness.operator import Verdict
-from mpnpu.harness.registry import load_operator
+from mpnpu.harness.chain import run_investigation
 from mpnpu.harness.runner import Variant, VariantResult, make_variants, run_batch
+from mpnpu.operators.protocol import Verdict
+from mpnpu.operators.registry import load_operator
+from mpnpu.report.hazards import format_hazard_log
+from mpnpu.report.text.investigate import format_markdown, format_text
 from mpnpu.runtime.device import Device
 
 OP = load_operator("tests.operator_for_tests:OPERATOR")
@@ -67,7 +69,7 @@ def test_merge_combines_hazard_logs(no_leaks):
     (hazard,) = [h for h in m.hazard_log.hazards() if "partials" in h.tensor]
     assert hazard.launches == sum(h.launches for log in (a.hazard_log, b.hazard_log)
                                   for h in log.hazards() if h.key == hazard.key)
-    assert "B1" in m.hazard_log.format_text()
+    assert "B1" in format_hazard_log(m.hazard_log)
     assert a.hazard_log.launches_analyzed == 2  # not modified
 
 

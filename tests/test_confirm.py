@@ -13,10 +13,10 @@ import json
 import pytest
 
 from mpnpu import LaunchOptions
+from mpnpu.directed.audit import BENIGN_ONLY, NECESSARY, REDUNDANT, UNPROVEN, audit
+from mpnpu.directed.confirm import BENIGN, HARMFUL, confirm_hazards, replay
+from mpnpu.directed.repair import repair_hazards
 from mpnpu.errors import UsageError
-from mpnpu.harness.audit import BENIGN_ONLY, NECESSARY, REDUNDANT, UNPROVEN, audit
-from mpnpu.harness.confirm import BENIGN, HARMFUL, confirm_hazards, replay
-from mpnpu.harness.repair import repair_hazards
 from mpnpu.racecheck import analyze
 from mpnpu.racecheck.directed import hold_pairs, occurrences
 from mpnpu.runtime.config import RuntimeOptions
@@ -166,7 +166,7 @@ def test_audit_keeps_a_sync_whose_race_inside_a_core_mpnpu_cannot_run_reversed()
     # Dropping QIN:V_MTE2 (MTE2 refills a VECIN buffer the vector pipe may still read) leaves a WAR
     # between PIPE_V and PIPE_MTE2 that racecheck reports, but V runs inline here, so no run fails:
     # "unproven", never "redundant"; QIN:MTE2_V's race shows in the batch: "necessary".
-    from mpnpu.harness.registry import load_operator
+    from mpnpu.operators.registry import load_operator
 
     op = load_operator("vecin-early-read")
     r = audit(op, only=("QIN:V_MTE2", "QIN:MTE2_V"), runs=1, scout_cases=1, batch_cases=4, block_dim=1,

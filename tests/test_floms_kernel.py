@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 
 from mpnpu.errors import DeviceConfigError, UsageError
-from mpnpu.harness.compare import compare_outputs
 from mpnpu.kernels.fused_linear_online_max_sum.golden import golden
 from mpnpu.kernels.fused_linear_online_max_sum.op import (
     TileSizes,
@@ -28,6 +27,7 @@ from mpnpu.kernels.fused_linear_online_max_sum.op import (
 )
 from mpnpu.kernels.fused_linear_online_max_sum.precision import tolerances
 from mpnpu.kernels.fused_linear_online_max_sum.spec import OUTPUT_NAMES, output_specs
+from mpnpu.operators.compare import compare_outputs
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.dtypes import from_float32

@@ -31,10 +31,10 @@ import pytest
 
 from mpnpu.cli import investigate as inv_mod
 from mpnpu.cli.common import run_cli
-from mpnpu.cli.render.investigate import format_markdown, format_text, plan_lines
 from mpnpu.errors import UsageError
 from mpnpu.harness import chain as chain_mod
 from mpnpu.harness.chain import plan_trials, run_investigation
+from mpnpu.operators.registry import load_operator
 from mpnpu.harness.stats import (
     cases_for_consistency,
     consistency_detect_probability,
@@ -43,6 +43,10 @@ from mpnpu.harness.stats import (
     wilson_interval,
 )
 from mpnpu.kernels.fused_linear_online_max_sum.diagnosis import STEPS
+from mpnpu.report.hazards import format_hazard_log
+from mpnpu.report.text.investigate import format_markdown, format_text, plan_lines
+
+FLOMS = load_operator("floms")
 
 pytestmark = pytest.mark.usefixtures("time_limit")
 
@@ -103,7 +107,7 @@ def test_plan_rejects_bad_settings(kwargs):
 @pytest.fixture(scope="module")
 def chain():
     # Module-scoped and outside no_leaks' per-test window: checked for leaks in its own test below.
-    return run_investigation(shapes="small", calibration_cases=30, calibration_max_rounds=5, min_cases=30,
+    return run_investigation(FLOMS, shapes="small", calibration_cases=30, calibration_max_rounds=5, min_cases=30,
                              max_cases=200, confidence=0.999, seed=0)
 
 
@@ -162,7 +166,7 @@ def test_chain_output_formats(chain):
 
 def test_chain_leaves_nothing_behind(no_leaks):
     """The chain's own device is gone (closed by run_investigation); a short run under no_leaks."""
-    r = run_investigation(shapes="small", calibration_cases=2, min_cases=2, max_cases=2, calibration_max_rounds=1)
+    r = run_investigation(FLOMS, shapes="small", calibration_cases=2, min_cases=2, max_cases=2, calibration_max_rounds=1)
     assert len(r.steps) == len(STEPS)
 
 
@@ -230,13 +234,14 @@ def test_ctrl_c_prints_the_steps_done_and_exits_130(monkeypatch, capsys, no_leak
 
 @pytest.mark.time_limit(180)
 def test_racecheck_is_passed_through_and_shown(no_leaks):
-    r = run_investigation(shapes="small", calibration_cases=3, min_cases=3, max_cases=3,
+    r = run_investigation(FLOMS, shapes="small", calibration_cases=3, min_cases=3, max_cases=3,
                           calibration_max_rounds=1, repeats=2, racecheck=True, seed=0)
     assert r.racecheck and len(r.steps) == len(STEPS)
     for s in r.steps:
         if s.spec.variant == "incident":  # the hazard is found whatever the timing: S1 is missing
-            assert "workspace.masked_target" in s.hazards_text and "S1" in s.hazards_text, s.label
-    assert "SUMMARY: 0 hazards" in r.step("O9").hazards_text
+            text = format_hazard_log(s.hazard_log)
+            assert "workspace.masked_target" in text and "S1" in text, s.label
+    assert "SUMMARY: 0 hazards" in format_hazard_log(r.step("O9").hazard_log)
     text = format_text(r)
     assert "racecheck, calibration [incident]:" in text and "racecheck, O9 [fixed]:" in text
 

@@ -19,17 +19,12 @@ from mpnpu.cli import batch as batch_cli
 from mpnpu.cli import stress as stress_cli
 from mpnpu.cli.common import run_cli
 from mpnpu.errors import UsageError
-from mpnpu.harness import registry
-from mpnpu.harness.kernel_operator import Case, KernelOperator, default_tolerance, stored
-from mpnpu.harness.operator import (
-    check_operator,
-    parse_sync_names,
-    protocol_problems,
-    variants_from_syncs,
-    with_options,
-)
-from mpnpu.harness.registry import load_operator
 from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.operators import registry
+from mpnpu.operators.helpers import parse_sync_names, variants_from_syncs
+from mpnpu.operators.kernel import Case, KernelOperator, default_tolerance, stored
+from mpnpu.operators.protocol import check_operator, protocol_problems, with_options
+from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.device import Device
 
 REPO = Path(__file__).resolve().parent.parent

@@ -34,12 +34,12 @@ import pytest
 
 from mpnpu.cli import batch as batch_cli
 from mpnpu.cli.common import run_cli
-from mpnpu.harness.compare import compare_output
 from mpnpu.kernels.fused_linear_online_max_sum.cases import CaseSpace
 from mpnpu.kernels.fused_linear_online_max_sum.golden import logits
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, sentinel_value
 from mpnpu.kernels.fused_linear_online_max_sum.probes import PROBES
 from mpnpu.kernels.fused_linear_online_max_sum.spec import OUTPUT_NAMES
+from mpnpu.operators.compare import compare_output
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.dtypes import round_to

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mpnpu.harness.registry import registered
+from mpnpu.operators.registry import registered
 from mpnpu.runtime.config import SEGMENT_PREFIX
 from tests.runtime_util import still_alive
 from tests.waiting import wait_for

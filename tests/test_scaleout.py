@@ -19,20 +19,21 @@ from pathlib import Path
 import psutil
 import pytest
 
+from mpnpu import load_operator
 from mpnpu.cli.common import run_cli
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import Variant, VariantResult
-from mpnpu.harness.shards import ShardPlan, make_shards, merge_shards, merge_variant_results
-from mpnpu.harness.slots import CpuPool, run_in_process, run_in_slots
-from mpnpu.harness.stress.sweep import Configuration, configurations
+from mpnpu.harness.stress.plan import Configuration, configurations
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, RuntimeOptions
 from mpnpu.runtime.device import Device
+from mpnpu.scale.shards import ShardPlan, make_shards, merge_shards, merge_variant_results
+from mpnpu.scale.slots import CpuPool, run_in_process, run_in_slots
 from tests.conftest import SHM_DIR
 from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
-OPERATOR_REF = "mpnpu.kernels.fused_linear_online_max_sum.operator:OPERATOR"
+OPERATOR = load_operator("floms")
 FIXED = Variant("fixed", frozenset())
 INCIDENT = Variant("incident", frozenset({"S1"}))
 OPTIONS = RuntimeOptions(gm_segment_bytes=8 << 20, launch_timeout_s=60.0)
@@ -149,7 +150,7 @@ def test_merge_pools_disjoint_case_ranges() -> None:
 
 def test_fixed_kernel_same_per_case_in_process_and_in_two_slots(no_leaks) -> None:
     """Same command, 1 slot or 2: the same cases, and the fixed kernel's outputs byte-identical."""
-    plan = ShardPlan(OPERATOR_REF, (FIXED,), cpus_per_core=1, options=OPTIONS)
+    plan = ShardPlan(OPERATOR, (FIXED,), cpus_per_core=1, options=OPTIONS)
     shards = make_shards([Configuration(1)], 12, shard_cases=3, repeat=2)
     here = run_in_process(shards, plan)
     there = run_in_slots(shards, plan, jobs=2)
@@ -164,7 +165,7 @@ def test_fixed_kernel_same_per_case_in_process_and_in_two_slots(no_leaks) -> Non
 
 
 def test_lost_slot_is_retried_and_counted_once(no_leaks) -> None:
-    plan = ShardPlan(OPERATOR_REF, (FIXED,), cpus_per_core=1, options=OPTIONS)
+    plan = ShardPlan(OPERATOR, (FIXED,), cpus_per_core=1, options=OPTIONS)
     shards = make_shards([Configuration(1)], 60, shard_cases=20)
     killed: list[int] = []
 

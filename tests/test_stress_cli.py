@@ -26,14 +26,8 @@ from mpnpu.cli.common import run_cli
 from mpnpu.cli.stress import build_parser, main
 from mpnpu.harness.runner import Variant
 from mpnpu.harness.stress import ChaosSchedule, available_cpus, read_affinity
-from mpnpu.harness.stress.sweep import (
-    ChaosSettings,
-    Configuration,
-    SweepPlan,
-    configurations,
-    run_config,
-    run_sweep,
-)
+from mpnpu.harness.stress.plan import ChaosSettings, Configuration, SweepPlan, configurations
+from mpnpu.harness.stress.sweep import run_config, run_sweep
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device

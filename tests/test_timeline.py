@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 
 from mpnpu.cli.common import run_cli
-from mpnpu.cli.render.chrome_trace import flows_of, trace_document
-from mpnpu.cli.render.junit import batch_junit
-from mpnpu.harness.operator import Verdict
 from mpnpu.harness.runner import BatchResult, Variant, VariantResult
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
+from mpnpu.operators.protocol import Verdict
 from mpnpu.racecheck import check_case
+from mpnpu.report.chrome_trace import flows_of, trace_document
+from mpnpu.report.junit import batch_junit
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 
@@ -88,7 +88,7 @@ def _ns(us: float) -> int:
 
 
 def assert_trace_rules(doc: dict) -> None:
-    """The Chrome Trace Event rules a viewer relies on (see mpnpu/cli/render/chrome_trace.py)."""
+    """The Chrome Trace Event rules a viewer relies on (see mpnpu/report/chrome_trace.py)."""
     events = doc["traceEvents"]
     assert events
     for ev in events:
@@ -137,7 +137,7 @@ def _enclosing(doc: dict, ev: dict) -> dict:
 
 
 def test_trace_json_loads_and_follows_the_format_rules(launches, tmp_path) -> None:
-    from mpnpu.cli.render.chrome_trace import write_chrome_trace
+    from mpnpu.report.chrome_trace import write_chrome_trace
 
     path = tmp_path / "t.json"
     size = write_chrome_trace(str(path), _timelines(launches))
@@ -269,7 +269,7 @@ def test_inserted_sync_points_are_marked(repaired, tmp_path) -> None:
     assert_trace_rules(doc)
     assert len([ev for ev in doc["traceEvents"] if ev["ph"] == "i" and ev["cat"] == "inserted"]) == 3
     if HAVE_MPL:
-        from mpnpu.cli.render.picture import render_timelines
+        from mpnpu.report.picture import render_timelines
 
         svg = tmp_path / "repaired.svg"
         render_timelines(str(svg), [tl])
@@ -390,7 +390,7 @@ def _red_pixels(img) -> int:
 def test_png_and_svg_render_at_the_expected_size(launches, tmp_path) -> None:
     import matplotlib.image as mpimg
 
-    from mpnpu.cli.render.picture import DPI, render_timelines, timeline_figure_size
+    from mpnpu.report.picture import DPI, render_timelines, timeline_figure_size
 
     incident, fixed = _timelines(launches)
     pictures = {}

@@ -98,7 +98,7 @@ def test_guide_toml_blocks_are_the_projects_own_entries():
 
 
 def test_guide_gallery_table_names_every_registered_gallery_operator():
-    from mpnpu.harness.registry import registered
+    from mpnpu.operators.registry import registered
 
     text = GUIDE.read_text()
     for name, entry in registered().items():

@@ -34,8 +34,7 @@ from typing import Optional
 
 import numpy as np
 
-from mpnpu.errors import UsageError
-from mpnpu.runtime.dtypes import from_float32, to_float32
+from mpnpu import UsageError, from_float32, to_float32
 
 from .spec import INPUT_DTYPES, TARGET_DTYPES, check_inputs, target_dtype_of
 

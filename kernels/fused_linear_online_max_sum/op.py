@@ -12,9 +12,7 @@ from typing import Iterable
 
 import numpy as np
 
-from mpnpu import LaunchOptions
-from mpnpu.errors import UsageError
-from mpnpu.runtime.device import Device, LaunchResult
+from mpnpu import Device, LaunchOptions, LaunchResult, UsageError
 
 from .probes import check_probe
 from .spec import (

@@ -15,10 +15,18 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mpnpu.harness.compare import CaseComparison, Tolerance, compare_outputs
-from mpnpu.harness.operator import OperatorOption, Verdict, fingerprint, verdict_of
-from mpnpu.runtime.device import Device, LaunchResult
-from mpnpu.runtime.dtypes import round_to
+from mpnpu import (
+    CaseComparison,
+    Device,
+    LaunchResult,
+    OperatorOption,
+    Tolerance,
+    Verdict,
+    compare_outputs,
+    fingerprint,
+    round_to,
+    verdict_of,
+)
 
 from . import golden as golden_mod
 from .cases import Case, CaseSpace, make_case

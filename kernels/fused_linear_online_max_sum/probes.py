@@ -8,7 +8,7 @@ probe (``tiling.probe == ""``) every answer is "run as shipped".
 
 from __future__ import annotations
 
-from mpnpu.errors import UsageError
+from mpnpu import UsageError
 
 #: probe name -> (diagnosis step, what it changes)
 PROBES: dict[str, tuple[str, str]] = {

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mpnpu.errors import UsageError
-from mpnpu.runtime.dtypes import DType, get_dtype
+from mpnpu import DType, UsageError, get_dtype
 
 OUTPUT_NAMES = (
     "logits_max",

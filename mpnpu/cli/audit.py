@@ -7,8 +7,8 @@ failure rate of a short batch; verdict per row: necessary, unproven, benign-only
 operator's incident variant, the cheapest sync that orders each hazard, each verified by a rerun
 with the sync inserted (racecheck, directed runs, batch).
 
-This module only parses arguments: :func:`mpnpu.harness.audit.audit` does the work and
-:mod:`mpnpu.cli.render.confirm` renders it.
+This module only parses arguments: :func:`mpnpu.directed.audit.audit` does the work and
+:mod:`mpnpu.report.text.directed` renders it.
 
 Exit status: 0 when the audit ran, 2 for a usage error, 3 when the device failed, 130/143 when
 interrupted.
@@ -19,12 +19,12 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from mpnpu.harness.audit import audit
-from mpnpu.harness.operator import Operator, parse_sync_names
-
-from .common import EXIT_OK, ArgumentParser, non_negative_int, positive_int, run_cli, writable_path, write_json
-from .operators import add_operator_arguments, parse_with_operator, print_operator_list
-from .render.confirm import format_audit, format_audit_markdown
+from mpnpu.cli.common import EXIT_OK, ArgumentParser, non_negative_int, positive_int, run_cli, writable_path, write_json
+from mpnpu.cli.operators import add_operator_arguments, parse_with_operator, print_operator_list
+from mpnpu.directed.audit import audit
+from mpnpu.operators.helpers import parse_sync_names
+from mpnpu.operators.protocol import Operator
+from mpnpu.report.text.directed import format_audit, format_audit_markdown
 
 DEFAULT_BLOCK_DIM = 2  # two AI cores: core pairs across AI cores show, so flag-only repairs are not over-trusted
 
@@ -94,9 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _replay(op: Operator, args) -> int:
-    from mpnpu.harness.confirm import replay
-
-    from .render.confirm import format_run
+    from mpnpu.directed.confirm import replay
+    from mpnpu.report.text.directed import format_run
 
     dropped = (parse_sync_names(args.drop, op.sync_points) if args.drop is not None
                else op.variants.get("incident", frozenset()))

@@ -7,7 +7,7 @@ which outputs, how badly, and at which case positions in each repeat (they move 
 repeat: the race is decided by the OS scheduler, never by injected faults).
 
 This module only parses arguments: :func:`mpnpu.harness.runner.run_batch` runs the batch and
-:mod:`mpnpu.cli.render.batch` renders its result.
+:mod:`mpnpu.report.text.batch` renders its result.
 
 Exit status: 0 when every variant expected to be clean (every sync point in place) is clean,
 1 when one is not (or, with --confirm, when the fixed kernel failed under a hold plan), 2 for a usage error, 3 when the device failed, 130/143 when interrupted.
@@ -18,15 +18,7 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from mpnpu.errors import UsageError
-from mpnpu.harness.operator import Operator, parse_sync_names
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
-from mpnpu.harness.runner import make_variants, run_batch
-from mpnpu.runtime import cpuset
-from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, RuntimeOptions
-from mpnpu.runtime.procutil import exit_code_for_interrupt
-
-from .common import (
+from mpnpu.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     ArgumentParser,
@@ -39,9 +31,17 @@ from .common import (
     writable_path,
     write_json,
 )
-from .operators import add_operator_arguments, parse_with_operator, print_operator_list
-from .render.batch import format_batch
-from .timeline_output import add_junit_argument, add_timeline_arguments, timeline_selector, write_timelines
+from mpnpu.cli.operators import add_operator_arguments, parse_with_operator, print_operator_list
+from mpnpu.cli.timeline_output import add_junit_argument, add_timeline_arguments, timeline_selector, write_timelines
+from mpnpu.errors import UsageError
+from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.operators.helpers import parse_sync_names
+from mpnpu.operators.protocol import Operator
+from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
+from mpnpu.report.text.batch import format_batch
+from mpnpu.runtime import cpuset
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, RuntimeOptions
+from mpnpu.runtime.procutil import exit_code_for_interrupt
 
 DEFAULT_CASES = 100
 DEFAULT_REPEAT = 8
@@ -157,13 +157,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             data["confirm"] = {name: c.to_dict() for name, c in confirmed.items()}
         write_json(args.json, data)
     if args.junit:
-        from .render.junit import batch_junit, write_junit
+        from mpnpu.report.junit import batch_junit, write_junit
 
         write_junit(args.junit, batch_junit(result))
     written = write_timelines(args, selector) if selector is not None else []
     text = format_batch(result, op.sync_points)
     if confirmed:
-        from .render.confirm import format_confirm
+        from mpnpu.report.text.directed import format_confirm
 
         text += "".join(f"\n\n{format_confirm(c, f'race-directed reproduction, variant {name}:')}"
                         for name, c in confirmed.items())
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _confirm(op: Operator, result, args) -> dict:
     """Directed reproduction of the hazards of every variant that drops sync points."""
-    from mpnpu.harness.confirm import confirm_hazards
+    from mpnpu.directed.confirm import confirm_hazards
 
     out = {}
     for name, v in result.variants.items():

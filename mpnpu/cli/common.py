@@ -122,7 +122,7 @@ def progress_bar(total: int, description: str, disable: bool):
     from tqdm import tqdm
 
     if not disable and not _isatty(sys.stderr):
-        from .progress import PlainProgress
+        from mpnpu.cli.progress import PlainProgress
 
         return PlainProgress(total, description)
 

@@ -5,7 +5,7 @@ of the unprobed failure rate, then each step as a probe on the incident kernel, 
 fault at the calibrated rate would show with >= 99% probability, each conclusion checked against
 what the original diagnosis saw. The chain is the operator's data
 (:class:`mpnpu.harness.chain.Diagnosis`), run by :func:`mpnpu.harness.chain.run_investigation` and
-rendered by :mod:`mpnpu.cli.render.investigate`; this module only parses arguments. An operator
+rendered by :mod:`mpnpu.report.text.investigate`; this module only parses arguments. An operator
 without a chain gets one line saying so (exit 2).
 
 ``--timeline``/``--timeline-png``/``--timeline-case`` keep launches of every step that runs the
@@ -20,15 +20,7 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from mpnpu.errors import UsageError
-from mpnpu.harness.chain import StepResult, diagnosis_for, run_investigation, timeline_names
-from mpnpu.harness.operator import Operator, diagnosis_of
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
-from mpnpu.runtime import cpuset
-from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
-from mpnpu.runtime.procutil import exit_code_for_interrupt
-
-from .common import (
+from mpnpu.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     ArgumentParser,
@@ -40,9 +32,17 @@ from .common import (
     writable_path,
     write_json,
 )
-from .operators import add_operator_arguments, parse_with_operator, print_operator_list
-from .render.investigate import format_markdown, format_text
-from .timeline_output import add_timeline_arguments, timeline_selector, write_timelines
+from mpnpu.cli.operators import add_operator_arguments, parse_with_operator, print_operator_list
+from mpnpu.cli.timeline_output import add_timeline_arguments, timeline_selector, write_timelines
+from mpnpu.errors import UsageError
+from mpnpu.harness.chain import run_investigation, timeline_names
+from mpnpu.operators.diagnosis import StepResult, diagnosis_for
+from mpnpu.operators.protocol import Operator, diagnosis_of
+from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
+from mpnpu.report.text.investigate import format_markdown, format_text
+from mpnpu.runtime import cpuset
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
+from mpnpu.runtime.procutil import exit_code_for_interrupt
 
 
 def build_parser(op: Operator | None = None) -> ArgumentParser:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable, Sequence
 
-from mpnpu.harness.operator import Operator, options_of, with_options
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
-
-from .common import ArgumentParser, positive_int
+from mpnpu.cli.common import ArgumentParser, positive_int
+from mpnpu.operators.protocol import Operator, options_of, with_options
+from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
 
 
 def add_operator_arguments(parser: argparse.ArgumentParser, op: Operator | None) -> None:
@@ -55,7 +54,7 @@ def parse_with_operator(build_parser: Callable[[Operator], ArgumentParser],
 
 def print_operator_list() -> int:
     """``--list-ops``: print every registered operator; exit status 0."""
-    from .render.operators import format_operator_list
+    from mpnpu.report.text.operators import format_operator_list
 
     print(format_operator_list())
     return 0

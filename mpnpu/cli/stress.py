@@ -23,33 +23,7 @@ import shlex
 import sys
 from typing import Callable, Sequence, TypeVar
 
-from mpnpu.errors import UsageError
-from mpnpu.harness.operator import Operator
-from mpnpu.harness.registry import load_operator
-from mpnpu.harness.runner import make_variants
-from mpnpu.harness.scaleout import (
-    add_scaleout_arguments,
-    backend_from_args,
-    run_shards,
-    shard_lines,
-    shards_json,
-    sweep_result,
-)
-from mpnpu.harness.shards import ShardPlan, make_shards
-from mpnpu.harness.stress.sweep import (
-    MAX_CHAOS_SUSPEND_S,
-    PLACEMENTS,
-    ChaosSettings,
-    MigrateSettings,
-    SweepPlan,
-    configurations,
-    schedules_from_json,
-)
-from mpnpu.runtime.checks import check_block_dim
-from mpnpu.runtime.config import RuntimeOptions
-from mpnpu.runtime.procutil import exit_code_for_interrupt
-
-from .common import (
+from mpnpu.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     ArgumentParser,
@@ -61,9 +35,34 @@ from .common import (
     writable_path,
     write_json,
 )
-from .operators import add_operator_arguments, parse_with_operator, print_operator_list
-from .render.stress import format_sweep
-from .timeline_output import add_junit_argument, picture_path
+from mpnpu.cli.operators import add_operator_arguments, parse_with_operator, print_operator_list
+from mpnpu.cli.timeline_output import add_junit_argument, picture_path
+from mpnpu.errors import UsageError
+from mpnpu.harness.runner import make_variants
+from mpnpu.harness.stress.plan import (
+    MAX_CHAOS_SUSPEND_S,
+    PLACEMENTS,
+    ChaosSettings,
+    MigrateSettings,
+    SweepPlan,
+    configurations,
+    schedules_from_json,
+)
+from mpnpu.operators.protocol import Operator
+from mpnpu.operators.registry import load_operator
+from mpnpu.report.text.stress import format_sweep
+from mpnpu.runtime.checks import check_block_dim
+from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.procutil import exit_code_for_interrupt
+from mpnpu.scale.backend import (
+    add_scaleout_arguments,
+    backend_from_args,
+    run_shards,
+    shard_lines,
+    shards_json,
+    sweep_result,
+)
+from mpnpu.scale.shards import ShardPlan, make_shards
 
 DEFAULT_BLOCK_DIMS = "1,2,4,24"
 DEFAULT_PLACEMENTS = ",".join(PLACEMENTS)
@@ -219,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return print_operator_list()
     plan, op = make_plan(args, op)
     if args.plot:
-        from .render.picture import require_matplotlib
+        from mpnpu.report.picture import require_matplotlib
 
         require_matplotlib("--plot")
     command = "python -m mpnpu.stress " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
@@ -239,11 +238,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         data.update(shards_json(run, shards))
         write_json(args.json, data)
     if args.junit:
-        from .render.junit import sweep_junit, write_junit
+        from mpnpu.report.junit import sweep_junit, write_junit
 
         write_junit(args.junit, sweep_junit(result))
     if args.plot and result.results:
-        from .render.picture import render_sweep, sweep_rows
+        from mpnpu.report.picture import render_sweep, sweep_rows
 
         render_sweep(args.plot, sweep_rows(result), title=f"{result.operator}: failing case-runs per configuration")
     text = format_sweep(result, command, shard_lines(run, len(shards)))

@@ -11,10 +11,9 @@ import argparse
 import os
 from typing import Sequence
 
+from mpnpu.cli.common import non_negative_int, writable_path
 from mpnpu.errors import UsageError
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
-
-from .common import non_negative_int, writable_path
 
 
 def picture_path(text: str) -> str:
@@ -61,7 +60,7 @@ def timeline_selector(args: argparse.Namespace, names: Sequence[str], cases: int
         if args.timeline_case >= cases:
             raise UsageError(f"--timeline-case {args.timeline_case} is not a case of this run (cases 0..{cases - 1})")
     if args.timeline_png:
-        from .render.picture import require_matplotlib
+        from mpnpu.report.picture import require_matplotlib
 
         require_matplotlib("--timeline-png")
     if not wanted:
@@ -79,12 +78,12 @@ def write_timelines(args: argparse.Namespace, selector: TimelineSelector) -> lis
     what = "; ".join(f"{r.label} [{'passed' if r.passed else 'FAILED'}]" for r in runs)
     lines = []
     if args.timeline:
-        from .render.chrome_trace import write_chrome_trace
+        from mpnpu.report.chrome_trace import write_chrome_trace
 
         size = write_chrome_trace(args.timeline, timelines)
         lines.append(f"timeline: {args.timeline} ({size / 1024:.0f} KB, Chrome trace JSON): {what}")
     if args.timeline_png:
-        from .render.picture import render_timelines
+        from mpnpu.report.picture import render_timelines
 
         render_timelines(args.timeline_png, timelines)
         size = os.path.getsize(args.timeline_png)

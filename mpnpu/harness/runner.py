@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import InvalidArgumentError, LaunchError, UsageError
+from mpnpu.harness.stats import rule_of_three, wilson_interval
+from mpnpu.operators.protocol import Operator, Verdict
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import available_cpus, blas_threads
-
-from .operator import Operator, Verdict
-from .stats import rule_of_three, wilson_interval
 
 
 @dataclass(frozen=True)
@@ -318,14 +317,15 @@ def run_batch(
         operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,
         cpus=len(available_cpus()), variants=results, racecheck=racecheck,
     )
+    analyze = None
     if racecheck:
-        from mpnpu.racecheck import (
-            HazardLog,  # imported on demand: only racecheck runs need it
-        )
+        # Imported on demand: only racecheck runs need it (and its import is not free).
+        from mpnpu import racecheck as racecheck_mod
 
+        analyze = racecheck_mod.analyze
         for res in results.values():
-            res.hazard_log = HazardLog()
-    loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, racecheck, progress, deadline_s,
+            res.hazard_log = racecheck_mod.HazardLog()
+    loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, analyze, progress, deadline_s,
                       timeline)
     try:
         with blas_threads(1):
@@ -353,7 +353,7 @@ class _BatchLoop:
     variants: list[Variant]
     batch: BatchResult
     probe: str
-    racecheck: bool
+    analyze: Callable[[Any], list[Any]] | None  # mpnpu.racecheck.analyze when racechecking
     progress: Callable[[int], None] | None
     deadline_s: float | None
     timeline: Any = None  # TimelineSelector
@@ -371,13 +371,13 @@ class _BatchLoop:
 
     def _one(self, repeat: int, index: int, case: Any, prepared: Any, v: Variant) -> None:
         t0 = time.perf_counter()
-        traced = self.racecheck or (self.timeline is not None and self.timeline.wants(v.name, index))
+        traced = self.analyze is not None or (self.timeline is not None and self.timeline.wants(v.name, index))
         verdict, error, trace = _run_one(self.op, self.device, case, prepared, v, self.probe, traced)
         res = self.batch.variants[v.name]
         res.elapsed_s += time.perf_counter() - t0
         res.record(index, repeat, verdict, error, time.perf_counter() - self.start)
-        if self.racecheck and trace is not None:
-            res.hazard_log.add_trace(trace)
+        if self.analyze is not None and trace is not None:
+            res.hazard_log.add(self.analyze(trace))
         if self.timeline is not None:
             self.timeline.offer(v.name, index, repeat, res.case_runs, verdict is not None and verdict.passed,
                                 verdict_summary(verdict, error), trace)

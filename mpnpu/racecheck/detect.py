@@ -40,6 +40,9 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from mpnpu.errors import TraceError
+from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard, stage_label
+from mpnpu.racecheck.hb import VectorClocks, compute_clocks
+from mpnpu.racecheck.intracore import analyze_local, release_epochs
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -55,10 +58,6 @@ from mpnpu.runtime.trace import (
     StageEvent,
     SyncAllEvent,
 )
-
-from .hb import VectorClocks, compute_clocks
-from .intracore import analyze_local, release_epochs
-from .report import ACCESS_NAMES, AccessSite, Hazard, stage_label
 
 _KIND_CODE = {READ: 0, WRITE: 1, ATOMIC: 2}
 _HAZARD_BY_CODE = ("RAW", "WAR", "WAW")

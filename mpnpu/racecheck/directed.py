@@ -1,6 +1,6 @@
 """From hazards to hold plans: the concrete access pairs behind each hazard of a traced launch.
 
-A :class:`~mpnpu.racecheck.report.Hazard` merges many conflicting access pairs (one per core pair
+A :class:`~mpnpu.racecheck.hazards.Hazard` merges many conflicting access pairs (one per core pair
 and repetition). Race-directed reproduction needs one concrete pair at a time, named so that a
 later, untraced launch of the same case can find the same two accesses again: by core, kernel
 source site, and *occurrence* — how many accesses that core had made at that site before (the
@@ -19,11 +19,10 @@ from typing import Sequence
 
 import numpy as np
 
+from mpnpu.racecheck.hazards import Hazard
+from mpnpu.racecheck.pairs import hazard_pairs
 from mpnpu.runtime.hold import DEFAULT_BOUND_S, DEFAULT_QUIET_S, HoldPlan
 from mpnpu.runtime.trace import Access, LaunchTrace
-
-from .pairs import hazard_pairs
-from .report import Hazard
 
 HazardKey = tuple[str, str, str, str, str, str]
 

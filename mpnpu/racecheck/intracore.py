@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from mpnpu.errors import TraceError
+from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard
 from mpnpu.runtime.pipe_events import ANALYSED_PIPES
 from mpnpu.runtime.topology import CoreInfo, Topology
 from mpnpu.runtime.trace import (
@@ -49,8 +50,6 @@ from mpnpu.runtime.trace import (
     SyncAllEvent,
     shared_hull,
 )
-
-from .report import ACCESS_NAMES, AccessSite, Hazard
 
 _PIPE_INDEX = {p.value: i for i, p in enumerate(ANALYSED_PIPES)}
 _S = _PIPE_INDEX["PIPE_S"]

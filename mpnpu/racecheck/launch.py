@@ -16,10 +16,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from mpnpu.racecheck.detect import analyze
+from mpnpu.racecheck.hazards import Hazard
 from mpnpu.runtime.config import PLAIN_LAUNCH, LaunchOptions
-
-from .detect import analyze
-from .report import Hazard
 
 if TYPE_CHECKING:
     from mpnpu.runtime.device import Device
@@ -49,7 +48,7 @@ class CaseCheck:
     """One traced run of an operator's case: its outputs, how they were judged, its hazards."""
 
     outputs: dict[str, Any]
-    verdict: Any  # mpnpu.harness.operator.Verdict
+    verdict: Any  # mpnpu.operators.protocol.Verdict
     hazards: list[Hazard]
     launch: Any  # mpnpu.runtime.device.LaunchResult, with .trace
 
@@ -60,7 +59,7 @@ class CaseCheck:
 
 def check_case(op, device, case: Any, *, drop_syncs: Iterable[str] = (), probe: str = "",
                prepared: Any = None) -> CaseCheck:
-    """Run ``case`` of operator ``op`` (see :class:`mpnpu.harness.operator.Operator`) traced, judge it, analyse it.
+    """Run ``case`` of operator ``op`` (see :class:`mpnpu.operators.protocol.Operator`) traced, judge it, analyse it.
 
     ``prepared`` is ``op.prepare(case)`` when the caller already has it (it holds the golden).
     """

@@ -1,6 +1,6 @@
 """Which access events make up each hazard of a launch: for drawing races on a timeline.
 
-A :class:`~mpnpu.racecheck.report.Hazard` merges every conflicting access pair with the same kind,
+A :class:`~mpnpu.racecheck.hazards.Hazard` merges every conflicting access pair with the same kind,
 tensor and sites. A timeline needs the pairs themselves — which event of which core raced with
 which — to draw an arrow from one access to the other; :func:`hazard_pairs` returns them, grouped
 under their hazard, with the bytes each pair shares.
@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mpnpu.racecheck.detect import find_conflicts, hazards_from
+from mpnpu.racecheck.hazards import Hazard
 from mpnpu.runtime.trace import READ, LaunchTrace
-
-from .detect import find_conflicts, hazards_from
-from .report import Hazard
 
 
 @dataclass(frozen=True)

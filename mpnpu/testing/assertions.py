@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from mpnpu.cli.render.batch import format_variant
 from mpnpu.errors import MpnpuError, UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
-from mpnpu.racecheck import Hazard, HazardLog
+from mpnpu.racecheck import Hazard, HazardLog, analyze
+from mpnpu.report.hazards import format_hazard_log
+from mpnpu.report.text.batch import format_variant
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device
-
-from .devices import shared_device
-from .targets import dropped_syncs, resolve_operator, resolve_target
+from mpnpu.testing.devices import shared_device
+from mpnpu.testing.targets import dropped_syncs, resolve_operator, resolve_target
 
 
 class RacesFound(MpnpuError, AssertionError):
@@ -106,7 +106,7 @@ def assert_no_races(
         for index in range(cases):
             case = op.make_case(seed, index)
             _, launch = op.run(dev, case, drop_syncs=dropped, probe=probe, trace=True)
-            log.add_trace(launch.trace)
+            log.add(analyze(launch.trace))
         what = (f"{op.name}, {_variant_text(name, dropped)}, cases 0..{cases - 1} of seed {seed}, "
                 f"block_dim {dev.block_dim}")
     else:
@@ -121,14 +121,14 @@ def assert_no_races(
             result = dev.launch_with(LaunchOptions(trace=True, drop_syncs=dropped, timeout_s=timeout),
                                      t.kernel, *args, **kwargs)
             ref = result.kernel
-            log.add_trace(result.trace)
+            log.add(analyze(result.trace))
         drops = f", dropping {', '.join(sorted(dropped))}" if dropped else ""
         what = f"kernel {ref}{drops}, block_dim {dev.block_dim}"
     if len(log):
         hazards = log.hazards()
         raise RacesFound(
             f"mpnpu: {_count(len(hazards), 'GM hazard')} in {_count(log.launches_analyzed, 'traced launch')} "
-            f"({what}):\n{log.format_text()}",
+            f"({what}):\n{format_hazard_log(log)}",
             hazards,
         )
     return log

@@ -131,11 +131,11 @@ def _trace_every_launch(dev: Device, state: Any) -> None:
             return original(options, kernel, *args, **kwargs)
         traced = options if options.trace else dataclasses.replace(options, trace=True)
         result = original(traced, kernel, *args, **kwargs)
-        if state.hazard_log is None:
-            from mpnpu.racecheck import HazardLog
+        from mpnpu import racecheck  # only for --mpnpu-racecheck runs
 
-            state.hazard_log = HazardLog()
-        state.hazard_log.add_trace(result.trace)
+        if state.hazard_log is None:
+            state.hazard_log = racecheck.HazardLog()
+        state.hazard_log.add(racecheck.analyze(result.trace))
         return result if options.trace else result._replace(trace=None)
 
     dev.launch_with = launch_with  # type: ignore[method-assign]

@@ -1,7 +1,7 @@
 """``assert_race_is_real``: a reported hazard turned into a demonstrated wrong result.
 
 racecheck reports *potential* races; whether one ever corrupts an output in a batch depends on the
-machine. Race-directed reproduction (:mod:`mpnpu.harness.confirm`) makes the race happen: for each
+machine. Race-directed reproduction (:mod:`mpnpu.directed.confirm`) makes the race happen: for each
 hazard of the variant, directed runs hold the core of the first access just before it until the
 other core has made the second, so the pair really runs reversed, then judge the result against
 the golden. The same hold plans run on the fixed kernel too, which must stay correct. Holds only
@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from mpnpu.cli.render.confirm import format_confirmation
+from mpnpu.directed.confirm import BENIGN, HARMFUL, ConfirmResult, confirm_hazards
 from mpnpu.errors import MpnpuError
-from mpnpu.harness.confirm import BENIGN, HARMFUL, ConfirmResult, confirm_hazards
-
-from .devices import plugin_block_dim
-from .targets import dropped_syncs, resolve_operator
+from mpnpu.report.text.directed import format_confirmation
+from mpnpu.testing.devices import plugin_block_dim
+from mpnpu.testing.targets import dropped_syncs, resolve_operator
 
 
 class RaceNotShown(MpnpuError, AssertionError):
@@ -54,7 +53,7 @@ def assert_race_is_real(
     least one hazard is HARMFUL (reversed, and an output differed from the golden) — or, with
     ``harmful=False``, merely reversible (BENIGN counts too) — and the fixed kernel under the same
     hold plans never failed. The failure message has every hazard's verdict, where the core was
-    held and the seed that replays a run. Returns the :class:`~mpnpu.harness.confirm.ConfirmResult`.
+    held and the seed that replays a run. Returns the :class:`~mpnpu.directed.confirm.ConfirmResult`.
     ``variant=None`` with ``drop_syncs=None`` confirms the kernel with every sync in place (a
     kernel whose bug is not a named sync point).
     """

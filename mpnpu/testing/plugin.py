@@ -207,9 +207,11 @@ def _test_args(item: pytest.Function) -> dict[str, Any]:
 
 
 def _hazards_text(log: Any) -> str:
+    from mpnpu.report.hazards import format_hazard_log  # only when a test failed on hazards
+
     n = len(log)
     return (f"mpnpu --mpnpu-racecheck: {n} GM hazard{'s' if n != 1 else ''} in launches made on the mpnpu "
-            f"device during this test:\n{log.format_text()}")
+            f"device during this test:\n{format_hazard_log(log)}")
 
 
 def _replay_hint(item: pytest.Item, index: int, settings: TestSettings) -> str:

@@ -50,10 +50,9 @@ from typing import Any, NamedTuple
 import psutil
 
 from mpnpu.errors import UsageError
+from mpnpu.harness.stress.load import HelperOwner, HelperProcess, shield_cleanup, should_stop
+from mpnpu.harness.stress.placement import process_handles
 from mpnpu.runtime.checks import is_int
-
-from .load import HelperOwner, HelperProcess, shield_cleanup, should_stop
-from .placement import process_handles
 
 __all__ = ["ChaosEntry", "ChaosSchedule", "ChaosReport", "ChaosRunner", "resume_all"]
 

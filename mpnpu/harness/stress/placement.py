@@ -29,9 +29,8 @@ from typing import Any
 import psutil
 
 from mpnpu.errors import ProcessGoneError, UsageError
+from mpnpu.harness.stress.load import HelperOwner, HelperProcess, shield_cleanup, sleep_or_stop
 from mpnpu.runtime.procutil import available_cpus
-
-from .load import HelperOwner, HelperProcess, shield_cleanup, sleep_or_stop
 
 __all__ = [
     "ProcessGoneError",

@@ -3,8 +3,8 @@
 The writers (Chrome Trace Event JSON, PNG/SVG) live in :mod:`mpnpu.cli.render`.
 """
 
-from .model import Barrier, Flow, Instant, LaunchTimeline, Race, Span, build_timeline
-from .select import KeptRun, TimelineSelector
+from mpnpu.harness.timeline.model import Barrier, Flow, Instant, LaunchTimeline, Race, Span, build_timeline
+from mpnpu.harness.timeline.select import KeptRun, TimelineSelector
 
 __all__ = [
     "Barrier", "Flow", "Instant", "KeptRun", "LaunchTimeline", "Race", "Span", "TimelineSelector",

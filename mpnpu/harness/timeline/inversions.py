@@ -22,7 +22,7 @@ from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import READ, Access, DroppedSyncEvent, LaunchTrace, shared_hull
 
 if TYPE_CHECKING:
-    from .model import Span
+    from mpnpu.harness.timeline.model import Span
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpnpu.errors import TraceError
+from mpnpu.harness.timeline.inversions import Inversion, pipe_inversions
+from mpnpu.racecheck.hazards import ACCESS_NAMES, Hazard
 from mpnpu.racecheck.pairs import AccessPair, hazard_pairs
-from mpnpu.racecheck.report import ACCESS_NAMES, Hazard
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     Access,
@@ -42,8 +43,6 @@ from mpnpu.runtime.trace import (
     StageEvent,
     SyncAllEvent,
 )
-
-from .inversions import Inversion, pipe_inversions
 
 #: Span categories (the Chrome trace ``cat``).
 STAGE, SYNC, FLAG = "stage", "sync", "flag"

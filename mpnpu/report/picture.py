@@ -383,7 +383,7 @@ def _legend(fig, colors: dict[str, str], inserted: bool = False) -> None:
 
 
 def sweep_rows(result: Any) -> list[dict[str, Any]]:
-    """The rows :func:`render_sweep` draws, from a :class:`mpnpu.harness.stress.sweep.SweepResult`."""
+    """The rows :func:`render_sweep` draws, from a :class:`mpnpu.harness.stress.plan.SweepResult`."""
     rows = []
     for r in result.results:
         for name, v in r.variants.items():

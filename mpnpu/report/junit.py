@@ -29,6 +29,7 @@ import xml.etree.ElementTree as ET
 from typing import Any, Iterable
 
 from mpnpu.harness.runner import BatchResult, VariantResult
+from mpnpu.report.hazards import format_hazard_log
 
 
 def _pct(x: float) -> str:
@@ -57,7 +58,7 @@ def _details(v: VariantResult) -> str:
         lines.append(f"first launch error: {v.first_launch_error}")
     if v.hazard_log is not None:
         lines.append("racecheck:")
-        lines.append(v.hazard_log.format_text())
+        lines.append(format_hazard_log(v.hazard_log))
     return "\n".join(lines)
 
 
@@ -112,7 +113,7 @@ def batch_junit(result: BatchResult) -> ET.Element:
 
 
 def sweep_junit(result: Any) -> ET.Element:
-    """A stress sweep (:class:`mpnpu.harness.stress.sweep.SweepResult`) as a JUnit document."""
+    """A stress sweep (:class:`mpnpu.harness.stress.plan.SweepResult`) as a JUnit document."""
     classname = f"mpnpu.stress.{result.operator}"
     cases = []
     for r in result.results:

@@ -30,15 +30,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from mpnpu.directed.confirm import HARMFUL, ConfirmResult, confirm_hazards, light
+from mpnpu.directed.repair import Repair, repair_hazards
 from mpnpu.errors import UsageError
+from mpnpu.harness.runner import Variant, run_batch
+from mpnpu.operators.protocol import Operator
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import blas_threads
-
-from .confirm import HARMFUL, ConfirmResult, confirm_hazards, light
-from .operator import Operator
-from .repair import Repair, repair_hazards
-from .runner import Variant, run_batch
 
 NECESSARY, UNPROVEN, BENIGN_ONLY, REDUNDANT = "necessary", "unproven", "benign-only", "redundant"
 

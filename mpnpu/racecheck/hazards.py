@@ -1,4 +1,4 @@
-"""Hazards as reported to people and programs: merging, dicts, msSanitizer-style text.
+"""Hazards as data: what a race is, merged over the launches of a batch, and its plain-data form.
 
 A :class:`Hazard` is one *kind of* race: all conflicting access pairs with the same
 (kind, tensor, stage and site of the first access, stage and site of the second) — typically one
@@ -6,7 +6,8 @@ line of kernel code racing with another — merged into one record with a count 
 and the set of core pairs involved. :class:`HazardLog` merges hazards across many launches (a
 batch run), counting in how many launches each one appeared.
 
-This module only holds and presents numbers; :mod:`mpnpu.racecheck.detect` finds them.
+This module only holds numbers: :mod:`mpnpu.racecheck.detect` finds them and
+:mod:`mpnpu.report.hazards` prints them (msSanitizer style).
 """
 
 from __future__ import annotations
@@ -173,14 +174,6 @@ class HazardLog:
             out.launches_analyzed += log.launches_analyzed
         return out
 
-    def add_trace(self, trace) -> list[Hazard]:
-        """Analyse one launch's trace, merge its hazards, and return them."""
-        from .detect import analyze  # detect imports this module
-
-        found = analyze(trace)
-        self.add(found)
-        return found
-
     def hazards(self) -> list[Hazard]:
         """Every hazard, most frequent (access pairs) first."""
         return sorted(self._by_key.values(), key=_sort_key)
@@ -189,55 +182,5 @@ class HazardLog:
         """:meth:`hazards` as plain data."""
         return [h.to_dict() for h in self.hazards()]
 
-    def format_text(self) -> str:
-        """:func:`format_text` of :meth:`hazards`, out of ``launches_analyzed`` launches."""
-        return format_text(self.hazards(), launches_analyzed=self.launches_analyzed)
-
     def __len__(self) -> int:
         return len(self._by_key)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('h') else 's'}"
-
-
-def format_text(hazards: Iterable[Hazard], max_core_pairs: int = 4, launches_analyzed: int | None = None) -> str:
-    """Hazards as msSanitizer racecheck prints them: one block per hazard, then a summary.
-
-    ``launches_analyzed`` (e.g. a batch's launch count) shows how many launches each hazard
-    appeared in out of how many were checked: "in 10 of 10 launches".
-    """
-    hazards = list(hazards)
-    lines: list[str] = []
-    out_of = f" of {launches_analyzed}" if launches_analyzed is not None else ""
-    for h in hazards:
-        lo, hi = h.element_range
-        n_launches = f"{h.launches}{out_of} {'launch' if h.launches == 1 and not out_of else 'launches'}"
-        if h.scope == "GM":
-            at = f"GM tensor {h.tensor}[{lo}:{hi}]"
-        elif h.scope == "core":
-            at = f"GM tensor {h.tensor}[{lo}:{hi}] inside {h.first.core}, between {h.first.pipe} and {h.second.pipe}"
-        else:
-            at = (f"{h.tensor} bytes [{lo}:{hi}] of {h.first.core} between {h.first.pipe} "
-                  f"and {h.second.pipe}")
-        lines.append(f"====== ERROR: Potential {h.kind} hazard detected at {at} (x{h.count} in {n_launches}):")
-        width = max(5, len(h.first.access), len(h.second.access))
-        for a in (h.first, h.second):
-            who = a.pipe if h.scope != "GM" else a.core
-            where = f"{a.access:<{width}} by {who} in {stage_label(a.stage)} at {a.site}"
-            if a.tensor != h.tensor and h.scope == "GM":
-                where += f" (tensor {a.tensor})"
-            lines.append(f"======    {where}")
-        if len(h.core_pairs) > 1:
-            pairs = sorted(h.core_pairs)
-            shown = ", ".join(f"{a}->{b}" for a, b in pairs[:max_core_pairs])
-            more = f" (+{len(pairs) - max_core_pairs} more)" if len(pairs) > max_core_pairs else ""
-            lines.append(f"======    core pairs: {shown}{more}")
-        lines.append(f"======    missing sync: {h.missing_sync}")
-    n = {k: sum(1 for h in hazards if h.kind == k) for k in HAZARD_KINDS}
-    checked = f" in {_plural(launches_analyzed, 'launch')} checked" if launches_analyzed is not None else ""
-    lines.append(
-        f"====== SUMMARY: {_plural(len(hazards), 'hazard')} "
-        f"({n['RAW']} RAW, {n['WAR']} WAR, {n['WAW']} WAW){checked}"
-    )
-    return "\n".join(lines)

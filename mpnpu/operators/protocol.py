@@ -6,28 +6,23 @@ points dropped (and optionally a diagnosis probe), and judge its outputs. It als
 tools would otherwise have to know about it: its tool options (:class:`OperatorOption`, e.g. tile
 sizes, which every command line then offers as ``--base-m`` ...), its sync points (names the
 ``--drop-sync`` option accepts, see :func:`parse_sync_names`), its variants and, where it has one,
-its diagnosis chain (:class:`mpnpu.harness.chain.Diagnosis`).
+its diagnosis chain (:class:`mpnpu.operators.diagnosis.Diagnosis`).
 
-Tools find operators by name (:mod:`mpnpu.harness.registry`), never by importing a kernel package.
-Most operators need not write this protocol out by hand: :class:`mpnpu.harness.kernel_operator.KernelOperator`
+Tools find operators by name (:mod:`mpnpu.operators.registry`), never by importing a kernel package.
+Most operators need not write this protocol out by hand: :class:`mpnpu.operators.kernel.KernelOperator`
 turns a kernel function, a golden, a case maker and a table of sync points into one.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from mpnpu.errors import UsageError
 from mpnpu.runtime.device import Device, LaunchResult
 
-from .compare import CaseComparison
-
 if TYPE_CHECKING:
-    from .chain import Diagnosis
+    from mpnpu.operators.diagnosis import Diagnosis
 
 
 @dataclass
@@ -67,7 +62,7 @@ class OperatorOption:
 
 @runtime_checkable
 class Operator(Protocol):
-    """An operator under test (see :class:`mpnpu.harness.kernel_operator.KernelOperator`).
+    """An operator under test (see :class:`mpnpu.operators.kernel.KernelOperator`).
 
     Required: the attributes and methods below. Optional, read through :func:`options_of`,
     :func:`diagnosis_of` and :func:`with_options`: ``options`` (a tuple of :class:`OperatorOption`),
@@ -159,60 +154,3 @@ def with_options(op: Any, **values: Any) -> Any:
 def diagnosis_of(op: Any) -> "Diagnosis | None":
     """The operator's diagnosis chain, or None when it has none."""
     return getattr(op, "diagnosis", None)
-
-
-# -- helpers every operator can use --------------------------------------------------------------------
-
-
-def parse_sync_names(text: str, sync_points: Mapping[str, str]) -> frozenset[str]:
-    """'S1,S2' -> {'S1', 'S2'}; unknown names are a UsageError listing the known ones."""
-    names = frozenset(part.strip() for part in text.split(",") if part.strip())
-    check_sync_names(names, sync_points, where="")
-    return names
-
-
-def check_sync_names(names: Iterable[str], sync_points: Mapping[str, str], where: str = " in drop_syncs") -> frozenset[str]:
-    """``names`` as a frozenset if every one is a known sync point, else a UsageError listing them.
-
-    A typo must not silently run the kernel with every sync in place.
-    """
-    if isinstance(names, str):
-        raise UsageError(f"drop_syncs must be a collection of sync point names, e.g. ('S1',), not {names!r}")
-    names = frozenset(names)
-    unknown = sorted(names - set(sync_points))
-    if unknown:
-        raise UsageError(
-            f"unknown sync point{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}{where}; "
-            f"known: {', '.join(sync_points)}"
-        )
-    return names
-
-
-def variants_from_syncs(incident: Iterable[str], **others: Iterable[str]) -> dict[str, frozenset[str]]:
-    """The variant table: ``incident`` drops the sync points of the bug as written, ``fixed`` drops none.
-
-    ``others`` adds more named variants (name -> sync points they drop).
-    """
-    table = {"incident": frozenset(incident), "fixed": frozenset()}
-    table.update({name: frozenset(dropped) for name, dropped in others.items()})
-    return table
-
-
-def fingerprint(*arrays: Any) -> bytes:
-    """A short digest of arrays' bytes: equal outputs give equal fingerprints across repeats."""
-    h = hashlib.blake2b(digest_size=16)
-    for a in arrays:
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.digest()
-
-
-def verdict_of(cmp: CaseComparison, fingerprint: bytes = b"") -> Verdict:
-    """A :class:`Verdict` from a comparison of outputs with their golden."""
-    return Verdict(
-        passed=cmp.passed,
-        failed_outputs=cmp.failed_outputs,
-        min_rel_error=cmp.min_rel_error_failing,
-        max_rel_error=cmp.max_rel_error_failing,
-        fingerprint=fingerprint,
-        details={name: o.to_dict() for name, o in cmp.outputs.items() if not o.passed},
-    )

@@ -42,8 +42,7 @@ from typing import Any, Callable, Sequence
 from mpnpu.errors import UsageError
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.procutil import Terminated, describe_exit, set_parent_death_signal, signals_blocked
-
-from .shards import DeviceCache, Retry, Shard, ShardPlan, ShardResult, failed_shard_result, run_shard
+from mpnpu.scale.shards import DeviceCache, Retry, Shard, ShardPlan, ShardResult, failed_shard_result, run_shard
 
 __all__ = ["CpuPool", "ShardRun", "run_in_process", "run_in_slots", "default_jobs"]
 

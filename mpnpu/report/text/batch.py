@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Mapping
 
 from mpnpu.harness.runner import BatchResult, VariantResult
-
-from .fmt import pct as _pct
-from .fmt import rel as _rel
+from mpnpu.report.fmt import pct as _pct
+from mpnpu.report.fmt import rel as _rel
+from mpnpu.report.hazards import format_hazard_log
 
 
 def variant_header(v: VariantResult, sync_points: Mapping[str, str]) -> str:
@@ -74,7 +74,7 @@ def format_batch(result: BatchResult, sync_points: Mapping[str, str]) -> str:
         lines.extend(format_variant(v, sync_points))
         if result.racecheck and v.hazard_log is not None:
             lines.append("  racecheck:")
-            text = v.hazard_log.format_text()
+            text = format_hazard_log(v.hazard_log)
             lines.extend("    " + line for line in text.splitlines())
     lines.append("")
     lines.append(result.verdict_line())

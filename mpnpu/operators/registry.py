@@ -13,7 +13,7 @@ An operator is named one of three ways:
 - a file reference ``path/to/file.py:OBJECT``.
 
 Every way a name can be wrong (unknown name, missing module, missing object, an object that does not
-satisfy :class:`mpnpu.harness.operator.Operator`) is one :class:`mpnpu.errors.UsageError` line.
+satisfy :class:`mpnpu.operators.protocol.Operator`) is one :class:`mpnpu.errors.UsageError` line.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from mpnpu.errors import UsageError
-
-from .operator import Operator, check_operator
+from mpnpu.operators.protocol import Operator, check_operator
 
 ENTRY_POINT_GROUP = "mpnpu.operators"
 DEFAULT_OPERATOR = "floms"

@@ -6,8 +6,8 @@ import textwrap
 from typing import Sequence
 
 from mpnpu.harness.chain import Investigation, Plan
-
-from .fmt import pct as _pct
+from mpnpu.report.fmt import pct as _pct
+from mpnpu.report.hazards import format_hazard_log
 
 COLUMNS = (("step", 12), ("what was changed", 34), ("what was seen", 40), ("conclusion", 44))
 
@@ -86,9 +86,9 @@ def format_text(inv: Investigation) -> str:
         lines.append(sep)
     if inv.racecheck:
         for s in inv.steps:
-            if s.hazards_text:
+            if s.hazard_log is not None:
                 lines.append(f"racecheck, {s.label} [{s.spec.variant}]:")
-                lines.extend("  " + line for line in s.hazards_text.splitlines())
+                lines.extend("  " + line for line in format_hazard_log(s.hazard_log).splitlines())
     lines.append("")
     lines.append(inv.verdict_line())
     lines.append(f"({inv.elapsed_s:.1f} s)")
@@ -116,7 +116,8 @@ def format_markdown(inv: Investigation) -> str:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
     if inv.racecheck:
         for s in inv.steps:
-            if s.hazards_text:
-                lines += ["", f"racecheck, {s.label} [{s.spec.variant}]:", "", "```", s.hazards_text, "```"]
+            if s.hazard_log is not None:
+                lines += ["", f"racecheck, {s.label} [{s.spec.variant}]:", "", "```", format_hazard_log(s.hazard_log),
+                          "```"]
     lines += ["", f"**{inv.verdict_line()}** ({inv.elapsed_s:.1f} s)", ""]
     return "\n".join(lines)

@@ -35,17 +35,16 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from mpnpu.errors import LaunchError, UsageError
+from mpnpu.operators.protocol import Operator
 from mpnpu.racecheck.directed import HazardKey, PairRef, choose_pair, hold_pairs
+from mpnpu.racecheck.hazards import Hazard, HazardLog
 from mpnpu.racecheck.intracore import analyze_local
-from mpnpu.racecheck.report import Hazard, HazardLog
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import DEFAULT_BOUND_S, DEFAULT_QUIET_S, NOT_REACHED, ORDERED, REVERSED, HoldPlan
 from mpnpu.runtime.procutil import blas_threads
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import FlagSetEvent, FlagWaitEvent
-
-from .operator import Operator
 
 HARMFUL, BENIGN, NONE, UNCONFIRMED = "harmful", "benign", "ordered", "unconfirmed"
 LAUNCH_FAILED = "launch-failed"  # outcome of a directed run whose launch raised

@@ -16,11 +16,10 @@ import argparse
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from mpnpu.harness.stress.plan import SweepPlan, SweepResult
 from mpnpu.runtime import cpuset
-
-from .shards import Shard, ShardPlan, ShardResult, merge_shards
-from .slots import ShardRun, default_jobs, run_in_process, run_in_slots
-from .stress.sweep import SweepPlan, SweepResult
+from mpnpu.scale.shards import Shard, ShardPlan, ShardResult, merge_shards
+from mpnpu.scale.slots import ShardRun, default_jobs, run_in_process, run_in_slots
 
 __all__ = ["Backend", "add_scaleout_arguments", "backend_from_args", "run_shards", "sweep_result", "shard_lines",
            "shards_json"]
@@ -74,7 +73,7 @@ def backend_from_args(args: argparse.Namespace) -> Backend:
     """The backend the options ask for; with --cluster and no Ray installed, the one-line UsageError
     that says what to install, before anything starts."""
     if args.cluster is not None:
-        from .cluster import import_ray
+        from mpnpu.scale.cluster import import_ray
 
         import_ray()
     return Backend(jobs=args.jobs, cluster=args.cluster is not None, address=args.cluster or None,
@@ -92,7 +91,7 @@ def run_shards(
 ) -> ShardRun:
     """Run ``shards`` where ``backend`` says; Ctrl-C and time limits end in a ShardRun, never raise."""
     if backend.cluster:
-        from .cluster import run_on_cluster
+        from mpnpu.scale.cluster import run_on_cluster
 
         return run_on_cluster(shards, plan, address=backend.address, jobs=backend.jobs, duration_s=duration_s,
                               progress=progress, on_result=on_result)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from mpnpu.harness.runner import VariantResult
-from mpnpu.harness.stress.sweep import SweepResult
-
-from .fmt import pct_compact as _pct
+from mpnpu.harness.stress.plan import SweepResult
+from mpnpu.report.fmt import pct_compact as _pct
 
 
 def _variant_cells(v: VariantResult | None) -> list[str]:

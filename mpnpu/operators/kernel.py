@@ -1,12 +1,12 @@
 """Operators from four parts: a kernel function, a golden, a case maker and a table of sync points.
 
 :class:`KernelOperator` supplies everything else the tools need (seeded cases from (seed, index),
-the golden computed once per case, judging with tolerances through :mod:`mpnpu.harness.compare`,
+the golden computed once per case, judging with tolerances through :mod:`mpnpu.operators.compare`,
 the ``incident``/``fixed`` variants, and a ``run()`` that allocates the case's tensors on the device,
 launches the kernel and copies the outputs back). Example, a whole ``operator.py``::
 
     import numpy as np
-    from mpnpu.harness.kernel_operator import Case, KernelOperator
+    from mpnpu.operators.kernel import Case, KernelOperator
 
     def make(rng: np.random.Generator, index: int) -> Case:
         n = int(rng.integers(64, 512))
@@ -49,12 +49,12 @@ from typing import Any, Callable, Mapping, Union
 import numpy as np
 
 from mpnpu.errors import UsageError
+from mpnpu.operators.compare import Tolerance, compare_outputs
+from mpnpu.operators.helpers import check_sync_names, fingerprint, variants_from_syncs, verdict_of
+from mpnpu.operators.protocol import OperatorOption, Verdict
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.dtypes import from_float32, get_dtype, to_float32
-
-from .compare import Tolerance, compare_outputs
-from .operator import OperatorOption, Verdict, check_sync_names, fingerprint, variants_from_syncs, verdict_of
 
 Shape = tuple[int, ...]
 TensorSpec = tuple[Union[Shape, int], str]  # (shape, device dtype name)

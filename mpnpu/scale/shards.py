@@ -37,21 +37,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import InvalidArgumentError, UsageError
+from mpnpu.harness.runner import BatchResult, Variant, VariantResult
+from mpnpu.harness.stress.plan import ChaosSettings, ConfigResult, Configuration, MigrateSettings, SweepPlan
+from mpnpu.harness.stress.sweep import run_config
+from mpnpu.operators.protocol import Operator
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
-
-from .operator import Operator
-from .registry import load_operator
-from .runner import BatchResult, Variant, VariantResult
-from .stress.sweep import (
-    ChaosSettings,
-    ConfigResult,
-    Configuration,
-    MigrateSettings,
-    SweepPlan,
-    run_config,
-)
 
 __all__ = [
     "Shard",
@@ -111,16 +103,14 @@ def make_shards(configs: Sequence[Configuration], cases: int, *, shard_cases: in
 class ShardPlan:
     """What every shard of a run shares (picklable: it travels to slot processes and Ray tasks)."""
 
-    operator: "str | Operator"  # the operator, or its name / "module:OBJECT" (loaded where the shard runs)
+    #: the operator (pickled to slots and Ray tasks: an operator object of an importable module, as
+    #: every registered one is, travels by reference)
+    operator: Operator
     variants: tuple[Variant, ...]
     cpus_per_core: int | None = cpuset.DEFAULT_CPUS_PER_CORE  # None: do not pin
     chaos: ChaosSettings = field(default_factory=ChaosSettings)
     migrate: MigrateSettings = field(default_factory=MigrateSettings)
     options: RuntimeOptions = DEFAULT_OPTIONS
-
-    def resolve(self) -> Operator:
-        """The operator object (loaded by name where the shard runs, if given by name)."""
-        return load_operator(self.operator) if isinstance(self.operator, str) else self.operator
 
     def cpus_wanted(self, shard: Shard) -> int:
         """CPUs a shard's device asks for (1 when pinning is off: it then takes whatever it is given)."""
@@ -230,7 +220,7 @@ def run_shard(
     caller that sends the result to another process must clear: exceptions of that kind do not
     travel).
     """
-    op = plan.resolve()
+    op = plan.operator
     given = sorted(cpus) if cpus is not None else cpuset.real_cpus()
     cpu_set = cpuset.plan_cpu_set(shard.config.block_dim, plan.cpus_per_core, given, sample_load=False)
     run_cpus = cpu_set.real() or given
@@ -342,7 +332,7 @@ def merge_shards(results: Iterable[ShardResult]) -> list[ConfigResult]:
 
 def failed_shard_result(shard: Shard, plan: ShardPlan, error: str, provenance: dict[str, Any]) -> ShardResult:
     """A shard that could not be run (every attempt lost): no counts, the reason as its error."""
-    batch = BatchResult(operator=plan.resolve().name, seed=shard.seed, cases=0, repeat=shard.repeat,
+    batch = BatchResult(operator=plan.operator.name, seed=shard.seed, cases=0, repeat=shard.repeat,
                         block_dim=shard.config.block_dim, probe="", cpus=0,
                         variants={v.name: VariantResult(v, shard.repeat) for v in plan.variants})
     return ShardResult(shard, ConfigResult(shard.config, batch, error=error), provenance)

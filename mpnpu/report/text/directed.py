@@ -1,16 +1,16 @@
 """Text and Markdown rendering of directed reproduction, the sync audit and verified repairs.
 
-The numbers live in :mod:`mpnpu.harness.confirm`, :mod:`mpnpu.harness.audit` and
-:mod:`mpnpu.harness.repair`; this module only presents them.
+The numbers live in :mod:`mpnpu.directed.confirm`, :mod:`mpnpu.directed.audit` and
+:mod:`mpnpu.directed.repair`; this module only presents them.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from mpnpu.harness.audit import AuditResult
-from mpnpu.harness.confirm import HARMFUL, Confirmation, ConfirmResult, DirectedRun
-from mpnpu.harness.repair import KIND_NAMES, Repair
+from mpnpu.directed.audit import AuditResult
+from mpnpu.directed.confirm import HARMFUL, Confirmation, ConfirmResult, DirectedRun
+from mpnpu.directed.repair import KIND_NAMES, Repair
 from mpnpu.runtime.hold import ORDERED, REVERSED
 
 HOLD_NOTE = "holds only delay core processes: no kernel code or data was changed"

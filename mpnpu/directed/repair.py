@@ -21,16 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from mpnpu.directed.confirm import Scout, confirm_hazards, directed_run, light, plan_for, run_seed, scout
+from mpnpu.harness.runner import Variant, run_batch
+from mpnpu.operators.protocol import Operator
 from mpnpu.racecheck.directed import HazardKey, PairRef
-from mpnpu.racecheck.report import Hazard
+from mpnpu.racecheck.hazards import Hazard
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import REVERSED
 from mpnpu.runtime.topology import RESERVED_FLAG_IDS, CoreType, Topology
-
-from .confirm import Scout, confirm_hazards, directed_run, light, plan_for, run_seed, scout
-from .operator import Operator
-from .runner import Variant, run_batch
 
 #: Cost of one sync of each kind, in microseconds, measured with ``python scripts/bench_sync_kinds.py``
 #: (block_dim 2: 6 core processes on 2 shared CPUs, load average ~16; median of 5 alternating rounds

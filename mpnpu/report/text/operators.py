@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mpnpu.harness.operator import Operator, diagnosis_of, options_of
-from mpnpu.harness.registry import ENTRY_POINT_GROUP, list_operators
+from mpnpu.operators.protocol import Operator, diagnosis_of, options_of
+from mpnpu.operators.registry import ENTRY_POINT_GROUP, list_operators
 
 
 def format_operator(short: str, ref: str, op: Operator) -> list[str]:

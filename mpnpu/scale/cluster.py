@@ -44,9 +44,8 @@ from typing import Any, Callable, Sequence
 
 from mpnpu.errors import UsageError
 from mpnpu.runtime import cpuset
-
-from .shards import Shard, ShardPlan, ShardResult, failed_shard_result, run_shard
-from .slots import CANCEL_GRACE_S, MAX_ATTEMPTS, ShardRun, record_loss, share_of_time_left
+from mpnpu.scale.shards import Shard, ShardPlan, ShardResult, failed_shard_result, run_shard
+from mpnpu.scale.slots import CANCEL_GRACE_S, MAX_ATTEMPTS, ShardRun, record_loss, share_of_time_left
 
 __all__ = ["INSTALL_HINT", "import_ray", "NodeCpus", "run_on_cluster"]
 

@@ -1,0 +1,1 @@
+"""mpnpu.report"""
