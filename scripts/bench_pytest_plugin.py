@@ -30,8 +30,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.harness.runner import Variant, run_batch
-from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
+from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 from mpnpu.testing import assert_matches_golden, assert_no_races

@@ -24,8 +24,9 @@ import statistics
 
 from benchlib import time_hazard_analysis
 
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.harness.runner import make_variants, run_batch
-from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
+from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 

@@ -27,11 +27,8 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from mpnpu import api  # noqa: E402
-from mpnpu.runtime.device import Device  # noqa: E402
+from mpnpu import api
+from mpnpu.runtime.device import Device
 
 CTX = mp.get_context("fork")
 

@@ -19,13 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from mpnpu import api  # noqa: E402
-from mpnpu.runtime.device import Device  # noqa: E402
+from mpnpu import api
+from mpnpu.runtime.device import Device
 
 
 def sync_all_kernel(n: int) -> None:

@@ -26,9 +26,10 @@ import time
 
 from benchlib import time_hazard_analysis
 
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
-from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
+from mpnpu.operators.registry import load_operator
 from mpnpu.report.chrome_trace import write_chrome_trace
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
@@ -66,9 +67,9 @@ def main() -> None:
                 if selector is not None:
                     wants = selector.wants
 
-                    def counting_wants(variant, case, _wants=wants):
+                    def counting_wants(variant, case, _wants=wants, _traced=traced):
                         w = _wants(variant, case)
-                        traced[0] += w
+                        _traced[0] += w
                         return w
 
                     selector.wants = counting_wants  # type: ignore[method-assign]

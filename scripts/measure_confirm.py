@@ -19,17 +19,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from mpnpu.directed.confirm import confirm_hazards  # noqa: E402
-from mpnpu.harness.runner import Variant, run_batch  # noqa: E402
-from mpnpu.harness.stats import wilson_interval  # noqa: E402
-from mpnpu.harness.stress.placement import available_cpus, spread  # noqa: E402
-from mpnpu.operators.registry import load_operator  # noqa: E402
+from mpnpu.directed.confirm import confirm_hazards
+from mpnpu.harness.runner import Variant, run_batch
+from mpnpu.harness.stats import wilson_interval
+from mpnpu.harness.stress.placement import available_cpus, spread
+from mpnpu.operators.registry import load_operator
 
 
 def pinner(placement: str):

@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.harness.timeline import build_timeline
-from mpnpu.operators.registry import DEFAULT_OPERATOR, load_operator
+from mpnpu.operators.registry import load_operator
 from mpnpu.racecheck import check_case
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 
 from mpnpu import Diagnosis, Shapes, Step
-from mpnpu.cli import investigate as inv_cli
+from mpnpu.cli.commands import investigate as inv_cli
 from mpnpu.cli.common import run_cli
 from mpnpu.errors import UsageError
 from mpnpu.harness.chain import run_investigation
@@ -20,7 +20,8 @@ from mpnpu.harness.runner import Variant, VariantResult, make_variants, run_batc
 from mpnpu.operators.protocol import Verdict
 from mpnpu.operators.registry import load_operator
 from mpnpu.report.hazards import format_hazard_log
-from mpnpu.report.text.investigate import format_markdown, format_text
+from mpnpu.report.markdown import format_markdown
+from mpnpu.report.text.investigate import format_investigation
 from mpnpu.runtime.device import Device
 
 OP = load_operator("tests.operator_for_tests:OPERATOR")
@@ -101,7 +102,7 @@ def test_a_chain_as_data_runs_for_any_operator(no_leaks):
     assert inv.steps[0].case_runs == 6 and inv.plan is None  # no step calibrates
     assert inv.steps[0].conclusion == "clean in 6 case-runs"
     assert inv.verdict_line() == "verdict: OK: every conclusion matches the plan (2/2 steps)"
-    text = format_text(inv)
+    text = format_investigation(inv)
     assert "mpnpu investigate: two_phase_sum, fixed kernel, seed 0" in text and "tiny cases" in text
     assert text.splitlines()[-2] == inv.verdict_line()
     assert format_markdown(inv).startswith("# two-phase sum: a chain of two steps")

@@ -29,12 +29,11 @@ import math
 import numpy as np
 import pytest
 
-from mpnpu.cli import investigate as inv_mod
+from mpnpu.cli.commands import investigate as inv_mod
 from mpnpu.cli.common import run_cli
 from mpnpu.errors import UsageError
 from mpnpu.harness import chain as chain_mod
 from mpnpu.harness.chain import plan_trials, run_investigation
-from mpnpu.operators.registry import load_operator
 from mpnpu.harness.stats import (
     cases_for_consistency,
     consistency_detect_probability,
@@ -43,8 +42,10 @@ from mpnpu.harness.stats import (
     wilson_interval,
 )
 from mpnpu.kernels.fused_linear_online_max_sum.diagnosis import STEPS
+from mpnpu.operators.registry import load_operator
 from mpnpu.report.hazards import format_hazard_log
-from mpnpu.report.text.investigate import format_markdown, format_text, plan_lines
+from mpnpu.report.markdown import format_markdown
+from mpnpu.report.text.investigate import format_investigation, plan_lines
 
 FLOMS = load_operator("floms")
 
@@ -116,7 +117,7 @@ def test_chain_conclusions_match_the_write_up(chain):
     assert chain.complete and not chain.interrupted
     assert [s.label for s in chain.steps] == LABELS
     bad = {s.label: s.seen for s in chain.steps if not s.matches}
-    assert not bad, f"steps not matching the write-up: {bad}\n{format_text(chain)}"
+    assert not bad, f"steps not matching the write-up: {bad}\n{format_investigation(chain)}"
     assert chain.all_match
 
     calibration = chain.step("calibration")
@@ -144,7 +145,7 @@ def test_chain_conclusions_match_the_write_up(chain):
 
 
 def test_chain_output_formats(chain):
-    text = format_text(chain)
+    text = format_investigation(chain)
     for label in LABELS:
         assert f"| {label}" in text
     assert "rule: a step shows the fault when >= 1 of its N case-runs" in text
@@ -189,7 +190,8 @@ def test_cli_writes_json_and_markdown(tmp_path, capsys, no_leaks):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--repeats", "1"], "--repeats"),
+    (["--repeat", "1"], "--repeat: expected at least 2"),
+    (["--repeats", "1"], "--repeat: expected at least 2"),  # the spelling of earlier releases still works
     (["--min-cases", "10", "--max-cases", "5"], "exceeds --max-cases"),
     (["--confidence", "1"], "--confidence"),
     (["--safety", "0.5"], "--safety"),
@@ -242,7 +244,7 @@ def test_racecheck_is_passed_through_and_shown(no_leaks):
             text = format_hazard_log(s.hazard_log)
             assert "workspace.masked_target" in text and "S1" in text, s.label
     assert "SUMMARY: 0 hazards" in format_hazard_log(r.step("O9").hazard_log)
-    text = format_text(r)
+    text = format_investigation(r)
     assert "racecheck, calibration [incident]:" in text and "racecheck, O9 [fixed]:" in text
 
 

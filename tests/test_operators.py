@@ -15,11 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpnpu.cli import batch as batch_cli
-from mpnpu.cli import stress as stress_cli
+from mpnpu.cli.commands import batch as batch_cli
+from mpnpu.cli.commands import stress as stress_cli
 from mpnpu.cli.common import run_cli
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.operators import registry
 from mpnpu.operators.helpers import parse_sync_names, variants_from_syncs
 from mpnpu.operators.kernel import Case, KernelOperator, default_tolerance, stored
@@ -40,7 +41,7 @@ def test_registered_name_loads_floms():
     op = load_operator("floms")
     assert op.name == "fused_linear_online_max_sum"
     assert "S1" in op.sync_points and op.variants["incident"] == frozenset({"S1"})
-    assert registry.DEFAULT_OPERATOR in registry.registered()
+    assert DEFAULT_OPERATOR in registry.registered()
 
 
 def test_module_reference_and_default_object():

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpnpu.cli import batch as batch_cli
+from mpnpu.cli.commands import batch as batch_cli
 from mpnpu.cli.common import run_cli
 from mpnpu.kernels.fused_linear_online_max_sum.cases import CaseSpace
 from mpnpu.kernels.fused_linear_online_max_sum.golden import logits

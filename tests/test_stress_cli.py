@@ -22,8 +22,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from mpnpu.cli.commands.stress import build_parser, main
 from mpnpu.cli.common import run_cli
-from mpnpu.cli.stress import build_parser, main
 from mpnpu.harness.runner import Variant
 from mpnpu.harness.stress import ChaosSchedule, available_cpus, read_affinity
 from mpnpu.harness.stress.plan import ChaosSettings, Configuration, SweepPlan, configurations

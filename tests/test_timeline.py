@@ -418,7 +418,7 @@ def test_png_and_svg_render_at_the_expected_size(launches, tmp_path) -> None:
 
 
 def test_pictures_without_matplotlib_fail_with_one_line(monkeypatch, capsys, tmp_path) -> None:
-    from mpnpu.cli import batch, stress
+    from mpnpu.cli.commands import batch, stress
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # "import matplotlib" now raises ImportError
     assert run_cli(batch.main, ["--cases", "1", "--timeline-png", str(tmp_path / "t.png")]) == 2
@@ -430,7 +430,7 @@ def test_pictures_without_matplotlib_fail_with_one_line(monkeypatch, capsys, tmp
 
 
 def test_timeline_usage_errors(capsys, tmp_path) -> None:
-    from mpnpu.cli import batch
+    from mpnpu.cli.commands import batch
 
     for argv, needle in ((["--timeline-case", "0"], "needs --timeline"),
                          (["--cases", "3", "--timeline", str(tmp_path / "t.json"), "--timeline-case", "3"],
@@ -446,7 +446,7 @@ def test_timeline_usage_errors(capsys, tmp_path) -> None:
 
 @pytest.mark.time_limit(90)
 def test_batch_writes_timeline_picture_and_junit_matching_the_run(tmp_path, capsys, no_leaks, time_limit) -> None:
-    from mpnpu.cli import batch
+    from mpnpu.cli.commands import batch
 
     out = {k: tmp_path / f"r.{k}" for k in ("json", "xml")}
     trace, png = tmp_path / "timeline.json", tmp_path / "timeline.png"
@@ -522,7 +522,7 @@ def test_junit_counts_follow_expectations() -> None:
 
 @pytest.mark.time_limit(60)
 def test_stress_junit_and_plot(tmp_path, no_leaks, time_limit) -> None:
-    from mpnpu.cli import stress
+    from mpnpu.cli.commands import stress
 
     xml, report = tmp_path / "s.xml", tmp_path / "s.json"
     argv = ["--block-dims", "1", "--placements", "none,pack", "--chaos", "off", "--cases", "3", "--quiet",

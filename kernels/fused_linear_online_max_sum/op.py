@@ -59,8 +59,10 @@ def fused_linear_online_max_sum(
     probe: str = "",
     probe_value: float = 0.0,
     trace: bool = False,
+    kernel: str = KERNEL,
 ) -> FlomsRun:
     """Run the operator on ``device``. Inputs are numpy storage arrays (bfloat16 as uint16 bits).
+    ``kernel``: the kernel to launch (default the FLOMS kernel; a benchmark may wrap it).
 
     Bad inputs raise :class:`mpnpu.errors.UsageError` before anything is allocated.
     """
@@ -88,7 +90,7 @@ def fused_linear_online_max_sum(
         workspace = gm.empty("workspace", tiling.workspace_bytes, "uint8")
         launch = device.launch_with(
             LaunchOptions(drop_syncs=dropped, trace=trace),
-            KERNEL, x, w, tgt, *(outs[name] for name in OUTPUT_NAMES), workspace, tiling,
+            kernel, x, w, tgt, *(outs[name] for name in OUTPUT_NAMES), workspace, tiling,
         )
         outputs = {name: device.to_host(outs[name]) for name in OUTPUT_NAMES}
     return FlomsRun(outputs, launch, tiling)

@@ -31,7 +31,7 @@ from mpnpu import (
 from . import golden as golden_mod
 from .cases import Case, CaseSpace, make_case
 from .diagnosis import DIAGNOSIS
-from .op import TileSizes, fused_linear_online_max_sum
+from .op import KERNEL, TileSizes, fused_linear_online_max_sum
 from .precision import tolerances
 from .probes import PROBES, allreduce_writes_predicted, copied_dependency
 from .spec import OUTPUT_NAMES
@@ -72,6 +72,8 @@ class FlomsOperator:
     stages: tuple[str, ...] = STAGES
     options: tuple[OperatorOption, ...] = OPTIONS
     diagnosis: Any = DIAGNOSIS  # the incident's O1-O9 chain (docs/incident.md)
+    #: the kernel the host code launches ("module:function"; a benchmark may wrap it)
+    kernel: str = KERNEL
 
     def with_options(self, **values: int) -> "FlomsOperator":
         """This operator with other tile sizes (``base_m``, ``base_n``, ``base_k``)."""
@@ -83,15 +85,19 @@ class FlomsOperator:
     def describe_case(self, case: Case) -> str:
         return case.describe()
 
+    def golden(self, case: Case) -> dict[str, np.ndarray]:
+        """The CPU golden's outputs for ``case`` (what :meth:`prepare` computes, tolerances aside)."""
+        return golden_mod.golden(*case.inputs())
+
     def prepare(self, case: Case) -> Prepared:
-        return Prepared(golden_mod.golden(*case.inputs()), tolerances(case))
+        return Prepared(self.golden(case), tolerances(case))
 
     def run(self, device: Device, case: Case, *, drop_syncs: frozenset[str] = frozenset(), probe: str = "",
             trace: bool = False) -> tuple[dict[str, Any], LaunchResult]:
         run = fused_linear_online_max_sum(
             device, case.input, case.weight, case.target, case.vocab_start_index, case.vocab_end_index,
             case.input_dtype, case.return_logits, tiles=self.tiles, drop_syncs=drop_syncs, probe=probe,
-            probe_value=sentinel_value(case), trace=trace,
+            probe_value=sentinel_value(case), trace=trace, kernel=self.kernel,
         )
         return run.outputs, run.launch
 

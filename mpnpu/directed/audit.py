@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from mpnpu.directed.confirm import HARMFUL, ConfirmResult, confirm_hazards, light
-from mpnpu.directed.repair import Repair, repair_hazards
+from mpnpu.directed.repair import AUDIT_BLOCK_DIM, Repair, repair_hazards
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import Variant, run_batch
 from mpnpu.operators.protocol import Operator
@@ -147,7 +147,7 @@ def audit(
     runs: int = 3,
     scout_cases: int = 3,
     batch_cases: int = 20,
-    block_dim: int = 2,
+    block_dim: int = AUDIT_BLOCK_DIM,
     case_seed: int = 0,
     seed: int = 0,
     repair: bool = True,

@@ -27,24 +27,19 @@ reruns it. Holds change only *when* a core runs; the kernel's code and data are 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-import numpy as np
-
 from mpnpu.errors import LaunchError, UsageError
 from mpnpu.operators.protocol import Operator
-from mpnpu.racecheck.directed import HazardKey, PairRef, choose_pair, hold_pairs
+from mpnpu.racecheck.directed import HazardKey, Scout, find_hazard, plan_for, run_seed
 from mpnpu.racecheck.hazards import Hazard, HazardLog
-from mpnpu.racecheck.intracore import analyze_local
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import DEFAULT_BOUND_S, DEFAULT_QUIET_S, NOT_REACHED, ORDERED, REVERSED, HoldPlan
 from mpnpu.runtime.procutil import blas_threads
 from mpnpu.runtime.topology import Topology
-from mpnpu.runtime.trace import FlagSetEvent, FlagWaitEvent
 
 HARMFUL, BENIGN, NONE, UNCONFIRMED = "harmful", "benign", "ordered", "unconfirmed"
 LAUNCH_FAILED = "launch-failed"  # outcome of a directed run whose launch raised
@@ -181,15 +176,6 @@ class ConfirmResult:
         }
 
 
-# -- seeds ----------------------------------------------------------------------------------------
-
-
-def run_seed(seed: int, key: HazardKey, i: int) -> int:
-    """The seed of directed run ``i`` of hazard ``key`` (stable across processes and machines)."""
-    h = hashlib.blake2b(repr((seed, key, i)).encode(), digest_size=6).digest()
-    return int.from_bytes(h, "big")
-
-
 def light(options: RuntimeOptions) -> RuntimeOptions:
     """``options`` with a small first GM segment, for the many short-lived devices of directed runs:
     a new segment is zero-filled, and 64 MiB of that would dominate a short run."""
@@ -204,53 +190,20 @@ def predecessor(index: int) -> int:
 # -- the parts --------------------------------------------------------------------------------------
 
 
-@dataclass
-class Scout:
-    """Hazards and their concrete pairs, per scouted case, for one set of dropped/inserted syncs."""
-
-    log: HazardLog
-    by_key: dict[HazardKey, Hazard]
-    pairs: dict[HazardKey, dict[int, list[PairRef]]]  # key -> case index -> pairs
-    flags_used: set[tuple[int, int]] = field(default_factory=set)  # (mode, id) the kernel sets or waits on
-    errors: list[str] = field(default_factory=list)  # scouted launches that failed (no trace)
-
-    def candidates(self, key: HazardKey) -> list[int]:
-        return sorted(self.pairs.get(key, {}))
-
-
 def scout(op: Operator, device: Device, cases: Iterable[int], *, case_seed: int, dropped: frozenset[str],
           inserted: Sequence[str] = ()) -> Scout:
     """Trace each case once with ``dropped`` syncs (and ``inserted`` ones) and collect hazards and pairs."""
-    log = HazardLog()
-    pairs: dict[HazardKey, dict[int, list[PairRef]]] = {}
-    flags: set[tuple[int, int]] = set()
-    errors: list[str] = []
+    sc = Scout()
     for index in cases:
         case = op.make_case(case_seed, index)
         try:
             with device.launch_settings(insert_syncs=tuple(inserted)):
                 _, launch = op.run(device, case, drop_syncs=dropped, probe="", trace=True)
         except LaunchError as e:  # e.g. a dropped flag wait overflows a counter: no trace to analyse
-            errors.append(f"case {index}: {e}")
+            sc.errors.append(f"case {index}: {e}")
             continue
-        hazards, by_pair = hold_pairs(launch.trace)
-        log.add(hazards)
-        log.add(analyze_local(launch.trace))  # inside a core: reported, never held
-        flags |= {(ev.mode, ev.flag_id) for evs in launch.trace.events for ev in evs
-                  if isinstance(ev, (FlagSetEvent, FlagWaitEvent))}
-        for key, ps in by_pair.items():
-            pairs.setdefault(key, {})[index] = ps
-    return Scout(log, {h.key: h for h in log.hazards()}, pairs, flags, errors)
-
-
-def plan_for(sc: Scout, key: HazardKey, seed: int, bound_s: float, quiet_s: float) -> tuple[int, PairRef]:
-    """RaceFuzzer's choice for one directed run: a case showing the hazard, then one of its pairs."""
-    rng = np.random.default_rng(seed)
-    cands = sc.candidates(key)
-    if not cands:
-        raise UsageError("no scouted case shows this hazard")
-    index = cands[int(rng.integers(len(cands)))]
-    return index, choose_pair(sc.pairs[key][index], rng)
+        sc.add(index, launch.trace)
+    return sc
 
 
 def directed_run(op: Operator, case_index: int, plan: HoldPlan, *, seed: int, case_seed: int,
@@ -330,7 +283,7 @@ def confirm_hazards(
             done, fixed_done = [], []
             for i in range(runs):
                 s = run_seed(seed, key, i)
-                index, pair = plan_for(sc, key, s, bound_s, quiet_s)
+                index, pair = plan_for(sc, key, s)
                 plan = pair.plan(bound_s, quiet_s)
                 common = dict(seed=s, case_seed=case_seed, block_dim=block_dim, options=options, on_device=on_device)
                 done.append(directed_run(op, index, plan, dropped=dropped, inserted=inserted, **common))
@@ -341,15 +294,6 @@ def confirm_hazards(
             confirmations.append(Confirmation(sc.by_key[key], done, fixed_done))
     return ConfirmResult(op.name, dropped, tuple(inserted), block_dim, case_seed, cases, confirmations, sc.log,
                          time.perf_counter() - start, placement, sc.errors, seed)
-
-
-def find_hazard(sc: Scout, seed: int, base_seed: int = 0, max_runs: int = 10_000) -> HazardKey:
-    """The hazard whose directed run ``i`` (for some ``i`` < ``max_runs``) has this seed."""
-    for key in sc.by_key:
-        for i in range(max_runs):
-            if run_seed(base_seed, key, i) == seed:
-                return key
-    raise UsageError(f"seed {seed} is not the seed of a directed run of any hazard the scouted cases show")
 
 
 def replay(op: Operator, seed: int, *, dropped: Iterable[str], scout_cases: Sequence[int] | int,
@@ -370,7 +314,7 @@ def replay(op: Operator, seed: int, *, dropped: Iterable[str], scout_cases: Sequ
             key = find_hazard(sc, seed, base_seed)
         elif key not in sc.by_key:
             raise UsageError("the scouted cases do not show this hazard")
-        index, pair = plan_for(sc, key, seed, bound_s, quiet_s)
+        index, pair = plan_for(sc, key, seed)
         return directed_run(op, index, pair.plan(bound_s, quiet_s), seed=seed, case_seed=case_seed,
                             dropped=dropped, inserted=inserted, block_dim=block_dim, options=options,
                             on_device=on_device)

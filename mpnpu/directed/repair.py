@@ -21,15 +21,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from mpnpu.directed.confirm import Scout, confirm_hazards, directed_run, light, plan_for, run_seed, scout
+from mpnpu.directed.confirm import confirm_hazards, directed_run, light, scout
 from mpnpu.harness.runner import Variant, run_batch
 from mpnpu.operators.protocol import Operator
-from mpnpu.racecheck.directed import HazardKey, PairRef
+from mpnpu.racecheck.directed import HazardKey, PairRef, Scout, plan_for, run_seed
 from mpnpu.racecheck.hazards import Hazard
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import REVERSED
 from mpnpu.runtime.topology import RESERVED_FLAG_IDS, CoreType, Topology
+
+#: The block_dim of the audit and of repairs: two AI cores, not DEFAULT_BLOCK_DIM's one, because
+#: what they weigh is which sync each hazard needs, and a flag inside one AI core only looks
+#: sufficient when no access pair crosses AI cores (with one AI core none can): its repairs would
+#: be over-trusted.
+AUDIT_BLOCK_DIM = 2
 
 #: Cost of one sync of each kind, in microseconds, measured with ``python scripts/bench_sync_kinds.py``
 #: (block_dim 2: 6 core processes on 2 shared CPUs, load average ~16; median of 5 alternating rounds
@@ -153,7 +159,7 @@ def verify(op: Operator, key: HazardKey, suggestion: Suggestion, *, dropped: fro
     reversed_ = failures = 0
     for i in range(runs):
         s = run_seed(seed, key, i)
-        index, pair = plan_for(before, key, s, bound_s, quiet_s)
+        index, pair = plan_for(before, key, s)
         r = directed_run(op, index, pair.plan(bound_s, quiet_s), seed=s, case_seed=case_seed, dropped=dropped,
                          inserted=inserted, block_dim=block_dim, options=options, on_device=on_device)
         reversed_ += r.outcome == REVERSED
@@ -183,7 +189,7 @@ class Repair:
 
 
 def repair_hazards(op: Operator, *, dropped: Iterable[str], scout_cases: Sequence[int] | int = 4, case_seed: int = 0,
-                   seed: int = 0, runs: int = 3, block_dim: int = 2, batch_cases: int = 10,
+                   seed: int = 0, runs: int = 3, block_dim: int = AUDIT_BLOCK_DIM, batch_cases: int = 10,
                    bound_s: float = 5.0, quiet_s: float = 0.15, harmful_only: bool = False,
                    options: RuntimeOptions = DEFAULT_OPTIONS,
                    on_device: Callable[[Device], None] | None = None) -> list[Repair]:

@@ -179,6 +179,8 @@ class BatchResult:
     interrupt: BaseException | None = field(default=None, repr=False)  # the KeyboardInterrupt, if any
     racecheck: bool = False
     notes: list[str] = field(default_factory=list)
+    #: the operator's sync points (name -> what it orders), for reports that describe a variant
+    sync_points: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def expected_clean_are_clean(self) -> bool:
@@ -315,7 +317,7 @@ def run_batch(
     results = {v.name: VariantResult(v, repeat) for v in variants}
     batch = BatchResult(
         operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,
-        cpus=len(available_cpus()), variants=results, racecheck=racecheck,
+        cpus=len(available_cpus()), variants=results, racecheck=racecheck, sync_points=dict(op.sync_points),
     )
     analyze = None
     if racecheck:

@@ -30,7 +30,6 @@ from mpnpu.errors import UsageError
 from mpnpu.operators.protocol import Operator, check_operator
 
 ENTRY_POINT_GROUP = "mpnpu.operators"
-DEFAULT_OPERATOR = "floms"
 DEFAULT_OBJECT = "OPERATOR"
 
 

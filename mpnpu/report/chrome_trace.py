@@ -30,10 +30,10 @@ process shares.
 from __future__ import annotations
 
 import json
-import os
-from typing import Any, Iterable
+from typing import IO, Any, Iterable
 
 from mpnpu.harness.timeline.model import PIPE_LANES, LaunchTimeline, Span
+from mpnpu.report import write_report
 from mpnpu.runtime.topology import CoreType
 
 #: pids of launch k are k * _PID_STRIDE + AI core + 1 (pid 0 means "the kernel" to some viewers).
@@ -187,15 +187,20 @@ def trace_document(timelines: Iterable[LaunchTimeline]) -> dict[str, Any]:
     }
 
 
+class ChromeTraceReport:
+    """Launch timelines as one Chrome Trace Event document (compact JSON)."""
+
+    binary = False
+    description = "Chrome trace JSON"
+
+    def write(self, timelines: Iterable[LaunchTimeline], out: IO[str]) -> None:
+        json.dump(trace_document(timelines), out, separators=(",", ":"))
+        out.write("\n")
+
+
 def write_chrome_trace(path: str, timelines: Iterable[LaunchTimeline]) -> int:
     """Write the timelines to ``path`` (atomically); return the file's size in bytes."""
-    doc = trace_document(timelines)
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, separators=(",", ":"))
-        f.write("\n")
-    os.replace(tmp, path)
-    return os.path.getsize(path)
+    return write_report(path, ChromeTraceReport(), timelines)
 
 
 def flows_of(doc: dict[str, Any]) -> dict[Any, list[dict[str, Any]]]:

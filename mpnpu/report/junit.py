@@ -1,4 +1,5 @@
-"""Batch and stress results as JUnit XML, in the dialect pytest's ``--junitxml`` writes.
+"""Batch, stress, investigation and soak results as JUnit XML, in the dialect pytest's ``--junitxml``
+writes.
 
 CI test reporters (Jenkins, GitLab, GitHub actions that read JUnit) understand that dialect::
 
@@ -23,12 +24,18 @@ exactly when the command exits 1.
 from __future__ import annotations
 
 import datetime
-import os
+import functools
 import socket
 import xml.etree.ElementTree as ET
-from typing import Any, Iterable
+from typing import IO, Any, Iterable
 
+from mpnpu.errors import InvalidTypeError
+from mpnpu.harness.chain import Investigation
+from mpnpu.harness.handshakes import KERNELS, WatchdogSoak
 from mpnpu.harness.runner import BatchResult, VariantResult
+from mpnpu.harness.soak import FixedSoak, StressSoak
+from mpnpu.harness.stress.plan import SweepResult
+from mpnpu.report import write_report
 from mpnpu.report.hazards import format_hazard_log
 
 
@@ -90,7 +97,7 @@ def _suite(name: str, cases: Iterable[tuple[ET.Element, str]], elapsed_s: float,
     outcomes = [o for _, o in cases]
     suite = ET.Element(
         "testsuite", name=name, errors=str(outcomes.count("error")), failures=str(outcomes.count("failure")),
-        skipped=str(outcomes.count("xfail")), tests=str(len(cases)), time=f"{elapsed_s:.3f}",
+        skipped=str(outcomes.count("xfail") + outcomes.count("skipped")), tests=str(len(cases)), time=f"{elapsed_s:.3f}",
         timestamp=datetime.datetime.now(datetime.timezone.utc).isoformat(), hostname=socket.gethostname(),
     )
     props = ET.SubElement(suite, "properties")
@@ -112,7 +119,7 @@ def batch_junit(result: BatchResult) -> ET.Element:
     return root
 
 
-def sweep_junit(result: Any) -> ET.Element:
+def sweep_junit(result: SweepResult) -> ET.Element:
     """A stress sweep (:class:`mpnpu.harness.stress.plan.SweepResult`) as a JUnit document."""
     classname = f"mpnpu.stress.{result.operator}"
     cases = []
@@ -128,8 +135,103 @@ def sweep_junit(result: Any) -> ET.Element:
     return root
 
 
+def investigation_junit(inv: Investigation, suite: str = "mpnpu.investigate") -> ET.Element:
+    """A diagnosis chain as a JUnit document: one test case per step; a step whose conclusion does
+    not match the original diagnosis is a failure, one cut short by Ctrl-C is skipped."""
+    classname = f"{suite}.{inv.operator}"
+    cases = []
+    for s in inv.steps:
+        case = ET.Element("testcase", classname=classname, name=s.label, time=f"{s.elapsed_s:.3f}")
+        out = f"{s.spec.changed}: {s.seen}" if s.seen else s.spec.changed
+        if s.interrupted:
+            ET.SubElement(case, "skipped", message=s.conclusion)
+            outcome = "skipped"
+        elif s.matches:
+            outcome = "passed"
+        else:
+            ET.SubElement(case, "failure", message=s.conclusion).text = out
+            outcome = "failure"
+        ET.SubElement(case, "system-out").text = out
+        cases.append((case, outcome))
+    props = {"seed": inv.seed, "block_dim": inv.block_dim, "shapes": inv.shapes, "racecheck": inv.racecheck,
+             "interrupted": inv.interrupted}
+    root = ET.Element("testsuites", name="mpnpu")
+    root.append(_suite(suite, cases, inv.elapsed_s, props))
+    return root
+
+
+def soak_junit(soak: FixedSoak | StressSoak) -> ET.Element:
+    """A soak as a JUnit document: one test case per configuration soaked (the fixed kernel is
+    expected clean, so any failing case-run is a failure)."""
+    classname = f"mpnpu.soak.{soak.operator}"
+    cases = []
+    if isinstance(soak, FixedSoak):
+        rows = [(r.config.label, r.variants["fixed"].case_runs, r.variants["fixed"].failed_case_runs, r.error)
+                for r in soak.rows]
+        elapsed = soak.wall_s
+    else:
+        rows = [(label, c["case_runs"], c["failed_case_runs"], "; ".join(f["error"] for f in c["failures"]
+                                                                        if f["error"]))
+                for label, c in soak.counts.items()]
+        elapsed = soak.elapsed_s
+    for label, n, k, error in rows:
+        case = ET.Element("testcase", classname=classname, name=f"fixed[{label}]", time="0")
+        if error:
+            ET.SubElement(case, "error", message=error).text = error
+            cases.append((case, "error"))
+        elif k:
+            ET.SubElement(case, "failure", message=f"{k}/{n} case-runs failed").text = f"{k}/{n} case-runs failed"
+            cases.append((case, "failure"))
+        else:
+            ET.SubElement(case, "system-out").text = f"0/{n} case-runs failed"
+            cases.append((case, "passed"))
+    root = ET.Element("testsuites", name="mpnpu")
+    root.append(_suite("mpnpu.soak", cases, elapsed, {"case_runs": soak.case_runs,
+                                                      "failed_case_runs": soak.failed_case_runs}))
+    return root
+
+
+def watchdog_soak_junit(soak: WatchdogSoak) -> ET.Element:
+    """The watchdog's soak as a JUnit document: one test case per handshake kernel."""
+    cases = []
+    for name in KERNELS:
+        failed = [f for f in soak.failures if f.startswith(f"{name} ")]
+        case = ET.Element("testcase", classname="mpnpu.soak.watchdog", name=name, time="0")
+        if failed:
+            ET.SubElement(case, "failure", message=f"{len(failed)} of {soak.rounds} launches failed").text = \
+                "\n".join(failed[:20])
+            cases.append((case, "failure"))
+        else:
+            cases.append((case, "passed"))
+    root = ET.Element("testsuites", name="mpnpu")
+    root.append(_suite("mpnpu.soak.watchdog", cases, soak.wall_s, {"launches": soak.launches}))
+    return root
+
+
+@functools.singledispatch
+def junit_document(result: Any) -> ET.Element:
+    """The JUnit document of a result (each kind of result registers its own)."""
+    raise InvalidTypeError(f"no JUnit report for a {type(result).__name__}")
+
+
+junit_document.register(BatchResult, batch_junit)
+junit_document.register(SweepResult, sweep_junit)
+junit_document.register(Investigation, investigation_junit)
+junit_document.register(FixedSoak, soak_junit)
+junit_document.register(StressSoak, soak_junit)
+junit_document.register(WatchdogSoak, watchdog_soak_junit)
+
+
+class JUnitReport:
+    """A result as JUnit XML, as pytest writes it (expected failures as xfail)."""
+
+    binary = True
+
+    def write(self, result: Any, out: IO[bytes]) -> None:
+        root = result if isinstance(result, ET.Element) else junit_document(result)
+        ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)
+
+
 def write_junit(path: str, root: ET.Element) -> None:
     """Write a JUnit document atomically."""
-    tmp = f"{path}.tmp"
-    ET.ElementTree(root).write(tmp, encoding="utf-8", xml_declaration=True)
-    os.replace(tmp, path)
+    write_report(path, JUnitReport(), root)

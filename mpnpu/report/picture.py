@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import textwrap
-from typing import TYPE_CHECKING, Any, Sequence, Union
+from typing import IO, TYPE_CHECKING, Any, Sequence, Union
 
 from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.harness.timeline.inversions import Inversion
@@ -31,6 +31,7 @@ from mpnpu.harness.timeline.model import (
     Race,
     Span,
 )
+from mpnpu.report import write_report
 from mpnpu.runtime.topology import CoreType
 
 if TYPE_CHECKING:
@@ -70,15 +71,37 @@ def _figure(width: float, height: float):
     return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
 
 
-def _save(fig, path: str) -> None:
+def _save(fig: Any, out: IO[bytes], fmt: str) -> None:
     import matplotlib
 
-    fmt = picture_format(path)
-    tmp = f"{path}.tmp"
     # SVG text stays text (searchable, small) instead of glyph outlines.
     with matplotlib.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(tmp, format=fmt, metadata={"Software": "mpnpu"} if fmt == "png" else None)
-    os.replace(tmp, path)
+        fig.savefig(out, format=fmt, metadata={"Software": "mpnpu"} if fmt == "png" else None)
+
+
+class TimelinePicture:
+    """Launch timelines as a picture: one panel per launch (see the module docstring)."""
+
+    binary = True
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+
+    def write(self, timelines: Sequence[LaunchTimeline], out: IO[bytes]) -> None:
+        _save(timeline_figure(timelines), out, self.fmt)
+
+
+class SweepPicture:
+    """A stress sweep's failure rate per configuration and variant, with its 95% Wilson interval."""
+
+    binary = True
+
+    def __init__(self, fmt: str, title: str = "") -> None:
+        self.fmt, self.title = fmt, title
+
+    def write(self, result: Any, out: IO[bytes]) -> None:
+        title = self.title or f"{result.operator}: failing case-runs per configuration"
+        _save(sweep_figure(sweep_rows(result), title), out, self.fmt)
 
 
 # -- launch timelines ---------------------------------------------------------------------------
@@ -318,7 +341,11 @@ def timeline_figure_size(timelines: Sequence[LaunchTimeline]) -> tuple[float, fl
 def render_timelines(path: str, timelines: Sequence[LaunchTimeline]) -> None:
     """Draw the launches (one panel each) into ``path`` (.png or .svg)."""
     require_matplotlib("--timeline-png")
-    picture_format(path)
+    write_report(path, TimelinePicture(picture_format(path)), timelines)
+
+
+def timeline_figure(timelines: Sequence[LaunchTimeline]) -> Any:
+    """The figure of :func:`render_timelines`."""
     if not timelines:
         raise InvalidArgumentError("no launch to draw")
     stages: list[str] = []
@@ -357,7 +384,7 @@ def render_timelines(path: str, timelines: Sequence[LaunchTimeline]) -> None:
             sf.supxlabel("no race: racecheck finds no unordered conflicting GM accesses in this launch",
                          x=0.01, ha="left", fontsize=9, color="#2c7a2c")
     _legend(fig, colors, any(i.cat == INSERTED for tl in timelines for i in tl.instants))
-    _save(fig, path)
+    return fig
 
 
 def _legend(fig, colors: dict[str, str], inserted: bool = False) -> None:
@@ -383,7 +410,7 @@ def _legend(fig, colors: dict[str, str], inserted: bool = False) -> None:
 
 
 def sweep_rows(result: Any) -> list[dict[str, Any]]:
-    """The rows :func:`render_sweep` draws, from a :class:`mpnpu.harness.stress.plan.SweepResult`."""
+    """The rows :func:`sweep_figure` draws, from a :class:`mpnpu.harness.stress.plan.SweepResult`."""
     rows = []
     for r in result.results:
         for name, v in r.variants.items():
@@ -393,14 +420,12 @@ def sweep_rows(result: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def render_sweep(path: str, rows: Sequence[dict[str, Any]], title: str = "") -> None:
+def sweep_figure(rows: Sequence[dict[str, Any]], title: str = "") -> Any:
     """Failure rate per configuration and variant with its 95% Wilson interval.
 
     ``rows``: one dict per (configuration, variant) with ``config`` (label), ``variant``,
-    ``failed``, ``case_runs``, ``rate``, ``lo``, ``hi``.
+    ``failed``, ``case_runs``, ``rate``, ``lo``, ``hi`` (:func:`sweep_rows`).
     """
-    require_matplotlib("--plot")
-    picture_format(path)
     configs = list(dict.fromkeys(r["config"] for r in rows))
     variants = list(dict.fromkeys(r["variant"] for r in rows))
     fig = _figure(max(7.0, 0.9 * len(configs) + 3.0), 4.8)
@@ -430,4 +455,4 @@ def render_sweep(path: str, rows: Sequence[dict[str, Any]], title: str = "") -> 
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(fontsize=8, frameon=False)
     ax.set_title(title or "failure rate per configuration", loc="left", fontsize=10)
-    _save(fig, path)
+    return fig

@@ -57,7 +57,9 @@ def format_variant(v: VariantResult, sync_points: Mapping[str, str], show_repeat
     return lines
 
 
-def format_batch(result: BatchResult, sync_points: Mapping[str, str]) -> str:
+def format_batch(result: BatchResult, sync_points: Mapping[str, str] | None = None) -> str:
+    """The batch report (``sync_points``: the operator's, default those the result carries)."""
+    sync_points = result.sync_points if sync_points is None else sync_points
     cores = 3 * result.block_dim
     head = (
         f"mpnpu batch: {result.operator}, {result.cases} cases x {result.repeat} repeats, seed {result.seed}, "

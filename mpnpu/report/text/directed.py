@@ -102,12 +102,12 @@ def format_confirm(r: ConfirmResult, heading: str = "") -> str:
 # -- audit ------------------------------------------------------------------------------------------
 
 
-def _row_cells(row) -> list[str]:
+def audit_cells(row) -> list[str]:
     rate = f"{row.batch_failures}/{row.batch_case_runs}"
     return ["+".join(row.dropped), str(row.hazards), row.directed, rate, row.verdict, row.why]
 
 
-_AUDIT_HEAD = ["dropped", "hazards", "directed", "batch failures", "verdict", "evidence"]
+AUDIT_HEAD = ["dropped", "hazards", "directed", "batch failures", "verdict", "evidence"]
 
 
 def format_repairs(repairs: list[Repair], markdown: bool = False) -> list[str]:
@@ -146,24 +146,12 @@ def format_audit(r: AuditResult) -> str:
              f"{'alone and in pairs' if r.settings.get('pairs') else 'alone'}; "
              f"{r.settings['scout_cases']} scouted cases, {r.settings['runs']} directed runs per hazard, "
              f"batch of {r.settings['batch_cases']} cases", ""]
-    rows = [_AUDIT_HEAD] + [_row_cells(row) for row in r.rows]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_AUDIT_HEAD) - 1)]
+    rows = [AUDIT_HEAD] + [audit_cells(row) for row in r.rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(AUDIT_HEAD) - 1)]
     for row in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
     if r.repairs or r.repair_dropped:
         lines += ["", f"repairs for the incident variant (drops {', '.join(r.repair_dropped)}), cheapest first:"]
         lines += format_repairs(r.repairs) or ["  no hazard to repair"]
     lines += ["", f"({HOLD_NOTE}; {r.elapsed_s:.1f} s)"]
-    return "\n".join(lines)
-
-
-def format_audit_markdown(r: AuditResult) -> str:
-    lines = [f"## Sync audit: {r.operator} (block_dim {r.block_dim})", "",
-             "| " + " | ".join(_AUDIT_HEAD) + " |", "|" + "---|" * len(_AUDIT_HEAD)]
-    for row in r.rows:
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _row_cells(row)) + " |")
-    if r.repairs or r.repair_dropped:
-        lines += ["", f"### Repairs for the incident variant (drops {', '.join(r.repair_dropped)})", ""]
-        lines += format_repairs(r.repairs, markdown=True) or ["- no hazard to repair"]
-    lines += ["", f"_{HOLD_NOTE}; {r.elapsed_s:.1f} s_"]
     return "\n".join(lines)

@@ -48,7 +48,7 @@ def plan_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def _rows(inv: Investigation) -> list[tuple[str, str, str, str]]:
+def table_rows(inv: Investigation) -> list[tuple[str, str, str, str]]:
     rows = []
     for s in inv.steps:
         variant = "" if not s.spec.variant else f" [{s.spec.variant}]"
@@ -73,7 +73,7 @@ def header_lines(inv: Investigation) -> list[str]:
     return lines
 
 
-def format_text(inv: Investigation) -> str:
+def format_investigation(inv: Investigation) -> str:
     lines = header_lines(inv)
     lines.append("")
     widths = [w for _, w in COLUMNS]
@@ -81,7 +81,7 @@ def format_text(inv: Investigation) -> str:
     lines.append(sep)
     lines.extend(_table_row([name for name, _ in COLUMNS], widths))
     lines.append(sep.replace("-", "="))
-    for row in _rows(inv):
+    for row in table_rows(inv):
         lines.extend(_table_row(row, widths))
         lines.append(sep)
     if inv.racecheck:
@@ -104,20 +104,3 @@ def _table_row(cells: Sequence[str], widths: Sequence[int]) -> list[str]:
         parts = [f" {(w[i] if i < len(w) else ''):<{width}} " for w, width in zip(wrapped, widths)]
         out.append("|" + "|".join(parts) + "|")
     return out
-
-
-def format_markdown(inv: Investigation) -> str:
-    lines = [f"# {inv.diagnosis.title}", ""]
-    lines.extend(f"- {line.strip().removeprefix('-> ')}" for line in header_lines(inv))
-    lines.append("")
-    lines.append("| " + " | ".join(name for name, _ in COLUMNS) + " |")
-    lines.append("|" + "|".join("---" for _ in COLUMNS) + "|")
-    for row in _rows(inv):
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
-    if inv.racecheck:
-        for s in inv.steps:
-            if s.hazard_log is not None:
-                lines += ["", f"racecheck, {s.label} [{s.spec.variant}]:", "", "```", format_hazard_log(s.hazard_log),
-                          "```"]
-    lines += ["", f"**{inv.verdict_line()}** ({inv.elapsed_s:.1f} s)", ""]
-    return "\n".join(lines)
