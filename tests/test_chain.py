@@ -114,7 +114,7 @@ def test_a_chain_as_data_runs_for_any_operator(no_leaks):
 def test_an_operator_without_a_chain_is_one_line_exit_2(capsys):
     with pytest.raises(UsageError, match="operator two_phase_sum has no diagnosis chain"):
         run_investigation(OP)
-    rc = run_cli(inv_cli.main, ["--op", "tests.operator_for_tests:OPERATOR"], prog="mpnpu.investigate")
+    rc = run_cli(inv_cli.COMMAND.main, ["--op", "tests.operator_for_tests:OPERATOR"], prog="mpnpu.investigate")
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and err == ["mpnpu.investigate: error: operator two_phase_sum has no diagnosis chain to "
                                "investigate (python -m mpnpu.batch runs its variants)"]
@@ -145,7 +145,7 @@ def test_investigate_timeline_keeps_launches_per_step(tmp_path, capsys, no_leaks
     from tests.test_timeline import assert_trace_rules
 
     out = tmp_path / "t.json"
-    rc = run_cli(inv_cli.main, ["--op", "tests.test_chain:TIMELINE_OP", "--calibration-cases", "3", "--min-cases",
+    rc = run_cli(inv_cli.COMMAND.main, ["--op", "tests.test_chain:TIMELINE_OP", "--calibration-cases", "3", "--min-cases",
                                 "3", "--max-cases", "3", "--repeats", "2", "--block-dim", "1", "--quiet",
                                 "--timeline", str(out)], prog="mpnpu.investigate")
     assert rc == 0
@@ -165,7 +165,7 @@ def test_investigate_timeline_keeps_launches_per_step(tmp_path, capsys, no_leaks
 ])
 def test_investigate_timeline_usage_errors(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    rc = run_cli(inv_cli.main, ["--op", "tests.test_chain:TIMELINE_OP", *argv], prog="mpnpu.investigate")
+    rc = run_cli(inv_cli.COMMAND.main, ["--op", "tests.test_chain:TIMELINE_OP", *argv], prog="mpnpu.investigate")
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and message in err[0], err
     assert not list(tmp_path.iterdir())

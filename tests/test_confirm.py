@@ -217,7 +217,8 @@ def test_floms_repair_after_target_process_is_verified():
 
 
 def test_audit_cli_table_json_markdown(tmp_path, capsys):
-    from mpnpu.cli.commands.audit import main
+    from mpnpu.cli.commands.audit import COMMAND
+    main = COMMAND.main
 
     j, m = tmp_path / "a.json", tmp_path / "a.md"
     code = main(["--op", "tests.kernels_for_confirm:RAW_TWICE_OP", "--pairs", "--runs", "1", "--scout-cases", "1",
@@ -233,14 +234,16 @@ def test_audit_cli_table_json_markdown(tmp_path, capsys):
 
 
 def test_confirm_needs_racecheck():
-    from mpnpu.cli.commands.batch import main
+    from mpnpu.cli.commands.batch import COMMAND
+    main = COMMAND.main
     from mpnpu.cli.common import run_cli
 
     assert run_cli(main, ["--confirm", "--cases", "1"]) == 2
 
 
 def test_batch_confirm_reports_each_hazard_in_text_and_json(tmp_path, capsys):
-    from mpnpu.cli.commands.batch import main
+    from mpnpu.cli.commands.batch import COMMAND
+    main = COMMAND.main
 
     j = tmp_path / "b.json"
     code = main(["--op", "tests.kernels_for_confirm:RAW_OP", "--racecheck", "--confirm", "--confirm-runs", "2",
@@ -250,7 +253,8 @@ def test_batch_confirm_reports_each_hazard_in_text_and_json(tmp_path, capsys):
     assert (h["verdict"], h["reversed"], h["runs"], h["fixed_failures"]) == ("harmful", 2, 2, 0)
     assert h["failed_outputs"] == {"out": 2}
     # The printed replay command reruns that run from its seed alone.
-    from mpnpu.cli.commands.audit import main as audit_main
+    from mpnpu.cli.commands.audit import COMMAND
+    audit_main = COMMAND.main
 
     capsys.readouterr()
     assert audit_main(["--op", "tests.kernels_for_confirm:RAW_OP", "--replay", str(h["replay_seed"]), "--drop", "B",

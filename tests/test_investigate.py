@@ -177,7 +177,7 @@ def test_chain_leaves_nothing_behind(no_leaks):
 @pytest.mark.time_limit(120)
 def test_cli_writes_json_and_markdown(tmp_path, capsys, no_leaks):
     js, md = tmp_path / "inv.json", tmp_path / "inv.md"
-    rc = run_cli(inv_mod.main, ["--shapes", "small", "--calibration-cases", "8", "--min-cases", "8",
+    rc = run_cli(inv_mod.COMMAND.main, ["--shapes", "small", "--calibration-cases", "8", "--min-cases", "8",
                                 "--max-cases", "8", "--quiet",
                                 "--seed", "1", "--json", str(js), "--markdown", str(md)], prog="mpnpu.investigate")
     out = capsys.readouterr().out
@@ -200,7 +200,7 @@ def test_cli_writes_json_and_markdown(tmp_path, capsys, no_leaks):
     (["--frobnicate"], "unrecognized"),
 ])
 def test_cli_usage_errors_are_one_line_exit_2(argv, message, capsys):
-    rc = run_cli(inv_mod.main, argv, prog="mpnpu.investigate")
+    rc = run_cli(inv_mod.COMMAND.main, argv, prog="mpnpu.investigate")
     captured = capsys.readouterr()
     assert rc == 2
     lines = captured.err.strip().splitlines()
@@ -224,7 +224,7 @@ def test_ctrl_c_prints_the_steps_done_and_exits_130(monkeypatch, capsys, no_leak
         return real(op, **kw)
 
     monkeypatch.setattr(chain_mod, "run_batch", run_batch)
-    rc = run_cli(inv_mod.main, ["--shapes", "small", "--calibration-cases", "4", "--min-cases", "4",
+    rc = run_cli(inv_mod.COMMAND.main, ["--shapes", "small", "--calibration-cases", "4", "--min-cases", "4",
                                 "--max-cases", "4", "--quiet"],
                  prog="mpnpu.investigate")
     out = capsys.readouterr().out

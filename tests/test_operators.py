@@ -18,9 +18,9 @@ import pytest
 from mpnpu.cli.commands import batch as batch_cli
 from mpnpu.cli.commands import stress as stress_cli
 from mpnpu.cli.common import run_cli
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import make_variants, run_batch
-from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.operators import registry
 from mpnpu.operators.helpers import parse_sync_names, variants_from_syncs
 from mpnpu.operators.kernel import Case, KernelOperator, default_tolerance, stored
@@ -108,7 +108,7 @@ def test_unknown_name_lists_the_known_ones():
         load_operator("flom")
 
 
-@pytest.mark.parametrize("main, prog", [(batch_cli.main, "mpnpu.batch"), (stress_cli.main, "mpnpu.stress")])
+@pytest.mark.parametrize("main, prog", [(batch_cli.COMMAND.main, "mpnpu.batch"), (stress_cli.COMMAND.main, "mpnpu.stress")])
 def test_cli_op_errors_exit_2_with_one_line(main, prog, capsys):
     for ref in ("nope", "no.such.module:OP", "tests.operator_for_tests:NOT_AN_OPERATOR"):
         rc = run_cli(main, ["--op", ref, "--quiet"], prog=prog)
@@ -117,7 +117,7 @@ def test_cli_op_errors_exit_2_with_one_line(main, prog, capsys):
 
 
 def test_list_ops_on_every_command(capsys):
-    for main in (batch_cli.main, stress_cli.main):
+    for main in (batch_cli.COMMAND.main, stress_cli.COMMAND.main):
         assert run_cli(main, ["--list-ops"]) == 0
         out = capsys.readouterr().out
         assert "\nfloms: fused_linear_online_max_sum (mpnpu.kernels.fused_linear_online_max_sum" in "\n" + out
@@ -126,11 +126,11 @@ def test_list_ops_on_every_command(capsys):
 
 
 def test_operator_options_become_command_line_options(capsys):
-    parser = batch_cli.build_parser(load_operator(MODULE_REF))
+    parser = batch_cli.COMMAND.parser(load_operator(MODULE_REF))
     assert parser.parse_args(["--scale", "3"]).scale == 3
-    assert run_cli(batch_cli.main, ["--op", MODULE_REF, "--base-m", "64"], prog="mpnpu.batch") == 2
+    assert run_cli(batch_cli.COMMAND.main, ["--op", MODULE_REF, "--base-m", "64"], prog="mpnpu.batch") == 2
     assert "unrecognized arguments: --base-m" in capsys.readouterr().err  # FLOMS's option, not this one's
-    assert run_cli(batch_cli.main, ["--base-m", "0"], prog="mpnpu.batch") == 2
+    assert run_cli(batch_cli.COMMAND.main, ["--base-m", "0"], prog="mpnpu.batch") == 2
     assert "--base-m: expected a positive integer, got 0" in capsys.readouterr().err
 
 
@@ -216,7 +216,7 @@ def test_fixed_variant_equals_the_golden_on_the_device(no_leaks):
 
 def test_batch_cli_runs_a_file_operator(tmp_path, capsys, no_leaks):
     js = tmp_path / "r.json"
-    rc = run_cli(batch_cli.main, ["--op", FILE_REF, "--variant", "fixed", "--cases", "3", "--repeat", "1",
+    rc = run_cli(batch_cli.COMMAND.main, ["--op", FILE_REF, "--variant", "fixed", "--cases", "3", "--repeat", "1",
                                   "--block-dim", "1", "--quiet", "--json", str(js)], prog="mpnpu.batch")
     out = capsys.readouterr().out
     assert rc == 0 and out.strip() == "verdict: OK: fixed is clean"

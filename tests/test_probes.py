@@ -299,7 +299,7 @@ def test_batch_cli_runs_a_probe_with_each_variant(probe, variant):
 
 
 def test_batch_cli_rejects_an_unknown_probe(capsys):
-    rc = run_cli(batch_cli.main, ["--probe", "bogus", "--cases", "1", "--repeat", "1", "--quiet"], prog="mpnpu.batch")
+    rc = run_cli(batch_cli.COMMAND.main, ["--probe", "bogus", "--cases", "1", "--repeat", "1", "--quiet"], prog="mpnpu.batch")
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert err[-1].startswith("mpnpu.batch: error: unknown probe 'bogus'; known: only-predicted")

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 from mpnpu import api
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.kernels.fused_linear_online_max_sum.cases import CaseSpace
 from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes
-from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.operators.registry import load_operator
 from mpnpu.racecheck import HazardLog, check_case, check_launch, check_launch_with
 from mpnpu.report.hazards import format_hazard_log, format_hazards

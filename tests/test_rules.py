@@ -116,3 +116,22 @@ def test_one_block_dim_default_and_one_way_to_poison_gm() -> None:
     assert "gm_poison" in {f.name for f in __import__("dataclasses").fields(RuntimeOptions)}
     sources = [p for p in PACKAGE.rglob("*.py") if "def default_block_dim" in p.read_text()]
     assert sources == []
+
+
+@pytest.mark.time_limit(0.3)
+def test_the_time_limit_marker_works_on_its_own() -> None:
+    """No time_limit fixture asked for: the marker alone arms the alarm, which cuts the wait short."""
+    import threading
+
+    from tests.conftest import TimeLimitExceeded
+
+    with pytest.raises(TimeLimitExceeded):
+        threading.Event().wait(10.0)
+
+
+def test_plugin_state_lives_in_the_config_stash(pytestconfig) -> None:
+    from mpnpu.testing import plugin
+
+    assert isinstance(plugin.STATE, pytest.StashKey)
+    assert not [name for name, value in vars(plugin).items() if isinstance(value, plugin.PluginState)]
+    assert isinstance(pytestconfig.stash[plugin.STATE], plugin.PluginState)

@@ -238,7 +238,8 @@ def _alive(p: psutil.Process) -> bool:
 
 
 def test_cluster_without_ray_says_what_to_install(monkeypatch, capsys) -> None:
-    from mpnpu.cli.commands.stress import main
+    from mpnpu.cli.commands.stress import COMMAND
+    main = COMMAND.main
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     code = run_cli(main, ["--cluster", "--block-dims", "1", "--placements", "none", "--chaos", "off",

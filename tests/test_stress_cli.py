@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mpnpu.cli.commands.stress import build_parser, main
+from mpnpu.cli.commands.stress import COMMAND
 from mpnpu.cli.common import run_cli
 from mpnpu.harness.runner import Variant
 from mpnpu.harness.stress import ChaosSchedule, available_cpus, read_affinity
@@ -43,7 +43,7 @@ INCIDENT = Variant("incident", frozenset({"S1"}))
 
 def stress(*args: str) -> int:
     """Run the CLI in this process (cheaper than a subprocess: numpy is already imported)."""
-    return run_cli(main, list(args), prog="mpnpu.stress")
+    return run_cli(COMMAND.main, list(args), prog="mpnpu.stress")
 
 
 def gone(pid: int) -> bool:
@@ -85,7 +85,7 @@ def test_usage_error_as_a_subprocess() -> None:
 
 
 def test_defaults_cover_the_issue_sweep() -> None:
-    a = build_parser().parse_args([])
+    a = COMMAND.parser().parse_args([])
     assert a.block_dims == [1, 2, 4, 24] and a.placements == ["none", "spread", "pack", "migrate"]
     assert a.load == [0] and a.chaos == [False, True] and a.duration == 180.0 and a.variant == "both"
 

@@ -421,8 +421,8 @@ def test_pictures_without_matplotlib_fail_with_one_line(monkeypatch, capsys, tmp
     from mpnpu.cli.commands import batch, stress
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # "import matplotlib" now raises ImportError
-    assert run_cli(batch.main, ["--cases", "1", "--timeline-png", str(tmp_path / "t.png")]) == 2
-    assert run_cli(stress.main, ["--block-dims", "1", "--cases", "1", "--plot", str(tmp_path / "s.png")]) == 2
+    assert run_cli(batch.COMMAND.main, ["--cases", "1", "--timeline-png", str(tmp_path / "t.png")]) == 2
+    assert run_cli(stress.COMMAND.main, ["--block-dims", "1", "--cases", "1", "--plot", str(tmp_path / "s.png")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["mpnpu: error: --timeline-png needs matplotlib: pip install 'mpnpu[plot]'",
                    "mpnpu: error: --plot needs matplotlib: pip install 'mpnpu[plot]'"]
@@ -436,7 +436,7 @@ def test_timeline_usage_errors(capsys, tmp_path) -> None:
                          (["--cases", "3", "--timeline", str(tmp_path / "t.json"), "--timeline-case", "3"],
                           "not a case of this run"),
                          (["--timeline-png", str(tmp_path / "t.gif")], "must end in .png or .svg")):
-        assert run_cli(batch.main, argv) == 2
+        assert run_cli(batch.COMMAND.main, argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and needle in err[0], err
 
@@ -452,7 +452,7 @@ def test_batch_writes_timeline_picture_and_junit_matching_the_run(tmp_path, caps
     trace, png = tmp_path / "timeline.json", tmp_path / "timeline.png"
     argv = ["--cases", "8", "--repeat", "2", "--quiet", "--json", str(out["json"]), "--junit", str(out["xml"]),
             "--timeline", str(trace)] + (["--timeline-png", str(png)] if HAVE_MPL else [])
-    assert run_cli(batch.main, argv) == 0
+    assert run_cli(batch.COMMAND.main, argv) == 0
     report = json.loads(out["json"].read_text())
     doc = json.loads(trace.read_text())
     assert_trace_rules(doc)
@@ -529,7 +529,7 @@ def test_stress_junit_and_plot(tmp_path, no_leaks, time_limit) -> None:
             "--duration", "inf", "--json", str(report), "--junit", str(xml)]
     if HAVE_MPL:
         argv += ["--plot", str(tmp_path / "s.svg")]
-    assert run_cli(stress.main, argv) == 0
+    assert run_cli(stress.COMMAND.main, argv) == 0
     data = json.loads(report.read_text())
     suite = ET.parse(xml).getroot().find("testsuite")
     names = [c.get("name") for c in suite.iter("testcase")]

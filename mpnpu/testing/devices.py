@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import signal
-import sys
 import threading
 from typing import Any
 
@@ -27,13 +26,11 @@ from mpnpu.runtime.device import Device
 from mpnpu.runtime.gm import sweep_stale_segments
 from mpnpu.runtime.procutil import Terminated
 
-_PLUGIN_MODULE = "mpnpu.testing.plugin"
 
-
-def _plugin_state() -> Any:
-    """The pytest plugin's state in this process, if pytest loaded the plugin."""
-    plugin = sys.modules.get(_PLUGIN_MODULE)
-    return plugin.STATE if plugin is not None else None
+def use_plugin_state(state: Any) -> None:
+    """The pytest plugin hands over its run's state (``--mpnpu-block-dim``, ``--mpnpu-racecheck``,
+    :class:`mpnpu.testing.plugin.PluginState`) before each test and in the fixture."""
+    _PROVIDER.plugin = state
 
 
 def plugin_block_dim() -> int:
@@ -44,7 +41,7 @@ def plugin_block_dim() -> int:
     depends on block_dim as much as on crowding) and with pytest-xdist would be multiplied by the
     worker count; sizing the run is the job of ``-n`` (docs/pytest-plugin.md, "pytest-xdist").
     """
-    state = _plugin_state()
+    state = _PROVIDER.plugin
     if state is not None and state.block_dim is not None:
         return state.block_dim
     return DEFAULT_BLOCK_DIM
@@ -62,6 +59,8 @@ class DeviceProvider:
         self._key: tuple[int, RuntimeOptions] | None = None
         self._previous_sigterm: Any = None
         self._swept = False
+        #: the pytest plugin's state of the run in progress (mpnpu.testing.plugin.PluginState), if any
+        self.plugin: Any = None
 
     def current(self) -> Device | None:
         """The open device, if any."""
@@ -84,7 +83,7 @@ class DeviceProvider:
             sweep_stale_segments()
             self._swept = True
         dev = Device(key[0], options=options)
-        state = _plugin_state()
+        state = self.plugin
         if state is not None and state.racecheck:
             _trace_every_launch(dev, state)
         self._device, self._key = dev, key

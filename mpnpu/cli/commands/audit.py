@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.options import DEVICE, runtime_options
@@ -80,11 +79,3 @@ COMMAND = Command(
     run=run,
     alias="python -m mpnpu.audit",
 )
-
-
-def build_parser(op: Operator | None = None) -> argparse.ArgumentParser:
-    return COMMAND.parser(op)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return COMMAND.main(argv)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from typing import Any
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
@@ -116,13 +116,3 @@ COMMAND = Command(
     epilog=sync_point_epilog,
     alias="python -m mpnpu.batch",
 )
-
-
-def build_parser(op: Operator | None = None) -> argparse.ArgumentParser:
-    """The command's parser (for ``op``; default the default operator)."""
-    return COMMAND.parser(op)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``mpnpu batch`` without the exit-code wrapping (see :func:`mpnpu.cli.common.run_cli`)."""
-    return COMMAND.main(argv)

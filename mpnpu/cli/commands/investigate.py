@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
@@ -97,11 +96,3 @@ COMMAND = Command(
     epilog=_epilog,
     alias="python -m mpnpu.investigate",
 )
-
-
-def build_parser(op: Operator | None = None) -> argparse.ArgumentParser:
-    return COMMAND.parser(op)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return COMMAND.main(argv)

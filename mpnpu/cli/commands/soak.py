@@ -15,7 +15,6 @@ failed, 130/143 when interrupted (the partial counts are still printed).
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
@@ -117,7 +116,3 @@ COMMAND = Command(
     description="Soaks: long runs that must see zero failures.",
     subcommands=(FIXED, STRESS, WATCHDOG),
 )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return COMMAND.main(argv)

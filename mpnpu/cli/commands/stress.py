@@ -21,7 +21,6 @@ import argparse
 import json
 import secrets
 import shlex
-from typing import Sequence
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
@@ -118,11 +117,3 @@ COMMAND = Command(
     run=run,
     alias="python -m mpnpu.stress",
 )
-
-
-def build_parser(op: Operator | None = None) -> argparse.ArgumentParser:
-    return COMMAND.parser(op)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return COMMAND.main(argv)

@@ -8,14 +8,14 @@
 - :mod:`.scale` — where shards ran;
 - :mod:`.soak` — soaks of the fixed kernel and of the watchdog.
 
-:func:`format_text` dispatches on the result's type; a subject module registers its result types
-here, below. :class:`TextReport` is the :class:`~mpnpu.report.Reporter` of the format.
+:func:`format_text` dispatches on the result's type; each kind of result has one row in
+``_RENDERERS`` below. :class:`TextReport` is the :class:`~mpnpu.report.Reporter` of the format.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from mpnpu.directed.audit import AuditResult
 from mpnpu.directed.confirm import ConfirmResult, DirectedRun
@@ -37,49 +37,20 @@ def format_text(result: Any, **context: Any) -> str:
     raise InvalidTypeError(f"no text report for a {type(result).__name__}")
 
 
-@format_text.register
-def _batch(result: BatchResult, **context: Any) -> str:
-    return batch.format_batch(result)
-
-
-@format_text.register
-def _investigation(result: Investigation, **context: Any) -> str:
-    return investigate.format_investigation(result)
-
-
-@format_text.register
-def _sweep(result: SweepResult, **context: Any) -> str:
-    return stress.format_sweep(result, context.get("command", ""), context.get("shards", ()))
-
-
-@format_text.register
-def _confirm(result: ConfirmResult, **context: Any) -> str:
-    return directed.format_confirm(result, context.get("heading", ""))
-
-
-@format_text.register
-def _audit(result: AuditResult, **context: Any) -> str:
-    return directed.format_audit(result)
-
-
-@format_text.register
-def _run(result: DirectedRun, **context: Any) -> str:
-    return directed.format_run(result)
-
-
-@format_text.register
-def _fixed_soak(result: FixedSoak, **context: Any) -> str:
-    return soak.format_fixed_soak(result)
-
-
-@format_text.register
-def _stress_soak(result: StressSoak, **context: Any) -> str:
-    return soak.format_stress_soak(result)
-
-
-@format_text.register
-def _watchdog_soak(result: WatchdogSoak, **context: Any) -> str:
-    return soak.format_watchdog_soak(result)
+# Each kind of result and how its text is made (``context`` as for format_text).
+_RENDERERS: tuple[tuple[type, Callable[..., str]], ...] = (
+    (BatchResult, lambda r, **c: batch.format_batch(r)),
+    (Investigation, lambda r, **c: investigate.format_investigation(r)),
+    (SweepResult, lambda r, **c: stress.format_sweep(r, c.get("command", ""), c.get("shards", ()))),
+    (ConfirmResult, lambda r, **c: directed.format_confirm(r, c.get("heading", ""))),
+    (AuditResult, lambda r, **c: directed.format_audit(r)),
+    (DirectedRun, lambda r, **c: directed.format_run(r)),
+    (FixedSoak, lambda r, **c: soak.format_fixed_soak(r)),
+    (StressSoak, lambda r, **c: soak.format_stress_soak(r)),
+    (WatchdogSoak, lambda r, **c: soak.format_watchdog_soak(r)),
+)
+for _kind, _render in _RENDERERS:
+    format_text.register(_kind, _render)
 
 
 class TextReport:
