@@ -1,5 +1,5 @@
-"""``python -m mpnpu.audit``: an alias of ``mpnpu audit`` (:mod:`mpnpu.cli.commands.audit`), kept so that the
-commands of earlier releases keep working."""
+"""``python -m mpnpu.audit``: an alias of ``mpnpu audit`` (:mod:`mpnpu.cli.commands.audit`), kept so
+that the commands of earlier releases keep working."""
 
 import sys
 

@@ -1,5 +1,5 @@
-"""``python -m mpnpu.batch``: an alias of ``mpnpu batch`` (:mod:`mpnpu.cli.commands.batch`), kept so that the
-commands of earlier releases keep working."""
+"""``python -m mpnpu.batch``: an alias of ``mpnpu batch`` (:mod:`mpnpu.cli.commands.batch`), kept so
+that the commands of earlier releases keep working."""
 
 import sys
 

@@ -31,7 +31,7 @@ class ExitCode(enum.IntEnum):
     TERMINATED = 143  # SIGTERM
 
 
-def _rebuild(cls: type, message: str, details: dict[str, Any]) -> "MpnpuError":
+def _rebuild(cls: type[MpnpuError], message: str, details: dict[str, Any]) -> MpnpuError:
     err = cls.__new__(cls)
     MpnpuError.__init__(err, message, **details)
     return err
@@ -48,7 +48,7 @@ class MpnpuError(Exception):
     def __str__(self) -> str:
         return self.message
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[type[MpnpuError], str, dict[str, Any]]]:
         return (_rebuild, (type(self), self.message, self.details))
 
 
@@ -118,7 +118,7 @@ class KernelError(LaunchError):
 
     @property
     def remote_traceback(self) -> str:
-        return self.details.get("remote_traceback", "")
+        return str(self.details.get("remote_traceback", ""))
 
 
 class CoreDiedError(LaunchError):

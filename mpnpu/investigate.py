@@ -1,5 +1,5 @@
-"""``python -m mpnpu.investigate``: an alias of ``mpnpu investigate`` (:mod:`mpnpu.cli.commands.investigate`), kept so that the
-commands of earlier releases keep working."""
+"""``python -m mpnpu.investigate``: an alias of ``mpnpu investigate`` (:mod:`mpnpu.cli.commands.investigate`), kept so
+that the commands of earlier releases keep working."""
 
 import sys
 

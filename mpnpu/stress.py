@@ -1,5 +1,5 @@
-"""``python -m mpnpu.stress``: an alias of ``mpnpu stress`` (:mod:`mpnpu.cli.commands.stress`), kept so that the
-commands of earlier releases keep working."""
+"""``python -m mpnpu.stress``: an alias of ``mpnpu stress`` (:mod:`mpnpu.cli.commands.stress`), kept so
+that the commands of earlier releases keep working."""
 
 import sys
 

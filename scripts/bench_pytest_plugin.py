@@ -12,8 +12,8 @@ a warmer or quieter machine) over several rounds, on one persistent device:
   ``assert_matches_golden`` against ``python -c`` doing the same batch on a fresh device (what
   pytest and the plugin add, start-up included).
 
-Prints each round's times, the median ratio and the median difference (seconds) per pair. The machine may be shared: only ratios
-measured side by side mean anything.
+Prints each round's times, the median ratio and the median difference (seconds) per pair. The
+machine may be shared: only ratios measured side by side mean anything.
 
     python scripts/bench_pytest_plugin.py [--cases 30] [--repeat 2] [--rounds 5] [--block-dim N]
 """
@@ -97,7 +97,8 @@ def main() -> None:
     ratios = {}
     with Device(block_dim) as dev:
         def bare_batch() -> None:
-            assert run_batch(op, cases=args.cases, repeat=args.repeat, variants=fixed, device=dev).expected_clean_are_clean
+            result = run_batch(op, cases=args.cases, repeat=args.repeat, variants=fixed, device=dev)
+            assert result.expected_clean_are_clean
 
         def helper_batch() -> None:
             assert_matches_golden(op, cases=args.cases, repeat=args.repeat, device=dev)

@@ -64,7 +64,8 @@ def main() -> None:
         for c in r.confirmations:
             lo, hi = wilson_interval(c.harmful_runs, len(c.runs))
             h = c.hazard
-            print(f"  {h.kind} {h.tensor} ({h.first.stage} -> {h.second.stage}): harmful {c.harmful_runs}/{len(c.runs)} "
+            print(f"  {h.kind} {h.tensor} ({h.first.stage} -> {h.second.stage}): "
+                  f"harmful {c.harmful_runs}/{len(c.runs)} "
                   f"({100 * c.harmful_runs / len(c.runs):.1f}%, 95% CI {100 * lo:.1f}..{100 * hi:.1f}%), "
                   f"reversed {c.reversed}/{len(c.runs)}, fixed under the same plans: "
                   f"{c.fixed_failures}/{len(c.fixed_runs)} failures")

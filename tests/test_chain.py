@@ -145,9 +145,9 @@ def test_investigate_timeline_keeps_launches_per_step(tmp_path, capsys, no_leaks
     from tests.test_timeline import assert_trace_rules
 
     out = tmp_path / "t.json"
-    rc = run_cli(inv_cli.COMMAND.main, ["--op", "tests.test_chain:TIMELINE_OP", "--calibration-cases", "3", "--min-cases",
-                                "3", "--max-cases", "3", "--repeats", "2", "--block-dim", "1", "--quiet",
-                                "--timeline", str(out)], prog="mpnpu.investigate")
+    argv = ["--op", "tests.test_chain:TIMELINE_OP", "--calibration-cases", "3", "--min-cases", "3", "--max-cases",
+            "3", "--repeats", "2", "--block-dim", "1", "--quiet", "--timeline", str(out)]
+    rc = run_cli(inv_cli.COMMAND.main, argv, prog="mpnpu.investigate")
     assert rc == 0
     err = capsys.readouterr().err
     assert f"timeline: {out} (" in err

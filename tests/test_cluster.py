@@ -41,6 +41,7 @@ def cluster():
         ray.shutdown()
 
 
+@pytest.mark.slow
 def test_sweep_on_a_local_cluster_merges_like_a_local_sweep(cluster) -> None:
     plan = ShardPlan(OPERATOR, (INCIDENT, FIXED), cpus_per_core=1, options=OPTIONS)
     shards = make_shards(configurations([1], ["none", "pack"]), 8, shard_cases=4)
@@ -60,6 +61,7 @@ def test_sweep_on_a_local_cluster_merges_like_a_local_sweep(cluster) -> None:
         assert sorted(m.variants["fixed"].fingerprints) == list(range(8))
 
 
+@pytest.mark.slow
 def test_killed_worker_shard_is_retried_and_counted_once(cluster) -> None:
     plan = ShardPlan(OPERATOR, (FIXED,), cpus_per_core=1, options=OPTIONS)
     shards = make_shards([Configuration(1)], 60, shard_cases=30)

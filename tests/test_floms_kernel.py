@@ -164,6 +164,7 @@ def test_results_are_reproducible_between_other_calls(dev) -> None:
         assert np.array_equal(first[name], again[name]), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dev", [2, 3], indirect=True, ids=["block_dim=2", "block_dim=3"])
 def test_block_dim_2_and_3(dev) -> None:
     assert len(dev.core_pids()) == 3 * dev.block_dim

@@ -59,6 +59,7 @@ def _only(folder: str, dtype: str):
     return dataclasses.replace(_op(folder), make=functools.partial(cases.make, dtypes=(dtype,)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", sorted(GALLERY))
 def test_fixed_equals_golden_in_every_dtype(folder):
     cases = importlib.import_module(f"mpnpu.kernels.{folder}.cases")
@@ -73,6 +74,7 @@ def test_fixed_equals_golden_in_every_dtype(folder):
                     assert verdict.passed, f"{folder} {case.describe()} block_dim {block_dim}: {verdict.details}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", sorted(GALLERY))
 def test_incident_hazard_is_reported_on_every_launch(folder):
     op, want = _op(folder), GALLERY[folder]
@@ -97,6 +99,7 @@ def test_incident_hazard_is_reported_on_every_launch(folder):
             assert h.first.core != h.second.core
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", sorted(GALLERY))
 def test_fixed_variant_has_no_hazard(folder):
     op = _op(folder)
@@ -118,6 +121,7 @@ def test_aiv_barrier_vector_only_barrier_orders_the_vector_exchange():
     assert {(h.kind, h.tensor) for h in both} == {("RAW", "y_ws"), ("RAW", "bias_ws")}, format_hazards(both)
 
 
+@pytest.mark.slow
 def test_flag_reuse_lost_release_is_reported_as_a_deadlock_naming_flag_and_cores():
     """Dropping only the vector cores' release (variant lost-set): the cube core waits for a flag no
     core will set while the vector cores wait for the next tile; the watchdog names the waits."""
@@ -157,6 +161,7 @@ def test_kernel_uses_only_the_device_api(folder):
     assert imports <= {"__future__", "numpy", "mpnpu", "mpnpu.api", ".syncs"}, imports
 
 
+@pytest.mark.slow
 def test_soak_script_takes_an_operator():
     """scripts/soak_fixed.py --op NAME soaks that operator's fixed kernel (tiny run here)."""
     import subprocess

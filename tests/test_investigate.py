@@ -112,6 +112,7 @@ def chain():
                              max_cases=200, confidence=0.999, seed=0)
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(300)
 def test_chain_conclusions_match_the_write_up(chain):
     assert chain.complete and not chain.interrupted
@@ -144,6 +145,7 @@ def test_chain_conclusions_match_the_write_up(chain):
     assert fixed.failed_case_runs == 0 and fixed.inconsistent_cases == [] and fixed.case_runs == n
 
 
+@pytest.mark.slow
 def test_chain_output_formats(chain):
     text = format_investigation(chain)
     for label in LABELS:
@@ -165,15 +167,18 @@ def test_chain_output_formats(chain):
     assert {s["step"] for s in d["steps"]} == {s.key for s in STEPS}
 
 
+@pytest.mark.slow
 def test_chain_leaves_nothing_behind(no_leaks):
     """The chain's own device is gone (closed by run_investigation); a short run under no_leaks."""
-    r = run_investigation(FLOMS, shapes="small", calibration_cases=2, min_cases=2, max_cases=2, calibration_max_rounds=1)
+    r = run_investigation(FLOMS, shapes="small", calibration_cases=2, min_cases=2, max_cases=2,
+                          calibration_max_rounds=1)
     assert len(r.steps) == len(STEPS)
 
 
 # -- command line -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(120)
 def test_cli_writes_json_and_markdown(tmp_path, capsys, no_leaks):
     js, md = tmp_path / "inv.json", tmp_path / "inv.md"
@@ -208,6 +213,7 @@ def test_cli_usage_errors_are_one_line_exit_2(argv, message, capsys):
     assert captured.out == ""
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(120)
 def test_ctrl_c_prints_the_steps_done_and_exits_130(monkeypatch, capsys, no_leaks):
     real = chain_mod.run_batch
@@ -234,6 +240,7 @@ def test_ctrl_c_prints_the_steps_done_and_exits_130(monkeypatch, capsys, no_leak
     assert out.splitlines()[-2] == f"INTERRUPTED after 2 of {len(STEPS)} steps (the steps above are the ones done)"
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(180)
 def test_racecheck_is_passed_through_and_shown(no_leaks):
     r = run_investigation(FLOMS, shapes="small", calibration_cases=3, min_cases=3, max_cases=3,

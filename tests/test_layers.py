@@ -105,6 +105,7 @@ def test_tools_do_not_name_a_kernel_package():
     assert bad == []
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(120)
 def test_distribution_installs_nothing_outside_mpnpu(tmp_path):
     """Build what a wheel would hold (setuptools' build_py + egg_info into tmp): one top-level

@@ -77,6 +77,7 @@ def test_entry_point_of_an_installed_distribution(fake_distribution):
         load_operator("fake_broken")
 
 
+@pytest.mark.slow
 def test_entry_point_from_another_process_and_list_ops(fake_distribution):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(fake_distribution), str(REPO)]))
     p = subprocess.run([sys.executable, "-m", "mpnpu.batch", "--list-ops"], capture_output=True, text=True,
@@ -108,7 +109,8 @@ def test_unknown_name_lists_the_known_ones():
         load_operator("flom")
 
 
-@pytest.mark.parametrize("main, prog", [(batch_cli.COMMAND.main, "mpnpu.batch"), (stress_cli.COMMAND.main, "mpnpu.stress")])
+@pytest.mark.parametrize("main, prog", [(batch_cli.COMMAND.main, "mpnpu.batch"),
+                                        (stress_cli.COMMAND.main, "mpnpu.stress")])
 def test_cli_op_errors_exit_2_with_one_line(main, prog, capsys):
     for ref in ("nope", "no.such.module:OP", "tests.operator_for_tests:NOT_AN_OPERATOR"):
         rc = run_cli(main, ["--op", ref, "--quiet"], prog=prog)

@@ -84,6 +84,7 @@ def _n_tiles_n(case) -> int:
 # -- O5: initialisation ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @BOTH
 def test_init_zero_only_every_case_reads_exactly_zeros(dev, cases, variant):
     for _ in range(2):
@@ -274,6 +275,7 @@ def test_judge_copy_dep_vocab_compares_float32_values(one_case):
 # -- the batch CLI -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(120)
 @pytest.mark.parametrize("probe, variant", [
     ("no-allreduce-copyout", "incident"), ("no-allreduce-copyout", "fixed"), ("no-allreduce-copyout", "both"),
@@ -299,7 +301,8 @@ def test_batch_cli_runs_a_probe_with_each_variant(probe, variant):
 
 
 def test_batch_cli_rejects_an_unknown_probe(capsys):
-    rc = run_cli(batch_cli.COMMAND.main, ["--probe", "bogus", "--cases", "1", "--repeat", "1", "--quiet"], prog="mpnpu.batch")
+    rc = run_cli(batch_cli.COMMAND.main, ["--probe", "bogus", "--cases", "1", "--repeat", "1", "--quiet"],
+                 prog="mpnpu.batch")
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert err[-1].startswith("mpnpu.batch: error: unknown probe 'bogus'; known: only-predicted")

@@ -79,6 +79,7 @@ def _check_read_backs(hazards, dropped, text) -> None:
 # -- the incident -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_incident_hazard_reported_on_every_launch_even_passing_ones(dev1):
     """Every launch without S1 has the masked-target RAW; the outputs were right on some of them."""
     passed = 0
@@ -144,6 +145,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dropped", list(EXPECTED), ids=lambda d: "+".join(d))
 def test_dropped_sync_point_reports_its_hazard(dev1, dropped):
     for i in range(3):
@@ -184,6 +186,7 @@ def test_s0_alone_reports_only_init_against_target_process(dev1):
 # -- no false positives -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fixed_kernel_has_no_hazard_over_a_batch():
     """The fixed kernel over default cases (the full default batch is 50 x 5: see the report)."""
     op = load_operator(DEFAULT_OPERATOR)

@@ -135,3 +135,14 @@ def test_plugin_state_lives_in_the_config_stash(pytestconfig) -> None:
     assert isinstance(plugin.STATE, pytest.StashKey)
     assert not [name for name, value in vars(plugin).items() if isinstance(value, plugin.PluginState)]
     assert isinstance(pytestconfig.stash[plugin.STATE], plugin.PluginState)
+
+
+def test_every_vector_instruction_of_the_table_is_exported_and_an_unknown_one_says_where_to_add_it() -> None:
+    from mpnpu import api
+    from mpnpu.api import vector
+    from mpnpu.errors import UnknownNameError
+
+    assert vector._INSTRUCTIONS and all(getattr(api, name) is getattr(vector, name) for name in vector._INSTRUCTIONS)
+    assert {"cast", *vector._INSTRUCTIONS} <= set(api.__all__)
+    with pytest.raises(UnknownNameError, match="mpnpu/api/vector.py"):
+        api.subs  # noqa: B018

@@ -90,6 +90,7 @@ def faulty_launch(dev: Device, *args, options: LaunchOptions | None = None, **kw
 # -- a core raises, exits, never arrives, waits forever -----------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sync_first", [True, False])
 def test_vector_core_raises(sync_first: bool) -> None:
     with device(2) as dev:
@@ -142,6 +143,7 @@ def test_core_calls_os_exit() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 def test_core_never_reaches_sync_all() -> None:
     with device(2) as dev:
         err, took, gen, pids, keep = faulty_launch(dev, k("skip_sync_on"), 1)
@@ -166,6 +168,7 @@ def test_vector_core_never_reaches_aiv_sync_all() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("who,block,mode", [("vector", 3, 2), ("cube", 1, 2), ("vector", 0, 1), ("cube", 0, 0)])
 def test_flag_wait_nobody_can_satisfy(who: str, block: int, mode: int) -> None:
     with device(2) as dev:
@@ -189,6 +192,7 @@ def test_mode1_wait_without_own_set_is_a_deadlock() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 def test_every_running_core_blocked_is_a_deadlock() -> None:
     # Each vector pair waits (mode 1) before setting: nobody finished, so only the stall check
     # (OPTIONS.stall_grace_s = 1 s) can tell; still far under the 30 s sync timeout.
@@ -201,6 +205,7 @@ def test_every_running_core_blocked_is_a_deadlock() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 def test_launch_timeout() -> None:
     with device(1) as dev:
         err, took, gen, pids, keep = faulty_launch(dev, k("spin_on"), 1, options=LaunchOptions(timeout_s=0.5))
@@ -241,6 +246,7 @@ def test_core_sigkilled_while_others_block_in_sync_all() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 def test_core_sigkilled_inside_barrier_wait() -> None:
     # The victim itself sleeps inside Barrier.wait (cube 0 never arrives): the barrier is wedged
     # for good (docs/device-model.md, "Why a failed launch throws the pool away"), so recovery
@@ -446,6 +452,7 @@ def test_process_asleep_needs_every_thread_asleep(tmp_path: Path) -> None:
     assert process_asleep(proc.pid) is None  # gone
 
 
+@pytest.mark.slow
 def test_soak_watchdog_script_correct_handshakes_are_never_reported() -> None:
     """scripts/soak_watchdog.py (a tiny run): correct handshakes in every flag mode, watchdog ticking
     every 0.2 ms, no launch reported and every value right. Before the ST_WAIT_TAKEN fix its full
@@ -491,6 +498,7 @@ def _start_helper(mode: str, tmp_path: Path) -> tuple[subprocess.Popen, dict]:
     return proc, info
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_parent_interrupted_mid_launch_cleans_up(sig: str, tmp_path: Path) -> None:
     proc, info = _start_helper("interrupt", tmp_path)
@@ -513,6 +521,7 @@ def test_parent_interrupted_mid_launch_cleans_up(sig: str, tmp_path: Path) -> No
     assert info["segments"] and not set(info["segments"]) & shm_segments()
 
 
+@pytest.mark.slow
 def test_parent_sigkilled_mid_launch_leaves_nothing(tmp_path: Path) -> None:
     proc, info = _start_helper("interrupt", tmp_path)
     os.kill(proc.pid, signal.SIGKILL)

@@ -288,6 +288,7 @@ CAP = {"UB": DEFAULT_SPEC.ub_bytes, "L1": DEFAULT_SPEC.l1_bytes, "L0A": DEFAULT_
        "L0B": DEFAULT_SPEC.l0b_bytes, "L0C": DEFAULT_SPEC.l0c_bytes}
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks", "time_limit")
 def test_local_capacities() -> None:
     with device(1) as dev:
@@ -315,6 +316,7 @@ def test_local_capacities() -> None:
         assert ei.value.details["error_type"] == "CapacityError"
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks", "time_limit")
 @pytest.mark.parametrize("what,error_type,message", [
     ("dtype", "GMAccessError", "cast() first"),

@@ -110,6 +110,7 @@ def test_cpu_pool_hands_out_disjoint_aligned_blocks() -> None:
     assert pool.acquire(100) is None  # wants all 8, some are taken
 
 
+@pytest.mark.slow
 def test_batch_starts_as_a_big_machine_would_run_it(tmp_path) -> None:
     out = tmp_path / "b.json"
     env = {**os.environ, cpuset.EMULATE_ENV: "128"}
@@ -148,6 +149,7 @@ def test_merge_pools_disjoint_case_ranges() -> None:
     assert lo < 3 / 20 < hi
 
 
+@pytest.mark.slow
 def test_fixed_kernel_same_per_case_in_process_and_in_two_slots(no_leaks) -> None:
     """Same command, 1 slot or 2: the same cases, and the fixed kernel's outputs byte-identical."""
     plan = ShardPlan(OPERATOR, (FIXED,), cpus_per_core=1, options=OPTIONS)
@@ -164,6 +166,7 @@ def test_fixed_kernel_same_per_case_in_process_and_in_two_slots(no_leaks) -> Non
     assert all(r.provenance["packing"] == "3 on 1 CPU" for r in there.results)
 
 
+@pytest.mark.slow
 def test_lost_slot_is_retried_and_counted_once(no_leaks) -> None:
     plan = ShardPlan(OPERATOR, (FIXED,), cpus_per_core=1, options=OPTIONS)
     shards = make_shards([Configuration(1)], 60, shard_cases=20)
@@ -185,6 +188,7 @@ def test_lost_slot_is_retried_and_counted_once(no_leaks) -> None:
     assert next(r for r in run.results if r.shard.index == 0).provenance["attempt"] == 2
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_partial_counts_of_every_slot(tmp_path) -> None:
     out = tmp_path / "partial.json"
     proc = subprocess.Popen(

@@ -93,6 +93,7 @@ def test_defaults_cover_the_issue_sweep() -> None:
 # -- JSON: schema, seed and schedule, replay --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_json_schema_seed_schedule_and_replay(tmp_path, no_leaks) -> None:
     common = ["--block-dims", "1", "--placements", "migrate", "--load", "1", "--chaos", "on", "--cases", "2",
               "--quiet"]
@@ -157,6 +158,7 @@ def _plan(configs, variants=(FIXED,), cases=2, **kw) -> SweepPlan:
     return SweepPlan(configurations=configs, variants=list(variants), cases=cases, options=OPTIONS, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(len(CPUS) < 2, reason="needs 2 usable CPUs to tell spread from pack")
 @pytest.mark.parametrize("placement", ["spread", "pack", "migrate"])
 def test_affinity_is_applied_during_the_run_and_restored(placement, no_leaks) -> None:
@@ -180,6 +182,7 @@ def test_affinity_is_applied_during_the_run_and_restored(placement, no_leaks) ->
     assert set(r.affinity["read_back"]) == {"aic0", "aic1", "aiv0", "aiv1", "aiv2", "aiv3"}
 
 
+@pytest.mark.slow
 def test_perturbers_follow_a_pool_rebuild(no_leaks) -> None:
     """Kill a core after the first case-run: the device rebuilds its pool with new pids, and the
     placement and chaos must move to them (chaos continuing its stream where it stopped)."""
@@ -211,6 +214,7 @@ def test_perturbers_follow_a_pool_rebuild(no_leaks) -> None:
 # -- the fixed kernel under every perturbation ------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(120)
 def test_fixed_variant_clean_under_every_perturbation(no_leaks, time_limit) -> None:
     configs = configurations([1, 2], ["none", "spread", "pack", "migrate"], [0, 1], [True])
@@ -225,6 +229,7 @@ def test_fixed_variant_clean_under_every_perturbation(no_leaks, time_limit) -> N
     assert result.expected_clean_are_clean and result.totals()["fixed"]["case_runs"] == 3 * len(configs)
 
 
+@pytest.mark.slow
 def test_duration_splits_the_budget_and_stops_configurations(no_leaks) -> None:
     configs = configurations([1], ["none", "pack"])
     t = time.monotonic()
@@ -261,6 +266,7 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_prints_partial_results_and_leaves_nothing_behind(tmp_path, sig, code) -> None:
     out = tmp_path / "partial.json"

@@ -253,6 +253,7 @@ def test_pipe_order_inversions_inside_a_core() -> None:
     assert doc["otherData"]["launches"][0]["pipe_order_inversions"] == [inv.title]
 
 
+@pytest.mark.slow
 def test_inserted_sync_points_are_marked(repaired, tmp_path) -> None:
     """A sync inserted for a launch (a repair being tried) is an instant marker on every core that
     ran it, like a dropped one, and the repaired launch has no race."""
@@ -386,6 +387,7 @@ def _red_pixels(img) -> int:
     return int(np.sum((abs(rgb[..., 0] - 214) < 20) & (rgb[..., 1] < 80) & (rgb[..., 2] < 80)))
 
 
+@pytest.mark.slow
 @needs_mpl
 def test_png_and_svg_render_at_the_expected_size(launches, tmp_path) -> None:
     import matplotlib.image as mpimg
@@ -444,6 +446,7 @@ def test_timeline_usage_errors(capsys, tmp_path) -> None:
 # -- the batch command end to end ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(90)
 def test_batch_writes_timeline_picture_and_junit_matching_the_run(tmp_path, capsys, no_leaks, time_limit) -> None:
     from mpnpu.cli.commands import batch
@@ -520,6 +523,7 @@ def test_junit_counts_follow_expectations() -> None:
 # -- stress -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(60)
 def test_stress_junit_and_plot(tmp_path, no_leaks, time_limit) -> None:
     from mpnpu.cli.commands import stress
@@ -544,6 +548,7 @@ def test_stress_junit_and_plot(tmp_path, no_leaks, time_limit) -> None:
 # -- progress -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(60)
 def test_no_carriage_returns_when_stderr_is_a_file(tmp_path, time_limit) -> None:
     err = tmp_path / "err.txt"

@@ -55,6 +55,7 @@ def _report_lines(sample: str) -> list[str]:
     return [line.strip() for line in sample.splitlines() if line.strip().startswith("======")]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks")
 def test_every_code_block_of_the_guide_runs(tmp_path):
     work = tmp_path / "guide"

@@ -61,7 +61,7 @@ class TQue:
         self._bwd_ids = [tpipe.alloc_event_id(self.backward) for _ in range(depth)]
         self._free = collections.deque(range(depth))
         self._reused = [False] * depth  # freed at least once: the next alloc must wait for that free
-        self._queued: collections.deque = collections.deque()  # (slot, tensor) enqueued, oldest first
+        self._queued: collections.deque[tuple[int, LocalTensor]] = collections.deque()  # enqueued, oldest first
         self._held: dict[int, int] = {}  # buffer address -> slot, allocated and not freed
         self._addr = [b._raw.__array_interface__["data"][0] for b in self._bufs]
 

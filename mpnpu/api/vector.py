@@ -11,7 +11,7 @@ operands, and a numpy function of the sources' values (and the scalar)::
     subs = _with_scalar("Subs", np.subtract)     # dst = src - scalar
 
 ``_fill``, ``_with_scalar`` and ``_binary`` make the function (``dst`` first, as in Ascend C), its
-checks and its trace records; the package exports every name in ``__all__``.
+checks and its trace records, and add its name to ``__all__``: the package exports it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from mpnpu.runtime.trace import READ, WRITE
 
 from ._trace import record_local
 
-__all__ = ["add", "adds", "cast", "duplicate", "mul", "muls"]
+#: names of the instructions made below by the factories (every one is exported)
+_INSTRUCTIONS: list[str] = []
 
 _site = kcontext.call_site
 
@@ -59,6 +60,7 @@ def _run(dst: np.ndarray, srcs: tuple[np.ndarray, ...], fn: Callable[..., Any]) 
 def _named(fn: Callable[..., None], name: str, doc: str) -> Callable[..., None]:
     fn.__name__ = fn.__qualname__ = name.lower()
     fn.__doc__ = f"{name}: ``{doc}``."
+    _INSTRUCTIONS.append(fn.__name__)
     return fn
 
 
@@ -93,6 +95,8 @@ adds = _with_scalar("Adds", np.add, "dst = src + scalar")
 muls = _with_scalar("Muls", np.multiply, "dst = src * scalar")
 add = _binary("Add", np.add, "dst = a + b")
 mul = _binary("Mul", np.multiply, "dst = a * b")
+
+__all__ = ["cast", *_INSTRUCTIONS]
 
 
 def cast(dst: np.ndarray, src: np.ndarray) -> None:

@@ -35,6 +35,7 @@ from mpnpu.directed.repair import AUDIT_BLOCK_DIM, Repair, repair_hazards
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import Variant, run_batch
 from mpnpu.operators.protocol import Operator
+from mpnpu.racecheck.hazards import Hazard
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import blas_threads
@@ -59,7 +60,7 @@ class AuditRow:
     batch_first_error: str = ""
 
     @functools.cached_property
-    def inside_core(self) -> list:
+    def inside_core(self) -> list[Hazard]:
         """Hazards between the pipes of one core that the scouted launches showed (holds order
         cores against each other, so these get no directed verdict)."""
         return [h for h in self.confirm.hazard_log.hazards() if h.scope != "GM"]

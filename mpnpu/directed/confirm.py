@@ -98,8 +98,8 @@ class Confirmation:
         return sum(r.outcome == REVERSED and not r.passed for r in self.runs)
 
     @property
-    def failed_outputs(self) -> Counter:
-        c: Counter = Counter()
+    def failed_outputs(self) -> Counter[str]:
+        c: Counter[str] = Counter()
         for r in self.runs:
             if r.outcome == REVERSED and not r.passed:
                 c.update(r.failed_outputs or ["<launch error>"])
@@ -118,7 +118,9 @@ class Confirmation:
     @property
     def replay_seed(self) -> int | None:
         """A seed that shows the verdict: the first harmful run's, else the first reversed run's."""
-        for want in (lambda r: r.outcome == REVERSED and not r.passed, lambda r: r.outcome == REVERSED):
+        wants: tuple[Callable[[DirectedRun], bool], ...] = (lambda r: r.outcome == REVERSED and not r.passed,
+                                                           lambda r: r.outcome == REVERSED)
+        for want in wants:
             for r in self.runs:
                 if want(r):
                     return r.seed
@@ -202,6 +204,7 @@ def scout(op: Operator, device: Device, cases: Iterable[int], *, case_seed: int,
         except LaunchError as e:  # e.g. a dropped flag wait overflows a counter: no trace to analyse
             sc.errors.append(f"case {index}: {e}")
             continue
+        assert launch.trace is not None  # a traced launch has its trace
         sc.add(index, launch.trace)
     return sc
 
@@ -285,10 +288,12 @@ def confirm_hazards(
                 s = run_seed(seed, key, i)
                 index, pair = plan_for(sc, key, s)
                 plan = pair.plan(bound_s, quiet_s)
-                common = dict(seed=s, case_seed=case_seed, block_dim=block_dim, options=options, on_device=on_device)
-                done.append(directed_run(op, index, plan, dropped=dropped, inserted=inserted, **common))
+                done.append(directed_run(op, index, plan, dropped=dropped, inserted=inserted, seed=s,
+                                         case_seed=case_seed, block_dim=block_dim, options=options,
+                                         on_device=on_device))
                 if fixed:
-                    fixed_done.append(directed_run(op, index, plan, dropped=frozenset(), **common))
+                    fixed_done.append(directed_run(op, index, plan, dropped=frozenset(), seed=s, case_seed=case_seed,
+                                                   block_dim=block_dim, options=options, on_device=on_device))
                 if progress is not None:
                     progress(1)
             confirmations.append(Confirmation(sc.by_key[key], done, fixed_done))

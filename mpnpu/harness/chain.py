@@ -337,9 +337,10 @@ class _ChainRun:
         merged: VariantResult | None = None
         while True:
             timeline = None if self.timeline is None else self.timeline.renamed({spec.variant: step_name(spec)})
-            batch = run_batch(self.op, cases=cases, repeat=self.repeats, variants=make_variants(self.op, [spec.variant]),
-                              seed=self.seed, probe=spec.probe, racecheck=self.racecheck, device=self.device,
-                              progress=self.progress, timeline=timeline)
+            variants = make_variants(self.op, [spec.variant])
+            batch = run_batch(self.op, cases=cases, repeat=self.repeats, variants=variants, seed=self.seed,
+                              probe=spec.probe, racecheck=self.racecheck, device=self.device, progress=self.progress,
+                              timeline=timeline)
             result = batch.variants[spec.variant]
             self.done_runs += result.case_runs
             merged = result if merged is None else merged.merge(result)

@@ -28,6 +28,7 @@ from mpnpu.errors import LaunchError
 from mpnpu.harness.stress.load import BackgroundLoad
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
+from mpnpu.runtime.gm import GlobalTensor
 
 HANDSHAKES = 6  # per launch of each kernel (mode 2 sends 2 sets per round: stays below the 15-set counter)
 
@@ -35,17 +36,17 @@ HANDSHAKES = 6  # per launch of each kernel (mode 2 sends 2 sets per round: stay
 # -- kernels: every handshake is correct, so a deadlock report is the watchdog's mistake ------------
 
 
-def _put(dst, value: int) -> None:
+def _put(dst: GlobalTensor, value: int) -> None:
     api.data_copy(dst, np.full(dst.shape, value, dtype=np.int32))
 
 
-def _get(src) -> np.ndarray:
+def _get(src: GlobalTensor) -> np.ndarray:
     out = np.empty(src.shape, dtype=np.int32)
     api.data_copy(out, src)
     return out
 
 
-def _arrive(late: bool, late_s: float, dst, value: int, flag_id: int, mode: int) -> None:
+def _arrive(late: bool, late_s: float, dst: GlobalTensor, value: int, flag_id: int, mode: int) -> None:
     """(Late by ``late_s`` if ``late``) write ``value`` to the GM slot ``dst``, then set the flag."""
     if late:
         time.sleep(late_s)
@@ -53,7 +54,7 @@ def _arrive(late: bool, late_s: float, dst, value: int, flag_id: int, mode: int)
     api.cross_core_set_flag(flag_id, mode=mode)
 
 
-def mode1_pairs(data, seen, late_sub: int, late_s: float) -> None:
+def mode1_pairs(data: GlobalTensor, seen: GlobalTensor, late_sub: int, late_s: float) -> None:
     """Each vector core writes its slot, sets flag 2 (mode 1), waits on it, reads its partner's
     slot. The wait takes the waiter's own set first, then blocks on the late partner's."""
     if api.is_aic():
@@ -65,7 +66,7 @@ def mode1_pairs(data, seen, late_sub: int, late_s: float) -> None:
         api.data_copy(seen[v, j:j + 1], _get(data[v ^ 1, j:j + 1]))
 
 
-def mode2_fan_in(data, seen, late_sub: int, late_s: float) -> None:
+def mode2_fan_in(data: GlobalTensor, seen: GlobalTensor, late_sub: int, late_s: float) -> None:
     """Both vector cores of an AI core write their slot and set flag 6 (mode 2); the cube waits for
     both (taking one set, then blocking on the late one's), reads both slots, and releases the
     round with flag 7, which each vector core waits for (a single-sender wait)."""
@@ -82,7 +83,7 @@ def mode2_fan_in(data, seen, late_sub: int, late_s: float) -> None:
         api.cross_core_wait_flag(7, mode=2)
 
 
-def mode0_all(data, seen, late_sub: int, late_s: float) -> None:
+def mode0_all(data: GlobalTensor, seen: GlobalTensor, late_sub: int, late_s: float) -> None:
     """Every vector core writes its slot, sets flag 4 (mode 0), waits on it, and reads every slot.
     The first vector core (``late_sub`` 0) or the last (1) arrives late."""
     if api.is_aic():

@@ -46,7 +46,7 @@ class VariantResult:
     repeats: int
     case_runs: int = 0
     failed_case_runs: int = 0
-    failed_by_output: Counter = field(default_factory=Counter)
+    failed_by_output: Counter[str] = field(default_factory=Counter)
     min_rel_error: float | None = None  # over failing elements of failing case-runs
     max_rel_error: float | None = None
     failing_cases_by_repeat: list[list[int]] = field(default_factory=list)

@@ -176,7 +176,8 @@ def _within_tolerance(a: np.ndarray, g: np.ndarray, tol: Tolerance) -> np.ndarra
         # NaN compares False, so a NaN actual (or a NaN difference) fails here. An infinite golden
         # makes the bound infinite too, so it must be matched exactly (below), not within tolerance.
         ok = (np.abs(a - g) <= tol.atol + tol.rtol * np.abs(g)) & np.isfinite(g)
-    return ok | (a == g) | (np.isnan(a) & np.isnan(g))
+    within: np.ndarray = ok | (a == g) | (np.isnan(a) & np.isnan(g))
+    return within
 
 
 def _binary_equal(actual: np.ndarray, golden: np.ndarray) -> np.ndarray:
@@ -184,10 +185,12 @@ def _binary_equal(actual: np.ndarray, golden: np.ndarray) -> np.ndarray:
     width = actual.dtype.itemsize
     as_uint = np.dtype(f"u{width}") if width in (1, 2, 4, 8) else None
     if as_uint is None:
-        return actual == golden
+        same: np.ndarray = actual == golden
+        return same
     a = np.ascontiguousarray(actual).view(as_uint)
     g = np.ascontiguousarray(golden).view(as_uint)
-    return a == g
+    same_bits: np.ndarray = a == g
+    return same_bits
 
 
 def _as_float64(values: np.ndarray, storage_dtype: Optional[str]) -> np.ndarray:

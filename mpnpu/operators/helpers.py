@@ -19,7 +19,8 @@ def parse_sync_names(text: str, sync_points: Mapping[str, str]) -> frozenset[str
     return names
 
 
-def check_sync_names(names: Iterable[str], sync_points: Mapping[str, str], where: str = " in drop_syncs") -> frozenset[str]:
+def check_sync_names(names: Iterable[str], sync_points: Mapping[str, str],
+                     where: str = " in drop_syncs") -> frozenset[str]:
     """``names`` as a frozenset if every one is a known sync point, else a UsageError listing them.
 
     A typo must not silently run the kernel with every sync in place.

@@ -148,10 +148,10 @@ class KernelOperator:
     fingerprint_outputs: tuple[str, ...] = ()  # outputs whose bytes identify a result (default: all)
     options: tuple[OperatorOption, ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)  # values of ``options`` (defaults if unset)
-    diagnosis: Any = None  # a mpnpu.harness.chain.Diagnosis
+    diagnosis: Any = None  # a mpnpu.operators.diagnosis.Diagnosis
     description: str = ""
     probes: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # none: run() has no probe hooks
-    _goldens: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _goldens: dict[tuple[int, int], Prepared] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "incident", check_sync_names(self.incident, self.sync_points, " in incident"))

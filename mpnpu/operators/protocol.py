@@ -131,7 +131,8 @@ def check_operator(obj: Any, ref: str) -> Operator:
     problems = protocol_problems(obj)
     if problems:
         raise UsageError(f"{ref!r} is not an mpnpu operator: {'; '.join(problems)}")
-    return obj
+    operator: Operator = obj
+    return operator
 
 
 def options_of(op: Any) -> tuple[OperatorOption, ...]:
@@ -147,7 +148,8 @@ def with_options(op: Any, **values: Any) -> Any:
     known = {o.name for o in options_of(op)}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise UsageError(f"operator {op.name} has no option {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none'}")
+        raise UsageError(f"operator {op.name} has no option {', '.join(unknown)}; "
+                         f"known: {', '.join(sorted(known)) or 'none'}")
     return op.with_options(**values)
 
 

@@ -35,13 +35,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import chain
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from mpnpu.errors import TraceError
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard, stage_label
-from mpnpu.racecheck.hb import VectorClocks, compute_clocks
+from mpnpu.racecheck.hb import SyncEvent, VectorClocks, compute_clocks
 from mpnpu.racecheck.intracore import analyze_local, release_epochs
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
@@ -109,13 +109,13 @@ class _Walk:
     r_acc: np.ndarray  # per range: access id
     r_start: np.ndarray  # per range: start on the shared number line
     r_stop: np.ndarray  # per range: stop (exclusive)
-    syncs: list[list]  # per core: sync events in program order
+    syncs: list[list[SyncEvent]]  # per core: sync events in program order
     dropped: list[list[DroppedSyncEvent]]  # per core, program order
     stage_seqs: list[list[str]]  # per core: stages in order of first appearance
     stage_names: list[str]  # stage id -> name
 
 
-def _ids(values: Sequence) -> tuple[np.ndarray, list]:
+def _ids(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """Dense ids of hashable values in order of first appearance, and the values by id."""
     uniq = list(dict.fromkeys(values))
     index = {v: i for i, v in enumerate(uniq)}
@@ -130,14 +130,15 @@ def _walk(trace: LaunchTrace) -> _Walk:
     a_epoch: list[int] = []
     a_release: list[int] = []
     a_nd: list[int] = []
-    syncs: list[list] = []
+    syncs: list[list[SyncEvent]] = []
     dropped: list[list[DroppedSyncEvent]] = []
     stage_seqs: list[list[str]] = []
     classes = _EVENT_CLASS
     for c, evs in enumerate(trace.events):
-        sync_c: list = []
+        sync_c: list[SyncEvent] = []
         drop_c: list[DroppedSyncEvent] = []
         seen: dict[str, None] = {}  # insertion-ordered set of stages
+        ev: Any  # its class is known from the table, not to the type checker
         for pos, ev in enumerate(evs):
             cls = classes.get(type(ev))
             if cls is None:
@@ -201,6 +202,7 @@ def _walk(trace: LaunchTrace) -> _Walk:
     keep = n_ranges > 0
     keep[is_read] &= _overlaps_any(hull_lo[is_read], hull_hi[is_read], hull_lo[~is_read], hull_hi[~is_read])
     kept = np.flatnonzero(keep)
+    kept_ranges: Sequence[tuple[tuple[int, int], ...]]
     if len(kept) < n:
         kept_ranges = [acc_ranges[i] for i in kept.tolist()]
     else:

@@ -78,6 +78,7 @@ def hold_pairs(trace: LaunchTrace) -> tuple[list[Hazard], dict[HazardKey, list[P
 
     def ref(core: int, pos: int) -> AccessRef:
         ev = trace.events[core][pos]
+        assert isinstance(ev, Access)  # a pair is made of accesses
         return AccessRef(core, ev.site, occ[core][pos], ev.stage, ev.kind)
 
     out: dict[HazardKey, list[PairRef]] = {}
@@ -123,7 +124,7 @@ class Scout:
         return sorted(self.pairs.get(key, {}))
 
 
-# -- choosing directed runs: seeds, cases, pairs ----------------------------------------------------------------------------------------
+# -- choosing directed runs: seeds, cases, pairs ---------------------------------------------------
 
 
 def run_seed(seed: int, key: HazardKey, i: int) -> int:

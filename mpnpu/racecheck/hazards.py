@@ -138,7 +138,7 @@ class Hazard:
         }
 
 
-def _sort_key(h: Hazard) -> tuple:
+def _sort_key(h: Hazard) -> tuple[int, int, int, tuple[str, ...]]:
     return (-h.count, -h.launches, HAZARD_KINDS.index(h.kind), h.key)
 
 
@@ -150,12 +150,12 @@ class HazardLog:
     """
 
     def __init__(self) -> None:
-        self._by_key: dict[tuple, Hazard] = {}
+        self._by_key: dict[tuple[str, ...], Hazard] = {}
         self.launches_analyzed = 0
 
     def add(self, hazards: Iterable[Hazard]) -> None:
         """Merge the hazards of one launch."""
-        this_launch: dict[tuple, Hazard] = {}
+        this_launch: dict[tuple[str, ...], Hazard] = {}
         for h in hazards:
             prev = this_launch.get(h.key)
             this_launch[h.key] = h if prev is None else prev.merged(h, same_launch=True)

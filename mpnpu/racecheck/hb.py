@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +53,7 @@ from mpnpu.runtime.trace import (
 
 #: Event types that create happens-before edges (and so start a new epoch on their core).
 SYNC_TYPES: tuple[type, ...] = (SyncAllEvent, FlagSetEvent, FlagWaitEvent)
+SyncEvent = Union[SyncAllEvent, FlagSetEvent, FlagWaitEvent]
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,8 @@ class VectorClocks:
         """The vector clock of ``epoch`` of ``core`` (a read-only view)."""
         if not 0 <= epoch < self.n_epochs(core):
             raise NotFoundError(f"core {core} has {self.n_epochs(core)} epochs, not {epoch + 1}")
-        return self.vc[self.base[core] + epoch]
+        row: np.ndarray = self.vc[self.base[core] + epoch]
+        return row
 
     def happens_before(
         self, core_a: npt.ArrayLike, epoch_a: npt.ArrayLike, core_b: npt.ArrayLike, epoch_b: npt.ArrayLike
@@ -89,15 +91,17 @@ class VectorClocks:
         core_a = np.asarray(core_a)
         epoch_a = np.asarray(epoch_a)
         row_b = self.base[np.asarray(core_b)] + np.asarray(epoch_b)
-        return epoch_a + 1 <= self.vc[row_b, core_a]
+        ordered: np.ndarray = epoch_a + 1 <= self.vc[row_b, core_a]
+        return ordered
 
 
-def sync_events(events: Sequence[TraceEvent]) -> list:
+def sync_events(events: Sequence[TraceEvent]) -> list[SyncEvent]:
     """The events of one core that create happens-before edges, in program order."""
-    return [ev for ev in events if isinstance(ev, SYNC_TYPES)]
+    return [ev for ev in events if isinstance(ev, SYNC_TYPES)]  # type: ignore[misc]  # SYNC_TYPES are SyncEvent
 
 
-def _flag_routes(topo: Topology, fn, mode: int, core: int, ev) -> tuple[int, ...]:
+def _flag_routes(topo: Topology, fn: Callable[[int, int], tuple[int, ...]], mode: int, core: int,
+                 ev: FlagSetEvent | FlagWaitEvent) -> tuple[int, ...]:
     """``topo.flag_receivers`` / ``flag_senders`` with the failing event named in the error."""
     try:
         return fn(mode, core)
@@ -108,7 +112,7 @@ def _flag_routes(topo: Topology, fn, mode: int, core: int, ev) -> tuple[int, ...
         ) from None
 
 
-def _check_counts(topo: Topology, syncs: Sequence[Sequence]) -> None:
+def _check_counts(topo: Topology, syncs: Sequence[Sequence[SyncEvent]]) -> None:
     """Raise ValueError with a precise message for sync counts that cannot pair up.
 
     The replay would also get stuck on these, but here we can say which core and which sync.
@@ -158,7 +162,7 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence]) -> None:
                 )
 
 
-def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence] | None = None) -> VectorClocks:
+def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | None = None) -> VectorClocks:
     """Vector clocks of every epoch of every core of ``trace``.
 
     ``syncs`` (optional) are the per-core sync events as :func:`sync_events` returns them, for a
@@ -209,7 +213,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence] | None = None) 
                 if any(src is None or len(src) <= j for src in sources):
                     return moved  # some sender has not reached its j-th set yet
                 for src in sources:
-                    np.maximum(vc[c], src[j], out=vc[c])
+                    np.maximum(vc[c], src[j], out=vc[c])  # type: ignore[index]  # checked just above
                 n_waits[(c, ev.mode, ev.flag_id)] = j + 1
                 step(c)
             else:  # SyncAllEvent

@@ -57,9 +57,10 @@ class CaseCheck:
         return bool(self.verdict.passed)
 
 
-def check_case(op, device, case: Any, *, drop_syncs: Iterable[str] = (), probe: str = "",
+def check_case(op: Any, device: Device, case: Any, *, drop_syncs: Iterable[str] = (), probe: str = "",
                prepared: Any = None) -> CaseCheck:
-    """Run ``case`` of operator ``op`` (see :class:`mpnpu.operators.protocol.Operator`) traced, judge it, analyse it.
+    """Run ``case`` of operator ``op`` traced, judge it, analyse it (``op``: an
+    :class:`mpnpu.operators.protocol.Operator`, a layer above this one, hence untyped here).
 
     ``prepared`` is ``op.prepare(case)`` when the caller already has it (it holds the golden).
     """

@@ -49,7 +49,7 @@ def hazard_pairs(trace: LaunchTrace) -> list[HazardPairs]:
     if not hazards:
         return []
     w = conf._walk
-    grouped: dict[tuple, list[AccessPair]] = {h.key: [] for h in hazards}
+    grouped: dict[tuple[str, ...], list[AccessPair]] = {h.key: [] for h in hazards}
     for a, b, lo, hi in zip(conf.first.tolist(), conf.second.tolist(), conf.byte_lo.tolist(), conf.byte_hi.tolist()):
         ea, eb = w.events[a], w.events[b]
         key = (_kind(ea.kind, eb.kind), ea.tensor, ea.stage, ea.site, eb.stage, eb.site)

@@ -32,7 +32,8 @@ from __future__ import annotations
 import json
 from typing import IO, Any, Iterable
 
-from mpnpu.harness.timeline.model import PIPE_LANES, LaunchTimeline, Span
+from mpnpu.harness.timeline.inversions import Inversion
+from mpnpu.harness.timeline.model import PIPE_LANES, LaunchTimeline, Race, Span
 from mpnpu.report import write_report
 from mpnpu.runtime.topology import CoreType
 
@@ -104,8 +105,9 @@ def _mid(s: Span) -> int:
 def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> list[dict[str, Any]]:
     """The trace events of one launch (``k``: its position in the file)."""
     events = _metadata(tl, k)
-    racing = {}
-    for race in [*tl.races, *tl.inversions]:
+    racing: dict[tuple[int, int], str] = {}
+    races: list[Race | Inversion] = [*tl.races, *tl.inversions]
+    for race in races:
         racing.setdefault((race.first.core, race.first.event), race.title)
         racing.setdefault((race.second.core, race.second.event), race.title)
     for s in tl.spans:

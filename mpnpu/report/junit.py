@@ -97,7 +97,8 @@ def _suite(name: str, cases: Iterable[tuple[ET.Element, str]], elapsed_s: float,
     outcomes = [o for _, o in cases]
     suite = ET.Element(
         "testsuite", name=name, errors=str(outcomes.count("error")), failures=str(outcomes.count("failure")),
-        skipped=str(outcomes.count("xfail") + outcomes.count("skipped")), tests=str(len(cases)), time=f"{elapsed_s:.3f}",
+        skipped=str(outcomes.count("xfail") + outcomes.count("skipped")), tests=str(len(cases)),
+        time=f"{elapsed_s:.3f}",
         timestamp=datetime.datetime.now(datetime.timezone.utc).isoformat(), hostname=socket.gethostname(),
     )
     props = ET.SubElement(suite, "properties")

@@ -65,7 +65,7 @@ DPI = 110  # PNG pixels per inch
 TIMELINE_WIDTH_IN = 13.0
 
 
-def _figure(width: float, height: float):
+def _figure(width: float, height: float) -> Any:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
@@ -296,9 +296,11 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
 def _side_labels(shown: Shown) -> tuple[str, str]:
     if isinstance(shown, Race):
         h = shown.hazard
-        return tuple(f"{side.access} in {side.stage}\n{_site(side.site)}" for side in (h.first, h.second))
-    return tuple(f"{s.args['access']} on {s.lane} in {s.args['stage']}\n{_site(s.args['site'])}"
-                 for s in (shown.first, shown.second))
+        a, b = (f"{side.access} in {side.stage}\n{_site(side.site)}" for side in (h.first, h.second))
+        return a, b
+    a, b = (f"{s.args['access']} on {s.lane} in {s.args['stage']}\n{_site(s.args['site'])}"
+            for s in (shown.first, shown.second))
+    return a, b
 
 
 def _draw_race(ax: "Axes", race: Shown, row: dict[int, int], labels: bool = True) -> None:
@@ -387,11 +389,11 @@ def timeline_figure(timelines: Sequence[LaunchTimeline]) -> Any:
     return fig
 
 
-def _legend(fig, colors: dict[str, str], inserted: bool = False) -> None:
+def _legend(fig: Any, colors: dict[str, str], inserted: bool = False) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = [Patch(facecolor=c, label=s) for s, c in colors.items()]
+    handles: list[Any] = [Patch(facecolor=c, label=s) for s, c in colors.items()]
     handles += [
         Patch(facecolor="#f0f0f0", edgecolor="#888888", hatch="////", label="waiting (SyncAll, flag)"),
         Patch(facecolor=_ACCESS_COLORS[GM["R"]], label="GM read"),

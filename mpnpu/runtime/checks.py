@@ -28,4 +28,4 @@ def check_block_dim(block_dim: Any, spec: DeviceSpec = DEFAULT_SPEC) -> int:
             f"on the chip SyncAll would hang. Use at most {spec.ai_cores}.",
             block_dim=block_dim, ai_cores=spec.ai_cores,
         )
-    return block_dim
+    return int(block_dim)

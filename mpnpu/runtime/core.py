@@ -25,7 +25,7 @@ import sys
 import time
 import traceback
 from multiprocessing.connection import Connection
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -34,8 +34,8 @@ from mpnpu.errors import SyncTimeoutError, UsageError
 from . import kcontext, protocol
 from .config import DeviceSpec, RuntimeOptions
 from .gm import GlobalTensor, SegmentTable
-from .hold import HoldPlan, runner_for
-from .insert import InsertedSync, hooks_for
+from .hold import HoldPlan, HoldRunner, runner_for
+from .insert import InsertedSync, StageHooks, hooks_for
 from .local import TPipe, make_arenas
 from .pipes import PipeEngine
 from .procutil import limit_blas_threads, set_parent_death_signal
@@ -47,8 +47,9 @@ from .protocol import (
     LaunchFailed,
     Reply,
 )
-from .sync import CoreState, SyncObjects
+from .sync import AnyFlagPort, CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
+from .trace import TraceEvent
 
 
 class CoreContext:
@@ -66,10 +67,10 @@ class CoreContext:
         self.stage = "kernel"
         self.atomic_add = False
         self.dropped_syncs: frozenset[str] = frozenset()
-        self.events: list | None = None
-        self.flag_ports: dict[tuple[int, int], object] = {}  # (mode, id) -> sync.FlagPort
-        self.hold = None  # mpnpu.runtime.hold.HoldRunner in a race-directed launch
-        self.stage_hooks = None  # mpnpu.runtime.insert.StageHooks when a launch inserts syncs
+        self.events: list[TraceEvent] | None = None
+        self.flag_ports: dict[tuple[int, int], AnyFlagPort] = {}  # (mode, id) -> this core's end
+        self.hold: HoldRunner | None = None  # in a race-directed launch
+        self.stage_hooks: StageHooks | None = None  # when a launch inserts syncs
         self.pipes = PipeEngine(info.label, options.sync_timeout_s, int(options.pipe_latency_us * 1000))
         #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
         self.pipe_aware = False
@@ -91,7 +92,7 @@ class CoreContext:
         for port in self.flag_ports.values():
             port.used = False
 
-    def start_pipes(self, kernel: Callable) -> PipeEngine:
+    def start_pipes(self, kernel: Callable[..., Any]) -> PipeEngine:
         """Choose how this launch runs its pipes: asynchronously for a kernel that orders them
         itself (marked ``api.pipelined``), in order for one written without intra-core syncs;
         ``RuntimeOptions.pipes`` "async" / "sync" overrides the kernel's mark."""
@@ -108,7 +109,7 @@ class CoreContext:
 # -- kernel references -------------------------------------------------------------------------
 
 
-def kernel_reference(kernel: str | Callable) -> str:
+def kernel_reference(kernel: str | Callable[..., Any]) -> str:
     """Normalise a kernel given as a function or as "module:function" / "path.py:function"."""
     if callable(kernel):
         module, qualname = getattr(kernel, "__module__", None), getattr(kernel, "__qualname__", "")
@@ -125,14 +126,14 @@ def kernel_reference(kernel: str | Callable) -> str:
     return kernel
 
 
-_RESOLVED: dict[str, Callable] = {}
+_RESOLVED: dict[str, Callable[..., Any]] = {}
 
 
-def resolve_kernel(ref: str) -> Callable:
+def resolve_kernel(ref: str) -> Callable[..., Any]:
     """Import the function a kernel reference names (cached per process)."""
-    fn = _RESOLVED.get(ref)
+    fn: Any = _RESOLVED.get(ref)
     if fn is not None:
-        return fn
+        return fn  # type: ignore[no-any-return]  # a checked callable
     target, _, attr = ref.rpartition(":")
     try:
         if target.endswith(".py"):
@@ -155,7 +156,7 @@ def resolve_kernel(ref: str) -> Callable:
     if not callable(fn):
         raise UsageError(f"kernel {ref!r} is not a function")
     _RESOLVED[ref] = fn
-    return fn
+    return fn  # type: ignore[no-any-return]  # a checked callable
 
 
 # -- the process -------------------------------------------------------------------------------
@@ -238,8 +239,9 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
 def error_report(e: BaseException) -> ErrorReport:
     """Describe an exception for the parent (the exception itself only if it survives pickling)."""
     try:
-        pickled: bytes | None = pickle.dumps(e)
-        pickle.loads(pickled)
+        data = pickle.dumps(e)
+        pickle.loads(data)
+        pickled: bytes | None = data
     except Exception:
         pickled = None
     return ErrorReport(

@@ -25,7 +25,7 @@ import contextlib
 import os
 import time
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from mpnpu.errors import InvalidArgumentError, UsageError
 
@@ -183,7 +183,7 @@ class CpuSet:
         real = real_cpus()
         return sorted({real[c % len(real)] for c in self.cpus})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"block_dim": self.block_dim, "cpus": list(self.cpus), "pinned": self.pinned,
                 "cpus_per_core": self.cpus_per_core, "available": self.available, "emulated": self.emulated,
                 "packing": self.packing}

@@ -166,7 +166,8 @@ class Device:
         pool = self._state.pool
         if pool is None:
             return np.zeros((self.topology.n_cores, ST_COLUMNS), dtype=np.int64)
-        return pool.sync.status_view().copy()
+        board: np.ndarray = pool.sync.status_view().copy()
+        return board
 
     def add_rebuild_listener(self, listener: RebuildListener) -> None:
         """Call ``listener(device)`` every time the device forks a fresh core pool to replace one it
@@ -343,7 +344,8 @@ class Device:
         self._flags_left = [(r.core_id, mode, flag_id) for r in done for mode, flag_id in r.flags_set]
         launch_trace = None
         if trace:
-            launch_trace = LaunchTrace(self.block_dim, ref, tuple(r.events for r in done), dropped)
+            # traced: every reply carries its events
+            launch_trace = LaunchTrace(self.block_dim, ref, tuple(r.events for r in done), dropped)  # type: ignore[misc]
         outcome = pool.sync.hold_board.outcome() if hold is not None else None
         return LaunchResult(launch_id, ref, elapsed, tuple(r.elapsed_s for r in done), launch_trace, outcome)
 

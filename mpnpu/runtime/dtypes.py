@@ -11,7 +11,7 @@ its bytes. Use :func:`to_float32` / :func:`from_float32` to compute on any float
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Union
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class DType:
     def __str__(self) -> str:
         return self.name
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[DTypeLike], DType], tuple[str]]:
         # Unpickle to the registry instance so ``is`` comparisons keep working across processes.
         return (get_dtype, (self.name,))
 

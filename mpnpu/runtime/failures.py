@@ -28,7 +28,7 @@ def describe_failure(topology: Topology, procs: Sequence[BaseProcess], ref: str,
                      failures: Sequence[CoreFailure]) -> LaunchError:
     """The error to raise for a launch of kernel ``ref`` in which ``failures`` happened."""
     primary = next((f for f in failures if f.error is None), None) or next(
-        (f for f in failures if not f.error.secondary), failures[0])
+        (f for f in failures if f.error is not None and not f.error.secondary), failures[0])
     core_id = primary.core_id
     label = topology.core(core_id).label
     others = [topology.core(f.core_id).label for f in failures if f.core_id != core_id]

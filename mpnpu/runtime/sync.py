@@ -25,7 +25,7 @@ import enum
 import threading
 import time
 from multiprocessing.context import BaseContext
-from typing import Iterable
+from typing import Any, Iterable, Union
 
 import numpy as np
 
@@ -80,7 +80,8 @@ class SyncObjects:
         self._mode0_wakes = [ctx.Semaphore(0) for _ in range(n)]
         self.atomic_lock = ctx.Lock()
         self._status = ctx.RawArray(ctypes.c_int64, n * ST_COLUMNS)
-        self._status_np = np.frombuffer(self._status, dtype=np.int64).reshape(n, ST_COLUMNS)
+        self._status_np: np.ndarray = np.frombuffer(self._status, dtype=np.int64).reshape(  # type: ignore[call-overload]
+            n, ST_COLUMNS)
         self._status_bytes = ctypes.sizeof(self._status)
         self._mode0_bytes = ctypes.sizeof(self._mode0_counts)
         self._n = n
@@ -137,7 +138,7 @@ class SyncObjects:
             return self._mode0_counts[self._mode0_index(flag_id, receiver, sender)]
         return self._flag_sems[(mode, flag_id, receiver, sender)].get_value()
 
-    def flag_port(self, core_id: int, mode: int, flag_id: int, timeout: float) -> "FlagPort":
+    def flag_port(self, core_id: int, mode: int, flag_id: int, timeout: float) -> AnyFlagPort:
         """The semaphores one core sets and waits on for (mode, id), resolved once per core."""
         if mode == 0:
             return _Mode0Port(self, core_id, flag_id, timeout)
@@ -249,7 +250,7 @@ class FlagPort:
     """
 
     def __init__(self, sync: SyncObjects, core_id: int, mode: int, flag_id: int, timeout: float,
-                 outgoing: tuple, incoming: tuple) -> None:
+                 outgoing: tuple[tuple[int, Any], ...], incoming: tuple[Any, ...]) -> None:
         self._sync = sync
         self._status = sync._status
         self._base = core_id * ST_COLUMNS
@@ -273,7 +274,7 @@ class FlagPort:
             if not sem.acquire(False):
                 self._block(sem)
 
-    def _block(self, sem) -> None:
+    def _block(self, sem: Any) -> None:
         # Tell the parent's watchdog what we wait for, so that a wait no core can satisfy any
         # more is reported at once rather than at the timeout. The senders before ``sem`` have
         # had their sets taken already (their counters read 0 now): the board says so, or the
@@ -309,3 +310,7 @@ class _Mode0Port:
 
     def wait(self) -> None:
         self._sync._mode0_wait(self._core_id, self.flag_id, self._timeout)
+
+
+#: One core's end of a cross-core flag, whatever its mode (both have set, wait, used, mode, flag_id).
+AnyFlagPort = Union[FlagPort, _Mode0Port]

@@ -89,7 +89,7 @@ class Topology:
     def __hash__(self) -> int:
         return hash(("Topology", self.block_dim))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Topology], tuple[int]]:
         return (Topology, (self.block_dim,))
 
     # -- identities -------------------------------------------------------------------------

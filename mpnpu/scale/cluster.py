@@ -5,12 +5,12 @@ one-line UsageError saying so. Every node must have mpnpu installed (the same ve
 
 ::
 
-    driver ── submit run_shard_task(shard, plan, cpus=n, attempt) with num_cpus=n ──► Ray worker on some node
-      │          (a window of tasks at a time, so a shard's time budget starts when it does)  │
-      │                                                                                      │ takes n CPUs of the node
-      │                                                                                      │ (NodeCpus: one lock file per
-      │                                                                                      │ CPU), pins itself, runs the
-      ◄────────────────────────────── ShardResult ────────────────────────────────────────────┘ shard on its own device
+    driver ── submit run_shard_task(shard, plan, cpus=n, attempt), num_cpus=n ──► Ray worker on some node
+      │      (a window of tasks at a time, so a shard's time budget starts when it does) │
+      │                                                                                  │ takes n CPUs of the node
+      │                                                                                  │ (NodeCpus: a lock file per
+      │                                                                                  │ CPU), pins itself, runs
+      ◄──────────────────────────── ShardResult ─────────────────────────────────────────┘ the shard on its device
 
 Why each task picks its own CPUs: inside a Ray worker the CPU affinity shows the whole node, and
 Ray reserves a *number* of CPUs (``num_cpus``), not particular ones. So the task sizes its device

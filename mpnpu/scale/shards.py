@@ -92,7 +92,7 @@ def make_shards(configs: Sequence[Configuration], cases: int, *, shard_cases: in
     if shard_cases is not None and shard_cases < 1:
         raise UsageError(f"cases per shard must be >= 1, got {shard_cases}")
     size = shard_cases or cases
-    out = []
+    out: list[Shard] = []
     for config in configs:
         for start in range(0, cases, size):
             out.append(Shard(first_index + len(out), config, start, min(cases, start + size), seed, repeat, chaos_seed))
@@ -131,7 +131,7 @@ class ShardResult:
 
     @property
     def packing(self) -> str:
-        return self.provenance.get("packing", "")
+        return str(self.provenance.get("packing", ""))
 
     def case_runs(self) -> int:
         return sum(v.case_runs for v in self.result.variants.values())
@@ -181,7 +181,7 @@ class DeviceCache:
     24-AI-core pool takes seconds to start). Owned by one slot; :meth:`close` ends it."""
 
     def __init__(self) -> None:
-        self._key: tuple | None = None
+        self._key: tuple[int, tuple[int, ...], RuntimeOptions] | None = None
         self._device: Device | None = None
 
     def get(self, block_dim: int, cpus: tuple[int, ...], options: RuntimeOptions) -> Device:
@@ -233,7 +233,7 @@ def run_shard(
         )
         device = devices.get(shard.config.block_dim, tuple(run_cpus), plan.options) if devices is not None else None
         result = run_config(_CaseRange(op, shard.case_start), shard.config, sweep_plan, device=device,
-                            budget_s=budget_s, progress=progress)  # type: ignore[arg-type]
+                            budget_s=budget_s, progress=progress)
     interrupt = result.batch.interrupt
     if interrupt is not None and interrupt.__traceback__ is not None:
         # The traceback's frames hold the interrupted case's GM tensors (numpy views of the
@@ -326,7 +326,7 @@ def merge_shards(results: Iterable[ShardResult]) -> list[ConfigResult]:
     groups: dict[tuple[Configuration, str], list[ShardResult]] = {}
     for r in sorted(results, key=lambda r: r.shard.index):
         groups.setdefault((r.shard.config, r.packing), []).append(r)
-    packings: Counter = Counter(config for config, _ in groups)
+    packings: Counter[Configuration] = Counter(config for config, _ in groups)
     return [_merge_group(parts, packings[config] > 1) for (config, _), parts in groups.items()]
 
 

@@ -256,7 +256,7 @@ class _Slots:
             if not s.cancelled and s.process.exitcode is None:
                 s.cancelled = True
                 try:
-                    os.kill(s.process.pid, signal.SIGTERM)
+                    os.kill(s.process.pid, signal.SIGTERM)  # type: ignore[arg-type]  # started
                 except ProcessLookupError:
                     pass
 
@@ -349,7 +349,7 @@ def run_in_slots(
             slot.conn.send((shard, got, attempt, budget))
             slot.task = (shard, got, attempt)
             if on_dispatch is not None:
-                on_dispatch(shard, slot.process.pid, attempt)
+                on_dispatch(shard, slot.process.pid, attempt)  # type: ignore[arg-type]  # started
 
     def receive(timeout: float) -> None:
         waitables: dict[Any, _Slot] = {}

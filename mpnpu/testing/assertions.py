@@ -37,7 +37,8 @@ class RacesFound(MpnpuError, AssertionError):
 
     @property
     def hazards(self) -> list[Hazard]:
-        return self.details["hazards"]
+        hazards: list[Hazard] = self.details["hazards"]
+        return hazards
 
 
 class GoldenMismatch(MpnpuError, AssertionError):
@@ -50,7 +51,8 @@ class GoldenMismatch(MpnpuError, AssertionError):
 
     @property
     def result(self) -> VariantResult:
-        return self.details["result"]
+        result: VariantResult = self.details["result"]
+        return result
 
 
 def _count(n: int, word: str) -> str:
@@ -58,7 +60,9 @@ def _count(n: int, word: str) -> str:
 
 
 def _variant_text(name: str, dropped: frozenset[str]) -> str:
-    return f"variant {name} (drops {', '.join(sorted(dropped))})" if dropped else f"variant {name} (every sync point in place)"
+    if dropped:
+        return f"variant {name} (drops {', '.join(sorted(dropped))})"
+    return f"variant {name} (every sync point in place)"
 
 
 def _check_count(name: str, value: Any, low: int) -> None:
@@ -106,6 +110,7 @@ def assert_no_races(
         for index in range(cases):
             case = op.make_case(seed, index)
             _, launch = op.run(dev, case, drop_syncs=dropped, probe=probe, trace=True)
+            assert launch.trace is not None  # traced
             log.add(analyze(launch.trace))
         what = (f"{op.name}, {_variant_text(name, dropped)}, cases 0..{cases - 1} of seed {seed}, "
                 f"block_dim {dev.block_dim}")
@@ -117,10 +122,12 @@ def assert_no_races(
             raise UsageError(f"drop_syncs must be a collection of sync point names, e.g. ('S1',), not {drop_syncs!r}")
         dropped = frozenset(drop_syncs or ())
         ref = None
+        assert t.kernel is not None  # a target that is not an operator is a kernel
         for _ in range(launches):
             result = dev.launch_with(LaunchOptions(trace=True, drop_syncs=dropped, timeout_s=timeout),
                                      t.kernel, *args, **kwargs)
             ref = result.kernel
+            assert result.trace is not None  # traced
             log.add(analyze(result.trace))
         drops = f", dropping {', '.join(sorted(dropped))}" if dropped else ""
         what = f"kernel {ref}{drops}, block_dim {dev.block_dim}"
@@ -167,7 +174,8 @@ def assert_matches_golden(
         body = "\n".join(format_variant(result, operator.sync_points))
         raise GoldenMismatch(
             f"mpnpu: {operator.name} differs from its golden in {result.failed_case_runs} of {result.case_runs} "
-            f"case-runs ({_count(cases, 'case')} x {_count(repeat, 'repeat')} of seed {seed}, block_dim {dev.block_dim}); "
+            f"case-runs ({_count(cases, 'case')} x {_count(repeat, 'repeat')} of seed {seed}, "
+            f"block_dim {dev.block_dim}); "
             f"case i is make_case({seed}, i):\n{body}",
             result,
         )

@@ -43,7 +43,7 @@ def plugin_block_dim() -> int:
     """
     state = _PROVIDER.plugin
     if state is not None and state.block_dim is not None:
-        return state.block_dim
+        return int(state.block_dim)
     return DEFAULT_BLOCK_DIM
 
 
@@ -134,6 +134,7 @@ def _trace_every_launch(dev: Device, state: Any) -> None:
 
         if state.hazard_log is None:
             state.hazard_log = racecheck.HazardLog()
+        assert result.trace is not None  # traced just above
         state.hazard_log.add(racecheck.analyze(result.trace))
         return result if options.trace else result._replace(trace=None)
 

@@ -31,7 +31,8 @@ class RaceNotShown(MpnpuError, AssertionError):
 
     @property
     def result(self) -> ConfirmResult:
-        return self.details["result"]
+        result: ConfirmResult = self.details["result"]
+        return result
 
 
 def assert_race_is_real(

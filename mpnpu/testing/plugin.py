@@ -19,7 +19,7 @@ import argparse
 import inspect
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -60,7 +60,7 @@ class TestSettings:
     __test__ = False  # not a test class, whatever pytest's collection rules say
 
 
-def _int_at_least(low: int):
+def _int_at_least(low: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -146,7 +146,7 @@ def _bad_marker(item: pytest.Item, message: str) -> None:
 def _check_int(item: pytest.Item, name: str, value: Any, low: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         _bad_marker(item, f"{name} must be an integer >= {low}, got {value!r}")
-    return value
+    return int(value)
 
 
 def settings_for(item: pytest.Item) -> TestSettings:

@@ -31,7 +31,7 @@ class Target:
     """Exactly one of ``operator`` / ``kernel`` is set."""
 
     operator: Operator | None = None
-    kernel: str | Callable | None = None
+    kernel: str | Callable[..., Any] | None = None
 
 
 def resolve_target(target: Any) -> Target:

@@ -266,7 +266,8 @@ def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passe
 _CALLS = {SyncAllEvent: "sync_all", FlagSetEvent: "cross_core_set_flag", FlagWaitEvent: "cross_core_wait_flag"}
 
 
-def _flag_flows(topo: Topology, sets: dict, waits: dict) -> list[Flow]:
+def _flag_flows(topo: Topology, sets: dict[tuple[int, int, int, int], list[Span]],
+                waits: dict[tuple[int, int, int], list[Span]]) -> list[Flow]:
     """The j-th set from each sender the wait needs released the receiver's j-th wait."""
     flows = []
     for (r, mode, flag_id), spans in waits.items():
@@ -294,6 +295,7 @@ def _races(trace: LaunchTrace, by_event: dict[tuple[int, int], Span]) -> list[Ra
         # Draw the pair that shows the race best: the most inverted one, else the closest call.
         pick = max(hp.pairs, key=lateness)
         first_ev = trace.events[pick.first[0]][pick.first[1]]
+        assert isinstance(first_ev, Access)  # a racing pair is made of accesses
         out.append(Race(
             hazard=hp.hazard, first=by_event[pick.first], second=by_event[pick.second],
             inverted=lateness(pick) > 0, pairs=len(hp.pairs), inverted_pairs=len(inverted),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mpnpu.directed.audit import AuditResult
+from mpnpu.directed.audit import AuditResult, AuditRow
 from mpnpu.directed.confirm import HARMFUL, Confirmation, ConfirmResult, DirectedRun
 from mpnpu.directed.repair import KIND_NAMES, Repair
 from mpnpu.runtime.hold import ORDERED, REVERSED
@@ -23,7 +23,7 @@ def hazard_title(c: Confirmation) -> str:
             f"{h.second.access} in {h.second.stage} at {h.second.site}")
 
 
-def _outputs(counter: Counter) -> str:
+def _outputs(counter: Counter[str]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counter.most_common())
 
 
@@ -102,7 +102,7 @@ def format_confirm(r: ConfirmResult, heading: str = "") -> str:
 # -- audit ------------------------------------------------------------------------------------------
 
 
-def audit_cells(row) -> list[str]:
+def audit_cells(row: AuditRow) -> list[str]:
     rate = f"{row.batch_failures}/{row.batch_case_runs}"
     return ["+".join(row.dropped), str(row.hazards), row.directed, rate, row.verdict, row.why]
 
@@ -123,7 +123,8 @@ def format_repairs(repairs: list[Repair], markdown: bool = False) -> list[str]:
             s = v.suggestion
             status = "VERIFIED" if v.verified else "NOT VERIFIED"
             evidence = (f"hazard {'gone' if v.hazard_gone else 'still reported'} ({v.hazards_left} hazards left), "
-                        f"reversed {v.reversed}/{v.directed_runs} directed runs, {v.directed_failures} directed failures, "
+                        f"reversed {v.reversed}/{v.directed_runs} directed runs, "
+                        f"{v.directed_failures} directed failures, "
                         f"batch {v.batch_failures}/{v.batch_case_runs} failures")
             if v.error:
                 evidence = f"the rerun failed: {v.error}"

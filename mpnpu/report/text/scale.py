@@ -18,8 +18,8 @@ def shard_lines(run: ShardRun, n_shards: int, *, detail_limit: int = 40) -> list
         where = "in this process"
     lines = [f"shards: {len(run.results)} of {n_shards} ran {where}"]
     lines += [f"  {n}" for n in run.notes]
-    for r in run.retries:
-        lines.append(f"  retried: shard {r.shard} after attempt {r.attempt} was lost ({r.reason})")
+    for retry in run.retries:
+        lines.append(f"  retried: shard {retry.shard} after attempt {retry.attempt} was lost ({retry.reason})")
     if run.not_run:
         lines.append(f"  not run: {len(run.not_run)} shard(s) ({', '.join(str(s.index) for s in run.not_run[:20])}"
                      f"{', ...' if len(run.not_run) > 20 else ''})")

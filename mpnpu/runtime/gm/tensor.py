@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -77,7 +77,7 @@ class GlobalTensor:
     def __repr__(self) -> str:
         return f"GlobalTensor({self.name!r}, {self.dtype.name}, shape={self.shape}, offset={self.offset})"
 
-    def __getitem__(self, index) -> "GlobalTensor":
+    def __getitem__(self, index: Any) -> GlobalTensor:
         if not isinstance(index, tuple):
             index = (index,)
         if len(index) > self.ndim:
