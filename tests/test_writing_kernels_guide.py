@@ -2,7 +2,7 @@
 
 - ```python blocks whose first line is ``# NAME.py`` are written to that file (``# NAME.py
   (continued)`` appends to it); every other python block is run as a script and must exit 0.
-- ```sh blocks are run line by line; each line must be an mpnpu command (``python -m mpnpu.…`` or
+- ```sh blocks are run line by line; each line must be an mpnpu command (``mpnpu …``, ``python -m mpnpu.…`` or
   ``python scripts/…``) and must exit 0.
 - ```text blocks are sample output. The lines of a racecheck report in them (``======``) that do not
   depend on timing must appear verbatim in the output of the command run just before.
@@ -43,6 +43,8 @@ def _run(argv: list[str], cwd: Path) -> str:
 
 def _command(line: str) -> list[str]:
     argv = shlex.split(line)
+    if argv[0] == "mpnpu":  # the command, as installed (python -m mpnpu is the same)
+        return [sys.executable, "-m", "mpnpu", *argv[1:]]
     assert argv[0] == "python" and (argv[1:2] == ["-m"] and argv[2].startswith("mpnpu.")
                                      or argv[1].startswith("scripts/")), f"not an mpnpu command: {line}"
     if argv[1].startswith("scripts/"):

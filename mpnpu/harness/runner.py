@@ -1,6 +1,6 @@
 """Batch runs: the same cases through several variants of a kernel, repeated, on one device.
 
-This is the library behind ``python -m mpnpu.batch`` (and the investigate and stress tools): no
+This is the library behind ``mpnpu batch`` (and the investigate and stress tools): no
 printing, no argparse. It reproduces how the incident was seen — a batch of test cases run one
 after another on one device, whose caching allocator hands each case the blocks the previous case
 freed — and counts, per variant, which case-runs failed, how, and where.

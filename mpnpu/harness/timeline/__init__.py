@@ -1,6 +1,7 @@
 """Launch timelines: which traced launches to keep (:mod:`.select`) and what they show (:mod:`.model`).
 
-The writers (Chrome Trace Event JSON, PNG/SVG) live in :mod:`mpnpu.cli.render`.
+The writers (Chrome Trace Event JSON, PNG/SVG) are :mod:`mpnpu.report.chrome_trace` and
+:mod:`mpnpu.report.picture`.
 """
 
 from mpnpu.harness.timeline.model import Barrier, Flow, Instant, LaunchTimeline, Race, Span, build_timeline
