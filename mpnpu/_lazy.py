@@ -17,7 +17,10 @@ def lazy_attributes(package: str, namespace: dict[str, Any], table: Mapping[str,
     def __getattr__(name: str) -> Any:
         module = table.get(name)
         if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            # Imported here, not at the top: loading the pytest plugin must import nothing but it.
+            from .errors import UnknownNameError
+
+            raise UnknownNameError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
         namespace[name] = value
         return value

@@ -1,10 +1,9 @@
-"""``python -m mpnpu.audit``: the sync audit. The command lives in :mod:`mpnpu.cli.audit`."""
+"""``python -m mpnpu.audit``: an alias of ``mpnpu audit`` (:mod:`mpnpu.cli.commands.audit`), kept so
+that the commands of earlier releases keep working."""
 
 import sys
 
-from .cli.audit import cli, main  # noqa: F401  (re-exported for library users)
+from mpnpu.cli.main import alias
 
 if __name__ == "__main__":
-    from .cli.common import run_cli
-
-    sys.exit(run_cli(main, prog="mpnpu.audit"))
+    sys.exit(alias("audit", "mpnpu.audit"))

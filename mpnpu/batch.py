@@ -1,10 +1,9 @@
-"""``python -m mpnpu.batch``: the main job. The command lives in :mod:`mpnpu.cli.batch`."""
+"""``python -m mpnpu.batch``: an alias of ``mpnpu batch`` (:mod:`mpnpu.cli.commands.batch`), kept so
+that the commands of earlier releases keep working."""
 
 import sys
 
-from .cli.batch import cli, main  # noqa: F401  (re-exported for library users)
+from mpnpu.cli.main import alias
 
 if __name__ == "__main__":
-    from .cli.common import run_cli
-
-    sys.exit(run_cli(main, prog="mpnpu.batch"))
+    sys.exit(alias("batch", "mpnpu.batch"))

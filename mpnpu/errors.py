@@ -1,17 +1,37 @@
-"""Every error mpnpu raises, in one hierarchy.
+"""Every error mpnpu raises, in one hierarchy, and the exit codes of its commands.
 
 Each error has a one-line message that names what went wrong and where (which core, which sync),
 keeps structured details in ``.details`` for programs, and survives pickling, so an error raised in
-a core process arrives in the parent intact. The CLIs map :class:`UsageError` to exit code 2 and
-the other :class:`MpnpuError` to their own codes, printing the one line without a traceback.
+a core process arrives in the parent intact. The commands map :class:`UsageError` to exit code 2
+(:attr:`ExitCode.USAGE`) and the other :class:`MpnpuError` to 3 (:attr:`ExitCode.ERROR`), printing
+the one line without a traceback.
+
+Where Python's protocols expect a built-in exception (``len()`` a ``TypeError``, a module's
+``__getattr__`` an ``AttributeError``, a bad value a ``ValueError``), the error derives from both:
+``except ValueError`` keeps working, and so does ``except MpnpuError``.
+
+Not errors, and so not here: ``KeyboardInterrupt`` and its subclass
+:class:`mpnpu.runtime.procutil.Terminated` (SIGTERM), which stop a run in order (exit 130 / 143).
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 
-def _rebuild(cls: type, message: str, details: dict[str, Any]) -> "MpnpuError":
+class ExitCode(enum.IntEnum):
+    """Exit status of every mpnpu command (the shell convention for signals: 128 + signal number)."""
+
+    OK = 0
+    FAILED = 1  # a variant expected clean was not, a conclusion did not match, a soak saw a failure
+    USAGE = 2  # a UsageError: arguments, an operator name, a dtype, a shape
+    ERROR = 3  # any other MpnpuError: the device or a kernel failed in a way that stopped the run
+    INTERRUPTED = 130  # Ctrl-C (SIGINT); what was measured so far is printed
+    TERMINATED = 143  # SIGTERM
+
+
+def _rebuild(cls: type[MpnpuError], message: str, details: dict[str, Any]) -> MpnpuError:
     err = cls.__new__(cls)
     MpnpuError.__init__(err, message, **details)
     return err
@@ -28,7 +48,7 @@ class MpnpuError(Exception):
     def __str__(self) -> str:
         return self.message
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[type[MpnpuError], str, dict[str, Any]]]:
         return (_rebuild, (type(self), self.message, self.details))
 
 
@@ -41,6 +61,26 @@ class UsageError(MpnpuError):
 
 class DeviceConfigError(UsageError):
     """The device cannot be built as asked (e.g. block_dim beyond the device's AI cores)."""
+
+
+class InvalidArgumentError(UsageError, ValueError):
+    """A value outside what the function accepts (a rate, a flag mode, results that cannot merge)."""
+
+
+class InvalidTypeError(UsageError, TypeError):
+    """A value of a type the function cannot take."""
+
+
+class DTypeError(InvalidTypeError):
+    """A dtype the device does not have (``Device.empty("x", 4, "complex64")``)."""
+
+
+class NotFoundError(UsageError, LookupError):
+    """A key or index that is not there (a diagnosis step, an epoch of a vector clock)."""
+
+
+class UnknownNameError(UsageError, AttributeError):
+    """A name a package does not have (``mpnpu.api.subs``, ``mpnpu.Nothing``)."""
 
 
 # -- errors raised inside a core by the kernel-facing API ----------------------------------------
@@ -91,7 +131,7 @@ class KernelError(LaunchError):
 
     @property
     def remote_traceback(self) -> str:
-        return self.details.get("remote_traceback", "")
+        return str(self.details.get("remote_traceback", ""))
 
 
 class CoreDiedError(LaunchError):
@@ -112,6 +152,35 @@ class LaunchTimeoutError(LaunchError):
 
 class DeviceClosedError(MpnpuError):
     """The device was used after close()."""
+
+
+class RemoteTraceback(MpnpuError):
+    """Carries a core's formatted traceback as the ``__cause__`` of a KernelError (as
+    ``concurrent.futures`` does); made by :meth:`of`, so that it prints below its own heading."""
+
+    @classmethod
+    def of(cls, tb: str) -> RemoteTraceback:
+        return cls("\n" + tb)
+
+    @property
+    def tb(self) -> str:
+        return self.message[1:] if self.message.startswith("\n") else self.message
+
+
+class WireError(MpnpuError, ValueError):
+    """A malformed message on a core's pipe (the parent and the core disagree)."""
+
+
+class PipeClosedError(MpnpuError, EOFError):
+    """The other end of a core's pipe is gone (the parent or the core exited)."""
+
+
+class TraceError(MpnpuError, ValueError):
+    """A launch trace is inconsistent (built by hand, or damaged): racecheck and timelines refuse it."""
+
+
+class ProcessGoneError(MpnpuError):
+    """A pid given to the stress layer no longer exists. ``details``: pid, action."""
 
 
 class GMOutOfMemoryError(MpnpuError):

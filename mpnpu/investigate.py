@@ -1,10 +1,9 @@
-"""``python -m mpnpu.investigate``: the diagnosis chain. The command lives in :mod:`mpnpu.cli.investigate`."""
+"""``python -m mpnpu.investigate``: an alias of ``mpnpu investigate`` (:mod:`mpnpu.cli.commands.investigate`), kept so
+that the commands of earlier releases keep working."""
 
 import sys
 
-from .cli.investigate import cli, main  # noqa: F401  (re-exported for library users)
+from mpnpu.cli.main import alias
 
 if __name__ == "__main__":
-    from .cli.common import run_cli
-
-    sys.exit(run_cli(main, prog="mpnpu.investigate"))
+    sys.exit(alias("investigate", "mpnpu.investigate"))

@@ -1,10 +1,9 @@
-"""``python -m mpnpu.stress``: stress sweeps. The command lives in :mod:`mpnpu.cli.stress`."""
+"""``python -m mpnpu.stress``: an alias of ``mpnpu stress`` (:mod:`mpnpu.cli.commands.stress`), kept so
+that the commands of earlier releases keep working."""
 
 import sys
 
-from .cli.stress import cli, main  # noqa: F401  (re-exported for library users)
+from mpnpu.cli.main import alias
 
 if __name__ == "__main__":
-    from .cli.common import run_cli
-
-    sys.exit(run_cli(main, prog="mpnpu.stress"))
+    sys.exit(alias("stress", "mpnpu.stress"))

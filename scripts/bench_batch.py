@@ -4,7 +4,7 @@
 For each of --cases seeded FLOMS cases (default shapes) and each of --rounds rounds, times
 
 - device: the fixed kernel through the emulator, i.e. ``OPERATOR.run`` = to_device + launch + to_host;
-- golden: the CPU golden alone (``golden.golden``), the baseline; ``OPERATOR.prepare`` (golden +
+- golden: the CPU golden alone (``OPERATOR.golden``), the baseline; ``OPERATOR.prepare`` (golden +
   tolerances, which recomputes max|L|) is printed beside it for reference;
 
 back to back per case, alternating which goes first each round, both with OpenBLAS capped at one
@@ -23,6 +23,7 @@ core process, and prints the top costs of each side.
 from __future__ import annotations
 
 import cProfile
+import dataclasses
 import io
 import os
 import pstats
@@ -32,49 +33,45 @@ import time
 
 import psutil
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+from mpnpu import DEFAULT_BLOCK_DIM, Device, RuntimeOptions, api, load_operator
+from mpnpu.cli.common import ArgumentParser, run_cli
+from mpnpu.cli.options import DEFAULT_OPERATOR, non_negative_int, positive_int
+from mpnpu.runtime.core import resolve_kernel
+from mpnpu.runtime.procutil import available_cpus, blas_threads
+from mpnpu.runtime.topology import CoreType
 
-from mpnpu import api  # noqa: E402
-from mpnpu.cli.common import ArgumentParser, non_negative_int, positive_int, run_cli  # noqa: E402
-from mpnpu.harness.runner import default_block_dim  # noqa: E402
-from mpnpu.runtime.procutil import available_cpus  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum import golden as golden_mod  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum import kernel as kernel_mod  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum import op as op_mod  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
-from mpnpu.runtime.config import RuntimeOptions  # noqa: E402
-from mpnpu.runtime.device import Device  # noqa: E402
-from mpnpu.runtime.procutil import blas_threads  # noqa: E402
-from mpnpu.runtime.topology import CoreType  # noqa: E402
+#: FLOMS, found by name as the tools find it; its kernel, for the profiling wrapper below
+OPERATOR = load_operator(DEFAULT_OPERATOR)
+KERNEL = resolve_kernel(OPERATOR.kernel)
 
 TARGET_RATIO = 3.0
 _PROFILE_DIR_ENV = "MPNPU_BENCH_PROFILE_DIR"
 
 
 def profiled_main(*args, **kwargs) -> None:
-    """The FLOMS kernel entry point under cProfile, dumping one stats file per core and launch.
+    """The FLOMS kernel under cProfile, dumping one stats file per core and launch.
 
     Runs in the core processes (launched as "scripts/bench_batch.py:profiled_main"); the directory
     comes from the environment inherited when the device forked its cores.
     """
     directory = os.environ.get(_PROFILE_DIR_ENV)
     if not directory:
-        return kernel_mod.main(*args, **kwargs)
+        return KERNEL(*args, **kwargs)
     prof = cProfile.Profile()
     prof.enable()
     try:
-        kernel_mod.main(*args, **kwargs)
+        KERNEL(*args, **kwargs)
     finally:
         prof.disable()
         kind = "cube" if api.is_aic() else "vector"
-        prof.dump_stats(os.path.join(directory, f"{kind}-{api.get_block_idx()}-{os.getpid()}-{time.perf_counter_ns()}.prof"))
+        name = f"{kind}-{api.get_block_idx()}-{os.getpid()}-{time.perf_counter_ns()}.prof"
+        prof.dump_stats(os.path.join(directory, name))
 
 
 # The wrapper runs its pipes as the kernel it wraps does (asynchronous for the pipelined FLOMS kernel):
 # without the mark the profile would show the in-order engine, not the default batch's.
-if getattr(kernel_mod.main, "__mpnpu_pipes__", None):
-    profiled_main.__mpnpu_pipes__ = kernel_mod.main.__mpnpu_pipes__
+if getattr(KERNEL, "__mpnpu_pipes__", None):
+    profiled_main.__mpnpu_pipes__ = KERNEL.__mpnpu_pipes__
 
 
 def _core_profiles(dev_factory, cases) -> str:
@@ -84,14 +81,12 @@ def _core_profiles(dev_factory, cases) -> str:
     out = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="mpnpu-bench-") as directory:
         os.environ[_PROFILE_DIR_ENV] = directory
-        saved = op_mod.KERNEL
-        op_mod.KERNEL = f"{os.path.abspath(__file__)}:profiled_main"
+        profiled = dataclasses.replace(OPERATOR, kernel=f"{os.path.abspath(__file__)}:profiled_main")
         try:
             with dev_factory() as dev, blas_threads(1):
                 for case in cases:
-                    OPERATOR.run(dev, case)
+                    profiled.run(dev, case)
         finally:
-            op_mod.KERNEL = saved
             del os.environ[_PROFILE_DIR_ENV]
         for kind in ("cube", "vector"):
             files = [os.path.join(directory, f) for f in sorted(os.listdir(directory)) if f.startswith(kind)]
@@ -118,7 +113,7 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--cases", type=positive_int, default=50, help="seeded cases, default shapes (default 50)")
     p.add_argument("--rounds", type=positive_int, default=3, help="passes over the cases (default 3)")
     p.add_argument("--block-dim", type=positive_int, default=None,
-                   help=f"AI cores (default {default_block_dim()})")
+                   help=f"AI cores (default {DEFAULT_BLOCK_DIM})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="case stream seed (default 0)")
     p.add_argument("--profile", action="store_true", help="cProfile the parent over one extra pass of device runs")
     p.add_argument("--pipes", choices=("kernel", "async", "sync"), default="kernel",
@@ -156,9 +151,10 @@ def main(argv=None) -> int:
     cases = [OPERATOR.make_case(args.seed, i) for i in range(args.cases)]
     n = len(cases)
     shapes = [c.bt * c.h * c.v for c in cases]
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     print(f"bench: {n} FLOMS cases (seed {args.seed}, default shapes: BT*H*V median {statistics.median(shapes):.3g}), "
-          f"block_dim {block_dim} ({3 * block_dim} core processes on {len(available_cpus())} CPUs), {args.rounds} rounds")
+          f"block_dim {block_dim} ({3 * block_dim} core processes on {len(available_cpus())} CPUs), "
+          f"{args.rounds} rounds")
     rows = []  # per round: (device s/case, golden s/case, prepare s/case)
     totals = _new_totals()
     options = RuntimeOptions(pipes=args.pipes)
@@ -178,7 +174,7 @@ def main(argv=None) -> int:
                         _device_run(dev, case, totals, cores)
                     else:
                         t0 = time.perf_counter()
-                        golden_mod.golden(*case.inputs())
+                        OPERATOR.golden(case)
                         t1 = time.perf_counter()
                         OPERATOR.prepare(case)
                         t_gold, t_prep = t_gold + t1 - t0, t_prep + time.perf_counter() - t1

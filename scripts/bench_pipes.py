@@ -15,19 +15,19 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+from mpnpu.cli.common import ArgumentParser, run_cli
+from mpnpu.cli.options import DEFAULT_OPERATOR, positive_int
+from mpnpu.operators.registry import load_operator
+from mpnpu.runtime.config import (
+    DEFAULT_BLOCK_DIM,
+    RuntimeOptions,
+)
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.procutil import limit_blas_threads
 
-from mpnpu.cli.common import ArgumentParser, positive_int, run_cli  # noqa: E402
-from mpnpu.harness.runner import default_block_dim  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum import golden as golden_mod  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
-from mpnpu.runtime.config import RuntimeOptions  # noqa: E402
-from mpnpu.runtime.device import Device  # noqa: E402
-from mpnpu.runtime.procutil import limit_blas_threads  # noqa: E402
+OPERATOR = load_operator(DEFAULT_OPERATOR)  # FLOMS, found by name as the tools find it
 
 
 def main(argv=None) -> int:
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     p.add_argument("--block-dim", type=positive_int, default=None)
     args = p.parse_args(argv)
     limit_blas_threads(1)
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     cases = [OPERATOR.make_case(0, i) for i in range(args.cases)]
     times = {"async": [], "sync": [], "golden": []}
     with Device(block_dim, options=RuntimeOptions(pipes="kernel")) as dev_async, \
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
                 for what in order[(i + r) % 3:] + order[:(i + r) % 3]:
                     t0 = time.perf_counter()
                     if what == "golden":
-                        golden_mod.golden(*case.inputs())
+                        OPERATOR.golden(case)
                     else:
                         OPERATOR.run(devices[what], case)
                     times[what].append(time.perf_counter() - t0)

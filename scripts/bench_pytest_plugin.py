@@ -12,8 +12,8 @@ a warmer or quieter machine) over several rounds, on one persistent device:
   ``assert_matches_golden`` against ``python -c`` doing the same batch on a fresh device (what
   pytest and the plugin add, start-up included).
 
-Prints each round's times, the median ratio and the median difference (seconds) per pair. The machine may be shared: only ratios
-measured side by side mean anything.
+Prints each round's times, the median ratio and the median difference (seconds) per pair. The
+machine may be shared: only ratios measured side by side mean anything.
 
     python scripts/bench_pytest_plugin.py [--cases 30] [--repeat 2] [--rounds 5] [--block-dim N]
 """
@@ -30,8 +30,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
-from mpnpu.harness.runner import Variant, default_block_dim, run_batch
+from mpnpu.cli.options import DEFAULT_OPERATOR
+from mpnpu.harness.runner import Variant, run_batch
+from mpnpu.operators.registry import load_operator
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 from mpnpu.testing import assert_matches_golden, assert_no_races
 
@@ -44,7 +46,7 @@ def test_batch(mpnpu_device):
 '''
 
 SCRIPT = '''
-from mpnpu.harness.operator import load_operator
+from mpnpu.operators.registry import load_operator
 from mpnpu.harness.runner import Variant, run_batch
 from mpnpu.runtime.device import Device
 
@@ -88,14 +90,15 @@ def main() -> None:
     args = ap.parse_args()
 
     op = load_operator(DEFAULT_OPERATOR)
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     print(f"{op.name}, fixed variant, {args.cases} cases x {args.repeat} repeats, block_dim {block_dim}, "
           f"{len(os.sched_getaffinity(0))} CPUs, load average {os.getloadavg()[0]:.1f}; {args.rounds} rounds")
     fixed = [Variant("fixed", frozenset())]
     ratios = {}
     with Device(block_dim) as dev:
         def bare_batch() -> None:
-            assert run_batch(op, cases=args.cases, repeat=args.repeat, variants=fixed, device=dev).expected_clean_are_clean
+            result = run_batch(op, cases=args.cases, repeat=args.repeat, variants=fixed, device=dev)
+            assert result.expected_clean_are_clean
 
         def helper_batch() -> None:
             assert_matches_golden(op, cases=args.cases, repeat=args.repeat, device=dev)

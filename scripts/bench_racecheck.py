@@ -23,8 +23,11 @@ import argparse
 import statistics
 
 from benchlib import time_hazard_analysis
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
-from mpnpu.harness.runner import default_block_dim, make_variants, run_batch
+
+from mpnpu.cli.options import DEFAULT_OPERATOR
+from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.operators.registry import load_operator
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 
 
@@ -41,7 +44,7 @@ def main() -> None:
     op = load_operator(DEFAULT_OPERATOR)
     names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
     variants = make_variants(op, names)
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
 
     analysis = time_hazard_analysis()
     launches = args.cases * args.repeat * len(variants)

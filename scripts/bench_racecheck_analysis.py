@@ -20,7 +20,8 @@ import argparse
 import time
 from collections import defaultdict
 
-from mpnpu.racecheck import analyze, format_text
+from mpnpu.racecheck import analyze
+from mpnpu.report.hazards import format_hazards
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -198,7 +199,7 @@ def main() -> None:
             print(f"{label:<26}{'dropped' if drop else 'kept':>8}{n_ev:>9}{n_acc:>10}{n_rng:>9}{len(hz):>9}"
                   f"{sum(h.count for h in hz):>8}{ms:>11.1f}{build_ms:>10.1f}")
             if args.show and drop and kw["block_dim"] == 2:
-                print(format_text(hz))
+                print(format_hazards(hz))
 
 
 if __name__ == "__main__":

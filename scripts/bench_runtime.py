@@ -12,9 +12,10 @@ Prints three ratios (lower is better), each from the same run on the same machin
 
 The bare side runs in a pool of worker processes forked once and reused, as mpnpu's core pool
 is, so both sides run in long-lived processes (freshly forked ones get placed on idle CPUs by the
-fork balancer and measure faster for a while). Each measurement lasts a few hundred milliseconds: shorter ones mostly measure how the OS scheduler
-spreads freshly woken processes over the CPUs, not the primitive. Each is repeated in alternating rounds (mpnpu, then bare, back to back); the ratio is
-the median of the per-round ratios, so that load drifting on a shared machine hits both sides of
+fork balancer and measure faster for a while). Each measurement lasts a few hundred milliseconds:
+shorter ones mostly measure how the OS scheduler spreads freshly woken processes over the CPUs,
+not the primitive. Each is repeated in alternating rounds (mpnpu, then bare, back to back); the
+ratio is the median of the per-round ratios, so that load drifting on a shared machine hits both sides of
 each pair alike. Run: python scripts/bench_runtime.py [--rounds 9]
 """
 
@@ -27,11 +28,8 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from mpnpu import api  # noqa: E402
-from mpnpu.runtime.device import Device  # noqa: E402
+from mpnpu import api
+from mpnpu.runtime.device import Device
 
 CTX = mp.get_context("fork")
 
@@ -193,7 +191,8 @@ def main() -> int:
         ratio = statistics.median(o / r for o, r in zip(ours, bare))
         ok = ratio <= targets[key]
         worst_ok &= ok
-        print(f"{labels[key]:<74} {m * 1e6:8.1f}us {b * 1e6:8.1f}us {ratio:6.2f}x {'<=' + str(targets[key]):>6}{'' if ok else '  MISSED'}")
+        target, missed = "<=" + str(targets[key]), "" if ok else "  MISSED"
+        print(f"{labels[key]:<74} {m * 1e6:8.1f}us {b * 1e6:8.1f}us {ratio:6.2f}x {target:>6}{missed}")
     print(f"(times: medians of {args.rounds} alternating rounds; ratio: median of the "
           f"per-round ratios; CPUs: {len(os.sched_getaffinity(0))})")
     return 0 if worst_ok else 1

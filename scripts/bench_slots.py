@@ -21,16 +21,13 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from mpnpu.harness.registry import DEFAULT_OPERATOR  # noqa: E402
-from mpnpu.harness.runner import make_variants  # noqa: E402
-from mpnpu.harness.registry import load_operator  # noqa: E402
-from mpnpu.harness.shards import ShardPlan, make_shards  # noqa: E402
-from mpnpu.harness.slots import run_in_slots  # noqa: E402
-from mpnpu.harness.stress.sweep import Configuration  # noqa: E402
-from mpnpu.runtime import cpuset  # noqa: E402
+from mpnpu.cli.options import DEFAULT_OPERATOR
+from mpnpu.harness.runner import make_variants
+from mpnpu.harness.stress.plan import Configuration
+from mpnpu.operators.registry import load_operator
+from mpnpu.runtime import cpuset
+from mpnpu.scale.shards import ShardPlan, make_shards
+from mpnpu.scale.slots import run_in_slots
 
 
 def one(shards, plan, jobs: int, cpus: list[int]) -> tuple[float, int]:
@@ -85,7 +82,7 @@ def main() -> int:
     if args.slots * per_slot > len(cpus):
         raise SystemExit(f"{args.slots} slots x {per_slot} CPUs do not fit on {len(cpus)} CPUs")
     op = load_operator(DEFAULT_OPERATOR)
-    plan = ShardPlan(DEFAULT_OPERATOR, tuple(make_variants(op, ["fixed"])), cpus_per_core=per_slot)
+    plan = ShardPlan(op, tuple(make_variants(op, ["fixed"])), cpus_per_core=per_slot)
     shards = make_shards([Configuration(1)], args.shards * args.shard_cases, shard_cases=args.shard_cases)
     print(f"{len(shards)} shards x {args.shard_cases} cases of the fixed kernel, block_dim 1, {per_slot} CPU(s) per "
           f"AI core; A: 1 slot on CPUs {cpuset.format_cpus(cpus[:per_slot])}, B: {args.slots} slots on CPUs "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Cost of each kind of inter-core sync a repair can suggest, measured side by side in one run.
 
-The repair suggester (mpnpu.harness.repair.SYNC_COST_US) ranks candidate syncs by these figures:
+The repair suggester (mpnpu.directed.repair.SYNC_COST_US) ranks candidate syncs by these figures:
 
 - SyncAll<false>: every core of the launch (block_dim 2: 6 core processes) meets;
 - SyncAll<true>:  the vector cores only (4);
@@ -19,13 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from mpnpu import api  # noqa: E402
-from mpnpu.runtime.device import Device  # noqa: E402
+from mpnpu import api
+from mpnpu.runtime.device import Device
 
 
 def sync_all_kernel(n: int) -> None:

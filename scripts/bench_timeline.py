@@ -25,10 +25,13 @@ import tempfile
 import time
 
 from benchlib import time_hazard_analysis
-from mpnpu.cli.render.chrome_trace import write_chrome_trace
-from mpnpu.harness.operator import DEFAULT_OPERATOR, load_operator
-from mpnpu.harness.runner import default_block_dim, make_variants, run_batch
+
+from mpnpu.cli.options import DEFAULT_OPERATOR
+from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
+from mpnpu.operators.registry import load_operator
+from mpnpu.report.chrome_trace import write_chrome_trace
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device
 
 
@@ -43,7 +46,7 @@ def main() -> None:
 
     op = load_operator(DEFAULT_OPERATOR)
     variants = make_variants(op, ("incident", "fixed"))
-    block_dim = args.block_dim or default_block_dim()
+    block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     analysis = time_hazard_analysis()
     launches = args.cases * args.repeat * len(variants)
     print(f"batch: {args.cases} cases x {args.repeat} repeats x incident, fixed = {launches} launches, "
@@ -64,9 +67,9 @@ def main() -> None:
                 if selector is not None:
                     wants = selector.wants
 
-                    def counting_wants(variant, case, _wants=wants):
+                    def counting_wants(variant, case, _wants=wants, _traced=traced):
                         w = _wants(variant, case)
-                        traced[0] += w
+                        _traced[0] += w
                         return w
 
                     selector.wants = counting_wants  # type: ignore[method-assign]

@@ -19,17 +19,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from mpnpu.harness.confirm import confirm_hazards  # noqa: E402
-from mpnpu.harness.registry import load_operator  # noqa: E402
-from mpnpu.harness.runner import Variant, run_batch  # noqa: E402
-from mpnpu.harness.stats import wilson_interval  # noqa: E402
-from mpnpu.harness.stress.placement import available_cpus, spread  # noqa: E402
+from mpnpu.directed.confirm import confirm_hazards
+from mpnpu.harness.runner import Variant, run_batch
+from mpnpu.harness.stats import wilson_interval
+from mpnpu.harness.stress.placement import available_cpus, spread
+from mpnpu.operators.registry import load_operator
 
 
 def pinner(placement: str):
@@ -68,7 +64,8 @@ def main() -> None:
         for c in r.confirmations:
             lo, hi = wilson_interval(c.harmful_runs, len(c.runs))
             h = c.hazard
-            print(f"  {h.kind} {h.tensor} ({h.first.stage} -> {h.second.stage}): harmful {c.harmful_runs}/{len(c.runs)} "
+            print(f"  {h.kind} {h.tensor} ({h.first.stage} -> {h.second.stage}): "
+                  f"harmful {c.harmful_runs}/{len(c.runs)} "
                   f"({100 * c.harmful_runs / len(c.runs):.1f}%, 95% CI {100 * lo:.1f}..{100 * hi:.1f}%), "
                   f"reversed {c.reversed}/{len(c.runs)}, fixed under the same plans: "
                   f"{c.fixed_failures}/{len(c.fixed_runs)} failures")

@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.harness.timeline import build_timeline
+from mpnpu.operators.registry import load_operator
 from mpnpu.racecheck import check_case
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -38,8 +39,9 @@ def main() -> None:
                 res = check_case(op, dev, op.make_case(0, i), drop_syncs=dropped)
                 tl = build_timeline(res.launch.trace)
                 cross = any(r.inverted for r in tl.races)
-                shown = {(True, True): "both", (True, False): "cross-core hazard only",
-                         (False, True): "pipe-order inversion only", (False, False): "neither"}[(cross, bool(tl.inversions))]
+                names = {(True, True): "both", (True, False): "cross-core hazard only",
+                         (False, True): "pipe-order inversion only", (False, False): "neither"}
+                shown = names[(cross, bool(tl.inversions))]
                 counts[("passed" if res.passed else "FAILED", shown)] += 1
     print(f"{op.name}, incident (drops {', '.join(sorted(dropped))}), cases 0..{args.cases - 1} x {args.repeat}, "
           f"block_dim {args.block_dim}: what the timeline shows in the wrong order")

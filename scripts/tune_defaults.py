@@ -15,27 +15,21 @@ the device: a few cases fail, different ones each run) yet in practically every 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from mpnpu.cli.commands.batch import DEFAULT_CASES, DEFAULT_REPEAT
+from mpnpu.cli.options import DEFAULT_OPERATOR
+from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.harness.stats import detect_probability
+from mpnpu.operators.registry import load_operator
+from mpnpu.runtime.procutil import available_cpus
 
-from mpnpu.cli.batch import DEFAULT_CASES, DEFAULT_REPEAT  # noqa: E402
-from mpnpu.harness.runner import make_variants, run_batch  # noqa: E402
-from mpnpu.runtime.procutil import available_cpus  # noqa: E402
-from mpnpu.harness.stats import detect_probability  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes  # noqa: E402
-from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR  # noqa: E402
+OPERATOR = load_operator(DEFAULT_OPERATOR)  # FLOMS, found by name as the tools find it
 
 
-def parse_tiles(text: str) -> list[TileSizes]:
-    out = []
-    for item in text.split(","):
-        m, n, k = (int(x) for x in item.lower().split("x"))
-        out.append(TileSizes(m, n, k))
-    return out
+def parse_tiles(text: str) -> list[tuple[int, int, int]]:
+    return [tuple(int(x) for x in item.lower().split("x")) for item in text.split(",")]  # type: ignore[misc]
 
 
 def main() -> int:
@@ -54,7 +48,8 @@ def main() -> int:
     for bd in (int(x) for x in args.block_dims.split(",")):
         for tiles in parse_tiles(args.tiles):
             for seed in (int(x) for x in args.seeds.split(",")):
-                op = dataclasses.replace(OPERATOR, tiles=tiles)
+                base_m, base_n, base_k = tiles
+                op = OPERATOR.with_options(base_m=base_m, base_n=base_n, base_k=base_k)
                 start = time.perf_counter()
                 result = run_batch(op, cases=args.cases, repeat=args.repeat, seed=seed, block_dim=bd,
                                    variants=make_variants(op, ("incident", "fixed")))
@@ -62,7 +57,7 @@ def main() -> int:
                 inc, fixed = result.variants["incident"], result.variants["fixed"]
                 lo, hi = inc.wilson95
                 runs = inc.case_runs + fixed.case_runs
-                print(f"{bd:>9} {tiles.base_m}x{tiles.base_n}x{tiles.base_k:<3} {seed:>4} "
+                print(f"{bd:>9} {base_m}x{base_n}x{base_k:<3} {seed:>4} "
                       f"{inc.failed_case_runs:>5}/{inc.case_runs:<5} {inc.failure_rate:5.1%}"
                       f"{lo:>8.1%}..{hi:<7.1%} {fixed.failed_case_runs:>11} {1000 * elapsed / runs:>11.1f} "
                       f"{detect_probability(inc.failure_rate, default_runs):>24.6f}")

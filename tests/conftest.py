@@ -13,7 +13,9 @@ Leftovers are cleaned up after the assertion so that one failure does not cascad
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from typing import Iterator
 
 import psutil
@@ -93,17 +95,10 @@ class TimeLimitExceeded(BaseException):
     ``except Exception`` swallows it in the parent)."""
 
 
-@pytest.fixture
-def time_limit(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Fail a test that runs longer than its ``@pytest.mark.time_limit(seconds)`` (default 30 s).
-
-    SIGALRM raises in the main thread wherever it is blocked, so a hung launch turns into a
-    failure (and the Device's own cleanup runs) instead of a hung test run.
-    """
-    import signal
-
-    marker = request.node.get_closest_marker("time_limit")
-    seconds = float(marker.args[0]) if marker else 30.0
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    """SIGALRM raises TimeLimitExceeded in the main thread wherever it is blocked, so a hung launch
+    turns into a failure (and the Device's own cleanup runs) instead of a hung test run."""
 
     def _expired(signum, frame):
         raise TimeLimitExceeded(f"test exceeded its {seconds:g} s time limit")
@@ -117,5 +112,31 @@ def time_limit(request: pytest.FixtureRequest) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+def _limit(node: pytest.Item) -> float | None:
+    marker = node.get_closest_marker("time_limit")
+    return float(marker.args[0]) if marker else None
+
+
+@pytest.fixture
+def time_limit(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that runs longer than its ``@pytest.mark.time_limit(seconds)`` (default 30 s)."""
+    with _alarm(_limit(request.node) or 30.0):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _time_limit_marker(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The ``time_limit`` marker works on its own: a marked test that does not ask for the fixture
+    gets the same alarm (an autouse fixture runs first, so the test's other fixtures are covered)."""
+    seconds = _limit(request.node)
+    if seconds is None or "time_limit" in request.fixturenames:
+        yield
+        return
+    with _alarm(seconds):
+        yield
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "time_limit(seconds): fail the test if it runs longer (time_limit fixture)")
+    config.addinivalue_line("markers", "time_limit(seconds): fail the test if it runs longer (default 30 s with "
+                                       "the time_limit fixture)")
+    config.addinivalue_line("markers", "slow: longer than about a second; the fast loop (-m 'not slow') skips it")

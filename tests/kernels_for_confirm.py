@@ -16,9 +16,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mpnpu import api
+from mpnpu import LaunchOptions, api
 from mpnpu.api import TPosition
-from mpnpu.harness.operator import Verdict
+from mpnpu.operators.protocol import Verdict
 
 N = 64
 STALE = -1
@@ -142,8 +142,8 @@ class ToyOperator:
             start = case.value if self.kernel == "war" else STALE
             data = gm.to_device("data", np.full(N, start, np.int32))
             out = gm.to_device("out", np.full(N, STALE, np.int32))
-            launch = device.launch(f"tests.kernels_for_confirm:{self.kernel}", data, out, case.value,
-                                   drop_syncs=tuple(drop_syncs), trace=trace)
+            launch = device.launch_with(LaunchOptions(drop_syncs=drop_syncs, trace=trace),
+                                        f"tests.kernels_for_confirm:{self.kernel}", data, out, case.value)
             outputs = {"data": device.to_host(data), "out": device.to_host(out)}
         return outputs, launch
 

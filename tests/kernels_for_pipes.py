@@ -3,7 +3,6 @@ their data movement runs on the asynchronous pipes."""
 
 from __future__ import annotations
 
-
 from mpnpu import api
 from mpnpu.api import HardEvent, Pipe, TPosition
 

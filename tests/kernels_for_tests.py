@@ -425,3 +425,13 @@ def copy_kernel(src, dst) -> None:
         buf = api.alloc_local(TPosition.VECIN, src.shape, src.dtype)
         api.data_copy(buf, src)
         api.data_copy(dst, buf)
+
+
+# -- kernel arguments that share a name with a launch option ----------------------------------------
+
+
+def options_named(out, trace, timeout, drop_syncs=0, hold=0) -> None:
+    """Core c writes trace + timeout + drop_syncs + hold + c: arguments named like launch options
+    reach the kernel untouched (Device.launch passes every argument to the kernel)."""
+    c = api.get_block_idx() + (0 if api.is_aic() else api.get_block_num())
+    put(out[c:c + 1], [trace + timeout + drop_syncs + hold + c])

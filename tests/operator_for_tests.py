@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from mpnpu import api
-from mpnpu.harness.kernel_operator import Case, KernelOperator
-from mpnpu.harness.operator import OperatorOption
+from mpnpu.operators.kernel import Case, KernelOperator
+from mpnpu.operators.protocol import OperatorOption
 
 
 def two_phase_sum(x, total, partials, n: int) -> None:

@@ -23,10 +23,10 @@ import numpy as np
 import psutil
 import pytest
 
-from mpnpu.harness.operator import Verdict
 from mpnpu.harness.runner import BatchResult, Variant, VariantResult, how_often_it_fails, run_batch
 from mpnpu.harness.stats import trials_to_detect
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, FlomsOperator
+from mpnpu.operators.protocol import Verdict
 from mpnpu.runtime.config import RuntimeOptions
 from tests.waiting import wait_for
 
@@ -134,6 +134,7 @@ def test_fixed_only_quiet_exits_0_with_one_line(tmp_path) -> None:
     assert not list(tmp_path.glob("*.tmp"))
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks")
 def test_both_variants_report_and_json_schema(tmp_path) -> None:
     report = tmp_path / "r.json"
@@ -154,6 +155,7 @@ def test_both_variants_report_and_json_schema(tmp_path) -> None:
 # -- exit 1 only when a variant expected clean fails ---------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks")
 def test_exit_1_when_a_variant_expected_clean_fails(tmp_path) -> None:
     """A kernel that is wrong with every sync in place makes the "fixed" variant fail: exit 1."""
@@ -170,6 +172,7 @@ def test_exit_1_when_a_variant_expected_clean_fails(tmp_path) -> None:
     assert v["failed_by_output"] == {"predicted_logits": 2 * len(expected)}
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks")
 def test_exit_0_when_only_a_variant_dropping_syncs_fails(tmp_path) -> None:
     """A variant that drops a sync point is expected to fail sometimes: its failures alone are exit 0."""
@@ -266,6 +269,7 @@ def usage_runs() -> dict[str, tuple[int, subprocess.CompletedProcess]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(USAGE_ERRORS))
 def test_usage_error_exits_2_with_one_line(usage_runs, name) -> None:
     pid, p = usage_runs[name]
@@ -282,6 +286,7 @@ def test_usage_error_exits_2_with_one_line(usage_runs, name) -> None:
 # -- the library: fixed never fails, incident fails within the bound -----------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks")
 def test_fixed_variant_never_fails_in_an_ab_batch() -> None:
     """Deterministic: with every sync in place no case-run may fail (A/B, so the fixed kernel runs
@@ -295,6 +300,7 @@ def test_fixed_variant_never_fails_in_an_ab_batch() -> None:
     assert set(result.variants["incident"].failed_by_output) <= {"predicted_logits"}
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks")
 def test_incident_fails_within_the_bound_and_only_in_predicted_logits() -> None:
     """Statistical: at least one failing case-run within N_MAX (P_MIN, CONFIDENCE above).
@@ -359,6 +365,7 @@ class _StreamReader(threading.Thread):
         return int(counts[-1]) if counts else 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how,code", [("SIGINT to the process group", 130), ("SIGTERM to the batch", 143)])
 @pytest.mark.usefixtures("no_leaks")
 def test_interrupt_prints_partial_report_and_leaves_nothing(tmp_path, how, code) -> None:

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.compare import Tolerance, compare_outputs, relative_error
 from mpnpu.kernels.fused_linear_online_max_sum.cases import (
     Case,
     CaseSpace,
@@ -24,6 +23,7 @@ from mpnpu.kernels.fused_linear_online_max_sum.cases import (
 from mpnpu.kernels.fused_linear_online_max_sum.golden import golden, logits
 from mpnpu.kernels.fused_linear_online_max_sum.precision import tolerances
 from mpnpu.kernels.fused_linear_online_max_sum.spec import check_inputs
+from mpnpu.operators.compare import Tolerance, compare_outputs, relative_error
 from mpnpu.runtime.dtypes import from_float32, round_to, to_float32
 
 BOTH_MODES = CaseSpace(return_logits=(False, True))
@@ -173,6 +173,7 @@ def _sim_cases() -> list[Case]:
     return generate_cases(11, 40, BOTH_MODES)
 
 
+@pytest.mark.slow
 def test_tolerances_pass_simulated_device_numerics() -> None:
     for case in _sim_cases():
         actual, _, _ = _device(case)
@@ -201,6 +202,7 @@ def _wrong_gather(case: Case, actual: dict, tile: np.ndarray, row_max: np.ndarra
     return {**actual, "predicted_logits": bad}
 
 
+@pytest.mark.slow
 def test_a_single_wrong_gather_fails_predicted_logits_only() -> None:
     rng = np.random.default_rng(0)
     tried = caught = 0
@@ -215,6 +217,7 @@ def test_a_single_wrong_gather_fails_predicted_logits_only() -> None:
     assert caught >= tried - 1, (caught, tried)
 
 
+@pytest.mark.slow
 def test_wrong_gathers_show_relative_errors_of_tens_to_thousands() -> None:
     rel = []
     rng = np.random.default_rng(1)

@@ -11,14 +11,17 @@ import dataclasses
 
 import pytest
 
-from mpnpu.cli import investigate as inv_cli
+from mpnpu import Diagnosis, Shapes, Step
+from mpnpu.cli.commands import investigate as inv_cli
 from mpnpu.cli.common import run_cli
-from mpnpu.cli.render.investigate import format_markdown, format_text
 from mpnpu.errors import UsageError
-from mpnpu.harness.chain import Diagnosis, Shapes, Step, run_investigation
-from mpnpu.harness.registry import load_operator
+from mpnpu.harness.chain import run_investigation
 from mpnpu.harness.runner import Variant, VariantResult, make_variants, run_batch
-from mpnpu.harness.operator import Verdict
+from mpnpu.operators.protocol import Verdict
+from mpnpu.operators.registry import load_operator
+from mpnpu.report.hazards import format_hazard_log
+from mpnpu.report.markdown import format_markdown
+from mpnpu.report.text.investigate import format_investigation
 from mpnpu.runtime.device import Device
 
 OP = load_operator("tests.operator_for_tests:OPERATOR")
@@ -67,7 +70,7 @@ def test_merge_combines_hazard_logs(no_leaks):
     (hazard,) = [h for h in m.hazard_log.hazards() if "partials" in h.tensor]
     assert hazard.launches == sum(h.launches for log in (a.hazard_log, b.hazard_log)
                                   for h in log.hazards() if h.key == hazard.key)
-    assert "B1" in m.hazard_log.format_text()
+    assert "B1" in format_hazard_log(m.hazard_log)
     assert a.hazard_log.launches_analyzed == 2  # not modified
 
 
@@ -99,7 +102,7 @@ def test_a_chain_as_data_runs_for_any_operator(no_leaks):
     assert inv.steps[0].case_runs == 6 and inv.plan is None  # no step calibrates
     assert inv.steps[0].conclusion == "clean in 6 case-runs"
     assert inv.verdict_line() == "verdict: OK: every conclusion matches the plan (2/2 steps)"
-    text = format_text(inv)
+    text = format_investigation(inv)
     assert "mpnpu investigate: two_phase_sum, fixed kernel, seed 0" in text and "tiny cases" in text
     assert text.splitlines()[-2] == inv.verdict_line()
     assert format_markdown(inv).startswith("# two-phase sum: a chain of two steps")
@@ -111,7 +114,7 @@ def test_a_chain_as_data_runs_for_any_operator(no_leaks):
 def test_an_operator_without_a_chain_is_one_line_exit_2(capsys):
     with pytest.raises(UsageError, match="operator two_phase_sum has no diagnosis chain"):
         run_investigation(OP)
-    rc = run_cli(inv_cli.main, ["--op", "tests.operator_for_tests:OPERATOR"], prog="mpnpu.investigate")
+    rc = run_cli(inv_cli.COMMAND.main, ["--op", "tests.operator_for_tests:OPERATOR"], prog="mpnpu.investigate")
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and err == ["mpnpu.investigate: error: operator two_phase_sum has no diagnosis chain to "
                                "investigate (python -m mpnpu.batch runs its variants)"]
@@ -142,9 +145,9 @@ def test_investigate_timeline_keeps_launches_per_step(tmp_path, capsys, no_leaks
     from tests.test_timeline import assert_trace_rules
 
     out = tmp_path / "t.json"
-    rc = run_cli(inv_cli.main, ["--op", "tests.test_chain:TIMELINE_OP", "--calibration-cases", "3", "--min-cases",
-                                "3", "--max-cases", "3", "--repeats", "2", "--block-dim", "1", "--quiet",
-                                "--timeline", str(out)], prog="mpnpu.investigate")
+    argv = ["--op", "tests.test_chain:TIMELINE_OP", "--calibration-cases", "3", "--min-cases", "3", "--max-cases",
+            "3", "--repeats", "2", "--block-dim", "1", "--quiet", "--timeline", str(out)]
+    rc = run_cli(inv_cli.COMMAND.main, argv, prog="mpnpu.investigate")
     assert rc == 0
     err = capsys.readouterr().err
     assert f"timeline: {out} (" in err
@@ -162,7 +165,7 @@ def test_investigate_timeline_keeps_launches_per_step(tmp_path, capsys, no_leaks
 ])
 def test_investigate_timeline_usage_errors(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    rc = run_cli(inv_cli.main, ["--op", "tests.test_chain:TIMELINE_OP", *argv], prog="mpnpu.investigate")
+    rc = run_cli(inv_cli.COMMAND.main, ["--op", "tests.test_chain:TIMELINE_OP", *argv], prog="mpnpu.investigate")
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and message in err[0], err
     assert not list(tmp_path.iterdir())

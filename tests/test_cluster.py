@@ -16,16 +16,17 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from mpnpu.harness.cluster import run_on_cluster  # noqa: E402
+from mpnpu import load_operator  # noqa: E402
 from mpnpu.harness.runner import Variant  # noqa: E402
-from mpnpu.harness.shards import ShardPlan, make_shards, merge_shards  # noqa: E402
-from mpnpu.harness.stress.sweep import Configuration, configurations  # noqa: E402
+from mpnpu.harness.stress.plan import Configuration, configurations  # noqa: E402
 from mpnpu.runtime import cpuset  # noqa: E402
 from mpnpu.runtime.config import RuntimeOptions  # noqa: E402
+from mpnpu.scale.cluster import run_on_cluster  # noqa: E402
+from mpnpu.scale.shards import ShardPlan, make_shards, merge_shards  # noqa: E402
 from tests.conftest import SHM_DIR  # noqa: E402
 from tests.waiting import wait_for  # noqa: E402
 
-OPERATOR_REF = "mpnpu.kernels.fused_linear_online_max_sum.operator:OPERATOR"
+OPERATOR = load_operator("floms")
 FIXED = Variant("fixed", frozenset())
 INCIDENT = Variant("incident", frozenset({"S1"}))
 OPTIONS = RuntimeOptions(gm_segment_bytes=8 << 20, launch_timeout_s=60.0)
@@ -40,8 +41,9 @@ def cluster():
         ray.shutdown()
 
 
+@pytest.mark.slow
 def test_sweep_on_a_local_cluster_merges_like_a_local_sweep(cluster) -> None:
-    plan = ShardPlan(OPERATOR_REF, (INCIDENT, FIXED), cpus_per_core=1, options=OPTIONS)
+    plan = ShardPlan(OPERATOR, (INCIDENT, FIXED), cpus_per_core=1, options=OPTIONS)
     shards = make_shards(configurations([1], ["none", "pack"]), 8, shard_cases=4)
     run = run_on_cluster(shards, plan)
     assert not run.interrupted and not run.retries and not run.not_run
@@ -59,8 +61,9 @@ def test_sweep_on_a_local_cluster_merges_like_a_local_sweep(cluster) -> None:
         assert sorted(m.variants["fixed"].fingerprints) == list(range(8))
 
 
+@pytest.mark.slow
 def test_killed_worker_shard_is_retried_and_counted_once(cluster) -> None:
-    plan = ShardPlan(OPERATOR_REF, (FIXED,), cpus_per_core=1, options=OPTIONS)
+    plan = ShardPlan(OPERATOR, (FIXED,), cpus_per_core=1, options=OPTIONS)
     shards = make_shards([Configuration(1)], 60, shard_cases=30)
     killed: dict[str, object] = {}
     stop = threading.Event()

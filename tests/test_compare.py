@@ -1,4 +1,4 @@
-"""The generic precision rule of mpnpu.harness.compare (docs/precision.md)."""
+"""The generic precision rule of mpnpu.operators.compare (docs/precision.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.compare import (
+from mpnpu.operators.compare import (
     CaseComparison,
     Tolerance,
     compare_output,

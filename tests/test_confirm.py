@@ -12,10 +12,11 @@ import json
 
 import pytest
 
+from mpnpu import LaunchOptions
+from mpnpu.directed.audit import BENIGN_ONLY, NECESSARY, REDUNDANT, UNPROVEN, audit
+from mpnpu.directed.confirm import BENIGN, HARMFUL, confirm_hazards, replay
+from mpnpu.directed.repair import repair_hazards
 from mpnpu.errors import UsageError
-from mpnpu.harness.audit import BENIGN_ONLY, NECESSARY, REDUNDANT, UNPROVEN, audit
-from mpnpu.harness.confirm import BENIGN, HARMFUL, confirm_hazards, replay
-from mpnpu.harness.repair import repair_hazards
 from mpnpu.racecheck import analyze
 from mpnpu.racecheck.directed import hold_pairs, occurrences
 from mpnpu.runtime.config import RuntimeOptions
@@ -33,6 +34,7 @@ def _confirm(op, runs=3, **kw):
     return confirm_hazards(op, dropped=op.variants["incident"], runs=runs, **args)
 
 
+@pytest.mark.slow
 def test_raw_race_is_reversed_in_every_directed_run_and_harmful():
     r = _confirm(kc.RAW_OP, runs=4)
     (c,) = r.confirmations
@@ -48,6 +50,7 @@ def test_raw_race_is_reversed_in_every_directed_run_and_harmful():
     assert [x.outcome for x in c.fixed_runs] == [ORDERED] * 4
 
 
+@pytest.mark.slow
 def test_benign_race_both_cores_write_the_same_value():
     (c,) = _confirm(kc.BENIGN_OP).confirmations
     assert c.hazard.kind == "WAW"
@@ -55,6 +58,7 @@ def test_benign_race_both_cores_write_the_same_value():
     assert c.verdict == BENIGN
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op, kind, output", [(kc.WAR_OP, "WAR", "out"), (kc.WAW_OP, "WAW", "data")])
 def test_war_and_waw_reversals_are_harmful(op, kind, output):
     (c,) = _confirm(op).confirmations
@@ -105,11 +109,14 @@ def test_occurrences_count_accesses_per_site_in_program_order():
 def test_hold_plans_are_checked():
     with Device(1) as dev:
         with pytest.raises(UsageError):
-            dev.launch("tests.kernels_for_confirm:raw", None, None, 1, hold=HoldPlan(1, "x", 0, 1, "y", 0))
+            dev.launch_with(LaunchOptions(hold=HoldPlan(1, "x", 0, 1, "y", 0)), "tests.kernels_for_confirm:raw",
+                            None, None, 1)
         with pytest.raises(UsageError):
-            dev.launch("tests.kernels_for_confirm:raw", None, None, 1, hold=HoldPlan(1, "x", 0, 9, "y", 0))
+            dev.launch_with(LaunchOptions(hold=HoldPlan(1, "x", 0, 9, "y", 0)), "tests.kernels_for_confirm:raw",
+                            None, None, 1)
 
 
+@pytest.mark.slow
 def test_replay_from_the_reported_seed_is_identical():
     op = kc.WAW_OP
     r = _confirm(op, runs=2, seed=5)
@@ -132,6 +139,7 @@ def test_bad_insert_specs_are_usage_errors(spec):
         parse_insert(spec)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["after:Produce", "after:Produce:aiv", "flag1:3:Produce->Consume"])
 def test_an_inserted_sync_orders_the_race(spec):
     op = kc.RAW_OP
@@ -149,6 +157,7 @@ def test_an_inserted_sync_orders_the_race(spec):
 # -- audit and repairs ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_audit_verdicts_on_small_kernels():
     r = audit(kc.RAW_TWICE_OP, pairs=True, runs=1, scout_cases=1, batch_cases=2, block_dim=1, repair=False)
     verdicts = {"+".join(row.dropped): row.verdict for row in r.rows}
@@ -159,11 +168,12 @@ def test_audit_verdicts_on_small_kernels():
     assert [row.verdict for row in r.rows] == [BENIGN_ONLY]
 
 
+@pytest.mark.slow
 def test_audit_keeps_a_sync_whose_race_inside_a_core_mpnpu_cannot_run_reversed():
     # Dropping QIN:V_MTE2 (MTE2 refills a VECIN buffer the vector pipe may still read) leaves a WAR
     # between PIPE_V and PIPE_MTE2 that racecheck reports, but V runs inline here, so no run fails:
     # "unproven", never "redundant"; QIN:MTE2_V's race shows in the batch: "necessary".
-    from mpnpu.harness.registry import load_operator
+    from mpnpu.operators.registry import load_operator
 
     op = load_operator("vecin-early-read")
     r = audit(op, only=("QIN:V_MTE2", "QIN:MTE2_V"), runs=1, scout_cases=1, batch_cases=4, block_dim=1,
@@ -175,6 +185,7 @@ def test_audit_keeps_a_sync_whose_race_inside_a_core_mpnpu_cannot_run_reversed()
     assert rows[("QIN:MTE2_V",)].verdict == NECESSARY
 
 
+@pytest.mark.slow
 def test_repair_of_a_small_kernel_suggests_a_flag_first_and_verifies_it():
     (rep,) = repair_hazards(kc.RAW_OP, dropped={"B"}, scout_cases=1, runs=1, block_dim=1, batch_cases=2,
                             quiet_s=0.1)
@@ -184,6 +195,7 @@ def test_repair_of_a_small_kernel_suggests_a_flag_first_and_verifies_it():
     assert rep.best.suggestion.insert.startswith("flag1:")
 
 
+@pytest.mark.slow
 def test_floms_audit_s0_and_s1_are_necessary():
     from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
 
@@ -198,6 +210,7 @@ def test_floms_audit_s0_and_s1_are_necessary():
     assert rows[("S0",)].verdict == NECESSARY
 
 
+@pytest.mark.slow
 def test_floms_repair_after_target_process_is_verified():
     from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
 
@@ -213,8 +226,10 @@ def test_floms_repair_after_target_process_is_verified():
 # -- command lines --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_audit_cli_table_json_markdown(tmp_path, capsys):
-    from mpnpu.cli.audit import main
+    from mpnpu.cli.commands.audit import COMMAND
+    main = COMMAND.main
 
     j, m = tmp_path / "a.json", tmp_path / "a.md"
     code = main(["--op", "tests.kernels_for_confirm:RAW_TWICE_OP", "--pairs", "--runs", "1", "--scout-cases", "1",
@@ -230,14 +245,17 @@ def test_audit_cli_table_json_markdown(tmp_path, capsys):
 
 
 def test_confirm_needs_racecheck():
-    from mpnpu.cli.batch import main
+    from mpnpu.cli.commands.batch import COMMAND
+    main = COMMAND.main
     from mpnpu.cli.common import run_cli
 
     assert run_cli(main, ["--confirm", "--cases", "1"]) == 2
 
 
+@pytest.mark.slow
 def test_batch_confirm_reports_each_hazard_in_text_and_json(tmp_path, capsys):
-    from mpnpu.cli.batch import main
+    from mpnpu.cli.commands.batch import COMMAND
+    main = COMMAND.main
 
     j = tmp_path / "b.json"
     code = main(["--op", "tests.kernels_for_confirm:RAW_OP", "--racecheck", "--confirm", "--confirm-runs", "2",
@@ -247,7 +265,8 @@ def test_batch_confirm_reports_each_hazard_in_text_and_json(tmp_path, capsys):
     assert (h["verdict"], h["reversed"], h["runs"], h["fixed_failures"]) == ("harmful", 2, 2, 0)
     assert h["failed_outputs"] == {"out": 2}
     # The printed replay command reruns that run from its seed alone.
-    from mpnpu.cli.audit import main as audit_main
+    from mpnpu.cli.commands.audit import COMMAND
+    audit_main = COMMAND.main
 
     capsys.readouterr()
     assert audit_main(["--op", "tests.kernels_for_confirm:RAW_OP", "--replay", str(h["replay_seed"]), "--drop", "B",

@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 
 from mpnpu.errors import DeviceConfigError, UsageError
-from mpnpu.harness.compare import compare_outputs
 from mpnpu.kernels.fused_linear_online_max_sum.golden import golden
 from mpnpu.kernels.fused_linear_online_max_sum.op import (
     TileSizes,
@@ -28,6 +27,7 @@ from mpnpu.kernels.fused_linear_online_max_sum.op import (
 )
 from mpnpu.kernels.fused_linear_online_max_sum.precision import tolerances
 from mpnpu.kernels.fused_linear_online_max_sum.spec import OUTPUT_NAMES, output_specs
+from mpnpu.operators.compare import compare_outputs
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.dtypes import from_float32
@@ -164,6 +164,7 @@ def test_results_are_reproducible_between_other_calls(dev) -> None:
         assert np.array_equal(first[name], again[name]), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dev", [2, 3], indirect=True, ids=["block_dim=2", "block_dim=3"])
 def test_block_dim_2_and_3(dev) -> None:
     assert len(dev.core_pids()) == 3 * dev.block_dim
@@ -244,7 +245,8 @@ def test_bad_block_dim_is_a_device_config_error(block_dim) -> None:
 
 
 def test_next_call_gets_the_previous_calls_blocks_with_their_data(dev) -> None:
-    """What turns a too-early read into a wrong answer (docs/incident.md, "Why a batch"): nothing is cleared between calls.
+    """What turns a too-early read into a wrong answer (docs/incident.md, "Why a batch"): nothing is
+    cleared between calls.
 
     Call A runs normally. Replaying its allocations by hand hands out A's blocks with A's outputs in
     them. Call B (same shapes, other targets) with the masked_target / target_mask copy-outs disabled

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from mpnpu.errors import DeadlockError
-from mpnpu.racecheck import check_case, format_text
+from mpnpu.racecheck import check_case
+from mpnpu.report.hazards import format_hazards
 from mpnpu.runtime.config import DEFAULT_OPTIONS
 from mpnpu.runtime.device import Device
 
@@ -58,6 +59,7 @@ def _only(folder: str, dtype: str):
     return dataclasses.replace(_op(folder), make=functools.partial(cases.make, dtypes=(dtype,)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", sorted(GALLERY))
 def test_fixed_equals_golden_in_every_dtype(folder):
     cases = importlib.import_module(f"mpnpu.kernels.{folder}.cases")
@@ -72,6 +74,7 @@ def test_fixed_equals_golden_in_every_dtype(folder):
                     assert verdict.passed, f"{folder} {case.describe()} block_dim {block_dim}: {verdict.details}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", sorted(GALLERY))
 def test_incident_hazard_is_reported_on_every_launch(folder):
     op, want = _op(folder), GALLERY[folder]
@@ -80,15 +83,15 @@ def test_incident_hazard_is_reported_on_every_launch(folder):
         for index in range(3):
             chk = check_case(op, dev, op.make_case(0, index), drop_syncs=op.variants["incident"])
             between_cores = [h for h in chk.hazards if h.scope == "GM"]
-            assert len(between_cores) == 1, format_text(chk.hazards)
+            assert len(between_cores) == 1, format_hazards(chk.hazards)
             # A core that reads back its own writes of the same tensor races with itself too (its
             # MTE3 write and MTE2 read): reported inside the core, fixed by the same sync point.
             for inside in chk.hazards:
                 if inside.scope != "GM":
-                    assert inside.scope == "core" and inside.tensor == want.tensor, format_text(chk.hazards)
-                    assert inside.dropped_syncs == want.dropped, format_text(chk.hazards)
+                    assert inside.scope == "core" and inside.tensor == want.tensor, format_hazards(chk.hazards)
+                    assert inside.dropped_syncs == want.dropped, format_hazards(chk.hazards)
             h = between_cores[0]
-            assert (h.kind, h.tensor) == (want.kind, want.tensor), format_text(chk.hazards)
+            assert (h.kind, h.tensor) == (want.kind, want.tensor), format_hazards(chk.hazards)
             assert (h.first.stage, h.first.access) == want.first
             assert (h.second.stage, h.second.access) == want.second
             assert h.dropped_syncs == want.dropped
@@ -96,13 +99,14 @@ def test_incident_hazard_is_reported_on_every_launch(folder):
             assert h.first.core != h.second.core
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", sorted(GALLERY))
 def test_fixed_variant_has_no_hazard(folder):
     op = _op(folder)
     with Device(2) as dev:
         for index in range(2):
             chk = check_case(op, dev, op.make_case(0, index), drop_syncs=op.variants["fixed"])
-            assert chk.hazards == [], format_text(chk.hazards)
+            assert chk.hazards == [], format_hazards(chk.hazards)
             assert chk.passed
 
 
@@ -114,9 +118,10 @@ def test_aiv_barrier_vector_only_barrier_orders_the_vector_exchange():
         case = op.make_case(0, 0)
         assert check_case(op, dev, case, drop_syncs={"V1"}).hazards == []
         both = check_case(op, dev, case, drop_syncs={"V1", "S1"}).hazards
-    assert {(h.kind, h.tensor) for h in both} == {("RAW", "y_ws"), ("RAW", "bias_ws")}, format_text(both)
+    assert {(h.kind, h.tensor) for h in both} == {("RAW", "y_ws"), ("RAW", "bias_ws")}, format_hazards(both)
 
 
+@pytest.mark.slow
 def test_flag_reuse_lost_release_is_reported_as_a_deadlock_naming_flag_and_cores():
     """Dropping only the vector cores' release (variant lost-set): the cube core waits for a flag no
     core will set while the vector cores wait for the next tile; the watchdog names the waits."""
@@ -156,6 +161,7 @@ def test_kernel_uses_only_the_device_api(folder):
     assert imports <= {"__future__", "numpy", "mpnpu", "mpnpu.api", ".syncs"}, imports
 
 
+@pytest.mark.slow
 def test_soak_script_takes_an_operator():
     """scripts/soak_fixed.py --op NAME soaks that operator's fixed kernel (tiny run here)."""
     import subprocess

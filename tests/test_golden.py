@@ -166,7 +166,8 @@ def _good() -> dict:
         (dict(target=np.zeros(5, np.int64)), "5 rows"),
         (dict(weight=np.zeros((0, 8), F16), vocab_end_index=16), "V=0"),
         (
-            dict(input=np.zeros((0, MAX_H + 1), F16), weight=np.zeros((16, MAX_H + 1), F16), target=np.zeros(0, np.int64)),
+            dict(input=np.zeros((0, MAX_H + 1), F16), weight=np.zeros((16, MAX_H + 1), F16),
+                 target=np.zeros(0, np.int64)),
             "65534",
         ),
         (dict(input_dtype="float32"), "not supported"),

@@ -1,4 +1,5 @@
-"""python -m mpnpu.investigate: the incident's diagnosis chain (docs/incident.md), its sizing rule, and its command line.
+"""python -m mpnpu.investigate: the incident's diagnosis chain (docs/incident.md), its sizing rule,
+and its command line.
 
 Deterministic: the sizing arithmetic (plan_trials and the consistency-detection bound), the table /
 Markdown / JSON, exit codes and one-line usage errors, Ctrl-C (130, the steps done so far printed,
@@ -28,9 +29,8 @@ import math
 import numpy as np
 import pytest
 
-from mpnpu.cli import investigate as inv_mod
+from mpnpu.cli.commands import investigate as inv_mod
 from mpnpu.cli.common import run_cli
-from mpnpu.cli.render.investigate import format_markdown, format_text, plan_lines
 from mpnpu.errors import UsageError
 from mpnpu.harness import chain as chain_mod
 from mpnpu.harness.chain import plan_trials, run_investigation
@@ -42,6 +42,12 @@ from mpnpu.harness.stats import (
     wilson_interval,
 )
 from mpnpu.kernels.fused_linear_online_max_sum.diagnosis import STEPS
+from mpnpu.operators.registry import load_operator
+from mpnpu.report.hazards import format_hazard_log
+from mpnpu.report.markdown import format_markdown
+from mpnpu.report.text.investigate import format_investigation, plan_lines
+
+FLOMS = load_operator("floms")
 
 pytestmark = pytest.mark.usefixtures("time_limit")
 
@@ -102,16 +108,17 @@ def test_plan_rejects_bad_settings(kwargs):
 @pytest.fixture(scope="module")
 def chain():
     # Module-scoped and outside no_leaks' per-test window: checked for leaks in its own test below.
-    return run_investigation(shapes="small", calibration_cases=30, calibration_max_rounds=5, min_cases=30,
+    return run_investigation(FLOMS, shapes="small", calibration_cases=30, calibration_max_rounds=5, min_cases=30,
                              max_cases=200, confidence=0.999, seed=0)
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(300)
 def test_chain_conclusions_match_the_write_up(chain):
     assert chain.complete and not chain.interrupted
     assert [s.label for s in chain.steps] == LABELS
     bad = {s.label: s.seen for s in chain.steps if not s.matches}
-    assert not bad, f"steps not matching the write-up: {bad}\n{format_text(chain)}"
+    assert not bad, f"steps not matching the write-up: {bad}\n{format_investigation(chain)}"
     assert chain.all_match
 
     calibration = chain.step("calibration")
@@ -138,8 +145,9 @@ def test_chain_conclusions_match_the_write_up(chain):
     assert fixed.failed_case_runs == 0 and fixed.inconsistent_cases == [] and fixed.case_runs == n
 
 
+@pytest.mark.slow
 def test_chain_output_formats(chain):
-    text = format_text(chain)
+    text = format_investigation(chain)
     for label in LABELS:
         assert f"| {label}" in text
     assert "rule: a step shows the fault when >= 1 of its N case-runs" in text
@@ -159,19 +167,22 @@ def test_chain_output_formats(chain):
     assert {s["step"] for s in d["steps"]} == {s.key for s in STEPS}
 
 
+@pytest.mark.slow
 def test_chain_leaves_nothing_behind(no_leaks):
     """The chain's own device is gone (closed by run_investigation); a short run under no_leaks."""
-    r = run_investigation(shapes="small", calibration_cases=2, min_cases=2, max_cases=2, calibration_max_rounds=1)
+    r = run_investigation(FLOMS, shapes="small", calibration_cases=2, min_cases=2, max_cases=2,
+                          calibration_max_rounds=1)
     assert len(r.steps) == len(STEPS)
 
 
 # -- command line -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(120)
 def test_cli_writes_json_and_markdown(tmp_path, capsys, no_leaks):
     js, md = tmp_path / "inv.json", tmp_path / "inv.md"
-    rc = run_cli(inv_mod.main, ["--shapes", "small", "--calibration-cases", "8", "--min-cases", "8",
+    rc = run_cli(inv_mod.COMMAND.main, ["--shapes", "small", "--calibration-cases", "8", "--min-cases", "8",
                                 "--max-cases", "8", "--quiet",
                                 "--seed", "1", "--json", str(js), "--markdown", str(md)], prog="mpnpu.investigate")
     out = capsys.readouterr().out
@@ -184,7 +195,8 @@ def test_cli_writes_json_and_markdown(tmp_path, capsys, no_leaks):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--repeats", "1"], "--repeats"),
+    (["--repeat", "1"], "--repeat: expected at least 2"),
+    (["--repeats", "1"], "--repeat: expected at least 2"),  # the spelling of earlier releases still works
     (["--min-cases", "10", "--max-cases", "5"], "exceeds --max-cases"),
     (["--confidence", "1"], "--confidence"),
     (["--safety", "0.5"], "--safety"),
@@ -193,7 +205,7 @@ def test_cli_writes_json_and_markdown(tmp_path, capsys, no_leaks):
     (["--frobnicate"], "unrecognized"),
 ])
 def test_cli_usage_errors_are_one_line_exit_2(argv, message, capsys):
-    rc = run_cli(inv_mod.main, argv, prog="mpnpu.investigate")
+    rc = run_cli(inv_mod.COMMAND.main, argv, prog="mpnpu.investigate")
     captured = capsys.readouterr()
     assert rc == 2
     lines = captured.err.strip().splitlines()
@@ -201,6 +213,7 @@ def test_cli_usage_errors_are_one_line_exit_2(argv, message, capsys):
     assert captured.out == ""
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(120)
 def test_ctrl_c_prints_the_steps_done_and_exits_130(monkeypatch, capsys, no_leaks):
     real = chain_mod.run_batch
@@ -217,7 +230,7 @@ def test_ctrl_c_prints_the_steps_done_and_exits_130(monkeypatch, capsys, no_leak
         return real(op, **kw)
 
     monkeypatch.setattr(chain_mod, "run_batch", run_batch)
-    rc = run_cli(inv_mod.main, ["--shapes", "small", "--calibration-cases", "4", "--min-cases", "4",
+    rc = run_cli(inv_mod.COMMAND.main, ["--shapes", "small", "--calibration-cases", "4", "--min-cases", "4",
                                 "--max-cases", "4", "--quiet"],
                  prog="mpnpu.investigate")
     out = capsys.readouterr().out
@@ -227,16 +240,18 @@ def test_ctrl_c_prints_the_steps_done_and_exits_130(monkeypatch, capsys, no_leak
     assert out.splitlines()[-2] == f"INTERRUPTED after 2 of {len(STEPS)} steps (the steps above are the ones done)"
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(180)
 def test_racecheck_is_passed_through_and_shown(no_leaks):
-    r = run_investigation(shapes="small", calibration_cases=3, min_cases=3, max_cases=3,
+    r = run_investigation(FLOMS, shapes="small", calibration_cases=3, min_cases=3, max_cases=3,
                           calibration_max_rounds=1, repeats=2, racecheck=True, seed=0)
     assert r.racecheck and len(r.steps) == len(STEPS)
     for s in r.steps:
         if s.spec.variant == "incident":  # the hazard is found whatever the timing: S1 is missing
-            assert "workspace.masked_target" in s.hazards_text and "S1" in s.hazards_text, s.label
-    assert "SUMMARY: 0 hazards" in r.step("O9").hazards_text
-    text = format_text(r)
+            text = format_hazard_log(s.hazard_log)
+            assert "workspace.masked_target" in text and "S1" in text, s.label
+    assert "SUMMARY: 0 hazards" in format_hazard_log(r.step("O9").hazard_log)
+    text = format_investigation(r)
     assert "racecheck, calibration [incident]:" in text and "racecheck, O9 [fixed]:" in text
 
 

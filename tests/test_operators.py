@@ -15,21 +15,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpnpu.cli import batch as batch_cli
-from mpnpu.cli import stress as stress_cli
+from mpnpu.cli.commands import batch as batch_cli
+from mpnpu.cli.commands import stress as stress_cli
 from mpnpu.cli.common import run_cli
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.errors import UsageError
-from mpnpu.harness import registry
-from mpnpu.harness.kernel_operator import Case, KernelOperator, default_tolerance, stored
-from mpnpu.harness.operator import (
-    check_operator,
-    parse_sync_names,
-    protocol_problems,
-    variants_from_syncs,
-    with_options,
-)
-from mpnpu.harness.registry import load_operator
 from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.operators import registry
+from mpnpu.operators.helpers import parse_sync_names, variants_from_syncs
+from mpnpu.operators.kernel import Case, KernelOperator, default_tolerance, stored
+from mpnpu.operators.protocol import check_operator, protocol_problems, with_options
+from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.device import Device
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,7 +41,7 @@ def test_registered_name_loads_floms():
     op = load_operator("floms")
     assert op.name == "fused_linear_online_max_sum"
     assert "S1" in op.sync_points and op.variants["incident"] == frozenset({"S1"})
-    assert registry.DEFAULT_OPERATOR in registry.registered()
+    assert DEFAULT_OPERATOR in registry.registered()
 
 
 def test_module_reference_and_default_object():
@@ -81,6 +77,7 @@ def test_entry_point_of_an_installed_distribution(fake_distribution):
         load_operator("fake_broken")
 
 
+@pytest.mark.slow
 def test_entry_point_from_another_process_and_list_ops(fake_distribution):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(fake_distribution), str(REPO)]))
     p = subprocess.run([sys.executable, "-m", "mpnpu.batch", "--list-ops"], capture_output=True, text=True,
@@ -112,7 +109,8 @@ def test_unknown_name_lists_the_known_ones():
         load_operator("flom")
 
 
-@pytest.mark.parametrize("main, prog", [(batch_cli.main, "mpnpu.batch"), (stress_cli.main, "mpnpu.stress")])
+@pytest.mark.parametrize("main, prog", [(batch_cli.COMMAND.main, "mpnpu.batch"),
+                                        (stress_cli.COMMAND.main, "mpnpu.stress")])
 def test_cli_op_errors_exit_2_with_one_line(main, prog, capsys):
     for ref in ("nope", "no.such.module:OP", "tests.operator_for_tests:NOT_AN_OPERATOR"):
         rc = run_cli(main, ["--op", ref, "--quiet"], prog=prog)
@@ -121,7 +119,7 @@ def test_cli_op_errors_exit_2_with_one_line(main, prog, capsys):
 
 
 def test_list_ops_on_every_command(capsys):
-    for main in (batch_cli.main, stress_cli.main):
+    for main in (batch_cli.COMMAND.main, stress_cli.COMMAND.main):
         assert run_cli(main, ["--list-ops"]) == 0
         out = capsys.readouterr().out
         assert "\nfloms: fused_linear_online_max_sum (mpnpu.kernels.fused_linear_online_max_sum" in "\n" + out
@@ -130,11 +128,11 @@ def test_list_ops_on_every_command(capsys):
 
 
 def test_operator_options_become_command_line_options(capsys):
-    parser = batch_cli.build_parser(load_operator(MODULE_REF))
+    parser = batch_cli.COMMAND.parser(load_operator(MODULE_REF))
     assert parser.parse_args(["--scale", "3"]).scale == 3
-    assert run_cli(batch_cli.main, ["--op", MODULE_REF, "--base-m", "64"], prog="mpnpu.batch") == 2
+    assert run_cli(batch_cli.COMMAND.main, ["--op", MODULE_REF, "--base-m", "64"], prog="mpnpu.batch") == 2
     assert "unrecognized arguments: --base-m" in capsys.readouterr().err  # FLOMS's option, not this one's
-    assert run_cli(batch_cli.main, ["--base-m", "0"], prog="mpnpu.batch") == 2
+    assert run_cli(batch_cli.COMMAND.main, ["--base-m", "0"], prog="mpnpu.batch") == 2
     assert "--base-m: expected a positive integer, got 0" in capsys.readouterr().err
 
 
@@ -220,7 +218,7 @@ def test_fixed_variant_equals_the_golden_on_the_device(no_leaks):
 
 def test_batch_cli_runs_a_file_operator(tmp_path, capsys, no_leaks):
     js = tmp_path / "r.json"
-    rc = run_cli(batch_cli.main, ["--op", FILE_REF, "--variant", "fixed", "--cases", "3", "--repeat", "1",
+    rc = run_cli(batch_cli.COMMAND.main, ["--op", FILE_REF, "--variant", "fixed", "--cases", "3", "--repeat", "1",
                                   "--block-dim", "1", "--quiet", "--json", str(js)], prog="mpnpu.batch")
     out = capsys.readouterr().out
     assert rc == 0 and out.strip() == "verdict: OK: fixed is clean"

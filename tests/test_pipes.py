@@ -101,7 +101,7 @@ def test_a_queued_copy_runs_before_the_next_issue_once_it_is_older_than_the_late
         _ENGINES.append(e)
         e.run(pipe, lambda: None)  # starts the pipe's thread, which then goes to sleep
         e.barrier(pipe)
-        wait_until(lambda: e.thread_asleep(pipe), WAIT_S, what=f"{pipe.value}'s thread asleep")
+        wait_until(lambda e=e: e.thread_asleep(pipe), WAIT_S, what=f"{pipe.value}'s thread asleep")
         # No pipe's thread is woken at issue, not even a GM-writing one's (MTE3, FIX).
         e.run(pipe, lambda: ran.append("first"))
         issued = time.monotonic_ns()
@@ -261,6 +261,7 @@ def test_pipe_barrier_drains_mte2_before_the_buffer_is_read() -> None:
             dev.free(x)
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(20)
 @pytest.mark.usefixtures("no_leaks", "time_limit")
 @pytest.mark.parametrize("on_kernel_thread, pipe", [(True, "the kernel thread"), (False, "PIPE_MTE2")])
@@ -354,6 +355,7 @@ def test_dropping_the_queues_mte2_v_sync_corrupts_results() -> None:
 # -- FLOMS on asynchronous pipes -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(60)
 @pytest.mark.usefixtures("no_leaks", "time_limit")
 def test_floms_is_right_on_async_and_in_order_pipes_and_o7_barriers_are_real() -> None:

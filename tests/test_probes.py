@@ -32,14 +32,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpnpu.cli import batch as batch_cli
+from mpnpu.cli.commands import batch as batch_cli
 from mpnpu.cli.common import run_cli
-from mpnpu.harness.compare import compare_output
 from mpnpu.kernels.fused_linear_online_max_sum.cases import CaseSpace
 from mpnpu.kernels.fused_linear_online_max_sum.golden import logits
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, sentinel_value
 from mpnpu.kernels.fused_linear_online_max_sum.probes import PROBES
 from mpnpu.kernels.fused_linear_online_max_sum.spec import OUTPUT_NAMES
+from mpnpu.operators.compare import compare_output
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.dtypes import round_to
@@ -59,7 +59,7 @@ BOTH = pytest.mark.parametrize("variant", ["incident", "fixed"])
 
 @pytest.fixture(scope="module")
 def dev():
-    with Device(1, options=OPTIONS, gm_poison=POISON) as d:
+    with Device(1, options=dataclasses.replace(OPTIONS, gm_poison=POISON)) as d:
         _run(d, OP.make_case(SEED, 0), "fixed")  # warm up: the GM segment and the cores' imports
         yield d
 
@@ -84,6 +84,7 @@ def _n_tiles_n(case) -> int:
 # -- O5: initialisation ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @BOTH
 def test_init_zero_only_every_case_reads_exactly_zeros(dev, cases, variant):
     for _ in range(2):
@@ -274,6 +275,7 @@ def test_judge_copy_dep_vocab_compares_float32_values(one_case):
 # -- the batch CLI -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(120)
 @pytest.mark.parametrize("probe, variant", [
     ("no-allreduce-copyout", "incident"), ("no-allreduce-copyout", "fixed"), ("no-allreduce-copyout", "both"),
@@ -299,7 +301,8 @@ def test_batch_cli_runs_a_probe_with_each_variant(probe, variant):
 
 
 def test_batch_cli_rejects_an_unknown_probe(capsys):
-    rc = run_cli(batch_cli.main, ["--probe", "bogus", "--cases", "1", "--repeat", "1", "--quiet"], prog="mpnpu.batch")
+    rc = run_cli(batch_cli.COMMAND.main, ["--probe", "bogus", "--cases", "1", "--repeat", "1", "--quiet"],
+                 prog="mpnpu.batch")
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert err[-1].startswith("mpnpu.batch: error: unknown probe 'bogus'; known: only-predicted")

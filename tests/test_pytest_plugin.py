@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from mpnpu.harness.registry import registered
+from mpnpu.operators.registry import registered
 from mpnpu.runtime.config import SEGMENT_PREFIX
-
 from tests.runtime_util import still_alive
 from tests.waiting import wait_for
 
@@ -138,6 +137,7 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
 # -- the guide's example file, on the fixed and the incident kernel ---------------------------
 
 
+@pytest.mark.slow
 def test_guide_examples_pass_on_fixed_kernels_and_fail_with_hazard_on_incident(inner: pytest.Pytester) -> None:
     examples = guide_examples()
     example = examples["floms"]
@@ -195,6 +195,7 @@ def _seeds_run(pytester: pytest.Pytester) -> list[int]:
     return seeds
 
 
+@pytest.mark.slow
 def test_repeat_marker_reports_failing_seed_and_the_seed_replays(inner: pytest.Pytester) -> None:
     inner.makepyfile(test_seeded=SEEDED)
     first = 103  # the first seed from 100 with seed % 5 == 3, the seeds whose data race
@@ -224,6 +225,8 @@ def test_repeat_marker_reports_failing_seed_and_the_seed_replays(inner: pytest.P
 RACECHECKED = '''
 import pytest
 
+from mpnpu import LaunchOptions
+
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
 
 import plugin_kernels as k
@@ -233,7 +236,7 @@ from inner_util import record, tensors
 def test_racy_launch(mpnpu_device):
     record(mpnpu_device)
     buf, out = tensors(mpnpu_device)
-    result = mpnpu_device.launch(k.exchange, buf, out, 1, drop_syncs=("S",))
+    result = mpnpu_device.launch_with(LaunchOptions(drop_syncs=("S",)), k.exchange, buf, out, 1)
     assert result.trace is None  # traced for the plugin, but the caller did not ask for a trace
 
 
@@ -245,7 +248,7 @@ def test_synced_launch(mpnpu_device):
 @pytest.mark.mpnpu(racecheck=False)
 def test_racy_launch_opted_out(mpnpu_device):
     buf, out = tensors(mpnpu_device)
-    mpnpu_device.launch(k.exchange, buf, out, 1, drop_syncs=("S",))
+    mpnpu_device.launch_with(LaunchOptions(drop_syncs=("S",)), k.exchange, buf, out, 1)
 
 
 def test_operator_incident(mpnpu_device):
@@ -258,6 +261,7 @@ def test_no_device():
 '''
 
 
+@pytest.mark.slow
 def test_racecheck_option_fails_tests_whose_launches_have_hazards(inner: pytest.Pytester) -> None:
     inner.makepyfile(test_rc=RACECHECKED)
     # test_racy_launch_opted_out runs the same launch as test_racy_launch: the option fails the one
@@ -293,6 +297,7 @@ def test_interrupted(mpnpu_device):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_nothing_leaks_after_failing_and_interrupted_tests(inner: pytest.Pytester, signum: int) -> None:
     inner.makepyfile(test_leak=INTERRUPTED)
@@ -448,6 +453,7 @@ def test_unknown_variant():
 '''
 
 
+@pytest.mark.slow
 def test_mistakes_are_one_line_errors(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_mistakes=MISTAKES)
     result = run(pytester, "-q")
@@ -477,6 +483,7 @@ def test_fixed_kernel_has_no_race_to_confirm():
 '''
 
 
+@pytest.mark.slow
 def test_race_is_real_passes_on_an_incident_and_fails_without_a_hazard(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_real=guide_examples()["race_is_real"], test_none=NO_RACE_TO_CONFIRM)
     result = run(pytester, "-q")

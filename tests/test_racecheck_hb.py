@@ -16,10 +16,10 @@ from mpnpu.racecheck import (
     analyze,
     compute_clocks,
     find_conflicts,
-    format_text,
     stage_order,
 )
 from mpnpu.racecheck import detect as detect_mod
+from mpnpu.report.hazards import format_hazards
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -167,7 +167,8 @@ def test_flag_mode0_counts_every_vector_including_own_set():
     late = dict(vec)
     late[5] = [*vec[5][:2], acc(WRITE, 48, 64, site="k.py:9"), *vec[5][2:]]
     (h,) = analyze(mk(2, late))
-    assert h.count == 3 and {p[0] for p in h.core_pairs} | {p[1] for p in h.core_pairs} == {"aiv0", "aiv1", "aiv2", "aiv3"}
+    cores = {p[0] for p in h.core_pairs} | {p[1] for p in h.core_pairs}
+    assert h.count == 3 and cores == {"aiv0", "aiv1", "aiv2", "aiv3"}
     assert all("aiv3" in p for p in h.core_pairs)
     # Core 2 never sets: every vector wait (its own included) lacks a set.
     missing = dict(vec)
@@ -306,8 +307,8 @@ def test_merge_counts_within_and_across_launches():
 def test_format_text_reads_like_mssanitizer():
     log = HazardLog()
     for _ in range(5):
-        log.add_trace(_target_then_cv(with_sync=False))
-    text = format_text(log.hazards())
+        log.add(analyze(_target_then_cv(with_sync=False)))
+    text = format_hazards(log.hazards())
     assert text.splitlines() == [
         "====== ERROR: Potential RAW hazard detected at GM tensor masked_target[8:16] (x5 in 5 launches):",
         "======    WRITE by vector core 1 (block 0, sub 1) in TargetProcess at k.py:120",
@@ -315,7 +316,7 @@ def test_format_text_reads_like_mssanitizer():
         "======    missing sync: no SyncAll between TargetProcess and CVProcess (sync point S1 was dropped)",
         "====== SUMMARY: 1 hazard (1 RAW, 0 WAR, 0 WAW)",
     ]
-    assert format_text([]) == "====== SUMMARY: 0 hazards (0 RAW, 0 WAR, 0 WAW)"
+    assert format_hazards([]) == "====== SUMMARY: 0 hazards (0 RAW, 0 WAR, 0 WAW)"
 
 
 def test_dropped_sync_named_only_when_between_the_accesses():

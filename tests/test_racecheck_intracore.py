@@ -9,8 +9,10 @@ from collections import defaultdict, deque
 
 import pytest
 
-from mpnpu.racecheck import HazardLog, analyze, format_text
+from mpnpu import LaunchOptions
+from mpnpu.racecheck import HazardLog, analyze
 from mpnpu.racecheck.intracore import analyze_local, core_clocks, core_conflicts
+from mpnpu.report.hazards import format_hazards
 from mpnpu.runtime.trace import (
     ATOMIC,
     READ,
@@ -59,8 +61,8 @@ def test_vector_read_without_mte2_v_is_a_raw_hazard() -> None:
     events = [la(WRITE, "MTE2", site="k.py:10"), la(READ, "V", site="k.py:11")]
     (h,) = analyze_local(trace_of(events))
     assert (h.kind, h.tensor, h.first.pipe, h.second.pipe, h.scope) == ("RAW", "UB", "PIPE_MTE2", "PIPE_V", "local")
-    assert "RAW hazard detected at UB bytes [0:64] of vector core 0" in format_text([h])
-    assert "between PIPE_MTE2 and PIPE_V" in format_text([h])
+    assert "RAW hazard detected at UB bytes [0:64] of vector core 0" in format_hazards([h])
+    assert "between PIPE_MTE2 and PIPE_V" in format_hazards([h])
 
 
 def test_flag_barrier_and_syncall_each_order_the_pair() -> None:
@@ -90,7 +92,7 @@ def test_a_core_reading_back_its_own_gm_write_through_another_pipe_is_a_hazard()
     (h,) = analyze_local(trace_of([la(WRITE, "V", memory="UB"), w, r]))
     assert (h.kind, h.tensor, h.scope, h.first.pipe, h.second.pipe) == ("RAW", "t", "core", "PIPE_MTE3", "PIPE_MTE2")
     assert h.element_range == (8, 16)  # bytes [32:64] of a 4-byte tensor at offset 0
-    text = format_text([h])
+    text = format_hazards([h])
     assert "RAW hazard detected at GM tensor t[8:16] inside vector core 0" in text
     assert "no MTE3_MTE2 sync (set_flag/wait_flag, queue, pipe_barrier or SyncAll)" in text
     # what orders it: the flag, a barrier on MTE3, a SyncAll; a dropped SyncAll is named
@@ -159,7 +161,8 @@ def brute_force_pairs(events) -> set[tuple[int, int]]:
     sets: dict[tuple, deque] = defaultdict(deque)
 
     def pipe_of(ev) -> str:
-        return "PIPE_S" if isinstance(ev, SyncAllEvent) or (isinstance(ev, PipeSyncEvent) and ev.op == "barrier") else ev.pipe
+        barrier = isinstance(ev, SyncAllEvent) or (isinstance(ev, PipeSyncEvent) and ev.op == "barrier")
+        return "PIPE_S" if barrier else ev.pipe
 
     for i, ev in enumerate(events):
         p = pipe_of(ev)
@@ -279,6 +282,7 @@ def test_cross_core_flag_raised_on_another_pipe_than_the_copy_is_a_gm_race() -> 
         data = dev.to_device("data", np.zeros((2, n), np.int32))
         seen = dev.to_device("seen", np.zeros((2, n), np.int32))
         for pipe, expected in ((Pipe.MTE3, set()), (Pipe.MTE2, {("RAW", "data")})):
-            launch = dev.launch("tests.kernels_for_pipes:publish_then_flag", data, seen, 1, n, pipe, trace=True)
+            launch = dev.launch_with(LaunchOptions(trace=True), "tests.kernels_for_pipes:publish_then_flag",
+                                     data, seen, 1, n, pipe)
             found = {(h.kind, h.tensor) for h in analyze(launch.trace) if h.scope == "GM"}
             assert found == expected, pipe

@@ -21,17 +21,19 @@ import numpy as np
 import pytest
 
 from mpnpu import api
-from mpnpu.cli.render.batch import format_batch
-from mpnpu.harness.registry import DEFAULT_OPERATOR, load_operator
+from mpnpu.cli.options import DEFAULT_OPERATOR
 from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.kernels.fused_linear_online_max_sum.cases import CaseSpace
 from mpnpu.kernels.fused_linear_online_max_sum.op import TileSizes
-from mpnpu.racecheck import HazardLog, check_case, check_launch, format_text
+from mpnpu.operators.registry import load_operator
+from mpnpu.racecheck import HazardLog, check_case, check_launch, check_launch_with
+from mpnpu.report.hazards import format_hazard_log, format_hazards
+from mpnpu.report.text.batch import format_batch
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.dtypes import get_dtype
 from mpnpu.runtime.gm.tensor import GlobalTensor, c_strides
-from mpnpu.runtime.trace import byte_ranges
-from mpnpu.runtime.trace import ATOMIC, WRITE, Access
+from mpnpu.runtime.trace import ATOMIC, WRITE, Access, byte_ranges
 
 pytestmark = [pytest.mark.usefixtures("no_leaks", "time_limit"), pytest.mark.time_limit(60)]
 
@@ -77,6 +79,7 @@ def _check_read_backs(hazards, dropped, text) -> None:
 # -- the incident -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_incident_hazard_reported_on_every_launch_even_passing_ones(dev1):
     """Every launch without S1 has the masked-target RAW; the outputs were right on some of them."""
     passed = 0
@@ -87,7 +90,7 @@ def test_incident_hazard_reported_on_every_launch_even_passing_ones(dev1):
         chk = check_case(OP, dev1, case, drop_syncs={"S1"})
         passed += chk.passed
         raw = _find(chk.hazards, "RAW", MASKED, "TargetProcess", "CVProcess")
-        text = format_text(chk.hazards)
+        text = format_hazards(chk.hazards)
         assert len(raw) == 1, f"launch {i}: {text}"
         h = raw[0]
         assert (h.first.access, h.second.access) == ("WRITE", "READ")
@@ -142,12 +145,13 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dropped", list(EXPECTED), ids=lambda d: "+".join(d))
 def test_dropped_sync_point_reports_its_hazard(dev1, dropped):
     for i in range(3):
         case = OP.make_case(1, i)
         chk = check_case(OP, dev1, case, drop_syncs=set(dropped))
-        text = format_text(chk.hazards)
+        text = format_hazards(chk.hazards)
         for kind, tensor, s1, s2, a1, a2, sync in EXPECTED[dropped]:
             found = _find(chk.hazards, kind, tensor, s1, s2)
             assert found, f"{dropped} case {i}: no {kind} on {tensor} between {s1} and {s2}\n{text}"
@@ -176,12 +180,13 @@ def test_s0_alone_reports_only_init_against_target_process(dev1):
         assert {(h.tensor, h.first.stage, h.second.stage) for h in chk.hazards} == {
             ("masked_target", "InitOutputAndWorkspace", "TargetProcess"),
             ("target_mask", "InitOutputAndWorkspace", "TargetProcess"),
-        }, format_text(chk.hazards)
+        }, format_hazards(chk.hazards)
 
 
 # -- no false positives -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fixed_kernel_has_no_hazard_over_a_batch():
     """The fixed kernel over default cases (the full default batch is 50 x 5: see the report)."""
     op = load_operator(DEFAULT_OPERATOR)
@@ -189,7 +194,7 @@ def test_fixed_kernel_has_no_hazard_over_a_batch():
     v = result.variants["fixed"]
     assert v.launch_errors == 0
     assert v.hazard_log.launches_analyzed == 24
-    assert len(v.hazard_log) == 0, v.hazard_log.format_text()
+    assert len(v.hazard_log) == 0, format_hazard_log(v.hazard_log)
     assert result.to_dict()["variants"]["fixed"]["hazards"] == []
 
 
@@ -205,7 +210,7 @@ def test_no_false_positive_from_atomics_or_a_cores_own_accesses():
     with Device(2) as dev:
         chk = check_case(OP, dev, case)
     assert chk.passed
-    assert chk.hazards == [], format_text(chk.hazards)
+    assert chk.hazards == [], format_hazards(chk.hazards)
     events = chk.launch.trace.events
     for evs in events:  # the Access contract, as the parent receives a trace
         for e in evs:
@@ -283,13 +288,13 @@ def test_check_launch(dev1):
         buf, out, acc = (gm.to_device(n, np.zeros(8, np.int32)) for n in ("buf", "out", "acc"))
         ref = "tests.test_racecheck_kernel:handoff"
         assert check_launch(dev1, ref, buf, out, acc) == []
-        (h,) = check_launch(dev1, ref, buf, out, acc, drop_syncs={"S"})
+        (h,) = check_launch_with(dev1, LaunchOptions(drop_syncs={"S"}), ref, buf, out, acc)
     assert (h.kind, h.tensor, h.first.short, h.second.short) == ("RAW", "buf", "aiv0", "aiv1")
     assert h.first.site.endswith("test_racecheck_kernel.py:" + str(handoff.__code__.co_firstlineno + 9))
     assert h.missing_sync == "no sync between the two accesses in kernel (sync point S was dropped)"
     log = HazardLog()
     log.add([h])
-    assert "in 1 of 1 launches" in log.format_text()
+    assert "in 1 of 1 launches" in format_hazard_log(log)
 
 
 # -- the tracing fast path ----------------------------------------------------------------------------

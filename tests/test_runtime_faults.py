@@ -22,6 +22,7 @@ import numpy as np
 import psutil
 import pytest
 
+from mpnpu import LaunchOptions
 from mpnpu.errors import (
     CoreDiedError,
     DeadlockError,
@@ -34,7 +35,6 @@ from mpnpu.errors import (
 )
 from mpnpu.runtime.config import DEFAULT_SPEC
 from mpnpu.runtime.device import Device
-from mpnpu.runtime.watchdog import Watchdog
 from mpnpu.runtime.procutil import process_asleep
 from mpnpu.runtime.sync import (
     ST_PROGRESS,
@@ -46,6 +46,7 @@ from mpnpu.runtime.sync import (
     SyncObjects,
 )
 from mpnpu.runtime.topology import Topology
+from mpnpu.runtime.watchdog import Watchdog
 from tests.conftest import live_children, shm_segments
 from tests.runtime_util import OPTIONS, device, filled, k, still_alive
 from tests.waiting import wait_for
@@ -75,20 +76,21 @@ def assert_recovers(dev: Device, generation_before: int, pids_before: list[int],
     assert dev.pool_generation == generation_before + 1  # successful launches do not rebuild
 
 
-def faulty_launch(dev: Device, *args, **kwargs):
+def faulty_launch(dev: Device, *args, options: LaunchOptions | None = None, **kwargs):
     """Launch, expecting a LaunchError; return (error, seconds, generation before, pids before, kept)."""
     keep_values = np.arange(100, dtype=np.int32) * 7
     kept = dev.to_device("kept", keep_values)
     gen, pids = dev.pool_generation, dev.core_pids()
     t0 = time.monotonic()
     with pytest.raises(LaunchError) as ei:
-        dev.launch(*args, **kwargs)
+        dev.launch_with(options or LaunchOptions(), *args, **kwargs)
     return ei.value, time.monotonic() - t0, gen, pids, (kept, keep_values)
 
 
 # -- a core raises, exits, never arrives, waits forever -----------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sync_first", [True, False])
 def test_vector_core_raises(sync_first: bool) -> None:
     with device(2) as dev:
@@ -141,6 +143,7 @@ def test_core_calls_os_exit() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 def test_core_never_reaches_sync_all() -> None:
     with device(2) as dev:
         err, took, gen, pids, keep = faulty_launch(dev, k("skip_sync_on"), 1)
@@ -165,6 +168,7 @@ def test_vector_core_never_reaches_aiv_sync_all() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("who,block,mode", [("vector", 3, 2), ("cube", 1, 2), ("vector", 0, 1), ("cube", 0, 0)])
 def test_flag_wait_nobody_can_satisfy(who: str, block: int, mode: int) -> None:
     with device(2) as dev:
@@ -188,6 +192,7 @@ def test_mode1_wait_without_own_set_is_a_deadlock() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 def test_every_running_core_blocked_is_a_deadlock() -> None:
     # Each vector pair waits (mode 1) before setting: nobody finished, so only the stall check
     # (OPTIONS.stall_grace_s = 1 s) can tell; still far under the 30 s sync timeout.
@@ -200,9 +205,10 @@ def test_every_running_core_blocked_is_a_deadlock() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 def test_launch_timeout() -> None:
     with device(1) as dev:
-        err, took, gen, pids, keep = faulty_launch(dev, k("spin_on"), 1, timeout=0.5)
+        err, took, gen, pids, keep = faulty_launch(dev, k("spin_on"), 1, options=LaunchOptions(timeout_s=0.5))
         assert isinstance(err, LaunchTimeoutError)
         assert 0.5 <= took < 0.5 + FAST_S
         assert "vector core 0 (block 0, sub 0)" in str(err)
@@ -240,6 +246,7 @@ def test_core_sigkilled_while_others_block_in_sync_all() -> None:
         assert_recovers(dev, gen, pids, keep)
 
 
+@pytest.mark.slow
 def test_core_sigkilled_inside_barrier_wait() -> None:
     # The victim itself sleeps inside Barrier.wait (cube 0 never arrives): the barrier is wedged
     # for good (docs/device-model.md, "Why a failed launch throws the pool away"), so recovery
@@ -445,6 +452,7 @@ def test_process_asleep_needs_every_thread_asleep(tmp_path: Path) -> None:
     assert process_asleep(proc.pid) is None  # gone
 
 
+@pytest.mark.slow
 def test_soak_watchdog_script_correct_handshakes_are_never_reported() -> None:
     """scripts/soak_watchdog.py (a tiny run): correct handshakes in every flag mode, watchdog ticking
     every 0.2 ms, no launch reported and every value right. Before the ST_WAIT_TAKEN fix its full
@@ -484,11 +492,13 @@ def _start_helper(mode: str, tmp_path: Path) -> tuple[subprocess.Popen, dict]:
         pytest.fail(f"helper did not start: {out}\n{err}")
     # cube 0 is inside the kernel and every other core has reached its SyncAll
     others = [Path(f"{marker}.{pid}") for pid in info["core_pids"][1:]]
-    assert wait_for(lambda: marker.exists() and all(p.exists() for p in others), max(0.0, deadline - time.monotonic())), \
+    left = max(0.0, deadline - time.monotonic())
+    assert wait_for(lambda: marker.exists() and all(p.exists() for p in others), left), \
         "the kernel never started on every core"
     return proc, info
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_parent_interrupted_mid_launch_cleans_up(sig: str, tmp_path: Path) -> None:
     proc, info = _start_helper("interrupt", tmp_path)
@@ -511,6 +521,7 @@ def test_parent_interrupted_mid_launch_cleans_up(sig: str, tmp_path: Path) -> No
     assert info["segments"] and not set(info["segments"]) & shm_segments()
 
 
+@pytest.mark.slow
 def test_parent_sigkilled_mid_launch_leaves_nothing(tmp_path: Path) -> None:
     proc, info = _start_helper("interrupt", tmp_path)
     os.kill(proc.pid, signal.SIGKILL)

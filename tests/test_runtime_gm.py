@@ -4,6 +4,7 @@ survive pickling."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import pickle
 
@@ -21,7 +22,7 @@ from mpnpu.errors import (
 )
 from mpnpu.runtime.config import DEFAULT_SPEC
 from mpnpu.runtime.gm import BLOCK_ROUND, CachingAllocator, GlobalMemory
-from tests.runtime_util import device, filled, k
+from tests.runtime_util import OPTIONS, device, filled, k
 
 SEG = 2 << 20  # the allocator's smallest segment (sizes round up to 2 MiB)
 
@@ -178,7 +179,7 @@ def test_poison_fills_freed_blocks() -> None:
 
 @pytest.mark.usefixtures("no_leaks", "time_limit")
 def test_device_poison_reaches_the_cores() -> None:
-    with device(1, gm_poison=0x7F) as dev:
+    with device(1, options=dataclasses.replace(OPTIONS, gm_poison=0x7F)) as dev:
         a = dev.to_device("a", np.arange(64, dtype=np.int32))
         dev.free(a)
         b = dev.empty("b", (64,), "int32")  # a's block, poisoned
@@ -287,6 +288,7 @@ CAP = {"UB": DEFAULT_SPEC.ub_bytes, "L1": DEFAULT_SPEC.l1_bytes, "L0A": DEFAULT_
        "L0B": DEFAULT_SPEC.l0b_bytes, "L0C": DEFAULT_SPEC.l0c_bytes}
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks", "time_limit")
 def test_local_capacities() -> None:
     with device(1) as dev:
@@ -314,6 +316,7 @@ def test_local_capacities() -> None:
         assert ei.value.details["error_type"] == "CapacityError"
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks", "time_limit")
 @pytest.mark.parametrize("what,error_type,message", [
     ("dtype", "GMAccessError", "cast() first"),

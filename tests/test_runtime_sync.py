@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+from mpnpu import LaunchOptions
 from mpnpu.errors import DeadlockError, FlagOverflowError, KernelAPIError, KernelError
 from mpnpu.runtime.topology import FLAG_COUNTER_MAX
 from tests.runtime_util import OPTIONS, device, filled, k
@@ -66,6 +67,7 @@ def test_mode2_ping_pong_rounds() -> None:
             assert list(d[kk, rounds:]) == [2 * (1000 * kk + j + 1) + 1 for j in range(rounds)]
 
 
+@pytest.mark.slow
 def test_sets_left_by_a_launch_do_not_leak_into_the_next() -> None:
     with device(BLOCK_DIM) as dev:
         dev.launch(k("set_flag_times"), "cube", 0, 5, 2, 3)  # 3 sets nobody waits for
@@ -75,6 +77,7 @@ def test_sets_left_by_a_launch_do_not_leak_into_the_next() -> None:
         assert time.monotonic() - t0 < 3.0
 
 
+@pytest.mark.slow
 def test_watchdog_never_reports_a_wait_that_is_being_satisfied() -> None:
     # Vectors set and finish at once while the cube may still be waking up: the status board then
     # shows "cube waits, senders done, count 0" for a moment. With a watchdog ticking every 0.5 ms
@@ -93,6 +96,7 @@ def test_watchdog_never_reports_a_wait_that_is_being_satisfied() -> None:
 # -- mode 1: the two vector cores of one AI core ------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("late_sub", [0, 1])
 def test_mode1_pairs_exchange(late_sub: int) -> None:
     rounds = 8
@@ -139,6 +143,7 @@ def test_mode0_all_vectors_and_all_cubes_independently() -> None:
 # -- overflow, reserved and invalid ids -----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("who,mode", [("cube", 2), ("vector", 2), ("vector", 1), ("vector", 0), ("cube", 0)])
 def test_flag_overflow_at_16_outstanding_sets(who: str, mode: int) -> None:
     with device(BLOCK_DIM) as dev:
@@ -155,6 +160,7 @@ def test_flag_overflow_at_16_outstanding_sets(who: str, mode: int) -> None:
         assert "overflow" in str(err) and "flag 3" in str(err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag_id", [11, 12, 13, 14])
 def test_reserved_flag_ids_are_rejected(flag_id: int) -> None:
     with device(1) as dev:
@@ -166,6 +172,7 @@ def test_reserved_flag_ids_are_rejected(flag_id: int) -> None:
             dev.launch(k("wait_flag_once"), "cube", 0, flag_id, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag_id,mode,message", [
     (16, 2, "flag id must be an integer in 0..15"),
     (-1, 0, "flag id must be an integer in 0..15"),
@@ -186,6 +193,7 @@ def test_invalid_flag_ids_and_modes(flag_id, mode, message: str) -> None:
 # -- SyncAll -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("late_core", [0, N_CORES - 1])
 def test_sync_all_orders_every_core(late_core: int) -> None:
     rounds = 5
@@ -224,13 +232,14 @@ def test_sync_all_aiv_only_on_cube_core_is_an_error() -> None:
 def test_dropped_sync_point_is_skipped_by_every_core() -> None:
     with device(BLOCK_DIM) as dev:
         out = filled(dev, "out", (N_CORES,))
-        dev.launch(k("named_sync"), out, drop_syncs={"S"})
+        dev.launch_with(LaunchOptions(drop_syncs={"S"}), k("named_sync"), out)
         assert list(dev.to_host(out)) == [1] * N_CORES
 
 
 # -- atomic add ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
 def test_atomic_add_from_every_vector_core_is_exact(dtype: str) -> None:
     reps, n = 300, 256

@@ -19,20 +19,21 @@ from pathlib import Path
 import psutil
 import pytest
 
+from mpnpu import load_operator
 from mpnpu.cli.common import run_cli
 from mpnpu.errors import UsageError
-from mpnpu.harness.runner import Variant, VariantResult, default_block_dim
-from mpnpu.harness.shards import ShardPlan, make_shards, merge_shards, merge_variant_results
-from mpnpu.harness.slots import CpuPool, run_in_process, run_in_slots
-from mpnpu.harness.stress.sweep import Configuration, configurations
+from mpnpu.harness.runner import Variant, VariantResult
+from mpnpu.harness.stress.plan import Configuration, configurations
 from mpnpu.runtime import cpuset
-from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, RuntimeOptions
 from mpnpu.runtime.device import Device
+from mpnpu.scale.shards import ShardPlan, make_shards, merge_shards, merge_variant_results
+from mpnpu.scale.slots import CpuPool, run_in_process, run_in_slots
 from tests.conftest import SHM_DIR
 from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
-OPERATOR_REF = "mpnpu.kernels.fused_linear_online_max_sum.operator:OPERATOR"
+OPERATOR = load_operator("floms")
 FIXED = Variant("fixed", frozenset())
 INCIDENT = Variant("incident", frozenset({"S1"}))
 OPTIONS = RuntimeOptions(gm_segment_bytes=8 << 20, launch_timeout_s=60.0)
@@ -56,7 +57,7 @@ def test_cpu_set_is_sized_to_block_dim_on_any_machine(n_cpus) -> None:
 def test_defaults_under_emulated_cpu_counts(monkeypatch, n_cpus) -> None:
     monkeypatch.setenv(cpuset.EMULATE_ENV, n_cpus)
     assert len(cpuset.visible_cpus()) == int(n_cpus)
-    bd = default_block_dim()
+    bd = DEFAULT_BLOCK_DIM
     assert 1 <= bd <= 24
     s = cpuset.plan_cpu_set(bd)
     # what the device would get there: 3 core processes on 2 CPUs, runnable here
@@ -66,10 +67,10 @@ def test_defaults_under_emulated_cpu_counts(monkeypatch, n_cpus) -> None:
 
 @pytest.mark.parametrize("n_cpus", ["64", "512"])
 def test_no_default_block_dim_exceeds_the_ai_cores(monkeypatch, n_cpus) -> None:
-    from mpnpu.testing.devices import default_block_dim as plugin_default
+    from mpnpu.testing.devices import plugin_block_dim as plugin_default
 
     monkeypatch.setenv(cpuset.EMULATE_ENV, n_cpus)
-    assert default_block_dim() == 1 and 1 <= plugin_default() <= 24
+    assert DEFAULT_BLOCK_DIM == 1 and 1 <= plugin_default() <= 24
 
 
 def test_emulation_variable_is_checked(monkeypatch) -> None:
@@ -109,6 +110,7 @@ def test_cpu_pool_hands_out_disjoint_aligned_blocks() -> None:
     assert pool.acquire(100) is None  # wants all 8, some are taken
 
 
+@pytest.mark.slow
 def test_batch_starts_as_a_big_machine_would_run_it(tmp_path) -> None:
     out = tmp_path / "b.json"
     env = {**os.environ, cpuset.EMULATE_ENV: "128"}
@@ -147,9 +149,10 @@ def test_merge_pools_disjoint_case_ranges() -> None:
     assert lo < 3 / 20 < hi
 
 
+@pytest.mark.slow
 def test_fixed_kernel_same_per_case_in_process_and_in_two_slots(no_leaks) -> None:
     """Same command, 1 slot or 2: the same cases, and the fixed kernel's outputs byte-identical."""
-    plan = ShardPlan(OPERATOR_REF, (FIXED,), cpus_per_core=1, options=OPTIONS)
+    plan = ShardPlan(OPERATOR, (FIXED,), cpus_per_core=1, options=OPTIONS)
     shards = make_shards([Configuration(1)], 12, shard_cases=3, repeat=2)
     here = run_in_process(shards, plan)
     there = run_in_slots(shards, plan, jobs=2)
@@ -163,8 +166,9 @@ def test_fixed_kernel_same_per_case_in_process_and_in_two_slots(no_leaks) -> Non
     assert all(r.provenance["packing"] == "3 on 1 CPU" for r in there.results)
 
 
+@pytest.mark.slow
 def test_lost_slot_is_retried_and_counted_once(no_leaks) -> None:
-    plan = ShardPlan(OPERATOR_REF, (FIXED,), cpus_per_core=1, options=OPTIONS)
+    plan = ShardPlan(OPERATOR, (FIXED,), cpus_per_core=1, options=OPTIONS)
     shards = make_shards([Configuration(1)], 60, shard_cases=20)
     killed: list[int] = []
 
@@ -184,6 +188,7 @@ def test_lost_slot_is_retried_and_counted_once(no_leaks) -> None:
     assert next(r for r in run.results if r.shard.index == 0).provenance["attempt"] == 2
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_partial_counts_of_every_slot(tmp_path) -> None:
     out = tmp_path / "partial.json"
     proc = subprocess.Popen(
@@ -237,7 +242,8 @@ def _alive(p: psutil.Process) -> bool:
 
 
 def test_cluster_without_ray_says_what_to_install(monkeypatch, capsys) -> None:
-    from mpnpu.cli.stress import main
+    from mpnpu.cli.commands.stress import COMMAND
+    main = COMMAND.main
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     code = run_cli(main, ["--cluster", "--block-dims", "1", "--placements", "none", "--chaos", "off",

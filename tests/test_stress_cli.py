@@ -22,18 +22,12 @@ from pathlib import Path
 import psutil
 import pytest
 
+from mpnpu.cli.commands.stress import COMMAND
 from mpnpu.cli.common import run_cli
-from mpnpu.cli.stress import build_parser, main
 from mpnpu.harness.runner import Variant
 from mpnpu.harness.stress import ChaosSchedule, available_cpus, read_affinity
-from mpnpu.harness.stress.sweep import (
-    ChaosSettings,
-    Configuration,
-    SweepPlan,
-    configurations,
-    run_config,
-    run_sweep,
-)
+from mpnpu.harness.stress.plan import ChaosSettings, Configuration, SweepPlan, configurations
+from mpnpu.harness.stress.sweep import run_config, run_sweep
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -49,7 +43,7 @@ INCIDENT = Variant("incident", frozenset({"S1"}))
 
 def stress(*args: str) -> int:
     """Run the CLI in this process (cheaper than a subprocess: numpy is already imported)."""
-    return run_cli(main, list(args), prog="mpnpu.stress")
+    return run_cli(COMMAND.main, list(args), prog="mpnpu.stress")
 
 
 def gone(pid: int) -> bool:
@@ -91,7 +85,7 @@ def test_usage_error_as_a_subprocess() -> None:
 
 
 def test_defaults_cover_the_issue_sweep() -> None:
-    a = build_parser().parse_args([])
+    a = COMMAND.parser().parse_args([])
     assert a.block_dims == [1, 2, 4, 24] and a.placements == ["none", "spread", "pack", "migrate"]
     assert a.load == [0] and a.chaos == [False, True] and a.duration == 180.0 and a.variant == "both"
 
@@ -99,6 +93,7 @@ def test_defaults_cover_the_issue_sweep() -> None:
 # -- JSON: schema, seed and schedule, replay --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_json_schema_seed_schedule_and_replay(tmp_path, no_leaks) -> None:
     common = ["--block-dims", "1", "--placements", "migrate", "--load", "1", "--chaos", "on", "--cases", "2",
               "--quiet"]
@@ -163,6 +158,7 @@ def _plan(configs, variants=(FIXED,), cases=2, **kw) -> SweepPlan:
     return SweepPlan(configurations=configs, variants=list(variants), cases=cases, options=OPTIONS, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(len(CPUS) < 2, reason="needs 2 usable CPUs to tell spread from pack")
 @pytest.mark.parametrize("placement", ["spread", "pack", "migrate"])
 def test_affinity_is_applied_during_the_run_and_restored(placement, no_leaks) -> None:
@@ -186,6 +182,7 @@ def test_affinity_is_applied_during_the_run_and_restored(placement, no_leaks) ->
     assert set(r.affinity["read_back"]) == {"aic0", "aic1", "aiv0", "aiv1", "aiv2", "aiv3"}
 
 
+@pytest.mark.slow
 def test_perturbers_follow_a_pool_rebuild(no_leaks) -> None:
     """Kill a core after the first case-run: the device rebuilds its pool with new pids, and the
     placement and chaos must move to them (chaos continuing its stream where it stopped)."""
@@ -217,6 +214,7 @@ def test_perturbers_follow_a_pool_rebuild(no_leaks) -> None:
 # -- the fixed kernel under every perturbation ------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(120)
 def test_fixed_variant_clean_under_every_perturbation(no_leaks, time_limit) -> None:
     configs = configurations([1, 2], ["none", "spread", "pack", "migrate"], [0, 1], [True])
@@ -231,6 +229,7 @@ def test_fixed_variant_clean_under_every_perturbation(no_leaks, time_limit) -> N
     assert result.expected_clean_are_clean and result.totals()["fixed"]["case_runs"] == 3 * len(configs)
 
 
+@pytest.mark.slow
 def test_duration_splits_the_budget_and_stops_configurations(no_leaks) -> None:
     configs = configurations([1], ["none", "pack"])
     t = time.monotonic()
@@ -267,6 +266,7 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_prints_partial_results_and_leaves_nothing_behind(tmp_path, sig, code) -> None:
     out = tmp_path / "partial.json"

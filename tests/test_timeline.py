@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 
 from mpnpu.cli.common import run_cli
-from mpnpu.cli.render.chrome_trace import flows_of, trace_document
-from mpnpu.cli.render.junit import batch_junit
-from mpnpu.harness.operator import Verdict
 from mpnpu.harness.runner import BatchResult, Variant, VariantResult
 from mpnpu.harness.timeline import TimelineSelector, build_timeline
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
+from mpnpu.operators.protocol import Verdict
 from mpnpu.racecheck import check_case
+from mpnpu.report.chrome_trace import flows_of, trace_document
+from mpnpu.report.junit import batch_junit
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 
@@ -88,7 +88,7 @@ def _ns(us: float) -> int:
 
 
 def assert_trace_rules(doc: dict) -> None:
-    """The Chrome Trace Event rules a viewer relies on (see mpnpu/cli/render/chrome_trace.py)."""
+    """The Chrome Trace Event rules a viewer relies on (see mpnpu/report/chrome_trace.py)."""
     events = doc["traceEvents"]
     assert events
     for ev in events:
@@ -137,7 +137,7 @@ def _enclosing(doc: dict, ev: dict) -> dict:
 
 
 def test_trace_json_loads_and_follows_the_format_rules(launches, tmp_path) -> None:
-    from mpnpu.cli.render.chrome_trace import write_chrome_trace
+    from mpnpu.report.chrome_trace import write_chrome_trace
 
     path = tmp_path / "t.json"
     size = write_chrome_trace(str(path), _timelines(launches))
@@ -253,6 +253,7 @@ def test_pipe_order_inversions_inside_a_core() -> None:
     assert doc["otherData"]["launches"][0]["pipe_order_inversions"] == [inv.title]
 
 
+@pytest.mark.slow
 def test_inserted_sync_points_are_marked(repaired, tmp_path) -> None:
     """A sync inserted for a launch (a repair being tried) is an instant marker on every core that
     ran it, like a dropped one, and the repaired launch has no race."""
@@ -269,7 +270,7 @@ def test_inserted_sync_points_are_marked(repaired, tmp_path) -> None:
     assert_trace_rules(doc)
     assert len([ev for ev in doc["traceEvents"] if ev["ph"] == "i" and ev["cat"] == "inserted"]) == 3
     if HAVE_MPL:
-        from mpnpu.cli.render.picture import render_timelines
+        from mpnpu.report.picture import render_timelines
 
         svg = tmp_path / "repaired.svg"
         render_timelines(str(svg), [tl])
@@ -386,11 +387,12 @@ def _red_pixels(img) -> int:
     return int(np.sum((abs(rgb[..., 0] - 214) < 20) & (rgb[..., 1] < 80) & (rgb[..., 2] < 80)))
 
 
+@pytest.mark.slow
 @needs_mpl
 def test_png_and_svg_render_at_the_expected_size(launches, tmp_path) -> None:
     import matplotlib.image as mpimg
 
-    from mpnpu.cli.render.picture import DPI, render_timelines, timeline_figure_size
+    from mpnpu.report.picture import DPI, render_timelines, timeline_figure_size
 
     incident, fixed = _timelines(launches)
     pictures = {}
@@ -418,11 +420,11 @@ def test_png_and_svg_render_at_the_expected_size(launches, tmp_path) -> None:
 
 
 def test_pictures_without_matplotlib_fail_with_one_line(monkeypatch, capsys, tmp_path) -> None:
-    from mpnpu.cli import batch, stress
+    from mpnpu.cli.commands import batch, stress
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # "import matplotlib" now raises ImportError
-    assert run_cli(batch.main, ["--cases", "1", "--timeline-png", str(tmp_path / "t.png")]) == 2
-    assert run_cli(stress.main, ["--block-dims", "1", "--cases", "1", "--plot", str(tmp_path / "s.png")]) == 2
+    assert run_cli(batch.COMMAND.main, ["--cases", "1", "--timeline-png", str(tmp_path / "t.png")]) == 2
+    assert run_cli(stress.COMMAND.main, ["--block-dims", "1", "--cases", "1", "--plot", str(tmp_path / "s.png")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["mpnpu: error: --timeline-png needs matplotlib: pip install 'mpnpu[plot]'",
                    "mpnpu: error: --plot needs matplotlib: pip install 'mpnpu[plot]'"]
@@ -430,13 +432,13 @@ def test_pictures_without_matplotlib_fail_with_one_line(monkeypatch, capsys, tmp
 
 
 def test_timeline_usage_errors(capsys, tmp_path) -> None:
-    from mpnpu.cli import batch
+    from mpnpu.cli.commands import batch
 
     for argv, needle in ((["--timeline-case", "0"], "needs --timeline"),
                          (["--cases", "3", "--timeline", str(tmp_path / "t.json"), "--timeline-case", "3"],
                           "not a case of this run"),
                          (["--timeline-png", str(tmp_path / "t.gif")], "must end in .png or .svg")):
-        assert run_cli(batch.main, argv) == 2
+        assert run_cli(batch.COMMAND.main, argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and needle in err[0], err
 
@@ -444,15 +446,16 @@ def test_timeline_usage_errors(capsys, tmp_path) -> None:
 # -- the batch command end to end ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(90)
 def test_batch_writes_timeline_picture_and_junit_matching_the_run(tmp_path, capsys, no_leaks, time_limit) -> None:
-    from mpnpu.cli import batch
+    from mpnpu.cli.commands import batch
 
     out = {k: tmp_path / f"r.{k}" for k in ("json", "xml")}
     trace, png = tmp_path / "timeline.json", tmp_path / "timeline.png"
     argv = ["--cases", "8", "--repeat", "2", "--quiet", "--json", str(out["json"]), "--junit", str(out["xml"]),
             "--timeline", str(trace)] + (["--timeline-png", str(png)] if HAVE_MPL else [])
-    assert run_cli(batch.main, argv) == 0
+    assert run_cli(batch.COMMAND.main, argv) == 0
     report = json.loads(out["json"].read_text())
     doc = json.loads(trace.read_text())
     assert_trace_rules(doc)
@@ -520,16 +523,17 @@ def test_junit_counts_follow_expectations() -> None:
 # -- stress -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(60)
 def test_stress_junit_and_plot(tmp_path, no_leaks, time_limit) -> None:
-    from mpnpu.cli import stress
+    from mpnpu.cli.commands import stress
 
     xml, report = tmp_path / "s.xml", tmp_path / "s.json"
     argv = ["--block-dims", "1", "--placements", "none,pack", "--chaos", "off", "--cases", "3", "--quiet",
             "--duration", "inf", "--json", str(report), "--junit", str(xml)]
     if HAVE_MPL:
         argv += ["--plot", str(tmp_path / "s.svg")]
-    assert run_cli(stress.main, argv) == 0
+    assert run_cli(stress.COMMAND.main, argv) == 0
     data = json.loads(report.read_text())
     suite = ET.parse(xml).getroot().find("testsuite")
     names = [c.get("name") for c in suite.iter("testcase")]
@@ -544,6 +548,7 @@ def test_stress_junit_and_plot(tmp_path, no_leaks, time_limit) -> None:
 # -- progress -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.time_limit(60)
 def test_no_carriage_returns_when_stderr_is_a_file(tmp_path, time_limit) -> None:
     err = tmp_path / "err.txt"

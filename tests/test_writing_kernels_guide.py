@@ -2,7 +2,7 @@
 
 - ```python blocks whose first line is ``# NAME.py`` are written to that file (``# NAME.py
   (continued)`` appends to it); every other python block is run as a script and must exit 0.
-- ```sh blocks are run line by line; each line must be an mpnpu command (``python -m mpnpu.…`` or
+- ```sh blocks are run line by line; each line must be an mpnpu command (``mpnpu …``, ``python -m mpnpu.…`` or
   ``python scripts/…``) and must exit 0.
 - ```text blocks are sample output. The lines of a racecheck report in them (``======``) that do not
   depend on timing must appear verbatim in the output of the command run just before.
@@ -43,6 +43,8 @@ def _run(argv: list[str], cwd: Path) -> str:
 
 def _command(line: str) -> list[str]:
     argv = shlex.split(line)
+    if argv[0] == "mpnpu":  # the command, as installed (python -m mpnpu is the same)
+        return [sys.executable, "-m", "mpnpu", *argv[1:]]
     assert argv[0] == "python" and (argv[1:2] == ["-m"] and argv[2].startswith("mpnpu.")
                                      or argv[1].startswith("scripts/")), f"not an mpnpu command: {line}"
     if argv[1].startswith("scripts/"):
@@ -55,6 +57,7 @@ def _report_lines(sample: str) -> list[str]:
     return [line.strip() for line in sample.splitlines() if line.strip().startswith("======")]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks")
 def test_every_code_block_of_the_guide_runs(tmp_path):
     work = tmp_path / "guide"
@@ -98,7 +101,7 @@ def test_guide_toml_blocks_are_the_projects_own_entries():
 
 
 def test_guide_gallery_table_names_every_registered_gallery_operator():
-    from mpnpu.harness.registry import registered
+    from mpnpu.operators.registry import registered
 
     text = GUIDE.read_text()
     for name, entry in registered().items():

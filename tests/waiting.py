@@ -24,5 +24,6 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: floa
     """Like :func:`wait_for`, but fail the test (naming ``what``) if the condition never holds."""
     value = wait_for(predicate, timeout, interval)
     if not value:
-        raise AssertionError(f"timed out after {timeout:g} s waiting for {what or getattr(predicate, '__name__', 'a condition')}")
+        what = what or getattr(predicate, "__name__", "a condition")
+        raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
     return value

@@ -1,7 +1,7 @@
 """accum-init: split-K matmul whose output is zeroed by the vector cores and accumulated atomically
 by the cube cores, without the SyncAll between the two (see kernel.py)."""
 
-from mpnpu.harness.kernel_operator import KernelOperator
+from mpnpu import KernelOperator
 
 from . import cases, golden, syncs
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpnpu.harness.kernel_operator import Case
+from mpnpu import Case
 
 DTYPES = ("float16", "bfloat16", "float32")
 BASE_K = 64

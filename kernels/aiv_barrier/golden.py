@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpnpu.harness.compare import Tolerance
-from mpnpu.harness.kernel_operator import Case, default_tolerance
+from mpnpu import Case, Tolerance, default_tolerance
 
 
 def golden(case: Case) -> dict[str, np.ndarray]:

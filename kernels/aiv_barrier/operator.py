@@ -1,7 +1,7 @@
 """aiv-barrier: matmul + bias + ReLU whose vector cores order the cube core's matmul result with
 SyncAll<true>, a barrier the cube core is no party to (see kernel.py)."""
 
-from mpnpu.harness.kernel_operator import KernelOperator
+from mpnpu import KernelOperator
 
 from . import cases, golden, syncs
 

@@ -16,8 +16,8 @@ tile k out of it: y[k] receives tile k+2's bytes.
 from __future__ import annotations
 
 from mpnpu import api as ac
+from mpnpu import float32
 from mpnpu.api import HardEvent, TPosition
-from mpnpu.runtime.dtypes import float32
 
 
 @ac.pipelined

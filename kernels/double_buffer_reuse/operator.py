@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpnpu.harness.kernel_operator import Case, KernelOperator
+from mpnpu import Case, KernelOperator
 
 KERNEL = "mpnpu.kernels.double_buffer_reuse.kernel:main"  # main(x, y, n_tiles, tile)
 

@@ -1,7 +1,7 @@
 """flag-reuse: a cube -> vector tile pipeline through one GM slot, without the vector -> cube
 "slot free" handshake (see kernel.py). Variant ``lost-set`` drops only the release: a deadlock."""
 
-from mpnpu.harness.kernel_operator import KernelOperator
+from mpnpu import KernelOperator
 
 from . import cases, golden, syncs
 

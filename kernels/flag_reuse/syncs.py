@@ -7,8 +7,10 @@ FLAG_SLOT_FREE = (4, 5)  # vector -> cube: done reading slot 0 / 1, it may be ov
 
 SYNC_POINTS: dict[str, str] = {
     "R": f"vector cores wait for flag {FLAG_TILE_READY} (tile ready) before reading a slot",
-    "FS": f"vector cores set flag {FLAG_SLOT_FREE[0]}/{FLAG_SLOT_FREE[1]} (slot free) after reading a slot - missing in the incident",
-    "FW": f"cube core waits for flag {FLAG_SLOT_FREE[0]}/{FLAG_SLOT_FREE[1]} (slot free) before overwriting a slot - missing in the incident",
+    "FS": (f"vector cores set flag {FLAG_SLOT_FREE[0]}/{FLAG_SLOT_FREE[1]} (slot free) after reading a slot"
+           " - missing in the incident"),
+    "FW": (f"cube core waits for flag {FLAG_SLOT_FREE[0]}/{FLAG_SLOT_FREE[1]} (slot free) before overwriting a slot"
+           " - missing in the incident"),
 }
 
 INCIDENT = frozenset({"FS", "FW"})  # the kernel as written: no "slot free" handshake at all

@@ -34,8 +34,7 @@ from typing import Optional
 
 import numpy as np
 
-from mpnpu.errors import UsageError
-from mpnpu.runtime.dtypes import from_float32, to_float32
+from mpnpu import UsageError, from_float32, to_float32
 
 from .spec import INPUT_DTYPES, TARGET_DTYPES, check_inputs, target_dtype_of
 
@@ -50,7 +49,8 @@ def _check_range(name: str, bounds: IntRange, low_min: int) -> None:
         and low_min <= bounds[0] <= bounds[1]
     )
     if not ok:
-        raise UsageError(f"CaseSpace.{name}={bounds!r} must be an integer range (low, high) with {low_min} ≤ low ≤ high")
+        raise UsageError(f"CaseSpace.{name}={bounds!r} must be an integer range (low, high) "
+                         f"with {low_min} ≤ low ≤ high")
 
 
 def _check_choices(name: str, choices: tuple, allowed: tuple) -> None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
-from mpnpu.harness.chain import Diagnosis, Shapes, Step, StepResult
+from mpnpu import Diagnosis, Shapes, Step, StepResult
 from mpnpu.harness.stats import pct as _pct
 
 PREDICTED = "predicted_logits"

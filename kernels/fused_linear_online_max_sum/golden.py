@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpnpu.runtime.dtypes import from_float32, to_float32
+from mpnpu import from_float32, to_float32
 
 from .spec import check_inputs, input_dtype_of
 

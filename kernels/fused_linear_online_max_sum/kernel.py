@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpnpu import api as ac
+from mpnpu import float32
 from mpnpu.api import GlobalTensor, HardEvent, Pipe, TPosition
-from mpnpu.runtime.dtypes import float32
 
 from . import probes
 from .syncs import FLAG_BUFFER_FREE, FLAG_TILE_READY

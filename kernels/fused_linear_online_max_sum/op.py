@@ -12,8 +12,7 @@ from typing import Iterable
 
 import numpy as np
 
-from mpnpu.errors import UsageError
-from mpnpu.runtime.device import Device, LaunchResult
+from mpnpu import Device, LaunchOptions, LaunchResult, UsageError
 
 from .probes import check_probe
 from .spec import (
@@ -60,8 +59,10 @@ def fused_linear_online_max_sum(
     probe: str = "",
     probe_value: float = 0.0,
     trace: bool = False,
+    kernel: str = KERNEL,
 ) -> FlomsRun:
     """Run the operator on ``device``. Inputs are numpy storage arrays (bfloat16 as uint16 bits).
+    ``kernel``: the kernel to launch (default the FLOMS kernel; a benchmark may wrap it).
 
     Bad inputs raise :class:`mpnpu.errors.UsageError` before anything is allocated.
     """
@@ -87,9 +88,9 @@ def fused_linear_online_max_sum(
         tgt = gm.to_device("target", target, tgt_dt)
         outs = {name: gm.empty(name, shape, dtype) for name, (shape, dtype) in specs.items()}
         workspace = gm.empty("workspace", tiling.workspace_bytes, "uint8")
-        launch = device.launch(
-            KERNEL, x, w, tgt, *(outs[name] for name in OUTPUT_NAMES), workspace, tiling,
-            drop_syncs=tuple(sorted(dropped)), trace=trace,
+        launch = device.launch_with(
+            LaunchOptions(drop_syncs=dropped, trace=trace),
+            kernel, x, w, tgt, *(outs[name] for name in OUTPUT_NAMES), workspace, tiling,
         )
         outputs = {name: device.to_host(outs[name]) for name in OUTPUT_NAMES}
     return FlomsRun(outputs, launch, tiling)

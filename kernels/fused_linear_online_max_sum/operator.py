@@ -2,8 +2,9 @@
 
 Judging follows the incident's diagnosis (docs/incident.md). Without a probe, every output is
 compared with the CPU golden under the precision rule (docs/precision.md). A probe's outputs that
-have no golden of their own are judged as the diagnosis judged them: against the value they must hold where one exists (zeros, the case's sentinel, the copied
-dependency), and by consistency across repeats of the same case (the fingerprint).
+have no golden of their own are judged as the diagnosis judged them: against the value they must
+hold where one exists (zeros, the case's sentinel, the copied dependency), and by consistency
+across repeats of the same case (the fingerprint).
 """
 
 from __future__ import annotations
@@ -14,15 +15,23 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mpnpu.harness.compare import CaseComparison, Tolerance, compare_outputs
-from mpnpu.harness.operator import OperatorOption, Verdict, fingerprint, verdict_of
-from mpnpu.runtime.device import Device, LaunchResult
-from mpnpu.runtime.dtypes import round_to
+from mpnpu import (
+    CaseComparison,
+    Device,
+    LaunchResult,
+    OperatorOption,
+    Tolerance,
+    Verdict,
+    compare_outputs,
+    fingerprint,
+    round_to,
+    verdict_of,
+)
 
 from . import golden as golden_mod
 from .cases import Case, CaseSpace, make_case
 from .diagnosis import DIAGNOSIS
-from .op import TileSizes, fused_linear_online_max_sum
+from .op import KERNEL, TileSizes, fused_linear_online_max_sum
 from .precision import tolerances
 from .probes import PROBES, allreduce_writes_predicted, copied_dependency
 from .spec import OUTPUT_NAMES
@@ -63,6 +72,8 @@ class FlomsOperator:
     stages: tuple[str, ...] = STAGES
     options: tuple[OperatorOption, ...] = OPTIONS
     diagnosis: Any = DIAGNOSIS  # the incident's O1-O9 chain (docs/incident.md)
+    #: the kernel the host code launches ("module:function"; a benchmark may wrap it)
+    kernel: str = KERNEL
 
     def with_options(self, **values: int) -> "FlomsOperator":
         """This operator with other tile sizes (``base_m``, ``base_n``, ``base_k``)."""
@@ -74,15 +85,19 @@ class FlomsOperator:
     def describe_case(self, case: Case) -> str:
         return case.describe()
 
+    def golden(self, case: Case) -> dict[str, np.ndarray]:
+        """The CPU golden's outputs for ``case`` (what :meth:`prepare` computes, tolerances aside)."""
+        return golden_mod.golden(*case.inputs())
+
     def prepare(self, case: Case) -> Prepared:
-        return Prepared(golden_mod.golden(*case.inputs()), tolerances(case))
+        return Prepared(self.golden(case), tolerances(case))
 
     def run(self, device: Device, case: Case, *, drop_syncs: frozenset[str] = frozenset(), probe: str = "",
             trace: bool = False) -> tuple[dict[str, Any], LaunchResult]:
         run = fused_linear_online_max_sum(
             device, case.input, case.weight, case.target, case.vocab_start_index, case.vocab_end_index,
             case.input_dtype, case.return_logits, tiles=self.tiles, drop_syncs=drop_syncs, probe=probe,
-            probe_value=sentinel_value(case), trace=trace,
+            probe_value=sentinel_value(case), trace=trace, kernel=self.kernel,
         )
         return run.outputs, run.launch
 

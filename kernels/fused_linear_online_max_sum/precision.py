@@ -32,8 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Union
 
-from mpnpu.errors import UsageError
-from mpnpu.harness.compare import Tolerance
+from mpnpu import Tolerance, UsageError
 
 from .golden import logits_abs_max
 from .spec import OUTPUT_NAMES, input_dtype_of

@@ -8,17 +8,20 @@ probe (``tiling.probe == ""``) every answer is "run as shipped".
 
 from __future__ import annotations
 
-from mpnpu.errors import UsageError
+from mpnpu import UsageError
 
 #: probe name -> (diagnosis step, what it changes)
 PROBES: dict[str, tuple[str, str]] = {
     "only-predicted": ("O4", "copy-out of every output except predicted_logits disabled"),
     "init-zero-only": ("O5a", "predicted_logits initialised to 0; every later write to it disabled"),
     "init-sentinel": ("O5b", "predicted_logits initialised to a case-specific constant; every later write disabled"),
-    "no-allreduce-copyout": ("O6", "AllReduceProcess's copy-out of predicted_logits disabled: it holds CVProcess's result"),
+    "no-allreduce-copyout": ("O6", "AllReduceProcess's copy-out of predicted_logits disabled: "
+                                   "it holds CVProcess's result"),
     "pipe-barrier-all": ("O7", "PipeBarrier<PIPE_ALL> between every step of the predicted_logits computation"),
-    "copy-dep=vocab_parallel_logits": ("O8", "predicted_logits receives the cube result (the tile's first logit of the row) instead of the gathered logit"),
-    "copy-dep=masked_target": ("O8", "predicted_logits receives masked_target (as read in CVProcess, summed over the row's tiles) instead of the gathered logit"),
+    "copy-dep=vocab_parallel_logits": ("O8", "predicted_logits receives the cube result (the tile's first logit "
+                                             "of the row) instead of the gathered logit"),
+    "copy-dep=masked_target": ("O8", "predicted_logits receives masked_target (as read in CVProcess, summed over "
+                                     "the row's tiles) instead of the gathered logit"),
 }
 
 

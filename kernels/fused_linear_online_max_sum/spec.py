@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mpnpu.errors import UsageError
-from mpnpu.runtime.dtypes import DType, get_dtype
+from mpnpu import DType, UsageError, get_dtype
 
 OUTPUT_NAMES = (
     "logits_max",
@@ -92,8 +91,9 @@ def check_inputs(
     """Raise UsageError, with a one-line message, unless the arguments are a valid FLOMS call.
 
     ``target_dtype`` None means "whatever target's numpy dtype is" (still int32 or int64). Besides
-    the input table of docs/operator-floms.md this rejects ``vocab_end_index - vocab_start_index > V``: the op's documentation
-    bounds the end by start + V, and a target past the shard's last column has no logit to gather.
+    the input table of docs/operator-floms.md this rejects ``vocab_end_index - vocab_start_index > V``:
+    the op's documentation bounds the end by start + V, and a target past the shard's last column has
+    no logit to gather.
     """
     in_dt = input_dtype_of(input_dtype)
     _check_array("input", input, 2, "[BT, H]")

@@ -2,7 +2,7 @@
 kernel passes these names to the device API, the operator publishes them (``sync_points``), so the
 tools accept them in --drop-sync, and the reports and the race detector print them.
 
-A launch can drop any subset (``Device.launch(..., drop_syncs=...)``): the named call is skipped,
+A launch can drop any subset (``Device.launch_with(LaunchOptions(drop_syncs=...), ...)``): the named call is skipped,
 nothing else changes. That is how the incident is reproduced without editing the kernel.
 """
 

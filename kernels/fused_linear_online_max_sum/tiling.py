@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mpnpu.errors import UsageError
-from mpnpu.runtime.dtypes import get_dtype
+from mpnpu import UsageError, get_dtype
 
 _ALIGN = 32
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpnpu.harness.kernel_operator import Case
+from mpnpu import Case
 
 from .cases import EPS
 

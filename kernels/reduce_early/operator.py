@@ -1,7 +1,7 @@
 """reduce-early: RMSNorm whose rows are split across vector cores, reading the other cores' partial
 sums without the barrier of the two-phase reduction (see kernel.py)."""
 
-from mpnpu.harness.kernel_operator import KernelOperator
+from mpnpu import KernelOperator
 
 from . import cases, golden, syncs
 

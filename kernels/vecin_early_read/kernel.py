@@ -16,8 +16,8 @@ lets Muls overwrite a VECOUT buffer that MTE3 is still copying out (double-buffe
 from __future__ import annotations
 
 from mpnpu import api as ac
+from mpnpu import float32
 from mpnpu.api import TPosition
-from mpnpu.runtime.dtypes import float32
 
 
 @ac.pipelined

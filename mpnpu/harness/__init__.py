@@ -1,12 +1,13 @@
-"""The harness: what the tools do with an operator, as a library (no printing, no argparse).
+"""The harness: running operators, as a library (no printing, no argparse; results are data).
 
-- :mod:`.operator` — the operator protocol and the helpers every operator can use;
-  :mod:`.kernel_operator` — an operator from a kernel, a golden, a case maker and a sync-point table;
-  :mod:`.registry` — finding operators by name (``--op``, entry-point group ``mpnpu.operators``).
 - :mod:`.runner` — batches: cases x repeats through variants, one :class:`~.runner.VariantResult`
-  per variant (``merge()`` combines rounds and configurations).
-- :mod:`.chain` — diagnosis chains as data, and running one (``python -m mpnpu.investigate``).
-- :mod:`.compare` — the precision rule (docs/precision.md); :mod:`.stats` — rates and intervals.
-- :mod:`.stress` — the stress engine (placement, chaos, load, sweeps); :mod:`.timeline` — launch
-  timelines.
+  per variant (``merge()`` combines rounds and configurations);
+- :mod:`.stats` — rates and their intervals;
+- :mod:`.chain` — running an operator's diagnosis chain (``mpnpu investigate``);
+- :mod:`.soak` — soaks of the fixed kernel; :mod:`.handshakes` — the watchdog's soak;
+- :mod:`.stress` — the stress engine (placement, chaos, load; the sweep plan and its loop);
+- :mod:`.timeline` — launch timelines.
+
+What an operator is lives in :mod:`mpnpu.operators`; directed runs and the audit in
+:mod:`mpnpu.directed`; shards, slots and Ray in :mod:`mpnpu.scale`; reports in :mod:`mpnpu.report`.
 """

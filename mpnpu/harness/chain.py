@@ -1,10 +1,10 @@
-"""Diagnosis chains: an operator's step-by-step diagnosis of its race, as data, run as batches.
+"""Running diagnosis chains: an operator's step-by-step diagnosis of its race, run as batches.
 
-An operator that has one publishes a :class:`Diagnosis` (its ``diagnosis`` attribute): steps, each a
-probe on a variant with what the original diagnosis saw and an expectation function that says
-whether this run saw the same. :func:`run_investigation` runs any such chain (this is what
-``python -m mpnpu.investigate --op NAME`` does); FLOMS's chain (O1–O9 of docs/incident.md) lives
-with FLOMS, in its package's ``diagnosis.py``.
+An operator that has one publishes a :class:`~mpnpu.operators.diagnosis.Diagnosis` (its ``diagnosis``
+attribute; the types are in :mod:`mpnpu.operators.diagnosis`): steps, each a probe on a variant with
+what the original diagnosis saw and an expectation function that says whether this run saw the
+same. :func:`run_investigation` runs any such chain (this is what ``mpnpu investigate --op NAME``
+does); FLOMS's chain (O1–O9 of docs/incident.md) lives with FLOMS, in its package's ``diagnosis.py``.
 
 The rule. A step *shows the fault* when at least one of its case-runs fails its judgement or at
 least one case's result differs between its repeats; it *does not* when neither happens in any of
@@ -32,91 +32,23 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
-from mpnpu.errors import UsageError
+from mpnpu.errors import NotFoundError, UsageError
+from mpnpu.harness.runner import BatchResult, VariantResult, make_variants, run_batch
+from mpnpu.harness.stats import (
+    cases_for_consistency,
+    consistency_detect_probability,
+    detect_probability,
+    trials_to_detect,
+    wilson_interval,
+)
+from mpnpu.operators.diagnosis import Diagnosis, Step, StepResult, diagnosis_for
+from mpnpu.operators.protocol import Operator
 from mpnpu.runtime.checks import is_int
-from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import available_cpus
-
-from .operator import Operator, diagnosis_of
-from .registry import DEFAULT_OPERATOR, load_operator
-from .runner import BatchResult, VariantResult, default_block_dim, make_variants, run_batch
-from .stats import cases_for_consistency, consistency_detect_probability, detect_probability, trials_to_detect
-from .stats import wilson_interval
-
-# -- the chain as data -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of a diagnosis: which probe on which variant, and what the original diagnosis saw.
-
-    ``expect(result, earlier)`` says whether this run matches what was seen originally, ``seen(result,
-    earlier)`` says in one line what this run saw (``earlier``: the results of the steps before).
-    A step with no ``variant`` runs nothing: it is derived from the earlier steps (e.g. "root cause").
-    """
-
-    key: str  # "calibration", "O4", "O5a", ..., "root cause", "O9"
-    probe: str  # "" = the kernel as written
-    variant: str  # "incident" | "fixed" | ...; "" for a derived step
-    changed: str  # what the step changes
-    judged: str  # how the watched output is judged: "golden" | "expected value" | "consistency" | ""
-    expect_fault: bool  # the original diagnosis saw the fault at this step
-    writeup: str  # what the original diagnosis saw
-    conclusion: str  # what follows when the step matches ("{n}" is replaced by the case-runs)
-    expect: Callable[["StepResult", Sequence["StepResult"]], bool]
-    seen: Callable[["StepResult", Sequence["StepResult"]], str]
-    requires: str = ""  # what else must hold for the step to match (shown in the output)
-    label: str = ""  # how the step is shown (default: key)
-    calibrates: bool = False  # this step's failure rate sizes every later step
-
-
-@dataclass(frozen=True)
-class Shapes:
-    """A named restriction of the operator's cases (e.g. smaller ones, for a faster chain)."""
-
-    description: str  # shown in the header: "small case shapes (BT 64..160, ...)"
-    apply: Callable[[Operator], Operator]
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """An operator's diagnosis chain and the words its report uses."""
-
-    title: str  # the Markdown report's title
-    subject: str  # what runs, for the header: "incident kernel (S1 dropped)"
-    steps: tuple[Step, ...]
-    rule: str  # the decision rule, one sentence
-    consistency_note: str  # what "cases inconsistent" compares
-    reference: str = "the original diagnosis"  # what the conclusions are checked against
-    shapes: Mapping[str, Shapes] = field(default_factory=dict)  # besides "default" (the operator as it is)
-    default_shapes: str = "default"
-
-    def shapes_names(self) -> tuple[str, ...]:
-        return (*self.shapes, "default") if "default" not in self.shapes else tuple(self.shapes)
-
-    def with_shapes(self, op: Operator, shapes: str) -> Operator:
-        """``op`` with its cases restricted to the named shapes ("default" leaves it as it is)."""
-        if shapes == "default":
-            return op
-        if shapes not in self.shapes:
-            raise UsageError(f"unknown shapes {shapes!r}; known: {', '.join(self.shapes_names())}")
-        return self.shapes[shapes].apply(op)
-
-    def shapes_description(self, shapes: str) -> str:
-        return "default case shapes" if shapes == "default" else self.shapes[shapes].description
-
-
-def diagnosis_for(op: Operator) -> Diagnosis:
-    """``op``'s diagnosis chain, or a UsageError saying it has none."""
-    chain = diagnosis_of(op)
-    if chain is None:
-        raise UsageError(f"operator {op.name} has no diagnosis chain to investigate "
-                         f"(python -m mpnpu.batch runs its variants)")
-    return chain
-
 
 # -- how many case-runs a step needs ------------------------------------------------------------------
 
@@ -196,65 +128,6 @@ def plan_trials(failed: int, runs: int, *, repeats: int = 4, confidence: float =
                 min_cases, max_cases)
 
 
-# -- results --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class StepResult:
-    """What one step ran, saw and concluded."""
-
-    spec: Step
-    reference: str = "the original diagnosis"
-    cases: int = 0
-    repeats: int = 0
-    case_runs: int = 0
-    failed_case_runs: int = 0
-    failed_by_output: dict[str, int] = field(default_factory=dict)
-    inconsistent_cases: list[int] = field(default_factory=list)
-    min_rel_error: float | None = None
-    max_rel_error: float | None = None
-    launch_errors: int = 0
-    shows_fault: bool = False
-    matches: bool = False
-    seen: str = ""
-    elapsed_s: float = 0.0
-    interrupted: bool = False
-    hazards_text: str = ""  # racecheck report (when asked for)
-    batch: dict[str, Any] = field(default_factory=dict, repr=False)  # the VariantResult as data
-
-    @property
-    def key(self) -> str:
-        return self.spec.key
-
-    @property
-    def label(self) -> str:
-        return self.spec.label or self.spec.key
-
-    @property
-    def conclusion(self) -> str:
-        if self.interrupted:
-            return "interrupted before the step finished"
-        if self.matches:
-            return self.spec.conclusion.format(n=self.case_runs)
-        what = "shows the fault" if self.shows_fault else "does not show the fault"
-        return (f"DOES NOT MATCH {self.reference} ({self.spec.writeup}): the step {what}; "
-                f"needed: {self.spec.requires}")
-
-    def to_dict(self) -> dict[str, Any]:
-        s = self.spec
-        return {
-            "step": s.key, "probe": s.probe, "variant": s.variant, "changed": s.changed, "judged": s.judged,
-            "writeup": s.writeup, "requires": s.requires, "expect_fault": s.expect_fault,
-            "cases": self.cases, "repeats": self.repeats, "case_runs": self.case_runs,
-            "failed_case_runs": self.failed_case_runs, "failed_by_output": self.failed_by_output,
-            "inconsistent_cases": self.inconsistent_cases, "min_rel_error": self.min_rel_error,
-            "max_rel_error": self.max_rel_error, "launch_errors": self.launch_errors,
-            "shows_fault": self.shows_fault, "matches": self.matches, "seen": self.seen,
-            "conclusion": self.conclusion, "elapsed_s": self.elapsed_s, "interrupted": self.interrupted,
-            "batch": self.batch,
-        }
-
-
 @dataclass
 class Investigation:
     """The whole chain: the plan from the calibration and one StepResult per step run."""
@@ -284,7 +157,7 @@ class Investigation:
         for s in self.steps:
             if s.spec.key == key and (probe is None or s.spec.probe == probe):
                 return s
-        raise KeyError(key if probe is None else f"{key} {probe}")
+        raise NotFoundError(f"no step {key if probe is None else f'{key} {probe}'} in this investigation")
 
     def verdict_line(self) -> str:
         """The one-line verdict: every conclusion matches, which do not, or how far it got."""
@@ -329,8 +202,7 @@ def evaluate(spec: Step, v: VariantResult, cases: int, earlier: Sequence[StepRes
         inconsistent_cases=list(v.inconsistent_cases), min_rel_error=v.min_rel_error,
         max_rel_error=v.max_rel_error, launch_errors=v.launch_errors, elapsed_s=v.elapsed_s, batch=v.to_dict(),
     )
-    if v.hazard_log is not None:
-        res.hazards_text = v.hazard_log.format_text()
+    res.hazard_log = v.hazard_log
     res.shows_fault = v.failed_case_runs > 0 or len(v.inconsistent_cases) > 0
     res.matches = bool(spec.expect(res, earlier))
     res.seen = spec.seen(res, earlier)
@@ -349,7 +221,7 @@ def derive(spec: Step, earlier: Sequence[StepResult], reference: str = "the orig
 
 
 def run_investigation(
-    op: Operator | None = None,
+    op: Operator,
     *,
     seed: int = 0,
     block_dim: int | None = None,
@@ -372,7 +244,7 @@ def run_investigation(
 ) -> Investigation:
     """Run the calibration and every step of ``op``'s diagnosis chain on one device.
 
-    ``op`` defaults to the default operator. The calibration runs rounds of ``calibration_cases`` x
+    The calibration runs rounds of ``calibration_cases`` x
     ``repeats`` case-runs until it has seen ``calibration_min_failures`` failures or run
     ``calibration_max_rounds`` rounds (a rate measured from a handful of failures is too rough to
     size the steps by); the rounds are merged with :meth:`VariantResult.merge`. ``shapes`` names one
@@ -391,7 +263,6 @@ def run_investigation(
             raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
     plan_trials(1, 2, repeats=repeats, confidence=confidence, safety=safety, min_cases=min_cases,
                 max_cases=max_cases)  # validates the sizing arguments before any launch
-    op = op if op is not None else load_operator(DEFAULT_OPERATOR)
     chain = diagnosis_for(op)
     shapes = shapes if shapes is not None else chain.default_shapes
     op = chain.with_shapes(op, shapes)
@@ -403,7 +274,7 @@ def run_investigation(
         on_total(calibration_cases * repeats + runner.later * min_cases * repeats)
     try:
         if device is None:
-            device = Device(block_dim or default_block_dim(), options=options)
+            device = Device(block_dim or DEFAULT_BLOCK_DIM, options=options)
         runner.device = device
         inv.block_dim = device.block_dim
         for spec in chain.steps:
@@ -466,9 +337,10 @@ class _ChainRun:
         merged: VariantResult | None = None
         while True:
             timeline = None if self.timeline is None else self.timeline.renamed({spec.variant: step_name(spec)})
-            batch = run_batch(self.op, cases=cases, repeat=self.repeats, variants=make_variants(self.op, [spec.variant]),
-                              seed=self.seed, probe=spec.probe, racecheck=self.racecheck, device=self.device,
-                              progress=self.progress, timeline=timeline)
+            variants = make_variants(self.op, [spec.variant])
+            batch = run_batch(self.op, cases=cases, repeat=self.repeats, variants=variants, seed=self.seed,
+                              probe=spec.probe, racecheck=self.racecheck, device=self.device, progress=self.progress,
+                              timeline=timeline)
             result = batch.variants[spec.variant]
             self.done_runs += result.case_runs
             merged = result if merged is None else merged.merge(result)

@@ -1,6 +1,6 @@
 """Batch runs: the same cases through several variants of a kernel, repeated, on one device.
 
-This is the library behind ``python -m mpnpu.batch`` (and the investigate and stress tools): no
+This is the library behind ``mpnpu batch`` (and the investigate and stress tools): no
 printing, no argparse. It reproduces how the incident was seen — a batch of test cases run one
 after another on one device, whose caching allocator hands each case the blocks the previous case
 freed — and counts, per variant, which case-runs failed, how, and where.
@@ -16,15 +16,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from mpnpu.errors import LaunchError, UsageError
-from mpnpu.runtime import cpuset
+from mpnpu.errors import InvalidArgumentError, LaunchError, UsageError
+from mpnpu.harness.stats import rule_of_three, wilson_interval
+from mpnpu.operators.protocol import Operator, Verdict
 from mpnpu.runtime.checks import is_int
-from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import available_cpus, blas_threads
-
-from .operator import Operator, Verdict
-from .stats import rule_of_three, wilson_interval
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,7 @@ class VariantResult:
     repeats: int
     case_runs: int = 0
     failed_case_runs: int = 0
-    failed_by_output: Counter = field(default_factory=Counter)
+    failed_by_output: Counter[str] = field(default_factory=Counter)
     min_rel_error: float | None = None  # over failing elements of failing case-runs
     max_rel_error: float | None = None
     failing_cases_by_repeat: list[list[int]] = field(default_factory=list)
@@ -115,7 +113,7 @@ class VariantResult:
         its time is kept as measured), and hazard logs are combined. Neither input is modified.
         """
         if other.variant != self.variant:
-            raise ValueError(f"cannot merge variant {other.variant.name} into {self.variant.name}")
+            raise InvalidArgumentError(f"cannot merge variant {other.variant.name} into {self.variant.name}")
         out = VariantResult(self.variant, self.repeats + other.repeats)
         out.failing_cases_by_repeat = [list(c) for c in self.failing_cases_by_repeat + other.failing_cases_by_repeat]
         out.case_runs = self.case_runs + other.case_runs
@@ -181,6 +179,8 @@ class BatchResult:
     interrupt: BaseException | None = field(default=None, repr=False)  # the KeyboardInterrupt, if any
     racecheck: bool = False
     notes: list[str] = field(default_factory=list)
+    #: the operator's sync points (name -> what it orders), for reports that describe a variant
+    sync_points: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def expected_clean_are_clean(self) -> bool:
@@ -243,19 +243,6 @@ def how_often_it_fails(failed: int, runs: int) -> str:
     return f"{how} ({failed}/{runs})"
 
 
-def default_block_dim() -> int:
-    """The tools' default block_dim: 1 on every machine (:data:`mpnpu.runtime.cpuset.DEFAULT_BLOCK_DIM`).
-
-    With the device's core processes pinned to 2 CPUs per AI core (:mod:`mpnpu.runtime.cpuset`),
-    block_dim 1 means 3 core processes time-sliced on 2 CPUs wherever it runs, which is what makes
-    FLOMS's missing-SyncAll race show in a minority of case-runs (default runs on 2 CPUs: 6%..10% of
-    case-runs; README, "Choosing the defaults"); a default that grew with the machine would also
-    change the rate (about 50% at block_dim 2), and above 49 CPUs it would exceed
-    the device's 24 AI cores.
-    """
-    return cpuset.DEFAULT_BLOCK_DIM
-
-
 def make_variants(op: Operator, names: Iterable[str], under_test: frozenset[str] | None = None) -> list[Variant]:
     """Variants by name ("incident", "fixed", ...). ``under_test`` overrides what "incident" drops."""
     out = []
@@ -302,7 +289,6 @@ def run_batch(
     racecheck: bool = False,
     device: Device | None = None,
     options: RuntimeOptions = DEFAULT_OPTIONS,
-    gm_poison: int | None = None,
     progress: Callable[[int], None] | None = None,
     deadline_s: float | None = None,
     on_device: Callable[[Device], None] | None = None,
@@ -310,7 +296,8 @@ def run_batch(
 ) -> BatchResult:
     """Run ``cases`` cases x ``repeat`` repeats through every variant and judge each case-run.
 
-    Uses ``device`` if given (its block_dim wins), else makes one and closes it. Ctrl-C (or
+    Uses ``device`` if given (its block_dim and options win), else makes one with ``options`` (GM
+    poison included) and closes it. Ctrl-C (or
     ``deadline_s``, seconds from the start) stops the batch early: the result then has
     ``interrupted`` set and counts what ran. ``progress(n)`` is called after every n case-runs.
     ``on_device`` is called once with the device before the first launch (stress perturbations).
@@ -326,20 +313,21 @@ def run_batch(
         raise UsageError(f"unknown probe {probe!r}; known: {', '.join(op.probes)}")
     own_device = device is None
     if device is None:
-        device = Device(block_dim or default_block_dim(), options=options, gm_poison=gm_poison)
+        device = Device(block_dim or DEFAULT_BLOCK_DIM, options=options)
     results = {v.name: VariantResult(v, repeat) for v in variants}
     batch = BatchResult(
         operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,
-        cpus=len(available_cpus()), variants=results, racecheck=racecheck,
+        cpus=len(available_cpus()), variants=results, racecheck=racecheck, sync_points=dict(op.sync_points),
     )
+    analyze = None
     if racecheck:
-        from mpnpu.racecheck import (
-            HazardLog,  # imported on demand: only racecheck runs need it
-        )
+        # Imported on demand: only racecheck runs need it (and its import is not free).
+        from mpnpu import racecheck as racecheck_mod
 
+        analyze = racecheck_mod.analyze
         for res in results.values():
-            res.hazard_log = HazardLog()
-    loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, racecheck, progress, deadline_s,
+            res.hazard_log = racecheck_mod.HazardLog()
+    loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, analyze, progress, deadline_s,
                       timeline)
     try:
         with blas_threads(1):
@@ -367,7 +355,7 @@ class _BatchLoop:
     variants: list[Variant]
     batch: BatchResult
     probe: str
-    racecheck: bool
+    analyze: Callable[[Any], list[Any]] | None  # mpnpu.racecheck.analyze when racechecking
     progress: Callable[[int], None] | None
     deadline_s: float | None
     timeline: Any = None  # TimelineSelector
@@ -385,13 +373,13 @@ class _BatchLoop:
 
     def _one(self, repeat: int, index: int, case: Any, prepared: Any, v: Variant) -> None:
         t0 = time.perf_counter()
-        traced = self.racecheck or (self.timeline is not None and self.timeline.wants(v.name, index))
+        traced = self.analyze is not None or (self.timeline is not None and self.timeline.wants(v.name, index))
         verdict, error, trace = _run_one(self.op, self.device, case, prepared, v, self.probe, traced)
         res = self.batch.variants[v.name]
         res.elapsed_s += time.perf_counter() - t0
         res.record(index, repeat, verdict, error, time.perf_counter() - self.start)
-        if self.racecheck and trace is not None:
-            res.hazard_log.add_trace(trace)
+        if self.analyze is not None and trace is not None:
+            res.hazard_log.add(self.analyze(trace))
         if self.timeline is not None:
             self.timeline.offer(v.name, index, repeat, res.case_runs, verdict is not None and verdict.passed,
                                 verdict_summary(verdict, error), trace)

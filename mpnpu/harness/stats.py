@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+from mpnpu.errors import InvalidArgumentError
+
 __all__ = [
     "wilson_interval",
     "rule_of_three",
@@ -35,12 +37,12 @@ __all__ = [
 
 def _check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        raise InvalidArgumentError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
 def _check_rate(p: float) -> None:
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"rate p must be in [0, 1], got {p!r}")
+        raise InvalidArgumentError(f"rate p must be in [0, 1], got {p!r}")
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -58,7 +60,7 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     """
     _check_confidence(confidence)
     if n < 0 or k < 0 or k > n:
-        raise ValueError(f"need 0 <= k <= n, got k={k!r}, n={n!r}")
+        raise InvalidArgumentError(f"need 0 <= k <= n, got k={k!r}, n={n!r}")
     if n == 0:
         return (0.0, 1.0)
     z = NormalDist().inv_cdf((1.0 + confidence) / 2.0)
@@ -78,7 +80,7 @@ def rule_of_three(n: int) -> float:
     (a rate cannot exceed 1); ``n = 0`` → 1.0. Use :func:`zero_failure_upper_bound` for the exact value.
     """
     if n < 0:
-        raise ValueError(f"n must be >= 0, got {n!r}")
+        raise InvalidArgumentError(f"n must be >= 0, got {n!r}")
     if n == 0:
         return 1.0
     return min(1.0, 3.0 / n)
@@ -92,7 +94,7 @@ def zero_failure_upper_bound(n: int, confidence: float = 0.95) -> float:
     """
     _check_confidence(confidence)
     if n < 0:
-        raise ValueError(f"n must be >= 0, got {n!r}")
+        raise InvalidArgumentError(f"n must be >= 0, got {n!r}")
     if n == 0:
         return 1.0
     # -expm1(log(x)/n) == 1 - x**(1/n) without cancellation when the bound is small (large n).
@@ -106,7 +108,7 @@ def detect_probability(p: float, n: int) -> float:
     """
     _check_rate(p)
     if n < 0:
-        raise ValueError(f"n must be >= 0, got {n!r}")
+        raise InvalidArgumentError(f"n must be >= 0, got {n!r}")
     if n == 0:
         return 0.0
     if p == 1.0:
@@ -124,7 +126,7 @@ def trials_to_detect(p: float, confidence: float = 0.99) -> int:
     _check_rate(p)
     _check_confidence(confidence)
     if p == 0.0:
-        raise ValueError("p = 0: an event that never happens cannot be detected")
+        raise InvalidArgumentError("p = 0: an event that never happens cannot be detected")
     if p == 1.0:
         return 1
     n = max(1, math.ceil(math.log1p(-confidence) / math.log1p(-p)))
@@ -151,7 +153,7 @@ def consistency_detect_probability(p: float, repeats: int, cases: int) -> float:
 def cases_for_consistency(p: float, repeats: int, confidence: float) -> int:
     """Fewest cases of ``repeats`` runs each for :func:`consistency_detect_probability` >= confidence."""
     if not 0.0 < p < 1.0 or repeats < 2:
-        raise ValueError(f"need 0 < p < 1 and repeats >= 2, got p={p!r}, repeats={repeats!r}")
+        raise InvalidArgumentError(f"need 0 < p < 1 and repeats >= 2, got p={p!r}, repeats={repeats!r}")
     miss_case = (1.0 - p) ** repeats + p ** repeats
     c = max(1, math.ceil(math.log1p(-confidence) / math.log(miss_case)))
     while c > 1 and consistency_detect_probability(p, repeats, c - 1) >= confidence:

@@ -4,34 +4,35 @@ In the spirit of Ascend msSanitizer racecheck and CUDA compute-sanitizer raceche
 launch (:class:`mpnpu.runtime.trace.LaunchTrace`, one event list per core) is turned into vector clocks
 (:mod:`.hb`: program order, SyncAll rounds, counting cross-core flags), every pair of overlapping
 GM accesses from different cores that could conflict is checked against them (:mod:`.detect`),
-and the unordered ones are merged into hazards and reported (:mod:`.report`)::
+and the unordered ones are merged into hazards (:mod:`.hazards`), returned as data::
 
     LaunchTrace ──hb.compute_clocks──▶ VectorClocks
          │                                  │
          └──detect.find_conflicts───────────┴──▶ Conflicts (access pairs)
                                                      │ detect.hazards_from
                                                      ▼
-                         list[Hazard] ──HazardLog.add──▶ merged over launches ──▶ format_text / to_dicts
+                         list[Hazard] ──HazardLog.add──▶ merged over launches ──▶ to_dicts()
 
 Usage, on a real launch (:mod:`.launch`)::
 
-    hazards = check_launch(device, kernel, *args, drop_syncs={"S1"})
-    print(format_text(hazards))
+    hazards = check_launch_with(device, LaunchOptions(drop_syncs={"S1"}), kernel, *args)
+    print(mpnpu.report.hazards.format_hazards(hazards))   # msSanitizer-style text
 
-or on traces already recorded (``Device.launch(..., trace=True).trace``)::
+or on traces already recorded (``Device.launch_with(LaunchOptions(trace=True), ...).trace``)::
 
     log = HazardLog()
     for trace in traces:
         log.add(analyze(trace))
-    print(log.format_text())
+    print(mpnpu.report.hazards.format_hazard_log(log))
 
-The analysis needs no processes: everything works on traces.
+The analysis needs no processes: everything works on traces, and returns data (the text is
+:mod:`mpnpu.report.hazards`'s).
 """
 
-from .detect import Conflicts, analyze, find_conflicts, hazards_from, stage_order
-from .hb import VectorClocks, compute_clocks
-from .launch import CaseCheck, check_case, check_launch
-from .report import AccessSite, Hazard, HazardLog, format_text
+from mpnpu.racecheck.detect import Conflicts, analyze, find_conflicts, hazards_from, stage_order
+from mpnpu.racecheck.hazards import AccessSite, Hazard, HazardLog
+from mpnpu.racecheck.hb import VectorClocks, compute_clocks
+from mpnpu.racecheck.launch import CaseCheck, check_case, check_launch, check_launch_with
 
 __all__ = [
     "AccessSite",
@@ -43,9 +44,9 @@ __all__ = [
     "analyze",
     "check_case",
     "check_launch",
+    "check_launch_with",
     "compute_clocks",
     "find_conflicts",
-    "format_text",
     "hazards_from",
     "stage_order",
 ]

@@ -35,10 +35,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import chain
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from mpnpu.errors import TraceError
+from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard, stage_label
+from mpnpu.racecheck.hb import SyncEvent, VectorClocks, compute_clocks
+from mpnpu.racecheck.intracore import analyze_local, release_epochs
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -54,10 +58,6 @@ from mpnpu.runtime.trace import (
     StageEvent,
     SyncAllEvent,
 )
-
-from .hb import VectorClocks, compute_clocks
-from .intracore import analyze_local, release_epochs
-from .report import ACCESS_NAMES, AccessSite, Hazard, stage_label
 
 _KIND_CODE = {READ: 0, WRITE: 1, ATOMIC: 2}
 _HAZARD_BY_CODE = ("RAW", "WAR", "WAW")
@@ -88,7 +88,7 @@ def _event_class(ev: object) -> int:
     for t, cls in _EVENT_CLASS.items():  # subclasses of the event types
         if isinstance(ev, t):
             return cls
-    raise ValueError(f"inconsistent trace: unknown event {ev!r}")
+    raise TraceError(f"inconsistent trace: unknown event {ev!r}")
 
 
 @dataclass
@@ -109,13 +109,13 @@ class _Walk:
     r_acc: np.ndarray  # per range: access id
     r_start: np.ndarray  # per range: start on the shared number line
     r_stop: np.ndarray  # per range: stop (exclusive)
-    syncs: list[list]  # per core: sync events in program order
+    syncs: list[list[SyncEvent]]  # per core: sync events in program order
     dropped: list[list[DroppedSyncEvent]]  # per core, program order
     stage_seqs: list[list[str]]  # per core: stages in order of first appearance
     stage_names: list[str]  # stage id -> name
 
 
-def _ids(values: Sequence) -> tuple[np.ndarray, list]:
+def _ids(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """Dense ids of hashable values in order of first appearance, and the values by id."""
     uniq = list(dict.fromkeys(values))
     index = {v: i for i, v in enumerate(uniq)}
@@ -130,14 +130,15 @@ def _walk(trace: LaunchTrace) -> _Walk:
     a_epoch: list[int] = []
     a_release: list[int] = []
     a_nd: list[int] = []
-    syncs: list[list] = []
+    syncs: list[list[SyncEvent]] = []
     dropped: list[list[DroppedSyncEvent]] = []
     stage_seqs: list[list[str]] = []
     classes = _EVENT_CLASS
     for c, evs in enumerate(trace.events):
-        sync_c: list = []
+        sync_c: list[SyncEvent] = []
         drop_c: list[DroppedSyncEvent] = []
         seen: dict[str, None] = {}  # insertion-ordered set of stages
+        ev: Any  # its class is known from the table, not to the type checker
         for pos, ev in enumerate(evs):
             cls = classes.get(type(ev))
             if cls is None:
@@ -179,10 +180,10 @@ def _walk(trace: LaunchTrace) -> _Walk:
     try:
         kind = np.fromiter(map(_KIND_CODE.__getitem__, f["kind"]), dtype=np.int8, count=n)
     except KeyError as exc:
-        raise ValueError(f"inconsistent trace: access kind {exc.args[0]!r} is not R, W or A") from None
+        raise TraceError(f"inconsistent trace: access kind {exc.args[0]!r} is not R, W or A") from None
     itemsize = np.array(f["itemsize"], dtype=i64)
     if n and itemsize.min() <= 0:
-        raise ValueError(f"inconsistent trace: itemsize {int(itemsize.min())} is not positive")
+        raise TraceError(f"inconsistent trace: itemsize {int(itemsize.min())} is not positive")
     all_stages = list(f["stage"]) + [st for seq in stage_seqs for st in seq]
     stage_all, stage_names = _ids(all_stages)
     loc, _ = _ids(list(zip(f["tensor"], f["stage"], f["site"])))
@@ -201,6 +202,7 @@ def _walk(trace: LaunchTrace) -> _Walk:
     keep = n_ranges > 0
     keep[is_read] &= _overlaps_any(hull_lo[is_read], hull_hi[is_read], hull_lo[~is_read], hull_hi[~is_read])
     kept = np.flatnonzero(keep)
+    kept_ranges: Sequence[tuple[tuple[int, int], ...]]
     if len(kept) < n:
         kept_ranges = [acc_ranges[i] for i in kept.tolist()]
     else:
@@ -216,12 +218,12 @@ def _walk(trace: LaunchTrace) -> _Walk:
         flat, r_acc, seg_a = flat[nonempty], r_acc[nonempty], seg_a[nonempty]
     lo_a, hi_a = flat[:, 0], flat[:, 1]
     if len(lo_a) and (lo_a.min() < 0 or hi_a.max() > _BYTE_MASK):
-        raise ValueError("inconsistent trace: a byte range lies outside [0, 2**40) of its segment")
+        raise TraceError("inconsistent trace: a byte range lies outside [0, 2**40) of its segment")
     # The hull filter above relies on sorted, disjoint ranges: check it where it is cheap to.
     bad = np.flatnonzero((r_acc[1:] == r_acc[:-1]) & (lo_a[1:] < hi_a[:-1]))
     if len(bad):
         ev = events[int(r_acc[bad[0]])]
-        raise ValueError(f"inconsistent trace: the byte ranges of the access at {ev.site} are not sorted and disjoint")
+        raise TraceError(f"inconsistent trace: the byte ranges of the access at {ev.site} are not sorted and disjoint")
     seg_a <<= _SEG_SHIFT
     return _Walk(
         events=events,
@@ -352,7 +354,8 @@ def _touches(rows: np.ndarray, others: np.ndarray, start: np.ndarray, stop: np.n
     return _overlaps_any(start[rows], stop[rows], start[others], stop[others])
 
 
-def _cross_pairs(p: np.ndarray, q: np.ndarray, start: np.ndarray, stop: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _cross_pairs(p: np.ndarray, q: np.ndarray, start: np.ndarray,
+                 stop: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Overlapping pairs (one range of ``p``, one of ``q``) of two disjoint sets, each pair once."""
     if len(p) == 0 or len(q) == 0:
         return

@@ -36,11 +36,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
 
+from mpnpu.errors import NotFoundError, TraceError
 from mpnpu.runtime.topology import CoreType, Topology
 from mpnpu.runtime.trace import (
     FlagSetEvent,
@@ -52,6 +53,7 @@ from mpnpu.runtime.trace import (
 
 #: Event types that create happens-before edges (and so start a new epoch on their core).
 SYNC_TYPES: tuple[type, ...] = (SyncAllEvent, FlagSetEvent, FlagWaitEvent)
+SyncEvent = Union[SyncAllEvent, FlagSetEvent, FlagWaitEvent]
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,9 @@ class VectorClocks:
     def clock(self, core: int, epoch: int) -> np.ndarray:
         """The vector clock of ``epoch`` of ``core`` (a read-only view)."""
         if not 0 <= epoch < self.n_epochs(core):
-            raise IndexError(f"core {core} has {self.n_epochs(core)} epochs, not {epoch + 1}")
-        return self.vc[self.base[core] + epoch]
+            raise NotFoundError(f"core {core} has {self.n_epochs(core)} epochs, not {epoch + 1}")
+        row: np.ndarray = self.vc[self.base[core] + epoch]
+        return row
 
     def happens_before(
         self, core_a: npt.ArrayLike, epoch_a: npt.ArrayLike, core_b: npt.ArrayLike, epoch_b: npt.ArrayLike
@@ -88,26 +91,28 @@ class VectorClocks:
         core_a = np.asarray(core_a)
         epoch_a = np.asarray(epoch_a)
         row_b = self.base[np.asarray(core_b)] + np.asarray(epoch_b)
-        return epoch_a + 1 <= self.vc[row_b, core_a]
+        ordered: np.ndarray = epoch_a + 1 <= self.vc[row_b, core_a]
+        return ordered
 
 
-def sync_events(events: Sequence[TraceEvent]) -> list:
+def sync_events(events: Sequence[TraceEvent]) -> list[SyncEvent]:
     """The events of one core that create happens-before edges, in program order."""
-    return [ev for ev in events if isinstance(ev, SYNC_TYPES)]
+    return [ev for ev in events if isinstance(ev, SYNC_TYPES)]  # type: ignore[misc]  # SYNC_TYPES are SyncEvent
 
 
-def _flag_routes(topo: Topology, fn, mode: int, core: int, ev) -> tuple[int, ...]:
+def _flag_routes(topo: Topology, fn: Callable[[int, int], tuple[int, ...]], mode: int, core: int,
+                 ev: FlagSetEvent | FlagWaitEvent) -> tuple[int, ...]:
     """``topo.flag_receivers`` / ``flag_senders`` with the failing event named in the error."""
     try:
         return fn(mode, core)
     except ValueError as exc:
-        raise ValueError(
+        raise TraceError(
             f"inconsistent trace: {type(ev).__name__} by {topo.core(core).label} at {ev.site} "
             f"(mode {mode}, flag {ev.flag_id}): {exc}"
         ) from None
 
 
-def _check_counts(topo: Topology, syncs: Sequence[Sequence]) -> None:
+def _check_counts(topo: Topology, syncs: Sequence[Sequence[SyncEvent]]) -> None:
     """Raise ValueError with a precise message for sync counts that cannot pair up.
 
     The replay would also get stuck on these, but here we can say which core and which sync.
@@ -121,7 +126,7 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence]) -> None:
             if isinstance(ev, SyncAllEvent):
                 if ev.aiv_only:
                     if topo.core(c).core_type is CoreType.CUBE:
-                        raise ValueError(
+                        raise TraceError(
                             f"inconsistent trace: {topo.core(c).label} recorded a vector-only "
                             f"SyncAll at {ev.site}; cube cores do not take part in it"
                         )
@@ -141,7 +146,7 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence]) -> None:
         if len(got) > 1:
             detail = ", ".join(f"{topo.core(p).short}={counts[p]}" for p in parties)
             what = "vector-only SyncAll" if aiv_only else "SyncAll"
-            raise ValueError(
+            raise TraceError(
                 f"inconsistent trace: cores recorded different numbers of {what} ({detail}); "
                 "a launch that failed part-way cannot be analysed"
             )
@@ -150,14 +155,14 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence]) -> None:
         for s in topo.flag_senders(mode, r):
             n_set = sets.get((mode, flag_id, r, s), 0)
             if n_set < n_wait:
-                raise ValueError(
+                raise TraceError(
                     f"inconsistent trace: {topo.core(r).label} waited {n_wait} time(s) on flag "
                     f"(mode {mode}, id {flag_id}) but {topo.core(s).label} set it for that core "
                     f"only {n_set} time(s)"
                 )
 
 
-def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence] | None = None) -> VectorClocks:
+def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | None = None) -> VectorClocks:
     """Vector clocks of every epoch of every core of ``trace``.
 
     ``syncs`` (optional) are the per-core sync events as :func:`sync_events` returns them, for a
@@ -166,7 +171,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence] | None = None) 
     topo = trace.topology
     n = topo.n_cores
     if len(trace.events) != n:
-        raise ValueError(
+        raise TraceError(
             f"inconsistent trace: block_dim {trace.block_dim} means {n} cores, "
             f"but the trace has events for {len(trace.events)}"
         )
@@ -208,7 +213,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence] | None = None) 
                 if any(src is None or len(src) <= j for src in sources):
                     return moved  # some sender has not reached its j-th set yet
                 for src in sources:
-                    np.maximum(vc[c], src[j], out=vc[c])
+                    np.maximum(vc[c], src[j], out=vc[c])  # type: ignore[index]  # checked just above
                 n_waits[(c, ev.mode, ev.flag_id)] = j + 1
                 step(c)
             else:  # SyncAllEvent
@@ -240,7 +245,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence] | None = None) 
                 for c in range(n)
                 if ptr[c] < len(syncs[c])
             ]
-            raise ValueError(
+            raise TraceError(
                 "inconsistent trace: its syncs cannot all have completed (circular wait); stuck: "
                 + "; ".join(stuck)
             )

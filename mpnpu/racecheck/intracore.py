@@ -20,7 +20,7 @@ write (two atomic adds commute), that happens-before orders in neither direction
 kind follows issue order: RAW = write issued first, then read. Only launches of kernels that order
 their own pipes (``api.pipelined``) record local accesses and the pipe of each GM access; data the
 kernel touches with plain numpy expressions is not recorded (only ``data_copy``, ``load_data``,
-``mmad``, ``fixpipe``, ``cast`` and the vector instructions of :mod:`mpnpu.pipe_api` are).
+``mmad``, ``fixpipe``, ``cast`` and the vector instructions of :mod:`mpnpu.api.vector` are).
 Hazards on local memory have ``scope`` "local"; on GM, "core" (the GM race detector,
 :mod:`.detect`, covers pairs of different cores).
 """
@@ -29,11 +29,14 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from mpnpu.errors import TraceError
+from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard
 from mpnpu.runtime.pipe_events import ANALYSED_PIPES
+from mpnpu.runtime.topology import CoreInfo
 from mpnpu.runtime.trace import (
     ATOMIC,
     READ,
@@ -45,10 +48,9 @@ from mpnpu.runtime.trace import (
     LocalAccess,
     PipeSyncEvent,
     SyncAllEvent,
+    TraceEvent,
     shared_hull,
 )
-
-from .report import ACCESS_NAMES, AccessSite, Hazard
 
 _PIPE_INDEX = {p.value: i for i, p in enumerate(ANALYSED_PIPES)}
 _S = _PIPE_INDEX["PIPE_S"]
@@ -77,11 +79,11 @@ class CoreAccesses:
     dropped: list[tuple[int, DroppedSyncEvent]]  # intra-core syncs the launch dropped, with positions
 
 
-def _pipe(name: str, ev) -> int:
+def _pipe(name: str, ev: object) -> int:
     try:
         return _PIPE_INDEX[name]
     except KeyError:
-        raise ValueError(f"inconsistent trace: unknown pipe {name!r} in {ev!r}") from None
+        raise TraceError(f"inconsistent trace: unknown pipe {name!r} in {ev!r}") from None
 
 
 class _PipeClocks:
@@ -93,7 +95,7 @@ class _PipeClocks:
 
     def __init__(self) -> None:
         self.vc = [[0] * _N for _ in range(_N)]  # vc[p]: clock of pipe p after its last instruction
-        self.released: dict[tuple[str, int], deque] = defaultdict(deque)
+        self.released: dict[tuple[str, int], deque[tuple[int, ...]]] = defaultdict(deque)
         # PIPE_S's clock changes rarely (barriers, SyncAll, its own instructions): a pipe joins it
         # only when it changed since that pipe last did
         self._s_version = 0
@@ -112,7 +114,7 @@ class _PipeClocks:
             self._s_version += 1
         return row
 
-    def drain(self, pipes) -> None:
+    def drain(self, pipes: Iterable[int]) -> None:
         """PIPE_S waits for everything issued to ``pipes``."""
         vc = self.vc
         s = vc[_S]
@@ -122,7 +124,7 @@ class _PipeClocks:
         vc[_S] = s
         self._s_version += 1
 
-    def sync(self, ev) -> list[int] | None:
+    def sync(self, ev: Any) -> list[int] | None:
         """Apply an intra-core sync event (PipeSyncEvent or SyncAllEvent); the clock of the
         instruction it issued, if any."""
         if type(ev) is SyncAllEvent:
@@ -138,7 +140,7 @@ class _PipeClocks:
         elif ev.op == "wait":
             q = self.released[(ev.event, ev.event_id)]
             if not q:
-                raise ValueError(
+                raise TraceError(
                     f"inconsistent trace: wait_flag<{ev.event}>({ev.event_id}) at {ev.site} has no set before it"
                 )
             clock = self.vc[p] = list(map(max, clock, q.popleft()))
@@ -147,12 +149,13 @@ class _PipeClocks:
         return clock
 
 
-def core_clocks(events: Sequence) -> CoreAccesses:
+def core_clocks(events: Sequence[TraceEvent]) -> CoreAccesses:
     """Vector clocks per pipe for one core's events; raises ValueError on a wait without its set."""
     pc = _PipeClocks()
-    acc: list[LocalAccess] = []
+    acc: list[Any] = []  # LocalAccess, or Access made on a pipe
     pos, pipe, stamp, clocks = [], [], [], []
     dropped: list[tuple[int, DroppedSyncEvent]] = []
+    ev: Any  # its type is checked by identity below (the fast way), not narrowed
     for i, ev in enumerate(events):
         t = type(ev)
         if t is LocalAccess or (t is Access and ev.pipe and ev.ranges):
@@ -186,7 +189,7 @@ def core_clocks(events: Sequence) -> CoreAccesses:
     )
 
 
-def release_epochs(events: Sequence) -> list[int]:
+def release_epochs(events: Sequence[TraceEvent]) -> list[int]:
     """For each GM access of one core (in order): the index of the first of the core's sync events
     (SyncAll, cross-core set or wait, as :mod:`.hb` counts them) from which on every release — a
     SyncAll, or a cross-core set — orders the access.
@@ -203,8 +206,9 @@ def release_epochs(events: Sequence) -> list[int]:
     access_at: list[tuple[int, int]] = []  # (pipe, stamp); pipe -1: program order
     # per sync event (hb order): None for a wait (releases nothing), else the releasing clock
     # (SyncAll: "everything"), as (kind, clock)
-    syncs: list[tuple[str, tuple | None]] = []
+    syncs: list[tuple[str, Any]] = []  # the clock: None, or a tuple of ints
     pending_set = False
+    ev: Any  # its type is checked by identity below (the fast way), not narrowed
     for ev in events:
         t = type(ev)
         if t is Access:
@@ -225,7 +229,7 @@ def release_epochs(events: Sequence) -> list[int]:
         elif t is PipeSyncEvent:
             clock = pc.sync(ev)
             if ev.op == "xset" and pending_set:
-                syncs[-1] = ("set", tuple(clock))
+                syncs[-1] = ("set", tuple(clock))  # type: ignore[arg-type]  # an xset issues: a clock
             pending_set = False
     n = len(syncs)
     out = []
@@ -255,7 +259,8 @@ def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
         for b0 in range(0, len(idx), _BLOCK):
             rows = idx[b0:b0 + _BLOCK]
             cols = idx
-            cand = (ca.start[rows][:, None] < ca.stop[cols][None, :]) & (ca.start[cols][None, :] < ca.stop[rows][:, None])
+            cand = ((ca.start[rows][:, None] < ca.stop[cols][None, :])
+                    & (ca.start[cols][None, :] < ca.stop[rows][:, None]))
             cand &= rows[:, None] < cols[None, :]
             cand &= ca.write[rows][:, None] | ca.write[cols][None, :]
             cand &= ~(ca.atomic[rows][:, None] & ca.atomic[cols][None, :])
@@ -279,7 +284,7 @@ def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
 _BLOCK = 256
 
 
-def _bytes_shared(a: LocalAccess | Access, b: LocalAccess | Access) -> tuple[int, int] | None:
+def _bytes_shared(a: Any, b: Any) -> tuple[int, int] | None:
     """The hull of the bytes both accesses touch, or None when they touch none in common (two
     strided GM views can share a hull and no byte)."""
     if type(a) is LocalAccess:
@@ -293,21 +298,28 @@ def _gap(first: LocalAccess | Access, second: LocalAccess | Access) -> str:
     return f"no {a}_{b} sync (set_flag/wait_flag, queue{also}) between {first.pipe} and {second.pipe}"
 
 
+def _site(info: CoreInfo, core_id: int, tensor: str, x: LocalAccess | Access) -> AccessSite:
+    return AccessSite(core=info.label, core_id=core_id, short=info.short, stage=x.stage, site=x.site,
+                      access=ACCESS_NAMES[x.kind], tensor=tensor, pipe=x.pipe)
+
+
 def analyze_local(trace: LaunchTrace) -> list[Hazard]:
     """The hazards inside each core of one traced launch (all cores), merged by kind, memory or GM
     tensor, sites and pipes."""
     topo = trace.topology
-    merged: dict[tuple, Hazard] = {}
+    merged: dict[tuple[str, ...], Hazard] = {}
     for c, events in enumerate(trace.events):
         if not any(type(ev) is LocalAccess for ev in events):
             continue  # not a pipelined launch: no pipes recorded
         ca = core_clocks(events)
         info = topo.core(c)
+        a: Any  # LocalAccess or Access, told apart by type below
+        b: Any
         for i, j in core_conflicts(ca):
             a, b = ca.events[i], ca.events[j]
             on_gm = type(a) is Access
             kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
-            lo, hi = _bytes_shared(a, b)
+            lo, hi = _bytes_shared(a, b)  # type: ignore[misc]  # core_conflicts kept pairs that share bytes
             calls = _GM_ORDERING_CALLS if on_gm else _INTRA_CALLS
             names = tuple(sorted({d.name or d.call for p, d in ca.dropped
                                   if ca.pos[i] < p < ca.pos[j] and d.call in calls}))
@@ -317,12 +329,8 @@ def analyze_local(trace: LaunchTrace) -> list[Hazard]:
             else:
                 tensor = a.memory
 
-            def site(x: LocalAccess | Access) -> AccessSite:
-                return AccessSite(core=info.label, core_id=c, short=info.short, stage=x.stage, site=x.site,
-                                  access=ACCESS_NAMES[x.kind], tensor=tensor, pipe=x.pipe)
-
-            h = Hazard(kind=kind, tensor=tensor, first=site(a), second=site(b), count=1,
-                       element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
+            h = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a), second=_site(info, c, tensor, b),
+                       count=1, element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
                        core_pairs=frozenset({(info.short, info.short)}), scope="core" if on_gm else "local")
             key = h.key + (a.pipe, b.pipe)
             prev = merged.get(key)

@@ -1,6 +1,6 @@
 """Which access events make up each hazard of a launch: for drawing races on a timeline.
 
-A :class:`~mpnpu.racecheck.report.Hazard` merges every conflicting access pair with the same kind,
+A :class:`~mpnpu.racecheck.hazards.Hazard` merges every conflicting access pair with the same kind,
 tensor and sites. A timeline needs the pairs themselves — which event of which core raced with
 which — to draw an arrow from one access to the other; :func:`hazard_pairs` returns them, grouped
 under their hazard, with the bytes each pair shares.
@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mpnpu.racecheck.detect import find_conflicts, hazards_from
+from mpnpu.racecheck.hazards import Hazard
 from mpnpu.runtime.trace import READ, LaunchTrace
-
-from .detect import find_conflicts, hazards_from
-from .report import Hazard
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ def hazard_pairs(trace: LaunchTrace) -> list[HazardPairs]:
     if not hazards:
         return []
     w = conf._walk
-    grouped: dict[tuple, list[AccessPair]] = {h.key: [] for h in hazards}
+    grouped: dict[tuple[str, ...], list[AccessPair]] = {h.key: [] for h in hazards}
     for a, b, lo, hi in zip(conf.first.tolist(), conf.second.tolist(), conf.byte_lo.tolist(), conf.byte_hi.tolist()):
         ea, eb = w.events[a], w.events[b]
         key = (_kind(ea.kind, eb.kind), ea.tensor, ea.stage, ea.site, eb.stage, eb.site)

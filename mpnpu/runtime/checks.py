@@ -32,4 +32,4 @@ def check_block_dim(block_dim: Any, spec: DeviceSpec = DEFAULT_SPEC, kernel_type
             f"on the chip SyncAll would hang. Use at most {limit}.",
             block_dim=block_dim, ai_cores=spec.ai_cores,
         )
-    return block_dim
+    return int(block_dim)

@@ -1,10 +1,20 @@
-"""The emulated device's fixed facts and the runtime's defaults, in one place."""
+"""The emulated device's fixed facts, the runtime's defaults and a launch's options, in one place."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable
 
 from mpnpu.errors import UsageError
+
+if TYPE_CHECKING:
+    from .hold import HoldPlan
+
+#: block_dim of a Device, and of every tool, on every machine, unless told otherwise. The
+#: incident's rate depends on block_dim as much as on crowding (at 2 CPUs per AI core: a few
+#: percent at block_dim 1, about half at block_dim 2), so a default that grew with the machine
+#: would change what "the default batch" shows; a bigger machine runs more devices side by side.
+DEFAULT_BLOCK_DIM = 1
 
 
 @dataclass(frozen=True)
@@ -71,10 +81,53 @@ class RuntimeOptions:
             raise UsageError(f"RuntimeOptions.pipes must be 'kernel', 'async' or 'sync', not {self.pipes!r}")
         if isinstance(self.pipe_latency_us, bool) or not isinstance(self.pipe_latency_us, (int, float)) \
                 or not 0 < self.pipe_latency_us <= 1e7:
-            raise UsageError(f"RuntimeOptions.pipe_latency_us must be a number in (0, 1e7], not {self.pipe_latency_us!r}")
+            raise UsageError(
+                f"RuntimeOptions.pipe_latency_us must be a number in (0, 1e7], not {self.pipe_latency_us!r}")
 
 
 DEFAULT_OPTIONS = RuntimeOptions()
+
+
+@dataclass(frozen=True, init=False)
+class LaunchOptions:
+    """How one launch runs, apart from the kernel's own arguments: ``Device.launch_with(options,
+    kernel, *args, **kwargs)``. Keyword-only and frozen; every field is checked when it is made.
+
+    Kept apart from the kernel's arguments so that no option name can collide with a kernel's own
+    parameter (a kernel may take ``trace`` or ``timeout``): ``Device.launch`` passes every
+    argument to the kernel.
+    """
+
+    #: record every GM access, sync and stage of every core (LaunchResult.trace), for racecheck
+    trace: bool = False
+    #: named sync points (the ``name=`` of sync calls) this launch skips
+    drop_syncs: frozenset[str] = field(default_factory=frozenset)
+    #: abandon the launch after this long (None: RuntimeOptions.launch_timeout_s)
+    timeout_s: float | None = None
+    #: race-directed reproduction: hold one core before one GM access (mpnpu.runtime.hold)
+    hold: HoldPlan | None = None
+    #: syncs inserted at stage boundaries for this launch, e.g. ("after:TargetProcess",)
+    insert_syncs: tuple[str, ...] = ()
+
+    def __init__(self, *, trace: bool = False, drop_syncs: Iterable[str] = (), timeout_s: float | None = None,
+                 hold: HoldPlan | None = None, insert_syncs: Iterable[str] = ()) -> None:
+        if not isinstance(trace, bool):
+            raise UsageError(f"LaunchOptions.trace must be True or False, not {trace!r}")
+        for name, value in (("drop_syncs", drop_syncs), ("insert_syncs", insert_syncs)):
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise UsageError(f"LaunchOptions.{name} must be a collection of names, e.g. ('S1',), not {value!r}")
+        if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
+                                      or not timeout_s > 0):
+            raise UsageError(f"LaunchOptions.timeout_s must be a positive number of seconds, not {timeout_s!r}")
+        object.__setattr__(self, "trace", trace)
+        object.__setattr__(self, "drop_syncs", frozenset(drop_syncs))
+        object.__setattr__(self, "timeout_s", timeout_s)
+        object.__setattr__(self, "hold", hold)
+        object.__setattr__(self, "insert_syncs", tuple(insert_syncs))
+
+
+#: a launch with every option at its default (what ``Device.launch`` uses)
+PLAIN_LAUNCH = LaunchOptions()
 
 #: prefix of every shared-memory segment mpnpu creates: "mpnpu_<pid>_<start time>_<n>"
 SEGMENT_PREFIX = "mpnpu_"

@@ -34,8 +34,8 @@ from mpnpu.errors import SyncTimeoutError, UsageError
 from . import kcontext, protocol
 from .config import DeviceSpec, RuntimeOptions
 from .gm import GlobalTensor, SegmentTable
-from .hold import HoldPlan, runner_for
-from .insert import InsertedSync, hooks_for
+from .hold import HoldPlan, HoldRunner, runner_for
+from .insert import InsertedSync, StageHooks, hooks_for
 from .local import TPipe, make_arenas
 from .pipes import PipeEngine
 from .procutil import limit_blas_threads, set_parent_death_signal
@@ -47,8 +47,9 @@ from .protocol import (
     LaunchFailed,
     Reply,
 )
-from .sync import CoreState, SyncObjects
+from .sync import AnyFlagPort, CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
+from .trace import TraceEvent
 
 
 class CoreContext:
@@ -62,21 +63,21 @@ class CoreContext:
         self.spec = spec
         self.options = options
         self.segments = SegmentTable()
-        self.pipe = TPipe(info, spec, make_arenas(info, spec))
+        self.tpipe = TPipe(info, spec, make_arenas(info, spec))  # the local-buffer allocator (Ascend C TPipe)
         self.stage = "kernel"
         self.atomic_add = False
         self.dropped_syncs: frozenset[str] = frozenset()
-        self.events: list | None = None
-        self.flag_ports: dict[tuple[int, int], object] = {}  # (mode, id) -> sync.FlagPort
-        self.hold = None  # mpnpu.runtime.hold.HoldRunner in a race-directed launch
-        self.stage_hooks = None  # mpnpu.runtime.insert.StageHooks when a launch inserts syncs
+        self.events: list[TraceEvent] | None = None
+        self.flag_ports: dict[tuple[int, int], AnyFlagPort] = {}  # (mode, id) -> this core's end
+        self.hold: HoldRunner | None = None  # in a race-directed launch
+        self.stage_hooks: StageHooks | None = None  # when a launch inserts syncs
         self.pipes = PipeEngine(info.label, options.sync_timeout_s, int(options.pipe_latency_us * 1000))
         #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
         self.pipe_aware = False
 
     def begin_launch(self, dropped_syncs: frozenset[str], trace: bool, hold: HoldPlan | None = None,
                      inserts: tuple[InsertedSync, ...] = ()) -> None:
-        self.pipe.reset()
+        self.tpipe.reset()
         self.stage = "kernel"
         self.atomic_add = False
         self.dropped_syncs = dropped_syncs
@@ -91,7 +92,7 @@ class CoreContext:
         for port in self.flag_ports.values():
             port.used = False
 
-    def start_pipes(self, kernel: Callable) -> PipeEngine:
+    def start_pipes(self, kernel: Callable[..., Any]) -> PipeEngine:
         """Choose how this launch runs its pipes: asynchronously for a kernel that orders them
         itself (marked ``api.pipelined``), in order for one written without intra-core syncs;
         ``RuntimeOptions.pipes`` "async" / "sync" overrides the kernel's mark. A kernel marked
@@ -127,7 +128,7 @@ def kernel_name(ref: KernelRef) -> str:
     return ref if isinstance(ref, str) else ref.mpnpu_kernel_name
 
 
-def kernel_reference(kernel: str | Callable) -> KernelRef:
+def kernel_reference(kernel: str | Callable[..., Any]) -> KernelRef:
     """Normalise a kernel given as a function or as "module:function" / "path.py:function"
     (a kernel object is its own reference)."""
     if is_kernel_object(kernel):
@@ -147,17 +148,17 @@ def kernel_reference(kernel: str | Callable) -> KernelRef:
     return kernel
 
 
-_RESOLVED: dict[str, Callable] = {}
+_RESOLVED: dict[str, Callable[..., Any]] = {}
 
 
-def resolve_kernel(ref: KernelRef) -> Callable:
+def resolve_kernel(ref: KernelRef) -> Callable[..., Any]:
     """Import the function a kernel reference names (cached per process); a kernel object is
     already the callable."""
     if not isinstance(ref, str):
-        return ref
-    fn = _RESOLVED.get(ref)
+        return ref  # type: ignore[no-any-return]  # a kernel object: callable
+    fn: Any = _RESOLVED.get(ref)
     if fn is not None:
-        return fn
+        return fn  # type: ignore[no-any-return]  # a checked callable
     target, _, attr = ref.rpartition(":")
     try:
         if target.endswith(".py"):
@@ -166,7 +167,7 @@ def resolve_kernel(ref: KernelRef) -> Callable:
             if module is None:
                 spec = importlib.util.spec_from_file_location(name, target)
                 if spec is None or spec.loader is None:
-                    raise ImportError(f"cannot load {target}")
+                    raise UsageError(f"{target} is not a Python file")
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[name] = module
                 spec.loader.exec_module(module)
@@ -180,7 +181,7 @@ def resolve_kernel(ref: KernelRef) -> Callable:
     if not callable(fn):
         raise UsageError(f"kernel {ref!r} is not a function")
     _RESOLVED[ref] = fn
-    return fn
+    return fn  # type: ignore[no-any-return]  # a checked callable
 
 
 # -- the process -------------------------------------------------------------------------------
@@ -246,7 +247,7 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
         fn(*args, **kwargs)
         if pipes.asynchronous:
             pipes.finish()  # the kernel ends when its pipes have drained
-    except BaseException as e:  # noqa: BLE001 - any failure of the kernel is reported, even SystemExit
+    except BaseException as e:  # any failure of the kernel is reported, even SystemExit
         ctx.pipes.abort()
         ctx.sync.set_state(core_id, CoreState.FAILED)
         return LaunchFailed(launch_id, core_id, error_report(e))
@@ -262,8 +263,9 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
 def error_report(e: BaseException) -> ErrorReport:
     """Describe an exception for the parent (the exception itself only if it survives pickling)."""
     try:
-        pickled: bytes | None = pickle.dumps(e)
-        pickle.loads(pickled)
+        data = pickle.dumps(e)
+        pickle.loads(data)
+        pickled: bytes | None = data
     except Exception:
         pickled = None
     return ErrorReport(

@@ -25,14 +25,13 @@ import contextlib
 import os
 import time
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
-from mpnpu.errors import UsageError
+from mpnpu.errors import InvalidArgumentError, UsageError
 
 from . import procutil
 
 __all__ = [
-    "DEFAULT_BLOCK_DIM",
     "DEFAULT_CPUS_PER_CORE",
     "EMULATE_ENV",
     "CpuSet",
@@ -53,13 +52,6 @@ EMULATE_ENV = "MPNPU_EMULATE_CPUS"
 
 #: CPUs per AI core of a device's CPU set: 3 core processes on 2 CPUs, about 1.5 per CPU.
 DEFAULT_CPUS_PER_CORE = 2
-
-#: The tools' default block_dim, on every machine. The incident's rate depends on block_dim as
-#: much as on crowding (at 2 CPUs per AI core: a few percent at block_dim 1, about half at
-#: block_dim 2), so a default that grew with the machine would change what "the default batch"
-#: shows; a bigger machine runs more devices side by side instead.
-DEFAULT_BLOCK_DIM = 1
-
 
 def real_cpus() -> list[int]:
     """CPUs this thread may run on (:func:`mpnpu.runtime.procutil.available_cpus`); never emulated."""
@@ -191,7 +183,7 @@ class CpuSet:
         real = real_cpus()
         return sorted({real[c % len(real)] for c in self.cpus})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"block_dim": self.block_dim, "cpus": list(self.cpus), "pinned": self.pinned,
                 "cpus_per_core": self.cpus_per_core, "available": self.available, "emulated": self.emulated,
                 "packing": self.packing}
@@ -265,7 +257,7 @@ def parse_cpus(text: str) -> list[int]:
             lo, _, hi = part.partition("-")
             a, b = int(lo), int(hi) if hi else int(lo)
             if a < 0 or b < a:
-                raise ValueError(part)
+                raise InvalidArgumentError(part)
             out.update(range(a, b + 1))
     except ValueError:
         raise UsageError(f"expected a CPU list such as 0-3,8, got {text!r}") from None

@@ -36,7 +36,15 @@ from mpnpu.errors import DeviceClosedError, DeviceConfigError, UsageError
 
 from . import protocol
 from .checks import check_block_dim
-from .config import DEFAULT_OPTIONS, DEFAULT_SPEC, DeviceSpec, RuntimeOptions
+from .config import (
+    DEFAULT_BLOCK_DIM,
+    DEFAULT_OPTIONS,
+    DEFAULT_SPEC,
+    PLAIN_LAUNCH,
+    DeviceSpec,
+    LaunchOptions,
+    RuntimeOptions,
+)
 from .core import kernel_name, kernel_reference, resolve_kernel
 from .dtypes import DTypeLike, from_float32, get_dtype
 from .gm import GlobalMemory, GlobalTensor, sweep_stale_segments
@@ -59,7 +67,7 @@ class LaunchResult(NamedTuple):
     kernel: str
     elapsed_s: float  # parent's wall time from dispatch to the last reply
     core_elapsed_s: tuple[float, ...]  # each core's time inside the kernel function, by core id
-    trace: LaunchTrace | None  # per-core events, when launched with trace=True
+    trace: LaunchTrace | None  # per-core events, when launched with LaunchOptions(trace=True)
     hold: HoldOutcome | None = None  # what the hold did, when launched with a HoldPlan
 
 
@@ -88,17 +96,17 @@ class Device:
 
     def __init__(
         self,
-        block_dim: int = 2,
+        block_dim: int = DEFAULT_BLOCK_DIM,
         *,
         spec: DeviceSpec = DEFAULT_SPEC,
         options: RuntimeOptions = DEFAULT_OPTIONS,
-        gm_poison: int | None = None,
         start_method: str = "fork",
         sweep_stale: bool = False,
         kernel_type: KernelType = KernelType.MIX_1_2,
     ) -> None:
-        """``sweep_stale``: first unlink GM segments that earlier runs, now dead, left in /dev/shm
-        (see :func:`mpnpu.runtime.gm.sweep_stale_segments`; the CLIs do this at start-up).
+        """``options.gm_poison`` fills freed GM blocks (the one way to set it). ``sweep_stale``:
+        first unlink GM segments that earlier runs, now dead, left in /dev/shm (see
+        :func:`mpnpu.runtime.gm.sweep_stale_segments`; the CLIs do this at start-up).
         ``kernel_type``: which cores a launch starts (mpnpu.runtime.topology.KernelType): by default
         each AI core is 1 cube + 2 vector core processes; a vector-only device runs ``block_dim``
         vector core processes, and so on."""
@@ -121,8 +129,7 @@ class Device:
         # Start the resource tracker before forking, so that every core shares the parent's one
         # (a core that started its own would unlink GM segments when it exits).
         resource_tracker.ensure_running()
-        poison = gm_poison if gm_poison is not None else options.gm_poison
-        self._state = _State(GlobalMemory(options.gm_segment_bytes, poison))
+        self._state = _State(GlobalMemory(options.gm_segment_bytes, options.gm_poison))
         self._finalizer = weakref.finalize(self, _release, self._state, options.shutdown_grace_s)
         try:
             self._start_pool()
@@ -163,7 +170,8 @@ class Device:
         pool = self._state.pool
         if pool is None:
             return np.zeros((self.topology.n_cores, ST_COLUMNS), dtype=np.int64)
-        return pool.sync.status_view().copy()
+        board: np.ndarray = pool.sync.status_view().copy()
+        return board
 
     def add_rebuild_listener(self, listener: RebuildListener) -> None:
         """Call ``listener(device)`` every time the device forks a fresh core pool to replace one it
@@ -264,32 +272,31 @@ class Device:
 
     # -- launch -----------------------------------------------------------------------------
 
-    def launch(
-        self,
-        kernel: str | Callable,
-        *args: Any,
-        trace: bool = False,
-        drop_syncs: Sequence[str] = (),
-        timeout: float | None = None,
-        hold: HoldPlan | None = None,
-        insert_syncs: Sequence[str] = (),
-        **kwargs: Any,
-    ) -> LaunchResult:
+    def launch(self, kernel: str | Callable[..., Any], /, *args: Any, **kwargs: Any) -> LaunchResult:
         """Run ``kernel(*args, **kwargs)`` on every core of the device and wait for all of them.
 
         ``kernel`` is a module-level function or a reference "package.module:function" or
-        "path/to/file.py:function". ``drop_syncs`` names sync points (the ``name=`` of sync calls)
-        to skip in this launch. ``trace`` records every GM access and sync for race analysis.
-
-        ``hold`` (a :class:`mpnpu.runtime.hold.HoldPlan`) holds one core before one GM access until
-        another core has made another (race-directed reproduction); the result's ``hold`` says what
-        happened. ``insert_syncs`` adds syncs at stage boundaries for this launch
-        (:mod:`mpnpu.runtime.insert`, e.g. ``("after:TargetProcess",)``). Launches inside
-        :meth:`launch_settings` get that block's ``hold`` / ``insert_syncs`` unless they pass their own.
+        "path/to/file.py:function". Every argument goes to the kernel; to trace the launch, drop
+        sync points, hold a core or insert syncs, use :meth:`launch_with`.
 
         Raises a :class:`LaunchError` subclass naming the core and the reason if any core raises,
         dies, deadlocks or the launch times out; the pool is rebuilt before it is raised.
         """
+        return self.launch_with(PLAIN_LAUNCH, kernel, *args, **kwargs)
+
+    def launch_with(self, options: LaunchOptions, kernel: str | Callable[..., Any], /, *args: Any,
+                    **kwargs: Any) -> LaunchResult:
+        """:meth:`launch` with :class:`~mpnpu.runtime.config.LaunchOptions`: ``trace`` records every
+        GM access and sync for race analysis; ``drop_syncs`` names sync points (the ``name=`` of
+        sync calls) to skip; ``timeout_s`` bounds the launch; ``hold`` (a
+        :class:`mpnpu.runtime.hold.HoldPlan`) holds one core before one GM access until another core
+        has made another (race-directed reproduction; the result's ``hold`` says what happened);
+        ``insert_syncs`` adds syncs at stage boundaries (:mod:`mpnpu.runtime.insert`, e.g.
+        ``("after:TargetProcess",)``). Launches inside :meth:`launch_settings` get that block's
+        ``hold`` / ``insert_syncs`` unless the options name their own.
+        """
+        if not isinstance(options, LaunchOptions):
+            raise UsageError(f"launch_with takes a LaunchOptions first, got {type(options).__name__}")
         try:
             ref = self._refs.get(kernel)
         except TypeError:  # an unhashable "kernel": kernel_reference explains what is wrong
@@ -302,7 +309,7 @@ class Device:
         if check is not None:  # a kernel object that can tell a bad launch before any core runs
             check(self.topology, args, kwargs)
         pool = self._ensure_pool()
-        dropped = frozenset(drop_syncs)
+        dropped, trace, hold, insert_syncs = options.drop_syncs, options.trace, options.hold, options.insert_syncs
         if hold is None:
             hold = self._settings.get("hold")
         if not insert_syncs:
@@ -312,13 +319,13 @@ class Device:
             check_plan(hold, self.topology.n_cores)
         try:
             # Framed once, written to every core.
-            framed = protocol.frame(LaunchCommand(self._launch_id + 1, ref, args, kwargs, dropped, bool(trace),
+            framed = protocol.frame(LaunchCommand(self._launch_id + 1, ref, args, kwargs, dropped, trace,
                                                   hold, inserts))
         except Exception as e:
             raise UsageError(f"launch arguments of {kernel_name(ref)} cannot be sent to the cores: {e}") from None
         self._launch_id += 1
         launch_id = self._launch_id
-        limit = self.options.launch_timeout_s if timeout is None else timeout
+        limit = self.options.launch_timeout_s if options.timeout_s is None else options.timeout_s
         if self._flags_left:
             pool.sync.clear_flags(self._flags_left)
         pool.sync.reset_for_launch(any(mode == 0 for _, mode, _ in self._flags_left))
@@ -349,8 +356,9 @@ class Device:
         self._flags_left = [(r.core_id, mode, flag_id) for r in done for mode, flag_id in r.flags_set]
         launch_trace = None
         if trace:
-            launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), tuple(r.events for r in done), dropped,
-                                       self.kernel_type)
+            # traced: every reply carries its events
+            launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), tuple(r.events for r in done),  # type: ignore[misc]
+                                       dropped, self.kernel_type)
         outcome = pool.sync.hold_board.outcome() if hold is not None else None
         return LaunchResult(launch_id, kernel_name(ref), elapsed, tuple(r.elapsed_s for r in done), launch_trace, outcome)
 

@@ -11,9 +11,11 @@ its bytes. Use :func:`to_float32` / :func:`from_float32` to compute on any float
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Union
 
 import numpy as np
+
+from mpnpu.errors import DTypeError
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class DType:
     def __str__(self) -> str:
         return self.name
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[DTypeLike], DType], tuple[str]]:
         # Unpickle to the registry instance so ``is`` comparisons keep working across processes.
         return (get_dtype, (self.name,))
 
@@ -76,14 +78,14 @@ def get_dtype(spec: DTypeLike) -> DType:
         key = _ALIASES.get(spec.lower(), spec.lower())
         if key in _REGISTRY:
             return _REGISTRY[key]
-        raise TypeError(f"unknown dtype {spec!r}; known: {', '.join(sorted(_REGISTRY))}")
+        raise DTypeError(f"unknown dtype {spec!r}; known: {', '.join(sorted(_REGISTRY))}")
     try:
         np_dtype = np.dtype(spec)
     except TypeError:
-        raise TypeError(f"unknown dtype {spec!r}") from None
+        raise DTypeError(f"unknown dtype {spec!r}") from None
     if np_dtype.name in _REGISTRY:
         return _REGISTRY[np_dtype.name]
-    raise TypeError(f"dtype {np_dtype} is not supported on the device")
+    raise DTypeError(f"dtype {np_dtype} is not supported on the device")
 
 
 def float32_to_bfloat16_bits(x: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import pickle
 from multiprocessing.process import BaseProcess
 from typing import Callable, NamedTuple, Sequence
 
-from mpnpu.errors import CoreDiedError, KernelError, LaunchError
+from mpnpu.errors import CoreDiedError, KernelError, LaunchError, RemoteTraceback
 
 from .procutil import describe_exit
 from .protocol import ErrorReport
@@ -24,22 +24,11 @@ class CoreFailure(NamedTuple):
     error: ErrorReport | None  # None: the core process died without reporting
 
 
-class RemoteTraceback(Exception):
-    """Carries a core's formatted traceback as the ``__cause__`` of a KernelError."""
-
-    def __init__(self, tb: str) -> None:
-        super().__init__(tb)
-        self.tb = tb
-
-    def __str__(self) -> str:
-        return "\n" + self.tb
-
-
 def describe_failure(topology: Topology, procs: Sequence[BaseProcess], ref: str,
                      failures: Sequence[CoreFailure], last_words: Callable[[int], str] | None = None) -> LaunchError:
     """The error to raise for a launch of kernel ``ref`` in which ``failures`` happened."""
     primary = next((f for f in failures if f.error is None), None) or next(
-        (f for f in failures if not f.error.secondary), failures[0])
+        (f for f in failures if f.error is not None and not f.error.secondary), failures[0])
     core_id = primary.core_id
     label = topology.core(core_id).label
     others = [topology.core(f.core_id).label for f in failures if f.core_id != core_id]
@@ -59,7 +48,7 @@ def describe_failure(topology: Topology, procs: Sequence[BaseProcess], ref: str,
         core=label, core_id=core_id, error_type=report.type, error_message=report.message,
         remote_traceback=report.traceback, others=others,
     )
-    cause: BaseException = RemoteTraceback(report.traceback)
+    cause: BaseException = RemoteTraceback.of(report.traceback)
     if report.pickled is not None:
         try:
             original = pickle.loads(report.pickled)

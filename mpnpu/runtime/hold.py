@@ -31,7 +31,7 @@ import ctypes
 import os
 import time
 from multiprocessing.context import BaseContext
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -74,7 +74,7 @@ class HoldPlan(NamedTuple):
         return (f"held {held} before {self.held_site} #{self.held_occurrence} until {partner} "
                 f"passed {self.partner_site} #{self.partner_occurrence}")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self._asdict())
 
 
@@ -88,7 +88,7 @@ class HoldOutcome(NamedTuple):
     early: bool  # an ORDERED hold that ended because no other core could move
     held_s: float  # how long the held core waited
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self._asdict())
 
 
@@ -97,7 +97,7 @@ class HoldBoard:
 
     def __init__(self, ctx: BaseContext, n_cores: int) -> None:
         self._words = ctx.RawArray(ctypes.c_int64, _B_PIDS + n_cores)
-        self._np = np.frombuffer(self._words, dtype=np.int64)
+        self._np: np.ndarray = np.frombuffer(self._words, dtype=np.int64)  # type: ignore[call-overload]
         self.release = ctx.Semaphore(0)
         self._used = False
 

@@ -1,6 +1,6 @@
 """Syncs inserted at stage boundaries for one launch, to try a repair without editing the kernel.
 
-``Device.launch(..., insert_syncs=("after:TargetProcess",))`` makes every core run a SyncAll when
+``Device.launch_with(LaunchOptions(insert_syncs=("after:TargetProcess",)), ...)`` makes every core run a SyncAll when
 it leaves the stage ``TargetProcess`` (``api.stage``), exactly as if the kernel had a
 ``sync_all()`` after that ``with stage(...)`` block. Forms:
 
@@ -92,7 +92,8 @@ def parse_insert(spec: str) -> InsertedSync:
         if not a or not b:
             raise UsageError(f"insert_syncs {spec!r}: both stages must be named (A->B)")
         return InsertedSync(spec, FLAG, a, b, mode, flag_id, setter)
-    raise UsageError(f"insert_syncs {spec!r}: expected 'after:<stage>', 'after:<stage>:aiv', 'flag1:...' or 'flag2:...'")
+    raise UsageError(
+        f"insert_syncs {spec!r}: expected 'after:<stage>', 'after:<stage>:aiv', 'flag1:...' or 'flag2:...'")
 
 
 def parse_inserts(specs: Iterable[str]) -> tuple[InsertedSync, ...]:

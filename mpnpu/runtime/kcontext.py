@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Callable, Iterator, Union
 
 from mpnpu.errors import KernelAPIError
@@ -40,6 +41,7 @@ from .trace import (
     PipeSyncEvent,
     StageEvent,
     SyncAllEvent,
+    TraceEvent,
     byte_ranges,
     clock_ns,
 )
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     from .core import CoreContext
     from .gm import GlobalTensor
     from .insert import InsertedSync
-    from .sync import FlagPort
+    from .sync import AnyFlagPort
 
 #: a kernel line, or a function that finds it (called only when the line is needed)
 Site = Union[str, Callable[[], str]]
@@ -85,11 +87,11 @@ _CONTEXTLIB = contextlib.__file__
 
 # Traced launches look sites up for every event: per code object, "" for mpnpu's own frames (skip)
 # or the "dir/file.py:" prefix; per (code, line), the one site string (so pickle memoises it).
-_SITE_PREFIX: dict = {}
-_SITES: dict = {}
+_SITE_PREFIX: dict[CodeType, str] = {}
+_SITES: dict[tuple[CodeType, int], str] = {}
 
 
-def _site_prefix(code) -> str:
+def _site_prefix(code: CodeType) -> str:
     path = code.co_filename
     if (path.startswith(_PKG_DIR) and not path.startswith(_KERNELS_DIR)) or path == _CONTEXTLIB:
         prefix = ""
@@ -101,7 +103,7 @@ def _site_prefix(code) -> str:
 
 def call_site() -> str:
     """'dir/file.py:line' of the innermost caller outside mpnpu: the kernel line that made the call."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None:
         code = f.f_code
         prefix = _SITE_PREFIX.get(code)
@@ -155,7 +157,7 @@ def sync_all(c: CoreContext, aiv_only: bool = False, name: str = "", site: Site 
         c.events.append(SyncAllEvent(aiv_only, name, c.stage, _resolve(site), t0, clock_ns()))
 
 
-def flag_port(c: CoreContext, mode: int, flag_id: int) -> FlagPort:
+def flag_port(c: CoreContext, mode: int, flag_id: int) -> AnyFlagPort:
     """This core's end of flag (mode, id): validated once, then cached on the context."""
     port = c.flag_ports.get((mode, flag_id))
     if port is not None:
@@ -252,7 +254,7 @@ def stage(c: CoreContext, name: str, site: Site | None = None) -> Iterator[None]
 
 
 def run_inserted(c: CoreContext, inserts: list[InsertedSync], entering: bool) -> None:
-    """Syncs a launch inserted at a stage boundary (``Device.launch(insert_syncs=...)``)."""
+    """Syncs a launch inserted at a stage boundary (``LaunchOptions(insert_syncs=...)``)."""
     for ins in inserts:
         if ins.kind == "flag":
             if entering:
@@ -269,8 +271,8 @@ def run_inserted(c: CoreContext, inserts: list[InsertedSync], entering: bool) ->
 # the cache lives as long as one launch): kernels re-read the same tiles, and a shared tuple is
 # computed once and pickled once. Strided views stay four numbers here (deferred) and become
 # their tuple of intervals when the parent unpickles the trace.
-_ranges_for: list | None = None
-_ranges: dict = {}
+_ranges_for: list[TraceEvent] | None = None
+_ranges: dict[tuple[int, tuple[int, ...], tuple[int, ...], int], tuple[tuple[int, int], ...]] = {}
 
 
 def gm_access(c: CoreContext, kind: str, t: GlobalTensor, t0: int, site: str, pipe: str = "",

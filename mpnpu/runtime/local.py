@@ -13,6 +13,7 @@ uint16, is not mistaken for an integer) and its position.
 from __future__ import annotations
 
 import enum
+from typing import Sequence
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class LocalTensor(np.ndarray):
     _device_dtype: DType | None
     position: TPosition | None
 
-    def __array_finalize__(self, obj) -> None:
+    def __array_finalize__(self, obj: object) -> None:
         self._device_dtype = getattr(obj, "_device_dtype", None)
         self.position = getattr(obj, "position", None)
 
@@ -87,7 +88,7 @@ class TBuf:
     def nbytes(self) -> int:
         return self._raw.nbytes
 
-    def get(self, shape, dtype: DTypeLike) -> LocalTensor:
+    def get(self, shape: int | Sequence[int], dtype: DTypeLike) -> LocalTensor:
         d = get_dtype(dtype)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
         count = 1
@@ -98,7 +99,7 @@ class TBuf:
             raise CapacityError(
                 f"TBuf.get: {shape} of {d.name} needs {nbytes} bytes, the buffer has {self._raw.nbytes}"
             )
-        arr = self._raw[:nbytes].view(d.storage).reshape(shape).view(LocalTensor)
+        arr: LocalTensor = self._raw[:nbytes].view(d.storage).reshape(shape).view(LocalTensor)
         arr._device_dtype = d
         arr.position = self.position
         return arr

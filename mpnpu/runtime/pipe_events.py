@@ -79,6 +79,10 @@ class HardEvent(enum.Enum):
 
     __hash__ = object.__hash__
 
+    # set once below, for every member: src/dst are read on every set and wait
+    _src: Pipe
+    _dst: Pipe
+
     @property
     def src(self) -> Pipe:
         """The pipe that raises the event (SetFlag's pipe)."""

@@ -52,7 +52,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable, Union
 
 from mpnpu.errors import KernelAPIError, SyncTimeoutError
 
@@ -69,8 +69,8 @@ from .pipe_events import (  # noqa: F401 - re-exported: the pipe engine's vocabu
 # One queued instruction: (kind, payload, where, issued_ns) with kind "run" / "signal" (payload: a
 # callable), "set" or "wait" (payload: (event, id)); ``where`` is the issuing kernel line, for error
 # messages; ``issued_ns``: time.monotonic_ns() at issue.
-_Op = tuple
-_DONE = ("done", None, "", 0)  # _claim: a set or wait completed under the lock, nothing to execute
+_Op = tuple[str, Any, "Where", int]
+_DONE: _Op = ("done", None, "", 0)  # _claim: a set or wait completed under the lock, nothing to execute
 
 #: How long an issued instruction may stay queued while the kernel thread keeps issuing: on the chip
 #: a copy lands within a few microseconds unless a sync holds its pipe. A pipe's own thread needs
@@ -84,10 +84,13 @@ _NEVER = 1 << 62  # _oldest_ns when nothing is queued
 #: Where an instruction was issued: the kernel line, or a function that finds it. Finding the line
 #: walks the stack, so the hot paths pass the function and it is called only for an error message
 #: (or once, for a wait left queued on a pipe, whose error may come later).
-Where = "str | Callable[[], str]"
+Where = Union[str, Callable[[], str]]
+
+#: A raised event: (HardEvent, event id)
+EventKey = tuple[HardEvent, int]
 
 
-def _resolve(where) -> str:
+def _resolve(where: Where) -> str:
     return (where() if callable(where) else where) or "?"
 
 
@@ -117,11 +120,11 @@ class PipeEngine:
         self._kernel_sleeping = False
         self._pipe_cv = {p: threading.Condition(self._lock) for p in ASYNC_PIPES}
         self._pipe_sleeping = {p: False for p in ASYNC_PIPES}
-        self._queues: dict[Pipe, collections.deque] = {p: collections.deque() for p in ASYNC_PIPES}
+        self._queues: dict[Pipe, collections.deque[_Op]] = {p: collections.deque() for p in ASYNC_PIPES}
         self._busy = {p: False for p in ASYNC_PIPES}  # an instruction of the pipe is executing
         self._threads: dict[Pipe, threading.Thread] = {}
-        self._flags: dict = {}  # (event, id) -> raised, not consumed
-        self._queued_sets: dict = {}  # (event, id) -> sets still queued on a pipe
+        self._flags: dict[EventKey, int] = {}  # (event, id) -> raised, not consumed
+        self._queued_sets: dict[EventKey, int] = {}  # (event, id) -> sets still queued on a pipe
         self._error: BaseException | None = None
         self._running = 0  # instructions executing right now (outside the lock)
         self._signal_pipes: dict[Pipe, int] = {p: 0 for p in ASYNC_PIPES}  # cross-core sets queued or executing
@@ -395,7 +398,7 @@ class PipeEngine:
                 self._threads[pipe] = t
                 t.start()
 
-    def _drain(self, pipe: Pipe, q: collections.deque, until: Callable[[], bool] | None = None) -> None:
+    def _drain(self, pipe: Pipe, q: collections.deque[_Op], until: Callable[[], object] | None = None) -> None:
         """Execute ``pipe``'s queue on the kernel thread while its next instruction can proceed
         (lock held; stops at an unsatisfied wait, an instruction its thread is executing, an error, or
         once ``until()`` is true).
@@ -412,16 +415,16 @@ class PipeEngine:
             if op[0] == "run":
                 try:
                     op[1]()
-                except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
+                except BaseException as e:  # reported to the kernel thread
                     self._fail(e)
                     return
                 q.popleft()
                 continue
-            op = self._claim(pipe)
-            if op is None:
+            claimed = self._claim(pipe)
+            if claimed is None:
                 return
-            if op is not _DONE:
-                self._execute(pipe, op, by_kernel=True, keep_lock=True)
+            if claimed is not _DONE:
+                self._execute(pipe, claimed, by_kernel=True, keep_lock=True)
                 if self._error is not None:
                     return
 
@@ -453,7 +456,7 @@ class PipeEngine:
             heads = [q[0][3] for q in self._queues.values() if q]
             self._oldest_ns = min(heads) if heads else _NEVER
 
-    def _drain_through(self, pipe: Pipe, q: collections.deque, until: Callable[[], bool] | None = None,
+    def _drain_through(self, pipe: Pipe, q: collections.deque[_Op], until: Callable[[], object] | None = None,
                        depth: int = 0) -> None:
         """:meth:`_drain` ``pipe`` (until ``until()``, if given); where it stops at a wait for an event
         another asynchronous pipe raises, drain that pipe up to the set and no further, then go on
@@ -472,7 +475,7 @@ class PipeEngine:
             if not flags.get(key):
                 return
 
-    def _raise(self, key: tuple, by_pipe: bool) -> None:
+    def _raise(self, key: EventKey, by_pipe: bool) -> None:
         """Raise event ``key`` (lock held). Raised by a pipe's thread (working while the kernel thread
         waits), it wakes the pipe that may be stopped at a wait for it."""
         self._flags[key] = self._flags.get(key, 0) + 1
@@ -529,7 +532,7 @@ class PipeEngine:
             self._lock.release()
         try:
             op[1]()
-        except BaseException as e:  # noqa: BLE001 - reported to the kernel thread
+        except BaseException as e:  # reported to the kernel thread
             error = e
         finally:
             if not keep_lock:
@@ -568,7 +571,7 @@ class PipeEngine:
                 elif op is not _DONE:
                     self._execute(pipe, op, by_kernel=False)
 
-    def _block_until(self, done: Callable[[], bool], helped: tuple, what: str, where: Where,
+    def _block_until(self, done: Callable[[], bool], helped: tuple[Pipe, ...], what: str, where: Where,
                      preposition: str = " at") -> None:
         """Block the kernel thread until ``done()`` (checked with the lock held), executing the
         ``helped`` pipes' instructions meanwhile; errors, unsatisfiable waits and the timeout raise."""
@@ -594,7 +597,7 @@ class PipeEngine:
                 finally:
                     self._kernel_sleeping = False
 
-    def _help(self, helped: tuple) -> bool:
+    def _help(self, helped: tuple[Pipe, ...]) -> bool:
         """Execute (on the kernel thread) the next instruction of the first of ``helped`` or of the
         pipes they are stopped on that can move (lock held); whether anything moved.
 
@@ -616,7 +619,7 @@ class PipeEngine:
             self._execute(pipe, op, by_kernel=True)
         return True
 
-    def _with_dependencies(self, pipes: tuple) -> list:
+    def _with_dependencies(self, pipes: tuple[Pipe, ...]) -> list[Pipe]:
         """``pipes``, then the pipes they are stopped on: a pipe whose next instruction is a wait for
         an event another asynchronous pipe raises can only move once that pipe does (lock held)."""
         order = list(pipes)
@@ -645,8 +648,8 @@ class PipeEngine:
                     raise KernelAPIError(self._unmatched(event, event_id, q[0][2], pipe.value)
                                          + f" (found at {_resolve(where)})")
 
-    def _unmatched(self, event: HardEvent, event_id: int, where: str, waiter: str) -> str:
+    def _unmatched(self, event: HardEvent, event_id: int, where: Where, waiter: str) -> str:
         return (
-            f"{self.label}: wait_flag<{event.name}>({event_id}) at {where or '?'} has no matching "
+            f"{self.label}: wait_flag<{event.name}>({event_id}) at {_resolve(where)} has no matching "
             f"set_flag<{event.name}>({event_id}) before it: {waiter} would wait forever (a hang on the device)"
         )

@@ -92,7 +92,7 @@ class CorePool:
 
     def pids(self) -> list[int]:
         """Pids of the core processes, by core id."""
-        return [p.pid for p in self.procs]
+        return [p.pid for p in self.procs if p.pid is not None]
 
     def broadcast(self, framed: bytes) -> None:
         """Write one framed message to every core; stops at a dead core (its sentinel tells)."""

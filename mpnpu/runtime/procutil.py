@@ -35,7 +35,7 @@ def fork_process(ctx: BaseContext, target: Callable[..., Any], args: tuple[Any, 
 
     Daemon: if the parent exits without ending it, multiprocessing's exit handler does.
     """
-    proc = ctx.Process(target=target, args=args, name=name, daemon=True)
+    proc: BaseProcess = ctx.Process(target=target, args=args, name=name, daemon=True)  # type: ignore[attr-defined]
     try:
         proc.start()
     finally:
@@ -61,7 +61,7 @@ def end_processes(procs: Sequence[BaseProcess], *, grace_s: float = 0.0, term_s:
             for p in started:
                 if p.exitcode is None:
                     try:
-                        os.kill(p.pid, sig)
+                        os.kill(p.pid, sig)  # type: ignore[arg-type]  # started: it has a pid
                     except OSError:  # already gone
                         pass
         deadline = time.monotonic() + wait_s
@@ -106,7 +106,7 @@ def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -126,7 +126,7 @@ def _openblas_libs() -> list[ctypes.CDLL]:
     return libs
 
 
-def _blas_function(lib: ctypes.CDLL, kind: str):
+def _blas_function(lib: ctypes.CDLL, kind: str) -> Any:
     for symbol in (f"openblas_{kind}_num_threads", f"scipy_openblas_{kind}_num_threads64_",
                    f"scipy_openblas_{kind}_num_threads_64_", f"openblas_{kind}_num_threads64_"):
         fn = getattr(lib, symbol, None)
@@ -179,7 +179,7 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-def _raise_terminated(signum: int, frame) -> None:
+def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 

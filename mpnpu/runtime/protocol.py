@@ -25,12 +25,12 @@ class LaunchCommand(NamedTuple):
 
     launch_id: int
     kernel: str  # a checked kernel reference, "package.module:function" or "path.py:function"
-    args: tuple
+    args: tuple[Any, ...]
     kwargs: dict[str, Any]
     dropped_syncs: frozenset[str]
     trace: bool
     hold: Any = None  # a mpnpu.runtime.hold.HoldPlan for a race-directed launch
-    inserts: tuple = ()  # mpnpu.runtime.insert.InsertedSync entries: syncs added at stage boundaries
+    inserts: tuple[Any, ...] = ()  # mpnpu.runtime.insert.InsertedSync entries: syncs added at stage boundaries
 
 
 class ExitCommand(NamedTuple):
@@ -53,7 +53,7 @@ class LaunchDone(NamedTuple):
     launch_id: int
     core_id: int
     elapsed_s: float  # time inside the kernel function
-    events: tuple | None  # the core's trace events in program order, when the launch is traced
+    events: tuple[Any, ...] | None  # the core's trace events in program order, when the launch is traced
     flags_set: tuple[tuple[int, int], ...]  # (mode, id) of every flag the core set
 
 
@@ -83,7 +83,7 @@ def encode(message: Message) -> bytes:
 def decode(data: bytes) -> Message:
     """The message :func:`encode` made these bytes from."""
     t = pickle.loads(data)
-    return _new_tuple(_TYPES[t[0]], t[1:])
+    return _new_tuple(_TYPES[t[0]], t[1:])  # type: ignore[no-any-return]
 
 
 def frame(message: Message) -> bytes:
@@ -99,4 +99,4 @@ def send(fd: int, message: Message) -> bool:
 def recv(fd: int) -> Message:
     """Receive one message (blocking). Raises EOFError when the writer is gone."""
     t = pickle.loads(wire.recv(fd))
-    return _new_tuple(_TYPES[t[0]], t[1:])
+    return _new_tuple(_TYPES[t[0]], t[1:])  # type: ignore[no-any-return]

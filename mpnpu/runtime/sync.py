@@ -25,7 +25,7 @@ import enum
 import threading
 import time
 from multiprocessing.context import BaseContext
-from typing import Iterable
+from typing import Any, Iterable, Union
 
 import numpy as np
 
@@ -87,7 +87,8 @@ class SyncObjects:
         # consumes its setters' sets, in whichever mode they were made).
         self._flag_modes = ctx.RawArray(ctypes.c_int8, n * FLAG_IDS)
         self._status = ctx.RawArray(ctypes.c_int64, n * ST_COLUMNS)
-        self._status_np = np.frombuffer(self._status, dtype=np.int64).reshape(n, ST_COLUMNS)
+        self._status_np: np.ndarray = np.frombuffer(self._status, dtype=np.int64).reshape(  # type: ignore[call-overload]
+            n, ST_COLUMNS)
         self._status_bytes = ctypes.sizeof(self._status)
         self._mode0_bytes = ctypes.sizeof(self._mode0_counts)
         self._n = n
@@ -143,7 +144,8 @@ class SyncObjects:
         except threading.BrokenBarrierError:
             what = "SyncAll<aiv_only>" if aiv_only else "SyncAll"
             raise SyncTimeoutError(
-                f"{what} #{count} did not complete within {timeout:g} s (a core never arrived, or the launch failed elsewhere)",
+                f"{what} #{count} did not complete within {timeout:g} s "
+                "(a core never arrived, or the launch failed elsewhere)",
                 sync="sync_all", count=count,
             ) from None
         status[base + ST_STATE] = _RUNNING
@@ -158,7 +160,7 @@ class SyncObjects:
             return self._mode0_counts[self._mode0_index(flag_id, receiver, sender)]
         return self._flag_sems[(mode, flag_id, receiver, sender)].get_value()
 
-    def flag_port(self, core_id: int, mode: int, flag_id: int, timeout: float) -> "FlagPort":
+    def flag_port(self, core_id: int, mode: int, flag_id: int, timeout: float) -> AnyFlagPort:
         """The semaphores one core sets and waits on for (mode, id), resolved once per core."""
         if mode == 0:
             return _Mode0Port(self, core_id, flag_id, timeout)
@@ -294,7 +296,7 @@ class FlagPort:
     """
 
     def __init__(self, sync: SyncObjects, core_id: int, mode: int, flag_id: int, timeout: float,
-                 outgoing: tuple, incoming: tuple) -> None:
+                 outgoing: tuple[tuple[int, Any], ...], incoming: tuple[Any, ...]) -> None:
         self._sync = sync
         self._status = sync._status
         self._base = core_id * ST_COLUMNS
@@ -323,7 +325,7 @@ class FlagPort:
             if not sem.acquire(False):
                 self._block(sem)
 
-    def _block(self, sem) -> None:
+    def _block(self, sem: Any) -> None:
         # Tell the parent's watchdog what we wait for, so that a wait no core can satisfy any
         # more is reported at once rather than at the timeout. The senders before ``sem`` have
         # had their sets taken already (their counters read 0 now): the board says so, or the
@@ -359,3 +361,7 @@ class _Mode0Port:
 
     def wait(self) -> None:
         self._sync._mode0_wait(self._core_id, self.flag_id, self._timeout)
+
+
+#: One core's end of a cross-core flag, whatever its mode (both have set, wait, used, mode, flag_id).
+AnyFlagPort = Union[FlagPort, _Mode0Port]

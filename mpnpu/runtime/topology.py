@@ -30,6 +30,8 @@ import enum
 from dataclasses import dataclass
 from functools import cached_property
 
+from mpnpu.errors import InvalidArgumentError
+
 from .checks import is_int
 
 FLAG_MODES = (0, 1, 2)
@@ -99,9 +101,9 @@ class Topology:
 
     def __init__(self, block_dim: int, kernel_type: KernelType = KernelType.MIX_1_2) -> None:
         if not is_int(block_dim) or block_dim < 1:
-            raise ValueError(f"block_dim must be a positive integer, got {block_dim!r}")
+            raise InvalidArgumentError(f"block_dim must be a positive integer, got {block_dim!r}")
         if not isinstance(kernel_type, KernelType):
-            raise ValueError(f"kernel_type must be a KernelType, got {kernel_type!r}")
+            raise InvalidArgumentError(f"kernel_type must be a KernelType, got {kernel_type!r}")
         self.block_dim = block_dim
         self.kernel_type = kernel_type
         kt = kernel_type
@@ -124,7 +126,7 @@ class Topology:
     def __hash__(self) -> int:
         return hash(("Topology", self.block_dim, self.kernel_type))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Topology], tuple[int, KernelType]]:
         return (Topology, (self.block_dim, self.kernel_type))
 
     @property
@@ -204,25 +206,26 @@ class Topology:
         if mode == 0:
             return self.cube_ids if info.core_type is CoreType.CUBE else self.vector_ids
         if mode in (1, 2) and not self.mixed:
-            raise ValueError(f"flag mode {mode} syncs cores inside an AI core of a mixed launch; a "
+            raise InvalidArgumentError(f"flag mode {mode} syncs cores inside an AI core of a mixed launch; a "
                              f"{self.kernel_type.value} launch has mode 0 only")
         if mode == 1:
             if info.core_type is CoreType.CUBE:
-                raise ValueError("flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")
+                raise InvalidArgumentError(
+                    "flag mode 1 syncs the two vector cores of an AI core; a cube core cannot use it")
             return self.vector_ids_of(info.ai_core)
         if mode == 2:
             if info.core_type is CoreType.CUBE:
                 return self.vector_ids_of(info.ai_core)
             return (self.cube_id(info.ai_core),)
-        raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
+        raise InvalidArgumentError(f"flag mode must be 0, 1 or 2, got {mode!r}")
 
 
 def check_flag(mode: int, flag_id: int) -> None:
-    """Raise ValueError for a flag mode or id that the device does not accept."""
+    """Raise InvalidArgumentError (a ValueError) for a flag mode or id that the device does not accept."""
     # "mode in (0, 1, 2)" alone would let True and 1.0 through (they equal 1).
     if not is_int(mode) or mode not in FLAG_MODES:
-        raise ValueError(f"flag mode must be 0, 1 or 2, got {mode!r}")
+        raise InvalidArgumentError(f"flag mode must be 0, 1 or 2, got {mode!r}")
     if not is_int(flag_id) or not 0 <= flag_id < FLAG_IDS:
-        raise ValueError(f"flag id must be an integer in 0..{FLAG_IDS - 1}, got {flag_id!r}")
+        raise InvalidArgumentError(f"flag id must be an integer in 0..{FLAG_IDS - 1}, got {flag_id!r}")
     if flag_id in RESERVED_FLAG_IDS:
-        raise ValueError(f"flag id {flag_id} is reserved: SyncAll uses ids 11-14")
+        raise InvalidArgumentError(f"flag id {flag_id} is reserved: SyncAll uses ids 11-14")

@@ -1,4 +1,4 @@
-"""Events a core records when a launch is traced (``Device.launch(..., trace=True)``).
+"""Events a core records when a launch is traced (``Device.launch_with(LaunchOptions(trace=True), ...)``).
 
 Each core keeps its events in program order. The race detector (:mod:`mpnpu.racecheck`) rebuilds
 happens-before from them: program order within a core, SyncAll rounds (the k-th SyncAll of every
@@ -13,9 +13,10 @@ Timing. Every event carries ``t0``/``t1``: nanoseconds of :func:`clock_ns`, whic
 CLOCK_MONOTONIC. On Linux that clock is one system-wide clock, the same in every process, so the
 times of different cores of a launch compare directly (a flag's set is never later than the wait
 it released). An access spans the copy (``t0`` before, ``t1`` after; an atomic's wait for the
-atomic lock included; on an asynchronous pipe, when the pipe executed it, which ``ran_on`` says), a SyncAll spans arrival to release, a flag wait the wait, a stage its
-``with`` block. Instant events (a dropped sync) have ``t1 == t0``. 0 means "not recorded" (traces
-built by hand, or a stage still open when its core failed).
+atomic lock included; on an asynchronous pipe, when the pipe executed it, which ``ran_on`` says),
+a SyncAll spans arrival to release, a flag wait the wait, a stage its ``with`` block. Instant
+events (a dropped sync) have ``t1 == t0``. 0 means "not recorded" (traces built by hand, or a
+stage still open when its core failed).
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ class LaunchTrace(NamedTuple):
 # -- byte ranges of an access -------------------------------------------------------------------
 
 
-class StridedRanges(tuple):
+class StridedRanges(tuple[tuple[int, int], ...]):
     """``count`` intervals of ``run`` bytes, ``stride`` apart from ``start`` (``stride > run``,
     ``count >= 2``): a plain tuple of (start, stop) pairs, sorted and disjoint, that pickles as
     those four numbers — a traced 2D tile ships from a core as a few bytes, not one pair per row.
@@ -193,7 +194,7 @@ class StridedRanges(tuple):
         end = start + count * stride
         return tuple.__new__(cls, zip(range(start, end, stride), range(start + run, end + run, stride)))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[StridedRanges], tuple[int, int, int, int]]:
         (start, stop), (second, _) = self[0], self[1]
         return (StridedRanges, (start, stop - start, second - start, len(self)))
 
@@ -206,7 +207,7 @@ class _DeferredStridedRanges:
     def __init__(self, *args: int) -> None:
         self.args = args
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[StridedRanges], tuple[int, ...]]:
         return (StridedRanges, self.args)
 
 
@@ -245,7 +246,9 @@ def byte_ranges(t: GlobalTensor, *, deferred: bool = False) -> tuple[tuple[int, 
         return ((off, off + run),)
     if len(outer) == 1 and outer[0][1] > run:  # rows apart: already sorted and disjoint
         n, stride = outer[0]
-        return _DeferredStridedRanges(off, run, stride, n) if deferred else StridedRanges(off, run, stride, n)
+        if deferred:  # a stand-in: only pickling it to the parent makes it the tuple it stands for
+            return _DeferredStridedRanges(off, run, stride, n)  # type: ignore[return-value]
+        return StridedRanges(off, run, stride, n)
     starts = np.full(1, off, dtype=np.int64)
     for dim, stride in reversed(outer):
         starts = (starts[:, None] + np.arange(dim, dtype=np.int64)[None, :] * stride).reshape(-1)
@@ -263,7 +266,8 @@ def shared_hull(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) 
     """The hull of the bytes two sorted, disjoint interval lists (``Access.ranges``) share, or None
     when they share none (two strided views can have overlapping hulls and no byte in common)."""
     i = j = 0
-    lo = hi = None
+    lo: int | None = None
+    hi = 0
     while i < len(a) and j < len(b):
         s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
         if s < e:

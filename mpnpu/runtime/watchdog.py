@@ -69,7 +69,7 @@ class Watchdog:
         if core_id >= len(self._procs):
             return None
         proc = self._procs[core_id]
-        return process_asleep(proc if isinstance(proc, int) else proc.pid)
+        return process_asleep(proc if isinstance(proc, int) else proc.pid)  # type: ignore[arg-type]  # started
 
     def check(self, now: float) -> LaunchError | None:
         """The error that describes a wait that can never end, or None while none is certain.
@@ -81,7 +81,8 @@ class Watchdog:
         if not np.isin(state, self._BLOCKED).any():
             self._stall_key = None
             return None
-        return self._unreachable_sync_all(st, state) or self._unsatisfiable_flag(st, state) or self._stall(st, state, now)
+        return (self._unreachable_sync_all(st, state) or self._unsatisfiable_flag(st, state)
+                or self._stall(st, state, now))
 
     def _unreachable_sync_all(self, st: np.ndarray, state: np.ndarray) -> LaunchError | None:
         for aiv_only, col, waiting_state in ((False, ST_SYNC_ALL, CoreState.IN_SYNC_ALL),
@@ -108,8 +109,8 @@ class Watchdog:
     def _unsatisfiable_flag(self, st: np.ndarray, state: np.ndarray) -> LaunchError | None:
         suspects: set[tuple[int, ...]] = set()
         found = None
-        for r in np.flatnonzero(state == CoreState.IN_FLAG_WAIT):
-            r = int(r)
+        for r_np in np.flatnonzero(state == CoreState.IN_FLAG_WAIT):
+            r = int(r_np)
             mode, flag_id = int(st[r, ST_WAIT_MODE]), int(st[r, ST_WAIT_ID])
             # A multi-sender wait takes its senders' sets one by one: the first ST_WAIT_TAKEN of
             # them were taken before it blocked, so their zero counters are not missing sets.

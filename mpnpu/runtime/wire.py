@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import struct
 
+from mpnpu.errors import PipeClosedError, WireError
+
 _HEADER = struct.Struct("!i")
 _CHUNK = 1 << 16
 #: the first read of a message: enough for a command or an untraced reply, small enough that
@@ -21,7 +23,7 @@ _FIRST_READ = 4096
 def frame(payload: bytes) -> bytes:
     """The bytes to write for one message."""
     if len(payload) >= 0x7FFFFFFF:
-        raise ValueError("message too large for one frame")
+        raise WireError("message too large for one frame")
     return _HEADER.pack(len(payload)) + payload
 
 
@@ -53,18 +55,18 @@ def recv(fd: int) -> bytes:
     """
     data = os.read(fd, _FIRST_READ)
     if not data:
-        raise EOFError
+        raise PipeClosedError("the other end of the pipe is gone")
     while len(data) < _HEADER.size:
         more = os.read(fd, _HEADER.size - len(data))
         if not more:
-            raise EOFError
+            raise PipeClosedError("the other end of the pipe is gone")
         data += more
     (size,) = _HEADER.unpack_from(data)
     if size < 0:
-        raise ValueError("oversized frame")
+        raise WireError("oversized frame")
     end = _HEADER.size + size
     if len(data) > end:
-        raise ValueError("protocol error: more than one message in the pipe")
+        raise WireError("protocol error: more than one message in the pipe")
     if len(data) == end:
         return data[_HEADER.size:]
     parts = [data[_HEADER.size:]]
@@ -72,7 +74,7 @@ def recv(fd: int) -> bytes:
     while remaining:
         chunk = os.read(fd, min(remaining, _CHUNK))
         if not chunk:
-            raise EOFError
+            raise PipeClosedError("the other end of the pipe is gone")
         parts.append(chunk)
         remaining -= len(chunk)
     return b"".join(parts)

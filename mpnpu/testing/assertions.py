@@ -15,35 +15,44 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from mpnpu.cli.render.batch import format_variant
-from mpnpu.errors import UsageError
+from mpnpu.errors import MpnpuError, UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
-from mpnpu.racecheck import Hazard, HazardLog
+from mpnpu.racecheck import Hazard, HazardLog, analyze
+from mpnpu.report.hazards import format_hazard_log
+from mpnpu.report.text.batch import format_variant
 from mpnpu.runtime.checks import is_int
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device
+from mpnpu.testing.devices import shared_device
+from mpnpu.testing.targets import dropped_syncs, resolve_operator, resolve_target
 
-from .devices import shared_device
-from .targets import dropped_syncs, resolve_operator, resolve_target
 
-
-class RacesFound(AssertionError):
+class RacesFound(MpnpuError, AssertionError):
     """``assert_no_races`` failed: ``hazards`` holds what racecheck reported."""
 
     __module__ = "mpnpu.testing"  # as imported, and as pytest prints it
 
     def __init__(self, message: str, hazards: list[Hazard]) -> None:
-        super().__init__(message)
-        self.hazards = hazards
+        super().__init__(message, hazards=hazards)
+
+    @property
+    def hazards(self) -> list[Hazard]:
+        hazards: list[Hazard] = self.details["hazards"]
+        return hazards
 
 
-class GoldenMismatch(AssertionError):
+class GoldenMismatch(MpnpuError, AssertionError):
     """``assert_matches_golden`` failed: ``result`` holds the batch's counts for the variant."""
 
     __module__ = "mpnpu.testing"
 
     def __init__(self, message: str, result: VariantResult) -> None:
-        super().__init__(message)
-        self.result = result
+        super().__init__(message, result=result)
+
+    @property
+    def result(self) -> VariantResult:
+        result: VariantResult = self.details["result"]
+        return result
 
 
 def _count(n: int, word: str) -> str:
@@ -51,7 +60,9 @@ def _count(n: int, word: str) -> str:
 
 
 def _variant_text(name: str, dropped: frozenset[str]) -> str:
-    return f"variant {name} (drops {', '.join(sorted(dropped))})" if dropped else f"variant {name} (every sync point in place)"
+    if dropped:
+        return f"variant {name} (drops {', '.join(sorted(dropped))})"
+    return f"variant {name} (every sync point in place)"
 
 
 def _check_count(name: str, value: Any, low: int) -> None:
@@ -99,7 +110,8 @@ def assert_no_races(
         for index in range(cases):
             case = op.make_case(seed, index)
             _, launch = op.run(dev, case, drop_syncs=dropped, probe=probe, trace=True)
-            log.add_trace(launch.trace)
+            assert launch.trace is not None  # traced
+            log.add(analyze(launch.trace))
         what = (f"{op.name}, {_variant_text(name, dropped)}, cases 0..{cases - 1} of seed {seed}, "
                 f"block_dim {dev.block_dim}")
     else:
@@ -110,18 +122,20 @@ def assert_no_races(
             raise UsageError(f"drop_syncs must be a collection of sync point names, e.g. ('S1',), not {drop_syncs!r}")
         dropped = frozenset(drop_syncs or ())
         ref = None
+        assert t.kernel is not None  # a target that is not an operator is a kernel
         for _ in range(launches):
-            result = dev.launch(t.kernel, *args, trace=True, drop_syncs=tuple(sorted(dropped)), timeout=timeout,
-                                **kwargs)
+            result = dev.launch_with(LaunchOptions(trace=True, drop_syncs=dropped, timeout_s=timeout),
+                                     t.kernel, *args, **kwargs)
             ref = result.kernel
-            log.add_trace(result.trace)
+            assert result.trace is not None  # traced
+            log.add(analyze(result.trace))
         drops = f", dropping {', '.join(sorted(dropped))}" if dropped else ""
         what = f"kernel {ref}{drops}, block_dim {dev.block_dim}"
     if len(log):
         hazards = log.hazards()
         raise RacesFound(
             f"mpnpu: {_count(len(hazards), 'GM hazard')} in {_count(log.launches_analyzed, 'traced launch')} "
-            f"({what}):\n{log.format_text()}",
+            f"({what}):\n{format_hazard_log(log)}",
             hazards,
         )
     return log
@@ -160,7 +174,8 @@ def assert_matches_golden(
         body = "\n".join(format_variant(result, operator.sync_points))
         raise GoldenMismatch(
             f"mpnpu: {operator.name} differs from its golden in {result.failed_case_runs} of {result.case_runs} "
-            f"case-runs ({_count(cases, 'case')} x {_count(repeat, 'repeat')} of seed {seed}, block_dim {dev.block_dim}); "
+            f"case-runs ({_count(cases, 'case')} x {_count(repeat, 'repeat')} of seed {seed}, "
+            f"block_dim {dev.block_dim}); "
             f"case i is make_case({seed}, i):\n{body}",
             result,
         )

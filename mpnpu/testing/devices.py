@@ -14,39 +14,37 @@ terminated test run also stops its cores and unlinks its GM segments. Whatever h
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import signal
-import sys
 import threading
 from typing import Any
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.runner import default_block_dim as tools_default_block_dim
-from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, LaunchOptions, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.gm import sweep_stale_segments
 from mpnpu.runtime.procutil import Terminated
 
-_PLUGIN_MODULE = "mpnpu.testing.plugin"
+
+def use_plugin_state(state: Any) -> None:
+    """The pytest plugin hands over its run's state (``--mpnpu-block-dim``, ``--mpnpu-racecheck``,
+    :class:`mpnpu.testing.plugin.PluginState`) before each test and in the fixture."""
+    _PROVIDER.plugin = state
 
 
-def _plugin_state() -> Any:
-    """The pytest plugin's state in this process, if pytest loaded the plugin."""
-    plugin = sys.modules.get(_PLUGIN_MODULE)
-    return plugin.STATE if plugin is not None else None
-
-
-def default_block_dim() -> int:
-    """``--mpnpu-block-dim`` if given, else the tools' default (1 on every machine).
+def plugin_block_dim() -> int:
+    """``--mpnpu-block-dim`` if given, else :data:`~mpnpu.runtime.config.DEFAULT_BLOCK_DIM` (1 on
+    every machine, as everywhere in mpnpu).
 
     A default that grew with the machine would change what a test sees (the incident's rate
     depends on block_dim as much as on crowding) and with pytest-xdist would be multiplied by the
     worker count; sizing the run is the job of ``-n`` (docs/pytest-plugin.md, "pytest-xdist").
     """
-    state = _plugin_state()
+    state = _PROVIDER.plugin
     if state is not None and state.block_dim is not None:
-        return state.block_dim
-    return tools_default_block_dim()
+        return int(state.block_dim)
+    return DEFAULT_BLOCK_DIM
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:
@@ -61,6 +59,8 @@ class DeviceProvider:
         self._key: tuple[int, RuntimeOptions] | None = None
         self._previous_sigterm: Any = None
         self._swept = False
+        #: the pytest plugin's state of the run in progress (mpnpu.testing.plugin.PluginState), if any
+        self.plugin: Any = None
 
     def current(self) -> Device | None:
         """The open device, if any."""
@@ -73,7 +73,7 @@ class DeviceProvider:
             options = DEFAULT_OPTIONS
         if not isinstance(options, RuntimeOptions):
             raise UsageError(f"options must be a mpnpu.runtime.config.RuntimeOptions, got {options!r}")
-        key = (block_dim if block_dim is not None else default_block_dim(), options)
+        key = (block_dim if block_dim is not None else plugin_block_dim(), options)
         dev = self.current()
         if dev is not None and self._key == key:
             return dev
@@ -83,7 +83,7 @@ class DeviceProvider:
             sweep_stale_segments()
             self._swept = True
         dev = Device(key[0], options=options)
-        state = _plugin_state()
+        state = self.plugin
         if state is not None and state.racecheck:
             _trace_every_launch(dev, state)
         self._device, self._key = dev, key
@@ -122,21 +122,23 @@ def _trace_every_launch(dev: Device, state: Any) -> None:
     The wrapper shadows the bound method on this one instance, so the device stays a Device for
     everything that receives it (operators, the batch runner, isinstance checks).
     """
-    original = dev.launch
+    original = dev.launch_with  # Device.launch goes through it too
 
     @functools.wraps(original)
-    def launch(kernel: Any, *args: Any, trace: bool = False, **kwargs: Any) -> Any:
+    def launch_with(options: LaunchOptions, kernel: Any, /, *args: Any, **kwargs: Any) -> Any:
         if not state.racecheck_active:
-            return original(kernel, *args, trace=trace, **kwargs)
-        result = original(kernel, *args, trace=True, **kwargs)
+            return original(options, kernel, *args, **kwargs)
+        traced = options if options.trace else dataclasses.replace(options, trace=True)
+        result = original(traced, kernel, *args, **kwargs)
+        from mpnpu import racecheck  # only for --mpnpu-racecheck runs
+
         if state.hazard_log is None:
-            from mpnpu.racecheck import HazardLog
+            state.hazard_log = racecheck.HazardLog()
+        assert result.trace is not None  # traced just above
+        state.hazard_log.add(racecheck.analyze(result.trace))
+        return result if options.trace else result._replace(trace=None)
 
-            state.hazard_log = HazardLog()
-        state.hazard_log.add_trace(result.trace)
-        return result if trace else result._replace(trace=None)
-
-    dev.launch = launch  # type: ignore[method-assign]
+    dev.launch_with = launch_with  # type: ignore[method-assign]
 
 
 _PROVIDER = DeviceProvider()

@@ -1,7 +1,7 @@
 """``assert_race_is_real``: a reported hazard turned into a demonstrated wrong result.
 
 racecheck reports *potential* races; whether one ever corrupts an output in a batch depends on the
-machine. Race-directed reproduction (:mod:`mpnpu.harness.confirm`) makes the race happen: for each
+machine. Race-directed reproduction (:mod:`mpnpu.directed.confirm`) makes the race happen: for each
 hazard of the variant, directed runs hold the core of the first access just before it until the
 other core has made the second, so the pair really runs reversed, then judge the result against
 the golden. The same hold plans run on the fixed kernel too, which must stay correct. Holds only
@@ -14,21 +14,25 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from mpnpu.cli.render.confirm import format_confirmation
-from mpnpu.harness.confirm import BENIGN, HARMFUL, ConfirmResult, confirm_hazards
+from mpnpu.directed.confirm import BENIGN, HARMFUL, ConfirmResult, confirm_hazards
+from mpnpu.errors import MpnpuError
+from mpnpu.report.text.directed import format_confirmation
+from mpnpu.testing.devices import plugin_block_dim
+from mpnpu.testing.targets import dropped_syncs, resolve_operator
 
-from .devices import default_block_dim
-from .targets import dropped_syncs, resolve_operator
 
-
-class RaceNotShown(AssertionError):
+class RaceNotShown(MpnpuError, AssertionError):
     """``assert_race_is_real`` failed: ``result`` holds every hazard's directed runs."""
 
     __module__ = "mpnpu.testing"
 
     def __init__(self, message: str, result: ConfirmResult) -> None:
-        super().__init__(message)
-        self.result = result
+        super().__init__(message, result=result)
+
+    @property
+    def result(self) -> ConfirmResult:
+        result: ConfirmResult = self.details["result"]
+        return result
 
 
 def assert_race_is_real(
@@ -50,7 +54,7 @@ def assert_race_is_real(
     least one hazard is HARMFUL (reversed, and an output differed from the golden) — or, with
     ``harmful=False``, merely reversible (BENIGN counts too) — and the fixed kernel under the same
     hold plans never failed. The failure message has every hazard's verdict, where the core was
-    held and the seed that replays a run. Returns the :class:`~mpnpu.harness.confirm.ConfirmResult`.
+    held and the seed that replays a run. Returns the :class:`~mpnpu.directed.confirm.ConfirmResult`.
     ``variant=None`` with ``drop_syncs=None`` confirms the kernel with every sync in place (a
     kernel whose bug is not a named sync point).
     """
@@ -59,7 +63,7 @@ def assert_race_is_real(
     if drop_syncs is not None:
         variant = None
     name, dropped = dropped_syncs(operator, variant, drop_syncs)
-    bd = block_dim if block_dim is not None else default_block_dim()
+    bd = block_dim if block_dim is not None else plugin_block_dim()
     result = confirm_hazards(operator, dropped=dropped, runs=runs, scout_cases=scout_cases, case_seed=case_seed,
                              seed=seed, block_dim=bd, fixed=True)
     wanted = {HARMFUL} if harmful else {HARMFUL, BENIGN}

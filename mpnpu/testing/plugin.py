@@ -19,7 +19,7 @@ import argparse
 import inspect
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -30,10 +30,11 @@ _DEVICES_MODULE = "mpnpu.testing.devices"
 
 @dataclass
 class PluginState:
-    """What the plugin knows in this process; :mod:`mpnpu.testing.devices` reads it.
+    """What the plugin knows in one pytest run, kept in ``config.stash[STATE]`` (never in a module
+    global: two runs in one process, as pytester's in-process runs are, each have their own).
 
-    Kept here, in the light module, so that the device side can find it without the plugin
-    importing the device side.
+    The device side (:mod:`mpnpu.testing.devices`) is handed it by the ``mpnpu_device`` fixture and
+    before every test (if that side is loaded at all: the plugin never imports it itself).
     """
 
     block_dim: int | None = None  # --mpnpu-block-dim
@@ -42,7 +43,8 @@ class PluginState:
     hazard_log: Any = None  # that test's mpnpu.racecheck.HazardLog, made at its first traced launch
 
 
-STATE = PluginState()
+#: where each run's PluginState lives: ``config.stash[STATE]``
+STATE = pytest.StashKey[PluginState]()
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class TestSettings:
     __test__ = False  # not a test class, whatever pytest's collection rules say
 
 
-def _int_at_least(low: int):
+def _int_at_least(low: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -103,8 +105,19 @@ def pytest_configure(config: pytest.Config) -> None:
         "seed..seed+repeat-1 (the mpnpu_seed fixture); racecheck=False exempts the test from "
         "--mpnpu-racecheck",
     )
-    STATE.block_dim = config.getoption("--mpnpu-block-dim")
-    STATE.racecheck = bool(config.getoption("--mpnpu-racecheck"))
+    config.stash[STATE] = PluginState(block_dim=config.getoption("--mpnpu-block-dim"),
+                                      racecheck=bool(config.getoption("--mpnpu-racecheck")))
+
+
+def _share_state(config: pytest.Config) -> None:
+    # Only if a test ever loaded the device side: an unrelated run never imports it.
+    devices = sys.modules.get(_DEVICES_MODULE)
+    if devices is not None:
+        devices.use_plugin_state(config.stash[STATE])
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _share_state(item.config)
 
 
 def _close_devices() -> None:
@@ -133,7 +146,7 @@ def _bad_marker(item: pytest.Item, message: str) -> None:
 def _check_int(item: pytest.Item, name: str, value: Any, low: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         _bad_marker(item, f"{name} must be an integer >= {low}, got {value!r}")
-    return value
+    return int(value)
 
 
 def settings_for(item: pytest.Item) -> TestSettings:
@@ -165,7 +178,7 @@ def settings_for(item: pytest.Item) -> TestSettings:
         block_dim=block_dim,
         options=kwargs.get("options"),
         seeds=seeds,
-        racecheck=STATE.racecheck and racecheck,
+        racecheck=config.stash[STATE].racecheck and racecheck,
     )
 
 
@@ -183,8 +196,9 @@ def mpnpu_device(request: pytest.FixtureRequest) -> Any:
     """
     settings = settings_for(request.node)
     from mpnpu.errors import UsageError
-    from mpnpu.testing.devices import shared_device
+    from mpnpu.testing.devices import shared_device, use_plugin_state
 
+    use_plugin_state(request.config.stash[STATE])
     try:
         return shared_device(settings.block_dim, settings.options)
     except UsageError as e:  # a bad block_dim or options: one line, not a traceback into mpnpu
@@ -207,9 +221,11 @@ def _test_args(item: pytest.Function) -> dict[str, Any]:
 
 
 def _hazards_text(log: Any) -> str:
+    from mpnpu.report.hazards import format_hazard_log  # only when a test failed on hazards
+
     n = len(log)
     return (f"mpnpu --mpnpu-racecheck: {n} GM hazard{'s' if n != 1 else ''} in launches made on the mpnpu "
-            f"device during this test:\n{log.format_text()}")
+            f"device during this test:\n{format_hazard_log(log)}")
 
 
 def _replay_hint(item: pytest.Item, index: int, settings: TestSettings) -> str:
@@ -233,7 +249,8 @@ def _annotate(exc: BaseException, note: str) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     """Run a marked test once per seed (or a racechecked test once), else leave it to pytest."""
-    if not STATE.racecheck and pyfuncitem.get_closest_marker(MARKER) is None:
+    state = pyfuncitem.config.stash[STATE]
+    if not state.racecheck and pyfuncitem.get_closest_marker(MARKER) is None:
         return None  # not ours: pytest's own call, untouched
     settings = settings_for(pyfuncitem)
     if len(settings.seeds) == 1 and not settings.racecheck:
@@ -244,11 +261,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     for index, seed in enumerate(settings.seeds):
         if "mpnpu_seed" in args:
             args["mpnpu_seed"] = seed
-        STATE.hazard_log = None
-        STATE.racecheck_active = settings.racecheck
+        state.hazard_log = None
+        state.racecheck_active = settings.racecheck
         try:
             pyfuncitem.obj(**args)
-            log = STATE.hazard_log
+            log = state.hazard_log
             if log is not None and len(log):
                 # The hazards are the whole story: no traceback into the plugin.
                 pytest.fail(_hazards_text(log), pytrace=False)
@@ -257,6 +274,6 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
                 _annotate(e, _replay_hint(pyfuncitem, index, settings))
             raise
         finally:
-            STATE.racecheck_active = False
-            STATE.hazard_log = None
+            state.racecheck_active = False
+            state.hazard_log = None
     return True

@@ -7,19 +7,20 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.operator import Operator, check_operator, check_sync_names, protocol_problems
-from mpnpu.harness.registry import load_operator
+from mpnpu.operators.helpers import check_sync_names
+from mpnpu.operators.protocol import Operator, check_operator, protocol_problems
+from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.core import resolve_kernel
 
 
 def is_operator(obj: Any) -> bool:
-    """Does ``obj`` satisfy :class:`mpnpu.harness.operator.Operator`?"""
+    """Does ``obj`` satisfy :class:`mpnpu.operators.protocol.Operator`?"""
     return not protocol_problems(obj)
 
 
 def resolve_operator(op: Any) -> Operator:
     """An operator object, or one loaded from a registered name, "package.module:OBJECT" or
-    "path/to/file.py:OBJECT" (:func:`mpnpu.harness.registry.load_operator`)."""
+    "path/to/file.py:OBJECT" (:func:`mpnpu.operators.registry.load_operator`)."""
     if isinstance(op, str):
         return load_operator(op)
     return check_operator(op, repr(op))
@@ -30,7 +31,7 @@ class Target:
     """Exactly one of ``operator`` / ``kernel`` is set."""
 
     operator: Operator | None = None
-    kernel: str | Callable | None = None
+    kernel: str | Callable[..., Any] | None = None
 
 
 def resolve_target(target: Any) -> Target:

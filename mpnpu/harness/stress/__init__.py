@@ -14,13 +14,13 @@ the caller forks core processes later), each owned by one object whose ``stop()`
 each helper also exits by itself when its parent dies. Rates and bounds live in :mod:`mpnpu.harness.stats`.
 """
 
-from .chaos import ChaosEntry, ChaosReport, ChaosRunner, ChaosSchedule, resume_all
-from .contention import COUNTERS, delta, sample
-from .load import BackgroundLoad
-from .placement import (
+from mpnpu.errors import ProcessGoneError
+from mpnpu.harness.stress.chaos import ChaosEntry, ChaosReport, ChaosRunner, ChaosSchedule, resume_all
+from mpnpu.harness.stress.contention import COUNTERS, delta, sample
+from mpnpu.harness.stress.load import BackgroundLoad
+from mpnpu.harness.stress.placement import (
     Migrator,
     MigratorReport,
-    ProcessGoneError,
     apply_affinity,
     available_cpus,
     pack,

@@ -50,10 +50,9 @@ from typing import Any, NamedTuple
 import psutil
 
 from mpnpu.errors import UsageError
+from mpnpu.harness.stress.load import HelperOwner, HelperProcess, shield_cleanup, should_stop
+from mpnpu.harness.stress.placement import process_handles
 from mpnpu.runtime.checks import is_int
-
-from .load import HelperOwner, HelperProcess, shield_cleanup, should_stop
-from .placement import process_handles
 
 __all__ = ["ChaosEntry", "ChaosSchedule", "ChaosReport", "ChaosRunner", "resume_all"]
 
@@ -374,10 +373,11 @@ class ChaosRunner(HelperOwner):
 
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` for a non-looping schedule to run out; True if it has."""
-        if self._helper is None:
+        process = self._helper.process if self._helper is not None else None
+        if process is None:
             raise UsageError("ChaosRunner.wait() before start()")
-        self._helper.process.join(timeout)
-        return not self._helper.process.is_alive()
+        process.join(timeout)
+        return not process.is_alive()
 
     def stop(self, timeout: float = 0.5) -> ChaosReport:
         """Stop, resume every target (from the helper, then again from here), return the report.

@@ -134,12 +134,14 @@ class HelperOwner:
     @property
     def running(self) -> bool:
         """True while the helper process is at work."""
-        return self._helper is not None and self._report is None and self._helper.process.is_alive()
+        helper = self._helper
+        return helper is not None and self._report is None and helper.process is not None and helper.process.is_alive()
 
     @property
     def helper_pid(self) -> int | None:
         """Pid of the helper process (None before start)."""
-        return self._helper.process.pid if self._helper is not None else None
+        helper = self._helper
+        return helper.process.pid if helper is not None and helper.process is not None else None
 
 
 class HelperProcess:
@@ -244,6 +246,7 @@ class BackgroundLoad:
                 self._procs.append(p)
                 if self.cpus:
                     # Pinned from here rather than by the child, so the placement holds when start() returns.
+                    assert p.pid is not None  # started
                     os.sched_setaffinity(p.pid, {self.cpus[i % len(self.cpus)]})
         except BaseException:
             self.stop()

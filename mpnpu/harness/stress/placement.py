@@ -28,10 +28,9 @@ from typing import Any
 
 import psutil
 
-from mpnpu.errors import MpnpuError, UsageError
+from mpnpu.errors import ProcessGoneError, UsageError
+from mpnpu.harness.stress.load import HelperOwner, HelperProcess, shield_cleanup, sleep_or_stop
 from mpnpu.runtime.procutil import available_cpus
-
-from .load import HelperOwner, HelperProcess, shield_cleanup, sleep_or_stop
 
 __all__ = [
     "ProcessGoneError",
@@ -46,10 +45,6 @@ __all__ = [
 ]
 
 AffinityMap = dict[int, list[int]]
-
-
-class ProcessGoneError(MpnpuError):
-    """A pid given to the stress layer no longer exists. ``details``: pid, action."""
 
 
 def _unique(pids: Iterable[int]) -> list[int]:

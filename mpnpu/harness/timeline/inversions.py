@@ -22,7 +22,7 @@ from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import READ, Access, DroppedSyncEvent, LaunchTrace, shared_hull
 
 if TYPE_CHECKING:
-    from .model import Span
+    from mpnpu.harness.timeline.model import Span
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def pipe_inversions(trace: LaunchTrace, by_event: dict[tuple[int, int], "Span"],
                 if a.tensor not in best or lead > best[a.tensor][0]:
                     best[a.tensor] = (lead, i, j, shared)
         for tensor, (_, i, j, (lo, hi)) in best.items():
-            a, b = evs[i], evs[j]
+            a, b = evs[i], evs[j]  # type: ignore[assignment]  # accesses, as picked above
             kind = ("RAW" if b.kind == READ else "WAW") if a.kind != READ else "WAR"
             elements = a.elements(lo, hi)
             skipped = tuple(dict.fromkeys(name for k, name in dropped_at if i < k < j))

@@ -29,8 +29,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from mpnpu.errors import TraceError
+from mpnpu.harness.timeline.inversions import Inversion, pipe_inversions
+from mpnpu.racecheck.hazards import ACCESS_NAMES, Hazard
 from mpnpu.racecheck.pairs import AccessPair, hazard_pairs
-from mpnpu.racecheck.report import ACCESS_NAMES, Hazard
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     Access,
@@ -41,8 +43,6 @@ from mpnpu.runtime.trace import (
     StageEvent,
     SyncAllEvent,
 )
-
-from .inversions import Inversion, pipe_inversions
 
 #: Span categories (the Chrome trace ``cat``).
 STAGE, SYNC, FLAG = "stage", "sync", "flag"
@@ -182,7 +182,7 @@ def _access_span(core: int, index: int, ev: Access, origin: int) -> Span:
 def _origin(trace: LaunchTrace) -> tuple[int, int]:
     stamps = [t for evs in trace.events for ev in evs for t in (ev.t0, ev.t1) if t]
     if not stamps:
-        raise ValueError("the trace has no timestamps (recorded by hand, or by an older mpnpu)")
+        raise TraceError("the trace has no timestamps (recorded by hand, or by an older mpnpu)")
     return min(stamps), max(stamps)
 
 
@@ -266,7 +266,8 @@ def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passe
 _CALLS = {SyncAllEvent: "sync_all", FlagSetEvent: "cross_core_set_flag", FlagWaitEvent: "cross_core_wait_flag"}
 
 
-def _flag_flows(topo: Topology, sets: dict, waits: dict) -> list[Flow]:
+def _flag_flows(topo: Topology, sets: dict[tuple[int, int, int, int], list[Span]],
+                waits: dict[tuple[int, int, int], list[Span]]) -> list[Flow]:
     """The j-th set from each sender the wait needs released the receiver's j-th wait."""
     flows = []
     for (r, mode, flag_id), spans in waits.items():
@@ -294,6 +295,7 @@ def _races(trace: LaunchTrace, by_event: dict[tuple[int, int], Span]) -> list[Ra
         # Draw the pair that shows the race best: the most inverted one, else the closest call.
         pick = max(hp.pairs, key=lateness)
         first_ev = trace.events[pick.first[0]][pick.first[1]]
+        assert isinstance(first_ev, Access)  # a racing pair is made of accesses
         out.append(Race(
             hazard=hp.hazard, first=by_event[pick.first], second=by_event[pick.second],
             inverted=lateness(pick) > 0, pairs=len(hp.pairs), inverted_pairs=len(inverted),

@@ -21,7 +21,7 @@ never counted in its results.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from mpnpu.runtime.trace import LaunchTrace
 
@@ -150,7 +150,7 @@ class RenamedSelector:
     def wants(self, variant: str, case: int) -> bool:
         return self._selector.wants(self._names[variant], case)
 
-    def offer(self, variant: str, *args, **kwargs) -> None:
+    def offer(self, variant: str, *args: Any, **kwargs: Any) -> None:
         self._selector.offer(self._names[variant], *args, **kwargs)
 
     def pending(self) -> list[tuple[str, int]]:

@@ -113,7 +113,7 @@ class GlobalMemory:
         if t.size == 0:
             return np.empty(t.shape, dtype=t.dtype.storage)
         view = self._table.array(t)
-        out = view.copy()
+        out: np.ndarray = view.copy()
         del view
         return out
 

@@ -87,7 +87,9 @@ class SegmentTable:
         if t.size == 0:
             return np.empty(t.shape, dtype=t.dtype.storage)
         shm = self.get(t.segment)
-        return np.ndarray(t.shape, dtype=t.dtype.storage, buffer=shm.buf, offset=t.offset, strides=t.strides)
+        view: np.ndarray = np.ndarray(t.shape, dtype=t.dtype.storage, buffer=shm.buf, offset=t.offset,
+                                      strides=t.strides)
+        return view
 
     def address(self, name: str) -> int:
         """The address at which segment ``name`` is mapped in this process (for front ends that hand
@@ -107,6 +109,12 @@ class SegmentTable:
         return self._segments.pop(name, None)
 
 
+def _buffer(shm: shared_memory.SharedMemory) -> memoryview:
+    buf = shm.buf
+    assert buf is not None  # an open segment has its buffer
+    return buf
+
+
 def prefault(shm: shared_memory.SharedMemory) -> None:
     """Touch every page of a segment in this process now.
 
@@ -114,7 +122,7 @@ def prefault(shm: shared_memory.SharedMemory) -> None:
     happen inside a kernel, those faults would slow whichever core first touches a block, mostly
     in a batch's first repeat, and shift the race's odds for reasons the device does not have.
     """
-    pages = np.frombuffer(shm.buf, dtype=np.uint8)[::_PAGE]
+    pages = np.frombuffer(_buffer(shm), dtype=np.uint8)[::_PAGE]
     int(pages.sum())
     del pages
 
@@ -152,7 +160,7 @@ def create_segment(nbytes: int, token: str) -> shared_memory.SharedMemory:
         raise GMOutOfMemoryError(f"cannot create a {nbytes}-byte GM segment: {e}") from None
     # Write every page once so that the segment's memory is really allocated now, not at
     # some first write inside a kernel (see prefault).
-    view = np.frombuffer(shm.buf, dtype=np.uint8)
+    view = np.frombuffer(_buffer(shm), dtype=np.uint8)
     view.fill(0)
     del view
     return shm

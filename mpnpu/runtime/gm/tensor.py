@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from mpnpu.errors import GMAccessError
+from mpnpu.errors import GMAccessError, InvalidTypeError
 
 from ..dtypes import DType, DTypeLike, get_dtype
 
@@ -71,13 +71,13 @@ class GlobalTensor:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d GM tensor")
+            raise InvalidTypeError("len() of a 0-d GM tensor")
         return self.shape[0]
 
     def __repr__(self) -> str:
         return f"GlobalTensor({self.name!r}, {self.dtype.name}, shape={self.shape}, offset={self.offset})"
 
-    def __getitem__(self, index) -> "GlobalTensor":
+    def __getitem__(self, index: Any) -> GlobalTensor:
         if not isinstance(index, tuple):
             index = (index,)
         if len(index) > self.ndim:

@@ -1,0 +1,41 @@
+"""Tracing internals of the Python kernel API: the records a traced launch keeps of what a kernel
+did inside its core (which pipe touched which bytes of which local buffer, which pipe syncs ran).
+
+GM accesses, SyncAll, cross-core flags and dropped sync points are recorded by the kernel-context
+seam (:mod:`mpnpu.runtime.kcontext`), which every front end shares; what is here exists only for
+local tensors that are numpy arrays, the Python front end's own representation. Nothing here runs
+unless the launch is traced and its kernel orders its own pipes (``pipelined``): the batch's
+untraced path never reaches these functions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from mpnpu.runtime import kcontext
+from mpnpu.runtime.pipe_events import Pipe
+from mpnpu.runtime.trace import LocalAccess, PipeSyncEvent
+
+if TYPE_CHECKING:
+    from mpnpu.runtime.core import CoreContext
+
+
+def record_local(c: CoreContext, kind: str, arr: object, pipe: Pipe, site: str | None = None) -> None:
+    """Trace an access of ``pipe`` to the local tensor ``arr`` (when the launch traces local memory);
+    ``site``: the kernel line, if the caller has already looked it up."""
+    if c.events is None or not c.pipe_aware or not isinstance(arr, np.ndarray):
+        return
+    where = c.tpipe.locate(arr)
+    if where is not None:
+        c.events.append(LocalAccess(kind, where[0], where[1], where[2], pipe._value_, c.stage,
+                                    site if site is not None else kcontext.call_site()))
+
+
+def record_sync(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: int, name: str,
+                site: str | None = None) -> None:
+    """Trace a pipe-level sync (``op``: "set", "wait" or "barrier") of a pipelined kernel."""
+    if c.events is not None and c.pipe_aware:
+        c.events.append(PipeSyncEvent(op, pipe._value_, event, event_id, name, c.stage,
+                                      site if site is not None else kcontext.call_site()))

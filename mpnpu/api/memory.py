@@ -1,0 +1,60 @@
+"""Memory and tensors: GM tensors (views of global memory) and local tensors (UB, L1, L0A/B/C).
+
+A kernel receives :class:`GlobalTensor` arguments and slices them; it reserves local buffers from
+its core's :class:`TPipe` (``alloc_local`` for one tensor, ``get_tpipe().init_buffer`` and
+``TBuf.get`` as in Ascend C) and computes on them with numpy. Reservations are released at the
+start of every launch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from mpnpu.errors import GMAccessError, KernelAPIError
+from mpnpu.runtime import kcontext
+from mpnpu.runtime.dtypes import DTypeLike, get_dtype
+from mpnpu.runtime.gm import GlobalTensor
+from mpnpu.runtime.local import MEMORY_CORE_TYPE, POSITION_MEMORY, LocalTensor, TBuf, TPipe, TPosition
+
+if TYPE_CHECKING:
+    from mpnpu.runtime.core import CoreContext
+
+__all__ = ["GlobalTensor", "LocalTensor", "TBuf", "TPipe", "TPosition", "alloc_local", "get_tpipe"]
+
+_ctx = kcontext.current
+
+
+def get_tpipe() -> TPipe:
+    """This core's TPipe; its reservations are released at the start of every launch."""
+    return _ctx().tpipe
+
+
+def alloc_local(position: TPosition, shape: int | Sequence[int], dtype: DTypeLike) -> LocalTensor:
+    """Reserve a buffer of exactly this tensor's size at ``position`` and return it."""
+    d = get_dtype(dtype)
+    count = int(np.prod(shape)) if not isinstance(shape, int) else shape
+    return _ctx().tpipe.init_buffer(position, count * d.itemsize).get(shape, d)
+
+
+def check_local(c: CoreContext, arr: object, what: str) -> None:
+    """``arr`` must be a local tensor in memory of the calling core's type."""
+    if not isinstance(arr, np.ndarray):
+        raise KernelAPIError(f"{what}: expected a local tensor (numpy array), got {type(arr).__name__}")
+    position = getattr(arr, "position", None)
+    if position is not None and MEMORY_CORE_TYPE[POSITION_MEMORY[position]] is not c.info.core_type:
+        raise KernelAPIError(f"{what}: {position.value} memory is not on {c.info.label}")
+
+
+def check_pair(gm: GlobalTensor, local: np.ndarray, what: str) -> None:
+    """A GM view and a local tensor a copy moves between: same element count and storage dtype."""
+    if gm.size != local.size:
+        raise GMAccessError(
+            f"{what}: GM {gm.name}{list(gm.shape)} has {gm.size} elements, "
+            f"local tensor {list(local.shape)} has {local.size}"
+        )
+    if gm.dtype.storage != local.dtype:
+        raise GMAccessError(
+            f"{what}: GM {gm.name} is {gm.dtype.name} but the local tensor is {local.dtype}; cast() first"
+        )

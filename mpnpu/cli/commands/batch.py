@@ -1,0 +1,118 @@
+"""mpnpu batch — reproduce an operator's intermittent failure, and show that its fix holds.
+
+Runs the same seeded cases of an operator (``--op``, default FLOMS) through its kernel as written
+("incident": for FLOMS the all-core barrier S1 missing) and as fixed, A/B, repeated, on one
+persistent device of real core processes, and reports per variant how many case-runs failed, which
+outputs, how badly, and at which case positions in each repeat (they move from repeat to repeat:
+the race is decided by the OS scheduler, never by injected faults).
+
+Argument flow only: :func:`mpnpu.harness.runner.run_batch` runs the batch, :mod:`mpnpu.report`
+writes what it found.
+
+Exit status: 0 when every variant expected to be clean (every sync point in place) is clean, 1 when
+one is not (or, with --confirm, when the fixed kernel failed under a hold plan), 2 for a usage
+error, 3 when the device failed, 130/143 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from mpnpu.cli.command import Command, Use
+from mpnpu.cli.common import exit_status, progress_bar
+from mpnpu.cli.options import DEVICE, device_notes, runtime_options
+from mpnpu.cli.outputs import timeline_selector, write_reports, write_timelines
+from mpnpu.errors import UsageError
+from mpnpu.harness.runner import BatchResult, make_variants, run_batch
+from mpnpu.operators.helpers import parse_sync_names
+from mpnpu.operators.protocol import Operator
+from mpnpu.report.text import format_text
+from mpnpu.runtime import cpuset
+
+DEFAULT_CASES = 100
+DEFAULT_REPEAT = 8
+
+
+def sync_point_epilog(op: Operator) -> str:
+    """The operator's sync points, for a command's --help."""
+    points = "; ".join(f"{name} ({what})" for name, what in op.sync_points.items())
+    return f"Sync points of {op.name}: {points}. Example: mpnpu batch --cases 100 --repeat 3 --json report.json"
+
+
+def run(args: argparse.Namespace, op: Operator) -> int:
+    if args.confirm and not args.racecheck:
+        raise UsageError("--confirm reproduces the hazards racecheck reports: add --racecheck")
+    under_test = None if args.drop_sync is None else parse_sync_names(args.drop_sync, op.sync_points)
+    names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
+    variants = make_variants(op, names, under_test)
+    options = runtime_options(args)
+    selector = timeline_selector(args, [v.name for v in variants], args.cases)
+    total = args.cases * args.repeat * len(variants)
+    cpu_set = cpuset.plan_cpu_set(args.block_dim, args.cpus_per_core)
+    # The whole run (this process, which dispatches launches and computes goldens, and every core
+    # process it forks) stays on the device's CPU set.
+    with cpuset.pinned(cpu_set), progress_bar(total, "case-runs", disable=args.quiet) as bar:
+        result = run_batch(
+            op, cases=args.cases, repeat=args.repeat, variants=variants, seed=args.seed,
+            block_dim=args.block_dim, probe=args.probe, racecheck=args.racecheck, options=options,
+            progress=bar.update, timeline=selector,
+        )
+    result.cpus = cpu_set.n_cpus
+    result.notes.append(f"CPU set: {cpu_set.describe()}")
+    result.notes.extend(device_notes(args))
+    if result.block_dim * 3 < cpu_set.n_cpus:
+        result.notes.append(
+            f"note: {3 * result.block_dim} core processes on {cpu_set.n_cpus} CPUs leave CPUs idle, which can "
+            "hide the race; see mpnpu stress for placement and chaos"
+        )
+    confirmed = _confirm(op, result, args) if args.confirm and result.interrupt is None else {}
+    data = result.to_dict()
+    data["cpu_set"] = cpu_set.to_dict()
+    if args.confirm:
+        data["confirm"] = {name: c.to_dict() for name, c in confirmed.items()}
+    write_reports(args, {"json": data, "junit": result})
+    written = write_timelines(args, selector) if selector is not None else []
+    text = format_text(result)
+    text += "".join(f"\n\n{format_text(c, heading=f'race-directed reproduction, variant {name}:')}"
+                    for name, c in confirmed.items())
+    print(result.verdict_line() if args.quiet else text)
+    for line in written:
+        print(line, file=sys.stderr)
+    # A hold plan that makes the fixed kernel fail would be a bug in the tool: never report OK then.
+    held_clean = all(c.fixed_failures == 0 for c in confirmed.values())
+    return exit_status(result.interrupt, result.expected_clean_are_clean and held_clean)
+
+
+def _confirm(op: Operator, result: BatchResult, args: argparse.Namespace) -> dict[str, Any]:
+    """Directed reproduction of the hazards of every variant that drops sync points."""
+    from mpnpu.directed.confirm import confirm_hazards
+
+    out = {}
+    for name, v in result.variants.items():
+        if not v.variant.dropped:
+            continue
+        out[name] = confirm_hazards(op, dropped=v.variant.dropped, runs=args.directed_runs,
+                                    scout_cases=min(args.cases, 4), case_seed=args.seed, block_dim=result.block_dim,
+                                    options=runtime_options(args))
+        out[name].operator_ref = args.op
+    return out
+
+
+COMMAND = Command(
+    name="batch",
+    help="the main job: seeded cases through the kernel as shipped (incident) and fixed, A/B, repeated",
+    description=(
+        "Run seeded cases of an operator (default: floms) through its incident kernel (the bug as written: for "
+        "floms the SyncAll S1 missing) and its fixed kernel, A/B, repeated on one persistent device, and report "
+        "the failures per variant. Exit 0 when every variant expected clean is clean, 1 when not, 2 for usage "
+        "errors, 3 for device errors."
+    ),
+    options=("op", "list_ops", "variant", "drop_sync", "probe", Use("cases", DEFAULT_CASES),
+             Use("repeat", DEFAULT_REPEAT), "seed", "block_dim", *DEVICE, "racecheck", "confirm", "directed_runs",
+             "json", "junit", "timeline", "timeline_case", "timeline_png", "quiet", "cpus_per_core"),
+    run=run,
+    epilog=sync_point_epilog,
+    alias="python -m mpnpu.batch",
+)

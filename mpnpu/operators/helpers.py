@@ -1,0 +1,67 @@
+"""Helpers every operator can use: sync-point names, the variant table, fingerprints, verdicts."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from mpnpu.errors import UsageError
+from mpnpu.operators.compare import CaseComparison
+from mpnpu.operators.protocol import Verdict
+
+
+def parse_sync_names(text: str, sync_points: Mapping[str, str]) -> frozenset[str]:
+    """'S1,S2' -> {'S1', 'S2'}; unknown names are a UsageError listing the known ones."""
+    names = frozenset(part.strip() for part in text.split(",") if part.strip())
+    check_sync_names(names, sync_points, where="")
+    return names
+
+
+def check_sync_names(names: Iterable[str], sync_points: Mapping[str, str],
+                     where: str = " in drop_syncs") -> frozenset[str]:
+    """``names`` as a frozenset if every one is a known sync point, else a UsageError listing them.
+
+    A typo must not silently run the kernel with every sync in place.
+    """
+    if isinstance(names, str):
+        raise UsageError(f"drop_syncs must be a collection of sync point names, e.g. ('S1',), not {names!r}")
+    names = frozenset(names)
+    unknown = sorted(names - set(sync_points))
+    if unknown:
+        raise UsageError(
+            f"unknown sync point{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}{where}; "
+            f"known: {', '.join(sync_points)}"
+        )
+    return names
+
+
+def variants_from_syncs(incident: Iterable[str], **others: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The variant table: ``incident`` drops the sync points of the bug as written, ``fixed`` drops none.
+
+    ``others`` adds more named variants (name -> sync points they drop).
+    """
+    table = {"incident": frozenset(incident), "fixed": frozenset()}
+    table.update({name: frozenset(dropped) for name, dropped in others.items()})
+    return table
+
+
+def fingerprint(*arrays: Any) -> bytes:
+    """A short digest of arrays' bytes: equal outputs give equal fingerprints across repeats."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.digest()
+
+
+def verdict_of(cmp: CaseComparison, fingerprint: bytes = b"") -> Verdict:
+    """A :class:`Verdict` from a comparison of outputs with their golden."""
+    return Verdict(
+        passed=cmp.passed,
+        failed_outputs=cmp.failed_outputs,
+        min_rel_error=cmp.min_rel_error_failing,
+        max_rel_error=cmp.max_rel_error_failing,
+        fingerprint=fingerprint,
+        details={name: o.to_dict() for name, o in cmp.outputs.items() if not o.passed},
+    )

@@ -1,0 +1,158 @@
+"""What the batch, investigate and stress tools need to know about an operator under test.
+
+The tools are generic; an operator package (``kernels/<op>/operator.py``) provides one object that
+satisfies :class:`Operator`: how to make a reproducible case, run it on a device with some sync
+points dropped (and optionally a diagnosis probe), and judge its outputs. It also declares what the
+tools would otherwise have to know about it: its tool options (:class:`OperatorOption`, e.g. tile
+sizes, which every command line then offers as ``--base-m`` ...), its sync points (names the
+``--drop-sync`` option accepts, see :func:`parse_sync_names`), its variants and, where it has one,
+its diagnosis chain (:class:`mpnpu.operators.diagnosis.Diagnosis`).
+
+Tools find operators by name (:mod:`mpnpu.operators.registry`), never by importing a kernel package.
+Most operators need not write this protocol out by hand: :class:`mpnpu.operators.kernel.KernelOperator`
+turns a kernel function, a golden, a case maker and a table of sync points into one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
+
+from mpnpu.errors import UsageError
+from mpnpu.runtime.device import Device, LaunchResult
+
+if TYPE_CHECKING:
+    from mpnpu.operators.diagnosis import Diagnosis
+
+
+@dataclass
+class Verdict:
+    """How one case-run was judged.
+
+    ``fingerprint`` identifies the judged outputs' bytes, so that repeats of the same case can be
+    compared with each other (the "consistent across batch runs" test of docs/incident.md).
+    """
+
+    passed: bool
+    failed_outputs: list[str] = field(default_factory=list)
+    min_rel_error: float = 0.0  # over failing elements
+    max_rel_error: float = 0.0
+    fingerprint: bytes = b""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OperatorOption:
+    """A setting of an operator that the command lines offer as ``--<name with dashes>``.
+
+    ``parse`` turns the command-line text into a value (it raises ``argparse.ArgumentTypeError``
+    for bad text; None: an integer >= 1); the operator's ``with_options`` applies values.
+    """
+
+    name: str  # a Python identifier: "base_m" is offered as --base-m
+    default: Any
+    help: str
+    parse: Callable[[str], Any] | None = None  # None: a positive integer
+    metavar: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@runtime_checkable
+class Operator(Protocol):
+    """An operator under test (see :class:`mpnpu.operators.kernel.KernelOperator`).
+
+    Required: the attributes and methods below. Optional, read through :func:`options_of`,
+    :func:`diagnosis_of` and :func:`with_options`: ``options`` (a tuple of :class:`OperatorOption`),
+    ``with_options(**values)`` (a copy with those values) and ``diagnosis`` (a
+    :class:`mpnpu.harness.chain.Diagnosis`, or None).
+    """
+
+    name: str
+    sync_points: Mapping[str, str]  # sync point name -> what it orders
+    variants: Mapping[str, frozenset[str]]  # named variant -> sync points it drops ("incident", "fixed", ...)
+    probes: Mapping[str, tuple[str, str]]  # probe name -> (diagnosis step, what it changes)
+    stages: tuple[str, ...]
+
+    def make_case(self, seed: int, index: int) -> Any:
+        """Case ``index`` of stream ``seed``, the same on every call."""
+
+    def describe_case(self, case: Any) -> str:
+        """One line naming the case."""
+
+    def prepare(self, case: Any) -> Any:
+        """Per-case data computed once and reused by every run of the case (e.g. the golden)."""
+
+    def run(self, device: Device, case: Any, *, drop_syncs: frozenset[str], probe: str,
+            trace: bool) -> tuple[dict[str, Any], LaunchResult]:
+        """Run the case on ``device``; return the outputs and the launch result."""
+
+    def judge(self, case: Any, prepared: Any, outputs: Mapping[str, Any], probe: str) -> Verdict:
+        """Judge the outputs of one run against the golden (or a probe's expected values)."""
+
+
+REQUIRED_VARIANTS = ("incident", "fixed")
+_REQUIRED_ATTRIBUTES = ("name", "sync_points", "variants", "probes", "stages")
+_REQUIRED_METHODS = ("make_case", "describe_case", "prepare", "run", "judge")
+
+
+def protocol_problems(obj: Any) -> list[str]:
+    """What keeps ``obj`` from being an :class:`Operator` (empty when nothing does)."""
+    if isinstance(obj, type):
+        return [f"it is the class {obj.__name__}, not an operator object (an instance)"]
+    problems = [f"no attribute {a!r}" for a in _REQUIRED_ATTRIBUTES if not hasattr(obj, a)]
+    problems += [f"no method {m}()" for m in _REQUIRED_METHODS if not callable(getattr(obj, m, None))]
+    if problems:
+        return problems
+    if getattr(obj, "options", None) and not callable(getattr(obj, "with_options", None)):
+        problems.append("it declares options but has no method with_options()")
+    if not isinstance(obj.name, str) or not obj.name:
+        problems.append("name is not a non-empty string")
+    if not isinstance(obj.sync_points, Mapping):
+        problems.append("sync_points is not a mapping of name -> description")
+    if not isinstance(obj.variants, Mapping):
+        problems.append("variants is not a mapping of name -> dropped sync points")
+    else:
+        missing = [v for v in REQUIRED_VARIANTS if v not in obj.variants]
+        if missing:
+            problems.append(f"no variant {', '.join(missing)} (the tools run 'incident' and 'fixed')")
+        elif isinstance(obj.sync_points, Mapping):
+            for vname, dropped in obj.variants.items():
+                unknown = sorted(set(dropped) - set(obj.sync_points))
+                if unknown:
+                    problems.append(f"variant {vname} drops unknown sync point(s) {', '.join(unknown)}")
+    return problems
+
+
+def check_operator(obj: Any, ref: str) -> Operator:
+    """``obj`` if it satisfies the protocol, else a one-line UsageError naming what is missing."""
+    problems = protocol_problems(obj)
+    if problems:
+        raise UsageError(f"{ref!r} is not an mpnpu operator: {'; '.join(problems)}")
+    operator: Operator = obj
+    return operator
+
+
+def options_of(op: Any) -> tuple[OperatorOption, ...]:
+    """The tool options an operator declares (none when it declares none)."""
+    return tuple(getattr(op, "options", ()) or ())
+
+
+def with_options(op: Any, **values: Any) -> Any:
+    """``op`` with its declared options set to ``values`` (None = keep the operator's value)."""
+    values = {k: v for k, v in values.items() if v is not None}
+    if not values:
+        return op
+    known = {o.name for o in options_of(op)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise UsageError(f"operator {op.name} has no option {', '.join(unknown)}; "
+                         f"known: {', '.join(sorted(known)) or 'none'}")
+    return op.with_options(**values)
+
+
+def diagnosis_of(op: Any) -> "Diagnosis | None":
+    """The operator's diagnosis chain, or None when it has none."""
+    return getattr(op, "diagnosis", None)

@@ -1,0 +1,158 @@
+"""Text and Markdown rendering of directed reproduction, the sync audit and verified repairs.
+
+The numbers live in :mod:`mpnpu.directed.confirm`, :mod:`mpnpu.directed.audit` and
+:mod:`mpnpu.directed.repair`; this module only presents them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from mpnpu.directed.audit import AuditResult, AuditRow
+from mpnpu.directed.confirm import HARMFUL, Confirmation, ConfirmResult, DirectedRun
+from mpnpu.directed.repair import KIND_NAMES, Repair
+from mpnpu.runtime.hold import ORDERED, REVERSED
+
+HOLD_NOTE = "holds only delay core processes: no kernel code or data was changed"
+
+
+def hazard_title(c: Confirmation) -> str:
+    h = c.hazard
+    lo, hi = h.element_range
+    return (f"{h.kind} on {h.tensor}[{lo}:{hi}]: {h.first.access} in {h.first.stage} at {h.first.site} -> "
+            f"{h.second.access} in {h.second.stage} at {h.second.site}")
+
+
+def _outputs(counter: Counter[str]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counter.most_common())
+
+
+def format_confirmation(c: Confirmation, indent: str = "  ") -> list[str]:
+    n = len(c.runs)
+    lines = [indent + hazard_title(c)]
+    if c.verdict == HARMFUL:
+        head = (f"HARMFUL: reversed in {c.reversed} of {n} directed runs; wrong result in {c.harmful_runs} "
+                f"({_outputs(c.failed_outputs)})")
+    elif c.reversed:
+        head = f"BENIGN: reversed in {c.reversed} of {n} directed runs; every result right"
+    elif c.verdict == "ordered":
+        head = f"ORDERED: not reversed in any of {n} directed runs (a sync orders the pair)"
+    else:
+        outcomes = ", ".join(f"{k} {v}" for k, v in Counter(r.outcome for r in c.runs).most_common())
+        head = f"UNCONFIRMED: not reversed in any of {n} directed runs ({outcomes})"
+    lines.append(indent + "  " + head)
+    seed = c.replay_seed
+    example = next((r for r in c.runs if r.seed == seed), None)
+    if example is not None:
+        lines.append(f"{indent}  replay seed {seed}: case {example.case_index}, {example.where}"
+                     + (f" -> {', '.join(example.failed_outputs)} wrong" if example.failed_outputs else ""))
+    errors = [r for r in c.runs if r.error]
+    if errors:
+        lines.append(f"{indent}  launch failures in {len(errors)} runs (first: {errors[0].error})")
+    if c.fixed_runs:
+        ordered = sum(r.outcome == ORDERED for r in c.fixed_runs)
+        rev = sum(r.outcome == REVERSED for r in c.fixed_runs)
+        lines.append(f"{indent}  fixed kernel under the same {len(c.fixed_runs)} hold plans: {c.fixed_failures} "
+                     f"failures (ordered {ordered}, reversed {rev})")
+    return lines
+
+
+def format_run(r: DirectedRun) -> str:
+    """One directed run, as a replay prints it."""
+    if r.error:
+        result = f"the launch failed: {r.error}"
+    elif r.passed:
+        result = "every output right"
+    else:
+        result = "wrong: " + ", ".join(r.failed_outputs)
+    how = " (released early: no other core could move)" if r.early else ""
+    return "\n".join([
+        f"directed run, seed {r.seed}: case {r.case_index}",
+        f"  {r.where}",
+        f"  outcome: {r.outcome}{how}; held {r.held_s * 1e3:.1f} ms",
+        f"  result: {result}",
+        f"  ({HOLD_NOTE})",
+    ])
+
+
+def replay_command(r: ConfirmResult, seed: int) -> str:
+    """The command line that reruns one directed run of ``r``."""
+    drop = ",".join(sorted(r.dropped))
+    return (f"python -m mpnpu.audit --op {r.operator_ref or r.operator} --replay {seed} --drop {drop} "
+            f"--block-dim {r.block_dim} --scout-cases {len(r.scout_cases)} --seed {r.case_seed} "
+            f"--directed-seed {r.seed}")
+
+
+def format_confirm(r: ConfirmResult, heading: str = "") -> str:
+    dropped = ", ".join(sorted(r.dropped)) or "nothing"
+    lines = [heading or (f"race-directed reproduction: {r.operator}, drops {dropped}, block_dim {r.block_dim}, "
+                         f"{len(r.scout_cases)} scouted cases")]
+    if not r.confirmations:
+        lines.append("  no hazard in the scouted cases: nothing to reproduce")
+    for c in r.confirmations:
+        lines += format_confirmation(c)
+        if c.replay_seed is not None and r.scout_cases == tuple(range(len(r.scout_cases))):
+            lines.append(f"    replay: {replay_command(r, c.replay_seed)}")
+    for e in r.scout_errors[:3]:
+        lines.append(f"  scouted launch failed: {e}")
+    lines.append(f"  ({HOLD_NOTE}; {r.elapsed_s:.1f} s)")
+    return "\n".join(lines)
+
+
+# -- audit ------------------------------------------------------------------------------------------
+
+
+def audit_cells(row: AuditRow) -> list[str]:
+    rate = f"{row.batch_failures}/{row.batch_case_runs}"
+    return ["+".join(row.dropped), str(row.hazards), row.directed, rate, row.verdict, row.why]
+
+
+AUDIT_HEAD = ["dropped", "hazards", "directed", "batch failures", "verdict", "evidence"]
+
+
+def format_repairs(repairs: list[Repair], markdown: bool = False) -> list[str]:
+    lines = []
+    for rep in repairs:
+        h = rep.hazard
+        title = (f"{h.kind} on {h.tensor}: {h.first.stage} ({h.first.site}) -> {h.second.stage} "
+                 f"({h.second.site})")
+        lines.append(("- " if markdown else "  ") + title)
+        if rep.note:
+            lines.append(("  - " if markdown else "    ") + rep.note)
+        for v in rep.verifications:
+            s = v.suggestion
+            status = "VERIFIED" if v.verified else "NOT VERIFIED"
+            evidence = (f"hazard {'gone' if v.hazard_gone else 'still reported'} ({v.hazards_left} hazards left), "
+                        f"reversed {v.reversed}/{v.directed_runs} directed runs, "
+                        f"{v.directed_failures} directed failures, "
+                        f"batch {v.batch_failures}/{v.batch_case_runs} failures")
+            if v.error:
+                evidence = f"the rerun failed: {v.error}"
+            bullet = "  - " if markdown else "    "
+            lines.append(f"{bullet}{status}: {s.text} [{KIND_NAMES[s.kind]}, ~{s.cost_us:.0f} us; "
+                         f"insert_syncs={s.insert!r}] - {evidence}")
+        best = rep.best
+        if best is not None:
+            aiv = [v for v in rep.verifications if v.suggestion.kind == "sync_aiv"]
+            extra = ""
+            if aiv:
+                extra = (" An AIV-only SyncAll suffices." if aiv[0].verified
+                         else " An AIV-only SyncAll does not suffice.")
+            lines.append(("  - " if markdown else "    ") + f"cheapest verified: {best.suggestion.text}.{extra}")
+    return lines
+
+
+def format_audit(r: AuditResult) -> str:
+    lines = [f"mpnpu audit: {r.operator}, block_dim {r.block_dim}, each sync point dropped "
+             f"{'alone and in pairs' if r.settings.get('pairs') else 'alone'}; "
+             f"{r.settings['scout_cases']} scouted cases, {r.settings['runs']} directed runs per hazard, "
+             f"batch of {r.settings['batch_cases']} cases", ""]
+    rows = [AUDIT_HEAD] + [audit_cells(row) for row in r.rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(AUDIT_HEAD) - 1)]
+    for row in rows:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    if r.repairs or r.repair_dropped:
+        lines += ["", f"repairs for the incident variant (drops {', '.join(r.repair_dropped)}), cheapest first:"]
+        lines += format_repairs(r.repairs) or ["  no hazard to repair"]
+    lines += ["", f"({HOLD_NOTE}; {r.elapsed_s:.1f} s)"]
+    return "\n".join(lines)

@@ -1,0 +1,43 @@
+"""``--list-ops``: every registered operator with its sync points, variants, options and diagnosis."""
+
+from __future__ import annotations
+
+from mpnpu.operators.protocol import Operator, diagnosis_of, options_of
+from mpnpu.operators.registry import ENTRY_POINT_GROUP, list_operators
+
+
+def format_operator(short: str, ref: str, op: Operator) -> list[str]:
+    lines = [f"{short}: {op.name} ({ref})"]
+    description = getattr(op, "description", "")
+    if description:
+        lines.append(f"  {description}")
+    width = max((len(n) for n in op.sync_points), default=0)
+    lines.append("  sync points:")
+    lines.extend(f"    {name:<{width}}  {what}" for name, what in op.sync_points.items())
+    variants = [f"{name} ({'drops ' + ','.join(sorted(dropped)) if dropped else 'every sync point in place'})"
+                for name, dropped in op.variants.items()]
+    lines.append("  variants: " + "; ".join(variants))
+    options = options_of(op)
+    if options:
+        lines.append("  options: " + ", ".join(f"{o.flag} (default {o.default})" for o in options))
+    if op.probes:
+        lines.append("  probes: " + ", ".join(op.probes))
+    chain = diagnosis_of(op)
+    if chain is not None:
+        lines.append(f"  diagnosis: {len(chain.steps)} steps (python -m mpnpu.investigate --op {short})")
+    return lines
+
+
+def format_operator_list() -> str:
+    listed = list_operators()
+    if not listed:
+        return f"no operators registered (entry-point group {ENTRY_POINT_GROUP}); is mpnpu installed?"
+    lines: list[str] = []
+    for item in listed:
+        if lines:
+            lines.append("")
+        if item.operator is None:
+            lines.append(f"{item.name}: cannot be loaded ({item.ref}): {item.error}")
+        else:
+            lines.extend(format_operator(item.name, item.ref, item.operator))
+    return "\n".join(lines)
