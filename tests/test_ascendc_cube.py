@@ -5,7 +5,6 @@ memcheck, the race detector and the watchdog see of them. Our own kernels: tests
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -17,6 +16,7 @@ from mpnpu.ascendc.matmul_tiling import as_fields, matmul_tiling, workspace_byte
 from mpnpu.ascendc.tiling import tiling_layout
 from mpnpu.errors import DeadlockError, KernelError
 from mpnpu.racecheck import analyze
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import line_of, needs_cxx, source
 from tests.runtime_util import device
@@ -137,9 +137,11 @@ def test_racecheck_sees_the_instructions_pipes(kernels) -> None:
     found = {}
     for drop in ((), (wait,)):
         with device(1, kernel_type=KernelType.AIC) as dev:
-            args = [dev.to_device("a", np.ones((64, 32), np.float16)), dev.to_device("b", np.ones((32, 48), np.float16)),
+            args = [dev.to_device("a", np.ones((64, 32), np.float16)),
+                    dev.to_device("b", np.ones((32, 48), np.float16)),
                     dev.to_device("bias", np.ones(48, np.float32)), dev.to_device("c", np.zeros(64 * 48, np.float32))]
-            r = dev.launch(kernels["basic"], *args, 64, 48, 32, TRANS_A | ACC | BIAS, 0, trace=True, drop_syncs=drop)
+            r = dev.launch_with(LaunchOptions(trace=True, drop_syncs=drop), kernels["basic"], *args,
+                                64, 48, 32, TRANS_A | ACC | BIAS, 0)
         found[drop] = analyze(r.trace)
     assert found[()] == []
     (h,) = [h for h in found[(wait,)] if h.scope == "local"]
@@ -232,7 +234,8 @@ def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace
                 dev.to_device("tiling", packed)]
         for _ in range(launches):
             dev.gm.write(args[3], c0)
-            result = dev.launch(kernels["client" if kt is KernelType.MIX_1_2 else "client_1_1"], *args, trace=trace)
+            client = kernels["client" if kt is KernelType.MIX_1_2 else "client_1_1"]
+            result = dev.launch_with(LaunchOptions(trace=trace), client, *args)
         out, peek = dev.to_host(args[3]), dev.to_host(args[4])
     ref = a[:m].astype(np.float32) @ b.astype(np.float32) + (bias if mode & C_BIAS else 0)
     if mode & C_ATOMIC:

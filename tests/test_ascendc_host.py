@@ -87,7 +87,7 @@ def test_dropped_sync_racecheck_and_repeat_from_the_environment(bindir) -> None:
     sync = f"two_phase.cpp:{line_of('two_phase.cpp', 'SyncAll();')}"
     r = _run(exe, MPNPU_DROP_SYNC=sync, MPNPU_RACECHECK="1")
     assert "Potential RAW hazard detected at GM tensor partials" in r.stderr
-    assert f"READ  by vector core 0 (block 0) in Total at ascendc_kernels/two_phase.cpp:" in r.stderr
+    assert "READ  by vector core 0 (block 0) in Total at ascendc_kernels/two_phase.cpp:" in r.stderr
     assert f"(sync point ascendc_kernels/{sync} was dropped)" in r.stderr
     failing = _run(exe, MPNPU_DROP_SYNC=sync, MPNPU_RACECHECK="fail")
     assert failing.returncode == 1

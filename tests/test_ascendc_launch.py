@@ -115,7 +115,8 @@ def test_a_skipped_syncall_is_reported_not_hung() -> None:
 def test_a_wait_nothing_raised_is_named_at_its_line() -> None:
     err = _fault(7)
     line = line_of("faults.cpp", "mode == 7")
-    assert f"WaitFlag<HardEvent::MTE2_V>(3) waits for an event no SetFlag issued before it raises: the device would hang" in str(err)
+    assert ("WaitFlag<HardEvent::MTE2_V>(3) waits for an event no SetFlag issued before it raises: "
+            "the device would hang") in str(err)
     assert f"at ascendc_kernels/faults.cpp:{line} (faults)" in str(err)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from mpnpu.racecheck import analyze
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import kernel, line_of, needs_cxx
 from tests.runtime_util import OPTIONS, device
@@ -24,7 +25,7 @@ def _runs(drop=(), pipes="kernel", runs=20, trace=False):
         for i in range(runs):
             x = dev.to_device("x", np.random.default_rng(i).standard_normal(8 * 512).astype(np.float32))
             y = dev.empty("y", 8 * 512, "float32")
-            last = dev.launch(k, x, y, 8, 512, drop_syncs=drop, trace=trace)
+            last = dev.launch_with(LaunchOptions(drop_syncs=drop, trace=trace), k, x, y, 8, 512)
             wrong += not np.array_equal(dev.to_host(y), 2 * dev.to_host(x))
             dev.free(x, y)
     return wrong, last

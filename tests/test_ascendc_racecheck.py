@@ -8,6 +8,7 @@ import pytest
 
 from mpnpu.ascendc import syncpoints
 from mpnpu.racecheck import analyze
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import kernel, line_of, needs_cxx, source
 from tests.runtime_util import device
@@ -23,7 +24,7 @@ def _launch(drop=(), trace=True, runs=1):
         parts, out = dev.empty("partials", 32, "float32"), dev.empty("out", 8, "float32")
         for _ in range(runs):
             dev.gm.write(parts, np.full(32, -1.0, np.float32))  # a stale row reads as -1
-            r = dev.launch(k, x, parts, out, 4 * 256, trace=trace, drop_syncs=drop)
+            r = dev.launch_with(LaunchOptions(trace=trace, drop_syncs=drop), k, x, parts, out, 4 * 256)
             results.append((r, float(dev.to_host(out)[0])))
     return results
 

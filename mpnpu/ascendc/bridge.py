@@ -190,7 +190,7 @@ def _guard(fn: Callable[..., int]) -> Callable[..., int]:
             return 1
         try:
             return fn(launch, *args) or 0
-        except BaseException as e:  # noqa: BLE001 - re-raised once mpnpu_run has returned
+        except BaseException as e:
             if launch is not None and launch.pending is None:
                 launch.pending = e
             return 1

@@ -91,9 +91,9 @@ def find_compiler() -> list[str]:
         if path:
             return [path]
     try:  # the optional extra: pip install 'mpnpu[cxx]' brings a compiler from the package index
-        import ziglang  # type: ignore[import-not-found]  # noqa: F401
-
         import sys
+
+        import ziglang  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
 
         return [sys.executable, "-m", "ziglang", "c++"]
     except ImportError:

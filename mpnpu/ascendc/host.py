@@ -33,13 +33,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpnpu.errors import MpnpuError
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.gm.segments import close_and_unlink, create_segment, process_token
 from mpnpu.runtime.topology import KernelType
 
 from . import abi, bridge
-from .windows import GAP_BYTES, _mmap, _MAP_ANONYMOUS, _MAP_FIXED, _MAP_NORESERVE, _MAP_PRIVATE, _MAP_SHARED, \
-    _PROT_NONE, _PROT_RW
+from .windows import (
+    _MAP_ANONYMOUS,
+    _MAP_FIXED,
+    _MAP_NORESERVE,
+    _MAP_PRIVATE,
+    _MAP_SHARED,
+    _PROT_NONE,
+    _PROT_RW,
+    GAP_BYTES,
+    _mmap,
+)
 
 _RESERVE_BYTES = 16 << 40  # address space for every GmAlloc of the program (no memory)
 _ALIGN = 2 << 20
@@ -324,7 +334,7 @@ def _run_kf(d: HostLaunch, kernel: str, where: str) -> int:
     for r in range(repeat):
         if before is not None and r:
             _restore(before)
-        result = dev.launch(hk, drop_syncs=drop, trace=trace)
+        result = dev.launch_with(LaunchOptions(drop_syncs=tuple(drop), trace=trace), hk)
         _launches += 1
         if result.trace is not None:
             status = max(status, _report_trace(result.trace, where, racecheck, timeline))
@@ -347,11 +357,11 @@ def _report_trace(trace: Any, where: str, racecheck: str, timeline: str) -> int:
     status = 0
     if racecheck and racecheck not in ("0", "no", "off"):
         from mpnpu.racecheck import analyze
-        from mpnpu.racecheck.report import format_text
+        from mpnpu.report.hazards import format_hazards
 
         hazards = analyze(trace)
         print(f"mpnpu: {where}: racecheck", file=sys.stderr)
-        print(format_text(hazards, launches_analyzed=1), file=sys.stderr)
+        print(format_hazards(hazards, launches_analyzed=1), file=sys.stderr)
         if hazards and racecheck == "fail":
             status = 1
     if timeline:
@@ -361,8 +371,8 @@ def _report_trace(trace: Any, where: str, racecheck: str, timeline: str) -> int:
 
 
 def _write_timeline(trace: Any, path: str, where: str) -> None:
-    from mpnpu.cli.render.chrome_trace import write_chrome_trace
     from mpnpu.harness.timeline.model import build_timeline
+    from mpnpu.report.chrome_trace import write_chrome_trace
 
     write_chrome_trace(path, [build_timeline(trace, label=where)])
     print(f"mpnpu: {where}: timeline written to {path}", file=sys.stderr)

@@ -51,7 +51,8 @@ def detect_kernel_type(sources: Sequence[str]) -> KernelType:
 
 
 _TYPE_WORDS = {KernelType.AIV: "vector cores only", KernelType.AIC: "cube cores only",
-               KernelType.MIX_1_1: "1 cube + 1 vector core per block", KernelType.MIX_1_2: "1 cube + 2 vector cores per block"}
+               KernelType.MIX_1_1: "1 cube + 1 vector core per block",
+               KernelType.MIX_1_2: "1 cube + 2 vector cores per block"}
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,8 @@ class CompiledKernel:
         if topology.kernel_type is not self.kernel_type:
             raise UsageError(
                 f"kernel {self.entry} is {self.kernel_type.value} ({_TYPE_WORDS[self.kernel_type]}), the device "
-                f"is {topology.kernel_type.value}: make it with Device(block_dim, kernel_type=KernelType.{self.kernel_type.name})")
+                f"is {topology.kernel_type.value}: make it with "
+                f"Device(block_dim, kernel_type=KernelType.{self.kernel_type.name})")
         if kwargs:
             raise UsageError(f"kernel {self.entry} is C++: pass its arguments by position, not {sorted(kwargs)}")
         bridge.check_arguments(self.entry, self.params, args)

@@ -1,6 +1,6 @@
 """Ascend C kernels as operators that every tool takes (``--op``): :class:`AscendCOperator`.
 
-An operator of a C++ kernel is the same four parts as a Python one (:mod:`mpnpu.harness.kernel_operator`:
+An operator of a C++ kernel is the same four parts as a Python one (:mod:`mpnpu.operators.kernel`:
 seeded cases, a golden, tolerances, variants by dropped sync points) plus how to build and call the
 kernel::
 
@@ -29,8 +29,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence, Union
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.kernel_operator import Case, KernelOperator, Prepared
-from mpnpu.harness.operator import OperatorOption, Verdict, check_sync_names
+from mpnpu.operators.helpers import check_sync_names
+from mpnpu.operators.kernel import Case, KernelOperator, Prepared
+from mpnpu.operators.protocol import OperatorOption, Verdict
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.topology import KernelType
 
@@ -224,7 +226,7 @@ class AscendCOperator:
             if layout is not None and self.tiling is not None:
                 tensors["tiling"] = gm.to_device("tiling", layout.pack(self.tiling.fill(case)), "uint8")
             args = list(self.args(case, tensors)) if self.args else self._default_args(case, tensors)
-            launch = device.launch(kernel, *args, drop_syncs=tuple(sorted(dropped)), trace=trace)
+            launch = device.launch_with(LaunchOptions(drop_syncs=tuple(sorted(dropped)), trace=trace), kernel, *args)
             outputs = {n: device.to_host(t) for n, t in outs.items()}
         return outputs, launch
 
@@ -234,7 +236,7 @@ class AscendCOperator:
 
 
 def _never_called(*_: Any) -> None:
-    raise AssertionError("AscendCOperator launches its compiled kernel, never this")
+    raise UsageError("AscendCOperator launches its compiled kernel, never this")
 
 
 __all__ = ["AscendCOperator", "SyncLocator", "Tiling", "first_after"]

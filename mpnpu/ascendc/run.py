@@ -29,7 +29,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mpnpu.errors import UsageError
+from mpnpu.errors import InvalidArgumentError, UsageError
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.dtypes import get_dtype, to_float32
 from mpnpu.runtime.topology import KernelType
 
@@ -38,7 +39,8 @@ from .kernel import CompiledKernel, compile_kernel, detect_kernel_type
 from .syncpoints import blank_comments_and_strings
 from .tiling import tiling_layout
 
-_LAUNCH = re.compile(r"\b(?P<kernel>[A-Za-z_]\w*(?:<[^<>;]*>)?)\s*<<<(?P<config>.*?)>>>\s*\((?P<args>[^;]*)\)\s*;", re.S)
+_LAUNCH = re.compile(r"\b(?P<kernel>[A-Za-z_]\w*(?:<[^<>;]*>)?)\s*<<<(?P<config>.*?)>>>"
+                     r"\s*\((?P<args>[^;]*)\)\s*;", re.S)
 _SCALAR_KINDS = {"i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32, "u32": np.uint32,
                  "i64": np.int64, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
 
@@ -78,7 +80,7 @@ def parse_arg(text: str) -> RunArg:
             header, struct, fields = rest.split(":", 2)
             pairs = tuple(tuple(kv.split("=", 1)) for kv in fields.split(",") if kv)
             if any(len(p) != 2 for p in pairs):
-                raise ValueError("fields are NAME=VALUE, comma-separated")
+                raise InvalidArgumentError("fields are NAME=VALUE, comma-separated")
             return RunArg("tiling", text, tiling=(header, struct, pairs))  # type: ignore[arg-type]
         if head == "null" and not rest:
             return RunArg("null", text)
@@ -95,7 +97,7 @@ def parse_arg(text: str) -> RunArg:
 def _count(text: str) -> int:
     n = int(text, 0)
     if n <= 0:
-        raise ValueError(f"element count must be positive, got {n}")
+        raise InvalidArgumentError(f"element count must be positive, got {n}")
     return n
 
 
@@ -240,7 +242,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                     values.append(_materialise(gm, a, i))
                     if a.kind == "out":
                         outs.append((i, values[-1]))
-                launch = dev.launch(kernel, *values, drop_syncs=tuple(drop_syncs), trace=racecheck)
+                options = LaunchOptions(drop_syncs=tuple(drop_syncs), trace=bool(racecheck))
+                launch = dev.launch_with(options, kernel, *values)
                 if racecheck and launch.trace is not None:
                     hazards = _merge(hazards, analyze(launch.trace))
                 results = [(i, dev.to_host(t)) for i, t in outs]

@@ -2,7 +2,7 @@
 
 A C++ kernel's sync points have no names of their own: each is named by its kernel line,
 ``dir/file:line`` (as its trace records and reports name it), and ``--drop-sync FILE:LINE`` or
-``Device.launch(..., drop_syncs=...)`` skips the call made there. The calls that count:
+``Device.launch_with(LaunchOptions(drop_syncs=...), ...)`` skips the call made there. The calls that count:
 
     SyncAll, CrossCoreSetFlag, CrossCoreWaitFlag       (between cores)
     SetFlag, WaitFlag, PipeBarrier, pipe_barrier       (between the pipes of a core)
@@ -106,17 +106,17 @@ def scan(paths: Iterable[str]) -> dict[str, SyncPoint]:
         text = blank_comments_and_strings(raw)
         funcs = _functions(text)
         macros: dict[str, str] = {}  # sync macro -> the call inside it
-        define_spans = []
+        define_spans: list[tuple[int, int]] = []
         for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:\([^)]*\))?((?:[^\n]*\\\n)*[^\n]*)", text, re.M):
             define_spans.append((m.start(), m.end()))
             inner = _CALL.search(m.group(2))
             if inner:
                 macros[m.group(1)] = inner.group("call")
 
-        def line_of(pos: int) -> int:
+        def line_of(pos: int, text: str = text) -> int:
             return text.count("\n", 0, pos) + 1
 
-        def function_at(pos: int) -> str:
+        def function_at(pos: int, funcs: list[tuple[int, int, str]] = funcs) -> str:
             best = ""
             for start, end, name in funcs:
                 if start <= pos <= end:
@@ -124,7 +124,7 @@ def scan(paths: Iterable[str]) -> dict[str, SyncPoint]:
                     break
             return best or "?"
 
-        def in_define(pos: int) -> bool:
+        def in_define(pos: int, define_spans: list[tuple[int, int]] = define_spans) -> bool:
             return any(a <= pos < b for a, b in define_spans)
 
         hits = [(m.start(), m.group("call")) for m in _CALL.finditer(text) if not in_define(m.start())]

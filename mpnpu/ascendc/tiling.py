@@ -23,7 +23,7 @@ import numpy as np
 
 from mpnpu.errors import UsageError
 
-from .build import INCLUDE_DIR, CompileError, cache_dir, find_compiler, first_error, headers_digest, BuildSpec
+from .build import INCLUDE_DIR, BuildSpec, CompileError, cache_dir, find_compiler, first_error, headers_digest
 
 _SCALARS = {
     "bool", "char", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
@@ -94,10 +94,12 @@ def member_names(text: str, struct: str) -> list[tuple[str, str, str]]:
     """(type, name, array length or "") of the data members of ``struct`` in a header's text."""
     text = _COMMENT.sub(" ", text)
     short = struct.split("::")[-1]
-    m = re.search(rf"\bBEGIN_TILING_DATA_DEF\s*\(\s*{re.escape(short)}\s*\)(?P<body>.*?)\bEND_TILING_DATA_DEF", text, re.S)
+    m = re.search(rf"\bBEGIN_TILING_DATA_DEF\s*\(\s*{re.escape(short)}\s*\)(?P<body>.*?)\bEND_TILING_DATA_DEF",
+                  text, re.S)
     if m:
         out = []
-        for f in re.finditer(r"\bTILING_DATA_FIELD_DEF(?P<suffix>_ARR|_STRUCT)?\s*\((?P<args>[^)]*)\)", m.group("body")):
+        fields = re.finditer(r"\bTILING_DATA_FIELD_DEF(?P<suffix>_ARR|_STRUCT)?\s*\((?P<args>[^)]*)\)", m.group("body"))
+        for f in fields:
             args = [a.strip() for a in f.group("args").split(",")]
             if f.group("suffix") == "_ARR" and len(args) == 3:
                 out.append((args[0], args[2], args[1]))
@@ -172,7 +174,8 @@ def _probe_source(header: str, struct: str, names: Sequence[str]) -> str:
         sep = "," if i else ""
         lines.append(
             f'  std::printf("{sep}[\\"{n}\\", %zu, %zu, \\"%s\\", %zu]", offsetof(S, {n}), '
-            f"sizeof(std::remove_all_extents_t<{t}>), kind<{t}>(), std::extent_v<{t}> ? std::extent_v<{t}> : size_t(1));"
+            f"sizeof(std::remove_all_extents_t<{t}>), kind<{t}>(), "
+            f"std::extent_v<{t}> ? std::extent_v<{t}> : size_t(1));"
         )
     lines += ['  std::printf("]}\\n");', "  return 0;", "}"]
     return "\n".join(lines) + "\n"

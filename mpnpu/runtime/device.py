@@ -360,7 +360,8 @@ class Device:
             launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), tuple(r.events for r in done),  # type: ignore[misc]
                                        dropped, self.kernel_type)
         outcome = pool.sync.hold_board.outcome() if hold is not None else None
-        return LaunchResult(launch_id, kernel_name(ref), elapsed, tuple(r.elapsed_s for r in done), launch_trace, outcome)
+        per_core = tuple(r.elapsed_s for r in done)
+        return LaunchResult(launch_id, kernel_name(ref), elapsed, per_core, launch_trace, outcome)
 
     @contextlib.contextmanager
     def launch_settings(self, *, hold: HoldPlan | None = None, insert_syncs: Sequence[str] = ()) -> Iterator[None]:

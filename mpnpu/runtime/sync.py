@@ -117,8 +117,7 @@ class SyncObjects:
 
     def read_last_words(self, core_id: int) -> str:
         """The line core ``core_id`` left (empty if none); cleared once read."""
-        start = core_id * LAST_WORDS_BYTES
-        raw = bytes(self.last_words[start:start + LAST_WORDS_BYTES]).split(b"\0", 1)[0]
+        raw = ctypes.string_at(self.last_words_address(core_id), LAST_WORDS_BYTES).split(b"\0", 1)[0]
         ctypes.memset(self.last_words_address(core_id), 0, LAST_WORDS_BYTES)
         return raw.decode(errors="replace").strip()
 

@@ -171,7 +171,7 @@ class LaunchTrace(NamedTuple):
     events: tuple[tuple[TraceEvent, ...], ...]  # events[core_id] in program order
     dropped_syncs: frozenset[str]
     #: which cores the launch started (mpnpu.runtime.topology.KernelType); None: mix 1:2
-    kernel_type: object = None
+    kernel_type: KernelType | None = None
 
     @property
     def topology(self) -> Topology:

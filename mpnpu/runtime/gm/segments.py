@@ -18,7 +18,7 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
-from mpnpu.errors import GMOutOfMemoryError
+from mpnpu.errors import GMOutOfMemoryError, NotFoundError
 
 from ..config import SEGMENT_PREFIX
 from .tensor import GlobalTensor
@@ -96,7 +96,10 @@ class SegmentTable:
         raw GM pointers to compiled kernels); stable while the segment stays attached."""
         addr = self._addresses.get(name)
         if addr is None:
-            view = np.frombuffer(self.get(name).buf, dtype=np.uint8)
+            buf = self.get(name).buf
+            if buf is None:  # closed under us: not a state a caller can reach through the API
+                raise NotFoundError(f"GM segment {name} is closed")
+            view = np.frombuffer(buf, dtype=np.uint8)
             addr = self._addresses[name] = int(view.ctypes.data)
             del view  # (a live view would keep the segment from closing)
         return addr

@@ -6,8 +6,7 @@ call, counter mode)."""
 from __future__ import annotations
 
 import numpy as np
-
-from vecref import SIZE, Sim, lanes_for, random_values
+from vecref import SIZE, Sim, random_values
 
 
 def span(kw: dict, size: int, blk_key: str, rep_key: str, lanes: int) -> int:
@@ -102,7 +101,7 @@ def run_group(sim: Sim, items, keys, lanes: int, sizes: dict, make_call) -> None
     for (bk, rk), (name, (dt, rng)) in zip(keys, sizes.items()):
         need = max(span(kw, SIZE[dt], bk, rk, lanes) for _, kw in items)
         lay.add(name, dt, need, *rng)
-    for i, (vid, kw) in enumerate(items):
+    for i, (_vid, kw) in enumerate(items):
         if "preset" in kw:
             lo, hi, counter = kw["preset"]
             if i == 0:

@@ -9,7 +9,6 @@ import zlib
 
 import numpy as np
 import pytest
-
 from cases import Layout
 from vecref import NP, SIZE, Sim, f32_to_bf16, lanes_for, scalar_bits
 
@@ -67,7 +66,8 @@ def test_cast_count(run, src, dst, mode):
     n = lanes * 3 + 5
     sim = Sim(32768, seed=zlib.crc32(f"{src}{dst}{mode}".encode()))
     lay = Layout(sim)
-    lay.add("src", src, n * SIZE[src] + 64, data=np.resize(values(src, dst, n, sim.rng), (n * SIZE[src] + 64) // SIZE[src]))
+    data = np.resize(values(src, dst, n, sim.rng), (n * SIZE[src] + 64) // SIZE[src])
+    lay.add("src", src, n * SIZE[src] + 64, data=data)
     lay.add("dst", dst, n * SIZE[dst] + 64)
     if (src, dst) == ("i32", "f16"):
         sim.call("SetDeqScale", T="f16", scale=scalar_bits(0.25, "f16"))

@@ -7,7 +7,6 @@ import zlib
 
 import numpy as np
 import pytest
-
 from cases import Layout, random_mask
 from vecref import NP, SIZE, Sim, lanes_for, random_values, scalar_bits
 

@@ -8,9 +8,9 @@ import zlib
 
 import numpy as np
 import pytest
-
 from cases import GROUPS, Layout, group, run_group
 from vecref import SIZE, Sim, lanes_for, scalar_bits
+
 
 def seed_of(*parts) -> int:
     return zlib.crc32("/".join(parts).encode())

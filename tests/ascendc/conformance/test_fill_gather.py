@@ -6,9 +6,8 @@ import zlib
 
 import numpy as np
 import pytest
-
 from cases import Layout, random_mask
-from vecref import NP, SIZE, Sim, lanes_for, random_values, scalar_bits
+from vecref import SIZE, Sim, lanes_for, scalar_bits
 
 FILL_TYPES = ["i16", "u16", "f16", "bf16", "i32", "u32", "f32"]
 

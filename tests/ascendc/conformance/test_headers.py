@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from conftest import INCLUDE_DIR, find_compiler
 
 KERNEL_STYLE = r"""

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import find_compiler
+
+from mpnpu.runtime.config import LaunchOptions
 
 KERNEL = Path(__file__).parent / "kernels" / "vector_chain.cpp"
 N = 2048
@@ -37,7 +38,7 @@ def test_vector_kernel_launch(no_leaks, drop):
         z = dev.gm.alloc("z", (2 * N,), np.float32)
         xv = np.random.default_rng(0).uniform(-1, 1, 2 * N).astype(np.float16)
         dev.gm.write(x, xv)
-        r = dev.launch(k, x, z, trace=True)
+        r = dev.launch_with(LaunchOptions(trace=True), k, x, z)
         np.testing.assert_allclose(dev.gm.read(z), expected(xv), rtol=2e-6)
         hazards = analyze(r.trace)
     if not drop:

@@ -5,7 +5,6 @@ leave their mask in the register), and the count forms (which leave normal mode,
 from __future__ import annotations
 
 import pytest
-
 from cases import Layout
 from vecref import Sim, scalar_bits
 

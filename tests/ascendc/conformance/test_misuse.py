@@ -5,7 +5,6 @@ call does not take, an operand not 32-byte aligned, accesses outside a tensor's 
 from __future__ import annotations
 
 import pytest
-
 from cases import Layout
 from vecref import Sim, scalar_bits
 

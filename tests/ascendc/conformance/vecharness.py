@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
 from vecref import NP, SIZE, Sim, to_f32
 
 
@@ -98,7 +97,8 @@ def execute(exe: Path, sim: Sim, tmp: Path, sanitize: bool = False, check_events
     # registers
     r = sim.regs
     if not errors:
-        assert res.regs[:3] == (r.lo, r.hi, int(r.counter)), f"mask register {res.regs[:3]}, expected {(r.lo, r.hi, int(r.counter))}"
+        want = (r.lo, r.hi, int(r.counter))
+        assert res.regs[:3] == want, f"mask register {res.regs[:3]}, expected {want}"
         assert res.regs[3:] == tuple(r.cmp), f"compare mask {res.regs[3:]}, expected {tuple(r.cmp)}"
     # the trace: each call's accesses, reads before writes
     if check_events:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -477,7 +478,8 @@ class Sim:
         for i in range(len(plan)):
             r, ln = plan[i]
             idx = (r * lanes + ln).astype(np.int64)
-            self.wr(d, self.addrs(plan, i, SIZE[T], gd), compute(T, lambda f0, k: f0 + k, np.broadcast_to(first, idx.shape), idx))
+            filled = compute(T, lambda f0, k: f0 + k, np.broadcast_to(first, idx.shape), idx)
+            self.wr(d, self.addrs(plan, i, SIZE[T], gd), filled)
 
     def ref_Brcb(self, exp, T, dst, src, repeat, dblk=1, drep=8):
         d, s = self.tensors[dst], self.tensors[src]
@@ -502,7 +504,7 @@ class Sim:
         plan, f = self.plan_for(dict(kw, form=form), lanes)
         rep = lanes * sz if f == "count" else int(drep) * 32
         self.hull(exp, "R", o, plan, 4, (32, lanes * 4))
-        src_addrs, dst_addrs, offs = [], [], []
+        src_addrs, dst_addrs = [], []
         for r, ln in plan:
             i = r * lanes + ln
             off = self.rd(o, i * 4).astype(np.int64)
@@ -556,7 +558,8 @@ class Sim:
         if R:
             self.acc(exp, "W", d, 0, R * lanes // 8)
         for i in range(len(plan)):
-            x = to_f32(self.rd(a, self.addrs(plan, i, sz, g0)), T) if T in FLOATS else self.rd(a, self.addrs(plan, i, sz, g0))
+            x = self.rd(a, self.addrs(plan, i, sz, g0))
+            x = to_f32(x, T) if T in FLOATS else x
             y = other(i, plan, g1)
             bits = self.CMP[int(cmp)](x, y)
             self.wr(d, plan[i][0] * (lanes // 8) + np.arange(lanes // 8), np.packbits(bits, bitorder="little"), "u8")
@@ -591,7 +594,10 @@ class Sim:
     def _compares(self, exp, T, U, dst, src0, scalar, cmp, form, **kw):
         sv = np.array([int(scalar)], np.uint64).astype(np.uint16 if SIZE[T] == 2 else np.uint32).view(NP[T])
         sv = to_f32(sv, T) if T in FLOATS else sv
-        self._compare_ub(exp, T, dst, src0, cmp, form, lambda i, plan, g1: np.broadcast_to(sv, (len(plan[i][1]),)), **kw)
+        def scalar_operand(i: int, plan: Any, g1: Any) -> Any:
+            return np.broadcast_to(sv, (len(plan[i][1]),))
+
+        self._compare_ub(exp, T, dst, src0, cmp, form, scalar_operand, **kw)
 
     def ref_Compares(self, exp, **kw):
         self._compares(exp, **kw)
@@ -637,7 +643,11 @@ class Sim:
             sel_t = self.tensors[kw["sel_mask"]]
             selbits = None
         cont = mode != 0
-        g = (lambda bk, rk: (32, lanes * sz) if form == "count" else (int(kw.get(bk, 1)) * 32, int(kw.get(rk, 8)) * 32))
+        def g(bk: str, rk: str) -> tuple[int, int]:
+            if form == "count":
+                return (32, lanes * sz)
+            return (int(kw.get(bk, 1)) * 32, int(kw.get(rk, 8)) * 32)
+
         gd, g0, g1 = g("dblk", "drep"), g("s0blk", "s0rep"), g("s1blk", "s1rep")
         # which select bits each lane reads
         bit_idx = [(r * lanes + ln) if cont else ln for r, ln in plan]
@@ -649,7 +659,7 @@ class Sim:
         if b is not None:
             self.hull(exp, "R", b, plan, sz, g1)
         self.hull(exp, "W", d, plan, sz, gd)
-        for i, (r, ln) in enumerate(plan):
+        for i, (_r, ln) in enumerate(plan):
             if selbits is not None:
                 by = selbits[bit_idx[i] // 8]
             else:
@@ -659,8 +669,8 @@ class Sim:
             if b is not None:
                 y = self.rd(b, self.addrs(plan, i, sz, g1))
             else:
-                y = np.repeat(np.array([int(scalar)], np.uint64).astype(np.uint16 if sz == 2 else np.uint32).view(NP[T]),
-                              len(ln))
+                bits = np.array([int(scalar)], np.uint64).astype(np.uint16 if sz == 2 else np.uint32)
+                y = np.repeat(bits.view(NP[T]), len(ln))
             self.wr(d, self.addrs(plan, i, sz, gd), np.where(pick == 1, x, y))
 
     # -- reductions ------------------------------------------------------------------------------------
@@ -687,7 +697,7 @@ class Sim:
         if outs:
             self.acc(exp, "W", d, min(outs), max(outs) + unit)
         results = []
-        for i, (r, ln) in enumerate(plan):
+        for i, (_r, ln) in enumerate(plan):
             v = self._rd_lanes(s, plan, i, g, T)
             if rtype == 0:
                 full = np.zeros(lanes, NP[T])
@@ -741,7 +751,7 @@ class Sim:
     def ref_Reduce(self, exp, T, dst, src, tmp, form, rtype, index=0, srep=8, **kw):
         d, s, w = self.tensors[dst], self.tensors[src], self.tensors[tmp]
         sz = SIZE[T]
-        lanes, per = lanes_for(sz), 32 // sz
+        lanes = lanes_for(sz)
         rtype, index = int(rtype), bool(int(index))
         if form == "count":
             plan = self.count_plan(int(kw["count"]), lanes, bool(int(kw.get("setmask", 1))) if rtype == 0 else True)
@@ -756,7 +766,7 @@ class Sim:
         self.hull(exp, "R", s, plan, sz, g)
         if rtype == 0:
             sums = []
-            for i, (r, ln) in enumerate(plan):
+            for i, (_r, ln) in enumerate(plan):
                 full = np.zeros(lanes, NP[T])
                 full[ln] = self._rd_lanes(s, plan, i, g, T)
                 sums.append(tree_sum(full, T))
@@ -793,7 +803,9 @@ class Sim:
                 best_v, best_i = v[k], r * lanes + int(ln[k])
         n_pairs = min(len(plan), first)
         self.acc(exp, "W", w, 0, n_pairs * 2 * sz)
-        ib = lambda i: np.array([i], np.uint16 if sz == 2 else np.uint32).view(NP[T])[0]
+        def ib(i: int) -> Any:
+            return np.array([i], np.uint16 if sz == 2 else np.uint32).view(NP[T])[0]
+
         flat = []
         for val, idx in pairs[:n_pairs]:
             flat += [val, ib(idx)]
