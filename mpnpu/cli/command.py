@@ -18,7 +18,8 @@ from mpnpu.cli.common import ArgumentParser
 from mpnpu.cli.options import GROUPS, OPTIONS, positive_int
 from mpnpu.errors import UsageError
 from mpnpu.operators.protocol import Operator, options_of, with_options
-from mpnpu.operators.registry import load_operator
+from mpnpu.operators.registry import list_operators, load_operator
+from mpnpu.report.text.operators import format_operator_list
 
 
 @dataclass(frozen=True)
@@ -115,9 +116,7 @@ class Command:
         args, op = self.parse(argv, prog)
         args.prog, args.argv = prog or self.prog, argv  # for reports that print the command line
         if self.takes_operator and op is None:
-            from mpnpu.report.text.operators import format_operator_list
-
-            print(format_operator_list())
+            print(format_operator_list(list_operators()))
             return 0
         if self.run is None:
             raise UsageError(f"{self.name} needs a subcommand")

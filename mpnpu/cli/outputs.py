@@ -46,12 +46,13 @@ def check_reports(args: argparse.Namespace) -> None:
 
 def write_reports(args: argparse.Namespace, subjects: Mapping[str, Any]) -> dict[str, int]:
     """Write the file of every report option set on the command line whose subject is given
-    (``subjects``: option dest -> what to write, e.g. ``{"json": data, "junit": result}``).
+    (``subjects``: option dest -> what to write, e.g. ``{"json": data, "junit": result}``; None:
+    nothing to write, as a sweep stopped before its first configuration has nothing to plot).
     Return the bytes written per option."""
     written = {}
     for dest, subject in subjects.items():
         path = getattr(args, dest, None)
-        if path:
+        if path and subject is not None:
             written[dest] = write_report(path, reporter_for(dest, path), subject)
     return written
 

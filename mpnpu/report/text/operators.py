@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from mpnpu.operators.protocol import Operator, diagnosis_of, options_of
-from mpnpu.operators.registry import ENTRY_POINT_GROUP, list_operators
+from mpnpu.operators.registry import ENTRY_POINT_GROUP, Listed
 
 
 def format_operator(short: str, ref: str, op: Operator) -> list[str]:
@@ -24,12 +26,12 @@ def format_operator(short: str, ref: str, op: Operator) -> list[str]:
         lines.append("  probes: " + ", ".join(op.probes))
     chain = diagnosis_of(op)
     if chain is not None:
-        lines.append(f"  diagnosis: {len(chain.steps)} steps (python -m mpnpu.investigate --op {short})")
+        lines.append(f"  diagnosis: {len(chain.steps)} steps (mpnpu investigate --op {short})")
     return lines
 
 
-def format_operator_list() -> str:
-    listed = list_operators()
+def format_operator_list(listed: Sequence[Listed]) -> str:
+    """The registered operators (:func:`mpnpu.operators.registry.list_operators`), each loaded or not."""
     if not listed:
         return f"no operators registered (entry-point group {ENTRY_POINT_GROUP}); is mpnpu installed?"
     lines: list[str] = []
