@@ -52,7 +52,7 @@ def test_dropping_the_samples_syncall_names_the_repeats_and_elements_that_differ
     assert res.failed_repeats, "no repeat read a tile before its block wrote it"
     bad = res.checks[res.failed_repeats[0] - 1][1]
     assert bad.n_differ > 0 and bad.first and bad.first[0][2] != bad.first[0][1]
-    raw = [h for h in res.hazards if h.tensor.endswith("z.bin") and h.kind == "RAW" and h.scope == "GM"]
+    raw = [h for h in res.hazards.hazards() if h.tensor.endswith("z.bin") and h.kind == "RAW" and h.scope == "GM"]
     assert raw and raw[0].second.site == f"sample/scale_add.asc:{line_of(SAMPLE, 'zAll[((me + 1)')}"
 
 
@@ -66,3 +66,59 @@ def test_run_arguments_are_checked(tmp_path) -> None:
         R.run(source(SAMPLE), None, args[:4], block_dim=8, golden={})
     with pytest.raises(UsageError, match="does not exist"):
         R.run(source(SAMPLE), None, [R.parse_arg("in:/nonexistent.bin:float32"), *args[1:]], block_dim=8, golden={})
+
+
+# -- the command: mpnpu run --------------------------------------------------------------------------
+
+
+def _words(tmp_path) -> list[str]:
+    _data(tmp_path)
+    return [f"in:{tmp_path}/input/x.bin:float32", f"in:{tmp_path}/input/y.bin:float32",
+            f"out:{tmp_path}/output/z.bin:float32:16384", f"out:{tmp_path}/output/peek.bin:float32:2048", "u32:16384"]
+
+
+def test_mpnpu_run_passes_with_the_goldens_and_writes_json(tmp_path, capsys) -> None:
+    from mpnpu.cli.main import cli
+
+    words, report = _words(tmp_path), tmp_path / "run.json"
+    status = cli(["run", source(SAMPLE), "--block-dim", "8", *words, "--repeat", "2", "--quiet",
+                  "--golden", f"3={tmp_path}/output/golden.bin", "--golden", f"4={tmp_path}/output/peek_golden.bin",
+                  "--json", str(report)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "every repeat matched the golden" in out and out.rstrip().endswith("verdict: PASS")
+    import json
+
+    data = json.loads(report.read_text())
+    assert data["repeats"] == 2 and data["failed_repeats"] == [] and data["kernel_type"] == "vector-only"
+
+
+def test_mpnpu_run_racecheck_of_a_dropped_syncall_exits_1_naming_the_lines(tmp_path, capsys) -> None:
+    from mpnpu.cli.main import cli
+
+    line = line_of(SAMPLE, "AscendC::SyncAll();")
+    status = cli(["run", source(SAMPLE), *_words(tmp_path), "--block-dim", "8", "--quiet", "--racecheck",
+                  "--drop-sync", f"scale_add.asc:{line}"])
+    out = capsys.readouterr().out
+    # racecheck's verdict does not depend on the interleaving: the RAW hazard is found every run
+    assert status == 1
+    assert f"dropping sample/scale_add.asc:{line}" in out
+    assert "READ  by vector core" in out and f"at sample/scale_add.asc:{line_of(SAMPLE, 'zAll[((me + 1)')}" in out
+
+
+def test_mpnpu_run_mistakes_are_one_line_and_exit_2(tmp_path, capsys) -> None:
+    from mpnpu.cli.main import cli
+
+    words = _words(tmp_path)
+    bad_line = line_of(SAMPLE, "zAll[((me + 1)")  # a DataCopy, not a sync call
+    for argv, message in [
+        ([*words, "--drop-sync", f"scale_add.asc:{bad_line}"],
+         f"'scale_add.asc:{bad_line}' is not a sync point of the kernel (a sync call's FILE:LINE); nearest: "
+         f"sample/scale_add.asc:{bad_line - 1} (AllocTensor)"),
+        ([*words, "--golden", f"{tmp_path}/output/golden.bin"], "the kernel has 2 out: arguments; name one"),
+        ([*words[:4]], "the sample launches scale_add with 5 arguments, 4 given"),
+        ([*words[:4], "u33:1"], "kernel argument 'u33:1': expected in:PATH:DTYPE"),
+    ]:
+        assert cli(["run", source(SAMPLE), "--block-dim", "8", "--quiet", *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("mpnpu run: error: ") and message in err, err

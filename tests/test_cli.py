@@ -33,7 +33,7 @@ def _names(command) -> list[str]:
 
 
 def test_the_subcommands_are_the_modules_of_cli_commands():
-    assert [c.name for c in commands()] == ["audit", "batch", "investigate", "soak", "stress"]
+    assert [c.name for c in commands()] == ["audit", "batch", "investigate", "run", "soak", "stress"]
     assert [c.name for c in find(["soak"]).subcommands] == ["fixed", "stress", "watchdog"]
 
 
@@ -61,7 +61,8 @@ def test_help_lists_the_options_grouped(command, capsys):
     for group in GROUPS[:2]:
         assert f"{group}:" in out
     for name in _names(command):
-        assert OPTIONS[name].flag in out
+        o = OPTIONS[name]
+        assert (o.kwargs.get("metavar", o.flag) if o.positional else o.flag) in out
     for o in OPTIONS.values():
         for former in o.former:
             assert former + " " not in out  # accepted, not shown
@@ -73,7 +74,7 @@ def test_mpnpu_help_lists_the_commands(capsys):
     assert all(f"  {c.name} " in out for c in commands())
     assert cli(["frobnicate"]) == ExitCode.USAGE
     assert capsys.readouterr().err.strip() == ("mpnpu: error: unknown command 'frobnicate'; choose from audit, batch, "
-                                              "investigate, soak, stress (see --help)")
+                                              "investigate, run, soak, stress (see --help)")
     assert cli(["batch", "--frobnicate"]) == ExitCode.USAGE
     assert capsys.readouterr().err.startswith("mpnpu batch: error: unrecognized arguments: --frobnicate")
 

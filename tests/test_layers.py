@@ -1,8 +1,8 @@
 """The layers, enforced: what each part of mpnpu may import, and what the distribution installs.
 
 runtime <- racecheck <- operators / harness / directed / scale <- report <- cli (and testing);
-kernel front ends (mpnpu.api) depend on the runtime's kernel-context seam only, and the runtime
-never imports one. No import cycle anywhere in mpnpu. The tools find operators by name and never
+kernel front ends (mpnpu.api, the Python dialect; mpnpu.ascendc, Ascend C) depend on the runtime's
+kernel-context seam, and the runtime never imports one. No import cycle anywhere in mpnpu. The tools find operators by name and never
 import a kernel package, so a second operator is as much at home in them as the first; benchmarks
 and soaks import the installed package and name no kernel module either.
 """
@@ -27,6 +27,9 @@ FORBIDDEN = {
     # the runtime never imports a kernel front end: they reach it only through runtime.kcontext
     "runtime": ("mpnpu.racecheck", *_TOOLS, *_ABOVE, "mpnpu.api", "mpnpu.ascendc"),
     "api": ("mpnpu.racecheck", *_TOOLS, *_ABOVE, "mpnpu.ascendc"),
+    # the C++ front end: the runtime's seam, racecheck and the operator protocol; the embedded host
+    # side prints racecheck's and the timeline's reports; never the commands or the Python dialect
+    "ascendc": ("mpnpu.api", "mpnpu.directed", "mpnpu.scale", "mpnpu.cli", "mpnpu.testing", "mpnpu.kernels"),
     "racecheck": (*_TOOLS, *_ABOVE, "mpnpu.api"),
     "operators": ("mpnpu.harness", "mpnpu.directed", "mpnpu.scale", *_ABOVE),
     "harness": ("mpnpu.directed", *_ABOVE),

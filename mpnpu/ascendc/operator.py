@@ -125,12 +125,7 @@ class AscendCOperator:
     def sync_point_table(self) -> dict[str, syncpoints.SyncPoint]:
         hit = self._cache.get("syncs")
         if hit is None:
-            files = list(self.sources)
-            for src in self.sources:  # the kernel's own headers, next to its sources
-                folder = os.path.dirname(src)
-                files += [os.path.join(folder, f) for f in sorted(os.listdir(folder))
-                          if f.endswith((".h", ".hpp")) and os.path.join(folder, f) not in files]
-            hit = self._cache["syncs"] = syncpoints.scan(files)
+            hit = self._cache["syncs"] = syncpoints.kernel_sync_points(self.sources)
         return hit
 
     @property
@@ -146,6 +141,14 @@ class AscendCOperator:
             else:
                 out |= syncpoints.resolve([item], self.sync_point_table)
         return frozenset(out)
+
+    def resolve_sync_names(self, names: Any) -> frozenset[str]:
+        """Sync points as a user names them: FILE:LINE of the call, the file by any path suffix
+        ("add.cpp:45" is "op_kernel/add.cpp:45"), or a full name from :attr:`sync_points`."""
+        if isinstance(names, str):
+            raise UsageError(f"drop_syncs must be a collection of FILE:LINE names, e.g. ('add.cpp:45',), "
+                             f"not {names!r}")
+        return syncpoints.resolve(names, self.sync_point_table)
 
     @property
     def variants(self) -> dict[str, frozenset[str]]:

@@ -30,10 +30,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from mpnpu.errors import InvalidArgumentError, UsageError
+from mpnpu.racecheck import HazardLog, analyze
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.dtypes import get_dtype, to_float32
 from mpnpu.runtime.topology import KernelType
 
+from . import syncpoints
 from .build import cache_dir
 from .kernel import CompiledKernel, compile_kernel, detect_kernel_type
 from .syncpoints import blank_comments_and_strings
@@ -163,7 +165,9 @@ class RunResult:
     repeats: int
     checks: list[list[OutputCheck]]  # [repeat][output]
     same_as_first: list[bool]
-    hazards: list[Any] = field(default_factory=list)
+    hazards: HazardLog = field(default_factory=HazardLog)
+    dropped_syncs: tuple[str, ...] = ()
+    racecheck: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -171,14 +175,21 @@ class RunResult:
         return [r + 1 for r, cs in enumerate(self.checks) if not all(c.passed for c in cs)]
 
     @property
+    def differ_from_first(self) -> list[int]:
+        """Repeats (1-based) whose outputs are not the first repeat's bytes."""
+        return [r + 1 for r, same in enumerate(self.same_as_first) if not same]
+
+    @property
     def passed(self) -> bool:
-        return not self.failed_repeats
+        """Every repeat matched its golden and, with racecheck, no hazard was found."""
+        return not self.failed_repeats and not (self.racecheck and len(self.hazards))
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel, "block_dim": self.block_dim, "kernel_type": self.kernel_type.value,
             "repeats": self.repeats, "failed_repeats": self.failed_repeats,
-            "differ_from_first": [r + 1 for r, same in enumerate(self.same_as_first) if not same],
+            "differ_from_first": self.differ_from_first, "dropped_syncs": list(self.dropped_syncs),
+            "racecheck": self.racecheck, "hazards": self.hazards.to_dicts() if self.racecheck else None,
             "outputs": [[{"argument": c.index + 1, "path": c.path, "elements": c.n_elements, "differ": c.n_differ,
                           "first": [{"index": i, "got": g, "golden": w} for i, g, w in c.first]}
                          for c in cs] for cs in self.checks],
@@ -230,9 +241,10 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     kw = {"options": options} if options is not None else {}
     checks: list[list[OutputCheck]] = []
     same: list[bool] = []
-    hazards: list[Any] = []
+    hazards = HazardLog()
     first_bytes: list[bytes] | None = None
-    from mpnpu.racecheck import analyze
+    # a FILE:LINE that names no sync call is an error, not a run with every sync in place
+    dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original]))))
 
     with Device(block_dim, kernel_type=kernel.kernel_type, **kw) as dev:
         for r in range(repeat):
@@ -242,10 +254,9 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                     values.append(_materialise(gm, a, i))
                     if a.kind == "out":
                         outs.append((i, values[-1]))
-                options = LaunchOptions(drop_syncs=tuple(drop_syncs), trace=bool(racecheck))
-                launch = dev.launch_with(options, kernel, *values)
+                launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=bool(racecheck)), kernel, *values)
                 if racecheck and launch.trace is not None:
-                    hazards = _merge(hazards, analyze(launch.trace))
+                    hazards.add(analyze(launch.trace))
                 results = [(i, dev.to_host(t)) for i, t in outs]
             row = []
             for i, arr in results:
@@ -267,12 +278,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                     arr.tofile(path)
             if progress is not None:
                 progress(1)
-    return RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards)
-
-
-def _merge(known: list[Any], new: list[Any]) -> list[Any]:
-    seen = {(h.kind, h.first.site, h.second.site, h.tensor) for h in known}
-    return known + [h for h in new if (h.kind, h.first.site, h.second.site, h.tensor) not in seen]
+    return RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
+                     dropped, bool(racecheck))
 
 
 def _materialise(gm: Any, a: RunArg, i: int) -> Any:

@@ -140,6 +140,17 @@ def scan(paths: Iterable[str]) -> dict[str, SyncPoint]:
     return dict(sorted(points.items(), key=lambda kv: (kv[1].path, kv[1].line)))
 
 
+def kernel_sync_points(sources: Iterable[str]) -> dict[str, SyncPoint]:
+    """The sync points of a kernel: those in its sources and in the headers beside them (a kernel's
+    own ``.h`` files hold its stage classes)."""
+    files = [os.path.abspath(s) for s in sources]
+    for src in list(files):
+        folder = os.path.dirname(src)
+        files += [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+                  if f.endswith((".h", ".hpp")) and os.path.join(folder, f) not in files]
+    return scan(files)
+
+
 def resolve(names: Iterable[str], points: Mapping[str, SyncPoint]) -> frozenset[str]:
     """Sync point names as the user wrote them ("add.cpp:45", "op_kernel/add.cpp:45") -> full names.
 
@@ -152,11 +163,24 @@ def resolve(names: Iterable[str], points: Mapping[str, SyncPoint]) -> frozenset[
             continue
         matches = [n for n in points if n == entry or n.endswith("/" + entry) or _same_site(entry, points[n])]
         if not matches:
-            near = ", ".join(list(points)[:8]) or "none"
+            near = ", ".join(f"{n} ({points[n].call})" for n in _nearest(entry, points)) or "none"
             raise UsageError(f"{entry!r} is not a sync point of the kernel (a sync call's FILE:LINE); "
-                             f"sync points: {near}{' ...' if len(points) > 8 else ''}")
+                             f"nearest: {near}{' ...' if len(points) > 6 else ''}")
         out.update(matches)
     return frozenset(out)
+
+
+def _nearest(entry: str, points: Mapping[str, SyncPoint], n: int = 6) -> list[str]:
+    """The sync points closest to what ``entry`` names: the same file first, then by line."""
+    file, _, line = entry.rpartition(":")
+    base = os.path.basename(file)
+    wanted = int(line) if line.isdigit() else 0
+
+    def distance(name: str) -> tuple[int, int]:
+        p = points[name]
+        return (0 if base and os.path.basename(p.path) == base else 1, abs(p.line - wanted))
+
+    return sorted(points, key=distance)[:n]
 
 
 def _same_site(entry: str, point: SyncPoint) -> bool:

@@ -79,6 +79,9 @@ class Command:
             if isinstance(u, Use):
                 kwargs["default"] = u.default
             text = o.help.replace("{default}", _shown(kwargs.get("default")))
+            if o.positional:  # argparse names a positional by its dest
+                groups[o.group].add_argument(o.dest, help=text, **kwargs)
+                continue
             groups[o.group].add_argument(o.flag, dest=o.dest, help=text, **kwargs)
             for former in o.former:  # accepted, not shown
                 groups[o.group].add_argument(former, dest=o.dest, help=argparse.SUPPRESS, **kwargs)
@@ -96,7 +99,11 @@ class Command:
         operator is None (as it is for a command that takes no operator).
         """
         if not self.takes_operator:
-            return self.parser(prog=prog).parse_args(argv), None
+            parser = self.parser(prog=prog)
+            if any(OPTIONS[_name(u)].positional for u in self.options):
+                # ``mpnpu run SOURCE --block-dim 8 ARG...``: options may stand between the words
+                return parser.parse_intermixed_args(argv), None
+            return parser.parse_args(argv), None
         pre = ArgumentParser(add_help=False)
         pre.add_argument("--op", default=self.default("op"))
         pre.add_argument("--list-ops", action="store_true")

@@ -25,6 +25,7 @@ from mpnpu.harness.stress.plan import PLACEMENTS
 from mpnpu.runtime.checks import check_block_dim
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.cpuset import DEFAULT_CPUS_PER_CORE
+from mpnpu.runtime.topology import KernelType
 from mpnpu.scale.backend import Backend
 
 #: the operator every command runs unless --op names another
@@ -150,6 +151,14 @@ def _on_off(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected on/off, got {text!r}")
 
 
+def _kernel_type(text: str) -> KernelType:
+    for k in KernelType:
+        if text in (k.value, k.name, k.name.lower(), k.value.replace(" ", "-")):
+            return k
+    raise argparse.ArgumentTypeError(f"unknown kernel type {text!r}; choose from "
+                                     f"{', '.join(k.value for k in KernelType)}")
+
+
 def duration(text: str) -> float | None:
     """Seconds, or 'inf' / 'none' / 'unlimited' for no limit."""
     if text.strip().lower() in ("inf", "none", "unlimited"):
@@ -183,6 +192,11 @@ class Option:
     def dest(self) -> str:
         return self.flag.lstrip("-").replace("-", "_")
 
+    @property
+    def positional(self) -> bool:
+        """An argument given by position (``mpnpu run SOURCE ARG...``), not by flag."""
+        return not self.flag.startswith("-")
+
 
 def _o(flag: str, group: str, help: str, *, former: tuple[str, ...] = (), report: str = "", **kwargs: Any) -> Option:
     return Option(flag, group, help, kwargs, former, report)
@@ -200,8 +214,10 @@ OPTIONS: dict[str, Option] = _table(
        action="store_true"),
     _o("--variant", RUNS, "which kernel variant(s) to run, A/B (default {default})",
        choices=("incident", "fixed", "both"), default="both"),
-    _o("--drop-sync", RUNS, "sync points the incident variant drops instead of the operator's own "
-                            "(comma-separated; see the list below)", former=("--drop",), metavar="S0,S1,..."),
+    _o("--drop-sync", RUNS, "sync points to drop (comma-separated): an operator's incident variant drops these "
+                            "instead of its own (see the list below); a C++ kernel's sync points are the FILE:LINE "
+                            "of the sync call, the file by any path suffix (add.cpp:45)", former=("--drop",),
+       metavar="S0,S1,..."),
     _o("--probe", RUNS, "run a diagnosis probe on every variant (see mpnpu investigate --help)", default="",
        metavar="NAME"),
     # -- what runs: how much
@@ -293,6 +309,29 @@ OPTIONS: dict[str, Option] = _table(
        type=float_in(0.0, what="--late-ms"), default=1.0),
     _o("--hogs", RUNS, "busy-looping processes run beside the soak (default {default})", type=non_negative_int,
        default=0),
+    # -- what runs: one C++ kernel (mpnpu run)
+    _o("source", RUNS, "the kernel's source, SOURCE.cpp or SOURCE.asc, with :ENTRY when it defines more than one "
+                       "kernel and launches none with <<<>>>", metavar="SOURCE[:ENTRY]"),
+    _o("kernel_args", RUNS, "the kernel's arguments in the order of its parameters: in:PATH:DTYPE, "
+                            "out:PATH:DTYPE:COUNT, gm:DTYPE:COUNT[:FILL], tiling:HEADER:STRUCT:field=value,..., "
+                            "a scalar (u32:16384, f32:0.5, ...) or null", nargs="*", metavar="ARG"),
+    _o("--golden", RUNS, "compare an out: argument with this .bin after every repeat: PATH for the only out: "
+                         "argument, or N=PATH for argument N (1-based); repeatable", action="append", default=[],
+       metavar="[N=]PATH"),
+    _o("--rtol", RUNS, "relative tolerance of the golden comparison of float outputs (default {default}; "
+                       "integer outputs must be equal)", type=float_in(0.0, what="a tolerance"), default=1e-3),
+    _o("--atol", RUNS, "absolute tolerance of the golden comparison of float outputs (default {default})",
+       type=float_in(0.0, what="a tolerance"), default=1e-5),
+    _o("--define", RUNS, "a preprocessor define for the kernel's build, NAME or NAME=VALUE; repeatable",
+       action="append", default=[], metavar="NAME[=VALUE]"),
+    _o("--include", RUNS, "an include folder for the kernel's build (its own folder is one already); repeatable",
+       action="append", default=[], metavar="DIR"),
+    _o("--tiling-key", RUNS, "the tiling key TILING_KEY_IS branches on (default {default})",
+       type=non_negative_int, default=0),
+    _o("--kernel-type", RUNS, "the cores a launch starts: vector-only, cube-only, 'mix 1:1' or 'mix 1:2' "
+                              "(default: what the source declares: KERNEL_TASK_TYPE_DEFAULT, __mix__(1, 2), __cube__; "
+                              "else vector-only)",
+       type=_kernel_type, default=None, metavar="TYPE"),
     # -- what is reported
     _o("--json", REPORTS, "also write the report as JSON", type=writable_path, default=None, metavar="PATH",
        report="mpnpu.report.json:JsonReport"),

@@ -32,14 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import LaunchError, UsageError
-from mpnpu.operators.protocol import Operator
+from mpnpu.operators.protocol import Operator, device_for, topology_for
 from mpnpu.racecheck.directed import HazardKey, Scout, find_hazard, plan_for, run_seed
 from mpnpu.racecheck.hazards import Hazard, HazardLog
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import DEFAULT_BOUND_S, DEFAULT_QUIET_S, NOT_REACHED, ORDERED, REVERSED, HoldPlan
 from mpnpu.runtime.procutil import blas_threads
-from mpnpu.runtime.topology import Topology
 
 HARMFUL, BENIGN, NONE, UNCONFIRMED = "harmful", "benign", "ordered", "unconfirmed"
 LAUNCH_FAILED = "launch-failed"  # outcome of a directed run whose launch raised
@@ -214,11 +213,11 @@ def directed_run(op: Operator, case_index: int, plan: HoldPlan, *, seed: int, ca
                  options: RuntimeOptions = DEFAULT_OPTIONS,
                  on_device: Callable[[Device], None] | None = None) -> DirectedRun:
     """One held launch of ``case_index`` on a fresh device that first ran the predecessor case."""
-    labels = [c.label for c in Topology(block_dim).cores]
+    labels = [c.label for c in topology_for(op, block_dim).cores]
     case = op.make_case(case_seed, case_index)
     prepared = op.prepare(case)
     # A fresh device per run: its GM holds only what the predecessor case left.
-    with Device(block_dim, options=light(options)) as device:
+    with device_for(op, block_dim, options=light(options)) as device:
         if on_device is not None:
             on_device(device)
         try:
@@ -275,7 +274,7 @@ def confirm_hazards(
     cases = tuple(range(scout_cases)) if isinstance(scout_cases, int) else tuple(scout_cases)
     start = time.perf_counter()
     with blas_threads(1):
-        with Device(block_dim, options=light(options)) as dev:
+        with device_for(op, block_dim, options=light(options)) as dev:
             sc = scout(op, dev, cases, case_seed=case_seed, dropped=dropped, inserted=inserted)
         keys = [h.key for h in sc.log.hazards() if h.scope == "GM"]  # holds order cores, not pipes
         if only is not None:
@@ -313,7 +312,7 @@ def replay(op: Operator, seed: int, *, dropped: Iterable[str], scout_cases: Sequ
     dropped = frozenset(dropped)
     cases = tuple(range(scout_cases)) if isinstance(scout_cases, int) else tuple(scout_cases)
     with blas_threads(1):
-        with Device(block_dim, options=light(options)) as dev:
+        with device_for(op, block_dim, options=light(options)) as dev:
             sc = scout(op, dev, cases, case_seed=case_seed, dropped=dropped, inserted=inserted)
         if key is None:
             key = find_hazard(sc, seed, base_seed)

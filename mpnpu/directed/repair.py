@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.directed.confirm import confirm_hazards, directed_run, light, scout
 from mpnpu.harness.runner import Variant, run_batch
-from mpnpu.operators.protocol import Operator
+from mpnpu.operators.protocol import Operator, device_for, topology_for
 from mpnpu.racecheck.directed import HazardKey, PairRef, Scout, plan_for, run_seed
 from mpnpu.racecheck.hazards import Hazard
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
@@ -142,7 +142,7 @@ def verify(op: Operator, key: HazardKey, suggestion: Suggestion, *, dropped: fro
 
     inserted = (suggestion.insert,)
     try:
-        with Device(block_dim, options=light(options)) as dev:
+        with device_for(op, block_dim, options=light(options)) as dev:
             after = scout(op, dev, scout_cases, case_seed=case_seed, dropped=dropped, inserted=inserted)
             with dev.launch_settings(insert_syncs=inserted):
                 batch = run_batch(op, cases=batch_cases, repeat=1, variants=[Variant("repaired", dropped)],
@@ -199,7 +199,7 @@ def repair_hazards(op: Operator, *, dropped: Iterable[str], scout_cases: Sequenc
     """
     dropped = frozenset(dropped)
     cases = tuple(range(scout_cases)) if isinstance(scout_cases, int) else tuple(scout_cases)
-    with Device(block_dim, options=light(options)) as dev:
+    with device_for(op, block_dim, options=light(options)) as dev:
         before = scout(op, dev, cases, case_seed=case_seed, dropped=dropped)
     keys = [k for k, h in before.by_key.items() if h.scope == "GM"]  # stage-boundary repairs: between cores
     if harmful_only:
@@ -207,7 +207,7 @@ def repair_hazards(op: Operator, *, dropped: Iterable[str], scout_cases: Sequenc
                                block_dim=block_dim, bound_s=bound_s, quiet_s=quiet_s, fixed=False,
                                options=options, on_device=on_device)
         keys = [c.hazard.key for c in conf.confirmations if c.verdict == "harmful"]
-    topo = Topology(block_dim)
+    topo = topology_for(op, block_dim)
     repairs = []
     for key in keys:
         hazard = before.by_key[key]

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import InvalidArgumentError, LaunchError, UsageError
 from mpnpu.harness.stats import rule_of_three, wilson_interval
-from mpnpu.operators.protocol import Operator, Verdict
+from mpnpu.operators.protocol import Operator, Verdict, device_for
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -313,7 +313,7 @@ def run_batch(
         raise UsageError(f"unknown probe {probe!r}; known: {', '.join(op.probes)}")
     own_device = device is None
     if device is None:
-        device = Device(block_dim or DEFAULT_BLOCK_DIM, options=options)
+        device = device_for(op, block_dim or DEFAULT_BLOCK_DIM, options=options)
     results = {v.name: VariantResult(v, repeat) for v in variants}
     batch = BatchResult(
         operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,

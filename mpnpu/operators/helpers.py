@@ -37,6 +37,22 @@ def check_sync_names(names: Iterable[str], sync_points: Mapping[str, str],
     return names
 
 
+def sync_names_of(op: Any, names: Iterable[str] | str, where: str = " in --drop-sync") -> frozenset[str]:
+    """The sync points of ``op`` that ``names`` (a collection, or 'A,B' as on the command line) name.
+
+    An operator may spell its sync points more than one way: a C++ operator's are FILE:LINE of the
+    sync call, and "add.cpp:45" names "op_kernel/add.cpp:45"; such an operator has a
+    ``resolve_sync_names(names)`` method. Otherwise every name must be one of ``op.sync_points``.
+    """
+    if isinstance(names, str):
+        names = [part.strip() for part in names.split(",") if part.strip()]
+    resolver = getattr(op, "resolve_sync_names", None)
+    if callable(resolver):
+        resolved: frozenset[str] = frozenset(resolver(names))
+        return resolved
+    return check_sync_names(names, op.sync_points, where)
+
+
 def variants_from_syncs(incident: Iterable[str], **others: Iterable[str]) -> dict[str, frozenset[str]]:
     """The variant table: ``incident`` drops the sync points of the bug as written, ``fixed`` drops none.
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_chec
 
 from mpnpu.errors import UsageError
 from mpnpu.runtime.device import Device, LaunchResult
+from mpnpu.runtime.topology import KernelType, Topology
 
 if TYPE_CHECKING:
     from mpnpu.operators.diagnosis import Diagnosis
@@ -65,9 +66,11 @@ class Operator(Protocol):
     """An operator under test (see :class:`mpnpu.operators.kernel.KernelOperator`).
 
     Required: the attributes and methods below. Optional, read through :func:`options_of`,
-    :func:`diagnosis_of` and :func:`with_options`: ``options`` (a tuple of :class:`OperatorOption`),
-    ``with_options(**values)`` (a copy with those values) and ``diagnosis`` (a
-    :class:`mpnpu.harness.chain.Diagnosis`, or None).
+    :func:`diagnosis_of`, :func:`kernel_type_of` and :func:`with_options`: ``options`` (a tuple of
+    :class:`OperatorOption`), ``with_options(**values)`` (a copy with those values), ``diagnosis`` (a
+    :class:`mpnpu.harness.chain.Diagnosis`, or None) and ``device_kernel_type`` (the
+    :class:`~mpnpu.runtime.topology.KernelType` its launches need: a vector-only C++ kernel starts
+    vector cores only; mix 1:2 when absent).
     """
 
     name: str
@@ -156,3 +159,26 @@ def with_options(op: Any, **values: Any) -> Any:
 def diagnosis_of(op: Any) -> "Diagnosis | None":
     """The operator's diagnosis chain, or None when it has none."""
     return getattr(op, "diagnosis", None)
+
+
+def kernel_type_of(op: Any) -> KernelType:
+    """Which cores a launch of ``op``'s kernel starts: its ``device_kernel_type``, else mix 1:2
+    (every Python kernel runs on the full mix 1:2 device)."""
+    kind = getattr(op, "device_kernel_type", None)
+    if kind is None:
+        return KernelType.MIX_1_2
+    if not isinstance(kind, KernelType):
+        raise UsageError(f"operator {getattr(op, 'name', op)!r}: device_kernel_type must be a "
+                         f"mpnpu.runtime.topology.KernelType, got {kind!r}")
+    return kind
+
+
+def topology_for(op: Any, block_dim: int) -> Topology:
+    """The cores a device for ``op`` with ``block_dim`` blocks has."""
+    return Topology(block_dim, kernel_type_of(op))
+
+
+def device_for(op: Any, block_dim: int, **kwargs: Any) -> Device:
+    """A :class:`Device` of ``block_dim`` blocks with the cores ``op``'s launches need (the tools
+    open every device through this, so a vector-only C++ operator gets vector cores only)."""
+    return Device(block_dim, kernel_type=kernel_type_of(op), **kwargs)

@@ -40,7 +40,7 @@ from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.harness.runner import BatchResult, Variant, VariantResult
 from mpnpu.harness.stress.plan import ChaosSettings, ConfigResult, Configuration, MigrateSettings, SweepPlan
 from mpnpu.harness.stress.sweep import run_config
-from mpnpu.operators.protocol import Operator
+from mpnpu.operators.protocol import Operator, device_for, kernel_type_of
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -181,16 +181,16 @@ class DeviceCache:
     24-AI-core pool takes seconds to start). Owned by one slot; :meth:`close` ends it."""
 
     def __init__(self) -> None:
-        self._key: tuple[int, tuple[int, ...], RuntimeOptions] | None = None
+        self._key: tuple[Any, ...] | None = None
         self._device: Device | None = None
 
-    def get(self, block_dim: int, cpus: tuple[int, ...], options: RuntimeOptions) -> Device:
-        key = (block_dim, cpus, options)
+    def get(self, op: Operator, block_dim: int, cpus: tuple[int, ...], options: RuntimeOptions) -> Device:
+        key = (block_dim, kernel_type_of(op), cpus, options)
         if self._device is not None and (self._key != key or self._device.closed):
             self.close()
         if self._device is None:
             # The calling thread is pinned to ``cpus`` already: the core processes inherit them.
-            self._device = Device(block_dim, options=options)
+            self._device = device_for(op, block_dim, options=options)
             self._key = key
         return self._device
 
@@ -231,7 +231,7 @@ def run_shard(
             seed=shard.seed, chaos=dataclasses.replace(plan.chaos, seed=shard.chaos_seed),
             migrate=dataclasses.replace(plan.migrate, seed=shard.chaos_seed), cpus=run_cpus, options=plan.options,
         )
-        device = devices.get(shard.config.block_dim, tuple(run_cpus), plan.options) if devices is not None else None
+        device = devices.get(op, shard.config.block_dim, tuple(run_cpus), plan.options) if devices is not None else None
         result = run_config(_CaseRange(op, shard.case_start), shard.config, sweep_plan, device=device,
                             budget_s=budget_s, progress=progress)
     interrupt = result.batch.interrupt

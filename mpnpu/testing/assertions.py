@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from mpnpu.errors import MpnpuError, UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
+from mpnpu.operators.protocol import kernel_type_of
 from mpnpu.racecheck import Hazard, HazardLog, analyze
 from mpnpu.report.hazards import format_hazard_log
 from mpnpu.report.text.batch import format_variant
@@ -97,7 +98,8 @@ def assert_no_races(
     """
     __tracebackhide__ = True  # pytest: show the test's line, not this helper's
     t = resolve_target(target)
-    dev = device if device is not None else shared_device()
+    op_kind = kernel_type_of(t.operator) if t.operator is not None else None
+    dev = device if device is not None else shared_device(kernel_type=op_kind)
     log = HazardLog()
     if t.operator is not None:
         op = t.operator
@@ -164,7 +166,7 @@ def assert_matches_golden(
     __tracebackhide__ = True
     operator = resolve_operator(op)
     name, dropped = dropped_syncs(operator, variant, drop_syncs)
-    dev = device if device is not None else shared_device()
+    dev = device if device is not None else shared_device(kernel_type=kernel_type_of(operator))
     batch = run_batch(operator, cases=cases, repeat=repeat, variants=[Variant(name, dropped)], seed=seed,
                       probe=probe, device=dev)
     if batch.interrupt is not None:

@@ -25,6 +25,7 @@ from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, LaunchOptio
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.gm import sweep_stale_segments
 from mpnpu.runtime.procutil import Terminated
+from mpnpu.runtime.topology import KernelType
 
 
 def use_plugin_state(state: Any) -> None:
@@ -56,7 +57,7 @@ class DeviceProvider:
 
     def __init__(self) -> None:
         self._device: Device | None = None
-        self._key: tuple[int, RuntimeOptions] | None = None
+        self._key: tuple[int, RuntimeOptions, KernelType] | None = None
         self._previous_sigterm: Any = None
         self._swept = False
         #: the pytest plugin's state of the run in progress (mpnpu.testing.plugin.PluginState), if any
@@ -67,13 +68,14 @@ class DeviceProvider:
         dev = self._device
         return dev if dev is not None and not dev.closed else None
 
-    def get(self, block_dim: int | None = None, options: RuntimeOptions | None = None) -> Device:
+    def get(self, block_dim: int | None = None, options: RuntimeOptions | None = None,
+            kernel_type: KernelType = KernelType.MIX_1_2) -> Device:
         """The open device if it has these settings, else a new one (the old one closed first)."""
         if options is None:
             options = DEFAULT_OPTIONS
         if not isinstance(options, RuntimeOptions):
             raise UsageError(f"options must be a mpnpu.runtime.config.RuntimeOptions, got {options!r}")
-        key = (block_dim if block_dim is not None else plugin_block_dim(), options)
+        key = (block_dim if block_dim is not None else plugin_block_dim(), options, kernel_type)
         dev = self.current()
         if dev is not None and self._key == key:
             return dev
@@ -82,7 +84,7 @@ class DeviceProvider:
             # Segments a SIGKILLed earlier run (of the suite, or of a tool) could not unlink.
             sweep_stale_segments()
             self._swept = True
-        dev = Device(key[0], options=options)
+        dev = Device(key[0], options=options, kernel_type=kernel_type)
         state = self.plugin
         if state is not None and state.racecheck:
             _trace_every_launch(dev, state)
@@ -144,20 +146,34 @@ def _trace_every_launch(dev: Device, state: Any) -> None:
 _PROVIDER = DeviceProvider()
 
 
-def shared_device(block_dim: int | None = None, options: RuntimeOptions | None = None) -> Device:
+def shared_device(block_dim: int | None = None, options: RuntimeOptions | None = None,
+                  kernel_type: KernelType | None = None) -> Device:
     """This process's device with these settings (see :class:`DeviceProvider`).
 
-    Without arguments: the device currently open (the one the ``mpnpu_device`` fixture gave this
-    test), else one with the default block_dim. Outside pytest it stays open until
-    :func:`close_shared` or the interpreter exits.
+    Without ``block_dim`` and ``options``: the device currently open (the one the ``mpnpu_device``
+    fixture gave this test) if it has ``kernel_type``'s cores, else one with its block_dim (or the
+    default) and ``kernel_type``. Outside pytest it stays open until :func:`close_shared` or the
+    interpreter exits.
     """
     if block_dim is None and options is None:
         dev = _PROVIDER.current()
         if dev is not None:
-            return dev
-    return _PROVIDER.get(block_dim, options)
+            if kernel_type is None or dev.kernel_type is kernel_type:
+                return dev
+            block_dim, options = dev.block_dim, dev.options
+    return _PROVIDER.get(block_dim, options, kernel_type or KernelType.MIX_1_2)
 
 
 def close_shared() -> None:
     """Close this process's shared device, if one is open."""
     _PROVIDER.close()
+
+
+def kernel_type_named(kind: Any) -> KernelType | None:
+    """A marker's ``kernel_type``: a KernelType, its value ("vector-only", "mix 1:1", ...) or None."""
+    if kind is None or isinstance(kind, KernelType):
+        return kind
+    for k in KernelType:
+        if kind in (k.value, k.name):
+            return k
+    raise UsageError(f"kernel_type must be one of {', '.join(repr(k.value) for k in KernelType)}, got {kind!r}")

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import pytest
 
 MARKER = "mpnpu"
-_MARKER_ARGS = ("block_dim", "options", "repeat", "seed", "racecheck")
+_MARKER_ARGS = ("block_dim", "options", "kernel_type", "repeat", "seed", "racecheck")
 _DEVICES_MODULE = "mpnpu.testing.devices"
 
 
@@ -54,6 +54,7 @@ class TestSettings:
     marked: bool
     block_dim: int | None
     options: Any  # mpnpu.runtime.config.RuntimeOptions or None (checked by the device side)
+    kernel_type: Any  # a mpnpu.runtime.topology.KernelType, its value ("vector-only") or None
     seeds: tuple[int, ...]
     racecheck: bool
 
@@ -100,8 +101,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mpnpu(block_dim=None, options=None, repeat=1, seed=0, racecheck=True): settings of the "
-        "mpnpu_device fixture (block_dim, RuntimeOptions) and a repeat of the test with seeds "
+        "mpnpu(block_dim=None, options=None, kernel_type=None, repeat=1, seed=0, racecheck=True): "
+        "settings of the mpnpu_device fixture (block_dim, RuntimeOptions, the cores a launch starts: "
+        "'vector-only' for an AIV C++ kernel) and a repeat of the test with seeds "
         "seed..seed+repeat-1 (the mpnpu_seed fixture); racecheck=False exempts the test from "
         "--mpnpu-racecheck",
     )
@@ -177,6 +179,7 @@ def settings_for(item: pytest.Item) -> TestSettings:
         marked=bool(markers),
         block_dim=block_dim,
         options=kwargs.get("options"),
+        kernel_type=kwargs.get("kernel_type"),
         seeds=seeds,
         racecheck=config.stash[STATE].racecheck and racecheck,
     )
@@ -196,11 +199,11 @@ def mpnpu_device(request: pytest.FixtureRequest) -> Any:
     """
     settings = settings_for(request.node)
     from mpnpu.errors import UsageError
-    from mpnpu.testing.devices import shared_device, use_plugin_state
+    from mpnpu.testing.devices import kernel_type_named, shared_device, use_plugin_state
 
     use_plugin_state(request.config.stash[STATE])
     try:
-        return shared_device(settings.block_dim, settings.options)
+        return shared_device(settings.block_dim, settings.options, kernel_type_named(settings.kernel_type))
     except UsageError as e:  # a bad block_dim or options: one line, not a traceback into mpnpu
         pytest.fail(f"mpnpu_device: {e}", pytrace=False)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from mpnpu.errors import UsageError
-from mpnpu.operators.helpers import check_sync_names
+from mpnpu.operators.helpers import sync_names_of
 from mpnpu.operators.protocol import Operator, check_operator, protocol_problems
 from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.core import resolve_kernel
@@ -75,5 +75,5 @@ def dropped_syncs(op: Operator, variant: str | None, drop_syncs: Iterable[str] |
         return variant, frozenset(variants[variant])
     if drop_syncs is None:
         return "fixed", frozenset()
-    dropped = check_sync_names(drop_syncs, op.sync_points, where=f" of {op.name}")
+    dropped = sync_names_of(op, drop_syncs, where=f" of {op.name}")
     return ("drop(" + ",".join(sorted(dropped)) + ")") if dropped else "fixed", dropped

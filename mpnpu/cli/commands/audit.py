@@ -26,13 +26,13 @@ from mpnpu.directed.audit import audit
 from mpnpu.directed.confirm import replay
 from mpnpu.directed.repair import AUDIT_BLOCK_DIM
 from mpnpu.errors import ExitCode
-from mpnpu.operators.helpers import parse_sync_names
+from mpnpu.operators.helpers import sync_names_of
 from mpnpu.operators.protocol import Operator
 from mpnpu.report.text import format_text
 
 
 def run(args: argparse.Namespace, op: Operator) -> int:
-    only = tuple(sorted(parse_sync_names(args.sync, op.sync_points))) if args.sync else ()
+    only = tuple(sorted(sync_names_of(op, args.sync, " in --sync"))) if args.sync else ()
     if args.replay is not None:
         return _replay(op, args)
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, op: Operator) -> int:
 
 
 def _replay(op: Operator, args: argparse.Namespace) -> int:
-    dropped = (parse_sync_names(args.drop_sync, op.sync_points) if args.drop_sync is not None
+    dropped = (sync_names_of(op, args.drop_sync) if args.drop_sync is not None
                else op.variants.get("incident", frozenset()))
     run = replay(op, args.replay, dropped=dropped, scout_cases=args.scout_cases, base_seed=args.directed_seed,
                  case_seed=args.seed, block_dim=args.block_dim, options=runtime_options(args))

@@ -26,7 +26,7 @@ from mpnpu.cli.options import DEVICE, device_notes, runtime_options
 from mpnpu.cli.outputs import timeline_selector, write_reports, write_timelines
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import BatchResult, make_variants, run_batch
-from mpnpu.operators.helpers import parse_sync_names
+from mpnpu.operators.helpers import sync_names_of
 from mpnpu.operators.protocol import Operator
 from mpnpu.report.text import format_text
 from mpnpu.runtime import cpuset
@@ -44,7 +44,7 @@ def sync_point_epilog(op: Operator) -> str:
 def run(args: argparse.Namespace, op: Operator) -> int:
     if args.confirm and not args.racecheck:
         raise UsageError("--confirm reproduces the hazards racecheck reports: add --racecheck")
-    under_test = None if args.drop_sync is None else parse_sync_names(args.drop_sync, op.sync_points)
+    under_test = None if args.drop_sync is None else sync_names_of(op, args.drop_sync)
     names = ("incident", "fixed") if args.variant == "both" else (args.variant,)
     variants = make_variants(op, names, under_test)
     options = runtime_options(args)

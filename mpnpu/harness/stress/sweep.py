@@ -68,10 +68,9 @@ from mpnpu.harness.stress.plan import (
     SweepPlan,
     SweepResult,
 )
-from mpnpu.operators.protocol import Operator
+from mpnpu.operators.protocol import Operator, device_for, kernel_type_of
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import signals_blocked
-from mpnpu.runtime.topology import Topology
 
 __all__ = ["run_config", "run_sweep", "suggest_cases"]
 
@@ -104,7 +103,7 @@ class _Perturbations:
         self.device: Device | None = None
         self.generation = -1
         self.pids: list[int] = []
-        self.saved: dict[int, list[int]] = {}
+        self.names: list[str] = []  # the cores' short names, in pid order
         self.before: dict[int, Any] = {}
         self.chaos: ChaosRunner | None = None
         self.migrator: Migrator | None = None
@@ -141,8 +140,8 @@ class _Perturbations:
         device = self.device
         assert device is not None
         self.generation = device.pool_generation
-        topo = Topology(device.block_dim)
-        names = [c.short for c in topo.cores]
+        topo = device.topology
+        names = self.names = [c.short for c in topo.cores]
         try:
             pids = device.core_pids()
             self.saved = read_affinity(pids)
@@ -173,7 +172,7 @@ class _Perturbations:
         pids = self.pids
         if not pids:
             return
-        names = [c.short for c in Topology(len(pids) // 3).cores]
+        names = self.names
         if final and pids:
             try:
                 at_end = read_affinity(pids)
@@ -278,7 +277,7 @@ def run_config(
             result.load = {"processes": config.load, "pids": load.pids, "bound_s": bound,
                            "cpus": cpus[:1] if config.placement == "pack" else None}
         if device is None:
-            device = Device(config.block_dim, options=plan.options)
+            device = device_for(op, config.block_dim, options=plan.options)
         deadline = None
         if budget_s is not None:
             deadline = max(0.0, budget_s - (time.perf_counter() - start) - _TEARDOWN_RESERVE_S)
@@ -332,13 +331,13 @@ def run_sweep(
         for i, config in enumerate(configs):
             if on_config is not None:
                 on_config(i, config)
-            if device is None or device.block_dim != config.block_dim:
+            if device is None or device.block_dim != config.block_dim or device.kernel_type is not kernel_type_of(op):
                 if device is not None:
                     with signals_blocked(*_SIGNALS):
                         device.close()
                     device = None
                 try:
-                    device = Device(config.block_dim, options=plan.options)
+                    device = device_for(op, config.block_dim, options=plan.options)
                 except MpnpuError as e:
                     if isinstance(e, UsageError):
                         raise

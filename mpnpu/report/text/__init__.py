@@ -6,7 +6,8 @@
 - :mod:`.directed` — race-directed reproduction, the sync audit and its repairs;
 - :mod:`.operators` — the registered operators (``--list-ops``);
 - :mod:`.scale` — where shards ran;
-- :mod:`.soak` — soaks of the fixed kernel and of the watchdog.
+- :mod:`.soak` — soaks of the fixed kernel and of the watchdog;
+- :mod:`.run` — one C++ kernel's runs (``mpnpu run``).
 
 :func:`format_text` dispatches on the result's type; each kind of result has one row in
 ``_RENDERERS`` below. :class:`TextReport` is the :class:`~mpnpu.report.Reporter` of the format.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import functools
 from typing import IO, Any, Callable
 
+from mpnpu.ascendc.run import RunResult
 from mpnpu.directed.audit import AuditResult
 from mpnpu.directed.confirm import ConfirmResult, DirectedRun
 from mpnpu.errors import InvalidTypeError
@@ -25,7 +27,7 @@ from mpnpu.harness.handshakes import WatchdogSoak
 from mpnpu.harness.runner import BatchResult
 from mpnpu.harness.soak import FixedSoak, StressSoak
 from mpnpu.harness.stress.plan import SweepResult
-from mpnpu.report.text import batch, directed, investigate, soak, stress
+from mpnpu.report.text import batch, directed, investigate, run, soak, stress
 
 __all__ = ["TextReport", "format_text"]
 
@@ -48,6 +50,7 @@ _RENDERERS: tuple[tuple[type, Callable[..., str]], ...] = (
     (FixedSoak, lambda r, **c: soak.format_fixed_soak(r)),
     (StressSoak, lambda r, **c: soak.format_stress_soak(r)),
     (WatchdogSoak, lambda r, **c: soak.format_watchdog_soak(r)),
+    (RunResult, lambda r, **c: run.format_run(r)),
 )
 for _kind, _render in _RENDERERS:
     format_text.register(_kind, _render)

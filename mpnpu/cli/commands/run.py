@@ -1,0 +1,90 @@
+"""mpnpu run SOURCE[:ENTRY] ARG... — one Ascend C kernel on .bin files, the samples' layout.
+
+The kernel's inputs come from ``.bin`` files, its outputs go to ``.bin`` files after the last repeat,
+and each repeat is compared with a golden ``.bin`` (:mod:`mpnpu.ascendc.run`, which does the work).
+Exit status: 0 when every repeat matched its golden (and, with --racecheck, no hazard was found),
+1 when one did not, 2 for a usage error (a bad argument word, a kernel that does not compile: its
+file:line), 3 when the device failed (a core faulted, deadlocked or timed out), 130/143 when
+interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from mpnpu.ascendc.run import RunArg, parse_arg, run
+from mpnpu.cli.command import Command
+from mpnpu.cli.common import exit_status, progress_bar
+from mpnpu.cli.options import DEVICE, runtime_options
+from mpnpu.cli.outputs import write_reports
+from mpnpu.errors import UsageError
+from mpnpu.report.text import format_text
+
+
+def goldens(words: list[str], args: list[RunArg]) -> dict[int, str]:
+    """--golden words -> {argument position (0-based): path}."""
+    outs = [i for i, a in enumerate(args) if a.kind == "out"]
+    found: dict[int, str] = {}
+    for word in words:
+        head, sep, rest = word.partition("=")
+        if sep and head.isdigit():
+            index, path = int(head) - 1, rest
+        elif len(outs) == 1:
+            index, path = outs[0], word
+        else:
+            raise UsageError(f"--golden {word}: the kernel has {len(outs)} out: arguments; name one, "
+                             f"--golden N=PATH (N counts the arguments from 1)")
+        if not os.path.isfile(path):
+            raise UsageError(f"--golden {word}: no file {path}")
+        found[index] = path
+    return found
+
+
+def defines(words: list[str]) -> dict[str, str]:
+    """-D words (NAME or NAME=VALUE) -> {NAME: VALUE}."""
+    out = {}
+    for word in words:
+        name, _, value = word.partition("=")
+        if not name.isidentifier():
+            raise UsageError(f"--define {word}: expected NAME or NAME=VALUE")
+        out[name] = value or "1"
+    return out
+
+
+def run_kernel(args: argparse.Namespace, op: None) -> int:
+    source, entry = args.source, ""
+    if not os.path.isfile(source) and ":" in source:  # SOURCE:ENTRY
+        source, _, entry = source.rpartition(":")
+    if not os.path.isfile(source):
+        raise UsageError(f"no kernel source {source}")
+    words = [parse_arg(w) for w in args.kernel_args]
+    drop = [n.strip() for n in (args.drop_sync or "").split(",") if n.strip()]
+    with progress_bar(args.repeat, "repeats", disable=args.quiet) as bar:
+        result = run(source, entry or None, words, block_dim=args.block_dim, golden=goldens(args.golden, words),
+                     repeat=args.repeat, rtol=args.rtol, atol=args.atol, kernel_type=args.kernel_type,
+                     defines=defines(args.define), include_dirs=args.include, tiling_key=args.tiling_key,
+                     drop_syncs=drop, racecheck=args.racecheck, options=runtime_options(args),
+                     progress=bar.update)
+    print(format_text(result))
+    write_reports(args, {"json": result})
+    return exit_status(None, result.passed)
+
+
+COMMAND = Command(
+    name="run",
+    help="one Ascend C kernel on .bin inputs, repeated, each repeat against a golden .bin",
+    description="Build an Ascend C kernel (C++17, mpnpu's headers) and run it on the device: its cube and vector "
+                "cores are separate processes over shared GM, as for every mpnpu kernel. The arguments are given "
+                "in the order of the kernel's parameters; outputs are written after the last repeat; each repeat "
+                "is compared with its --golden and with the first repeat. A sample's source may hold its host "
+                "program and the kernel<<<...>>>(...) launch: only that statement is replaced (line numbers "
+                "kept). --block-dim counts the kernel's blocks: vector cores of a vector-only kernel, AI cores "
+                "of a mix kernel. Exit 0 when every repeat matched (and --racecheck found no hazard).",
+    epilog="Examples: mpnpu run add_custom.asc --block-dim 8 in:input/input_x.bin:float16 "
+           "in:input/input_y.bin:float16 out:output/output_z.bin:float16:16384 --golden output/golden.bin "
+           "--repeat 20;  mpnpu run add.cpp:add_custom ... --racecheck --drop-sync add.cpp:45",
+    options=("source", "kernel_args", "block_dim", "repeat", "golden", "rtol", "atol", "define", "include",
+             "tiling_key", "kernel_type", "drop_sync", "racecheck", *DEVICE, "json", "quiet"),
+    run=run_kernel,
+)

@@ -1,0 +1,40 @@
+"""One C++ kernel's runs (``mpnpu run``) as text: per output, the repeats that differ from the
+golden with the first elements that do, whether repeats agree with the first, and racecheck's hazards."""
+
+from __future__ import annotations
+
+from mpnpu.ascendc.run import RunResult
+from mpnpu.report.hazards import format_hazard_log
+
+
+def format_run(r: RunResult) -> str:
+    lines = [f"run: {r.kernel}, {r.kernel_type.value}, block_dim {r.block_dim}, {r.repeats} repeat(s)"
+             + (f", dropping {', '.join(r.dropped_syncs)}" if r.dropped_syncs else "")]
+    checked = bool(r.checks) and any(c.n_elements for row in r.checks for c in row)
+    for pos, first in enumerate(r.checks[0] if r.checks else []):
+        bad = [(k + 1, row[pos]) for k, row in enumerate(r.checks) if not row[pos].passed]
+        head = f"  argument {first.index + 1} ({first.path}, {first.n_elements} elements): "
+        if not bad:
+            lines.append(head + ("every repeat matched the golden" if checked else "written"))
+            continue
+        lines.append(head + f"{len(bad)} of {r.repeats} repeats differ from the golden "
+                     f"(repeats {', '.join(str(k) for k, _ in bad[:10])}{' ...' if len(bad) > 10 else ''})")
+        k, c = bad[0]
+        shown = ", ".join(f"[{i}] {g:g} (golden {w:g})" for i, g, w in c.first[:4])
+        lines.append(f"    repeat {k}: {c.n_differ} elements differ; first: {shown}")
+    if r.repeats > 1:
+        differ = r.differ_from_first
+        lines.append(f"  {len(differ)} of {r.repeats} repeats differ from the first" if differ
+                     else f"  all {r.repeats} repeats gave the first repeat's bytes")
+    if r.racecheck:
+        lines.append("racecheck:")
+        lines.append(format_hazard_log(r.hazards))
+    lines += [f"note: {n}" for n in r.notes]
+    verdict = "PASS" if r.passed else "FAIL"
+    why = []
+    if r.failed_repeats:
+        why.append(f"{len(r.failed_repeats)} repeat(s) differ from the golden")
+    if r.racecheck and len(r.hazards):
+        why.append(f"{len(r.hazards)} hazard(s)")
+    lines.append(f"verdict: {verdict}" + (f" ({'; '.join(why)})" if why else ""))
+    return "\n".join(lines)
