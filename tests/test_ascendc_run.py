@@ -66,3 +66,45 @@ def test_run_arguments_are_checked(tmp_path) -> None:
         R.run(source(SAMPLE), None, args[:4], block_dim=8, golden={})
     with pytest.raises(UsageError, match="does not exist"):
         R.run(source(SAMPLE), None, [R.parse_arg("in:/nonexistent.bin:float32"), *args[1:]], block_dim=8, golden={})
+
+
+PADDED = "sample/padded_count.asc"
+
+
+def test_every_launch_statement_of_a_sample_is_replaced() -> None:
+    p = R.prepare_source(source(PADDED))
+    assert p.launches == (("padded_count<float, 5>", 3), ("padded_count<int32_t, 5>", 3))
+    assert p.arguments_of("padded_count<float, 5>") == 3 and p.arguments_of("other") is None
+    with open(p.path) as f:
+        prepared = f.read()
+    assert "<<<4" not in prepared
+    with open(source(PADDED)) as f:  # every line kept where it was (after the #line directive)
+        assert len(prepared.splitlines()) == len(f.read().splitlines()) + 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_block_idx_set_pad_value_scalar_atomic_and_an_io_argument(tmp_path, dtype) -> None:
+    """block_idx/block_num, DataCopyPad padding from SetPadValue, AtomicAdd from 4 cores, and an io:
+    tensor read from a file and written back; the entry named with its template arguments."""
+    x = np.arange(20).astype(dtype)
+    x.tofile(tmp_path / "x.bin")
+    np.array([7], dtype=np.int32).tofile(tmp_path / "count.bin")
+    golden = np.concatenate([np.concatenate([x[b * 5:b * 5 + 5], np.full(3, -1, dtype)]) for b in range(4)])
+    golden.tofile(tmp_path / "golden.bin")
+    np.array([11], dtype=np.int32).tofile(tmp_path / "count_golden.bin")
+    ctype = "float" if dtype == "float32" else "int32_t"
+    args = [R.parse_arg(a) for a in (f"in:{tmp_path}/x.bin:{dtype}", f"out:{tmp_path}/y.bin:{dtype}:32",
+                                     f"io:{tmp_path}/count.bin:{tmp_path}/count_out.bin:int32")]
+    res = R.run(source(PADDED), f"padded_count<{ctype}, 5>", args, block_dim=4, repeat=3, racecheck=True,
+                golden={1: f"{tmp_path}/golden.bin", 2: f"{tmp_path}/count_golden.bin"})
+    assert res.passed, res.to_dict()
+    assert np.fromfile(tmp_path / "count_out.bin", dtype=np.int32).tolist() == [11]
+    assert np.fromfile(tmp_path / "count.bin", dtype=np.int32).tolist() == [7]  # the input file is left alone
+    assert res.hazards == []  # atomics of several cores on one element do not race
+
+
+def test_io_arguments_are_checked() -> None:
+    a = R.parse_arg("io:in/y.bin:out/y.bin:float16")
+    assert (a.kind, a.path, a.out_path, a.dtype) == ("io", "in/y.bin", "out/y.bin", "float16")
+    with pytest.raises(UsageError, match="io:IN_PATH:OUT_PATH:DTYPE"):
+        R.parse_arg("io:y.bin:float16")
