@@ -68,6 +68,48 @@ def test_run_arguments_are_checked(tmp_path) -> None:
         R.run(source(SAMPLE), None, [R.parse_arg("in:/nonexistent.bin:float32"), *args[1:]], block_dim=8, golden={})
 
 
+PADDED = "sample/padded_count.asc"
+
+
+def test_every_launch_statement_of_a_sample_is_replaced() -> None:
+    p = R.prepare_source(source(PADDED))
+    assert p.launches == (("padded_count<float, 5>", 3), ("padded_count<int32_t, 5>", 3))
+    assert p.arguments_of("padded_count<float, 5>") == 3 and p.arguments_of("other") is None
+    with open(p.path) as f:
+        prepared = f.read()
+    assert "<<<4" not in prepared
+    with open(source(PADDED)) as f:  # every line kept where it was (after the #line directive)
+        assert len(prepared.splitlines()) == len(f.read().splitlines()) + 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_block_idx_set_pad_value_scalar_atomic_and_an_io_argument(tmp_path, dtype) -> None:
+    """block_idx/block_num, DataCopyPad padding from SetPadValue, AtomicAdd from 4 cores, and an io:
+    tensor read from a file and written back; the entry named with its template arguments."""
+    x = np.arange(20).astype(dtype)
+    x.tofile(tmp_path / "x.bin")
+    np.array([7], dtype=np.int32).tofile(tmp_path / "count.bin")
+    golden = np.concatenate([np.concatenate([x[b * 5:b * 5 + 5], np.full(3, -1, dtype)]) for b in range(4)])
+    golden.tofile(tmp_path / "golden.bin")
+    np.array([11], dtype=np.int32).tofile(tmp_path / "count_golden.bin")
+    ctype = "float" if dtype == "float32" else "int32_t"
+    args = [R.parse_arg(a) for a in (f"in:{tmp_path}/x.bin:{dtype}", f"out:{tmp_path}/y.bin:{dtype}:32",
+                                     f"io:{tmp_path}/count.bin:{tmp_path}/count_out.bin:int32")]
+    res = R.run(source(PADDED), f"padded_count<{ctype}, 5>", args, block_dim=4, repeat=3, racecheck=True,
+                golden={1: f"{tmp_path}/golden.bin", 2: f"{tmp_path}/count_golden.bin"})
+    assert res.passed, res.to_dict()
+    assert np.fromfile(tmp_path / "count_out.bin", dtype=np.int32).tolist() == [11]
+    assert np.fromfile(tmp_path / "count.bin", dtype=np.int32).tolist() == [7]  # the input file is left alone
+    assert len(res.hazards) == 0  # atomics of several cores on one element do not race
+
+
+def test_io_arguments_are_checked() -> None:
+    a = R.parse_arg("io:in/y.bin:out/y.bin:float16")
+    assert (a.kind, a.path, a.out_path, a.dtype) == ("io", "in/y.bin", "out/y.bin", "float16")
+    with pytest.raises(UsageError, match="io:IN_PATH:OUT_PATH:DTYPE"):
+        R.parse_arg("io:y.bin:float16")
+
+
 # -- the command: mpnpu run --------------------------------------------------------------------------
 
 
@@ -115,7 +157,7 @@ def test_mpnpu_run_mistakes_are_one_line_and_exit_2(tmp_path, capsys) -> None:
         ([*words, "--drop-sync", f"scale_add.asc:{bad_line}"],
          f"'scale_add.asc:{bad_line}' is not a sync point of the kernel (a sync call's FILE:LINE); nearest: "
          f"sample/scale_add.asc:{bad_line - 1} (AllocTensor)"),
-        ([*words, "--golden", f"{tmp_path}/output/golden.bin"], "the kernel has 2 out: arguments; name one"),
+        ([*words, "--golden", f"{tmp_path}/output/golden.bin"], "the kernel has 2 out:/io: arguments; name one"),
         ([*words[:4]], "the sample launches scale_add with 5 arguments, 4 given"),
         ([*words[:4], "u33:1"], "kernel argument 'u33:1': expected in:PATH:DTYPE"),
     ]:

@@ -2,9 +2,9 @@
 
 runtime <- racecheck <- operators / harness / directed / scale <- report <- cli (and testing);
 kernel front ends (mpnpu.api, the Python dialect; mpnpu.ascendc, Ascend C) depend on the runtime's
-kernel-context seam, and the runtime never imports one. No import cycle anywhere in mpnpu. The tools find operators by name and never
-import a kernel package, so a second operator is as much at home in them as the first; benchmarks
-and soaks import the installed package and name no kernel module either.
+kernel-context seam, and the runtime never imports one. No import cycle anywhere in mpnpu. The tools
+find operators by name and never import a kernel package, so a second operator is as much at home in
+them as the first; benchmarks and soaks import the installed package and name no kernel module either.
 """
 
 from __future__ import annotations

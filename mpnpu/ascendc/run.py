@@ -10,13 +10,16 @@ The kernel's arguments are given in the order of its parameters, one word each:
 
     in:PATH:DTYPE              a GM tensor filled from a .bin file
     out:PATH:DTYPE:COUNT       a GM tensor of COUNT elements, written to PATH after the last repeat
+    io:IN:OUT:DTYPE            a GM tensor filled from the .bin file IN (each repeat), written to OUT after
+                               the last repeat (an output the kernel accumulates into: atomics)
     gm:DTYPE:COUNT[:FILL]      a GM buffer (workspace, sync space), filled with FILL (default 0)
     tiling:HEADER:STRUCT:f=v,g=w   a tiling struct packed by field name (mpnpu.ascendc.tiling)
     i32:V, u32:V, i64:V, u64:V, f32:V, f64:V, null   a scalar (or a null pointer)
 
-A sample's source may hold its host program and the ``kernel<<<blocks, ...>>>(args)`` launch, which
-is not C++: that statement is the one thing the runner replaces (in a prepared copy that keeps every
-line where it was, so reports name the sample's own lines); its ``main`` is compiled but not run.
+A sample's source may hold its host program and its ``kernel<<<blocks, ...>>>(args)`` launches (one per
+scenario, say), which are not C++: those statements are the one thing the runner replaces (in a
+prepared copy that keeps every line where it was, so reports name the sample's own lines); its
+``main`` is compiled but not run.
 """
 
 from __future__ import annotations
@@ -51,9 +54,10 @@ _SCALAR_KINDS = {"i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint1
 class RunArg:
     """One kernel argument of ``mpnpu run``."""
 
-    kind: str  # "in", "out", "gm", "tiling", "scalar", "null"
+    kind: str  # "in", "out", "io", "gm", "tiling", "scalar", "null"
     text: str
-    path: str = ""
+    path: str = ""  # the file read ("in", "io") or written ("out")
+    out_path: str = ""  # the file an "io" tensor is written to
     dtype: str = ""
     count: int = 0
     fill: float = 0.0
@@ -73,6 +77,13 @@ def parse_arg(text: str) -> RunArg:
             path, dtype, count = rest.rsplit(":", 2)
             get_dtype(dtype)
             return RunArg("out", text, path=path, dtype=dtype, count=_count(count))
+        if head == "io":
+            paths, _, dtype = rest.rpartition(":")
+            src, _, dst = paths.rpartition(":")
+            if not src or not dst:
+                raise ValueError("expected io:IN_PATH:OUT_PATH:DTYPE")
+            get_dtype(dtype)
+            return RunArg("io", text, path=src, dtype=dtype, out_path=dst)
         if head == "gm":
             parts = rest.split(":")
             get_dtype(parts[0])
@@ -92,7 +103,8 @@ def parse_arg(text: str) -> RunArg:
             return RunArg("scalar", text, dtype=head, value=value)
     except (ValueError, TypeError, IndexError) as e:
         raise UsageError(f"kernel argument {text!r}: {e}") from None
-    raise UsageError(f"kernel argument {text!r}: expected in:PATH:DTYPE, out:PATH:DTYPE:COUNT, gm:DTYPE:COUNT, "
+    raise UsageError(f"kernel argument {text!r}: expected in:PATH:DTYPE, out:PATH:DTYPE:COUNT, io:IN:OUT:DTYPE, "
+                     "gm:DTYPE:COUNT, "
                      "tiling:HEADER:STRUCT:f=v,..., a scalar such as u32:16384, or null")
 
 
@@ -105,27 +117,40 @@ def _count(text: str) -> int:
 
 @dataclass
 class Prepared:
-    """A source ready to compile: its path (a prepared copy if it held a ``<<<>>>`` launch), the
-    kernel that launch named and how many arguments it passed (``None`` when there was none)."""
+    """A source ready to compile: its path (a prepared copy if it held ``<<<>>>`` launches), the
+    kernel the first launch named and how many arguments it passed (``None`` when there was none),
+    and every launch as (kernel, argument count) — a sample may launch one kernel per scenario."""
 
     path: str
     original: str
     launched: str | None = None
     launch_args: int | None = None
+    launches: tuple[tuple[str, int], ...] = ()
+
+    def arguments_of(self, kernel: str) -> int | None:
+        """How many arguments the sample's launches of ``kernel`` pass (``None``: it launches none,
+        or launches it with different counts)."""
+        counts = {n for k, n in self.launches if k == kernel}
+        return counts.pop() if len(counts) == 1 else None
 
 
 def prepare_source(path: str) -> Prepared:
-    """Replace a sample's ``kernel<<<...>>>(...)`` statement (keeping every line in place)."""
+    """Replace each of a sample's ``kernel<<<...>>>(...)`` statements by an empty statement,
+    keeping every line in place."""
     with open(path, errors="replace") as f:
         text = f.read()
     # (searched with comments and strings blanked out, which keeps every position)
-    m = _LAUNCH.search(blank_comments_and_strings(text))
-    if m is None:
+    matches = list(_LAUNCH.finditer(blank_comments_and_strings(text)))
+    if not matches:
         return Prepared(os.path.abspath(path), os.path.abspath(path))
-    launched = m.group("kernel")
-    n_args = len([a for a in m.group("args").split(",") if a.strip()])
-    blank = "".join("\n" if ch == "\n" else " " for ch in text[m.start():m.end()])
-    body = text[:m.start()] + ";" + blank[1:] + text[m.end():]
+    launches = tuple((m.group("kernel"), len([a for a in m.group("args").split(",") if a.strip()]))
+                     for m in matches)
+    parts, at = [], 0
+    for m in matches:
+        blank = "".join("\n" if ch == "\n" else " " for ch in text[m.start():m.end()])
+        parts += [text[at:m.start()], ";" + blank[1:]]
+        at = m.end()
+    body = "".join(parts) + text[at:]
     original = os.path.abspath(path)
     digest = hashlib.sha256((original + body).encode()).hexdigest()[:16]
     folder = os.path.join(cache_dir(), "prepared", digest)
@@ -136,7 +161,7 @@ def prepare_source(path: str) -> Prepared:
         # #line keeps the sample's own file and line numbers in every report and sync point name.
         f.write(f'#line 1 "{original}"\n{body}')
     os.replace(tmp, out)
-    return Prepared(out, original, launched, n_args)
+    return Prepared(out, original, launches[0][0], launches[0][1], launches)
 
 
 @dataclass
@@ -214,29 +239,32 @@ def _compare(got: np.ndarray, golden: np.ndarray, dtype: str, rtol: float,
 
 def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: int, golden: dict[int, str],
         repeat: int = 1, rtol: float = 1e-3, atol: float = 1e-5, kernel_type: KernelType | None = None,
-        defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (), tiling_key: int = 0,
+        defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (), tiling_header: str | None = None,
+        tiling_key: int = 0,
         drop_syncs: Sequence[str] = (), racecheck: bool = False, options: Any = None,
         progress: Any = None) -> RunResult:
     """Run the kernel ``repeat`` times (module docstring); ``golden``: output argument position
-    (0-based) -> golden .bin path."""
+    (0-based) -> golden .bin path; ``tiling_header``: a header included before the source (a
+    CPU-debug ``*_tiling_def.h``, or what ``python -m mpnpu.ascendc --kernel-tiling`` makes)."""
     from mpnpu.runtime.device import Device
 
     prepared = prepare_source(source)
     name = entry or prepared.launched
     if not name:
         raise UsageError(f"{source}: name the kernel (SOURCE:ENTRY); the source launches none with <<<>>>")
-    if prepared.launch_args is not None and prepared.launched == name and prepared.launch_args != len(args):
-        raise UsageError(f"{source}: the sample launches {name} with {prepared.launch_args} arguments, "
-                         f"{len(args)} given")
+    n_args = prepared.arguments_of(name)
+    if n_args is not None and n_args != len(args):
+        raise UsageError(f"{source}: the sample launches {name} with {n_args} arguments, {len(args)} given")
     include = [os.path.dirname(prepared.original), *include_dirs]
     kernel: CompiledKernel = compile_kernel(prepared.path, name, defines={**(defines or {}),
                                             "main": "mpnpu_sample_main"}, include_dirs=include,
+                                            tiling_header=tiling_header,
                                             kernel_type=kernel_type or detect_kernel_type([prepared.original]),
                                             tiling_key=tiling_key)
     kernel = kernel.with_launch() if not tiling_key else kernel
     for i in golden:
-        if not 0 <= i < len(args) or args[i].kind != "out":
-            raise UsageError(f"--golden names argument {i + 1}, which is not an out: argument")
+        if not 0 <= i < len(args) or args[i].kind not in ("out", "io"):
+            raise UsageError(f"--golden names argument {i + 1}, which is not an out: or io: argument")
     goldens = {i: np.fromfile(p, dtype=get_dtype(args[i].dtype).storage) for i, p in golden.items()}
     kw = {"options": options} if options is not None else {}
     checks: list[list[OutputCheck]] = []
@@ -252,7 +280,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                 values, outs = [], []
                 for i, a in enumerate(args):
                     values.append(_materialise(gm, a, i))
-                    if a.kind == "out":
+                    if a.kind in ("out", "io"):
                         outs.append((i, values[-1]))
                 launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=bool(racecheck)), kernel, *values)
                 if racecheck and launch.trace is not None:
@@ -264,7 +292,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                     n_bad, first = _compare(arr, goldens[i], args[i].dtype, rtol, atol)
                 else:
                     n_bad, first = 0, []
-                row.append(OutputCheck(i, args[i].path, int(arr.size), n_bad, first))
+                row.append(OutputCheck(i, _written(args[i]), int(arr.size), n_bad, first))
             checks.append(row)
             blobs = [arr.tobytes() for _, arr in results]
             if first_bytes is None:
@@ -272,7 +300,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
             same.append(blobs == first_bytes)
             if r == repeat - 1:
                 for i, arr in results:
-                    path = args[i].path
+                    path = _written(args[i])
                     if os.path.dirname(path):
                         os.makedirs(os.path.dirname(path), exist_ok=True)
                     arr.tofile(path)
@@ -282,9 +310,14 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                      dropped, bool(racecheck))
 
 
+def _written(a: RunArg) -> str:
+    """The file an output argument is written to."""
+    return a.out_path if a.kind == "io" else a.path
+
+
 def _materialise(gm: Any, a: RunArg, i: int) -> Any:
     name = f"arg{i + 1}"
-    if a.kind == "in":
+    if a.kind in ("in", "io"):
         if not os.path.isfile(a.path):
             raise UsageError(f"input file {a.path} does not exist (run the sample's gen_data.py first?)")
         data = np.fromfile(a.path, dtype=get_dtype(a.dtype).storage)

@@ -313,7 +313,8 @@ OPTIONS: dict[str, Option] = _table(
     _o("source", RUNS, "the kernel's source, SOURCE.cpp or SOURCE.asc, with :ENTRY when it defines more than one "
                        "kernel and launches none with <<<>>>", metavar="SOURCE[:ENTRY]"),
     _o("kernel_args", RUNS, "the kernel's arguments in the order of its parameters: in:PATH:DTYPE, "
-                            "out:PATH:DTYPE:COUNT, gm:DTYPE:COUNT[:FILL], tiling:HEADER:STRUCT:field=value,..., "
+                            "out:PATH:DTYPE:COUNT, io:IN:OUT:DTYPE (read from IN, written to OUT), "
+                            "gm:DTYPE:COUNT[:FILL], tiling:HEADER:STRUCT:field=value,..., "
                             "a scalar (u32:16384, f32:0.5, ...) or null", nargs="*", metavar="ARG"),
     _o("--golden", RUNS, "compare an out: argument with this .bin after every repeat: PATH for the only out: "
                          "argument, or N=PATH for argument N (1-based); repeatable", action="append", default=[],

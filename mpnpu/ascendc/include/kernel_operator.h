@@ -16,6 +16,7 @@
 #include "mpnpu/sync.h"
 #include "mpnpu/tpipe.h"
 #include "mpnpu/data_copy.h"
+#include "mpnpu/scalar_atomic.h"
 #include "mpnpu/vector.h"
 #include "mpnpu/cube.h"
 

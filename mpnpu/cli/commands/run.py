@@ -24,7 +24,7 @@ from mpnpu.report.text import format_text
 
 def goldens(words: list[str], args: list[RunArg]) -> dict[int, str]:
     """--golden words -> {argument position (0-based): path}."""
-    outs = [i for i, a in enumerate(args) if a.kind == "out"]
+    outs = [i for i, a in enumerate(args) if a.kind in ("out", "io")]
     found: dict[int, str] = {}
     for word in words:
         head, sep, rest = word.partition("=")
@@ -33,7 +33,7 @@ def goldens(words: list[str], args: list[RunArg]) -> dict[int, str]:
         elif len(outs) == 1:
             index, path = outs[0], word
         else:
-            raise UsageError(f"--golden {word}: the kernel has {len(outs)} out: arguments; name one, "
+            raise UsageError(f"--golden {word}: the kernel has {len(outs)} out:/io: arguments; name one, "
                              f"--golden N=PATH (N counts the arguments from 1)")
         if not os.path.isfile(path):
             raise UsageError(f"--golden {word}: no file {path}")

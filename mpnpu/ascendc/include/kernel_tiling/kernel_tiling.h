@@ -4,6 +4,7 @@
 #ifndef MPNPU_KERNEL_TILING_H
 #define MPNPU_KERNEL_TILING_H
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>  // (tiling headers copy structs with memcpy)
 
@@ -53,5 +54,32 @@ namespace tiling {
 using TCubeTiling = ::TCubeTiling;
 }
 }  // namespace AscendC
+
+// -- tiling structs written with the host's definition macros ------------------------------------------
+// BEGIN_TILING_DATA_DEF(Name) ... END_TILING_DATA_DEF; as the kernel sees it: a plain struct of the
+// fields in their order (the compiler's layout, which mpnpu.ascendc.tiling reads back), with the
+// host side's set_<field>/get_<field>, GetDataSize and SaveToBuffer for code that fills it.
+// REGISTER_TILING_DATA_CLASS(Op, Name) makes Name the struct GET_TILING_DATA(var, tiling) fills in
+// that scope.
+#define BEGIN_TILING_DATA_DEF(name) \
+    struct name {                   \
+        using mpnpu_self_t = name;
+#define TILING_DATA_FIELD_DEF(type, field)                    \
+    type field{};                                             \
+    void set_##field(type mpnpu_value) { field = mpnpu_value; } \
+    type get_##field() const { return field; }
+#define TILING_DATA_FIELD_DEF_ARR(type, count, field)                                           \
+    type field[count]{};                                                                        \
+    void set_##field(const type* mpnpu_values) { std::memcpy(field, mpnpu_values, sizeof(field)); } \
+    const type* get_##field() const { return field; }
+#define TILING_DATA_FIELD_DEF_STRUCT(type, field) type field{};
+#define END_TILING_DATA_DEF                                                                   \
+    size_t GetDataSize() const { return sizeof(mpnpu_self_t); }                                \
+    void SaveToBuffer(void* mpnpu_buf, size_t mpnpu_capacity) const {                          \
+        std::memcpy(mpnpu_buf, this,                                                           \
+                    mpnpu_capacity < sizeof(mpnpu_self_t) ? mpnpu_capacity : sizeof(mpnpu_self_t)); \
+    }                                                                                          \
+    }
+#define REGISTER_TILING_DATA_CLASS(op, name) using mpnpu_tiling_default_t [[maybe_unused]] = name;
 
 #endif  // MPNPU_KERNEL_TILING_H

@@ -45,9 +45,10 @@ MPNPU_EXPORT int32_t mpnpu_site(int32_t id, const char** file, int32_t* line, co
 MPNPU_EXPORT const MpnpuFault* mpnpu_fault() { return &mpnpu::core().fault; }
 
 // The entry point of the kernel library: ``kernel`` is the kernel's name as the source declares it
-// (a function, or a function template's specialisation such as add_example<0>).
-#define MPNPU_EXPORT_ENTRY(kernel)                                                                      \
-    using mpnpu_entry_t = decltype(::mpnpu::entry_of(&kernel));                                          \
+// (a function, or a function template's specialisation such as add_example<0> or, commas and all,
+// select_custom<float, uint8_t, 256>).
+#define MPNPU_EXPORT_ENTRY(...)                                                                         \
+    using mpnpu_entry_t = decltype(::mpnpu::entry_of(&__VA_ARGS__));                                     \
     MPNPU_EXPORT const char* mpnpu_entry_signature() {                                                   \
         static const std::string sig = mpnpu_entry_t::signature();                                       \
         return sig.c_str();                                                                              \
@@ -58,7 +59,7 @@ MPNPU_EXPORT const MpnpuFault* mpnpu_fault() { return &mpnpu::core().fault; }
         return ::mpnpu::run_launch(launch, [&] {                                                         \
             ::mpnpu::core().args.assign(slots, slots + n_slots);                                         \
             ::mpnpu::core().before_user_sync = nullptr;                                                  \
-            mpnpu_entry_t::invoke(&kernel, slots);                                                       \
+            mpnpu_entry_t::invoke(&__VA_ARGS__, slots);                                                  \
         });                                                                                              \
     }
 

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "abi.h"
+#include "identity.h"
 #include "rt.h"
 #include "sync.h"
 
@@ -149,6 +150,8 @@ inline void begin_launch(const MpnpuLaunch* l) {
     install_fault_handlers();
     CoreState& c = core();
     c.launch = *l;
+    ::block_idx = l->block_idx;
+    ::block_num = l->block_num;
     c.host = l->host;
     c.tracing = l->trace != 0;
     c.memcheck = l->memcheck != 0;
@@ -164,6 +167,8 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.events.clear();
     std::memset(&c.fault, 0, sizeof c.fault);
     c.atomic_op = 0;
+    c.pad_value = 0;
+    c.pad_value_set = false;
     c.last = Site{nullptr, 0, nullptr};
     c.pipes.configure(&pipe_error, &now_ns);
     c.pipes.source_of_ = &event_source;

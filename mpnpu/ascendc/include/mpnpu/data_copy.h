@@ -213,6 +213,12 @@ inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32
     mpnpu::mark_queued(rec, mpnpu::P_MTE2);
     dst.mpnpu_touch_bytes('W', mpnpu::P_MTE2, 0, uint64_t(blockCount - 1) * ub_step + ub_block, site, what);
     uint8_t* l = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+    // isPad false after a SetPadValue: the padding register's value fills the padding
+    const bool from_register = !isPad && (left || right) && mpnpu::core().pad_value_set;
+    if (from_register) {
+        std::memcpy(&value, &mpnpu::core().pad_value, sizeof(T) < sizeof(uint64_t) ? sizeof(T) : sizeof(uint64_t));
+        isPad = true;
+    }
     mpnpu::core().pipes.run(mpnpu::P_MTE2, [=] {
         uint64_t t0 = mpnpu::now_ns();
         for (uint64_t i = 0; i < blockCount; ++i) {
@@ -271,6 +277,19 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
 template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, MPNPU_SITE) {
     detail::pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, site);
+}
+
+// The padding register: the value DataCopyPad GM->local fills its left/right padding with when its
+// isPad is false (kept for the rest of the launch; T is the type of the copies it serves).
+template <typename T, TPosition pos = TPosition::MAX>
+inline void SetPadValue(T paddingValue) {
+    static_assert(sizeof(T) <= sizeof(uint64_t), "SetPadValue: a type of at most 8 bytes");
+    static_assert(pos == TPosition::MAX || pos == TPosition::VECIN || pos == TPosition::VECOUT,
+                  "SetPadValue: the position is VECIN, VECOUT or MAX");
+    mpnpu::CoreState& c = mpnpu::core();
+    c.pad_value = 0;
+    std::memcpy(&c.pad_value, &paddingValue, sizeof(T));
+    c.pad_value_set = true;
 }
 
 // -- atomics of copies to GM -----------------------------------------------------------------------------

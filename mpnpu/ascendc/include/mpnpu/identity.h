@@ -72,6 +72,11 @@ inline void InitSocState() {}
 
 }  // namespace AscendC
 
+// The kernel-side system variables block_idx and block_num (what GetBlockIdx() and GetBlockNum()
+// return), set at the start of each launch on this core (mpnpu::begin_launch).
+inline int64_t block_idx = 0;
+inline int64_t block_num = 0;
+
 using AscendC::GetBlockIdx;
 using AscendC::GetBlockNum;
 using AscendC::GetTaskRation;

@@ -92,7 +92,8 @@ inline void copy_tiling(T* dst, const uint8_t* tiling, const Site& site) {
 }  // namespace mpnpu
 
 #define REGISTER_TILING_DEFAULT(type) \
-    static_assert(std::is_class_v<type>, "REGISTER_TILING_DEFAULT needs the tiling struct"); using mpnpu_tiling_default_t = type
+    static_assert(std::is_class_v<type>, "REGISTER_TILING_DEFAULT needs the tiling struct"); \
+    using mpnpu_tiling_default_t [[maybe_unused]] = type
 #define REGISTER_TILING_FOR_TILINGKEY(key_expr, type) static_assert(std::is_class_v<type>, "")
 #define REGISTER_NONE_TILING static_assert(true, "")
 
@@ -112,9 +113,11 @@ inline void copy_tiling(T* dst, const uint8_t* tiling, const Site& site) {
     std::memcpy(&dst, src, sizeof(type))
 #define COPY_TILING_WITH_ARRAY(type, src, dst) COPY_TILING_WITH_STRUCT(type, src, dst)
 
-#ifndef GET_TILING_DATA
-// Without a struct named: the one REGISTER_TILING_DEFAULT or REGISTER_TILING_DATA_CLASS registered
-// (a CPU-debug tiling header usually defines its own GET_TILING_DATA, which then wins).
+#if !defined(GET_TILING_DATA) && !defined(__CCE_KT_TEST__)
+// Without a struct named: the one REGISTER_TILING_DEFAULT or REGISTER_TILING_DATA_CLASS registered.
+// A CPU-debug build (__CCE_KT_TEST__) takes GET_TILING_DATA from the test's tiling header (its
+// *_tiling_def.h, or the header `python -m mpnpu.ascendc --kernel-tiling` makes from the host's),
+// which may come after this header: no fallback is defined there, so none is redefined.
 #define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(mpnpu_tiling_default_t, var, tiling)
 #endif
 

@@ -175,6 +175,9 @@ struct CoreState {
     alignas(64) static inline uint8_t fb[FB_BYTES];
     // atomic mode set by SetAtomicAdd/Max/Min (0: none, 1: add, 2: max, 3: min) and its type
     int atomic_op = 0;
+    // the padding register SetPadValue sets (its value's bytes), used by DataCopyPad with isPad false
+    uint64_t pad_value = 0;
+    bool pad_value_set = false;
     // the vector unit's registers (mask, compare mask, dequant scale): mpnpu/vector/mask.h
     VectorRegs vec{};
 };

@@ -196,7 +196,7 @@ struct DataCopyExtParams {
 
 template <typename T>
 struct DataCopyPadExtParams {
-    bool isPad = false;        // fill the padding with paddingValue (else it is undefined)
+    bool isPad = false;        // fill the padding with paddingValue (else SetPadValue's value, or undefined)
     uint8_t leftPadding = 0;   // elements padded before each block
     uint8_t rightPadding = 0;  // elements padded after each block
     T paddingValue = T();
@@ -214,6 +214,20 @@ struct DataCopyPadParams {
     DataCopyPadParams(bool pad, uint8_t left, uint8_t right, uint64_t value)
         : isPad(pad), leftPadding(left), rightPadding(right), paddingValue(value) {}
 };
+
+// IsSameType<A, B>::value: whether A and B are one type (a compile-time trait kernels branch on).
+template <typename A, typename B>
+struct IsSameType {
+    static constexpr bool value = std::is_same_v<A, B>;
+};
+
+// Ceil(a, b): a / b rounded up, for non-negative integers (0 when b is 0).
+template <typename A, typename B>
+__attribute__((always_inline)) constexpr inline std::common_type_t<A, B> Ceil(A a, B b) {
+    static_assert(std::is_integral_v<A> && std::is_integral_v<B>, "Ceil(a, b): integer operands");
+    using C = std::common_type_t<A, B>;
+    return C(b) == 0 ? C(0) : C((C(a) + C(b) - 1) / C(b));
+}
 
 struct ShapeInfo {
     uint8_t shapeDim = 0;

@@ -1,0 +1,109 @@
+// Tiling template arguments (ASCENDC_TPL_*): an operator declares the template parameters of its
+// kernel (ASCENDC_TPL_ARGS_DECL with one *_DECL per parameter: its name, kind, bit width and the
+// values it may take) and the combinations that exist (ASCENDC_TPL_SEL of ASCENDC_TPL_ARGS_SEL with
+// *_SEL entries). The host's tiling turns a combination into the tiling key; the kernel receives the
+// parameters as template arguments. mpnpu compiles kernels only, so here the declarations are data
+// of our own (kept in g_tilingDeclareParams / g_tilingSelectParams, as the names the documentation
+// gives) and have no effect on a launch: a unit test names the kernel's template arguments itself.
+// Encoding a combination into a key (GET_TPL_TILING_KEY, ASCENDC_TPL_SEL_PARAM) is host tiling and
+// is not provided.
+#ifndef MPNPU_TEMPLATE_ARGUMENT_H
+#define MPNPU_TEMPLATE_ARGUMENT_H
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+// kinds of template parameter
+#define ASCENDC_TPL_DTYPE 0
+#define ASCENDC_TPL_FORMAT 1
+#define ASCENDC_TPL_UINT 2
+#define ASCENDC_TPL_BOOL 3
+#define ASCENDC_TPL_KERNEL_TYPE 4
+#define ASCENDC_TPL_DETERMINISTIC 5
+#define ASCENDC_TPL_SHARED_KERNEL_TYPE 6
+// bit widths
+#define ASCENDC_TPL_1_BW 1
+#define ASCENDC_TPL_2_BW 2
+#define ASCENDC_TPL_4_BW 4
+#define ASCENDC_TPL_8_BW 8
+#define ASCENDC_TPL_16_BW 16
+#define ASCENDC_TPL_32_BW 32
+// how a UINT parameter's values are given: a list, [lo, hi] ranges, or both
+#define ASCENDC_TPL_UI_RANGE 0
+#define ASCENDC_TPL_UI_LIST 1
+#define ASCENDC_TPL_UI_MIX 2
+// a DTYPE/FORMAT parameter that follows an input's or output's
+#define ASCENDC_TPL_INPUT(x) (uint64_t(1000) + uint64_t(x))
+#define ASCENDC_TPL_OUTPUT(x) (uint64_t(2000) + uint64_t(x))
+// kernel types a combination may name
+#define ASCENDC_TPL_AIV_ONLY 0
+#define ASCENDC_TPL_AIC_ONLY 1
+#define ASCENDC_TPL_MIX_AIV_1_0 2
+#define ASCENDC_TPL_MIX_AIC_1_0 3
+#define ASCENDC_TPL_MIX_AIC_1_1 4
+#define ASCENDC_TPL_MIX_AIC_1_2 5
+#define ASCENDC_TPL_AICORE 6
+#define ASCENDC_TPL_VECTORCORE 7
+#define ASCENDC_TPL_MIX_AICORE 8
+#define ASCENDC_TPL_MIX_VECTOR_CORE 9
+
+// The graph's data types and formats a DTYPE/FORMAT parameter may list.
+enum MpnpuTplDataType : uint64_t {
+    C_DT_FLOAT, C_DT_FLOAT16, C_DT_INT8, C_DT_INT32, C_DT_UINT8, C_DT_INT16, C_DT_UINT16, C_DT_UINT32,
+    C_DT_INT64, C_DT_UINT64, C_DT_DOUBLE, C_DT_BOOL, C_DT_COMPLEX64, C_DT_BF16, C_DT_INT4, C_DT_UINT1,
+    C_DT_INT2, C_DT_COMPLEX32, C_DT_HIFLOAT8, C_DT_FLOAT8_E5M2, C_DT_FLOAT8_E4M3FN, C_DT_FLOAT4_E2M1,
+    C_DT_FLOAT4_E1M2
+};
+enum MpnpuTplFormat : uint64_t {
+    C_FORMAT_NCHW, C_FORMAT_NHWC, C_FORMAT_ND, C_FORMAT_NC1HWC0, C_FORMAT_FRACTAL_Z, C_FORMAT_NDHWC,
+    C_FORMAT_FRACTAL_NZ, C_FORMAT_NCDHW, C_FORMAT_NDC1HWC0, C_FORMAT_FRACTAL_Z_3D, C_FORMAT_NC, C_FORMAT_NCL
+};
+
+namespace mpnpu {
+namespace tpl {
+
+// One declared (or selected) template parameter.
+struct Param {
+    const char* name;
+    uint32_t kind;
+    uint8_t bit_width;  // 0 in a selection: the declaration's
+    std::vector<uint64_t> values;
+    const char* role;  // "DECL" or "SEL"
+    Param(const char* n, uint32_t k, uint8_t bw, std::vector<uint64_t> v, const char* r)
+        : name(n), kind(k), bit_width(bw), values(std::move(v)), role(r) {}
+};
+
+}  // namespace tpl
+}  // namespace mpnpu
+
+using TilingDeclareParams = std::vector<::mpnpu::tpl::Param>;
+using TilingSelectParams = std::vector<std::vector<::mpnpu::tpl::Param>>;
+
+#define ASCENDC_TPL_DTYPE_DECL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "DECL"}
+#define ASCENDC_TPL_DATATYPE_DECL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "DECL"}
+#define ASCENDC_TPL_FORMAT_DECL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_FORMAT, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "DECL"}
+#define ASCENDC_TPL_UINT_DECL(x, bw, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_UINT, bw, {__VA_ARGS__}, "DECL"}
+#define ASCENDC_TPL_BOOL_DECL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_BOOL, ASCENDC_TPL_1_BW, {__VA_ARGS__}, "DECL"}
+#define ASCENDC_TPL_KERNEL_TYPE_DECL(x, ...) \
+    ::mpnpu::tpl::Param{#x, ASCENDC_TPL_SHARED_KERNEL_TYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "DECL"}
+
+#define ASCENDC_TPL_DTYPE_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_DATATYPE_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_FORMAT_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_FORMAT, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_UINT_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_UINT, 0, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_BOOL_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_BOOL, ASCENDC_TPL_1_BW, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_KERNEL_TYPE_SEL(...) \
+    ::mpnpu::tpl::Param{"kernel_type", ASCENDC_TPL_KERNEL_TYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_DETERMINISTIC_SEL(...) \
+    ::mpnpu::tpl::Param{"deterministic", ASCENDC_TPL_DETERMINISTIC, ASCENDC_TPL_1_BW, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_SHARED_KERNEL_TYPE_SEL(x, ...) \
+    ::mpnpu::tpl::Param{#x, ASCENDC_TPL_SHARED_KERNEL_TYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
+// (a combination's tiling struct matters to the host's tiling only)
+#define ASCENDC_TPL_TILING_STRUCT_SEL(x, ...)
+
+#define ASCENDC_TPL_ARGS_DECL(x, ...) [[maybe_unused]] static TilingDeclareParams g_tilingDeclareParams{__VA_ARGS__}
+#define ASCENDC_TPL_ARGS_SEL(...) std::vector<::mpnpu::tpl::Param>{__VA_ARGS__}
+#define ASCENDC_TPL_SEL(...) [[maybe_unused]] static TilingSelectParams g_tilingSelectParams{__VA_ARGS__}
+
+#endif  // MPNPU_TEMPLATE_ARGUMENT_H

@@ -1,0 +1,84 @@
+"""Tiling helpers kernels of the operator repositories use, on our own kernel and headers: tiling
+structs written with BEGIN_TILING_DATA_DEF (and REGISTER_TILING_DATA_CLASS for GET_TILING_DATA),
+the kernel side generated from a host tiling header (``--kernel-tiling``), ASCENDC_TPL_* template
+argument declarations, IsSameType and the scalar Ceil."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mpnpu.ascendc import compile_kernel
+from mpnpu.ascendc.tiling import kernel_tiling_header, tiling_layout
+from mpnpu.errors import UsageError
+from mpnpu.runtime.topology import KernelType
+from tests.ascendc_util import needs_cxx, source
+from tests.runtime_util import device
+
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
+KERNEL = "tiling/fill_blocks.cpp"
+
+
+def _expected(mode: int, base: float, total: int = 64, blocks: int = 4) -> np.ndarray:
+    per = -(-total // blocks)
+    return np.concatenate([np.full(per, base + b + (1000 if mode else 0), np.float32) for b in range(blocks)])
+
+
+def _launch(k, header: str, mode: int, base: float) -> np.ndarray:
+    layout = tiling_layout(header, "FillTiling")
+    assert [f.name for f in layout.fields] == ["total", "base", "spare"]
+    with device(4, kernel_type=KernelType.AIV) as dev:
+        out = dev.empty("out", 64, "float32")
+        tiling = dev.to_device("tiling", layout.pack({"total": 64, "base": base, "spare": [1, 2, 3]}), "uint8")
+        dev.launch(k, out, tiling)
+        return dev.to_host(out)
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_a_tiling_struct_of_the_definition_macros_is_what_get_tiling_data_fills(mode) -> None:
+    k = compile_kernel(source(KERNEL), f"fill_blocks<{mode}>")
+    assert k.kernel_type is KernelType.AIV
+    np.testing.assert_array_equal(_launch(k, source("tiling/fill_tiling.h"), mode, 0.5), _expected(mode, 0.5))
+
+
+def test_the_kernel_side_of_a_host_tiling_header(tmp_path) -> None:
+    text = kernel_tiling_header(source("tiling/fill_host_tiling.h"))
+    assert "register/tilingdata_base.h" not in text and "optiling" not in text and "TilingForFill" not in text
+    assert "GET_TILING_DATA_WITH_STRUCT(FillTiling, var, tiling)" in text
+    header = tmp_path / "fill_tiling_data.h"
+    header.write_text(text)
+    k = compile_kernel(source(KERNEL), "fill_blocks<1>", tiling_header=str(header), defines={"GENERATED_TILING": "1"})
+    np.testing.assert_array_equal(_launch(k, str(header), 1, -2.0), _expected(1, -2.0))
+    cli = subprocess.run([sys.executable, "-m", "mpnpu.ascendc", "--kernel-tiling",
+                          source("tiling/fill_host_tiling.h")], capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0 and cli.stdout == text
+    with pytest.raises(UsageError, match="defines no tiling struct Other"):
+        kernel_tiling_header(source("tiling/fill_host_tiling.h"), "Other")
+    with pytest.raises(UsageError, match="defines no tiling struct"):
+        kernel_tiling_header(source("two_phase.cpp"))
+
+
+def test_template_argument_declarations_are_data_the_kernel_may_read(tmp_path) -> None:
+    src = tmp_path / "tpl.cpp"
+    src.write_text(
+        '#include <cstdio>\n#include "ascendc/host_api/tiling/template_argument.h"\n'
+        "ASCENDC_TPL_ARGS_DECL(Op, ASCENDC_TPL_UINT_DECL(tile, ASCENDC_TPL_8_BW, ASCENDC_TPL_UI_RANGE, 1, 0, 3),\n"
+        "    ASCENDC_TPL_BOOL_DECL(split, 0, 1), ASCENDC_TPL_FORMAT_DECL(fmt, C_FORMAT_ND));\n"
+        "ASCENDC_TPL_SEL(ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_UINT_SEL(tile, ASCENDC_TPL_UI_LIST, 1, 2),\n"
+        "    ASCENDC_TPL_BOOL_SEL(split, 1), ASCENDC_TPL_KERNEL_TYPE_SEL(ASCENDC_TPL_AIV_ONLY)),\n"
+        "    ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_UINT_SEL(tile, ASCENDC_TPL_UI_LIST, 3)));\n"
+        "int main() { std::printf(\"%zu %s %u %zu %zu %s\\n\", g_tilingDeclareParams.size(),\n"
+        "    g_tilingDeclareParams[0].name, unsigned(g_tilingDeclareParams[0].bit_width),\n"
+        "    g_tilingSelectParams.size(), g_tilingSelectParams[0].size(), g_tilingSelectParams[0][2].name); }\n")
+    from mpnpu.ascendc.build import INCLUDE_DIR
+
+    exe = tmp_path / "tpl"
+    cc = subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-Wall", "-Wextra", "-Werror",
+                         f"-I{INCLUDE_DIR}", str(src), "-o", str(exe)], capture_output=True, text=True, timeout=300)
+    assert cc.returncode == 0, cc.stderr
+    assert subprocess.run([str(exe)], capture_output=True, text=True, timeout=30).stdout.split() == \
+        ["3", "tile", "8", "2", "3", "kernel_type"]
