@@ -7,7 +7,7 @@ import ctypes
 
 import numpy as np
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 ANY_MODE = 0xFF
 
 # kernel types (KERNEL_TYPE_* of the kernel API, the order of abi.h's MPNPU_KT_*)
@@ -47,6 +47,21 @@ class Region(ctypes.Structure):
     _fields_ = [("addr", ctypes.c_uint64), ("size", ctypes.c_uint64)]
 
 
+class Insert(ctypes.Structure):
+    _fields_ = [
+        ("fn_offset", ctypes.c_uint64),
+        ("at_entry", ctypes.c_int32),
+        ("kind", ctypes.c_int32),
+        ("mode", ctypes.c_int32),
+        ("flag_id", ctypes.c_int32),
+        ("name", ctypes.c_char_p),
+        ("stage", ctypes.c_char_p),
+    ]
+
+
+INS_SYNC_ALL, INS_SYNC_AIV, INS_FLAG_SET, INS_FLAG_WAIT = 0, 1, 2, 3
+
+
 class Launch(ctypes.Structure):
     _fields_ = [
         ("abi", ctypes.c_int32),
@@ -72,6 +87,8 @@ class Launch(ctypes.Structure):
         ("pipes_async", ctypes.c_int32),
         ("pipe_latency_ns", ctypes.c_uint64),
         ("sync_timeout_ns", ctypes.c_uint64),
+        ("n_inserts", ctypes.c_int32),
+        ("inserts", ctypes.POINTER(Insert)),
     ]
 
 

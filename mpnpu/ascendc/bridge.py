@@ -56,6 +56,8 @@ KERNEL_TYPE_NUMBERS = {KernelType.AIV: abi.KT_AIV_ONLY, KernelType.AIC: abi.KT_A
 def site_name(path: str, line: int) -> str:
     """'op_kernel/add.cpp:45': parent folder, file, line (as include/mpnpu/rt.h names sites, with
     "." and ".." resolved lexically)."""
+    if path.startswith("+") and line == 0:  # a sync a launch inserted: named by its spec
+        return path
     path = os.path.normpath(path) if path else "?"
     parent = os.path.basename(os.path.dirname(path))
     return f"{parent}/{os.path.basename(path)}:{line}" if parent else f"{os.path.basename(path)}:{line}"
@@ -233,17 +235,20 @@ _HOST = abi.Host(abi.SyncAllFn(_sync_all), abi.FlagSetFn(_flag_set), abi.FlagWai
 
 
 def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_key: int = 0,
-        sys_workspace_bytes: int = 0, memcheck: bool = True) -> None:
+        sys_workspace_bytes: int = 0, memcheck: bool = True,
+        stages: Sequence[tuple[str, tuple[int, ...]]] = ()) -> None:
     """Run the library's kernel on this core with ``args`` (GM tensors and scalars)."""
     slots, regions = _slots(kcontext.current(), lib.params, args)
     run_slots(lib, kernel_type, slots, regions, tiling_key=tiling_key, sys_workspace_bytes=sys_workspace_bytes,
-              memcheck=memcheck)
+              memcheck=memcheck, stages=stages)
 
 
 def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: Sequence[Region], *,
-              tiling_key: int = 0, sys_workspace_bytes: int = 0, memcheck: bool = True) -> None:
+              tiling_key: int = 0, sys_workspace_bytes: int = 0, memcheck: bool = True,
+              stages: Sequence[tuple[str, tuple[int, ...]]] = ()) -> None:
     """Run the kernel on this core with its arguments already as 64-bit slots, pointing into
-    ``regions`` (sorted by address)."""
+    ``regions`` (sorted by address); ``stages``: where the stages a launch inserts syncs at are
+    (a library built with stage hooks, mpnpu.ascendc.stagehooks)."""
     global _current
     regions = sorted(regions, key=lambda r: r.addr)  # (the library indexes them in address order)
     ctx = kcontext.current()
@@ -270,6 +275,7 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     hold = ctx.hold
     launch.hold_site = hold.site.encode() if hold is not None else None
     launch.sys_workspace_bytes = sys_workspace_bytes
+    keep = _inserts(launch, ctx, stages)  # (the records point into these while the kernel runs)
     state = _current = _Launch(lib, ctx)
     ctx.events = None  # the library records this core's trace itself (see the module docstring)
     try:
@@ -277,6 +283,7 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     finally:
         _current = None
         ctx.events = events
+        del keep
     if events is not None:
         events.extend(_trace_events(state, regions))
     if rc == abi.RUN_OK:
@@ -284,6 +291,36 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     if rc == abi.RUN_HOST_ERROR and state.pending is not None:
         raise state.pending
     raise _fault_error(state, regions, rc)
+
+
+def _inserts(launch: Any, ctx: Any, stages: Sequence[tuple[str, tuple[int, ...]]]) -> list[Any]:
+    """Fill the launch's inserted syncs for this core (its StageHooks, at its stages' functions);
+    returns what must stay alive while the kernel runs."""
+    hooks = ctx.stage_hooks
+    if hooks is None:
+        launch.n_inserts, launch.inserts = 0, None
+        return []
+    if not stages:
+        raise UnsupportedError("syncs can be inserted into a C++ kernel only through a kernel object mpnpu built "
+                               "(Device.launch_with checks out its instrumented build)")
+    where = dict(stages)
+    records = []
+    for entering, table in ((1, hooks.on_entry), (0, hooks.on_exit)):
+        for stage, inserts in table.items():
+            for ins in inserts:
+                if ins.kind == "flag":
+                    kind = abi.INS_FLAG_WAIT if entering else abi.INS_FLAG_SET
+                else:
+                    kind = abi.INS_SYNC_AIV if ins.kind == "sync_aiv" else abi.INS_SYNC_ALL
+                for offset in where.get(stage, ()):
+                    records.append((offset, entering, kind, ins.mode, ins.flag_id, ins.name.encode(), stage.encode()))
+    array = (abi.Insert * max(1, len(records)))()
+    for i, (offset, entering, kind, mode, flag_id, name, stage_name) in enumerate(records):
+        array[i].fn_offset, array[i].at_entry, array[i].kind = offset, entering, kind
+        array[i].mode, array[i].flag_id = mode, flag_id
+        array[i].name, array[i].stage = name, stage_name
+    launch.n_inserts, launch.inserts = len(records), array
+    return [array, records]
 
 
 _MAX_ARGS = 64

@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
-from mpnpu.errors import UsageError
+from mpnpu.errors import UnsupportedError, UsageError
 from mpnpu.runtime.topology import KernelType
 
-from . import bridge
+from . import bridge, stagehooks
 from .build import BuildSpec, build
 
 #: KERNEL_TASK_TYPE_DEFAULT values and function qualifiers -> the cores a launch starts
@@ -67,6 +67,8 @@ class CompiledKernel:
     tiling_key: int = 0  # what TILING_KEY_IS compares with
     sys_workspace_bytes: int = 0  # what GetUserWorkspace skips (0: CPU-debug style)
     memcheck: bool = True
+    #: a library built with stage hooks: stage name -> offsets of its functions (mpnpu.ascendc.stagehooks)
+    stages: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     #: the kernel orders its pipes and runs them itself (the runtime's pipe engine stays in order)
     __mpnpu_pipes__ = "own"
@@ -87,29 +89,42 @@ class CompiledKernel:
             raise UsageError(f"kernel {self.entry} is C++: pass its arguments by position, not {sorted(kwargs)}")
         bridge.check_arguments(self.entry, self.params, args)
 
+    def mpnpu_with_inserts(self, inserts: Sequence[Any]) -> "CompiledKernel":
+        """In the parent, for a launch that inserts syncs at stage boundaries: this kernel built with
+        stage hooks, told where its stages' functions are (:mod:`mpnpu.ascendc.stagehooks`)."""
+        spec = _SPECS.get(self.path)
+        if spec is None:
+            raise UnsupportedError(f"kernel {self.entry}: syncs can be inserted only into a kernel mpnpu built "
+                                   "(compile_kernel, an operator, mpnpu run)")
+        path = stagehooks.instrumented(spec)
+        return replace(self, path=path, stages=stagehooks.stage_functions(path, stagehooks.stages_of(inserts)))
+
     def with_launch(self, **changes: Any) -> "CompiledKernel":
         """The same library launched differently (tiling_key, sys_workspace_bytes, memcheck)."""
         return replace(self, **changes)
 
     def __call__(self, *args: Any) -> None:
         bridge.run(bridge.load(self.path), self.kernel_type, args, tiling_key=self.tiling_key,
-                   sys_workspace_bytes=self.sys_workspace_bytes, memcheck=self.memcheck)
+                   sys_workspace_bytes=self.sys_workspace_bytes, memcheck=self.memcheck, stages=self.stages)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled into every launch: as a plain tuple (a dataclass with an enum field costs ~20 us
         # to pickle and as much to rebuild; this, ~2 us), rebuilt once per process.
         return (_rebuild, ((self.path, self.entry, self.source, self.params, self.kernel_type.value, self.tiling_key,
-                            self.sys_workspace_bytes, self.memcheck),))
+                            self.sys_workspace_bytes, self.memcheck, self.stages),))
 
 
 _REBUILT: dict[tuple[Any, ...], CompiledKernel] = {}
+#: how each library this process built was made (to build it again with stage hooks)
+_SPECS: dict[str, BuildSpec] = {}
 
 
 def _rebuild(fields: tuple[Any, ...]) -> CompiledKernel:
     k = _REBUILT.get(fields)
     if k is None:
-        path, entry, source, params, kt, key, sys_ws, memcheck = fields
-        k = _REBUILT[fields] = CompiledKernel(path, entry, source, params, KernelType(kt), key, sys_ws, memcheck)
+        path, entry, source, params, kt, key, sys_ws, memcheck, stages = fields
+        k = _REBUILT[fields] = CompiledKernel(path, entry, source, params, KernelType(kt), key, sys_ws, memcheck,
+                                              stages)
     return k
 
 
@@ -128,6 +143,7 @@ def compile_kernel(sources: str | Sequence[str], entry: str, *, defines: Mapping
                      {k: str(v) for k, v in (defines or {}).items()}, tuple(include_dirs), tiling_header,
                      tuple(flags))
     built = build(spec, force=force)
+    _SPECS[built.path] = spec
     lib = bridge.load(built.path)
     kt = kernel_type or detect_kernel_type(spec.sources + ((tiling_header,) if tiling_header else ()))
     return CompiledKernel(built.path, entry, spec.sources[0], lib.params, kt, tiling_key)

@@ -119,7 +119,10 @@ KernelRef = Union[str, Any]
 def is_kernel_object(kernel: object) -> bool:
     """A kernel given as an object rather than a function: picklable, callable in every core
     process as ``kernel(*args, **kwargs)``, named in reports by its ``mpnpu_kernel_name`` (a C++
-    front end's compiled kernel is one). The runtime knows nothing else about it."""
+    front end's compiled kernel is one). Optional, called in the parent: ``mpnpu_check_launch(
+    topology, args, kwargs)`` (refuse a bad launch before any core runs) and
+    ``mpnpu_with_inserts(inserts)`` (the kernel object to launch when the launch inserts syncs at
+    stage boundaries). The runtime knows nothing else about it."""
     return isinstance(getattr(kernel, "mpnpu_kernel_name", None), str) and callable(kernel)
 
 

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define MPNPU_ABI_VERSION 2
+#define MPNPU_ABI_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +50,20 @@ enum {
     MPNPU_KT_MIX_AIC_1_2 = 5
 };
 
+/* A sync a launch inserts at a boundary of one of the kernel's functions, to try a repair without
+ * editing the source (the library is then built with -finstrument-functions: mpnpu/ascendc/kernel.py). */
+typedef struct MpnpuInsert {
+    uint64_t fn_offset;  /* the function, as an offset from the library's load address */
+    int32_t at_entry;    /* 1: on entering the function; 0: on leaving it */
+    int32_t kind;        /* MPNPU_INS_* */
+    int32_t mode;        /* flags: the mode */
+    int32_t flag_id;     /* flags: the id */
+    const char* name;    /* the sync point name its trace records carry ("+after:CopyOut") */
+    const char* stage;   /* the function's name, as the trace names its stage */
+} MpnpuInsert;
+
+enum { MPNPU_INS_SYNC_ALL = 0, MPNPU_INS_SYNC_AIV = 1, MPNPU_INS_FLAG_SET = 2, MPNPU_INS_FLAG_WAIT = 3 };
+
 typedef struct MpnpuLaunch {
     int32_t abi;          /* MPNPU_ABI_VERSION */
     int32_t core_type;    /* 0: vector core (AIV), 1: cube core (AIC) */
@@ -74,6 +88,8 @@ typedef struct MpnpuLaunch {
     int32_t pipes_async;          /* run MTE1/MTE2/MTE3/FIX asynchronously (mpnpu/pipes.h) */
     uint64_t pipe_latency_ns;     /* the longest a queued instruction waits while the core keeps issuing */
     uint64_t sync_timeout_ns;     /* the longest the kernel thread waits for its own pipes */
+    int32_t n_inserts;            /* syncs inserted at function boundaries, this core's only */
+    const MpnpuInsert* inserts;
 } MpnpuLaunch;
 
 /* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/abi.py for how each field is read. */

@@ -44,6 +44,17 @@ MPNPU_EXPORT int32_t mpnpu_site(int32_t id, const char** file, int32_t* line, co
 
 MPNPU_EXPORT const MpnpuFault* mpnpu_fault() { return &mpnpu::core().fault; }
 
+#ifdef MPNPU_STAGE_HOOKS
+// A library built for a launch that inserts syncs at function boundaries (-finstrument-functions,
+// with mpnpu's own headers excluded): the compiler calls these on every entry to and exit from the
+// kernel's functions, inlined ones included (the library is linked -Bsymbolic, so that its calls bind
+// to these and not to the C library's empty ones of the same name).
+#define MPNPU_HOOK extern "C" __attribute__((no_instrument_function)) void
+MPNPU_HOOK __cyg_profile_func_enter(void* fn, void*) { ::mpnpu::stage_boundary(fn, 1); }
+MPNPU_HOOK __cyg_profile_func_exit(void* fn, void*) { ::mpnpu::stage_boundary(fn, 0); }
+#undef MPNPU_HOOK
+#endif
+
 // The entry point of the kernel library: ``kernel`` is the kernel's name as the source declares it
 // (a function, or a function template's specialisation such as add_example<0> or, commas and all,
 // select_custom<float, uint8_t, 256>).

@@ -5,6 +5,7 @@
 #ifndef MPNPU_BRIDGE_CORE_H
 #define MPNPU_BRIDGE_CORE_H
 
+#include <dlfcn.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -160,6 +161,11 @@ inline void begin_launch(const MpnpuLaunch* l) {
               [](const MpnpuRegion& a, const MpnpuRegion& b) { return a.addr < b.addr; });
     c.dropped.clear();
     for (int32_t i = 0; i < l->n_dropped; ++i) c.dropped.emplace_back(l->dropped[i]);
+    c.inserts.assign(l->inserts, l->inserts + (l->inserts ? l->n_inserts : 0));
+    if (!c.inserts.empty() && c.lib_base == 0) {
+        Dl_info info{};
+        if (dladdr(reinterpret_cast<void*>(&core), &info) != 0) c.lib_base = uintptr_t(info.dli_fbase);
+    }
     c.holding = l->hold_site != nullptr && l->hold_site[0] != 0;
     c.hold_site = c.holding ? l->hold_site : "";
     c.site_ids.clear();

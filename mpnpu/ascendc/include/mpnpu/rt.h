@@ -155,6 +155,10 @@ struct CoreState {
     // CrossCoreWaitFlag) when a library needs to act first (the matmul client: mpnpu/cube/matmul_kfc.h)
     void (*before_user_sync)(const Site&) = nullptr;
     std::vector<std::string> dropped;  // sync point names the launch skips
+    // syncs the launch inserts at function boundaries (a library built with MPNPU_STAGE_HOOKS), and
+    // the address the library is loaded at (MpnpuInsert::fn_offset is relative to it)
+    std::vector<MpnpuInsert> inserts;
+    uintptr_t lib_base = 0;
     std::string hold_site;
     std::unordered_map<SiteKey, int32_t, SiteKeyHash> site_ids;
     std::vector<SiteInfo> sites;
@@ -245,6 +249,7 @@ inline std::string normal_path(const char* path) {
 // "op_kernel/add.cpp:45": the parent folder and the file name, as Python kernels' sites are named
 // (mpnpu/ascendc/bridge.py site_name names them the same way).
 inline std::string site_name(const Site& s) {
+    if (s.file && s.file[0] == '+' && s.line == 0) return s.file;  // an inserted sync: "+after:CopyOut"
     std::string path = normal_path(s.file ? s.file : "?");
     size_t last = path.rfind('/');
     std::string out;

@@ -10,6 +10,7 @@
 #define MPNPU_SYNC_H
 
 #include <cstdint>
+#include <exception>
 
 #include "rt.h"
 #include "tensor.h"
@@ -174,6 +175,39 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
 inline void before_user_sync(const Site& site) {
     CoreState& c = core();
     if (c.before_user_sync) c.before_user_sync(site);
+}
+
+// A kernel function was entered or left (``fn``: its address), in a library built with
+// MPNPU_STAGE_HOOKS: run the syncs the launch inserted there, as if the source had them at the
+// function's first or last line. Their trace records carry the insert's name ("+after:CopyOut").
+__attribute__((no_instrument_function)) inline void stage_boundary(void* fn, int32_t entering) {
+    CoreState& c = core();
+    if (!c.in_launch || c.inserts.empty()) return;
+    // A function left by an exception (a fault) did not end normally: a core that stops must not
+    // wait in a barrier the others may never reach.
+    if (std::uncaught_exceptions() > 0) return;
+    const uint64_t offset = uint64_t(reinterpret_cast<uintptr_t>(fn) - c.lib_base);
+    for (const MpnpuInsert& ins : c.inserts) {
+        if (ins.fn_offset != offset || ins.at_entry != entering) continue;
+        const Site site{ins.name, 0, ins.stage};
+        switch (ins.kind) {
+            case MPNPU_INS_SYNC_ALL:
+            case MPNPU_INS_SYNC_AIV:
+                before_user_sync(site);
+                sync_all(ins.kind == MPNPU_INS_SYNC_AIV, site);
+                break;
+            case MPNPU_INS_FLAG_SET:
+                c.pipes.barrier(P_ALL);  // at the function's end: everything it issued has completed
+                cross_core_set(ins.mode, is_aic() ? P_FIX : P_MTE3, ins.flag_id, site);
+                break;
+            case MPNPU_INS_FLAG_WAIT:
+                before_user_sync(site);
+                cross_core_wait(ins.mode, ins.flag_id, site);
+                break;
+            default:
+                break;
+        }
+    }
 }
 
 }  // namespace mpnpu
