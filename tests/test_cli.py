@@ -119,3 +119,16 @@ def test_a_bad_dtype_reaching_the_device_is_one_line_exit_2(capsys):
     assert run_cli(main, [], prog="mpnpu batch") == ExitCode.USAGE
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("mpnpu batch: error: unknown dtype 'complex64'")
+
+
+def test_list_syncs_prints_the_operators_sync_points_as_drop_sync_takes_them(capsys):
+    from mpnpu.operators.registry import load_operator
+
+    assert cli(["batch", "--list-syncs", "--op", "flag-reuse"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    op = load_operator("flag-reuse")
+    assert out[0] == f"{op.name}: {len(op.sync_points)} sync points"
+    listed = {line.split()[0]: line for line in out[1:]}
+    assert set(listed) == set(op.sync_points)
+    for name in op.variants["incident"]:
+        assert "dropped by incident" in listed[name]

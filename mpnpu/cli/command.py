@@ -19,7 +19,7 @@ from mpnpu.cli.options import GROUPS, OPTIONS, positive_int
 from mpnpu.errors import UsageError
 from mpnpu.operators.protocol import Operator, options_of, with_options
 from mpnpu.operators.registry import list_operators, load_operator
-from mpnpu.report.text.operators import format_operator_list
+from mpnpu.report.text.operators import format_operator_list, format_sync_points
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,9 @@ class Command:
         args.prog, args.argv = prog or self.prog, argv  # for reports that print the command line
         if self.takes_operator and op is None:
             print(format_operator_list(list_operators()))
+            return 0
+        if getattr(args, "list_syncs", False):
+            print(format_sync_points(op))
             return 0
         if self.run is None:
             raise UsageError(f"{self.name} needs a subcommand")

@@ -212,6 +212,8 @@ OPTIONS: dict[str, Option] = _table(
                      "'path/to/file.py:OBJECT' (default {default})", default=DEFAULT_OPERATOR, metavar="NAME_OR_REF"),
     _o("--list-ops", RUNS, "list the registered operators with their sync points and variants, and exit",
        action="store_true"),
+    _o("--list-syncs", RUNS, "list the chosen operator's sync points (a C++ kernel's: FILE:LINE of each sync call, "
+                             "its function and call) as --drop-sync takes them, and exit", action="store_true"),
     _o("--variant", RUNS, "which kernel variant(s) to run, A/B (default {default})",
        choices=("incident", "fixed", "both"), default="both"),
     _o("--drop-sync", RUNS, "sync points to drop (comma-separated): an operator's incident variant drops these "

@@ -73,7 +73,7 @@ COMMAND = Command(
     epilog=(f"The audit runs {AUDIT_BLOCK_DIM} AI cores unless told otherwise: a flag inside one AI core only looks "
             "sufficient when no access pair crosses AI cores. Example: mpnpu audit --markdown audit.md --json "
             "audit.json"),
-    options=("op", "list_ops", "pairs", "sync", Use("directed_runs", 3), "scout_cases", "batch_cases",
+    options=("op", "list_ops", "list_syncs", "pairs", "sync", Use("directed_runs", 3), "scout_cases", "batch_cases",
              Use("block_dim", AUDIT_BLOCK_DIM), "seed", "directed_seed", "no_repair", "replay", "drop_sync",
              *DEVICE, "json", "markdown", "quiet"),
     run=run,

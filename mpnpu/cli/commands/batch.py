@@ -109,7 +109,7 @@ COMMAND = Command(
         "the failures per variant. Exit 0 when every variant expected clean is clean, 1 when not, 2 for usage "
         "errors, 3 for device errors."
     ),
-    options=("op", "list_ops", "variant", "drop_sync", "probe", Use("cases", DEFAULT_CASES),
+    options=("op", "list_ops", "list_syncs", "variant", "drop_sync", "probe", Use("cases", DEFAULT_CASES),
              Use("repeat", DEFAULT_REPEAT), "seed", "block_dim", *DEVICE, "racecheck", "confirm", "directed_runs",
              "json", "junit", "timeline", "timeline_case", "timeline_png", "quiet", "cpus_per_core"),
     run=run,

@@ -89,7 +89,7 @@ COMMAND = Command(
         "diagnosis saw. Exit 0 when all match, 1 when one does not, 2 for usage errors (and for an operator "
         "without a chain), 3 for device errors, 130 when interrupted."
     ),
-    options=("op", "list_ops", "seed", Use("repeat", 4), "calibration_cases", "min_cases", "max_cases",
+    options=("op", "list_ops", "list_syncs", "seed", Use("repeat", 4), "calibration_cases", "min_cases", "max_cases",
              "confidence", "safety", "shapes", "block_dim", *DEVICE, "racecheck", "json", "markdown", "junit",
              "timeline", "timeline_case", "timeline_png", "quiet", "cpus_per_core"),
     run=run,

@@ -110,7 +110,7 @@ COMMAND = Command(
         "chaos exactly with --chaos-seed N (same --chaos-* settings) or with --chaos-replay REPORT.json. Example: "
         "mpnpu stress --block-dims 2,4 --placements none,pack --chaos off,on --duration 60 --json sweep.json"
     ),
-    options=("op", "list_ops", "variant", Use("cases", DEFAULT_CASES), "repeat", "seed",
+    options=("op", "list_ops", "list_syncs", "variant", Use("cases", DEFAULT_CASES), "repeat", "seed",
              Use("duration", DEFAULT_DURATION_S), "block_dims", "placements", "load", "chaos", "chaos_seed",
              "chaos_rate", "chaos_max_ms", "chaos_min_ms", "chaos_replay", *DEVICE, "json", "junit", "plot", "quiet",
              *SCALE_OUT),

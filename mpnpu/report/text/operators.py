@@ -30,6 +30,17 @@ def format_operator(short: str, ref: str, op: Operator) -> list[str]:
     return lines
 
 
+def format_sync_points(op: Operator) -> str:
+    """``--list-syncs``: the operator's sync points as ``--drop-sync`` takes them, and which of them
+    each variant drops."""
+    width = max((len(n) for n in op.sync_points), default=0)
+    lines = [f"{op.name}: {len(op.sync_points)} sync points"]
+    for name, what in op.sync_points.items():
+        dropped_by = [v for v, names in op.variants.items() if name in names]
+        lines.append(f"  {name:<{width}}  {what}" + (f"  [dropped by {', '.join(dropped_by)}]" if dropped_by else ""))
+    return "\n".join(lines)
+
+
 def format_operator_list(listed: Sequence[Listed]) -> str:
     """The registered operators (:func:`mpnpu.operators.registry.list_operators`), each loaded or not."""
     if not listed:
