@@ -81,7 +81,7 @@ def parse_arg(text: str) -> RunArg:
             paths, _, dtype = rest.rpartition(":")
             src, _, dst = paths.rpartition(":")
             if not src or not dst:
-                raise ValueError("expected io:IN_PATH:OUT_PATH:DTYPE")
+                raise InvalidArgumentError("expected io:IN_PATH:OUT_PATH:DTYPE")
             get_dtype(dtype)
             return RunArg("io", text, path=src, dtype=dtype, out_path=dst)
         if head == "gm":
