@@ -2,16 +2,16 @@
 by the cube cores, without the SyncAll between the two (see kernel.py).
 
 ``OPERATOR_CXX`` (accum-init-cxx) is the same kernel written in Ascend C (ascendc/accum_init.cpp: the
-vector cores' ``InitOutput()``, ``SyncAll<false>()``, the cube cores' ``SplitKMatmul()`` through the
-matmul API with atomic IterateAll), with the same cases, golden and tolerance; its incident lacks
-the SyncAll after ``InitOutput()``."""
+vector cores' ``InitOutput()``, ``SyncAll<false>()``, the cube cores' ``SplitKMatmul()``: ND2NZ copies,
+LoadData, Mmad and an atomic Fixpipe per K-chunk), with the same cases, golden and tolerance; its
+incident lacks the SyncAll after ``InitOutput()``."""
 
 import os
 
 from mpnpu.ascendc.operator import AscendCOperator, Tiling, first_after
 from mpnpu.harness.kernel_operator import Case, KernelOperator
 
-from ..ascendc_common import cube_fields, dtype_defines, tensors_then_tiling
+from ..ascendc_common import dtype_defines, tensors_then_tiling
 from . import cases, golden, syncs
 
 OPERATOR = KernelOperator(
@@ -31,10 +31,9 @@ SOURCE = "ascendc/accum_init.cpp"
 
 
 def tiling_of(case: Case) -> dict[str, int]:
-    """The tiling struct's values for a case: shapes, the K-chunk, the matmul's base blocks."""
+    """The tiling struct's values for a case: the shapes and the K-chunk."""
     (m, k), n = case.inputs["a"].shape, case.inputs["b"].shape[1]
-    base_k = case.params[0]
-    return {"m": m, "n": n, "k": k, "baseK": base_k, **cube_fields(m, n, k, case.dtypes["a"], base_k=base_k)}
+    return {"m": m, "n": n, "k": k, "baseK": case.params[0]}
 
 
 OPERATOR_CXX = AscendCOperator(

@@ -2,7 +2,8 @@
 SyncAll<true>, a barrier the cube core is no party to (see kernel.py).
 
 ``OPERATOR_CXX`` (aiv-barrier-cxx) is the same kernel written in Ascend C (ascendc/aiv_barrier.cpp:
-``Prepare()`` with the cube core's matmul API and the vector cores' bias widening,
+``Prepare()`` with the cube core's matmul over K-chunks (ND2NZ, LoadData, Mmad, one Fixpipe) and the
+vector cores' bias widening,
 ``SyncAll<true>()``, ``SyncAll<false>()``, the vector cores' ``Epilogue()``), with the same cases,
 golden and tolerance; its incident lacks the ``SyncAll<false>()``."""
 
@@ -11,7 +12,7 @@ import os
 from mpnpu.ascendc.operator import AscendCOperator, Tiling, first_after
 from mpnpu.harness.kernel_operator import Case, KernelOperator
 
-from ..ascendc_common import cube_fields, dtype_defines, tensors_then_tiling
+from ..ascendc_common import dtype_defines, tensors_then_tiling
 from . import cases, golden, syncs
 
 OPERATOR = KernelOperator(
@@ -31,12 +32,9 @@ SOURCE = "ascendc/aiv_barrier.cpp"
 
 
 def tiling_of(case: Case) -> dict[str, int]:
-    """The tiling struct's values for a case: shapes and the matmul's base blocks (all of N, and
-    every row of M, in one base block)."""
+    """The tiling struct's values for a case: the shapes and the K-chunk."""
     (m, k), n = case.inputs["x"].shape, case.inputs["w"].shape[1]
-    base_k = case.params[0]
-    return {"m": m, "n": n, "k": k,
-            **cube_fields(m, n, k, case.dtypes["x"], base_m=m, base_n=n, base_k=min(base_k, k))}
+    return {"m": m, "n": n, "k": k, "baseK": case.params[0]}
 
 
 OPERATOR_CXX = AscendCOperator(

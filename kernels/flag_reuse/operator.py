@@ -12,7 +12,7 @@ import os
 from mpnpu.ascendc.operator import AscendCOperator, Tiling, first_after
 from mpnpu.harness.kernel_operator import Case, KernelOperator
 
-from ..ascendc_common import cube_fields, dtype_defines, tensors_then_tiling
+from ..ascendc_common import dtype_defines, tensors_then_tiling
 from . import cases, golden, syncs
 
 OPERATOR = KernelOperator(
@@ -34,16 +34,14 @@ SOURCE = "ascendc/flag_reuse.cpp"
 #: the C++ kernel's sync points of the Python names, located in its source
 CXX_FS = first_after(SOURCE, r"^class TileConsumer", "CrossCoreSetFlag")
 CXX_FW = (first_after(SOURCE, r"^class TileProducer", "CrossCoreWaitFlag"),
-          first_after(SOURCE, r"^\s*mm\.End\(\);", "CrossCoreWaitFlag"))
+          first_after(SOURCE, r"CrossCoreSetFlag<2, PIPE_FIX>\(FLAG_TILE_READY\)", "CrossCoreWaitFlag"))
 
 
 def tiling_of(case: Case) -> dict[str, int]:
-    """The tiling struct's values for a case: shapes, the tile width, the matmul's base blocks (one
-    base block per tile: every row of M by baseN columns)."""
+    """The tiling struct's values for a case: the shapes, the tile width and the K-chunk."""
     (m, k), n = case.inputs["x"].shape, case.inputs["w"].shape[1]
     base_n, base_k = case.params
-    return {"m": m, "n": n, "k": k, "baseN": base_n,
-            **cube_fields(m, base_n, k, case.dtypes["x"], base_m=m, base_n=base_n, base_k=base_k)}
+    return {"m": m, "n": n, "k": k, "baseN": base_n, "baseK": base_k}
 
 
 OPERATOR_CXX = AscendCOperator(

@@ -3,7 +3,7 @@
 //
 //   out[M, N] = relu(x[M, K] @ w[K, N] + bias[N])
 //
-//   Prepare    cube:    y_ws[rows of this cube core] = x @ w   (the matmul API, float32 out)
+//   Prepare    cube:    y_ws[rows of this cube core] = x @ w   (K-chunks accumulated in L0C, float out)
 //              vector:  bias_ws[columns of this vector core] = float(bias)
 //   SyncAll<true>       vector cores only: orders the bias slices between vector cores
 //   SyncAll<false>      every core: orders the cube's y_ws write          (missing in the incident)
@@ -14,7 +14,6 @@
 // vector core that passes it before the cube has finished reads the previous call's stale y_ws.
 // A mix kernel (1 cube + 2 vector cores per AI core); x, w, bias and out are DTYPE_X.
 #include "kernel_operator.h"
-#include "lib/matmul_intf.h"
 #include "aiv_barrier_tiling.h"
 
 using namespace AscendC;
@@ -33,7 +32,7 @@ public:
         m_ = tiling.m;
         n_ = tiling.n;
         k_ = tiling.k;
-        cubeTiling_ = tiling.cube;
+        baseK_ = tiling.baseK;
         xGm_.SetGlobalBuffer((__gm__ T*)x, m_ * k_);
         wGm_.SetGlobalBuffer((__gm__ T*)w, k_ * n_);
         biasGm_.SetGlobalBuffer((__gm__ T*)bias, n_);
@@ -76,20 +75,59 @@ private:
     // cube: y_ws[my rows] = x[my rows] @ w.  vector: bias_ws[my columns] = float(bias[my columns]).
     __aicore__ inline void Prepare() {
         if ASCEND_IS_AIC {
+            // y_ws[my rows] = x[my rows] @ w, accumulated over K-chunks in L0C: GM -> L1 (ND2NZ),
+            // L1 -> L0A / L0B, Mmad; one Fixpipe at the end
             if (rows_ == 0) return;
-            using AType = MatmulType<TPosition::GM, CubeFormat::ND, T>;
-            using BType = MatmulType<TPosition::GM, CubeFormat::ND, T>;
-            using CType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
-            using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
-            MatmulImpl<AType, BType, CType, BiasType> mm;
-            mm.Init(&cubeTiling_, &pipe_);
-            mm.SetOrgShape(m_, n_, k_);
-            mm.SetSingleShape(rows_, n_, k_);
-            mm.DisableBias();
-            mm.SetTensorA(xGm_[row0_ * k_]);
-            mm.SetTensorB(wGm_);
-            mm.IterateAll(yWsGm_[row0_ * n_]);
-            mm.End();
+            constexpr uint32_t C0 = 32 / sizeof(T);  // elements of a 32-byte block: a fractal row of L0A / L0B
+            const uint32_t mAlign = Align16(rows_), nAlign = Align16(n_), kAlign = Align16(baseK_);
+            const uint32_t M1 = mAlign / 16, N1 = nAlign / 16;
+            LocalMemAllocator<Hardware::L1> l1;
+            LocalMemAllocator<Hardware::L0A> l0a;
+            LocalMemAllocator<Hardware::L0B> l0b;
+            LocalMemAllocator<Hardware::L0C> l0c;
+            LocalTensor<T> a1 = l1.Alloc<TPosition::A1, T>(mAlign * kAlign);
+            LocalTensor<T> b1 = l1.Alloc<TPosition::B1, T>(kAlign * nAlign);
+            LocalTensor<T> a2 = l0a.Alloc<TPosition::A2, T>(mAlign * kAlign);
+            LocalTensor<T> b2 = l0b.Alloc<TPosition::B2, T>(kAlign * nAlign);
+            LocalTensor<float> c1 = l0c.Alloc<TPosition::CO1, float>(mAlign * nAlign);
+            for (uint32_t k0 = 0; k0 < k_; k0 += baseK_) {
+                const uint32_t kw = k_ - k0 < baseK_ ? k_ - k0 : baseK_;
+                const uint32_t K1 = (kw + C0 - 1) / C0, kwAlign = Align16(kw);
+                if (k0 > 0) {  // L1 was loaded into L0 before it is refilled
+                    SetFlag<HardEvent::MTE1_MTE2>(EVENT_ID0);
+                    WaitFlag<HardEvent::MTE1_MTE2>(EVENT_ID0);
+                }
+                DataCopy(a1, xGm_[row0_ * k_ + k0], Nd2NzParams(1, rows_, kw, 0, k_, mAlign, 1, 0));
+                if constexpr (sizeof(T) == 2) {  // w [kw, n] as NZ, kwAlign rows apart
+                    DataCopy(b1, wGm_[k0 * n_], Nd2NzParams(1, kw, n_, 0, n_, kwAlign, 1, 0));
+                } else {  // float w as ZZ: each 16 rows an NZ of their own (adjacent column blocks)
+                    for (uint32_t r = 0; r < kw; r += 16)
+                        DataCopy(b1[r * nAlign], wGm_[(k0 + r) * n_],
+                                 Nd2NzParams(1, kw - r < 16 ? kw - r : 16, n_, 0, n_, 16, 1, 0));
+                }
+                SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+                WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+                if (k0 > 0) {  // the last Mmad has read L0A / L0B
+                    SetFlag<HardEvent::M_MTE1>(EVENT_ID0);
+                    WaitFlag<HardEvent::M_MTE1>(EVENT_ID0);
+                }
+                for (uint32_t i = 0; i < M1; ++i)  // L0A: Zz
+                    LoadData(a2[i * K1 * 16 * C0], a1[i * 16 * C0], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
+                if constexpr (sizeof(T) == 2) {  // L0B: Zn
+                    for (uint32_t i = 0; i < kwAlign / 16; ++i)
+                        LoadData(b2[i * N1 * 256], b1[i * 256], LoadData2DParams(0, N1, kwAlign / 16, 0, 0, true, 0));
+                } else {
+                    for (uint32_t i = 0; i < kwAlign / 16; ++i)
+                        LoadDataWithTranspose(b2[2 * i * N1 * 128], b1[i * 16 * nAlign],
+                                              LoadData2dTransposeParams(0, N1, 1, 0, N1 - 1));
+                }
+                SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+                WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+                Mmad(c1, a2, b2, MmadParams(rows_, n_, kw, 0, false, k0 == 0));  // onto L0C after the first chunk
+            }
+            SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+            WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+            Fixpipe(yWsGm_[row0_ * n_], c1, FixpipeParamsV220(n_, rows_, mAlign, n_, false));
         } else {
             if (cols_ == 0) return;
             LocalTensor<T> raw = inQueueBias_.AllocTensor<T>();
@@ -147,13 +185,14 @@ private:
         outQueueOut_.FreeTensor(result);
     }
 
+    static __aicore__ inline uint32_t Align16(uint32_t x) { return (x + 15) / 16 * 16; }
+
     TPipe pipe_;
     TQue<TPosition::VECIN, 1> inQueueBias_, inQueueY_, inQueueBiasWs_;
     TQue<TPosition::VECOUT, 1> outQueueBiasWs_, outQueueOut_;
     GlobalTensor<T> xGm_, wGm_, biasGm_, outGm_;
     GlobalTensor<float> yWsGm_, biasWsGm_;
-    TCubeTiling cubeTiling_;
-    uint32_t m_ = 0, n_ = 0, k_ = 0, nAlign_ = 0, row0_ = 0, rows_ = 0, col0_ = 0, cols_ = 0;
+    uint32_t m_ = 0, n_ = 0, k_ = 0, baseK_ = 0, nAlign_ = 0, row0_ = 0, rows_ = 0, col0_ = 0, cols_ = 0;
 };
 
 extern "C" __global__ __aicore__ void aiv_barrier(GM_ADDR x, GM_ADDR w, GM_ADDR bias, GM_ADDR out, GM_ADDR yWs,

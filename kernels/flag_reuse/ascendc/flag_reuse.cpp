@@ -7,7 +7,7 @@
 // each to its two vector cores with a cross-core flag; each vector core adds the bias and applies
 // SiLU to its half of the tile's rows:
 //
-//   cube:    tile i:  Iterate   [FW: wait flag 4 + i % 2, slot i % 2 free]   GetTensorC -> slot   set flag 3
+//   cube:    tile i:  L0C = x @ w[:, tile]   [FW: wait flag 4 + i % 2, slot i % 2 free]   Fixpipe -> slot   set flag 3
 //   vector:  tile i:  wait flag 3   rows <- slot[i % 2][my half]   [FS: set flag 4 + i % 2]
 //                     out[my half, tile] = silu(rows + bias[tile])
 //
@@ -17,7 +17,6 @@
 // Dropping only FS leaves the cube waiting for a release no core will set: the watchdog's deadlock.
 // A mix kernel (1 cube + 2 vector cores per AI core); x, w, bias and out are DTYPE_X.
 #include "kernel_operator.h"
-#include "lib/matmul_intf.h"
 #include "flag_reuse_tiling.h"
 
 using namespace AscendC;
@@ -43,7 +42,7 @@ public:
         n_ = tiling.n;
         k_ = tiling.k;
         baseN_ = tiling.baseN;
-        cubeTiling_ = tiling.cube;
+        baseK_ = tiling.baseK;
         cube_ = static_cast<uint32_t>(GetBlockIdx());
         cubes_ = static_cast<uint32_t>(GetBlockNum());
         xGm_.SetGlobalBuffer((__gm__ T*)x, m_ * k_);
@@ -52,39 +51,78 @@ public:
     }
 
     __aicore__ inline void Pipeline() {
-        using AType = MatmulType<TPosition::GM, CubeFormat::ND, T>;
-        using BType = MatmulType<TPosition::GM, CubeFormat::ND, T>;
-        using CType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
-        using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
-        MatmulImpl<AType, BType, CType, BiasType> mm;
-        mm.Init(&cubeTiling_, &pipe_);
-        mm.SetOrgShape(m_, n_, k_, k_, baseN_);  // C (a slot) has rows of baseN floats
-        mm.DisableBias();
-        mm.SetTensorA(xGm_);
+        constexpr uint32_t C0 = 32 / sizeof(T);  // elements of a 32-byte block: a fractal row of L0A / L0B
+        const uint32_t mAlign = Align16(m_), kAlign = Align16(baseK_), M1 = mAlign / 16;
+        LocalMemAllocator<Hardware::L1> l1;
+        LocalMemAllocator<Hardware::L0A> l0a;
+        LocalMemAllocator<Hardware::L0B> l0b;
+        LocalMemAllocator<Hardware::L0C> l0c;
+        LocalTensor<T> a1 = l1.Alloc<TPosition::A1, T>(mAlign * kAlign);
+        LocalTensor<T> b1 = l1.Alloc<TPosition::B1, T>(kAlign * baseN_);
+        LocalTensor<T> a2 = l0a.Alloc<TPosition::A2, T>(mAlign * kAlign);
+        LocalTensor<T> b2 = l0b.Alloc<TPosition::B2, T>(kAlign * baseN_);
+        LocalTensor<float> c1 = l0c.Alloc<TPosition::CO1, float>(mAlign * baseN_);
         uint32_t tiles = 0;
         for (uint32_t n0 = cube_ * baseN_; n0 < n_; n0 += cubes_ * baseN_, ++tiles) {
             const uint32_t tn = n_ - n0 < baseN_ ? n_ - n0 : baseN_;
-            const uint32_t slot = tiles % 2;
-            mm.SetSingleShape(m_, tn, k_);
-            mm.SetTensorB(wGm_[n0]);
-            mm.Iterate();  // the tile (one base block), held in L0C
+            const uint32_t tnAlign = Align16(tn), N1 = tnAlign / 16, slot = tiles % 2;
+            if (tiles > 0) {  // the last tile has left L0C
+                SetFlag<HardEvent::FIX_M>(EVENT_ID0);
+                WaitFlag<HardEvent::FIX_M>(EVENT_ID0);
+            }
+            for (uint32_t k0 = 0; k0 < k_; k0 += baseK_) {
+                const uint32_t kw = k_ - k0 < baseK_ ? k_ - k0 : baseK_;
+                const uint32_t K1 = (kw + C0 - 1) / C0, kwAlign = Align16(kw);
+                if (tiles > 0 || k0 > 0) {  // L1 was loaded into L0 before it is refilled
+                    SetFlag<HardEvent::MTE1_MTE2>(EVENT_ID0);
+                    WaitFlag<HardEvent::MTE1_MTE2>(EVENT_ID0);
+                }
+                DataCopy(a1, xGm_[k0], Nd2NzParams(1, m_, kw, 0, k_, mAlign, 1, 0));
+                if constexpr (sizeof(T) == 2) {  // w [kw, tn] as NZ, kwAlign rows apart
+                    DataCopy(b1, wGm_[k0 * n_ + n0], Nd2NzParams(1, kw, tn, 0, n_, kwAlign, 1, 0));
+                } else {  // float w as ZZ: each 16 rows an NZ of their own (adjacent column blocks)
+                    for (uint32_t r = 0; r < kw; r += 16)
+                        DataCopy(b1[r * tnAlign], wGm_[(k0 + r) * n_ + n0],
+                                 Nd2NzParams(1, kw - r < 16 ? kw - r : 16, tn, 0, n_, 16, 1, 0));
+                }
+                SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+                WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+                if (tiles > 0 || k0 > 0) {  // the last Mmad has read L0A / L0B
+                    SetFlag<HardEvent::M_MTE1>(EVENT_ID0);
+                    WaitFlag<HardEvent::M_MTE1>(EVENT_ID0);
+                }
+                for (uint32_t i = 0; i < M1; ++i)  // L0A: Zz
+                    LoadData(a2[i * K1 * 16 * C0], a1[i * 16 * C0], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
+                if constexpr (sizeof(T) == 2) {  // L0B: Zn
+                    for (uint32_t i = 0; i < kwAlign / 16; ++i)
+                        LoadData(b2[i * N1 * 256], b1[i * 256], LoadData2DParams(0, N1, kwAlign / 16, 0, 0, true, 0));
+                } else {
+                    for (uint32_t i = 0; i < kwAlign / 16; ++i)
+                        LoadDataWithTranspose(b2[2 * i * N1 * 128], b1[i * 16 * tnAlign],
+                                              LoadData2dTransposeParams(0, N1, 1, 0, N1 - 1));
+                }
+                SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+                WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+                Mmad(c1, a2, b2, MmadParams(m_, tn, kw, 0, false, k0 == 0));  // onto L0C after the first chunk
+            }
+            SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+            WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
             // slot i % 2 still holds tile i - 2 until both vector cores released it
             if (tiles >= 2) CrossCoreWaitFlag(FLAG_SLOT_FREE[slot]);
-            mm.GetTensorC(slotsGm_[(cube_ * 2 + slot) * m_ * baseN_]);
+            Fixpipe(slotsGm_[(cube_ * 2 + slot) * m_ * baseN_], c1, FixpipeParamsV220(tn, m_, mAlign, baseN_, false));
             // raised on PIPE_FIX: once the tile has landed in the slot
             CrossCoreSetFlag<2, PIPE_FIX>(FLAG_TILE_READY);
         }
-        mm.End();
         // Take back the last releases, so that no flag is left set when the kernel ends.
         for (uint32_t i = tiles > 2 ? tiles - 2 : 0; i < tiles; ++i) CrossCoreWaitFlag(FLAG_SLOT_FREE[i % 2]);
     }
 
 private:
-    TPipe pipe_;
+    static __aicore__ inline uint32_t Align16(uint32_t x) { return (x + 15) / 16 * 16; }
+
     GlobalTensor<T> xGm_, wGm_;
     GlobalTensor<float> slotsGm_;
-    TCubeTiling cubeTiling_;
-    uint32_t m_ = 0, n_ = 0, k_ = 0, baseN_ = 0, cube_ = 0, cubes_ = 1;
+    uint32_t m_ = 0, n_ = 0, k_ = 0, baseN_ = 0, baseK_ = 0, cube_ = 0, cubes_ = 1;
 };
 
 // A vector core: SiLU(tile + bias) of its half of each tile's rows; a slot is released as soon as
