@@ -1,10 +1,20 @@
-"""VECIN read before MTE2 filled it: the queue's EnQue/DeQue (MTE2 -> V) dropped."""
+"""VECIN read before MTE2 filled it: the queue's EnQue/DeQue (MTE2 -> V) dropped.
+
+``OPERATOR_CXX`` (vecin-early-read-cxx) is the same kernel written in Ascend C
+(ascendc/vecin_early_read.cpp: CopyIn / Compute / CopyOut), with the same cases and golden; its
+incident drops Compute's DeQue of the input queue, its variant vecout-reuse Compute's AllocTensor
+of the output queue."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
 from mpnpu import Case, KernelOperator
+from mpnpu.ascendc.operator import AscendCOperator, Tiling, first_after
+
+from ..ascendc_common import tensors_then_tiling
 
 KERNEL = "mpnpu.kernels.vecin_early_read.kernel:main"  # main(x, y, n_tiles, tile)
 
@@ -36,4 +46,23 @@ OPERATOR = KernelOperator(
     golden=golden,
     stages=("Scale",),
     description="y = 2x through double-buffered VECIN/VECOUT queues on the vector cores",
+)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = "ascendc/vecin_early_read.cpp"
+
+OPERATOR_CXX = AscendCOperator(
+    name="vecin-early-read-cxx",
+    sources=(SOURCE,),
+    entry="vecin_early_read",
+    make=make,
+    golden=golden,
+    tiling=Tiling("ascendc/vecin_early_read_tiling.h", "VecinEarlyReadTilingData",
+                  fill=lambda case: {"tileNum": case.params[0], "tileLength": case.params[1]}),
+    args=tensors_then_tiling,
+    incident=first_after(SOURCE, r"void Compute\(", "DeQue"),
+    more_variants={"vecout-reuse": first_after(SOURCE, r"void Compute\(", "AllocTensor")},
+    stages=("CopyIn", "Compute", "CopyOut"),
+    root=HERE,
+    description="y = 2x through double-buffered VECIN/VECOUT queues (Ascend C), Compute's DeQue dropped",
 )

@@ -1,6 +1,6 @@
 // The cube core's instructions: GM -> L1 with ND2NZ conversion (DataCopy with Nd2NzParams), L1 ->
-// L0A / L0B (LoadData), the matrix multiply (Mmad: L0A x L0B -> L0C) and L0C -> GM (Fixpipe, and
-// the older DataCopy with DataCopyCO12DstParams).
+// L0A / L0B (LoadData, LoadDataWithTranspose), the matrix multiply (Mmad: L0A x L0B -> L0C) and
+// L0C -> GM (Fixpipe, and the older DataCopy with DataCopyCO12DstParams).
 //
 // Layouts. The bytes in local memory are laid out as on the chip, so that kernels computing
 // fractal offsets themselves (a2Local[i * baseK * 16], startIndex, srcStride ...) get what they
@@ -183,6 +183,66 @@ inline void load_2d(const AscendC::LocalTensor<T>& dst, const uint8_t* src, uint
         if (is_hold_site(site)) core().pipes.barrier(pipe);
         hold_point(site, 1);
     }
+}
+
+// -- LoadDataWithTranspose: squares transposed into L0A / L0B ---------------------------------------------
+
+// A 16 x 16 square of 32-bit elements, held as two side-by-side 16 x 8 fractals (left columns 0-7,
+// right 8-15), transposed and split the same way: out0 gets columns 0-7 of the transpose, out1 8-15.
+inline void transpose_square32(uint8_t* out0, uint8_t* out1, const uint8_t* left, const uint8_t* right) {
+    const uint32_t* l = reinterpret_cast<const uint32_t*>(left);
+    const uint32_t* r = reinterpret_cast<const uint32_t*>(right);
+    uint32_t sq[16][16];
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 8; ++j) {
+            sq[i][j] = l[i * 8 + j];
+            sq[i][j + 8] = r[i * 8 + j];
+        }
+    uint32_t t0[128], t1[128];  // transpose row i = square column i
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 8; ++j) {
+            t0[i * 8 + j] = sq[j][i];
+            t1[i * 8 + j] = sq[j + 8][i];
+        }
+    std::memcpy(out0, t0, sizeof t0);
+    std::memcpy(out1, t1, sizeof t1);
+}
+
+template <typename T>
+inline void load_2d_transpose(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                              const AscendC::LoadData2dTransposeParams& p, const Site& site) {
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4,
+                  "LoadDataWithTranspose: mpnpu transposes 16-bit (half, bfloat16_t) and 32-bit (float, int32_t, "
+                  "uint32_t) elements; the 8-bit and 4-bit squares are not implemented");
+    const char* what = "LoadDataWithTranspose L1->L0";
+    at(site);
+    check_memory(src, MPNPU_MEM_L1, site, what, "the source");
+    check_aligned(src.mpnpu_offset(), BLOCK_BYTES, site, what, "the L1 source");
+    int mem = dst.mpnpu_mem();
+    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
+        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what, mem_name(mem));
+    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
+    if (p.addrMode != 0) unsupported(site, "%s: addrMode %u (mpnpu has the increasing mode 0)", what, unsigned(p.addrMode));
+    if (p.repeatTimes == 0) return;  // a NOP, as documented
+    constexpr uint64_t frac_per_square = sizeof(T) == 2 ? 1 : 2;
+    constexpr uint64_t square = frac_per_square * FRACTAL_BYTES;
+    const uint64_t n = p.repeatTimes, first = p.startIndex, last = first + (n - 1) * p.srcStride;
+    const uint64_t step = (1 + uint64_t(p.dstGap)) * FRACTAL_BYTES;  // a repeat's first fractal to the next one's
+    const uint64_t second = frac_per_square == 2 ? (1 + uint64_t(p.dstFracGap)) * FRACTAL_BYTES : 0;
+    const uint64_t dst_end = (n - 1) * step + second + FRACTAL_BYTES;
+    src.mpnpu_touch_bytes('R', P_MTE1, first * square, (last + 1) * square, site, what);
+    dst.mpnpu_touch_bytes('W', P_MTE1, 0, dst_end, site, what);
+    const uint8_t* s = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
+    uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+    const uint64_t stride = p.srcStride;
+    core().pipes.run(P_MTE1, [=] {  // the squares move when PIPE_MTE1 gets to it
+        for (uint64_t i = 0; i < n; ++i) {
+            const uint8_t* q = s + (first + i * stride) * square;
+            uint8_t* o = d + i * step;
+            if constexpr (frac_per_square == 1) transpose_fractal16(o, q);
+            else transpose_square32(o, o + second, q, q + FRACTAL_BYTES);
+        }
+    });
 }
 
 // -- Mmad -----------------------------------------------------------------------------------------------
@@ -398,6 +458,15 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     mpnpu::cube::check_aligned(src.mpnpu_offset(), mpnpu::BLOCK_BYTES, site, what, "the L1 source");
     mpnpu::cube::load_2d(dst, reinterpret_cast<const uint8_t*>(src.mpnpu_addr()), 0, loadDataParams, mpnpu::P_MTE1,
                          site, what, &src, static_cast<const GlobalTensor<T>*>(nullptr));
+}
+
+// L1 -> L0A / L0B (PIPE_MTE1) transposing squares: a 16 x 16 fractal of 16-bit elements, or two
+// side-by-side 16 x 8 fractals of 32-bit ones (the way float B reaches L0B's Zn from an L1 laid out
+// ZZ); see LoadData2dTransposeParams.
+template <typename T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                  const LoadData2dTransposeParams& loadDataParams, MPNPU_SITE) {
+    mpnpu::cube::load_2d_transpose(dst, src, loadDataParams, site);
 }
 
 // GM -> L0A / L0B (PIPE_MTE2), fractal by fractal.

@@ -1,5 +1,5 @@
 // Parameter structs and enumerations of the cube core's instructions: GM -> L1 ND2NZ copies
-// (Nd2NzParams), L1 -> L0A/L0B loads (LoadData2DParams), the matrix multiply (MmadParams) and
+// (Nd2NzParams), L1 -> L0A/L0B loads (LoadData2DParams, LoadData2dTransposeParams), the matrix multiply (MmadParams) and
 // L0C -> GM moves (FixpipeParamsV220, DataCopyCO12DstParams, FixpipeConfig, QuantMode_t).
 //
 // Field names, meanings and positional order follow the documented API (so ``Nd2NzParams{1, m,
@@ -61,6 +61,26 @@ struct LoadData2DParams {
                      uint16_t dstGapIn, bool ifTransposeIn, uint8_t addrModeIn)
         : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), sid(sidIn), dstGap(dstGapIn),
           ifTranspose(ifTransposeIn), addrMode(addrModeIn) {}
+};
+
+// 2D loads with a transpose (LoadDataWithTranspose): repeatTimes squares, the first at square
+// startIndex of the source, each next srcStride squares further (a square: one 16 x 16 fractal of
+// 16-bit elements, two side-by-side 16 x 8 fractals of 32-bit ones, 1 KiB); in the destination the
+// first fractal of each repeat is dstGap fractals after the end of the previous repeat's first, and
+// a 32-bit square's second fractal dstFracGap fractals after the end of its first. addrMode 0
+// increases the source address (mpnpu has that mode only).
+struct LoadData2dTransposeParams {
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
+    LoadData2dTransposeParams() = default;
+    LoadData2dTransposeParams(uint16_t startIndexIn, uint8_t repeatTimesIn, uint16_t srcStrideIn, uint16_t dstGapIn,
+                              uint16_t dstFracGapIn, uint8_t addrModeIn = 0)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstFracGapIn), addrMode(addrModeIn) {}
 };
 
 // One matrix multiply on L0: C[m, n] (=|+=) A[m, k] x B[k, n]. C starts from zero
