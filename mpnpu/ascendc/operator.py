@@ -68,10 +68,15 @@ def first_after(path: str, pattern: str, call: str = "SyncAll") -> SyncLocator:
 
 
 def _caller_folder() -> str:
-    for frame in inspect.stack()[2:]:
-        path = frame.filename
-        if not path.startswith(os.path.dirname(os.path.abspath(__file__))):
+    """The folder of the module that defines the operator: the first frame outside this package and
+    outside generated code (the dataclass's ``__init__`` is "<string>")."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame = inspect.currentframe()
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not path.startswith("<") and not os.path.abspath(path).startswith(here):
             return os.path.dirname(os.path.abspath(path))
+        frame = frame.f_back
     return os.getcwd()
 
 
