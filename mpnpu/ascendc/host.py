@@ -197,8 +197,8 @@ class HostKernel:
     def __call__(self, *args: Any) -> None:
         _map_blocks(self.regions)
         lib = _host_library(self.exports, self.fn, self.params)
-        regions = [bridge.Region(addr, size, _region_tensor(name, segment, size))
-                   for addr, size, segment, name in self.regions]
+        regions = sorted((bridge.Region(addr, size, _region_tensor(name, segment, size))
+                          for addr, size, segment, name in self.regions), key=lambda r: r.addr)
         bridge.run_slots(lib, self.kernel_type, list(self.slots), regions, tiling_key=self.tiling_key)
 
 
