@@ -51,7 +51,8 @@ def bench_launch(rounds: int, launches: int) -> None:
                 wall[name].append(times[name] * 1e6)
     med = statistics.median
     q = statistics.quantiles(ratios, n=4)
-    print(f"empty launch (1 AI core, 3 core processes): C++ {med(wall['cxx']):.0f} us, Python {med(wall['py']):.0f} us; "
+    print(f"empty launch (1 AI core, 3 core processes): C++ {med(wall['cxx']):.0f} us, "
+          f"Python {med(wall['py']):.0f} us; "
           f"ratio median {med(ratios):.2f}x (quartiles {q[0]:.2f}-{q[2]:.2f}, {len(ratios)} alternating blocks of "
           f"{block}; target <= 1.2x); inside the kernel call per core: C++ {med(inside['cxx']) * 1e6:.1f} us, "
           f"Python {med(inside['py']) * 1e6:.1f} us")
