@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import pickle
 
 import numpy as np
@@ -378,3 +379,25 @@ def test_closing_gm_under_a_live_view_is_quiet_and_unlinks() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "0", r.stderr
     assert "Exception ignored" not in r.stderr and "BufferError" not in r.stderr, r.stderr
+
+
+def test_a_segment_interrupted_while_it_is_zero_filled_is_ended(monkeypatch) -> None:
+    """Ctrl-C or SIGTERM (a slot being stopped) inside create_segment's zero-fill: the segment is
+    closed and unlinked there, not left for SharedMemory.__del__ to fail on at exit."""
+    import types
+
+    from mpnpu.runtime.gm import segments
+
+    class Interrupted(np.ndarray):
+        def fill(self, value):
+            raise KeyboardInterrupt
+
+    real_np = segments.np
+    fake = types.SimpleNamespace(**{n: getattr(real_np, n) for n in ("uint8",)})
+    fake.frombuffer = lambda buf, dtype: real_np.frombuffer(buf, dtype=dtype).view(Interrupted)
+    monkeypatch.setattr(segments, "np", fake)
+    before, still_mapped = set(os.listdir("/dev/shm")), len(segments._STILL_MAPPED)
+    with pytest.raises(KeyboardInterrupt):
+        segments.create_segment(1 << 16, "test")
+    assert set(os.listdir("/dev/shm")) - before == set()  # unlinked
+    assert len(segments._STILL_MAPPED) == still_mapped  # and closed: the view was dropped first

@@ -14,6 +14,7 @@ import itertools
 import mmap
 import os
 import re
+import traceback
 from multiprocessing import shared_memory
 
 import numpy as np
@@ -126,8 +127,12 @@ def prefault(shm: shared_memory.SharedMemory) -> None:
     in a batch's first repeat, and shift the race's odds for reasons the device does not have.
     """
     pages = np.frombuffer(_buffer(shm), dtype=np.uint8)[::_PAGE]
-    int(pages.sum())
-    del pages
+    try:
+        int(pages.sum())
+    finally:
+        # Also when interrupted: a traceback keeping this frame must not keep the view (and with
+        # it the mapping, which then could not be closed) alive.
+        del pages
 
 
 _PAGE = mmap.PAGESIZE
@@ -164,7 +169,17 @@ def create_segment(nbytes: int, token: str) -> shared_memory.SharedMemory:
     # Write every page once so that the segment's memory is really allocated now, not at
     # some first write inside a kernel (see prefault).
     view = np.frombuffer(_buffer(shm), dtype=np.uint8)
-    view.fill(0)
+    try:
+        view.fill(0)
+    except BaseException as e:
+        # Interrupted (Ctrl-C, SIGTERM: a slot being stopped) while zero-filling: nobody will ever
+        # own this segment, so end it here, after dropping the views that would keep it mapped —
+        # ours, and any a frame the exception came through holds — else SharedMemory.__del__
+        # fails at exit with a BufferError on stderr.
+        del view
+        traceback.clear_frames(e.__traceback__)
+        close_and_unlink(shm)
+        raise
     del view
     return shm
 
