@@ -255,6 +255,13 @@ inline T convert(const U& v, AscendC::RoundMode mode) {
         // dequantisation: src * the SetDeqScale half scale, rounded to nearest even
         double prod = double(v) * double(float(half::from_bits(core().vec.deq_scale)));  // exact: < 2^53
         return float_from_bits<half>(to_format(exact_of(prod), AscendC::RoundMode::CAST_RINT, HALF_FMT));
+    } else if constexpr (std::is_same_v<T, float> && (std::is_same_v<U, half> || std::is_same_v<U, bfloat16_t>)) {
+        // Widening, exact in every mode: the value itself (NaN as to_format makes it, the canonical
+        // quiet NaN), without the exact-fraction route.
+        constexpr uint16_t exp_mask = std::is_same_v<U, half> ? 0x7C00u : 0x7F80u;
+        if ((v.bits & exp_mask) == exp_mask && (v.bits & uint16_t(~exp_mask & 0x7FFFu))) return bits_f32(0x7FC00000u);
+        (void)mode;
+        return float(v);
     } else if constexpr (std::is_same_v<T, float> && std::is_same_v<U, float>) {
         Exact x = exact_of(v);
         if (x.nan || x.inf || x.exp >= 0) return v;  // already integral
