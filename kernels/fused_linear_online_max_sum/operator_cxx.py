@@ -86,7 +86,7 @@ def ub_bytes(t: Tiling) -> int:
     hm_a, w = _align(half_m, 64), _align(t.base_n, 64)
     target = 3 * _ROWS_CHUNK * 4 + 64 * _BLOCK
     cv = target + _ROWS_CHUNK * (2 * tgt + 8) + 3 * _align(_ROWS_CHUNK // 8, _BLOCK)
-    cv_bytes = (half_m * w * 2 + half_m * w * 4 + half_m * w // 2 + hm_a * (44 + tgt) + _align(half_m, 8) * _BLOCK
+    cv_bytes = (half_m * w * 2 + 2 * half_m * w * 4 + half_m * w // 2 + hm_a * (44 + tgt) + _align(half_m, 8) * _BLOCK
                 + 2 * _align(hm_a // 8, _BLOCK) + 20 * _BLOCK)
     all_reduce = 2 * t.block_dim * _ROWS_CHUNK * 4 + _ROWS_CHUNK * (tgt + 20) + 2 * _align(_ROWS_CHUNK // 8, _BLOCK) \
         + 12 * _BLOCK

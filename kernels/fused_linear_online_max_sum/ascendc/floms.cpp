@@ -167,7 +167,7 @@ private:
         l.target = 3 * ROWS_CHUNK * 4 + ZERO_BLOCKS * BLOCK;
         l.cv = l.target + ROWS_CHUNK * (2 * uint32_t(sizeof(tgtT)) + 2 * 4) + 3 * Align(ROWS_CHUNK / 8, BLOCK);
         const uint32_t halfM = uint32_t(t_->halfM);
-        const uint32_t cvBytes = halfM * w * uint32_t(sizeof(inT)) + halfM * w * 4 + halfM * w / 2  // tile, x, blocks
+        const uint32_t cvBytes = halfM * w * uint32_t(sizeof(inT)) + 2 * halfM * w * 4 + halfM * w / 2  // tile, x, e, blocks
                                  + hmA * (11 * 4 + uint32_t(sizeof(tgtT))) + Align(halfM, 8) * BLOCK +
                                  2 * Align(hmA / 8, BLOCK) + 20 * BLOCK;  // (the carves' alignment)
         const uint32_t allReduceBytes = 2 * blockDim_ * ROWS_CHUNK * 4 + ROWS_CHUNK * (uint32_t(sizeof(tgtT)) + 5 * 4) +
@@ -356,7 +356,7 @@ private:
 
     struct Cv {
         LocalTensor<inT> tileIn;
-        LocalTensor<float> x, blk, rowMax, rowSum, runMax, runSum, tmp, gathered, bcast, tf, col, out;
+        LocalTensor<float> x, e, blk, rowMax, rowSum, runMax, runSum, tmp, gathered, bcast, tf, col, out;
         LocalTensor<tgtT> tgt;
         LocalTensor<int32_t> offset, rowIdx;
         LocalTensor<uint8_t> hitBits, tmpBits;
@@ -374,6 +374,7 @@ private:
         Cv b;
         b.tileIn = Carve<inT>(at, halfM * wMax);
         b.x = Carve<float>(at, halfM * wMax);
+        b.e = Carve<float>(at, halfM * wMax);
         b.blk = Carve<float>(at, halfM * wMax / 8);
         b.rowMax = Carve<float>(at, hmA);
         b.rowSum = Carve<float>(at, hmA);
@@ -427,10 +428,6 @@ private:
                 }
                 DataCopyPad(b.runMax, onlineMaxGm_[stats], rows, DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
                 DataCopyPad(b.runSum, onlineSumGm_[stats], rows, DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
-                // The masked targets TargetProcess wrote, on this vector core and on others: only S1
-                // orders this read after those writes.
-                DataCopyPad(b.tgt, maskedWsGm_[ra], DataCopyExtParams(1, nr * uint32_t(sizeof(tgtT)), 0, 0),
-                            DataCopyPadExtParams<tgtT>(false, 0, 0, tgtT(0)));
                 SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
                 WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
                 if (h_ > 0 && !t_->returnLogits) {
@@ -445,12 +442,20 @@ private:
                                                   (w * tileBytes - Align(tn * tileBytes, BLOCK)) / BLOCK,
                                                   (v_ - tn) * tileBytes));
                 }
-                TargetLogit(b, nr, Align(nr, REPEAT_FLOATS), n0, tn, w);
                 OnlineMaxSum(b, nr, tn, w);
                 SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
                 WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
                 DataCopyPad(onlineMaxGm_[stats], b.rowMax, rows);
                 DataCopyPad(onlineSumGm_[stats], b.runSum, rows);
+                // The masked targets TargetProcess wrote, on this vector core and on others: only S1
+                // orders this read after those writes.
+                DataCopyPad(b.tgt, maskedWsGm_[ra], DataCopyExtParams(1, nr * uint32_t(sizeof(tgtT)), 0, 0),
+                            DataCopyPadExtParams<tgtT>(false, 0, 0, tgtT(0)));
+                SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                TargetLogit(b, nr, Align(nr, REPEAT_FLOATS), n0, tn, w);
+                SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+                WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
                 if constexpr (CV_WRITES_PREDICTED) {
                     SetAtomicAdd<float>();
                     DataCopyPad(predictedGm_[ra], b.out, rows);
@@ -462,7 +467,7 @@ private:
     }
 
     // The rows' running max (into rowMax) and running sum (runSum) updated with this tile's nr x tn
-    // logits in x (rows w floats apart; x is consumed).
+    // logits in x (rows w floats apart; x keeps the logits, for the gather that follows).
     __aicore__ inline void OnlineMaxSum(Cv& b, uint32_t nr, uint32_t tn, uint32_t w) {
         if (tn < w) {  // columns [tn, w) take no part in the max and the sum
             uint64_t mask[2] = {~0ull << (tn % REPEAT_FLOATS), 0};
@@ -474,12 +479,12 @@ private:
         Exp(b.tmp, b.tmp, int32_t(nr));
         Mul(b.runSum, b.runSum, b.tmp, int32_t(nr));  // the old sum, rescaled to the new max
         Brcb(b.bcast, b.rowMax, int64_t(CeilDiv(nr, 8)), BrcbRepeatParams(1, 8));
-        for (uint32_t g = 0; g < w; g += REPEAT_FLOATS) {  // x -= max: one 64-column group of every row per call
-            Sub(b.x[g], b.x[g], b.bcast, uint64_t(REPEAT_FLOATS), int64_t(nr),
+        for (uint32_t g = 0; g < w; g += REPEAT_FLOATS) {  // e = x - max: one 64-column group of every row a call
+            Sub(b.e[g], b.x[g], b.bcast, uint64_t(REPEAT_FLOATS), int64_t(nr),
                 BinaryRepeatParams(1, 1, 0, uint8_t(w / 8), uint8_t(w / 8), 1));
         }
-        Exp(b.x, b.x, int32_t(nr * w));
-        RowReduce<ReduceType::SUM>(b.rowSum, b.blk, b.x, nr, w);
+        Exp(b.e, b.e, int32_t(nr * w));
+        RowReduce<ReduceType::SUM>(b.rowSum, b.blk, b.e, nr, w);
         Add(b.runSum, b.runSum, b.rowSum, int32_t(nr));
     }
 
