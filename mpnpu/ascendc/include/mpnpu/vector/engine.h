@@ -430,10 +430,15 @@ inline void dense_run(const Plan& p, const Lane& dst, F&& f) {
     }
 }
 
+// No whole-run routine (see unary).
+struct NoRow {};
+
 // The common shape: dst[lane] = f(src[lane]) under a plan, with checks, memcheck and trace.
-template <typename D, typename S, class F>
+// ``row(d, s, n)``, if given, does n consecutive lanes at once on the dense path (it must give the
+// very bytes f gives lane by lane).
+template <typename D, typename S, class F, class Row = NoRow>
 inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>& dst, const Geo& gd,
-                  const AscendC::LocalTensor<S>& src, const Geo& gs, const Site& site, F&& f) {
+                  const AscendC::LocalTensor<S>& src, const Geo& gs, const Site& site, F&& f, Row&& row = Row{}) {
     start(site, name);
     check_operand(dst, 32, site, name, "dst");
     check_operand(src, 32, site, name, "src");
@@ -442,6 +447,22 @@ inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>
     touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
     Lane ls = lane_of(src, gs), ld_ = lane_of(dst, gd);
     if (dense_ok(p, ld_, gd, sizeof(D), {DenseSrc{ls.base, gs, sizeof(S)}})) {
+        if constexpr (!std::is_same_v<std::decay_t<Row>, NoRow>) {
+            if (ls.base + hull_of(p, sizeof(S), gs).hi <= ld_.base || ld_.base + hull_of(p, sizeof(D), gd).hi <= ls.base) {
+                for (uint64_t r = 0; r < p.repeats; ++r) {
+                    const Bits& b = p.bits(r);
+                    const uint32_t n = b.none() ? 0 : prefix_length(b);
+                    if (n) {
+                        row(ld_.base + r * gd.rep, ls.base + r * gs.rep, n);
+                    } else if (!b.none()) {
+                        D out[MAX_LANES];
+                        each_lane(b, [&](uint32_t j) { out[j] = f(ld<S>(ls.base + r * gs.rep + uint64_t(j) * sizeof(S))); });
+                        each_lane(b, [&](uint32_t j) { st<D>(ld_.base + r * gd.rep + uint64_t(j) * sizeof(D), out[j]); });
+                    }
+                }
+                return;
+            }
+        }
         dense_run<D>(p, ld_, [&](uint64_t r, uint32_t j) {
             return f(ld<S>(ls.base + r * gs.rep + uint64_t(j) * sizeof(S)));
         });
