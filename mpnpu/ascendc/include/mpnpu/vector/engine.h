@@ -291,6 +291,11 @@ inline Hull hull_of(const Plan& p, uint32_t size, const Geo& g) {
     auto span = [&](const Bits& b, uint64_t first_rep, uint64_t last_rep) {
         if (b.none()) return;
         uint64_t mn = ~0ull, mx = 0;
+        const uint32_t n = prefix_length(b);
+        if (n && g.blk >= 32) {  // lanes 0 .. n-1, offsets increasing with the lane
+            h.add(first_rep * g.rep, last_rep * g.rep + lane_offset(n - 1, size, g) + size);
+            return;
+        }
         each_lane(b, [&](uint32_t j) {
             uint64_t o = lane_offset(j, size, g);
             if (o < mn) mn = o;
@@ -394,20 +399,20 @@ struct DenseSrc {
     const uint8_t* base;
     Geo g;
     uint32_t size;
+    Hull h;  // the bytes the plan's lanes touch (hull_of)
 };
 
 inline bool disjoint(const uint8_t* a, const Hull& ha, const uint8_t* b, const Hull& hb) {
     return a + ha.hi <= b + hb.lo || b + hb.hi <= a + ha.lo;
 }
 
-inline bool dense_ok(const Plan& p, const Lane& dst, const Geo& gd, uint32_t dsize,
+inline bool dense_ok(const Lane& dst, const Geo& gd, uint32_t dsize, const Hull& hd,
                      std::initializer_list<DenseSrc> srcs) {
     if (gd.blk != 32) return false;
-    const Hull hd = hull_of(p, dsize, gd);
     for (const DenseSrc& s : srcs) {
         if (s.g.blk != 32) return false;
         const bool same = s.base == dst.base && s.g.rep == gd.rep && s.size == dsize;
-        if (!same && !disjoint(dst.base, hd, s.base, hull_of(p, s.size, s.g))) return false;
+        if (!same && !disjoint(dst.base, hd, s.base, s.h)) return false;
     }
     return true;
 }
@@ -443,12 +448,13 @@ inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>
     check_operand(dst, 32, site, name, "dst");
     check_operand(src, 32, site, name, "src");
     if (p.none()) return;
-    touch(src, 'R', hull_of(p, sizeof(S), gs), site, name);
-    touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
+    const Hull hs = hull_of(p, sizeof(S), gs), hd = hull_of(p, sizeof(D), gd);
+    touch(src, 'R', hs, site, name);
+    touch(dst, 'W', hd, site, name);
     Lane ls = lane_of(src, gs), ld_ = lane_of(dst, gd);
-    if (dense_ok(p, ld_, gd, sizeof(D), {DenseSrc{ls.base, gs, sizeof(S)}})) {
+    if (dense_ok(ld_, gd, sizeof(D), hd, {DenseSrc{ls.base, gs, sizeof(S), hs}})) {
         if constexpr (!std::is_same_v<std::decay_t<Row>, NoRow>) {
-            if (ls.base + hull_of(p, sizeof(S), gs).hi <= ld_.base || ld_.base + hull_of(p, sizeof(D), gd).hi <= ls.base) {
+            if (disjoint(ld_.base, hd, ls.base, hs)) {
                 for (uint64_t r = 0; r < p.repeats; ++r) {
                     const Bits& b = p.bits(r);
                     const uint32_t n = b.none() ? 0 : prefix_length(b);
@@ -480,19 +486,20 @@ inline void binary(const char* name, const Plan& p, const AscendC::LocalTensor<D
     check_operand(src0, 32, site, name, "src0");
     check_operand(src1, 32, site, name, "src1");
     if (p.none()) return;
-    touch(src0, 'R', hull_of(p, sizeof(S0), g0), site, name);
-    touch(src1, 'R', hull_of(p, sizeof(S1), g1), site, name);
-    touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
+    const Hull h0 = hull_of(p, sizeof(S0), g0), h1 = hull_of(p, sizeof(S1), g1), hd = hull_of(p, sizeof(D), gd);
+    touch(src0, 'R', h0, site, name);
+    touch(src1, 'R', h1, site, name);
+    touch(dst, 'W', hd, site, name);
     Lane l0 = lane_of(src0, g0), l1 = lane_of(src1, g1), lD = lane_of(dst, gd);
-    if (dense_ok(p, lD, gd, sizeof(D), {DenseSrc{l0.base, g0, sizeof(S0)}, DenseSrc{l1.base, g1, sizeof(S1)}})) {
+    if (dense_ok(lD, gd, sizeof(D), hd, {DenseSrc{l0.base, g0, sizeof(S0), h0}, DenseSrc{l1.base, g1, sizeof(S1), h1}})) {
         dense_run<D>(p, lD, [&](uint64_t r, uint32_t j) {
             return f(ld<S0>(l0.base + r * g0.rep + uint64_t(j) * sizeof(S0)),
                      ld<S1>(l1.base + r * g1.rep + uint64_t(j) * sizeof(S1)));
         });
         return;
     }
-    if (dense_ok(p, lD, gd, sizeof(D), {DenseSrc{l0.base, g0, sizeof(S0)}}) && g1.blk == 0 &&
-        disjoint(lD.base, hull_of(p, sizeof(D), gd), l1.base, hull_of(p, sizeof(S1), g1))) {
+    if (dense_ok(lD, gd, sizeof(D), hd, {DenseSrc{l0.base, g0, sizeof(S0), h0}}) && g1.blk == 0 &&
+        disjoint(lD.base, hd, l1.base, h1)) {
         // src1 one data block read by every block of the repeat (a per-repeat broadcast)
         constexpr uint32_t per1 = 32 / sizeof(S1);
         dense_run<D>(p, lD, [&](uint64_t r, uint32_t j) {
