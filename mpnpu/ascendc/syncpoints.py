@@ -28,7 +28,7 @@ SYNC_CALLS = ("SyncAll", "CrossCoreSetFlag", "CrossCoreWaitFlag", "SetFlag", "Wa
 _CALL = re.compile(r"\b(?P<call>" + "|".join(SYNC_CALLS) + r")\b\s*(?P<targs><[^;{}()]*?>)?\s*\(")
 _FUNC = re.compile(r"(?:(?P<cls>\w+)\s*::\s*)?(?P<name>~?\w+)\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?"
                    r"(?:->\s*[\w:<>]+\s*)?$")
-_KEYWORDS = {"if", "for", "while", "switch", "return", "catch", "sizeof", "decltype", "static_assert"}
+_KEYWORDS = {"if", "constexpr", "for", "while", "switch", "return", "catch", "sizeof", "decltype", "static_assert"}
 
 
 @dataclass(frozen=True)

@@ -153,6 +153,31 @@ inline void to_float_row(const T* s, float* d, size_t n) {
     }
 }
 
+#ifdef MPNPU_GEMM_X86
+// Round to nearest even, as f32_to_f16_bits (checked bit for bit over every float32).
+__attribute__((target("f16c,avx"))) inline void f32_row_f16c(const float* s, uint16_t* d, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i < n; ++i) d[i] = f32_to_f16_bits(s[i]);
+}
+#endif
+
+// n float32 values as T, each rounded to nearest even (the same bits as from_float<T>).
+template <typename T>
+inline void from_float_row(const float* s, T* d, size_t n) {
+    if constexpr (std::is_same_v<T, half>) {
+#ifdef MPNPU_GEMM_X86
+        if (has_f16c()) {
+            f32_row_f16c(s, reinterpret_cast<uint16_t*>(d), n);
+            return;
+        }
+#endif
+    }
+    for (size_t i = 0; i < n; ++i) d[i] = from_float<T>(s[i]);
+}
+
 // C[m x n] (row stride ldc) += A[m x k] (lda) x B[k x n] (ldb).
 inline void sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
     if (m <= 0 || n <= 0 || k <= 0) return;

@@ -191,10 +191,13 @@ constexpr MatmulConfig GetBasicConfig(const uint32_t basicM, const uint32_t basi
     return c;
 }
 
-constexpr MatmulConfig CFG_NORM = GetNormalConfig();
-constexpr MatmulConfig CFG_MDL = GetMDLConfig();
-constexpr MatmulConfig CFG_IBSHARE_NORM = GetIBShareNormConfig();
-constexpr MatmulConfig MM_CFG_BB = GetBasicConfig(128, 128, 128);
+// inline: one object with external linkage, so that a kernel's class holding a Matmul<..., CFG_NORM>
+// member has no internal-linkage subobject (g++'s -Wsubobject-linkage, since mpnpu's build includes
+// the kernel's source from a generated file).
+inline constexpr MatmulConfig CFG_NORM = GetNormalConfig();
+inline constexpr MatmulConfig CFG_MDL = GetMDLConfig();
+inline constexpr MatmulConfig CFG_IBSHARE_NORM = GetIBShareNormConfig();
+inline constexpr MatmulConfig MM_CFG_BB = GetBasicConfig(128, 128, 128);
 
 // MatmulCallBackFunc<copy-out, copy-A1, copy-B1>: user copy routines (mpnpu has the default ones
 // only; a callback given here is refused when the Matmul is instantiated).

@@ -177,30 +177,37 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
                     out[size_t(base + j)] += av * int32_t(s.transB ? b0[j * ldb + kk] : b0[kk * ldb + j]);
             }
     } else {
-        thread_local std::vector<float> af, bf, line;
-        af.resize(size_t(tm * K));
-        bf.resize(size_t(K * tn));
+        thread_local std::vector<float> af_buf, bf_buf, line_buf;
+        af_buf.resize(size_t(tm * K));
+        bf_buf.resize(size_t(K * tn));
+        line_buf.resize(size_t(8 * (tm > K ? tm : K)));
+        // (plain pointers: a thread_local named in a loop costs a TLS lookup per use in a shared library)
+        float* const af = af_buf.data();
+        float* const bf = bf_buf.data();
+        float* const line = line_buf.data();
         // every source run is contiguous (a row of A or B, or of the transposed matrix): converted
-        // whole, then scattered where the layout wants it
+        // whole, then scattered where the layout wants it, eight runs at a time
         if (s.transA) {  // A^T rows: kk fixed, i running
-            line.resize(size_t(tm));
-            for (int64_t kk = 0; kk < K; ++kk) {
-                gemm::to_float_row(a0 + kk * lda, line.data(), size_t(tm));
-                for (int64_t i = 0; i < tm; ++i) af[size_t(i * K + kk)] = line[size_t(i)];
+            for (int64_t kk = 0; kk < K; kk += 8) {
+                const int64_t nk = K - kk < 8 ? K - kk : 8;
+                for (int64_t q = 0; q < nk; ++q) gemm::to_float_row(a0 + (kk + q) * lda, line + q * tm, size_t(tm));
+                for (int64_t i = 0; i < tm; ++i)
+                    for (int64_t q = 0; q < nk; ++q) af[size_t(i * K + kk + q)] = line[size_t(q * tm + i)];
             }
         } else {
-            for (int64_t i = 0; i < tm; ++i) gemm::to_float_row(a0 + i * lda, af.data() + i * K, size_t(K));
+            for (int64_t i = 0; i < tm; ++i) gemm::to_float_row(a0 + i * lda, af + i * K, size_t(K));
         }
         if (s.transB) {  // B^T rows: j fixed, kk running
-            line.resize(size_t(K));
-            for (int64_t j = 0; j < tn; ++j) {
-                gemm::to_float_row(b0 + j * ldb, line.data(), size_t(K));
-                for (int64_t kk = 0; kk < K; ++kk) bf[size_t(kk * tn + j)] = line[size_t(kk)];
+            for (int64_t j = 0; j < tn; j += 8) {
+                const int64_t nj = tn - j < 8 ? tn - j : 8;
+                for (int64_t q = 0; q < nj; ++q) gemm::to_float_row(b0 + (j + q) * ldb, line + q * K, size_t(K));
+                for (int64_t kk = 0; kk < K; ++kk)
+                    for (int64_t q = 0; q < nj; ++q) bf[size_t(kk * tn + j + q)] = line[size_t(q * K + kk)];
             }
         } else {
-            for (int64_t kk = 0; kk < K; ++kk) gemm::to_float_row(b0 + kk * ldb, bf.data() + kk * tn, size_t(tn));
+            for (int64_t kk = 0; kk < K; ++kk) gemm::to_float_row(b0 + kk * ldb, bf + kk * tn, size_t(tn));
         }
-        gemm::sgemm(int(tm), int(tn), int(K), af.data(), int(K), bf.data(), int(tn), out.data(), int(tn));
+        gemm::sgemm(int(tm), int(tn), int(K), af, int(K), bf, int(tn), out.data(), int(tn));
     }
     done(ra);
     done(rb);
@@ -218,17 +225,26 @@ inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint
     if (enAtomic) c.atomic_op = enAtomic;
     MpnpuEvent* rec = gm_access(gm_write_kind(), P_FIX, base, dst, uint64_t(tile.tn) * sizeof(CT), uint64_t(ldc) * sizeof(CT),
                             uint64_t(tile.tm), sizeof(CT), site, what_of(call, "writing C"));
-    thread_local std::vector<CT> row;
-    row.resize(size_t(tile.tn));
+    thread_local std::vector<CT> row_buf;
+    row_buf.resize(size_t(tile.tn));
+    CT* const row = row_buf.data();
+    const int op = core().atomic_op;
     for (int32_t i = 0; i < tile.tm; ++i) {
         const Acc* src = acc.data() + int64_t(i) * tile.tn;
+        if constexpr (std::is_same_v<Acc, float> && !std::is_integral_v<CT>) {
+            if (!relu) {
+                gemm::from_float_row(src, row, size_t(tile.tn));
+                store_gm(dst + int64_t(i) * ldc, row, uint64_t(tile.tn), op);
+                continue;
+            }
+        }
         for (int32_t j = 0; j < tile.tn; ++j) {
             Acc v = src[j];
             if (relu && v < Acc(0)) v = Acc(0);
             if constexpr (std::is_integral_v<CT>) row[size_t(j)] = static_cast<CT>(v);
             else row[size_t(j)] = from_float<CT>(float(v));
         }
-        store_gm(dst + int64_t(i) * ldc, row.data(), uint64_t(tile.tn), core().atomic_op);
+        store_gm(dst + int64_t(i) * ldc, row, uint64_t(tile.tn), op);
     }
     done(rec);
     c.atomic_op = saved;

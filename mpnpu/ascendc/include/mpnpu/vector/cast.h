@@ -17,6 +17,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "../rt.h"
 #include "../tensor.h"
 #include "engine.h"
@@ -255,6 +259,13 @@ inline T convert(const U& v, AscendC::RoundMode mode) {
         // dequantisation: src * the SetDeqScale half scale, rounded to nearest even
         double prod = double(v) * double(float(half::from_bits(core().vec.deq_scale)));  // exact: < 2^53
         return float_from_bits<half>(to_format(exact_of(prod), AscendC::RoundMode::CAST_RINT, HALF_FMT));
+    } else if constexpr (std::is_same_v<T, float> && (std::is_same_v<U, half> || std::is_same_v<U, bfloat16_t>)) {
+        // Widening, exact in every mode: the value itself (NaN as to_format makes it, the canonical
+        // quiet NaN), without the exact-fraction route.
+        constexpr uint16_t exp_mask = std::is_same_v<U, half> ? 0x7C00u : 0x7F80u;
+        if ((v.bits & exp_mask) == exp_mask && (v.bits & uint16_t(~exp_mask & 0x7FFFu))) return bits_f32(0x7FC00000u);
+        (void)mode;
+        return float(v);
     } else if constexpr (std::is_same_v<T, float> && std::is_same_v<U, float>) {
         Exact x = exact_of(v);
         if (x.nan || x.inf || x.exp >= 0) return v;  // already integral
@@ -269,9 +280,43 @@ inline T convert(const U& v, AscendC::RoundMode mode) {
     }
 }
 
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(MPNPU_GEMM_BASELINE)
+#define MPNPU_VEC_F16C 1
+inline bool has_f16c() {
+    static const bool yes = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    }();
+    return yes;
+}
+
+// n half lanes at s as float at d: exact, so F16C's widening is convert<float, half>'s value, but for
+// NaN (convert gives the canonical quiet NaN, F16C keeps the payload): those lanes are rewritten.
+__attribute__((target("f16c,avx"))) inline void half_row_to_float(uint8_t* d, const uint8_t* s, uint32_t n) {
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(reinterpret_cast<float*>(d + 4 * i),
+                         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * i))));
+    for (; i < n; ++i) st<float>(d + 4 * i, f16_bits_to_f32(ld<uint16_t>(s + 2 * i)));
+    for (i = 0; i < n; ++i) {
+        const uint16_t b = ld<uint16_t>(s + 2 * i);
+        if ((b & 0x7C00u) == 0x7C00u && (b & 0x3FFu)) st<uint32_t>(d + 4 * i, 0x7FC00000u);
+    }
+}
+#endif
+
 template <typename T, typename U>
 inline void cast_apply(const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
                        const AscendC::LocalTensor<U>& src, const Geo& gs, AscendC::RoundMode mode, const Site& site) {
+#ifdef MPNPU_VEC_F16C
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<U, half>) {
+        if (has_f16c()) {
+            unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); },
+                  [](uint8_t* d, const uint8_t* s, uint32_t n) { half_row_to_float(d, s, n); });
+            return;
+        }
+    }
+#endif
     if constexpr (cast_modes<T, U>() != 0)  // (cast_check has refused any other pair)
         unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); });
 }

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <type_traits>
 
@@ -128,6 +129,14 @@ inline Bits operator&(const Bits& a, const Bits& b) {
     r.w[0] = a.w[0] & b.w[0];
     r.w[1] = a.w[1] & b.w[1];
     return r;
+}
+
+// n when the set lanes are exactly lanes 0 .. n-1 (n >= 1), else 0.
+inline uint32_t prefix_length(const Bits& b) {
+    const uint64_t lo = b.w[0], hi = b.w[1];
+    if (hi == 0) return (lo & (lo + 1)) == 0 ? uint32_t(__builtin_popcountll(lo)) : 0;
+    if (lo != ~0ull) return 0;
+    return (hi & (hi + 1)) == 0 ? 64u + uint32_t(__builtin_popcountll(hi)) : 0;
 }
 
 // f(j) for every set lane, in increasing order.
@@ -255,9 +264,14 @@ inline Geo geo(uint64_t blkStride, uint64_t repStride) { return Geo{blkStride * 
 // Contiguous elements (the count forms): repeats of ``lanes`` elements of ``size`` bytes.
 inline Geo contiguous(uint32_t lanes, uint32_t size) { return Geo{32, uint64_t(lanes) * size}; }
 
+// log2 of the elements per 32-byte block (element sizes are powers of two up to 32 bytes).
+constexpr uint32_t block_shift(uint32_t size) {
+    return size >= 32 ? 0 : size >= 16 ? 1 : size >= 8 ? 2 : size >= 4 ? 3 : size >= 2 ? 4 : 5;
+}
+
 inline uint64_t lane_offset(uint32_t j, uint32_t size, const Geo& g) {
-    uint32_t per_block = 32 / size;
-    return uint64_t(j / per_block) * g.blk + uint64_t(j % per_block) * size;
+    const uint32_t shift = block_shift(size);
+    return uint64_t(j >> shift) * g.blk + uint64_t(j & ((1u << shift) - 1)) * size;
 }
 
 struct Hull {
@@ -277,6 +291,11 @@ inline Hull hull_of(const Plan& p, uint32_t size, const Geo& g) {
     auto span = [&](const Bits& b, uint64_t first_rep, uint64_t last_rep) {
         if (b.none()) return;
         uint64_t mn = ~0ull, mx = 0;
+        const uint32_t n = prefix_length(b);
+        if (n && g.blk >= 32) {  // lanes 0 .. n-1, offsets increasing with the lane
+            h.add(first_rep * g.rep, last_rep * g.rep + lane_offset(n - 1, size, g) + size);
+            return;
+        }
         each_lane(b, [&](uint32_t j) {
             uint64_t o = lane_offset(j, size, g);
             if (o < mn) mn = o;
@@ -335,7 +354,10 @@ struct Lane {
     uint8_t* base;
     uint32_t size;
     Geo g;
-    uint8_t* at(uint64_t r, uint32_t j) const { return base + r * g.rep + lane_offset(j, size, g); }
+    uint32_t shift = block_shift(size);  // (lane_offset without a division per element)
+    uint8_t* at(uint64_t r, uint32_t j) const {
+        return base + r * g.rep + uint64_t(j >> shift) * g.blk + uint64_t(j & ((1u << shift) - 1)) * size;
+    }
 };
 
 template <typename T>
@@ -344,28 +366,114 @@ inline Lane lane_of(const AscendC::LocalTensor<T>& t, const Geo& g) {
 }
 
 // For each repeat: out[j] = f(r, j) for its active lanes (reading sources), then dst's lanes written.
+// (A repeat whose active lanes are the first n runs them in a plain loop: the same lanes, in the
+// same order, without walking the mask bit by bit.)
 template <typename D, class F>
 inline void run(const Plan& p, const Lane& dst, F&& f) {
     D out[MAX_LANES];
     for (uint64_t r = 0; r < p.repeats; ++r) {
         const Bits& b = p.bits(r);
         if (b.none()) continue;
+        const uint32_t n = prefix_length(b);
+        if (n) {
+            for (uint32_t j = 0; j < n; ++j) out[j] = f(r, j);
+            for (uint32_t j = 0; j < n; ++j) st<D>(dst.at(r, j), out[j]);
+            continue;
+        }
         each_lane(b, [&](uint32_t j) { out[j] = f(r, j); });
         each_lane(b, [&](uint32_t j) { st<D>(dst.at(r, j), out[j]); });
     }
 }
 
+// -- the dense path -------------------------------------------------------------------------------------
+//
+// Most calls run on operands whose lanes are consecutive elements within each repeat (block stride
+// one block: every count form, and level-0 forms with blkStride 1). For those, lane j of repeat r is
+// at base + r * repStride + j * size, and a repeat whose active lanes are a prefix can run as one
+// loop that reads a lane and writes it at once, instead of staging the repeat (reads, then writes).
+// That gives the same result wherever no source shares bytes with dst except as dst itself: the
+// same first byte, the same geometry and element size, so that each lane is read just before the
+// same lane is written. dense_ok says when that holds; other calls take the general path.
+
+struct DenseSrc {
+    const uint8_t* base;
+    Geo g;
+    uint32_t size;
+    Hull h;  // the bytes the plan's lanes touch (hull_of)
+};
+
+inline bool disjoint(const uint8_t* a, const Hull& ha, const uint8_t* b, const Hull& hb) {
+    return a + ha.hi <= b + hb.lo || b + hb.hi <= a + ha.lo;
+}
+
+inline bool dense_ok(const Lane& dst, const Geo& gd, uint32_t dsize, const Hull& hd,
+                     std::initializer_list<DenseSrc> srcs) {
+    if (gd.blk != 32) return false;
+    for (const DenseSrc& s : srcs) {
+        if (s.g.blk != 32) return false;
+        const bool same = s.base == dst.base && s.g.rep == gd.rep && s.size == dsize;
+        if (!same && !disjoint(dst.base, hd, s.base, s.h)) return false;
+    }
+    return true;
+}
+
+// For each repeat: dst lane j = f(r, j), lane after lane (dense operands only; see above).
+template <typename D, class F>
+inline void dense_run(const Plan& p, const Lane& dst, F&& f) {
+    for (uint64_t r = 0; r < p.repeats; ++r) {
+        const Bits& b = p.bits(r);
+        if (b.none()) continue;
+        uint8_t* d = dst.base + r * dst.g.rep;
+        const uint32_t n = prefix_length(b);
+        if (n) {
+            for (uint32_t j = 0; j < n; ++j) st<D>(d + uint64_t(j) * sizeof(D), f(r, j));
+        } else {
+            D out[MAX_LANES];
+            each_lane(b, [&](uint32_t j) { out[j] = f(r, j); });
+            each_lane(b, [&](uint32_t j) { st<D>(d + uint64_t(j) * sizeof(D), out[j]); });
+        }
+    }
+}
+
+// No whole-run routine (see unary).
+struct NoRow {};
+
 // The common shape: dst[lane] = f(src[lane]) under a plan, with checks, memcheck and trace.
-template <typename D, typename S, class F>
+// ``row(d, s, n)``, if given, does n consecutive lanes at once on the dense path (it must give the
+// very bytes f gives lane by lane).
+template <typename D, typename S, class F, class Row = NoRow>
 inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>& dst, const Geo& gd,
-                  const AscendC::LocalTensor<S>& src, const Geo& gs, const Site& site, F&& f) {
+                  const AscendC::LocalTensor<S>& src, const Geo& gs, const Site& site, F&& f, Row&& row = Row{}) {
     start(site, name);
     check_operand(dst, 32, site, name, "dst");
     check_operand(src, 32, site, name, "src");
     if (p.none()) return;
-    touch(src, 'R', hull_of(p, sizeof(S), gs), site, name);
-    touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
+    const Hull hs = hull_of(p, sizeof(S), gs), hd = hull_of(p, sizeof(D), gd);
+    touch(src, 'R', hs, site, name);
+    touch(dst, 'W', hd, site, name);
     Lane ls = lane_of(src, gs), ld_ = lane_of(dst, gd);
+    if (dense_ok(ld_, gd, sizeof(D), hd, {DenseSrc{ls.base, gs, sizeof(S), hs}})) {
+        if constexpr (!std::is_same_v<std::decay_t<Row>, NoRow>) {
+            if (disjoint(ld_.base, hd, ls.base, hs)) {
+                for (uint64_t r = 0; r < p.repeats; ++r) {
+                    const Bits& b = p.bits(r);
+                    const uint32_t n = b.none() ? 0 : prefix_length(b);
+                    if (n) {
+                        row(ld_.base + r * gd.rep, ls.base + r * gs.rep, n);
+                    } else if (!b.none()) {
+                        D out[MAX_LANES];
+                        each_lane(b, [&](uint32_t j) { out[j] = f(ld<S>(ls.base + r * gs.rep + uint64_t(j) * sizeof(S))); });
+                        each_lane(b, [&](uint32_t j) { st<D>(ld_.base + r * gd.rep + uint64_t(j) * sizeof(D), out[j]); });
+                    }
+                }
+                return;
+            }
+        }
+        dense_run<D>(p, ld_, [&](uint64_t r, uint32_t j) {
+            return f(ld<S>(ls.base + r * gs.rep + uint64_t(j) * sizeof(S)));
+        });
+        return;
+    }
     run<D>(p, ld_, [&](uint64_t r, uint32_t j) { return f(ld<S>(ls.at(r, j))); });
 }
 
@@ -378,10 +486,28 @@ inline void binary(const char* name, const Plan& p, const AscendC::LocalTensor<D
     check_operand(src0, 32, site, name, "src0");
     check_operand(src1, 32, site, name, "src1");
     if (p.none()) return;
-    touch(src0, 'R', hull_of(p, sizeof(S0), g0), site, name);
-    touch(src1, 'R', hull_of(p, sizeof(S1), g1), site, name);
-    touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
+    const Hull h0 = hull_of(p, sizeof(S0), g0), h1 = hull_of(p, sizeof(S1), g1), hd = hull_of(p, sizeof(D), gd);
+    touch(src0, 'R', h0, site, name);
+    touch(src1, 'R', h1, site, name);
+    touch(dst, 'W', hd, site, name);
     Lane l0 = lane_of(src0, g0), l1 = lane_of(src1, g1), lD = lane_of(dst, gd);
+    if (dense_ok(lD, gd, sizeof(D), hd, {DenseSrc{l0.base, g0, sizeof(S0), h0}, DenseSrc{l1.base, g1, sizeof(S1), h1}})) {
+        dense_run<D>(p, lD, [&](uint64_t r, uint32_t j) {
+            return f(ld<S0>(l0.base + r * g0.rep + uint64_t(j) * sizeof(S0)),
+                     ld<S1>(l1.base + r * g1.rep + uint64_t(j) * sizeof(S1)));
+        });
+        return;
+    }
+    if (dense_ok(lD, gd, sizeof(D), hd, {DenseSrc{l0.base, g0, sizeof(S0), h0}}) && g1.blk == 0 &&
+        disjoint(lD.base, hd, l1.base, h1)) {
+        // src1 one data block read by every block of the repeat (a per-repeat broadcast)
+        constexpr uint32_t per1 = 32 / sizeof(S1);
+        dense_run<D>(p, lD, [&](uint64_t r, uint32_t j) {
+            return f(ld<S0>(l0.base + r * g0.rep + uint64_t(j) * sizeof(S0)),
+                     ld<S1>(l1.base + r * g1.rep + uint64_t(j % per1) * sizeof(S1)));
+        });
+        return;
+    }
     run<D>(p, lD, [&](uint64_t r, uint32_t j) { return f(ld<S0>(l0.at(r, j)), ld<S1>(l1.at(r, j))); });
 }
 
@@ -393,7 +519,12 @@ inline void fill(const char* name, const Plan& p, const AscendC::LocalTensor<D>&
     check_operand(dst, 32, site, name, "dst");
     if (p.none()) return;
     touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
-    run<D>(p, lane_of(dst, gd), f);
+    Lane lD = lane_of(dst, gd);
+    if (gd.blk == 32) {
+        dense_run<D>(p, lD, f);
+        return;
+    }
+    run<D>(p, lD, f);
 }
 
 // Lanes per repeat for an instruction whose widest operand is ``size`` bytes.

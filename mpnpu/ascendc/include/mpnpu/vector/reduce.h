@@ -187,7 +187,34 @@ inline void reduce_block_run(const char* name, AscendC::ReduceType type, const P
     Lane ls = lane_of(src, gs);
     std::vector<T> values(p.repeats * 8);
     std::vector<uint8_t> any(p.repeats * 8, 0);
+    const Bits whole = first_n(p.lanes);
     for (uint64_t r = 0; r < p.repeats; ++r) {
+        const Bits& rb = p.bits(r);
+        if (rb.w[0] == whole.w[0] && rb.w[1] == whole.w[1]) {  // every block whole: no per-lane mask walk
+            for (uint32_t k = 0; k < 8; ++k) {
+                any[r * 8 + k] = 1;
+                const uint8_t* bp = ls.base + r * gs.rep + k * gs.blk;  // block k's elements are consecutive
+                if (type == AscendC::ReduceType::SUM) {
+                    T t[32];
+                    for (uint32_t i = 0; i < per_block; ++i) t[i] = ld<U>(bp + i * sizeof(U));
+                    values[r * 8 + k] = tree_sum(t, per_block);
+                } else {  // (as consider(): the first lane, then any strictly larger / smaller one)
+                    const bool is_max = type == AscendC::ReduceType::MAX;
+                    T m = ld<U>(bp);
+                    float mf = float(m);
+                    for (uint32_t i = 1; i < per_block; ++i) {
+                        const T x = ld<U>(bp + i * sizeof(U));
+                        const float xf = float(x);
+                        if (is_max ? xf > mf : xf < mf) {
+                            m = x;
+                            mf = xf;
+                        }
+                    }
+                    values[r * 8 + k] = m;
+                }
+            }
+            continue;
+        }
         for (uint32_t k = 0; k < 8; ++k) {
             Bits b = block_bits(p.bits(r), k);
             if (b.none()) continue;
