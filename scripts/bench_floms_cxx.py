@@ -26,13 +26,14 @@ import time
 
 import psutil
 
-from mpnpu.kernels.fused_linear_online_max_sum import golden as golden_mod
-from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
-from mpnpu.kernels.fused_linear_online_max_sum.operator_cxx import OPERATOR_CXX
+from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import available_cpus, blas_threads
 from mpnpu.runtime.topology import CoreType
+
+OPERATOR = load_operator("floms")
+OPERATOR_CXX = load_operator("floms-cxx")
 
 TARGET_GOLDEN = 1.5
 TARGET_PIPES = 1.3
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             case = cases[i]
             t0 = time.perf_counter()
             if kind == "golden":
-                golden_mod.golden(*case.inputs())
+                OPERATOR.golden(case)
             elif kind == "python":
                 out, _ = OPERATOR.run(dev, case)
                 OPERATOR.judge(case, prepared[i], out)

@@ -34,7 +34,7 @@ from mpnpu.ascendc.matmul_tiling import L0A_BYTES, as_fields, matmul_tiling
 from mpnpu.ascendc.operator import AscendCOperator, first_after
 from mpnpu.ascendc.operator import Tiling as CxxTiling
 from mpnpu.errors import UsageError
-from mpnpu.harness.operator import check_sync_names
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.topology import KernelType
 
@@ -121,7 +121,7 @@ def kernel_tiling(case: Case, block_dim: int, base_m: int, base_n: int, base_k: 
 
 
 def _no_fill(case: Any) -> Mapping[str, Any]:
-    raise AssertionError("FlomsCxxOperator packs its tiling itself (it needs the device's block_dim)")
+    raise UsageError("FlomsCxxOperator packs its tiling itself (it needs the device's block_dim)")
 
 
 #: The C++ kernel: sources, defines per case, tiling struct, sync points, incident and probe switches.
@@ -160,6 +160,15 @@ class FlomsCxxOperator(FlomsOperator):
     _tilings: OrderedDict[tuple, tuple[np.ndarray, Tiling]] = field(default_factory=OrderedDict, repr=False,
                                                                      compare=False)
 
+    @property
+    def device_kernel_type(self) -> KernelType:
+        """The cores a launch starts (a mix 1:2 kernel: one cube and two vector cores per AI core)."""
+        return self.kernel.device_kernel_type
+
+    def resolve_sync_names(self, names: Any) -> frozenset[str]:
+        """Sync points as a user names them (FILE:LINE, the file by any path suffix)."""
+        return self.kernel.resolve_sync_names(names)
+
     def with_options(self, **values: int) -> FlomsCxxOperator:
         """This operator with other tile sizes (``base_m``, ``base_n``, ``base_k``)."""
         return dataclasses.replace(self, tiles=dataclasses.replace(self.tiles, **values), _tilings=OrderedDict())
@@ -182,7 +191,7 @@ class FlomsCxxOperator(FlomsOperator):
 
     def run(self, device: Device, case: Case, *, drop_syncs: frozenset[str] = frozenset(), probe: str = "",
             trace: bool = False) -> tuple[dict[str, Any], LaunchResult]:
-        dropped = check_sync_names(drop_syncs, self.sync_points)
+        dropped = self.resolve_sync_names(drop_syncs)
         kernel = self.kernel.kernel_for(case, check_probe(probe))
         tiling, t = self.tiling_of(case, device.block_dim)
         specs = output_specs(case.bt, case.v, case.input_dtype, case.target_dtype, case.return_logits)
@@ -192,7 +201,7 @@ class FlomsCxxOperator(FlomsOperator):
                     gm.to_device("target", case.target, case.target_dtype)]
             outs = [gm.empty(name, *specs[name]) for name in OUTPUT_NAMES]
             args += [*outs, gm.empty("workspace", t.workspace_bytes, "uint8"), gm.to_device("tiling", tiling, "uint8")]
-            launch = device.launch(kernel, *args, drop_syncs=tuple(sorted(dropped)), trace=trace)
+            launch = device.launch_with(LaunchOptions(drop_syncs=tuple(sorted(dropped)), trace=trace), kernel, *args)
             outputs = {name: device.to_host(out) for name, out in zip(OUTPUT_NAMES, outs)}
         return outputs, launch
 
