@@ -535,7 +535,7 @@ def test_stress_junit_and_plot(tmp_path, no_leaks, time_limit) -> None:
 
     xml, report = tmp_path / "s.xml", tmp_path / "s.json"
     argv = ["--block-dims", "1", "--placements", "none,pack", "--chaos", "off", "--cases", "3", "--quiet",
-            "--duration", "inf", "--json", str(report), "--junit", str(xml)]
+            "--time-limit", "inf", "--json", str(report), "--junit", str(xml)]
     if HAVE_MPL:
         argv += ["--plot", str(tmp_path / "s.svg")]
     assert run_cli(stress.COMMAND.main, argv) == 0

@@ -228,8 +228,10 @@ OPTIONS: dict[str, Option] = _table(
        former=("--repeats",)),
     _o("--seed", RUNS, "case stream seed (default {default})", type=non_negative_int, default=0),
     _o("--case-runs", RUNS, "at least this many case-runs (default {default})", type=positive_int, default=10_000),
-    _o("--duration", RUNS, "time budget in seconds, split across configurations; each stops at its share "
-                           "('inf' for no limit; default {default})", type=duration, default=None, metavar="SECONDS"),
+    _o("--time-limit", RUNS, "a cap on the run time in seconds, not a length to run for: the run ends when its "
+                             "cases are done or at this limit, whichever comes first (a configuration or shard "
+                             "stops at its share of it; 'inf' for no limit; default {default})", type=duration,
+       default=None, metavar="SECONDS", former=("--duration",)),
     # -- what runs: the device
     _o("--block-dim", RUNS, "AI cores, each 1 cube + 2 vector core processes (default {default})",
        type=block_dim, default=DEFAULT_BLOCK_DIM),
@@ -355,6 +357,7 @@ OPTIONS: dict[str, Option] = _table(
                           "(needs pip install 'mpnpu[plot]')", type=picture_path, default=None, metavar="PATH",
        report="mpnpu.report.picture:SweepPicture"),
     _o("--quiet", REPORTS, "no progress bar; print only the verdict line", action="store_true"),
+    _o("--verbose", REPORTS, "show details: remote tracebacks, every configuration's lines", action="store_true"),
     # -- scale-out
     _o("--jobs", SCALE, "parallel slots on this machine, each its own device pinned to its own CPUs (default: as "
                         "many as the CPUs hold at --cpus-per-core; 1 runs in this process)", type=positive_int,

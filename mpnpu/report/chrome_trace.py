@@ -222,8 +222,8 @@ def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> lis
         args = {
             "kind": inv.kind, "tensor": inv.tensor, "elements": f"[{lo}:{hi}]", "core": inv.core, **sides,
             "order": (f"issued second, started {_us(inv.lead_ns)} us before the access issued first had finished: "
-                      "the core's pipes ran them in the wrong order (not a racecheck hazard: racecheck orders a "
-                      "core's GM accesses by issue order)"),
+                      "the core's pipes ran them in the wrong order (observed in this launch; racecheck reported "
+                      "no hazard inside the core on this tensor)"),
             "dropped_between": list(inv.dropped), "pairs_in_wrong_order": inv.pairs,
         }
         events += _flow_pair(flow_id, inv.title, "pipe-order", inv.first, inv.second, tl, k, args,

@@ -198,8 +198,8 @@ def _inversion_caption(inv: Inversion) -> str:
              + ("it got the old contents." if second == "read" else "the two landed in the wrong order."))
     dropped = f"; sync point {', '.join(inv.dropped)} was dropped" if inv.dropped else ""
     why = (f"Nothing made {b.lane} wait for {a.lane} (a {a.lane}_{b.lane} flag, a pipe barrier, or a SyncAll, which "
-           f"drains the core's pipes{dropped}). racecheck orders a core's own GM accesses by issue order: it does "
-           "not report this.")
+           f"drains the core's pipes{dropped}). Observed in this launch: racecheck reported no hazard inside the "
+           "core on this tensor.")
     return f"{head}\n{order}\n{why}"
 
 
@@ -409,7 +409,8 @@ def timeline_figure(timelines: Sequence[LaunchTimeline]) -> Any:
                          bbox={"boxstyle": "round,pad=0.45", "fc": "#fff5f5" if shown.inverted else "#fbfbfb",
                                "ec": _RACE, "lw": 0.9})
         elif tl.passed is not None:
-            sf.supxlabel("no race: racecheck finds no unordered conflicting GM accesses in this launch",
+            sf.supxlabel("no race: racecheck finds no unordered conflicting accesses in this launch (between cores "
+                         "or inside one)",
                          x=0.01, ha="left", fontsize=9, color="#2c7a2c")
     _legend(fig, colors, any(i.cat == INSERTED for tl in timelines for i in tl.instants))
     return fig
