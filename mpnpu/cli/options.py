@@ -209,7 +209,8 @@ def _table(*options: Option) -> dict[str, Option]:
 OPTIONS: dict[str, Option] = _table(
     # -- what runs: the operator and its variants
     _o("--op", RUNS, "the operator under test: a registered name (--list-ops), 'package.module:OBJECT' or "
-                     "'path/to/file.py:OBJECT' (default {default})", default=DEFAULT_OPERATOR, metavar="NAME_OR_REF"),
+                     "'path/to/file.py[:OBJECT]' (OBJECT defaults to OPERATOR; the file's folder goes on sys.path) "
+                     "(default {default})", default=DEFAULT_OPERATOR, metavar="NAME_OR_REF"),
     _o("--list-ops", RUNS, "list the registered operators with their sync points and variants, and exit",
        action="store_true"),
     _o("--list-syncs", RUNS, "list the chosen operator's sync points (a C++ kernel's: FILE:LINE of each sync call, "
