@@ -128,7 +128,9 @@ def test_flag_arrows_go_from_the_set_start_to_a_slice_starting_at_the_release() 
         f = next(ev for ev in flow if ev["ph"] == "f")
         src, dst = _enclosing(doc, s), _enclosing(doc, f)
         assert src["name"].startswith("set flag 3")
-        assert s["ts"] == src["ts"]  # the set's start, not its midpoint (which is after the release)
+        # The set's start (1 ns in, so that Perfetto binds it to the set), not its midpoint, which
+        # is after the release.
+        assert _ns(s["ts"]) - _ns(src["ts"]) == 1
         # The end's slice starts when the wait was released (260 us, 210 us after the launch's first
         # event), after the set started: Perfetto draws the arrow from the slice that starts first,
         # so set -> release.
@@ -258,3 +260,47 @@ def test_captions_of_other_kinds_say_what_went_wrong(kind) -> None:
     assert race.hazard.kind == kind and race.inverted
     text = _caption(race, True, "passed")
     assert ("aiv0 read data aiv1 wrote after it" if kind == "WAR" else "landed out of order") in text
+
+
+def _bound(doc, ev):
+    """The slice Perfetto binds a flow event to: the innermost slice open on its track at its time;
+    the event must be strictly inside it (events of equal time are read in no promised order)."""
+    x = _enclosing(doc, ev)
+    assert _ns(x["dur"]) < 2 or _ns(x["ts"]) < _ns(ev["ts"]) <= _ns(x["ts"]) + _ns(x["dur"]), (ev, x)
+    return x
+
+
+def perfetto_arrows(doc):
+    """Per flow: (its name, the slice Perfetto draws the arrow from, the one it draws it to).
+    Perfetto points an arrow from whichever of the two bound slices starts first."""
+    out = []
+    for flow in flows_of(doc).values():
+        s, f = (next(ev for ev in flow if ev["ph"] == ph) for ph in "sf")
+        a, b = _bound(doc, s), _bound(doc, f)
+        out.append((s["name"], *((a, b) if _ns(a["ts"]) <= _ns(b["ts"]) else (b, a))))
+    return out
+
+
+def test_perfetto_draws_every_arrow_of_a_real_launch_the_right_way() -> None:
+    """A FLOMS incident launch: every flag arrow from its set to the release of the wait it
+    released, every hazard arrow between the racing accesses, as Perfetto binds and orients them."""
+    from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
+    from mpnpu.racecheck import check_case
+    from mpnpu.runtime.config import RuntimeOptions
+    from mpnpu.runtime.device import Device
+
+    with Device(1, options=RuntimeOptions(gm_segment_bytes=8 << 20, launch_timeout_s=60.0)) as dev:
+        checked = check_case(OPERATOR, dev, OPERATOR.make_case(0, 5), drop_syncs={"S1"})
+    tl = build_timeline(checked.launch.trace, passed=checked.passed)
+    doc = trace_document([tl])
+    assert_trace_rules(doc)
+    arrows = perfetto_arrows(doc)
+    flags = [(a, b) for name, a, b in arrows if name.startswith("flag ")]
+    assert len(flags) == len(tl.flows) > 10
+    for a, b in flags:
+        assert a["name"].startswith("set flag ") and b["name"].startswith("wait flag ") and b["name"].endswith(
+            " released"), (a["name"], b["name"])
+    hazards = [(a, b) for name, a, b in arrows if name.startswith(("RAW ", "WAR ", "WAW "))]
+    assert len(hazards) == len(tl.races) + len(tl.inversions) >= 1
+    for a, b in hazards:
+        assert a["args"].get("race") and b["args"].get("race")

@@ -140,7 +140,10 @@ def _release_slices(tl: LaunchTimeline) -> dict[Span, tuple[int, int]]:
 
 
 def _start(s: Span) -> int:
-    return s.t0
+    """Where a flow binds to ``s``: 1 ns after its start when it lasts longer. Perfetto binds a
+    flow event to the slice open on its track when it reads the event, and reads events of equal
+    time in no promised order: strictly inside, the slice is open."""
+    return s.t0 + 1 if s.t1 - s.t0 >= 2 else s.t0
 
 
 def _race_args(race: Race) -> dict[str, Any]:
@@ -208,7 +211,7 @@ def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> lis
     for f in tl.flows:
         # From the set's start to the slice that starts when the wait was released.
         r0, r1 = releases[f.dst]
-        events += _flow_pair(flow_id, f.name, f.cat, f.src, f.dst, tl, k, f.args, f.src.t0, (r0 + r1) // 2)
+        events += _flow_pair(flow_id, f.name, f.cat, f.src, f.dst, tl, k, f.args, _start(f.src), (r0 + r1) // 2)
         flow_id += 1
     # Hazard arrows from the access that started first to the other (as Perfetto draws them anyway).
     for race in tl.races:
