@@ -12,7 +12,8 @@ The public names, importable from here (``from mpnpu import Device``) and stable
 - data types: :class:`DType`, :func:`get_dtype`, ``bfloat16`` / ``float16`` / ``float32``,
   :func:`to_float32`, :func:`from_float32`, :func:`round_to`;
 - operators under test (what every tool takes): :class:`Operator` (the protocol),
-  :class:`KernelOperator` and :class:`Case`, :class:`OperatorOption`, :class:`Verdict`,
+  :class:`KernelOperator` and :class:`Case` (:class:`PerCore`: a workspace sized by the launch),
+  :class:`OperatorOption`, :class:`Verdict`,
   :func:`verdict_of`, :func:`fingerprint`, :func:`variants_from_syncs`, :func:`check_sync_names`,
   :func:`parse_sync_names`, :func:`load_operator`, the precision rule (:class:`Tolerance`,
   :func:`compare_outputs`, :class:`CaseComparison`, :func:`default_tolerance`) and diagnosis
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from .operators.compare import CaseComparison, Tolerance, compare_outputs
     from .operators.diagnosis import Diagnosis, Shapes, Step, StepResult
     from .operators.helpers import check_sync_names, fingerprint, parse_sync_names, variants_from_syncs, verdict_of
-    from .operators.kernel import Case, KernelOperator, default_tolerance
+    from .operators.kernel import Case, KernelOperator, PerCore, default_tolerance
     from .operators.protocol import Operator, OperatorOption, Verdict
     from .operators.registry import load_operator
     from .runtime.config import DEFAULT_BLOCK_DIM, DeviceSpec, LaunchOptions, RuntimeOptions
@@ -74,7 +75,7 @@ _LAZY = {
     **{name: "mpnpu.operators.protocol" for name in ("Operator", "OperatorOption", "Verdict")},
     **{name: "mpnpu.operators.helpers" for name in ("verdict_of", "fingerprint", "variants_from_syncs",
                                                     "check_sync_names", "parse_sync_names")},
-    **{name: "mpnpu.operators.kernel" for name in ("KernelOperator", "Case", "default_tolerance")},
+    **{name: "mpnpu.operators.kernel" for name in ("KernelOperator", "Case", "PerCore", "default_tolerance")},
     **{name: "mpnpu.operators.compare" for name in ("Tolerance", "compare_outputs", "CaseComparison")},
     **{name: "mpnpu.operators.diagnosis" for name in ("Diagnosis", "Step", "Shapes", "StepResult")},
     "load_operator": "mpnpu.operators.registry",

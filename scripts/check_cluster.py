@@ -36,7 +36,7 @@ def alive(p: psutil.Process) -> bool:
 def main() -> int:
     out = os.path.join(tempfile.mkdtemp(), "partial.json")
     cmd = [sys.executable, "-m", "mpnpu.stress", "--cluster", "--block-dims", "1", "--placements", "none,pack",
-           "--chaos", "off", "--cases", "3000", "--duration", "inf", "--cpus-per-core", "1", "--json", out]
+           "--chaos", "off", "--cases", "3000", "--time-limit", "inf", "--cpus-per-core", "1", "--json", out]
     print("command:", " ".join(cmd[1:]))
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -48,8 +48,8 @@ def test_every_option_has_one_spelling_in_the_one_table():
         # what every command has, and what every command that runs a device has
         assert {"json", "quiet"} <= set(names), command.name
         assert set(DEVICE) <= set(names), command.name
-        assert all(OPTIONS[n].report for n in names if OPTIONS[n].group == REPORTS and n != "quiet"
-                   and n != "timeline_case"), command.name
+        assert all(OPTIONS[n].report for n in names if OPTIONS[n].group == REPORTS
+                   and n not in ("quiet", "verbose", "timeline_case")), command.name
 
 
 @pytest.mark.parametrize("command", list(_all_commands()), ids=lambda c: c.name)
@@ -132,3 +132,60 @@ def test_list_syncs_prints_the_operators_sync_points_as_drop_sync_takes_them(cap
     assert set(listed) == set(op.sync_points)
     for name in op.variants["incident"]:
         assert "dropped by incident" in listed[name]
+
+
+# -- help that says whose options it shows, examples with --op, a cap named as one (issue 21, item 9) ----
+
+
+def _help(command_name: str, *argv: str, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        find([command_name]).main([*argv, "--help"], f"mpnpu {command_name}")
+    assert exit_.value.code == 0
+    return " ".join(capsys.readouterr().out.split())  # argparse wraps lines: compare words
+
+
+@pytest.mark.parametrize("name", ["batch", "stress", "audit", "investigate"])
+def test_help_without_op_says_the_operator_options_are_the_default_operators(name, capsys):
+    plain = _help(name, capsys=capsys)
+    assert "options of the default operator (floms: fused_linear_online_max_sum), not of every operator:" in plain
+    assert f"Without --op, this help shows the default operator's (floms) sync points and options; mpnpu {name} " \
+           "--op NAME --help shows another operator's." in plain
+    chosen = _help(name, "--op", "floms", capsys=capsys)
+    assert "options of operator fused_linear_online_max_sum:" in chosen and "Without --op" not in chosen
+    # An operator without options of its own: no such group at all.
+    assert "options of" not in _help(name, "--op", "vecin-early-read", capsys=capsys)
+
+
+@pytest.mark.parametrize("name", ["batch", "stress", "audit", "investigate"])
+def test_help_examples_name_an_operator(name, capsys):
+    text = _help(name, "--op", "floms", capsys=capsys)
+    examples = text[text.index("Example"):]
+    assert f"mpnpu {name} --op " in examples
+
+
+def test_the_time_limit_is_a_cap_and_the_old_spelling_still_works(capsys):
+    from mpnpu.cli.commands.stress import COMMAND as STRESS
+
+    o = OPTIONS["time_limit"]
+    assert o.flag == "--time-limit" and o.former == ("--duration",)
+    assert "a cap on the run time" in o.help and "not a length to run for" in o.help
+    args, _ = STRESS.parse(["--duration", "60"])
+    assert args.time_limit == 60.0
+    args, _ = STRESS.parse(["--time-limit", "inf"])
+    assert args.time_limit is None
+    text = _help("stress", capsys=capsys)
+    assert "--time-limit SECONDS" in text and "--duration" not in text
+
+
+def test_the_pytest_plugin_has_an_extra_that_installs_pytest():
+    """The plugin is installed with mpnpu, pytest is not: the `pytest` extra brings it, and the
+    plugin's page says so."""
+    import re
+
+    text = (REPO / "pyproject.toml").read_text()
+    extras = dict(re.findall(r'^(\w+) = \[(.*)\]$', text.split("[project.optional-dependencies]")[1].split("\n[")[0],
+                             re.M))
+    assert '"pytest>=7"' in extras["pytest"]
+    assert '"mpnpu[pytest]"' in extras["test"]
+    assert "pytest" not in text.split("dependencies = [")[1].split("]")[0]  # not a dependency of mpnpu itself
+    assert "pip install 'mpnpu[pytest]'" in (REPO / "docs" / "pytest-plugin.md").read_text()

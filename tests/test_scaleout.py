@@ -193,7 +193,7 @@ def test_ctrl_c_keeps_partial_counts_of_every_slot(tmp_path) -> None:
     out = tmp_path / "partial.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "mpnpu.stress", "--block-dims", "1", "--placements", "none,pack", "--chaos", "off",
-         "--cases", "3000", "--duration", "inf", "--jobs", "2", "--cpus-per-core", "1", "--json", str(out)],
+         "--cases", "3000", "--time-limit", "inf", "--jobs", "2", "--cpus-per-core", "1", "--json", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     seen: dict[int, psutil.Process] = {}

@@ -87,7 +87,7 @@ def test_usage_error_as_a_subprocess() -> None:
 def test_defaults_cover_the_issue_sweep() -> None:
     a = COMMAND.parser().parse_args([])
     assert a.block_dims == [1, 2, 4, 24] and a.placements == ["none", "spread", "pack", "migrate"]
-    assert a.load == [0] and a.chaos == [False, True] and a.duration == 180.0 and a.variant == "both"
+    assert a.load == [0] and a.chaos == [False, True] and a.time_limit == 180.0 and a.variant == "both"
 
 
 # -- JSON: schema, seed and schedule, replay --------------------------------------------------------
@@ -272,7 +272,7 @@ def test_interrupt_prints_partial_results_and_leaves_nothing_behind(tmp_path, si
     out = tmp_path / "partial.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "mpnpu.stress", "--block-dims", "2", "--placements", "pack,migrate", "--load", "1",
-         "--chaos", "on", "--chaos-rate", "40", "--cases", "5000", "--duration", "inf", "--json", str(out)],
+         "--chaos", "on", "--chaos-rate", "40", "--cases", "5000", "--time-limit", "inf", "--json", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         env={**os.environ, "MPNPU_PROGRESS_EVERY": "0"},  # a progress line after every case-run
     )
@@ -327,3 +327,27 @@ def test_interrupt_prints_partial_results_and_leaves_nothing_behind(tmp_path, si
     left = [(pid, p.name()) for pid, p in seen.items() if not gone(pid)]
     assert not left, left
     assert not [e for e in os.listdir(SHM_DIR) if e.startswith(f"mpnpu_{proc.pid}_")]
+
+
+# -- the text report: one line per configuration unless --verbose (issue 21, item 9) ------------------
+
+
+@pytest.mark.slow
+def test_the_report_summarises_each_configuration_in_one_line(no_leaks) -> None:
+    """At block_dim 24 every configuration has 72 cores: the report gives each configuration one
+    line (its busiest core), and every core's counts only under --verbose (and in the JSON)."""
+    from mpnpu.report.text.stress import format_sweep
+
+    configs = configurations([1, 2], ["none", "pack"], [0], [False])
+    result = run_sweep(OPERATOR, _plan(configs, cases=1))
+    short, long = format_sweep(result).splitlines(), format_sweep(result, verbose=True).splitlines()
+    start = next(i for i, line in enumerate(short) if line.startswith("per configuration ("))
+    section = short[start + 1:short.index("", start)]
+    assert [line.split(":")[0].strip() for line in section] == [f"{i}. {c.label}" for i, c in enumerate(configs, 1)]
+    assert all("most involuntary switches: " in line for line in section)
+    cell = re.compile(r"\baiv\d+ \d+/\d+\.\d\d\b")  # a core's "switches/CPU s" cell
+    assert not any(cell.search(line) for line in short)
+    assert sum(bool(cell.search(line)) for line in long) >= len(configs)
+    assert len(long) > len(short)
+    # Every core's counts stay in the JSON.
+    assert all(len(r["contention"]) == 3 * r["block_dim"] for r in result.to_dict()["configurations"])

@@ -189,7 +189,9 @@ def test_pipelined_copies_get_a_track_per_pipe_and_no_track_overlaps(launches) -
                 assert _ns(a["ts"]) + _ns(a["dur"]) <= _ns(b["ts"]), f"{b['name']} overlaps {a['name']} on {name}"
             copies += len(evs)
         else:
-            assert {ev["cat"] for ev in evs} == {"stage", "sync", "flag"}, name
+            # The kernel thread's own work: stages, SyncAll, flags, and the instructions of the
+            # pipes that run inline on it (mmad on PIPE_M, vector instructions on PIPE_V).
+            assert {"stage", "sync", "flag"} <= {ev["cat"] for ev in evs} <= {"stage", "sync", "flag", "local"}, name
     assert copies == sum(1 for evs in trace.events for ev in evs if getattr(ev, "ran_on", ""))
 
 
@@ -282,9 +284,10 @@ def test_incident_hazard_flow_joins_the_two_racing_accesses(launches) -> None:
     incident, fixed = launches
     [h] = [h for h in incident.hazards if h.tensor == "workspace.masked_target" and h.scope == "GM"]
     doc = trace_document(_timelines(launches)[:1])
-    [flow] = [evs for evs in flows_of(doc).values() if evs[0]["cat"] == "hazard"]
     lo, hi = h.element_range
-    assert flow[0]["name"] == f"RAW workspace.masked_target[{lo}:{hi}]"
+    [flow] = [evs for evs in flows_of(doc).values()
+              if evs[0]["cat"] == "hazard" and evs[0]["name"] == f"RAW workspace.masked_target[{lo}:{hi}]"]
+    args = next(ev["args"] for ev in flow if ev["ph"] == "s")
     threads = {(ev["pid"], ev["tid"]): ev["args"]["name"] for ev in doc["traceEvents"]
                if ev.get("name") == "thread_name"}
     joined = {}
@@ -293,11 +296,13 @@ def test_incident_hazard_flow_joins_the_two_racing_accesses(launches) -> None:
         joined[x["args"]["access"]] = (threads[(x["pid"], x["tid"])].split()[0], x["args"]["site"], x["args"]["tensor"],
                                        x["args"]["elements"])
     # Both ends sit on the racing accesses: the write in TargetProcess and the read in CVProcess,
-    # on the cores, kernel lines and tensor the racecheck report names.
+    # on the kernel lines and tensor the racecheck report names, and on the cores the flow's args
+    # name for this pair (the hazard's own sides are one representative core pair of all it merges).
     assert set(joined) == {"WRITE", "READ"}
-    for side in (h.first, h.second):
+    for side, drawn in ((h.first, args["first"]), (h.second, args["second"])):
         core, site, tensor, elements = joined[side.access]
-        assert (core, site, tensor) == (side.short, side.site, "workspace.masked_target")
+        assert (core, site, tensor) == (drawn["core"], side.site, "workspace.masked_target")
+        assert drawn["access"] == side.access
         a, b = map(int, elements.strip("[]").split(":"))
         assert a < hi and lo < b, f"{elements} misses the hazard's range [{lo}:{hi}]"
     # The fixed kernel has no hazard, so no hazard flow; and its pipes kept the issue order of every
@@ -530,7 +535,7 @@ def test_stress_junit_and_plot(tmp_path, no_leaks, time_limit) -> None:
 
     xml, report = tmp_path / "s.xml", tmp_path / "s.json"
     argv = ["--block-dims", "1", "--placements", "none,pack", "--chaos", "off", "--cases", "3", "--quiet",
-            "--duration", "inf", "--json", str(report), "--junit", str(xml)]
+            "--time-limit", "inf", "--json", str(report), "--junit", str(xml)]
     if HAVE_MPL:
         argv += ["--plot", str(tmp_path / "s.svg")]
     assert run_cli(stress.COMMAND.main, argv) == 0

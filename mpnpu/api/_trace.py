@@ -16,7 +16,7 @@ import numpy as np
 
 from mpnpu.runtime import kcontext
 from mpnpu.runtime.pipe_events import Pipe
-from mpnpu.runtime.trace import LocalAccess, PipeSyncEvent
+from mpnpu.runtime.trace import LocalAccess, PipeSyncEvent, clock_ns
 
 if TYPE_CHECKING:
     from mpnpu.runtime.core import CoreContext
@@ -31,6 +31,28 @@ def record_local(c: CoreContext, kind: str, arr: object, pipe: Pipe, site: str |
     if where is not None:
         c.events.append(LocalAccess(kind, where[0], where[1], where[2], pipe._value_, c.stage,
                                     site if site is not None else kcontext.call_site()))
+
+
+def traced_since(c: CoreContext) -> tuple[int, int]:
+    """(number of trace events, now) before an inline instruction (PIPE_V, PIPE_M) runs, for
+    :func:`stamp_local` after it; (-1, 0) when the launch is not traced."""
+    return (len(c.events), clock_ns()) if c.events is not None else (-1, 0)
+
+
+def stamp_local(c: CoreContext, since: tuple[int, int]) -> None:
+    """Give the local-access records traced since ``since`` (:func:`traced_since`) the time their
+    instruction ran: an inline pipe executes at issue, on the kernel thread, so a timeline can
+    draw it (and a race between it and an asynchronous pipe's copy) where it happened. Copies on
+    the asynchronous pipes are timed by their GM record instead."""
+    first, t0 = since
+    events = c.events
+    if events is None or first < 0:
+        return
+    t1 = clock_ns()
+    for i in range(first, len(events)):
+        ev = events[i]
+        if type(ev) is LocalAccess:
+            events[i] = ev._replace(t0=t0, t1=t1)
 
 
 def record_sync(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: int, name: str,

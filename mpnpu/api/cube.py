@@ -12,7 +12,7 @@ from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.topology import CoreType
 from mpnpu.runtime.trace import READ, WRITE
 
-from ._trace import record_local
+from ._trace import record_local, stamp_local, traced_since
 
 __all__ = ["mmad"]
 
@@ -37,6 +37,7 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
         b32 = b32.T  # a view: BLAS reads it transposed, no copy
     if a32.ndim != 2 or b32.ndim != 2 or a32.shape[1] != b32.shape[0] or dst.shape != (a32.shape[0], b32.shape[1]):
         raise KernelAPIError(f"mmad: shapes {a32.shape} @ {b32.shape} -> {dst.shape} do not agree")
+    since = traced_since(c)
     if c.events is not None:
         site = kcontext.call_site()
         record_local(c, READ, a, Pipe.M, site)
@@ -48,3 +49,4 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
         dst += a32 @ b32
     else:
         np.matmul(a32, b32, out=np.asarray(dst))
+    stamp_local(c, since)

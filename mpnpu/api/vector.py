@@ -27,7 +27,7 @@ from mpnpu.runtime.local import LocalTensor
 from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.trace import READ, WRITE
 
-from ._trace import record_local
+from ._trace import record_local, stamp_local, traced_since
 
 #: names of the instructions made below by the factories (every one is exported)
 _INSTRUCTIONS: list[str] = []
@@ -49,12 +49,14 @@ def _store(dst: np.ndarray, values: Any) -> None:
 def _run(dst: np.ndarray, srcs: tuple[np.ndarray, ...], fn: Callable[..., Any]) -> None:
     c = kcontext.current()
     site = _site() if c.events is not None else None
+    since = traced_since(c)
     for s in srcs:
         if s.shape != dst.shape:
             raise KernelAPIError(f"vector instruction: source {s.shape} and destination {dst.shape} differ")
         record_local(c, READ, s, Pipe.V, site)
     record_local(c, WRITE, dst, Pipe.V, site)
     _store(dst, fn(*(_values(s) for s in srcs)))
+    stamp_local(c, since)
 
 
 def _named(fn: Callable[..., None], name: str, doc: str) -> Callable[..., None]:
@@ -109,6 +111,7 @@ def cast(dst: np.ndarray, src: np.ndarray) -> None:
     if dst.size != src.size:
         raise KernelAPIError(f"cast: {src.size} elements into {dst.size}")
     c = kcontext.current_or_none()
+    since = traced_since(c) if c is not None else (-1, 0)
     if c is not None and c.events is not None:
         site = _site()
         record_local(c, READ, src, Pipe.V, site)
@@ -116,3 +119,5 @@ def cast(dst: np.ndarray, src: np.ndarray) -> None:
     values = to_float32(np.asarray(src), src_dtype) if src_dtype.is_float else np.asarray(src)
     np.copyto(dst, from_float32(values, dst_dtype).reshape(dst.shape) if dst_dtype.is_float
               else np.asarray(values).astype(dst.dtype).reshape(dst.shape))
+    if c is not None:
+        stamp_local(c, since)

@@ -65,11 +65,17 @@ class Command:
                 return u.default
         return OPTIONS[name].kwargs.get("default")
 
-    def parser(self, op: Operator | None = None, prog: str | None = None) -> ArgumentParser:
-        """The argument parser, for ``op`` when the command takes an operator (default: the default one)."""
+    def parser(self, op: Operator | None = None, prog: str | None = None, op_given: bool = True) -> ArgumentParser:
+        """The argument parser, for ``op`` when the command takes an operator (default: the default
+        one); ``op_given``: the command line named it (else --help says whose options it shows)."""
         if self.takes_operator and op is None:
-            op = load_operator(self.default("op"))
+            op, op_given = load_operator(self.default("op")), False
         epilog = self.epilog(op) if callable(self.epilog) else self.epilog
+        default_op = self.takes_operator and not op_given
+        if default_op:
+            epilog = (f"{epilog} " if epilog else "") + (
+                f"Without --op, this help shows the default operator's ({self.default('op')}) sync points and "
+                f"options; {prog or self.prog} --op NAME --help shows another operator's.")
         p = ArgumentParser(prog=prog or self.prog, description=self.description, epilog=epilog)
         groups = {g: p.add_argument_group(g) for g in GROUPS}
         for u in self.options:
@@ -86,7 +92,10 @@ class Command:
             for former in o.former:  # accepted, not shown
                 groups[o.group].add_argument(former, dest=o.dest, help=argparse.SUPPRESS, **kwargs)
         if op is not None and options_of(op):
-            g = p.add_argument_group(f"options of operator {op.name}")
+            whose = f"operator {op.name}"
+            if default_op:
+                whose = f"the default operator ({self.default('op')}: {op.name}), not of every operator"
+            g = p.add_argument_group(f"options of {whose}")
             for oo in options_of(op):
                 g.add_argument(oo.flag, dest=oo.name, type=oo.parse or positive_int, default=None,
                                metavar=oo.metavar, help=f"{oo.help} [operator {op.name}]")
@@ -111,7 +120,8 @@ class Command:
         if first.list_ops:
             return first, None
         op = load_operator(first.op)
-        args = self.parser(op, prog).parse_args(argv)
+        op_given = any(a == "--op" or a.startswith("--op=") for a in (argv or ()))
+        args = self.parser(op, prog, op_given).parse_args(argv)
         values: dict[str, Any] = {o.name: getattr(args, o.name) for o in options_of(op)}
         return args, with_options(op, **values)
 

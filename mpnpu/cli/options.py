@@ -209,7 +209,8 @@ def _table(*options: Option) -> dict[str, Option]:
 OPTIONS: dict[str, Option] = _table(
     # -- what runs: the operator and its variants
     _o("--op", RUNS, "the operator under test: a registered name (--list-ops), 'package.module:OBJECT' or "
-                     "'path/to/file.py:OBJECT' (default {default})", default=DEFAULT_OPERATOR, metavar="NAME_OR_REF"),
+                     "'path/to/file.py[:OBJECT]' (OBJECT defaults to OPERATOR; the file's folder goes on sys.path) "
+                     "(default {default})", default=DEFAULT_OPERATOR, metavar="NAME_OR_REF"),
     _o("--list-ops", RUNS, "list the registered operators with their sync points and variants, and exit",
        action="store_true"),
     _o("--list-syncs", RUNS, "list the chosen operator's sync points (a C++ kernel's: FILE:LINE of each sync call, "
@@ -228,8 +229,10 @@ OPTIONS: dict[str, Option] = _table(
        former=("--repeats",)),
     _o("--seed", RUNS, "case stream seed (default {default})", type=non_negative_int, default=0),
     _o("--case-runs", RUNS, "at least this many case-runs (default {default})", type=positive_int, default=10_000),
-    _o("--duration", RUNS, "time budget in seconds, split across configurations; each stops at its share "
-                           "('inf' for no limit; default {default})", type=duration, default=None, metavar="SECONDS"),
+    _o("--time-limit", RUNS, "a cap on the run time in seconds, not a length to run for: the run ends when its "
+                             "cases are done or at this limit, whichever comes first (a configuration or shard "
+                             "stops at its share of it; 'inf' for no limit; default {default})", type=duration,
+       default=None, metavar="SECONDS", former=("--duration",)),
     # -- what runs: the device
     _o("--block-dim", RUNS, "AI cores, each 1 cube + 2 vector core processes (default {default})",
        type=block_dim, default=DEFAULT_BLOCK_DIM),
@@ -355,6 +358,7 @@ OPTIONS: dict[str, Option] = _table(
                           "(needs pip install 'mpnpu[plot]')", type=picture_path, default=None, metavar="PATH",
        report="mpnpu.report.picture:SweepPicture"),
     _o("--quiet", REPORTS, "no progress bar; print only the verdict line", action="store_true"),
+    _o("--verbose", REPORTS, "show details: remote tracebacks, every configuration's lines", action="store_true"),
     # -- scale-out
     _o("--jobs", SCALE, "parallel slots on this machine, each its own device pinned to its own CPUs (default: as "
                         "many as the CPUs hold at --cpus-per-core; 1 runs in this process)", type=positive_int,

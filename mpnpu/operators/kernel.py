@@ -48,16 +48,42 @@ from typing import Any, Callable, Mapping, Union
 
 import numpy as np
 
-from mpnpu.errors import UsageError
+from mpnpu.errors import KernelError, UsageError
 from mpnpu.operators.compare import Tolerance, compare_outputs
 from mpnpu.operators.helpers import check_sync_names, fingerprint, variants_from_syncs, verdict_of
 from mpnpu.operators.protocol import OperatorOption, Verdict
 from mpnpu.runtime.config import LaunchOptions
+from mpnpu.runtime.core import resolve_kernel, sibling_reference
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.dtypes import from_float32, get_dtype, to_float32
 
-Shape = tuple[int, ...]
-TensorSpec = tuple[Union[Shape, int], str]  # (shape, device dtype name)
+
+@dataclass(frozen=True)
+class PerCore:
+    """A workspace dimension that follows the launch: ``n`` for each core of ``cores`` ("vector",
+    "cube" or "all") that the device runs. ``make`` cannot know the block_dim; the case's
+    workspace is allocated when it runs on a device, so ``workspace={"counts": ((PerCore(), 8),
+    "int32")}`` is a row of 8 per vector core (2 * block_dim rows on a mix 1:2 device), and
+    ``(PerCore(16), "float32")`` 16 elements per vector core. Outputs cannot use it: their golden
+    is computed without a device."""
+
+    n: int = 1
+    cores: str = "vector"
+
+    def __post_init__(self) -> None:
+        if self.cores not in ("vector", "cube", "all"):
+            raise UsageError(f"PerCore(cores={self.cores!r}): choose 'vector', 'cube' or 'all'")
+        if not isinstance(self.n, int) or self.n < 1:
+            raise UsageError(f"PerCore({self.n!r}): expected a positive number of elements per core")
+
+    def size(self, topology: Any) -> int:
+        """The dimension on a device of ``topology`` (a :class:`mpnpu.runtime.topology.Topology`)."""
+        count = int({"vector": topology.n_vector, "cube": topology.n_cube, "all": topology.n_cores}[self.cores])
+        return self.n * max(1, count)
+
+
+Shape = tuple[Union[int, PerCore], ...]
+TensorSpec = tuple[Union[Shape, int, PerCore], str]  # (shape, device dtype name)
 ToleranceSpec = Union[None, Tolerance, Mapping[str, Tolerance], Callable[["Case"], Mapping[str, Tolerance]]]
 
 _GOLDEN_CACHE_SIZE = 256  # cases whose golden a KernelOperator keeps (the batch runner keeps its own too)
@@ -198,7 +224,7 @@ class KernelOperator:
         missing = sorted(set(case.outputs) - set(values))
         if missing:
             raise UsageError(f"operator {self.name}: the golden has no value for output(s) {', '.join(missing)}")
-        golden = {name: stored(values[name], dtype).reshape(_shape(shape))
+        golden = {name: stored(values[name], dtype).reshape(tensor_shape(shape))
                   for name, (shape, dtype) in case.outputs.items()}
         prepared = Prepared(golden, self._tolerances(case))
         if len(self._goldens) < _GOLDEN_CACHE_SIZE:
@@ -212,10 +238,17 @@ class KernelOperator:
         dropped = check_sync_names(drop_syncs, self.sync_points)
         with device.scope() as gm:
             ins = [gm.to_device(n, a, case.dtypes.get(n)) for n, a in case.inputs.items()]
-            outs = {n: gm.empty(n, shape, dtype) for n, (shape, dtype) in case.outputs.items()}
-            work = [gm.empty(n, shape, dtype) for n, (shape, dtype) in case.workspace.items()]
-            launch = device.launch_with(LaunchOptions(drop_syncs=dropped, trace=trace),
-                                        self.kernel, *ins, *outs.values(), *work, *case.params)
+            outs = {n: gm.empty(n, tensor_shape(shape), dtype) for n, (shape, dtype) in case.outputs.items()}
+            work = [gm.empty(n, tensor_shape(shape, device.topology), dtype)
+                    for n, (shape, dtype) in case.workspace.items()]
+            try:
+                launch = device.launch_with(LaunchOptions(drop_syncs=dropped, trace=trace),
+                                            self.kernel, *ins, *outs.values(), *work, *case.params)
+            except KernelError as e:
+                hint = argument_order_hint(self.kernel, [*case.inputs, *case.outputs, *case.workspace])
+                if not hint or e.details.get("error_type") not in ("GMAccessError", "KernelAPIError"):
+                    raise
+                raise KernelError(f"{e.message} ({hint})", **e.details) from None
             outputs = {n: device.to_host(t) for n, t in outs.items()}
         return outputs, launch
 
@@ -236,16 +269,44 @@ class KernelOperator:
         return {name: given.get(name) or default_tolerance(dtype) for name, (_, dtype) in case.outputs.items()}
 
 
-def _shape(shape: Union[Shape, int]) -> Shape:
-    return (shape,) if isinstance(shape, int) else tuple(shape)
+def tensor_shape(shape: Union[Shape, int, PerCore], topology: Any = None) -> tuple[int, ...]:
+    """A tensor spec's shape as numbers; a :class:`PerCore` dimension needs the device's topology."""
+    dims = (shape,) if isinstance(shape, (int, PerCore)) else tuple(shape)
+    if topology is None and any(isinstance(d, PerCore) for d in dims):
+        raise UsageError(f"shape {shape!r}: PerCore sizes a workspace by the launch; an output's shape must be "
+                         "numbers (its golden is computed without a device)")
+    return tuple(d.size(topology) if isinstance(d, PerCore) else int(d) for d in dims)
+
+
+def argument_order_hint(kernel: Any, tensors: list[str]) -> str:
+    """A hint when the kernel's parameter names say the case passes its tensors in another order:
+    a KernelOperator calls ``kernel(*inputs, *outputs, *workspace, *params)``, by position. Empty
+    when the names do not suggest it (or the kernel cannot be inspected)."""
+    try:
+        fn = resolve_kernel(kernel)
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except Exception:  # a kernel object, a C++ kernel, a module that no longer imports: no hint
+        return ""
+    got = list(zip(tensors, params))
+    moved = [(t, p) for t, p in got if t != p and t in params]
+    if not moved:
+        return ""
+    t, p = moved[0]
+    name = getattr(fn, "__name__", "kernel")
+    return (f"argument order? {name}({', '.join(params)}) gets the case's tensors by position, inputs, outputs, "
+            f"workspace, then params, each in its dict's order: {', '.join(tensors)}; tensor {t!r} went to "
+            f"parameter {p!r}")
 
 
 def _kernel_ref(kernel: Union[str, Callable[..., None]]) -> Union[str, Callable[..., None]]:
     """The kernel as core processes can import it. A function defined in an operator loaded from a
     file lives in a module (``mpnpu_operator_*``) that a core process cannot import by name, so it
-    becomes ``path/to/file.py:function``; anything else goes to ``Device.launch`` as it is."""
+    becomes ``path/to/file.py:function``; so does ``"module:function"`` naming a sibling of such a
+    file (:func:`mpnpu.runtime.core.sibling_reference`); anything else goes to ``Device.launch`` as
+    it is."""
     if isinstance(kernel, str):
-        return kernel
+        return sibling_reference(kernel)
     module = inspect.getmodule(kernel)
     path = getattr(module, "__file__", None)
     if path and getattr(module, "__name__", "").startswith("mpnpu_operator_"):

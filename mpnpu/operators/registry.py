@@ -28,6 +28,7 @@ from typing import Any
 
 from mpnpu.errors import UsageError
 from mpnpu.operators.protocol import Operator, check_operator
+from mpnpu.runtime.core import add_folder_to_path
 
 ENTRY_POINT_GROUP = "mpnpu.operators"
 DEFAULT_OBJECT = "OPERATOR"
@@ -95,6 +96,7 @@ def _import_file(path: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, full)
     if spec is None or spec.loader is None:
         raise UsageError(f"cannot load operator: {path} is not a Python file")
+    add_folder_to_path(full)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -303,11 +303,10 @@ def _site(info: CoreInfo, core_id: int, tensor: str, x: LocalAccess | Access) ->
                       access=ACCESS_NAMES[x.kind], tensor=tensor, pipe=x.pipe)
 
 
-def analyze_local(trace: LaunchTrace) -> list[Hazard]:
-    """The hazards inside each core of one traced launch (all cores), merged by kind, memory or GM
-    tensor, sites and pipes."""
+def _core_hazards(trace: LaunchTrace) -> Iterator[tuple[Hazard, tuple[int, int], tuple[int, int], int, int]]:
+    """Every unordered pair of accesses inside a core, as a one-pair hazard with the pair's
+    events (core id, index in its event list) in issue order and the bytes they share."""
     topo = trace.topology
-    merged: dict[tuple[str, ...], Hazard] = {}
     for c, events in enumerate(trace.events):
         if not any(type(ev) is LocalAccess for ev in events):
             continue  # not a pipelined launch: no pipes recorded
@@ -319,20 +318,39 @@ def analyze_local(trace: LaunchTrace) -> list[Hazard]:
             a, b = ca.events[i], ca.events[j]
             on_gm = type(a) is Access
             kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
-            lo, hi = _bytes_shared(a, b)  # type: ignore[misc]  # core_conflicts kept pairs that share bytes
+            byte_lo, byte_hi = _bytes_shared(a, b)  # type: ignore[misc]  # core_conflicts kept pairs sharing bytes
             calls = _GM_ORDERING_CALLS if on_gm else _INTRA_CALLS
             names = tuple(sorted({d.name or d.call for p, d in ca.dropped
                                   if ca.pos[i] < p < ca.pos[j] and d.call in calls}))
             if on_gm:  # elements of the root tensor, as GM hazards are reported
                 tensor = a.tensor
-                lo, hi = a.elements(lo, hi)
+                lo, hi = a.elements(byte_lo, byte_hi)
             else:
-                tensor = a.memory
+                tensor, lo, hi = a.memory, byte_lo, byte_hi
 
             h = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a), second=_site(info, c, tensor, b),
                        count=1, element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
                        core_pairs=frozenset({(info.short, info.short)}), scope="core" if on_gm else "local")
-            key = h.key + (a.pipe, b.pipe)
-            prev = merged.get(key)
-            merged[key] = h if prev is None else prev.merged(h, same_launch=True)
+            yield h, (c, int(ca.pos[i])), (c, int(ca.pos[j])), byte_lo, byte_hi
+
+
+def analyze_local(trace: LaunchTrace) -> list[Hazard]:
+    """The hazards inside each core of one traced launch (all cores), merged by kind, memory or GM
+    tensor, sites and pipes."""
+    merged: dict[tuple[str, ...], Hazard] = {}
+    for h, _, _, _, _ in _core_hazards(trace):
+        prev = merged.get(h.key)
+        merged[h.key] = h if prev is None else prev.merged(h, same_launch=True)
     return sorted(merged.values(), key=lambda h: (-h.count, h.key))
+
+
+def local_pairs(trace: LaunchTrace) -> list[tuple[Hazard, list[tuple[tuple[int, int], tuple[int, int], int, int]]]]:
+    """:func:`analyze_local`'s hazards, each with its access pairs: ((core, index) of the access
+    issued first, (core, index) of the other, shared bytes [lo, hi) of the memory or GM segment)."""
+    merged: dict[tuple[str, ...], Hazard] = {}
+    pairs: dict[tuple[str, ...], list[tuple[tuple[int, int], tuple[int, int], int, int]]] = defaultdict(list)
+    for h, first, second, lo, hi in _core_hazards(trace):
+        prev = merged.get(h.key)
+        merged[h.key] = h if prev is None else prev.merged(h, same_launch=True)
+        pairs[h.key].append((first, second, lo, hi))
+    return [(h, pairs[h.key]) for h in sorted(merged.values(), key=lambda h: (-h.count, h.key))]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from mpnpu.racecheck.detect import find_conflicts, hazards_from
 from mpnpu.racecheck.hazards import Hazard
+from mpnpu.racecheck.intracore import local_pairs
 from mpnpu.runtime.trace import READ, LaunchTrace
 
 
@@ -21,7 +22,7 @@ class AccessPair:
 
     first: tuple[int, int]
     second: tuple[int, int]
-    byte_lo: int  # hull of the bytes both touched, offsets in their segment
+    byte_lo: int  # hull of the bytes both touched, offsets in their segment (or local memory)
     byte_hi: int
 
 
@@ -57,3 +58,11 @@ def hazard_pairs(trace: LaunchTrace) -> list[HazardPairs]:
             AccessPair((int(w.core[a]), int(w.pos[a])), (int(w.core[b]), int(w.pos[b])), int(lo), int(hi))
         )
     return [HazardPairs(h, tuple(grouped[h.key])) for h in hazards]
+
+
+def core_hazard_pairs(trace: LaunchTrace) -> list[HazardPairs]:
+    """The hazards inside cores (between the pipes of one core: on its local memory, and on GM)
+    with their pairs, as :func:`mpnpu.racecheck.intracore.analyze_local` reports them; both
+    accesses of a pair are on one core, the first the one issued first."""
+    return [HazardPairs(h, tuple(AccessPair(a, b, lo, hi) for a, b, lo, hi in pairs))
+            for h, pairs in local_pairs(trace)]

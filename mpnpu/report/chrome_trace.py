@@ -64,14 +64,25 @@ def _lane_name(tl: LaunchTimeline, core: int, lane: str = "") -> str:
     return f"{name} · {lane}" if lane else name
 
 
+def process_name(tl: LaunchTimeline, k: int, ai_core: int) -> str:
+    """A process's name: verdict, launch and AI core first (Perfetto cuts a long name in the
+    middle and ignores ``process_sort_index``), then the launch's label and verdict in words."""
+    verdict = "" if tl.passed is None else ("passed" if tl.passed else "FAILED")
+    detail = tl.summary
+    for word in ("FAILED: ", "FAILED", "passed"):
+        if verdict and detail.startswith(word):
+            detail = detail[len(word):].strip()
+            break
+    return " | ".join(part for part in (verdict, f"launch {k + 1}", f"AI core {ai_core}", tl.label, detail) if part)
+
+
 def _metadata(tl: LaunchTimeline, k: int) -> list[dict[str, Any]]:
     out = []
-    title = f"{tl.label}: {tl.summary}" if tl.summary else tl.label
     for ai_core in range(tl.topology.block_dim):
         cores = [c.core_id for c in tl.topology.cores if c.ai_core == ai_core]
         pid, first_tid = _track(tl, k, cores[0])
-        name = f"{title} | AI core {ai_core}" if title else f"AI core {ai_core}"
-        out.append({"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": first_tid, "args": {"name": name}})
+        out.append({"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": first_tid,
+                    "args": {"name": process_name(tl, k, ai_core)}})
         out.append({"name": "process_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": first_tid,
                     "args": {"sort_index": pid}})
         for c in cores:
@@ -86,6 +97,8 @@ def _metadata(tl: LaunchTimeline, k: int) -> list[dict[str, Any]]:
 
 def _flow_pair(flow_id: int, name: str, cat: str, src: Span, dst: Span, tl: LaunchTimeline, k: int,
                args: dict[str, Any], src_ns: int, dst_ns: int) -> list[dict[str, Any]]:
+    """A flow from ``src`` at ``src_ns`` to ``dst`` at ``dst_ns``; its args on the start only (the
+    legacy viewer merges both ends' args and warns, arg_merge_error, when both have the same)."""
     if src_ns > dst_ns:  # flows point forward in time
         src, dst, src_ns, dst_ns = dst, src, dst_ns, src_ns
     spid, stid = _track(tl, k, src.core, src.lane)
@@ -94,12 +107,71 @@ def _flow_pair(flow_id: int, name: str, cat: str, src: Span, dst: Span, tl: Laun
         {"name": name, "cat": cat, "ph": "s", "id": flow_id, "ts": _us(src_ns), "pid": spid, "tid": stid,
          "args": args},
         {"name": name, "cat": cat, "ph": "f", "bp": "e", "id": flow_id, "ts": _us(dst_ns), "pid": dpid,
-         "tid": dtid, "args": args},
+         "tid": dtid},
     ]
 
 
-def _mid(s: Span) -> int:
-    return (s.t0 + s.t1) // 2
+#: The slice a flag arrow ends on: it starts when the wait was released and lasts this long at
+#: most (less when the track's next slice starts sooner, or an enclosing one ends sooner).
+RELEASE_NS = 2000
+
+
+def _release_slices(tl: LaunchTimeline) -> dict[Span, tuple[int, int]]:
+    """Per flag wait that a set released: the short slice [release, release + d] where its arrows
+    end. Perfetto draws an arrow from whichever of its two slices starts first, and a wait usually
+    starts before the set that releases it: bound to the wait, the arrow would point backwards."""
+    out: dict[Span, tuple[int, int]] = {}
+    by_track: dict[tuple[int, str], list[Span]] = {}
+    for s in tl.spans:
+        by_track.setdefault((s.core, s.lane), []).append(s)
+    for f in tl.flows:
+        w = f.dst
+        if w in out:
+            continue
+        r = w.t1
+        d = RELEASE_NS
+        for s in by_track.get((w.core, w.lane), ()):
+            if s.t0 >= r:
+                d = min(d, s.t0 - r)
+            elif s.t1 > r:
+                d = min(d, s.t1 - r)  # an enclosing slice (the stage): stay inside it
+        out[w] = (r, r + d)
+    return out
+
+
+def _start(s: Span) -> int:
+    """Where a flow binds to ``s``: 1 ns after its start when it lasts longer. Perfetto binds a
+    flow event to the slice open on its track when it reads the event, and reads events of equal
+    time in no promised order: strictly inside, the slice is open."""
+    return s.t0 + 1 if s.t1 - s.t0 >= 2 else s.t0
+
+
+def _race_args(race: Race) -> dict[str, Any]:
+    h = race.hazard
+    lo, hi = race.elements
+
+    def side(site: Any, span: Span) -> dict[str, Any]:
+        out = {"core": site.short, "access": site.access, "stage": site.stage, "site": site.site,
+               "start_us": _us(span.t0), "end_us": _us(span.t1)}
+        return {**out, "pipe": site.pipe} if site.pipe else out
+
+    (early, early_span), (late, late_span) = race.in_time_order
+    return {
+        "kind": h.kind,
+        "tensor": h.tensor,
+        "elements": f"[{lo}:{hi}]",
+        # this drawn pair's own accesses, in the intended order (the hazard merges pairs of many cores)
+        "first": side(race.first_side, race.first),
+        "second": side(race.second_side, race.second),
+        "happened": (f"{early.short} {early.access} at {_us(early_span.t0)} us, then {late.short} {late.access} at "
+                     f"{_us(late_span.t0)} us"),
+        "missing_sync": h.missing_sync,
+        "order": ("the second access started before the first ended: the race showed" if race.inverted
+                  else "in the intended order this time (nothing ordered it)"),
+        "pairs": race.pairs,
+        "pairs_in_wrong_order": race.inverted_pairs,
+        **({"scope": h.scope} if h.scope != "GM" else {}),
+    }
 
 
 def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> list[dict[str, Any]]:
@@ -119,6 +191,12 @@ def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> lis
             ev["args"] = {**s.args, "race": title}
             ev["cname"] = "terrible"  # chrome://tracing's red
         events.append(ev)
+    releases = _release_slices(tl)
+    for w, (r0, r1) in releases.items():
+        pid, tid = _track(tl, k, w.core, w.lane)
+        events.append({"name": f"{w.name.split(' (')[0]} released", "cat": "flag", "ph": "X", "ts": _us(r0),
+                       "dur": _us(r1 - r0), "pid": pid, "tid": tid,
+                       "args": {"wait": w.args.get("site"), "waited_us": _us(w.t1 - w.t0)}})
     for i in tl.instants:
         pid, tid = _track(tl, k, i.core)
         events.append({"name": i.name, "cat": i.cat, "ph": "i", "s": "t", "ts": _us(i.t), "pid": pid, "tid": tid,
@@ -131,28 +209,14 @@ def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> lis
                                 "parties": len(b.waits)}})
     flow_id = first_flow_id
     for f in tl.flows:
-        # The arrow ends where the wait was released.
-        events += _flow_pair(flow_id, f.name, f.cat, f.src, f.dst, tl, k, f.args, _mid(f.src),
-                             max(f.dst.t0, f.dst.t1 - 1))
+        # From the set's start to the slice that starts when the wait was released.
+        r0, r1 = releases[f.dst]
+        events += _flow_pair(flow_id, f.name, f.cat, f.src, f.dst, tl, k, f.args, _start(f.src), (r0 + r1) // 2)
         flow_id += 1
+    # Hazard arrows from the access that started first to the other (as Perfetto draws them anyway).
     for race in tl.races:
-        h = race.hazard
-        lo, hi = race.elements
-        args = {
-            "kind": h.kind,
-            "tensor": h.tensor,
-            "elements": f"[{lo}:{hi}]",
-            "first": {"core": h.first.core, "access": h.first.access, "stage": h.first.stage, "site": h.first.site},
-            "second": {"core": h.second.core, "access": h.second.access, "stage": h.second.stage,
-                       "site": h.second.site},
-            "missing_sync": h.missing_sync,
-            "order": ("the second access started before the first ended: the race showed" if race.inverted
-                      else "in the intended order this time (nothing ordered it)"),
-            "pairs": race.pairs,
-            "pairs_in_wrong_order": race.inverted_pairs,
-        }
-        events += _flow_pair(flow_id, race.title, "hazard", race.first, race.second, tl, k, args,
-                             _mid(race.first), _mid(race.second))
+        events += _flow_pair(flow_id, race.title, "hazard", race.first, race.second, tl, k, _race_args(race),
+                             _start(race.first), _start(race.second))
         flow_id += 1
     for inv in tl.inversions:
         lo, hi = inv.elements
@@ -161,12 +225,12 @@ def launch_events(tl: LaunchTimeline, k: int = 0, first_flow_id: int = 1) -> lis
         args = {
             "kind": inv.kind, "tensor": inv.tensor, "elements": f"[{lo}:{hi}]", "core": inv.core, **sides,
             "order": (f"issued second, started {_us(inv.lead_ns)} us before the access issued first had finished: "
-                      "the core's pipes ran them in the wrong order (not a racecheck hazard: racecheck orders a "
-                      "core's GM accesses by issue order)"),
+                      "the core's pipes ran them in the wrong order (observed in this launch; racecheck reported "
+                      "no hazard inside the core on this tensor)"),
             "dropped_between": list(inv.dropped), "pairs_in_wrong_order": inv.pairs,
         }
         events += _flow_pair(flow_id, inv.title, "pipe-order", inv.first, inv.second, tl, k, args,
-                             _mid(inv.first), _mid(inv.second))
+                             _start(inv.first), _start(inv.second))
         flow_id += 1
     return events
 
@@ -196,7 +260,8 @@ class ChromeTraceReport:
     description = "Chrome trace JSON"
 
     def write(self, timelines: Iterable[LaunchTimeline], out: IO[str]) -> None:
-        json.dump(trace_document(timelines), out, separators=(",", ":"))
+        # UTF-8 as it is (Perfetto shows a \u escape in a name literally).
+        json.dump(trace_document(timelines), out, separators=(",", ":"), ensure_ascii=False)
         out.write("\n")
 
 
@@ -214,4 +279,4 @@ def flows_of(doc: dict[str, Any]) -> dict[Any, list[dict[str, Any]]]:
     return out
 
 
-__all__ = ["flows_of", "launch_events", "trace_document", "write_chrome_trace"]
+__all__ = ["flows_of", "launch_events", "process_name", "trace_document", "write_chrome_trace"]

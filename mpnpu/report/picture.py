@@ -31,6 +31,7 @@ from mpnpu.harness.timeline.model import (
     Race,
     Span,
 )
+from mpnpu.racecheck.hazards import AccessSite
 from mpnpu.report import write_report
 from mpnpu.runtime.topology import CoreType
 
@@ -148,19 +149,41 @@ def _site(site: str) -> str:
     return site.rsplit("/", 1)[-1]
 
 
-def _caption(race: Race) -> str:
+def _who(side: AccessSite) -> str:
+    """A side's core, and its pipe for a race inside a core: "aiv1", "aiv0 MTE2"."""
+    return f"{side.short} {side.pipe.removeprefix('PIPE_')}" if side.pipe else side.short
+
+
+def _caption(race: Race, passed: bool | None = None, summary: str = "") -> str:
+    """What the drawn pair did, in intended order, then in the order it happened in this run:
+    who read stale data (or whose write landed out of order), and whether it mattered."""
     h, a, b = race.hazard, race.first, race.second
+    x, y = race.first_side, race.second_side
     lo, hi = race.elements
-    first, second = _NOUN[h.first.access], _NOUN[h.second.access]
-    head = (f"{race.title}:  {h.first.short} {_VERB[h.first.access]} {h.tensor}[{lo}:{hi}] in {h.first.stage} "
-            f"({_site(h.first.site)}); {h.second.short} {_VERB[h.second.access]} it in {h.second.stage} "
-            f"({_site(h.second.site)}).")
+    first, second = _NOUN[x.access], _NOUN[y.access]
+    head = (f"{race.title}:  {_who(x)} {_VERB[x.access]} {h.tensor}[{lo}:{hi}] in {x.stage} ({_site(x.site)}); "
+            f"{_who(y)} {_VERB[y.access]} it in {y.stage} ({_site(y.site)}).")
     if race.inverted:
-        order = (f"In this run the {second} started {_ms(a.t1 - b.t0):.2f} ms BEFORE the {first} had finished: "
-                 f"{h.second.short} got the old contents.")
+        when = (f"In this run {_who(y)}'s {second} started at {_ms(b.t0):.3f} ms, {_ms(a.t1 - b.t0):.2f} ms BEFORE "
+                f"{_who(x)}'s {first} (from {_ms(a.t0):.3f} ms) had finished: ")
+        if h.kind == "RAW":
+            order = when + f"{_who(y)} read stale data."
+        elif h.kind == "WAR":
+            order = when + f"{_who(x)} read data {_who(y)} wrote after it, not the data it was meant to read."
+        else:
+            order = when + f"the two writes landed out of order; {_who(x)}'s may be what stayed."
+        if passed is True:
+            order += (" It did not matter this time: the run passed (the stale values equalled the new ones, "
+                      "or were not used).")
+        elif passed is False:
+            order += f" It mattered: the run failed ({summary})." if summary else " It mattered: the run failed."
     else:
-        order = (f"In this run the {second} came {_ms(b.t0 - a.t1):.2f} ms after the {first}: the right order, "
-                 "by luck of scheduling.")
+        order = (f"In this run {_who(y)}'s {second} came at {_ms(b.t0):.3f} ms, {_ms(b.t0 - a.t1):.2f} ms after "
+                 f"{_who(x)}'s {first}: the right order, by luck of scheduling"
+                 + (", so nobody read stale data." if h.kind == "RAW" else "."))
+        if passed is False:
+            order += (f" The run failed all the same ({summary}), not through this hazard: none of its "
+                      f"{race.pairs} pairs ran in the wrong order.")
     return f"{head}\n{order}\nNothing orders the two: {h.missing_sync}."
 
 
@@ -175,8 +198,8 @@ def _inversion_caption(inv: Inversion) -> str:
              + ("it got the old contents." if second == "read" else "the two landed in the wrong order."))
     dropped = f"; sync point {', '.join(inv.dropped)} was dropped" if inv.dropped else ""
     why = (f"Nothing made {b.lane} wait for {a.lane} (a {a.lane}_{b.lane} flag, a pipe barrier, or a SyncAll, which "
-           f"drains the core's pipes{dropped}). racecheck orders a core's own GM accesses by issue order: it does "
-           "not report this.")
+           f"drains the core's pipes{dropped}). Observed in this launch: racecheck reported no hazard inside the "
+           "core on this tensor.")
     return f"{head}\n{order}\n{why}"
 
 
@@ -197,8 +220,11 @@ def _shown(tl: LaunchTimeline) -> Shown | None:
 CAPTION_CHARS = 165  # a caption line of the 13-inch figure at 9 pt
 
 
-def _caption_of(shown: Shown) -> str:
-    text = _caption(shown) if isinstance(shown, Race) else _inversion_caption(shown)
+def _caption_of(shown: Shown, tl: LaunchTimeline | None = None) -> str:
+    if isinstance(shown, Race):
+        text = _caption(shown, tl.passed if tl else None, tl.summary if tl else "")
+    else:
+        text = _inversion_caption(shown)
     return "\n".join(textwrap.fill(line, CAPTION_CHARS) for line in text.split("\n"))
 
 
@@ -295,8 +321,8 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
 
 def _side_labels(shown: Shown) -> tuple[str, str]:
     if isinstance(shown, Race):
-        h = shown.hazard
-        a, b = (f"{side.access} in {side.stage}\n{_site(side.site)}" for side in (h.first, h.second))
+        a, b = (f"{_who(side)} {side.access} in {side.stage}\n{_site(side.site)}"
+                for side in (shown.first_side, shown.second_side))
         return a, b
     a, b = (f"{s.args['access']} on {s.lane} in {s.args['stage']}\n{_site(s.args['site'])}"
             for s in (shown.first, shown.second))
@@ -379,11 +405,12 @@ def timeline_figure(timelines: Sequence[LaunchTimeline]) -> Any:
         if shown is not None:
             more = len(tl.races) + len(tl.inversions) - 1
             extra = f" (+{more} more in the JSON timeline)" if more else ""
-            sf.supxlabel(_caption_of(shown) + extra, x=0.01, ha="left", fontsize=9, color="#222222",
+            sf.supxlabel(_caption_of(shown, tl) + extra, x=0.01, ha="left", fontsize=9, color="#222222",
                          bbox={"boxstyle": "round,pad=0.45", "fc": "#fff5f5" if shown.inverted else "#fbfbfb",
                                "ec": _RACE, "lw": 0.9})
         elif tl.passed is not None:
-            sf.supxlabel("no race: racecheck finds no unordered conflicting GM accesses in this launch",
+            sf.supxlabel("no race: racecheck finds no unordered conflicting accesses in this launch (between cores "
+                         "or inside one)",
                          x=0.01, ha="left", fontsize=9, color="#2c7a2c")
     _legend(fig, colors, any(i.cat == INSERTED for tl in timelines for i in tl.instants))
     return fig

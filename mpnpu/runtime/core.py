@@ -154,6 +154,40 @@ def kernel_reference(kernel: str | Callable[..., Any]) -> KernelRef:
 _RESOLVED: dict[str, Callable[..., Any]] = {}
 
 
+#: folders :func:`add_folder_to_path` put on sys.path in this process
+_ADDED_FOLDERS: set[str] = set()
+
+
+def add_folder_to_path(path: str) -> None:
+    """Put the folder of a kernel or operator file on ``sys.path``, last (running the file would put
+    it first): the file imports its siblings by name (``from my_kernel import main``, a kernel
+    reference ``"my_kernel:main"``), and a sibling never hides an installed module (one named like
+    an installed module loses to it). Core processes forked after it inherit the path; for those
+    forked before, :func:`sibling_reference` names such a kernel by its file."""
+    folder = os.path.dirname(os.path.abspath(path))
+    _ADDED_FOLDERS.add(folder)
+    if folder not in sys.path:
+        sys.path.append(folder)
+
+
+def sibling_reference(ref: str) -> str:
+    """``"module:function"`` for a top-level module found in a folder :func:`add_folder_to_path`
+    added, as ``"path/to/module.py:function"``: core processes forked before that folder went on
+    sys.path (a device opened before the operator was loaded) import it by file. Any other
+    reference is returned as it is. Finds the module without running it."""
+    target, sep, attr = ref.rpartition(":")
+    if not sep or not _ADDED_FOLDERS or target.endswith(".py") or "." in target:
+        return ref
+    try:
+        spec = importlib.util.find_spec(target)
+    except (ImportError, ValueError):
+        return ref
+    origin = getattr(spec, "origin", None) or ""
+    if origin.endswith(".py") and os.path.dirname(origin) in _ADDED_FOLDERS:
+        return f"{origin}:{attr}"
+    return ref
+
+
 def resolve_kernel(ref: KernelRef) -> Callable[..., Any]:
     """Import the function a kernel reference names (cached per process); a kernel object is
     already the callable."""
@@ -168,6 +202,7 @@ def resolve_kernel(ref: KernelRef) -> Callable[..., Any]:
             name = "mpnpu_kernel_" + str(abs(hash(os.path.abspath(target))))
             module = sys.modules.get(name)
             if module is None:
+                add_folder_to_path(target)
                 spec = importlib.util.spec_from_file_location(name, target)
                 if spec is None or spec.loader is None:
                     raise UsageError(f"{target} is not a Python file")

@@ -128,7 +128,11 @@ class LocalAccess(NamedTuple):
     pipe: str  # "PIPE_MTE2", "PIPE_V", ...
     stage: str
     site: str
-    t0: int = 0  # not recorded (0): the issue order is what matters here
+    #: when the instruction ran, for the pipes that run inline on the kernel thread (PIPE_V,
+    #: PIPE_M) of the Python API, so a timeline can draw it; 0: not recorded (a copy on an
+    #: asynchronous pipe is timed by its GM record, the event just before it; the race detector
+    #: needs only the issue order)
+    t0: int = 0
     t1: int = 0
 
 

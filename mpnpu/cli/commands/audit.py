@@ -71,8 +71,8 @@ COMMAND = Command(
         "usage errors, 3 for device errors."
     ),
     epilog=(f"The audit runs {AUDIT_BLOCK_DIM} AI cores unless told otherwise: a flag inside one AI core only looks "
-            "sufficient when no access pair crosses AI cores. Example: mpnpu audit --markdown audit.md --json "
-            "audit.json"),
+            "sufficient when no access pair crosses AI cores. Examples: mpnpu audit --markdown audit.md --json "
+            "audit.json; mpnpu audit --op flag-reuse; mpnpu audit --op path/to/my_op.py"),
     options=("op", "list_ops", "list_syncs", "pairs", "sync", Use("directed_runs", 3), "scout_cases", "batch_cases",
              Use("block_dim", AUDIT_BLOCK_DIM), "seed", "directed_seed", "no_repair", "replay", "drop_sync",
              *DEVICE, "json", "markdown", "quiet"),

@@ -38,7 +38,9 @@ DEFAULT_REPEAT = 8
 def sync_point_epilog(op: Operator) -> str:
     """The operator's sync points, for a command's --help."""
     points = "; ".join(f"{name} ({what})" for name, what in op.sync_points.items())
-    return f"Sync points of {op.name}: {points}. Example: mpnpu batch --cases 100 --repeat 3 --json report.json"
+    return (f"Sync points of {op.name}: {points}. Examples: mpnpu batch --cases 100 --repeat 3 --json report.json; "
+            "mpnpu batch --op vecin-early-read --racecheck --timeline t.json; mpnpu batch --op path/to/my_op.py "
+            "(the file's OPERATOR).")
 
 
 def run(args: argparse.Namespace, op: Operator) -> int:

@@ -38,7 +38,7 @@ def _epilog(op: Operator) -> str:
     default = chain.default_shapes if chain is not None else "default"
     return (f"--shapes of {op.name}: {shapes + '; ' if shapes else ''}default: the operator's own cases, as mpnpu "
             f"batch uses (the chain's choice: {default}). Each step also runs alone: mpnpu batch --probe NAME "
-            "--variant incident")
+            "--variant incident. Example: mpnpu investigate --op floms --max-cases 60 --json chain.json")
 
 
 def run(args: argparse.Namespace, op: Operator) -> int:

@@ -3,7 +3,7 @@
 - ``fixed``: an operator's fixed kernel (every sync point in place) for at least --case-runs
   case-runs; prints the failure count and the rule-of-three 95% upper bound on the failure rate;
 - ``stress``: the fixed kernel over every stress configuration, in rounds, until --case-runs (or
-  --duration, or Ctrl-C); --json is rewritten with the cumulative counts after every shard;
+  --time-limit, or Ctrl-C); --json is rewritten with the cumulative counts after every shard;
 - ``watchdog``: correct flag handshakes (modes 0, 1, 2) launched many times with the deadlock
   watchdog ticking every --tick-ms; no launch may be reported.
 
@@ -47,7 +47,7 @@ def run_stress(args: argparse.Namespace, op: Operator) -> int:
         write_reports(args, {"json": soak.snapshot()})
 
     soak = soak_stress(op, case_runs=args.case_runs, cases_per_round=args.cases_per_round,
-                       include_bd24=not args.no_bd24, duration_s=args.duration, backend=scale_backend(args),
+                       include_bd24=not args.no_bd24, duration_s=args.time_limit, backend=scale_backend(args),
                        options=runtime_options(args), on_update=save)
     print(format_text(soak))
     write_reports(args, {"json": soak, "junit": soak})
@@ -90,9 +90,10 @@ STRESS = Command(
                 "--cases-per-round cases with a fresh case seed (the round number) and chaos seed (1000 + round). "
                 "Prints per configuration the fixed case-runs and failures, and the rule-of-three and exact 95% "
                 "upper bounds on the failure rate. Exit 0 when the fixed kernel never failed.",
-    epilog="Examples: mpnpu soak stress --case-runs 20000 --json soak.json; mpnpu soak stress --duration 1800; "
+    epilog="Examples: mpnpu soak stress --case-runs 20000 --json soak.json; mpnpu soak stress --time-limit 1800 "
+           "(stops at 20000 case-runs or after 30 minutes, whichever comes first); "
            "mpnpu soak stress --jobs 4 --cpus-per-core 1",
-    options=("op", "list_ops", Use("case_runs", 20_000), "cases_per_round", "no_bd24", "duration", *DEVICE, "json",
+    options=("op", "list_ops", Use("case_runs", 20_000), "cases_per_round", "no_bd24", "time_limit", *DEVICE, "json",
              "junit", "quiet", *(o for o in SCALE_OUT if o != "shard_cases")),
     run=run_stress,
     alias="python scripts/soak_stress.py",

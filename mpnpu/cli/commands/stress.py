@@ -67,7 +67,7 @@ def make_plan(args: argparse.Namespace, op: Operator) -> SweepPlan:
     chaos = ChaosSettings(seed=seed, rate_hz=args.chaos_rate, max_suspend_s=max_s, min_suspend_s=min_s, replay=replay)
     return SweepPlan(
         configurations=configurations(args.block_dims, args.placements, args.load, args.chaos),
-        variants=variants, cases=args.cases, repeat=args.repeat, seed=args.seed, duration_s=args.duration,
+        variants=variants, cases=args.cases, repeat=args.repeat, seed=args.seed, duration_s=args.time_limit,
         chaos=chaos, migrate=MigrateSettings(seed=seed), options=runtime_options(args),
     )
 
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace, op: Operator) -> int:
     data["cpus_per_core"] = backend.cpus_per_core
     data.update(shards_json(run, shards))
     write_reports(args, {"json": data, "junit": result, "plot": result if result.results else None})
-    text = format_text(result, command=command, shards=shard_lines(run, len(shards)))
+    text = format_text(result, command=command, shards=shard_lines(run, len(shards)), verbose=args.verbose)
     print(result.verdict_line() if args.quiet else text, flush=True)
     return exit_status(result.interrupt, result.expected_clean_are_clean)
 
@@ -107,12 +107,15 @@ COMMAND = Command(
     ),
     epilog=(
         "Configurations are the cross product of --block-dims, --placements, --load and --chaos. Replay a run's "
-        "chaos exactly with --chaos-seed N (same --chaos-* settings) or with --chaos-replay REPORT.json. Example: "
-        "mpnpu stress --block-dims 2,4 --placements none,pack --chaos off,on --duration 60 --json sweep.json"
+        "chaos exactly with --chaos-seed N (same --chaos-* settings) or with --chaos-replay REPORT.json. Examples: "
+        "mpnpu stress --block-dims 2,4 --placements none,pack --chaos off,on --time-limit 60 --json sweep.json; "
+        "mpnpu stress --op vecin-early-read --block-dims 1,2 --chaos on; "
+        "mpnpu stress --op path/to/my_operator.py --block-dims 1 (a file's OPERATOR)"
     ),
     options=("op", "list_ops", "list_syncs", "variant", Use("cases", DEFAULT_CASES), "repeat", "seed",
-             Use("duration", DEFAULT_DURATION_S), "block_dims", "placements", "load", "chaos", "chaos_seed",
+             Use("time_limit", DEFAULT_DURATION_S), "block_dims", "placements", "load", "chaos", "chaos_seed",
              "chaos_rate", "chaos_max_ms", "chaos_min_ms", "chaos_replay", *DEVICE, "json", "junit", "plot", "quiet",
+             "verbose",
              *SCALE_OUT),
     run=run,
     alias="python -m mpnpu.stress",

@@ -26,13 +26,13 @@ launches recorded seconds apart can be laid side by side.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
 
 from mpnpu.errors import TraceError
 from mpnpu.harness.timeline.inversions import Inversion, pipe_inversions
-from mpnpu.racecheck.hazards import ACCESS_NAMES, Hazard
-from mpnpu.racecheck.pairs import AccessPair, hazard_pairs
+from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard
+from mpnpu.racecheck.pairs import AccessPair, HazardPairs, core_hazard_pairs, hazard_pairs
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     Access,
@@ -40,6 +40,7 @@ from mpnpu.runtime.trace import (
     FlagSetEvent,
     FlagWaitEvent,
     LaunchTrace,
+    LocalAccess,
     StageEvent,
     SyncAllEvent,
 )
@@ -47,6 +48,9 @@ from mpnpu.runtime.trace import (
 #: Span categories (the Chrome trace ``cat``).
 STAGE, SYNC, FLAG = "stage", "sync", "flag"
 GM = {"R": "gm.read", "W": "gm.write", "A": "gm.atomic"}
+#: An instruction of a pipe that runs inline on the kernel thread (PIPE_V, PIPE_M) and the local
+#: memory it read and wrote.
+LOCAL = "local"
 #: Instant categories.
 DROPPED, INSERTED = "dropped", "inserted"
 #: Pipe lanes in display order (the pipes that make GM copies asynchronously, and MTE1).
@@ -109,8 +113,10 @@ class Barrier:
 class Race:
     """A racecheck hazard drawn as one of its access pairs.
 
-    ``inverted``: in this launch the second access (intended order: e.g. the read of a RAW)
-    started before the first had finished — the race did not just exist, it showed in time.
+    ``first_side``/``second_side`` are the drawn pair's own accesses (its cores; the hazard's
+    ``first``/``second`` are one representative pair of all it merges), in the intended order:
+    the write of a RAW first. ``inverted``: in this launch the second access started before the
+    first had finished — the race did not just exist, it showed in time.
     """
 
     hazard: Hazard
@@ -120,12 +126,22 @@ class Race:
     pairs: int  # access pairs of this hazard in the launch
     inverted_pairs: int
     elements: tuple[int, int]  # [lo, hi) of the drawn pair, elements of the first access's tensor
+    first_side: AccessSite
+    second_side: AccessSite
 
     @property
     def title(self) -> str:
-        """Named like the racecheck report line: ``RAW workspace.buf[5:128]``."""
+        """Named like the racecheck report line: ``RAW workspace.buf[5:128]`` (a race inside a
+        core: ``RAW UB[0:4096] inside aiv0``)."""
         lo, hi = self.hazard.element_range
-        return f"{self.hazard.kind} {self.hazard.tensor}[{lo}:{hi}]"
+        inside = f" inside {self.first_side.short}" if self.hazard.scope != "GM" else ""
+        return f"{self.hazard.kind} {self.hazard.tensor}[{lo}:{hi}]{inside}"
+
+    @property
+    def in_time_order(self) -> tuple[tuple[AccessSite, Span], tuple[AccessSite, Span]]:
+        """The drawn pair's two accesses (side, span), the one that started first first."""
+        a, b = (self.first_side, self.first), (self.second_side, self.second)
+        return (b, a) if self.second.t0 < self.first.t0 else (a, b)
 
 
 @dataclass
@@ -247,6 +263,7 @@ def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passe
                                         {"call": _CALLS[type(ev)], "site": ev.site, "stage": ev.stage}))
             spans.append(span)
             by_event[(c, i)] = span
+        spans += _local_spans(c, evs, origin, by_event)
 
     flows = _flag_flows(topo, sets, waits)
     barriers = [
@@ -254,7 +271,10 @@ def build_timeline(trace: LaunchTrace, *, label: str = "", role: str = "", passe
         for (aiv_only, _), parties in sorted(rounds.items(), key=lambda kv: min(s.t0 for s in kv[1]))
     ]
     found = _races(trace, by_event) if races else []
-    inversions = pipe_inversions(trace, by_event, topo)
+    # A race inside a core on GM is drawn as a hazard; an inversion of the same core and tensor
+    # would be a second arrow for it.
+    inside = {(r.first_side.short, r.hazard.tensor) for r in found if r.hazard.scope == "core"}
+    inversions = [inv for inv in pipe_inversions(trace, by_event, topo) if (inv.core, inv.tensor) not in inside]
     return LaunchTimeline(
         label=label, role=role, passed=passed, summary=summary, topology=topo, kernel=trace.kernel,
         dropped_syncs=trace.dropped_syncs, origin_ns=origin, duration_ns=end - origin, spans=spans,
@@ -284,21 +304,71 @@ def _flag_flows(topo: Topology, sets: dict[tuple[int, int, int, int], list[Span]
     return flows
 
 
+def _local_spans(c: int, evs: Sequence[Any], origin: int, by_event: dict[tuple[int, int], Span]) -> list[Span]:
+    """Spans for a core's local-memory accesses: one per instruction of an inline pipe that
+    recorded its time (its records, consecutive, share pipe, line and time), on the kernel
+    thread's lane; a copy's local side (the record right after the copy's GM record, same line and
+    pipe) is that copy's span, whose args gain the local range."""
+    out: list[Span] = []
+    i = 0
+    while i < len(evs):
+        ev = evs[i]
+        if type(ev) is not LocalAccess:
+            i += 1
+            continue
+        where = f"{ACCESS_NAMES.get(ev.kind, ev.kind)} {ev.memory}[{ev.start}:{ev.stop}]"
+        if not ev.t0:
+            prev = evs[i - 1] if i else None
+            copy = by_event.get((c, i - 1))
+            if isinstance(prev, Access) and copy is not None and (prev.site, prev.pipe) == (ev.site, ev.pipe):
+                copy.args["local"] = where
+                by_event[(c, i)] = copy
+            i += 1
+            continue
+        j = i + 1
+        while j < len(evs) and type(evs[j]) is LocalAccess and (evs[j].pipe, evs[j].site, evs[j].t0, evs[j].t1) == (
+                ev.pipe, ev.site, ev.t0, ev.t1):
+            j += 1
+        group = [evs[k] for k in range(i, j)]
+        accesses = [f"{ACCESS_NAMES.get(x.kind, x.kind)} {x.memory}[{x.start}:{x.stop}]" for x in group]
+        pipe = ev.pipe[5:] if ev.pipe.startswith("PIPE_") else ev.pipe
+        span = Span(c, f"{pipe}: {', '.join(accesses)}", LOCAL, ev.t0 - origin, ev.t1 - origin,
+                    {"pipe": ev.pipe, "accesses": accesses, "site": ev.site, "stage": ev.stage}, i)
+        out.append(span)
+        for k in range(i, j):
+            by_event[(c, k)] = span
+        i = j
+    return out
+
+
+def _side(trace: LaunchTrace, side: AccessSite, core: int) -> AccessSite:
+    """The hazard's side as made by ``core`` (a hazard merges pairs of many cores)."""
+    info = trace.topology.core(core)
+    return replace(side, core=info.label, core_id=core, short=info.short)
+
+
 def _races(trace: LaunchTrace, by_event: dict[tuple[int, int], Span]) -> list[Race]:
     out = []
-    for hp in hazard_pairs(trace):
+    groups: list[HazardPairs] = [*hazard_pairs(trace), *core_hazard_pairs(trace)]
+    for hp in groups:
         def lateness(p: AccessPair) -> int:
             # How long before the first access ended the second one started (> 0: the wrong order).
             return by_event[p.first].t1 - by_event[p.second].t0
 
-        inverted = [p for p in hp.pairs if lateness(p) > 0]
+        # Pairs whose both accesses have a time (an access on a pipe that never ran it has none).
+        drawable = [p for p in hp.pairs if p.first in by_event and p.second in by_event]
+        if not drawable:
+            continue
+        inverted = [p for p in drawable if lateness(p) > 0]
         # Draw the pair that shows the race best: the most inverted one, else the closest call.
-        pick = max(hp.pairs, key=lateness)
+        pick = max(drawable, key=lateness)
         first_ev = trace.events[pick.first[0]][pick.first[1]]
-        assert isinstance(first_ev, Access)  # a racing pair is made of accesses
+        elements = first_ev.elements(pick.byte_lo, pick.byte_hi) if isinstance(first_ev, Access) else (
+            pick.byte_lo, pick.byte_hi)
         out.append(Race(
             hazard=hp.hazard, first=by_event[pick.first], second=by_event[pick.second],
-            inverted=lateness(pick) > 0, pairs=len(hp.pairs), inverted_pairs=len(inverted),
-            elements=first_ev.elements(pick.byte_lo, pick.byte_hi),
+            inverted=lateness(pick) > 0, pairs=len(hp.pairs), inverted_pairs=len(inverted), elements=elements,
+            first_side=_side(trace, hp.hazard.first, pick.first[0]),
+            second_side=_side(trace, hp.hazard.second, pick.second[0]),
         ))
     return out

@@ -43,7 +43,8 @@ def format_text(result: Any, **context: Any) -> str:
 _RENDERERS: tuple[tuple[type, Callable[..., str]], ...] = (
     (BatchResult, lambda r, **c: batch.format_batch(r)),
     (Investigation, lambda r, **c: investigate.format_investigation(r)),
-    (SweepResult, lambda r, **c: stress.format_sweep(r, c.get("command", ""), c.get("shards", ()))),
+    (SweepResult, lambda r, **c: stress.format_sweep(r, c.get("command", ""), c.get("shards", ()),
+                                                     verbose=c.get("verbose", False))),
     (ConfirmResult, lambda r, **c: directed.format_confirm(r, c.get("heading", ""))),
     (AuditResult, lambda r, **c: directed.format_audit(r)),
     (DirectedRun, lambda r, **c: directed.format_run(r)),

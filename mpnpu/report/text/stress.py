@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from mpnpu.harness.runner import VariantResult
-from mpnpu.harness.stress.plan import SweepResult
+from mpnpu.harness.stress.plan import ConfigResult, SweepResult
 from mpnpu.report.fmt import pct_compact as _pct
 
 
@@ -55,16 +55,44 @@ def format_table(result: SweepResult) -> list[str]:
     return _table(rows, header, right)
 
 
+def _status(r: ConfigResult) -> str:
+    status = f"{r.elapsed_s:.1f} s"
+    if r.budget_s is not None:
+        status += f" of a {r.budget_s:.1f} s budget"
+    if r.interrupted and r.batch.interrupt is not None:
+        status += ", INTERRUPTED"
+    return status
+
+
+def format_summary(result: SweepResult) -> list[str]:
+    """One line per configuration: its time, what its perturbations did in numbers, anything that
+    went wrong, and its busiest core (every core's counts: :func:`format_details`, or the JSON)."""
+    lines = ["per configuration (each core's contention and the perturbations in words: --verbose, or --json):"]
+    for i, r in enumerate(result.results, 1):
+        c = r.config
+        parts = [_status(r)]
+        if c.chaos and r.chaos_runs:
+            s = r.chaos_summary()
+            parts.append(f"chaos {s['entries_executed']} suspensions, {s['suspended_s_total']:.2f} s")
+        if c.placement == "migrate" and r.migrator_runs:
+            parts.append(f"{sum(m.moves for m in r.migrator_runs)} re-pins")
+        if r.load:
+            parts.append(f"load {r.load.get('processes')} processes")
+        if r.pool_rebuilds:
+            parts.append(f"pool rebuilt {r.pool_rebuilds} time(s)")
+        parts += list(r.notes)
+        if r.contention:
+            busiest = max(r.contention, key=lambda row: row["ctx_switches_involuntary"])
+            parts.append(f"most involuntary switches: {busiest['core']} {busiest['ctx_switches_involuntary']}")
+        lines.append(f"  {i}. {c.label}: " + "; ".join(parts))
+    return lines
+
+
 def format_details(result: SweepResult) -> list[str]:
     lines = ["perturbations and contention per configuration (core: involuntary context switches / CPU s):"]
     for i, r in enumerate(result.results, 1):
         c = r.config
-        status = f"{r.elapsed_s:.1f} s"
-        if r.budget_s is not None:
-            status += f" of a {r.budget_s:.1f} s budget"
-        if r.interrupted and r.batch.interrupt is not None:
-            status += ", INTERRUPTED"
-        lines.append(f"  {i}. {c.label} ({status})")
+        lines.append(f"  {i}. {c.label} ({_status(r)})")
         for a in r.active:
             lines.append(f"     {a}")
         if c.chaos and r.chaos_runs:
@@ -98,8 +126,10 @@ def format_details(result: SweepResult) -> list[str]:
     return lines
 
 
-def format_sweep(result: SweepResult, command: str = "", shards: Sequence[str] = ()) -> str:
-    """The whole text report; ``shards``: the lines saying where the shards ran (if sharded)."""
+def format_sweep(result: SweepResult, command: str = "", shards: Sequence[str] = (), verbose: bool = False) -> str:
+    """The whole text report; ``shards``: the lines saying where the shards ran (if sharded);
+    ``verbose``: every configuration's perturbations and every core's contention, not one line
+    per configuration (at block_dim 24 that is 72 cores a configuration)."""
     plan = result.plan
     chaos = plan.chaos
     lines = [
@@ -111,7 +141,8 @@ def format_sweep(result: SweepResult, command: str = "", shards: Sequence[str] =
             f"~{chaos.rate_hz:g}/s per core process, {chaos.min_suspend_s * 1000:g}-{chaos.max_suspend_s * 1000:g} ms")
         lines.append(f"chaos seed {chaos.seed} ({how}); migration seed {plan.migrate.seed}")
     if plan.duration_s is not None:
-        lines.append(f"time budget {plan.duration_s:g} s, split across {len(plan.configurations)} configurations")
+        lines.append(f"time limit {plan.duration_s:g} s (a cap, --time-limit), split across {len(plan.configurations)} "
+                     "configurations")
     if command:
         lines.append(f"command: {command}")
     if result.interrupted:
@@ -120,7 +151,7 @@ def format_sweep(result: SweepResult, command: str = "", shards: Sequence[str] =
     lines.append("")
     lines += format_table(result)
     lines.append("")
-    lines += format_details(result)
+    lines += format_details(result) if verbose else format_summary(result)
     lines.append("")
     if shards:
         lines += list(shards)
