@@ -6,13 +6,15 @@ The default batch is ``mpnpu batch``'s: the default operator, 100 cases x 8 repe
 variants, block_dim DEFAULT_BLOCK_DIM. Its repeats are run one at a time, alternating which
 setting goes first, each on its own persistent device (so both see the same machine load and the
 same kind of stale GM), and the wall time of each setting is summed. Prints the seconds of each,
-per repeat and in total, and the ratio on / off (1.00 = no cost).
+per repeat and in total, and the ratio on / off (1.00 = no cost) with the median and range of the
+repeats' ratios (on a shared machine one repeat can be 20% off either way).
 
     python scripts/bench_memcheck.py [--cases 100] [--repeat 8] [--op NAME]
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from typing import Sequence
@@ -36,6 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     variants = make_variants(op, ("incident", "fixed"))
     settings = {"on": RuntimeOptions(memcheck=True), "off": RuntimeOptions(memcheck=False)}
     spent = {name: 0.0 for name in settings}
+    ratios = []
     failed = {name: 0 for name in settings}
     print(f"memcheck on vs off: {op.name}, {args.cases} cases x {args.repeat} repeats x {len(variants)} variants, "
           f"block_dim {DEFAULT_BLOCK_DIM}, {len(available_cpus())} CPUs")
@@ -52,14 +55,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 took[name] = time.perf_counter() - t0
                 spent[name] += took[name]
                 failed[name] += sum(v.failed_case_runs for v in res.variants.values())
-            print(f"  repeat {r + 1}: on {took['on']:.2f} s, off {took['off']:.2f} s "
-                  f"(ratio {took['on'] / took['off']:.3f})", flush=True)
+            ratios.append(took["on"] / took["off"])
+            print(f"  repeat {r + 1}: on {took['on']:.2f} s, off {took['off']:.2f} s (ratio {ratios[-1]:.3f})",
+                  flush=True)
     finally:
         for dev in devices.values():
             dev.close()
     print(f"total: on {spent['on']:.2f} s, off {spent['off']:.2f} s; failing case-runs on {failed['on']}, "
           f"off {failed['off']}")
-    print(f"ratio on / off: {spent['on'] / spent['off']:.3f}")
+    print(f"ratio on / off: {spent['on'] / spent['off']:.3f} (median of the repeats' ratios "
+          f"{statistics.median(ratios):.3f}, range {min(ratios):.3f}..{max(ratios):.3f})")
     return 0
 
 

@@ -48,8 +48,8 @@ def test_every_option_has_one_spelling_in_the_one_table():
         # what every command has, and what every command that runs a device has
         assert {"json", "quiet"} <= set(names), command.name
         assert set(DEVICE) <= set(names), command.name
-        assert all(OPTIONS[n].report for n in names if OPTIONS[n].group == REPORTS and n != "quiet"
-                   and n != "timeline_case"), command.name
+        assert all(OPTIONS[n].report for n in names if OPTIONS[n].group == REPORTS
+                   and n not in ("quiet", "verbose", "timeline_case")), command.name
 
 
 @pytest.mark.parametrize("command", list(_all_commands()), ids=lambda c: c.name)
