@@ -57,7 +57,7 @@ _ERRORS = (
     "NotFoundError", "UnknownNameError", "KernelAPIError", "CapacityError", "FlagOverflowError", "GMAccessError",
     "SyncTimeoutError", "LaunchError", "KernelError", "CoreDiedError", "SyncAllNotReachedError", "DeadlockError",
     "LaunchTimeoutError", "DeviceClosedError", "GMOutOfMemoryError", "RemoteTraceback", "WireError",
-    "PipeClosedError", "TraceError", "ProcessGoneError", "ExitCode",
+    "PipeClosedError", "TraceError", "ProcessGoneError", "MemcheckError", "BaselineError", "ExitCode",
 )
 
 #: public name -> the module that defines it (one table: __all__ is its keys)

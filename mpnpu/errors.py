@@ -2,9 +2,10 @@
 
 Each error has a one-line message that names what went wrong and where (which core, which sync),
 keeps structured details in ``.details`` for programs, and survives pickling, so an error raised in
-a core process arrives in the parent intact. The commands map :class:`UsageError` to exit code 2
-(:attr:`ExitCode.USAGE`) and the other :class:`MpnpuError` to 3 (:attr:`ExitCode.ERROR`), printing
-the one line without a traceback.
+a core process arrives in the parent intact. The commands exit with the error's ``exit_code``:
+2 (:attr:`ExitCode.USAGE`) for a :class:`UsageError`, 1 (:attr:`ExitCode.FAILED`) for a
+:class:`BaselineError`, 3 (:attr:`ExitCode.ERROR`) for the other :class:`MpnpuError`, printing the
+one line without a traceback.
 
 Where Python's protocols expect a built-in exception (``len()`` a ``TypeError``, a module's
 ``__getattr__`` an ``AttributeError``, a bad value a ``ValueError``), the error derives from both:
@@ -38,7 +39,10 @@ def _rebuild(cls: type[MpnpuError], message: str, details: dict[str, Any]) -> Mp
 
 
 class MpnpuError(Exception):
-    """Base class. ``str(err)`` is one line; ``err.details`` holds the structured facts."""
+    """Base class. ``str(err)`` is one line; ``err.details`` holds the structured facts;
+    ``exit_code`` is the status a command exits with when the error ends it."""
+
+    exit_code = ExitCode.ERROR
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -57,6 +61,8 @@ class MpnpuError(Exception):
 
 class UsageError(MpnpuError):
     """Bad input: arguments, shapes, dtypes, indices, configuration."""
+
+    exit_code = ExitCode.USAGE
 
 
 class DeviceConfigError(UsageError):
@@ -148,6 +154,15 @@ class DeadlockError(LaunchError):
 
 class LaunchTimeoutError(LaunchError):
     """The launch did not finish within its timeout."""
+
+
+class BaselineError(MpnpuError):
+    """A tool that judges sync points against the fixed variant (the audit, race-directed
+    reproduction) refused: the fixed variant itself fails or errors, so nothing it would say about
+    a dropped sync could be trusted. Exit status 1, as for a batch whose fixed variant fails.
+    ``details``: case, reason ("failed" / "error"), error."""
+
+    exit_code = ExitCode.FAILED
 
 
 class DeviceClosedError(MpnpuError):

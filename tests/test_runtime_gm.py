@@ -18,6 +18,7 @@ from mpnpu.errors import (
     GMAccessError,
     GMOutOfMemoryError,
     KernelError,
+    MemcheckError,
     MpnpuError,
     UsageError,
 )
@@ -248,15 +249,34 @@ def test_gm_view_indexing(gm: GlobalMemory) -> None:
     m = gm.alloc("m", (4, 6), "float32")
     gm.write(m, np.arange(24, dtype=np.float32).reshape(4, 6))
     host = np.arange(24, dtype=np.float32).reshape(4, 6)
-    for index in [np.s_[1], np.s_[-1], np.s_[1:3], np.s_[:, 2], np.s_[1:3, ::2], np.s_[2, 1:5],
-                  np.s_[5:9], np.s_[:, -1], np.s_[3, 5]]:
+    for index in [np.s_[1], np.s_[1:3], np.s_[:, 2], np.s_[1:3, ::2], np.s_[2, 1:5], np.s_[:, 5], np.s_[3, 5],
+                  np.s_[4:4], np.s_[3:1]]:
         view = m[index]
-        assert view.name == "m"
+        assert view.name == "m" and not view.outside
         np.testing.assert_array_equal(gm.read(view), host[index], err_msg=str(index))
     assert m[2].element_offset == 12 and m[:, 1].is_contiguous is False and m[1].is_contiguous
-    for bad in [np.s_[4], np.s_[-5], np.s_[0, 6], np.s_[::-1], np.s_[1, 2, 3], np.s_["x"], np.s_[1.0]]:
+    for bad in [np.s_[::-1], np.s_[1, 2, 3], np.s_["x"], np.s_[1.0], np.s_[0:2.0]]:
         with pytest.raises(GMAccessError):
             m[bad]
+    # Bounds as written (memcheck): never clipped, never counted from the end; reading through such
+    # a view is an illegal read naming the requested range and the tensor.
+    for bad, note, (e0, e1) in [
+        (np.s_[4], "m[4] leaves axis 0 (size 4)", (24, 30)), (np.s_[-1], "m[-1] leaves axis 0 (size 4)", (-6, 0)),
+        (np.s_[5:9], "m[5:9] leaves axis 0 (size 4)", (30, 54)),
+        (np.s_[:, -1], "m[:, -1] leaves axis 1 (size 6)", (-1, 18)),
+        (np.s_[0, 4:8], "m[0, 4:8] leaves axis 1 (size 6)", (4, 8)),
+        (np.s_[-2:2], "m[-2:2] leaves axis 0 (size 4)", (-12, 12)),
+    ]:
+        view = m[bad]
+        assert view.outside == note
+        with pytest.raises(MemcheckError) as info:
+            gm.read(view)
+        assert str(info.value) == (f"illegal read of GM tensor m by a host read: elements [{e0}, {e1}) (bytes "
+                                   f"[{4 * e0}, {4 * e1})) of a tensor of 24 float32 elements (96 bytes); {note}")
+        assert info.value.details == {"kind": "illegal read", "memory": "GM", "tensor": "m", "start": 4 * e0,
+                                      "stop": 4 * e1, "size": 96, "site": "", "call": "a host read"}
+    assert m[1:9][0:2].outside == "m[1:9] leaves axis 0 (size 4)"  # what is sliced from it stays outside
+    assert m[-1:2].reshape(18).outside and not m[6:6].size
     np.testing.assert_array_equal(gm.read(m.reshape(2, -1)), host.reshape(2, 12))
     with pytest.raises(GMAccessError):
         m.reshape(5, 5)
@@ -323,7 +343,9 @@ def test_local_capacities() -> None:
     ("dtype", "GMAccessError", "cast() first"),
     ("size", "GMAccessError", "has 8 elements"),
     ("gm_to_gm", "KernelAPIError", "GM to GM"),
-    ("index", "GMAccessError", "out of range"),
+    ("index", "MemcheckError", "raised MemcheckError: illegal read of GM tensor x by data_copy at "
+                               "tests/kernels_for_tests.py:297 (data_copy_misuse): elements [8, 9) (bytes [32, 36)) "
+                               "of a tensor of 8 int32 elements (32 bytes); x[8] leaves axis 0 (size 8)"),
 ])
 def test_data_copy_misuse(what: str, error_type: str, message: str) -> None:
     with device(1) as dev:

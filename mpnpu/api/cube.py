@@ -13,6 +13,7 @@ from mpnpu.runtime.topology import CoreType
 from mpnpu.runtime.trace import READ, WRITE
 
 from ._trace import record_local, stamp_local, traced_since
+from .memory import check_operands
 
 __all__ = ["mmad"]
 
@@ -27,6 +28,7 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
     c = kcontext.current()
     if c.info.core_type is not CoreType.CUBE:
         raise KernelAPIError(f"mmad is a cube instruction; {c.info.label} is a vector core")
+    check_operands(dst, (a, b), "mmad")
     for arr, pos, what in ((a, TPosition.A2, "a"), (b, TPosition.B2, "b"), (dst, TPosition.CO1, "dst")):
         p = getattr(arr, "position", None)
         if p is not None and p is not pos:

@@ -17,12 +17,13 @@ from mpnpu.errors import GMAccessError, KernelAPIError
 from mpnpu.runtime import kcontext
 from mpnpu.runtime.dtypes import bfloat16, from_float32, to_float32
 from mpnpu.runtime.gm import GlobalTensor
+from mpnpu.runtime.memcheck import ILLEGAL_READ, ILLEGAL_WRITE
 from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.topology import CoreType
 from mpnpu.runtime.trace import ATOMIC, READ, WRITE
 
 from ._trace import record_local
-from .memory import check_local, check_pair
+from .memory import check_inside, check_local, check_operands, check_pair
 
 if TYPE_CHECKING:
     from mpnpu.runtime.core import CoreContext
@@ -44,7 +45,9 @@ def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) ->
     if isinstance(src, GlobalTensor):
         if isinstance(dst, GlobalTensor):
             raise KernelAPIError("data_copy: GM to GM is not a DataCopy; copy through local memory")
-        check_local(c, dst, "data_copy")
+        if src.outside:
+            check_inside(src, ILLEGAL_READ, "data_copy")
+        check_local(c, dst, "data_copy", ILLEGAL_WRITE)
         check_pair(src, dst, "data_copy")
         local = dst
 
@@ -58,6 +61,8 @@ def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) ->
         return
     if not isinstance(dst, GlobalTensor):
         raise KernelAPIError("data_copy: one side must be a GM tensor (GlobalTensor)")
+    if dst.outside:
+        check_inside(dst, ILLEGAL_WRITE, "data_copy")
     check_local(c, src, "data_copy")
     check_pair(dst, src, "data_copy")
     _write_gm(c, dst, src, Pipe.MTE3)
@@ -68,6 +73,8 @@ def fixpipe(dst: GlobalTensor, src: np.ndarray) -> None:
     c = _ctx()
     if not isinstance(dst, GlobalTensor):
         raise KernelAPIError("fixpipe: destination must be a GM tensor")
+    if dst.outside:
+        check_inside(dst, ILLEGAL_WRITE, "fixpipe")
     check_local(c, src, "fixpipe")
     if dst.size != src.size:
         raise GMAccessError(f"fixpipe: GM {dst.name} has {dst.size} elements, source has {src.size}")
@@ -79,6 +86,7 @@ def load_data(dst: np.ndarray, src: np.ndarray) -> None:
     c = _ctx()
     if c.info.core_type is not CoreType.CUBE:
         raise KernelAPIError(f"load_data is a cube instruction; {c.info.label} is a vector core")
+    check_operands(dst, (src,), "load_data")
     if dst.size != src.size or dst.dtype != src.dtype:
         raise KernelAPIError("load_data: source and destination differ in size or dtype")
     c.pipes.run(Pipe.MTE1, lambda: np.copyto(dst, np.asarray(src).reshape(dst.shape)))

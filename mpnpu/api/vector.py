@@ -28,6 +28,7 @@ from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.trace import READ, WRITE
 
 from ._trace import record_local, stamp_local, traced_since
+from .memory import check_operands
 
 #: names of the instructions made below by the factories (every one is exported)
 _INSTRUCTIONS: list[str] = []
@@ -46,8 +47,9 @@ def _store(dst: np.ndarray, values: Any) -> None:
     np.copyto(dst, from_float32(values.astype(np.float32), d) if d.is_float else values.astype(dst.dtype))
 
 
-def _run(dst: np.ndarray, srcs: tuple[np.ndarray, ...], fn: Callable[..., Any]) -> None:
+def _run(dst: np.ndarray, srcs: tuple[np.ndarray, ...], fn: Callable[..., Any], name: str) -> None:
     c = kcontext.current()
+    check_operands(dst, srcs, name)
     site = _site() if c.events is not None else None
     since = traced_since(c)
     for s in srcs:
@@ -69,7 +71,7 @@ def _named(fn: Callable[..., None], name: str, doc: str) -> Callable[..., None]:
 def _fill(name: str) -> Callable[[np.ndarray, float], None]:
     """``name(dst, value)``: every element of ``dst`` set to ``value``."""
     def instruction(dst: np.ndarray, value: float) -> None:
-        _run(dst, (), lambda: value)
+        _run(dst, (), lambda: value, name)
     return _named(instruction, name, "dst = value")
 
 
@@ -79,14 +81,14 @@ Op = Callable[[Any, Any], Any]
 def _with_scalar(name: str, op: Op, doc: str = "") -> Callable[[np.ndarray, np.ndarray, float], None]:
     """``name(dst, src, scalar)``: ``dst = op(src, scalar)`` elementwise."""
     def instruction(dst: np.ndarray, src: np.ndarray, scalar: float) -> None:
-        _run(dst, (src,), lambda x: op(x, scalar))
+        _run(dst, (src,), lambda x: op(x, scalar), name)
     return _named(instruction, name, doc or f"dst = {op.__name__}(src, scalar)")
 
 
 def _binary(name: str, op: Op, doc: str = "") -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
     """``name(dst, a, b)``: ``dst = op(a, b)`` elementwise (same shapes)."""
     def instruction(dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
-        _run(dst, (a, b), op)
+        _run(dst, (a, b), op, name)
     return _named(instruction, name, doc or f"dst = {op.__name__}(a, b)")
 
 
@@ -106,6 +108,7 @@ def cast(dst: np.ndarray, src: np.ndarray) -> None:
 
     Usable outside a kernel too (on host arrays), where nothing is recorded.
     """
+    check_operands(dst, (src,), "cast")
     src_dtype = src.device_dtype if isinstance(src, LocalTensor) else get_dtype(src.dtype)
     dst_dtype = dst.device_dtype if isinstance(dst, LocalTensor) else get_dtype(dst.dtype)
     if dst.size != src.size:

@@ -26,9 +26,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mpnpu.errors import KernelAPIError, MemcheckError, MpnpuError, UnsupportedError
+from mpnpu.errors import KernelAPIError, MpnpuError, UnsupportedError
 from mpnpu.runtime import kcontext
 from mpnpu.runtime.gm import GlobalTensor
+from mpnpu.runtime.memcheck import ILLEGAL_READ, ILLEGAL_WRITE, gm_fault, gm_fault_unknown, local_fault
 from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.sync import LAST_WORDS_BYTES
 from mpnpu.runtime.topology import CoreType, KernelType
@@ -473,36 +474,21 @@ def _fault_error(state: _Launch, regions: Sequence[Region], rc: int) -> MpnpuErr
     if rc == abi.RUN_CXX_EXCEPTION:
         return KernelAPIError(f"{message}{where}")
     if f.kind in (abi.FAULT_ILLEGAL_READ, abi.FAULT_ILLEGAL_WRITE):
-        kind = "illegal read" if f.kind == abi.FAULT_ILLEGAL_READ else "illegal write"
-        call = message or "an access"  # (the library names the call; the words are made here)
+        kind = ILLEGAL_READ if f.kind == abi.FAULT_ILLEGAL_READ else ILLEGAL_WRITE
+        call = message or "an access"  # (the library names the call; the words are memcheck's)
         if f.mem >= 0:
-            memory = abi.MEMORY_NAMES[f.mem]
-            text = (f"{kind} of {memory} by {call}{where}: bytes [{f.start}, {f.stop}) of {memory}, outside the "
-                    f"buffer it was taken from, bytes [{f.limit_lo}, {f.limit_hi})")
-            return MemcheckError(text, kind=kind, memory=memory, tensor=f"{memory}[{f.limit_lo}:{f.limit_hi}]",
-                                 start=f.start, stop=f.stop, size=f.limit_hi - f.limit_lo, site=site, call=call)
+            return local_fault(kind, call, site, func, abi.MEMORY_NAMES[f.mem], f.start, f.stop, f.limit_lo,
+                               f.limit_hi)
         start, stop, region = f.start, f.stop, f.region
         if region < 0:
             # Past the end of an allocation, in the unmapped gap after its window: that allocation
             # is the one the pointer came from (mpnpu.ascendc.windows).
             owner = [i for i, r in enumerate(regions) if r.addr <= start < r.addr + r.size + GAP_BYTES]
             if not owner:
-                text = f"{kind} of GM by {call}{where}: the address is in none of the launch's GM tensors"
-                return MemcheckError(text, kind=kind, memory="GM", tensor="", start=start, stop=stop, size=0,
-                                     site=site, call=call)
+                return gm_fault_unknown(kind, call, site, func, start, stop)
             region = owner[-1]
             start, stop = start - regions[region].addr, stop - regions[region].addr
         t = regions[region].tensor
-        item = t.dtype.itemsize
-        e0, e1 = start // item, -(-stop // item)
-        n = t.root_nbytes // item
-        if item == 1:  # a byte buffer (a host program's GmAlloc block): bytes only
-            text = (f"{kind} of GM tensor {t.name} by {call}{where}: bytes [{start}, {stop}) of its "
-                    f"{t.root_nbytes} bytes")
-        else:
-            text = (f"{kind} of GM tensor {t.name} by {call}{where}: elements [{e0}, {e1}) (bytes [{start}, {stop})) "
-                    f"of a tensor of {n} {t.dtype.name} elements ({t.root_nbytes} bytes)")
-        return MemcheckError(text, kind=kind, memory="GM", tensor=t.name, start=start, stop=stop,
-                             size=t.root_nbytes, site=site, call=call)
+        return gm_fault(kind, call, site, func, t.name, t.dtype.name, t.dtype.itemsize, t.root_nbytes, start, stop)
     cls = UnsupportedError if f.kind == abi.FAULT_UNSUPPORTED else KernelAPIError
     return cls(f"{message}{where}", site=site)

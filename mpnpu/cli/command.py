@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence, Union
 
 from mpnpu.cli.common import ArgumentParser
 from mpnpu.cli.options import GROUPS, OPTIONS, positive_int
-from mpnpu.errors import UsageError
+from mpnpu.errors import KernelError, UsageError
 from mpnpu.operators.protocol import Operator, options_of, with_options
 from mpnpu.operators.registry import list_operators, load_operator
 from mpnpu.report.text.operators import format_operator_list, format_sync_points
@@ -140,7 +140,14 @@ class Command:
             return 0
         if self.run is None:
             raise UsageError(f"{self.name} needs a subcommand")
-        return self.run(args, op)
+        try:
+            return self.run(args, op)
+        except KernelError as e:
+            # The command ends on this one line (run_cli); --verbose adds where in the core it came from.
+            if getattr(args, "verbose", False) and e.details.get("traceback_tail"):
+                print(f"the last frames of {e.details.get('core', 'the core')}'s traceback:\n"
+                      + str(e.details["traceback_tail"]).rstrip(), file=sys.stderr)
+            raise
 
 
 def dispatch(commands: Sequence[Command], argv: Sequence[str] | None, prog: str, description: str) -> int:

@@ -64,12 +64,9 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     try:
         with terminate_as_interrupt():
             return int(main(argv))
-    except UsageError as e:
+    except MpnpuError as e:  # 2 for a UsageError, 1 for a refused baseline, else 3 (MpnpuError.exit_code)
         print(f"{prog}: error: {e}", file=sys.stderr)
-        return ExitCode.USAGE
-    except MpnpuError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return ExitCode.ERROR
+        return int(e.exit_code)
     except KeyboardInterrupt as e:
         print(f"{prog}: interrupted", file=sys.stderr)
         return exit_code_for_interrupt(e)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
 from mpnpu.errors import UsageError
+from mpnpu.harness.runner import DEFAULT_MAX_SAME_ERRORS
 from mpnpu.harness.stress.plan import PLACEMENTS
 from mpnpu.runtime.checks import check_block_dim
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
@@ -258,6 +259,10 @@ OPTIONS: dict[str, Option] = _table(
        former=("--confirm-runs", "--runs"), metavar="N"),
     _o("--scout-cases", RUNS, "cases traced to find hazards and the pairs to hold (default {default})",
        type=positive_int, default=3),
+    _o("--max-same-errors", RUNS, "stop a variant after the same launch error (same kind, same kernel line) in N "
+                                  "consecutive case-runs, with one summary line, instead of rebuilding the core "
+                                  "pool for every case-run to say the same again; 0: never (default {default})",
+       type=non_negative_int, default=DEFAULT_MAX_SAME_ERRORS, metavar="N"),
     _o("--directed-seed", RUNS, "seed of the directed runs' choices of case and pair (default {default})",
        type=non_negative_int, default=0),
     # -- what runs: investigate
@@ -358,7 +363,8 @@ OPTIONS: dict[str, Option] = _table(
                           "(needs pip install 'mpnpu[plot]')", type=picture_path, default=None, metavar="PATH",
        report="mpnpu.report.picture:SweepPicture"),
     _o("--quiet", REPORTS, "no progress bar; print only the verdict line", action="store_true"),
-    _o("--verbose", REPORTS, "show details: remote tracebacks, every configuration's lines", action="store_true"),
+    _o("--verbose", REPORTS, "show details: the last frames of a core's traceback for launch errors (the JSON "
+                             "report has them too), every configuration's lines", action="store_true"),
     # -- scale-out
     _o("--jobs", SCALE, "parallel slots on this machine, each its own device pinned to its own CPUs (default: as "
                         "many as the CPUs hold at --cpus-per-core; 1 runs in this process)", type=positive_int,

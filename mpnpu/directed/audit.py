@@ -20,6 +20,10 @@ Verdict per row:
 
 With ``repair`` the hazards of the operator's ``incident`` variant also get suggested repairs,
 each verified by a rerun with the sync inserted (:mod:`.repair`).
+
+Before any of that the audit runs the fixed variant on the scouted cases: every verdict compares a
+dropped sync with it, so when it fails or errors itself the audit refuses, with the case and the
+reason in one line (:class:`~mpnpu.errors.BaselineError`, exit status 1).
 """
 
 from __future__ import annotations
@@ -30,11 +34,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from mpnpu.directed.confirm import HARMFUL, ConfirmResult, confirm_hazards, light
+from mpnpu.directed.confirm import (
+    HARMFUL,
+    ConfirmResult,
+    check_baseline,
+    confirm_hazards,
+    grouped_confirmations,
+    light,
+)
 from mpnpu.directed.repair import AUDIT_BLOCK_DIM, Repair, repair_hazards
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import Variant, run_batch
-from mpnpu.operators.protocol import Operator
+from mpnpu.operators.protocol import Operator, device_for
 from mpnpu.racecheck.hazards import Hazard
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -67,7 +78,13 @@ class AuditRow:
 
     @property
     def hazards(self) -> int:
-        return len(self.confirm.confirmations) + len(self.inside_core)
+        """Root causes: the hazards that are no consequence of another."""
+        return len(self.confirm.confirmations) - self.consequences + len(self.inside_core)
+
+    @property
+    def consequences(self) -> int:
+        """Hazards that are consequences of another (grouped under it, not counted as hazards)."""
+        return sum(c.root is not None for c in self.confirm.confirmations)
 
     @property
     def harmful(self) -> int:
@@ -95,14 +112,17 @@ class AuditRow:
     def why(self) -> str:
         """One line of evidence for the verdict."""
         parts = []
-        for c in self.confirm.confirmations:
-            h = c.hazard
-            what = f"{h.kind} on {h.tensor} ({_short(h.first.site)} -> {_short(h.second.site)})"
-            if c.verdict == HARMFUL:
-                outs = ", ".join(sorted(c.failed_outputs))
-                parts.append(f"{what}: harmful in {c.harmful_runs}/{len(c.runs)} directed runs ({outs})")
-            else:
-                parts.append(f"{what}: {c.verdict}, reversed {c.reversed}/{len(c.runs)}")
+        for root, consequences in grouped_confirmations(self.confirm.confirmations):
+            for c in (root, *consequences):
+                h = c.hazard
+                what = f"{h.kind} on {h.tensor} ({_short(h.first.site)} -> {_short(h.second.site)})"
+                if c.root is not None:
+                    parts.append(f"{what}: a consequence of the hazard before ({c.root_by})")
+                elif c.verdict == HARMFUL:
+                    outs = ", ".join(sorted(c.failed_outputs))
+                    parts.append(f"{what}: harmful in {c.harmful_runs}/{len(c.runs)} directed runs ({outs})")
+                else:
+                    parts.append(f"{what}: {c.verdict}, reversed {c.reversed}/{len(c.runs)}")
         for h in self.inside_core:
             where = f"{h.first.pipe} -> {h.second.pipe} ({_short(h.first.site)} -> {_short(h.second.site)})"
             parts.append(f"{h.kind} on {h.tensor} inside a core, {where}: not reversible by holds")
@@ -116,6 +136,7 @@ class AuditRow:
     def to_dict(self) -> dict[str, Any]:
         return {
             "dropped": list(self.dropped), "verdict": self.verdict, "hazards": self.hazards,
+            "consequences": self.consequences,
             "directed": self.directed, "harmful_hazards": self.harmful, "batch_case_runs": self.batch_case_runs,
             "batch_failures": self.batch_failures, "batch_failed_outputs": self.batch_failed_outputs,
             "batch_first_error": self.batch_first_error, "why": self.why, "confirm": self.confirm.to_dict(),
@@ -169,11 +190,17 @@ def audit(
     start = time.perf_counter()
     rows = []
     with blas_threads(1):
+        # Every verdict below compares a dropped sync with the fixed variant: that must hold first.
+        with device_for(op, block_dim, options=light(options)) as dev:
+            if on_device is not None:
+                on_device(dev)
+            check_baseline(op, dev, range(scout_cases), case_seed=case_seed, tool="audit")
         for dropped in sets:
             if progress is not None:
                 progress("drop " + "+".join(dropped))
             conf = confirm_hazards(op, dropped=dropped, runs=runs, scout_cases=scout_cases, case_seed=case_seed,
-                                   seed=seed, block_dim=block_dim, fixed=False, options=options, on_device=on_device)
+                                   seed=seed, block_dim=block_dim, fixed=False, baseline=False, options=options,
+                                   on_device=on_device)
             batch = run_batch(op, cases=batch_cases, repeat=1, variants=[Variant("audit", frozenset(dropped))],
                               seed=case_seed, block_dim=block_dim, options=light(options), on_device=on_device)
             res = batch.variants["audit"]

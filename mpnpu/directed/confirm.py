@@ -31,16 +31,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from mpnpu.errors import LaunchError, UsageError
+from mpnpu.errors import BaselineError, LaunchError, UsageError
 from mpnpu.operators.protocol import Operator, device_for, topology_for
 from mpnpu.racecheck.directed import HazardKey, Scout, find_hazard, plan_for, run_seed
-from mpnpu.racecheck.hazards import Hazard, HazardLog
+from mpnpu.racecheck.hazards import Hazard, HazardLog, group_by_root, key_dict
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import DEFAULT_BOUND_S, DEFAULT_QUIET_S, NOT_REACHED, ORDERED, REVERSED, HoldPlan
 from mpnpu.runtime.procutil import blas_threads
 
 HARMFUL, BENIGN, NONE, UNCONFIRMED = "harmful", "benign", "ordered", "unconfirmed"
+CONSEQUENCE = "consequence"  # of another hazard: not a bug of its own (Confirmation.root)
+#: why a hazard is a consequence: racecheck's rule on the scouted traces, or its directed runs
+BY_RACECHECK, BY_DIRECTED_RUNS = "racecheck", "directed runs"
 LAUNCH_FAILED = "launch-failed"  # outcome of a directed run whose launch raised
 DEFAULT_RUNS = 10
 DEFAULT_SCOUT_CASES = 4
@@ -86,6 +89,9 @@ class Confirmation:
     hazard: Hazard
     runs: list[DirectedRun]
     fixed_runs: list[DirectedRun] = field(default_factory=list)
+    #: the key of the hazard this one is a consequence of (None: a root cause), and why
+    root: HazardKey | None = None
+    root_by: str = ""
 
     @property
     def reversed(self) -> int:
@@ -106,6 +112,8 @@ class Confirmation:
 
     @property
     def verdict(self) -> str:
+        if self.root is not None:
+            return CONSEQUENCE
         if self.harmful_runs:
             return HARMFUL
         if self.reversed:
@@ -129,8 +137,18 @@ class Confirmation:
     def fixed_failures(self) -> int:
         return sum(not r.passed for r in self.fixed_runs)
 
+    @property
+    def fails_only_with_the_drops(self) -> bool:
+        """Harmful here, while the same hold plans on the fixed kernel reversed the pair every time
+        (nothing orders it there either) and every result was right: the harm needs what the dropped
+        syncs let happen elsewhere, another hazard reversed too."""
+        return (self.harmful_runs > 0 and bool(self.fixed_runs)
+                and all(r.outcome == REVERSED and r.passed for r in self.fixed_runs))
+
     def to_dict(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"root": key_dict(self.root), "root_by": self.root_by} if self.root else {}
         return {
+            **extra,
             "hazard": self.hazard.to_dict(),
             "verdict": self.verdict,
             "runs": len(self.runs),
@@ -189,6 +207,27 @@ def predecessor(index: int) -> int:
 
 
 # -- the parts --------------------------------------------------------------------------------------
+
+
+def check_baseline(op: Operator, device: Device, cases: Iterable[int], *, case_seed: int, tool: str) -> None:
+    """Run the fixed variant (every sync point in place) on ``cases`` and raise a one-line
+    :class:`~mpnpu.errors.BaselineError` when a case fails or its launch errors: ``tool`` (the
+    audit, race-directed reproduction) judges dropped syncs against that variant, and says nothing
+    trustworthy when it is broken itself."""
+    head = f"{tool} refused: the fixed variant (every sync point in place) must pass first, but"
+    for index in cases:
+        case = op.make_case(case_seed, index)
+        prepared = op.prepare(case)
+        try:
+            outputs, _ = op.run(device, case, drop_syncs=frozenset(), probe="", trace=False)
+        except LaunchError as e:
+            raise BaselineError(f"{head} {op.describe_case(case)} did not run: {e}", case=index, reason="error",
+                                error=str(e)) from None
+        verdict = op.judge(case, prepared, outputs, "")
+        if not verdict.passed:
+            outs = ", ".join(verdict.failed_outputs) or "its outputs"
+            raise BaselineError(f"{head} {op.describe_case(case)} came out wrong: {outs} (relative error up to "
+                                f"{verdict.max_rel_error:.3g})", case=index, reason="failed", error="")
 
 
 def scout(op: Operator, device: Device, cases: Iterable[int], *, case_seed: int, dropped: frozenset[str],
@@ -253,6 +292,7 @@ def confirm_hazards(
     bound_s: float = DEFAULT_BOUND_S,
     quiet_s: float = DEFAULT_QUIET_S,
     fixed: bool = True,
+    baseline: bool = True,
     only: Iterable[HazardKey] | None = None,
     options: RuntimeOptions = DEFAULT_OPTIONS,
     on_device: Callable[[Device], None] | None = None,
@@ -264,7 +304,9 @@ def confirm_hazards(
     ``scout_cases``: case indices (or a count from 0) traced to find hazards and pairs; ``runs``
     directed runs per hazard, each repeated on the fixed kernel (every sync in place) with the
     same plan when ``fixed``. ``on_device`` is called on every fresh device before it runs anything
-    (e.g. to pin its core processes). ``only``: confirm just these hazard keys.
+    (e.g. to pin its core processes). ``only``: confirm just these hazard keys. ``baseline``:
+    first run the fixed variant on the scouted cases and refuse (:class:`~mpnpu.errors.BaselineError`)
+    when it fails.
     """
     import time
 
@@ -275,6 +317,8 @@ def confirm_hazards(
     start = time.perf_counter()
     with blas_threads(1):
         with device_for(op, block_dim, options=light(options)) as dev:
+            if baseline:
+                check_baseline(op, dev, cases, case_seed=case_seed, tool="race-directed reproduction")
             sc = scout(op, dev, cases, case_seed=case_seed, dropped=dropped, inserted=inserted)
         keys = [h.key for h in sc.log.hazards() if h.scope == "GM"]  # holds order cores, not pipes
         if only is not None:
@@ -282,6 +326,10 @@ def confirm_hazards(
             keys = [k for k in keys if k in wanted]
         confirmations = []
         for key in keys:
+            root = sc.by_key[key].root
+            if root is not None and root in keys:  # a consequence: the root's runs speak for it
+                confirmations.append(Confirmation(sc.by_key[key], [], [], root, BY_RACECHECK))
+                continue
             done, fixed_done = [], []
             for i in range(runs):
                 s = run_seed(seed, key, i)
@@ -296,8 +344,30 @@ def confirm_hazards(
                 if progress is not None:
                     progress(1)
             confirmations.append(Confirmation(sc.by_key[key], done, fixed_done))
+        directed_consequences(confirmations)
     return ConfirmResult(op.name, dropped, tuple(inserted), block_dim, case_seed, cases, confirmations, sc.log,
                          time.perf_counter() - start, placement, sc.errors, seed)
+
+
+def directed_consequences(confirmations: Sequence[Confirmation]) -> None:
+    """Mark the hazards whose directed runs fail only when another hazard is reversed too: harmful
+    on the variant, yet reversed and right every time under the same plans on the fixed kernel
+    (:attr:`Confirmation.fails_only_with_the_drops`). Their root is the first harmful root-cause
+    hazard whose dropped syncs cover theirs; without one they stay as they are."""
+    for c in confirmations:
+        if c.root is not None or not c.fails_only_with_the_drops:
+            continue
+        mine = set(c.hazard.dropped_syncs)
+        root = next((r for r in confirmations if r is not c and r.root is None and r.verdict == HARMFUL
+                     and not r.fails_only_with_the_drops and r.hazard.dropped_syncs
+                     and mine <= set(r.hazard.dropped_syncs)), None)
+        if root is not None:
+            c.root, c.root_by = root.hazard.key, BY_DIRECTED_RUNS
+
+
+def grouped_confirmations(confirmations: Sequence[Confirmation]) -> list[tuple[Confirmation, list[Confirmation]]]:
+    """Confirmations under their root causes: (root, its consequences), roots in the given order."""
+    return group_by_root(confirmations, lambda c: c.hazard.key, lambda c: c.root)
 
 
 def replay(op: Operator, seed: int, *, dropped: Iterable[str], scout_cases: Sequence[int] | int,

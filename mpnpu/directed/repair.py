@@ -13,7 +13,9 @@ A suggestion is *verified* (:func:`verify`) by inserting it for the launches of 
 (``LaunchOptions(insert_syncs=...)``, nothing in the kernel changes) and checking three things:
 racecheck no longer reports the hazard on the scouted cases; the directed runs that reversed the
 pair before, same seeds and hold plans, can no longer reverse it; a short batch has 0 failures.
-Pairs in the same stage cannot be separated at a stage boundary: they get no suggestion here.
+Pairs in the same stage cannot be separated at a stage boundary: they get no suggestion here (and
+two runs of one line by different cores never get "a sync between that line and itself"). A hazard
+that is a consequence of another (:attr:`Hazard.root`) gets none either: the root's repair is its.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from mpnpu.directed.confirm import confirm_hazards, directed_run, light, scout
 from mpnpu.harness.runner import Variant, run_batch
 from mpnpu.operators.protocol import Operator, device_for, topology_for
 from mpnpu.racecheck.directed import HazardKey, PairRef, Scout, plan_for, run_seed
-from mpnpu.racecheck.hazards import Hazard
+from mpnpu.racecheck.hazards import Hazard, key_text
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import REVERSED
@@ -105,6 +107,17 @@ def suggest(hazard: Hazard, pairs: Iterable[PairRef], topology: Topology,
     out.append(Suggestion("sync_all", f"after:{a}", f"SyncAll<false>() after {a}"))
     out.sort(key=lambda s: s.cost_us)
     return out
+
+
+def no_suggestion_note(hazard: Hazard) -> str:
+    """Why a hazard whose accesses are in one stage gets no suggestion, and what to look at instead."""
+    a, b = hazard.first, hazard.second
+    if a.site == b.site:
+        # Never "a sync between a line and itself": the two accesses are one line run by two cores.
+        return (f"both accesses are the same line, {a.site} in {a.stage}, run by different cores: no sync orders "
+                "two runs of one line; the ranges those cores access there overlap, so look at what decides them")
+    return (f"both accesses are in {a.stage}: no stage boundary separates them; a sync belongs between {a.site} "
+            f"and {b.site}")
 
 
 @dataclass
@@ -205,7 +218,7 @@ def repair_hazards(op: Operator, *, dropped: Iterable[str], scout_cases: Sequenc
     if harmful_only:
         conf = confirm_hazards(op, dropped=dropped, runs=runs, scout_cases=cases, case_seed=case_seed, seed=seed,
                                block_dim=block_dim, bound_s=bound_s, quiet_s=quiet_s, fixed=False,
-                               options=options, on_device=on_device)
+                               baseline=False, options=options, on_device=on_device)
         keys = [c.hazard.key for c in conf.confirmations if c.verdict == "harmful"]
     topo = topology_for(op, block_dim)
     repairs = []
@@ -213,10 +226,14 @@ def repair_hazards(op: Operator, *, dropped: Iterable[str], scout_cases: Sequenc
         hazard = before.by_key[key]
         pairs = [p for ps in before.pairs[key].values() for p in ps]
         rep = Repair(hazard)
+        if hazard.root is not None and hazard.root in keys:
+            rep.note = (f"a consequence of {key_text(hazard.root)}: its accesses come after a read that saw the wrong "
+                        "data through that hazard; the repair of that one removes it")
+            repairs.append(rep)
+            continue
         suggestions = suggest(hazard, pairs, topo, before.flags_used)
         if not suggestions:
-            rep.note = (f"both accesses are in {hazard.first.stage}: no stage boundary separates them; a sync "
-                        f"belongs between {hazard.first.site} and {hazard.second.site}")
+            rep.note = no_suggestion_note(hazard)
         for sug in suggestions:
             rep.verifications.append(verify(
                 op, key, sug, dropped=dropped, scout_cases=cases, case_seed=case_seed, seed=seed, runs=runs,

@@ -16,13 +16,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from mpnpu.errors import InvalidArgumentError, LaunchError, UsageError
+from mpnpu.errors import InvalidArgumentError, LaunchError, MpnpuError, RemoteTraceback, UsageError
 from mpnpu.harness.stats import rule_of_three, wilson_interval
 from mpnpu.operators.protocol import Operator, Verdict, device_for
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import available_cpus, blas_threads
+
+#: a variant stops after the same launch error in this many consecutive case-runs (run_batch)
+DEFAULT_MAX_SAME_ERRORS = 3
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,15 @@ class VariantResult:
     failing_cases_by_repeat: list[list[int]] = field(default_factory=list)
     launch_errors: int = 0
     first_launch_error: str = ""
+    #: the first launch error as data: error, message, core, error_type, site, function, the last
+    #: frames of the core's traceback, and what the error itself holds (a memcheck's range, ...)
+    first_launch_error_details: dict[str, Any] = field(default_factory=dict)
+    #: why the variant stopped before its last case-run ("" when it ran them all): the same launch
+    #: error in ``max_same_errors`` consecutive case-runs
+    stopped: str = ""
+    not_run: int = 0  # case-runs left out because the variant stopped
+    _streak: tuple[tuple[str, ...] | None, int] = field(default=(None, 0), repr=False, compare=False)
+    _stop_count: int = field(default=0, repr=False, compare=False)
     first_failure_case_run: int | None = None  # 1-based index of the first failing case-run
     first_failure_s: float | None = None  # seconds from the batch start to the first failure
     elapsed_s: float = 0.0
@@ -84,8 +96,11 @@ class VariantResult:
         """Cases whose judged output differed between repeats (the consistency test of docs/incident.md)."""
         return sorted(i for i, prints in self.fingerprints.items() if len(prints) > 1)
 
-    def record(self, case_index: int, repeat: int, verdict: Verdict | None, error: str, since_start: float) -> None:
+    def record(self, case_index: int, repeat: int, verdict: Verdict | None, error: str, since_start: float,
+               details: dict[str, Any] | None = None) -> None:
         self.case_runs += 1
+        if verdict is None and details and not self.first_launch_error_details:
+            self.first_launch_error_details = details
         if verdict is not None and verdict.fingerprint:
             self.fingerprints.setdefault(case_index, set()).add(verdict.fingerprint)
         failed = verdict is None or not verdict.passed
@@ -105,6 +120,34 @@ class VariantResult:
         self.min_rel_error = lo if self.min_rel_error is None else min(self.min_rel_error, lo)
         self.max_rel_error = hi if self.max_rel_error is None else max(self.max_rel_error, hi)
 
+    @property
+    def stop_count(self) -> int:
+        """How many consecutive case-runs ended in the same launch error when the variant stopped (0: it did not)."""
+        return self._stop_count
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the variant stopped, in a few words ("" when it did not)."""
+        return f"the same launch error in {self._stop_count} consecutive case-runs" if self.stopped else ""
+
+    def same_error(self, key: tuple[str, ...] | None) -> int:
+        """Count a case-run's launch error of ``key`` (None: the case-run had none) towards a run of
+        the same error; how long that run is now."""
+        last, n = self._streak
+        n = n + 1 if key is not None and key == last else (1 if key is not None else 0)
+        self._streak = (key, n)
+        return n
+
+    def stop(self, error: str) -> None:
+        """Stop the variant: its last case-runs ended in the same launch error (``error``)."""
+        self._stop_count = self._streak[1]
+        self.stopped = f"stopped after the same launch error in {self._stop_count} consecutive case-runs ({error})"
+
+    @property
+    def stop_key(self) -> tuple[str, ...] | None:
+        """The error the variant stopped on (None: it did not stop)."""
+        return self._streak[0] if self.stopped else None
+
     def merge(self, other: "VariantResult") -> "VariantResult":
         """This result and ``other`` (the same variant, run after it) as one result.
 
@@ -121,6 +164,10 @@ class VariantResult:
         out.failed_by_output = self.failed_by_output + other.failed_by_output
         out.launch_errors = self.launch_errors + other.launch_errors
         out.first_launch_error = self.first_launch_error or other.first_launch_error
+        out.first_launch_error_details = self.first_launch_error_details or other.first_launch_error_details
+        out.stopped = self.stopped or other.stopped
+        out._stop_count = self._stop_count or other._stop_count
+        out.not_run = self.not_run + other.not_run
         out.elapsed_s = self.elapsed_s + other.elapsed_s
         for bound, pick in (("min_rel_error", min), ("max_rel_error", max)):
             a, b = getattr(self, bound), getattr(other, bound)
@@ -155,6 +202,9 @@ class VariantResult:
             "inconsistent_cases": self.inconsistent_cases,
             "launch_errors": self.launch_errors,
             "first_launch_error": self.first_launch_error,
+            "first_launch_error_details": self.first_launch_error_details,
+            "stopped": self.stopped,
+            "not_run": self.not_run,
             "first_failure_case_run": self.first_failure_case_run,
             "first_failure_s": self.first_failure_s,
             "elapsed_s": self.elapsed_s,
@@ -186,12 +236,19 @@ class BatchResult:
     def expected_clean_are_clean(self) -> bool:
         return all(v.clean for v in self.variants.values() if v.variant.expected_clean)
 
+    @property
+    def stopped_expected_clean(self) -> list[str]:
+        """Variants expected clean that stopped on a repeated launch error: the kernel did not run,
+        a device error (exit status 3), not a judged failure."""
+        return [v.variant.name for v in self.variants.values() if v.variant.expected_clean and v.stopped]
+
     def verdict_line(self) -> str:
         """The one-line verdict (what ``--quiet`` prints): OK when every variant expected clean is."""
         parts = []
         for v in self.variants.values():
             if v.variant.expected_clean:
                 parts.append(f"{v.variant.name} is clean" if v.clean
+                             else f"{v.variant.name} STOPPED ({v.stop_reason})" if v.stopped
                              else f"{v.variant.name} FAILED ({v.failed_case_runs} case-runs)")
                 if v.inconsistent_cases:
                     parts[-1] += f", but {len(v.inconsistent_cases)} cases changed between repeats"
@@ -203,6 +260,8 @@ class BatchResult:
                              f"changed between repeats")
             elif v.clean:
                 parts.append(f"{v.variant.name} passed every case-run this time (its race did not show)")
+            elif v.stopped and v.failed_case_runs == v.launch_errors == v.case_runs:
+                parts.append(f"{v.variant.name} STOPPED ({v.stop_reason})")
             else:
                 parts.append(f"{v.variant.name} {how_often_it_fails(v.failed_case_runs, v.case_runs)}")
         verdict = "OK" if self.expected_clean_are_clean else "NOT OK"
@@ -222,6 +281,7 @@ class BatchResult:
             "interrupted": self.interrupted,
             "elapsed_s": self.elapsed_s,
             "expected_clean_are_clean": self.expected_clean_are_clean,
+            "stopped_expected_clean": self.stopped_expected_clean,
             "notes": self.notes,
             "variants": {name: v.to_dict() for name, v in self.variants.items()},
         }
@@ -293,6 +353,7 @@ def run_batch(
     deadline_s: float | None = None,
     on_device: Callable[[Device], None] | None = None,
     timeline: Any = None,
+    max_same_errors: int = DEFAULT_MAX_SAME_ERRORS,
 ) -> BatchResult:
     """Run ``cases`` cases x ``repeat`` repeats through every variant and judge each case-run.
 
@@ -303,8 +364,14 @@ def run_batch(
     ``on_device`` is called once with the device before the first launch (stress perturbations).
     ``timeline`` (a :class:`mpnpu.harness.timeline.TimelineSelector`) picks launches to trace and
     keeps their traces; it may ask for a few extra traced runs after the batch (never counted).
+    ``max_same_errors``: a variant whose case-runs fail with the same launch error (same kind of
+    error at the same kernel line) this many times in a row stops there, its result saying so
+    (``stopped``, ``not_run``): each failed launch costs a rebuild of the core pool, and the next
+    one would say the same (0: never stop). A variant that drops syncs stops only on an error a
+    variant expected clean stopped on too (or when none runs): its own may be its race's.
     """
-    for name, value, low in (("cases", cases, 1), ("repeat", repeat, 1), ("seed", seed, 0)):
+    for name, value, low in (("cases", cases, 1), ("repeat", repeat, 1), ("seed", seed, 0),
+                             ("max_same_errors", max_same_errors, 0)):
         if not is_int(value) or value < low:
             raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
     if not variants:
@@ -328,7 +395,7 @@ def run_batch(
         for res in results.values():
             res.hazard_log = racecheck_mod.HazardLog()
     loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, analyze, progress, deadline_s,
-                      timeline)
+                      timeline, max_same_errors)
     try:
         with blas_threads(1):
             if on_device is not None:
@@ -359,25 +426,39 @@ class _BatchLoop:
     progress: Callable[[int], None] | None
     deadline_s: float | None
     timeline: Any = None  # TimelineSelector
+    max_same_errors: int = DEFAULT_MAX_SAME_ERRORS
     start: float = field(default_factory=time.perf_counter)
 
     def run(self) -> None:
-        for r in range(self.batch.repeat):
-            for i in range(self.batch.cases):
-                case, prepared = self.cache.get(i)
-                for v in self.variants:
-                    if self.deadline_s is not None and time.perf_counter() - self.start > self.deadline_s:
-                        self.batch.interrupted = True
+        results = self.batch.variants
+        try:
+            for r in range(self.batch.repeat):
+                for i in range(self.batch.cases):
+                    running = [v for v in self.variants if not results[v.name].stopped]
+                    if not running:
                         return
-                    self._one(r, i, case, prepared, v)
+                    case, prepared = self.cache.get(i)
+                    for v in running:
+                        if self.deadline_s is not None and time.perf_counter() - self.start > self.deadline_s:
+                            self.batch.interrupted = True
+                            return
+                        self._one(r, i, case, prepared, v)
+        finally:
+            for res in results.values():
+                if res.stopped:
+                    res.not_run = self.batch.cases * self.batch.repeat - res.case_runs
 
     def _one(self, repeat: int, index: int, case: Any, prepared: Any, v: Variant) -> None:
         t0 = time.perf_counter()
         traced = self.analyze is not None or (self.timeline is not None and self.timeline.wants(v.name, index))
-        verdict, error, trace = _run_one(self.op, self.device, case, prepared, v, self.probe, traced)
+        verdict, error, trace, failure = _run_one(self.op, self.device, case, prepared, v, self.probe, traced)
         res = self.batch.variants[v.name]
         res.elapsed_s += time.perf_counter() - t0
-        res.record(index, repeat, verdict, error, time.perf_counter() - self.start)
+        details = launch_error_details(failure) if failure is not None else None
+        res.record(index, repeat, verdict, error, time.perf_counter() - self.start, details)
+        key = error_key(failure) if failure is not None else None
+        if self.max_same_errors and res.same_error(key) >= self.max_same_errors and self._may_stop(v, key):
+            res.stop(error)
         if self.analyze is not None and trace is not None:
             res.hazard_log.add(self.analyze(trace))
         if self.timeline is not None:
@@ -386,13 +467,25 @@ class _BatchLoop:
         if self.progress is not None:
             self.progress(1)
 
+    def _may_stop(self, v: Variant, key: tuple[str, ...] | None) -> bool:
+        """Whether a variant whose last case-runs ended in the same error ``key`` stops. A variant
+        expected clean does; one that drops syncs may be failing because of its race (stale data
+        giving an offset past a tensor's end is a memcheck error at the same line every time), so it
+        stops only on the error a variant expected clean of this batch stopped on, or when the batch
+        runs none."""
+        if v.expected_clean:
+            return True
+        clean = [self.batch.variants[u.name] for u in self.variants if u.expected_clean]
+        return not clean or any(c.stop_key == key for c in clean)
+
     def timeline_extra_runs(self, tries: int = 10) -> None:
         """Traced runs of cases the timeline still wants (not counted in the batch's results)."""
         by_name = {v.name: v for v in self.variants}
         for name, index in self.timeline.pending():
             case, prepared = self.cache.get(index)
             for _ in range(tries):
-                verdict, error, trace = _run_one(self.op, self.device, case, prepared, by_name[name], self.probe, True)
+                verdict, error, trace, _ = _run_one(self.op, self.device, case, prepared, by_name[name], self.probe,
+                                                    True)
                 passed = verdict is not None and verdict.passed
                 self.timeline.offer(name, index, -1, 0, passed, verdict_summary(verdict, error), trace, extra=True)
                 if passed:
@@ -410,11 +503,42 @@ def verdict_summary(verdict: Verdict | None, error: str = "") -> str:
 
 
 def _run_one(op: Operator, device: Device, case: Any, prepared: Any, v: Variant, probe: str,
-             trace: bool) -> tuple[Verdict | None, str, Any]:
+             trace: bool) -> tuple[Verdict | None, str, Any, LaunchError | None]:
     try:
         outputs, launch = op.run(device, case, drop_syncs=v.dropped, probe=probe, trace=trace)
     except LaunchError as e:
         # A variant that drops a flag wait can overflow a flag counter, as on the device: that
         # case-run failed, and the batch goes on (the device has rebuilt its pool).
-        return None, f"case {getattr(case, 'index', '?')}: {e}", None
-    return op.judge(case, prepared, outputs, probe), "", launch.trace
+        return None, f"case {getattr(case, 'index', '?')}: {e}", None, e
+    return op.judge(case, prepared, outputs, probe), "", launch.trace, None
+
+
+def _scalars(details: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in details.items() if isinstance(v, (str, int, float, bool)) or v is None}
+
+
+def launch_error_details(e: LaunchError) -> dict[str, Any]:
+    """A launch error as data for reports: its class and message, what it names (core, error_type,
+    site and function of the kernel line, the last frames of the core's traceback as
+    ``traceback``), and in ``error`` the details of the error the core raised (a memcheck's kind,
+    tensor, range, size, site, call)."""
+    d = e.details
+    out: dict[str, Any] = {"class": type(e).__name__, "message": str(e)}
+    for key in ("core", "error_type", "error_message", "site", "function", "exitcode", "last_words"):
+        if d.get(key) not in (None, ""):
+            out[key] = d[key]
+    if d.get("traceback_tail"):
+        out["traceback"] = d["traceback_tail"]
+    cause = e.__cause__
+    if isinstance(cause, MpnpuError) and not isinstance(cause, RemoteTraceback) and cause.details:
+        out["error"] = _scalars(cause.details)
+    return out
+
+
+def error_key(e: LaunchError) -> tuple[str, ...]:
+    """What makes two launch errors "the same" for stopping a variant: the error's class, the class
+    of what the core raised, and the kernel line (site) it names — not the numbers in its message."""
+    d = e.details
+    cause = e.__cause__
+    site = str(d.get("site") or (cause.details.get("site", "") if isinstance(cause, MpnpuError) else ""))
+    return (type(e).__name__, str(d.get("error_type", "")), site, str(d.get("exitcode", "")))

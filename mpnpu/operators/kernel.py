@@ -43,6 +43,7 @@ function of the case returning that mapping to change them.
 from __future__ import annotations
 
 import inspect
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Union
 
@@ -224,7 +225,7 @@ class KernelOperator:
         missing = sorted(set(case.outputs) - set(values))
         if missing:
             raise UsageError(f"operator {self.name}: the golden has no value for output(s) {', '.join(missing)}")
-        golden = {name: stored(values[name], dtype).reshape(tensor_shape(shape))
+        golden = {name: self._golden_of(case, name, values[name], tensor_shape(shape), dtype)
                   for name, (shape, dtype) in case.outputs.items()}
         prepared = Prepared(golden, self._tolerances(case))
         if len(self._goldens) < _GOLDEN_CACHE_SIZE:
@@ -258,6 +259,17 @@ class KernelOperator:
         return verdict_of(cmp, fingerprint(*(outputs[n] for n in names if n in outputs)))
 
     # -- helpers --------------------------------------------------------------------------------------
+
+    def _golden_of(self, case: Case, name: str, value: Any, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+        """Output ``name``'s golden, stored as the device stores it, in its declared shape; a golden
+        with another number of elements is the operator's mistake, said in one line."""
+        arr = stored(value, dtype)
+        if arr.size != int(np.prod(shape)):
+            raise UsageError(
+                f"operator {self.name}: the golden of output {name} has shape {tuple(arr.shape)} "
+                f"({arr.size} elements) but {case.describe()} declares {shape} ({int(np.prod(shape))} elements)"
+                f"{_defined_at(self.golden)}", output=name, golden_shape=list(arr.shape), declared_shape=list(shape))
+        return arr.reshape(shape)  # a flat golden of the declared size is fine
 
     def _tolerances(self, case: Case) -> dict[str, Tolerance]:
         tol = self.tolerance
@@ -297,6 +309,16 @@ def argument_order_hint(kernel: Any, tensors: list[str]) -> str:
     return (f"argument order? {name}({', '.join(params)}) gets the case's tensors by position, inputs, outputs, "
             f"workspace, then params, each in its dict's order: {', '.join(tensors)}; tensor {t!r} went to "
             f"parameter {p!r}")
+
+
+def _defined_at(fn: Any) -> str:
+    """' (golden at dir/file.py:12)': where a function of the operator is defined, when known."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ""
+    path = code.co_filename
+    return f" (golden {getattr(fn, '__name__', '')} at {os.path.basename(os.path.dirname(path))}/" \
+           f"{os.path.basename(path)}:{code.co_firstlineno})"
 
 
 def _kernel_ref(kernel: Union[str, Callable[..., None]]) -> Union[str, Callable[..., None]]:

@@ -33,7 +33,7 @@ write then write (an atomic counts as a write).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any, Iterator, Sequence
 
@@ -598,8 +598,86 @@ def hazards_from(conf: Conflicts) -> list[Hazard]:
                 core_pairs=frozenset(pairs[g]),
             )
         )
+    roots = _roots(w, f, s, grp, out)
+    out = [replace(h, root=out[roots[g]].key) if g in roots else h for g, h in enumerate(out)]
     out.sort(key=lambda h: (-h.count, rank[h.first.stage], rank[h.second.stage], h.key))
     return out
+
+
+# -- consequences -----------------------------------------------------------------------------
+
+
+def stale_reads(w: _Walk, f: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each conflicting pair (``f[i]``, ``s[i]`` in intended order): the access id of its read
+    and whether that read saw the wrong data in this launch's real time — the read of a RAW began
+    before its write had finished, or the write of a WAR began before its read had finished (-1
+    and False for a pair of writes)."""
+    ev = w.events
+    s0 = np.fromiter((ev[i].t0 for i in s.tolist()), dtype=np.int64, count=len(s))  # when the second began
+    f1 = np.fromiter((ev[i].t1 for i in f.tolist()), dtype=np.int64, count=len(f))  # when the first ended
+    raw = w.kind[s] == 0
+    war = (w.kind[f] == 0) & ~raw
+    read = np.where(raw, s, np.where(war, f, -1))
+    # RAW: the read (second) began before the write (first) ended; WAR: the write (second) began
+    # before the read (first) ended. Both: the second access began before the first one ended.
+    stale = (raw | war) & (s0 < f1)
+    return read, stale
+
+
+def _roots(w: _Walk, f: np.ndarray, s: np.ndarray, grp: np.ndarray, hazards: Sequence[Hazard]) -> dict[int, int]:
+    """Which hazards of one launch are consequences of another, as {hazard index: root index}.
+
+    The rule (docs/directed-reproduction.md, "Consequences"): hazard B is a
+    consequence of hazard A when
+
+    1. A has a *stale read* in this launch: a RAW whose read began before its write had finished,
+       or a WAR whose write began before its read had finished (the read saw the wrong data);
+    2. every access pair of B has an access that its core made *after* such a stale read of A, in
+       that core's program order: its address or its data may come from what A's read returned;
+    3. B names no dropped sync point that A does not: restoring A's syncs is all it could need.
+
+    A hazard that is a candidate consequence of several takes the first in racecheck's order that
+    is not itself a candidate consequence of it; consequences of consequences go to the root. The
+    rule is a function of the trace (program order, the sites and the recorded times).
+    """
+    n = len(hazards)
+    read, stale = stale_reads(w, f, s)
+    n_cores = int(w.core.max()) + 1 if len(w.core) else 0
+    never = np.iinfo(np.int64).max
+    after: dict[int, np.ndarray] = {}  # hazard -> per core, the earliest position of a stale read (never: none)
+    for g in np.unique(grp[stale]).tolist():
+        reads = read[(grp == g) & stale]
+        first = np.full(n_cores, never, dtype=np.int64)
+        np.minimum.at(first, w.core[reads], w.pos[reads])
+        after[g] = first
+    if not after:
+        return {}
+    candidates: dict[int, list[int]] = {}
+    for b in range(n):
+        mine = grp == b
+        fb, sb = f[mine], s[mine]
+        for a, first in after.items():
+            if a == b or not set(hazards[b].dropped_syncs) <= set(hazards[a].dropped_syncs):
+                continue
+            if np.all((w.pos[fb] > first[w.core[fb]]) | (w.pos[sb] > first[w.core[sb]])):
+                candidates.setdefault(b, []).append(a)
+    rank = {i: k for k, i in enumerate(sorted(range(n), key=lambda i: hazards[i].key))}
+    parent = {}
+    for b, cands in candidates.items():
+        for a in sorted(cands, key=rank.__getitem__):
+            if b not in candidates.get(a, ()):
+                parent[b] = a
+                break
+    roots = {}
+    for b in parent:
+        seen, r = {b}, parent[b]
+        while r in parent and parent[r] not in seen:
+            seen.add(r)
+            r = parent[r]
+        if r in parent:  # a cycle: no root to group under
+            continue
+        roots[b] = r
+    return roots
 
 
 def analyze(trace: LaunchTrace) -> list[Hazard]:

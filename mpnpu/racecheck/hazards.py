@@ -13,7 +13,7 @@ This module only holds numbers: :mod:`mpnpu.racecheck.detect` finds them and
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 from mpnpu.errors import InvalidArgumentError
 from mpnpu.runtime.trace import ATOMIC, READ, WRITE
@@ -84,6 +84,14 @@ class Hazard:
     #: is in bytes of that memory); "core": a race between the pipes of one core on GM (e.g. a
     #: read-back through MTE2 of what MTE3 wrote)
     scope: str = "GM"
+    #: the key of the hazard this one is a consequence of (its accesses come after a read that saw
+    #: the wrong data through that one: mpnpu.racecheck.detect._roots), None for a root cause. Over
+    #: several launches it stays only if it was the same in every launch the hazard appeared in.
+    root: tuple[str, ...] | None = None
+
+    @property
+    def is_consequence(self) -> bool:
+        return self.root is not None
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -118,11 +126,15 @@ class Hazard:
             element_range=(lo, hi),
             dropped_syncs=tuple(sorted(set(self.dropped_syncs) | set(other.dropped_syncs))),
             core_pairs=self.core_pairs | other.core_pairs,
+            root=self.root if self.root == other.root else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (JSON-ready)."""
-        extra = {} if self.scope == "GM" else {"scope": self.scope}
+        """Plain-data form (JSON-ready); ``root`` (the hazard this one is a consequence of) only
+        when it is one."""
+        extra: dict[str, Any] = {} if self.scope == "GM" else {"scope": self.scope}
+        if self.root is not None:
+            extra["root"] = key_dict(self.root)
         return {
             **extra,
             "kind": self.kind,
@@ -136,6 +148,46 @@ class Hazard:
             "first": self.first.to_dict(),
             "second": self.second.to_dict(),
         }
+
+
+def key_dict(key: tuple[str, ...]) -> dict[str, str]:
+    """A hazard key as plain data: kind, tensor, and the stage and site of each access."""
+    names = ("kind", "tensor", "first_stage", "first_site", "second_stage", "second_site", "first_pipe",
+             "second_pipe")
+    return dict(zip(names, key))
+
+
+def key_text(key: tuple[str, ...]) -> str:
+    """A hazard key in a few words: "RAW on counts (Count at compact.py:44 -> Scatter at compact.py:48)"."""
+    kind, tensor, st_a, site_a, st_b, site_b = key[:6]
+    return f"{kind} on {tensor} ({stage_label(st_a)} at {site_a} -> {stage_label(st_b)} at {site_b})"
+
+
+T = TypeVar("T")
+
+
+def group_by_root(items: Iterable[T], key_of: Callable[[T], tuple[str, ...]],
+                  root_of: Callable[[T], tuple[str, ...] | None]) -> list[tuple[T, list[T]]]:
+    """Items (hazards, or what is said about each) under their root causes, in the given order of
+    the roots: (root, its consequences). One whose root is not among ``items`` stands alone."""
+    items = list(items)
+    keys = {key_of(it) for it in items}
+    out: dict[tuple[str, ...], tuple[T, list[T]]] = {
+        key_of(it): (it, []) for it in items if root_of(it) is None or root_of(it) not in keys}
+    for it in items:
+        root = root_of(it)
+        if root is None or root not in keys:
+            continue
+        if root in out:
+            out[root][1].append(it)
+        else:  # its root is a consequence itself here: it stands alone
+            out[key_of(it)] = (it, [])
+    return list(out.values())
+
+
+def grouped(hazards: Iterable[Hazard]) -> list[tuple[Hazard, list[Hazard]]]:
+    """Hazards under their root causes (:func:`group_by_root`)."""
+    return group_by_root(hazards, lambda h: h.key, lambda h: h.root)
 
 
 def _sort_key(h: Hazard) -> tuple[int, int, int, tuple[str, ...]]:

@@ -75,8 +75,14 @@ class RuntimeOptions:
     #: keeps issuing (docs/pipes.md). Longer shows intra-core races that need a copy to be late for
     #: longer; it changes only *when* copies run.
     pipe_latency_us: float = 100.0
+    #: check every access of a Python kernel against its GM tensor or local buffer (mpnpu.runtime.memcheck);
+    #: False: local tensors index as numpy arrays do (clipped, counted from the end) and a GM view
+    #: outside its tensor fails without the report (scripts/bench_memcheck.py measures the cost)
+    memcheck: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.memcheck, bool):
+            raise UsageError(f"RuntimeOptions.memcheck must be True or False, not {self.memcheck!r}")
         if self.pipes not in ("kernel", "async", "sync"):
             raise UsageError(f"RuntimeOptions.pipes must be 'kernel', 'async' or 'sync', not {self.pipes!r}")
         if isinstance(self.pipe_latency_us, bool) or not isinstance(self.pipe_latency_us, (int, float)) \

@@ -36,7 +36,7 @@ from .config import DeviceSpec, RuntimeOptions
 from .gm import GlobalTensor, SegmentTable
 from .hold import HoldPlan, HoldRunner, runner_for
 from .insert import InsertedSync, StageHooks, hooks_for
-from .local import TPipe, make_arenas
+from .local import TPipe, make_arenas, memcheck_local
 from .pipes import PipeEngine
 from .procutil import limit_blas_threads, set_parent_death_signal
 from .protocol import (
@@ -248,6 +248,7 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
     np.seterr(all="ignore")
     ctx = CoreContext(topology.core(core_id), topology, sync, spec, options)
     kcontext.install(ctx)
+    memcheck_local(options.memcheck)
     # A persistent poll object: Connection.poll() builds a selector on every call, which costs
     # more than the rest of an empty launch.
     fd = conn.fileno()
@@ -298,14 +299,22 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
                       ctx.flags_set())
 
 
+#: frames of a core's traceback that reports show (the innermost ones)
+TRACEBACK_TAIL_FRAMES = 4
+
+
 def error_report(e: BaseException) -> ErrorReport:
-    """Describe an exception for the parent (the exception itself only if it survives pickling)."""
+    """Describe an exception for the parent (the exception itself only if it survives pickling),
+    with the kernel line it came from and the last frames of its traceback."""
     try:
         data = pickle.dumps(e)
         pickle.loads(data)
         pickled: bytes | None = data
     except Exception:
         pickled = None
+    site, function = kcontext.traceback_site(e.__traceback__)
+    frames = traceback.extract_tb(e.__traceback__)[-TRACEBACK_TAIL_FRAMES:]
+    tail = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(e), e))
     return ErrorReport(
         type=type(e).__name__,
         message=str(e),
@@ -313,4 +322,7 @@ def error_report(e: BaseException) -> ErrorReport:
         pickled=pickled,
         # A wait that timed out is usually a consequence of another core's failure.
         secondary=isinstance(e, SyncTimeoutError),
+        site=site,
+        function=function,
+        tail=tail,
     )

@@ -12,6 +12,7 @@ from typing import Callable, NamedTuple, Sequence
 
 from mpnpu.errors import CoreDiedError, KernelError, LaunchError, RemoteTraceback
 
+from . import memcheck
 from .procutil import describe_exit
 from .protocol import ErrorReport
 from .topology import Topology
@@ -43,10 +44,13 @@ def describe_failure(topology: Topology, procs: Sequence[BaseProcess], ref: str,
             f"{label} died during {ref} ({describe_exit(proc.exitcode)}){at}{also}; the core pool was rebuilt",
             core=label, core_id=core_id, exitcode=proc.exitcode, others=others, last_words=said,
         )
+    # The kernel's line, unless the message names it already (a memcheck report, a C++ fault).
+    at = memcheck.at(report.site, report.function) if report.site and report.site not in report.message else ""
     err = KernelError(
-        f"{label} raised {report.type}: {report.message}{also}",
+        f"{label} raised {report.type}: {report.message}{at}{also}",
         core=label, core_id=core_id, error_type=report.type, error_message=report.message,
-        remote_traceback=report.traceback, others=others,
+        remote_traceback=report.traceback, others=others, site=report.site, function=report.function,
+        traceback_tail=report.tail,
     )
     cause: BaseException = RemoteTraceback.of(report.traceback)
     if report.pickled is not None:

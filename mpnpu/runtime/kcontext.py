@@ -26,8 +26,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from types import CodeType, FrameType
+from types import CodeType, FrameType, TracebackType
 from typing import TYPE_CHECKING, Callable, Iterator, Union
+
+import numpy as np
 
 from mpnpu.errors import KernelAPIError
 
@@ -101,22 +103,60 @@ def _site_prefix(code: CodeType) -> str:
     return prefix
 
 
-def call_site() -> str:
-    """'dir/file.py:line' of the innermost caller outside mpnpu: the kernel line that made the call."""
-    f: FrameType | None = sys._getframe(1)
+def _kernel_frame(f: FrameType | None) -> tuple[FrameType | None, str]:
+    """The innermost frame from ``f`` outwards that is kernel code (not mpnpu's), and its prefix."""
     while f is not None:
         code = f.f_code
         prefix = _SITE_PREFIX.get(code)
         if prefix is None:
             prefix = _site_prefix(code)
         if prefix:
-            key = (code, f.f_lineno)
-            site = _SITES.get(key)
-            if site is None:
-                site = _SITES[key] = prefix + str(key[1])
-            return site
+            return f, prefix
         f = f.f_back
-    return "?"
+    return None, ""
+
+
+def call_site() -> str:
+    """'dir/file.py:line' of the innermost caller outside mpnpu: the kernel line that made the call."""
+    f, prefix = _kernel_frame(sys._getframe(1))
+    if f is None:
+        return "?"
+    key = (f.f_code, f.f_lineno)
+    site = _SITES.get(key)
+    if site is None:
+        site = _SITES[key] = prefix + str(key[1])
+    return site
+
+
+def call_site_and_function() -> tuple[str, str]:
+    """(site, function) of the kernel line that made the call, as an error names it:
+    ('dir/file.py:12', 'kernel'); ('?', '?') when no kernel frame is on the stack."""
+    f, prefix = _kernel_frame(sys._getframe(1))
+    if f is None:
+        return "?", "?"
+    return f"{prefix}{f.f_lineno}", f.f_code.co_name
+
+
+#: code that is neither mpnpu's nor a kernel's: numpy's and the standard library's
+_LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(p)) + os.sep for p in (np.__file__, os.__file__))
+
+
+def is_kernel_code(code: CodeType) -> bool:
+    """Whether ``code`` is a kernel's: neither mpnpu's own (its shipped kernels excepted) nor a
+    library's (numpy, the standard library)."""
+    return not code.co_filename.startswith(_LIBRARY_DIRS) and bool(_SITE_PREFIX.get(code) or _site_prefix(code))
+
+
+def traceback_site(tb: TracebackType | None) -> tuple[str, str]:
+    """(site, function) of the innermost kernel frame of a traceback: where a kernel raised, or
+    the kernel line whose call into mpnpu (or numpy) raised; ('', '') when no frame is kernel code."""
+    found = ("", "")
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if is_kernel_code(code):
+            found = (f"{_SITE_PREFIX[code]}{tb.tb_lineno}", code.co_name)
+        tb = tb.tb_next
+    return found
 
 
 def _resolve(site: Site | None) -> str:

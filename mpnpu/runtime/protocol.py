@@ -45,6 +45,9 @@ class ErrorReport(NamedTuple):
     traceback: str  # formatted in the core
     pickled: bytes | None  # the exception itself, when it pickles and unpickles
     secondary: bool  # a wait that timed out: most likely a consequence of another core's failure
+    site: str = ""  # the kernel line the exception came from: where the kernel raised, or its call into mpnpu
+    function: str = ""  # the kernel function of that line
+    tail: str = ""  # the last frames of the traceback, formatted (what a report shows of it)
 
 
 class LaunchDone(NamedTuple):

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import InvalidArgumentError, UsageError
-from mpnpu.harness.runner import BatchResult, Variant, VariantResult
+from mpnpu.harness.runner import DEFAULT_MAX_SAME_ERRORS, BatchResult, Variant, VariantResult
 from mpnpu.harness.stress.plan import ChaosSettings, ConfigResult, Configuration, MigrateSettings, SweepPlan
 from mpnpu.harness.stress.sweep import run_config
 from mpnpu.operators.protocol import Operator, device_for, kernel_type_of
@@ -111,6 +111,7 @@ class ShardPlan:
     chaos: ChaosSettings = field(default_factory=ChaosSettings)
     migrate: MigrateSettings = field(default_factory=MigrateSettings)
     options: RuntimeOptions = DEFAULT_OPTIONS
+    max_same_errors: int = DEFAULT_MAX_SAME_ERRORS  # run_batch's, per shard
 
     def cpus_wanted(self, shard: Shard) -> int:
         """CPUs a shard's device asks for (1 when pinning is off: it then takes whatever it is given)."""
@@ -230,6 +231,7 @@ def run_shard(
             configurations=[shard.config], variants=list(plan.variants), cases=shard.cases, repeat=shard.repeat,
             seed=shard.seed, chaos=dataclasses.replace(plan.chaos, seed=shard.chaos_seed),
             migrate=dataclasses.replace(plan.migrate, seed=shard.chaos_seed), cpus=run_cpus, options=plan.options,
+            max_same_errors=plan.max_same_errors,
         )
         device = devices.get(op, shard.config.block_dim, tuple(run_cpus), plan.options) if devices is not None else None
         result = run_config(_CaseRange(op, shard.case_start), shard.config, sweep_plan, device=device,

@@ -75,7 +75,7 @@ COMMAND = Command(
             "audit.json; mpnpu audit --op flag-reuse; mpnpu audit --op path/to/my_op.py"),
     options=("op", "list_ops", "list_syncs", "pairs", "sync", Use("directed_runs", 3), "scout_cases", "batch_cases",
              Use("block_dim", AUDIT_BLOCK_DIM), "seed", "directed_seed", "no_repair", "replay", "drop_sync",
-             *DEVICE, "json", "markdown", "quiet"),
+             *DEVICE, "json", "markdown", "quiet", "verbose"),
     run=run,
     alias="python -m mpnpu.audit",
 )

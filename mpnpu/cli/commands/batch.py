@@ -11,7 +11,8 @@ writes what it found.
 
 Exit status: 0 when every variant expected to be clean (every sync point in place) is clean, 1 when
 one is not (or, with --confirm, when the fixed kernel failed under a hold plan), 2 for a usage
-error, 3 when the device failed, 130/143 when interrupted.
+error, 3 when the device failed (also when a variant expected clean stopped on the same launch error
+in --max-same-errors consecutive case-runs), 130/143 when interrupted.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
 from mpnpu.cli.options import DEVICE, device_notes, runtime_options
 from mpnpu.cli.outputs import timeline_selector, write_reports, write_timelines
-from mpnpu.errors import UsageError
+from mpnpu.errors import BaselineError, ExitCode, UsageError
 from mpnpu.harness.runner import BatchResult, make_variants, run_batch
 from mpnpu.operators.helpers import sync_names_of
 from mpnpu.operators.protocol import Operator
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace, op: Operator) -> int:
         result = run_batch(
             op, cases=args.cases, repeat=args.repeat, variants=variants, seed=args.seed,
             block_dim=args.block_dim, probe=args.probe, racecheck=args.racecheck, options=options,
-            progress=bar.update, timeline=selector,
+            progress=bar.update, timeline=selector, max_same_errors=args.max_same_errors,
         )
     result.cpus = cpu_set.n_cpus
     result.notes.append(f"CPU set: {cpu_set.describe()}")
@@ -69,37 +70,53 @@ def run(args: argparse.Namespace, op: Operator) -> int:
             f"note: {3 * result.block_dim} core processes on {cpu_set.n_cpus} CPUs leave CPUs idle, which can "
             "hide the race; see mpnpu stress for placement and chaos"
         )
-    confirmed = _confirm(op, result, args) if args.confirm and result.interrupt is None else {}
+    confirmed, refused = _confirm(op, result, args) if args.confirm and result.interrupt is None else ({}, "")
     data = result.to_dict()
     data["cpu_set"] = cpu_set.to_dict()
     if args.confirm:
         data["confirm"] = {name: c.to_dict() for name, c in confirmed.items()}
+        if refused:
+            data["confirm_refused"] = refused
     write_reports(args, {"json": data, "junit": result})
     written = write_timelines(args, selector) if selector is not None else []
-    text = format_text(result)
+    text = format_text(result, verbose=args.verbose)
     text += "".join(f"\n\n{format_text(c, heading=f'race-directed reproduction, variant {name}:')}"
                     for name, c in confirmed.items())
-    print(result.verdict_line() if args.quiet else text)
+    if refused:
+        text += f"\n\n{refused}"
+    print(result.verdict_line() + (f"\n{refused}" if refused else "") if args.quiet else text)
     for line in written:
         print(line, file=sys.stderr)
     # A hold plan that makes the fixed kernel fail would be a bug in the tool: never report OK then.
-    held_clean = all(c.fixed_failures == 0 for c in confirmed.values())
+    held_clean = all(c.fixed_failures == 0 for c in confirmed.values()) and not refused
+    if result.stopped_expected_clean and result.interrupt is None:
+        return ExitCode.ERROR  # the kernel did not run: a device error, as from one launch
     return exit_status(result.interrupt, result.expected_clean_are_clean and held_clean)
 
 
-def _confirm(op: Operator, result: BatchResult, args: argparse.Namespace) -> dict[str, Any]:
-    """Directed reproduction of the hazards of every variant that drops sync points."""
+def _confirm(op: Operator, result: BatchResult, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """Directed reproduction of the hazards of every variant that drops sync points, and the line
+    that says why there is none when the fixed variant, the directed runs' baseline, fails."""
     from mpnpu.directed.confirm import confirm_hazards
 
+    fixed = next((v for v in result.variants.values() if not v.variant.dropped), None)
+    if fixed is not None and not fixed.clean:
+        first = f": {fixed.first_launch_error}" if fixed.first_launch_error else ""
+        return {}, (f"race-directed reproduction refused: the fixed variant (every sync point in place) must pass "
+                    f"first, but it failed {fixed.failed_case_runs} of {fixed.case_runs} case-runs{first}")
     out = {}
-    for name, v in result.variants.items():
-        if not v.variant.dropped:
-            continue
-        out[name] = confirm_hazards(op, dropped=v.variant.dropped, runs=args.directed_runs,
-                                    scout_cases=min(args.cases, 4), case_seed=args.seed, block_dim=result.block_dim,
-                                    options=runtime_options(args))
-        out[name].operator_ref = args.op
-    return out
+    try:
+        for name, v in result.variants.items():
+            if not v.variant.dropped:
+                continue
+            out[name] = confirm_hazards(op, dropped=v.variant.dropped, runs=args.directed_runs,
+                                        scout_cases=min(args.cases, 4), case_seed=args.seed,
+                                        block_dim=result.block_dim, options=runtime_options(args),
+                                        baseline=fixed is None)  # (the batch ran the fixed variant: clean)
+            out[name].operator_ref = args.op
+    except BaselineError as e:
+        return out, str(e)
+    return out, ""
 
 
 COMMAND = Command(
@@ -113,7 +130,8 @@ COMMAND = Command(
     ),
     options=("op", "list_ops", "list_syncs", "variant", "drop_sync", "probe", Use("cases", DEFAULT_CASES),
              Use("repeat", DEFAULT_REPEAT), "seed", "block_dim", *DEVICE, "racecheck", "confirm", "directed_runs",
-             "json", "junit", "timeline", "timeline_case", "timeline_png", "quiet", "cpus_per_core"),
+             "max_same_errors", "json", "junit", "timeline", "timeline_case", "timeline_png", "quiet", "verbose",
+             "cpus_per_core"),
     run=run,
     epilog=sync_point_epilog,
     alias="python -m mpnpu.batch",

@@ -91,7 +91,7 @@ COMMAND = Command(
     ),
     options=("op", "list_ops", "list_syncs", "seed", Use("repeat", 4), "calibration_cases", "min_cases", "max_cases",
              "confidence", "safety", "shapes", "block_dim", *DEVICE, "racecheck", "json", "markdown", "junit",
-             "timeline", "timeline_case", "timeline_png", "quiet", "cpus_per_core"),
+             "timeline", "timeline_case", "timeline_png", "quiet", "verbose", "cpus_per_core"),
     run=run,
     epilog=_epilog,
     alias="python -m mpnpu.investigate",

@@ -85,6 +85,6 @@ COMMAND = Command(
            "in:input/input_y.bin:float16 out:output/output_z.bin:float16:16384 --golden output/golden.bin "
            "--repeat 20;  mpnpu run add.cpp:add_custom ... --racecheck --drop-sync add.cpp:45",
     options=("source", "kernel_args", "block_dim", "repeat", "golden", "rtol", "atol", "define", "include",
-             "tiling_key", "kernel_type", "drop_sync", "racecheck", *DEVICE, "json", "quiet"),
+             "tiling_key", "kernel_type", "drop_sync", "racecheck", *DEVICE, "json", "quiet", "verbose"),
     run=run_kernel,
 )

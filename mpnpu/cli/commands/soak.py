@@ -76,7 +76,7 @@ FIXED = Command(
     epilog="Examples: mpnpu soak fixed; mpnpu soak fixed --op flag-reuse; "
            "mpnpu soak fixed --case-runs 100000 --cases 2000 --jobs 4 --json soak.json",
     options=("op", "list_ops", Use("case_runs", DEFAULT_CASE_RUNS), Use("cases", DEFAULT_CASES), "seed",
-             "block_dim", *DEVICE, "json", "junit", "quiet", "jobs", "cluster", "cpus_per_core",
+             "block_dim", *DEVICE, "json", "junit", "quiet", "verbose", "jobs", "cluster", "cpus_per_core",
              Use("shard_cases", DEFAULT_SHARD_CASES)),
     run=run_fixed,
     alias="python scripts/soak_fixed.py",
@@ -94,7 +94,7 @@ STRESS = Command(
            "(stops at 20000 case-runs or after 30 minutes, whichever comes first); "
            "mpnpu soak stress --jobs 4 --cpus-per-core 1",
     options=("op", "list_ops", Use("case_runs", 20_000), "cases_per_round", "no_bd24", "time_limit", *DEVICE, "json",
-             "junit", "quiet", *(o for o in SCALE_OUT if o != "shard_cases")),
+             "junit", "quiet", "verbose", *(o for o in SCALE_OUT if o != "shard_cases")),
     run=run_stress,
     alias="python scripts/soak_stress.py",
 )
@@ -106,7 +106,7 @@ WATCHDOG = Command(
                 "if no launch failed. Two AI cores by default, so that mode-0 handshakes span four vector cores "
                 "of two AI cores.",
     epilog="Examples: mpnpu soak watchdog; mpnpu soak watchdog --rounds 3000 --hogs 2",
-    options=("rounds", Use("block_dim", 2), "tick_ms", "late_ms", "hogs", *DEVICE, "json", "junit", "quiet"),
+    options=("rounds", Use("block_dim", 2), "tick_ms", "late_ms", "hogs", *DEVICE, "json", "junit", "quiet", "verbose"),
     run=run_watchdog,
     alias="python scripts/soak_watchdog.py",
 )

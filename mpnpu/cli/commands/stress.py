@@ -69,6 +69,7 @@ def make_plan(args: argparse.Namespace, op: Operator) -> SweepPlan:
         configurations=configurations(args.block_dims, args.placements, args.load, args.chaos),
         variants=variants, cases=args.cases, repeat=args.repeat, seed=args.seed, duration_s=args.time_limit,
         chaos=chaos, migrate=MigrateSettings(seed=seed), options=runtime_options(args),
+        max_same_errors=args.max_same_errors,
     )
 
 
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace, op: Operator) -> int:
     command = " ".join([args.prog, *(shlex.quote(a) for a in args.argv)])
     backend = scale_backend(args)
     shard_plan = ShardPlan(op, tuple(plan.variants), cpus_per_core=backend.cpus_per_core, chaos=plan.chaos,
-                           migrate=plan.migrate, options=plan.options)
+                           migrate=plan.migrate, options=plan.options, max_same_errors=plan.max_same_errors)
     shards = make_shards(plan.configurations, plan.cases, shard_cases=args.shard_cases, seed=plan.seed,
                          repeat=plan.repeat, chaos_seed=plan.chaos.seed)
     total = plan.case_runs_per_configuration * len(plan.configurations)
@@ -114,9 +115,8 @@ COMMAND = Command(
     ),
     options=("op", "list_ops", "list_syncs", "variant", Use("cases", DEFAULT_CASES), "repeat", "seed",
              Use("time_limit", DEFAULT_DURATION_S), "block_dims", "placements", "load", "chaos", "chaos_seed",
-             "chaos_rate", "chaos_max_ms", "chaos_min_ms", "chaos_replay", *DEVICE, "json", "junit", "plot", "quiet",
-             "verbose",
-             *SCALE_OUT),
+             "chaos_rate", "chaos_max_ms", "chaos_min_ms", "chaos_replay", "max_same_errors", *DEVICE, "json", "junit",
+             "plot", "quiet", "verbose", *SCALE_OUT),
     run=run,
     alias="python -m mpnpu.stress",
 )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpnpu.errors import UsageError
-from mpnpu.harness.runner import BatchResult, Variant, VariantResult
+from mpnpu.harness.runner import DEFAULT_MAX_SAME_ERRORS, BatchResult, Variant, VariantResult
 from mpnpu.harness.stress.chaos import ChaosReport, ChaosSchedule
 from mpnpu.harness.stress.contention import COUNTERS
 from mpnpu.harness.stress.placement import (
@@ -173,6 +173,7 @@ class SweepPlan:
     migrate: MigrateSettings = field(default_factory=MigrateSettings)
     cpus: Sequence[int] | None = None  # CPUs to place on (default: all this process may use)
     options: RuntimeOptions = DEFAULT_OPTIONS
+    max_same_errors: int = DEFAULT_MAX_SAME_ERRORS  # run_batch's: a variant stops after that many
 
     def __post_init__(self) -> None:
         if not self.configurations:

@@ -284,6 +284,7 @@ def run_config(
         result.batch = run_batch(
             op, cases=plan.cases, repeat=plan.repeat, variants=plan.variants, seed=plan.seed, device=device,
             options=plan.options, progress=hook, deadline_s=deadline, on_device=perturb.attach,
+            max_same_errors=plan.max_same_errors,
         )
         if budget_s is not None and result.batch.interrupted and result.batch.interrupt is None:
             result.notes.append(f"stopped at its time budget ({budget_s:.1f} s)")

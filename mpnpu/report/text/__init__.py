@@ -35,13 +35,14 @@ __all__ = ["TextReport", "format_text"]
 @functools.singledispatch
 def format_text(result: Any, **context: Any) -> str:
     """The text report of ``result``; ``context``: what a subject's report shows besides the result
-    (a sweep: ``command``, ``shards`` lines; a confirmation: ``heading``)."""
+    (a sweep: ``command``, ``shards`` lines; a confirmation: ``heading``; a batch: ``verbose``, the
+    last frames of a core's traceback for the first launch error of each variant)."""
     raise InvalidTypeError(f"no text report for a {type(result).__name__}")
 
 
 # Each kind of result and how its text is made (``context`` as for format_text).
 _RENDERERS: tuple[tuple[type, Callable[..., str]], ...] = (
-    (BatchResult, lambda r, **c: batch.format_batch(r)),
+    (BatchResult, lambda r, **c: batch.format_batch(r, verbose=c.get("verbose", False))),
     (Investigation, lambda r, **c: investigate.format_investigation(r)),
     (SweepResult, lambda r, **c: stress.format_sweep(r, c.get("command", ""), c.get("shards", ()),
                                                      verbose=c.get("verbose", False))),

@@ -17,7 +17,25 @@ def variant_header(v: VariantResult, sync_points: Mapping[str, str]) -> str:
     return f"variant {v.variant.name}: drops {dropped}"
 
 
-def format_variant(v: VariantResult, sync_points: Mapping[str, str], show_repeats: int = 20) -> list[str]:
+def launch_error_lines(v: VariantResult, verbose: bool, indent: str = "  ") -> list[str]:
+    """A variant's launch errors: how many and the first; why it stopped, if it did; with
+    ``verbose`` the last frames of the first error's traceback in its core."""
+    lines = []
+    if v.first_launch_error:
+        lines.append(f"{indent}launch errors: {v.launch_errors} (first: {v.first_launch_error})")
+    details = v.first_launch_error_details
+    tail = details.get("traceback", "")
+    if verbose and tail:
+        lines.append(f"{indent}  the last frames of {details.get('core', 'the core')}'s traceback:")
+        lines.extend(f"{indent}    {line}" for line in str(tail).rstrip().splitlines())
+    if v.stopped:
+        lines.append(f"{indent}STOPPED after the same launch error in {v.stop_count} consecutive "
+                     f"case-runs; {v.not_run} case-runs of this variant were not run")
+    return lines
+
+
+def format_variant(v: VariantResult, sync_points: Mapping[str, str], show_repeats: int = 20,
+                   verbose: bool = False) -> list[str]:
     lines = [variant_header(v, sync_points)]
     if v.case_runs == 0:
         return lines + ["  no case-runs"]
@@ -38,8 +56,7 @@ def format_variant(v: VariantResult, sync_points: Mapping[str, str], show_repeat
             lines.append(
                 f"  relative error on failing elements: {_rel(v.min_rel_error)} .. {_rel(v.max_rel_error)}"
             )
-        if v.first_launch_error:
-            lines.append(f"  launch errors: {v.launch_errors} (first: {v.first_launch_error})")
+        lines.extend(launch_error_lines(v, verbose))
         lines.append("  failing cases by repeat:")
         for r, failing in enumerate(v.failing_cases_by_repeat[:show_repeats]):
             shown = ", ".join(map(str, failing)) if failing else "none"
@@ -57,8 +74,9 @@ def format_variant(v: VariantResult, sync_points: Mapping[str, str], show_repeat
     return lines
 
 
-def format_batch(result: BatchResult, sync_points: Mapping[str, str] | None = None) -> str:
-    """The batch report (``sync_points``: the operator's, default those the result carries)."""
+def format_batch(result: BatchResult, sync_points: Mapping[str, str] | None = None, verbose: bool = False) -> str:
+    """The batch report (``sync_points``: the operator's, default those the result carries;
+    ``verbose``: the last frames of the first launch error's traceback in its core)."""
     sync_points = result.sync_points if sync_points is None else sync_points
     cores = 3 * result.block_dim
     head = (
@@ -73,7 +91,7 @@ def format_batch(result: BatchResult, sync_points: Mapping[str, str] | None = No
     lines.extend(result.notes)
     for v in result.variants.values():
         lines.append("")
-        lines.extend(format_variant(v, sync_points))
+        lines.extend(format_variant(v, sync_points, verbose=verbose))
         if result.racecheck and v.hazard_log is not None:
             lines.append("  racecheck:")
             text = format_hazard_log(v.hazard_log)

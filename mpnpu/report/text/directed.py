@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections import Counter
 
 from mpnpu.directed.audit import AuditResult, AuditRow
-from mpnpu.directed.confirm import HARMFUL, Confirmation, ConfirmResult, DirectedRun
+from mpnpu.directed.confirm import (
+    BY_DIRECTED_RUNS,
+    HARMFUL,
+    Confirmation,
+    ConfirmResult,
+    DirectedRun,
+    grouped_confirmations,
+)
 from mpnpu.directed.repair import KIND_NAMES, Repair
 from mpnpu.runtime.hold import ORDERED, REVERSED
 
@@ -27,7 +34,19 @@ def _outputs(counter: Counter[str]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counter.most_common())
 
 
+def consequence_why(c: Confirmation) -> str:
+    """Why a hazard is listed as a consequence of its root, in one line."""
+    if c.root_by == BY_DIRECTED_RUNS:
+        return (f"harmful in {c.harmful_runs} of {len(c.runs)} directed runs, but under the same {len(c.fixed_runs)} "
+                "hold plans on the fixed kernel its pair was reversed every time and every result was right: it "
+                "fails only when the hazard above is reversed too")
+    return ("its accesses come after a read that saw the wrong data through the hazard above (racecheck): "
+            "not reproduced on its own")
+
+
 def format_confirmation(c: Confirmation, indent: str = "  ") -> list[str]:
+    if c.root is not None:
+        return [f"{indent}consequence: {hazard_title(c)}", f"{indent}  {consequence_why(c)}"]
     n = len(c.runs)
     lines = [indent + hazard_title(c)]
     if c.verdict == HARMFUL:
@@ -89,10 +108,11 @@ def format_confirm(r: ConfirmResult, heading: str = "") -> str:
                          f"{len(r.scout_cases)} scouted cases")]
     if not r.confirmations:
         lines.append("  no hazard in the scouted cases: nothing to reproduce")
-    for c in r.confirmations:
-        lines += format_confirmation(c)
-        if c.replay_seed is not None and r.scout_cases == tuple(range(len(r.scout_cases))):
-            lines.append(f"    replay: {replay_command(r, c.replay_seed)}")
+    for root, consequences in grouped_confirmations(r.confirmations):
+        for c in (root, *consequences):
+            lines += format_confirmation(c, "  " if c is root else "    ")
+            if c.replay_seed is not None and r.scout_cases == tuple(range(len(r.scout_cases))):
+                lines.append(f"{'    ' if c is root else '      '}replay: {replay_command(r, c.replay_seed)}")
     for e in r.scout_errors[:3]:
         lines.append(f"  scouted launch failed: {e}")
     lines.append(f"  ({HOLD_NOTE}; {r.elapsed_s:.1f} s)")

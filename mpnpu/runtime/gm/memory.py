@@ -23,6 +23,7 @@ import numpy as np
 from mpnpu.errors import GMOutOfMemoryError, UsageError
 
 from ..dtypes import DTypeLike, get_dtype
+from ..memcheck import ILLEGAL_READ, ILLEGAL_WRITE
 from .allocator import Block, CachingAllocator
 from .segments import SegmentTable, close_and_unlink, create_segment, process_token
 from .tensor import GlobalTensor, _prod, c_strides
@@ -103,6 +104,8 @@ class GlobalMemory:
             raise UsageError(f"cannot write array of shape {arr.shape} into GM tensor {t.name} of shape {t.shape}")
         if arr.dtype != t.dtype.storage:
             raise UsageError(f"cannot write {arr.dtype} data into GM tensor {t.name} of dtype {t.dtype.name}")
+        if t.outside and t.size:
+            raise t.illegal(ILLEGAL_WRITE, "a host write")
         if t.size:
             view = self._table.array(t)
             view[...] = arr
@@ -112,6 +115,8 @@ class GlobalMemory:
         """GM → host copy."""
         if t.size == 0:
             return np.empty(t.shape, dtype=t.dtype.storage)
+        if t.outside:
+            raise t.illegal(ILLEGAL_READ, "a host read")
         view = self._table.array(t)
         out: np.ndarray = view.copy()
         del view

@@ -19,7 +19,7 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
-from mpnpu.errors import GMOutOfMemoryError, NotFoundError
+from mpnpu.errors import GMAccessError, GMOutOfMemoryError, NotFoundError
 
 from ..config import SEGMENT_PREFIX
 from .tensor import GlobalTensor
@@ -87,6 +87,8 @@ class SegmentTable:
         """A numpy view of the tensor's bytes (drop it before the segment is closed)."""
         if t.size == 0:
             return np.empty(t.shape, dtype=t.dtype.storage)
+        if t.outside:  # (the kernel API and the host refuse such a view first, naming the access)
+            raise GMAccessError(f"GM view outside its tensor: {t.outside}")
         shm = self.get(t.segment)
         view: np.ndarray = np.ndarray(t.shape, dtype=t.dtype.storage, buffer=shm.buf, offset=t.offset,
                                       strides=t.strides)

@@ -9,14 +9,16 @@ through ``mpnpu.api.data_copy``, so that every GM access can be traced.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from mpnpu.errors import GMAccessError, InvalidTypeError
+from mpnpu.errors import GMAccessError, InvalidTypeError, MemcheckError
 
 from ..dtypes import DType, DTypeLike, get_dtype
+from ..memcheck import gm_fault, hull, leaves
 
 #: every GM tensor and carved sub-buffer starts on this boundary, as DataCopy requires on the device
 GM_ALIGN = 32
@@ -29,6 +31,12 @@ class GlobalTensor:
     Index it like a numpy array (integers and step-1 or positive-step slices) to get a sub-view,
     e.g. ``x[m0:m1]`` or ``tile[r0:r1, :]``; the view keeps the root tensor's ``name`` so that
     reports can say which tensor an access touched.
+
+    Bounds are taken as written, as the device takes an offset and a length: never clipped to the
+    tensor and never counted from its end. An index outside its axis (a negative start or stop or
+    integer, a start or stop past the end) gives a view that ``outside`` describes; a kernel that
+    reads or writes through such a view fails with a :class:`~mpnpu.errors.MemcheckError` naming
+    its line (mpnpu.runtime.memcheck), and so does the host. A view with no elements touches nothing.
     """
 
     name: str
@@ -42,6 +50,8 @@ class GlobalTensor:
     #: which allocation this is a view of (0: none), so that freeing a stale handle of a block
     #: that has since been handed to someone else is an error, not a free of their tensor
     alloc_id: int = 0
+    #: "" for a view inside its tensor; else which index left it ("x[60:68] leaves axis 0 (size 64)")
+    outside: str = ""
 
     @property
     def ndim(self) -> int:
@@ -85,27 +95,49 @@ class GlobalTensor:
         offset = self.offset
         shape: list[int] = []
         strides: list[int] = []
+        outside = self.outside
         for axis, (idx, dim, stride) in enumerate(zip(index, self.shape, self.strides)):
             if isinstance(idx, slice):
-                start, stop, step = idx.indices(dim)
+                start, stop, step = idx.start, idx.stop, idx.step
+                start = 0 if start is None else start if type(start) is int else _bound(start, self.name)
+                stop = dim if stop is None else stop if type(stop) is int else _bound(stop, self.name)
+                step = 1 if step is None else step if type(step) is int else _bound(step, self.name)
                 if step <= 0:
                     raise GMAccessError(f"GM tensor {self.name}: only positive slice steps are supported")
                 length = max(0, (stop - start + step - 1) // step)
-                offset += start * stride if length else 0
+                if not (0 <= start <= dim and 0 <= stop <= dim):
+                    outside = outside or leaves(self.name, index, axis, dim)
+                    offset += start * stride  # as written: the view reaches outside the tensor
+                elif length:
+                    offset += start * stride
                 shape.append(length)
                 strides.append(stride * step)
             elif isinstance(idx, (int, np.integer)) and not isinstance(idx, bool):
                 i = int(idx)
-                if not -dim <= i < dim:
-                    raise GMAccessError(
-                        f"index {i} out of range for axis {axis} of GM tensor {self.name} (size {dim})"
-                    )
-                offset += (i % dim) * stride
+                if not 0 <= i < dim:
+                    outside = outside or leaves(self.name, index, axis, dim)
+                offset += i * stride
             else:
                 raise GMAccessError(f"GM tensor {self.name}: unsupported index {idx!r}")
         shape.extend(self.shape[len(index):])
         strides.extend(self.strides[len(index):])
-        return self._view(tuple(shape), offset, tuple(strides))
+        view = self._view(tuple(shape), offset, tuple(strides))
+        if outside:
+            view.__dict__["outside"] = outside
+        return view
+
+    @property
+    def byte_span(self) -> tuple[int, int]:
+        """[start, stop) of the bytes this view touches, from the root tensor's first byte."""
+        lo, hi = hull(self.offset, self.shape, self.strides, self.dtype.itemsize)
+        return lo - self.root_offset, hi - self.root_offset
+
+    def illegal(self, kind: str, call: str, site: str = "", func: str = "") -> MemcheckError:
+        """The error of reading (``kind`` "illegal read") or writing through this view, which
+        ``outside`` says left its tensor, by ``call`` at the kernel's ``site``."""
+        start, stop = self.byte_span
+        return gm_fault(kind, call, site, func, self.name, self.dtype.name, self.dtype.itemsize, self.root_nbytes,
+                        start, stop, self.outside)
 
     def _view(self, shape: tuple[int, ...], offset: int, strides: tuple[int, ...]) -> "GlobalTensor":
         """Another view of the same allocation. Kernels slice GM on every tile, so this skips the
@@ -126,6 +158,7 @@ class GlobalTensor:
         return GlobalTensor(
             self.name, self.dtype, new_shape, self.segment, self.offset,
             c_strides(new_shape, self.dtype.itemsize), self.root_offset, self.root_nbytes, self.alloc_id,
+            self.outside,
         )
 
     def carve(self, name: str, byte_offset: int, shape: Sequence[int], dtype: DTypeLike) -> "GlobalTensor":
@@ -138,6 +171,8 @@ class GlobalTensor:
         nbytes = _prod(shape) * d.itemsize
         if not self.is_contiguous:
             raise GMAccessError(f"cannot carve from non-contiguous GM view of {self.name}")
+        if self.outside:
+            raise GMAccessError(f"cannot carve {name!r} from a view outside its tensor: {self.outside}")
         if byte_offset < 0 or byte_offset % GM_ALIGN:
             raise GMAccessError(f"carve {name!r}: byte offset {byte_offset} is not {GM_ALIGN}-byte aligned")
         if byte_offset + nbytes > self.nbytes:
@@ -148,6 +183,16 @@ class GlobalTensor:
         start = self.offset + byte_offset
         return GlobalTensor(name, d, shape, self.segment if nbytes else "", start,
                             c_strides(shape, d.itemsize), start, nbytes)
+
+
+def _bound(value: Any, name: str) -> int:
+    """A slice bound that is not an int (a numpy integer, anything with __index__) as an int."""
+    if isinstance(value, bool):
+        raise GMAccessError(f"GM tensor {name}: unsupported slice bound {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise GMAccessError(f"GM tensor {name}: unsupported slice bound {value!r}") from None
 
 
 def _prod(shape: Iterable[int]) -> int:
