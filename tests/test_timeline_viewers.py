@@ -304,3 +304,26 @@ def test_perfetto_draws_every_arrow_of_a_real_launch_the_right_way() -> None:
     assert len(hazards) == len(tl.races) + len(tl.inversions) >= 1
     for a, b in hazards:
         assert a["args"].get("race") and b["args"].get("race")
+
+
+def test_a_consequence_is_drawn_as_one_and_named_under_its_root() -> None:
+    """Issue 21 item 5 in the timeline: a hazard whose accesses depend on data read through another
+    says so in its title, its flow's args and its caption, instead of "nothing orders the two"."""
+    import dataclasses
+
+    from mpnpu.report.picture import _caption
+
+    tl = build_timeline(_counts_trace(), label="failing run", passed=False, summary="FAILED: out")
+    [race] = tl.races
+    assert "consequence" not in race.title and "consequence_of" not in json.dumps(trace_document([tl]))
+    root = ("RAW", "sizes", "Count", "k.py:5", "Gather", "k.py:6")
+    consequence = dataclasses.replace(race, hazard=dataclasses.replace(race.hazard, root=root))
+    shown = dataclasses.replace(tl, races=[consequence])
+    assert consequence.title.endswith("(a consequence)")
+    doc = trace_document([shown])
+    assert_trace_rules(doc)
+    [flow] = [evs for evs in flows_of(doc).values() if evs[0]["cat"] == "hazard"]
+    args = next(ev for ev in flow if ev["ph"] == "s")["args"]
+    assert args["consequence_of"] == "RAW on sizes (Count at k.py:5 -> Gather at k.py:6)"
+    last = _caption(consequence, False, "FAILED: out").split("\n")[-1]
+    assert last.startswith("A consequence of RAW on sizes (Count at k.py:5 -> Gather at k.py:6)")

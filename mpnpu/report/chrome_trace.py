@@ -34,6 +34,7 @@ from typing import IO, Any, Iterable
 
 from mpnpu.harness.timeline.inversions import Inversion
 from mpnpu.harness.timeline.model import PIPE_LANES, LaunchTimeline, Race, Span
+from mpnpu.racecheck.hazards import key_text
 from mpnpu.report import write_report
 from mpnpu.runtime.topology import CoreType
 
@@ -171,6 +172,8 @@ def _race_args(race: Race) -> dict[str, Any]:
         "pairs": race.pairs,
         "pairs_in_wrong_order": race.inverted_pairs,
         **({"scope": h.scope} if h.scope != "GM" else {}),
+        # a hazard whose accesses depend on data read through another one: drawn, but not a bug of its own
+        **({"consequence_of": key_text(h.root)} if h.root is not None else {}),
     }
 
 

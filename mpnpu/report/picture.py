@@ -31,7 +31,7 @@ from mpnpu.harness.timeline.model import (
     Race,
     Span,
 )
-from mpnpu.racecheck.hazards import AccessSite
+from mpnpu.racecheck.hazards import AccessSite, key_text
 from mpnpu.report import write_report
 from mpnpu.runtime.topology import CoreType
 
@@ -184,7 +184,10 @@ def _caption(race: Race, passed: bool | None = None, summary: str = "") -> str:
         if passed is False:
             order += (f" The run failed all the same ({summary}), not through this hazard: none of its "
                       f"{race.pairs} pairs ran in the wrong order.")
-    return f"{head}\n{order}\nNothing orders the two: {h.missing_sync}."
+    tail = f"Nothing orders the two: {h.missing_sync}."
+    if h.root is not None:
+        tail = f"A consequence of {key_text(h.root)}: its accesses depend on data read through that hazard."
+    return f"{head}\n{order}\n{tail}"
 
 
 def _inversion_caption(inv: Inversion) -> str:

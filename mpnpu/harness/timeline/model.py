@@ -135,7 +135,8 @@ class Race:
         core: ``RAW UB[0:4096] inside aiv0``)."""
         lo, hi = self.hazard.element_range
         inside = f" inside {self.first_side.short}" if self.hazard.scope != "GM" else ""
-        return f"{self.hazard.kind} {self.hazard.tensor}[{lo}:{hi}]{inside}"
+        consequence = " (a consequence)" if self.hazard.root is not None else ""
+        return f"{self.hazard.kind} {self.hazard.tensor}[{lo}:{hi}]{inside}{consequence}"
 
     @property
     def in_time_order(self) -> tuple[tuple[AccessSite, Span], tuple[AccessSite, Span]]:
