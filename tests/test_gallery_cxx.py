@@ -27,7 +27,8 @@ from typing import NamedTuple
 import pytest
 
 from mpnpu.errors import DeadlockError
-from mpnpu.racecheck import analyze, format_text
+from mpnpu.racecheck import analyze
+from mpnpu.report.hazards import format_hazards
 from mpnpu.runtime.config import DEFAULT_OPTIONS
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.topology import KernelType
@@ -176,7 +177,7 @@ def test_fixed_equals_golden_and_has_no_hazard(folder):
                     assert verdict.passed, f"{folder} {case.describe()} block_dim {block_dim}: {verdict.details}"
                     if index == 0:
                         hazards = analyze(launch.trace)
-                        assert hazards == [], format_text(hazards)
+                        assert hazards == [], format_hazards(hazards)
 
 
 #: flag_reuse's take-back wait after the loop (part of FW): no hazard's accesses have it between them
@@ -204,11 +205,11 @@ def test_incident_shows_the_race_class_at_the_cxx_lines(folder):
                 (war,) = want
                 mirror = ("GM", "RAW", "slots", *war[7:10], "", *war[3:6], "")
                 got.discard(mirror)
-            assert got == want, format_text(hazards)
+            assert got == want, format_hazards(hazards)
             for h in hazards:
                 # the dropped sync points between the two accesses (flag_reuse's last FW, after the
                 # loop, is between none)
-                assert h.dropped_syncs and set(h.dropped_syncs) <= incident, format_text(hazards)
+                assert h.dropped_syncs and set(h.dropped_syncs) <= incident, format_hazards(hazards)
                 assert all(s in h.missing_sync for s in h.dropped_syncs)
                 if h.scope == "GM":
                     assert h.first.core != h.second.core
