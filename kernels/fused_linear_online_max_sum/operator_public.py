@@ -218,6 +218,14 @@ class FlomsPublicOperator(FlomsOperator):
         """A mix 1:2 kernel: one cube and two vector cores per AI core."""
         return KernelType.MIX_1_2
 
+    def unavailable(self) -> str:
+        """Why this operator cannot run here: no checkout named ("" when it can)."""
+        try:
+            checkout()
+        except UsageError as e:
+            return str(e)
+        return ""
+
     def _kernel(self) -> AscendCOperator:
         return public_kernel(checkout())
 

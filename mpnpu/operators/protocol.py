@@ -161,6 +161,14 @@ def diagnosis_of(op: Any) -> "Diagnosis | None":
     return getattr(op, "diagnosis", None)
 
 
+def unavailable_reason(op: Any) -> str:
+    """Why ``op`` cannot run here ("" when it can): an operator whose kernel lives outside mpnpu
+    (the public FLOMS kernel needs the user's checkout) says so through an optional
+    ``unavailable()`` method, and test helpers skip it with that reason instead of failing."""
+    check = getattr(op, "unavailable", None)
+    return str(check() or "") if callable(check) else ""
+
+
 def kernel_type_of(op: Any) -> KernelType:
     """Which cores a launch of ``op``'s kernel starts: its ``device_kernel_type``, else mix 1:2
     (every Python kernel runs on the full mix 1:2 device)."""

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from mpnpu.errors import MpnpuError, UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
-from mpnpu.operators.protocol import kernel_type_of
+from mpnpu.operators.protocol import kernel_type_of, unavailable_reason
 from mpnpu.racecheck import Hazard, HazardLog, analyze
 from mpnpu.report.hazards import format_hazard_log
 from mpnpu.report.text.batch import format_variant
@@ -71,6 +71,15 @@ def _check_count(name: str, value: Any, low: int) -> None:
         raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
+def _skip_if_unavailable(op: Any) -> None:
+    """Skip the test (pytest's skip, with the operator's reason) when ``op`` cannot run here."""
+    reason = unavailable_reason(op)
+    if reason:
+        import pytest  # (the helpers are for tests; imported only when one must skip)
+
+        pytest.skip(f"{getattr(op, 'name', op)}: {reason}")
+
+
 def assert_no_races(
     target: Any,
     *args: Any,
@@ -98,6 +107,8 @@ def assert_no_races(
     """
     __tracebackhide__ = True  # pytest: show the test's line, not this helper's
     t = resolve_target(target)
+    if t.operator is not None:
+        _skip_if_unavailable(t.operator)
     op_kind = kernel_type_of(t.operator) if t.operator is not None else None
     dev = device if device is not None else shared_device(kernel_type=op_kind)
     log = HazardLog()
@@ -165,6 +176,7 @@ def assert_matches_golden(
     """
     __tracebackhide__ = True
     operator = resolve_operator(op)
+    _skip_if_unavailable(operator)
     name, dropped = dropped_syncs(operator, variant, drop_syncs)
     dev = device if device is not None else shared_device(kernel_type=kernel_type_of(operator))
     batch = run_batch(operator, cases=cases, repeat=repeat, variants=[Variant(name, dropped)], seed=seed,

@@ -199,11 +199,15 @@ def mpnpu_device(request: pytest.FixtureRequest) -> Any:
     """
     settings = settings_for(request.node)
     from mpnpu.errors import UsageError
+    from mpnpu.runtime.topology import KernelType
     from mpnpu.testing.devices import kernel_type_named, shared_device, use_plugin_state
 
     use_plugin_state(request.config.stash[STATE])
     try:
-        return shared_device(settings.block_dim, settings.options, kernel_type_named(settings.kernel_type))
+        # the marker's kernel type, else the full mix 1:2 device (never whatever a helper left open
+        # for a vector-only operator of an earlier test)
+        kind = kernel_type_named(settings.kernel_type) or KernelType.MIX_1_2
+        return shared_device(settings.block_dim, settings.options, kind)
     except UsageError as e:  # a bad block_dim or options: one line, not a traceback into mpnpu
         pytest.fail(f"mpnpu_device: {e}", pytrace=False)
 
