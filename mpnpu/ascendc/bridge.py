@@ -129,21 +129,25 @@ def check_arguments(kernel_name: str, params: Sequence[str], args: Sequence[Any]
         raise UsageError(f"kernel {kernel_name} takes {len(params)} arguments ({describe_params(params)}), "
                          f"the launch passes {len(args)}")
     for i, (kind, arg) in enumerate(zip(params, args)):
-        what = describe_params([kind])
+        # (every launch checks its arguments: the common cases cost one test each, the words only an error)
         if kind == "p":
-            if not (arg is None or isinstance(arg, GlobalTensor)):
-                raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {what}: pass a GM tensor "
-                                 f"(GlobalTensor) or None, not {type(arg).__name__}")
-        elif kind in ("f", "d"):
+            if arg is None or isinstance(arg, GlobalTensor):
+                continue
+            raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {describe_params([kind])}: pass a GM "
+                             f"tensor (GlobalTensor) or None, not {type(arg).__name__}")
+        if kind in ("f", "d"):
             if isinstance(arg, (bool, GlobalTensor)) or not isinstance(arg, (int, float, np.integer, np.floating)):
-                raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {what}, got {type(arg).__name__}")
-        else:
-            if isinstance(arg, GlobalTensor) or not isinstance(arg, (bool, int, np.integer)):
-                raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {what}, got {type(arg).__name__}")
-            bits = 8 * int(kind[1:])
-            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if kind[0] == "i" else (0, (1 << bits) - 1)
-            if not lo <= int(arg) <= hi:
-                raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {what}: {int(arg)} does not fit")
+                raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {describe_params([kind])}, got "
+                                 f"{type(arg).__name__}")
+            continue
+        if isinstance(arg, GlobalTensor) or not isinstance(arg, (bool, int, np.integer)):
+            raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {describe_params([kind])}, got "
+                             f"{type(arg).__name__}")
+        bits = 8 * int(kind[1:])
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if kind[0] == "i" else (0, (1 << bits) - 1)
+        if not lo <= int(arg) <= hi:
+            raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {describe_params([kind])}: {int(arg)} "
+                             "does not fit")
 
 
 # -- one launch on this core ------------------------------------------------------------------------------
@@ -161,6 +165,8 @@ class Region:
 
 class _Launch:
     """What one launch on this core needs while the library runs (the callbacks read it)."""
+
+    __slots__ = ("lib", "ctx", "pending", "sites")
 
     def __init__(self, lib: Library, ctx: Any) -> None:
         self.lib = lib
@@ -252,11 +258,12 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     stages a launch inserts syncs at are (a library built with stage hooks, mpnpu.ascendc.stagehooks)."""
     global _current
     ctx = kcontext.current()
-    topo = ctx.topology
-    if topo.kernel_type is not kernel_type:
-        raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {topo.kernel_type.value} device")
-    launch, c_slots, c_regions, last = _launch_struct(ctx, kernel_type, len(slots), len(regions))
-    events, dropped, hold = ctx.events, ctx.dropped_syncs, ctx.hold
+    if ctx.topology.kernel_type is not kernel_type:
+        raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {ctx.topology.kernel_type.value} device")
+    n, n_slots = len(regions), len(slots)
+    hit = _STRUCTS.get((id(ctx), kernel_type)) if n <= _MAX_ARGS and n_slots <= _MAX_ARGS else None
+    launch, c_slots, c_regions, last = hit or _launch_struct(ctx, kernel_type, n_slots, n)
+    events, dropped, hold, hooks = ctx.events, ctx.dropped_syncs, ctx.hold, ctx.stage_hooks
     # What a batch's launches mostly repeat (the caching allocator hands out the same blocks) is
     # written only when it changes: each ctypes field write costs as much as the C++ launch itself.
     settings = (events is not None, memcheck, tiling_key, sys_workspace_bytes, dropped, hold)
@@ -273,15 +280,19 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
             launch.n_dropped = 0
         launch.hold_site = hold.site.encode() if hold is not None else None
         last[0] = settings
-    n = len(regions)
-    c_regions[:2 * n] = [v for r in regions for v in (r.addr, r.size)]
+    if n == 1:
+        r = regions[0]
+        c_regions[0], c_regions[1] = r.addr, r.size
+    else:
+        c_regions[:2 * n] = [v for r in regions for v in (r.addr, r.size)]
     launch.n_regions = n
-    c_slots[:len(slots)] = slots
-    keep = _inserts(launch, ctx, stages)  # (the records point into these while the kernel runs)
+    c_slots[:n_slots] = slots
+    # (the records point into what _inserts returns while the kernel runs)
+    keep = _inserts(launch, ctx, stages) if hooks is not None or launch.n_inserts else None
     state = _current = _Launch(lib, ctx)
     ctx.events = None  # the library records this core's trace itself (see the module docstring)
     try:
-        rc = lib.run(launch, c_slots, len(slots))
+        rc = lib.run(launch, c_slots, n_slots)
     finally:
         _current = None
         ctx.events = events
@@ -371,34 +382,44 @@ def _slots(params: Sequence[str], args: Sequence[Any]) -> tuple[list[int], list[
     if len(args) != len(params):
         raise KernelAPIError(f"the kernel takes {len(params)} arguments ({describe_params(params)}), got {len(args)}")
     slots: list[int] = []
-    regions: dict[tuple[str, int], Region] = {}
-    window = WINDOWS.address
+    regions: dict[tuple[str, int, int], Region] = {}
+    # (per launch and core: every attribute lookup here is paid once per argument per launch)
+    windows, append = WINDOWS.mapped, slots.append
     for kind, arg in zip(params, args):
         if kind == "p":
             if arg is None:
-                slots.append(0)
+                append(0)
                 continue
             if not isinstance(arg, GlobalTensor):
                 raise KernelAPIError(f"a pointer parameter needs a GM tensor, got {type(arg).__name__}")
-            segment, root_offset = arg.segment, arg.root_offset
+            segment, root_offset, nbytes = arg.segment, arg.root_offset, arg.root_nbytes
             if not segment:  # a tensor without elements: a valid, unusable pointer
-                slots.append(0)
+                append(0)
                 continue
             # (attached and prefaulted already: the core does that for every launch argument)
             # The allocation's own window (mpnpu.ascendc.windows): pointers derived from it cannot
             # reach another tensor unnoticed.
-            root = window(segment, root_offset, arg.root_nbytes)
-            slots.append(root + arg.offset - root_offset)
-            key = (segment, root_offset)
+            key = (segment, root_offset, nbytes)
+            root = windows.get(key)
+            if root is None:
+                root = WINDOWS.address(segment, root_offset, nbytes)
+            append(root + arg.offset - root_offset)
             if key not in regions:
-                regions[key] = Region(root, arg.root_nbytes, arg)
+                regions[key] = Region(root, nbytes, arg)
         elif kind == "f":
-            slots.append(int(np.float32(arg).view(np.uint32)))
+            append(int(np.float32(arg).view(np.uint32)))
         elif kind == "d":
-            slots.append(int(np.float64(arg).view(np.uint64)))
+            append(int(np.float64(arg).view(np.uint64)))
         else:
-            slots.append(int(arg) & ((1 << 64) - 1))
-    return slots, sorted(regions.values(), key=lambda r: r.addr)
+            append(int(arg) & 0xFFFF_FFFF_FFFF_FFFF)
+    out = list(regions.values())
+    if len(out) > 1:
+        out.sort(key=_region_addr)
+    return slots, out
+
+
+def _region_addr(r: Region) -> int:
+    return r.addr
 
 
 def _trace_events(state: _Launch, regions: Sequence[Region]) -> list[Any]:

@@ -9,6 +9,7 @@ nothing else of C++.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, replace
@@ -73,8 +74,8 @@ class CompiledKernel:
     #: the kernel orders its pipes and runs them itself (the runtime's pipe engine stays in order)
     __mpnpu_pipes__ = "own"
 
-    @property
-    def mpnpu_kernel_name(self) -> str:
+    @functools.cached_property
+    def mpnpu_kernel_name(self) -> str:  # (read several times per launch: made once)
         return f"{self.entry} ({os.path.basename(self.source)})"
 
     def mpnpu_check_launch(self, topology: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:

@@ -53,6 +53,9 @@ class GmWindows:
 
     def __init__(self) -> None:
         self._windows: dict[tuple[str, int, int], int] = {}
+        #: (segment, offset, bytes) -> :meth:`address`, for the windows mapped already (a launch
+        #: looks its arguments up here first: one dict lookup per argument)
+        self.mapped: dict[tuple[str, int, int], int] = {}
         self._fds: dict[str, int] = {}
 
     def address(self, segment: str, offset: int, nbytes: int) -> int:
@@ -62,6 +65,7 @@ class GmWindows:
         base = self._windows.get(key)
         if base is None:
             base = self._windows[key] = self._map(segment, offset, nbytes)
+        self.mapped[key] = base + offset % _PAGE
         return base + offset % _PAGE
 
     def _map(self, segment: str, offset: int, nbytes: int) -> int:
