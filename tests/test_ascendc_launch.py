@@ -3,6 +3,9 @@ the kernel's line, cross-core flags and SyncAll, all through the same runtime as
 
 from __future__ import annotations
 
+import ctypes
+import os
+
 import numpy as np
 import pytest
 
@@ -133,3 +136,35 @@ def test_mode2_handshake_with_waits_that_name_no_mode() -> None:
         for rounds in (1, 9):
             dev.launch(k, out, rounds)
             assert list(dev.to_host(out)[:4]) == [rounds] * 4
+
+
+
+def _maps() -> int:
+    with open(f"/proc/{os.getpid()}/maps") as f:
+        return sum(1 for _ in f)
+
+
+def test_gm_windows_stay_bounded_over_many_allocations() -> None:
+    """Every GM allocation a compiled kernel sees gets its own window (two mappings, 4 GiB of
+    addresses): a long run with ever new case sizes must not run out of mappings (about 65,000
+    per process) or addresses. The windows past the cap are unmapped before the next launch."""
+    from mpnpu.ascendc.windows import GmWindows
+
+    windows = GmWindows(max_windows=64)
+    with device(1, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.arange(4096, dtype=np.float32))
+        before = _maps()
+        try:
+            addresses = set()
+            for n in range(1, 400):
+                windows.trim()
+                addresses.add(windows.address(x.segment, x.root_offset, 4 * n))
+                assert len(windows) <= 65
+            assert len(addresses) > 64  # every allocation size had a window of its own
+            assert _maps() - before <= 2 * 65 + 8  # (a few for whatever else the process mapped)
+            # a window in the table shows the segment's bytes
+            addr = windows.address(x.segment, x.root_offset, 16)
+            assert list((ctypes.c_float * 4).from_address(addr)) == [0.0, 1.0, 2.0, 3.0]
+        finally:
+            windows.close()
+        assert _maps() <= before + 8

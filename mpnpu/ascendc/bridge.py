@@ -385,6 +385,8 @@ def _slots(params: Sequence[str], args: Sequence[Any]) -> tuple[list[int], list[
     regions: dict[tuple[str, int, int], Region] = {}
     # (per launch and core: every attribute lookup here is paid once per argument per launch)
     windows, append = WINDOWS.mapped, slots.append
+    if len(windows) > WINDOWS.max_windows:
+        WINDOWS.trim()  # (before this launch maps anything: no pointer of it can be unmapped)
     for kind, arg in zip(params, args):
         if kind == "p":
             if arg is None:
