@@ -49,3 +49,16 @@ def test_with_the_pipes_in_order_the_race_cannot_show_but_racecheck_still_finds_
     assert wrong == 0
     local = [h for h in analyze(last.trace) if h.scope == "local"]
     assert any(h.kind == "RAW" and h.first.pipe == "PIPE_MTE2" and h.second.pipe == "PIPE_V" for h in local)
+
+
+def test_a_queued_wait_no_set_satisfies_names_its_line_and_function() -> None:
+    from mpnpu.errors import KernelError
+
+    k = kernel("queued_wait.cpp", "queued_wait")
+    line = line_of("queued_wait.cpp", "the wait no set satisfies")
+    with device(1, kernel_type=KernelType.AIV, options=OPTIONS) as dev:
+        x = dev.to_device("x", np.zeros(8, np.float32))
+        with pytest.raises(KernelError) as err:
+            dev.launch(k, x)
+    assert "queued on its pipe waits for an event no SetFlag issued before it raises" in str(err.value)
+    assert f"queued_wait.cpp:{line} (WaitNeverSet)" in str(err.value)

@@ -49,10 +49,11 @@ public:
         uint64_t issued = 0;
         const char* file = nullptr;  // where the wait was issued (for an error found later)
         int line = 0;
+        const char* func = nullptr;
     };
 
     // What the engine reports back through the kernel API (set once by rt.h: faults are thrown there).
-    using ErrorFn = void (*)(const char* file, int line, const char* message);
+    using ErrorFn = void (*)(const char* file, int line, const char* func, const char* message);
     using ClockFn = uint64_t (*)();
 
     bool asynchronous() const { return async_; }
@@ -128,7 +129,7 @@ public:
     }
 
     // SetFlag<evt>(id): raised when the source pipe reaches this point.
-    void set_flag(int evt, int id, int src, const char* file, int line) {
+    void set_flag(int evt, int id, int src, const char* file, int line, const char* func = nullptr) {
         if (!async_) {
             ++raised_[evt][id];
             return;
@@ -140,13 +141,13 @@ public:
             return;
         }
         ++queued_sets_[evt][id];
-        append(src, Op{SET, nullptr, int16_t(evt), int8_t(id), within_bound(lock), file, line});
+        append(src, Op{SET, nullptr, int16_t(evt), int8_t(id), within_bound(lock), file, line, func});
         start_thread(src);
     }
 
     // WaitFlag<evt>(id): the destination pipe waits here for the event, then consumes it. False when
     // no set can satisfy it any more (the caller reports that at the kernel's line).
-    bool wait_flag(int evt, int id, int src, int dst, const char* file, int line) {
+    bool wait_flag(int evt, int id, int src, int dst, const char* file, int line, const char* func = nullptr) {
         if (!async_) {
             if (raised_[evt][id] <= 0) return false;
             --raised_[evt][id];
@@ -155,7 +156,7 @@ public:
         std::unique_lock<std::mutex> lock(mu_);
         check_error(lock);
         if (pipe_is_async(dst)) {
-            append(dst, Op{WAIT, nullptr, int16_t(evt), int8_t(id), within_bound(lock), file, line});
+            append(dst, Op{WAIT, nullptr, int16_t(evt), int8_t(id), within_bound(lock), file, line, func});
             start_thread(dst);
             return true;
         }
@@ -339,7 +340,7 @@ private:
             if (std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(timeout_ns_)) {
                 char msg[160];
                 std::snprintf(msg, sizeof msg, "%s still waits for the core's pipes after the sync timeout", what);
-                on_error_(nullptr, 0, msg);
+                on_error_(nullptr, 0, nullptr, msg);
             }
             kernel_sleeping_ = true;
             wake_pipes();
@@ -387,9 +388,10 @@ private:
                 std::snprintf(msg, sizeof msg, "a WaitFlag (event %d, id %d) queued on its pipe waits for an event no "
                               "SetFlag issued before it raises: the device would hang", int(w.event), int(w.id));
                 const char* file = w.file;
+                const char* func = w.func;
                 int line = w.line;
                 for (auto& qq : q_) qq.clear();
-                on_error_(file, line, msg);
+                on_error_(file, line, func, msg);
             }
         }
     }

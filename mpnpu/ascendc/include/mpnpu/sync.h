@@ -83,7 +83,7 @@ inline void set_flag(AscendC::HardEvent evt, int32_t id, const Site& site) {
     check_event_id(evt, id, site, "SetFlag");
     if (dropped(site, D_SET_FLAG)) return;
     const EventPipes& p = event_pipes(evt);
-    core().pipes.set_flag(int(evt), id, p.src, site.file, site.line);
+    core().pipes.set_flag(int(evt), id, p.src, site.file, site.line, site.func);
     pipe_sync_record('s', p.src, int32_t(evt), id, site);
 }
 
@@ -91,7 +91,7 @@ inline void wait_flag(AscendC::HardEvent evt, int32_t id, const Site& site) {
     check_event_id(evt, id, site, "WaitFlag");
     if (dropped(site, D_WAIT_FLAG)) return;
     const EventPipes& p = event_pipes(evt);
-    if (!core().pipes.wait_flag(int(evt), id, p.src, p.dst, site.file, site.line))
+    if (!core().pipes.wait_flag(int(evt), id, p.src, p.dst, site.file, site.line, site.func))
         api_error(site,
                   "WaitFlag<HardEvent::%s>(%d) waits for an event no SetFlag issued before it raises: the device "
                   "would hang", p.name, id);
@@ -106,8 +106,8 @@ inline void pipe_barrier(uint8_t pipe, const Site& site) {
 
 // The engine's view of the event table and of errors (set up for every launch).
 inline int event_source(int evt) { return event_pipes(AscendC::HardEvent(evt)).src; }
-inline void pipe_error(const char* file, int line, const char* message) {
-    api_error(Site{file ? file : "?", line, "?"}, "%s", message);
+inline void pipe_error(const char* file, int line, const char* func, const char* message) {
+    api_error(Site{file ? file : "?", line, func ? func : "?"}, "%s", message);
 }
 
 inline void sync_all(bool aiv_only, const Site& site) {
