@@ -21,8 +21,10 @@ without it is one usage error that says what to set.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,8 +151,7 @@ def unit_test_case(seed: int, index: int, space: CaseSpace) -> Case:
     rng = np.random.default_rng([seed, index, 1])
     target = rng.integers(0, 256, c.bt).astype(np.int32)
     target[:4] = (0, 127, 128, 255)  # the shard's boundaries
-    return Case(c.index, c.seed, c.bt, c.h, c.v, 0, 128, c.input_dtype, c.target_dtype, c.return_logits,
-                c.input, c.weight, target)
+    return dataclasses.replace(c, vocab_start_index=0, vocab_end_index=128, target=target)
 
 
 @functools.lru_cache(maxsize=4)
@@ -212,6 +213,8 @@ class FlomsPublicOperator(FlomsOperator):
     probes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     options: tuple = ()
     diagnosis: Any = None
+    _tilings: OrderedDict[tuple[Any, ...], tuple[np.ndarray, int]] = field(default_factory=OrderedDict, repr=False,
+                                                                           compare=False)
 
     @property
     def device_kernel_type(self) -> KernelType:
@@ -229,6 +232,23 @@ class FlomsPublicOperator(FlomsOperator):
     def _kernel(self) -> AscendCOperator:
         return public_kernel(checkout())
 
+    def _tiling_of(self, public: AscendCOperator, case: Case, block_dim: int) -> tuple[np.ndarray, int]:
+        """The packed tiling struct of ``case`` on ``block_dim`` AI cores and its user workspace
+        bytes, made once per case shape and device (a batch runs every case many times)."""
+        key = (public.root, case.bt, case.h, case.v, case.vocab_start_index, case.vocab_end_index,
+               case.target_dtype, case.return_logits, block_dim)
+        hit = self._tilings.get(key)
+        if hit is None:
+            plan = fill_tiling(case, block_dim)
+            layout = public.tiling_layout()
+            assert layout is not None
+            packed = layout.pack(plan.fields)
+            packed.setflags(write=False)
+            hit = self._tilings[key] = (packed, plan.user_workspace)
+            if len(self._tilings) > 4096:
+                self._tilings.popitem(last=False)
+        return hit
+
     def resolve_sync_names(self, names: Any) -> frozenset[str]:
         """Sync points as a user names them (FILE:LINE, the file by any path suffix)."""
         return self._kernel().resolve_sync_names(names)
@@ -242,9 +262,7 @@ class FlomsPublicOperator(FlomsOperator):
         if case.return_logits:
             # this kernel's vector cores read the logits back from the output, stored in the input
             # dtype, in both modes: the storage-rounding allowance of memory-saving mode applies
-            saving = tolerances(Case(case.index, case.seed, case.bt, case.h, case.v, case.vocab_start_index,
-                                     case.vocab_end_index, case.input_dtype, case.target_dtype, False, case.input,
-                                     case.weight, case.target))
+            saving = tolerances(dataclasses.replace(case, return_logits=False))
             tol = {**tol, **{k: saving[k] for k in ("logits_max", "sum_exp_logits", "predicted_logits")}}
         return Prepared(self.golden(case), tol)
 
@@ -256,9 +274,7 @@ class FlomsPublicOperator(FlomsOperator):
         dropped = public.resolve_sync_names(drop_syncs)
         kernel = public.kernel_for(case)
         kernel = kernel.with_launch(sys_workspace_bytes=SYS_WORKSPACE_BYTES)
-        plan = fill_tiling(case, device.block_dim)
-        layout = public.tiling_layout()
-        assert layout is not None
+        packed, user_workspace = self._tiling_of(public, case, device.block_dim)
         bt, v, in_dt, tgt_dt = case.bt, case.v, case.input_dtype, case.target_dtype
         logits = bt * v if case.return_logits else 16  # memory-saving mode: a placeholder the kernel never writes
         with device.scope() as gm:
@@ -267,8 +283,8 @@ class FlomsPublicOperator(FlomsOperator):
             outs = [gm.empty("logits_max", bt, "float32"), gm.empty("sum_exp_logits", bt, "float32"),
                     gm.empty("predicted_logits", bt, "float32"), gm.empty("target_mask", (bt + 7) // 8, "uint8"),
                     gm.empty("masked_target", bt, tgt_dt), gm.empty("vocab_parallel_logits", logits, in_dt)]
-            args += [*outs, gm.empty("workspace", SYS_WORKSPACE_BYTES + plan.user_workspace, "uint8"),
-                     gm.to_device("tiling", layout.pack(plan.fields), "uint8")]
+            args += [*outs, gm.empty("workspace", SYS_WORKSPACE_BYTES + user_workspace, "uint8"),
+                     gm.to_device("tiling", packed, "uint8")]
             launch = device.launch_with(LaunchOptions(drop_syncs=tuple(sorted(dropped)), trace=trace), kernel, *args)
             outputs = {name: device.to_host(out) for name, out in zip(OUTPUT_NAMES, outs)}
         outputs["vocab_parallel_logits"] = (outputs["vocab_parallel_logits"].reshape(bt, v) if case.return_logits
