@@ -16,7 +16,7 @@ from tests.runtime_util import device
 pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
 
 
-def _launch(drop=(), trace=True, runs=1):
+def _launch(drop=(), trace=True, runs=1, inserts=()):
     k = kernel("two_phase.cpp", "two_phase")
     results = []
     with device(4, kernel_type=KernelType.AIV) as dev:
@@ -24,7 +24,8 @@ def _launch(drop=(), trace=True, runs=1):
         parts, out = dev.empty("partials", 32, "float32"), dev.empty("out", 8, "float32")
         for _ in range(runs):
             dev.gm.write(parts, np.full(32, -1.0, np.float32))  # a stale row reads as -1
-            r = dev.launch_with(LaunchOptions(trace=trace, drop_syncs=drop), k, x, parts, out, 4 * 256)
+            options = LaunchOptions(trace=trace, drop_syncs=drop, insert_syncs=inserts)
+            r = dev.launch_with(options, k, x, parts, out, 4 * 256)
             results.append((r, float(dev.to_host(out)[0])))
     return results
 
@@ -72,27 +73,13 @@ def test_without_the_syncall_the_race_is_real() -> None:
     assert all(total == 1024.0 for _, total in fixed)
 
 
-def _launch_inserting(inserts, drop, runs=1, trace=True):
-    k = kernel("two_phase.cpp", "two_phase")
-    results = []
-    with device(4, kernel_type=KernelType.AIV) as dev:
-        x = dev.to_device("x", np.ones(4 * 256, np.float32))
-        parts, out = dev.empty("partials", 32, "float32"), dev.empty("out", 8, "float32")
-        for _ in range(runs):
-            dev.gm.write(parts, np.full(32, -1.0, np.float32))
-            options = LaunchOptions(trace=trace, drop_syncs=drop, insert_syncs=inserts)
-            r = dev.launch_with(options, k, x, parts, out, 4 * 256)
-            results.append((r, float(dev.to_host(out)[0])))
-    return results
-
-
 def test_a_syncall_inserted_after_a_cxx_function_repairs_the_dropped_one() -> None:
     # The repair the audit verifies, without editing the source: the kernel is rebuilt with
     # function hooks and every vector core runs SyncAll<true> as it leaves PartialSum.
     drop = (f"two_phase.cpp:{line_of('two_phase.cpp', 'SyncAll();')}",)
-    runs = _launch_inserting(("after:PartialSum:aiv",), drop, runs=10, trace=False)
+    runs = _launch(drop, runs=10, trace=False, inserts=("after:PartialSum:aiv",))
     assert all(total == 1024.0 for _, total in runs)
-    (r, total), = _launch_inserting(("after:PartialSum:aiv",), drop)
+    (r, total), = _launch(drop, inserts=("after:PartialSum:aiv",))
     assert total == 1024.0 and analyze(r.trace) == []
     inserted = [e for core in r.trace.events for e in core if getattr(e, "name", "") == "+after:PartialSum:aiv"]
     assert len(inserted) == 4  # one SyncAll<true> per vector core, under the insert's name
@@ -102,4 +89,4 @@ def test_inserting_at_a_function_the_kernel_lacks_is_one_clear_error() -> None:
     from mpnpu.errors import UsageError
 
     with pytest.raises(UsageError, match="no function of that name; similar: PartialSum"):
-        _launch_inserting(("after:partialsum",), ())
+        _launch((), inserts=("after:partialsum",))
