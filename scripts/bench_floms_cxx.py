@@ -8,10 +8,13 @@ the machine's load falls on all of them alike), with OpenBLAS at one thread as t
 - C++ batch: one case-run as the batch makes it, ``OPERATOR_CXX.run`` (GM allocation, copies in,
   launch, copies out) + ``judge``, on a device with asynchronous pipes (the default);
 - C++ in order: the same on a device with ``RuntimeOptions(pipes="sync")``;
+- C++ callbacks: the C++ batch on a device whose cores call back into Python for every SyncAll and
+  flag (``MPNPU_NATIVE_SYNC=0``, as before the library drove them itself);
 - Python: the Python FLOMS kernel's case-run (``OPERATOR.run`` + ``judge``), asynchronous pipes.
 
 Prints ms per case for each, per round and the median, and the ratios: C++ batch / golden (target
-<= 1.5), C++ async / C++ in order (target <= 1.3), Python / golden and Python / C++. Also the CPU
+<= 1.5), C++ async / C++ in order (target <= 1.3), C++ native syncs / C++ callbacks, Python / golden
+and Python / C++. Also the CPU
 time of the C++ device's core processes per case-run (cube, vector), which the shared machine's
 load changes less than wall times.
 
@@ -21,11 +24,13 @@ load changes less than wall times.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
 import psutil
 
+from mpnpu.ascendc.bridge import NATIVE_SYNC_ENV
 from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -37,9 +42,9 @@ OPERATOR_CXX = load_operator("floms-cxx")
 
 TARGET_GOLDEN = 1.5
 TARGET_PIPES = 1.3
-KINDS = ("golden", "cxx", "cxx_sync", "python")
+KINDS = ("golden", "cxx", "cxx_sync", "cxx_callbacks", "python")
 LABELS = {"golden": "golden alone", "cxx": "C++ batch (async pipes)", "cxx_sync": "C++ in order (pipes sync)",
-          "python": "Python FLOMS batch"}
+          "cxx_callbacks": "C++ with sync callbacks", "python": "Python FLOMS batch"}
 
 
 def _cpu(procs: list[psutil.Process]) -> float:
@@ -48,6 +53,26 @@ def _cpu(procs: list[psutil.Process]) -> float:
         t = p.cpu_times()
         total += t.user + t.system
     return total
+
+
+def _callback_device(block_dim: int, case: object) -> Device:
+    """A device whose core processes call back for every sync (their environment is the parent's at
+    the fork, which the first launch makes sure of)."""
+    previous = os.environ.get(NATIVE_SYNC_ENV)
+    os.environ[NATIVE_SYNC_ENV] = "0"
+    try:
+        dev = Device(block_dim)
+        try:
+            OPERATOR_CXX.run(dev, case)
+        except BaseException:
+            dev.close()
+            raise
+    finally:
+        if previous is None:
+            del os.environ[NATIVE_SYNC_ENV]
+        else:
+            os.environ[NATIVE_SYNC_ENV] = previous
+    return dev
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
           f"({3 * args.block_dim} core processes per device on {len(available_cpus())} CPUs), {args.rounds} rounds")
 
     with Device(args.block_dim) as dev, Device(args.block_dim, options=RuntimeOptions(pipes="sync")) as dev_sync, \
-            blas_threads(1):
+            _callback_device(args.block_dim, cases[0]) as dev_callbacks, blas_threads(1):
+        devices = {"cxx": dev, "cxx_sync": dev_sync, "cxx_callbacks": dev_callbacks}
+
         def one(kind: str, i: int) -> float:
             case = cases[i]
             t0 = time.perf_counter()
@@ -74,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                 out, _ = OPERATOR.run(dev, case)
                 OPERATOR.judge(case, prepared[i], out)
             else:
-                out, _ = OPERATOR_CXX.run(dev if kind == "cxx" else dev_sync, case)
+                out, _ = OPERATOR_CXX.run(devices[kind], case)
                 OPERATOR_CXX.judge(case, prepared[i], out)
             return time.perf_counter() - t0
 
@@ -108,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{'met' if ratio_golden <= TARGET_GOLDEN else 'NOT met'})")
     print(f"C++ async / C++ in order: {ratio_pipes:.2f}x (target <= {TARGET_PIPES}: "
           f"{'met' if ratio_pipes <= TARGET_PIPES else 'NOT met'})")
+    ratio_native = statistics.median(r["cxx"] / r["cxx_callbacks"] for r in rows)
+    print(f"C++ native syncs / C++ sync callbacks: {ratio_native:.2f}x")
     print(f"Python FLOMS / golden alone: {statistics.median(r['python'] / r['golden'] for r in rows):.2f}x; "
           f"Python / C++: {statistics.median(r['python'] / r['cxx'] for r in rows):.2f}x")
     print(f"CPU time of the C++ device's core processes per case-run: cube {1000 * cpu_cxx['cube'] / runs:.2f} ms, "

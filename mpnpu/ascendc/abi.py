@@ -7,7 +7,7 @@ import ctypes
 
 import numpy as np
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 ANY_MODE = 0xFF
 
 # kernel types (KERNEL_TYPE_* of the kernel API, the order of abi.h's MPNPU_KT_*)
@@ -37,10 +37,44 @@ FlagSetFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, cty
 FlagWaitFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
                               ctypes.POINTER(ctypes.c_int32))
 HoldFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
+SyncErrorFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
 
 
 class Host(ctypes.Structure):
-    _fields_ = [("sync_all", SyncAllFn), ("flag_set", FlagSetFn), ("flag_wait", FlagWaitFn), ("hold", HoldFn)]
+    _fields_ = [("sync_all", SyncAllFn), ("flag_set", FlagSetFn), ("flag_wait", FlagWaitFn), ("hold", HoldFn),
+                ("sync_error", SyncErrorFn)]
+
+
+# -- syncs the library drives itself on the core process's objects (include/mpnpu/native_sync.h) --------
+
+NATIVE_MAX_ROUTES = 4
+FLAG_IDS = 16
+NATIVE_SYNC_ALL_TIMEOUT, NATIVE_FLAG_TIMEOUT, NATIVE_FLAG_OVERFLOW, NATIVE_BARRIER_STATE = 1, 2, 3, 4
+#: the status board's columns and states as native_sync.h writes them (checked against the runtime's)
+NATIVE_ST_COLUMNS = {"ST_STATE": 0, "ST_SYNC_ALL": 1, "ST_SYNC_AIV": 2, "ST_WAIT_MODE": 3, "ST_WAIT_ID": 4,
+                     "ST_PROGRESS": 5, "ST_WAIT_TAKEN": 6}
+NATIVE_STATES = {"RUNNING": 1, "IN_SYNC_ALL": 2, "IN_SYNC_AIV": 3, "IN_FLAG_WAIT": 4}
+
+
+class NativeBarrier(ctypes.Structure):
+    _fields_ = [("lock", ctypes.c_void_p), ("sleeping", ctypes.c_void_p), ("woken", ctypes.c_void_p),
+                ("wait_sem", ctypes.c_void_p), ("words", ctypes.c_void_p), ("parties", ctypes.c_int32),
+                ("pad", ctypes.c_int32)]
+
+
+class NativeFlag(ctypes.Structure):
+    _fields_ = [("valid", ctypes.c_int32), ("n_out", ctypes.c_int32), ("n_in", ctypes.c_int32),
+                ("pad", ctypes.c_int32), ("out_receiver", ctypes.c_int32 * NATIVE_MAX_ROUTES),
+                ("out_sem", ctypes.c_void_p * NATIVE_MAX_ROUTES), ("out_wake", ctypes.c_void_p * NATIVE_MAX_ROUTES),
+                ("in_sem", ctypes.c_void_p * NATIVE_MAX_ROUTES)]
+
+
+class NativeSync(ctypes.Structure):
+    _fields_ = [("abi", ctypes.c_int32), ("core_id", ctypes.c_int32), ("status", ctypes.c_void_p),
+                ("st_columns", ctypes.c_int32), ("flag_counter_max", ctypes.c_int32),
+                ("flag_modes", ctypes.c_void_p), ("timeout_ns", ctypes.c_uint64),
+                ("barrier_all", NativeBarrier), ("barrier_aiv", NativeBarrier),
+                ("flags", (NativeFlag * FLAG_IDS) * 3), ("mode_wake", ctypes.c_void_p), ("used", ctypes.c_void_p)]
 
 
 class Region(ctypes.Structure):
@@ -89,6 +123,7 @@ class Launch(ctypes.Structure):
         ("sync_timeout_ns", ctypes.c_uint64),
         ("n_inserts", ctypes.c_int32),
         ("inserts", ctypes.POINTER(Insert)),
+        ("native", ctypes.POINTER(NativeSync)),
     ]
 
 

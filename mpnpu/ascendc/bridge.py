@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mpnpu.errors import KernelAPIError, MpnpuError, UnsupportedError
+from mpnpu.errors import KernelAPIError, MpnpuError, SyncTimeoutError, UnsupportedError
 from mpnpu.runtime import kcontext
 from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.memcheck import ILLEGAL_READ, ILLEGAL_WRITE, gm_fault, gm_fault_unknown, local_fault
@@ -237,8 +237,69 @@ def _hold(launch: _Launch, site_id: int, after: int) -> int:
     return 0
 
 
+@_guard
+def _sync_error(launch: _Launch, kind: int, a: int, b: int, c: int) -> int:
+    """A sync the library made natively failed: raise what the core process's own path raises."""
+    ctx = launch.ctx
+    sync, timeout = ctx.sync, ctx.options.sync_timeout_s
+    if kind == abi.NATIVE_SYNC_ALL_TIMEOUT:
+        raise sync.sync_all_timeout(bool(a), b, timeout)
+    if kind == abi.NATIVE_FLAG_TIMEOUT:
+        sync.raise_flag_timeout(a, b, timeout)
+    if kind == abi.NATIVE_FLAG_OVERFLOW:
+        sync.raise_overflow(a, b, c)
+    raise SyncTimeoutError("SyncAll: the barrier's shared state is not one its protocol allows (a core died "
+                           "inside it?)", sync="sync_all")
+
+
 # One set of callbacks per process (ctypes keeps them alive as long as these references live).
-_HOST = abi.Host(abi.SyncAllFn(_sync_all), abi.FlagSetFn(_flag_set), abi.FlagWaitFn(_flag_wait), abi.HoldFn(_hold))
+_HOST = abi.Host(abi.SyncAllFn(_sync_all), abi.FlagSetFn(_flag_set), abi.FlagWaitFn(_flag_wait), abi.HoldFn(_hold),
+                 abi.SyncErrorFn(_sync_error))
+
+#: MPNPU_NATIVE_SYNC=0 in the environment: every SyncAll and flag of a C++ kernel calls back into the
+#: core process (as before native syncs existed), e.g. to measure the two side by side.
+NATIVE_SYNC_ENV = "MPNPU_NATIVE_SYNC"
+
+
+def native_sync_for(ctx: Any) -> tuple[Any, Any] | None:
+    """This core's MpnpuNativeSync (and its used-flags array), or None where syncs call back."""
+    if os.environ.get(NATIVE_SYNC_ENV, "1") == "0":
+        return None
+    routes = ctx.sync.native_routes(ctx.info.core_id)
+    if routes is None:
+        return None
+    nat = abi.NativeSync()
+    nat.abi = abi.ABI_VERSION
+    nat.core_id = ctx.info.core_id
+    nat.status, nat.st_columns = routes.status, routes.st_columns
+    nat.flag_modes, nat.flag_counter_max = routes.flag_modes, routes.flag_counter_max
+    nat.timeout_ns = int(ctx.options.sync_timeout_s * 1e9)
+    for target, (lock, sleeping, woken, wait_sem, words, parties) in (
+            (nat.barrier_all, routes.barrier_all), (nat.barrier_aiv, routes.barrier_aiv)):
+        target.lock, target.sleeping, target.woken, target.wait_sem = lock, sleeping, woken, wait_sem
+        target.words, target.parties = words, parties
+    for (mode, flag_id), (outgoing, incoming) in routes.flags.items():
+        if len(outgoing) > abi.NATIVE_MAX_ROUTES or len(incoming) > abi.NATIVE_MAX_ROUTES:
+            continue  # (not on this chip's topologies) left to the core process's path
+        f = nat.flags[mode][flag_id]
+        f.valid, f.n_out, f.n_in = 1, len(outgoing), len(incoming)
+        for i, (receiver, handle, wake) in enumerate(outgoing):
+            f.out_receiver[i], f.out_sem[i], f.out_wake[i] = receiver, handle, wake
+        for i, handle in enumerate(incoming):
+            f.in_sem[i] = handle
+    nat.mode_wake = routes.mode_wake
+    used = (ctypes.c_int32 * (3 * abi.FLAG_IDS))()
+    nat.used = ctypes.addressof(used)
+    return nat, used
+
+
+def _report_native_flags(ctx: Any, used: Any) -> None:
+    """Mark the flags the library set natively in this launch as the core process's own sets are
+    marked (the parent clears the counters of every flag set), and clear the library's marks."""
+    for index, value in enumerate(used[:]):
+        if value:
+            kcontext.flag_port(ctx, index // abi.FLAG_IDS, index % abi.FLAG_IDS).used = True
+            used[index] = 0
 
 
 def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_key: int = 0,
@@ -262,7 +323,7 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
         raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {ctx.topology.kernel_type.value} device")
     n, n_slots = len(regions), len(slots)
     hit = _STRUCTS.get((id(ctx), kernel_type)) if n <= _MAX_ARGS and n_slots <= _MAX_ARGS else None
-    launch, c_slots, c_regions, last = hit or _launch_struct(ctx, kernel_type, n_slots, n)
+    launch, c_slots, c_regions, last, native = hit or _launch_struct(ctx, kernel_type, n_slots, n)
     events, dropped, hold, hooks = ctx.events, ctx.dropped_syncs, ctx.hold, ctx.stage_hooks
     # What a batch's launches mostly repeat (the caching allocator hands out the same blocks) is
     # written only when it changes: each ctypes field write costs as much as the C++ launch itself.
@@ -297,6 +358,8 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
         _current = None
         ctx.events = events
         del keep
+        if native is not None:
+            _report_native_flags(ctx, native[1])
     if events is not None:
         events.extend(_trace_events(state, regions))
     if rc == abi.RUN_OK:
@@ -337,11 +400,11 @@ def _inserts(launch: Any, ctx: Any, stages: Sequence[tuple[str, tuple[int, ...]]
 
 
 _MAX_ARGS = 64
-_STRUCTS: dict[tuple[int, KernelType], tuple[Any, Any, Any, list[Any]]] = {}
+_STRUCTS: dict[tuple[int, KernelType], tuple[Any, Any, Any, list[Any], Any]] = {}
 
 
 def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
-                   n_regions: int) -> tuple[Any, Any, Any, list[Any]]:
+                   n_regions: int) -> tuple[Any, Any, Any, list[Any], Any]:
     """This core's launch struct for ``kernel_type`` with what never changes between its launches set
     once (identity, callbacks, pipes), its slot and region arrays, and a one-item list holding the
     per-launch settings last written into it; a launch sets only what changed."""
@@ -368,12 +431,15 @@ def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
         launch.pipes_async = 0 if options.pipes == "sync" else 1
         launch.pipe_latency_ns = int(options.pipe_latency_us * 1000)
         launch.sync_timeout_ns = int(options.sync_timeout_s * 1e9)
+        native = native_sync_for(ctx)
+        if native is not None:
+            launch.native = ctypes.pointer(native[0])
         c_slots = (ctypes.c_uint64 * _MAX_ARGS)()
         # The regions as a flat array of (addr, size) pairs (MpnpuRegion's layout): filled with one
         # slice assignment per launch instead of a Structure proxy per field.
         c_regions = (ctypes.c_uint64 * (2 * _MAX_ARGS))()
         launch.regions = ctypes.cast(c_regions, ctypes.POINTER(abi.Region))
-        hit = _STRUCTS[key] = (launch, c_slots, c_regions, [None])
+        hit = _STRUCTS[key] = (launch, c_slots, c_regions, [None], native)
     return hit
 
 

@@ -24,6 +24,7 @@ import ctypes
 import enum
 import threading
 import time
+from dataclasses import dataclass
 from multiprocessing.context import BaseContext
 from typing import Any, Iterable, Union
 
@@ -86,6 +87,10 @@ class SyncObjects:
         # yet), for waits that name no mode (a C++ kernel's CrossCoreWaitFlag: on the chip a wait
         # consumes its setters' sets, in whichever mode they were made).
         self._flag_modes = ctx.RawArray(ctypes.c_int8, n * FLAG_IDS)
+        # Per receiver: released when a set makes one of its _flag_modes cells known (0 -> a mode), so
+        # that a wait that names no mode sleeps until then instead of polling. At most one token per
+        # (receiver, id) and launch; tokens for another id only make the waiter look again.
+        self._mode_wakes = [ctx.Semaphore(0) for _ in range(n)]
         self._status = ctx.RawArray(ctypes.c_int64, n * ST_COLUMNS)
         self._status_np: np.ndarray = np.frombuffer(self._status, dtype=np.int64).reshape(  # type: ignore[call-overload]
             n, ST_COLUMNS)
@@ -110,6 +115,9 @@ class SyncObjects:
             ctypes.memset(self._mode0_counts, 0, self._mode0_bytes)
         ctypes.memset(self._status, 0, self._status_bytes)
         ctypes.memset(self._flag_modes, 0, ctypes.sizeof(self._flag_modes))
+        for wake in self._mode_wakes:
+            while wake.acquire(False):
+                pass
 
     def last_words_address(self, core_id: int) -> int:
         """Where core ``core_id`` may write its last line (LAST_WORDS_BYTES, NUL-terminated)."""
@@ -126,6 +134,39 @@ class SyncObjects:
         self._status[base + ST_STATE] = int(state)
         self._status[base + ST_PROGRESS] += 1
 
+    # -- the same objects, for a compiled kernel that drives them itself ---------------------
+
+    def native_routes(self, core_id: int) -> NativeRoutes | None:
+        """The addresses behind this core's SyncAll barriers, flag routes (modes 1 and 2) and status
+        board, for a compiled kernel library to run the same protocol on the same objects without a
+        call back per operation (mpnpu/ascendc/include/mpnpu/native_sync.h). None when these objects
+        are not the ones that protocol is written for (another Python's multiprocessing)."""
+        try:
+            barriers = tuple(barrier_handles(b) for b in (self.barrier_all, self.barrier_aiv))
+        except (AttributeError, TypeError):
+            return None
+        self._barrier_words = barriers  # (the words' ctypes views must outlive every launch)
+        topo = self.topology
+        flags: dict[tuple[int, int], tuple[tuple[tuple[int, int, int], ...], tuple[int, ...]]] = {}
+        for mode in (1, 2) if topo.mixed else ():
+            try:
+                receivers = topo.flag_receivers(mode, core_id)
+                senders = topo.flag_senders(mode, core_id)
+            except ValueError:
+                continue  # a mode this core may not use: its calls go through flag_port, which says so
+            for flag_id in USABLE_FLAG_IDS:
+                flags[(mode, flag_id)] = (
+                    tuple((r, _sem_handle(self._flag_sems[(mode, flag_id, r, core_id)]),
+                           _sem_handle(self._mode_wakes[r])) for r in receivers),
+                    tuple(_sem_handle(self._flag_sems[(mode, flag_id, core_id, s)]) for s in senders),
+                )
+        return NativeRoutes(
+            status=ctypes.addressof(self._status), st_columns=ST_COLUMNS,
+            flag_modes=ctypes.addressof(self._flag_modes), flag_counter_max=FLAG_COUNTER_MAX,
+            barrier_all=barriers[0][0], barrier_aiv=barriers[1][0], flags=flags,
+            mode_wake=_sem_handle(self._mode_wakes[core_id]),
+        )
+
     # -- SyncAll -----------------------------------------------------------------------------
 
     def sync_all(self, core_id: int, aiv_only: bool, timeout: float) -> int:
@@ -141,15 +182,20 @@ class SyncObjects:
         try:
             barrier.wait(timeout)
         except threading.BrokenBarrierError:
-            what = "SyncAll<aiv_only>" if aiv_only else "SyncAll"
-            raise SyncTimeoutError(
-                f"{what} #{count} did not complete within {timeout:g} s "
-                "(a core never arrived, or the launch failed elsewhere)",
-                sync="sync_all", count=count,
-            ) from None
+            raise self.sync_all_timeout(aiv_only, count, timeout) from None
         status[base + ST_STATE] = _RUNNING
         status[base + ST_PROGRESS] += 1
         return count
+
+    @staticmethod
+    def sync_all_timeout(aiv_only: bool, count: int, timeout: float) -> SyncTimeoutError:
+        """The error of a SyncAll that did not complete (this core's ``count``-th)."""
+        what = "SyncAll<aiv_only>" if aiv_only else "SyncAll"
+        return SyncTimeoutError(
+            f"{what} #{count} did not complete within {timeout:g} s "
+            "(a core never arrived, or the launch failed elsewhere)",
+            sync="sync_all", count=count,
+        )
 
     # -- cross-core flags --------------------------------------------------------------------
 
@@ -185,7 +231,8 @@ class SyncObjects:
     def wait_mode(self, receiver: int, flag_id: int, timeout: float) -> int:
         """The mode in which the sets a mode-less wait of ``receiver`` on ``flag_id`` will consume
         were made: known once a set of that id has been routed to it in this launch; until then the
-        waiter polls (shown on the status board as a flag wait in mode -1, unknown)."""
+        waiter sleeps until a set makes one of its cells known (shown on the status board as a flag
+        wait in mode -1, unknown)."""
         index = receiver * FLAG_IDS + flag_id
         modes = self._flag_modes
         m = modes[index]
@@ -193,16 +240,24 @@ class SyncObjects:
             return m - 1
         self._mark_flag_wait(receiver, -1, flag_id)
         deadline = time.monotonic() + timeout
-        pause = 20e-6
+        wake = self._mode_wakes[receiver]
         while True:
             m = modes[index]
             if m:
                 self.set_state(receiver, CoreState.RUNNING)
                 return m - 1
-            if time.monotonic() >= deadline:
-                self._flag_timeout(-1, flag_id, timeout)
-            time.sleep(pause)
-            pause = min(2 * pause, 1e-3)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not wake.acquire(timeout=remaining):
+                self.raise_flag_timeout(-1, flag_id, timeout)
+
+    def mark_mode(self, receiver: int, flag_id: int, mode: int) -> None:
+        """A set of (mode, id) was routed to ``receiver``: record its mode, and wake a mode-less
+        waiter of ``receiver`` if this made the mode known."""
+        cell = receiver * FLAG_IDS + flag_id
+        known = self._flag_modes[cell]
+        self._flag_modes[cell] = mode + 1
+        if not known:
+            self._mode_wakes[receiver].release()
 
     def _mark_flag_wait(self, receiver: int, mode: int, flag_id: int) -> None:
         base = receiver * ST_COLUMNS
@@ -211,7 +266,7 @@ class SyncObjects:
         self._status[base + ST_WAIT_TAKEN] = 0  # mode 0 takes every sender's set at once
         self.set_state(receiver, CoreState.IN_FLAG_WAIT)
 
-    def _overflow(self, mode: int, flag_id: int, receiver: int) -> None:
+    def raise_overflow(self, mode: int, flag_id: int, receiver: int) -> None:
         recv = self.topology.core(receiver).label
         raise FlagOverflowError(
             f"flag {flag_id} (mode {mode}) overflows at {recv}: {FLAG_COUNTER_MAX} sets "
@@ -220,7 +275,7 @@ class SyncObjects:
         )
 
     @staticmethod
-    def _flag_timeout(mode: int, flag_id: int, timeout: float) -> None:
+    def raise_flag_timeout(mode: int, flag_id: int, timeout: float) -> None:
         raise SyncTimeoutError(
             f"cross_core_wait_flag({flag_id}, mode={mode}) did not return within {timeout:g} s",
             sync="flag_wait", mode=mode, flag_id=flag_id,
@@ -235,16 +290,15 @@ class SyncObjects:
 
     def _mode0_set(self, sender: int, flag_id: int, timeout: float) -> None:
         counts = self._mode0_counts
-        modes = self._flag_modes
         for receiver in self.topology.flag_receivers(0, sender):
-            modes[receiver * FLAG_IDS + flag_id] = 1
+            self.mark_mode(receiver, flag_id, 0)
             lock = self._mode0_locks[receiver]
             if not lock.acquire(timeout=timeout):
-                self._flag_timeout(0, flag_id, timeout)
+                self.raise_flag_timeout(0, flag_id, timeout)
             try:
                 i = self._mode0_index(flag_id, receiver, sender)
                 if counts[i] >= FLAG_COUNTER_MAX:
-                    self._overflow(0, flag_id, receiver)
+                    self.raise_overflow(0, flag_id, receiver)
                 counts[i] += 1
             finally:
                 lock.release()
@@ -275,7 +329,7 @@ class SyncObjects:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._mode0_wakes[receiver].acquire(timeout=remaining):
                 break
-        self._flag_timeout(0, flag_id, timeout)
+        self.raise_flag_timeout(0, flag_id, timeout)
 
     # -- atomics -----------------------------------------------------------------------------
 
@@ -285,6 +339,43 @@ class SyncObjects:
 
     def release_atomic(self) -> None:
         self.atomic_lock.release()
+
+
+@dataclass(frozen=True)
+class NativeRoutes:
+    """What :meth:`SyncObjects.native_routes` hands a compiled kernel: addresses valid in every core
+    process (the objects were made before the fork). A barrier is (lock, sleeping, woken, wait
+    semaphore, address of its [state, count] words, parties); a flag (mode, id) is ((receiver,
+    semaphore, the receiver's mode wake) per receiver a set releases, the semaphore per sender a
+    wait takes, in order); ``mode_wake``: the semaphore this core's mode-less waits sleep on."""
+
+    status: int
+    st_columns: int
+    flag_modes: int
+    flag_counter_max: int
+    barrier_all: tuple[int, int, int, int, int, int]
+    barrier_aiv: tuple[int, int, int, int, int, int]
+    flags: dict[tuple[int, int], tuple[tuple[tuple[int, int, int], ...], tuple[int, ...]]]
+    mode_wake: int
+
+
+def _sem_handle(sem: Any) -> int:
+    """The sem_t* behind a multiprocessing semaphore or lock."""
+    handle = sem._semlock.handle
+    if not isinstance(handle, int) or not handle:
+        raise TypeError("no POSIX semaphore handle")
+    return handle
+
+
+def barrier_handles(barrier: Any) -> tuple[tuple[int, int, int, int, int, int], Any]:
+    """A multiprocessing Barrier's semaphores and shared words (CPython's threading.Barrier over a
+    multiprocessing Condition: [state, count] in a shared int array), and the ctypes view of the
+    words that keeps their address valid."""
+    cond = barrier._cond
+    words = (ctypes.c_int32 * 2).from_buffer(barrier._array)
+    handles = (_sem_handle(cond._lock), _sem_handle(cond._sleeping_count), _sem_handle(cond._woken_count),
+               _sem_handle(cond._wait_semaphore), ctypes.addressof(words), int(barrier._parties))
+    return handles, words
 
 
 class FlagPort:
@@ -305,18 +396,22 @@ class FlagPort:
         self._timeout = timeout
         self._outgoing = outgoing  # ((receiver, semaphore), ...)
         self._modes = sync._flag_modes
-        self._mode_cells = tuple(r * FLAG_IDS + flag_id for r, _ in outgoing)  # receivers' _flag_modes cells
+        # receivers' _flag_modes cells, and the semaphore that wakes a receiver's mode-less wait
+        self._mode_cells = tuple((r * FLAG_IDS + flag_id, sync._mode_wakes[r]) for r, _ in outgoing)
         self._incoming = incoming  # (semaphore per sender, ...)
 
     def set(self) -> None:
         self.used = True
         modes, mark = self._modes, self.mode + 1
-        for cell in self._mode_cells:
+        for cell, wake in self._mode_cells:
+            known = modes[cell]
             modes[cell] = mark
+            if not known:
+                wake.release()
         for receiver, sem in self._outgoing:
             # Only this core releases this semaphore, so checking before releasing is exact.
             if sem.get_value() >= FLAG_COUNTER_MAX:
-                self._sync._overflow(self.mode, self.flag_id, receiver)
+                self._sync.raise_overflow(self.mode, self.flag_id, receiver)
             sem.release()
 
     def wait(self) -> None:
@@ -339,7 +434,7 @@ class FlagPort:
         status[base + ST_PROGRESS] += 1
         status[base + ST_STATE] = _IN_FLAG_WAIT
         if not sem.acquire(timeout=self._timeout):
-            self._sync._flag_timeout(self.mode, self.flag_id, self._timeout)
+            self._sync.raise_flag_timeout(self.mode, self.flag_id, self._timeout)
         status[base + ST_STATE] = _RUNNING
 
 

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define MPNPU_ABI_VERSION 3
+#define MPNPU_ABI_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +30,66 @@ typedef struct MpnpuHost {
     int32_t (*flag_wait)(int32_t mode, int32_t flag_id, int32_t site, int32_t* resolved_mode);
     /* A GM access at a site named by the launch's hold plan: before (after = 0) or after it. */
     int32_t (*hold)(int32_t site, int32_t after);
+    /* A sync the library made itself on the core process's sync objects (MpnpuNativeSync) failed:
+     * the core process raises what its own implementation raises (kind: MPNPU_NATIVE_*). Returns
+     * non-zero (the error is pending). */
+    int32_t (*sync_error)(int32_t kind, int32_t a, int32_t b, int32_t c);
 } MpnpuHost;
+
+/* The core process's sync objects as a library may drive them itself, without a callback per
+ * operation (include/mpnpu/native_sync.h): the POSIX semaphores and shared words behind the
+ * multiprocessing Barrier of SyncAll, the flag semaphores of modes 1 and 2, and the status board.
+ * The protocol is the one mpnpu/runtime/sync.py runs on the same objects, step for step. */
+typedef struct MpnpuNativeBarrier {
+    void* lock;       /* sem_t* of the Condition's lock */
+    void* sleeping;   /* sem_t* of its sleeping count */
+    void* woken;      /* sem_t* of its woken count */
+    void* wait_sem;   /* sem_t* it wakes sleepers with */
+    int32_t* words;   /* the Barrier's shared [state, count] */
+    int32_t parties;
+    int32_t pad;
+} MpnpuNativeBarrier;
+
+#define MPNPU_NATIVE_MAX_ROUTES 4
+#define MPNPU_FLAG_IDS 16
+
+/* One core's end of flag (mode, id): the semaphores a set releases (one per receiver) and those a
+ * wait takes (one per sender, in order). valid = 0: not a flag this core may use natively. */
+typedef struct MpnpuNativeFlag {
+    int32_t valid;
+    int32_t n_out;
+    int32_t n_in;
+    int32_t pad;
+    int32_t out_receiver[MPNPU_NATIVE_MAX_ROUTES];
+    void* out_sem[MPNPU_NATIVE_MAX_ROUTES];
+    void* out_wake[MPNPU_NATIVE_MAX_ROUTES]; /* sem_t* a receiver's mode-less wait sleeps on */
+    void* in_sem[MPNPU_NATIVE_MAX_ROUTES];
+} MpnpuNativeFlag;
+
+typedef struct MpnpuNativeSync {
+    int32_t abi;              /* MPNPU_ABI_VERSION */
+    int32_t core_id;
+    int64_t* status;          /* the status board, st_columns int64 per core */
+    int32_t st_columns;
+    int32_t flag_counter_max; /* a counter holds 0..max */
+    int8_t* flag_modes;       /* per (receiver, id): the mode + 1 of the last set routed there, 0: none */
+    uint64_t timeout_ns;      /* the launch's sync timeout */
+    MpnpuNativeBarrier barrier_all;
+    MpnpuNativeBarrier barrier_aiv;
+    MpnpuNativeFlag flags[3][MPNPU_FLAG_IDS]; /* by mode (mode 0 is never native) and id */
+    void* mode_wake;          /* sem_t* this core's mode-less waits sleep on (a set that makes a mode
+                                 known releases the receiver's) */
+    int32_t* used;            /* [mode * MPNPU_FLAG_IDS + id] = 1 once the library set that flag in this
+                                 launch (the core process reports it, so that the parent clears it) */
+} MpnpuNativeSync;
+
+/* What a native sync reports through sync_error. */
+enum {
+    MPNPU_NATIVE_SYNC_ALL_TIMEOUT = 1, /* a: aiv_only, b: this core's SyncAll count */
+    MPNPU_NATIVE_FLAG_TIMEOUT = 2,     /* a: mode (-1: unknown), b: flag id */
+    MPNPU_NATIVE_FLAG_OVERFLOW = 3,    /* a: mode, b: flag id, c: receiver */
+    MPNPU_NATIVE_BARRIER_STATE = 4     /* the barrier's words are not in a state its protocol allows */
+};
 
 #define MPNPU_ANY_MODE 0xFF
 
@@ -90,6 +149,7 @@ typedef struct MpnpuLaunch {
     uint64_t sync_timeout_ns;     /* the longest the kernel thread waits for its own pipes */
     int32_t n_inserts;            /* syncs inserted at function boundaries, this core's only */
     const MpnpuInsert* inserts;
+    MpnpuNativeSync* native;      /* the sync objects to drive directly, or NULL: every sync calls back */
 } MpnpuLaunch;
 
 /* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/abi.py for how each field is read. */

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <exception>
 
+#include "native_sync.h"
 #include "rt.h"
 #include "tensor.h"
 #include "types.h"
@@ -118,8 +119,13 @@ inline void sync_all(bool aiv_only, const Site& site) {
                         "(guard it with ASCEND_IS_AIV, or use SyncAll<false>())");
     c.pipes.barrier(P_ALL);  // what this core wrote before the barrier has landed when any core leaves it
     uint64_t t0 = c.tracing ? now_ns() : 0;
-    int32_t id = site_id(site);
-    host_call(c.host->sync_all(aiv_only ? 1 : 0, id));
+    if (MpnpuNativeSync* nat = c.launch.native) {  // on the core process's barrier, without a callback
+        int64_t count = 0;
+        if (int32_t rc = native::sync_all(*nat, aiv_only, &count))
+            host_call(c.host->sync_error(rc, aiv_only ? 1 : 0, int32_t(count), 0));
+    } else {
+        host_call(c.host->sync_all(aiv_only ? 1 : 0, site_id(site)));
+    }
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_SYNC_ALL, 0, P_ALL, site);
         e.mem = aiv_only ? 1 : 0;
@@ -142,7 +148,16 @@ inline void cross_core_set(int32_t mode, uint8_t pipe, int32_t flag_id, const Si
     // has completed what was issued to it before (e.g. the copy out it announces).
     int32_t id = site_id(site), fid = flag_id & 0xF;
     const MpnpuHost* host = c.host;
-    c.pipes.signal(pipe, [host, mode, fid, pipe, id] { host_call(host->flag_set(mode, fid, pipe, id)); });
+    MpnpuNativeSync* nat = c.launch.native;
+    if (MpnpuNativeFlag* f = nat ? native::flag(*nat, mode, fid) : nullptr) {
+        c.pipes.signal(pipe, [host, nat, f, mode, fid] {
+            int32_t receiver = -1;
+            if (int32_t rc = native::flag_set(*nat, *f, mode, fid, &receiver))
+                host_call(host->sync_error(rc, mode, fid, receiver));
+        });
+    } else {  // mode 0, or a flag this core may not use (the core process names why)
+        c.pipes.signal(pipe, [host, mode, fid, pipe, id] { host_call(host->flag_set(mode, fid, pipe, id)); });
+    }
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_FLAG_SET, 0, pipe, site);
         e.mem = uint8_t(mode);
@@ -161,7 +176,23 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     c.pipes.wake();  // the rest of this core's queued work runs while it waits
     uint64_t t0 = c.tracing ? now_ns() : 0;
     int32_t resolved = mode;
-    host_call(c.host->flag_wait(mode, flag_id & 0xF, site_id(site), &resolved));
+    const int32_t fid = flag_id & 0xF;
+    MpnpuNativeSync* nat = c.launch.native;
+    // Natively for an id usable in modes 1 or 2 here; otherwise (mode 0, a reserved id, a mode this
+    // core may not use) through the core process, which also names what is wrong.
+    if (nat && (nat->flags[1][fid].valid || nat->flags[2][fid].valid)) {
+        if (resolved == ANY_MODE) {
+            resolved = native::wait_mode(*nat, fid);
+            if (resolved < 0) host_call(c.host->sync_error(MPNPU_NATIVE_FLAG_TIMEOUT, -1, fid, 0));
+        }
+        if (const MpnpuNativeFlag* f = native::flag(*nat, resolved, fid)) {
+            if (int32_t rc = native::flag_wait(*nat, *f, resolved, fid)) host_call(c.host->sync_error(rc, resolved, fid, 0));
+        } else {
+            host_call(c.host->flag_wait(resolved, fid, site_id(site), &resolved));
+        }
+    } else {
+        host_call(c.host->flag_wait(mode, fid, site_id(site), &resolved));
+    }
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_FLAG_WAIT, 0, P_S, site);
         e.mem = uint8_t(resolved);

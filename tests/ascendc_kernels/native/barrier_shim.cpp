@@ -1,0 +1,7 @@
+// The native SyncAll barrier (include/mpnpu/native_sync.h) exported as a plain C function, so that a
+// test can make it one party of a multiprocessing Barrier whose other parties are Python processes.
+#include "mpnpu/native_sync.h"
+
+extern "C" int mpnpu_test_barrier_wait(const MpnpuNativeBarrier* b, uint64_t timeout_ns) {
+    return int(mpnpu::native::barrier_wait(*b, timeout_ns));
+}
