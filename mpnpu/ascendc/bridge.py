@@ -288,7 +288,7 @@ def native_sync_for(ctx: Any) -> tuple[Any, Any] | None:
         for i, handle in enumerate(incoming):
             f.in_sem[i] = handle
     nat.mode_wake = routes.mode_wake
-    used = (ctypes.c_int32 * (3 * abi.FLAG_IDS))()
+    used = ctypes.c_uint64(0)
     nat.used = ctypes.addressof(used)
     return nat, used
 
@@ -296,10 +296,14 @@ def native_sync_for(ctx: Any) -> tuple[Any, Any] | None:
 def _report_native_flags(ctx: Any, used: Any) -> None:
     """Mark the flags the library set natively in this launch as the core process's own sets are
     marked (the parent clears the counters of every flag set), and clear the library's marks."""
-    for index, value in enumerate(used[:]):
-        if value:
-            kcontext.flag_port(ctx, index // abi.FLAG_IDS, index % abi.FLAG_IDS).used = True
-            used[index] = 0
+    mask = used.value
+    if not mask:
+        return
+    used.value = 0
+    while mask:
+        bit = (mask & -mask).bit_length() - 1  # the lowest bit set
+        mask &= mask - 1
+        kcontext.flag_port(ctx, bit // abi.FLAG_IDS, bit % abi.FLAG_IDS).used = True
 
 
 def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_key: int = 0,

@@ -79,7 +79,7 @@ typedef struct MpnpuNativeSync {
     MpnpuNativeFlag flags[3][MPNPU_FLAG_IDS]; /* by mode (mode 0 is never native) and id */
     void* mode_wake;          /* sem_t* this core's mode-less waits sleep on (a set that makes a mode
                                  known releases the receiver's) */
-    int32_t* used;            /* [mode * MPNPU_FLAG_IDS + id] = 1 once the library set that flag in this
+    uint64_t* used;           /* bit mode * MPNPU_FLAG_IDS + id set once the library set that flag in this
                                  launch (the core process reports it, so that the parent clears it) */
 } MpnpuNativeSync;
 

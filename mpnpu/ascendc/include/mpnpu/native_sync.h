@@ -201,7 +201,7 @@ inline MpnpuNativeFlag* flag(MpnpuNativeSync& n, int32_t mode, int32_t id) {
 // A set: mark the mode at every receiver, then release each receiver's counter (only this core
 // releases it, so checking before releasing is exact). 0, or MPNPU_NATIVE_FLAG_OVERFLOW (*receiver).
 inline int32_t flag_set(MpnpuNativeSync& n, MpnpuNativeFlag& f, int32_t mode, int32_t id, int32_t* receiver) {
-    __atomic_store_n(n.used + mode * MPNPU_FLAG_IDS + id, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_or(n.used, uint64_t(1) << (mode * MPNPU_FLAG_IDS + id), __ATOMIC_RELAXED);
     for (int i = 0; i < f.n_out; ++i) {
         int8_t* cell = n.flag_modes + f.out_receiver[i] * MPNPU_FLAG_IDS + id;
         if (__atomic_exchange_n(cell, int8_t(mode + 1), __ATOMIC_SEQ_CST) == 0) give(f.out_wake[i]);

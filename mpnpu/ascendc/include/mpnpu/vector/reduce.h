@@ -177,20 +177,40 @@ inline void reduce_block_run(const char* name, AscendC::ReduceType type, const P
         m.w[1] &= ~below.w[1];
         return m;
     }(); };
-    Hull hd;
-    for (uint64_t r = 0; r < p.repeats; ++r)
-        for (uint32_t k = 0; k < 8; ++k)
-            if (!block_bits(p.bits(r), k).none())
-                hd.add(r * uint64_t(dstRepStride) * unit + k * sizeof(T),
-                       r * uint64_t(dstRepStride) * unit + (k + 1) * sizeof(T));
-    touch(dst, 'W', hd, site, name);
-    Lane ls = lane_of(src, gs);
-    std::vector<T> values(p.repeats * 8);
-    std::vector<uint8_t> any(p.repeats * 8, 0);
     const Bits whole = first_n(p.lanes);
+    auto is_whole = [&](const Bits& b) { return b.w[0] == whole.w[0] && b.w[1] == whole.w[1]; };
+    Hull hd;
     for (uint64_t r = 0; r < p.repeats; ++r) {
         const Bits& rb = p.bits(r);
-        if (rb.w[0] == whole.w[0] && rb.w[1] == whole.w[1]) {  // every block whole: no per-lane mask walk
+        const uint64_t at = r * uint64_t(dstRepStride) * unit;
+        if (is_whole(rb)) {  // (the common case: its 8 results, without a mask walk per block)
+            hd.add(at, at + 8 * sizeof(T));
+            continue;
+        }
+        for (uint32_t k = 0; k < 8; ++k)
+            if (!block_bits(rb, k).none()) hd.add(at + k * sizeof(T), at + (k + 1) * sizeof(T));
+    }
+    touch(dst, 'W', hd, site, name);
+    Lane ls = lane_of(src, gs);
+    // (on the stack for up to 255 repeats, the level-0 limit: no allocation per call)
+    constexpr uint64_t STACK_RESULTS = 255 * 8;
+    T stack_values[STACK_RESULTS];
+    uint8_t stack_any[STACK_RESULTS];
+    std::vector<T> heap_values;
+    std::vector<uint8_t> heap_any;
+    T* values = stack_values;
+    uint8_t* any = stack_any;
+    if (p.repeats * 8 > STACK_RESULTS) {
+        heap_values.resize(p.repeats * 8);
+        heap_any.resize(p.repeats * 8);
+        values = heap_values.data();
+        any = heap_any.data();
+    }
+    std::memset(any, 0, p.repeats * 8);
+    const bool is_max = type == AscendC::ReduceType::MAX;
+    for (uint64_t r = 0; r < p.repeats; ++r) {
+        const Bits& rb = p.bits(r);
+        if (is_whole(rb)) {  // every block whole: no per-lane mask walk
             for (uint32_t k = 0; k < 8; ++k) {
                 any[r * 8 + k] = 1;
                 const uint8_t* bp = ls.base + r * gs.rep + k * gs.blk;  // block k's elements are consecutive
@@ -199,16 +219,15 @@ inline void reduce_block_run(const char* name, AscendC::ReduceType type, const P
                     for (uint32_t i = 0; i < per_block; ++i) t[i] = ld<U>(bp + i * sizeof(U));
                     values[r * 8 + k] = tree_sum(t, per_block);
                 } else {  // (as consider(): the first lane, then any strictly larger / smaller one)
-                    const bool is_max = type == AscendC::ReduceType::MAX;
                     T m = ld<U>(bp);
                     float mf = float(m);
                     for (uint32_t i = 1; i < per_block; ++i) {
                         const T x = ld<U>(bp + i * sizeof(U));
                         const float xf = float(x);
-                        if (is_max ? xf > mf : xf < mf) {
-                            m = x;
-                            mf = xf;
-                        }
+                        // (selects, not a branch: on data a branch here is mispredicted half the time)
+                        const bool take = is_max ? xf > mf : xf < mf;
+                        m = take ? x : m;
+                        mf = take ? xf : mf;
                     }
                     values[r * 8 + k] = m;
                 }
