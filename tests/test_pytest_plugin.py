@@ -130,8 +130,13 @@ def assert_gone(recs: list[dict], timeout: float = 5.0) -> None:
 
 
 @pytest.fixture
-def inner(pytester: pytest.Pytester) -> pytest.Pytester:
+def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     pytester.makepyfile(plugin_kernels=KERNELS, inner_util=INNER_UTIL)
+    # The inner runs get their own HOME from pytester: without this they would build every C++
+    # operator again into an empty cache under it (a dozen builds of ~15 s each on two CPUs).
+    from mpnpu.ascendc.build import cache_dir
+
+    monkeypatch.setenv("MPNPU_CACHE_DIR", os.path.dirname(cache_dir()))  # (cache_dir() adds "ascendc")
     return pytester
 
 
@@ -144,7 +149,8 @@ def test_guide_examples_pass_on_fixed_kernels_and_fail_with_hazard_on_incident(i
     example = examples["floms"]
     assert 'VARIANT = "fixed"' in example
     inner.makepyfile(test_floms=example, test_every_op=examples["every_op"], test_readme=examples["readme"])
-    fixed = run(inner, "-q")
+    # (a fresh C++ build cache makes the first inner run build each C++ operator: ~15 s each)
+    fixed = run(inner, "-q", timeout=600)
     ops = registered()
     assert len(ops) >= 2
     # an operator that cannot run here (floms-public without a checkout) is skipped, with its reason

@@ -143,7 +143,9 @@ class SyncObjects:
         are not the ones that protocol is written for (another Python's multiprocessing)."""
         try:
             barriers = tuple(barrier_handles(b) for b in (self.barrier_all, self.barrier_aiv))
-        except (AttributeError, TypeError):
+        except AttributeError:
+            return None
+        if not all(all(h) for h, _ in barriers) or not all(_sem_handle(w) for w in self._mode_wakes):
             return None
         self._barrier_words = barriers  # (the words' ctypes views must outlive every launch)
         topo = self.topology
@@ -360,11 +362,9 @@ class NativeRoutes:
 
 
 def _sem_handle(sem: Any) -> int:
-    """The sem_t* behind a multiprocessing semaphore or lock."""
-    handle = sem._semlock.handle
-    if not isinstance(handle, int) or not handle:
-        raise TypeError("no POSIX semaphore handle")
-    return handle
+    """The sem_t* behind a multiprocessing semaphore or lock (0: none to be had)."""
+    handle = getattr(sem._semlock, "handle", 0)
+    return handle if isinstance(handle, int) else 0
 
 
 def barrier_handles(barrier: Any) -> tuple[tuple[int, int, int, int, int, int], Any]:
