@@ -125,6 +125,23 @@ def test_a_native_wait_that_times_out_breaks_the_barrier_for_python_parties(barr
     assert barrier.broken
 
 
+def test_a_native_wait_on_a_barrier_that_never_drains_times_out(barrier_shim) -> None:
+    barrier = multiprocessing.get_context("fork").Barrier(3)
+    words = (ctypes.c_int32 * 2).from_buffer(barrier._array)
+    words[0], words[1] = 1, 1  # draining, one party still inside that never leaves
+    lib = ctypes.CDLL(barrier_shim)
+    lib.mpnpu_test_barrier_wait.argtypes = [ctypes.POINTER(abi.NativeBarrier), ctypes.c_uint64]
+    nb = _native_barrier(barrier)
+    got: list[int] = []
+    t = threading.Thread(target=lambda: got.append(lib.mpnpu_test_barrier_wait(ctypes.byref(nb), 200_000_000)),
+                         daemon=True)
+    t.start()
+    t.join(timeout=30)
+    assert not t.is_alive(), "the wait did not return after its timeout"
+    assert got == [1]  # Wait::timeout
+    assert list(words) == [1, 1]  # it never joined
+
+
 def test_native_flag_sets_are_cleared_between_launches_and_overflow_as_the_runtime_says() -> None:
     k = kernel("flag_counts.cpp", "flag_counts")
     with device(1) as dev:

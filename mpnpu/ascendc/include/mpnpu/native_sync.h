@@ -102,11 +102,12 @@ struct Cond {
     int32_t& state() const { return b.words[0]; }
     int32_t& count() const { return b.words[1]; }
 
-    // Condition.wait with the lock held once: false when the wait or the re-lock timed out.
-    bool wait(bool* notified) const {
+    // Condition.wait with the lock held once: false when the re-lock timed out (the lock is then not
+    // held). Whether a notification came is not returned: the caller looks at the state again.
+    bool wait() const {
         give(b.sleeping);
         give(b.lock);
-        *notified = take(b.wait_sem, d);
+        (void)take(b.wait_sem, d);
         give(b.woken);
         return take(b.lock, d);
     }
@@ -134,9 +135,12 @@ inline Wait barrier_wait(const MpnpuNativeBarrier& b, uint64_t timeout_ns) {
     const Deadline d(timeout_ns);
     if (!take(b.lock, d)) return Wait::timeout;
     Cond c{b, d};
-    bool notified = false;
     while (c.state() == -1 || c.state() == 1) {  // draining or resetting: wait until it is done
-        if (!c.wait(&notified)) return Wait::timeout;  // (the lock is not held: another core holds it)
+        if (d.passed()) {  // (past the deadline a wait returns at once: do not spin on it)
+            give(b.lock);
+            return Wait::timeout;
+        }
+        if (!c.wait()) return Wait::timeout;  // (the lock is not held: another core holds it)
     }
     if (c.state() < 0) {
         give(b.lock);
@@ -154,7 +158,7 @@ inline Wait barrier_wait(const MpnpuNativeBarrier& b, uint64_t timeout_ns) {
     } else {
         bool locked = true;
         while (c.state() == 0) {
-            if (d.passed() || !(locked = c.wait(&notified))) break;
+            if (d.passed() || !(locked = c.wait())) break;
         }
         if (!locked) return Wait::timeout;
         if (c.state() == 0) {  // timed out: break the barrier for every party

@@ -186,7 +186,8 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
             if (resolved < 0) host_call(c.host->sync_error(MPNPU_NATIVE_FLAG_TIMEOUT, -1, fid, 0));
         }
         if (const MpnpuNativeFlag* f = native::flag(*nat, resolved, fid)) {
-            if (int32_t rc = native::flag_wait(*nat, *f, resolved, fid)) host_call(c.host->sync_error(rc, resolved, fid, 0));
+            if (int32_t rc = native::flag_wait(*nat, *f, resolved, fid))
+                host_call(c.host->sync_error(rc, resolved, fid, 0));
         } else {
             host_call(c.host->flag_wait(resolved, fid, site_id(site), &resolved));
         }
