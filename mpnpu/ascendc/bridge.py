@@ -279,9 +279,8 @@ def native_sync_for(ctx: Any) -> tuple[Any, Any] | None:
         target.lock, target.sleeping, target.woken, target.wait_sem = lock, sleeping, woken, wait_sem
         target.words, target.parties = words, parties
     for (mode, flag_id), (outgoing, incoming) in routes.flags.items():
-        if len(outgoing) > abi.NATIVE_MAX_ROUTES or len(incoming) > abi.NATIVE_MAX_ROUTES or not (
-                all(sem and wake for _, sem, wake in outgoing) and all(incoming)):
-            continue  # (not on this chip's topologies, or no semaphore to hand) left to the core process's path
+        if len(outgoing) > abi.NATIVE_MAX_ROUTES or len(incoming) > abi.NATIVE_MAX_ROUTES:
+            continue  # (not on this chip's topologies) left to the core process's path
         f = nat.flags[mode][flag_id]
         f.valid, f.n_out, f.n_in = 1, len(outgoing), len(incoming)
         for i, (receiver, handle, wake) in enumerate(outgoing):

@@ -157,11 +157,11 @@ class SyncObjects:
             except ValueError:
                 continue  # a mode this core may not use: its calls go through flag_port, which says so
             for flag_id in USABLE_FLAG_IDS:
-                flags[(mode, flag_id)] = (
-                    tuple((r, _sem_handle(self._flag_sems[(mode, flag_id, r, core_id)]),
-                           _sem_handle(self._mode_wakes[r])) for r in receivers),
-                    tuple(_sem_handle(self._flag_sems[(mode, flag_id, core_id, s)]) for s in senders),
-                )
+                outgoing = tuple((r, _sem_handle(self._flag_sems[(mode, flag_id, r, core_id)]),
+                                  _sem_handle(self._mode_wakes[r])) for r in receivers)
+                incoming = tuple(_sem_handle(self._flag_sems[(mode, flag_id, core_id, s)]) for s in senders)
+                if all(sem for _, sem, _ in outgoing) and all(incoming):  # (else: through flag_port)
+                    flags[(mode, flag_id)] = (outgoing, incoming)
         return NativeRoutes(
             status=ctypes.addressof(self._status), st_columns=ST_COLUMNS,
             flag_modes=ctypes.addressof(self._flag_modes), flag_counter_max=FLAG_COUNTER_MAX,
