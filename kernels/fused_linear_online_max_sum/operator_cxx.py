@@ -24,9 +24,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -120,6 +120,25 @@ def kernel_tiling(case: Case, block_dim: int, base_m: int, base_n: int, base_k: 
     return t, fields
 
 
+#: packed tiling structs an operator keeps (a batch runs each case many times; a soak, many cases)
+TILING_CACHE_ENTRIES = 4096
+_Extra = TypeVar("_Extra")
+
+
+def cached_tiling(cache: OrderedDict[Any, tuple[np.ndarray, _Extra]], key: Any,
+                  make: Callable[[], tuple[np.ndarray, _Extra]]) -> tuple[np.ndarray, _Extra]:
+    """``cache[key]``, made by ``make`` (a packed tiling struct and what goes with it) the first time:
+    the struct read-only, the oldest entry dropped past TILING_CACHE_ENTRIES."""
+    hit = cache.get(key)
+    if hit is None:
+        packed, extra = make()
+        packed.setflags(write=False)
+        hit = cache[key] = (packed, extra)
+        if len(cache) > TILING_CACHE_ENTRIES:
+            cache.popitem(last=False)
+    return hit
+
+
 def _no_fill(case: Any) -> Mapping[str, Any]:
     raise UsageError("FlomsCxxOperator packs its tiling itself (it needs the device's block_dim)")
 
@@ -177,17 +196,14 @@ class FlomsCxxOperator(FlomsOperator):
         """The packed tiling struct of ``case`` on ``block_dim`` AI cores, and the Python tiling (cached)."""
         key = (case.seed, case.index, case.bt, case.h, case.v, case.vocab_start_index, case.input_dtype,
                case.target_dtype, case.return_logits, block_dim)
-        hit = self._tilings.get(key)
-        if hit is None:
+
+        def make() -> tuple[np.ndarray, Tiling]:
             t, fields = kernel_tiling(case, block_dim, self.tiles.base_m, self.tiles.base_n, self.tiles.base_k)
             layout = self.kernel.tiling_layout()
             assert layout is not None
-            packed = layout.pack(fields)
-            packed.setflags(write=False)
-            hit = self._tilings[key] = (packed, t)
-            if len(self._tilings) > 4096:
-                self._tilings.popitem(last=False)
-        return hit
+            return layout.pack(fields), t
+
+        return cached_tiling(self._tilings, key, make)
 
     def run(self, device: Device, case: Case, *, drop_syncs: frozenset[str] = frozenset(), probe: str = "",
             trace: bool = False) -> tuple[dict[str, Any], LaunchResult]:

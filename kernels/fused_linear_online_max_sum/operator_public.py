@@ -42,6 +42,7 @@ from mpnpu.runtime.topology import KernelType
 from . import golden as golden_mod
 from .cases import Case, CaseSpace, make_case
 from .operator import FlomsOperator, Prepared
+from .operator_cxx import cached_tiling
 from .precision import tolerances
 from .spec import OUTPUT_NAMES
 
@@ -237,17 +238,14 @@ class FlomsPublicOperator(FlomsOperator):
         bytes, made once per case shape and device (a batch runs every case many times)."""
         key = (public.root, case.bt, case.h, case.v, case.vocab_start_index, case.vocab_end_index,
                case.target_dtype, case.return_logits, block_dim)
-        hit = self._tilings.get(key)
-        if hit is None:
+
+        def make() -> tuple[np.ndarray, int]:
             plan = fill_tiling(case, block_dim)
             layout = public.tiling_layout()
             assert layout is not None
-            packed = layout.pack(plan.fields)
-            packed.setflags(write=False)
-            hit = self._tilings[key] = (packed, plan.user_workspace)
-            if len(self._tilings) > 4096:
-                self._tilings.popitem(last=False)
-        return hit
+            return layout.pack(plan.fields), plan.user_workspace
+
+        return cached_tiling(self._tilings, key, make)
 
     def resolve_sync_names(self, names: Any) -> frozenset[str]:
         """Sync points as a user names them (FILE:LINE, the file by any path suffix)."""
