@@ -14,9 +14,8 @@ the machine's load falls on all of them alike), with OpenBLAS at one thread as t
 
 Prints ms per case for each, per round and the median, and the ratios: C++ batch / golden (target
 <= 1.5), C++ async / C++ in order (target <= 1.3), C++ native syncs / C++ callbacks, Python / golden
-and Python / C++. Also the CPU
-time of the C++ device's core processes per case-run (cube, vector), which the shared machine's
-load changes less than wall times.
+and Python / C++. Also the CPU time of the C++ device's core processes per case-run (cube, vector),
+which the shared machine's load changes less than wall times.
 
     python scripts/bench_floms_cxx.py [--cases 40] [--rounds 3] [--block-dim 1] [--seed 0]
 """
