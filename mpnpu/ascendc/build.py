@@ -6,6 +6,7 @@
       └─ entry.cpp (generated): #include <the entry's source> ; #include "mpnpu/bridge.h" ;
                                  MPNPU_EXPORT_ENTRY(<entry>)
            └─ $CXX -std=c++17 -O2 -shared -fPIC -fvisibility=hidden -I<mpnpu's headers> ...
+                   [-include <cache>/pch/<key>/mpnpu_pch.h: g++, mpnpu's headers precompiled (mpnpu.ascendc.pch)]
                 └─ <cache>/<key>/lib<entry>.so   (+ deps.json: every file the compiler read, hashed)
 
 The library is cached by a hash of the generated entry file, the sources, the flags, the
@@ -32,6 +33,8 @@ from functools import lru_cache
 from typing import Mapping, Sequence
 
 from mpnpu.errors import UsageError
+
+from . import pch
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 #: flags every kernel library is built with (ours; a kernel's own come after them)
@@ -146,7 +149,8 @@ def entry_source(spec: BuildSpec) -> str:
     )
 
 
-def _command(cxx: Sequence[str], spec: BuildSpec, entry_path: str, out: str, deps: str) -> list[str]:
+def _command(cxx: Sequence[str], spec: BuildSpec, entry_path: str, out: str, deps: str,
+             pch: Sequence[str] = ()) -> list[str]:
     cmd = [*cxx, *BASE_FLAGS, f"-I{INCLUDE_DIR}"]
     for d in spec.include_dirs:
         cmd.append(f"-I{os.path.abspath(d)}")
@@ -155,6 +159,7 @@ def _command(cxx: Sequence[str], spec: BuildSpec, entry_path: str, out: str, dep
         cmd.append(f"-I{d}")
     for k, v in sorted(spec.defines.items()):
         cmd.append(f"-D{k}={v}" if v != "" else f"-D{k}")
+    cmd += list(pch)  # first of the forced includes (mpnpu.ascendc.pch)
     if spec.tiling_header:
         cmd += ["-include", os.path.abspath(spec.tiling_header)]
     cmd += list(spec.flags)
@@ -220,14 +225,12 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
         with open(entry_path, "w") as f:
             f.write(entry_source(spec))
         out, deps = os.path.join(tmp, os.path.basename(lib)), os.path.join(tmp, "deps.d")
-        cmd = _command(compiler, spec, entry_path, out, deps)
-        try:
-            # (LC_ALL=C: plain ASCII quotes in the compiler's messages, whatever the user's locale)
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
-        except subprocess.TimeoutExpired:
-            raise CompileError(f"compiling {spec.sources[0]} took longer than 600 s") from None
-        except OSError as e:
-            raise NoCompilerError(f"the C++ compiler {compiler[0]} does not run: {e}") from None
+        pch = _pch_args(compiler, spec)
+        cmd = _command(compiler, spec, entry_path, out, deps, pch)
+        proc = _compile(cmd, spec, compiler)
+        if proc.returncode != 0 and pch:  # the errors as they read without the precompiled header
+            cmd = _command(compiler, spec, entry_path, out, deps)
+            proc = _compile(cmd, spec, compiler)
         if proc.returncode != 0:
             raise CompileError(first_error(proc.stderr, spec), stderr=proc.stderr, command=cmd)
         with open(deps) as f:
@@ -237,6 +240,24 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
         os.replace(out, lib)
         os.replace(os.path.join(tmp, "deps.json"), os.path.join(folder, "deps.json"))
     return Built(lib, spec, cached=False)
+
+
+def _pch_args(compiler: Sequence[str], spec: BuildSpec) -> list[str]:
+    """The precompiled header's ``-include`` for this build, or none (see :mod:`mpnpu.ascendc.pch`)."""
+    identity = _compiler_identity(tuple(compiler))
+    if not pch.enabled(identity) or not pch.applies(spec.sources, spec.tiling_header, INCLUDE_DIR, headers_digest()):
+        return []
+    return pch.pch_args(compiler, identity, [*BASE_FLAGS, *spec.flags], INCLUDE_DIR, cache_dir(), headers_digest())
+
+
+def _compile(cmd: Sequence[str], spec: BuildSpec, compiler: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        # (LC_ALL=C: plain ASCII quotes in the compiler's messages, whatever the user's locale)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
+    except subprocess.TimeoutExpired:
+        raise CompileError(f"compiling {spec.sources[0]} took longer than 600 s") from None
+    except OSError as e:
+        raise NoCompilerError(f"the C++ compiler {compiler[0]} does not run: {e}") from None
 
 
 _DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?:fatal )?error:\s*(?P<msg>.*)$", re.M)
