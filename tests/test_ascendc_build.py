@@ -13,11 +13,17 @@ from tests.ascendc_util import needs_cxx
 
 pytestmark = needs_cxx
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> str:
+    """The module's build cache (each test's kernel is its own file: no test finds another's build)."""
+    return str(tmp_path_factory.mktemp("cache"))
+
+
 GOOD = '#include "kernel_operator.h"\nextern "C" __global__ __aicore__ void k(GM_ADDR x) { (void)x; }\n'
 
 
-def test_a_build_is_cached_until_a_file_it_read_changes(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path / "cache"))
+def test_a_build_is_cached_until_a_file_it_read_changes(tmp_path, monkeypatch, cache) -> None:
+    monkeypatch.setenv("MPNPU_CACHE_DIR", cache)
     header = tmp_path / "part.h"
     header.write_text("constexpr int kValue = 1;\n")
     src = tmp_path / "k.cpp"
@@ -31,8 +37,8 @@ def test_a_build_is_cached_until_a_file_it_read_changes(tmp_path, monkeypatch) -
     assert not again.cached
 
 
-def test_a_compile_error_is_one_line_at_the_users_file_and_line(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path / "cache"))
+def test_a_compile_error_is_one_line_at_the_users_file_and_line(tmp_path, monkeypatch, cache) -> None:
+    monkeypatch.setenv("MPNPU_CACHE_DIR", cache)
     src = tmp_path / "broken.cpp"
     src.write_text('#include "kernel_operator.h"\n\nextern "C" __global__ __aicore__ void k(GM_ADDR x) {\n'
                    "    AscendC::NoSuchCall(x);\n}\n")
@@ -44,8 +50,8 @@ def test_a_compile_error_is_one_line_at_the_users_file_and_line(tmp_path, monkey
     assert info.value.details["stderr"]
 
 
-def test_an_error_inside_mpnpus_headers_names_the_users_line_too(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path / "cache"))
+def test_an_error_inside_mpnpus_headers_names_the_users_line_too(tmp_path, monkeypatch, cache) -> None:
+    monkeypatch.setenv("MPNPU_CACHE_DIR", cache)
     src = tmp_path / "misuse.cpp"
     src.write_text('#include "kernel_operator.h"\nusing namespace AscendC;\n'
                    'extern "C" __global__ __aicore__ void k(GM_ADDR x) {\n'

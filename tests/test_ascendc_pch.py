@@ -72,8 +72,14 @@ extern "C" __global__ __aicore__ void scale(GM_ADDR x, GM_ADDR y) {
 '''
 
 
+@pytest.fixture(scope="module")
+def caches(tmp_path_factory) -> dict[str, str]:
+    """A build cache with the precompiled header ("1", made once for the module) and one without ("0")."""
+    return {mode: str(tmp_path_factory.mktemp(f"cache{mode}")) for mode in ("1", "0")}
+
+
 @needs_cxx
-def test_with_and_without_it_the_kernel_computes_the_same(tmp_path, monkeypatch) -> None:
+def test_with_and_without_it_the_kernel_computes_the_same(tmp_path, monkeypatch, caches) -> None:
     if not pch.enabled(compiler_identity(tuple(find_compiler()))):
         pytest.skip("the compiler here is not g++: no precompiled header to compare with")
     src = tmp_path / "scale.cpp"
@@ -81,27 +87,27 @@ def test_with_and_without_it_the_kernel_computes_the_same(tmp_path, monkeypatch)
     results = {}
     for mode in ("1", "0"):
         monkeypatch.setenv("MPNPU_PCH", mode)
-        monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path / f"cache{mode}"))
+        monkeypatch.setenv("MPNPU_CACHE_DIR", caches[mode])
         kernel = compile_kernel(str(src), "scale", defines={"SCALE_BY": "3.0f"}, kernel_type=KernelType.AIV)
         with Device(2, kernel_type=KernelType.AIV) as dev:
             x = dev.to_device("x", np.arange(128, dtype=np.float32))
             y = dev.empty("y", (128,), "float32")
             dev.launch(kernel, x, y)
             results[mode] = dev.to_host(y)
-    assert glob.glob(str(tmp_path / "cache1" / "ascendc" / "pch" / "*" / "mpnpu_pch.h.gch"))
-    assert not os.path.exists(tmp_path / "cache0" / "ascendc" / "pch")
+    assert glob.glob(os.path.join(caches["1"], "ascendc", "pch", "*", "mpnpu_pch.h.gch"))
+    assert not os.path.exists(os.path.join(caches["0"], "ascendc", "pch"))
     np.testing.assert_array_equal(results["1"], np.arange(128, dtype=np.float32) * 3)
     np.testing.assert_array_equal(results["0"], results["1"])
 
 
 @needs_cxx
-def test_a_compile_error_reads_the_same_with_it(tmp_path, monkeypatch) -> None:
+def test_a_compile_error_reads_the_same_with_it(tmp_path, monkeypatch, caches) -> None:
     src = tmp_path / "broken.cpp"
     src.write_text(SCALE.replace("Muls(t, t, SCALE_BY, 64);", "Muls(t, t, 64);"))
     messages = {}
     for mode in ("1", "0"):
         monkeypatch.setenv("MPNPU_PCH", mode)
-        monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path / f"cache{mode}"))
+        monkeypatch.setenv("MPNPU_CACHE_DIR", caches[mode])
         with pytest.raises(CompileError) as info:
             compile_kernel(str(src), "scale", kernel_type=KernelType.AIV)
         messages[mode] = str(info.value)

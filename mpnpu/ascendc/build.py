@@ -225,10 +225,11 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
         with open(entry_path, "w") as f:
             f.write(entry_source(spec))
         out, deps = os.path.join(tmp, os.path.basename(lib)), os.path.join(tmp, "deps.d")
-        pch = _pch_args(compiler, spec)
-        cmd = _command(compiler, spec, entry_path, out, deps, pch)
+        pch_include = _pch_args(compiler, spec)
+        cmd = _command(compiler, spec, entry_path, out, deps, pch_include)
         proc = _compile(cmd, spec, compiler)
-        if proc.returncode != 0 and pch:  # the errors as they read without the precompiled header
+        if proc.returncode != 0 and pch_include and pch.mentioned(proc.stderr):
+            # An error the precompiled header's order may have caused: as it reads without it.
             cmd = _command(compiler, spec, entry_path, out, deps)
             proc = _compile(cmd, spec, compiler)
         if proc.returncode != 0:

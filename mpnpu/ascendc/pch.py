@@ -17,7 +17,8 @@ a macro our headers look at, so the precompiled header is used only when it does
 first ``#define`` or ``#undef`` of a name that occurs in mpnpu's headers, or at a local
 ``#include "..."`` of something else (its contents unseen). g++ itself refuses a precompiled header
 that a ``-D`` flag would have changed and then parses the headers as usual; a build that fails with
-one is compiled again without it, so errors read exactly as they would without. ``MPNPU_PCH=0``
+one with an error that names the precompiled header is compiled again without it, so errors read as
+they would without (an error in the kernel's own code reads the same either way). ``MPNPU_PCH=0``
 turns it off; other compilers (clang, zig) never use it.
 """
 
@@ -141,3 +142,9 @@ def pch_args(cxx: Sequence[str], identity: str, flags: Sequence[str], include_di
             os.replace(tmp_header, header)
         os.replace(tmp_header + ".gch", gch)
     return ["-include", header]
+
+
+def mentioned(compiler_output: str) -> bool:
+    """Whether a failed compile's messages name the precompiled header (an error its order may
+    have caused, such as a macro the kernel redefines)."""
+    return PCH_NAME in compiler_output
