@@ -454,7 +454,9 @@ inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>
     Lane ls = lane_of(src, gs), ld_ = lane_of(dst, gd);
     if (dense_ok(ld_, gd, sizeof(D), hd, {DenseSrc{ls.base, gs, sizeof(S), hs}})) {
         if constexpr (!std::is_same_v<std::decay_t<Row>, NoRow>) {
-            if (disjoint(ld_.base, hd, ls.base, hs)) {
+            // (a row reads lane j before it writes lane j: in place, on the very same lanes, is fine too)
+            const bool same = sizeof(D) == sizeof(S) && ld_.base == ls.base && gd.rep == gs.rep;
+            if (same || disjoint(ld_.base, hd, ls.base, hs)) {
                 for (uint64_t r = 0; r < p.repeats; ++r) {
                     const Bits& b = p.bits(r);
                     const uint32_t n = b.none() ? 0 : prefix_length(b);

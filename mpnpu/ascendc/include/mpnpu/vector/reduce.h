@@ -20,6 +20,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "../rt.h"
 #include "../tensor.h"
 #include "engine.h"
@@ -151,6 +155,52 @@ inline void reduce_repeat_run(const char* name, AscendC::ReduceType type, const 
 
 // -- per data block ------------------------------------------------------------------------------------
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define MPNPU_VEC_BLOCK_REDUCE_AVX 1
+inline bool has_avx() {
+    static const bool yes = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx") != 0;
+    }();
+    return yes;
+}
+
+// One of a block's 8 float lanes against its neighbour `o`: keep the left one unless the right
+// one is strictly larger (smaller). A tree of these keeps the leftmost extreme, which is what the
+// scalar scan (lane 0, then any lane strictly beyond) finds, once a NaN in lanes 1-7, which the
+// scan passes over but which would swallow its right-hand neighbour in a tree, is replaced by lane
+// 0 (equal to lane 0, it cannot win; a NaN in lane 0 wins, as in the scan).
+template <bool is_max>
+__attribute__((target("avx"), always_inline)) inline __m256 block_pick(__m256 m, __m256 o) {
+    return _mm256_blendv_ps(m, o, is_max ? _mm256_cmp_ps(o, m, _CMP_GT_OQ) : _mm256_cmp_ps(o, m, _CMP_LT_OQ));
+}
+
+// The 8 results of one whole float repeat (block k: 8 consecutive floats at bp + k * blk) into out:
+// sums by the same tree of adjacent pairs as tree_sum, extremes as the scan; the same values as the
+// scalar code (and the same bits, but for which NaN a sum of two NaNs keeps), 8 blocks at a time.
+template <bool sum, bool is_max>
+__attribute__((target("avx"))) inline void block_reduce_repeat_avx(const uint8_t* bp, uint64_t blk, float* out) {
+    __m256 b[8];
+    for (uint32_t k = 0; k < 8; ++k) b[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(bp + k * blk));
+    if constexpr (sum) {
+        // hadd(a, c) = a01 a23 c01 c23 | a45 a67 c45 c67; twice: block k's (0123, 4567) sums
+        const __m256 g0 = _mm256_hadd_ps(_mm256_hadd_ps(b[0], b[1]), _mm256_hadd_ps(b[2], b[3]));
+        const __m256 g1 = _mm256_hadd_ps(_mm256_hadd_ps(b[4], b[5]), _mm256_hadd_ps(b[6], b[7]));
+        _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(g0), _mm256_extractf128_ps(g0, 1)));
+        _mm_storeu_ps(out + 4, _mm_add_ps(_mm256_castps256_ps128(g1), _mm256_extractf128_ps(g1, 1)));
+    } else {
+        for (uint32_t k = 0; k < 8; ++k) {
+            const __m256 lane0 = _mm256_permute2f128_ps(_mm256_permute_ps(b[k], 0), _mm256_permute_ps(b[k], 0), 0);
+            __m256 m = _mm256_blendv_ps(b[k], lane0, _mm256_cmp_ps(b[k], b[k], _CMP_UNORD_Q));
+            m = block_pick<is_max>(m, _mm256_permute_ps(m, 0xB1));                // lanes 2i vs 2i+1
+            m = block_pick<is_max>(m, _mm256_permute_ps(m, 0x4E));                // lanes 0, 4 vs 2, 6
+            m = block_pick<is_max>(m, _mm256_permute2f128_ps(m, m, 1));           // lane 0 vs 4
+            out[k] = _mm256_cvtss_f32(m);
+        }
+    }
+}
+#endif
+
 template <typename T, typename U>
 inline void reduce_block_run(const char* name, AscendC::ReduceType type, const Plan& p,
                              const AscendC::LocalTensor<T>& dst, int64_t dstRepStride,
@@ -211,6 +261,23 @@ inline void reduce_block_run(const char* name, AscendC::ReduceType type, const P
     for (uint64_t r = 0; r < p.repeats; ++r) {
         const Bits& rb = p.bits(r);
         if (is_whole(rb)) {  // every block whole: no per-lane mask walk
+#ifdef MPNPU_VEC_BLOCK_REDUCE_AVX
+            if constexpr (std::is_same_v<T, float> && std::is_same_v<U, float>) {
+                if (has_avx()) {
+                    const uint8_t* bp = ls.base + r * gs.rep;
+                    float* v = values + r * 8;
+                    if (type == AscendC::ReduceType::SUM) {
+                        block_reduce_repeat_avx<true, true>(bp, gs.blk, v);
+                    } else if (is_max) {
+                        block_reduce_repeat_avx<false, true>(bp, gs.blk, v);
+                    } else {
+                        block_reduce_repeat_avx<false, false>(bp, gs.blk, v);
+                    }
+                    std::memset(any + r * 8, 1, 8);
+                    continue;
+                }
+            }
+#endif
             for (uint32_t k = 0; k < 8; ++k) {
                 any[r * 8 + k] = 1;
                 const uint8_t* bp = ls.base + r * gs.rep + k * gs.blk;  // block k's elements are consecutive

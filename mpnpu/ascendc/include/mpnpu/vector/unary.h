@@ -1,14 +1,16 @@
 // One-source element-wise instructions: Exp, Ln, Abs, Sqrt, Rsqrt, Reciprocal, Relu, Not.
 //
 // Count form (dst, src, count) and the level-0 forms (bit mask or lane count, repeatTime,
-// UnaryRepeatParams). The transcendental ones are computed in float through <cmath> (half results
-// rounded once to nearest-even); the precision configs of the newest product are accepted and
-// all compute the same way.
+// UnaryRepeatParams). The transcendental ones are computed in float (Exp by exp_f32 below, the
+// others through <cmath>; half results rounded once to nearest-even); the precision configs of the
+// newest product are accepted and all compute the same way.
 #ifndef MPNPU_VECTOR_UNARY_H
 #define MPNPU_VECTOR_UNARY_H
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "../rt.h"
 #include "../tensor.h"
@@ -24,9 +26,116 @@ struct FloatUnary {
     static constexpr bool ok = one_of<T, half, float>;
     static constexpr const char* types = "half, float";
 };
+// exp in float as straight-line arithmetic, so that a row of it vectorises: x = k ln2 + r with k
+// rounded to nearest (the 1.5 * 2^23 trick) and ln2 in two parts, a degree-6 polynomial for e^r on
+// [-ln2/2, ln2/2], and 2^k applied as two factors so that overflow to inf and results in the
+// subnormal range come out of the multiplications. Within 1 ulp of the correctly rounded e^x for
+// every float (checked exhaustively over [-105, 90] against double-precision exp; outside that
+// range the result is inf or 0); NaN stays NaN. Plain IEEE operations only: the same bits in a
+// vectorised row as lane by lane.
+// The steps exp_f32 and its 8-lane twin share, for a float or a vector of floats (the same
+// operations either way): k = x / ln2 rounded to nearest, and y = e^(x - k ln2). (By reference: a
+// vector passed by value has no ABI of its own outside the AVX2 function.)
+template <typename V>
+__attribute__((always_inline)) inline void exp_k(const V& xc, V& k) {
+    k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+}
+template <typename V>
+__attribute__((always_inline)) inline void exp_reduced(const V& xc, const V& k, V& out) {
+    V r = xc - k * 0.693359375f;
+    r = r - k * -2.12194440e-4f;
+    const V z = r * r;
+    V y = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    out = y * z + r + 1.0f;
+}
+
+inline float exp_f32(float x) {
+    float xc = x < 89.0f ? x : 89.0f;  // (NaN goes here too: restored at the end)
+    xc = xc > -104.0f ? xc : -104.0f;
+    float k, y;
+    exp_k(xc, k);
+    const int32_t ki = static_cast<int32_t>(k);
+    exp_reduced(xc, k, y);
+    const int32_t k1 = ki / 2, k2 = ki - k1;  // each in [-75, 65]: two normal powers of two
+    const uint32_t b1 = uint32_t(k1 + 127) << 23, b2 = uint32_t(k2 + 127) << 23;
+    float s1, s2;
+    std::memcpy(&s1, &b1, sizeof s1);
+    std::memcpy(&s2, &b2, sizeof s2);
+    y = y * s1 * s2;
+    return x == x ? y : x + x;  // (x + x: a signalling NaN comes back quiet, as from std::exp)
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define MPNPU_VEC_EXP_AVX2 1
+inline bool has_avx2() {
+    static const bool yes = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") != 0;
+    }();
+    return yes;
+}
+
+// exp_f32 on 8 lanes at once: the same operations in the same order (AVX2 has no fused
+// multiply-add without FMA, which is not enabled here), hence the same bits as lane by lane.
+typedef float ExpV8f __attribute__((vector_size(32)));
+typedef int32_t ExpV8i __attribute__((vector_size(32)));
+typedef uint32_t ExpV8u __attribute__((vector_size(32)));
+
+__attribute__((target("avx2"), always_inline)) inline ExpV8f exp_select(ExpV8i m, ExpV8f a, ExpV8f b) {
+    return (ExpV8f)(((ExpV8i)a & m) | ((ExpV8i)b & ~m));
+}
+
+__attribute__((target("avx2"), always_inline)) inline ExpV8f exp_v8(ExpV8f x) {
+    const ExpV8f hi = ExpV8f{} + 89.0f, lo = ExpV8f{} + -104.0f;
+    ExpV8f xc = exp_select(x < hi, x, hi);
+    xc = exp_select(xc > lo, xc, lo);
+    ExpV8f k, y;
+    exp_k(xc, k);
+    const ExpV8i ki = __builtin_convertvector(k, ExpV8i);
+    exp_reduced(xc, k, y);
+    const ExpV8i k1 = ki / 2, k2 = ki - k1;
+    y = y * (ExpV8f)((ExpV8u)(k1 + 127) << 23) * (ExpV8f)((ExpV8u)(k2 + 127) << 23);
+    return exp_select(x == x, y, x + x);
+}
+
+__attribute__((target("avx2"))) inline void exp_row_avx2(uint8_t* d, const uint8_t* s, uint32_t n) {
+    uint32_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        ExpV8f x;
+        std::memcpy(&x, s + uint64_t(j) * 4, sizeof x);
+        const ExpV8f y = exp_v8(x);
+        std::memcpy(d + uint64_t(j) * 4, &y, sizeof y);
+    }
+    for (; j < n; ++j) st<float>(d + uint64_t(j) * 4, exp_f32(ld<float>(s + uint64_t(j) * 4)));
+}
+#endif
+
+// n consecutive floats, dst and src the same or disjoint (a lane is read before it is written).
+inline void exp_row_f32(uint8_t* d, const uint8_t* s, uint32_t n) {
+#ifdef MPNPU_VEC_EXP_AVX2
+    if (has_avx2()) {
+        exp_row_avx2(d, s, n);
+        return;
+    }
+#endif
+    for (uint32_t j = 0; j < n; ++j) st<float>(d + uint64_t(j) * 4, exp_f32(ld<float>(s + uint64_t(j) * 4)));
+}
+
 struct OpExp : FloatUnary {
     template <typename C>
-    static C f(C x) { return std::exp(x); }
+    static C f(C x) {
+        if constexpr (std::is_same_v<C, float>) {
+            return exp_f32(x);
+        } else {
+            return std::exp(x);
+        }
+    }
+    // a whole run of float lanes at once (the engine's dense path)
+    static void float_row(uint8_t* d, const uint8_t* s, uint32_t n) { exp_row_f32(d, s, n); }
 };
 struct OpLn : FloatUnary {
     template <typename C>
@@ -63,10 +172,20 @@ struct OpNot {
     static C f(C x) { return ~x; }
 };
 
+template <class Op, class = void>
+struct has_float_row : std::false_type {};
+template <class Op>
+struct has_float_row<Op, std::void_t<decltype(&Op::float_row)>> : std::true_type {};
+
 template <class Op, typename T>
 inline void unary_apply(const char* name, const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
                         const AscendC::LocalTensor<T>& src, const Geo& gs, const Site& site) {
-    unary(name, p, dst, gd, src, gs, site, [](const T& x) { return from_calc<T>(Op::f(to_calc(x))); });
+    auto lane = [](const T& x) { return from_calc<T>(Op::f(to_calc(x))); };
+    if constexpr (std::is_same_v<T, float> && has_float_row<Op>::value) {
+        unary(name, p, dst, gd, src, gs, site, lane, [](uint8_t* d, const uint8_t* s, uint32_t n) { Op::float_row(d, s, n); });
+    } else {
+        unary(name, p, dst, gd, src, gs, site, lane);
+    }
 }
 
 template <class Op, typename T, bool isSetMask>
