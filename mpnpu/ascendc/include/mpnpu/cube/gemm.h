@@ -199,17 +199,21 @@ inline void from_float_row(const float* s, T* d, size_t n) {
     for (size_t i = 0; i < n; ++i) d[i] = from_float<T>(s[i]);
 }
 
-// C[m x n] (row stride ldc) += A[m x k] (lda) x B[k x n] (ldb).
-inline void sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
-    if (m <= 0 || n <= 0 || k <= 0) return;
+// Room for B [k x n] packed as pack_b packs it (one buffer per thread, reused).
+inline float* panel_buffer(int n, int k) {
     thread_local std::vector<float> panels;
     size_t need = size_t((n + NR - 1) / NR) * NR * size_t(k);
     if (panels.size() < need) panels.resize(need);
-    pack_b(b, k, n, ldb, panels.data());
+    return panels.data();
+}
+
+// C[m x n] (row stride ldc) += A[m x k] (lda) x B, B given packed (pack_b's layout).
+inline void sgemm_packed(int m, int n, int k, const float* a, int lda, const float* panels, float* c, int ldc) {
+    if (m <= 0 || n <= 0 || k <= 0) return;
     const bool avx = wide();
     (void)avx;
     for (int j0 = 0; j0 < n; j0 += NR) {
-        const float* p = panels.data() + size_t(j0) * size_t(k);
+        const float* p = panels + size_t(j0) * size_t(k);
         int w = n - j0 < NR ? n - j0 : NR;
         for (int i0 = 0; i0 < m; i0 += MR) {
             int h = m - i0 < MR ? m - i0 : MR;
@@ -225,6 +229,14 @@ inline void sgemm(int m, int n, int k, const float* a, int lda, const float* b, 
             if (w > 8) block_base(ab, lda, h, p, k, 8, cb, ldc, w);
         }
     }
+}
+
+// C[m x n] (row stride ldc) += A[m x k] (lda) x B[k x n] (ldb).
+inline void sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+    if (m <= 0 || n <= 0 || k <= 0) return;
+    float* panels = panel_buffer(n, k);
+    pack_b(b, k, n, ldb, panels);
+    sgemm_packed(m, n, k, a, lda, panels, c, ldc);
 }
 
 }  // namespace gemm

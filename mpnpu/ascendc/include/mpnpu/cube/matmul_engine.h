@@ -177,14 +177,15 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
                     out[size_t(base + j)] += av * int32_t(s.transB ? b0[j * ldb + kk] : b0[kk * ldb + j]);
             }
     } else {
-        thread_local std::vector<float> af_buf, bf_buf, line_buf;
+        thread_local std::vector<float> af_buf, line_buf;
         af_buf.resize(size_t(tm * K));
-        bf_buf.resize(size_t(K * tn));
-        line_buf.resize(size_t(8 * (tm > K ? tm : K)));
+        line_buf.resize(size_t(gemm::NR * (tm > K ? tm : K)));
         // (plain pointers: a thread_local named in a loop costs a TLS lookup per use in a shared library)
         float* const af = af_buf.data();
-        float* const bf = bf_buf.data();
         float* const line = line_buf.data();
+        // B goes straight into sgemm's packed panels (16 columns each, k-major, zero past n): the
+        // same panels as converting B whole and packing it, without the two passes in between.
+        float* const panels = gemm::panel_buffer(int(tn), int(K));
         // every source run is contiguous (a row of A or B, or of the transposed matrix): converted
         // whole, then scattered where the layout wants it, eight runs at a time
         if (s.transA) {  // A^T rows: kk fixed, i running
@@ -197,17 +198,27 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
         } else {
             for (int64_t i = 0; i < tm; ++i) gemm::to_float_row(a0 + i * lda, af + i * K, size_t(K));
         }
-        if (s.transB) {  // B^T rows: j fixed, kk running
-            for (int64_t j = 0; j < tn; j += 8) {
-                const int64_t nj = tn - j < 8 ? tn - j : 8;
-                for (int64_t q = 0; q < nj; ++q) gemm::to_float_row(b0 + (j + q) * ldb, line + q * K, size_t(K));
-                for (int64_t kk = 0; kk < K; ++kk)
-                    for (int64_t q = 0; q < nj; ++q) bf[size_t(kk * tn + j + q)] = line[size_t(q * K + kk)];
+        constexpr int64_t NR = gemm::NR;
+        for (int64_t j0 = 0; j0 < tn; j0 += NR) {
+            const int64_t w = tn - j0 < NR ? tn - j0 : NR;
+            float* const panel = panels + size_t(j0 * K);
+            if (s.transB) {  // B^T rows: column j0 + q of B, kk running
+                for (int64_t q = 0; q < w; ++q) gemm::to_float_row(b0 + (j0 + q) * ldb, line + q * K, size_t(K));
+                for (int64_t kk = 0; kk < K; ++kk) {
+                    float* const dst = panel + size_t(kk * NR);
+                    int64_t q = 0;
+                    for (; q < w; ++q) dst[q] = line[size_t(q * K + kk)];
+                    for (; q < NR; ++q) dst[q] = 0.0f;
+                }
+            } else {
+                for (int64_t kk = 0; kk < K; ++kk) {
+                    float* const dst = panel + size_t(kk * NR);
+                    gemm::to_float_row(b0 + kk * ldb + j0, dst, size_t(w));
+                    for (int64_t q = w; q < NR; ++q) dst[q] = 0.0f;
+                }
             }
-        } else {
-            for (int64_t kk = 0; kk < K; ++kk) gemm::to_float_row(b0 + kk * ldb, bf + kk * tn, size_t(tn));
         }
-        gemm::sgemm(int(tm), int(tn), int(K), af, int(K), bf, int(tn), out.data(), int(tn));
+        gemm::sgemm_packed(int(tm), int(tn), int(K), af, int(K), panels, out.data(), int(tn));
     }
     done(ra);
     done(rb);
