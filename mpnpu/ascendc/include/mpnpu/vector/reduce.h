@@ -165,14 +165,13 @@ inline bool has_avx() {
     return yes;
 }
 
-// One of a block's 8 float lanes against its neighbour `o`: keep the left one unless the right
-// one is strictly larger (smaller). A tree of these keeps the leftmost extreme, which is what the
-// scalar scan (lane 0, then any lane strictly beyond) finds, once a NaN in lanes 1-7, which the
-// scan passes over but which would swallow its right-hand neighbour in a tree, is replaced by lane
-// 0 (equal to lane 0, it cannot win; a NaN in lane 0 wins, as in the scan).
+// Keep m unless o is strictly larger (smaller): the scalar scan's step (a NaN never wins, and one
+// already kept stays), on 8 lanes at once.
 template <bool is_max>
 __attribute__((target("avx"), always_inline)) inline __m256 block_pick(__m256 m, __m256 o) {
-    return _mm256_blendv_ps(m, o, is_max ? _mm256_cmp_ps(o, m, _CMP_GT_OQ) : _mm256_cmp_ps(o, m, _CMP_LT_OQ));
+    // (and / andnot / or rather than blendv: g++ 12 turns a blendv of a compare into a branch per lane)
+    const __m256 take = is_max ? _mm256_cmp_ps(o, m, _CMP_GT_OQ) : _mm256_cmp_ps(o, m, _CMP_LT_OQ);
+    return _mm256_or_ps(_mm256_and_ps(take, o), _mm256_andnot_ps(take, m));
 }
 
 // The 8 results of one whole float repeat (block k: 8 consecutive floats at bp + k * blk) into out:
@@ -189,14 +188,25 @@ __attribute__((target("avx"))) inline void block_reduce_repeat_avx(const uint8_t
         _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(g0), _mm256_extractf128_ps(g0, 1)));
         _mm_storeu_ps(out + 4, _mm_add_ps(_mm256_castps256_ps128(g1), _mm256_extractf128_ps(g1, 1)));
     } else {
-        for (uint32_t k = 0; k < 8; ++k) {
-            const __m256 lane0 = _mm256_permute2f128_ps(_mm256_permute_ps(b[k], 0), _mm256_permute_ps(b[k], 0), 0);
-            __m256 m = _mm256_blendv_ps(b[k], lane0, _mm256_cmp_ps(b[k], b[k], _CMP_UNORD_Q));
-            m = block_pick<is_max>(m, _mm256_permute_ps(m, 0xB1));                // lanes 2i vs 2i+1
-            m = block_pick<is_max>(m, _mm256_permute_ps(m, 0x4E));                // lanes 0, 4 vs 2, 6
-            m = block_pick<is_max>(m, _mm256_permute2f128_ps(m, m, 1));           // lane 0 vs 4
-            out[k] = _mm256_cvtss_f32(m);
-        }
+        // The 8 x 8 transposed (t[i] lane k = block k's element i), then the scan down the columns:
+        // lane k of the result is block k's scan, step for step.
+        const __m256 u0 = _mm256_unpacklo_ps(b[0], b[1]), u1 = _mm256_unpackhi_ps(b[0], b[1]);
+        const __m256 u2 = _mm256_unpacklo_ps(b[2], b[3]), u3 = _mm256_unpackhi_ps(b[2], b[3]);
+        const __m256 u4 = _mm256_unpacklo_ps(b[4], b[5]), u5 = _mm256_unpackhi_ps(b[4], b[5]);
+        const __m256 u6 = _mm256_unpacklo_ps(b[6], b[7]), u7 = _mm256_unpackhi_ps(b[6], b[7]);
+        const __m256 v0 = _mm256_shuffle_ps(u0, u2, 0x44), v1 = _mm256_shuffle_ps(u0, u2, 0xEE);
+        const __m256 v2 = _mm256_shuffle_ps(u1, u3, 0x44), v3 = _mm256_shuffle_ps(u1, u3, 0xEE);
+        const __m256 v4 = _mm256_shuffle_ps(u4, u6, 0x44), v5 = _mm256_shuffle_ps(u4, u6, 0xEE);
+        const __m256 v6 = _mm256_shuffle_ps(u5, u7, 0x44), v7 = _mm256_shuffle_ps(u5, u7, 0xEE);
+        __m256 m = _mm256_permute2f128_ps(v0, v4, 0x20);
+        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v1, v5, 0x20));
+        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v2, v6, 0x20));
+        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v3, v7, 0x20));
+        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v0, v4, 0x31));
+        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v1, v5, 0x31));
+        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v2, v6, 0x31));
+        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v3, v7, 0x31));
+        _mm256_storeu_ps(out, m);
     }
 }
 #endif
