@@ -8,6 +8,7 @@
 #define MPNPU_VECTOR_BINARY_H
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "../rt.h"
@@ -25,14 +26,17 @@ struct OpAdd {
     static constexpr const char* types = "int16_t, half, bfloat16_t, int32_t, float";
     template <typename C>
     static C f(C a, C b) { return a + b; }
+    static constexpr char arith = '+';  // a plain IEEE operation on float: float rows may vectorise it
 };
 struct OpSub : OpAdd {
     template <typename C>
     static C f(C a, C b) { return a - b; }
+    static constexpr char arith = '-';
 };
 struct OpMul : OpAdd {
     template <typename C>
     static C f(C a, C b) { return a * b; }
+    static constexpr char arith = '*';
 };
 struct OpDiv {
     template <typename T>
@@ -40,15 +44,60 @@ struct OpDiv {
     static constexpr const char* types = "half, float";
     template <typename C>
     static C f(C a, C b) { return a / b; }
+    static constexpr char arith = '/';
 };
 struct OpMax : OpAdd {
     template <typename C>
     static C f(C a, C b) { return a > b ? a : b; }
+    static constexpr char arith = 0;
 };
 struct OpMin : OpAdd {
     template <typename C>
     static C f(C a, C b) { return a < b ? a : b; }
+    static constexpr char arith = 0;
 };
+
+template <class Op, class = void>
+struct arith_of {
+    static constexpr char value = 0;
+};
+template <class Op>
+struct arith_of<Op, std::void_t<decltype(Op::arith)>> {
+    static constexpr char value = Op::arith;
+};
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define MPNPU_VEC_BINARY_AVX 1
+typedef float BinV8f __attribute__((vector_size(32)));
+
+// n float lanes d[j] = a[j] op b[j] (b_block: b is one 32-byte block, read again for every block of
+// 8 lanes), 8 at a time: the same IEEE operation on each lane, hence the bits of the lane loop.
+// Each operand is the destination itself or apart from it (a lane is read before it is written).
+template <char op>
+__attribute__((target("avx"))) inline void binary_row_avx(uint8_t* d, const uint8_t* a, const uint8_t* b, uint32_t n,
+                                                         bool b_block) {
+    uint32_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        BinV8f x, y, z;
+        std::memcpy(&x, a + uint64_t(j) * 4, sizeof x);
+        std::memcpy(&y, b_block ? b : b + uint64_t(j) * 4, sizeof y);
+        if constexpr (op == '+') z = x + y;
+        else if constexpr (op == '-') z = x - y;
+        else if constexpr (op == '*') z = x * y;
+        else z = x / y;
+        std::memcpy(d + uint64_t(j) * 4, &z, sizeof z);
+    }
+    for (; j < n; ++j) {
+        const float x = ld<float>(a + uint64_t(j) * 4), y = ld<float>(b_block ? b + uint64_t(j % 8) * 4 : b + uint64_t(j) * 4);
+        float z;
+        if constexpr (op == '+') z = x + y;
+        else if constexpr (op == '-') z = x - y;
+        else if constexpr (op == '*') z = x * y;
+        else z = x / y;
+        st<float>(d + uint64_t(j) * 4, z);
+    }
+}
+#endif
 struct OpAnd {
     template <typename T>
     static constexpr bool ok = one_of<T, int16_t, uint16_t>;
@@ -65,8 +114,19 @@ template <class Op, typename T>
 inline void binary_apply(const char* name, const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
                          const AscendC::LocalTensor<T>& s0, const Geo& g0, const AscendC::LocalTensor<T>& s1,
                          const Geo& g1, const Site& site) {
-    binary(name, p, dst, gd, s0, g0, s1, g1, site,
-           [](const T& a, const T& b) { return from_calc<T>(Op::f(to_calc(a), to_calc(b))); });
+    auto lane = [](const T& a, const T& b) { return from_calc<T>(Op::f(to_calc(a), to_calc(b))); };
+#ifdef MPNPU_VEC_BINARY_AVX
+    if constexpr (std::is_same_v<T, float> && arith_of<Op>::value != 0) {
+        if (has_avx()) {
+            binary(name, p, dst, gd, s0, g0, s1, g1, site, lane,
+                   [](uint8_t* d, const uint8_t* a, const uint8_t* b, uint32_t n, bool b_block) {
+                       binary_row_avx<arith_of<Op>::value>(d, a, b, n, b_block);
+                   });
+            return;
+        }
+    }
+#endif
+    binary(name, p, dst, gd, s0, g0, s1, g1, site, lane);
 }
 
 template <class Op, typename T, bool isSetMask>

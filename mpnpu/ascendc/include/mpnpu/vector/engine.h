@@ -479,10 +479,38 @@ inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>
     run<D>(p, ld_, [&](uint64_t r, uint32_t j) { return f(ld<S>(ls.at(r, j))); });
 }
 
-template <typename D, typename S0, typename S1, class F>
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+// What this CPU runs (the engine's wide paths choose at run time: one library serves every machine).
+inline bool has_avx() {
+    static const bool yes = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx") != 0;
+    }();
+    return yes;
+}
+inline bool has_avx2() {
+    static const bool yes = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") != 0;
+    }();
+    return yes;
+}
+#endif
+
+// A whole run of n lanes of a binary instruction at once: row(d, s0, s1, n, s1_block), s1_block when
+// s1 is one data block read by every block of the repeat (see binary).
+struct NoRow2 {};
+
+// Whether a row may run on one operand: it is the destination itself, lane for lane, or apart from it.
+inline bool row_safe(const uint8_t* d, const Geo& gd, const Hull& hd, uint32_t dsize, const uint8_t* s, const Geo& gs,
+                     const Hull& hs, uint32_t ssize) {
+    return (dsize == ssize && d == s && gd.rep == gs.rep) || disjoint(d, hd, s, hs);
+}
+
+template <typename D, typename S0, typename S1, class F, class Row = NoRow2>
 inline void binary(const char* name, const Plan& p, const AscendC::LocalTensor<D>& dst, const Geo& gd,
                    const AscendC::LocalTensor<S0>& src0, const Geo& g0, const AscendC::LocalTensor<S1>& src1,
-                   const Geo& g1, const Site& site, F&& f) {
+                   const Geo& g1, const Site& site, F&& f, Row&& row = Row{}) {
     start(site, name);
     check_operand(dst, 32, site, name, "dst");
     check_operand(src0, 32, site, name, "src0");
@@ -493,7 +521,40 @@ inline void binary(const char* name, const Plan& p, const AscendC::LocalTensor<D
     touch(src1, 'R', h1, site, name);
     touch(dst, 'W', hd, site, name);
     Lane l0 = lane_of(src0, g0), l1 = lane_of(src1, g1), lD = lane_of(dst, gd);
+    constexpr bool has_row = !std::is_same_v<std::decay_t<Row>, NoRow2>;
+    // Repeat by repeat as dense_run goes: a row for the repeats whose lanes are a prefix, lane by
+    // lane (dense_run's own code) for the others.
+    auto rows = [&](bool s1_block) {
+        constexpr uint32_t per1 = 32 / sizeof(S1);
+        for (uint64_t r = 0; r < p.repeats; ++r) {
+            const Bits& b = p.bits(r);
+            if (b.none()) continue;
+            uint8_t* d = lD.base + r * gd.rep;
+            const uint8_t* a = l0.base + r * g0.rep;
+            const uint8_t* c = l1.base + r * g1.rep;
+            const uint32_t n = prefix_length(b);
+            if constexpr (has_row) {
+                if (n) {
+                    row(d, a, c, n, s1_block);
+                    continue;
+                }
+            }
+            D out[MAX_LANES];
+            each_lane(b, [&](uint32_t j) {
+                out[j] = f(ld<S0>(a + uint64_t(j) * sizeof(S0)),
+                           ld<S1>(c + uint64_t(s1_block ? j % per1 : j) * sizeof(S1)));
+            });
+            each_lane(b, [&](uint32_t j) { st<D>(d + uint64_t(j) * sizeof(D), out[j]); });
+        }
+    };
     if (dense_ok(lD, gd, sizeof(D), hd, {DenseSrc{l0.base, g0, sizeof(S0), h0}, DenseSrc{l1.base, g1, sizeof(S1), h1}})) {
+        if constexpr (has_row) {
+            if (row_safe(lD.base, gd, hd, sizeof(D), l0.base, g0, h0, sizeof(S0)) &&
+                row_safe(lD.base, gd, hd, sizeof(D), l1.base, g1, h1, sizeof(S1))) {
+                rows(false);
+                return;
+            }
+        }
         dense_run<D>(p, lD, [&](uint64_t r, uint32_t j) {
             return f(ld<S0>(l0.base + r * g0.rep + uint64_t(j) * sizeof(S0)),
                      ld<S1>(l1.base + r * g1.rep + uint64_t(j) * sizeof(S1)));
@@ -503,6 +564,12 @@ inline void binary(const char* name, const Plan& p, const AscendC::LocalTensor<D
     if (dense_ok(lD, gd, sizeof(D), hd, {DenseSrc{l0.base, g0, sizeof(S0), h0}}) && g1.blk == 0 &&
         disjoint(lD.base, hd, l1.base, h1)) {
         // src1 one data block read by every block of the repeat (a per-repeat broadcast)
+        if constexpr (has_row) {
+            if (row_safe(lD.base, gd, hd, sizeof(D), l0.base, g0, h0, sizeof(S0))) {
+                rows(true);
+                return;
+            }
+        }
         constexpr uint32_t per1 = 32 / sizeof(S1);
         dense_run<D>(p, lD, [&](uint64_t r, uint32_t j) {
             return f(ld<S0>(l0.base + r * g0.rep + uint64_t(j) * sizeof(S0)),

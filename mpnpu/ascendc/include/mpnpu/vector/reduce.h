@@ -157,13 +157,6 @@ inline void reduce_repeat_run(const char* name, AscendC::ReduceType type, const 
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define MPNPU_VEC_BLOCK_REDUCE_AVX 1
-inline bool has_avx() {
-    static const bool yes = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx") != 0;
-    }();
-    return yes;
-}
 
 // Keep m unless o is strictly larger (smaller): the scalar scan's step (a NaN never wins, and one
 // already kept stays), on 8 lanes at once.

@@ -71,13 +71,6 @@ inline float exp_f32(float x) {
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define MPNPU_VEC_EXP_AVX2 1
-inline bool has_avx2() {
-    static const bool yes = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") != 0;
-    }();
-    return yes;
-}
 
 // exp_f32 on 8 lanes at once: the same operations in the same order (AVX2 has no fused
 // multiply-add without FMA, which is not enabled here), hence the same bits as lane by lane.
