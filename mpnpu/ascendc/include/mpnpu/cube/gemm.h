@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../simd.h"
 #include "../types.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -197,6 +198,38 @@ inline void from_float_row(const float* s, T* d, size_t n) {
 #endif
     }
     for (size_t i = 0; i < n; ++i) d[i] = from_float<T>(s[i]);
+}
+
+#ifdef MPNPU_SIMD_X86
+// The whole 8-column steps of pack_panel_transposed for a whole panel; returns the columns done.
+__attribute__((target("avx"))) inline int64_t pack_panel_transposed_avx(const float* line, int64_t k, float* panel) {
+    int64_t kk = 0;
+    for (; kk + 8 <= k; kk += 8)
+        for (int64_t h = 0; h < NR; h += 8) {
+            __m256 r[8], t[8];
+            for (int64_t i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(line + (h + i) * k + kk);
+            simd::transpose8x8(r, t);
+            for (int64_t j = 0; j < 8; ++j) _mm256_storeu_ps(panel + (kk + j) * NR + h, t[j]);
+        }
+    return kk;
+}
+#endif
+
+// One packed panel (pack_b's layout: k rows of NR floats, zero past w) from w <= NR rows of B^T,
+// row q at line + q * k: a transpose, 8 x 8 at a time with AVX where the panel is whole.
+inline void pack_panel_transposed(const float* line, int64_t k, int64_t w, float* panel) {
+    int64_t kk = 0;
+#ifdef MPNPU_SIMD_X86
+    if (w == NR && simd::has_avx()) {
+        kk = pack_panel_transposed_avx(line, k, panel);
+    }
+#endif
+    for (; kk < k; ++kk) {
+        float* const dst = panel + kk * NR;
+        int64_t q = 0;
+        for (; q < w; ++q) dst[q] = line[q * k + kk];
+        for (; q < NR; ++q) dst[q] = 0.0f;
+    }
 }
 
 // Room for B [k x n] packed as pack_b packs it (one buffer per thread, reused).

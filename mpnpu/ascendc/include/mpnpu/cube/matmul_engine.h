@@ -204,12 +204,7 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
             float* const panel = panels + size_t(j0 * K);
             if (s.transB) {  // B^T rows: column j0 + q of B, kk running
                 for (int64_t q = 0; q < w; ++q) gemm::to_float_row(b0 + (j0 + q) * ldb, line + q * K, size_t(K));
-                for (int64_t kk = 0; kk < K; ++kk) {
-                    float* const dst = panel + size_t(kk * NR);
-                    int64_t q = 0;
-                    for (; q < w; ++q) dst[q] = line[size_t(q * K + kk)];
-                    for (; q < NR; ++q) dst[q] = 0.0f;
-                }
+                gemm::pack_panel_transposed(line, K, w, panel);
             } else {
                 for (int64_t kk = 0; kk < K; ++kk) {
                     float* const dst = panel + size_t(kk * NR);

@@ -19,6 +19,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "../simd.h"
 #include <initializer_list>
 #include <limits>
 #include <type_traits>
@@ -479,22 +481,9 @@ inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>
     run<D>(p, ld_, [&](uint64_t r, uint32_t j) { return f(ld<S>(ls.at(r, j))); });
 }
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-// What this CPU runs (the engine's wide paths choose at run time: one library serves every machine).
-inline bool has_avx() {
-    static const bool yes = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx") != 0;
-    }();
-    return yes;
-}
-inline bool has_avx2() {
-    static const bool yes = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") != 0;
-    }();
-    return yes;
-}
+#ifdef MPNPU_SIMD_X86
+using simd::has_avx;
+using simd::has_avx2;
 #endif
 
 // A whole run of n lanes of a binary instruction at once: row(d, s0, s1, n, s1_block), s1_block when

@@ -183,22 +183,10 @@ __attribute__((target("avx"))) inline void block_reduce_repeat_avx(const uint8_t
     } else {
         // The 8 x 8 transposed (t[i] lane k = block k's element i), then the scan down the columns:
         // lane k of the result is block k's scan, step for step.
-        const __m256 u0 = _mm256_unpacklo_ps(b[0], b[1]), u1 = _mm256_unpackhi_ps(b[0], b[1]);
-        const __m256 u2 = _mm256_unpacklo_ps(b[2], b[3]), u3 = _mm256_unpackhi_ps(b[2], b[3]);
-        const __m256 u4 = _mm256_unpacklo_ps(b[4], b[5]), u5 = _mm256_unpackhi_ps(b[4], b[5]);
-        const __m256 u6 = _mm256_unpacklo_ps(b[6], b[7]), u7 = _mm256_unpackhi_ps(b[6], b[7]);
-        const __m256 v0 = _mm256_shuffle_ps(u0, u2, 0x44), v1 = _mm256_shuffle_ps(u0, u2, 0xEE);
-        const __m256 v2 = _mm256_shuffle_ps(u1, u3, 0x44), v3 = _mm256_shuffle_ps(u1, u3, 0xEE);
-        const __m256 v4 = _mm256_shuffle_ps(u4, u6, 0x44), v5 = _mm256_shuffle_ps(u4, u6, 0xEE);
-        const __m256 v6 = _mm256_shuffle_ps(u5, u7, 0x44), v7 = _mm256_shuffle_ps(u5, u7, 0xEE);
-        __m256 m = _mm256_permute2f128_ps(v0, v4, 0x20);
-        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v1, v5, 0x20));
-        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v2, v6, 0x20));
-        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v3, v7, 0x20));
-        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v0, v4, 0x31));
-        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v1, v5, 0x31));
-        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v2, v6, 0x31));
-        m = block_pick<is_max>(m, _mm256_permute2f128_ps(v3, v7, 0x31));
+        __m256 t[8];
+        simd::transpose8x8(b, t);
+        __m256 m = t[0];
+        for (uint32_t i = 1; i < 8; ++i) m = block_pick<is_max>(m, t[i]);
         _mm256_storeu_ps(out, m);
     }
 }
