@@ -16,8 +16,7 @@ from mpnpu.runtime.device import Device
 from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import needs_cxx
 
-IDENTIFIERS = pch.header_identifiers(INCLUDE_DIR, headers_digest())
-PROVIDED = pch.provided_headers(INCLUDE_DIR)
+IDENTIFIERS, PROVIDED = pch.header_facts(INCLUDE_DIR, headers_digest())
 
 
 def safe(text: str, whole: bool = False) -> bool:

@@ -51,26 +51,20 @@ def enabled(identity: str) -> bool:
 
 
 @lru_cache(maxsize=2)
-def header_identifiers(include_dir: str, digest: str) -> frozenset[str]:
-    """Every identifier in mpnpu's headers (``digest`` names their version): a macro of one of
-    these names, defined before the headers, could change them."""
+def header_facts(include_dir: str, digest: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What the rule reads of mpnpu's headers (``digest`` names their version), in one walk: every
+    identifier in them (a macro of one of these names, defined before the headers, could change
+    them) and the include names they answer to (``kernel_operator.h``, ``lib/matmul_intf.h``, ...)."""
     del digest  # part of the cache key only
     names: set[str] = set()
+    provided: set[str] = set()
     for root, _, files in os.walk(include_dir):
         for name in files:
-            with open(os.path.join(root, name), encoding="utf-8", errors="replace") as f:
+            path = os.path.join(root, name)
+            provided.add(os.path.relpath(path, include_dir).replace(os.sep, "/"))
+            with open(path, encoding="utf-8", errors="replace") as f:
                 names.update(_IDENT.findall(f.read()))
-    return frozenset(names)
-
-
-@lru_cache(maxsize=2)
-def provided_headers(include_dir: str) -> frozenset[str]:
-    """The include names mpnpu provides: ``kernel_operator.h``, ``lib/matmul_intf.h``, ..."""
-    out = set()
-    for root, _, files in os.walk(include_dir):
-        for name in files:
-            out.add(os.path.relpath(os.path.join(root, name), include_dir).replace(os.sep, "/"))
-    return frozenset(out)
+    return frozenset(names), frozenset(provided)
 
 
 def safe_prefix(text: str, identifiers: frozenset[str], provided: frozenset[str], whole: bool) -> bool:
@@ -96,7 +90,7 @@ def safe_prefix(text: str, identifiers: frozenset[str], provided: frozenset[str]
 
 def applies(sources: Sequence[str], tiling_header: str | None, include_dir: str, digest: str) -> bool:
     """Whether a kernel of these files compiles alike with mpnpu's headers included first."""
-    identifiers, provided = header_identifiers(include_dir, digest), provided_headers(include_dir)
+    identifiers, provided = header_facts(include_dir, digest)
     try:
         if tiling_header:
             with open(tiling_header, encoding="utf-8", errors="replace") as f:

@@ -130,17 +130,15 @@ __attribute__((target("f16c,avx"))) inline void f16_row_f16c(const uint16_t* s, 
 #endif
 
 #ifdef MPNPU_GEMM_X86
-// bfloat16 bits are the upper half of the float's: widen and shift, 8 at a time.
-__attribute__((target("avx2"))) inline void bf16_row_avx2(const uint16_t* s, float* d, size_t n) {
+// bfloat16 bits are the upper half of the float's: widen and shift, 8 at a time; returns the
+// elements done.
+__attribute__((target("avx2"))) inline size_t bf16_row_avx2(const uint16_t* s, float* d, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm256_slli_epi32(w, 16));
     }
-    for (; i < n; ++i) {
-        const uint32_t u = uint32_t(s[i]) << 16;
-        std::memcpy(d + i, &u, 4);
-    }
+    return i;
 }
 #endif
 
@@ -160,13 +158,11 @@ inline void to_float_row(const T* s, float* d, size_t n) {
         for (size_t i = 0; i < n; ++i) d[i] = f16_bits_to_f32(bits[i]);
     } else if constexpr (std::is_same_v<T, bfloat16_t>) {
         const uint16_t* bits = reinterpret_cast<const uint16_t*>(s);
+        size_t i = 0;
 #ifdef MPNPU_GEMM_X86
-        if (wide()) {
-            bf16_row_avx2(bits, d, n);
-            return;
-        }
+        if (wide()) i = bf16_row_avx2(bits, d, n);
 #endif
-        for (size_t i = 0; i < n; ++i) {
+        for (; i < n; ++i) {
             uint32_t u = uint32_t(bits[i]) << 16;
             std::memcpy(d + i, &u, 4);
         }

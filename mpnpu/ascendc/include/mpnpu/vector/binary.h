@@ -66,8 +66,17 @@ struct arith_of<Op, std::void_t<decltype(Op::arith)>> {
     static constexpr char value = Op::arith;
 };
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define MPNPU_VEC_BINARY_AVX 1
+// z = x op y for a float or a vector of floats (by reference: a vector passed by value has no ABI
+// of its own outside the AVX function).
+template <char op, typename V>
+__attribute__((always_inline)) inline void arith(const V& x, const V& y, V& z) {
+    if constexpr (op == '+') z = x + y;
+    else if constexpr (op == '-') z = x - y;
+    else if constexpr (op == '*') z = x * y;
+    else z = x / y;
+}
+
+#ifdef MPNPU_SIMD_X86
 typedef float BinV8f __attribute__((vector_size(32)));
 
 // n float lanes d[j] = a[j] op b[j] (b_block: b is one 32-byte block, read again for every block of
@@ -81,19 +90,12 @@ __attribute__((target("avx"))) inline void binary_row_avx(uint8_t* d, const uint
         BinV8f x, y, z;
         std::memcpy(&x, a + uint64_t(j) * 4, sizeof x);
         std::memcpy(&y, b_block ? b : b + uint64_t(j) * 4, sizeof y);
-        if constexpr (op == '+') z = x + y;
-        else if constexpr (op == '-') z = x - y;
-        else if constexpr (op == '*') z = x * y;
-        else z = x / y;
+        arith<op>(x, y, z);
         std::memcpy(d + uint64_t(j) * 4, &z, sizeof z);
     }
     for (; j < n; ++j) {
-        const float x = ld<float>(a + uint64_t(j) * 4), y = ld<float>(b_block ? b + uint64_t(j % 8) * 4 : b + uint64_t(j) * 4);
         float z;
-        if constexpr (op == '+') z = x + y;
-        else if constexpr (op == '-') z = x - y;
-        else if constexpr (op == '*') z = x * y;
-        else z = x / y;
+        arith<op>(ld<float>(a + uint64_t(j) * 4), ld<float>(b_block ? b + uint64_t(j % 8) * 4 : b + uint64_t(j) * 4), z);
         st<float>(d + uint64_t(j) * 4, z);
     }
 }
@@ -115,7 +117,7 @@ inline void binary_apply(const char* name, const Plan& p, const AscendC::LocalTe
                          const AscendC::LocalTensor<T>& s0, const Geo& g0, const AscendC::LocalTensor<T>& s1,
                          const Geo& g1, const Site& site) {
     auto lane = [](const T& a, const T& b) { return from_calc<T>(Op::f(to_calc(a), to_calc(b))); };
-#ifdef MPNPU_VEC_BINARY_AVX
+#ifdef MPNPU_SIMD_X86
     if constexpr (std::is_same_v<T, float> && arith_of<Op>::value != 0) {
         if (has_avx()) {
             binary(name, p, dst, gd, s0, g0, s1, g1, site, lane,

@@ -19,13 +19,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-
-#include "../simd.h"
 #include <initializer_list>
 #include <limits>
 #include <type_traits>
 
 #include "../rt.h"
+#include "../simd.h"
 #include "../tensor.h"
 #include "../types.h"
 
@@ -408,6 +407,13 @@ inline bool disjoint(const uint8_t* a, const Hull& ha, const uint8_t* b, const H
     return a + ha.hi <= b + hb.lo || b + hb.hi <= a + ha.lo;
 }
 
+// Whether a row (a whole run of lanes at once) may run on one operand: it is the destination itself,
+// lane for lane (a row reads lane j before it writes lane j), or apart from it.
+inline bool row_safe(const uint8_t* d, const Geo& gd, const Hull& hd, uint32_t dsize, const uint8_t* s, const Geo& gs,
+                     const Hull& hs, uint32_t ssize) {
+    return (dsize == ssize && d == s && gd.rep == gs.rep) || disjoint(d, hd, s, hs);
+}
+
 inline bool dense_ok(const Lane& dst, const Geo& gd, uint32_t dsize, const Hull& hd,
                      std::initializer_list<DenseSrc> srcs) {
     if (gd.blk != 32) return false;
@@ -456,9 +462,7 @@ inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>
     Lane ls = lane_of(src, gs), ld_ = lane_of(dst, gd);
     if (dense_ok(ld_, gd, sizeof(D), hd, {DenseSrc{ls.base, gs, sizeof(S), hs}})) {
         if constexpr (!std::is_same_v<std::decay_t<Row>, NoRow>) {
-            // (a row reads lane j before it writes lane j: in place, on the very same lanes, is fine too)
-            const bool same = sizeof(D) == sizeof(S) && ld_.base == ls.base && gd.rep == gs.rep;
-            if (same || disjoint(ld_.base, hd, ls.base, hs)) {
+            if (row_safe(ld_.base, gd, hd, sizeof(D), ls.base, gs, hs, sizeof(S))) {
                 for (uint64_t r = 0; r < p.repeats; ++r) {
                     const Bits& b = p.bits(r);
                     const uint32_t n = b.none() ? 0 : prefix_length(b);
@@ -489,12 +493,6 @@ using simd::has_avx2;
 // A whole run of n lanes of a binary instruction at once: row(d, s0, s1, n, s1_block), s1_block when
 // s1 is one data block read by every block of the repeat (see binary).
 struct NoRow2 {};
-
-// Whether a row may run on one operand: it is the destination itself, lane for lane, or apart from it.
-inline bool row_safe(const uint8_t* d, const Geo& gd, const Hull& hd, uint32_t dsize, const uint8_t* s, const Geo& gs,
-                     const Hull& hs, uint32_t ssize) {
-    return (dsize == ssize && d == s && gd.rep == gs.rep) || disjoint(d, hd, s, hs);
-}
 
 template <typename D, typename S0, typename S1, class F, class Row = NoRow2>
 inline void binary(const char* name, const Plan& p, const AscendC::LocalTensor<D>& dst, const Geo& gd,

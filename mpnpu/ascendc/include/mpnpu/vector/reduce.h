@@ -20,10 +20,6 @@
 #include <type_traits>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 #include "../rt.h"
 #include "../tensor.h"
 #include "engine.h"
@@ -155,9 +151,7 @@ inline void reduce_repeat_run(const char* name, AscendC::ReduceType type, const 
 
 // -- per data block ------------------------------------------------------------------------------------
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define MPNPU_VEC_BLOCK_REDUCE_AVX 1
-
+#ifdef MPNPU_SIMD_X86
 // Keep m unless o is strictly larger (smaller): the scalar scan's step (a NaN never wins, and one
 // already kept stays), on 8 lanes at once.
 template <bool is_max>
@@ -252,7 +246,7 @@ inline void reduce_block_run(const char* name, AscendC::ReduceType type, const P
     for (uint64_t r = 0; r < p.repeats; ++r) {
         const Bits& rb = p.bits(r);
         if (is_whole(rb)) {  // every block whole: no per-lane mask walk
-#ifdef MPNPU_VEC_BLOCK_REDUCE_AVX
+#ifdef MPNPU_SIMD_X86
             if constexpr (std::is_same_v<T, float> && std::is_same_v<U, float>) {
                 if (has_avx()) {
                     const uint8_t* bp = ls.base + r * gs.rep;

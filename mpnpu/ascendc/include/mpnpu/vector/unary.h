@@ -26,13 +26,6 @@ struct FloatUnary {
     static constexpr bool ok = one_of<T, half, float>;
     static constexpr const char* types = "half, float";
 };
-// exp in float as straight-line arithmetic, so that a row of it vectorises: x = k ln2 + r with k
-// rounded to nearest (the 1.5 * 2^23 trick) and ln2 in two parts, a degree-6 polynomial for e^r on
-// [-ln2/2, ln2/2], and 2^k applied as two factors so that overflow to inf and results in the
-// subnormal range come out of the multiplications. Within 1 ulp of the correctly rounded e^x for
-// every float (checked exhaustively over [-105, 90] against double-precision exp; outside that
-// range the result is inf or 0); NaN stays NaN. Plain IEEE operations only: the same bits in a
-// vectorised row as lane by lane.
 // The steps exp_f32 and its 8-lane twin share, for a float or a vector of floats (the same
 // operations either way): k = x / ln2 rounded to nearest, and y = e^(x - k ln2). (By reference: a
 // vector passed by value has no ABI of its own outside the AVX2 function.)
@@ -53,6 +46,13 @@ __attribute__((always_inline)) inline void exp_reduced(const V& xc, const V& k, 
     out = y * z + r + 1.0f;
 }
 
+// exp in float as straight-line arithmetic, so that a row of it vectorises: x = k ln2 + r with k
+// rounded to nearest (the 1.5 * 2^23 trick) and ln2 in two parts, a degree-6 polynomial for e^r on
+// [-ln2/2, ln2/2], and 2^k applied as two factors so that overflow to inf and results in the
+// subnormal range come out of the multiplications. Within 1 ulp of the correctly rounded e^x for
+// every float (checked exhaustively over [-105, 90] against double-precision exp; outside that
+// range the result is inf or 0); NaN stays NaN. Plain IEEE operations only: the same bits in a
+// vectorised row as lane by lane.
 inline float exp_f32(float x) {
     float xc = x < 89.0f ? x : 89.0f;  // (NaN goes here too: restored at the end)
     xc = xc > -104.0f ? xc : -104.0f;
@@ -69,9 +69,7 @@ inline float exp_f32(float x) {
     return x == x ? y : x + x;  // (x + x: a signalling NaN comes back quiet, as from std::exp)
 }
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define MPNPU_VEC_EXP_AVX2 1
-
+#ifdef MPNPU_SIMD_X86
 // exp_f32 on 8 lanes at once: the same operations in the same order (AVX2 has no fused
 // multiply-add without FMA, which is not enabled here), hence the same bits as lane by lane.
 typedef float ExpV8f __attribute__((vector_size(32)));
@@ -95,7 +93,8 @@ __attribute__((target("avx2"), always_inline)) inline ExpV8f exp_v8(ExpV8f x) {
     return exp_select(x == x, y, x + x);
 }
 
-__attribute__((target("avx2"))) inline void exp_row_avx2(uint8_t* d, const uint8_t* s, uint32_t n) {
+// The whole 8-lane steps of exp_row_f32; returns the lanes done.
+__attribute__((target("avx2"))) inline uint32_t exp_row_avx2(uint8_t* d, const uint8_t* s, uint32_t n) {
     uint32_t j = 0;
     for (; j + 8 <= n; j += 8) {
         ExpV8f x;
@@ -103,19 +102,17 @@ __attribute__((target("avx2"))) inline void exp_row_avx2(uint8_t* d, const uint8
         const ExpV8f y = exp_v8(x);
         std::memcpy(d + uint64_t(j) * 4, &y, sizeof y);
     }
-    for (; j < n; ++j) st<float>(d + uint64_t(j) * 4, exp_f32(ld<float>(s + uint64_t(j) * 4)));
+    return j;
 }
 #endif
 
 // n consecutive floats, dst and src the same or disjoint (a lane is read before it is written).
 inline void exp_row_f32(uint8_t* d, const uint8_t* s, uint32_t n) {
-#ifdef MPNPU_VEC_EXP_AVX2
-    if (has_avx2()) {
-        exp_row_avx2(d, s, n);
-        return;
-    }
+    uint32_t j = 0;
+#ifdef MPNPU_SIMD_X86
+    if (has_avx2()) j = exp_row_avx2(d, s, n);
 #endif
-    for (uint32_t j = 0; j < n; ++j) st<float>(d + uint64_t(j) * 4, exp_f32(ld<float>(s + uint64_t(j) * 4)));
+    for (; j < n; ++j) st<float>(d + uint64_t(j) * 4, exp_f32(ld<float>(s + uint64_t(j) * 4)));
 }
 
 struct OpExp : FloatUnary {
