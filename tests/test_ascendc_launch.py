@@ -168,3 +168,32 @@ def test_gm_windows_stay_bounded_over_many_allocations() -> None:
         finally:
             windows.close()
         assert _maps() <= before + 8
+
+
+def test_pointer_only_launches_follow_their_arguments_and_name_the_tensor_they_fault_on() -> None:
+    """The short path of a kernel whose arguments are all GM tensors (what a batch repeats): each
+    launch sees its own tensors, whatever order they sit in GM, and a fault still names the tensor
+    it reached past, after launches that reused the previous launch's settings."""
+    k = kernel("pointer_args.cpp", "weighted_sum", kernel_type=KernelType.AIV)
+    rng = np.random.default_rng(3)
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        ok = dev.to_device("ctl", np.zeros(2, np.int32))
+        sets = []
+        for _ in range(3):  # allocated c, b, a: addresses run against the argument order
+            c, b, a = (dev.to_device(name, rng.standard_normal(8).astype(np.float32)) for name in "cba")
+            sets.append((a, b, c, dev.empty("out", 16, np.float32)))
+        for _ in range(3):
+            for a, b, c, out in sets:
+                dev.launch(k, a, b, c, out, ok)
+                want = dev.to_host(a) + 2 * dev.to_host(b) + 3 * dev.to_host(c)
+                np.testing.assert_allclose(dev.to_host(out), np.concatenate([want, want]), rtol=1e-6)
+        bad = dev.to_device("ctl", np.array([1, 1], np.int32))
+        # tensors first seen in different launches: their GM windows are not in argument order
+        a, b, c, out = sets[0][0], sets[0][1], sets[2][2], sets[1][3]
+        with pytest.raises(KernelError) as info:
+            dev.launch(k, a, b, c, out, bad)
+        line = line_of("pointer_args.cpp", "DataCopy(t, cg[4], 8)")
+        assert str(info.value).startswith("vector core 1 (block 1) raised MemcheckError: illegal read of GM tensor "
+                                          f"c by DataCopy GM->local at ascendc_kernels/pointer_args.cpp:{line} "
+                                          "(weighted_sum): elements [4, 12)")
+        dev.launch(k, a, b, c, out, ok)  # the device is usable again

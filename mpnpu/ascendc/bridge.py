@@ -78,6 +78,8 @@ class Library:
     events: Any  # (const MpnpuEvent** out) -> count
     site: Any  # (id, &file, &line, &func) -> found
     fault: Any  # () -> MpnpuFault*
+    #: ``run`` without ctypes' argument conversion: (byref(launch), slots array, int), or None
+    run_unconverted: Any = None
 
     @classmethod
     def from_functions(cls, path: str, params: tuple[str, ...], run: Any, events: Any, site: Any,
@@ -105,7 +107,10 @@ def load(path: str) -> Library:
     if version != abi.ABI_VERSION:
         raise KernelAPIError(f"{path} was built for ABI {version}, this mpnpu speaks {abi.ABI_VERSION}: rebuild it")
     params = tuple(p for p in dll.mpnpu_entry_signature().decode().split(",") if p)
-    lib = _LOADED[path] = Library(path, params, dll.mpnpu_run, dll.mpnpu_events, dll.mpnpu_site, dll.mpnpu_fault)
+    unconverted = dll["mpnpu_run"]  # (a second handle: the declared one converts its arguments)
+    unconverted.restype = ctypes.c_int32
+    lib = _LOADED[path] = Library(path, params, dll.mpnpu_run, dll.mpnpu_events, dll.mpnpu_site, dll.mpnpu_fault,
+                                  unconverted)
     return lib
 
 
@@ -310,47 +315,41 @@ def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_ke
         sys_workspace_bytes: int = 0, memcheck: bool = True,
         stages: Sequence[tuple[str, tuple[int, ...]]] = ()) -> None:
     """Run the library's kernel on this core with ``args`` (GM tensors and scalars)."""
-    slots, regions = _slots(lib.params, args)
-    run_slots(lib, kernel_type, slots, regions, tiling_key=tiling_key, sys_workspace_bytes=sys_workspace_bytes,
-              memcheck=memcheck, stages=stages)
+    slots, regions = slots_of(lib.params, args)
+    run_slots(lib, kernel_type, slots, regions, tiling_key, sys_workspace_bytes, memcheck, stages)
 
 
-def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: Sequence[Region], *,
+def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: Sequence[Region],
               tiling_key: int = 0, sys_workspace_bytes: int = 0, memcheck: bool = True,
               stages: Sequence[tuple[str, tuple[int, ...]]] = ()) -> None:
     """Run the kernel on this core with its arguments already as 64-bit slots, pointing into
     ``regions`` (sorted by address: the library indexes them in that order); ``stages``: where the
     stages a launch inserts syncs at are (a library built with stage hooks, mpnpu.ascendc.stagehooks)."""
     global _current
+    # (every line here is paid by every core of every launch: an empty C++ launch is mostly this)
     ctx = kcontext.current()
-    if ctx.topology.kernel_type is not kernel_type:
-        raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {ctx.topology.kernel_type.value} device")
     n, n_slots = len(regions), len(slots)
-    hit = _STRUCTS.get((id(ctx), kernel_type)) if n <= _MAX_ARGS and n_slots <= _MAX_ARGS else None
-    launch, c_slots, c_regions, last, native = hit or _launch_struct(ctx, kernel_type, n_slots, n)
+    hit = _STRUCTS.get((id(ctx), kernel_type))
+    if hit is None or n > _MAX_ARGS or n_slots > _MAX_ARGS:
+        if ctx.topology.kernel_type is not kernel_type:
+            raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {ctx.topology.kernel_type.value} "
+                                 "device")
+        hit = _launch_struct(ctx, kernel_type, n_slots, n)
+    launch, c_slots, c_regions, last, native = hit
     events, dropped, hold, hooks = ctx.events, ctx.dropped_syncs, ctx.hold, ctx.stage_hooks
     # What a batch's launches mostly repeat (the caching allocator hands out the same blocks) is
     # written only when it changes: each ctypes field write costs as much as the C++ launch itself.
     settings = (events is not None, memcheck, tiling_key, sys_workspace_bytes, dropped, hold)
     if settings != last[0]:
-        launch.trace = 1 if events is not None else 0
-        launch.memcheck = 1 if memcheck else 0
-        launch.tiling_key = tiling_key
-        launch.sys_workspace_bytes = sys_workspace_bytes
-        if dropped:
-            names = [d.encode() for d in sorted(dropped)]
-            c_dropped = (ctypes.c_char_p * len(names))(*names)
-            launch.n_dropped, launch.dropped = len(names), c_dropped
-        else:
-            launch.n_dropped = 0
-        launch.hold_site = hold.site.encode() if hold is not None else None
+        _write_settings(launch, settings)
         last[0] = settings
     if n == 1:
         r = regions[0]
         c_regions[0], c_regions[1] = r.addr, r.size
     else:
         c_regions[:2 * n] = [v for r in regions for v in (r.addr, r.size)]
-    launch.n_regions = n
+    if n != last[1]:
+        launch.n_regions = last[1] = n
     c_slots[:n_slots] = slots
     # (the records point into what _inserts returns while the kernel runs)
     keep = _inserts(launch, ctx, stages) if hooks is not None or launch.n_inserts else None
@@ -362,7 +361,7 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
         _current = None
         ctx.events = events
         del keep
-        if native is not None:
+        if native is not None and native[1].value:
             _report_native_flags(ctx, native[1])
     if events is not None:
         events.extend(_trace_events(state, regions))
@@ -371,6 +370,119 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     if rc == abi.RUN_HOST_ERROR and state.pending is not None:
         raise state.pending
     raise _fault_error(state, regions, rc)
+
+
+def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_workspace_bytes: int = 0,
+             memcheck: bool = True,
+             stages: Sequence[tuple[str, tuple[int, ...]]] = ()) -> Callable[[Sequence[Any]], None]:
+    """``run`` for one library and launch settings, as a function of the arguments alone: the same
+    launch, with a short path for what a batch repeats (every argument a GM tensor or None, no trace,
+    no dropped syncs, no hold, no inserted syncs) that does only the work that changes per launch.
+
+    Why: an empty C++ launch on a core is all Python around one C call, paid by every core of every
+    launch while its caches are cold from the other processes; the general path (slots_of, then
+    run_slots) cost ~8 us per core more than an empty Python kernel, this one ~2 us
+    (scripts/bench_ascendc.py)."""
+    params = lib.params
+    n_params = len(params)
+    pointers_only = all(p == "p" for p in params)
+    # run_slots' settings for such a launch
+    plain: tuple[Any, ...] = (False, memcheck, tiling_key, sys_workspace_bytes, frozenset(), None)
+    bound: list[Any] = []  # [ctx, launch, byref(launch), c_slots, c_regions, last, used, _Launch]
+    windows_of = WINDOWS
+    call = lib.run_unconverted or lib.run
+
+    def general(args: Sequence[Any]) -> None:
+        slots, regions = slots_of(params, args)
+        run_slots(lib, kernel_type, slots, regions, tiling_key, sys_workspace_bytes, memcheck, stages)
+        ctx = kcontext.current()
+        if not bound or bound[0] is not ctx:
+            launch, c_slots, c_regions, last, native = _STRUCTS[(id(ctx), kernel_type)]
+            bound[:] = [ctx, launch, ctypes.byref(launch), c_slots, c_regions, last,
+                        native[1] if native is not None else None, _Launch(lib, ctx)]
+
+    def run_args(args: Sequence[Any]) -> None:
+        global _current
+        ctx = kcontext.current_or_none()
+        if (not bound or bound[0] is not ctx or not pointers_only or len(args) != n_params or ctx.events is not None
+                or ctx.dropped_syncs or ctx.hold is not None or ctx.stage_hooks is not None):
+            general(args)
+            return
+        _, launch, p_launch, c_slots, c_regions, last, used, state = bound
+        windows = windows_of.mapped
+        if len(windows) > windows_of.max_windows:
+            windows_of.trim()  # (before this launch maps anything: no pointer of it can be unmapped)
+        slots: list[int] = []
+        found: dict[tuple[str, int, int], tuple[int, int, GlobalTensor]] = {}
+        for arg in args:
+            if arg is None:
+                slots.append(0)
+                continue
+            if type(arg) is not GlobalTensor:  # (nothing written yet: the general path explains)
+                general(args)
+                return
+            segment, root_offset, nbytes = arg.segment, arg.root_offset, arg.root_nbytes
+            if not segment:
+                slots.append(0)
+                continue
+            key = (segment, root_offset, nbytes)
+            root = windows.get(key)
+            if root is None:
+                root = windows_of.address(segment, root_offset, nbytes)
+            slots.append(root + arg.offset - root_offset)
+            if key not in found:
+                found[key] = (root, nbytes, arg)
+        if launch.n_inserts:
+            general(args)
+            return
+        if last[0] != plain:
+            _write_settings(launch, plain)
+            last[0] = plain
+        entries = sorted(found.values(), key=_first) if len(found) > 1 else list(found.values())
+        n = len(entries)
+        if n == 1:
+            c_regions[0], c_regions[1] = entries[0][0], entries[0][1]
+        elif n:
+            c_regions[:2 * n] = [v for e in entries for v in e[:2]]
+        if n != last[1]:
+            launch.n_regions = last[1] = n
+        c_slots[:n_params] = slots
+        state.pending = None  # (one _Launch for every launch of this library on this core)
+        if state.sites:
+            state.sites = {}  # (a launch numbers its sites afresh)
+        _current = state
+        try:
+            rc = call(p_launch, c_slots, n_params)
+        finally:
+            _current = None
+            if used is not None and used.value:
+                _report_native_flags(ctx, used)
+        if rc != abi.RUN_OK:
+            if rc == abi.RUN_HOST_ERROR and state.pending is not None:
+                raise state.pending
+            raise _fault_error(state, [Region(addr, size, t) for addr, size, t in entries], rc)
+
+    return run_args
+
+
+def _first(entry: tuple[int, int, GlobalTensor]) -> int:
+    return entry[0]
+
+
+def _write_settings(launch: Any, settings: tuple[Any, ...]) -> None:
+    """Write a launch's per-launch settings (see run_slots) into the library's launch struct."""
+    traced, memcheck, tiling_key, sys_workspace_bytes, dropped, hold = settings
+    launch.trace = 1 if traced else 0
+    launch.memcheck = 1 if memcheck else 0
+    launch.tiling_key = tiling_key
+    launch.sys_workspace_bytes = sys_workspace_bytes
+    if dropped:
+        names = [d.encode() for d in sorted(dropped)]
+        c_dropped = (ctypes.c_char_p * len(names))(*names)
+        launch.n_dropped, launch.dropped = len(names), c_dropped
+    else:
+        launch.n_dropped = 0
+    launch.hold_site = hold.site.encode() if hold is not None else None
 
 
 def _inserts(launch: Any, ctx: Any, stages: Sequence[tuple[str, tuple[int, ...]]]) -> list[Any]:
@@ -410,8 +522,8 @@ _STRUCTS: dict[tuple[int, KernelType], tuple[Any, Any, Any, list[Any], Any]] = {
 def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
                    n_regions: int) -> tuple[Any, Any, Any, list[Any], Any]:
     """This core's launch struct for ``kernel_type`` with what never changes between its launches set
-    once (identity, callbacks, pipes), its slot and region arrays, and a one-item list holding the
-    per-launch settings last written into it; a launch sets only what changed."""
+    once (identity, callbacks, pipes), its slot and region arrays, and a list holding the
+    per-launch settings and the region count last written into it; a launch sets only what changed."""
     if n_slots > _MAX_ARGS or n_regions > _MAX_ARGS:
         raise KernelAPIError(f"a kernel takes at most {_MAX_ARGS} arguments here, got {n_slots}")
     key = (id(ctx), kernel_type)
@@ -443,11 +555,11 @@ def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
         # slice assignment per launch instead of a Structure proxy per field.
         c_regions = (ctypes.c_uint64 * (2 * _MAX_ARGS))()
         launch.regions = ctypes.cast(c_regions, ctypes.POINTER(abi.Region))
-        hit = _STRUCTS[key] = (launch, c_slots, c_regions, [None], native)
+        hit = _STRUCTS[key] = (launch, c_slots, c_regions, [None, -1], native)
     return hit
 
 
-def _slots(params: Sequence[str], args: Sequence[Any]) -> tuple[list[int], list[Region]]:
+def slots_of(params: Sequence[str], args: Sequence[Any]) -> tuple[list[int], list[Region]]:
     """The 64-bit slots of the kernel's arguments and the GM allocations they point into."""
     if len(args) != len(params):
         raise KernelAPIError(f"the kernel takes {len(params)} arguments ({describe_params(params)}), got {len(args)}")

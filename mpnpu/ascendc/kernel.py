@@ -9,6 +9,7 @@ nothing else of C++.
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import re
@@ -105,27 +106,37 @@ class CompiledKernel:
         return replace(self, **changes)
 
     def __call__(self, *args: Any) -> None:
-        bridge.run(bridge.load(self.path), self.kernel_type, args, tiling_key=self.tiling_key,
-                   sys_workspace_bytes=self.sys_workspace_bytes, memcheck=self.memcheck, stages=self.stages)
+        run = self.__dict__.get("_run")  # (made once per process: see bridge.launcher)
+        if run is None:
+            run = self.__dict__["_run"] = bridge.launcher(bridge.load(self.path), self.kernel_type, self.tiling_key,
+                                                          self.sys_workspace_bytes, self.memcheck, self.stages)
+        run(args)
+
+    @functools.cached_property
+    def _wire(self) -> str:
+        """How this kernel travels in a launch: its fields as one literal (see __reduce__)."""
+        return repr((self.path, self.entry, self.source, self.params, self.kernel_type.value, self.tiling_key,
+                     self.sys_workspace_bytes, self.memcheck, self.stages))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled into every launch: as a plain tuple (a dataclass with an enum field costs ~20 us
-        # to pickle and as much to rebuild; this, ~2 us), rebuilt once per process.
-        return (_rebuild, ((self.path, self.entry, self.source, self.params, self.kernel_type.value, self.tiling_key,
-                            self.sys_workspace_bytes, self.memcheck, self.stages),))
+        # Pickled into every launch, for every core: as one string, made once (a dataclass with an
+        # enum field costs ~20 us to pickle and as much to rebuild; a tuple of its fields ~3 us,
+        # most of an empty launch's difference from a Python kernel's; one string, ~0.3 us),
+        # rebuilt once per process.
+        return (_rebuild, (self._wire,))
 
 
-_REBUILT: dict[tuple[Any, ...], CompiledKernel] = {}
+_REBUILT: dict[str, CompiledKernel] = {}
 #: how each library this process built was made (to build it again with stage hooks)
 _SPECS: dict[str, BuildSpec] = {}
 
 
-def _rebuild(fields: tuple[Any, ...]) -> CompiledKernel:
-    k = _REBUILT.get(fields)
+def _rebuild(wire: str) -> CompiledKernel:
+    k = _REBUILT.get(wire)
     if k is None:
-        path, entry, source, params, kt, key, sys_ws, memcheck, stages = fields
-        k = _REBUILT[fields] = CompiledKernel(path, entry, source, params, KernelType(kt), key, sys_ws, memcheck,
-                                              stages)
+        path, entry, source, params, kt, key, sys_ws, memcheck, stages = ast.literal_eval(wire)
+        k = _REBUILT[wire] = CompiledKernel(path, entry, source, params, KernelType(kt), key, sys_ws, memcheck,
+                                            stages)
     return k
 
 
