@@ -187,6 +187,19 @@ def test_pointer_only_launches_follow_their_arguments_and_name_the_tensor_they_f
                 dev.launch(k, a, b, c, out, ok)
                 want = dev.to_host(a) + 2 * dev.to_host(b) + 3 * dev.to_host(c)
                 np.testing.assert_allclose(dev.to_host(out), np.concatenate([want, want]), rtol=1e-6)
+        # the same tensors again after another kernel's launch used the same core state, and after
+        # this process's GM windows were trimmed: each launch still reaches its own tensors
+        other = k.with_launch(tiling_key=1)
+        for step in range(4):
+            a, b, c, out = sets[0]
+            dev.gm.write(out, np.zeros(16, np.float32))
+            dev.launch(k, a, b, c, out, ok)
+            want = dev.to_host(a) + 2 * dev.to_host(b) + 3 * dev.to_host(c)
+            np.testing.assert_allclose(dev.to_host(out), np.concatenate([want, want]), rtol=1e-6)
+            if step == 1:
+                dev.launch(other, *sets[1], ok)
+            if step == 2:
+                dev.launch(_trim_windows, a)
         bad = dev.to_device("ctl", np.array([1, 1], np.int32))
         # tensors first seen in different launches: their GM windows are not in argument order
         a, b, c, out = sets[0][0], sets[0][1], sets[2][2], sets[1][3]
@@ -197,3 +210,10 @@ def test_pointer_only_launches_follow_their_arguments_and_name_the_tensor_they_f
                                           f"c by DataCopy GM->local at ascendc_kernels/pointer_args.cpp:{line} "
                                           "(weighted_sum): elements [4, 12)")
         dev.launch(k, a, b, c, out, ok)  # the device is usable again
+
+
+def _trim_windows(x) -> None:
+    """(a Python kernel on a C++ kernel's device: unmaps every GM window this core process holds)"""
+    from mpnpu.ascendc.windows import WINDOWS
+
+    WINDOWS.close()

@@ -351,6 +351,7 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     if n != last[1]:
         launch.n_regions = last[1] = n
     c_slots[:n_slots] = slots
+    last[2] = None  # (the arrays are no launcher's: see launcher)
     # (the records point into what _inserts returns while the kernel runs)
     keep = _inserts(launch, ctx, stages) if hooks is not None or launch.n_inserts else None
     state = _current = _Launch(lib, ctx)
@@ -380,15 +381,16 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
     no dropped syncs, no hold, no inserted syncs) that does only the work that changes per launch.
 
     Why: an empty C++ launch on a core is all Python around one C call, paid by every core of every
-    launch while its caches are cold from the other processes; the general path (slots_of, then
-    run_slots) cost ~8 us per core more than an empty Python kernel, this one ~2 us
-    (scripts/bench_ascendc.py)."""
+    launch while its caches are cold from the other processes. Measured per core inside the kernel
+    call (scripts/bench_ascendc.py's empty kernel, interleaved): the general path (slots_of, then
+    run_slots) 9.6 us, this one 4.8 us, the C call alone 3.1 us, an empty Python kernel 1.2 us."""
     params = lib.params
     n_params = len(params)
     pointers_only = all(p == "p" for p in params)
     # run_slots' settings for such a launch
     plain: tuple[Any, ...] = (False, memcheck, tiling_key, sys_workspace_bytes, frozenset(), None)
     bound: list[Any] = []  # [ctx, launch, byref(launch), c_slots, c_regions, last, used, _Launch]
+    repeat: list[Any] = [None, -1]  # [the arguments' GM places at the last marshalling, windows' generation]
     windows_of = WINDOWS
     call = lib.run_unconverted or lib.run
 
@@ -409,44 +411,20 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
             general(args)
             return
         _, launch, p_launch, c_slots, c_regions, last, used, state = bound
-        windows = windows_of.mapped
-        if len(windows) > windows_of.max_windows:
-            windows_of.trim()  # (before this launch maps anything: no pointer of it can be unmapped)
-        slots: list[int] = []
-        found: dict[tuple[str, int, int], tuple[int, int, GlobalTensor]] = {}
-        for arg in args:
-            if arg is None:
-                slots.append(0)
-                continue
-            if type(arg) is not GlobalTensor:  # (nothing written yet: the general path explains)
-                general(args)
+        # The tensors of a batch's launches repeat (the caching allocator hands out the same blocks):
+        # when they are the last launch's and this launcher wrote the arrays the library reads, with
+        # no window unmapped since, the slots and regions are already in place.
+        # (only run_slots writes inserts or other settings, and it clears last[2]: checked on a change)
+        seen = [(a.segment, a.offset, a.root_offset, a.root_nbytes) if type(a) is GlobalTensor else a for a in args]
+        if seen != repeat[0] or last[2] is not run_args or windows_of.generation != repeat[1]:
+            if launch.n_inserts or not _marshal(args, launch, c_slots, c_regions, last):
+                general(args)  # (inserts to clear, or an argument that is not a GM tensor: it explains)
                 return
-            segment, root_offset, nbytes = arg.segment, arg.root_offset, arg.root_nbytes
-            if not segment:
-                slots.append(0)
-                continue
-            key = (segment, root_offset, nbytes)
-            root = windows.get(key)
-            if root is None:
-                root = windows_of.address(segment, root_offset, nbytes)
-            slots.append(root + arg.offset - root_offset)
-            if key not in found:
-                found[key] = (root, nbytes, arg)
-        if launch.n_inserts:
-            general(args)
-            return
-        if last[0] != plain:
-            _write_settings(launch, plain)
-            last[0] = plain
-        entries = sorted(found.values(), key=_first) if len(found) > 1 else list(found.values())
-        n = len(entries)
-        if n == 1:
-            c_regions[0], c_regions[1] = entries[0][0], entries[0][1]
-        elif n:
-            c_regions[:2 * n] = [v for e in entries for v in e[:2]]
-        if n != last[1]:
-            launch.n_regions = last[1] = n
-        c_slots[:n_params] = slots
+            if last[0] != plain:
+                _write_settings(launch, plain)
+                last[0] = plain
+            last[2] = run_args
+            repeat[:] = [seen, windows_of.generation]
         state.pending = None  # (one _Launch for every launch of this library on this core)
         if state.sites:
             state.sites = {}  # (a launch numbers its sites afresh)
@@ -460,13 +438,46 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
         if rc != abi.RUN_OK:
             if rc == abi.RUN_HOST_ERROR and state.pending is not None:
                 raise state.pending
-            raise _fault_error(state, [Region(addr, size, t) for addr, size, t in entries], rc)
+            raise _fault_error(state, slots_of(params, args)[1], rc)
 
     return run_args
 
 
-def _first(entry: tuple[int, int, GlobalTensor]) -> int:
-    return entry[0]
+def _marshal(args: Sequence[Any], launch: Any, c_slots: Any, c_regions: Any, last: list[Any]) -> bool:
+    """Write pointer-only arguments (GM tensors or None) into a launch struct's slot and region
+    arrays, as slots_of and run_slots would; False (nothing written) if one is something else."""
+    windows_of = WINDOWS
+    windows = windows_of.mapped
+    if len(windows) > windows_of.max_windows:
+        windows_of.trim()  # (before this launch maps anything: no pointer of it can be unmapped)
+    slots: list[int] = []
+    found: dict[tuple[str, int, int], tuple[int, int]] = {}
+    for arg in args:
+        if arg is None:
+            slots.append(0)
+            continue
+        if type(arg) is not GlobalTensor:
+            return False
+        segment, root_offset, nbytes = arg.segment, arg.root_offset, arg.root_nbytes
+        if not segment:
+            slots.append(0)
+            continue
+        key = (segment, root_offset, nbytes)
+        root = windows.get(key)
+        if root is None:
+            root = windows_of.address(segment, root_offset, nbytes)
+        slots.append(root + arg.offset - root_offset)
+        found[key] = (root, nbytes)
+    entries = sorted(found.values()) if len(found) > 1 else list(found.values())
+    n = len(entries)
+    if n == 1:
+        c_regions[0], c_regions[1] = entries[0]
+    elif n:
+        c_regions[:2 * n] = [v for e in entries for v in e]
+    if n != last[1]:
+        launch.n_regions = last[1] = n
+    c_slots[:len(slots)] = slots
+    return True
 
 
 def _write_settings(launch: Any, settings: tuple[Any, ...]) -> None:
@@ -523,7 +534,8 @@ def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
                    n_regions: int) -> tuple[Any, Any, Any, list[Any], Any]:
     """This core's launch struct for ``kernel_type`` with what never changes between its launches set
     once (identity, callbacks, pipes), its slot and region arrays, and a list holding the
-    per-launch settings and the region count last written into it; a launch sets only what changed."""
+    per-launch settings, the region count last written into it and the launcher that wrote the
+    arrays last (or None); a launch sets only what changed."""
     if n_slots > _MAX_ARGS or n_regions > _MAX_ARGS:
         raise KernelAPIError(f"a kernel takes at most {_MAX_ARGS} arguments here, got {n_slots}")
     key = (id(ctx), kernel_type)
@@ -555,7 +567,7 @@ def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
         # slice assignment per launch instead of a Structure proxy per field.
         c_regions = (ctypes.c_uint64 * (2 * _MAX_ARGS))()
         launch.regions = ctypes.cast(c_regions, ctypes.POINTER(abi.Region))
-        hit = _STRUCTS[key] = (launch, c_slots, c_regions, [None, -1], native)
+        hit = _STRUCTS[key] = (launch, c_slots, c_regions, [None, -1, None], native)
     return hit
 
 

@@ -67,6 +67,8 @@ class GmWindows:
         self.mapped: dict[tuple[str, int, int], int] = {}
         self._fds: dict[str, int] = {}
         self.max_windows = max_windows
+        #: counts the times windows were unmapped: an address taken before a change may be stale
+        self.generation = 0
 
     def address(self, segment: str, offset: int, nbytes: int) -> int:
         """The address, in this process, at which byte ``offset`` of ``segment`` appears in the
@@ -84,6 +86,7 @@ class GmWindows:
         excess = len(self._windows) - self.max_windows // 2
         if len(self._windows) <= self.max_windows or excess <= 0:
             return 0
+        self.generation += 1
         for key in list(self._windows)[:excess]:  # (insertion order: the oldest first)
             base, length = self._windows.pop(key)
             self.mapped.pop(key, None)
@@ -92,6 +95,7 @@ class GmWindows:
 
     def close(self) -> None:
         """Unmap every window and close the segments' descriptors."""
+        self.generation += 1
         for base, length in self._windows.values():
             _libc.munmap(base, length)
         self._windows.clear()
