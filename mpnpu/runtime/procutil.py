@@ -144,9 +144,32 @@ def limit_blas_threads(n: int = 1) -> None:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(n)
     for lib in _openblas_libs():
+        if n == 1 and _single_thread_without_pool(lib):
+            continue
         setter = _blas_function(lib, "set")
         if setter is not None:
             setter(ctypes.c_int(n))
+
+
+def _single_thread_without_pool(lib: ctypes.CDLL) -> bool:
+    """Make OpenBLAS single-threaded without starting its thread pool, where it has none (a forked
+    child: OpenBLAS ends its pool before every fork and starts it again lazily); True if done.
+
+    Why not the library's setter: in a process without a pool it starts one, and a new pool's
+    worker busy-waits for work for about 0.1 s of CPU (OpenBLAS's thread timeout) before it sleeps;
+    each core process paid that at its start, 3 of them competing with the launches of a device
+    that had just opened. With one thread the pool is never needed, so writing the thread count
+    OpenBLAS reads is enough; its pool state is checked first, and a library that does not export
+    both words is left to its setter."""
+    try:
+        available = ctypes.c_int.in_dll(lib, "blas_server_avail")
+        count = ctypes.c_int.in_dll(lib, "blas_cpu_number")
+    except ValueError:
+        return False
+    if available.value:
+        return False
+    count.value = 1
+    return True
 
 
 @contextlib.contextmanager
