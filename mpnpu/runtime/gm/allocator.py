@@ -18,7 +18,7 @@ from mpnpu.errors import GMAccessError
 BLOCK_ROUND = 512
 
 
-@dataclass
+@dataclass(eq=False)  # a block is itself: list.index finds it by identity, not by comparing fields
 class Block:
     segment: str
     offset: int
