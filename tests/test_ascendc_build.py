@@ -60,6 +60,20 @@ def test_an_error_inside_mpnpus_headers_names_the_users_line_too(tmp_path, monke
         compile_kernel(str(src), "k")
 
 
+def test_an_entry_that_does_not_compile_is_named_not_mpnpus_generated_file(tmp_path, monkeypatch, cache) -> None:
+    """A template kernel named with a host variable as its argument (what a <<<>>> line may hold):
+    the error names the source and the entry, never the temporary file that exports it."""
+    monkeypatch.setenv("MPNPU_CACHE_DIR", cache)
+    src = tmp_path / "templ.cpp"
+    src.write_text('#include "kernel_operator.h"\ntemplate <int N>\n'
+                   '__global__ __aicore__ void add_custom(GM_ADDR x) { (void)x; }\n')
+    with pytest.raises(CompileError) as info:
+        compile_kernel(str(src), "add_custom<blockLength>")
+    text = str(info.value)
+    assert text.startswith("templ.cpp: the kernel entry add_custom<blockLength> cannot be exported: ")
+    assert "'blockLength' was not declared" in text and "mpnpu_entry" not in text
+
+
 def test_no_compiler_says_how_to_get_one(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CXX", "/nonexistent/c++")
     src = tmp_path / "k.cpp"

@@ -123,12 +123,14 @@ def test_mpnpu_run_passes_with_the_goldens_and_writes_json(tmp_path, capsys) -> 
     from mpnpu.cli.main import cli
 
     words, report = _words(tmp_path), tmp_path / "run.json"
-    status = cli(["run", source(SAMPLE), "--block-dim", "8", *words, "--repeat", "2", "--quiet",
-                  "--golden", f"3={tmp_path}/output/golden.bin", "--golden", f"4={tmp_path}/output/peek_golden.bin",
-                  "--json", str(report)])
+    argv = ["run", source(SAMPLE), "--block-dim", "8", *words, "--repeat", "2",
+            "--golden", f"3={tmp_path}/output/golden.bin", "--golden", f"4={tmp_path}/output/peek_golden.bin"]
+    status = cli([*argv, "--json", str(report)])
     out = capsys.readouterr().out
     assert status == 0, out
     assert "every repeat matched the golden" in out and out.rstrip().endswith("verdict: PASS")
+    assert cli([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == "verdict: PASS"  # --quiet: the verdict line alone
     import json
 
     data = json.loads(report.read_text())
@@ -139,7 +141,7 @@ def test_mpnpu_run_racecheck_of_a_dropped_syncall_exits_1_naming_the_lines(tmp_p
     from mpnpu.cli.main import cli
 
     line = line_of(SAMPLE, "AscendC::SyncAll();")
-    status = cli(["run", source(SAMPLE), *_words(tmp_path), "--block-dim", "8", "--quiet", "--racecheck",
+    status = cli(["run", source(SAMPLE), *_words(tmp_path), "--block-dim", "8", "--racecheck",
                   "--drop-sync", f"scale_add.asc:{line}"])
     out = capsys.readouterr().out
     # racecheck's verdict does not depend on the interleaving: the RAW hazard is found every run

@@ -273,6 +273,12 @@ def first_error(stderr: str, spec: BuildSpec) -> str:
         tail = lines[-1] if lines else "(no output)"
         return f"{os.path.basename(spec.sources[0])}: the C++ compiler failed: {tail}"
     path, line, col, msg = m.group("file"), m.group("line"), m.group("col"), m.group("msg").strip()
+    if path.endswith("mpnpu_entry.cpp"):
+        # The file mpnpu writes to export the entry (a temporary the user never sees): the entry's
+        # name does not compile there, e.g. a template argument taken from a <<<>>> line's variable.
+        return (f"{os.path.basename(spec.sources[0])}: the kernel entry {spec.entry} cannot be exported: {msg}; "
+                "name an existing kernel function, a template one with constant arguments "
+                "(mpnpu run SOURCE:'add_custom<2048>')")
     where = f"{_shown_path(path)}:{line}" + (f":{col}" if col else "")
     text = f"{where}: error: {msg}"
     if os.path.abspath(path).startswith(INCLUDE_DIR + os.sep):

@@ -20,6 +20,7 @@ from mpnpu.cli.options import DEVICE, runtime_options
 from mpnpu.cli.outputs import write_reports
 from mpnpu.errors import UsageError
 from mpnpu.report.text import format_text
+from mpnpu.report.text.run import verdict_line
 
 
 def goldens(words: list[str], args: list[RunArg]) -> dict[int, str]:
@@ -66,7 +67,7 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
                      defines=defines(args.define), include_dirs=args.include, tiling_key=args.tiling_key,
                      drop_syncs=drop, racecheck=args.racecheck, options=runtime_options(args),
                      progress=bar.update)
-    print(format_text(result))
+    print(verdict_line(result) if args.quiet else format_text(result))
     write_reports(args, {"json": result})
     return exit_status(None, result.passed)
 

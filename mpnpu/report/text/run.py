@@ -30,11 +30,15 @@ def format_run(r: RunResult) -> str:
         lines.append("racecheck:")
         lines.append(format_hazard_log(r.hazards))
     lines += [f"note: {n}" for n in r.notes]
-    verdict = "PASS" if r.passed else "FAIL"
+    lines.append(verdict_line(r))
+    return "\n".join(lines)
+
+
+def verdict_line(r: RunResult) -> str:
+    """'verdict: PASS' or 'verdict: FAIL (why)': the last line of the report, alone under --quiet."""
     why = []
     if r.failed_repeats:
         why.append(f"{len(r.failed_repeats)} repeat(s) differ from the golden")
     if r.racecheck and len(r.hazards):
         why.append(f"{len(r.hazards)} hazard(s)")
-    lines.append(f"verdict: {verdict}" + (f" ({'; '.join(why)})" if why else ""))
-    return "\n".join(lines)
+    return f"verdict: {'PASS' if r.passed else 'FAIL'}" + (f" ({'; '.join(why)})" if why else "")
