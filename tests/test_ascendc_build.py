@@ -37,17 +37,21 @@ def test_a_build_is_cached_until_a_file_it_read_changes(tmp_path, monkeypatch, c
     assert not again.cached
 
 
+def _compile_error(path, text: str, entry: str = "k") -> CompileError:
+    path.write_text(text)
+    with pytest.raises(CompileError) as info:
+        compile_kernel(str(path), entry)
+    return info.value
+
+
 def test_a_compile_error_is_one_line_at_the_users_file_and_line(tmp_path, monkeypatch, cache) -> None:
     monkeypatch.setenv("MPNPU_CACHE_DIR", cache)
-    src = tmp_path / "broken.cpp"
-    src.write_text('#include "kernel_operator.h"\n\nextern "C" __global__ __aicore__ void k(GM_ADDR x) {\n'
-                   "    AscendC::NoSuchCall(x);\n}\n")
-    with pytest.raises(CompileError) as info:
-        compile_kernel(str(src), "k")
-    text = str(info.value)
+    err = _compile_error(tmp_path / "broken.cpp", '#include "kernel_operator.h"\n\nextern "C" __global__ __aicore__ '
+                         'void k(GM_ADDR x) {\n    AscendC::NoSuchCall(x);\n}\n')
+    text = str(err)
     assert "\n" not in text
     assert text.endswith("broken.cpp:4:14: error: 'NoSuchCall' is not a member of 'AscendC'")
-    assert info.value.details["stderr"]
+    assert err.details["stderr"]
 
 
 def test_an_error_inside_mpnpus_headers_names_the_users_line_too(tmp_path, monkeypatch, cache) -> None:
@@ -64,12 +68,9 @@ def test_an_entry_that_does_not_compile_is_named_not_mpnpus_generated_file(tmp_p
     """A template kernel named with a host variable as its argument (what a <<<>>> line may hold):
     the error names the source and the entry, never the temporary file that exports it."""
     monkeypatch.setenv("MPNPU_CACHE_DIR", cache)
-    src = tmp_path / "templ.cpp"
-    src.write_text('#include "kernel_operator.h"\ntemplate <int N>\n'
-                   '__global__ __aicore__ void add_custom(GM_ADDR x) { (void)x; }\n')
-    with pytest.raises(CompileError) as info:
-        compile_kernel(str(src), "add_custom<blockLength>")
-    text = str(info.value)
+    text = str(_compile_error(tmp_path / "templ.cpp", '#include "kernel_operator.h"\ntemplate <int N>\n'
+                              '__global__ __aicore__ void add_custom(GM_ADDR x) { (void)x; }\n',
+                              "add_custom<blockLength>"))
     assert text.startswith("templ.cpp: the kernel entry add_custom<blockLength> cannot be exported: ")
     assert "'blockLength' was not declared" in text and "mpnpu_entry" not in text
 
