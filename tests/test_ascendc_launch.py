@@ -217,3 +217,32 @@ def _trim_windows(x) -> None:
     from mpnpu.ascendc.windows import WINDOWS
 
     WINDOWS.close()
+
+
+def _second_call_with_an_array(x) -> None:
+    """(a Python kernel) The C++ kernel called twice in this core: with GM tensors, then with a numpy
+    array where a pointer goes, which must be the launch's own error."""
+    from mpnpu.errors import KernelAPIError
+
+    k = kernel("pointer_args.cpp", "weighted_sum", kernel_type=KernelType.AIV)
+    k(x, x, x, x, x)
+    k(x, x, x, x, x)  # (the second takes the short path, which records its arguments)
+    try:
+        k(x, x, x, np.zeros(4, object), x)  # (compares element-wise with what a GM tensor is recorded as)
+    except KernelAPIError as e:
+        assert "a pointer parameter needs a GM tensor, got ndarray" in str(e), e
+    else:
+        raise AssertionError("an ndarray argument was accepted")
+
+
+def test_an_argument_that_is_no_gm_tensor_after_a_good_launch_is_the_launchs_error() -> None:
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        dev.launch(_second_call_with_an_array, dev.to_device("x", np.zeros(16, np.float32)))
+
+
+def test_a_kernel_with_numpy_launch_settings_reaches_the_cores() -> None:
+    import pickle
+
+    k = kernel("pointer_args.cpp", "weighted_sum", kernel_type=KernelType.AIV)
+    again = pickle.loads(pickle.dumps(k.with_launch(tiling_key=np.int64(3), sys_workspace_bytes=np.uint32(64))))
+    assert (again.tiling_key, again.sys_workspace_bytes, again.path) == (3, 64, k.path)

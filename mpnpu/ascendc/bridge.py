@@ -415,7 +415,8 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
         # when they are the last launch's and this launcher wrote the arrays the library reads, with
         # no window unmapped since, the slots and regions are already in place.
         # (only run_slots writes inserts or other settings, and it clears last[2]: checked on a change)
-        seen = [(a.segment, a.offset, a.root_offset, a.root_nbytes) if type(a) is GlobalTensor else a for a in args]
+        seen = [(a.segment, a.offset, a.root_offset, a.root_nbytes) if type(a) is GlobalTensor
+                else None if a is None else _NOT_GM for a in args]
         if seen != repeat[0] or last[2] is not run_args or windows_of.generation != repeat[1]:
             if launch.n_inserts or not _marshal(args, launch, c_slots, c_regions, last):
                 general(args)  # (inserts to clear, or an argument that is not a GM tensor: it explains)
@@ -436,11 +437,18 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
             if used is not None and used.value:
                 _report_native_flags(ctx, used)
         if rc != abi.RUN_OK:
-            if rc == abi.RUN_HOST_ERROR and state.pending is not None:
-                raise state.pending
-            raise _fault_error(state, slots_of(params, args)[1], rc)
+            pending, state.pending = state.pending, None  # (not kept alive by the reused _Launch)
+            if rc == abi.RUN_HOST_ERROR and pending is not None:
+                raise pending
+            # The regions as the library indexed them: the windows this launch used, none unmapped.
+            raise _fault_error(state, slots_of(params, args, trim=False)[1], rc)
 
     return run_args
+
+
+#: what launcher's record of the last launch's arguments holds for one that is neither a GM tensor nor
+#: None (compared by identity: never equal to a recorded launch, which had none)
+_NOT_GM = object()
 
 
 def _marshal(args: Sequence[Any], launch: Any, c_slots: Any, c_regions: Any, last: list[Any]) -> bool:
@@ -571,15 +579,16 @@ def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
     return hit
 
 
-def slots_of(params: Sequence[str], args: Sequence[Any]) -> tuple[list[int], list[Region]]:
-    """The 64-bit slots of the kernel's arguments and the GM allocations they point into."""
+def slots_of(params: Sequence[str], args: Sequence[Any], trim: bool = True) -> tuple[list[int], list[Region]]:
+    """The 64-bit slots of the kernel's arguments and the GM allocations they point into
+    (``trim=False``: as they are mapped now, after a launch; no window is unmapped first)."""
     if len(args) != len(params):
         raise KernelAPIError(f"the kernel takes {len(params)} arguments ({describe_params(params)}), got {len(args)}")
     slots: list[int] = []
     regions: dict[tuple[str, int, int], Region] = {}
     # (per launch and core: every attribute lookup here is paid once per argument per launch)
     windows, append = WINDOWS.mapped, slots.append
-    if len(windows) > WINDOWS.max_windows:
+    if trim and len(windows) > WINDOWS.max_windows:
         WINDOWS.trim()  # (before this launch maps anything: no pointer of it can be unmapped)
     for kind, arg in zip(params, args):
         if kind == "p":

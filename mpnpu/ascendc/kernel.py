@@ -115,8 +115,11 @@ class CompiledKernel:
     @functools.cached_property
     def _wire(self) -> str:
         """How this kernel travels in a launch: its fields as one literal (see __reduce__)."""
-        return repr((self.path, self.entry, self.source, self.params, self.kernel_type.value, self.tiling_key,
-                     self.sys_workspace_bytes, self.memcheck, self.stages))
+        # (as plain Python values: a numpy integer's repr, np.int64(3), is no literal)
+        stages = tuple((str(name), tuple(int(o) for o in offsets)) for name, offsets in self.stages)
+        return repr((str(self.path), str(self.entry), str(self.source), tuple(str(p) for p in self.params),
+                     self.kernel_type.value, int(self.tiling_key), int(self.sys_workspace_bytes), bool(self.memcheck),
+                     stages))
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled into every launch, for every core: as one string, made once (a dataclass with an

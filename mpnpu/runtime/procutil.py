@@ -127,8 +127,13 @@ def _openblas_libs() -> list[ctypes.CDLL]:
 
 
 def _blas_function(lib: ctypes.CDLL, kind: str) -> Any:
-    for symbol in (f"openblas_{kind}_num_threads", f"scipy_openblas_{kind}_num_threads64_",
-                   f"scipy_openblas_{kind}_num_threads_64_", f"openblas_{kind}_num_threads64_"):
+    return _first_symbol(lib, (f"openblas_{kind}_num_threads", f"scipy_openblas_{kind}_num_threads64_",
+                               f"scipy_openblas_{kind}_num_threads_64_", f"openblas_{kind}_num_threads64_"))
+
+
+def _first_symbol(lib: ctypes.CDLL, names: tuple[str, ...]) -> Any:
+    """The first of ``names`` the library exports (OpenBLAS builds suffix their symbols), or None."""
+    for symbol in names:
         fn = getattr(lib, symbol, None)
         if fn is not None:
             return fn
@@ -160,13 +165,16 @@ def _single_thread_without_pool(lib: ctypes.CDLL) -> bool:
     each core process paid that at its start, 3 of them competing with the launches of a device
     that had just opened. With one thread the pool is never needed, so writing the thread count
     OpenBLAS reads is enough; its pool state is checked first, and a library that does not export
-    both words is left to its setter."""
+    both words, or runs its threads through OpenMP, is left to its setter."""
+    parallel = _first_symbol(lib, ("openblas_get_parallel", "scipy_openblas_get_parallel64_",
+                                   "scipy_openblas_get_parallel_64_", "openblas_get_parallel64_"))
     try:
         available = ctypes.c_int.in_dll(lib, "blas_server_avail")
         count = ctypes.c_int.in_dll(lib, "blas_cpu_number")
     except ValueError:
         return False
-    if available.value:
+    # (an OpenMP build takes its thread count from OpenMP at each call: only the setter caps that)
+    if parallel is None or int(parallel()) != 1 or available.value:  # 1: OpenBLAS's own threads; 2: OpenMP's
         return False
     count.value = 1
     return True
