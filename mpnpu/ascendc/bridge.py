@@ -343,14 +343,7 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     if settings != last[0]:
         _write_settings(launch, settings)
         last[0] = settings
-    if n == 1:
-        r = regions[0]
-        c_regions[0], c_regions[1] = r.addr, r.size
-    else:
-        c_regions[:2 * n] = [v for r in regions for v in (r.addr, r.size)]
-    if n != last[1]:
-        launch.n_regions = last[1] = n
-    c_slots[:n_slots] = slots
+    _write_arguments(launch, c_slots, c_regions, last, slots, regions)
     last[2] = None  # (the arrays are no launcher's: see launcher)
     # (the records point into what _inserts returns while the kernel runs)
     keep = _inserts(launch, ctx, stages) if hooks is not None or launch.n_inserts else None
@@ -418,9 +411,11 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
         seen = [(a.segment, a.offset, a.root_offset, a.root_nbytes) if type(a) is GlobalTensor
                 else None if a is None else _NOT_GM for a in args]
         if seen != repeat[0] or last[2] is not run_args or windows_of.generation != repeat[1]:
-            if launch.n_inserts or not _marshal(args, launch, c_slots, c_regions, last):
-                general(args)  # (inserts to clear, or an argument that is not a GM tensor: it explains)
+            if launch.n_inserts:
+                general(args)  # (it clears them)
                 return
+            slots, regions = slots_of(params, args)  # (an argument that is no GM tensor: its error)
+            _write_arguments(launch, c_slots, c_regions, last, slots, regions)
             if last[0] != plain:
                 _write_settings(launch, plain)
                 last[0] = plain
@@ -451,41 +446,19 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
 _NOT_GM = object()
 
 
-def _marshal(args: Sequence[Any], launch: Any, c_slots: Any, c_regions: Any, last: list[Any]) -> bool:
-    """Write pointer-only arguments (GM tensors or None) into a launch struct's slot and region
-    arrays, as slots_of and run_slots would; False (nothing written) if one is something else."""
-    windows_of = WINDOWS
-    windows = windows_of.mapped
-    if len(windows) > windows_of.max_windows:
-        windows_of.trim()  # (before this launch maps anything: no pointer of it can be unmapped)
-    slots: list[int] = []
-    found: dict[tuple[str, int, int], tuple[int, int]] = {}
-    for arg in args:
-        if arg is None:
-            slots.append(0)
-            continue
-        if type(arg) is not GlobalTensor:
-            return False
-        segment, root_offset, nbytes = arg.segment, arg.root_offset, arg.root_nbytes
-        if not segment:
-            slots.append(0)
-            continue
-        key = (segment, root_offset, nbytes)
-        root = windows.get(key)
-        if root is None:
-            root = windows_of.address(segment, root_offset, nbytes)
-        slots.append(root + arg.offset - root_offset)
-        found[key] = (root, nbytes)
-    entries = sorted(found.values()) if len(found) > 1 else list(found.values())
-    n = len(entries)
+def _write_arguments(launch: Any, c_slots: Any, c_regions: Any, last: list[Any], slots: Sequence[int],
+                     regions: Sequence[Region]) -> None:
+    """Write a launch's slots and regions (slots_of's) into a launch struct's arrays, and its region
+    count when that changed (``last[1]``, see _launch_struct)."""
+    n = len(regions)
     if n == 1:
-        c_regions[0], c_regions[1] = entries[0]
-    elif n:
-        c_regions[:2 * n] = [v for e in entries for v in e]
+        r = regions[0]
+        c_regions[0], c_regions[1] = r.addr, r.size
+    else:
+        c_regions[:2 * n] = [v for r in regions for v in (r.addr, r.size)]
     if n != last[1]:
         launch.n_regions = last[1] = n
     c_slots[:len(slots)] = slots
-    return True
 
 
 def _write_settings(launch: Any, settings: tuple[Any, ...]) -> None:
