@@ -3,9 +3,11 @@
 - how often the incident (the sync points the bug lacks) gives a wrong output: the C++ operator's
   rate and the Python twin's, over the same seeded cases, the two run one after the other per case
   (who goes first alternates);
-- how long a batch of the fixed kernel takes: the sum over the cases of ``op.run`` (GM in, the
-  launch, GM out; the golden and the judging are the same Python code for both and are not
-  timed), interleaved case by case; the median case-run and the median launch alone;
+- how long a batch of the fixed kernel takes: every case's ``op.run`` (GM in, the launch, GM out)
+  back to back on one device, as a batch runs them; the golden and the judging are the same
+  Python code for both and are not timed. The twins take turns by batch, ``--rounds`` times (who
+  goes first alternates); the ratio is the median over the rounds of Python's batch / C++'s
+  batch in the same round. Also the median case-run and the median launch alone;
 - the floor under both: the median launch of an empty kernel (C++ and Python) on the same devices.
 
 Devices: the Python twins on ``Device(block_dim)`` (1 cube + 2 vector core processes per AI core);
@@ -13,7 +15,7 @@ a C++ mix kernel on the same, a vector-only C++ kernel on ``Device(2 * block_dim
 kernel_type=AIV)`` (the same vector cores, without the idle cube). Libraries are built before
 anything is timed.
 
-Usage: python scripts/bench_gallery_cxx.py [--cases 100] [--seed 1] [--block-dim 1] [--kernels a,b]
+Usage: python scripts/bench_gallery_cxx.py [--cases 100] [--rounds 5] [--seed 1] [--block-dim 1] [--kernels a,b]
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def _wrong(op: Any, dev: Device, case: Any, prepared: Any) -> bool:
     return not op.judge(case, prepared, outputs).passed
 
 
-def bench(folder: str, n_cases: int, seed: int, block_dim: int) -> dict[str, Any]:
+def bench(folder: str, n_cases: int, seed: int, block_dim: int, rounds: int) -> dict[str, Any]:
     """One kernel's rates and times (see the module docstring)."""
     module = importlib.import_module(f"mpnpu.kernels.{folder}.operator")
     cxx, py = module.OPERATOR_CXX, module.OPERATOR
@@ -56,7 +58,7 @@ def bench(folder: str, n_cases: int, seed: int, block_dim: int) -> dict[str, Any
     for c in cases:  # every library this batch needs, built before anything is timed
         cxx.kernel_for(c)
     wrong = {"cxx": 0, "py": 0}
-    batch = {"cxx": 0.0, "py": 0.0}
+    batch: dict[str, list[float]] = {"cxx": [], "py": []}
     launch: dict[str, list[float]] = {"cxx": [], "py": []}
     runs: dict[str, list[float]] = {"cxx": [], "py": []}
     with _device(cxx, block_dim) as dev_cxx, _device(py, block_dim) as dev_py:
@@ -65,21 +67,30 @@ def bench(folder: str, n_cases: int, seed: int, block_dim: int) -> dict[str, Any
             for c in cases[:3]:
                 op.run(dev, c)
         for i, (case, prep) in enumerate(zip(cases, prepared)):
-            order = ("cxx", "py") if i % 2 == 0 else ("py", "cxx")
-            for name in order:
+            for name in (("cxx", "py") if i % 2 == 0 else ("py", "cxx")):
                 op, dev = ops[name]
                 wrong[name] += _wrong(op, dev, case, prep)
-            for name in order:
+        # The fixed kernel's batch: every case back to back on one device, as a batch runs them, the
+        # two devices taking turns by round (who goes first alternates); judged after the round.
+        for r in range(rounds):
+            for name in (("cxx", "py") if r % 2 == 0 else ("py", "cxx")):
                 op, dev = ops[name]
-                t = time.perf_counter()
-                outputs, result = op.run(dev, case)
-                batch[name] += time.perf_counter() - t
-                runs[name].append(time.perf_counter() - t)
-                launch[name].append(result.elapsed_s)
-                if not op.judge(case, prep, outputs).passed:
-                    raise AssertionError(f"{folder} ({name}) fixed kernel wrong on {case.describe()}")
-    return {"wrong": wrong, "batch": batch, "run": {k: statistics.median(v) for k, v in runs.items()},
-            "launch": {k: statistics.median(v) for k, v in launch.items()}}
+                outputs = []
+                start = time.perf_counter()
+                for case in cases:
+                    t = time.perf_counter()
+                    out, result = op.run(dev, case)
+                    runs[name].append(time.perf_counter() - t)
+                    launch[name].append(result.elapsed_s)
+                    outputs.append(out)
+                batch[name].append(time.perf_counter() - start)
+                for case, prep, out in zip(cases, prepared, outputs):
+                    if not op.judge(case, prep, out).passed:
+                        raise AssertionError(f"{folder} ({name}) fixed kernel wrong on {case.describe()}")
+    med = statistics.median
+    return {"wrong": wrong, "batch": {k: med(v) for k, v in batch.items()},
+            "ratios": [p / c for p, c in zip(batch["py"], batch["cxx"])],
+            "run": {k: med(v) for k, v in runs.items()}, "launch": {k: med(v) for k, v in launch.items()}}
 
 
 def empty_floor(block_dim: int, launches: int = 200) -> dict[str, float]:
@@ -107,6 +118,8 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=100, help="case-runs per kernel and variant (default 100)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--block-dim", type=int, default=1, help="AI cores (default 1)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="timed batches of the fixed kernel per twin, taking turns (default 5)")
     ap.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated gallery folders")
     args = ap.parse_args()
     n = args.cases
@@ -118,9 +131,9 @@ def main() -> None:
           f"{'Python':>9}")
     ratios = []
     for folder in args.kernels.split(","):
-        r = bench(folder, n, args.seed, args.block_dim)
+        r = bench(folder, n, args.seed, args.block_dim, args.rounds)
         w, b, lt, rn = r["wrong"], r["batch"], r["launch"], r["run"]
-        ratio = b["py"] / b["cxx"]
+        ratio = statistics.median(r["ratios"])
         ratios.append(ratio)
         print(f"{folder:<20} {w['cxx']:>6}/{n} ({100 * w['cxx'] / n:3.0f}%)    "
               f"{w['py']:>3}/{n} ({100 * w['py'] / n:3.0f}%)"

@@ -435,3 +435,13 @@ def options_named(out, trace, timeout, drop_syncs=0, hold=0) -> None:
     reach the kernel untouched (Device.launch passes every argument to the kernel)."""
     c = api.get_block_idx() + (0 if api.is_aic() else api.get_block_num())
     put(out[c:c + 1], [trace + timeout + drop_syncs + hold + c])
+
+
+def set_many_flags(vector_block: int, ids: list[int]) -> None:
+    """Vector core ``vector_block`` sets each flag id once in mode 0 and once in mode 2 (so its
+    reply lists 2 * len(ids) flags); nobody waits."""
+    if not api.is_aiv() or api.get_block_idx() != vector_block:
+        return
+    for flag_id in ids:
+        api.cross_core_set_flag(flag_id, mode=0)
+        api.cross_core_set_flag(flag_id, mode=2)

@@ -423,3 +423,32 @@ def test_a_segment_interrupted_while_it_is_zero_filled_is_ended(monkeypatch) -> 
         segments.create_segment(1 << 16, "test")
     assert set(os.listdir("/dev/shm")) - before == set()  # unlinked
     assert len(segments._STILL_MAPPED) == still_mapped  # and closed: the view was dropped first
+
+
+# -- what a launch carries -------------------------------------------------------------------------
+
+
+def test_a_tensor_pickles_to_an_equal_tensor_with_the_same_dtype_object() -> None:
+    with device(1) as dev:
+        t = dev.to_device("x", np.arange(64, dtype=np.float32).reshape(8, 8))
+        for view in (t, t[2:5, 1:3], t[6:10, :]):  # the last leaves its tensor
+            back = pickle.loads(pickle.dumps(view, protocol=pickle.HIGHEST_PROTOCOL))
+            assert back == view and back.dtype is view.dtype and back.outside == view.outside
+
+
+@pytest.mark.parametrize("spec, name", [(np.float32, "float32"), (np.dtype(np.float16), "float16"),
+                                        (np.dtype(np.uint16), "uint16"), ("bf16", "bfloat16"), ("HALF", "float16")])
+def test_get_dtype_answers_the_same_the_second_time(spec, name: str) -> None:
+    from mpnpu.runtime.dtypes import get_dtype
+
+    assert get_dtype(spec).name == name and get_dtype(spec) is get_dtype(spec)
+
+
+@pytest.mark.parametrize("spec", [np.dtype(np.complex64), "float8", [1, 2]])
+def test_get_dtype_refuses_every_time(spec) -> None:
+    from mpnpu.errors import DTypeError
+    from mpnpu.runtime.dtypes import get_dtype
+
+    for _ in range(2):
+        with pytest.raises(DTypeError):
+            get_dtype(spec)

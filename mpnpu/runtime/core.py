@@ -5,7 +5,8 @@ Life of a core process (forked by :class:`mpnpu.runtime.device.Device`)::
     start: ignore SIGINT (the parent turns Ctrl-C into an orderly shutdown), die with the parent
            (PR_SET_PDEATHSIG), one BLAS thread, install its CoreContext in mpnpu.runtime.kcontext
     loop:  wait for a message on its pipe (polling the parent's pid while idle)
-           LaunchCommand -> run the kernel function -> send LaunchDone or LaunchFailed
+           LaunchCommand -> run the kernel function -> LaunchDone on the reply board
+                            (mpnpu.runtime.replies), or sent: the launch's last, LaunchFailed
            ExitCommand   -> return
            (the message types are in mpnpu.runtime.protocol)
 
@@ -252,6 +253,7 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
     # A persistent poll object: Connection.poll() builds a selector on every call, which costs
     # more than the rest of an empty launch.
     fd = conn.fileno()
+    replies = sync.replies
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     while True:
@@ -264,7 +266,9 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
         except (EOFError, OSError):
             return
         if type(message) is LaunchCommand:
-            if not protocol.send(fd, run_launch(ctx, message)):
+            reply = run_launch(ctx, message)
+            # (on the board, unless this core is the launch's last: then the message wakes the parent)
+            if not replies.post(core_id, reply, options.sync_timeout_s) and not protocol.send(fd, reply):
                 return
         elif type(message) is ExitCommand:
             return

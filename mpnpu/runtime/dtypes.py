@@ -11,7 +11,7 @@ its bytes. Use :func:`to_float32` / :func:`from_float32` to compute on any float
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 
@@ -66,6 +66,9 @@ _ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "f
 
 DTypeLike = Union[DType, str, np.dtype, type]
 
+#: what get_dtype answered for a name or numpy dtype it has seen (the registry's names and aliases first)
+_BY_SPEC: dict[Any, DType] = {**_REGISTRY, **{alias: _REGISTRY[name] for alias, name in _ALIASES.items()}}
+
 
 def get_dtype(spec: DTypeLike) -> DType:
     """Return the :class:`DType` for a name (``"bfloat16"``, ``"bf16"``), a numpy dtype or a DType.
@@ -74,6 +77,12 @@ def get_dtype(spec: DTypeLike) -> DType:
     """
     if isinstance(spec, DType):
         return spec
+    try:
+        hit = _BY_SPEC.get(spec)
+    except TypeError:  # unhashable: the checks below say what is wrong with it
+        hit = None
+    if hit is not None:
+        return hit
     if isinstance(spec, str):
         key = _ALIASES.get(spec.lower(), spec.lower())
         if key in _REGISTRY:
@@ -84,7 +93,9 @@ def get_dtype(spec: DTypeLike) -> DType:
     except TypeError:
         raise DTypeError(f"unknown dtype {spec!r}") from None
     if np_dtype.name in _REGISTRY:
-        return _REGISTRY[np_dtype.name]
+        found = _REGISTRY[np_dtype.name]
+        _BY_SPEC[spec] = found  # (a numpy dtype's name is computed in Python: every host copy asks)
+        return found
     raise DTypeError(f"dtype {np_dtype} is not supported on the device")
 
 

@@ -6,7 +6,9 @@
                      a pipe + a forked core process (mpnpu.runtime.core.core_main)
     broadcast     ── one framed LaunchCommand written to every core's pipe
     collect       ── one poll over every pipe (replies) and every process sentinel (deaths),
-                     with a watchdog tick in between: replies by core id, or the LaunchError
+                     with a watchdog tick in between: replies by core id, or the LaunchError;
+                     the finished cores' replies wait on the reply board (mpnpu.runtime.replies)
+                     until the last one's message wakes the parent
     kill          ── ExitCommand (if there is time), SIGKILL, reap: never hangs
 
 A pool that saw a failed launch is never reused: a core killed inside ``Barrier.wait`` wedges that
@@ -34,6 +36,7 @@ from .core import core_main
 from .failures import CoreFailure, describe_failure
 from .procutil import end_processes, fork_process, signals_blocked
 from .protocol import ExitCommand, LaunchDone, LaunchFailed
+from .replies import ReplyBoard
 from .sync import SyncObjects
 from .topology import Topology
 from .watchdog import Watchdog
@@ -118,18 +121,23 @@ class CorePool:
         watchdog: Watchdog | None = None  # made at the first check: most launches end before it
         tick = options.watchdog_interval_s
         next_check = time.monotonic() + tick
+        board = self.sync.replies
         while pending:
             now = time.monotonic()
             if first_failure_at is not None and now - first_failure_at >= options.failure_grace_s:
                 break
             if now >= deadline:
+                self._read_board(board, launch_id, pending, replies)
                 running = ", ".join(topo.core(i).label for i in sorted(pending)[:4])
                 more = f" and {len(pending) - 4} more" if len(pending) > 4 else ""
                 return replies, LaunchTimeoutError(
                     f"launch of {ref} did not finish within {limit:g} s; still running: {running}{more}",
                     pending=sorted(pending),
                 )
-            for fd, _ in self.poller.poll(max(0.0, min(tick, deadline - now)) * 1000.0):
+            wait_s = min(tick, deadline - now)
+            if first_failure_at is not None:  # (the cores that finish meanwhile wake nobody)
+                wait_s = min(wait_s, first_failure_at + options.failure_grace_s - now)
+            for fd, _ in self.poller.poll(max(0.0, wait_s) * 1000.0):
                 sentinel, core_id = self.watched[fd]
                 if not sentinel:
                     if core_id not in pending:
@@ -153,6 +161,8 @@ class CorePool:
                     failures.append(CoreFailure(core_id, None))
                     pending.discard(core_id)
                     self.poller.unregister(fd)
+            if pending and (failures or board.all_done()):  # (a failed core never counts itself done)
+                self._read_board(board, launch_id, pending, replies)
             if failures:
                 if any(f.error is None for f in failures):
                     break  # barriers may be wedged: nobody else will report
@@ -169,6 +179,15 @@ class CorePool:
         if failures:
             return replies, describe_failure(topo, self.procs, ref, failures, self.sync.read_last_words)
         return replies, None
+
+    @staticmethod
+    def _read_board(board: ReplyBoard, launch_id: int, pending: set[int], replies: list[LaunchDone | None]) -> None:
+        """Take the replies of pending cores that the reply board holds."""
+        for core_id in list(pending):
+            reply = board.read(core_id, launch_id)
+            if reply is not None:
+                replies[core_id] = reply
+                pending.discard(core_id)
 
     def kill(self, grace_s: float = 0.0) -> None:
         """End every core process: ask politely (if ``grace_s``), then SIGKILL, then reap. Never hangs."""

@@ -33,6 +33,7 @@ import numpy as np
 from mpnpu.errors import FlagOverflowError, SyncTimeoutError
 
 from .hold import HoldBoard
+from .replies import ReplyBoard
 from .topology import FLAG_COUNTER_MAX, FLAG_IDS, RESERVED_FLAG_IDS, Topology
 
 USABLE_FLAG_IDS = tuple(i for i in range(FLAG_IDS) if i not in RESERVED_FLAG_IDS)
@@ -98,6 +99,7 @@ class SyncObjects:
         self._mode0_bytes = ctypes.sizeof(self._mode0_counts)
         self._n = n
         self.hold_board = HoldBoard(ctx, n)  # race-directed launches (mpnpu.runtime.hold)
+        self.replies = ReplyBoard(ctx, n)  # finished cores' replies: one wake of the parent per launch
         # One line per core that a core process may leave for the parent before it dies (a compiled
         # kernel's fault handler writes the kernel line it was at); read when the core has died.
         self.last_words = ctx.RawArray(ctypes.c_char, n * LAST_WORDS_BYTES)
@@ -114,6 +116,7 @@ class SyncObjects:
         if mode0_used:
             ctypes.memset(self._mode0_counts, 0, self._mode0_bytes)
         ctypes.memset(self._status, 0, self._status_bytes)
+        self.replies.reset()
         ctypes.memset(self._flag_modes, 0, ctypes.sizeof(self._flag_modes))
         for wake in self._mode_wakes:
             while wake.acquire(False):

@@ -139,6 +139,14 @@ class GlobalTensor:
         return gm_fault(kind, call, site, func, self.name, self.dtype.name, self.dtype.itemsize, self.root_nbytes,
                         start, stop, self.outside)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickled into every launch, for every core: as a tuple of its fields rebuilt by one
+        # function (the default pickles the class and a dict of field names, and loading that takes
+        # about three times as long, paid by every core while its caches are cold).
+        d = self.__dict__
+        return (_rebuild, (d["name"], d["dtype"].name, d["shape"], d["segment"], d["offset"], d["strides"],
+                           d["root_offset"], d["root_nbytes"], d["alloc_id"], d["outside"]))
+
     def _view(self, shape: tuple[int, ...], offset: int, strides: tuple[int, ...]) -> "GlobalTensor":
         """Another view of the same allocation. Kernels slice GM on every tile, so this skips the
         frozen dataclass's field-by-field __init__ and copies the fields in one go."""
@@ -184,6 +192,19 @@ class GlobalTensor:
         return GlobalTensor(name, d, shape, self.segment if nbytes else "", start,
                             c_strides(shape, d.itemsize), start, nbytes)
 
+
+
+_FIELDS = ("name", "dtype", "shape", "segment", "offset", "strides", "root_offset", "root_nbytes", "alloc_id",
+           "outside")
+
+
+def _rebuild(*fields: Any) -> GlobalTensor:
+    """A GlobalTensor from its pickled fields (see GlobalTensor.__reduce__), the dtype by name."""
+    t = object.__new__(GlobalTensor)
+    d = t.__dict__
+    d.update(zip(_FIELDS, fields))
+    d["dtype"] = get_dtype(fields[1])
+    return t
 
 def _bound(value: Any, name: str) -> int:
     """A slice bound that is not an int (a numpy integer, anything with __index__) as an int."""

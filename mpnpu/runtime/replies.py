@@ -1,0 +1,94 @@
+"""The reply board: how cores that finished a launch tell the parent without waking it, one by one.
+
+Every core used to answer each launch with a message on its pipe, so the parent woke once per core
+(a context switch, a poll, a read, an unpickle), while the other cores still needed the CPUs. Now a
+core that finished writes its result into its row of a shared board and counts itself done; only
+the core that finishes *last* sends a message, so a launch wakes the parent once, however many
+cores it has::
+
+    core:    write its row (elapsed, flags set) -> under the lock: done += 1, and unless it was
+             the last, the row's launch id (the row now holds its reply)
+             the last one (done == cores) -> its LaunchDone on the pipe (wakes the parent)
+    parent:  before the launch: done = 0; once woken by the last reply: every row is complete
+
+A core whose reply does not fit a row (a traced launch's events, more flags than a row holds)
+still counts itself done and sends its message, as does a core whose kernel failed (without
+counting itself: the parent must hear of a failure at once). The parent looks at the rows only for
+the cores it has no message from; each core's reply is in exactly one place, a row or a message.
+The row's fields, then its launch id and the count in one hold of the lock: a row is complete when
+the last core's count says so (the lock's release publishes the writes before it, and the last
+core takes the same lock before it sends).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from multiprocessing.context import BaseContext
+from typing import Any
+
+from .protocol import LaunchDone, Reply
+
+#: (mode, id) pairs a row holds; a core that set more flags replies on its pipe
+ROW_FLAGS = 16
+
+
+class _Row(ctypes.Structure):
+    _fields_ = [("launch_id", ctypes.c_int64), ("elapsed_s", ctypes.c_double), ("n_flags", ctypes.c_int32),
+                ("flags", ctypes.c_int16 * (2 * ROW_FLAGS))]
+
+
+class ReplyBoard:
+    """One row per core and the launch's done count, in shared memory made before the fork."""
+
+    def __init__(self, ctx: BaseContext, n_cores: int) -> None:
+        self._n = n_cores
+        self._rows = ctx.RawArray(_Row, n_cores)
+        self._done = ctx.RawValue(ctypes.c_int64, 0)
+        self._lock = ctx.Lock()
+
+    def reset(self) -> None:
+        """Parent, before it sends a launch (every core idle): nobody is done."""
+        self._done.value = 0
+
+    def post(self, core_id: int, reply: Reply, timeout: float) -> bool:
+        """Core: record ``reply`` on the board. True: the parent will read it there, send nothing;
+        False: send it on the pipe (it is the launch's last, a failure, or does not fit a row)."""
+        if type(reply) is not LaunchDone:
+            return False
+        fits = reply.events is None and len(reply.flags_set) <= ROW_FLAGS
+        row = self._rows[core_id]
+        if fits:
+            row.elapsed_s = reply.elapsed_s
+            flags = reply.flags_set
+            row.n_flags = len(flags)
+            if flags:
+                row.flags[:2 * len(flags)] = [v for pair in flags for v in pair]
+        # (a lock a killed core held is never seen again: a failed launch replaces the whole pool)
+        if not self._lock.acquire(timeout=timeout):
+            return False
+        try:
+            self._done.value += 1
+            last = self._done.value >= self._n
+            if fits and not last:
+                # The row is this core's reply from here on; the last core's reply is its message
+                # only (one reply per core: a message the parent took from a row too would be left
+                # in the pipe for the next launch).
+                row.launch_id = reply.launch_id
+        finally:
+            self._lock.release()
+        return fits and not last
+
+    def all_done(self) -> bool:
+        """Parent: every core has counted itself done (every row that will be written is)."""
+        return self._done.value >= self._n
+
+    def read(self, core_id: int, launch_id: int) -> LaunchDone | None:
+        """Parent: core ``core_id``'s reply to ``launch_id`` if its row holds it (complete once the
+        launch's last reply has arrived)."""
+        row = self._rows[core_id]
+        if row.launch_id != launch_id:
+            return None
+        n = row.n_flags
+        raw: Any = row.flags[:2 * n] if n else ()
+        flags = tuple((int(raw[2 * i]), int(raw[2 * i + 1])) for i in range(n))
+        return LaunchDone(launch_id, core_id, row.elapsed_s, None, flags)
