@@ -57,6 +57,11 @@ def values(src: str, dst: str, n: int, rng: np.random.Generator) -> np.ndarray:
     f32[k:k + len(mid)] = mid
     f32[k + len(mid):k + 2 * len(mid)] = np.nextafter(mid, np.float32(2))
     f32[k + 2 * len(mid):k + 3 * len(mid)] = -np.nextafter(mid, np.float32(0))
+    if dst in ("f16", "bf16"):
+        # NaNs with payloads, a negative one, a signalling one: each narrows to the canonical quiet NaN
+        # (float -> float keeps a NaN as it is, and the reference does not model that)
+        nans = np.array([0x7F800001, 0xFFC12345, 0x7FBFFFFF], np.uint32).view(np.float32)
+        f32[k + 3 * len(mid):k + 3 * len(mid) + 3] = nans
     return f32
 
 

@@ -303,7 +303,45 @@ __attribute__((target("f16c,avx"))) inline void half_row_to_float(uint8_t* d, co
         if ((b & 0x7C00u) == 0x7C00u && (b & 0x3FFu)) st<uint32_t>(d + 4 * i, 0x7FC00000u);
     }
 }
+
+// n float lanes at s as half at d, rounded to nearest even (CAST_RINT, and CAST_NONE, which rounds
+// the same): F16C's narrowing is IEEE's, so it is convert<half, float>'s value but for what convert
+// makes of a value past the largest half (the largest half, where F16C gives inf) and of NaN (the
+// canonical quiet NaN, where F16C keeps the payload): those lanes are rewritten. Checked against
+// convert for every one of the 2^32 floats (docs/ascendc-vector-api.md, "Numerics").
+__attribute__((target("f16c,avx"))) inline void float_row_to_half(uint8_t* d, const uint8_t* s, uint32_t n) {
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(reinterpret_cast<const float*>(s + 4 * i)),
+                                         _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; ++i)
+        st<uint16_t>(d + 2 * i, uint16_t(_mm_extract_epi16(
+                                    _mm_cvtps_ph(_mm_set_ss(ld<float>(s + 4 * i)), _MM_FROUND_TO_NEAREST_INT), 0)));
+    for (i = 0; i < n; ++i) {
+        const uint16_t h = ld<uint16_t>(d + 2 * i);
+        if ((h & 0x7C00u) != 0x7C00u) continue;
+        const uint32_t b = ld<uint32_t>(s + 4 * i);
+        if ((b & 0x7F800000u) != 0x7F800000u) st<uint16_t>(d + 2 * i, uint16_t((h & 0x8000u) | 0x7BFFu));  // saturate
+        else if (b & 0x7FFFFFu) st<uint16_t>(d + 2 * i, uint16_t(0x7E00u));  // NaN
+    }
+}
 #endif
+
+// n float lanes at s as bfloat16 at d, rounded to nearest even (CAST_RINT): the carry of adding half
+// a unit (less one, plus the kept lowest bit) is the rounding, subnormals included; a finite value
+// that rounds past the largest bfloat16 saturates to it and NaN becomes the canonical quiet NaN, as in
+// convert. Checked against convert for every one of the 2^32 floats.
+inline void float_row_to_bf16(uint8_t* d, const uint8_t* s, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t b = ld<uint32_t>(s + 4 * i);
+        uint32_t r = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
+        const bool special = (b & 0x7F800000u) == 0x7F800000u;  // inf stays inf: its low half is 0
+        if (!special && (r & 0x7F80u) == 0x7F80u) r = (r & 0x8000u) | 0x7F7Fu;
+        if (special && (b & 0x7FFFFFu)) r = 0x7FC0u;
+        st<uint16_t>(d + 2 * i, uint16_t(r));
+    }
+}
 
 template <typename T, typename U>
 inline void cast_apply(const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
@@ -316,7 +354,21 @@ inline void cast_apply(const Plan& p, const AscendC::LocalTensor<T>& dst, const 
             return;
         }
     }
+    if constexpr (std::is_same_v<T, half> && std::is_same_v<U, float>) {
+        if (has_f16c() && (mode == AscendC::RoundMode::CAST_RINT || mode == AscendC::RoundMode::CAST_NONE)) {
+            unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); },
+                  [](uint8_t* d, const uint8_t* s, uint32_t n) { float_row_to_half(d, s, n); });
+            return;
+        }
+    }
 #endif
+    if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<U, float>) {
+        if (mode == AscendC::RoundMode::CAST_RINT) {
+            unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); },
+                  [](uint8_t* d, const uint8_t* s, uint32_t n) { float_row_to_bf16(d, s, n); });
+            return;
+        }
+    }
     if constexpr (cast_modes<T, U>() != 0)  // (cast_check has refused any other pair)
         unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); });
 }
