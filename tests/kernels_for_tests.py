@@ -445,3 +445,19 @@ def set_many_flags(vector_block: int, ids: list[int]) -> None:
     for flag_id in ids:
         api.cross_core_set_flag(flag_id, mode=0)
         api.cross_core_set_flag(flag_id, mode=2)
+
+
+def hold_reply_lock(vector_block: int, seconds: float) -> None:
+    """Vector core ``vector_block`` holds the reply board's lock for ``seconds`` while the others
+    finish (their counts time out): the parent must still find every reply."""
+    if not api.is_aiv() or api.get_block_idx() != vector_block:
+        spin(0.2)  # (finish while the lock is held)
+        return
+    from mpnpu.runtime import kcontext
+
+    lock = kcontext.current().sync.replies._lock
+    lock.acquire()
+    try:
+        spin(seconds)
+    finally:
+        lock.release()

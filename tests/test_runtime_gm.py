@@ -444,7 +444,20 @@ def test_get_dtype_answers_the_same_the_second_time(spec, name: str) -> None:
     assert get_dtype(spec).name == name and get_dtype(spec) is get_dtype(spec)
 
 
-@pytest.mark.parametrize("spec", [np.dtype(np.complex64), "float8", [1, 2]])
+def test_get_dtype_of_a_numpy_scalar_is_its_own_type() -> None:
+    from mpnpu.runtime.dtypes import get_dtype
+
+    # (numpy scalars hash and compare as numbers: a cache keyed by them would mix them up)
+    assert get_dtype(np.float32(1.0)).name == "float32" and get_dtype(np.int64(1)).name == "int64"
+
+
+def test_a_tensor_pickles_every_field() -> None:
+    from mpnpu.runtime.gm.tensor import _FIELDS, GlobalTensor
+
+    assert _FIELDS == tuple(f.name for f in dataclasses.fields(GlobalTensor))
+
+
+@pytest.mark.parametrize("spec", [np.dtype(np.complex64), "float8", [1, 2], 1, True])
 def test_get_dtype_refuses_every_time(spec) -> None:
     from mpnpu.errors import DTypeError
     from mpnpu.runtime.dtypes import get_dtype

@@ -8,7 +8,9 @@ traced launch's events, many flags) still arrives whole; a failure is still repo
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
+import time
 
 import numpy as np
 import pytest
@@ -18,7 +20,7 @@ from mpnpu.errors import DeadlockError, KernelError
 from mpnpu.runtime.protocol import ErrorReport, LaunchDone, LaunchFailed
 from mpnpu.runtime.replies import ROW_FLAGS, ReplyBoard
 from mpnpu.runtime.sync import USABLE_FLAG_IDS
-from tests.runtime_util import device, k
+from tests.runtime_util import OPTIONS, device, k
 
 pytestmark = pytest.mark.usefixtures("no_leaks", "time_limit")
 
@@ -47,14 +49,14 @@ def test_a_reply_a_row_cannot_hold_counts_but_is_sent() -> None:
     assert board.all_done() and board.read(0, 1) is None and board.read(1, 1) is None
 
 
-def test_a_failure_is_sent_and_never_counts_as_done() -> None:
+def test_a_failure_is_sent_and_counts() -> None:
     board = _board(2)
     board.reset()
     report = ErrorReport("ValueError", "boom", "", None, False)
     assert board.post(0, LaunchFailed(1, 0, report), 1.0) is False
     done = LaunchDone(1, 1, 0.0, None, ())
-    assert board.post(1, done, 1.0) is True  # not the last: the failed core never counts
-    assert not board.all_done() and board.read(1, 1) == done  # (the parent reads it once it heard of the failure)
+    assert board.post(1, done, 1.0) is False  # the failed core counted: this one is the last, and sends
+    assert board.all_done() and board.read(1, 1) is None
 
 
 def test_reset_starts_the_count_again() -> None:
@@ -96,8 +98,23 @@ def test_a_traced_launch_brings_every_cores_events() -> None:
         assert result.trace is not None and len(result.trace.events) == dev.topology.n_cores
 
 
-def test_one_core_failing_is_reported_while_the_others_finish_silently() -> None:
-    with device(2) as dev:
+def test_one_core_failing_is_reported_without_waiting_for_a_tick() -> None:
+    # A failed core counts itself done, so the last of the others still wakes the parent: with a
+    # 5 s watchdog tick and grace, an error that waited for either would take 5 s.
+    slow = dataclasses.replace(OPTIONS, watchdog_interval_s=5.0, failure_grace_s=5.0)
+    with device(2, options=slow) as dev:
+        t0 = time.monotonic()
         with pytest.raises(KernelError, match="boom from vector block 1"):
             dev.launch(k("raise_on"), 1, False)
+        assert time.monotonic() - t0 < 3.0
         dev.launch(k("empty_kernel"))  # the device works on
+
+
+def test_replies_are_found_when_the_count_could_not_be_taken() -> None:
+    # The other cores' counts time out while one core holds the board's lock: they send, nobody is
+    # last, and the holder's row is found on the parent's tick.
+    quick = dataclasses.replace(OPTIONS, sync_timeout_s=0.3)
+    with device(1, options=quick) as dev:
+        result = dev.launch(k("hold_reply_lock"), 0, 0.8)
+        assert len(result.core_elapsed_s) == dev.topology.n_cores
+        dev.launch(k("empty_kernel"))

@@ -243,7 +243,8 @@ class KernelOperator:
             work = [gm.empty(n, tensor_shape(shape, device.topology), dtype)
                     for n, (shape, dtype) in case.workspace.items()]
             try:
-                options = LaunchOptions(drop_syncs=dropped, trace=trace) if dropped or trace else PLAIN_LAUNCH
+                options = (LaunchOptions(drop_syncs=dropped, trace=trace) if dropped or trace is not False
+                           else PLAIN_LAUNCH)
                 launch = device.launch_with(options, self.kernel, *ins, *outs.values(), *work, *case.params)
             except KernelError as e:
                 hint = argument_order_hint(self.kernel, [*case.inputs, *case.outputs, *case.workspace])

@@ -66,8 +66,8 @@ _ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "f
 
 DTypeLike = Union[DType, str, np.dtype, type]
 
-#: what get_dtype answered for a name or numpy dtype it has seen (the registry's names and aliases first)
-_BY_SPEC: dict[Any, DType] = {**_REGISTRY, **{alias: _REGISTRY[name] for alias, name in _ALIASES.items()}}
+#: what get_dtype answered for a numpy dtype or scalar type it has seen (few: the types arrays have)
+_BY_NUMPY: dict[Any, DType] = {}
 
 
 def get_dtype(spec: DTypeLike) -> DType:
@@ -77,12 +77,10 @@ def get_dtype(spec: DTypeLike) -> DType:
     """
     if isinstance(spec, DType):
         return spec
-    try:
-        hit = _BY_SPEC.get(spec)
-    except TypeError:  # unhashable: the checks below say what is wrong with it
-        hit = None
-    if hit is not None:
-        return hit
+    if isinstance(spec, (np.dtype, type)):
+        hit = _BY_NUMPY.get(spec)
+        if hit is not None:
+            return hit
     if isinstance(spec, str):
         key = _ALIASES.get(spec.lower(), spec.lower())
         if key in _REGISTRY:
@@ -94,7 +92,8 @@ def get_dtype(spec: DTypeLike) -> DType:
         raise DTypeError(f"unknown dtype {spec!r}") from None
     if np_dtype.name in _REGISTRY:
         found = _REGISTRY[np_dtype.name]
-        _BY_SPEC[spec] = found  # (a numpy dtype's name is computed in Python: every host copy asks)
+        if isinstance(spec, (np.dtype, type)):  # (a numpy dtype's name is computed in Python: every host copy asks)
+            _BY_NUMPY[spec] = found
         return found
     raise DTypeError(f"dtype {np_dtype} is not supported on the device")
 

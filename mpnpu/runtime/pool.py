@@ -36,7 +36,6 @@ from .core import core_main
 from .failures import CoreFailure, describe_failure
 from .procutil import end_processes, fork_process, signals_blocked
 from .protocol import ExitCommand, LaunchDone, LaunchFailed
-from .replies import ReplyBoard
 from .sync import SyncObjects
 from .topology import Topology
 from .watchdog import Watchdog
@@ -127,7 +126,9 @@ class CorePool:
             if first_failure_at is not None and now - first_failure_at >= options.failure_grace_s:
                 break
             if now >= deadline:
-                self._read_board(board, launch_id, pending, replies)
+                board.take(launch_id, pending, replies)
+                if not pending:
+                    break
                 running = ", ".join(topo.core(i).label for i in sorted(pending)[:4])
                 more = f" and {len(pending) - 4} more" if len(pending) > 4 else ""
                 return replies, LaunchTimeoutError(
@@ -137,7 +138,10 @@ class CorePool:
             wait_s = min(tick, deadline - now)
             if first_failure_at is not None:  # (the cores that finish meanwhile wake nobody)
                 wait_s = min(wait_s, first_failure_at + options.failure_grace_s - now)
-            for fd, _ in self.poller.poll(max(0.0, wait_s) * 1000.0):
+            events = self.poller.poll(max(0.0, wait_s) * 1000.0)
+            if not events:  # a tick: rows a message did not announce (see ReplyBoard.post)
+                board.take(launch_id, pending, replies)
+            for fd, _ in events:
                 sentinel, core_id = self.watched[fd]
                 if not sentinel:
                     if core_id not in pending:
@@ -161,8 +165,8 @@ class CorePool:
                     failures.append(CoreFailure(core_id, None))
                     pending.discard(core_id)
                     self.poller.unregister(fd)
-            if pending and (failures or board.all_done()):  # (a failed core never counts itself done)
-                self._read_board(board, launch_id, pending, replies)
+            if pending and board.all_done():
+                board.take(launch_id, pending, replies)
             if failures:
                 if any(f.error is None for f in failures):
                     break  # barriers may be wedged: nobody else will report
@@ -179,15 +183,6 @@ class CorePool:
         if failures:
             return replies, describe_failure(topo, self.procs, ref, failures, self.sync.read_last_words)
         return replies, None
-
-    @staticmethod
-    def _read_board(board: ReplyBoard, launch_id: int, pending: set[int], replies: list[LaunchDone | None]) -> None:
-        """Take the replies of pending cores that the reply board holds."""
-        for core_id in list(pending):
-            reply = board.read(core_id, launch_id)
-            if reply is not None:
-                replies[core_id] = reply
-                pending.discard(core_id)
 
     def kill(self, grace_s: float = 0.0) -> None:
         """End every core process: ask politely (if ``grace_s``), then SIGKILL, then reap. Never hangs."""

@@ -12,12 +12,12 @@ cores it has::
     parent:  before the launch: done = 0; once woken by the last reply: every row is complete
 
 A core whose reply does not fit a row (a traced launch's events, more flags than a row holds)
-still counts itself done and sends its message, as does a core whose kernel failed (without
-counting itself: the parent must hear of a failure at once). The parent looks at the rows only for
-the cores it has no message from; each core's reply is in exactly one place, a row or a message.
-The row's fields, then its launch id and the count in one hold of the lock: a row is complete when
-the last core's count says so (the lock's release publishes the writes before it, and the last
-core takes the same lock before it sends).
+still counts itself done and sends its message, and so does a core whose kernel failed (the parent
+must hear of a failure at once; counting it lets the last of the others wake the parent too). The
+parent takes rows only for the cores it has no message from, and under the lock, so that a row it
+reads before the last message (after a failure, on a watchdog tick) is whole on any CPU; each
+core's reply is in exactly one place, a row or a message. A core's row fields, then its launch id
+and its count in one hold of the lock: a row is complete when the last core's count says so.
 """
 
 from __future__ import annotations
@@ -53,17 +53,17 @@ class ReplyBoard:
     def post(self, core_id: int, reply: Reply, timeout: float) -> bool:
         """Core: record ``reply`` on the board. True: the parent will read it there, send nothing;
         False: send it on the pipe (it is the launch's last, a failure, or does not fit a row)."""
-        if type(reply) is not LaunchDone:
-            return False
-        fits = reply.events is None and len(reply.flags_set) <= ROW_FLAGS
+        # (a failure: sent at once, and counted below)
+        fits = isinstance(reply, LaunchDone) and reply.events is None and len(reply.flags_set) <= ROW_FLAGS
         row = self._rows[core_id]
-        if fits:
+        if isinstance(reply, LaunchDone) and fits:
             row.elapsed_s = reply.elapsed_s
             flags = reply.flags_set
             row.n_flags = len(flags)
             if flags:
                 row.flags[:2 * len(flags)] = [v for pair in flags for v in pair]
-        # (a lock a killed core held is never seen again: a failed launch replaces the whole pool)
+        # (a lock a killed core held is never seen again: a failed launch replaces the whole pool;
+        # a core that could not count sends, and the parent finds the others' rows on its tick)
         if not self._lock.acquire(timeout=timeout):
             return False
         try:
@@ -82,9 +82,23 @@ class ReplyBoard:
         """Parent: every core has counted itself done (every row that will be written is)."""
         return self._done.value >= self._n
 
+    def take(self, launch_id: int, pending: set[int], replies: list[LaunchDone | None]) -> None:
+        """Parent: move the replies to ``launch_id`` that rows hold from ``pending`` into ``replies``.
+        Under the lock, so that a row read before the launch's last message (after a failure, on a
+        tick) is whole on any CPU; skipped for now if the lock is not had at once."""
+        if not self._lock.acquire(timeout=0.01):
+            return
+        try:
+            for core_id in list(pending):
+                reply = self.read(core_id, launch_id)
+                if reply is not None:
+                    replies[core_id] = reply
+                    pending.discard(core_id)
+        finally:
+            self._lock.release()
+
     def read(self, core_id: int, launch_id: int) -> LaunchDone | None:
-        """Parent: core ``core_id``'s reply to ``launch_id`` if its row holds it (complete once the
-        launch's last reply has arrived)."""
+        """Core ``core_id``'s reply to ``launch_id`` if its row holds it (see :meth:`take`)."""
         row = self._rows[core_id]
         if row.launch_id != launch_id:
             return None
