@@ -32,7 +32,7 @@ from mpnpu.errors import UsageError
 from mpnpu.operators.helpers import check_sync_names
 from mpnpu.operators.kernel import Case, KernelOperator, Prepared, tensor_shape
 from mpnpu.operators.protocol import OperatorOption, Verdict
-from mpnpu.runtime.config import PLAIN_LAUNCH, LaunchOptions
+from mpnpu.runtime.config import launch_options
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.topology import KernelType
 
@@ -135,7 +135,10 @@ class AscendCOperator:
 
     @property
     def sync_points(self) -> dict[str, str]:
-        return {name: p.description for name, p in self.sync_point_table.items()}
+        hit = self._cache.get("sync_descriptions")
+        if hit is None:
+            hit = self._cache["sync_descriptions"] = {name: p.description for name, p in self.sync_point_table.items()}
+        return hit
 
     def _names(self, spec: Any) -> frozenset[str]:
         items = [spec] if isinstance(spec, (str, SyncLocator)) else list(spec or ())
@@ -224,8 +227,7 @@ class AscendCOperator:
     def run(self, device: Device, case: Case, *, drop_syncs: frozenset[str] = frozenset(), probe: str = "",
             trace: bool = False) -> tuple[dict[str, Any], LaunchResult]:
         kernel = self.kernel_for(case, probe)
-        # (the sync-point table is built per call: a plain run skips the check)
-        dropped = check_sync_names(drop_syncs, self.sync_points) if drop_syncs != frozenset() else frozenset()
+        dropped = check_sync_names(drop_syncs, self.sync_points)
         with device.scope() as gm:
             tensors: dict[str, Any] = {n: gm.to_device(n, a, case.dtypes.get(n)) for n, a in case.inputs.items()}
             outs = {n: gm.empty(n, tensor_shape(shape), dtype) for n, (shape, dtype) in case.outputs.items()}
@@ -236,9 +238,7 @@ class AscendCOperator:
             if layout is not None and self.tiling is not None:
                 tensors["tiling"] = gm.to_device("tiling", layout.pack(self.tiling.fill(case)), "uint8")
             args = list(self.args(case, tensors)) if self.args else self._default_args(case, tensors)
-            options = (LaunchOptions(drop_syncs=tuple(sorted(dropped)), trace=trace)
-                       if dropped or trace is not False else PLAIN_LAUNCH)
-            launch = device.launch_with(options, kernel, *args)
+            launch = device.launch_with(launch_options(drop_syncs=dropped, trace=trace), kernel, *args)
             outputs = {n: device.to_host(t) for n, t in outs.items()}
         return outputs, launch
 

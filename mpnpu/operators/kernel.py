@@ -53,7 +53,7 @@ from mpnpu.errors import KernelError, UsageError
 from mpnpu.operators.compare import Tolerance, compare_outputs
 from mpnpu.operators.helpers import check_sync_names, fingerprint, variants_from_syncs, verdict_of
 from mpnpu.operators.protocol import OperatorOption, Verdict
-from mpnpu.runtime.config import PLAIN_LAUNCH, LaunchOptions
+from mpnpu.runtime.config import launch_options
 from mpnpu.runtime.core import resolve_kernel, sibling_reference
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.dtypes import from_float32, get_dtype, to_float32
@@ -243,9 +243,8 @@ class KernelOperator:
             work = [gm.empty(n, tensor_shape(shape, device.topology), dtype)
                     for n, (shape, dtype) in case.workspace.items()]
             try:
-                options = (LaunchOptions(drop_syncs=dropped, trace=trace) if dropped or trace is not False
-                           else PLAIN_LAUNCH)
-                launch = device.launch_with(options, self.kernel, *ins, *outs.values(), *work, *case.params)
+                launch = device.launch_with(launch_options(drop_syncs=dropped, trace=trace),
+                                            self.kernel, *ins, *outs.values(), *work, *case.params)
             except KernelError as e:
                 hint = argument_order_hint(self.kernel, [*case.inputs, *case.outputs, *case.workspace])
                 if not hint or e.details.get("error_type") not in ("GMAccessError", "KernelAPIError"):

@@ -135,5 +135,13 @@ class LaunchOptions:
 #: a launch with every option at its default (what ``Device.launch`` uses)
 PLAIN_LAUNCH = LaunchOptions()
 
+
+def launch_options(*, trace: bool = False, drop_syncs: Iterable[str] = ()) -> LaunchOptions:
+    """``LaunchOptions(trace=..., drop_syncs=...)``, or PLAIN_LAUNCH itself when both are at their
+    defaults (an operator's every plain case-run would otherwise build and check one)."""
+    if trace is False and isinstance(drop_syncs, (frozenset, tuple)) and not drop_syncs:
+        return PLAIN_LAUNCH
+    return LaunchOptions(trace=trace, drop_syncs=drop_syncs)
+
 #: prefix of every shared-memory segment mpnpu creates: "mpnpu_<pid>_<start time>_<n>"
 SEGMENT_PREFIX = "mpnpu_"

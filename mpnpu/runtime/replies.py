@@ -53,10 +53,10 @@ class ReplyBoard:
     def post(self, core_id: int, reply: Reply, timeout: float) -> bool:
         """Core: record ``reply`` on the board. True: the parent will read it there, send nothing;
         False: send it on the pipe (it is the launch's last, a failure, or does not fit a row)."""
-        # (a failure: sent at once, and counted below)
-        fits = isinstance(reply, LaunchDone) and reply.events is None and len(reply.flags_set) <= ROW_FLAGS
         row = self._rows[core_id]
-        if isinstance(reply, LaunchDone) and fits:
+        fits = False  # (a failure, or a reply too big for a row: sent, and counted below)
+        if isinstance(reply, LaunchDone) and reply.events is None and len(reply.flags_set) <= ROW_FLAGS:
+            fits = True
             row.elapsed_s = reply.elapsed_s
             flags = reply.flags_set
             row.n_flags = len(flags)

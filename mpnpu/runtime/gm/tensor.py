@@ -193,7 +193,6 @@ class GlobalTensor:
                             c_strides(shape, d.itemsize), start, nbytes)
 
 
-
 _FIELDS = ("name", "dtype", "shape", "segment", "offset", "strides", "root_offset", "root_nbytes", "alloc_id",
            "outside")
 
@@ -205,6 +204,7 @@ def _rebuild(*fields: Any) -> GlobalTensor:
     d.update(zip(_FIELDS, fields))
     d["dtype"] = get_dtype(fields[1])
     return t
+
 
 def _bound(value: Any, name: str) -> int:
     """A slice bound that is not an int (a numpy integer, anything with __index__) as an int."""

@@ -346,31 +346,25 @@ inline void float_row_to_bf16(uint8_t* d, const uint8_t* s, uint32_t n) {
 template <typename T, typename U>
 inline void cast_apply(const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
                        const AscendC::LocalTensor<U>& src, const Geo& gs, AscendC::RoundMode mode, const Site& site) {
+    // Lane by lane with convert, or with ``row`` over each run of contiguous lanes (the same bits).
+    // (generic: convert<T, U> is instantiated only for the pairs a branch below takes)
+    const auto cast = [&](auto... row) {
+        unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); }, row...);
+    };
 #ifdef MPNPU_VEC_F16C
     if constexpr (std::is_same_v<T, float> && std::is_same_v<U, half>) {
-        if (has_f16c()) {
-            unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); },
-                  [](uint8_t* d, const uint8_t* s, uint32_t n) { half_row_to_float(d, s, n); });
-            return;
-        }
+        if (has_f16c()) return cast([](uint8_t* d, const uint8_t* s, uint32_t n) { half_row_to_float(d, s, n); });
     }
     if constexpr (std::is_same_v<T, half> && std::is_same_v<U, float>) {
-        if (has_f16c() && (mode == AscendC::RoundMode::CAST_RINT || mode == AscendC::RoundMode::CAST_NONE)) {
-            unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); },
-                  [](uint8_t* d, const uint8_t* s, uint32_t n) { float_row_to_half(d, s, n); });
-            return;
-        }
+        if (has_f16c() && (mode == AscendC::RoundMode::CAST_RINT || mode == AscendC::RoundMode::CAST_NONE))
+            return cast([](uint8_t* d, const uint8_t* s, uint32_t n) { float_row_to_half(d, s, n); });
     }
 #endif
     if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<U, float>) {
-        if (mode == AscendC::RoundMode::CAST_RINT) {
-            unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); },
-                  [](uint8_t* d, const uint8_t* s, uint32_t n) { float_row_to_bf16(d, s, n); });
-            return;
-        }
+        if (mode == AscendC::RoundMode::CAST_RINT)
+            return cast([](uint8_t* d, const uint8_t* s, uint32_t n) { float_row_to_bf16(d, s, n); });
     }
-    if constexpr (cast_modes<T, U>() != 0)  // (cast_check has refused any other pair)
-        unary("Cast", p, dst, gd, src, gs, site, [mode](const U& x) { return convert<T, U>(x, mode); });
+    if constexpr (cast_modes<T, U>() != 0) cast();  // (cast_check has refused any other pair)
 }
 
 template <typename T, typename U>
