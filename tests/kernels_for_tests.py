@@ -461,3 +461,11 @@ def hold_reply_lock(vector_block: int, seconds: float) -> None:
         spin(seconds)
     finally:
         lock.release()
+
+
+def report_spin_budget(out) -> None:
+    """Each core writes how long its waits look before they sleep (microseconds) to out[core id]."""
+    from mpnpu.runtime import kcontext
+
+    ctx = kcontext.current()
+    put(out[ctx.info.core_id], [round(ctx.spin_s * 1e6)])

@@ -53,15 +53,15 @@ def _native_barrier(barrier) -> abi.NativeBarrier:
     return b
 
 
-def _party(barrier, arrived, native_lib: str | None, seed: int, results) -> None:
+def _party(barrier, arrived, native_lib: str | None, seed: int, results, spin_ns: int = 0) -> None:
     """ROUNDS barrier waits; before each, count this party in; after each, every party must be in."""
     rng = random.Random(seed)
     wait = None
     if native_lib is not None:
         lib = ctypes.CDLL(native_lib)
-        lib.mpnpu_test_barrier_wait.argtypes = [ctypes.POINTER(abi.NativeBarrier), ctypes.c_uint64]
+        lib.mpnpu_test_barrier_wait.argtypes = [ctypes.POINTER(abi.NativeBarrier), ctypes.c_uint64, ctypes.c_uint64]
         nb = _native_barrier(barrier)
-        wait = lambda: lib.mpnpu_test_barrier_wait(ctypes.byref(nb), TIMEOUT_NS)  # noqa: E731
+        wait = lambda: lib.mpnpu_test_barrier_wait(ctypes.byref(nb), TIMEOUT_NS, spin_ns)  # noqa: E731
     bad = 0
     for r in range(ROUNDS):
         for _ in range(rng.randrange(2000)):  # a little work of random length: who arrives last varies
@@ -78,13 +78,15 @@ def _party(barrier, arrived, native_lib: str | None, seed: int, results) -> None
     results.put(("done", bad))
 
 
+@pytest.mark.parametrize("spin_ns", [0, 200_000], ids=["sleep", "spin"])
 @pytest.mark.parametrize("natives", [1, 2, 3])
-def test_native_parties_and_python_parties_share_one_barrier(barrier_shim, natives) -> None:
+def test_native_parties_and_python_parties_share_one_barrier(barrier_shim, natives, spin_ns) -> None:
     ctx = multiprocessing.get_context("fork")
     barrier = ctx.Barrier(3)
     arrived = ctx.Array(ctypes.c_int32, ROUNDS)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_party, args=(barrier, arrived, barrier_shim if i < natives else None, i, results))
+    procs = [ctx.Process(target=_party,
+                         args=(barrier, arrived, barrier_shim if i < natives else None, i, results, spin_ns))
              for i in range(3)]
     for p in procs:
         p.start()
@@ -102,11 +104,13 @@ def test_native_parties_and_python_parties_share_one_barrier(barrier_shim, nativ
     assert list(words) == [0, 0]  # filling, nobody inside
 
 
-def test_a_native_wait_that_times_out_breaks_the_barrier_for_python_parties(barrier_shim) -> None:
+# (a spin longer than the timeout must end at the timeout too)
+@pytest.mark.parametrize("spin_ns", [0, 10**10], ids=["sleep", "spin-past-timeout"])
+def test_a_native_wait_that_times_out_breaks_the_barrier_for_python_parties(barrier_shim, spin_ns) -> None:
     ctx = multiprocessing.get_context("fork")
     barrier = ctx.Barrier(3)  # the third party never comes
     lib = ctypes.CDLL(barrier_shim)
-    lib.mpnpu_test_barrier_wait.argtypes = [ctypes.POINTER(abi.NativeBarrier), ctypes.c_uint64]
+    lib.mpnpu_test_barrier_wait.argtypes = [ctypes.POINTER(abi.NativeBarrier), ctypes.c_uint64, ctypes.c_uint64]
     nb = _native_barrier(barrier)
     outcome: list[str] = []
 
@@ -119,21 +123,22 @@ def test_a_native_wait_that_times_out_breaks_the_barrier_for_python_parties(barr
 
     t = threading.Thread(target=python_party)
     t.start()
-    assert lib.mpnpu_test_barrier_wait(ctypes.byref(nb), 200_000_000) == 1  # Wait::timeout
+    assert lib.mpnpu_test_barrier_wait(ctypes.byref(nb), 200_000_000, spin_ns) == 1  # Wait::timeout
     t.join(timeout=30)
     assert outcome == ["broken"]
     assert barrier.broken
 
 
-def test_a_native_wait_on_a_barrier_that_never_drains_times_out(barrier_shim) -> None:
+@pytest.mark.parametrize("spin_ns", [0, 10**10], ids=["sleep", "spin-past-timeout"])
+def test_a_native_wait_on_a_barrier_that_never_drains_times_out(barrier_shim, spin_ns) -> None:
     barrier = multiprocessing.get_context("fork").Barrier(3)
     words = (ctypes.c_int32 * 2).from_buffer(barrier._array)
     words[0], words[1] = 1, 1  # draining, one party still inside that never leaves
     lib = ctypes.CDLL(barrier_shim)
-    lib.mpnpu_test_barrier_wait.argtypes = [ctypes.POINTER(abi.NativeBarrier), ctypes.c_uint64]
+    lib.mpnpu_test_barrier_wait.argtypes = [ctypes.POINTER(abi.NativeBarrier), ctypes.c_uint64, ctypes.c_uint64]
     nb = _native_barrier(barrier)
     got: list[int] = []
-    t = threading.Thread(target=lambda: got.append(lib.mpnpu_test_barrier_wait(ctypes.byref(nb), 200_000_000)),
+    t = threading.Thread(target=lambda: got.append(lib.mpnpu_test_barrier_wait(ctypes.byref(nb), 200_000_000, spin_ns)),
                          daemon=True)
     t.start()
     t.join(timeout=30)

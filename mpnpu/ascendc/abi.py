@@ -7,7 +7,7 @@ import ctypes
 
 import numpy as np
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 ANY_MODE = 0xFF
 
 # kernel types (KERNEL_TYPE_* of the kernel API, the order of abi.h's MPNPU_KT_*)
@@ -74,7 +74,8 @@ class NativeSync(ctypes.Structure):
                 ("st_columns", ctypes.c_int32), ("flag_counter_max", ctypes.c_int32),
                 ("flag_modes", ctypes.c_void_p), ("timeout_ns", ctypes.c_uint64),
                 ("barrier_all", NativeBarrier), ("barrier_aiv", NativeBarrier),
-                ("flags", (NativeFlag * FLAG_IDS) * 3), ("mode_wake", ctypes.c_void_p), ("used", ctypes.c_void_p)]
+                ("flags", (NativeFlag * FLAG_IDS) * 3), ("mode_wake", ctypes.c_void_p), ("used", ctypes.c_void_p),
+                ("spin_ns", ctypes.c_uint64)]
 
 
 class Region(ctypes.Structure):

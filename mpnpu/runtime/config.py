@@ -79,8 +79,16 @@ class RuntimeOptions:
     #: False: local tensors index as numpy arrays do (clipped, counted from the end) and a GM view
     #: outside its tensor fails without the report (scripts/bench_memcheck.py measures the cost)
     memcheck: bool = True
+    #: how long a waiting core looks again and again before it sleeps, in microseconds: for the next
+    #: launch command, and in the C++ library's SyncAll and cross-core flag waits (mpnpu.runtime.spin).
+    #: None: MPNPU_SPIN_US if set, else 200 unless there are more than 2 core processes per CPU, then 0;
+    #: 0: sleep at once
+    spin_us: float | None = None
 
     def __post_init__(self) -> None:
+        if self.spin_us is not None and (isinstance(self.spin_us, bool) or not isinstance(self.spin_us, (int, float))
+                                         or not 0 <= self.spin_us <= 1e6):
+            raise UsageError(f"RuntimeOptions.spin_us must be None or a number in [0, 1e6], not {self.spin_us!r}")
         if not isinstance(self.memcheck, bool):
             raise UsageError(f"RuntimeOptions.memcheck must be True or False, not {self.memcheck!r}")
         if self.pipes not in ("kernel", "async", "sync"):

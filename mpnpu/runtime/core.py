@@ -48,6 +48,7 @@ from .protocol import (
     LaunchFailed,
     Reply,
 )
+from .spin import spin_budget_s, spin_until
 from .sync import AnyFlagPort, CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
 from .trace import TraceEvent
@@ -70,9 +71,13 @@ class CoreContext:
         self.dropped_syncs: frozenset[str] = frozenset()
         self.events: list[TraceEvent] | None = None
         self.flag_ports: dict[tuple[int, int], AnyFlagPort] = {}  # (mode, id) -> this core's end
+        self.kernels: dict[int, Any] = {}  # handle -> kernel reference (LaunchCommand.kernel)
         self.hold: HoldRunner | None = None  # in a race-directed launch
         self.stage_hooks: StageHooks | None = None  # when a launch inserts syncs
         self.pipes = PipeEngine(info.label, options.sync_timeout_s, int(options.pipe_latency_us * 1000))
+        #: seconds a wait of this core looks before it sleeps (mpnpu.runtime.spin); the core process
+        #: is pinned to its device's CPUs by now, so the default sees the device's crowding
+        self.spin_s = spin_budget_s(options.spin_us, topology.n_cores)
         #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
         self.pipe_aware = False
 
@@ -256,7 +261,11 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
     replies = sync.replies
     poller = select.poll()
     poller.register(fd, select.POLLIN)
+    # Launches of a batch come back to back: look for the next command a while before sleeping.
+    spin_s = ctx.spin_s
     while True:
+        if spin_s and not poller.poll(0):
+            spin_until(lambda: bool(poller.poll(0)), spin_s)
         if not poller.poll(1000):
             if os.getppid() != parent_pid:
                 os._exit(0)
@@ -278,6 +287,11 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
     """Run one kernel launch on this core and build the reply for the parent."""
     core_id = ctx.info.core_id
     launch_id, kernel, args, kwargs, dropped_syncs, trace, hold, inserts = command  # once: attribute reads cost more
+    if type(kernel) is int:  # a reference this pool was sent before (LaunchCommand.kernel)
+        kernel = ctx.kernels[kernel]
+    elif type(kernel) is tuple:
+        handle, kernel = kernel
+        ctx.kernels[handle] = kernel
     for arg in args:
         # Attach (and prefault) new GM segments before the kernel starts, not inside it.
         if isinstance(arg, GlobalTensor) and arg.segment:

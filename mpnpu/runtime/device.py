@@ -52,6 +52,7 @@ from .hold import HoldOutcome, HoldPlan, check_plan
 from .insert import parse_inserts
 from .pool import CorePool
 from .protocol import LaunchCommand
+from .spin import env_spin_us
 from .sync import ST_COLUMNS
 from .topology import KernelType, Topology
 from .trace import LaunchTrace
@@ -111,6 +112,7 @@ class Device:
         each AI core is 1 cube + 2 vector core processes; a vector-only device runs ``block_dim``
         vector core processes, and so on."""
         check_block_dim(block_dim, spec, kernel_type)
+        env_spin_us()  # (a bad MPNPU_SPIN_US is one error here, not one per core process)
         if start_method not in multiprocessing.get_all_start_methods():
             raise DeviceConfigError(f"start method {start_method!r} is not available here")
         self.topology = Topology(block_dim, kernel_type)
@@ -316,13 +318,21 @@ class Device:
             insert_syncs = self._settings.get("insert_syncs", ())
         inserts = parse_inserts(insert_syncs) if insert_syncs else ()
         adapt = getattr(ref, "mpnpu_with_inserts", None)
+        reusable = True  # (a reference this device keeps: sent once per pool, then by handle)
         if inserts and adapt is not None:  # a kernel object that must be built differently to take them
             ref = adapt(inserts)
+            reusable = False
         if hold is not None:
             check_plan(hold, self.topology.n_cores)
         try:
             # Framed once, written to every core.
-            framed = protocol.frame(LaunchCommand(self._launch_id + 1, ref, args, kwargs, dropped, trace,
+            sent = pool.kernel_handles.get(id(ref)) if reusable else None
+            if sent is not None:
+                wire_kernel: Any = sent[0]
+            else:
+                handle = len(pool.kernel_handles) + 1
+                wire_kernel = (handle, ref) if reusable else ref
+            framed = protocol.frame(LaunchCommand(self._launch_id + 1, wire_kernel, args, kwargs, dropped, trace,
                                                   hold, inserts))
         except Exception as e:
             raise UsageError(f"launch arguments of {kernel_name(ref)} cannot be sent to the cores: {e}") from None
@@ -341,6 +351,8 @@ class Device:
         start = time.perf_counter()
         try:
             pool.broadcast(framed)
+            if sent is None and reusable:  # (a core that missed it is dead: the pool is replaced)
+                pool.kernel_handles[id(ref)] = (handle, ref)
             replies, failure = pool.collect(launch_id, kernel_name(ref), limit, self.options)
         except BaseException:
             # Ctrl-C / SIGTERM / anything unexpected mid-launch: the cores are in an unknown

@@ -205,7 +205,7 @@ def flag_port(c: CoreContext, mode: int, flag_id: int) -> AnyFlagPort:
     try:
         check_flag(mode, flag_id)
         # The routing refuses what the mode does not allow (mode 1 on a cube core).
-        port = c.sync.flag_port(c.info.core_id, mode, flag_id, c.options.sync_timeout_s)
+        port = c.sync.flag_port(c.info.core_id, mode, flag_id, c.options.sync_timeout_s, c.spin_s)
     except ValueError as e:
         raise KernelAPIError(f"{c.info.label}: {e}") from None
     c.flag_ports[(mode, flag_id)] = port

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
+from typing import Any
 
 from mpnpu.errors import LaunchError, LaunchTimeoutError
 
@@ -54,6 +55,9 @@ class CorePool:
     # selectors module would wrap every event in Python objects, on the launch's hot path.)
     poller: select.poll = field(default_factory=select.poll)
     watched: dict[int, tuple[bool, int]] = field(default_factory=dict)  # fd -> (is a sentinel, core id)
+    #: kernel references every core of this pool has been sent: id(reference) -> (handle, reference).
+    #: A later launch sends the handle alone (see LaunchCommand.kernel); a new pool starts empty.
+    kernel_handles: dict[int, tuple[int, Any]] = field(default_factory=dict)
 
     @classmethod
     def fork(cls, mp: BaseContext, topology: Topology, spec: DeviceSpec, options: RuntimeOptions) -> "CorePool":

@@ -24,7 +24,10 @@ class LaunchCommand(NamedTuple):
     """Run one kernel launch (parent → every core)."""
 
     launch_id: int
-    kernel: str  # a checked kernel reference, "package.module:function" or "path.py:function"
+    #: a checked kernel reference ("package.module:function", "path.py:function" or a kernel object);
+    #: (handle, reference) the first time a pool's cores get it, the handle (an int) alone after that
+    #: (a compiled kernel's reference costs microseconds to pickle and unpickle on every launch)
+    kernel: Any
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     dropped_syncs: frozenset[str]

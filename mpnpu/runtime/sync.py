@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import functools
 import threading
 import time
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from mpnpu.errors import FlagOverflowError, SyncTimeoutError
 
 from .hold import HoldBoard
 from .replies import ReplyBoard
+from .spin import spin_until
 from .topology import FLAG_COUNTER_MAX, FLAG_IDS, RESERVED_FLAG_IDS, Topology
 
 USABLE_FLAG_IDS = tuple(i for i in range(FLAG_IDS) if i not in RESERVED_FLAG_IDS)
@@ -210,15 +212,16 @@ class SyncObjects:
             return self._mode0_counts[self._mode0_index(flag_id, receiver, sender)]
         return self._flag_sems[(mode, flag_id, receiver, sender)].get_value()
 
-    def flag_port(self, core_id: int, mode: int, flag_id: int, timeout: float) -> AnyFlagPort:
-        """The semaphores one core sets and waits on for (mode, id), resolved once per core."""
+    def flag_port(self, core_id: int, mode: int, flag_id: int, timeout: float, spin_s: float = 0.0) -> AnyFlagPort:
+        """The semaphores one core sets and waits on for (mode, id), resolved once per core; a
+        mode 1 or 2 wait looks for ``spin_s`` before it sleeps (mpnpu.runtime.spin)."""
         if mode == 0:
             return _Mode0Port(self, core_id, flag_id, timeout)
         topo = self.topology
         receivers = topo.flag_receivers(mode, core_id)
         senders = topo.flag_senders(mode, core_id)
         return FlagPort(
-            self, core_id, mode, flag_id, timeout,
+            self, core_id, mode, flag_id, timeout, spin_s,
             tuple((r, self._flag_sems[(mode, flag_id, r, core_id)]) for r in receivers),
             tuple(self._flag_sems[(mode, flag_id, core_id, s)] for s in senders),
         )
@@ -388,7 +391,7 @@ class FlagPort:
     semaphore operations cost. ``used`` tells the runtime which flags to clear after a launch.
     """
 
-    def __init__(self, sync: SyncObjects, core_id: int, mode: int, flag_id: int, timeout: float,
+    def __init__(self, sync: SyncObjects, core_id: int, mode: int, flag_id: int, timeout: float, spin_s: float,
                  outgoing: tuple[tuple[int, Any], ...], incoming: tuple[Any, ...]) -> None:
         self._sync = sync
         self._status = sync._status
@@ -397,6 +400,7 @@ class FlagPort:
         self.flag_id = flag_id
         self.used = False
         self._timeout = timeout
+        self._spin_s = spin_s
         self._outgoing = outgoing  # ((receiver, semaphore), ...)
         self._modes = sync._flag_modes
         # receivers' _flag_modes cells, and the semaphore that wakes a receiver's mode-less wait
@@ -419,7 +423,7 @@ class FlagPort:
 
     def wait(self) -> None:
         for sem in self._incoming:
-            if not sem.acquire(False):
+            if not sem.acquire(False) and not spin_until(functools.partial(sem.acquire, False), self._spin_s):
                 self._block(sem)
 
     def _block(self, sem: Any) -> None:

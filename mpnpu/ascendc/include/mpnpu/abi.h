@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define MPNPU_ABI_VERSION 4
+#define MPNPU_ABI_VERSION 5
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,6 +81,7 @@ typedef struct MpnpuNativeSync {
                                  known releases the receiver's) */
     uint64_t* used;           /* bit mode * MPNPU_FLAG_IDS + id set once the library set that flag in this
                                  launch (the core process reports it, so that the parent clears it) */
+    uint64_t spin_ns;         /* a wait looks again (yielding the CPU) this long before it sleeps */
 } MpnpuNativeSync;
 
 /* What a native sync reports through sync_error. */

@@ -22,6 +22,7 @@
 #ifndef MPNPU_NATIVE_SYNC_H
 #define MPNPU_NATIVE_SYNC_H
 
+#include <sched.h>
 #include <semaphore.h>
 
 #include <cerrno>
@@ -46,10 +47,13 @@ inline uint64_t monotonic_ns() {
     return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-// A deadline on CLOCK_MONOTONIC, as the semaphore waits take it.
+// A deadline on CLOCK_MONOTONIC, as the semaphore waits take it, and how long a wait before it
+// looks again and again (yielding the CPU between looks) before it sleeps: waking a sleeping
+// process costs more than a small kernel's work between two syncs (mpnpu/runtime/spin.py).
 struct Deadline {
     uint64_t at_ns;
-    explicit Deadline(uint64_t timeout_ns) : at_ns(monotonic_ns() + timeout_ns) {}
+    uint64_t spin_ns;
+    Deadline(uint64_t timeout_ns, uint64_t spin) : at_ns(monotonic_ns() + timeout_ns), spin_ns(spin) {}
     bool passed() const { return monotonic_ns() >= at_ns; }
     timespec spec() const {
         timespec ts{};
@@ -69,6 +73,14 @@ inline bool try_take(void* s) {
 // Take s before the deadline; false when it passed first.
 inline bool take(void* s, const Deadline& d) {
     if (try_take(s)) return true;
+    if (d.spin_ns) {
+        const uint64_t start = monotonic_ns();
+        const uint64_t until = start + d.spin_ns < d.at_ns ? start + d.spin_ns : d.at_ns;
+        do {
+            sched_yield();
+            if (try_take(s)) return true;
+        } while (monotonic_ns() < until);
+    }
     const timespec ts = d.spec();
     for (;;) {
         if (sem_clockwait(sem(s), CLOCK_MONOTONIC, &ts) == 0) return true;
@@ -131,8 +143,8 @@ struct Cond {
     }
 };
 
-inline Wait barrier_wait(const MpnpuNativeBarrier& b, uint64_t timeout_ns) {
-    const Deadline d(timeout_ns);
+inline Wait barrier_wait(const MpnpuNativeBarrier& b, uint64_t timeout_ns, uint64_t spin_ns) {
+    const Deadline d(timeout_ns, spin_ns);
     if (!take(b.lock, d)) return Wait::timeout;
     Cond c{b, d};
     while (c.state() == -1 || c.state() == 1) {  // draining or resetting: wait until it is done
@@ -186,7 +198,7 @@ inline int32_t sync_all(const MpnpuNativeSync& n, bool aiv_only, int64_t* count)
     store(r + col, *count);
     store(r + ST_STATE, aiv_only ? IN_SYNC_AIV : IN_SYNC_ALL);
     bump(r + ST_PROGRESS);
-    const Wait w = barrier_wait(aiv_only ? n.barrier_aiv : n.barrier_all, n.timeout_ns);
+    const Wait w = barrier_wait(aiv_only ? n.barrier_aiv : n.barrier_all, n.timeout_ns, n.spin_ns);
     if (w == Wait::corrupt) return MPNPU_NATIVE_BARRIER_STATE;
     if (w != Wait::ok) return MPNPU_NATIVE_SYNC_ALL_TIMEOUT;
     store(r + ST_STATE, RUNNING);
@@ -231,7 +243,7 @@ inline int32_t flag_wait(const MpnpuNativeSync& n, const MpnpuNativeFlag& f, int
         store(r + ST_WAIT_TAKEN, i);
         bump(r + ST_PROGRESS);
         store(r + ST_STATE, IN_FLAG_WAIT);
-        if (!take(f.in_sem[i], Deadline(n.timeout_ns))) return MPNPU_NATIVE_FLAG_TIMEOUT;
+        if (!take(f.in_sem[i], Deadline(n.timeout_ns, n.spin_ns))) return MPNPU_NATIVE_FLAG_TIMEOUT;
         store(r + ST_STATE, RUNNING);
     }
     return 0;
@@ -250,7 +262,7 @@ inline int32_t wait_mode(const MpnpuNativeSync& n, int32_t id) {
     store(r + ST_WAIT_TAKEN, 0);
     store(r + ST_STATE, IN_FLAG_WAIT);
     bump(r + ST_PROGRESS);
-    const Deadline d(n.timeout_ns);
+    const Deadline d(n.timeout_ns, n.spin_ns);
     for (;;) {
         m = __atomic_load_n(cell, __ATOMIC_SEQ_CST);
         if (m) {

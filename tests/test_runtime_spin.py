@@ -1,0 +1,88 @@
+"""Spin-then-sleep waits (mpnpu.runtime.spin) and kernel handles in launch commands.
+
+What must hold: the budget a core uses is the one asked for (RuntimeOptions.spin_us, then
+MPNPU_SPIN_US, then the crowding rule), a bad value is one clear error before any core starts, a
+look-then-sleep wait returns as soon as what it waits for is there and gives up at its budget; and a
+kernel sent by handle still runs after the pool that knew the handle was replaced.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mpnpu.errors import KernelError, UsageError
+from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.spin import DEFAULT_SPIN_US, MAX_PROCESSES_PER_CPU, SPIN_ENV, spin_budget_s, spin_until
+from tests.runtime_util import OPTIONS, device, filled, k
+
+pytestmark = pytest.mark.usefixtures("no_leaks", "time_limit")
+
+
+def test_an_explicit_budget_wins_over_the_environment_and_the_crowding_rule(monkeypatch) -> None:
+    monkeypatch.setenv(SPIN_ENV, "75")
+    assert spin_budget_s(30.0, 3, cpus=1) == pytest.approx(30e-6)
+    assert spin_budget_s(0, 3, cpus=64) == 0.0
+    assert spin_budget_s(None, 300, cpus=1) == pytest.approx(75e-6)  # the environment, however crowded
+
+
+def test_the_default_looks_unless_core_processes_crowd_their_cpus(monkeypatch) -> None:
+    monkeypatch.delenv(SPIN_ENV, raising=False)
+    at_limit = int(MAX_PROCESSES_PER_CPU * 2)
+    assert spin_budget_s(None, 3, cpus=2) == pytest.approx(DEFAULT_SPIN_US / 1e6)  # a pinned block_dim-1 device
+    assert spin_budget_s(None, at_limit, cpus=2) == pytest.approx(DEFAULT_SPIN_US / 1e6)
+    assert spin_budget_s(None, at_limit + 1, cpus=2) == 0.0
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "2e6", "nan"])
+def test_a_bad_environment_value_is_one_error_before_any_core_starts(monkeypatch, value) -> None:
+    monkeypatch.setenv(SPIN_ENV, value)
+    with pytest.raises(UsageError, match=SPIN_ENV):
+        Device(1, options=OPTIONS)
+
+
+@pytest.mark.parametrize("value", [-1, 2e6, True, "100"])
+def test_a_bad_option_is_refused(value) -> None:
+    with pytest.raises(UsageError, match="spin_us"):
+        RuntimeOptions(spin_us=value)
+
+
+def test_spin_until_returns_once_ready_and_gives_up_at_its_budget() -> None:
+    looks = []
+
+    def third_time() -> bool:
+        looks.append(1)
+        return len(looks) == 3
+
+    assert spin_until(third_time, 10.0)  # (returns at the third look, long before the budget)
+    assert len(looks) == 3
+    assert not spin_until(lambda: False, 0.002)
+    assert not spin_until(lambda: True, 0.0)  # no budget: does not look at all
+
+
+@pytest.mark.parametrize("spin_us, env, expected", [(50.0, None, 50), (0.0, "120", 0), (None, "120", 120)])
+def test_every_core_uses_the_budget_it_was_given(monkeypatch, spin_us, env, expected) -> None:
+    if env is None:
+        monkeypatch.delenv(SPIN_ENV, raising=False)
+    else:
+        monkeypatch.setenv(SPIN_ENV, env)
+    options = RuntimeOptions(gm_segment_bytes=OPTIONS.gm_segment_bytes, launch_timeout_s=40.0, spin_us=spin_us)
+    with Device(1, options=options) as dev:
+        out = filled(dev, "out", (dev.topology.n_cores, 1))
+        dev.launch(k("report_spin_budget"), out)
+        assert dev.to_host(out).ravel().tolist() == [expected] * dev.topology.n_cores
+
+
+def test_a_kernel_sent_by_handle_runs_again_after_the_pool_was_replaced() -> None:
+    with device(1) as dev:
+        t = filled(dev, "t", (4,))
+        dev.launch(k("fill_kernel"), t, 1)
+        dev.launch(k("fill_kernel"), t, 2)  # (by handle: the cores know it)
+        assert dev.to_host(t).tolist() == [2] * 4
+        with pytest.raises(KernelError):
+            dev.launch(k("raise_on"), 0, False)  # the pool is replaced: its cores know no handle
+        dev.launch(k("fill_kernel"), t, 3)
+        assert dev.to_host(t).tolist() == [3] * 4
+        dev.launch(k("empty_kernel"))  # another kernel, then the first again
+        dev.launch(k("fill_kernel"), t, 4)
+        assert dev.to_host(t).tolist() == [4] * 4
