@@ -10,10 +10,12 @@ the machine's load falls on all of them alike), with OpenBLAS at one thread as t
 - C++ in order: the same on a device with ``RuntimeOptions(pipes="sync")``;
 - C++ callbacks: the C++ batch on a device whose cores call back into Python for every SyncAll and
   flag (``MPNPU_NATIVE_SYNC=0``, as before the library drove them itself);
+- C++ sleeping: the C++ batch on a device whose waiting cores sleep at once
+  (``RuntimeOptions(spin_us=0)``; the default looks first: docs/device-model.md, "Waiting");
 - Python: the Python FLOMS kernel's case-run (``OPERATOR.run`` + ``judge``), asynchronous pipes.
 
 Prints ms per case for each, per round and the median, and the ratios: C++ batch / golden (target
-<= 1.5), C++ async / C++ in order (target <= 1.3), C++ native syncs / C++ callbacks, Python / golden
+<= 1.5), C++ async / C++ in order (target <= 1.3), C++ native syncs / C++ callbacks, C++ / C++ sleeping, Python / golden
 and Python / C++. Also the CPU time of the C++ device's core processes per case-run (cube, vector),
 which the shared machine's load changes less than wall times.
 
@@ -41,9 +43,10 @@ OPERATOR_CXX = load_operator("floms-cxx")
 
 TARGET_GOLDEN = 1.5
 TARGET_PIPES = 1.3
-KINDS = ("golden", "cxx", "cxx_sync", "cxx_callbacks", "python")
+KINDS = ("golden", "cxx", "cxx_sync", "cxx_callbacks", "cxx_sleeping", "python")
 LABELS = {"golden": "golden alone", "cxx": "C++ batch (async pipes)", "cxx_sync": "C++ in order (pipes sync)",
-          "cxx_callbacks": "C++ with sync callbacks", "python": "Python FLOMS batch"}
+          "cxx_callbacks": "C++ with sync callbacks", "cxx_sleeping": "C++ with waits that sleep at once",
+          "python": "Python FLOMS batch"}
 
 
 def _cpu(procs: list[psutil.Process]) -> float:
@@ -88,8 +91,9 @@ def main(argv: list[str] | None = None) -> int:
           f"({3 * args.block_dim} core processes per device on {len(available_cpus())} CPUs), {args.rounds} rounds")
 
     with Device(args.block_dim) as dev, Device(args.block_dim, options=RuntimeOptions(pipes="sync")) as dev_sync, \
-            _callback_device(args.block_dim, cases[0]) as dev_callbacks, blas_threads(1):
-        devices = {"cxx": dev, "cxx_sync": dev_sync, "cxx_callbacks": dev_callbacks}
+            _callback_device(args.block_dim, cases[0]) as dev_callbacks, \
+            Device(args.block_dim, options=RuntimeOptions(spin_us=0)) as dev_sleeping, blas_threads(1):
+        devices = {"cxx": dev, "cxx_sync": dev_sync, "cxx_callbacks": dev_callbacks, "cxx_sleeping": dev_sleeping}
 
         def one(kind: str, i: int) -> float:
             case = cases[i]
@@ -136,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{'met' if ratio_pipes <= TARGET_PIPES else 'NOT met'})")
     ratio_native = statistics.median(r["cxx"] / r["cxx_callbacks"] for r in rows)
     print(f"C++ native syncs / C++ sync callbacks: {ratio_native:.2f}x")
+    ratio_spin = statistics.median(r["cxx"] / r["cxx_sleeping"] for r in rows)
+    print(f"C++ (waits look first) / C++ (waits sleep at once): {ratio_spin:.2f}x")
     print(f"Python FLOMS / golden alone: {statistics.median(r['python'] / r['golden'] for r in rows):.2f}x; "
           f"Python / C++: {statistics.median(r['python'] / r['cxx'] for r in rows):.2f}x")
     print(f"CPU time of the C++ device's core processes per case-run: cube {1000 * cpu_cxx['cube'] / runs:.2f} ms, "
