@@ -10,6 +10,7 @@ import os
 import random
 import subprocess
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -123,7 +124,9 @@ def test_a_native_wait_that_times_out_breaks_the_barrier_for_python_parties(barr
 
     t = threading.Thread(target=python_party)
     t.start()
+    start = time.monotonic()
     assert lib.mpnpu_test_barrier_wait(ctypes.byref(nb), 200_000_000, spin_ns) == 1  # Wait::timeout
+    assert time.monotonic() - start < 5.0  # (a spin past the 0.2 s timeout would take 10 s)
     t.join(timeout=30)
     assert outcome == ["broken"]
     assert barrier.broken
@@ -140,9 +143,11 @@ def test_a_native_wait_on_a_barrier_that_never_drains_times_out(barrier_shim, sp
     got: list[int] = []
     t = threading.Thread(target=lambda: got.append(lib.mpnpu_test_barrier_wait(ctypes.byref(nb), 200_000_000, spin_ns)),
                          daemon=True)
+    start = time.monotonic()
     t.start()
     t.join(timeout=30)
     assert not t.is_alive(), "the wait did not return after its timeout"
+    assert time.monotonic() - start < 5.0  # (a spin past the 0.2 s timeout would take 10 s)
     assert got == [1]  # Wait::timeout
     assert list(words) == [1, 1]  # it never joined
 

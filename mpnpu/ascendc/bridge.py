@@ -280,6 +280,7 @@ def native_sync_for(ctx: Any) -> tuple[Any, Any] | None:
     nat.flag_modes, nat.flag_counter_max = routes.flag_modes, routes.flag_counter_max
     nat.timeout_ns = int(ctx.options.sync_timeout_s * 1e9)
     nat.spin_ns = int(ctx.spin_s * 1e9)
+    ctx.spin_listeners.append(lambda spin_s: setattr(nat, "spin_ns", int(spin_s * 1e9)))
     for target, (lock, sleeping, woken, wait_sem, words, parties) in (
             (nat.barrier_all, routes.barrier_all), (nat.barrier_aiv, routes.barrier_aiv)):
         target.lock, target.sleeping, target.woken, target.wait_sem = lock, sleeping, woken, wait_sem

@@ -1,10 +1,10 @@
 """A compiled Ascend C kernel as the runtime launches it: ``Device.launch(kernel, *args)``.
 
 :func:`compile_kernel` builds (or finds in the cache) the library and returns a
-:class:`CompiledKernel`: a small frozen object that pickles into each launch and, called in a core
-process, runs the library's entry there (:mod:`mpnpu.ascendc.bridge`). It is a *kernel object* for
-the runtime (``mpnpu_kernel_name``, ``mpnpu_check_launch``, ``__mpnpu_pipes__``): the runtime knows
-nothing else of C++.
+:class:`CompiledKernel`: a small frozen object that pickles into a device's first launch of it
+(later launches name it by a handle) and, called in a core process, runs the library's entry there
+(:mod:`mpnpu.ascendc.bridge`). It is a *kernel object* for the runtime (``mpnpu_kernel_name``,
+``mpnpu_check_launch``, ``mpnpu_immutable``, ``__mpnpu_pipes__``): the runtime knows nothing else of C++.
 """
 
 from __future__ import annotations
@@ -75,6 +75,8 @@ class CompiledKernel:
 
     #: the kernel orders its pipes and runs them itself (the runtime's pipe engine stays in order)
     __mpnpu_pipes__ = "own"
+    #: frozen: a device sends it to a pool's cores once, then by handle (mpnpu.runtime.core.is_kernel_object)
+    mpnpu_immutable = True
 
     @functools.cached_property
     def mpnpu_kernel_name(self) -> str:  # (read several times per launch: made once)
@@ -130,10 +132,9 @@ class CompiledKernel:
                      stages))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled into every launch, for every core: as one string, made once (a dataclass with an
-        # enum field costs ~20 us to pickle and as much to rebuild; a tuple of its fields ~3 us,
-        # most of an empty launch's difference from a Python kernel's; one string, ~0.3 us),
-        # rebuilt once per process.
+        # Pickled into a device's first launch of it on each pool (then sent by handle): as one
+        # string, made once (a dataclass with an enum field costs ~20 us to pickle and as much to
+        # rebuild; a tuple of its fields ~3 us; one string, ~0.3 us), rebuilt once per process.
         return (_rebuild, (self._wire,))
 
 

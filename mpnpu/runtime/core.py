@@ -49,7 +49,7 @@ from .protocol import (
     Reply,
 )
 from .spin import spin_budget_s, spin_until
-from .sync import AnyFlagPort, CoreState, SyncObjects
+from .sync import AnyFlagPort, CoreState, FlagPort, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
 from .trace import TraceEvent
 
@@ -75,11 +75,24 @@ class CoreContext:
         self.hold: HoldRunner | None = None  # in a race-directed launch
         self.stage_hooks: StageHooks | None = None  # when a launch inserts syncs
         self.pipes = PipeEngine(info.label, options.sync_timeout_s, int(options.pipe_latency_us * 1000))
-        #: seconds a wait of this core looks before it sleeps (mpnpu.runtime.spin); the core process
-        #: is pinned to its device's CPUs by now, so the default sees the device's crowding
+        #: seconds a wait of this core looks before it sleeps (mpnpu.runtime.spin), for the CPUs this
+        #: process may use (inherited at the fork, changed by a re-pin): see refresh_spin
         self.spin_s = spin_budget_s(options.spin_us, topology.n_cores)
+        #: told the new budget when refresh_spin changes it (the C++ library's copy)
+        self.spin_listeners: list[Callable[[float], None]] = []
         #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
         self.pipe_aware = False
+
+    def refresh_spin(self) -> None:
+        """Work the wait budget out again for the CPUs this process may use now (between launches)."""
+        spin_s = spin_budget_s(self.options.spin_us, self.topology.n_cores)
+        if spin_s != self.spin_s:
+            self.spin_s = spin_s
+            for port in self.flag_ports.values():
+                if isinstance(port, FlagPort):
+                    port.spin_s = spin_s
+            for listener in self.spin_listeners:
+                listener(spin_s)
 
     def begin_launch(self, dropped_syncs: frozenset[str], trace: bool, hold: HoldPlan | None = None,
                      inserts: tuple[InsertedSync, ...] = ()) -> None:
@@ -128,7 +141,9 @@ def is_kernel_object(kernel: object) -> bool:
     front end's compiled kernel is one). Optional, called in the parent: ``mpnpu_check_launch(
     topology, args, kwargs)`` (refuse a bad launch before any core runs) and
     ``mpnpu_with_inserts(inserts)`` (the kernel object to launch when the launch inserts syncs at
-    stage boundaries). The runtime knows nothing else about it."""
+    stage boundaries), and ``mpnpu_immutable = True`` (the object never changes once launched: a
+    device then sends it to a pool's cores once and names it by a handle after that). The runtime
+    knows nothing else about it."""
     return isinstance(getattr(kernel, "mpnpu_kernel_name", None), str) and callable(kernel)
 
 
@@ -261,11 +276,13 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
     replies = sync.replies
     poller = select.poll()
     poller.register(fd, select.POLLIN)
-    # Launches of a batch come back to back: look for the next command a while before sleeping.
-    spin_s = ctx.spin_s
+    replied = False
     while True:
-        if spin_s and not poller.poll(0):
-            spin_until(lambda: bool(poller.poll(0)), spin_s)
+        # Launches of a batch come back to back: after a reply, look for the next command a while
+        # before sleeping (an idle core only sleeps).
+        if replied and ctx.spin_s and not poller.poll(0):
+            spin_until(lambda: bool(poller.poll(0)), ctx.spin_s)
+        replied = False
         if not poller.poll(1000):
             if os.getppid() != parent_pid:
                 os._exit(0)
@@ -279,6 +296,8 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
             # (on the board, unless this core is the launch's last: then the message wakes the parent)
             if not replies.post(core_id, reply, options.sync_timeout_s) and not protocol.send(fd, reply):
                 return
+            replied = True
+            ctx.refresh_spin()  # (after the reply: off the launch's path)
         elif type(message) is ExitCommand:
             return
 
@@ -288,7 +307,11 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
     core_id = ctx.info.core_id
     launch_id, kernel, args, kwargs, dropped_syncs, trace, hold, inserts = command  # once: attribute reads cost more
     if type(kernel) is int:  # a reference this pool was sent before (LaunchCommand.kernel)
-        kernel = ctx.kernels[kernel]
+        handle, kernel = kernel, ctx.kernels.get(kernel)
+        if kernel is None:  # (never: a pool's cores get every handle before its use)
+            ctx.sync.set_state(core_id, CoreState.FAILED)
+            return LaunchFailed(launch_id, core_id, error_report(
+                RuntimeError(f"launch {launch_id} names kernel handle {handle}, which this core was never sent")))
     elif type(kernel) is tuple:
         handle, kernel = kernel
         ctx.kernels[handle] = kernel

@@ -52,7 +52,7 @@ from .hold import HoldOutcome, HoldPlan, check_plan
 from .insert import parse_inserts
 from .pool import CorePool
 from .protocol import LaunchCommand
-from .spin import env_spin_us
+from .spin import with_env_spin
 from .sync import ST_COLUMNS
 from .topology import KernelType, Topology
 from .trace import LaunchTrace
@@ -112,7 +112,6 @@ class Device:
         each AI core is 1 cube + 2 vector core processes; a vector-only device runs ``block_dim``
         vector core processes, and so on."""
         check_block_dim(block_dim, spec, kernel_type)
-        env_spin_us()  # (a bad MPNPU_SPIN_US is one error here, not one per core process)
         if start_method not in multiprocessing.get_all_start_methods():
             raise DeviceConfigError(f"start method {start_method!r} is not available here")
         self.topology = Topology(block_dim, kernel_type)
@@ -205,7 +204,8 @@ class Device:
 
     def _start_pool(self) -> CorePool:
         self._flags_left = []
-        pool = self._state.pool = CorePool.fork(self._mp, self.topology, self.spec, self.options)
+        # (MPNPU_SPIN_US is read here, so that a bad value is one error in the parent, never one per core)
+        pool = self._state.pool = CorePool.fork(self._mp, self.topology, self.spec, with_env_spin(self.options))
         self._generation += 1
         if self._generation > 1:
             for listener in list(self._rebuild_listeners):
@@ -318,10 +318,12 @@ class Device:
             insert_syncs = self._settings.get("insert_syncs", ())
         inserts = parse_inserts(insert_syncs) if insert_syncs else ()
         adapt = getattr(ref, "mpnpu_with_inserts", None)
-        reusable = True  # (a reference this device keeps: sent once per pool, then by handle)
+        # A reference that cannot change (a name, or a kernel object that says so) is sent once per
+        # pool and by handle after that; any other kernel object travels whole, with its state now.
+        reusable = isinstance(ref, str) or getattr(ref, "mpnpu_immutable", False) is True
         if inserts and adapt is not None:  # a kernel object that must be built differently to take them
             ref = adapt(inserts)
-            reusable = False
+            reusable = False  # (made for this launch)
         if hold is not None:
             check_plan(hold, self.topology.n_cores)
         try:

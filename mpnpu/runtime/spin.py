@@ -9,19 +9,27 @@ command, or (in the C++ library) for the other cores in a SyncAll or a flag, fir
 and again for up to ``RuntimeOptions.spin_us``, giving its CPU away between looks
 (``sched_yield``) so that a process that needs the CPU to get there is not kept from it, and only
 then sleeps. A wait that is over within the budget never sleeps; a longer one costs the budget in
-CPU once. This changes only how long a waiting core takes to notice, never what it waits for.
+CPU once, and its timeout still bounds it. This changes only how long a waiting core takes to
+notice, never what it waits for.
+
+The budget follows the core's CPU set: a core works it out again after each launch (the stress
+sweep re-pins core processes between launches).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from mpnpu.errors import UsageError
 
 from .procutil import available_cpus
+
+if TYPE_CHECKING:
+    from .config import RuntimeOptions
 
 #: the environment variable that sets the budget of every device whose RuntimeOptions.spin_us is None
 SPIN_ENV = "MPNPU_SPIN_US"
@@ -47,12 +55,17 @@ def env_spin_us() -> float | None:
     return value
 
 
+def with_env_spin(options: RuntimeOptions) -> RuntimeOptions:
+    """``options`` as a device's core processes get them: ``MPNPU_SPIN_US`` (read here, in the parent,
+    once per pool) in place of a ``spin_us`` left at None."""
+    env = env_spin_us()
+    return options if options.spin_us is not None or env is None else dataclasses.replace(options, spin_us=env)
+
+
 def spin_budget_s(spin_us: float | None, n_processes: int, cpus: int | None = None) -> float:
-    """Seconds a waiting core looks before it sleeps: ``spin_us`` if given, else ``MPNPU_SPIN_US`` if
-    set, else DEFAULT_SPIN_US unless ``n_processes`` core processes share fewer than
-    1 / MAX_PROCESSES_PER_CPU CPUs each (then 0)."""
-    if spin_us is None:
-        spin_us = env_spin_us()
+    """Seconds a waiting core looks before it sleeps: ``spin_us`` if given, else DEFAULT_SPIN_US
+    unless ``n_processes`` core processes share fewer than 1 / MAX_PROCESSES_PER_CPU CPUs each
+    (then 0). ``cpus``: those this process may run on (the default: its affinity, now)."""
     if spin_us is not None:
         return max(0.0, float(spin_us)) / 1e6
     cpus = len(available_cpus()) if cpus is None else cpus

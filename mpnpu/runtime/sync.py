@@ -400,7 +400,7 @@ class FlagPort:
         self.flag_id = flag_id
         self.used = False
         self._timeout = timeout
-        self._spin_s = spin_s
+        self.spin_s = spin_s  # (CoreContext.refresh_spin changes it)
         self._outgoing = outgoing  # ((receiver, semaphore), ...)
         self._modes = sync._flag_modes
         # receivers' _flag_modes cells, and the semaphore that wakes a receiver's mode-less wait
@@ -423,10 +423,13 @@ class FlagPort:
 
     def wait(self) -> None:
         for sem in self._incoming:
-            if not sem.acquire(False) and not spin_until(functools.partial(sem.acquire, False), self._spin_s):
-                self._block(sem)
+            if sem.acquire(False):
+                continue
+            start = time.monotonic()
+            if not spin_until(functools.partial(sem.acquire, False), min(self.spin_s, self._timeout)):
+                self._block(sem, self._timeout - (time.monotonic() - start))  # (the look counts against the timeout)
 
-    def _block(self, sem: Any) -> None:
+    def _block(self, sem: Any, timeout: float) -> None:
         # Tell the parent's watchdog what we wait for, so that a wait no core can satisfy any
         # more is reported at once rather than at the timeout. The senders before ``sem`` have
         # had their sets taken already (their counters read 0 now): the board says so, or the
@@ -440,7 +443,7 @@ class FlagPort:
         status[base + ST_WAIT_TAKEN] = self._incoming.index(sem)
         status[base + ST_PROGRESS] += 1
         status[base + ST_STATE] = _IN_FLAG_WAIT
-        if not sem.acquire(timeout=self._timeout):
+        if not sem.acquire(timeout=max(0.0, timeout)):
             self._sync.raise_flag_timeout(self.mode, self.flag_id, self._timeout)
         status[base + ST_STATE] = _RUNNING
 
