@@ -309,13 +309,11 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
             }
     } else {
         std::vector<float>& af = scratch(0);
-        std::vector<float>& bf = scratch(1);
+        std::vector<float>& bt = scratch(1);
         std::vector<float>& cf = scratch(2);
-        std::vector<float>& line = scratch(3);
         af.resize(m * k);
-        bf.resize(k * n);
+        bt.resize(n * k);
         cf.resize(m * n);
-        line.resize(K0);
         // A: each fractal row holds K0 consecutive k of one m (GEMV: the row is plain)
         for (uint64_t i = 0; i < m; ++i) {
             float* row = af.data() + i * k;
@@ -328,13 +326,19 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
                 gemm::to_float_row(A + a_at(i, kb * K0), row + kb * K0, w);
             }
         }
-        // B: each fractal row holds K0 consecutive k of one n
+        // B: each fractal row holds K0 consecutive k of one n, so B is read as the rows of B^T
+        // (contiguous runs), then packed into the GEMM's panels by a transpose, 8 x 8 at a time:
+        // scattering it column by column into a row-major B cost more than the GEMM itself
         for (uint64_t j = 0; j < n; ++j)
             for (uint64_t kb = 0; kb * K0 < k; ++kb) {
                 uint64_t w = k - kb * K0 < K0 ? k - kb * K0 : K0;
-                gemm::to_float_row(B + b_at(kb * K0, j), line.data(), w);
-                for (uint64_t q = 0; q < w; ++q) bf[(kb * K0 + q) * n + j] = line[q];
+                gemm::to_float_row(B + b_at(kb * K0, j), bt.data() + j * k + kb * K0, w);
             }
+        float* panels = gemm::panel_buffer(int(n), int(k));
+        for (uint64_t j0 = 0; j0 < n; j0 += gemm::NR) {
+            const uint64_t w = n - j0 < uint64_t(gemm::NR) ? n - j0 : uint64_t(gemm::NR);
+            gemm::pack_panel_transposed(bt.data() + j0 * k, int64_t(k), int64_t(w), panels + j0 * k);
+        }
         // C: each fractal row holds 16 consecutive n of one m
         for (uint64_t i = 0; i < m; ++i)
             for (uint64_t jb = 0; jb * 16 < n; ++jb) {
@@ -344,7 +348,7 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
                 else if (bias) gemm::to_float_row(bias->mpnpu_addr() + jb * 16, out, w);
                 else std::memset(out, 0, w * sizeof(float));
             }
-        gemm::sgemm(int(m), int(n), int(k), af.data(), int(k), bf.data(), int(n), cf.data(), int(n));
+        gemm::sgemm_packed(int(m), int(n), int(k), af.data(), int(k), panels, cf.data(), int(n));
         for (uint64_t i = 0; i < m; ++i)
             for (uint64_t jb = 0; jb * 16 < n; ++jb) {
                 uint64_t w = n - jb * 16 < 16 ? n - jb * 16 : 16;
