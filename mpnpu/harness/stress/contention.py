@@ -3,7 +3,10 @@
 Take a :func:`sample` before and after a period (a launch, a sweep point) and :func:`delta` them.
 Involuntary context switches count preemptions (the OS took the CPU away: oversubscription, load,
 migration); voluntary ones count waits (a barrier, a pipe, a sleep). A chaos or load setting that
-does not raise involuntary switches did not perturb anything.
+does not raise involuntary switches did not perturb anything. A core whose waits look before they
+sleep (mpnpu.runtime.spin) also counts an involuntary switch each time it yields its CPU to a
+process waiting for it: compare configurations run with the same ``spin_us`` (``MPNPU_SPIN_US=0``
+counts preemptions alone).
 """
 
 from __future__ import annotations
