@@ -140,10 +140,10 @@ def test_a_python_flag_wait_that_looks_longer_than_its_timeout_ends_at_the_timeo
     topo = Topology(1)
     sync = SyncObjects(ctx, topo)
     cube = topo.cube_ids[0]
-    port = sync.flag_port(cube, 2, 3, 0.2, spin_s=30.0)  # nobody sets: only the timeout ends it
+    port = sync.flag_port(cube, 2, 3, 0.2)  # nobody sets: only the timeout ends it
     start = time.monotonic()
     with pytest.raises(SyncTimeoutError):
-        port.wait()
+        port.wait(spin_s=30.0)
     assert time.monotonic() - start < 10.0  # (the look alone would take 30 s)
 
 

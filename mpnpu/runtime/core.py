@@ -49,7 +49,7 @@ from .protocol import (
     Reply,
 )
 from .spin import spin_budget_s, spin_until
-from .sync import AnyFlagPort, CoreState, FlagPort, SyncObjects
+from .sync import AnyFlagPort, CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
 from .trace import TraceEvent
 
@@ -87,10 +87,7 @@ class CoreContext:
         """Work the wait budget out again for the CPUs this process may use now (between launches)."""
         spin_s = spin_budget_s(self.options.spin_us, self.topology.n_cores)
         if spin_s != self.spin_s:
-            self.spin_s = spin_s
-            for port in self.flag_ports.values():
-                if isinstance(port, FlagPort):
-                    port.spin_s = spin_s
+            self.spin_s = spin_s  # (Python flag waits read it at each wait)
             for listener in self.spin_listeners:
                 listener(spin_s)
 

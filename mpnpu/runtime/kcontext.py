@@ -205,7 +205,7 @@ def flag_port(c: CoreContext, mode: int, flag_id: int) -> AnyFlagPort:
     try:
         check_flag(mode, flag_id)
         # The routing refuses what the mode does not allow (mode 1 on a cube core).
-        port = c.sync.flag_port(c.info.core_id, mode, flag_id, c.options.sync_timeout_s, c.spin_s)
+        port = c.sync.flag_port(c.info.core_id, mode, flag_id, c.options.sync_timeout_s)
     except ValueError as e:
         raise KernelAPIError(f"{c.info.label}: {e}") from None
     c.flag_ports[(mode, flag_id)] = port
@@ -250,10 +250,10 @@ def flag_wait(c: CoreContext, mode: int, flag_id: int, name: str = "", site: Sit
         c.pipes.wake_pipes()  # the rest of this core's queued work runs while it waits
     events = c.events
     if events is None:
-        port.wait()
+        port.wait(c.spin_s)
         return
     t0 = clock_ns()
-    port.wait()
+    port.wait(c.spin_s)
     events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _resolve(site), t0, clock_ns()))
 
 

@@ -212,16 +212,15 @@ class SyncObjects:
             return self._mode0_counts[self._mode0_index(flag_id, receiver, sender)]
         return self._flag_sems[(mode, flag_id, receiver, sender)].get_value()
 
-    def flag_port(self, core_id: int, mode: int, flag_id: int, timeout: float, spin_s: float = 0.0) -> AnyFlagPort:
-        """The semaphores one core sets and waits on for (mode, id), resolved once per core; a
-        mode 1 or 2 wait looks for ``spin_s`` before it sleeps (mpnpu.runtime.spin)."""
+    def flag_port(self, core_id: int, mode: int, flag_id: int, timeout: float) -> AnyFlagPort:
+        """The semaphores one core sets and waits on for (mode, id), resolved once per core."""
         if mode == 0:
             return _Mode0Port(self, core_id, flag_id, timeout)
         topo = self.topology
         receivers = topo.flag_receivers(mode, core_id)
         senders = topo.flag_senders(mode, core_id)
         return FlagPort(
-            self, core_id, mode, flag_id, timeout, spin_s,
+            self, core_id, mode, flag_id, timeout,
             tuple((r, self._flag_sems[(mode, flag_id, r, core_id)]) for r in receivers),
             tuple(self._flag_sems[(mode, flag_id, core_id, s)] for s in senders),
         )
@@ -391,7 +390,7 @@ class FlagPort:
     semaphore operations cost. ``used`` tells the runtime which flags to clear after a launch.
     """
 
-    def __init__(self, sync: SyncObjects, core_id: int, mode: int, flag_id: int, timeout: float, spin_s: float,
+    def __init__(self, sync: SyncObjects, core_id: int, mode: int, flag_id: int, timeout: float,
                  outgoing: tuple[tuple[int, Any], ...], incoming: tuple[Any, ...]) -> None:
         self._sync = sync
         self._status = sync._status
@@ -400,7 +399,6 @@ class FlagPort:
         self.flag_id = flag_id
         self.used = False
         self._timeout = timeout
-        self.spin_s = spin_s  # (CoreContext.refresh_spin changes it)
         self._outgoing = outgoing  # ((receiver, semaphore), ...)
         self._modes = sync._flag_modes
         # receivers' _flag_modes cells, and the semaphore that wakes a receiver's mode-less wait
@@ -421,12 +419,14 @@ class FlagPort:
                 self._sync.raise_overflow(self.mode, self.flag_id, receiver)
             sem.release()
 
-    def wait(self) -> None:
+    def wait(self, spin_s: float = 0.0) -> None:
+        """Take one set from each sender, looking for up to ``spin_s`` before sleeping on each
+        (mpnpu.runtime.spin: the core's budget, passed in so that it is never a stale copy)."""
         for sem in self._incoming:
             if sem.acquire(False):
                 continue
             start = time.monotonic()
-            if not spin_until(functools.partial(sem.acquire, False), min(self.spin_s, self._timeout)):
+            if not spin_until(functools.partial(sem.acquire, False), min(spin_s, self._timeout)):
                 self._block(sem, self._timeout - (time.monotonic() - start))  # (the look counts against the timeout)
 
     def _block(self, sem: Any, timeout: float) -> None:
@@ -463,7 +463,7 @@ class _Mode0Port:
         self.used = True
         self._sync._mode0_set(self._core_id, self.flag_id, self._timeout)
 
-    def wait(self) -> None:
+    def wait(self, spin_s: float = 0.0) -> None:  # (mode 0 waits on its counters' lock: no look)
         self._sync._mode0_wait(self._core_id, self.flag_id, self._timeout)
 
 
