@@ -49,21 +49,12 @@ struct OpDiv {
 struct OpMax : OpAdd {
     template <typename C>
     static C f(C a, C b) { return a > b ? a : b; }
-    static constexpr char arith = 0;
+    static constexpr char arith = 'M';  // (a compare and a select per lane: also the same bits in a row)
 };
 struct OpMin : OpAdd {
     template <typename C>
     static C f(C a, C b) { return a < b ? a : b; }
-    static constexpr char arith = 0;
-};
-
-template <class Op, class = void>
-struct arith_of {
-    static constexpr char value = 0;
-};
-template <class Op>
-struct arith_of<Op, std::void_t<decltype(Op::arith)>> {
-    static constexpr char value = Op::arith;
+    static constexpr char arith = 'm';
 };
 
 // z = x op y for a float or a vector of floats (by reference: a vector passed by value has no ABI
@@ -73,6 +64,8 @@ __attribute__((always_inline)) inline void arith(const V& x, const V& y, V& z) {
     if constexpr (op == '+') z = x + y;
     else if constexpr (op == '-') z = x - y;
     else if constexpr (op == '*') z = x * y;
+    else if constexpr (op == 'M') z = x > y ? x : y;  // (lane-wise select on vectors)
+    else if constexpr (op == 'm') z = x < y ? x : y;
     else z = x / y;
 }
 

@@ -292,15 +292,23 @@ inline bool has_f16c() {
 
 // n half lanes at s as float at d: exact, so F16C's widening is convert<float, half>'s value, but for
 // NaN (convert gives the canonical quiet NaN, F16C keeps the payload): those lanes are rewritten.
+// (The lanes to look at again are found 8 at a time: those whose exponent is all ones.)
 __attribute__((target("f16c,avx"))) inline void half_row_to_float(uint8_t* d, const uint8_t* s, uint32_t n) {
-    uint32_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(reinterpret_cast<float*>(d + 4 * i),
-                         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * i))));
-    for (; i < n; ++i) st<float>(d + 4 * i, f16_bits_to_f32(ld<uint16_t>(s + 2 * i)));
-    for (i = 0; i < n; ++i) {
+    const __m128i exp_mask = _mm_set1_epi16(0x7C00);
+    const auto fix = [&](uint32_t i) {
         const uint16_t b = ld<uint16_t>(s + 2 * i);
         if ((b & 0x7C00u) == 0x7C00u && (b & 0x3FFu)) st<uint32_t>(d + 4 * i, 0x7FC00000u);
+    };
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * i));
+        _mm256_storeu_ps(reinterpret_cast<float*>(d + 4 * i), _mm256_cvtph_ps(h));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask)))
+            for (uint32_t k = i; k < i + 8; ++k) fix(k);
+    }
+    for (; i < n; ++i) {
+        st<float>(d + 4 * i, f16_bits_to_f32(ld<uint16_t>(s + 2 * i)));
+        fix(i);
     }
 }
 
@@ -309,21 +317,52 @@ __attribute__((target("f16c,avx"))) inline void half_row_to_float(uint8_t* d, co
 // makes of a value past the largest half (the largest half, where F16C gives inf) and of NaN (the
 // canonical quiet NaN, where F16C keeps the payload): those lanes are rewritten. Checked against
 // convert for every one of the 2^32 floats (docs/ascendc-vector-api.md, "Numerics").
+// (The lanes to look at again are found 8 at a time: those whose half has an all-ones exponent.)
 __attribute__((target("f16c,avx"))) inline void float_row_to_half(uint8_t* d, const uint8_t* s, uint32_t n) {
+    const __m128i exp_mask = _mm_set1_epi16(0x7C00);
+    const auto put = [&](uint32_t i, uint16_t h, uint32_t b) {
+        if ((h & 0x7C00u) == 0x7C00u) {
+            if ((b & 0x7F800000u) != 0x7F800000u) h = uint16_t((h & 0x8000u) | 0x7BFFu);  // saturate
+            else if (b & 0x7FFFFFu) h = uint16_t(0x7E00u);  // NaN
+        }
+        st<uint16_t>(d + 2 * i, h);
+    };
     uint32_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(reinterpret_cast<const float*>(s + 4 * i)),
-                                         _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; ++i)
-        st<uint16_t>(d + 2 * i, uint16_t(_mm_extract_epi16(
-                                    _mm_cvtps_ph(_mm_set_ss(ld<float>(s + 4 * i)), _MM_FROUND_TO_NEAREST_INT), 0)));
-    for (i = 0; i < n; ++i) {
-        const uint16_t h = ld<uint16_t>(d + 2 * i);
-        if ((h & 0x7C00u) != 0x7C00u) continue;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(reinterpret_cast<const float*>(s + 4 * i));
+        const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+        if (!_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask))) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i), h);
+            continue;
+        }
+        uint16_t hs[8];
+        uint32_t bs[8];
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(hs), h);
+        _mm256_storeu_ps(reinterpret_cast<float*>(bs), x);
+        for (uint32_t k = 0; k < 8; ++k) put(i + k, hs[k], bs[k]);
+    }
+    for (; i < n; ++i) {
         const uint32_t b = ld<uint32_t>(s + 4 * i);
-        if ((b & 0x7F800000u) != 0x7F800000u) st<uint16_t>(d + 2 * i, uint16_t((h & 0x8000u) | 0x7BFFu));  // saturate
-        else if (b & 0x7FFFFFu) st<uint16_t>(d + 2 * i, uint16_t(0x7E00u));  // NaN
+        put(i, uint16_t(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(ld<float>(s + 4 * i)), _MM_FROUND_TO_NEAREST_INT), 0)),
+            b);
+    }
+}
+
+// n bfloat16 lanes at s as float at d: exact (the bits shifted up), but for NaN, which becomes the
+// canonical quiet NaN as convert makes it; 8 at a time. d and s are apart (a wider destination).
+__attribute__((target("avx2"))) inline void bf16_row_to_float(uint8_t* d, const uint8_t* s, uint32_t n) {
+    const __m256i magnitude = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000),
+                  quiet_nan = _mm256_set1_epi32(0x7FC00000);
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i w =
+            _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * i))), 16);
+        const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(w, magnitude), inf);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 4 * i), _mm256_blendv_epi8(w, quiet_nan, nan));
+    }
+    for (; i < n; ++i) {
+        const uint32_t w = uint32_t(ld<uint16_t>(s + 2 * i)) << 16;
+        st<uint32_t>(d + 4 * i, (w & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC00000u : w);
     }
 }
 #endif
@@ -358,6 +397,11 @@ inline void cast_apply(const Plan& p, const AscendC::LocalTensor<T>& dst, const 
     if constexpr (std::is_same_v<T, half> && std::is_same_v<U, float>) {
         if (has_f16c() && (mode == AscendC::RoundMode::CAST_RINT || mode == AscendC::RoundMode::CAST_NONE))
             return cast([](uint8_t* d, const uint8_t* s, uint32_t n) { float_row_to_half(d, s, n); });
+    }
+#endif
+#ifdef MPNPU_SIMD_X86
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<U, bfloat16_t>) {
+        if (has_avx2()) return cast([](uint8_t* d, const uint8_t* s, uint32_t n) { bf16_row_to_float(d, s, n); });
     }
 #endif
     if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<U, float>) {

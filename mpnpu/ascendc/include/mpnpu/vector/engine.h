@@ -443,6 +443,28 @@ inline void dense_run(const Plan& p, const Lane& dst, F&& f) {
     }
 }
 
+// The lanes of a plan as one run of consecutive elements, or 0 if they are not one: every repeat
+// but the last has all its lanes, the last a prefix of them, and each operand's repeats lie back to
+// back (``back_to_back``: every operand's repStride is lanes * its element size). A row routine
+// then takes the whole run in one call instead of one call per repeat (8 vector steps at most).
+inline uint32_t flat_lanes(const Plan& p, bool back_to_back) {
+    if (!back_to_back || p.repeats == 0 || p.repeats * p.lanes > 0xFFFFFFFFull) return 0;
+    if (p.repeats > 1 && prefix_length(p.main) != p.lanes) return 0;
+    const uint32_t n = prefix_length(p.last);
+    return n ? uint32_t((p.repeats - 1) * p.lanes + n) : 0;
+}
+
+// An instruction's ``arith``: the character naming the plain per-lane float operation of its Op
+// (an IEEE operation, or a compare and a select) that float rows may vectorise; 0 if it has none.
+template <class Op, class = void>
+struct arith_of {
+    static constexpr char value = 0;
+};
+template <class Op>
+struct arith_of<Op, std::void_t<decltype(Op::arith)>> {
+    static constexpr char value = Op::arith;
+};
+
 // No whole-run routine (see unary).
 struct NoRow {};
 
@@ -463,6 +485,11 @@ inline void unary(const char* name, const Plan& p, const AscendC::LocalTensor<D>
     if (dense_ok(ld_, gd, sizeof(D), hd, {DenseSrc{ls.base, gs, sizeof(S), hs}})) {
         if constexpr (!std::is_same_v<std::decay_t<Row>, NoRow>) {
             if (row_safe(ld_.base, gd, hd, sizeof(D), ls.base, gs, hs, sizeof(S))) {
+                const uint32_t flat = flat_lanes(p, gd.rep == p.lanes * sizeof(D) && gs.rep == p.lanes * sizeof(S));
+                if (flat) {
+                    row(ld_.base, ls.base, flat);
+                    return;
+                }
                 for (uint64_t r = 0; r < p.repeats; ++r) {
                     const Bits& b = p.bits(r);
                     const uint32_t n = b.none() ? 0 : prefix_length(b);
@@ -513,6 +540,15 @@ inline void binary(const char* name, const Plan& p, const AscendC::LocalTensor<D
     // lane (dense_run's own code) for the others.
     auto rows = [&](bool s1_block) {
         constexpr uint32_t per1 = 32 / sizeof(S1);
+        if constexpr (has_row) {
+            const uint32_t flat = s1_block ? 0 : flat_lanes(p, gd.rep == p.lanes * sizeof(D) &&
+                                                                  g0.rep == p.lanes * sizeof(S0) &&
+                                                                  g1.rep == p.lanes * sizeof(S1));
+            if (flat) {
+                row(lD.base, l0.base, l1.base, flat, false);
+                return;
+            }
+        }
         for (uint64_t r = 0; r < p.repeats; ++r) {
             const Bits& b = p.bits(r);
             if (b.none()) continue;
@@ -567,15 +603,25 @@ inline void binary(const char* name, const Plan& p, const AscendC::LocalTensor<D
     run<D>(p, lD, [&](uint64_t r, uint32_t j) { return f(ld<S0>(l0.at(r, j)), ld<S1>(l1.at(r, j))); });
 }
 
-// dst[lane] = f(r, j) with no source tensor (Duplicate, CreateVecIndex).
-template <typename D, class F>
+// dst[lane] = f(r, j) with no source tensor (Duplicate, CreateVecIndex). ``row(d, n)``, if given,
+// writes n consecutive lanes at once (the very bytes f gives them).
+template <typename D, class F, class Row = NoRow>
 inline void fill(const char* name, const Plan& p, const AscendC::LocalTensor<D>& dst, const Geo& gd,
-                 const Site& site, F&& f) {
+                 const Site& site, F&& f, Row&& row = Row{}) {
     start(site, name);
     check_operand(dst, 32, site, name, "dst");
     if (p.none()) return;
     touch(dst, 'W', hull_of(p, sizeof(D), gd), site, name);
     Lane lD = lane_of(dst, gd);
+    if constexpr (!std::is_same_v<std::decay_t<Row>, NoRow>) {
+        if (gd.blk == 32) {
+            const uint32_t flat = flat_lanes(p, gd.rep == p.lanes * sizeof(D));
+            if (flat) {
+                row(lD.base, flat);
+                return;
+            }
+        }
+    }
     if (gd.blk == 32) {
         dense_run<D>(p, lD, f);
         return;

@@ -28,11 +28,23 @@ constexpr const char* FILL_TYPES = "int16_t, uint16_t, half, bfloat16_t, int32_t
 template <typename T>
 constexpr bool index_type_ok = one_of<T, int16_t, half, int32_t, float>;
 
+// n consecutive lanes at d set to v, a 32-byte block of copies at a time.
+template <typename T>
+inline void fill_row(uint8_t* d, const T& v, uint32_t n) {
+    uint8_t block[32];
+    for (uint32_t j = 0; j < 32 / sizeof(T); ++j) std::memcpy(block + j * sizeof(T), &v, sizeof(T));
+    const uint64_t bytes = uint64_t(n) * sizeof(T);
+    uint64_t i = 0;
+    for (; i + 32 <= bytes; i += 32) std::memcpy(d + i, block, 32);
+    std::memcpy(d + i, block, bytes - i);
+}
+
 template <typename T>
 inline void duplicate_apply(const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd, const T& v,
                             const Site& site) {
     need_type<T>(fill_type_ok<T>, site, "Duplicate", FILL_TYPES);
-    fill("Duplicate", p, dst, gd, site, [&v](uint64_t, uint32_t) { return v; });
+    fill("Duplicate", p, dst, gd, site, [&v](uint64_t, uint32_t) { return v; },
+         [&v](uint8_t* d, uint32_t n) { fill_row(d, v, n); });
 }
 
 template <typename T>

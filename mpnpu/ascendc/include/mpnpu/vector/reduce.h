@@ -308,6 +308,23 @@ inline void reduce_block_run(const char* name, AscendC::ReduceType type, const P
             if (any[r * 8 + k]) st<T>(out + r * uint64_t(dstRepStride) * unit + k * sizeof(T), values[r * 8 + k]);
 }
 
+#ifdef MPNPU_SIMD_X86
+// tree_sum(v, 64) of 64 floats with the same pairs at every level: AVX's horizontal add sums adjacent
+// pairs within each 128-bit half, and a 64-bit permute puts a level's sums back in order for the
+// next; the last three levels are tree_sum's own. (The same bits, but for which NaN a sum of two
+// NaNs keeps.)
+__attribute__((target("avx2"))) inline float tree_sum64_avx2(const float* v) {
+    __m256 a[8];
+    for (uint32_t k = 0; k < 8; ++k) a[k] = _mm256_loadu_ps(v + 8 * k);
+    for (uint32_t w = 8; w > 1; w /= 2)
+        for (uint32_t i = 0; i < w / 2; ++i)
+            a[i] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_hadd_ps(a[2 * i], a[2 * i + 1])), 0xD8));
+    float out[8];
+    _mm256_storeu_ps(out, a[0]);
+    return tree_sum(out, 8);
+}
+#endif
+
 // -- whole-tensor reductions ---------------------------------------------------------------------------
 
 constexpr uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -400,6 +417,18 @@ inline void reduce_sum_run(const Plan& p, const AscendC::LocalTensor<T>& dst, co
     std::vector<T> sums(p.repeats);
     for (uint64_t r = 0; r < p.repeats; ++r) {
         T v[MAX_LANES];
+#ifdef MPNPU_SIMD_X86
+        if constexpr (std::is_same_v<T, float>) {
+            // a repeat whose lanes are the first n of 64 consecutive floats: the same tree, 8 sums at a time
+            const uint32_t n = gs.blk == 32 && p.lanes == 64 ? prefix_length(p.bits(r)) : 0;
+            if (n && has_avx2()) {
+                std::memcpy(v, ls.at(r, 0), uint64_t(n) * sizeof(float));
+                for (uint32_t j = n; j < 64; ++j) v[j] = 0.0f;
+                sums[r] = tree_sum64_avx2(v);
+                continue;
+            }
+        }
+#endif
         for (uint32_t j = 0; j < p.lanes; ++j) v[j] = from_calc<T>(0);
         each_lane(p.bits(r), [&](uint32_t j) { v[j] = ld<T>(ls.at(r, j)); });
         sums[r] = tree_sum(v, p.lanes);

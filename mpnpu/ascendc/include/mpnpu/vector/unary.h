@@ -127,6 +127,41 @@ struct OpExp : FloatUnary {
     // a whole run of float lanes at once (the engine's dense path)
     static void float_row(uint8_t* d, const uint8_t* s, uint32_t n) { exp_row_f32(d, s, n); }
 };
+#ifdef MPNPU_SIMD_X86
+// n consecutive floats d[j] = op(s[j]), 8 at a time, with instructions whose result on each lane is
+// the lane loop's: IEEE's correctly rounded square root and division (Sqrt 'q', Rsqrt 'r' as
+// 1 / sqrt, Reciprocal 'c'), the sign bit cleared (Abs 'a'), an ordered compare and a select (Relu
+// 'u': NaN gives 0, as x > 0 ? x : 0 does). Returns how many lanes it did (a multiple of 8).
+template <char op>
+__attribute__((target("avx"))) inline uint32_t float_unary_row_avx(uint8_t* d, const uint8_t* s, uint32_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    uint32_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256 x = _mm256_loadu_ps(reinterpret_cast<const float*>(s + uint64_t(j) * 4));
+        __m256 z;
+        if constexpr (op == 'q') z = _mm256_sqrt_ps(x);
+        else if constexpr (op == 'r') z = _mm256_div_ps(one, _mm256_sqrt_ps(x));
+        else if constexpr (op == 'c') z = _mm256_div_ps(one, x);
+        else if constexpr (op == 'a') z = _mm256_and_ps(x, magnitude);
+        else z = _mm256_and_ps(x, _mm256_cmp_ps(x, zero, _CMP_GT_OQ));
+        _mm256_storeu_ps(reinterpret_cast<float*>(d + uint64_t(j) * 4), z);
+    }
+    return j;
+}
+#endif
+
+// The float row of a one-source op: 8 lanes at a time where the CPU has AVX, the rest (or all) by
+// the op's own f, lane by lane.
+template <class Op, char op>
+inline void float_unary_row(uint8_t* d, const uint8_t* s, uint32_t n) {
+    uint32_t j = 0;
+#ifdef MPNPU_SIMD_X86
+    if (has_avx()) j = float_unary_row_avx<op>(d, s, n);
+#endif
+    for (; j < n; ++j) st<float>(d + uint64_t(j) * 4, Op::f(ld<float>(s + uint64_t(j) * 4)));
+}
+
 struct OpLn : FloatUnary {
     template <typename C>
     static C f(C x) { return std::log(x); }
@@ -134,18 +169,22 @@ struct OpLn : FloatUnary {
 struct OpAbs : FloatUnary {
     template <typename C>
     static C f(C x) { return std::fabs(x); }
+    static void float_row(uint8_t* d, const uint8_t* s, uint32_t n) { float_unary_row<OpAbs, 'a'>(d, s, n); }
 };
 struct OpSqrt : FloatUnary {
     template <typename C>
     static C f(C x) { return std::sqrt(x); }
+    static void float_row(uint8_t* d, const uint8_t* s, uint32_t n) { float_unary_row<OpSqrt, 'q'>(d, s, n); }
 };
 struct OpRsqrt : FloatUnary {
     template <typename C>
     static C f(C x) { return C(1) / std::sqrt(x); }
+    static void float_row(uint8_t* d, const uint8_t* s, uint32_t n) { float_unary_row<OpRsqrt, 'r'>(d, s, n); }
 };
 struct OpReciprocal : FloatUnary {
     template <typename C>
     static C f(C x) { return C(1) / x; }
+    static void float_row(uint8_t* d, const uint8_t* s, uint32_t n) { float_unary_row<OpReciprocal, 'c'>(d, s, n); }
 };
 struct OpRelu {
     template <typename T>
@@ -153,6 +192,7 @@ struct OpRelu {
     static constexpr const char* types = "half, int32_t, float";
     template <typename C>
     static C f(C x) { return x > C(0) ? x : C(0); }
+    static void float_row(uint8_t* d, const uint8_t* s, uint32_t n) { float_unary_row<OpRelu, 'u'>(d, s, n); }
 };
 struct OpNot {
     template <typename T>
