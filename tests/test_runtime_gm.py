@@ -465,3 +465,24 @@ def test_get_dtype_refuses_every_time(spec) -> None:
     for _ in range(2):
         with pytest.raises(DTypeError):
             get_dtype(spec)
+
+
+def test_alloc_takes_any_integer_shape_and_builds_the_tensor_its_constructor_would(gm: GlobalMemory) -> None:
+    """alloc's fast path (cached dtypes and strides, no dataclass __init__) makes the very tensor
+    the constructor makes, for tuples, lists and numpy integers alike; bad shapes still fail."""
+    from mpnpu.runtime.gm.tensor import GlobalTensor
+
+    a = gm.alloc("a", (3, 5, 7), "float16")
+    b = gm.alloc("b", [np.int64(3), np.int32(5), 7], "fp16")
+    for t in (a, b):
+        assert t == GlobalTensor(t.name, t.dtype, (3, 5, 7), t.segment, t.offset, (70, 14, 2), t.offset, 210,
+                                 t.alloc_id)
+        assert all(type(s) is int for s in t.shape)
+    assert a.dtype is b.dtype  # the alias and the name give the one DType
+    c = gm.alloc("c", (5, 3, 7), "float32")  # another shape, another itemsize: its own strides
+    assert c.strides == (84, 28, 4) and c.nbytes == 420
+    assert gm.alloc("d", (4, 0, 2), "float32").strides == (8, 8, 4)  # (a zero dimension counts as 1)
+    with pytest.raises(UsageError, match="negative dimension"):
+        gm.alloc("e", (2, -1), "float32")
+    with pytest.raises(errors_mod.DTypeError, match="unknown dtype"):
+        gm.alloc("f", (2,), "float17")

@@ -68,6 +68,8 @@ DTypeLike = Union[DType, str, np.dtype, type]
 
 #: what get_dtype answered for a numpy dtype or scalar type it has seen (few: the types arrays have)
 _BY_NUMPY: dict[Any, DType] = {}
+#: what get_dtype answered for a name it has seen, as written (every GM allocation asks by name)
+_BY_NAME: dict[str, DType] = {}
 
 
 def get_dtype(spec: DTypeLike) -> DType:
@@ -75,6 +77,10 @@ def get_dtype(spec: DTypeLike) -> DType:
 
     A numpy uint16 dtype means uint16, never bfloat16: bfloat16 must be asked for by name.
     """
+    if type(spec) is str:
+        hit = _BY_NAME.get(spec)
+        if hit is not None:
+            return hit
     if isinstance(spec, DType):
         return spec
     if isinstance(spec, (np.dtype, type)):
@@ -84,6 +90,8 @@ def get_dtype(spec: DTypeLike) -> DType:
     if isinstance(spec, str):
         key = _ALIASES.get(spec.lower(), spec.lower())
         if key in _REGISTRY:
+            if type(spec) is str and len(_BY_NAME) < 256:  # (names come from code: few; bounded anyway)
+                _BY_NAME[spec] = _REGISTRY[key]
             return _REGISTRY[key]
         raise DTypeError(f"unknown dtype {spec!r}; known: {', '.join(sorted(_REGISTRY))}")
     try:

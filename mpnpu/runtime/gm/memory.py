@@ -26,7 +26,7 @@ from ..dtypes import DTypeLike, get_dtype
 from ..memcheck import ILLEGAL_READ, ILLEGAL_WRITE
 from .allocator import Block, CachingAllocator
 from .segments import SegmentTable, close_and_unlink, create_segment, process_token
-from .tensor import GlobalTensor, _prod, c_strides
+from .tensor import GlobalTensor, _prod, c_strides, new_tensor
 
 
 class GlobalMemory:
@@ -69,18 +69,18 @@ class GlobalMemory:
         if self._closed:
             raise UsageError("GM is closed")
         d = get_dtype(dtype)
-        shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in shape):
+        if type(shape) is not tuple or not all(type(s) is int for s in shape):
+            shape = tuple(int(s) for s in shape)  # (numpy integers, lists)
+        if shape and min(shape) < 0:
             raise UsageError(f"negative dimension in shape {shape} of {name}")
         nbytes = _prod(shape) * d.itemsize
         strides = c_strides(shape, d.itemsize)
         if nbytes == 0:
-            return GlobalTensor(name, d, shape, "", 0, strides, 0, 0)
+            return new_tensor(name, d, shape, "", 0, strides, 0, 0)
         block = self._allocator.malloc(nbytes)
         self._alloc_ids += 1
         self._blocks[(block.segment, block.offset)] = (block, self._alloc_ids)
-        return GlobalTensor(name, d, shape, block.segment, block.offset, strides, block.offset, nbytes,
-                            self._alloc_ids)
+        return new_tensor(name, d, shape, block.segment, block.offset, strides, block.offset, nbytes, self._alloc_ids)
 
     def free(self, t: GlobalTensor) -> None:
         """Give a tensor's block back to the cache (poisoning it if configured)."""

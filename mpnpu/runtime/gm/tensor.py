@@ -197,6 +197,18 @@ _FIELDS = ("name", "dtype", "shape", "segment", "offset", "strides", "root_offse
            "outside")
 
 
+def new_tensor(name: str, dtype: DType, shape: tuple[int, ...], segment: str, offset: int,
+               strides: tuple[int, ...], root_offset: int, root_nbytes: int, alloc_id: int = 0) -> GlobalTensor:
+    """``GlobalTensor(...)`` with these fields, without the frozen dataclass's field-by-field
+    ``__init__`` (GM allocates a tensor for every input, output and workspace of every case)."""
+    t = object.__new__(GlobalTensor)
+    d = t.__dict__
+    d["name"], d["dtype"], d["shape"], d["segment"], d["offset"] = name, dtype, shape, segment, offset
+    d["strides"], d["root_offset"], d["root_nbytes"], d["alloc_id"], d["outside"] = (
+        strides, root_offset, root_nbytes, alloc_id, "")
+    return t
+
+
 def _rebuild(*fields: Any) -> GlobalTensor:
     """A GlobalTensor from its pickled fields (see GlobalTensor.__reduce__), the dtype by name."""
     t = object.__new__(GlobalTensor)
@@ -217,20 +229,29 @@ def _bound(value: Any, name: str) -> int:
 
 
 def _prod(shape: Iterable[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+    return math.prod(shape)
+
+
+#: c_strides' answers for shapes it has seen (a batch allocates the same few shapes again and again)
+_STRIDES: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
 
 
 def c_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
     """Byte strides of a C-contiguous array of ``shape``."""
+    key = (tuple(shape), itemsize)
+    hit = _STRIDES.get(key)
+    if hit is not None:
+        return hit
     strides = []
     acc = itemsize
-    for dim in reversed(shape):
+    for dim in reversed(key[0]):
         strides.append(acc)
         acc *= max(dim, 1)
-    return tuple(reversed(strides))
+    out = tuple(reversed(strides))
+    if len(_STRIDES) >= 4096:  # (bounded: a sweep over many shapes must not grow it for ever)
+        _STRIDES.clear()
+    _STRIDES[key] = out
+    return out
 
 
 def _resolve_shape(shape: Sequence[int], size: int, name: str) -> tuple[int, ...]:
