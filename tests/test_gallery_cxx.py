@@ -103,8 +103,15 @@ GALLERY = {
 #:   flag_reuse 36-59% (19-58%), vecin_early_read 100% (100%), double_buffer_reuse 40-56% (15-25%).
 #: The bound is one wrong output in RUNS: a true rate of 10% gives no wrong one in 100 runs with
 #: probability 0.9**100 < 3e-5, so a loaded machine slowing some cores cannot make it flaky.
+#: But a device's rate is not the same for every device: it is set by how the scheduler places its
+#: core processes on the CPUs, which holds for the device's life. aiv_barrier on a quiet 2 CPUs,
+#: 20 devices of 100 case-runs each: 0 wrong on 5 of them, then 1, 1, 1, 3, 3, 3, 4, 4, 5, 6, 7, 8,
+#: 10, 11, 13. So the test tries up to DEVICES fresh devices (a new placement each) and passes at
+#: the first wrong output: with a quarter of devices at 0, all DEVICES at 0 has probability
+#: 0.25**6 < 3e-4.
 RUNS = 100
 MIN_WRONG = 1
+DEVICES = 6
 
 
 def _op(folder: str):
@@ -260,13 +267,18 @@ def test_vecin_early_read_vecout_reuse_is_the_output_queues_war():
 @pytest.mark.parametrize("folder", sorted(GALLERY))
 def test_incident_outputs_are_really_wrong(folder):
     op = _op(folder)
-    wrong = 0
-    with _device(op, 1) as dev:
-        for index in range(RUNS):
-            case = op.make_case(1, index)
-            outputs, _ = op.run(dev, case, drop_syncs=op.variants["incident"])
-            wrong += not op.judge(case, op.prepare(case), outputs).passed
-    assert wrong >= MIN_WRONG, f"{folder}: {wrong} of {RUNS} incident case-runs wrong"
+    wrong = []
+    for _ in range(DEVICES):
+        with _device(op, 1) as dev:
+            n = 0
+            for index in range(RUNS):
+                case = op.make_case(1, index)
+                outputs, _ = op.run(dev, case, drop_syncs=op.variants["incident"])
+                n += not op.judge(case, op.prepare(case), outputs).passed
+        wrong.append(n)
+        if n >= MIN_WRONG:
+            break
+    assert wrong[-1] >= MIN_WRONG, f"{folder}: wrong incident case-runs per device of {RUNS}: {wrong}"
 
 
 def test_flag_reuse_lost_release_is_a_deadlock_naming_flag_and_cores():

@@ -113,13 +113,17 @@ inline void nd2nz(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTenso
         for (uint32_t i = 0; i < p.ndNum; ++i) {
             const T* sm = g + uint64_t(i) * p.srcNdMatrixStride;
             T* dm = l + uint64_t(i) * p.dstNzMatrixStride;
+            const uint64_t whole = p.dValue / C0;  // full 32-byte blocks of a row (a fixed-size copy each)
             for (uint32_t r = 0; r < p.nValue; ++r) {
                 const T* row = sm + uint64_t(r) * p.srcDValue;
-                for (uint64_t b = 0; b < blocks; ++b) {
-                    T* out = dm + b * p.dstNzC0Stride * C0 + uint64_t(r) * p.dstNzNStride * C0;
-                    uint64_t n = p.dValue - b * C0 < C0 ? p.dValue - b * C0 : C0;
-                    std::memcpy(static_cast<void*>(out), row + b * C0, n * sizeof(T));
-                    if (n < C0) std::memset(static_cast<void*>(out + n), 0, (C0 - n) * sizeof(T));  // zero pad
+                T* out = dm + uint64_t(r) * p.dstNzNStride * C0;
+                for (uint64_t b = 0; b < whole; ++b)
+                    std::memcpy(static_cast<void*>(out + b * p.dstNzC0Stride * C0), row + b * C0, BLOCK_BYTES);
+                if (whole < blocks) {  // the last, partial block, zero-padded
+                    T* tail = out + whole * p.dstNzC0Stride * C0;
+                    const uint64_t n = p.dValue - whole * C0;
+                    std::memcpy(static_cast<void*>(tail), row + whole * C0, n * sizeof(T));
+                    std::memset(static_cast<void*>(tail + n), 0, (C0 - n) * sizeof(T));
                 }
             }
         }
