@@ -170,37 +170,50 @@ def test_racecheck_names_the_raw_on_masked_targets_at_the_cxx_lines(built) -> No
 # -- the incident ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.time_limit(180)
+#: fresh devices test_incident_fails_in_predicted_logits_only_at_moving_positions may try
+INCIDENT_DEVICES = 5
+
+
+@pytest.mark.time_limit(300)
 def test_incident_fails_in_predicted_logits_only_at_moving_positions(built) -> None:
     """Rounds of 16 cases (block_dim 1, default shapes, the batch's setting) until at least 2
-    case-runs failed and the failing positions differed between two rounds, at most 10 rounds.
+    case-runs failed and the failing positions differed between two rounds, at most 10 rounds on
+    one device, and up to INCIDENT_DEVICES fresh devices.
 
-    Bound: at a per-case-run rate p >= 5% (measured on this 2-CPU machine: 30..47%; the Python
-    kernel's 5..8%), fewer than 2 failures in 160 case-runs has probability <= 0.95^160 +
-    160 x 0.05 x 0.95^159 < 0.003; with failures independent across repeats, 10 rounds whose
-    failing sets are all equal has probability <= (p^10 + (1 - p)^10)^16 per case set, negligible
-    against that. Each failure must be in predicted_logits alone (O2).
+    The rate is a property of the device as much as of the kernel: how the scheduler places the
+    core processes on the CPUs holds for a device's life. Failures in 160 case-runs, one fresh
+    device each, 22 devices on this 2-CPU machine (partly loaded by other work): 1 on 4 of them,
+    then 2, 2, 3, 3, 4, 5, 5, 6, 6, 7, 7, 8, 9, 9, 15, 15, 19, 24; the code before the vector rows
+    gave 1 on 1 of 12. So one device misses the bar of 2 about once in 5; all INCIDENT_DEVICES
+    missing it, about 0.2^5 < 4e-4. With failures independent across repeats, 10 rounds whose
+    failing sets are all equal is negligible against that. Each failure must be in
+    predicted_logits alone (O2).
     """
     incident = OPERATOR_CXX.variants["incident"]
     cases = [OPERATOR_CXX.make_case(0, i) for i in range(16)]
     prepared = [OPERATOR_CXX.prepare(c) for c in cases]
-    rounds: list[frozenset[int]] = []
     failed_outputs: set[str] = set()
     worst = 0.0
-    with device(1, options=OPTIONS) as dev:
-        while len(rounds) < 10:
-            failing = set()
-            for i, case in enumerate(cases):
-                out, _ = OPERATOR_CXX.run(dev, case, drop_syncs=incident)
-                v = OPERATOR_CXX.judge(case, prepared[i], out)
-                if not v.passed:
-                    failing.add(i)
-                    failed_outputs.update(v.failed_outputs)
-                    worst = max(worst, v.max_rel_error)
-            rounds.append(frozenset(failing))
-            if sum(map(len, rounds)) >= 2 and len(set(rounds)) > 1:
-                break
-    assert sum(map(len, rounds)) >= 2, f"the incident failed {sum(map(len, rounds))} times in {16 * len(rounds)}"
+    tried: list[int] = []
+    for _ in range(INCIDENT_DEVICES):
+        rounds: list[frozenset[int]] = []
+        with device(1, options=OPTIONS) as dev:
+            while len(rounds) < 10:
+                failing = set()
+                for i, case in enumerate(cases):
+                    out, _ = OPERATOR_CXX.run(dev, case, drop_syncs=incident)
+                    v = OPERATOR_CXX.judge(case, prepared[i], out)
+                    if not v.passed:
+                        failing.add(i)
+                        failed_outputs.update(v.failed_outputs)
+                        worst = max(worst, v.max_rel_error)
+                rounds.append(frozenset(failing))
+                if sum(map(len, rounds)) >= 2 and len(set(rounds)) > 1:
+                    break
+        tried.append(sum(map(len, rounds)))
+        if tried[-1] >= 2 and len(set(rounds)) > 1:
+            break
+    assert tried[-1] >= 2, f"the incident failed {tried} times in {16 * len(rounds)} case-runs per device"
     assert len(set(rounds)) > 1, f"the failing positions never moved: {rounds}"
     assert failed_outputs == {"predicted_logits"}
     assert worst >= 10  # O2: wrong values are large against the golden
