@@ -1,13 +1,17 @@
 """The vectorised rows of the vector engine give the very bits of its lane-by-lane path.
 
-Each float call with a row (two-source, tensor-scalar, one-source, and the Casts between float,
-half and bfloat16) runs three ways on the same inputs, IEEE specials included (NaN with payloads
-and signs, infinities, signed zeros, subnormals, values past the largest half and bfloat16): the
-count form (one row over every lane), in place where the call allows it (the row reads a lane
-before it writes it), and a level-0 form whose mask leaves out lane 0 of every repeat (the lane
-loop). Every lane must hold the same bits, but where both operands of an addition or a
-multiplication are NaN: which payload the result keeps is the compiler's choice on either path (it
-may order a commutative operation either way), so there any NaN will do.
+Each float call with a row (two-source, tensor-scalar, one-source but Exp, which has its own test,
+and the Casts between float, half and bfloat16) runs on the same inputs as: the count form (one
+row over every lane), the level-0 form under masks without lane 0 and without lane 63 of every
+repeat (the lane loop: together they cover every lane), under a prefix mask (one row per repeat),
+in place (dst == src0, and dst == src1 for two-source calls), and a two-source call with src1 one
+block read by every block (row and lane loop). Counts that end inside a repeat and inside an
+8-lane step run the rows' tails. The inputs hold every pair of IEEE specials (NaN with payloads
+and signs, infinities, signed zeros, subnormals, values next to the half and bfloat16 maxima),
+and the tensor-scalar calls take special scalars. Every lane must hold the same bits, but where
+both operands of an addition or a multiplication are NaN: which payload the result keeps is the
+compiler's choice on either path (it may order a commutative operation either way), so there any
+NaN will do. Duplicate's and ReduceSum's rows are checked by the conformance suite.
 """
 
 from __future__ import annotations
@@ -31,71 +35,99 @@ CASTS = ("HalfToFloat", "FloatToHalf", "Bf16ToFloat", "FloatToBf16")
 OPS = BINARY + SCALAR + UNARY + CASTS
 
 
+#: the kernel's outputs, N floats' bytes each, in this order
+OUTS = ("row", "lane0", "lane63", "prefix", "in_place", "in_place1", "block", "block_lane")
+PREFIX = 37  # lanes of the prefix mask: a run shorter than a repeat (the per-repeat rows)
+
+
 def _case(i: int, op: str) -> str:
+    """One switch case: op on ``count`` elements as a count form (row), under the masks (lane loop
+    without lane 0, without lane 63, the prefix of PREFIX lanes), in place, and (two-source calls)
+    with src1 one block read by every block (row and lane loop)."""
     if op in BINARY:
-        calls = (f"{op}(r, x, y, N); {op}(l, x, y, mask, N / 64, BinaryRepeatParams(1, 1, 1, 8, 8, 8)); "
-                 f"{op}(p, p, y, N);")
+        p = "BinaryRepeatParams(1, 1, 1, 8, 8, 8)"
+        calls = (f"{op}(o[0], x, y, count); {op}(o[1], x, y, m0, rep, {p}); {op}(o[2], x, y, m63, rep, {p}); "
+                 f"{op}(o[3], x, y, mp, rep, {p}); {op}(o[4], o[4], y, count); {op}(o[5], x, o[5], count); "
+                 f"{op}(o[6], x, y, full, rep, BinaryRepeatParams(1, 1, 0, 8, 8, 0)); "
+                 f"{op}(o[7], x, y, m0, rep, BinaryRepeatParams(1, 1, 0, 8, 8, 0));")
     elif op in SCALAR:
-        calls = (f"{op}(r, x, k, N); {op}(l, x, k, mask, N / 64, UnaryRepeatParams(1, 1, 8, 8)); "
-                 f"{op}(p, p, k, N);")
+        p = "UnaryRepeatParams(1, 1, 8, 8)"
+        calls = (f"{op}(o[0], x, k, count); {op}(o[1], x, k, m0, rep, {p}); {op}(o[2], x, k, m63, rep, {p}); "
+                 f"{op}(o[3], x, k, mp, rep, {p}); {op}(o[4], o[4], k, count);")
     elif op in UNARY:
-        calls = f"{op}(r, x, N); {op}(l, x, mask, N / 64, UnaryRepeatParams(1, 1, 8, 8)); {op}(p, p, N);"
+        p = "UnaryRepeatParams(1, 1, 8, 8)"
+        calls = (f"{op}(o[0], x, count); {op}(o[1], x, m0, rep, {p}); {op}(o[2], x, m63, rep, {p}); "
+                 f"{op}(o[3], x, mp, rep, {p}); {op}(o[4], o[4], count);")
     else:
-        src, dst, mode, reps = {
-            "HalfToFloat": ("h", "r", "CAST_NONE", "8, 4"), "FloatToHalf": ("x", "rh", "CAST_RINT", "4, 8"),
-            "Bf16ToFloat": ("g", "r", "CAST_NONE", "8, 4"), "FloatToBf16": ("x", "rb", "CAST_RINT", "4, 8"),
+        src, half_out, mode, reps = {
+            "HalfToFloat": ("h", False, "CAST_NONE", "8, 4"), "FloatToHalf": ("x", True, "CAST_RINT", "4, 8"),
+            "Bf16ToFloat": ("g", False, "CAST_NONE", "8, 4"), "FloatToBf16": ("x", True, "CAST_RINT", "4, 8"),
         }[op]
-        lane_dst = {"r": "l", "rh": "lh", "rb": "lb"}[dst]
-        calls = (f"Cast({dst}, {src}, RoundMode::{mode}, N); "
-                 f"Cast({lane_dst}, {src}, RoundMode::{mode}, mask, N / 64, UnaryRepeatParams(1, 1, {reps}));")
-    return f"        case {i}: {calls} break;"
+        dst = ("oh" if op == "FloatToHalf" else "ob") if half_out else "o"
+        p = f"UnaryRepeatParams(1, 1, {reps})"
+        calls = (f"Cast({dst}[0], {src}, RoundMode::{mode}, count); "
+                 f"Cast({dst}[1], {src}, RoundMode::{mode}, m0, rep, {p}); "
+                 f"Cast({dst}[2], {src}, RoundMode::{mode}, m63, rep, {p}); "
+                 f"Cast({dst}[3], {src}, RoundMode::{mode}, mp, rep, {p});")
+    return f"        case {i}: {{ {calls} }} break;"
 
 
-SOURCE = r'''#include "kernel_operator.h"
+SOURCE = r"""#include "kernel_operator.h"
 using namespace AscendC;
 constexpr int32_t N = %d;
-// op: which call (see the test); rowOut / laneOut / inPlaceOut: N floats' bytes each.
-extern "C" __global__ __aicore__ void rows(GM_ADDR xs, GM_ADDR ys, GM_ADDR hs, GM_ADDR gs, GM_ADDR rowOut,
-                                           GM_ADDR laneOut, GM_ADDR inPlaceOut, uint32_t op, float k) {
-    GlobalTensor<float> xg, yg, rg, lg, pg;
+// op: which call (see the test); out: %d x N floats (OUTS); count: elements of the count forms.
+extern "C" __global__ __aicore__ void rows(GM_ADDR xs, GM_ADDR ys, GM_ADDR hs, GM_ADDR gs, GM_ADDR out, uint32_t op,
+                                           float k, uint32_t count) {
+    GlobalTensor<float> xg, yg, og;
     GlobalTensor<half> hg;
     GlobalTensor<bfloat16_t> gg;
     xg.SetGlobalBuffer((__gm__ float*)xs, N);
     yg.SetGlobalBuffer((__gm__ float*)ys, N);
     hg.SetGlobalBuffer((__gm__ half*)hs, N);
     gg.SetGlobalBuffer((__gm__ bfloat16_t*)gs, N);
-    rg.SetGlobalBuffer((__gm__ float*)rowOut, N);
-    lg.SetGlobalBuffer((__gm__ float*)laneOut, N);
-    pg.SetGlobalBuffer((__gm__ float*)inPlaceOut, N);
+    og.SetGlobalBuffer((__gm__ float*)out, %d * N);
     TPipe pipe;
-    TBuf<TPosition::VECCALC> bx, by, bh, bgb, br, bl, bp;
-    for (TBuf<TPosition::VECCALC>* b : {&bx, &by, &bh, &bgb, &br, &bl, &bp}) pipe.InitBuffer(*b, N * sizeof(float));
-    LocalTensor<float> x = bx.Get<float>(), y = by.Get<float>(), r = br.Get<float>(), l = bl.Get<float>(),
-                       p = bp.Get<float>();
-    LocalTensor<half> h = bh.Get<half>(), rh = r.ReinterpretCast<half>(), lh = l.ReinterpretCast<half>();
-    LocalTensor<bfloat16_t> g = bgb.Get<bfloat16_t>(), rb = r.ReinterpretCast<bfloat16_t>(),
-                            lb = l.ReinterpretCast<bfloat16_t>();
+    TBuf<TPosition::VECCALC> bx, by, bh, bgb, bo;
+    pipe.InitBuffer(bx, N * sizeof(float));
+    pipe.InitBuffer(by, N * sizeof(float));
+    pipe.InitBuffer(bh, N * sizeof(float));
+    pipe.InitBuffer(bgb, N * sizeof(float));
+    pipe.InitBuffer(bo, %d * N * sizeof(float));
+    LocalTensor<float> x = bx.Get<float>(), y = by.Get<float>(), all = bo.Get<float>();
+    LocalTensor<half> h = bh.Get<half>();
+    LocalTensor<bfloat16_t> g = bgb.Get<bfloat16_t>();
+    LocalTensor<float> o[%d];
+    LocalTensor<half> oh[%d];
+    LocalTensor<bfloat16_t> ob[%d];
+    for (int i = 0; i < %d; ++i) {
+        o[i] = all[i * N];
+        oh[i] = o[i].ReinterpretCast<half>();
+        ob[i] = o[i].ReinterpretCast<bfloat16_t>();
+    }
     DataCopy(x, xg, N);
     DataCopy(y, yg, N);
-    DataCopy(p, xg, N);
     DataCopy(h, hg, N);
     DataCopy(g, gg, N);
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
-    Duplicate(r, 0.0f, N);
-    Duplicate(l, 0.0f, N);
-    uint64_t mask[2] = {~uint64_t(1), 0};  // every lane but lane 0 of each repeat: the lane loop
+    Duplicate(all, 0.0f, %d * N);
+    DataCopy(o[4], x, N);  // the in-place operands
+    DataCopy(o[5], y, N);
+    const uint64_t m0[2] = {~uint64_t(1), 0};                  // every lane but lane 0: the lane loop
+    const uint64_t m63[2] = {~(uint64_t(1) << 63), 0};         // every lane but lane 63
+    const uint64_t mp[2] = {(uint64_t(1) << %d) - 1, 0};       // a prefix: one row per repeat
+    const uint64_t full[2] = {~uint64_t(0), 0};
+    const int32_t rep = int32_t((count + 63) / 64);
     switch (op) {
 %s
         default: break;
     }
     SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
     WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
-    DataCopy(rg, r, N);
-    DataCopy(lg, l, N);
-    DataCopy(pg, p, N);
+    DataCopy(og, all, %d * N);
 }
-''' % (N, "\n".join(_case(i, op) for i, op in enumerate(OPS)))
+""" % (N, len(OUTS), len(OUTS), len(OUTS), len(OUTS), len(OUTS), len(OUTS), len(OUTS), len(OUTS), PREFIX,
+       "\n".join(_case(i, op) for i, op in enumerate(OPS)), len(OUTS))
 
 
 @pytest.fixture(scope="module")
@@ -114,73 +146,124 @@ def _specials32() -> np.ndarray:
 
 
 def _inputs(seed: int) -> dict[str, np.ndarray]:
+    """x and y: every pair of specials once (x = specials[i], y = specials[j]), then random values
+    with specials among them; h and g: random 16-bit patterns (every kind of half and bfloat16)."""
     rng = np.random.default_rng(seed)
     specials = _specials32()
+    cross = len(specials) ** 2
     x = rng.normal(0, 20, N).astype(np.float32)
     y = rng.normal(0, 20, N).astype(np.float32)
-    # specials against specials and against ordinary values, at every lane position of a repeat
-    x[rng.choice(N, 3 * len(specials), replace=False)] = np.tile(specials, 3)
-    y[rng.choice(N, 3 * len(specials), replace=False)] = np.tile(specials, 3)
-    h = rng.integers(0, 1 << 16, N, dtype=np.uint32).astype(np.uint16)  # every kind of half, NaNs included
+    x[:cross] = np.repeat(specials, len(specials))
+    y[:cross] = np.tile(specials, len(specials))
+    rest = np.arange(cross, N)
+    x[rng.choice(rest, len(specials), replace=False)] = specials
+    y[rng.choice(rest, len(specials), replace=False)] = specials
+    h = rng.integers(0, 1 << 16, N, dtype=np.uint32).astype(np.uint16)
     g = rng.integers(0, 1 << 16, N, dtype=np.uint32).astype(np.uint16)
     return {"x": x, "y": y, "h": h, "g": g}
 
 
-def _run(kernel, dev: Device, op: str, inputs: dict[str, np.ndarray], k: float) -> dict[str, bytes]:
+def _run(kernel, dev: Device, op: str, inputs: dict[str, np.ndarray], k: float, count: int) -> dict[str, np.ndarray]:
+    """Each output's first ``count`` lanes as bits (uint32, or uint16 for a narrowing Cast)."""
     with dev.scope() as gm:
-        args = [gm.to_device("x", inputs["x"]), gm.to_device("y", inputs["y"]), gm.to_device("h", inputs["h"]),
-                gm.to_device("g", inputs["g"])]
-        outs = [gm.empty(n, (N,), "float32") for n in ("row", "lane", "in_place")]
-        dev.launch(kernel, *args, *outs, np.uint32(OPS.index(op)), np.float32(k))
-        return {n: dev.to_host(t).tobytes() for n, t in zip(("row", "lane", "in_place"), outs)}
+        args = [gm.to_device(n, inputs[n]) for n in ("x", "y", "h", "g")]
+        out = gm.empty("out", (len(OUTS) * N,), "float32")
+        dev.launch(kernel, *args, out, np.uint32(OPS.index(op)), np.float32(k), np.uint32(count))
+        raw = dev.to_host(out).reshape(len(OUTS), N)
+    narrow = op in ("FloatToHalf", "FloatToBf16")
+    return {name: (raw[i].view(np.uint16)[:N] if narrow else raw[i].view(np.uint32))[:count]
+            for i, name in enumerate(OUTS)}
 
 
-def _lanes(raw: bytes, size: int) -> np.ndarray:
-    """The result's lanes as integers (bits), lane 0 of each repeat left out."""
-    v = np.frombuffer(raw, np.uint32 if size == 4 else np.uint16)[:N]
-    return v[np.arange(N) % 64 != 0]
+def _both_nan_operands(op: str, inputs: dict[str, np.ndarray], k: float, count: int,
+                       block: bool = False) -> np.ndarray:
+    """Lanes where a commutative IEEE operation has two NaN operands (either payload will do)."""
+    x = np.isnan(inputs["x"][:count])
+    if op in BINARY:
+        y = inputs["y"]
+        other = np.isnan(np.resize(y[:8], count) if block else y[:count])
+    else:
+        other = np.full(count, np.isnan(k))
+    if op in ("Add", "Mul", "Adds", "Muls", "LeakyRelu"):
+        return x & other
+    return np.zeros(count, bool)
 
 
-def _both_nan_operands(op: str, inputs: dict[str, np.ndarray], k: float) -> np.ndarray:
-    """Lanes (as _lanes keeps them) where a commutative IEEE operation has two NaN operands."""
-    x = np.isnan(inputs["x"])
-    other = np.isnan(inputs["y"]) if op in BINARY else np.full(N, np.isnan(k))
-    both = x & other if op in ("Add", "Mul", "Adds", "Muls", "LeakyRelu") else np.zeros(N, bool)
-    return both[np.arange(N) % 64 != 0]
+def _same(op: str, a: np.ndarray, b: np.ndarray, lanes: np.ndarray, allowed: np.ndarray, what: str) -> None:
+    differ = np.flatnonzero((a != b) & lanes & ~allowed)
+    assert differ.size == 0, (f"{op}: {what} differ at {differ.size} lanes, e.g. lane {differ[0]}: "
+                              f"{a[differ[0]]:#x} vs {b[differ[0]]:#x}")
+
+
+#: counts: whole repeats, and ones that end inside a repeat and inside an 8-lane step
+COUNTS = (1024, 1000, 69, 5)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize("op", OPS)
 def test_row_lane_and_in_place_give_the_same_bits(kernel, op: str, seed: int) -> None:
     inputs = _inputs(seed)
-    size = 2 if op in ("FloatToHalf", "FloatToBf16") else 4
+    scalars = (0.75, -3.5, float("nan"), float("-inf"), float("inf"), 0.0, -0.0, 1e-40) if op in SCALAR else (0.75,)
     with Device(1, kernel_type=KernelType.AIV) as dev:
-        for k in (0.75, -3.5, float("nan"), float("-inf")):
-            out = _run(kernel, dev, op, inputs, k)
-            row, lane = _lanes(out["row"], size), _lanes(out["lane"], size)
-            differ = np.flatnonzero((row != lane) & ~_both_nan_operands(op, inputs, k))
-            assert differ.size == 0, (f"{op} (scalar {k}): row and lane loop differ at {differ.size} lanes, e.g. "
-                                      f"{row[differ[0]]:#x} vs {lane[differ[0]]:#x}")
-            if op not in CASTS:
-                assert out["in_place"] == out["row"], f"{op} (scalar {k}): in place differs from the row"
-            if op not in SCALAR:
-                break  # (the scalar matters only to the tensor-scalar calls)
+        for count in COUNTS:
+            lane = np.arange(count) % 64
+            for k in scalars:
+                out = _run(kernel, dev, op, inputs, k, count)
+                row = out["row"]
+                nan2 = _both_nan_operands(op, inputs, k, count)
+                what = f"(count {count}, scalar {k})"
+                _same(op, row, out["lane0"], lane != 0, nan2, f"row and lane loop {what}")
+                _same(op, row, out["lane63"], lane != 63, nan2, f"row and lane loop {what}")
+                _same(op, row, out["prefix"], lane < PREFIX, nan2, f"row and per-repeat rows {what}")
+                if op not in CASTS:
+                    _same(op, row, out["in_place"], np.ones(count, bool), nan2, f"row and in place {what}")
+                if op in BINARY:
+                    _same(op, row, out["in_place1"], np.ones(count, bool), nan2, f"row and dst == src1 {what}")
+                    block_nan2 = _both_nan_operands(op, inputs, k, count, block=True)
+                    # (whole repeats only: the block form runs rep repeats of 64 lanes, and the row
+                    # counts what it was given of them)
+                    whole = np.arange(count) < count // 64 * 64
+                    _same(op, out["block"], out["block_lane"], whole & (lane != 0), block_nan2,
+                          f"one-block src1, row and lane loop {what}")
 
 
 def test_the_rows_compute_what_numpy_computes_on_the_specials(kernel) -> None:
-    """A row that agreed with the lane loop on wrong values would pass the test above: spot-check
-    the values themselves where numpy computes the same IEEE operation."""
+    """A row that agreed with the lane loop on wrong values would pass the test above: check the
+    values themselves where numpy computes the same IEEE operation (every pair of specials, lane 0
+    of each repeat included), including the sign of zeros."""
     inputs = _inputs(3)
     x, y = inputs["x"], inputs["y"]
+    k = np.float32(0.75)
     with np.errstate(all="ignore"):
         want = {"Add": x + y, "Mul": x * y, "Max": np.where(x > y, x, y), "Min": np.where(x < y, x, y),
-                "Abs": np.abs(x), "Relu": np.where(x > 0, x, np.float32(0)), "Adds": x + np.float32(0.75),
-                "Maxs": np.where(x > np.float32(0.75), x, np.float32(0.75))}
+                "Abs": np.abs(x), "Relu": np.where(x > 0, x, np.float32(0)), "Adds": x + k,
+                "Maxs": np.where(x > k, x, k), "Mins": np.where(x < k, x, k),
+                "LeakyRelu": np.where(x >= 0, x, x * k), "Sqrt": np.sqrt(x),
+                "Rsqrt": np.float32(1) / np.sqrt(x), "Reciprocal": np.float32(1) / x}
     with Device(1, kernel_type=KernelType.AIV) as dev:
         for op, expected in want.items():
-            got = np.frombuffer(_run(kernel, dev, op, inputs, 0.75)["row"], np.float32)
+            got = _run(kernel, dev, op, inputs, float(k), N)["row"].view(np.float32)
             same = (got == expected) | (np.isnan(got) & np.isnan(expected))
             assert same.all(), f"{op}: {np.count_nonzero(~same)} lanes differ from numpy"
-            # signed zeros: the sign must be the IEEE operation's
             zeros = expected == 0
             assert (np.signbit(got[zeros]) == np.signbit(expected[zeros])).all(), f"{op}: a zero's sign differs"
+
+
+def test_the_widening_casts_give_every_16_bit_pattern_its_value(kernel) -> None:
+    """Every half and every bfloat16 bit pattern, widened by the row, against numpy's widening
+    (a NaN becomes the canonical quiet NaN 0x7FC00000), N patterns a launch."""
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    with np.errstate(all="ignore"):
+        as_half = bits.view(np.float16)
+        want_half = np.where(np.isnan(as_half), np.uint32(0x7FC00000), as_half.astype(np.float32).view(np.uint32))
+    wide = bits.astype(np.uint32) << 16
+    want_bf16 = np.where((wide & 0x7FFFFFFF) > 0x7F800000, np.uint32(0x7FC00000), wide)
+    inputs = _inputs(4)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        for op, name, want in (("HalfToFloat", "h", want_half), ("Bf16ToFloat", "g", want_bf16)):
+            got = []
+            for lo in range(0, 1 << 16, N):
+                got.append(_run(kernel, dev, op, {**inputs, name: bits[lo:lo + N]}, 0.75, N)["row"])
+            got_all = np.concatenate(got)
+            differ = np.flatnonzero(got_all != want)
+            assert differ.size == 0, f"{op}: {differ.size} patterns differ, e.g. {bits[differ[0]]:#06x}"

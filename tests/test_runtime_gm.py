@@ -486,3 +486,10 @@ def test_alloc_takes_any_integer_shape_and_builds_the_tensor_its_constructor_wou
         gm.alloc("e", (2, -1), "float32")
     with pytest.raises(errors_mod.DTypeError, match="unknown dtype"):
         gm.alloc("f", (2,), "float17")
+
+
+def test_strides_of_a_shape_with_non_int_dimensions_are_not_remembered_for_int_shapes() -> None:
+    from mpnpu.runtime.gm.tensor import c_strides
+
+    assert c_strides((4.0, 8.0), 4) == (32.0, 4)  # (a caller's own types come back to it)
+    assert [type(s) for s in c_strides((4, 8), 4)] == [int, int]

@@ -238,19 +238,24 @@ _STRIDES: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
 
 def c_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
     """Byte strides of a C-contiguous array of ``shape``."""
-    key = (tuple(shape), itemsize)
-    hit = _STRIDES.get(key)
-    if hit is not None:
-        return hit
+    dims = tuple(shape)
+    # (only plain ints are remembered: 4.0 == 4, and a cached answer must not hand another caller
+    # the first caller's types)
+    cacheable = type(itemsize) is int and all(type(d) is int for d in dims)
+    if cacheable:
+        hit = _STRIDES.get((dims, itemsize))
+        if hit is not None:
+            return hit
     strides = []
     acc = itemsize
-    for dim in reversed(key[0]):
+    for dim in reversed(dims):
         strides.append(acc)
         acc *= max(dim, 1)
     out = tuple(reversed(strides))
-    if len(_STRIDES) >= 4096:  # (bounded: a sweep over many shapes must not grow it for ever)
-        _STRIDES.clear()
-    _STRIDES[key] = out
+    if cacheable:
+        if len(_STRIDES) >= 4096:  # (bounded: a sweep over many shapes must not grow it for ever)
+            _STRIDES.clear()
+        _STRIDES[(dims, itemsize)] = out
     return out
 
 

@@ -399,7 +399,7 @@ inline void cast_apply(const Plan& p, const AscendC::LocalTensor<T>& dst, const 
             return cast([](uint8_t* d, const uint8_t* s, uint32_t n) { float_row_to_half(d, s, n); });
     }
 #endif
-#ifdef MPNPU_SIMD_X86
+#ifdef MPNPU_VEC_F16C  // (bf16_row_to_float is defined with the F16C rows)
     if constexpr (std::is_same_v<T, float> && std::is_same_v<U, bfloat16_t>) {
         if (has_avx2()) return cast([](uint8_t* d, const uint8_t* s, uint32_t n) { bf16_row_to_float(d, s, n); });
     }

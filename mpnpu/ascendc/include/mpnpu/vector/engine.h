@@ -446,7 +446,7 @@ inline void dense_run(const Plan& p, const Lane& dst, F&& f) {
 // The lanes of a plan as one run of consecutive elements, or 0 if they are not one: every repeat
 // but the last has all its lanes, the last a prefix of them, and each operand's repeats lie back to
 // back (``back_to_back``: every operand's repStride is lanes * its element size). A row routine
-// then takes the whole run in one call instead of one call per repeat (8 vector steps at most).
+// then takes the whole run in one call instead of one call per repeat.
 inline uint32_t flat_lanes(const Plan& p, bool back_to_back) {
     if (!back_to_back || p.repeats == 0 || p.repeats * p.lanes > 0xFFFFFFFFull) return 0;
     if (p.repeats > 1 && prefix_length(p.main) != p.lanes) return 0;
