@@ -465,6 +465,45 @@ struct arith_of<Op, std::void_t<decltype(Op::arith)>> {
     static constexpr char value = Op::arith;
 };
 
+// z = x op y for a float or a vector of floats (by reference: a vector passed by value has no ABI
+// of its own outside the AVX function).
+template <char op, typename V>
+__attribute__((always_inline)) inline void arith(const V& x, const V& y, V& z) {
+    if constexpr (op == '+') z = x + y;
+    else if constexpr (op == '-') z = x - y;
+    else if constexpr (op == '*') z = x * y;
+    else if constexpr (op == 'M') z = x > y ? x : y;  // (lane-wise select on vectors)
+    else if constexpr (op == 'm') z = x < y ? x : y;
+    else if constexpr (op == 'L') z = x >= V{} ? x : x * y;  // LeakyRelu, y the slope
+    else z = x / y;
+}
+
+#ifdef MPNPU_SIMD_X86
+typedef float BinV8f __attribute__((vector_size(32)));
+
+// n float lanes d[j] = a[j] op b[j] (b_block: b is one 32-byte block, read again for every block of
+// 8 lanes: a per-repeat broadcast, or a tensor-scalar call's scalar in 8 lanes), 8 at a time: the
+// same IEEE operation on each lane, hence the bits of the lane loop.
+// Each operand is the destination itself or apart from it (a lane is read before it is written).
+template <char op>
+__attribute__((target("avx"))) inline void binary_row_avx(uint8_t* d, const uint8_t* a, const uint8_t* b, uint32_t n,
+                                                         bool b_block) {
+    uint32_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        BinV8f x, y, z;
+        std::memcpy(&x, a + uint64_t(j) * 4, sizeof x);
+        std::memcpy(&y, b_block ? b : b + uint64_t(j) * 4, sizeof y);
+        arith<op>(x, y, z);
+        std::memcpy(d + uint64_t(j) * 4, &z, sizeof z);
+    }
+    for (; j < n; ++j) {
+        float z;
+        arith<op>(ld<float>(a + uint64_t(j) * 4), ld<float>(b_block ? b + uint64_t(j % 8) * 4 : b + uint64_t(j) * 4), z);
+        st<float>(d + uint64_t(j) * 4, z);
+    }
+}
+#endif
+
 // No whole-run routine (see unary).
 struct NoRow {};
 

@@ -7,7 +7,6 @@
 #define MPNPU_VECTOR_SCALAR_H
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "../rt.h"
@@ -51,41 +50,6 @@ struct OpLeakyRelu {
     static constexpr char arith = 'L';
 };
 
-// z = op(x, k) for a float or a vector of floats (k in every lane), as Op::f computes it on float:
-// an IEEE operation, or a compare and a select, per lane. (By reference: a vector passed by value
-// has no ABI of its own outside the AVX function.)
-template <char op, typename V>
-__attribute__((always_inline)) inline void scalar_lanes(const V& x, const V& k, V& z) {
-    if constexpr (op == '+') z = x + k;
-    else if constexpr (op == '*') z = x * k;
-    else if constexpr (op == 'M') z = x > k ? x : k;
-    else if constexpr (op == 'm') z = x < k ? x : k;
-    else z = x >= V{} ? x : x * k;  // 'L' (LeakyRelu)
-}
-
-#ifdef MPNPU_SIMD_X86
-typedef float ScalarV8f __attribute__((vector_size(32)));
-
-// n consecutive float lanes d[j] = op(s[j], k), 8 at a time: the lane loop's operations on each
-// lane, hence its bits. d is s itself or apart from it (a lane is read before it is written).
-template <char op>
-__attribute__((target("avx"))) inline void scalar_row_avx(uint8_t* d, const uint8_t* s, uint32_t n, float k) {
-    const ScalarV8f kv = {k, k, k, k, k, k, k, k};
-    uint32_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        ScalarV8f x, z;
-        std::memcpy(&x, s + uint64_t(j) * 4, sizeof x);
-        scalar_lanes<op>(x, kv, z);
-        std::memcpy(d + uint64_t(j) * 4, &z, sizeof z);
-    }
-    for (; j < n; ++j) {
-        float z;
-        scalar_lanes<op>(ld<float>(s + uint64_t(j) * 4), k, z);
-        st<float>(d + uint64_t(j) * 4, z);
-    }
-}
-#endif
-
 template <class Op, typename T>
 inline void scalar_apply(const char* name, const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
                          const AscendC::LocalTensor<T>& src, const Geo& gs, const T& scalar, const Site& site) {
@@ -93,9 +57,10 @@ inline void scalar_apply(const char* name, const Plan& p, const AscendC::LocalTe
     const auto lane = [s](const T& x) { return from_calc<T>(Op::f(to_calc(x), s)); };
 #ifdef MPNPU_SIMD_X86
     if constexpr (std::is_same_v<T, float> && arith_of<Op>::value != 0) {
-        if (has_avx()) {
-            unary(name, p, dst, gd, src, gs, site, lane, [s](uint8_t* d, const uint8_t* x, uint32_t n) {
-                scalar_row_avx<arith_of<Op>::value>(d, x, n, s);
+        if (has_avx()) {  // the two-source row, with the scalar as a block of 8 lanes
+            const float block[8] = {s, s, s, s, s, s, s, s};
+            unary(name, p, dst, gd, src, gs, site, lane, [&block](uint8_t* d, const uint8_t* x, uint32_t n) {
+                binary_row_avx<arith_of<Op>::value>(d, x, reinterpret_cast<const uint8_t*>(block), n, true);
             });
             return;
         }
