@@ -26,7 +26,7 @@ from ..dtypes import DTypeLike, get_dtype
 from ..memcheck import ILLEGAL_READ, ILLEGAL_WRITE
 from .allocator import Block, CachingAllocator
 from .segments import SegmentTable, close_and_unlink, create_segment, process_token
-from .tensor import GlobalTensor, _prod, c_strides, new_tensor
+from .tensor import GlobalTensor, _prod, int_strides, new_tensor
 
 
 class GlobalMemory:
@@ -74,7 +74,7 @@ class GlobalMemory:
         if shape and min(shape) < 0:
             raise UsageError(f"negative dimension in shape {shape} of {name}")
         nbytes = _prod(shape) * d.itemsize
-        strides = c_strides(shape, d.itemsize)
+        strides = int_strides(shape, d.itemsize)  # (shape is a tuple of ints by now)
         if nbytes == 0:
             return new_tensor(name, d, shape, "", 0, strides, 0, 0)
         block = self._allocator.malloc(nbytes)

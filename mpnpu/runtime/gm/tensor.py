@@ -241,22 +241,29 @@ def c_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
     dims = tuple(shape)
     # (only plain ints are remembered: 4.0 == 4, and a cached answer must not hand another caller
     # the first caller's types)
-    cacheable = type(itemsize) is int and all(type(d) is int for d in dims)
-    if cacheable:
-        hit = _STRIDES.get((dims, itemsize))
-        if hit is not None:
-            return hit
+    if type(itemsize) is int and all(type(d) is int for d in dims):
+        return int_strides(dims, itemsize)
+    return _strides_of(dims, itemsize)
+
+
+def int_strides(dims: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """c_strides of a shape already a tuple of plain ints (as GM allocation has made it), remembered."""
+    hit = _STRIDES.get((dims, itemsize))
+    if hit is None:
+        hit = _strides_of(dims, itemsize)
+        if len(_STRIDES) >= 4096:  # (bounded: a sweep over many shapes must not grow it for ever)
+            _STRIDES.clear()
+        _STRIDES[(dims, itemsize)] = hit
+    return hit
+
+
+def _strides_of(dims: tuple[Any, ...], itemsize: Any) -> tuple[Any, ...]:
     strides = []
     acc = itemsize
     for dim in reversed(dims):
         strides.append(acc)
         acc *= max(dim, 1)
-    out = tuple(reversed(strides))
-    if cacheable:
-        if len(_STRIDES) >= 4096:  # (bounded: a sweep over many shapes must not grow it for ever)
-            _STRIDES.clear()
-        _STRIDES[(dims, itemsize)] = out
-    return out
+    return tuple(reversed(strides))
 
 
 def _resolve_shape(shape: Sequence[int], size: int, name: str) -> tuple[int, ...]:
