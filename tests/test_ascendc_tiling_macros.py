@@ -82,3 +82,32 @@ def test_template_argument_declarations_are_data_the_kernel_may_read(tmp_path) -
     assert cc.returncode == 0, cc.stderr
     assert subprocess.run([str(exe)], capture_output=True, text=True, timeout=30).stdout.split() == \
         ["3", "tile", "8", "2", "3", "kernel_type"]
+
+
+def test_a_packing_is_remembered_by_its_values_and_handed_out_as_a_new_array() -> None:
+    """A batch packs the same tilings case after case, so a layout remembers what it packed: the
+    same bytes for the same values, never the same array (a caller may write into what it got),
+    and no two values that differ in bits (0.0 and -0.0, 1 and 2) share an entry."""
+    layout = tiling_layout(source("tiling/fill_tiling.h"), "FillTiling")
+
+    def packed(values):
+        return layout.unpack(layout.pack(values))
+
+    first = layout.pack({"total": 64, "base": 0.5})
+    expected = first.copy()
+    for _ in range(2):  # (packed, then remembered: each caller's array is its own to write into)
+        got = layout.pack({"total": 64, "base": 0.5})
+        assert got is not first
+        np.testing.assert_array_equal(got, expected)
+        first[:] = got[:] = 0xFF
+    again = layout.pack({"total": 64, "base": 0.5})
+    np.testing.assert_array_equal(again, expected)
+    np.testing.assert_array_equal(again, layout.pack({"base": 0.5, "total": 64}))
+    assert packed({"total": 65, "base": 0.5})["total"] == 65
+    assert np.signbit(packed({"total": 1, "base": -0.0})["base"])
+    assert not np.signbit(packed({"total": 1, "base": 0.0})["base"])
+    assert packed({"total": 1, "base": 2.0})["base"] == 2.0 and packed({"total": 1, "base": 2})["base"] == 2.0
+    assert packed({"total": 1, "spare": [4, 5, 6]})["spare"] == [4, 5, 6]  # (a list: packed, not remembered)
+    for _ in range(2):  # (a failed packing is not remembered either)
+        with pytest.raises(UsageError, match="does not fit"):
+            layout.pack({"total": -1, "base": 0.5})

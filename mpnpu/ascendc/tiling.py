@@ -18,6 +18,7 @@ import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -56,6 +57,25 @@ _STRUCT_CODES = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u
                  ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d"}
 
 
+#: packed tilings a layout remembers
+_PACKED_MAX = 1024
+
+
+def _pack_key(values: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What identifies a packing of ``values``: plain ints and floats only (a float by its bits, so
+    that 0.0 and -0.0 stay apart); None (not remembered) for anything else."""
+    key: list[Any] = []
+    for name, value in values.items():
+        kind = type(value)
+        if kind is int:
+            key.append((name, value))
+        elif kind is float:
+            key.append((name, value.hex()))
+        else:
+            return None
+    return tuple(key)
+
+
 def _pack_scalar(out: np.ndarray, f: Field, value: Any) -> bool:
     """Write one Python int (into an integer field) or float (into a floating one) at the field's
     offset, checking an integer's range; False for anything else (the general path packs it). A
@@ -85,6 +105,9 @@ class TilingLayout:
     struct: str
     size: int
     fields: tuple[Field, ...]
+    #: the bytes pack made, by the values it was given (see _pack_key): a batch packs the same few
+    #: tilings case after case, and packing costs more than the launch work around it
+    _packed: dict[tuple[Any, ...], np.ndarray] = dataclass_field(default_factory=dict, compare=False, repr=False)
 
     def field(self, name: str) -> Field:
         for f in self.fields:
@@ -94,7 +117,21 @@ class TilingLayout:
         raise UsageError(f"tiling struct {self.struct} has no field {name!r}; its fields: {known}")
 
     def pack(self, values: Mapping[str, Any]) -> np.ndarray:
-        """The struct's bytes with ``values`` (by field name; every other field 0)."""
+        """The struct's bytes with ``values`` (by field name; every other field 0), a new array."""
+        key = _pack_key(values)
+        if key is not None:
+            hit = self._packed.get(key)
+            if hit is not None:
+                copy: np.ndarray = hit.copy()
+                return copy
+        out = self._pack(values)
+        if key is not None:
+            if len(self._packed) >= _PACKED_MAX:  # (bounded: a sweep over many shapes must not grow it for ever)
+                self._packed.clear()
+            self._packed[key] = out.copy()
+        return out
+
+    def _pack(self, values: Mapping[str, Any]) -> np.ndarray:
         out = np.zeros(self.size, dtype=np.uint8)
         by_name = {f.name: f for f in self.fields}
         for name, value in values.items():
