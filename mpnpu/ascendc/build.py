@@ -210,6 +210,14 @@ def _still_valid(folder: str) -> bool:
     return all(_file_digest(p) == d for p, d in deps.items())
 
 
+def is_built(spec: BuildSpec, *, cxx: Sequence[str] | None = None) -> bool:
+    """Whether :func:`build` would take ``spec``'s library from the cache (no compile)."""
+    compiler = list(cxx) if cxx else find_compiler()
+    folder = os.path.join(cache_dir(), _key(compiler, spec))
+    lib = os.path.join(folder, f"lib{re.sub(r'[^A-Za-z0-9_]', '_', spec.entry)}.so")
+    return os.path.isfile(lib) and _still_valid(folder)
+
+
 def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = False) -> Built:
     """The library for ``spec``: from the cache when still valid, else compiled now."""
     compiler = list(cxx) if cxx else find_compiler()

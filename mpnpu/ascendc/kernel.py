@@ -152,6 +152,15 @@ def _rebuild(wire: str) -> CompiledKernel:
     return k
 
 
+def kernel_build_spec(sources: str | Sequence[str], entry: str, *, defines: Mapping[str, Any] | None = None,
+                      include_dirs: Sequence[str] = (), tiling_header: str | None = None,
+                      flags: Sequence[str] = ()) -> BuildSpec:
+    """What :func:`compile_kernel` builds for these arguments."""
+    paths = (sources,) if isinstance(sources, str) else tuple(sources)
+    return BuildSpec(tuple(os.path.abspath(p) for p in paths), entry, {k: str(v) for k, v in (defines or {}).items()},
+                     tuple(include_dirs), tiling_header, tuple(flags))
+
+
 def compile_kernel(sources: str | Sequence[str], entry: str, *, defines: Mapping[str, Any] | None = None,
                    include_dirs: Sequence[str] = (), tiling_header: str | None = None, flags: Sequence[str] = (),
                    kernel_type: KernelType | None = None, tiling_key: int = 0, force: bool = False) -> CompiledKernel:
@@ -162,10 +171,8 @@ def compile_kernel(sources: str | Sequence[str], entry: str, *, defines: Mapping
     sources (a CPU-debug ``*_tiling_def.h``). ``kernel_type`` defaults to what the source declares
     (:func:`detect_kernel_type`).
     """
-    paths = (sources,) if isinstance(sources, str) else tuple(sources)
-    spec = BuildSpec(tuple(os.path.abspath(p) for p in paths), entry,
-                     {k: str(v) for k, v in (defines or {}).items()}, tuple(include_dirs), tiling_header,
-                     tuple(flags))
+    spec = kernel_build_spec(sources, entry, defines=defines, include_dirs=include_dirs, tiling_header=tiling_header,
+                             flags=flags)
     built = build(spec, force=force)
     _SPECS[built.path] = spec
     lib = bridge.load(built.path)

@@ -23,10 +23,12 @@ gives it (:mod:`mpnpu.ascendc.tiling`). Libraries are built once per set of ``-D
 
 from __future__ import annotations
 
+import concurrent.futures
 import inspect
 import os
+import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
 from mpnpu.errors import UsageError
 from mpnpu.operators.helpers import check_sync_names
@@ -34,10 +36,12 @@ from mpnpu.operators.kernel import Case, KernelOperator, Prepared, tensor_shape
 from mpnpu.operators.protocol import OperatorOption, Verdict
 from mpnpu.runtime.config import launch_options
 from mpnpu.runtime.device import Device, LaunchResult
+from mpnpu.runtime.procutil import available_cpus
 from mpnpu.runtime.topology import KernelType
 
 from . import syncpoints
-from .kernel import CompiledKernel, compile_kernel, detect_kernel_type
+from .build import BuildSpec, is_built
+from .kernel import CompiledKernel, compile_kernel, detect_kernel_type, kernel_build_spec
 from .tiling import TilingLayout, tiling_layout
 
 Defines = Union[Mapping[str, Any], Callable[[Case], Mapping[str, Any]]]
@@ -199,21 +203,80 @@ class AscendCOperator:
 
     def kernel_for(self, case: Case, probe: str = "") -> CompiledKernel:
         """The compiled kernel for this case's defines (and probe), built once and cached."""
+        key, defines = self._defines_of(case, probe)
+        kernel = self._cache.get(("kernel", key))
+        if kernel is None:
+            kernel = self._cache[("kernel", key)] = self._compile(defines)
+        key_value = self.tiling_key(case) if callable(self.tiling_key) else self.tiling_key
+        return kernel.with_launch(tiling_key=int(key_value)) if key_value else kernel
+
+    def _defines_of(self, case: Case, probe: str) -> tuple[tuple[tuple[str, str], ...], dict[str, Any]]:
+        """(the key of the library this case launches, its -D defines)."""
         defines = dict(self.defines(case) if callable(self.defines) else self.defines)
         if probe:
             if probe not in self.probe_defines:
                 raise UsageError(f"operator {self.name} has no probe {probe!r}; probes: "
                                  f"{', '.join(self.probe_defines) or 'none'}")
             defines.update(self.probe_defines[probe][2])
-        key = tuple(sorted((str(k), str(v)) for k, v in defines.items()))
-        kernel = self._cache.get(("kernel", key))
-        if kernel is None:
-            kernel = compile_kernel(self.sources, self.entry, defines=defines, include_dirs=self.include_dirs,
-                                    tiling_header=self.tiling.header if self.tiling else None,
-                                    kernel_type=self.device_kernel_type)
-            self._cache[("kernel", key)] = kernel
-        key_value = self.tiling_key(case) if callable(self.tiling_key) else self.tiling_key
-        return kernel.with_launch(tiling_key=int(key_value)) if key_value else kernel
+        return tuple(sorted((str(k), str(v)) for k, v in defines.items())), defines
+
+    def _build_spec(self, defines: Mapping[str, Any]) -> BuildSpec:
+        return kernel_build_spec(self.sources, self.entry, defines=defines, include_dirs=self.include_dirs,
+                                 tiling_header=self.tiling.header if self.tiling else None)
+
+    def _compile(self, defines: Mapping[str, Any]) -> CompiledKernel:
+        return compile_kernel(self.sources, self.entry, defines=defines, include_dirs=self.include_dirs,
+                              tiling_header=self.tiling.header if self.tiling else None,
+                              kernel_type=self.device_kernel_type)
+
+    def build_kernels(self, cases: Iterable[Case], probe: str = "", report: Callable[[str], None] | None = None,
+                      jobs: int | None = None) -> int:
+        """Build now every library these cases launch that is not built yet, so that no case-run
+        waits for the compiler (and no batch's timing counts it): the first alone (it makes the
+        precompiled header the others share), the rest up to ``jobs`` at a time (default: the
+        CPUs this process may use). ``report`` gets a line before the compiles and one per library
+        compiled; libraries already in the build cache are loaded without a word. Returns how many
+        were compiled. A compile error is raised as from the case's own launch (the first one)."""
+        wanted: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+        for case in cases:
+            key, defines = self._defines_of(case, probe)
+            if ("kernel", key) not in self._cache:
+                wanted.setdefault(key, defines)
+        todo = []
+        for key, defines in wanted.items():
+            if is_built(self._build_spec(defines)):
+                self._cache[("kernel", key)] = self._compile(defines)  # (from the build cache: no compile)
+            else:
+                todo.append((key, defines))
+        if not todo:
+            return 0
+        workers = max(1, min(len(todo) - 1, jobs or len(available_cpus())))
+        source = os.path.basename(self.sources[0])
+        if report is not None:
+            at_once = f", {workers} at a time after the first" if len(todo) > 2 and workers > 1 else ""
+            report(f"building {len(todo)} kernel librar{'y' if len(todo) == 1 else 'ies'} of {self.name} "
+                   f"({source}{at_once}); they are cached for later runs")
+
+        def one(item: tuple[tuple[tuple[str, str], ...], dict[str, Any]]) -> None:
+            key, defines = item
+            start = time.perf_counter()
+            self._cache[("kernel", key)] = self._compile(defines)
+            if report is not None:
+                what = " ".join(f"-D{k}={v}" for k, v in key) or "no defines"
+                report(f"  built {source} ({what}) in {time.perf_counter() - start:.1f} s")
+
+        one(todo[0])
+        if len(todo) > 1:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(one, item) for item in todo[1:]]
+                try:
+                    for f in futures:
+                        f.result()  # (the first error, in the cases' order)
+                except BaseException:
+                    for f in futures:
+                        f.cancel()
+                    raise
+        return len(todo)
 
     def tiling_layout(self) -> TilingLayout | None:
         if self.tiling is None:

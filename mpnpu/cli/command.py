@@ -17,9 +17,10 @@ from typing import Any, Callable, Sequence, Union
 from mpnpu.cli.common import ArgumentParser
 from mpnpu.cli.options import GROUPS, OPTIONS, positive_int
 from mpnpu.errors import KernelError, UsageError
-from mpnpu.operators.protocol import Operator, options_of, with_options
+from mpnpu.operators.protocol import Operator, default_block_dim, options_of, with_options
 from mpnpu.operators.registry import list_operators, load_operator
 from mpnpu.report.text.operators import format_operator_list, format_sync_points
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class Command:
             kwargs = dict(o.kwargs)
             if isinstance(u, Use):
                 kwargs["default"] = u.default
+            if name == "block_dim" and op is not None and kwargs.get("default") == DEFAULT_BLOCK_DIM:
+                kwargs["default"] = default_block_dim(op)  # (a vector-only kernel: its AI core's 2 vector cores)
             text = o.help.replace("{default}", _shown(kwargs.get("default")))
             if o.positional:  # argparse names a positional by its dest
                 groups[o.group].add_argument(o.dest, help=text, **kwargs)

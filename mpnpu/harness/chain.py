@@ -44,9 +44,9 @@ from mpnpu.harness.stats import (
     wilson_interval,
 )
 from mpnpu.operators.diagnosis import Diagnosis, Step, StepResult, diagnosis_for
-from mpnpu.operators.protocol import Operator, device_for
+from mpnpu.operators.protocol import Operator, default_block_dim, device_for
 from mpnpu.runtime.checks import is_int
-from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import available_cpus
 
@@ -274,7 +274,7 @@ def run_investigation(
         on_total(calibration_cases * repeats + runner.later * min_cases * repeats)
     try:
         if device is None:
-            device = device_for(op, block_dim or DEFAULT_BLOCK_DIM, options=options)
+            device = device_for(op, block_dim or default_block_dim(op), options=options)
         runner.device = device
         inv.block_dim = device.block_dim
         for spec in chain.steps:

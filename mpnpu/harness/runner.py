@@ -18,9 +18,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import InvalidArgumentError, LaunchError, MpnpuError, RemoteTraceback, UsageError
 from mpnpu.harness.stats import rule_of_three, wilson_interval
-from mpnpu.operators.protocol import Operator, Verdict, device_for
+from mpnpu.operators.helpers import build_kernels_for
+from mpnpu.operators.protocol import Operator, Verdict, default_block_dim, device_for
 from mpnpu.runtime.checks import is_int
-from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import available_cpus, blas_threads
 
@@ -231,6 +232,14 @@ class BatchResult:
     notes: list[str] = field(default_factory=list)
     #: the operator's sync points (name -> what it orders), for reports that describe a variant
     sync_points: dict[str, str] = field(default_factory=dict, repr=False)
+    #: the device's core processes (0: not known, taken as a mix device's 3 per block)
+    processes: int = 0
+
+    @property
+    def core_processes(self) -> int:
+        """How many core processes ran the batch: 3 per block on a mix device; a vector-only C++
+        kernel's device has block_dim vector cores."""
+        return self.processes or 3 * self.block_dim
 
     @property
     def expected_clean_are_clean(self) -> bool:
@@ -274,7 +283,7 @@ class BatchResult:
             "cases": self.cases,
             "repeat": self.repeat,
             "block_dim": self.block_dim,
-            "core_processes": 3 * self.block_dim,
+            "core_processes": self.core_processes,
             "cpus": self.cpus,
             "probe": self.probe,
             "racecheck": self.racecheck,
@@ -354,6 +363,7 @@ def run_batch(
     on_device: Callable[[Device], None] | None = None,
     timeline: Any = None,
     max_same_errors: int = DEFAULT_MAX_SAME_ERRORS,
+    report: Callable[[str], None] | None = None,
 ) -> BatchResult:
     """Run ``cases`` cases x ``repeat`` repeats through every variant and judge each case-run.
 
@@ -369,6 +379,8 @@ def run_batch(
     (``stopped``, ``not_run``): each failed launch costs a rebuild of the core pool, and the next
     one would say the same (0: never stop). A variant that drops syncs stops only on an error a
     variant expected clean stopped on too (or when none runs): its own may be its race's.
+    An operator whose kernels are compiled builds those of the first cases before the batch starts
+    (:func:`mpnpu.operators.helpers.build_kernels_for`), telling ``report`` what it compiles.
     """
     for name, value, low in (("cases", cases, 1), ("repeat", repeat, 1), ("seed", seed, 0),
                              ("max_same_errors", max_same_errors, 0)):
@@ -378,13 +390,15 @@ def run_batch(
         raise UsageError("no variant to run")
     if probe and probe not in op.probes:
         raise UsageError(f"unknown probe {probe!r}; known: {', '.join(op.probes)}")
+    build_kernels_for(op, seed, cases, probe, report)  # (before the device: a compile error leaves nothing to end)
     own_device = device is None
     if device is None:
-        device = device_for(op, block_dim or DEFAULT_BLOCK_DIM, options=options)
+        device = device_for(op, block_dim or default_block_dim(op), options=options)
     results = {v.name: VariantResult(v, repeat) for v in variants}
     batch = BatchResult(
         operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,
         cpus=len(available_cpus()), variants=results, racecheck=racecheck, sync_points=dict(op.sync_points),
+        processes=device.topology.n_cores,
     )
     analyze = None
     if racecheck:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from mpnpu.errors import UsageError
+from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.topology import KernelType, Topology
 
@@ -179,6 +180,13 @@ def kernel_type_of(op: Any) -> KernelType:
         raise UsageError(f"operator {getattr(op, 'name', op)!r}: device_kernel_type must be a "
                          f"mpnpu.runtime.topology.KernelType, got {kind!r}")
     return kind
+
+
+def default_block_dim(op: Any) -> int:
+    """The block_dim the tools give ``op`` when none is asked for: DEFAULT_BLOCK_DIM AI cores, and
+    for a vector-only kernel (whose block_dim counts vector cores) that AI core's two vector cores,
+    so that its cross-core races have two cores to race between."""
+    return 2 * DEFAULT_BLOCK_DIM if kernel_type_of(op) is KernelType.AIV else DEFAULT_BLOCK_DIM
 
 
 def topology_for(op: Any, block_dim: int) -> Topology:

@@ -79,8 +79,13 @@ def visible_cpus() -> list[int]:
     return list(range(n)) if n is not None else real_cpus()
 
 
-def cpus_wanted(block_dim: int, cpus_per_core: int = DEFAULT_CPUS_PER_CORE) -> int:
-    """CPUs a device of ``block_dim`` AI cores asks for (before what the machine has)."""
+def cpus_wanted(block_dim: int, cpus_per_core: int = DEFAULT_CPUS_PER_CORE, processes: int = 0) -> int:
+    """CPUs a device of ``block_dim`` AI cores asks for (before what the machine has). A device
+    whose ``processes`` are not 3 per block (a vector-only or cube-only C++ kernel's, whose
+    block_dim counts cores of one type) asks for as many as that many processes' share of AI cores
+    (2 vector cores on 2 CPUs, as one AI core's 3 processes are)."""
+    if processes:
+        return max(1, -(-processes * cpus_per_core // 3))
     return max(1, block_dim * cpus_per_core)
 
 
@@ -144,6 +149,7 @@ class CpuSet:
     cpus_per_core: int | None  # None: pinning disabled
     available: int  # CPUs this process could use (as the defaults saw them)
     emulated: bool = False
+    processes: int = 0  # the device's core processes (0: a mix device's, 3 per block)
 
     @property
     def pinned(self) -> bool:
@@ -156,7 +162,11 @@ class CpuSet:
 
     @property
     def core_processes(self) -> int:
-        return 3 * self.block_dim
+        return self.processes or 3 * self.block_dim
+
+    @property
+    def _processes_text(self) -> str:
+        return f"{self.core_processes} core process{'es' if self.core_processes != 1 else ''}"
 
     @property
     def packing(self) -> str:
@@ -166,12 +176,12 @@ class CpuSet:
     def describe(self) -> str:
         """One line for the report header."""
         if not self.pinned:
-            return (f"{self.core_processes} core processes on {self.available} CPUs, not pinned "
+            return (f"{self._processes_text} on {self.available} CPUs, not pinned "
                     "(the OS places them)")
-        wanted = cpus_wanted(self.block_dim, self.cpus_per_core or 1)
+        wanted = cpus_wanted(self.block_dim, self.cpus_per_core or 1, self.processes)
         short = f"; {wanted} wanted, {self.available} available" if len(self.cpus) < wanted else ""
         emu = f" (emulating {self.available} CPUs)" if self.emulated else ""
-        return (f"{self.core_processes} core processes pinned to CPU{'s' if len(self.cpus) > 1 else ''} "
+        return (f"{self._processes_text} pinned to CPU{'s' if len(self.cpus) > 1 else ''} "
                 f"{format_cpus(self.cpus)} of {self.available}{emu}, {self.cpus_per_core} per AI core{short}")
 
     def real(self) -> list[int]:
@@ -190,19 +200,20 @@ class CpuSet:
 
 
 def plan_cpu_set(block_dim: int, cpus_per_core: int | None = DEFAULT_CPUS_PER_CORE,
-                 available: Sequence[int] | None = None, *, sample_load: bool = True) -> CpuSet:
+                 available: Sequence[int] | None = None, *, sample_load: bool = True, processes: int = 0) -> CpuSet:
     """The CPU set of a device of ``block_dim`` AI cores: ``cpus_per_core`` CPUs per AI core out of
     ``available`` (default :func:`visible_cpus`), or all of them when fewer; ``cpus_per_core``
-    None or 0 disables pinning."""
+    None or 0 disables pinning. ``processes``: the device's core processes, for the report (0: 3 per
+    block, a mix device's)."""
     is_emulated = available is None and emulated() is not None
     avail = sorted(available) if available is not None else visible_cpus()
     if not avail:
         raise UsageError("no CPU available")
     if not cpus_per_core:
-        return CpuSet(block_dim, (), None, len(avail), is_emulated)
-    n = cpus_wanted(block_dim, cpus_per_core)
+        return CpuSet(block_dim, (), None, len(avail), is_emulated, processes)
+    n = cpus_wanted(block_dim, cpus_per_core, processes)
     cpus = choose_cpus(n, avail, sample_load=sample_load and not is_emulated)
-    return CpuSet(block_dim, tuple(cpus), cpus_per_core, len(avail), is_emulated)
+    return CpuSet(block_dim, tuple(cpus), cpus_per_core, len(avail), is_emulated, processes)
 
 
 def pin_this_thread(cpus: Sequence[int]) -> list[int]:

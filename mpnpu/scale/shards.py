@@ -294,7 +294,7 @@ def _merge_group(parts: list[ShardResult], multiple_packings: bool) -> ConfigRes
     b0 = first.batch
     batch = BatchResult(
         operator=b0.operator, seed=b0.seed, cases=sum(p.result.batch.cases for p in parts), repeat=b0.repeat,
-        block_dim=b0.block_dim, probe=b0.probe, cpus=b0.cpus, variants=variants,
+        block_dim=b0.block_dim, probe=b0.probe, cpus=b0.cpus, variants=variants, processes=b0.processes,
         elapsed_s=sum(p.result.batch.elapsed_s for p in parts),
         interrupted=any(p.result.interrupted for p in parts),
     )

@@ -27,8 +27,8 @@ from mpnpu.cli.options import DEVICE, device_notes, runtime_options
 from mpnpu.cli.outputs import timeline_selector, write_reports, write_timelines
 from mpnpu.errors import BaselineError, ExitCode, UsageError
 from mpnpu.harness.runner import BatchResult, make_variants, run_batch
-from mpnpu.operators.helpers import sync_names_of
-from mpnpu.operators.protocol import Operator
+from mpnpu.operators.helpers import build_kernels_for, sync_names_of
+from mpnpu.operators.protocol import Operator, topology_for
 from mpnpu.report.text import format_text
 from mpnpu.runtime import cpuset
 
@@ -53,7 +53,11 @@ def run(args: argparse.Namespace, op: Operator) -> int:
     options = runtime_options(args)
     selector = timeline_selector(args, [v.name for v in variants], args.cases)
     total = args.cases * args.repeat * len(variants)
-    cpu_set = cpuset.plan_cpu_set(args.block_dim, args.cpus_per_core)
+    cpu_set = cpuset.plan_cpu_set(args.block_dim, args.cpus_per_core,
+                                  processes=topology_for(op, args.block_dim).n_cores)
+    # A C++ operator's libraries, built before the progress bar (which its lines would break up)
+    # and before the batch's clock starts
+    build_kernels_for(op, args.seed, args.cases, args.probe, None if args.quiet else _stderr_line)
     # The whole run (this process, which dispatches launches and computes goldens, and every core
     # process it forks) stays on the device's CPU set.
     with cpuset.pinned(cpu_set), progress_bar(total, "case-runs", disable=args.quiet) as bar:
@@ -65,9 +69,9 @@ def run(args: argparse.Namespace, op: Operator) -> int:
     result.cpus = cpu_set.n_cpus
     result.notes.append(f"CPU set: {cpu_set.describe()}")
     result.notes.extend(device_notes(args))
-    if result.block_dim * 3 < cpu_set.n_cpus:
+    if result.core_processes < cpu_set.n_cpus:
         result.notes.append(
-            f"note: {3 * result.block_dim} core processes on {cpu_set.n_cpus} CPUs leave CPUs idle, which can "
+            f"note: {result.core_processes} core processes on {cpu_set.n_cpus} CPUs leave CPUs idle, which can "
             "hide the race; see mpnpu stress for placement and chaos"
         )
     confirmed, refused = _confirm(op, result, args) if args.confirm and result.interrupt is None else ({}, "")
@@ -92,6 +96,10 @@ def run(args: argparse.Namespace, op: Operator) -> int:
     if result.stopped_expected_clean and result.interrupt is None:
         return ExitCode.ERROR  # the kernel did not run: a device error, as from one launch
     return exit_status(result.interrupt, result.expected_clean_are_clean and held_clean)
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _confirm(op: Operator, result: BatchResult, args: argparse.Namespace) -> tuple[dict[str, Any], str]:

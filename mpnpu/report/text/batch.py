@@ -78,10 +78,12 @@ def format_batch(result: BatchResult, sync_points: Mapping[str, str] | None = No
     """The batch report (``sync_points``: the operator's, default those the result carries;
     ``verbose``: the last frames of the first launch error's traceback in its core)."""
     sync_points = result.sync_points if sync_points is None else sync_points
-    cores = 3 * result.block_dim
+    cores = result.core_processes
+    processes = f"{cores} core process{'es' if cores != 1 else ''}"
+    cpus = f"{result.cpus} CPU{'s' if result.cpus != 1 else ''}"
     head = (
         f"mpnpu batch: {result.operator}, {result.cases} cases x {result.repeat} repeats, seed {result.seed}, "
-        f"block_dim {result.block_dim} ({cores} core processes on {result.cpus} CPUs)"
+        f"block_dim {result.block_dim} ({processes} on {cpus})"
     )
     lines = [head]
     if result.probe:

@@ -1,0 +1,54 @@
+"""The batch on a C++ operator whose kernel is vector-only: block_dim counts its vector cores, so
+its default is one AI core's two (with one, a cross-core race has nobody to race with), and the
+report counts the core processes that ran, not three per block."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mpnpu.runtime.cpuset import cpus_wanted
+from tests.ascendc_util import needs_cxx
+
+
+def _batch(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mpnpu.batch", *args], capture_output=True, text=True, timeout=300)
+
+
+@needs_cxx
+@pytest.mark.usefixtures("no_leaks")
+@pytest.mark.parametrize("op, given, block_dim, processes", [
+    ("vecin-early-read-cxx", None, 2, 2),  # vector-only: one AI core's 2 vector cores
+    ("vecin-early-read-cxx", "1", 1, 1),
+    ("accum-init-cxx", None, 1, 3),  # mix 1:2: 1 cube + 2 vector core processes per block
+])
+def test_the_report_counts_the_processes_that_ran(tmp_path, op, given, block_dim, processes) -> None:
+    report = tmp_path / "r.json"
+    p = _batch("--op", op, "--variant", "fixed", "--cases", "2", "--repeat", "1", "--json", str(report),
+               *(("--block-dim", given) if given else ()))
+    assert p.returncode == 0, p.stderr
+    data = json.loads(report.read_text())
+    assert (data["block_dim"], data["core_processes"]) == (block_dim, processes)
+    noun = "process" if processes == 1 else "processes"
+    assert f"block_dim {block_dim} ({processes} core {noun} on " in p.stdout.splitlines()[0]
+    assert f"CPU set: {processes} core {noun} " in p.stdout
+
+
+def test_help_shows_the_default_block_dim_of_the_operator() -> None:
+    def default(op: str) -> str:
+        text = " ".join(_batch("--op", op, "--help").stdout.split())
+        after = text[text.index("--block-dim BLOCK_DIM AI cores"):]
+        return after.split("(default ", 1)[1].split(":")[0]
+
+    assert default("vecin-early-read-cxx") == "2"
+    assert default("floms") == "1"
+
+
+def test_a_device_asks_for_cpus_by_its_processes() -> None:
+    assert cpus_wanted(1) == 2 and cpus_wanted(4) == 8  # (mix: 2 CPUs per AI core of 3 processes)
+    assert cpus_wanted(2, processes=2) == 2  # (2 vector cores: one AI core's share)
+    assert cpus_wanted(1, processes=1) == 1 and cpus_wanted(8, processes=8) == 6
+    assert cpus_wanted(1, 3, processes=3) == 3
