@@ -104,18 +104,30 @@ def test_launch_options_are_checked_when_made(kwargs) -> None:
 
 
 def test_one_block_dim_default_and_one_way_to_poison_gm() -> None:
-    """DEFAULT_BLOCK_DIM is the Device's default and the tools'; GM poison is RuntimeOptions.gm_poison only."""
+    """DEFAULT_BLOCK_DIM (AI cores) is the Device's default and the tools'; the tools turn it into
+    an operator's block_dim in one place only (a vector-only kernel's counts vector cores: two per
+    AI core); GM poison is RuntimeOptions.gm_poison only."""
     import inspect
 
     from mpnpu import DEFAULT_BLOCK_DIM, Device, RuntimeOptions
     from mpnpu.harness.runner import run_batch
+    from mpnpu.operators.protocol import default_block_dim
+    from mpnpu.runtime.topology import KernelType
 
     assert inspect.signature(Device).parameters["block_dim"].default == DEFAULT_BLOCK_DIM == 1
     assert "gm_poison" not in inspect.signature(Device).parameters
     assert "gm_poison" not in inspect.signature(run_batch).parameters
     assert "gm_poison" in {f.name for f in __import__("dataclasses").fields(RuntimeOptions)}
-    sources = [p for p in PACKAGE.rglob("*.py") if "def default_block_dim" in p.read_text()]
-    assert sources == []
+    sources = [p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
+               if "def default_block_dim" in p.read_text()]
+    assert sources == ["operators/protocol.py"]
+
+    class Op:
+        def __init__(self, kind: KernelType | None) -> None:
+            self.device_kernel_type = kind
+
+    assert default_block_dim(Op(None)) == default_block_dim(Op(KernelType.MIX_1_2)) == DEFAULT_BLOCK_DIM
+    assert default_block_dim(Op(KernelType.AIV)) == 2 * DEFAULT_BLOCK_DIM
 
 
 @pytest.mark.time_limit(0.3)
