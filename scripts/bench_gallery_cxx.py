@@ -6,8 +6,9 @@
 - how long a batch of the fixed kernel takes: every case's ``op.run`` (GM in, the launch, GM out)
   back to back on one device, as a batch runs them; the golden and the judging are the same
   Python code for both and are not timed. The twins take turns by batch, ``--rounds`` times (who
-  goes first alternates); the ratio is the median over the rounds of Python's batch / C++'s
-  batch in the same round. Also the median case-run and the median launch alone;
+  goes first alternates), each round on a fresh pair of devices (a device's speed depends on
+  where its core processes landed); the ratio is the median over the rounds of Python's batch /
+  C++'s batch in the same round. Also the median case-run and the median launch alone;
 - the floor under both: the median launch of an empty kernel (C++ and Python) on the same devices.
 
 Devices: the Python twins on ``Device(block_dim)`` (1 cube + 2 vector core processes per AI core);
@@ -70,9 +71,17 @@ def bench(folder: str, n_cases: int, seed: int, block_dim: int, rounds: int) -> 
             for name in (("cxx", "py") if i % 2 == 0 else ("py", "cxx")):
                 op, dev = ops[name]
                 wrong[name] += _wrong(op, dev, case, prep)
-        # The fixed kernel's batch: every case back to back on one device, as a batch runs them, the
-        # two devices taking turns by round (who goes first alternates); judged after the round.
-        for r in range(rounds):
+    # The fixed kernel's batch: every case back to back on one device, as a batch runs them, the
+    # twins taking turns (who goes first alternates); judged after the round. Each round on a fresh
+    # pair of devices: how fast a device runs depends on where the scheduler put its core processes,
+    # for the device's whole life (a twin's median case-run ranged 239-663 us over 10 fresh devices),
+    # so one pair would measure that pair's luck rather than the twins.
+    for r in range(rounds):
+        with _device(cxx, block_dim) as dev_cxx, _device(py, block_dim) as dev_py:
+            ops = {"cxx": (cxx, dev_cxx), "py": (py, dev_py)}
+            for op, dev in ops.values():  # (untimed: each core process loads each library, maps GM, once)
+                for c in cases:
+                    op.run(dev, c)
             for name in (("cxx", "py") if r % 2 == 0 else ("py", "cxx")):
                 op, dev = ops[name]
                 outputs = []
@@ -119,7 +128,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--block-dim", type=int, default=1, help="AI cores (default 1)")
     ap.add_argument("--rounds", type=int, default=5,
-                    help="timed batches of the fixed kernel per twin, taking turns (default 5)")
+                    help="timed batches of the fixed kernel per twin, taking turns, each round on fresh devices "
+                         "(default 5)")
     ap.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated gallery folders")
     args = ap.parse_args()
     n = args.cases
