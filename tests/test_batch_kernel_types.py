@@ -52,3 +52,20 @@ def test_a_device_asks_for_cpus_by_its_processes() -> None:
     assert cpus_wanted(2, processes=2) == 2  # (2 vector cores: one AI core's share)
     assert cpus_wanted(1, processes=1) == 1 and cpus_wanted(8, processes=8) == 6
     assert cpus_wanted(1, 3, processes=3) == 3
+
+
+@needs_cxx
+@pytest.mark.usefixtures("no_leaks")
+def test_stress_chaos_suspends_the_vector_cores_a_vector_only_device_has(tmp_path) -> None:
+    """The chaos schedule has one target per core process of the device (it used to assume 3 per
+    block and refused a vector-only device's pids)."""
+    report = tmp_path / "s.json"
+    p = subprocess.run([sys.executable, "-m", "mpnpu", "stress", "--op", "vecin-early-read-cxx", "--cases", "2",
+                        "--repeat", "1", "--block-dims", "1,2", "--placements", "pack", "--chaos", "on",
+                        "--json", str(report)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(report.read_text())
+    assert [(c["block_dim"], c["core_processes"]) for c in data["configurations"]] == [(1, 1), (2, 2)]
+    schedules = data["chaos"]["schedules"]
+    assert sorted((int(bd), s["n_targets"]) for bd, s in schedules.items()) == [(1, 1), (2, 2)]
+    assert data["configurations"][1]["active"][0].startswith("placement pack: all 2 core processes on CPU")

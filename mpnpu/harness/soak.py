@@ -22,7 +22,7 @@ from typing import Any, Callable
 from mpnpu.harness.runner import make_variants
 from mpnpu.harness.stats import rule_of_three, zero_failure_upper_bound
 from mpnpu.harness.stress.plan import ConfigResult, Configuration, SweepPlan, SweepResult, configurations
-from mpnpu.operators.protocol import Operator
+from mpnpu.operators.protocol import Operator, kernel_type_of
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.scale.backend import Backend, run_shards, shards_json, sweep_result
 from mpnpu.scale.shards import Shard, ShardPlan, ShardResult, make_shards
@@ -103,7 +103,7 @@ def soak_fixed(op: Operator, *, case_runs: int, cases: int, block_dim: int = DEF
     run = run_shards(shards, plan, backend, progress=progress)
     wall = time.perf_counter() - start
     sweep_plan = SweepPlan(configurations=[config], variants=variants, cases=cases, repeat=repeat, seed=seed,
-                           options=options)
+                           options=options, kernel_type=kernel_type_of(op))
     return FixedSoak(op.name, case_runs, cases, repeat, seed, block_dim, shard_cases, backend, shards, run,
                      sweep_result(run, sweep_plan, op.name), wall)
 

@@ -231,7 +231,7 @@ def run_shard(
             configurations=[shard.config], variants=list(plan.variants), cases=shard.cases, repeat=shard.repeat,
             seed=shard.seed, chaos=dataclasses.replace(plan.chaos, seed=shard.chaos_seed),
             migrate=dataclasses.replace(plan.migrate, seed=shard.chaos_seed), cpus=run_cpus, options=plan.options,
-            max_same_errors=plan.max_same_errors,
+            max_same_errors=plan.max_same_errors, kernel_type=kernel_type_of(op),
         )
         device = devices.get(op, shard.config.block_dim, tuple(run_cpus), plan.options) if devices is not None else None
         result = run_config(_CaseRange(op, shard.case_start), shard.config, sweep_plan, device=device,

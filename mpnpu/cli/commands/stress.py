@@ -35,7 +35,7 @@ from mpnpu.harness.stress.plan import (
     configurations,
     schedules_from_json,
 )
-from mpnpu.operators.protocol import Operator
+from mpnpu.operators.protocol import Operator, kernel_type_of
 from mpnpu.report.text import format_text
 from mpnpu.report.text.scale import shard_lines
 from mpnpu.scale.backend import run_shards, shards_json, sweep_result
@@ -69,7 +69,7 @@ def make_plan(args: argparse.Namespace, op: Operator) -> SweepPlan:
         configurations=configurations(args.block_dims, args.placements, args.load, args.chaos),
         variants=variants, cases=args.cases, repeat=args.repeat, seed=args.seed, duration_s=args.time_limit,
         chaos=chaos, migrate=MigrateSettings(seed=seed), options=runtime_options(args),
-        max_same_errors=args.max_same_errors,
+        max_same_errors=args.max_same_errors, kernel_type=kernel_type_of(op),
     )
 
 

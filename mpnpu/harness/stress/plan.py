@@ -21,6 +21,7 @@ from mpnpu.harness.stress.placement import (
 )
 from mpnpu.runtime.checks import check_block_dim, is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
+from mpnpu.runtime.topology import KernelType, Topology
 
 __all__ = [
     "MAX_CHAOS_SUSPEND_S",
@@ -129,15 +130,16 @@ class ChaosSettings:
                 f"{self.max_suspend_s * 1000:g} ms"
             )
 
-    def schedule(self, block_dim: int) -> ChaosSchedule:
-        """The schedule for ``block_dim`` (replayed if given, else generated; deterministic)."""
+    def schedule(self, block_dim: int, processes: int = 0) -> ChaosSchedule:
+        """The schedule for ``block_dim`` (replayed if given, else generated; deterministic), over
+        the device's ``processes`` core processes (0: a mix device's, 3 per block)."""
+        n = processes or 3 * block_dim
         if block_dim in self.replay:
             sched = self.replay[block_dim]
-            if sched.n_targets != 3 * block_dim:
+            if sched.n_targets != n:
                 raise UsageError(f"replayed chaos schedule for block_dim {block_dim} has {sched.n_targets} "
-                                 f"targets, expected {3 * block_dim}")
+                                 f"targets, expected {n}")
             return sched
-        n = 3 * block_dim
         return ChaosSchedule.generate(self.seed, n, self.period_s, 1.0 / (self.rate_hz * n), self.max_suspend_s,
                                       min_suspend_s=self.min_suspend_s)
 
@@ -174,6 +176,9 @@ class SweepPlan:
     cpus: Sequence[int] | None = None  # CPUs to place on (default: all this process may use)
     options: RuntimeOptions = DEFAULT_OPTIONS
     max_same_errors: int = DEFAULT_MAX_SAME_ERRORS  # run_batch's: a variant stops after that many
+    #: the operator's kernel type: which core processes a configuration's device has (a vector-only
+    #: C++ kernel's block_dim counts vector cores, one process each)
+    kernel_type: KernelType = KernelType.MIX_1_2
 
     def __post_init__(self) -> None:
         if not self.configurations:
@@ -196,9 +201,14 @@ class SweepPlan:
     def case_runs_per_configuration(self) -> int:
         return self.cases * self.repeat * len(self.variants)
 
+    def core_processes(self, block_dim: int) -> int:
+        """How many core processes a configuration of ``block_dim`` runs."""
+        return Topology(block_dim, self.kernel_type).n_cores
+
     def chaos_schedules(self) -> dict[int, ChaosSchedule]:
         """The schedule of every block_dim that runs with chaos, by block_dim."""
-        return {bd: self.chaos.schedule(bd) for bd in sorted({c.block_dim for c in self.configurations if c.chaos})}
+        return {bd: self.chaos.schedule(bd, self.core_processes(bd))
+                for bd in sorted({c.block_dim for c in self.configurations if c.chaos})}
 
 
 # -- results ----------------------------------------------------------------------------------------
@@ -256,6 +266,7 @@ class ConfigResult:
             variants[name] = d
         return {
             **self.config.to_dict(),
+            "core_processes": self.batch.core_processes,  # (the device's: a vector-only kernel's differ)
             "active": self.active,
             "budget_s": self.budget_s,
             "elapsed_s": self.elapsed_s,

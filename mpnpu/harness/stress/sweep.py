@@ -207,7 +207,7 @@ def _describe(config: Configuration, plan: SweepPlan, schedule: ChaosSchedule | 
     if config.placement == "spread":
         out.append(f"placement spread: core process i pinned to CPU i mod {len(cpus)} of {cpus} (round-robin)")
     elif config.placement == "pack":
-        out.append(f"placement pack: all {config.core_processes} core processes on CPU {cpus[0]}")
+        out.append(f"placement pack: all {plan.core_processes(config.block_dim)} core processes on CPU {cpus[0]}")
     elif config.placement == "migrate":
         m = plan.migrate
         out.append(f"placement migrate: each core process re-pinned to a random CPU of {cpus} every "
@@ -229,6 +229,7 @@ def _empty_batch(op: Operator, plan: SweepPlan, block_dim: int) -> BatchResult:
     return BatchResult(
         operator=op.name, seed=plan.seed, cases=plan.cases, repeat=plan.repeat, block_dim=block_dim, probe="",
         cpus=len(plan.cpus or []), variants={v.name: VariantResult(v, plan.repeat) for v in plan.variants},
+        processes=plan.core_processes(block_dim),
     )
 
 
@@ -252,7 +253,7 @@ def run_config(
     """
     start = time.perf_counter()
     if config.chaos and schedule is None:
-        schedule = plan.chaos.schedule(config.block_dim)
+        schedule = plan.chaos.schedule(config.block_dim, plan.core_processes(config.block_dim))
     result = ConfigResult(config, _empty_batch(op, plan, config.block_dim), budget_s=budget_s,
                           active=_describe(config, plan, schedule))
     perturb = _Perturbations(result, plan, schedule)

@@ -42,7 +42,8 @@ def format_table(result: SweepResult) -> list[str]:
     rows = []
     for i, r in enumerate(result.results, 1):
         c = r.config
-        row = [str(i), str(c.block_dim), str(c.core_processes), c.placement, str(c.load), "on" if c.chaos else "off"]
+        procs = result.plan.core_processes(c.block_dim)
+        row = [str(i), str(c.block_dim), str(procs), c.placement, str(c.load), "on" if c.chaos else "off"]
         if r.error:
             rows.append(row + ["ERROR: " + r.error[:80]] + [""] * (len(header) - 7))
             continue
