@@ -41,7 +41,7 @@ def test_help_shows_the_default_block_dim_of_the_operator() -> None:
     def default(op: str) -> str:
         text = " ".join(_batch("--op", op, "--help").stdout.split())
         after = text[text.index("--block-dim BLOCK_DIM AI cores"):]
-        return after.split("(default ", 1)[1].split(":")[0]
+        return after.split("(default ", 1)[1].split(")")[0]
 
     assert default("vecin-early-read-cxx") == "2"
     assert default("floms") == "1"

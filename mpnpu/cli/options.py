@@ -236,8 +236,8 @@ OPTIONS: dict[str, Option] = _table(
        default=None, metavar="SECONDS", former=("--duration",)),
     # -- what runs: the device
     _o("--block-dim", RUNS, "AI cores, each 1 cube + 2 vector core processes; for a vector-only or cube-only C++ "
-                             "kernel, cores of its one type, as its launch counts them (default {default}: one AI "
-                             "core, which for a vector-only kernel is 2 vector cores)",
+                             "kernel, cores of its one type, as its launch counts them, an AI core being 2 vector "
+                             "cores (default {default})",
        type=block_dim, default=DEFAULT_BLOCK_DIM),
     _o("--pipes", RUNS, "how each core runs its data-movement pipes: 'kernel' (default) asynchronously for kernels "
                         "marked @pipelined, in order for the rest; 'async' for every kernel; 'sync' in order for "
