@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -187,6 +187,11 @@ class FlomsCxxOperator(FlomsOperator):
     def resolve_sync_names(self, names: Any) -> frozenset[str]:
         """Sync points as a user names them (FILE:LINE, the file by any path suffix)."""
         return self.kernel.resolve_sync_names(names)
+
+    def build_kernels(self, cases: Iterable[Case], probe: str = "",
+                      report: Callable[[str], None] | None = None) -> int:
+        """Build the libraries these cases launch before anything runs (AscendCOperator.build_kernels)."""
+        return self.kernel.build_kernels(cases, check_probe(probe), report)
 
     def with_options(self, **values: int) -> FlomsCxxOperator:
         """This operator with other tile sizes (``base_m``, ``base_n``, ``base_k``)."""
