@@ -69,3 +69,15 @@ def test_stress_chaos_suspends_the_vector_cores_a_vector_only_device_has(tmp_pat
     schedules = data["chaos"]["schedules"]
     assert sorted((int(bd), s["n_targets"]) for bd, s in schedules.items()) == [(1, 1), (2, 2)]
     assert data["configurations"][1]["active"][0].startswith("placement pack: all 2 core processes on CPU")
+
+
+@needs_cxx
+@pytest.mark.usefixtures("no_leaks")
+def test_a_soak_shard_of_a_vector_only_operator_says_how_many_processes_it_packed(tmp_path) -> None:
+    report = tmp_path / "soak.json"
+    p = subprocess.run([sys.executable, "-m", "mpnpu", "soak", "fixed", "--op", "vecin-early-read-cxx",
+                        "--case-runs", "20", "--json", str(report)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(report.read_text())
+    assert (data["block_dim"], data["core_processes"]) == (2, 2)
+    assert {s["packing"].split(" on ")[0] for s in data["shards"]} == {"2"}

@@ -40,7 +40,7 @@ from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.harness.runner import DEFAULT_MAX_SAME_ERRORS, BatchResult, Variant, VariantResult
 from mpnpu.harness.stress.plan import ChaosSettings, ConfigResult, Configuration, MigrateSettings, SweepPlan
 from mpnpu.harness.stress.sweep import run_config
-from mpnpu.operators.protocol import Operator, device_for, kernel_type_of
+from mpnpu.operators.protocol import Operator, device_for, kernel_type_of, topology_for
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -115,7 +115,10 @@ class ShardPlan:
 
     def cpus_wanted(self, shard: Shard) -> int:
         """CPUs a shard's device asks for (1 when pinning is off: it then takes whatever it is given)."""
-        return cpuset.cpus_wanted(shard.config.block_dim, self.cpus_per_core) if self.cpus_per_core else 1
+        if not self.cpus_per_core:
+            return 1
+        bd = shard.config.block_dim
+        return cpuset.cpus_wanted(bd, self.cpus_per_core, topology_for(self.operator, bd).n_cores)
 
 
 @dataclass
@@ -223,7 +226,8 @@ def run_shard(
     """
     op = plan.operator
     given = sorted(cpus) if cpus is not None else cpuset.real_cpus()
-    cpu_set = cpuset.plan_cpu_set(shard.config.block_dim, plan.cpus_per_core, given, sample_load=False)
+    cpu_set = cpuset.plan_cpu_set(shard.config.block_dim, plan.cpus_per_core, given, sample_load=False,
+                                  processes=topology_for(op, shard.config.block_dim).n_cores)
     run_cpus = cpu_set.real() or given
     start = time.perf_counter()
     with cpuset.pinned(run_cpus):
@@ -250,7 +254,8 @@ def run_shard(
     provenance = {
         "node": socket.gethostname(), "pid": os.getpid(), "cpus": list(run_cpus), "n_cpus": len(run_cpus),
         "block_dim": shard.config.block_dim, "placement": shard.config.placement,
-        "packing": f"{3 * shard.config.block_dim} on {len(run_cpus)} CPU{'s' if len(run_cpus) != 1 else ''}",
+        "packing": f"{sweep_plan.core_processes(shard.config.block_dim)} on {len(run_cpus)} "
+                   f"CPU{'s' if len(run_cpus) != 1 else ''}",
         "pinned": cpu_set.pinned, "attempt": attempt, "elapsed_s": time.perf_counter() - start,
     }
     if where:
