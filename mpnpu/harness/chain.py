@@ -144,6 +144,11 @@ class Investigation:
     elapsed_s: float = 0.0
     interrupted: bool = False
     interrupt: BaseException | None = field(default=None, repr=False)
+    processes: int = 0  # the device's core processes (0: 3 per block, a mix device's)
+
+    @property
+    def core_processes(self) -> int:
+        return self.processes or 3 * self.block_dim
 
     @property
     def complete(self) -> bool:
@@ -174,7 +179,7 @@ class Investigation:
     def to_dict(self) -> dict[str, Any]:
         return {
             "operator": self.operator, "seed": self.seed, "block_dim": self.block_dim,
-            "core_processes": 3 * self.block_dim, "cpus": self.cpus, "shapes": self.shapes,
+            "core_processes": self.core_processes, "cpus": self.cpus, "shapes": self.shapes,
             "racecheck": self.racecheck, "rule": self.diagnosis.rule,
             "plan": self.plan.to_dict() if self.plan else None,
             "steps": [s.to_dict() for s in self.steps], "all_match": self.all_match,
@@ -276,7 +281,7 @@ def run_investigation(
         if device is None:
             device = device_for(op, block_dim or default_block_dim(op), options=options)
         runner.device = device
-        inv.block_dim = device.block_dim
+        inv.block_dim, inv.processes = device.block_dim, device.topology.n_cores
         for spec in chain.steps:
             if not spec.variant:
                 res = derive(spec, inv.steps, chain.reference)

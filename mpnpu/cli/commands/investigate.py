@@ -27,7 +27,7 @@ from mpnpu.cli.outputs import timeline_selector, write_reports, write_timelines
 from mpnpu.errors import UsageError
 from mpnpu.harness.chain import run_investigation, timeline_names
 from mpnpu.operators.diagnosis import StepResult, diagnosis_for
-from mpnpu.operators.protocol import Operator, diagnosis_of
+from mpnpu.operators.protocol import Operator, diagnosis_of, topology_for
 from mpnpu.report.text import format_text
 from mpnpu.runtime import cpuset
 
@@ -54,7 +54,8 @@ def run(args: argparse.Namespace, op: Operator) -> int:
                                  grouped=True, unit="step")
     # As the batch does: the run and its core processes on 2 CPUs per AI core, whatever the machine,
     # so the calibrated rate (and with it the number of repeats) means the same everywhere.
-    cpu_set = cpuset.plan_cpu_set(args.block_dim, args.cpus_per_core)
+    cpu_set = cpuset.plan_cpu_set(args.block_dim, args.cpus_per_core,
+                                  processes=topology_for(op, args.block_dim).n_cores)
     with cpuset.pinned(cpu_set), progress_bar(args.calibration_cases * args.repeat, "case-runs",
                                                disable=args.quiet) as bar:
         def set_total(total: int) -> None:

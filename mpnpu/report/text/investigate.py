@@ -62,7 +62,7 @@ def header_lines(inv: Investigation) -> list[str]:
     chain = inv.diagnosis
     lines = [
         f"mpnpu investigate: {inv.operator}, {chain.subject}, seed {inv.seed}, block_dim "
-        f"{inv.block_dim} ({3 * inv.block_dim} core processes on {inv.cpus} CPUs), "
+        f"{inv.block_dim} ({inv.core_processes} core processes on {inv.cpus} CPUs), "
         f"{chain.shapes_description(inv.shapes)}",
         f"rule: {chain.rule}.",
     ]
