@@ -210,22 +210,23 @@ def _still_valid(folder: str) -> bool:
     return all(_file_digest(p) == d for p, d in deps.items())
 
 
-def is_built(spec: BuildSpec, *, cxx: Sequence[str] | None = None) -> bool:
-    """Whether :func:`build` would take ``spec``'s library from the cache (no compile)."""
-    compiler = list(cxx) if cxx else find_compiler()
+def _cache_place(compiler: Sequence[str], spec: BuildSpec) -> tuple[str, str, bool]:
+    """(the cache folder of ``spec``'s library, the library's path, whether it is there and still valid)."""
     folder = os.path.join(cache_dir(), _key(compiler, spec))
     lib = os.path.join(folder, f"lib{re.sub(r'[^A-Za-z0-9_]', '_', spec.entry)}.so")
-    return os.path.isfile(lib) and _still_valid(folder)
+    return folder, lib, os.path.isfile(lib) and _still_valid(folder)
+
+
+def is_built(spec: BuildSpec, *, cxx: Sequence[str] | None = None) -> bool:
+    """Whether :func:`build` would take ``spec``'s library from the cache (no compile)."""
+    return _cache_place(list(cxx) if cxx else find_compiler(), spec)[2]
 
 
 def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = False) -> Built:
     """The library for ``spec``: from the cache when still valid, else compiled now."""
     compiler = list(cxx) if cxx else find_compiler()
-    key = _key(compiler, spec)
-    name = re.sub(r"[^A-Za-z0-9_]", "_", spec.entry)
-    folder = os.path.join(cache_dir(), key)
-    lib = os.path.join(folder, f"lib{name}.so")
-    if not force and os.path.isfile(lib) and _still_valid(folder):
+    folder, lib, valid = _cache_place(compiler, spec)
+    if not force and valid:
         return Built(lib, spec, cached=True)
     os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder, prefix="build-") as tmp:

@@ -363,7 +363,6 @@ def run_batch(
     on_device: Callable[[Device], None] | None = None,
     timeline: Any = None,
     max_same_errors: int = DEFAULT_MAX_SAME_ERRORS,
-    report: Callable[[str], None] | None = None,
 ) -> BatchResult:
     """Run ``cases`` cases x ``repeat`` repeats through every variant and judge each case-run.
 
@@ -380,7 +379,8 @@ def run_batch(
     one would say the same (0: never stop). A variant that drops syncs stops only on an error a
     variant expected clean stopped on too (or when none runs): its own may be its race's.
     An operator whose kernels are compiled builds those of the first cases before the batch starts
-    (:func:`mpnpu.operators.helpers.build_kernels_for`), telling ``report`` what it compiles.
+    (:func:`mpnpu.operators.helpers.build_kernels_for`; silently: ``mpnpu batch`` calls it first,
+    with its lines, before the progress bar).
     """
     for name, value, low in (("cases", cases, 1), ("repeat", repeat, 1), ("seed", seed, 0),
                              ("max_same_errors", max_same_errors, 0)):
@@ -390,7 +390,7 @@ def run_batch(
         raise UsageError("no variant to run")
     if probe and probe not in op.probes:
         raise UsageError(f"unknown probe {probe!r}; known: {', '.join(op.probes)}")
-    build_kernels_for(op, seed, cases, probe, report)  # (before the device: a compile error leaves nothing to end)
+    build_kernels_for(op, seed, cases, probe)  # (before the device: a compile error leaves nothing to end)
     own_device = device is None
     if device is None:
         device = device_for(op, block_dim or default_block_dim(op), options=options)

@@ -341,5 +341,6 @@ def failed_shard_result(shard: Shard, plan: ShardPlan, error: str, provenance: d
     """A shard that could not be run (every attempt lost): no counts, the reason as its error."""
     batch = BatchResult(operator=plan.operator.name, seed=shard.seed, cases=0, repeat=shard.repeat,
                         block_dim=shard.config.block_dim, probe="", cpus=0,
-                        variants={v.name: VariantResult(v, shard.repeat) for v in plan.variants})
+                        variants={v.name: VariantResult(v, shard.repeat) for v in plan.variants},
+                        processes=topology_for(plan.operator, shard.config.block_dim).n_cores)
     return ShardResult(shard, ConfigResult(shard.config, batch, error=error), provenance)
