@@ -7,7 +7,7 @@ import ctypes
 
 import numpy as np
 
-ABI_VERSION = 5
+ABI_VERSION = 6
 ANY_MODE = 0xFF
 
 # kernel types (KERNEL_TYPE_* of the kernel API, the order of abi.h's MPNPU_KT_*)
@@ -142,6 +142,44 @@ class Fault(ctypes.Structure):
     ]
 
 
+# -- the native serving loop (include/mpnpu/serve.h) ----------------------------------------------------
+
+SERVE_MAX_ENTRIES = 32
+SERVE_FRAME, SERVE_FAILED, SERVE_IDLE, SERVE_CLOSED, SERVE_REPLY = 1, 2, 3, 4, 5
+
+
+class ServeEntry(ctypes.Structure):
+    _fields_ = [("handle", ctypes.c_int64), ("run", ctypes.c_void_p), ("launch", ctypes.c_void_p),
+                ("slots", ctypes.c_void_p), ("regions", ctypes.c_void_p), ("n_params", ctypes.c_int32),
+                ("memcheck", ctypes.c_int32), ("tiling_key", ctypes.c_uint64),
+                ("sys_workspace_bytes", ctypes.c_uint64), ("used", ctypes.c_void_p)]
+
+
+class ServeWindow(ctypes.Structure):
+    _fields_ = [("segment", ctypes.c_uint64), ("root_offset", ctypes.c_uint64), ("nbytes", ctypes.c_uint64),
+                ("addr", ctypes.c_uint64)]
+
+
+class Serve(ctypes.Structure):
+    _fields_ = [
+        ("abi", ctypes.c_int32), ("fd", ctypes.c_int32), ("core_id", ctypes.c_int32), ("n_cores", ctypes.c_int32),
+        ("n_entries", ctypes.c_int32), ("replied", ctypes.c_int32),
+        ("entries", ServeEntry * SERVE_MAX_ENTRIES),
+        ("windows", ctypes.c_void_p), ("window_mask", ctypes.c_uint64),
+        ("rows", ctypes.c_void_p), ("row_size", ctypes.c_int32), ("row_flags", ctypes.c_int32),
+        ("off_launch_id", ctypes.c_int32), ("off_elapsed", ctypes.c_int32), ("off_n_flags", ctypes.c_int32),
+        ("off_flags", ctypes.c_int32), ("done", ctypes.c_void_p), ("board_lock", ctypes.c_void_p),
+        ("status", ctypes.c_void_p), ("st_columns", ctypes.c_int32), ("max_per_cpu", ctypes.c_int32),
+        ("spin_fixed_ns", ctypes.c_int64), ("spin_default_ns", ctypes.c_int64), ("spin_ns", ctypes.c_uint64),
+        ("timeout_ns", ctypes.c_uint64),
+        ("buf", ctypes.c_void_p), ("buf_cap", ctypes.c_int64), ("buf_len", ctypes.c_int64),
+        ("frame_len", ctypes.c_int64),
+        ("launch_id", ctypes.c_int64), ("entry", ctypes.c_int32), ("rc", ctypes.c_int32),
+        ("elapsed_s", ctypes.c_double), ("flags_mask", ctypes.c_uint64), ("extra_used", ctypes.c_uint64),
+        ("served", ctypes.c_uint64),
+    ]
+
+
 #: one MpnpuEvent record, as numpy reads the library's trace buffer
 EVENT_DTYPE = np.dtype([
     ("type", np.uint8), ("kind", np.uint8), ("pipe", np.uint8), ("mem", np.uint8),
@@ -170,3 +208,5 @@ def declare(lib: ctypes.CDLL) -> None:
     lib.mpnpu_site_count.argtypes = []
     lib.mpnpu_fault.restype = ctypes.POINTER(Fault)
     lib.mpnpu_fault.argtypes = []
+    lib.mpnpu_serve.restype = ctypes.c_int32
+    lib.mpnpu_serve.argtypes = [ctypes.c_void_p]

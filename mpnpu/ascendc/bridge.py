@@ -80,6 +80,8 @@ class Library:
     fault: Any  # () -> MpnpuFault*
     #: ``run`` without ctypes' argument conversion: (byref(launch), slots array, int), or None
     run_unconverted: Any = None
+    #: the library's native serving loop (include/mpnpu/serve.h), or None (a host program's table)
+    serve: Any = None
 
     @classmethod
     def from_functions(cls, path: str, params: tuple[str, ...], run: Any, events: Any, site: Any,
@@ -110,7 +112,7 @@ def load(path: str) -> Library:
     unconverted = dll["mpnpu_run"]  # (a second handle: the declared one converts its arguments)
     unconverted.restype = ctypes.c_int32
     lib = _LOADED[path] = Library(path, params, dll.mpnpu_run, dll.mpnpu_events, dll.mpnpu_site, dll.mpnpu_fault,
-                                  unconverted)
+                                  unconverted, dll.mpnpu_serve)
     return lib
 
 
@@ -179,6 +181,9 @@ class _Launch:
         self.pending: BaseException | None = None  # what a callback raised
         self.sites: dict[int, tuple[str, str]] = {}  # site id -> (site name, function)
 
+    def flag_was_set(self, mode: int, flag_id: int) -> None:
+        """A callback set flag (mode, id) (the core process's port marks it; see mpnpu.ascendc.serve)."""
+
     def site(self, site_id: int) -> tuple[str, str]:
         got = self.sites.get(site_id)
         if got is None:
@@ -221,6 +226,7 @@ def _sync_all(launch: _Launch, aiv_only: int, site_id: int) -> int:
 @_guard
 def _flag_set(launch: _Launch, mode: int, flag_id: int, pipe: int, site_id: int) -> int:
     kcontext.flag_set(launch.ctx, mode, flag_id, _PIPES[abi.PIPE_NAMES[pipe]], "", launch.site(site_id)[0])
+    launch.flag_was_set(mode, flag_id)
     return 0
 
 
@@ -440,7 +446,38 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
             # The regions as the library indexed them: the windows this launch used, none unmapped.
             raise _fault_error(state, slots_of(params, args, trim=False)[1], rc)
 
+    def native_entry() -> NativeEntry | None:
+        """What a native serving loop needs to run this launcher's plain launches on this core
+        (mpnpu.ascendc.serve), once a launch has set this core's launch struct up; None if it
+        cannot (a library built with stage hooks or without the loop)."""
+        if not bound or stages or lib.serve is None or n_params > _MAX_ARGS:
+            return None
+        ctx, launch, _, c_slots, c_regions, last, used, _ = bound
+        if ctx is not kcontext.current_or_none():
+            return None
+        return NativeEntry(lib, launch, c_slots, c_regions, last, used, n_params, memcheck, tiling_key,
+                           sys_workspace_bytes)
+
+    run_args.native_entry = native_entry  # type: ignore[attr-defined]
     return run_args
+
+
+@dataclass
+class NativeEntry:
+    """A kernel's launch on this core as a native serving loop runs it (see launcher.native_entry)."""
+
+    lib: Library
+    launch: Any  # this core's abi.Launch for the kernel type
+    slots: Any  # its slot array
+    regions: Any  # its region array
+    #: the launch struct's record of what it holds (see _launch_struct): a loop that wrote the
+    #: struct invalidates it, so that the core process's next launch writes everything again
+    last: list[Any]
+    used: Any  # the native flag marks (c_uint64), or None
+    n_params: int
+    memcheck: bool
+    tiling_key: int
+    sys_workspace_bytes: int
 
 
 #: what launcher's record of the last launch's arguments holds for one that is neither a GM tensor nor

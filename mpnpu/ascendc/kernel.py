@@ -20,7 +20,7 @@ from mpnpu.errors import UnsupportedError, UsageError
 from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.topology import KernelType
 
-from . import bridge, stagehooks
+from . import bridge, serve, stagehooks
 from .build import BuildSpec, build
 
 #: KERNEL_TASK_TYPE_DEFAULT values and function qualifiers -> the cores a launch starts
@@ -100,6 +100,20 @@ class CompiledKernel:
     @functools.cached_property
     def _pointers_only(self) -> bool:
         return all(p == "p" for p in self.params)
+
+    @functools.cached_property
+    def mpnpu_native(self) -> tuple[str, ...] | None:
+        """In the parent: the entry's parameter kinds if a plain launch of this kernel may go as a
+        native command, which a core's native serving loop runs without its Python
+        (:mod:`mpnpu.ascendc.serve`); None if not."""
+        return self.params if not self.stages and serve.enabled() else None
+
+    def mpnpu_native_register(self, ctx: Any, handle: int, loop: Any) -> Any:
+        """In a core process, after a launch of this kernel ran there: register it as ``handle`` in
+        the core's native serving loop (made now if ``loop`` is None); the loop to use from now on."""
+        run = self.__dict__.get("_run")
+        entry = run.native_entry() if run is not None else None
+        return loop if entry is None else serve.register(ctx, handle, entry, loop)
 
     def mpnpu_with_inserts(self, inserts: Sequence[Any]) -> "CompiledKernel":
         """In the parent, for a launch that inserts syncs at stage boundaries: this kernel built with

@@ -82,6 +82,9 @@ class CoreContext:
         self.spin_listeners: list[Callable[[float], None]] = []
         #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
         self.pipe_aware = False
+        #: a kernel object's native serving loop (see offer_native), or None: this core reads its pipe
+        self.native_loop: Any = None
+        self._native_offered: set[int] = set()  # kernel handles offered to it
 
     def refresh_spin(self) -> None:
         """Work the wait budget out again for the CPUs this process may use now (between launches)."""
@@ -118,6 +121,17 @@ class CoreContext:
         mode = self.options.pipes
         self.pipes.reset(mark != "own" and (mode == "async" or (mode == "kernel" and self.pipe_aware)))
         return self.pipes
+
+    def offer_native(self, handle: int, kernel: Any) -> None:
+        """After kernel ``handle`` ran here: a kernel object that has a native serving loop
+        (``mpnpu_native_register(ctx, handle, loop)``, e.g. a compiled kernel's) may serve this
+        core's later launches of it without this process's Python; once per handle."""
+        if handle in self._native_offered:
+            return
+        self._native_offered.add(handle)
+        register = getattr(kernel, "mpnpu_native_register", None)
+        if register is not None:
+            self.native_loop = register(self, handle, self.native_loop)
 
     def flags_set(self) -> tuple[tuple[int, int], ...]:
         """(mode, id) of every flag this core set in the current launch."""
@@ -275,19 +289,47 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
     poller.register(fd, select.POLLIN)
     replied = False
     while True:
-        # Launches of a batch come back to back: after a reply, look for the next command a while
-        # before sleeping (an idle core only sleeps).
-        if replied and ctx.spin_s and not poller.poll(0):
-            spin_until(lambda: bool(poller.poll(0)), ctx.spin_s)
-        replied = False
-        if not poller.poll(1000):
-            if os.getppid() != parent_pid:
-                os._exit(0)
-            continue
-        try:
-            message = protocol.recv(fd)
-        except (EOFError, OSError):
-            return
+        loop = ctx.native_loop
+        if loop is not None:  # the loop reads the pipe, runs what it can, hands the rest back
+            try:
+                kind, value = loop.serve(fd, replied)
+            except (EOFError, OSError):
+                return
+            replied = False
+            if kind == "message":
+                message = protocol.decode(value)
+            elif kind == "idle":
+                if os.getppid() != parent_pid:
+                    os._exit(0)
+                continue
+            elif kind == "failed":
+                launch_id, error = value
+                ctx.sync.set_state(core_id, CoreState.FAILED)
+                reply: Reply = LaunchFailed(launch_id, core_id, error_report(error))
+                if not replies.post(core_id, reply, options.sync_timeout_s) and not protocol.send(fd, reply):
+                    return
+                continue
+            elif kind == "reply":
+                if not replies.post(core_id, value, options.sync_timeout_s) and not protocol.send(fd, value):
+                    return
+                replied = True
+                continue
+            else:
+                return
+        else:
+            # Launches of a batch come back to back: after a reply, look for the next command a while
+            # before sleeping (an idle core only sleeps).
+            if replied and ctx.spin_s and not poller.poll(0):
+                spin_until(lambda: bool(poller.poll(0)), ctx.spin_s)
+            replied = False
+            if not poller.poll(1000):
+                if os.getppid() != parent_pid:
+                    os._exit(0)
+                continue
+            try:
+                message = protocol.recv(fd)
+            except (EOFError, OSError):
+                return
         if type(message) is LaunchCommand:
             reply = run_launch(ctx, message)
             # (on the board, unless this core is the launch's last: then the message wakes the parent)
@@ -303,6 +345,7 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
     """Run one kernel launch on this core and build the reply for the parent."""
     core_id = ctx.info.core_id
     launch_id, kernel, args, kwargs, dropped_syncs, trace, hold, inserts = command  # once: attribute reads cost more
+    handle: int | None = None
     if type(kernel) is int:  # a reference this pool was sent before (LaunchCommand.kernel)
         handle, kernel = kernel, ctx.kernels.get(kernel)
         if kernel is None:  # (never: a pool's cores get every handle before its use)
@@ -333,6 +376,8 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
         ctx.events = None
     elapsed = time.perf_counter() - start
     ctx.sync.set_state(core_id, CoreState.DONE)
+    if handle is not None and not dropped_syncs and not trace and hold is None and not inserts:
+        ctx.offer_native(handle, fn)
     return LaunchDone(launch_id, core_id, elapsed, tuple(events) if events is not None else None,
                       ctx.flags_set())
 

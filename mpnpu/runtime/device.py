@@ -334,8 +334,17 @@ class Device:
             else:
                 handle = len(pool.kernel_handles) + 1
                 wire_kernel = (handle, ref) if reusable else ref
-            framed = protocol.frame(LaunchCommand(self._launch_id + 1, wire_kernel, args, kwargs, dropped, trace,
-                                                  hold, inserts))
+            command = LaunchCommand(self._launch_id + 1, wire_kernel, args, kwargs, dropped, trace, hold, inserts)
+            framed = None
+            # A plain launch of a kernel object a core may serve natively (a compiled kernel it has
+            # run before: see mpnpu.ascendc.serve) goes as a native command; the core reads the
+            # pickled command at its tail when it cannot.
+            kinds = getattr(ref, "mpnpu_native", None) if sent is not None else None
+            if kinds and sent is not None and not trace and not dropped and hold is None and not inserts \
+                    and not kwargs:
+                framed = protocol.frame_native(command, sent[0], args, kinds)
+            if framed is None:
+                framed = protocol.frame(command)
         except Exception as e:
             raise UsageError(f"launch arguments of {kernel_name(ref)} cannot be sent to the cores: {e}") from None
         self._launch_id += 1

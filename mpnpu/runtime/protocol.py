@@ -14,10 +14,13 @@ the named types into that tuple and back; :mod:`mpnpu.runtime.wire` frames the b
 
 from __future__ import annotations
 
+import hashlib
 import pickle
-from typing import Any, NamedTuple, Union
+import struct
+from typing import Any, NamedTuple, Sequence, Union
 
 from . import wire
+from .gm import GlobalTensor
 
 
 class LaunchCommand(NamedTuple):
@@ -87,9 +90,94 @@ def encode(message: Message) -> bytes:
 
 
 def decode(data: bytes) -> Message:
-    """The message :func:`encode` made these bytes from."""
+    """The message :func:`encode`, :func:`frame_native` or a native serving loop made these bytes from."""
+    first = data[0] if data else 0
+    if first == _NATIVE_MAGIC:  # a native command: the pickled command is its tail
+        (tail,) = _TAIL.unpack_from(data, 28)
+        data = data[tail:]
+    elif first == _DONE_MAGIC:
+        return decode_done(data)
     t = pickle.loads(data)
     return _new_tuple(_TYPES[t[0]], t[1:])  # type: ignore[no-any-return]
+
+
+# -- the native frames (a compiled kernel's serving loop, mpnpu/ascendc/include/mpnpu/serve.h) -------------
+#
+# A launch a compiled kernel's native loop can run in a core process is sent as a *native command*:
+# a fixed header, each argument's place in GM as four integers, then the pickled LaunchCommand, so
+# that a core that cannot run it natively (or has no such loop) reads the command as ever. The
+# loop's reply is a *done reply*: a LaunchDone as a few packed fields. Both ends are processes of
+# one machine: native byte order. (A pickle starts with its PROTO opcode, 0x80: never 'N' or 'D'.)
+
+_NATIVE_MAGIC, _DONE_MAGIC = ord("N"), ord("D")
+_NATIVE_HEAD = struct.Struct("=B7xqqiI")
+_TAIL = struct.Struct("=I")
+_DONE_HEAD = struct.Struct("=B3xiqdi")
+_ARG_STRUCTS: dict[int, struct.Struct] = {}
+_SEGMENT_KEYS: dict[str, int] = {}
+
+
+def segment_key(name: str) -> int:
+    """A GM segment's name as the non-zero 64-bit number native frames carry (the same in every process)."""
+    key = _SEGMENT_KEYS.get(name)
+    if key is None:
+        key = _SEGMENT_KEYS[name] = int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(),
+                                                   "little") | 1
+    return key
+
+
+def frame_native(command: LaunchCommand, handle: int, args: Sequence[Any], kinds: Sequence[str]) -> bytes | None:
+    """The framed native command of ``command`` (its kernel named by ``handle``, its parameters of
+    ``kinds``: "p" a pointer, "f"/"d" a float/double, "i<n>"/"u<n>" an integer of n bytes), or None
+    when an argument does not fit its kind (such a launch goes as a plain frame, and the core says why)."""
+    n = len(args)
+    if n != len(kinds):
+        return None
+    values: list[int] = []
+    for a, kind in zip(args, kinds):
+        if kind == "p":
+            if type(a) is GlobalTensor:
+                segment = a.segment
+                if segment:
+                    values += (_SEGMENT_KEYS.get(segment) or segment_key(segment), a.offset, a.root_offset,
+                               a.root_nbytes)
+                    continue
+            elif a is not None:
+                return None
+            values += (0, 0, 0, 0)  # (None, or a tensor without elements: a null pointer)
+            continue
+        # A scalar: segment key 0 and its 64-bit slot, as the core's own path makes it (bridge.slots_of).
+        if type(a) is GlobalTensor or a is None or isinstance(a, bool) and kind in ("f", "d"):
+            return None
+        try:
+            if kind == "f":
+                slot = _F32.unpack(_F32_PACK.pack(float(a)))[0]
+            elif kind == "d":
+                slot = _F64.unpack(_F64_PACK.pack(float(a)))[0]
+            else:
+                slot = int(a) & 0xFFFF_FFFF_FFFF_FFFF
+        except (TypeError, ValueError, OverflowError):
+            return None
+        values += (0, slot, 0, 0)
+    packer = _ARG_STRUCTS.get(n)
+    if packer is None:
+        packer = _ARG_STRUCTS[n] = struct.Struct("=" + "Q" * (4 * n))
+    tail = _NATIVE_HEAD.size + packer.size
+    pickled = pickle.dumps(_TAGS[LaunchCommand] + command, protocol=_HIGHEST)
+    return wire.frame(_NATIVE_HEAD.pack(_NATIVE_MAGIC, command.launch_id, handle, n, tail) + packer.pack(*values)
+                      + pickled)
+
+
+_F32_PACK, _F32 = struct.Struct("=f"), struct.Struct("=I")
+_F64_PACK, _F64 = struct.Struct("=d"), struct.Struct("=Q")
+
+
+def decode_done(data: bytes) -> LaunchDone:
+    """The LaunchDone of a done reply."""
+    _, core_id, launch_id, elapsed, n = _DONE_HEAD.unpack_from(data)
+    raw = struct.unpack_from(f"={2 * n}h", data, _DONE_HEAD.size) if n else ()
+    flags = tuple((raw[2 * i], raw[2 * i + 1]) for i in range(n))
+    return LaunchDone(launch_id, core_id, elapsed, None, flags)
 
 
 def frame(message: Message) -> bytes:
@@ -104,5 +192,8 @@ def send(fd: int, message: Message) -> bool:
 
 def recv(fd: int) -> Message:
     """Receive one message (blocking). Raises EOFError when the writer is gone."""
-    t = pickle.loads(wire.recv(fd))
+    data = wire.recv(fd)
+    if data[:1] in (b"N", b"D"):
+        return decode(data)
+    t = pickle.loads(data)
     return _new_tuple(_TYPES[t[0]], t[1:])  # type: ignore[no-any-return]

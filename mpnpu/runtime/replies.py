@@ -78,6 +78,18 @@ class ReplyBoard:
             self._lock.release()
         return fits and not last
 
+    def native_view(self) -> dict[str, int]:
+        """Where the board is in this process, for a native serving loop that posts its replies
+        itself by the same protocol (mpnpu/ascendc/include/mpnpu/serve.h): the rows' address, a
+        row's size, its fields' offsets and flag capacity, the done count's address and the lock's
+        sem_t* (0: the lock is none a library can take)."""
+        handle = getattr(getattr(self._lock, "_semlock", None), "handle", 0)
+        return {"rows": ctypes.addressof(self._rows), "row_size": ctypes.sizeof(_Row), "row_flags": ROW_FLAGS,
+                "off_launch_id": _Row.launch_id.offset, "off_elapsed": _Row.elapsed_s.offset,
+                "off_n_flags": _Row.n_flags.offset, "off_flags": _Row.flags.offset,
+                "done": ctypes.addressof(self._done), "lock": handle if isinstance(handle, int) else 0,
+                "parties": self._n}
+
     def all_done(self) -> bool:
         """Parent: every core has counted itself done (every row that will be written is)."""
         return self._done.value >= self._n

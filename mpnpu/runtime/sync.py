@@ -134,6 +134,10 @@ class SyncObjects:
         ctypes.memset(self.last_words_address(core_id), 0, LAST_WORDS_BYTES)
         return raw.decode(errors="replace").strip()
 
+    def status_address(self) -> int:
+        """Where the status board is in this process (ST_COLUMNS int64 per core)."""
+        return ctypes.addressof(self._status)
+
     def set_state(self, core_id: int, state: CoreState) -> None:
         base = core_id * ST_COLUMNS
         self._status[base + ST_STATE] = int(state)

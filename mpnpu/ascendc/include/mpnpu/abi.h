@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define MPNPU_ABI_VERSION 5
+#define MPNPU_ABI_VERSION 6
 
 #ifdef __cplusplus
 extern "C" {
@@ -229,6 +229,88 @@ typedef struct MpnpuHostLaunch {
     const char* arg_names;    /* the arguments as written, "x, y, z, workspace, tiling" */
     const MpnpuExports* exports;
 } MpnpuHostLaunch;
+
+/* A core process's native serving loop (mpnpu_serve, include/mpnpu/serve.h): it reads the launch
+ * commands on the core's pipe itself and runs those it can without the core process's Python (a
+ * kernel it was registered for, every argument a GM tensor in a window it was told of), replying
+ * on the reply board as the core process would; anything else goes back to the core process. The
+ * wire formats are mpnpu/runtime/protocol.py's (a native command frame, a compact done reply). */
+#define MPNPU_SERVE_MAX_ENTRIES 32
+
+/* A kernel the loop may launch: the command's handle, the library's mpnpu_run, and this core's
+ * launch struct for it, with its slot and region arrays. */
+typedef struct MpnpuServeEntry {
+    int64_t handle;
+    int32_t (*run)(const MpnpuLaunch* launch, const uint64_t* slots, int32_t n_slots);
+    MpnpuLaunch* launch;
+    uint64_t* slots;
+    MpnpuRegion* regions;
+    int32_t n_params;
+    int32_t memcheck;
+    uint64_t tiling_key;
+    uint64_t sys_workspace_bytes;
+    uint64_t* used; /* the launch's native flag marks (MpnpuNativeSync.used), or NULL */
+} MpnpuServeEntry;
+
+/* A GM allocation's window in this process (mpnpu/ascendc/windows.py), in an open-addressing
+ * table keyed by (segment key, root offset, bytes); addr 0: an empty slot. */
+typedef struct MpnpuServeWindow {
+    uint64_t segment;
+    uint64_t root_offset;
+    uint64_t nbytes;
+    uint64_t addr;
+} MpnpuServeWindow;
+
+typedef struct MpnpuServe {
+    int32_t abi;          /* MPNPU_ABI_VERSION */
+    int32_t fd;           /* the core's end of its pipe */
+    int32_t core_id;
+    int32_t n_cores;      /* the device's core processes (the reply board's parties) */
+    int32_t n_entries;
+    int32_t replied;      /* in: the core has just replied (look for the next command a while first) */
+    MpnpuServeEntry entries[MPNPU_SERVE_MAX_ENTRIES];
+    MpnpuServeWindow* windows;
+    uint64_t window_mask; /* the table has window_mask + 1 slots (a power of two) */
+    /* the reply board (mpnpu/runtime/replies.py): rows of row_size bytes, the fields at these offsets */
+    uint8_t* rows;
+    int32_t row_size;
+    int32_t row_flags;    /* (mode, id) pairs a row holds */
+    int32_t off_launch_id;
+    int32_t off_elapsed;
+    int32_t off_n_flags;
+    int32_t off_flags;
+    int64_t* done;
+    void* board_lock;     /* sem_t* */
+    int64_t* status;      /* the status board: st_columns int64 per core */
+    int32_t st_columns;
+    int32_t max_per_cpu;  /* the spin budget's rule (mpnpu/runtime/spin.py): spin_fixed_ns if >= 0, */
+    int64_t spin_fixed_ns;/* else spin_default_ns unless more than max_per_cpu core processes a CPU */
+    int64_t spin_default_ns;
+    uint64_t spin_ns;     /* the budget now (refreshed after each launch, as the core process does) */
+    uint64_t timeout_ns;  /* the board lock's */
+    uint8_t* buf;         /* the frame read last: header and payload, buf_len bytes of frame_len */
+    int64_t buf_cap;
+    int64_t buf_len;
+    int64_t frame_len;
+    /* out: the launch the loop stopped at (MPNPU_SERVE_FAILED / _REPLY) */
+    int64_t launch_id;
+    int32_t entry;        /* the entry running or last run (callbacks find its library by it) */
+    int32_t rc;           /* mpnpu_run's */
+    double elapsed_s;
+    uint64_t flags_mask;  /* bit mode * MPNPU_FLAG_IDS + id: the flags the launch set */
+    uint64_t extra_used;  /* in: flags the core process's callbacks set during the launch (same bits) */
+    uint64_t served;      /* launches run natively so far */
+} MpnpuServe;
+
+/* What mpnpu_serve returns: why it handed control back to the core process. */
+enum {
+    MPNPU_SERVE_FRAME = 1,  /* buf holds a frame for the core process (frame_len > buf_len: read the rest) */
+    MPNPU_SERVE_FAILED = 2, /* a native launch's kernel failed (rc, launch_id, entry; buf holds its frame) */
+    MPNPU_SERVE_IDLE = 3,   /* no command for a second (the core process looks at its parent) */
+    MPNPU_SERVE_CLOSED = 4, /* the pipe closed */
+    MPNPU_SERVE_REPLY = 5   /* a native launch ran; its reply does not fit the board's row or the lock
+                               timed out: the core process replies (elapsed_s, flags_mask) */
+};
 
 enum { MPNPU_RUN_OK = 0, MPNPU_RUN_FAULT = 1, MPNPU_RUN_HOST_ERROR = 2, MPNPU_RUN_CXX_EXCEPTION = 3 };
 

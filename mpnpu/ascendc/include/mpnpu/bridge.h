@@ -17,6 +17,7 @@
 #include "abi.h"
 #include "bridge_core.h"
 #include "rt.h"
+#include "serve.h"
 
 #define MPNPU_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -43,6 +44,10 @@ MPNPU_EXPORT int32_t mpnpu_site(int32_t id, const char** file, int32_t* line, co
 }
 
 MPNPU_EXPORT const MpnpuFault* mpnpu_fault() { return &mpnpu::core().fault; }
+
+// The core process's native serving loop (mpnpu/serve.h): runs the launches it can, returns
+// MPNPU_SERVE_* when the core process must act.
+MPNPU_EXPORT int32_t mpnpu_serve(MpnpuServe* s) { return ::mpnpu::serve::loop(s); }
 
 #ifdef MPNPU_STAGE_HOOKS
 // A library built for a launch that inserts syncs at function boundaries (-finstrument-functions,

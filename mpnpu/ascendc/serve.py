@@ -1,0 +1,246 @@
+"""A core process's native serving loop: the launches a batch repeats, run without its Python.
+
+::
+
+    core process (mpnpu.runtime.core)          kernel library (include/mpnpu/serve.h)
+    ───────────────────────────────────        ──────────────────────────────────────────
+    a plain launch of a compiled kernel ran ──► register(handle, its launch struct)
+    idle: NativeLoop.serve(fd) ──────────────► mpnpu_serve: wait, read, run, reply, wait, ...
+       ◄── "message": a frame for Python        (another command, an unknown kernel or window)
+       ◄── "failed": the kernel's error         (raised here as the core process's own path raises it)
+       ◄── "reply" / "idle" / "closed"
+
+Why it exists: see include/mpnpu/serve.h. What the loop runs natively is exactly what the core
+process's short path in :func:`mpnpu.ascendc.bridge.launcher` runs (every argument a GM tensor or
+None; no trace, dropped sync, hold or inserted sync: the parent sends only such launches as native
+commands, :func:`mpnpu.runtime.protocol.frame_native`), on the same launch struct, sync objects,
+status board and reply board; only who reads the pipe changes. ``MPNPU_NATIVE_SERVE=0`` turns it
+off (every launch goes through the core process's Python), e.g. to measure the two side by side.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Any
+
+from mpnpu.errors import PipeClosedError
+from mpnpu.runtime.protocol import LaunchCommand, LaunchDone, decode, segment_key
+from mpnpu.runtime.spin import DEFAULT_SPIN_US, MAX_PROCESSES_PER_CPU
+from mpnpu.runtime.sync import ST_COLUMNS
+
+from . import abi, bridge
+from .bridge import Library, NativeEntry
+from .windows import WINDOWS
+
+#: the environment variable that turns native serving off ("0"); read in the parent and the cores
+NATIVE_SERVE_ENV = "MPNPU_NATIVE_SERVE"
+#: slots of the window table: twice the windows a process keeps (mpnpu.ascendc.windows.MAX_WINDOWS)
+_WINDOW_SLOTS = 1 << 13
+#: the frame buffer (a larger frame is read on by the core process)
+_BUFFER_BYTES = 1 << 16
+
+
+def enabled() -> bool:
+    """Native serving is on (``MPNPU_NATIVE_SERVE`` is not "0")."""
+    return os.environ.get(NATIVE_SERVE_ENV, "1") != "0"
+
+
+class _ServeLaunch:
+    """bridge._current while the loop runs: the callbacks' view of the launch running now (the
+    library of the loop's current entry, its sites numbered afresh by each launch)."""
+
+    def __init__(self, loop: "NativeLoop", ctx: Any) -> None:
+        self.loop = loop
+        self.ctx = ctx
+        self.pending: BaseException | None = None
+        self._sites: dict[int, tuple[str, str]] = {}
+        self._sites_of = (-1, -1)  # (launch id, entry) the cached sites belong to
+
+    @property
+    def lib(self) -> Library:
+        libs: list[Library] = self.loop.libs
+        return libs[int(self.loop.s.entry)]
+
+    def site(self, site_id: int) -> tuple[str, str]:
+        s = self.loop.s
+        if self._sites_of != (s.launch_id, s.entry):
+            self._sites, self._sites_of = {}, (s.launch_id, s.entry)
+        got = self._sites.get(site_id)
+        if got is None:
+            got = self._sites[site_id] = bridge._Launch(self.lib, self.ctx).site(site_id)
+        return got
+
+    def flag_was_set(self, mode: int, flag_id: int) -> None:
+        # (the loop reports it with the flags the library set natively: the parent clears them all)
+        self.loop.s.extra_used |= 1 << (mode * abi.FLAG_IDS + flag_id)
+
+
+class NativeLoop:
+    """This core process's native serving loop: its MpnpuServe, the kernels registered in it and the
+    window table, kept in step with :data:`mpnpu.ascendc.windows.WINDOWS`."""
+
+    def __init__(self, ctx: Any, serve_fn: Any) -> None:
+        self.ctx = ctx
+        self._fn = serve_fn
+        self.s = s = abi.Serve()
+        s.abi = abi.ABI_VERSION
+        s.core_id = ctx.info.core_id
+        s.n_cores = ctx.topology.n_cores
+        self._table = (abi.ServeWindow * _WINDOW_SLOTS)()
+        s.windows, s.window_mask = ctypes.addressof(self._table), _WINDOW_SLOTS - 1
+        board = ctx.sync.replies.native_view()
+        s.rows, s.row_size, s.row_flags = board["rows"], board["row_size"], board["row_flags"]
+        s.off_launch_id, s.off_elapsed = board["off_launch_id"], board["off_elapsed"]
+        s.off_n_flags, s.off_flags = board["off_n_flags"], board["off_flags"]
+        s.done, s.board_lock = board["done"], board["lock"]
+        s.status, s.st_columns = ctx.sync.status_address(), ST_COLUMNS
+        s.max_per_cpu = int(MAX_PROCESSES_PER_CPU)
+        spin_us = ctx.options.spin_us
+        s.spin_fixed_ns = -1 if spin_us is None else int(max(0.0, float(spin_us)) * 1000)
+        s.spin_default_ns = int(DEFAULT_SPIN_US * 1000)
+        s.spin_ns = int(ctx.spin_s * 1e9)
+        s.timeout_ns = int(ctx.options.sync_timeout_s * 1e9)
+        self._buf = ctypes.create_string_buffer(_BUFFER_BYTES)
+        s.buf, s.buf_cap = ctypes.addressof(self._buf), _BUFFER_BYTES
+        self.libs: list[Library] = []
+        self.entries: list[NativeEntry] = []
+        self.handles: set[int] = set()
+        self._windows_seen = (-1, 0)  # (WINDOWS.generation, keys of WINDOWS.mapped in the table)
+        self._served = 0
+        self._state = _ServeLaunch(self, ctx)
+        self.usable = bool(s.board_lock)
+
+    def register(self, handle: int, entry: NativeEntry) -> bool:
+        """Let the loop run launches of kernel ``handle`` as ``entry`` says; False if it is full."""
+        if handle in self.handles:
+            return True
+        s = self.s
+        if s.n_entries >= abi.SERVE_MAX_ENTRIES:
+            return False
+        e = s.entries[s.n_entries]
+        e.handle = handle
+        e.run = ctypes.cast(entry.lib.run_unconverted or entry.lib.run, ctypes.c_void_p).value
+        e.launch = ctypes.addressof(entry.launch)
+        e.slots, e.regions = ctypes.addressof(entry.slots), ctypes.addressof(entry.regions)
+        e.n_params, e.memcheck = entry.n_params, 1 if entry.memcheck else 0
+        e.tiling_key, e.sys_workspace_bytes = entry.tiling_key, entry.sys_workspace_bytes
+        e.used = ctypes.addressof(entry.used) if entry.used is not None else None
+        s.n_entries += 1
+        self.libs.append(entry.lib)
+        self.entries.append(entry)
+        self.handles.add(handle)
+        return True
+
+    def _sync_windows(self) -> None:
+        """Put the windows mapped since the last call into the table (all again after an unmap)."""
+        generation, added = self._windows_seen
+        mapped = WINDOWS.mapped
+        if generation != WINDOWS.generation:
+            ctypes.memset(self._table, 0, ctypes.sizeof(self._table))
+            added = 0
+        if added == len(mapped):
+            self._windows_seen = (WINDOWS.generation, added)
+            return
+        table, mask = self._table, _WINDOW_SLOTS - 1
+        for i, ((segment, offset, nbytes), addr) in enumerate(mapped.items()):
+            if i < added:
+                continue
+            key = segment_key(segment)
+            slot = _window_hash(key, offset, nbytes) & mask
+            while table[slot].addr and not (table[slot].segment == key and table[slot].root_offset == offset
+                                            and table[slot].nbytes == nbytes):
+                slot = (slot + 1) & mask
+            w = table[slot]
+            w.segment, w.root_offset, w.nbytes, w.addr = key, offset, nbytes, addr
+        self._windows_seen = (WINDOWS.generation, len(mapped))
+
+    def serve(self, fd: int, replied: bool) -> tuple[str, Any]:
+        """Serve launches natively until the core process must act: ("message", frame payload),
+        ("failed", (launch id, the exception)), ("reply", LaunchDone to post), ("idle", None) or
+        ("closed", None)."""
+        s, ctx = self.s, self.ctx
+        s.fd, s.replied = fd, 1 if replied else 0
+        self._sync_windows()
+        # The context as a plain launch leaves it (the callbacks read it): the last launch through
+        # Python may have been traced or held.
+        if ctx.events is not None or ctx.dropped_syncs or ctx.hold is not None or ctx.stage_hooks is not None:
+            ctx.begin_launch(frozenset(), False)
+        self._state.pending = None
+        bridge._current = self._state  # type: ignore[assignment]
+        try:
+            code = self._fn(ctypes.addressof(s))
+        finally:
+            bridge._current = None
+        if s.served != self._served:
+            self._served = s.served
+            for entry in self.entries:  # (the loop wrote these structs: the next Python launch rewrites them)
+                entry.last[0], entry.last[1], entry.last[2] = None, -1, None
+        if code == abi.SERVE_FRAME:
+            data = ctypes.string_at(self._buf, s.buf_len)
+            if s.frame_len > s.buf_len:
+                data += _read_rest(fd, s.frame_len - s.buf_len)
+            return "message", data[4:]
+        if code == abi.SERVE_FAILED:
+            return "failed", (s.launch_id, self._failure())
+        if code == abi.SERVE_REPLY:
+            mask = s.flags_mask
+            flags = tuple((bit // abi.FLAG_IDS, bit % abi.FLAG_IDS) for bit in range(3 * abi.FLAG_IDS)
+                          if mask >> bit & 1)
+            return "reply", LaunchDone(s.launch_id, s.core_id, s.elapsed_s, None, flags)
+        if code == abi.SERVE_IDLE:
+            return "idle", None
+        return "closed", None
+
+    def _failure(self) -> BaseException:
+        """The error of the native launch that failed, as the core process's short path raises it."""
+        s = self._state
+        pending, s.pending = s.pending, None
+        try:
+            if self.s.rc == abi.RUN_HOST_ERROR and pending is not None:
+                raise pending
+            command = decode(ctypes.string_at(self._buf, self.s.buf_len)[4:])
+            assert isinstance(command, LaunchCommand)
+            lib = self.libs[self.s.entry]
+            raise bridge._fault_error(s, bridge.slots_of(lib.params, command.args, trim=False)[1],  # type: ignore[arg-type]
+                                      self.s.rc)
+        except BaseException as e:  # (raised, so that it carries a traceback as the Python path's does)
+            return e
+
+
+def _window_hash(segment: int, offset: int, nbytes: int) -> int:
+    """serve.h's window_hash, in 64-bit arithmetic."""
+    m = (1 << 64) - 1
+    h = segment ^ ((offset * 0x9E3779B97F4A7C15) & m) ^ ((nbytes * 0xC2B2AE3D27D4EB4F) & m)
+    h ^= h >> 29
+    h = (h * 0xBF58476D1CE4E5B9) & m
+    return h ^ (h >> 32)
+
+
+def _read_rest(fd: int, n: int) -> bytes:
+    parts = []
+    while n > 0:
+        chunk = os.read(fd, min(n, 1 << 16))
+        if not chunk:
+            raise PipeClosedError("the other end of the pipe is gone")
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def register(ctx: Any, handle: int, entry: NativeEntry, loop: Any) -> Any:
+    """Register ``entry`` as kernel ``handle`` in this core's native loop (made by the first one);
+    the loop, or ``loop`` as it was when native serving is off or impossible here."""
+    if not enabled() or entry.lib.serve is None:
+        return loop
+    if loop is None:
+        loop = NativeLoop(ctx, entry.lib.serve)
+        if not loop.usable:
+            return None
+    if not isinstance(loop, NativeLoop):
+        return loop
+    loop.register(handle, entry)
+    return loop
+
+
+__all__ = ["NATIVE_SERVE_ENV", "NativeLoop", "enabled", "register"]
