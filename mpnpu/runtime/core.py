@@ -153,8 +153,11 @@ def is_kernel_object(kernel: object) -> bool:
     topology, args, kwargs)`` (refuse a bad launch before any core runs) and
     ``mpnpu_with_inserts(inserts)`` (the kernel object to launch when the launch inserts syncs at
     stage boundaries), and ``mpnpu_immutable = True`` (the object never changes once launched: a
-    device then sends it to a pool's cores once and names it by a handle after that). The runtime
-    knows nothing else about it."""
+    device then sends it to a pool's cores once and names it by a handle after that). Such an
+    object may also serve its launches natively: ``mpnpu_native`` (in the parent: its parameter
+    kinds, for a plain launch to go as a native command) and ``mpnpu_native_register(ctx, handle,
+    loop)`` (in a core, after it ran there: the core's native serving loop, see
+    :meth:`CoreContext.offer_native`). The runtime knows nothing else about it."""
     return isinstance(getattr(kernel, "mpnpu_kernel_name", None), str) and callable(kernel)
 
 
