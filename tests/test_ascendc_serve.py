@@ -10,7 +10,6 @@ pickled reply."""
 from __future__ import annotations
 
 import ctypes
-import os
 import subprocess
 import sys
 
@@ -204,7 +203,7 @@ def test_flags_a_native_launch_left_set_are_cleared_before_the_next(frames, mode
 
 def test_the_serve_struct_has_the_same_layout_in_cxx_and_python(tmp_path) -> None:
     from mpnpu.ascendc import abi
-    from mpnpu.ascendc.build import INCLUDE_DIR
+    from mpnpu.ascendc.build import INCLUDE_DIR, find_compiler
 
     checks = []
     for struct, cls in (("MpnpuServe", abi.Serve), ("MpnpuServeEntry", abi.ServeEntry),
@@ -216,8 +215,7 @@ def test_the_serve_struct_has_the_same_layout_in_cxx_and_python(tmp_path) -> Non
     src.write_text('#include <cstddef>\n#include <cstdio>\n#include "mpnpu/abi.h"\nint main() {\n'
                    + "\n".join(checks) + "\n}\n")
     exe = tmp_path / "layout"
-    cxx = os.environ.get("CXX", "g++")
-    subprocess.run([cxx, "-std=c++17", f"-I{INCLUDE_DIR}", str(src), "-o", str(exe)], check=True)
+    subprocess.run([*find_compiler(), "-std=c++17", f"-I{INCLUDE_DIR}", str(src), "-o", str(exe)], check=True)
     got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
     want = []
     for struct, cls in (("MpnpuServe", abi.Serve), ("MpnpuServeEntry", abi.ServeEntry),
