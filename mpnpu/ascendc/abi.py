@@ -145,6 +145,7 @@ class Fault(ctypes.Structure):
 # -- the native serving loop (include/mpnpu/serve.h) ----------------------------------------------------
 
 SERVE_MAX_ENTRIES = 32
+SERVE_MAX_ARGS = 64
 SERVE_FRAME, SERVE_FAILED, SERVE_IDLE, SERVE_CLOSED, SERVE_REPLY = 1, 2, 3, 4, 5
 
 

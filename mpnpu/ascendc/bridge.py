@@ -546,7 +546,7 @@ def _inserts(launch: Any, ctx: Any, stages: Sequence[tuple[str, tuple[int, ...]]
     return [array, records]
 
 
-_MAX_ARGS = 64
+_MAX_ARGS = abi.SERVE_MAX_ARGS  # the slot and region arrays (a native serving loop fills them too)
 _STRUCTS: dict[tuple[int, KernelType], tuple[Any, Any, Any, list[Any], Any]] = {}
 
 

@@ -236,6 +236,7 @@ typedef struct MpnpuHostLaunch {
  * on the reply board as the core process would; anything else goes back to the core process. The
  * wire formats are mpnpu/runtime/protocol.py's (a native command frame, a compact done reply). */
 #define MPNPU_SERVE_MAX_ENTRIES 32
+#define MPNPU_SERVE_MAX_ARGS 64 /* a registered kernel's parameters at most (its slot and region arrays) */
 
 /* A kernel the loop may launch: the command's handle, the library's mpnpu_run, and this core's
  * launch struct for it, with its slot and region arrays. */

@@ -133,20 +133,27 @@ inline int find_entry(const MpnpuServe* s, int64_t handle) {
     return -1;
 }
 
-// Fill entry e's slots and regions from a native command's arguments: false if one is in no window
-// the table holds (the core process maps it).
+// Fill entry e's slots and regions from a native command's arguments: false, with nothing
+// written, if one is in no window the table holds (the core process maps it; the arrays still hold
+// what its own path last wrote, which it may reuse).
 inline bool marshal(const MpnpuServe* s, const MpnpuServeEntry& e, const uint8_t* args, int32_t n) {
+    uint64_t windows[MPNPU_SERVE_MAX_ARGS];
+    if (n > MPNPU_SERVE_MAX_ARGS) return false;
+    for (int32_t i = 0; i < n; ++i) {
+        const uint8_t* a = args + int64_t(i) * ARG_BYTES;
+        const uint64_t segment = get<uint64_t>(a);
+        windows[i] = segment ? window(s, segment, get<uint64_t>(a + 16), get<uint64_t>(a + 24)) : 0;
+        if (segment && windows[i] == 0) return false;
+    }
     int32_t regions = 0;
     for (int32_t i = 0; i < n; ++i) {
         const uint8_t* a = args + int64_t(i) * ARG_BYTES;
-        const uint64_t segment = get<uint64_t>(a), offset = get<uint64_t>(a + 8), root = get<uint64_t>(a + 16),
-                       nbytes = get<uint64_t>(a + 24);
-        if (segment == 0) {  // a scalar's slot, or a null pointer's 0
+        const uint64_t offset = get<uint64_t>(a + 8), root = get<uint64_t>(a + 16), nbytes = get<uint64_t>(a + 24);
+        const uint64_t addr = windows[i];
+        if (addr == 0) {  // a scalar's slot, or a null pointer's 0
             e.slots[i] = offset;
             continue;
         }
-        const uint64_t addr = window(s, segment, root, nbytes);
-        if (addr == 0) return false;
         e.slots[i] = addr + (offset - root);
         bool seen = false;  // (one region per allocation, however many arguments point into it)
         for (int32_t r = 0; r < regions && !seen; ++r) seen = e.regions[r].addr == addr;
