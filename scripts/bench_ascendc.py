@@ -32,8 +32,9 @@ def bench_launch(rounds: int, launches: int) -> None:
     1:2 device, in many short alternating blocks (the machine's load changes over seconds; a block
     of each, back to back, sees the same load), and each core's own time inside the kernel call."""
     k = compile_kernel(os.path.join(HERE, "bench_kernels.cpp"), "empty_kernel", kernel_type=KernelType.MIX_1_2)
-    # the same library as a kernel object the parent never sends as a native command
-    k_python = dataclasses.replace(k)
+    # the same library as a kernel object the parent never sends as a native command (another
+    # tiling key, which the empty kernel ignores: a kernel object equal to k would be taken for it)
+    k_python = dataclasses.replace(k, tiling_key=1)
     k_python.__dict__["mpnpu_native"] = None
     kernels = {"cxx": k, "cxx-python": k_python, "py": EMPTY_PY}
     ratios: dict[str, list[float]] = {"py": [], "native": []}
