@@ -103,6 +103,25 @@ def test_new_tensors_go_through_python_once_then_natively(frames) -> None:
                     assert frames.replies == ["D"]
 
 
+def test_a_command_larger_than_the_loops_buffer_reaches_the_core_whole(frames) -> None:
+    """A Python kernel's launch of 200 KB between native ones: the loop reads what fits, the core's
+    Python the rest, and the native launches go on."""
+    from tests.runtime_util import k as test_kernel
+
+    c = kernel("two_phase.cpp", "two_phase")
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.arange(512, dtype=np.float32))
+        parts, out = dev.empty("partials", 32, "float32"), dev.empty("out", 8, "float32")
+        n = dev.to_device("n", np.zeros(8, np.int32))
+        for payload in (b"x" * 200_000, b"y" * 70_000, b"z"):
+            dev.launch(c, x, parts, out, 512)
+            dev.launch(c, x, parts, out, 512)
+            assert frames.replies[-1] == "D"
+            dev.launch(test_kernel("payload_length"), n, payload)
+            assert int(dev.to_host(n)[0]) == len(payload)
+        assert dev.to_host(out)[0] == np.arange(512).sum()
+
+
 def test_native_serving_can_be_turned_off(frames, monkeypatch: pytest.MonkeyPatch) -> None:
     from mpnpu.ascendc import compile_kernel
     from tests.ascendc_util import source

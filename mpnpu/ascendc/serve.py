@@ -24,7 +24,8 @@ import ctypes
 import os
 from typing import Any
 
-from mpnpu.errors import PipeClosedError
+from mpnpu.errors import PipeClosedError, WireError
+from mpnpu.runtime import wire
 from mpnpu.runtime.protocol import LaunchCommand, LaunchDone, decode, segment_key
 from mpnpu.runtime.spin import DEFAULT_SPIN_US, MAX_PROCESSES_PER_CPU
 from mpnpu.runtime.sync import ST_COLUMNS
@@ -35,8 +36,9 @@ from .windows import WINDOWS
 
 #: the environment variable that turns native serving off ("0"); read in the parent and the cores
 NATIVE_SERVE_ENV = "MPNPU_NATIVE_SERVE"
-#: slots of the window table: twice the windows a process keeps (mpnpu.ascendc.windows.MAX_WINDOWS)
-_WINDOW_SLOTS = 1 << 13
+#: slots of the window table: a power of two, at least twice the windows a process keeps
+#: (WINDOWS.max_windows), so that a probe always ends at an empty slot
+_WINDOW_SLOTS = 1 << max(13, (2 * WINDOWS.max_windows - 1).bit_length())
 #: the frame buffer (a larger frame is read on by the core process)
 _BUFFER_BYTES = 1 << 16
 
@@ -161,7 +163,10 @@ class NativeLoop:
         ("closed", None)."""
         s, ctx = self.s, self.ctx
         s.fd, s.replied = fd, 1 if replied else 0
+        s.spin_ns = int(ctx.spin_s * 1e9)  # (the core process may have worked it out again since)
         self._sync_windows()
+        if ctx.pipes.asynchronous:  # (a Python kernel's pipes: a callback's flag set goes in order)
+            ctx.pipes.reset(False)
         # The context as a plain launch leaves it (the callbacks read it): the last launch through
         # Python may have been traced or held.
         if ctx.events is not None or ctx.dropped_syncs or ctx.hold is not None or ctx.stage_hooks is not None:
@@ -176,8 +181,13 @@ class NativeLoop:
             self._served = s.served
             for entry in self.entries:  # (the loop wrote these structs: the next Python launch rewrites them)
                 entry.last[0], entry.last[1], entry.last[2] = None, -1, None
+        ctx.spin_s = s.spin_ns / 1e9  # (the loop refreshes the budget after each launch it runs)
         if code == abi.SERVE_FRAME:
+            if s.frame_len == 0:  # (nothing read)
+                return "message", wire.recv(fd)
             data = ctypes.string_at(self._buf, s.buf_len)
+            if s.buf_len > s.frame_len:  # (as the core process's own reading says)
+                raise WireError("protocol error: more than one message in the pipe")
             if s.frame_len > s.buf_len:
                 data += _read_rest(fd, s.frame_len - s.buf_len)
             return "message", data[4:]

@@ -248,7 +248,9 @@ inline bool reply(MpnpuServe* s, bool* closed) {
 }
 
 inline int32_t loop(MpnpuServe* s) {
-    if (!s || s->abi != MPNPU_ABI_VERSION || !s->buf || s->buf_cap < HEADER) return MPNPU_SERVE_FRAME;
+    if (!s) return MPNPU_SERVE_FRAME;
+    s->buf_len = s->frame_len = 0;  // (FRAME with nothing read: the core process reads the pipe itself)
+    if (s->abi != MPNPU_ABI_VERSION || !s->buf || s->buf_cap < HEADER) return MPNPU_SERVE_FRAME;
     bool replied = s->replied != 0;
     for (;;) {
         if (replied && s->spin_ns) {  // (launches of a batch come back to back)
@@ -260,7 +262,9 @@ inline int32_t loop(MpnpuServe* s) {
         replied = false;
         if (!readable(s->fd, 1000)) return MPNPU_SERVE_IDLE;
         if (!read_frame(s)) return MPNPU_SERVE_CLOSED;
-        if (s->buf_len < s->frame_len || s->frame_len < HEADER + NATIVE_HEAD) return MPNPU_SERVE_FRAME;
+        // (more than one frame read, a frame longer than the buffer, a short one: the core process's
+        // own reading says what it is, a protocol error included)
+        if (s->buf_len != s->frame_len || s->frame_len < HEADER + NATIVE_HEAD) return MPNPU_SERVE_FRAME;
         const uint8_t* cmd = s->buf + HEADER;
         const int64_t payload = s->frame_len - HEADER;
         if (cmd[0] != 'N') return MPNPU_SERVE_FRAME;
