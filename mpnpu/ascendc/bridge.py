@@ -441,10 +441,7 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
                 _report_native_flags(ctx, used)
         if rc != abi.RUN_OK:
             pending, state.pending = state.pending, None  # (not kept alive by the reused _Launch)
-            if rc == abi.RUN_HOST_ERROR and pending is not None:
-                raise pending
-            # The regions as the library indexed them: the windows this launch used, none unmapped.
-            raise _fault_error(state, slots_of(params, args, trim=False)[1], rc)
+            raise launch_error(state, pending, params, args, rc)
 
     def native_entry() -> NativeEntry | None:
         """What a native serving loop needs to run this launcher's plain launches on this core
@@ -701,6 +698,16 @@ def _with_stages(events: list[Any]) -> list[Any]:
     if run:
         flush()
     return out
+
+
+def launch_error(state: _Launch, pending: BaseException | None, params: Sequence[str], args: Sequence[Any],
+                 rc: int) -> BaseException:
+    """The error of a launch of ``args`` whose library returned ``rc``: what a callback raised
+    (``pending``), else the fault the library reported, on the regions as the library indexed
+    them (the windows the launch used, none unmapped since)."""
+    if rc == abi.RUN_HOST_ERROR and pending is not None:
+        return pending
+    return _fault_error(state, slots_of(params, args, trim=False)[1], rc)
 
 
 def _fault_error(state: _Launch, regions: Sequence[Region], rc: int) -> MpnpuError:

@@ -24,7 +24,7 @@ import ctypes
 import os
 from typing import Any
 
-from mpnpu.errors import PipeClosedError, WireError
+from mpnpu.errors import WireError
 from mpnpu.runtime import wire
 from mpnpu.runtime.protocol import LaunchCommand, LaunchDone, decode, segment_key
 from mpnpu.runtime.spin import DEFAULT_SPIN_US, MAX_PROCESSES_PER_CPU
@@ -61,8 +61,7 @@ class _ServeLaunch:
 
     @property
     def lib(self) -> Library:
-        libs: list[Library] = self.loop.libs
-        return libs[int(self.loop.s.entry)]
+        return self.loop.entries[int(self.loop.s.entry)].lib
 
     def site(self, site_id: int) -> tuple[str, str]:
         s = self.loop.s
@@ -88,14 +87,13 @@ class NativeLoop:
         self.s = s = abi.Serve()
         s.abi = abi.ABI_VERSION
         s.core_id = ctx.info.core_id
-        s.n_cores = ctx.topology.n_cores
         self._table = (abi.ServeWindow * _WINDOW_SLOTS)()
         s.windows, s.window_mask = ctypes.addressof(self._table), _WINDOW_SLOTS - 1
         board = ctx.sync.replies.native_view()
         s.rows, s.row_size, s.row_flags = board["rows"], board["row_size"], board["row_flags"]
         s.off_launch_id, s.off_elapsed = board["off_launch_id"], board["off_elapsed"]
         s.off_n_flags, s.off_flags = board["off_n_flags"], board["off_flags"]
-        s.done, s.board_lock = board["done"], board["lock"]
+        s.done, s.board_lock, s.n_cores = board["done"], board["lock"], board["parties"]
         s.status, s.st_columns = ctx.sync.status_address(), ST_COLUMNS
         s.max_per_cpu = int(MAX_PROCESSES_PER_CPU)
         spin_us = ctx.options.spin_us
@@ -105,18 +103,15 @@ class NativeLoop:
         s.timeout_ns = int(ctx.options.sync_timeout_s * 1e9)
         self._buf = ctypes.create_string_buffer(_BUFFER_BYTES)
         s.buf, s.buf_cap = ctypes.addressof(self._buf), _BUFFER_BYTES
-        self.libs: list[Library] = []
-        self.entries: list[NativeEntry] = []
-        self.handles: set[int] = set()
+        self.entries: list[NativeEntry] = []  # by the entry index the loop reports
         self._windows_seen = (-1, 0)  # (WINDOWS.generation, keys of WINDOWS.mapped in the table)
         self._served = 0
         self._state = _ServeLaunch(self, ctx)
         self.usable = bool(s.board_lock)
 
     def register(self, handle: int, entry: NativeEntry) -> bool:
-        """Let the loop run launches of kernel ``handle`` as ``entry`` says; False if it is full."""
-        if handle in self.handles:
-            return True
+        """Let the loop run launches of kernel ``handle`` as ``entry`` says (once per handle:
+        CoreContext.offer_native); False if it is full."""
         s = self.s
         if s.n_entries >= abi.SERVE_MAX_ENTRIES:
             return False
@@ -129,9 +124,7 @@ class NativeLoop:
         e.tiling_key, e.sys_workspace_bytes = entry.tiling_key, entry.sys_workspace_bytes
         e.used = ctypes.addressof(entry.used) if entry.used is not None else None
         s.n_entries += 1
-        self.libs.append(entry.lib)
         self.entries.append(entry)
-        self.handles.add(handle)
         return True
 
     def _sync_windows(self) -> None:
@@ -189,7 +182,7 @@ class NativeLoop:
             if s.buf_len > s.frame_len:  # (as the core process's own reading says)
                 raise WireError("protocol error: more than one message in the pipe")
             if s.frame_len > s.buf_len:
-                data += _read_rest(fd, s.frame_len - s.buf_len)
+                data += wire.read_exact(fd, s.frame_len - s.buf_len)
             return "message", data[4:]
         if code == abi.SERVE_FAILED:
             return "failed", (s.launch_id, self._failure())
@@ -204,16 +197,12 @@ class NativeLoop:
 
     def _failure(self) -> BaseException:
         """The error of the native launch that failed, as the core process's short path raises it."""
-        s = self._state
-        pending, s.pending = s.pending, None
+        state = self._state
+        pending, state.pending = state.pending, None
+        command = decode(ctypes.string_at(self._buf, self.s.buf_len)[4:])
+        assert isinstance(command, LaunchCommand)
         try:
-            if self.s.rc == abi.RUN_HOST_ERROR and pending is not None:
-                raise pending
-            command = decode(ctypes.string_at(self._buf, self.s.buf_len)[4:])
-            assert isinstance(command, LaunchCommand)
-            lib = self.libs[self.s.entry]
-            raise bridge._fault_error(s, bridge.slots_of(lib.params, command.args, trim=False)[1],  # type: ignore[arg-type]
-                                      self.s.rc)
+            raise bridge.launch_error(state, pending, state.lib.params, command.args, self.s.rc)  # type: ignore[arg-type]
         except BaseException as e:  # (raised, so that it carries a traceback as the Python path's does)
             return e
 
@@ -225,17 +214,6 @@ def _window_hash(segment: int, offset: int, nbytes: int) -> int:
     h ^= h >> 29
     h = (h * 0xBF58476D1CE4E5B9) & m
     return h ^ (h >> 32)
-
-
-def _read_rest(fd: int, n: int) -> bytes:
-    parts = []
-    while n > 0:
-        chunk = os.read(fd, min(n, 1 << 16))
-        if not chunk:
-            raise PipeClosedError("the other end of the pipe is gone")
-        parts.append(chunk)
-        n -= len(chunk)
-    return b"".join(parts)
 
 
 def register(ctx: Any, handle: int, entry: NativeEntry, loop: Any) -> Any:

@@ -290,6 +290,11 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
     replies = sync.replies
     poller = select.poll()
     poller.register(fd, select.POLLIN)
+    def answer(reply: Reply) -> bool:
+        """Reply on the board, unless this core is the launch's last (then the message wakes the
+        parent); False: the parent is gone."""
+        return replies.post(core_id, reply, options.sync_timeout_s) or protocol.send(fd, reply)
+
     replied = False
     while True:
         loop = ctx.native_loop
@@ -308,12 +313,11 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
             elif kind == "failed":
                 launch_id, error = value
                 ctx.sync.set_state(core_id, CoreState.FAILED)
-                reply: Reply = LaunchFailed(launch_id, core_id, error_report(error))
-                if not replies.post(core_id, reply, options.sync_timeout_s) and not protocol.send(fd, reply):
+                if not answer(LaunchFailed(launch_id, core_id, error_report(error))):
                     return
                 continue
             elif kind == "reply":
-                if not replies.post(core_id, value, options.sync_timeout_s) and not protocol.send(fd, value):
+                if not answer(value):
                     return
                 replied = True
                 continue
@@ -334,9 +338,7 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
             except (EOFError, OSError):
                 return
         if type(message) is LaunchCommand:
-            reply = run_launch(ctx, message)
-            # (on the board, unless this core is the launch's last: then the message wakes the parent)
-            if not replies.post(core_id, reply, options.sync_timeout_s) and not protocol.send(fd, reply):
+            if not answer(run_launch(ctx, message)):
                 return
             replied = True
             ctx.refresh_spin()  # (after the reply: off the launch's path)

@@ -339,10 +339,10 @@ class Device:
             # A plain launch of a kernel object a core may serve natively (a compiled kernel it has
             # run before: see mpnpu.ascendc.serve) goes as a native command; the core reads the
             # pickled command at its tail when it cannot.
-            kinds = getattr(ref, "mpnpu_native", None) if sent is not None else None
-            if kinds is not None and sent is not None and not trace and not dropped and hold is None and not inserts \
-                    and not kwargs:
-                framed = protocol.frame_native(command, sent[0], args, kinds)
+            if sent is not None and not trace and not dropped and hold is None and not inserts and not kwargs:
+                kinds = getattr(ref, "mpnpu_native", None)
+                if kinds is not None:
+                    framed = protocol.frame_native(command, sent[0], args, kinds)
             if framed is None:
                 framed = protocol.frame(command)
         except Exception as e:

@@ -270,3 +270,10 @@ def process_asleep(pid: int) -> bool | None:
         if stat[end + 2:end + 3] != b"S":
             return False
     return True if seen else None
+
+
+def sem_handle(sem: Any) -> int:
+    """The sem_t* behind a multiprocessing semaphore or lock (0: none to be had), for a library that
+    takes and gives it by the same protocol."""
+    handle = getattr(getattr(sem, "_semlock", None), "handle", 0)
+    return handle if isinstance(handle, int) else 0

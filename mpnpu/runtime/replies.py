@@ -26,6 +26,7 @@ import ctypes
 from multiprocessing.context import BaseContext
 from typing import Any
 
+from .procutil import sem_handle
 from .protocol import LaunchDone, Reply
 
 #: (mode, id) pairs a row holds; a core that set more flags replies on its pipe
@@ -83,11 +84,10 @@ class ReplyBoard:
         itself by the same protocol (mpnpu/ascendc/include/mpnpu/serve.h): the rows' address, a
         row's size, its fields' offsets and flag capacity, the done count's address and the lock's
         sem_t* (0: the lock is none a library can take)."""
-        handle = getattr(getattr(self._lock, "_semlock", None), "handle", 0)
         return {"rows": ctypes.addressof(self._rows), "row_size": ctypes.sizeof(_Row), "row_flags": ROW_FLAGS,
                 "off_launch_id": _Row.launch_id.offset, "off_elapsed": _Row.elapsed_s.offset,
                 "off_n_flags": _Row.n_flags.offset, "off_flags": _Row.flags.offset,
-                "done": ctypes.addressof(self._done), "lock": handle if isinstance(handle, int) else 0,
+                "done": ctypes.addressof(self._done), "lock": sem_handle(self._lock),
                 "parties": self._n}
 
     def all_done(self) -> bool:

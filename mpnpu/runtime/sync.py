@@ -34,6 +34,7 @@ import numpy as np
 from mpnpu.errors import FlagOverflowError, SyncTimeoutError
 
 from .hold import HoldBoard
+from .procutil import sem_handle
 from .replies import ReplyBoard
 from .spin import spin_until
 from .topology import FLAG_COUNTER_MAX, FLAG_IDS, RESERVED_FLAG_IDS, Topology
@@ -154,7 +155,7 @@ class SyncObjects:
             barriers = tuple(barrier_handles(b) for b in (self.barrier_all, self.barrier_aiv))
         except AttributeError:
             return None
-        if not all(all(h) for h, _ in barriers) or not all(_sem_handle(w) for w in self._mode_wakes):
+        if not all(all(h) for h, _ in barriers) or not all(sem_handle(w) for w in self._mode_wakes):
             return None
         self._barrier_words = barriers  # (the words' ctypes views must outlive every launch)
         topo = self.topology
@@ -166,16 +167,16 @@ class SyncObjects:
             except ValueError:
                 continue  # a mode this core may not use: its calls go through flag_port, which says so
             for flag_id in USABLE_FLAG_IDS:
-                outgoing = tuple((r, _sem_handle(self._flag_sems[(mode, flag_id, r, core_id)]),
-                                  _sem_handle(self._mode_wakes[r])) for r in receivers)
-                incoming = tuple(_sem_handle(self._flag_sems[(mode, flag_id, core_id, s)]) for s in senders)
+                outgoing = tuple((r, sem_handle(self._flag_sems[(mode, flag_id, r, core_id)]),
+                                  sem_handle(self._mode_wakes[r])) for r in receivers)
+                incoming = tuple(sem_handle(self._flag_sems[(mode, flag_id, core_id, s)]) for s in senders)
                 if all(sem for _, sem, _ in outgoing) and all(incoming):  # (else: through flag_port)
                     flags[(mode, flag_id)] = (outgoing, incoming)
         return NativeRoutes(
-            status=ctypes.addressof(self._status), st_columns=ST_COLUMNS,
+            status=self.status_address(), st_columns=ST_COLUMNS,
             flag_modes=ctypes.addressof(self._flag_modes), flag_counter_max=FLAG_COUNTER_MAX,
             barrier_all=barriers[0][0], barrier_aiv=barriers[1][0], flags=flags,
-            mode_wake=_sem_handle(self._mode_wakes[core_id]),
+            mode_wake=sem_handle(self._mode_wakes[core_id]),
         )
 
     # -- SyncAll -----------------------------------------------------------------------------
@@ -370,20 +371,14 @@ class NativeRoutes:
     mode_wake: int
 
 
-def _sem_handle(sem: Any) -> int:
-    """The sem_t* behind a multiprocessing semaphore or lock (0: none to be had)."""
-    handle = getattr(sem._semlock, "handle", 0)
-    return handle if isinstance(handle, int) else 0
-
-
 def barrier_handles(barrier: Any) -> tuple[tuple[int, int, int, int, int, int], Any]:
     """A multiprocessing Barrier's semaphores and shared words (CPython's threading.Barrier over a
     multiprocessing Condition: [state, count] in a shared int array), and the ctypes view of the
     words that keeps their address valid."""
     cond = barrier._cond
     words = (ctypes.c_int32 * 2).from_buffer(barrier._array)
-    handles = (_sem_handle(cond._lock), _sem_handle(cond._sleeping_count), _sem_handle(cond._woken_count),
-               _sem_handle(cond._wait_semaphore), ctypes.addressof(words), int(barrier._parties))
+    handles = (sem_handle(cond._lock), sem_handle(cond._sleeping_count), sem_handle(cond._woken_count),
+               sem_handle(cond._wait_semaphore), ctypes.addressof(words), int(barrier._parties))
     return handles, words
 
 

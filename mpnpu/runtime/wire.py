@@ -69,12 +69,16 @@ def recv(fd: int) -> bytes:
         raise WireError("protocol error: more than one message in the pipe")
     if len(data) == end:
         return data[_HEADER.size:]
-    parts = [data[_HEADER.size:]]
-    remaining = end - len(data)
-    while remaining:
-        chunk = os.read(fd, min(remaining, _CHUNK))
+    return data[_HEADER.size:] + read_exact(fd, end - len(data))
+
+
+def read_exact(fd: int, n: int) -> bytes:
+    """The next ``n`` bytes (blocking). Raises EOFError when the writer is gone first."""
+    parts = []
+    while n > 0:
+        chunk = os.read(fd, min(n, _CHUNK))
         if not chunk:
             raise PipeClosedError("the other end of the pipe is gone")
         parts.append(chunk)
-        remaining -= len(chunk)
+        n -= len(chunk)
     return b"".join(parts)
