@@ -27,7 +27,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from mpnpu.ascendc.build import BASE_FLAGS, INCLUDE_DIR, find_compiler  # noqa: E402
+from mpnpu.ascendc.build.compiler import BASE_FLAGS, INCLUDE_DIR, find_compiler  # noqa: E402
 
 PROGRAM = r"""
 #include <chrono>

@@ -31,7 +31,7 @@ import time
 
 import psutil
 
-from mpnpu.ascendc.bridge import NATIVE_SYNC_ENV
+from mpnpu.ascendc.native.bridge import NATIVE_SYNC_ENV
 from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from mpnpu.ascendc import CompileError, NoCompilerError, compile_kernel, detect_kernel_type
-from mpnpu.ascendc.build import BuildSpec, build
+from mpnpu.ascendc.build.compiler import BuildSpec, build
 from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import needs_cxx
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mpnpu.ascendc import compile_kernel
-from mpnpu.ascendc.build import CompileError
+from mpnpu.ascendc.build.compiler import CompileError
 from mpnpu.ascendc.matmul_tiling import as_fields, matmul_tiling, workspace_bytes
 from mpnpu.ascendc.tiling import tiling_layout
 from mpnpu.errors import DeadlockError, KernelError

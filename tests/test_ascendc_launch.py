@@ -148,7 +148,7 @@ def test_gm_windows_stay_bounded_over_many_allocations() -> None:
     """Every GM allocation a compiled kernel sees gets its own window (two mappings, 4 GiB of
     addresses): a long run with ever new case sizes must not run out of mappings (about 65,000
     per process) or addresses. The windows past the cap are unmapped before the next launch."""
-    from mpnpu.ascendc.windows import GmWindows
+    from mpnpu.ascendc.native.windows import GmWindows
 
     windows = GmWindows(max_windows=64)
     with device(1, kernel_type=KernelType.AIV) as dev:
@@ -214,7 +214,7 @@ def test_pointer_only_launches_follow_their_arguments_and_name_the_tensor_they_f
 
 def _trim_windows(x) -> None:
     """(a Python kernel on a C++ kernel's device: unmaps every GM window this core process holds)"""
-    from mpnpu.ascendc.windows import WINDOWS
+    from mpnpu.ascendc.native.windows import WINDOWS
 
     WINDOWS.close()
 

@@ -1,4 +1,4 @@
-"""C++ kernels drive SyncAll and cross-core flags themselves (include/mpnpu/native_sync.h) on the core
+"""C++ kernels drive SyncAll and cross-core flags themselves (include/mpnpu/native/native_sync.h) on the core
 processes' own sync objects: the same barrier protocol as Python parties, the same flag counters,
 the same errors, and what they set is cleared between launches as the runtime's own sets are."""
 
@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
-import os
 import random
 import subprocess
 import threading
@@ -15,8 +14,8 @@ import time
 import numpy as np
 import pytest
 
-from mpnpu.ascendc import abi
-from mpnpu.ascendc.build import find_compiler
+from mpnpu.ascendc.build.compiler import INCLUDE_DIR, find_compiler
+from mpnpu.ascendc.native import abi
 from mpnpu.errors import KernelError
 from mpnpu.runtime.sync import ST_COLUMNS, CoreState, SyncObjects, barrier_handles
 from mpnpu.runtime.topology import Topology
@@ -25,7 +24,7 @@ from tests.runtime_util import device
 
 pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
 
-INCLUDE = os.path.join(os.path.dirname(abi.__file__), "include")
+INCLUDE = INCLUDE_DIR
 ROUNDS = 300
 TIMEOUT_NS = 10 * 10**9
 

@@ -9,9 +9,10 @@ import os
 import numpy as np
 import pytest
 
-from mpnpu.ascendc import CompileError, compile_kernel, pch
-from mpnpu.ascendc.build import INCLUDE_DIR, find_compiler, headers_digest
-from mpnpu.ascendc.build import _compiler_identity as compiler_identity
+from mpnpu.ascendc import CompileError, compile_kernel
+from mpnpu.ascendc.build import pch
+from mpnpu.ascendc.build.compiler import INCLUDE_DIR, find_compiler, headers_digest
+from mpnpu.ascendc.build.compiler import _compiler_identity as compiler_identity
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import needs_cxx

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from mpnpu.ascendc.build import CompileError
+from mpnpu.ascendc.build.compiler import CompileError
 from mpnpu.ascendc.operator import AscendCOperator
 from mpnpu.operators.helpers import build_kernels_for
 from mpnpu.operators.kernel import Case

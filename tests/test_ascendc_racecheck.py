@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpnpu.ascendc import syncpoints
+from mpnpu.ascendc.build import syncpoints
 from mpnpu.racecheck import analyze
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.topology import KernelType

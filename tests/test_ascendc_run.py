@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpnpu.ascendc import run as R
 from mpnpu.errors import UsageError
+from mpnpu.tools import run as R
 from tests.ascendc_util import line_of, needs_cxx, source
 
 pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]

@@ -1,4 +1,4 @@
-"""The native serving loop (mpnpu/ascendc/serve.py, include/mpnpu/serve.h): the plain launches a
+"""The native serving loop (mpnpu/ascendc/native/serve.py, include/mpnpu/serve.h): the plain launches a
 batch repeats run in the core processes without their Python, with the same results, replies,
 flags and errors as the core process's own path.
 
@@ -221,8 +221,8 @@ def test_flags_a_native_launch_left_set_are_cleared_before_the_next(frames, mode
 
 
 def test_the_serve_struct_has_the_same_layout_in_cxx_and_python(tmp_path) -> None:
-    from mpnpu.ascendc import abi
-    from mpnpu.ascendc.build import INCLUDE_DIR, find_compiler
+    from mpnpu.ascendc.build.compiler import INCLUDE_DIR, find_compiler
+    from mpnpu.ascendc.native import abi
 
     checks = []
     for struct, cls in (("MpnpuServe", abi.Serve), ("MpnpuServeEntry", abi.ServeEntry),
@@ -231,7 +231,7 @@ def test_the_serve_struct_has_the_same_layout_in_cxx_and_python(tmp_path) -> Non
         for name, *_ in cls._fields_:
             checks.append(f'std::printf("{struct}.{name} %zu\\n", offsetof({struct}, {name}));')
     src = tmp_path / "layout.cpp"
-    src.write_text('#include <cstddef>\n#include <cstdio>\n#include "mpnpu/abi.h"\nint main() {\n'
+    src.write_text('#include <cstddef>\n#include <cstdio>\n#include "mpnpu/native/abi.h"\nint main() {\n'
                    + "\n".join(checks) + "\n}\n")
     exe = tmp_path / "layout"
     subprocess.run([*find_compiler(), "-std=c++17", f"-I{INCLUDE_DIR}", str(src), "-o", str(exe)], check=True)

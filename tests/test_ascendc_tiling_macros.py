@@ -74,7 +74,7 @@ def test_template_argument_declarations_are_data_the_kernel_may_read(tmp_path) -
         "int main() { std::printf(\"%zu %s %u %zu %zu %s\\n\", g_tilingDeclareParams.size(),\n"
         "    g_tilingDeclareParams[0].name, unsigned(g_tilingDeclareParams[0].bit_width),\n"
         "    g_tilingSelectParams.size(), g_tilingSelectParams[0].size(), g_tilingSelectParams[0][2].name); }\n")
-    from mpnpu.ascendc.build import INCLUDE_DIR
+    from mpnpu.ascendc.build.compiler import INCLUDE_DIR
 
     exe = tmp_path / "tpl"
     cc = subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-Wall", "-Wextra", "-Werror",

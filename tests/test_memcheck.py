@@ -22,7 +22,7 @@ from mpnpu.runtime.local import LocalTensor, OutsideLocal
 from tests.compact import compact, mpnpu, ref, site
 from tests.runtime_util import OPTIONS, device
 
-#: the details every memcheck error carries, as the C++ front end's do (mpnpu.ascendc.bridge)
+#: the details every memcheck error carries, as the C++ front end's do (mpnpu.ascendc.native.bridge)
 DETAILS = {"kind", "memory", "tensor", "start", "stop", "size", "site", "call"}
 
 
@@ -141,7 +141,7 @@ def test_the_words_are_the_cxx_front_ends() -> None:
     """One builder for both front ends: the C++ bridge's GM and local faults come from it."""
     import inspect
 
-    from mpnpu.ascendc import bridge
+    from mpnpu.ascendc.native import bridge
 
     source = inspect.getsource(bridge._fault_error)
     assert "gm_fault(" in source and "local_fault(" in source and "MemcheckError(" not in source

@@ -134,7 +134,7 @@ def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
     pytester.makepyfile(plugin_kernels=KERNELS, inner_util=INNER_UTIL)
     # The inner runs get their own HOME from pytester: without this they would build every C++
     # operator again into an empty cache under it (a dozen builds of ~15 s each on two CPUs).
-    from mpnpu.ascendc.build import cache_dir
+    from mpnpu.ascendc.build.compiler import cache_dir
 
     monkeypatch.setenv("MPNPU_CACHE_DIR", os.path.dirname(cache_dir()))  # (cache_dir() adds "ascendc")
     return pytester

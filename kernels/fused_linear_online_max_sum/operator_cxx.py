@@ -5,7 +5,7 @@ judging, probes and diagnosis chain — with the kernel written in Ascend C and 
 front end. What differs is only what a C++ kernel has instead of named sync points:
 
 - **Sync points** are the kernel's sync call sites, ``ascendc/floms.cpp:LINE`` (every SyncAll,
-  cross-core flag and SetFlag/WaitFlag), read from the source (:mod:`mpnpu.ascendc.syncpoints`).
+  cross-core flag and SetFlag/WaitFlag), read from the source (:mod:`mpnpu.ascendc.build.syncpoints`).
 - **The incident** drops the SyncAll after the ``TargetProcess()`` call (S1), found by where it
   stands (:func:`mpnpu.ascendc.operator.first_after`), not by a line number or a copy of the source.
 - **Probes** are ``-D`` switches of the kernel (``FLOMS_PROBE_*``): each one builds (once, cached)

@@ -12,7 +12,7 @@ CPU; not affiliated with or endorsed by Huawei. Ascend and CANN are Huawei's tra
 
 from __future__ import annotations
 
-from .build import CompileError, NoCompilerError
+from .build.compiler import CompileError, NoCompilerError
 from .kernel import CompiledKernel, compile_kernel, detect_kernel_type
 
 __all__ = ["CompileError", "CompiledKernel", "NoCompilerError", "compile_kernel", "detect_kernel_type"]

@@ -22,7 +22,7 @@ from mpnpu.errors import MpnpuError
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m mpnpu.ascendc", description=(
         "Print the compiler flags that build an Ascend C CPU-debug unit test (GmAlloc, ICPU_RUN_KF) against "
-        "mpnpu: --cflags for compiling, --libs for linking (libmpnpu_host is built on first use)."))
+        "mpnpu: --cflags for compiling, --libs for linking (libmpnpu_cpudebug is built on first use)."))
     p.add_argument("--cflags", action="store_true", help="include directories and defines")
     p.add_argument("--libs", action="store_true", help="the host library, its rpath and threads")
     p.add_argument("--include-dir", action="store_true", help="only the folder of mpnpu's Ascend C headers")
@@ -31,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
                    "GET_TILING_DATA)")
     p.add_argument("--tiling-struct", metavar="NAME", help="with --kernel-tiling: the struct GET_TILING_DATA fills")
     args = p.parse_args(argv)
-    from . import hostlib
-    from .build import INCLUDE_DIR
+    from .build import cpudebug_lib
+    from .build.compiler import INCLUDE_DIR
 
     try:
         if args.include_dir:
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if not (args.cflags or args.libs):
             p.error("give --cflags, --libs or both")
-        flags = (hostlib.cflags() if args.cflags else []) + (hostlib.libs() if args.libs else [])
+        flags = (cpudebug_lib.cflags() if args.cflags else []) + (cpudebug_lib.libs() if args.libs else [])
     except MpnpuError as e:
         print(f"mpnpu: error: {e}", file=sys.stderr)
         return 2

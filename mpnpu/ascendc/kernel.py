@@ -3,7 +3,7 @@
 :func:`compile_kernel` builds (or finds in the cache) the library and returns a
 :class:`CompiledKernel`: a small frozen object that pickles into a device's first launch of it
 (later launches name it by a handle) and, called in a core process, runs the library's entry there
-(:mod:`mpnpu.ascendc.bridge`). It is a *kernel object* for the runtime (``mpnpu_kernel_name``,
+(:mod:`mpnpu.ascendc.native.bridge`). It is a *kernel object* for the runtime (``mpnpu_kernel_name``,
 ``mpnpu_check_launch``, ``mpnpu_immutable``, ``__mpnpu_pipes__``): the runtime knows nothing else of C++.
 """
 
@@ -20,8 +20,9 @@ from mpnpu.errors import UnsupportedError, UsageError
 from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.topology import KernelType
 
-from . import bridge, serve, stagehooks
-from .build import BuildSpec, build
+from .build import stagehooks
+from .build.compiler import BuildSpec, build
+from .native import bridge, serve
 
 #: KERNEL_TASK_TYPE_DEFAULT values and function qualifiers -> the cores a launch starts
 _TYPES = {
@@ -65,12 +66,12 @@ class CompiledKernel:
     path: str  # the library
     entry: str
     source: str  # the source that defines the entry (for the kernel's name in reports)
-    params: tuple[str, ...]  # the entry's parameter kinds (mpnpu.ascendc.bridge)
+    params: tuple[str, ...]  # the entry's parameter kinds (mpnpu.ascendc.native.bridge)
     kernel_type: KernelType = KernelType.AIV
     tiling_key: int = 0  # what TILING_KEY_IS compares with
     sys_workspace_bytes: int = 0  # what GetUserWorkspace skips (0: CPU-debug style)
     memcheck: bool = True
-    #: a library built with stage hooks: stage name -> offsets of its functions (mpnpu.ascendc.stagehooks)
+    #: a library built with stage hooks: stage name -> offsets of its functions (mpnpu.ascendc.build.stagehooks)
     stages: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     #: the kernel orders its pipes and runs them itself (the runtime's pipe engine stays in order)
@@ -105,7 +106,7 @@ class CompiledKernel:
     def mpnpu_native(self) -> tuple[str, ...] | None:
         """In the parent: the entry's parameter kinds if a plain launch of this kernel may go as a
         native command, which a core's native serving loop runs without its Python
-        (:mod:`mpnpu.ascendc.serve`); None if not."""
+        (:mod:`mpnpu.ascendc.native.serve`); None if not."""
         return self.params if not self.stages and serve.enabled() else None
 
     def mpnpu_native_register(self, ctx: Any, handle: int, loop: Any) -> Any:
@@ -117,7 +118,7 @@ class CompiledKernel:
 
     def mpnpu_with_inserts(self, inserts: Sequence[Any]) -> "CompiledKernel":
         """In the parent, for a launch that inserts syncs at stage boundaries: this kernel built with
-        stage hooks, told where its stages' functions are (:mod:`mpnpu.ascendc.stagehooks`)."""
+        stage hooks, told where its stages' functions are (:mod:`mpnpu.ascendc.build.stagehooks`)."""
         spec = _SPECS.get(self.path)
         if spec is None:
             raise UnsupportedError(f"kernel {self.entry}: syncs can be inserted only into a kernel mpnpu built "

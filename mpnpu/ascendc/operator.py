@@ -14,7 +14,7 @@ kernel::
         incident=first_after("ascendc/add_custom.cpp", r"^\\s*CopyToWorkspace\\(", "SyncAll"),
     )
 
-Sync points are the kernel's sync call sites, named ``dir/file:line`` (:mod:`mpnpu.ascendc.syncpoints`);
+Sync points are the kernel's sync call sites, named ``dir/file:line`` (:mod:`mpnpu.ascendc.build.syncpoints`);
 ``incident`` names the ones the bug as written lacks, by name or by a locator evaluated against them.
 The kernel is called as ``kernel(*inputs, *outputs, *workspace, [tiling], *params)`` unless ``args``
 says otherwise; the tiling struct is packed by field name into GM bytes with the layout the compiler
@@ -39,8 +39,8 @@ from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.procutil import available_cpus
 from mpnpu.runtime.topology import KernelType
 
-from . import syncpoints
-from .build import BuildSpec, is_built
+from .build import syncpoints
+from .build.compiler import BuildSpec, is_built
 from .kernel import CompiledKernel, compile_kernel, detect_kernel_type, kernel_build_spec
 from .tiling import TilingLayout, tiling_layout
 
@@ -59,7 +59,7 @@ class Tiling:
 @dataclass(frozen=True)
 class SyncLocator:
     """A sync point named by where it stands: the first ``call`` after the first line of ``path``
-    matching ``pattern`` (see :func:`mpnpu.ascendc.syncpoints.first_after`)."""
+    matching ``pattern`` (see :func:`mpnpu.ascendc.build.syncpoints.first_after`)."""
 
     path: str
     pattern: str

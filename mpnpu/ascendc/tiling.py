@@ -25,7 +25,7 @@ import numpy as np
 
 from mpnpu.errors import UsageError
 
-from .build import INCLUDE_DIR, BuildSpec, CompileError, cache_dir, find_compiler, first_error, headers_digest
+from .build.compiler import INCLUDE_DIR, BuildSpec, CompileError, cache_dir, find_compiler, first_error, headers_digest
 
 _SCALARS = {
     "bool", "char", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",

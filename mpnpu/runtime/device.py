@@ -337,7 +337,7 @@ class Device:
             command = LaunchCommand(self._launch_id + 1, wire_kernel, args, kwargs, dropped, trace, hold, inserts)
             framed = None
             # A plain launch of a kernel object a core may serve natively (a compiled kernel it has
-            # run before: see mpnpu.ascendc.serve) goes as a native command; the core reads the
+            # run before: see mpnpu.ascendc.native.serve) goes as a native command; the core reads the
             # pickled command at its tail when it cannot.
             if sent is not None and not trace and not dropped and hold is None and not inserts and not kwargs:
                 kinds = getattr(ref, "mpnpu_native", None)

@@ -3,7 +3,7 @@
 An access outside the GM tensor or the local buffer it goes through is the launch's error, a
 :class:`~mpnpu.errors.MemcheckError` raised in the core that made it (and so reported by the parent
 as that core's :class:`~mpnpu.errors.KernelError`, exit status 3 in the commands). The C++ front end
-finds such accesses in its library (:mod:`mpnpu.ascendc.bridge`), the Python front end when a
+finds such accesses in its library (:mod:`mpnpu.ascendc.native.bridge`), the Python front end when a
 kernel uses a view that left its tensor (:mod:`mpnpu.api`): both describe them here, so the text
 and the ``details`` are the same::
 

@@ -1,4 +1,4 @@
-// A kernel whose arguments are all GM pointers (the launch path a batch repeats, mpnpu.ascendc.bridge
+// A kernel whose arguments are all GM pointers (the launch path a batch repeats, mpnpu.ascendc.native.bridge
 // .launcher): out[i] = a[i] + 2 b[i] + 3 c[i] for 8 floats on every vector core; ctl[0] == 1 makes
 // core ctl[1] copy 8 floats from c[4], past c's end.
 #include "kernel_operator.h"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "mpnpu/rt.h"
+#include "mpnpu/native/rt.h"
 #include "mpnpu/types.h"
 #include "mpnpu/identity.h"
 #include "mpnpu/macros.h"

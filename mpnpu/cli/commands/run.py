@@ -1,7 +1,7 @@
 """mpnpu run SOURCE[:ENTRY] ARG... — one Ascend C kernel on .bin files, the samples' layout.
 
 The kernel's inputs come from ``.bin`` files, its outputs go to ``.bin`` files after the last repeat,
-and each repeat is compared with a golden ``.bin`` (:mod:`mpnpu.ascendc.run`, which does the work).
+and each repeat is compared with a golden ``.bin`` (:mod:`mpnpu.tools.run`, which does the work).
 Exit status: 0 when every repeat matched its golden (and, with --racecheck, no hazard was found),
 1 when one did not, 2 for a usage error (a bad argument word, a kernel that does not compile: its
 file:line), 3 when the device failed (a core faulted, deadlocked or timed out), 130/143 when
@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from mpnpu.ascendc.run import RunArg, parse_arg, run
 from mpnpu.cli.command import Command
 from mpnpu.cli.common import exit_status, progress_bar
 from mpnpu.cli.options import DEVICE, runtime_options
@@ -21,6 +20,7 @@ from mpnpu.cli.outputs import write_reports
 from mpnpu.errors import UsageError
 from mpnpu.report.text import format_text
 from mpnpu.report.text.run import verdict_line
+from mpnpu.tools.run import RunArg, parse_arg, run
 
 
 def goldens(words: list[str], args: list[RunArg]) -> dict[int, str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import IO, Any, Callable
 
-from mpnpu.ascendc.run import RunResult
+from mpnpu.ascendc.run_result import RunResult
 from mpnpu.directed.audit import AuditResult
 from mpnpu.directed.confirm import ConfirmResult, DirectedRun
 from mpnpu.errors import InvalidTypeError

@@ -3,7 +3,7 @@ golden with the first elements that do, whether repeats agree with the first, an
 
 from __future__ import annotations
 
-from mpnpu.ascendc.run import RunResult
+from mpnpu.ascendc.run_result import RunResult
 from mpnpu.report.hazards import format_hazard_log
 
 

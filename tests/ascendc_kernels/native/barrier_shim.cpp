@@ -1,6 +1,6 @@
-// The native SyncAll barrier (include/mpnpu/native_sync.h) exported as a plain C function, so that a
+// The native SyncAll barrier (include/mpnpu/native/native_sync.h) exported as a plain C function, so that a
 // test can make it one party of a multiprocessing Barrier whose other parties are Python processes.
-#include "mpnpu/native_sync.h"
+#include "mpnpu/native/native_sync.h"
 
 // spin_ns: how long each of its waits looks before it sleeps (0: sleep at once).
 extern "C" int mpnpu_test_barrier_wait(const MpnpuNativeBarrier* b, uint64_t timeout_ns, uint64_t spin_ns) {

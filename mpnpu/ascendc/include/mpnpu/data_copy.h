@@ -14,7 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "rt.h"
+#include "native/rt.h"
 #include "tensor.h"
 #include "types.h"
 

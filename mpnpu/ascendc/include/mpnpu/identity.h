@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "rt.h"
+#include "native/rt.h"
 
 // The kernel types of KERNEL_TASK_TYPE_DEFAULT (same order as MPNPU_KT_*).
 enum KernelMetaType {

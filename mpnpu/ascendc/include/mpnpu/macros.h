@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "identity.h"
-#include "rt.h"
+#include "native/rt.h"
 
 // -- qualifiers ---------------------------------------------------------------------------------------
 #define __aicore__

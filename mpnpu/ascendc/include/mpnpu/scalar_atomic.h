@@ -11,7 +11,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "rt.h"
+#include "native/rt.h"
 
 namespace mpnpu {
 

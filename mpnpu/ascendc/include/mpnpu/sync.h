@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <exception>
 
-#include "native_sync.h"
-#include "rt.h"
+#include "native/native_sync.h"
+#include "native/rt.h"
 #include "tensor.h"
 #include "types.h"
 
@@ -122,9 +122,9 @@ inline void sync_all(bool aiv_only, const Site& site) {
     if (MpnpuNativeSync* nat = c.launch.native) {  // on the core process's barrier, without a callback
         int64_t count = 0;
         if (int32_t rc = native::sync_all(*nat, aiv_only, &count))
-            host_call(c.host->sync_error(rc, aiv_only ? 1 : 0, int32_t(count), 0));
+            core_call(c.core_calls->sync_error(rc, aiv_only ? 1 : 0, int32_t(count), 0));
     } else {
-        host_call(c.host->sync_all(aiv_only ? 1 : 0, site_id(site)));
+        core_call(c.core_calls->sync_all(aiv_only ? 1 : 0, site_id(site)));
     }
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_SYNC_ALL, 0, P_ALL, site);
@@ -147,16 +147,16 @@ inline void cross_core_set(int32_t mode, uint8_t pipe, int32_t flag_id, const Si
     // The flag id is taken modulo 16, as the chip takes its low 4 bits. The set fires once its pipe
     // has completed what was issued to it before (e.g. the copy out it announces).
     int32_t id = site_id(site), fid = flag_id & 0xF;
-    const MpnpuHost* host = c.host;
+    const MpnpuCoreCalls* calls = c.core_calls;
     MpnpuNativeSync* nat = c.launch.native;
     if (MpnpuNativeFlag* f = nat ? native::flag(*nat, mode, fid) : nullptr) {
-        c.pipes.signal(pipe, [host, nat, f, mode, fid] {
+        c.pipes.signal(pipe, [calls, nat, f, mode, fid] {
             int32_t receiver = -1;
             if (int32_t rc = native::flag_set(*nat, *f, mode, fid, &receiver))
-                host_call(host->sync_error(rc, mode, fid, receiver));
+                core_call(calls->sync_error(rc, mode, fid, receiver));
         });
     } else {  // mode 0, or a flag this core may not use (the core process names why)
-        c.pipes.signal(pipe, [host, mode, fid, pipe, id] { host_call(host->flag_set(mode, fid, pipe, id)); });
+        c.pipes.signal(pipe, [calls, mode, fid, pipe, id] { core_call(calls->flag_set(mode, fid, pipe, id)); });
     }
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_FLAG_SET, 0, pipe, site);
@@ -183,16 +183,16 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     if (nat && (nat->flags[1][fid].valid || nat->flags[2][fid].valid)) {
         if (resolved == ANY_MODE) {
             resolved = native::wait_mode(*nat, fid);
-            if (resolved < 0) host_call(c.host->sync_error(MPNPU_NATIVE_FLAG_TIMEOUT, -1, fid, 0));
+            if (resolved < 0) core_call(c.core_calls->sync_error(MPNPU_NATIVE_FLAG_TIMEOUT, -1, fid, 0));
         }
         if (const MpnpuNativeFlag* f = native::flag(*nat, resolved, fid)) {
             if (int32_t rc = native::flag_wait(*nat, *f, resolved, fid))
-                host_call(c.host->sync_error(rc, resolved, fid, 0));
+                core_call(c.core_calls->sync_error(rc, resolved, fid, 0));
         } else {
-            host_call(c.host->flag_wait(resolved, fid, site_id(site), &resolved));
+            core_call(c.core_calls->flag_wait(resolved, fid, site_id(site), &resolved));
         }
     } else {
-        host_call(c.host->flag_wait(mode, fid, site_id(site), &resolved));
+        core_call(c.core_calls->flag_wait(mode, fid, site_id(site), &resolved));
     }
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_FLAG_WAIT, 0, P_S, site);

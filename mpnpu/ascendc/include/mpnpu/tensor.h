@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "rt.h"
+#include "native/rt.h"
 #include "types.h"
 
 namespace AscendC {

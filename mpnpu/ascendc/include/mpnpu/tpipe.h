@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "rt.h"
+#include "native/rt.h"
 #include "sync.h"
 #include "tensor.h"
 #include "types.h"

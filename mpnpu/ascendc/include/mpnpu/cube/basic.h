@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "../data_copy.h"
-#include "../rt.h"
+#include "../native/rt.h"
 #include "../tensor.h"
 #include "../types.h"
 #include "gemm.h"

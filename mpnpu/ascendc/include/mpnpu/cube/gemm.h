@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../simd.h"
+#include "../native/simd.h"
 #include "../types.h"
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "../../kernel_tiling/kernel_tiling.h"
-#include "../rt.h"
+#include "../native/rt.h"
 #include "../sync.h"
 #include "../tensor.h"
 #include "../tpipe.h"

@@ -19,7 +19,7 @@
 
 #include "../../kernel_tiling/kernel_tiling.h"
 #include "../data_copy.h"
-#include "../rt.h"
+#include "../native/rt.h"
 #include "../types.h"
 #include "gemm.h"
 

@@ -36,7 +36,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../rt.h"
+#include "../native/rt.h"
 #include "../sync.h"
 #include "matmul_engine.h"
 

@@ -21,7 +21,7 @@
 #include <immintrin.h>
 #endif
 
-#include "../rt.h"
+#include "../native/rt.h"
 #include "../tensor.h"
 #include "engine.h"
 #include "mask.h"

@@ -23,8 +23,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "../rt.h"
-#include "../simd.h"
+#include "../native/rt.h"
+#include "../native/simd.h"
 #include "../tensor.h"
 #include "../types.h"
 

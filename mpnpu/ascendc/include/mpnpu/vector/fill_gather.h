@@ -12,7 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "../rt.h"
+#include "../native/rt.h"
 #include "../tensor.h"
 #include "engine.h"
 #include "mask.h"

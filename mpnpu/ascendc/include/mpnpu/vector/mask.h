@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "../rt.h"
+#include "../native/rt.h"
 #include "engine.h"
 #include "params.h"
 

@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../rt.h"
+#include "../native/rt.h"
 #include "../tensor.h"
 #include "engine.h"
 #include "mask.h"

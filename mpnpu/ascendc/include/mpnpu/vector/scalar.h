@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../rt.h"
+#include "../native/rt.h"
 #include "../tensor.h"
 #include "engine.h"
 #include "mask.h"

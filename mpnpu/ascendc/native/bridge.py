@@ -70,7 +70,7 @@ def site_name(path: str, line: int) -> str:
 @dataclass
 class Library:
     """A loaded kernel and its runtime's entry points: a kernel library's exported functions, or the
-    table a host program that links its kernel in hands over (include/mpnpu/host.h)."""
+    table a host program that links its kernel in hands over (include/mpnpu/cpudebug.h)."""
 
     path: str
     params: tuple[str, ...]  # "p", "i4", "u8", "f", "d", ... (include/mpnpu/bridge.h)
@@ -182,7 +182,7 @@ class _Launch:
         self.sites: dict[int, tuple[str, str]] = {}  # site id -> (site name, function)
 
     def flag_was_set(self, mode: int, flag_id: int) -> None:
-        """A callback set flag (mode, id) (the core process's port marks it; see mpnpu.ascendc.serve)."""
+        """A callback set flag (mode, id) (the core process's port marks it; see mpnpu.ascendc.native.serve)."""
 
     def site(self, site_id: int) -> tuple[str, str]:
         got = self.sites.get(site_id)
@@ -264,8 +264,8 @@ def _sync_error(launch: _Launch, kind: int, a: int, b: int, c: int) -> int:
 
 
 # One set of callbacks per process (ctypes keeps them alive as long as these references live).
-_HOST = abi.Host(abi.SyncAllFn(_sync_all), abi.FlagSetFn(_flag_set), abi.FlagWaitFn(_flag_wait), abi.HoldFn(_hold),
-                 abi.SyncErrorFn(_sync_error))
+_CORE_CALLS = abi.CoreCalls(abi.SyncAllFn(_sync_all), abi.FlagSetFn(_flag_set), abi.FlagWaitFn(_flag_wait),
+                            abi.HoldFn(_hold), abi.SyncErrorFn(_sync_error))
 
 #: MPNPU_NATIVE_SYNC=0 in the environment: every SyncAll and flag of a C++ kernel calls back into the
 #: core process (as before native syncs existed), e.g. to measure the two side by side.
@@ -332,7 +332,7 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
               stages: Sequence[tuple[str, tuple[int, ...]]] = ()) -> None:
     """Run the kernel on this core with its arguments already as 64-bit slots, pointing into
     ``regions`` (sorted by address: the library indexes them in that order); ``stages``: where the
-    stages a launch inserts syncs at are (a library built with stage hooks, mpnpu.ascendc.stagehooks)."""
+    stages a launch inserts syncs at are (a library built with stage hooks, mpnpu.ascendc.build.stagehooks)."""
     global _current
     # (every line here is paid by every core of every launch: an empty C++ launch is mostly this)
     ctx = kcontext.current()
@@ -369,7 +369,7 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
         events.extend(_trace_events(state, regions))
     if rc == abi.RUN_OK:
         return
-    if rc == abi.RUN_HOST_ERROR and state.pending is not None:
+    if rc == abi.RUN_CORE_CALL_ERROR and state.pending is not None:
         raise state.pending
     raise _fault_error(state, regions, rc)
 
@@ -445,7 +445,7 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
 
     def native_entry() -> NativeEntry | None:
         """What a native serving loop needs to run this launcher's plain launches on this core
-        (mpnpu.ascendc.serve), once a launch has set this core's launch struct up; None if it
+        (mpnpu.ascendc.native.serve), once a launch has set this core's launch struct up; None if it
         cannot (a library built with stage hooks or without the loop)."""
         if not bound or stages or lib.serve is None or n_params > _MAX_ARGS:
             return None
@@ -568,7 +568,7 @@ def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
         launch.subblock_idx = info.sub_block_idx
         launch.subblock_num = info.sub_block_num
         launch.task_ration = info.sub_block_num
-        launch.host = ctypes.pointer(_HOST)
+        launch.core_calls = ctypes.pointer(_CORE_CALLS)
         launch.last_words = ctx.sync.last_words_address(info.core_id)
         launch.last_words_size = LAST_WORDS_BYTES
         # A C++ kernel orders its own pipes: asynchronous unless the launch asks for them in order.
@@ -611,7 +611,7 @@ def slots_of(params: Sequence[str], args: Sequence[Any], trim: bool = True) -> t
                 append(0)
                 continue
             # (attached and prefaulted already: the core does that for every launch argument)
-            # The allocation's own window (mpnpu.ascendc.windows): pointers derived from it cannot
+            # The allocation's own window (mpnpu.ascendc.native.windows): pointers derived from it cannot
             # reach another tensor unnoticed.
             key = (segment, root_offset, nbytes)
             root = windows.get(key)
@@ -705,7 +705,7 @@ def launch_error(state: _Launch, pending: BaseException | None, params: Sequence
     """The error of a launch of ``args`` whose library returned ``rc``: what a callback raised
     (``pending``), else the fault the library reported, on the regions as the library indexed
     them (the windows the launch used, none unmapped since)."""
-    if rc == abi.RUN_HOST_ERROR and pending is not None:
+    if rc == abi.RUN_CORE_CALL_ERROR and pending is not None:
         return pending
     return _fault_error(state, slots_of(params, args, trim=False)[1], rc)
 
@@ -727,7 +727,7 @@ def _fault_error(state: _Launch, regions: Sequence[Region], rc: int) -> MpnpuErr
         start, stop, region = f.start, f.stop, f.region
         if region < 0:
             # Past the end of an allocation, in the unmapped gap after its window: that allocation
-            # is the one the pointer came from (mpnpu.ascendc.windows).
+            # is the one the pointer came from (mpnpu.ascendc.native.windows).
             owner = [i for i, r in enumerate(regions) if r.addr <= start < r.addr + r.size + GAP_BYTES]
             if not owner:
                 return gm_fault_unknown(kind, call, site, func, start, stop)

@@ -1,13 +1,13 @@
-/* The C ABI between a compiled kernel library and mpnpu's core process (mpnpu/ascendc/bridge.py).
+/* The C ABI between a compiled kernel library and mpnpu's core process (mpnpu/ascendc/native/bridge.py).
  *
  * A core process loads the kernel library, fills an MpnpuLaunch for its core and calls mpnpu_run()
  * with the kernel's arguments as 64-bit slots (a GM tensor: its address in this process; a scalar:
  * its value). Everything the kernel does that other cores see (SyncAll, cross-core flags, holds)
- * goes back to the core process through the MpnpuHost callbacks, so that Python and C++ kernels
+ * goes back to the core process through the MpnpuCoreCalls callbacks, so that Python and C++ kernels
  * share one implementation of each (mpnpu.runtime.kcontext). With tracing on, the library records
  * every access and sync as MpnpuEvent records that the core process reads after the launch.
  *
- * Keep this file and mpnpu/ascendc/abi.py in step: MPNPU_ABI_VERSION says which layout both use.
+ * Keep this file and mpnpu/ascendc/native/abi.py in step: MPNPU_ABI_VERSION says which layout both use.
  */
 #ifndef MPNPU_ABI_H
 #define MPNPU_ABI_H
@@ -22,7 +22,7 @@ extern "C" {
 
 /* Callbacks into the core process. Each returns 0 on success; non-zero means the core process
  * raised (it keeps the exception and re-raises it once mpnpu_run has returned). */
-typedef struct MpnpuHost {
+typedef struct MpnpuCoreCalls {
     int32_t (*sync_all)(int32_t aiv_only, int32_t site);
     int32_t (*flag_set)(int32_t mode, int32_t flag_id, int32_t pipe, int32_t site);
     /* mode MPNPU_ANY_MODE: the wait consumes sets made in whatever mode its setters used (on this
@@ -34,7 +34,7 @@ typedef struct MpnpuHost {
      * the core process raises what its own implementation raises (kind: MPNPU_NATIVE_*). Returns
      * non-zero (the error is pending). */
     int32_t (*sync_error)(int32_t kind, int32_t a, int32_t b, int32_t c);
-} MpnpuHost;
+} MpnpuCoreCalls;
 
 /* The core process's sync objects as a library may drive them itself, without a callback per
  * operation (include/mpnpu/native_sync.h): the POSIX semaphores and shared words behind the
@@ -141,11 +141,11 @@ typedef struct MpnpuLaunch {
     int32_t n_dropped;            /* sync points the launch skips, "dir/file:line" */
     const char* const* dropped;
     const char* hold_site;        /* "dir/file:line" of this core's hold-plan access, or NULL */
-    const MpnpuHost* host;
+    const MpnpuCoreCalls* core_calls;
     uint64_t sys_workspace_bytes; /* what GetUserWorkspace skips (0 in CPU-debug style) */
     char* last_words;             /* where a fatal signal handler leaves "at file:line (function)" */
     int32_t last_words_size;
-    int32_t pipes_async;          /* run MTE1/MTE2/MTE3/FIX asynchronously (mpnpu/pipes.h) */
+    int32_t pipes_async;          /* run MTE1/MTE2/MTE3/FIX asynchronously (mpnpu/native/pipes.h) */
     uint64_t pipe_latency_ns;     /* the longest a queued instruction waits while the core keeps issuing */
     uint64_t sync_timeout_ns;     /* the longest the kernel thread waits for its own pipes */
     int32_t n_inserts;            /* syncs inserted at function boundaries, this core's only */
@@ -153,7 +153,7 @@ typedef struct MpnpuLaunch {
     MpnpuNativeSync* native;      /* the sync objects to drive directly, or NULL: every sync calls back */
 } MpnpuLaunch;
 
-/* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/abi.py for how each field is read. */
+/* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/native/abi.py for how each field is read. */
 typedef struct MpnpuEvent {
     uint8_t type;
     uint8_t kind;   /* accesses: 'R', 'W', 'A' (atomic); pipe syncs: 's' set, 'w' wait, 'b' barrier, 'x' cross-core set */
@@ -203,7 +203,7 @@ enum {
     MPNPU_FAULT_UNSUPPORTED = 4   /* a call or form mpnpu does not implement */
 };
 
-/* A program that links the kernel in (a CPU-debug unit test, mpnpu/host.h) hands the core process
+/* A program that links the kernel in (a CPU-debug unit test, mpnpu/cpudebug.h) hands the core process
  * these instead of a library's exported symbols. */
 typedef struct MpnpuExports {
     int32_t abi;
@@ -214,7 +214,7 @@ typedef struct MpnpuExports {
 } MpnpuExports;
 
 /* One ICPU_RUN_KF: what the host program asks mpnpu to launch. */
-typedef struct MpnpuHostLaunch {
+typedef struct MpnpuCpuDebugLaunch {
     int32_t abi;
     const char* kernel;       /* the kernel as ICPU_RUN_KF names it */
     const char* file;         /* where ICPU_RUN_KF stands */
@@ -228,7 +228,7 @@ typedef struct MpnpuHostLaunch {
     const uint64_t* slots;
     const char* arg_names;    /* the arguments as written, "x, y, z, workspace, tiling" */
     const MpnpuExports* exports;
-} MpnpuHostLaunch;
+} MpnpuCpuDebugLaunch;
 
 /* A core process's native serving loop (mpnpu_serve, include/mpnpu/serve.h): it reads the launch
  * commands on the core's pipe itself and runs those it can without the core process's Python (a
@@ -253,7 +253,7 @@ typedef struct MpnpuServeEntry {
     uint64_t* used; /* the launch's native flag marks (MpnpuNativeSync.used), or NULL */
 } MpnpuServeEntry;
 
-/* A GM allocation's window in this process (mpnpu/ascendc/windows.py), in an open-addressing
+/* A GM allocation's window in this process (mpnpu/ascendc/native/windows.py), in an open-addressing
  * table keyed by (segment key, root offset, bytes); addr 0: an empty slot. */
 typedef struct MpnpuServeWindow {
     uint64_t segment;
@@ -313,7 +313,7 @@ enum {
                                timed out: the core process replies (elapsed_s, flags_mask) */
 };
 
-enum { MPNPU_RUN_OK = 0, MPNPU_RUN_FAULT = 1, MPNPU_RUN_HOST_ERROR = 2, MPNPU_RUN_CXX_EXCEPTION = 3 };
+enum { MPNPU_RUN_OK = 0, MPNPU_RUN_FAULT = 1, MPNPU_RUN_CORE_CALL_ERROR = 2, MPNPU_RUN_CXX_EXCEPTION = 3 };
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
-// libmpnpu_host: what a CPU-debug unit test links instead of the vendor's CPU library. It embeds
+// libmpnpu_cpudebug: what a CPU-debug unit test links instead of the vendor's CPU library. It embeds
 // the Python interpreter that mpnpu is installed in (MPNPU_PYTHON, fixed when the library is built
 // by `python -m mpnpu.ascendc --libs`) and hands GmAlloc / GmFree / ICPU_RUN_KF to
-// mpnpu.ascendc.host, which runs the kernel on the multi-process device.
+// mpnpu.tools.cpudebug, which runs the kernel on the multi-process device.
 #include <Python.h>
 
 #include <cstdarg>
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "mpnpu/abi.h"
+#include "mpnpu/native/abi.h"
 
 #ifndef MPNPU_PYTHON
 #error "MPNPU_PYTHON (the interpreter mpnpu is installed in) must be defined"
@@ -37,8 +37,8 @@ void finish() {
     PyGILState_Release(g);
 }
 
-// The embedded interpreter and mpnpu.ascendc.host, started once (before any core process is forked).
-PyObject* host_module() {
+// The embedded interpreter and mpnpu.tools.cpudebug, started once (before any core process is forked).
+PyObject* cpudebug_module() {
     static std::once_flag once;
     std::call_once(once, [] {
         bool started = false;
@@ -56,10 +56,10 @@ PyObject* host_module() {
         } else {
             PyGILState_Ensure();  // an interpreter that is already running (a Python host): take its lock
         }
-        g_module = PyImport_ImportModule("mpnpu.ascendc.host");
+        g_module = PyImport_ImportModule("mpnpu.tools.cpudebug");
         if (!g_module) {
             PyErr_Print();
-            give_up("cannot import mpnpu.ascendc.host (is mpnpu installed in " MPNPU_PYTHON "?)");
+            give_up("cannot import mpnpu.tools.cpudebug (is mpnpu installed in " MPNPU_PYTHON "?)");
         }
         std::atexit(finish);
         if (started) PyEval_SaveThread();  // every later call takes the interpreter lock for itself
@@ -67,10 +67,10 @@ PyObject* host_module() {
     return g_module;
 }
 
-// Calls mpnpu.ascendc.host.<name>(args...) and returns its integer result; a Python exception is
+// Calls mpnpu.tools.cpudebug.<name>(args...) and returns its integer result; a Python exception is
 // reported and ends the program (it is a bug or a misuse, never something to continue after).
 long long call(const char* name, const char* format, ...) {
-    PyObject* mod = host_module();
+    PyObject* mod = cpudebug_module();
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject* fn = PyObject_GetAttrString(mod, name);
     va_list ap;
@@ -83,7 +83,7 @@ long long call(const char* name, const char* format, ...) {
     if (!r) {
         PyErr_Print();
         PyGILState_Release(g);
-        give_up("internal error in mpnpu.ascendc.host (see above)");
+        give_up("internal error in mpnpu.tools.cpudebug (see above)");
     }
     long long v = PyLong_Check(r) ? PyLong_AsLongLong(r) : 0;
     Py_DECREF(r);
@@ -95,27 +95,27 @@ long long call(const char* name, const char* format, ...) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) void* mpnpu_host_gm_alloc(size_t size) {
+__attribute__((visibility("default"))) void* mpnpu_cpudebug_gm_alloc(size_t size) {
     return reinterpret_cast<void*>(static_cast<uintptr_t>(call("gm_alloc", "(K)", (unsigned long long)size)));
 }
 
-__attribute__((visibility("default"))) void mpnpu_host_gm_free(void* ptr) {
+__attribute__((visibility("default"))) void mpnpu_cpudebug_gm_free(void* ptr) {
     call("gm_free", "(K)", (unsigned long long)reinterpret_cast<uintptr_t>(ptr));
 }
 
-__attribute__((visibility("default"))) void mpnpu_host_set_kernel_mode(int32_t mode) { g_kernel_mode = mode; }
+__attribute__((visibility("default"))) void mpnpu_cpudebug_set_kernel_mode(int32_t mode) { g_kernel_mode = mode; }
 
-__attribute__((visibility("default"))) void mpnpu_host_set_tiling_key(uint64_t key) { g_tiling_key = key; }
+__attribute__((visibility("default"))) void mpnpu_cpudebug_set_tiling_key(uint64_t key) { g_tiling_key = key; }
 
-__attribute__((visibility("default"))) void mpnpu_host_run_kf(const MpnpuHostLaunch* launch) {
-    MpnpuHostLaunch l = *launch;
+__attribute__((visibility("default"))) void mpnpu_cpudebug_run_kf(const MpnpuCpuDebugLaunch* launch) {
+    MpnpuCpuDebugLaunch l = *launch;
     l.kernel_mode = g_kernel_mode;
     l.tiling_key = g_tiling_key;
     long long code = call("run_kf", "(K)", (unsigned long long)reinterpret_cast<uintptr_t>(&l));
     if (code != 0) {
         std::fflush(stdout);
         std::fflush(stderr);
-        std::_Exit(int(code));  // mpnpu.ascendc.host has said why and released every core and segment
+        std::_Exit(int(code));  // mpnpu.tools.cpudebug has said why and released every core and segment
     }
 }
 

@@ -5,10 +5,10 @@
 //                     ├─ memcheck: the bytes it touches lie inside their GM tensor / local buffer
 //                     ├─ trace:    an MpnpuEvent when the launch is traced
 //                     └─ effect:   done here (copies, compute, intra-core flags), or through the
-//                                  core process (SyncAll, cross-core flags, holds: MpnpuHost)
+//                                  core process (SyncAll, cross-core flags, holds: MpnpuCoreCalls)
 //
 // One core per process: the state below is a process-wide singleton, set up by mpnpu_run() for
-// every launch (mpnpu/bridge.h). Nothing here is shared between processes except GM itself.
+// every launch (mpnpu/native/bridge.h). Nothing here is shared between processes except GM itself.
 #ifndef MPNPU_RT_H
 #define MPNPU_RT_H
 
@@ -69,7 +69,7 @@ struct Fault : std::exception {
 };
 
 // The core process raised inside a callback (e.g. a SyncAll that timed out): unwind the kernel.
-struct HostError : std::exception {
+struct CoreCallError : std::exception {
     const char* what() const noexcept override { return "the core process raised"; }
 };
 
@@ -146,7 +146,7 @@ struct CoreState {
     bool tracing = false;
     bool memcheck = true;
     bool holding = false;
-    const MpnpuHost* host = nullptr;
+    const MpnpuCoreCalls* core_calls = nullptr;
     std::vector<MpnpuRegion> regions;  // sorted by address
     // the kernel's arguments as the launch passed them (GM tensors: their address in this
     // process); the same list on every core, so "argument i + offset" names one GM byte everywhere
@@ -247,7 +247,7 @@ inline std::string normal_path(const char* path) {
 }
 
 // "op_kernel/add.cpp:45": the parent folder and the file name, as Python kernels' sites are named
-// (mpnpu/ascendc/bridge.py site_name names them the same way).
+// (mpnpu/ascendc/native/bridge.py site_name names them the same way).
 inline std::string site_name(const Site& s) {
     if (s.file && s.file[0] == '+' && s.line == 0) return s.file;  // an inserted sync: "+after:CopyOut"
     std::string path = normal_path(s.file ? s.file : "?");
@@ -400,7 +400,7 @@ inline void hold_point(const Site& where, int after) {
     int32_t id = site_id(where);
     if (!c.sites[size_t(id)].hold) return;
     if (!after) c.pipes.wake();  // the core's pipes work through their queues while it is held
-    if (c.host->hold(id, after) != 0) throw HostError();
+    if (c.core_calls->hold(id, after) != 0) throw CoreCallError();
 }
 
 // -- local memory checks -------------------------------------------------------------------------------
@@ -441,8 +441,8 @@ inline void local_access(char kind, uint8_t pipe, int mem, uint64_t start, uint6
 
 // -- callbacks ------------------------------------------------------------------------------------------
 
-inline void host_call(int32_t rc) {
-    if (rc != 0) throw HostError();
+inline void core_call(int32_t rc) {
+    if (rc != 0) throw CoreCallError();
 }
 
 }  // namespace mpnpu

@@ -1,7 +1,7 @@
 // The launch machinery every way of calling a kernel shares (all inline): unpacking the kernel's
 // arguments from 64-bit slots by its parameter types, setting the core up for one launch, catching
-// what stops the kernel, and naming the kernel line a fatal signal interrupted. mpnpu/bridge.h
-// exports it from a kernel library; mpnpu/host.h hands it to the core processes of a host program.
+// what stops the kernel, and naming the kernel line a fatal signal interrupted. mpnpu/native/bridge.h
+// exports it from a kernel library; mpnpu/cpudebug.h hands it to the core processes of a host program.
 #ifndef MPNPU_BRIDGE_CORE_H
 #define MPNPU_BRIDGE_CORE_H
 
@@ -17,9 +17,9 @@
 #include <utility>
 
 #include "abi.h"
-#include "identity.h"
+#include "../identity.h"
 #include "rt.h"
-#include "sync.h"
+#include "../sync.h"
 
 namespace mpnpu {
 
@@ -153,7 +153,7 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.launch = *l;
     ::block_idx = l->block_idx;
     ::block_num = l->block_num;
-    c.host = l->host;
+    c.core_calls = l->core_calls;
     c.tracing = l->trace != 0;
     c.memcheck = l->memcheck != 0;
     c.regions.assign(l->regions, l->regions + l->n_regions);
@@ -196,8 +196,8 @@ inline int32_t run_launch(const MpnpuLaunch* l, F&& body) {
     } catch (const Fault& f) {
         c.fault = f.info;
         rc = MPNPU_RUN_FAULT;
-    } catch (const HostError&) {
-        rc = MPNPU_RUN_HOST_ERROR;
+    } catch (const CoreCallError&) {
+        rc = MPNPU_RUN_CORE_CALL_ERROR;
     } catch (const std::exception& e) {
         std::snprintf(c.fault.message, sizeof c.fault.message, "the kernel threw %s", e.what());
         c.fault.site = -1;

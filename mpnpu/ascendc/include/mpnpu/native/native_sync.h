@@ -17,7 +17,7 @@
 //   cond-wait: post sleeping; unlock; wait on wait_sem (the timeout); post woken; lock.
 //   notify all: (wait_sem must be 0) take each woken with a sleeping; for each sleeper left:
 //           post wait_sem; then take one woken per sleeper woken; drain wait_sem.
-// Failures go back to the core process (MpnpuHost::sync_error), which raises what its own
+// Failures go back to the core process (MpnpuCoreCalls::sync_error), which raises what its own
 // implementation raises: one error text for both front ends.
 #ifndef MPNPU_NATIVE_SYNC_H
 #define MPNPU_NATIVE_SYNC_H
@@ -34,7 +34,7 @@
 namespace mpnpu {
 namespace native {
 
-// The status board's columns and states (mpnpu/runtime/sync.py; mpnpu/ascendc/abi.py checks both agree).
+// The status board's columns and states (mpnpu/runtime/sync.py; mpnpu/ascendc/native/abi.py checks both agree).
 constexpr int ST_STATE = 0, ST_SYNC_ALL = 1, ST_SYNC_AIV = 2, ST_WAIT_MODE = 3, ST_WAIT_ID = 4, ST_PROGRESS = 5,
               ST_WAIT_TAKEN = 6;
 constexpr int64_t RUNNING = 1, IN_SYNC_ALL = 2, IN_SYNC_AIV = 3, IN_FLAG_WAIT = 4;

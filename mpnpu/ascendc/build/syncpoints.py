@@ -21,7 +21,7 @@ from typing import Iterable, Mapping
 
 from mpnpu.errors import UsageError
 
-from .bridge import site_name
+from ..native.bridge import site_name
 
 SYNC_CALLS = ("SyncAll", "CrossCoreSetFlag", "CrossCoreWaitFlag", "SetFlag", "WaitFlag", "PipeBarrier",
               "pipe_barrier", "AllocTensor", "EnQue", "DeQue", "FreeTensor", "FreeAllEvent")

@@ -14,7 +14,7 @@ import pytest
 from tests.ascendc_util import KERNELS, line_of, needs_cxx
 
 pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
-HOST = os.path.join(KERNELS, "host")
+HOST = os.path.join(KERNELS, "cpudebug")
 
 
 @functools.lru_cache(maxsize=None)
@@ -36,7 +36,7 @@ def program(name: str, out_dir: str) -> str:
 
 @pytest.fixture(scope="module")
 def bindir(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("host"))
+    return str(tmp_path_factory.mktemp("cpudebug"))
 
 
 def _run(exe: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
@@ -46,7 +46,7 @@ def _run(exe: str, timeout: float = 60, **env: str) -> subprocess.CompletedProce
 
 def test_the_flags_name_the_headers_and_the_host_library() -> None:
     flags = _flags()
-    assert "-std=c++17" in flags and "-lmpnpu_host" in flags
+    assert "-std=c++17" in flags and "-lmpnpu_cpudebug" in flags
     assert any(f.startswith("-I") and f.endswith(os.path.join("ascendc", "include")) for f in flags)
     assert any(f.startswith("-Wl,-rpath,") for f in flags)
 
@@ -69,8 +69,9 @@ def test_a_fault_ends_the_program_naming_the_core_and_the_kernel_line(bindir) ->
     assert r.returncode == 3
     line = line_of("faults.cpp", "mode == 1")
     # (whether the other core's failure is counted depends on when it noticed: not part of the check)
+    run_line = line_of('cpudebug/test_fault.cpp', 'ICPU_RUN_KF')
     assert r.stderr.strip().startswith(
-        f"mpnpu: ICPU_RUN_KF(faults) at test_fault.cpp:{line_of('host/test_fault.cpp', 'ICPU_RUN_KF')}: vector core 1 "
+        f"mpnpu: ICPU_RUN_KF(faults) at test_fault.cpp:{run_line}: vector core 1 "
         f"(block 1) raised MemcheckError: illegal read of GM tensor x by DataCopy GM->local at "
         f"ascendc_kernels/faults.cpp:{line} (faults): bytes [224, 480) of its 256 bytes")
     assert len(r.stderr.strip().splitlines()) == 1

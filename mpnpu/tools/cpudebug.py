@@ -1,6 +1,6 @@
-"""The embedded side of CPU-debug unit tests: GmAlloc / GmFree and ICPU_RUN_KF (include/mpnpu/host.h).
+"""The embedded side of CPU-debug unit tests: GmAlloc / GmFree and ICPU_RUN_KF (include/mpnpu/cpudebug.h).
 
-A test program linked against libmpnpu_host starts this module in an embedded interpreter at its
+A test program linked against libmpnpu_cpudebug starts this module in an embedded interpreter at its
 first call, then::
 
     GmAlloc(n)     -> a GM segment mapped at an address of its own inside one large reservation
@@ -8,7 +8,7 @@ first call, then::
                       program, finds each block at the same address; a block's window is followed by
                       4 GiB of unmapped space, so memcheck tells which block a pointer came from)
     ICPU_RUN_KF    -> a Device of the right kind (cached per block_dim and kernel type), launching a
-                      HostKernel: the kernel function linked into this program, called in every core
+                      CpuDebugKernel: the kernel function linked into this program, called in every core
                       process through the program's own copy of the kernel runtime
     exit / faults  -> shutdown(): every core process ended, every segment unlinked
 
@@ -32,14 +32,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from mpnpu.errors import MpnpuError
-from mpnpu.runtime.config import LaunchOptions
-from mpnpu.runtime.gm import GlobalTensor
-from mpnpu.runtime.gm.segments import close_and_unlink, create_segment, process_token
-from mpnpu.runtime.topology import KernelType
-
-from . import abi, bridge
-from .windows import (
+from mpnpu.ascendc.native import abi, bridge
+from mpnpu.ascendc.native.windows import (
     _MAP_ANONYMOUS,
     _MAP_FIXED,
     _MAP_NORESERVE,
@@ -50,12 +44,17 @@ from .windows import (
     GAP_BYTES,
     _mmap,
 )
+from mpnpu.errors import MpnpuError
+from mpnpu.runtime.config import LaunchOptions
+from mpnpu.runtime.gm import GlobalTensor
+from mpnpu.runtime.gm.segments import close_and_unlink, create_segment, process_token
+from mpnpu.runtime.topology import KernelType
 
 _RESERVE_BYTES = 16 << 40  # address space for every GmAlloc of the program (no memory)
 _ALIGN = 2 << 20
 
 
-class HostLaunch(ctypes.Structure):
+class CpuDebugLaunch(ctypes.Structure):
     _fields_ = [
         ("abi", ctypes.c_int32),
         ("kernel", ctypes.c_char_p),
@@ -174,7 +173,7 @@ atexit.register(shutdown)
 
 
 @dataclass(frozen=True)
-class HostKernel:
+class CpuDebugKernel:
     """A kernel linked into the host program (a kernel object for the runtime): every core process
     is a fork of that program, so the kernel function and the program's kernel runtime are at the
     same addresses there; GM blocks are mapped in at their addresses on first use."""
@@ -196,7 +195,7 @@ class HostKernel:
 
     def __call__(self, *args: Any) -> None:
         _map_blocks(self.regions)
-        lib = _host_library(self.exports, self.fn, self.params)
+        lib = _program_library(self.exports, self.fn, self.params)
         regions = sorted((bridge.Region(addr, size, _region_tensor(name, segment, size))
                           for addr, size, segment, name in self.regions), key=lambda r: r.addr)
         bridge.run_slots(lib, self.kernel_type, list(self.slots), regions, tiling_key=self.tiling_key)
@@ -224,12 +223,12 @@ def _region_tensor(name: str, segment: str, size: int) -> GlobalTensor:
     return GlobalTensor(name, uint8, (size,), segment, 0, (1,), 0, size)
 
 
-_host_libs: dict[tuple[int, int], bridge.Library] = {}
+_program_libs: dict[tuple[int, int], bridge.Library] = {}
 
 
-def _host_library(exports_addr: int, fn: int, params: tuple[str, ...]) -> bridge.Library:
+def _program_library(exports_addr: int, fn: int, params: tuple[str, ...]) -> bridge.Library:
     key = (exports_addr, fn)
-    lib = _host_libs.get(key)
+    lib = _program_libs.get(key)
     if lib is None:
         table = Exports.from_address(exports_addr)
         run = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(abi.Launch), ctypes.c_void_p,
@@ -238,7 +237,7 @@ def _host_library(exports_addr: int, fn: int, params: tuple[str, ...]) -> bridge
         def run_entry(launch, slots, n, _run=run, _fn=fn):  # type: ignore[no-untyped-def]
             return _run(launch, _fn, slots, n)
 
-        lib = _host_libs[key] = bridge.Library.from_functions(
+        lib = _program_libs[key] = bridge.Library.from_functions(
             "the host program", params, run_entry,
             ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p))(table.events),
             ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p),
@@ -298,7 +297,7 @@ def _restore(snap: dict[int, bytes]) -> None:
 
 def run_kf(desc_addr: int) -> int:
     """ICPU_RUN_KF: launch, report, and return 0, or the exit status the program must end with."""
-    d = HostLaunch.from_address(desc_addr)
+    d = CpuDebugLaunch.from_address(desc_addr)
     kernel = (d.kernel or b"?").decode()
     where = f"ICPU_RUN_KF({kernel}) at {os.path.basename((d.file or b'?').decode())}:{d.line}"
     try:
@@ -309,7 +308,7 @@ def run_kf(desc_addr: int) -> int:
         return 3
 
 
-def _run_kf(d: HostLaunch, kernel: str, where: str) -> int:
+def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
     global _launches
     kt = _MODES.get(d.kernel_mode, KernelType.MIX_1_2)
     params = tuple(p for p in (d.signature or b"").decode().split(",") if p)
@@ -320,7 +319,7 @@ def _run_kf(d: HostLaunch, kernel: str, where: str) -> int:
     for b in gm.blocks.values():
         named = [n for n, s, p in zip(names, slots, params) if p == "p" and s == b.addr]
         regions.append((b.addr, b.size, b.segment, named[0] if named else f"gm@{b.addr:#x}"))
-    hk = HostKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key))
+    hk = CpuDebugKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key))
     drop = tuple(s.strip() for s in os.environ.get("MPNPU_DROP_SYNC", "").split(",") if s.strip())
     racecheck = os.environ.get("MPNPU_RACECHECK", "").strip().lower()
     timeline = os.environ.get("MPNPU_TIMELINE", "").strip()

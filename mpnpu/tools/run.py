@@ -27,22 +27,22 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
+from mpnpu.ascendc.build import syncpoints
+from mpnpu.ascendc.build.compiler import cache_dir
+from mpnpu.ascendc.build.syncpoints import blank_comments_and_strings
+from mpnpu.ascendc.kernel import CompiledKernel, compile_kernel, detect_kernel_type
+from mpnpu.ascendc.run_result import OutputCheck, RunResult
+from mpnpu.ascendc.tiling import tiling_layout
 from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.racecheck import HazardLog, analyze
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.dtypes import get_dtype, to_float32
 from mpnpu.runtime.topology import KernelType
-
-from . import syncpoints
-from .build import cache_dir
-from .kernel import CompiledKernel, compile_kernel, detect_kernel_type
-from .syncpoints import blank_comments_and_strings
-from .tiling import tiling_layout
 
 _LAUNCH = re.compile(r"\b(?P<kernel>[A-Za-z_]\w*(?:<[^<>;]*>)?)\s*<<<(?P<config>.*?)>>>"
                      r"\s*\((?P<args>[^;]*)\)\s*;", re.S)
@@ -162,64 +162,6 @@ def prepare_source(path: str) -> Prepared:
         f.write(f'#line 1 "{original}"\n{body}')
     os.replace(tmp, out)
     return Prepared(out, original, launches[0][0], launches[0][1], launches)
-
-
-@dataclass
-class OutputCheck:
-    """One output in one repeat against its golden."""
-
-    index: int  # the argument's position
-    path: str
-    n_elements: int
-    n_differ: int
-    first: list[tuple[int, float, float]] = field(default_factory=list)  # (index, got, golden)
-
-    @property
-    def passed(self) -> bool:
-        return self.n_differ == 0
-
-
-@dataclass
-class RunResult:
-    """What ``mpnpu run`` saw: per repeat, each output's check (against its golden, if given) and
-    whether it equalled the first repeat's bytes."""
-
-    kernel: str
-    block_dim: int
-    kernel_type: KernelType
-    repeats: int
-    checks: list[list[OutputCheck]]  # [repeat][output]
-    same_as_first: list[bool]
-    hazards: HazardLog = field(default_factory=HazardLog)
-    dropped_syncs: tuple[str, ...] = ()
-    racecheck: bool = False
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def failed_repeats(self) -> list[int]:
-        return [r + 1 for r, cs in enumerate(self.checks) if not all(c.passed for c in cs)]
-
-    @property
-    def differ_from_first(self) -> list[int]:
-        """Repeats (1-based) whose outputs are not the first repeat's bytes."""
-        return [r + 1 for r, same in enumerate(self.same_as_first) if not same]
-
-    @property
-    def passed(self) -> bool:
-        """Every repeat matched its golden and, with racecheck, no hazard was found."""
-        return not self.failed_repeats and not (self.racecheck and len(self.hazards))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kernel": self.kernel, "block_dim": self.block_dim, "kernel_type": self.kernel_type.value,
-            "repeats": self.repeats, "failed_repeats": self.failed_repeats,
-            "differ_from_first": self.differ_from_first, "dropped_syncs": list(self.dropped_syncs),
-            "racecheck": self.racecheck, "hazards": self.hazards.to_dicts() if self.racecheck else None,
-            "outputs": [[{"argument": c.index + 1, "path": c.path, "elements": c.n_elements, "differ": c.n_differ,
-                          "first": [{"index": i, "got": g, "golden": w} for i, g, w in c.first]}
-                         for c in cs] for cs in self.checks],
-            "notes": self.notes,
-        }
 
 
 def _compare(got: np.ndarray, golden: np.ndarray, dtype: str, rtol: float,

@@ -35,7 +35,7 @@ from typing import Sequence
 
 PCH_NAME = "mpnpu_pch.h"
 #: the headers the precompiled header holds, relative to mpnpu's include directory
-PCH_HEADERS = ("kernel_operator.h", "mpnpu/bridge.h")
+PCH_HEADERS = ("kernel_operator.h", "mpnpu/native/bridge.h")
 
 _DIRECTIVE = re.compile(r"^\s*#\s*(define|undef|include)\b\s*(.*)$", re.M)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

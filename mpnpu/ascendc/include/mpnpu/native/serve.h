@@ -5,7 +5,7 @@
 // unpickles the command, rebuilds its GM tensors, sets up the launch and posts its reply. For a
 // small C++ kernel that costs more than the kernel itself, paid by every core of every launch while
 // the interpreter's caches are cold from the other processes. This loop does the same steps on the
-// same objects for the launches a batch repeats (mpnpu/ascendc/serve.py registers a kernel once the
+// same objects for the launches a batch repeats (mpnpu/ascendc/native/serve.py registers a kernel once the
 // core process has run it; the parent sends such a launch as a native command frame, its pickled
 // command as the frame's tail), and hands anything else back to the core process: another command,
 // a kernel or a GM window it was not told of, a failure, a reply that needs Python.
@@ -172,7 +172,7 @@ inline bool marshal(const MpnpuServe* s, const MpnpuServeEntry& e, const uint8_t
         }
     MpnpuLaunch& l = *e.launch;
     l.n_regions = regions;
-    // What the core process's short path writes for a plain launch (mpnpu/ascendc/bridge.py):
+    // What the core process's short path writes for a plain launch (mpnpu/ascendc/native/bridge.py):
     // no trace, no dropped sync, no hold, no inserted sync.
     l.trace = 0;
     l.memcheck = e.memcheck;

@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 from mpnpu.errors import UnsupportedError, UsageError
 from mpnpu.runtime.insert import InsertedSync
 
-from .build import INCLUDE_DIR, BuildSpec, build
+from .compiler import INCLUDE_DIR, BuildSpec, build
 
 #: the flags of the instrumented build (the hooks are compiled in by MPNPU_STAGE_HOOKS)
 #: (-Bsymbolic: the library's calls to the hooks bind to its own, not to the C library's empty ones

@@ -13,7 +13,7 @@ ANY_MODE = 0xFF
 # kernel types (KERNEL_TYPE_* of the kernel API, the order of abi.h's MPNPU_KT_*)
 KT_AIV_ONLY, KT_AIC_ONLY, KT_MIX_AIV_1_0, KT_MIX_AIC_1_0, KT_MIX_AIC_1_1, KT_MIX_AIC_1_2 = range(6)
 
-RUN_OK, RUN_FAULT, RUN_HOST_ERROR, RUN_CXX_EXCEPTION = range(4)
+RUN_OK, RUN_FAULT, RUN_CORE_CALL_ERROR, RUN_CXX_EXCEPTION = range(4)
 FAULT_API, FAULT_ILLEGAL_READ, FAULT_ILLEGAL_WRITE, FAULT_UNSUPPORTED = 1, 2, 3, 4
 
 EV_GM, EV_LOCAL, EV_SYNC_ALL, EV_FLAG_SET, EV_FLAG_WAIT, EV_PIPE_SYNC, EV_DROPPED = range(1, 8)
@@ -40,7 +40,7 @@ HoldFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
 SyncErrorFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
 
 
-class Host(ctypes.Structure):
+class CoreCalls(ctypes.Structure):
     _fields_ = [("sync_all", SyncAllFn), ("flag_set", FlagSetFn), ("flag_wait", FlagWaitFn), ("hold", HoldFn),
                 ("sync_error", SyncErrorFn)]
 
@@ -115,7 +115,7 @@ class Launch(ctypes.Structure):
         ("n_dropped", ctypes.c_int32),
         ("dropped", ctypes.POINTER(ctypes.c_char_p)),
         ("hold_site", ctypes.c_char_p),
-        ("host", ctypes.POINTER(Host)),
+        ("core_calls", ctypes.POINTER(CoreCalls)),
         ("sys_workspace_bytes", ctypes.c_uint64),
         ("last_words", ctypes.c_void_p),
         ("last_words_size", ctypes.c_int32),

@@ -1,4 +1,4 @@
-"""Building libmpnpu_host (the library a CPU-debug unit test links instead of the vendor's CPU
+"""Building libmpnpu_cpudebug (the library a CPU-debug unit test links instead of the vendor's CPU
 library) and the compiler flags that use it: ``python -m mpnpu.ascendc --cflags --libs``."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import sys
 import sysconfig
 import tempfile
 
-from .build import INCLUDE_DIR, CompileError, cache_dir, find_compiler, headers_digest
+from .compiler import INCLUDE_DIR, CompileError, cache_dir, find_compiler, headers_digest
 
-SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host", "host_lib.cpp")
+SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "native", "cpudebug_lib.cpp")
 
 
 def _python_link() -> tuple[str, list[str]]:
@@ -29,26 +29,26 @@ def _python_link() -> tuple[str, list[str]]:
     return include, [f"-L{libdir}", f"-lpython{version}", f"-Wl,-rpath,{libdir}"]
 
 
-def host_library() -> str:
-    """The folder holding libmpnpu_host.so for this interpreter (built once, cached)."""
+def cpudebug_library() -> str:
+    """The folder holding libmpnpu_cpudebug.so for this interpreter (built once, cached)."""
     include, link = _python_link()
     python = os.path.abspath(sys.executable)
     with open(SOURCE, "rb") as f:
         body = f.read()
     key = hashlib.sha256(body + python.encode() + " ".join(link).encode() + headers_digest().encode()).hexdigest()[:20]
-    folder = os.path.join(cache_dir(), "host", key)
-    lib = os.path.join(folder, "libmpnpu_host.so")
+    folder = os.path.join(cache_dir(), "cpudebug", key)
+    lib = os.path.join(folder, "libmpnpu_cpudebug.so")
     if os.path.isfile(lib):
         return folder
     os.makedirs(folder, exist_ok=True)
     cxx = find_compiler()
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        out = os.path.join(tmp, "libmpnpu_host.so")
+        out = os.path.join(tmp, "libmpnpu_cpudebug.so")
         cmd = [*cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", f"-I{include}", f"-I{INCLUDE_DIR}",
                f'-DMPNPU_PYTHON="{python}"', SOURCE, "-o", out, *link]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
         if proc.returncode != 0:
-            raise CompileError(f"building libmpnpu_host: {proc.stderr.strip().splitlines()[0] if proc.stderr else '?'}",
+            raise CompileError(f"building libmpnpu_cpudebug: {proc.stderr.strip().splitlines()[0] if proc.stderr else '?'}",
                                stderr=proc.stderr)
         os.replace(out, lib)
     return folder
@@ -60,6 +60,6 @@ def cflags() -> list[str]:
 
 
 def libs() -> list[str]:
-    """What linking it needs (builds libmpnpu_host on first use)."""
-    folder = host_library()
-    return [f"-L{folder}", "-lmpnpu_host", f"-Wl,-rpath,{folder}", "-pthread"]
+    """What linking it needs (builds libmpnpu_cpudebug on first use)."""
+    folder = cpudebug_library()
+    return [f"-L{folder}", "-lmpnpu_cpudebug", f"-Wl,-rpath,{folder}", "-pthread"]

@@ -3,7 +3,7 @@
 // `python -m mpnpu.ascendc --cflags --libs` prints).
 //
 //   ICPU_RUN_KF(kernel, blockDim, args...)
-//     └─ libmpnpu_host: the embedded mpnpu runtime (mpnpu.ascendc.host) launches the kernel on the
+//     └─ libmpnpu_cpudebug: the embedded mpnpu runtime (mpnpu.tools.cpudebug) launches the kernel on the
 //        multi-process device: one process per core (3 per block for mix kernels), forked from
 //        this program, so they run the kernel code linked into it, on GM that GmAlloc mapped at the
 //        same address in every core process.
@@ -21,31 +21,31 @@
 #include <string>
 #include <type_traits>
 
-#include "abi.h"
-#include "bridge_core.h"
+#include "native/abi.h"
+#include "native/bridge_core.h"
 
 enum class KernelMode { MIX_MODE = 0, AIC_MODE, AIV_MODE };
 
 extern "C" {
-// libmpnpu_host
-void* mpnpu_host_gm_alloc(size_t size);
-void mpnpu_host_gm_free(void* ptr);
-void mpnpu_host_set_kernel_mode(int32_t mode);
-void mpnpu_host_set_tiling_key(uint64_t key);
-void mpnpu_host_run_kf(const MpnpuHostLaunch* launch);
+// libmpnpu_cpudebug
+void* mpnpu_cpudebug_gm_alloc(size_t size);
+void mpnpu_cpudebug_gm_free(void* ptr);
+void mpnpu_cpudebug_set_kernel_mode(int32_t mode);
+void mpnpu_cpudebug_set_tiling_key(uint64_t key);
+void mpnpu_cpudebug_run_kf(const MpnpuCpuDebugLaunch* launch);
 }
 
 namespace AscendC {
 
 // GM that every core process of a launch sees at the same address.
-inline void* GmAlloc(size_t size) { return mpnpu_host_gm_alloc(size); }
-inline void GmFree(void* ptr) { mpnpu_host_gm_free(ptr); }
-inline void SetKernelMode(KernelMode mode) { mpnpu_host_set_kernel_mode(int32_t(mode)); }
+inline void* GmAlloc(size_t size) { return mpnpu_cpudebug_gm_alloc(size); }
+inline void GmFree(void* ptr) { mpnpu_cpudebug_gm_free(ptr); }
+inline void SetKernelMode(KernelMode mode) { mpnpu_cpudebug_set_kernel_mode(int32_t(mode)); }
 
 }  // namespace AscendC
 
 namespace mpnpu {
-namespace host {
+namespace cpudebug {
 
 // What the core processes call back into: this program's own copy of the runtime (the kernel's
 // API calls use it), as a table rather than exported symbols.
@@ -108,29 +108,29 @@ void run_kf(const char* name, void (*kernel)(P...), uint32_t block_dim, const ch
     static const std::string signature = Entry<P...>::signature();
     static MpnpuExports table = *exports();
     table.run = &invoke<P...>;
-    MpnpuHostLaunch l{};
+    MpnpuCpuDebugLaunch l{};
     l.abi = MPNPU_ABI_VERSION;
     l.kernel = name;
     l.file = file;
     l.line = line;
     l.block_dim = int32_t(block_dim);
-    l.kernel_mode = -1;  // the last SetKernelMode (libmpnpu_host keeps it)
+    l.kernel_mode = -1;  // the last SetKernelMode (libmpnpu_cpudebug keeps it)
     l.fn = reinterpret_cast<void*>(kernel);
     l.signature = signature.c_str();
     l.n_args = int32_t(sizeof...(A));
     l.slots = slots;
     l.arg_names = arg_names;
     l.exports = &table;
-    mpnpu_host_run_kf(&l);
+    mpnpu_cpudebug_run_kf(&l);
 }
 
-}  // namespace host
+}  // namespace cpudebug
 }  // namespace mpnpu
 
-#define ICPU_SET_TILING_KEY(key) mpnpu_host_set_tiling_key(uint64_t(key))
+#define ICPU_SET_TILING_KEY(key) mpnpu_cpudebug_set_tiling_key(uint64_t(key))
 // `+(func)` turns a kernel function, or a lambda without captures, into a function pointer.
 #define ICPU_RUN_KF(func, blockdim, ...) \
-    ::mpnpu::host::run_kf(#func, +(func), uint32_t(blockdim), #__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
+    ::mpnpu::cpudebug::run_kf(#func, +(func), uint32_t(blockdim), #__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
 
 // The bounded memory functions of the secure C library that these tests call.
 #ifndef MPNPU_NO_SECUREC

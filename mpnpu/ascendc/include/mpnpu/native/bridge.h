@@ -1,6 +1,6 @@
-// The exported side of the C ABI (mpnpu/abi.h): included exactly once per kernel library (its
+// The exported side of the C ABI (mpnpu/native/abi.h): included exactly once per kernel library (its
 // functions are plain definitions, so that they are emitted and exported), by the entry
-// file mpnpu.ascendc.build generates after the kernel's own source, with
+// file mpnpu.ascendc.build.compiler generates after the kernel's own source, with
 //
 //     MPNPU_EXPORT_ENTRY(kernel_name)
 //
@@ -45,7 +45,7 @@ MPNPU_EXPORT int32_t mpnpu_site(int32_t id, const char** file, int32_t* line, co
 
 MPNPU_EXPORT const MpnpuFault* mpnpu_fault() { return &mpnpu::core().fault; }
 
-// The core process's native serving loop (mpnpu/serve.h): runs the launches it can, returns
+// The core process's native serving loop (mpnpu/native/serve.h): runs the launches it can, returns
 // MPNPU_SERVE_* when the core process must act.
 MPNPU_EXPORT int32_t mpnpu_serve(MpnpuServe* s) { return ::mpnpu::serve::loop(s); }
 

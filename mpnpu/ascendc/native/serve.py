@@ -11,7 +11,7 @@
        ◄── "reply" / "idle" / "closed"
 
 Why it exists: see include/mpnpu/serve.h. What the loop runs natively is exactly what the core
-process's short path in :func:`mpnpu.ascendc.bridge.launcher` runs (every argument a GM tensor or
+process's short path in :func:`mpnpu.ascendc.native.bridge.launcher` runs (every argument a GM tensor or
 None; no trace, dropped sync, hold or inserted sync: the parent sends only such launches as native
 commands, :func:`mpnpu.runtime.protocol.frame_native`), on the same launch struct, sync objects,
 status board and reply board; only who reads the pipe changes. ``MPNPU_NATIVE_SERVE=0`` turns it
@@ -79,7 +79,7 @@ class _ServeLaunch:
 
 class NativeLoop:
     """This core process's native serving loop: its MpnpuServe, the kernels registered in it and the
-    window table, kept in step with :data:`mpnpu.ascendc.windows.WINDOWS`."""
+    window table, kept in step with :data:`mpnpu.ascendc.native.windows.WINDOWS`."""
 
     def __init__(self, ctx: Any, serve_fn: Any) -> None:
         self.ctx = ctx
