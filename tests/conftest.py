@@ -148,3 +148,27 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "time_limit(seconds): fail the test if it runs longer (default 30 s with "
                                        "the time_limit fixture)")
     config.addinivalue_line("markers", "slow: longer than about a second; the fast loop (-m 'not slow') skips it")
+
+
+#: rows of one parametrized test that the fast loop keeps (evenly spaced over the rows, first and last
+#: among them); the other rows are marked ``slow``, so ``-m "not slow"`` runs a sample of every
+#: table (the C++ conformance rows above all) and the full suite runs every row
+FAST_ROWS = 4
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark all but :data:`FAST_ROWS` evenly spaced rows of each parametrized test ``slow``.
+
+    Deterministic (collection order, no randomness): the same rows run in every fast loop, and a
+    failing row is reproduced by its node id alone."""
+    rows: dict[tuple[str, str], list[pytest.Item]] = {}
+    for item in items:
+        if isinstance(item, pytest.Function) and getattr(item, "callspec", None) is not None:
+            rows.setdefault((str(item.path), item.originalname), []).append(item)
+    for group in rows.values():
+        if len(group) <= FAST_ROWS:
+            continue
+        keep = {round(i * (len(group) - 1) / (FAST_ROWS - 1)) for i in range(FAST_ROWS)}
+        for i, item in enumerate(group):
+            if i not in keep:
+                item.add_marker(pytest.mark.slow)

@@ -22,6 +22,7 @@ def cache(tmp_path_factory) -> str:
 GOOD = '#include "kernel_operator.h"\nextern "C" __global__ __aicore__ void k(GM_ADDR x) { (void)x; }\n'
 
 
+@pytest.mark.slow
 def test_a_build_is_cached_until_a_file_it_read_changes(tmp_path, monkeypatch, cache) -> None:
     monkeypatch.setenv("MPNPU_CACHE_DIR", cache)
     header = tmp_path / "part.h"
@@ -54,6 +55,7 @@ def test_a_compile_error_is_one_line_at_the_users_file_and_line(tmp_path, monkey
     assert err.details["stderr"]
 
 
+@pytest.mark.slow
 def test_an_error_inside_mpnpus_headers_names_the_users_line_too(tmp_path, monkeypatch, cache) -> None:
     monkeypatch.setenv("MPNPU_CACHE_DIR", cache)
     src = tmp_path / "misuse.cpp"
@@ -64,6 +66,7 @@ def test_an_error_inside_mpnpus_headers_names_the_users_line_too(tmp_path, monke
         compile_kernel(str(src), "k")
 
 
+@pytest.mark.slow
 def test_an_entry_that_does_not_compile_is_named_not_mpnpus_generated_file(tmp_path, monkeypatch, cache) -> None:
     """A template kernel named with a host variable as its argument (what a <<<>>> line may hold):
     the error names the source and the entry, never the temporary file that exports it."""

@@ -79,6 +79,7 @@ def caches(tmp_path_factory) -> dict[str, str]:
 
 
 @needs_cxx
+@pytest.mark.slow
 def test_with_and_without_it_the_kernel_computes_the_same(tmp_path, monkeypatch, caches) -> None:
     if not pch.enabled(compiler_identity(tuple(find_compiler()))):
         pytest.skip("the compiler here is not g++: no precompiled header to compare with")
@@ -101,6 +102,7 @@ def test_with_and_without_it_the_kernel_computes_the_same(tmp_path, monkeypatch,
 
 
 @needs_cxx
+@pytest.mark.slow
 def test_a_compile_error_reads_the_same_with_it(tmp_path, monkeypatch, caches) -> None:
     src = tmp_path / "broken.cpp"
     src.write_text(SCALE.replace("Muls(t, t, SCALE_BY, 64);", "Muls(t, t, 64);"))

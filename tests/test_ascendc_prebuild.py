@@ -35,6 +35,7 @@ def _cases(variants: int, n: int = 6) -> list[Case]:
     return [Case(i, inputs={}, outputs={}, params=(i % variants,)) for i in range(n)]
 
 
+@pytest.mark.slow
 def test_each_missing_library_is_compiled_once_and_said_and_a_cached_one_is_not() -> None:
     token = uuid.uuid4().hex[:12]
     op = _operator(token)
@@ -51,6 +52,7 @@ def test_each_missing_library_is_compiled_once_and_said_and_a_cached_one_is_not(
     assert again.kernel_for(_cases(2)[1]).path == op.kernel_for(_cases(2)[1]).path
 
 
+@pytest.mark.slow
 def test_a_library_that_does_not_compile_is_the_build_error_of_its_case() -> None:
     op = _operator(uuid.uuid4().hex[:12], broken=True)
     with pytest.raises(CompileError, match=r"two_phase\.cpp:\d+"):
@@ -79,6 +81,7 @@ OPERATOR = dataclasses.replace(
 '''
 
 
+@pytest.mark.slow
 def test_the_batch_builds_before_its_first_case_run_and_says_so_on_stderr(tmp_path) -> None:
     token = uuid.uuid4().hex[:12]
     path = tmp_path / "op.py"

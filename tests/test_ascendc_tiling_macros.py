@@ -45,6 +45,7 @@ def test_a_tiling_struct_of_the_definition_macros_is_what_get_tiling_data_fills(
     np.testing.assert_array_equal(_launch(k, source("tiling/fill_tiling.h"), mode, 0.5), _expected(mode, 0.5))
 
 
+@pytest.mark.slow
 def test_the_kernel_side_of_a_host_tiling_header(tmp_path) -> None:
     text = kernel_tiling_header(source("tiling/fill_host_tiling.h"))
     assert "register/tilingdata_base.h" not in text and "optiling" not in text and "TilingForFill" not in text

@@ -24,7 +24,9 @@ from mpnpu.runtime.device import Device
 from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import needs_cxx
 
-pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
+# slow as a whole: its library takes seconds to build, and the fast loop reaches the same rows through the
+# conformance sample (tests/ascendc/conformance)
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 N = 1024  # 16 repeats of 64 lanes
 

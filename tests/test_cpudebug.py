@@ -51,6 +51,7 @@ def test_the_flags_name_the_headers_and_the_host_library() -> None:
     assert any(f.startswith("-Wl,-rpath,") for f in flags)
 
 
+@pytest.mark.slow
 def test_a_vector_kernel_runs_on_vector_core_processes(bindir) -> None:
     r = _run(program("test_two_phase.cpp", bindir))
     assert r.returncode == 0, r.stderr
@@ -64,6 +65,7 @@ def test_a_mix_kernel_runs_one_cube_and_two_vector_processes_per_block(bindir) -
     assert r.stdout.strip() == "rounds 7 7 7 7"
 
 
+@pytest.mark.slow
 def test_a_fault_ends_the_program_naming_the_core_and_the_kernel_line(bindir) -> None:
     r = _run(program("test_fault.cpp", bindir))
     assert r.returncode == 3
@@ -77,12 +79,14 @@ def test_a_fault_ends_the_program_naming_the_core_and_the_kernel_line(bindir) ->
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_deadlock_ends_the_program_within_seconds(bindir) -> None:
     r = _run(program("test_deadlock.cpp", bindir), timeout=30)
     assert r.returncode == 3
     assert "waits on flag 3 (mode 2) that cube core 0 (block 0) can no longer set: it finished the kernel" in r.stderr
 
 
+@pytest.mark.slow
 def test_dropped_sync_racecheck_and_repeat_from_the_environment(bindir) -> None:
     exe = program("test_two_phase.cpp", bindir)
     sync = f"two_phase.cpp:{line_of('two_phase.cpp', 'SyncAll();')}"
@@ -100,6 +104,7 @@ def test_dropped_sync_racecheck_and_repeat_from_the_environment(bindir) -> None:
     assert "12 runs, every one gave the first run's results" in fixed.stderr
 
 
+@pytest.mark.slow
 def test_the_timeline_is_written_where_the_environment_says(bindir, tmp_path) -> None:
     path = tmp_path / "launch.json"
     r = _run(program("test_two_phase.cpp", bindir), MPNPU_TIMELINE=str(path))

@@ -223,6 +223,7 @@ def test_incident_fails_in_predicted_logits_only_at_moving_positions(built) -> N
 
 
 @pytest.mark.time_limit(300)
+@pytest.mark.slow
 def test_the_diagnosis_chain_runs_on_the_cxx_probes(built) -> None:
     """The write-up's diagnosis (docs/incident.md, O4-O9) on the C++ kernel: each probe is a -D
     switch of floms.cpp, run by the generic chain exactly as for the Python kernel.

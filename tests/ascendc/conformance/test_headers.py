@@ -99,11 +99,13 @@ def compile_source(tmp_path, source: str, extra=()):
                           capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_kernel_style_use_is_warning_free(tmp_path):
     r = compile_source(tmp_path, KERNEL_STYLE)
     assert r.returncode == 0, r.stderr[-4000:]
 
 
+@pytest.mark.slow
 def test_the_baseline_build_without_wide_simd_compiles_warning_free(tmp_path):
     """MPNPU_GEMM_BASELINE leaves out the F16C / AVX2 rows that need it: nothing may still call them."""
     r = compile_source(tmp_path, KERNEL_STYLE, ["-DMPNPU_GEMM_BASELINE"])
