@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import signal
 import subprocess
 import sys
 
+import psutil
 import pytest
 
 from tests.ascendc_util import KERNELS, line_of, needs_cxx
+from tests.waiting import wait_for
 
 pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
 HOST = os.path.join(KERNELS, "cpudebug")
@@ -109,3 +113,35 @@ def test_the_timeline_is_written_where_the_environment_says(bindir, tmp_path) ->
     path = tmp_path / "launch.json"
     r = _run(program("test_two_phase.cpp", bindir), MPNPU_TIMELINE=str(path))
     assert r.returncode == 0 and path.is_file() and path.stat().st_size > 100
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig, code, name", [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
+def test_an_interrupted_program_ends_in_order_with_what_finished(bindir, sig, code, name) -> None:
+    """Ctrl-C (to the whole process group, as a terminal sends it) or SIGTERM during a repeating
+    ICPU_RUN_KF: exit 130 / 143, what finished and the interruption in a line each, no traceback,
+    and no core process or segment left (the no_leaks fixture checks the pids and /dev/shm)."""
+    exe = program("test_two_phase.cpp", bindir)
+    e = {k: v for k, v in os.environ.items() if not k.startswith("MPNPU_") or k == "MPNPU_CACHE_DIR"}
+    p = subprocess.Popen([exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**e, "MPNPU_REPEAT": "1000000"}, start_new_session=True)
+    try:
+        # runs are under way once the program's 4 vector core processes have spent CPU time on them
+        def busy_cores() -> bool:
+            cores = psutil.Process(p.pid).children()
+            return len(cores) >= 4 and sum(c.cpu_times().user + c.cpu_times().system for c in cores) > 0.3
+
+        assert wait_for(busy_cores, 60.0), "the cores never ran"
+        os.killpg(p.pid, sig)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    assert p.returncode == code, err
+    lines = err.strip().splitlines()
+    assert "Traceback" not in err and "resource_tracker" not in err and len(lines) == 2, err
+    line = line_of("cpudebug/test_two_phase.cpp", "ICPU_RUN_KF(two_phase")
+    where = f"ICPU_RUN_KF(two_phase) at test_two_phase.cpp:{line}"
+    assert re.fullmatch(rf"mpnpu: {re.escape(where)}: \d+ of 1000000 runs finished \(interrupted\); .*", lines[0])
+    assert lines[1] == f"mpnpu: interrupted ({name}) in {where}: every core process ended, nothing left behind"

@@ -210,14 +210,15 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
+def raise_terminated(signum: int, frame: object) -> None:
+    """A SIGTERM handler: raise :class:`Terminated`."""
     raise Terminated(signum)
 
 
 @contextlib.contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) in the main thread."""
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         yield
     finally:

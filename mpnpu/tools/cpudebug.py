@@ -11,6 +11,9 @@ first call, then::
                       CpuDebugKernel: the kernel function linked into this program, called in every core
                       process through the program's own copy of the kernel runtime
     exit / faults  -> shutdown(): every core process ended, every segment unlinked
+    Ctrl-C/SIGTERM -> during a call into mpnpu: what finished is said, shutdown(), exit 130 / 143
+                      (no traceback, nothing left behind); in the program's own code, the signal
+                      does what it does without mpnpu (libmpnpu_cpudebug forwards it only during calls)
 
 Control from the environment (nothing printed when unset):
 
@@ -26,11 +29,13 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import os
 import re
+import signal
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from mpnpu.ascendc.native import abi, bridge
 from mpnpu.ascendc.native.windows import (
@@ -48,6 +53,7 @@ from mpnpu.errors import MpnpuError
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.gm.segments import close_and_unlink, create_segment, process_token
+from mpnpu.runtime.procutil import Terminated, exit_code_for_interrupt, raise_terminated
 from mpnpu.runtime.topology import KernelType
 
 _RESERVE_BYTES = 16 << 40  # address space for every GmAlloc of the program (no memory)
@@ -146,11 +152,51 @@ def _memory() -> _Gm:
 _memory()  # the reservation exists before any core process is forked
 
 
+_Entry = TypeVar("_Entry", bound=Callable[..., int])
+
+
+def _ends_cleanly_when_interrupted(fn: _Entry) -> _Entry:
+    """An entry point the C++ library calls: a Ctrl-C or SIGTERM that lands in it (forwarded by
+    libmpnpu_cpudebug, which hands signals to this interpreter only while a call is in progress)
+    releases every core process and segment and ends the program with 130 / 143, in one line."""
+
+    @functools.wraps(fn)
+    def entry(*args: Any) -> int:
+        try:
+            return fn(*args)
+        except KeyboardInterrupt as e:
+            code = exit_code_for_interrupt(e)
+            name = "SIGTERM" if isinstance(e, Terminated) else "Ctrl-C"
+            print(f"mpnpu: interrupted ({name}) in {_current_call or fn.__name__}: every core process ended, "
+                  f"nothing left behind", file=sys.stderr)
+            shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)  # the program ends here, as the signal would have ended it (no C++ unwinding)
+
+    return entry  # type: ignore[return-value]
+
+
+def install_signal_handlers() -> int:
+    """Python's side of libmpnpu_cpudebug's forwarding: Ctrl-C raises KeyboardInterrupt and SIGTERM
+    :class:`Terminated` in whatever call into mpnpu is running (the library calls this only for a
+    program that left both signals at their defaults)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, raise_terminated)
+    return 0
+
+
+#: what the program is doing in mpnpu now ("ICPU_RUN_KF(add) at test_add.cpp:40"), for messages
+_current_call = ""
+
+
+@_ends_cleanly_when_interrupted
 def gm_alloc(size: int) -> int:
     """GmAlloc: the address of ``size`` bytes of GM, zero-filled."""
     return _memory().alloc(int(size))
 
 
+@_ends_cleanly_when_interrupted
 def gm_free(addr: int) -> int:
     _memory().free(int(addr))
     return 0
@@ -295,17 +341,22 @@ def _restore(snap: dict[int, bytes]) -> None:
             ctypes.memmove(addr, data, len(data))
 
 
+@_ends_cleanly_when_interrupted
 def run_kf(desc_addr: int) -> int:
     """ICPU_RUN_KF: launch, report, and return 0, or the exit status the program must end with."""
+    global _current_call
     d = CpuDebugLaunch.from_address(desc_addr)
     kernel = (d.kernel or b"?").decode()
     where = f"ICPU_RUN_KF({kernel}) at {os.path.basename((d.file or b'?').decode())}:{d.line}"
+    _current_call = where  # kept if an interruption ends the program, for its message
     try:
-        return _run_kf(d, kernel, where)
+        status = _run_kf(d, kernel, where)
     except MpnpuError as e:
         print(f"mpnpu: {where}: {e}", file=sys.stderr)
         shutdown()
         return 3
+    _current_call = ""
+    return status
 
 
 def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
@@ -330,26 +381,42 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
     first: dict[int, bytes] | None = None
     differ: list[int] = []
     status = 0
-    for r in range(repeat):
-        if before is not None and r:
-            _restore(before)
-        result = dev.launch_with(LaunchOptions(drop_syncs=tuple(drop), trace=trace), hk)
-        _launches += 1
-        if result.trace is not None:
-            status = max(status, _report_trace(result.trace, where, racecheck, timeline))
-        if before is not None:
-            now = _snapshot()
-            if first is None:
-                first = now
-            elif now != first:
-                differ.append(r + 1)
+    finished = 0
+    try:
+        for r in range(repeat):
+            if before is not None and r:
+                _restore(before)
+            result = dev.launch_with(LaunchOptions(drop_syncs=tuple(drop), trace=trace), hk)
+            _launches += 1
+            if result.trace is not None:
+                status = max(status, _report_trace(result.trace, where, racecheck, timeline))
+            if before is not None:
+                now = _snapshot()
+                if first is None:
+                    first = now
+                elif now != first:
+                    differ.append(r + 1)
+            finished = r + 1
+    except KeyboardInterrupt:
+        if repeat > 1:  # what was measured so far, then the interruption's own line
+            _say_repeats(where, finished, repeat, differ)
+        raise
     if repeat > 1:
-        if differ:
-            print(f"mpnpu: {where}: {len(differ)} of {repeat} runs differ from the first: runs "
-                  f"{', '.join(map(str, differ))}", file=sys.stderr)
-        else:
-            print(f"mpnpu: {where}: {repeat} runs, every one gave the first run's results", file=sys.stderr)
+        _say_repeats(where, finished, repeat, differ)
     return status
+
+
+def _say_repeats(where: str, finished: int, repeat: int, differ: list[int]) -> None:
+    """The repeats' verdict on stderr: which finished runs differ from the first (an interrupted
+    series says how many of its runs finished, and speaks of those alone)."""
+    of = f"{finished} of {repeat} runs finished (interrupted); " if finished < repeat else ""
+    if finished == 0:
+        print(f"mpnpu: {where}: no run finished (interrupted)", file=sys.stderr)
+    elif differ:
+        print(f"mpnpu: {where}: {of}{len(differ)} of {finished} runs differ from the first: runs "
+              f"{', '.join(map(str, differ))}", file=sys.stderr)
+    else:
+        print(f"mpnpu: {where}: {of or f'{repeat} runs, '}every one gave the first run's results", file=sys.stderr)
 
 
 def _report_trace(trace: Any, where: str, racecheck: str, timeline: str) -> int:

@@ -4,10 +4,13 @@
 // mpnpu.tools.cpudebug, which runs the kernel on the multi-process device.
 #include <Python.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "mpnpu/native/abi.h"
@@ -21,6 +24,10 @@ namespace {
 PyObject* g_module = nullptr;
 int32_t g_kernel_mode = -1;
 uint64_t g_tiling_key = 0;
+// Calls into mpnpu in progress: a Ctrl-C or SIGTERM that lands during one is handed to the
+// interpreter (which ends the program in order: 130 / 143, nothing left behind); one that lands in
+// the program's own code does what it would do without mpnpu.
+std::atomic<int> g_in_call{0};
 
 [[noreturn]] void give_up(const char* what) {
     std::fprintf(stderr, "mpnpu: %s\n", what);
@@ -37,11 +44,43 @@ void finish() {
     PyGILState_Release(g);
 }
 
+void on_signal(int sig) {
+    if (g_in_call.load() > 0) {
+        PyErr_SetInterruptEx(sig);  // async-signal-safe: the interpreter raises at its next instruction
+        return;
+    }
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+// For a program that left SIGINT and SIGTERM at their defaults: the interpreter's handlers at the
+// Python level (KeyboardInterrupt, Terminated), and at the C level on_signal, which forwards only
+// during calls. A program with handlers of its own keeps them.
+// ``program_defaults``: both signals were at SIG_DFL before the interpreter started (it may install
+// handlers of its own while it starts).
+void forward_signals(PyObject* module, bool program_defaults) {
+    const int sigs[2] = {SIGINT, SIGTERM};
+    if (!program_defaults) return;
+    PyObject* r = PyObject_CallMethod(module, "install_signal_handlers", nullptr);
+    if (!r) PyErr_Clear();
+    Py_XDECREF(r);
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int sig : sigs) sigaction(sig, &sa, nullptr);
+}
+
 // The embedded interpreter and mpnpu.tools.cpudebug, started once (before any core process is forked).
 PyObject* cpudebug_module() {
     static std::once_flag once;
     std::call_once(once, [] {
         bool started = false;
+        struct sigaction before_int, before_term;
+        sigaction(SIGINT, nullptr, &before_int);
+        sigaction(SIGTERM, nullptr, &before_term);
+        const bool program_defaults = before_int.sa_handler == SIG_DFL && before_term.sa_handler == SIG_DFL;
         if (!Py_IsInitialized()) {
             PyConfig config;
             PyConfig_InitPythonConfig(&config);
@@ -61,6 +100,7 @@ PyObject* cpudebug_module() {
             PyErr_Print();
             give_up("cannot import mpnpu.tools.cpudebug (is mpnpu installed in " MPNPU_PYTHON "?)");
         }
+        if (started) forward_signals(g_module, program_defaults);
         std::atexit(finish);
         if (started) PyEval_SaveThread();  // every later call takes the interpreter lock for itself
     });
@@ -71,6 +111,10 @@ PyObject* cpudebug_module() {
 // reported and ends the program (it is a bug or a misuse, never something to continue after).
 long long call(const char* name, const char* format, ...) {
     PyObject* mod = cpudebug_module();
+    struct InCall {
+        InCall() { g_in_call.fetch_add(1); }
+        ~InCall() { g_in_call.fetch_sub(1); }
+    } in_call;
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject* fn = PyObject_GetAttrString(mod, name);
     va_list ap;
