@@ -27,6 +27,7 @@ from mpnpu.harness.runner import BatchResult, Variant, VariantResult, how_often_
 from mpnpu.harness.stats import trials_to_detect
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, FlomsOperator
 from mpnpu.operators.protocol import Verdict
+from mpnpu.report.text.batch import format_batch
 from mpnpu.runtime.config import RuntimeOptions
 from tests.waiting import wait_for
 
@@ -215,6 +216,25 @@ def test_verdict_for_a_variant_that_never_failed_names_no_rate() -> None:
     results = {"incident": _variant_result("incident", {"S1"}, 0)}
     batch = BatchResult(operator="x", seed=0, cases=4, repeat=1, block_dim=1, probe="", cpus=2, variants=results)
     assert batch.verdict_line() == "verdict: OK: incident passed every case-run this time (its race did not show)"
+
+
+def test_an_interrupted_batch_speaks_only_of_what_finished() -> None:
+    """Interrupted in repeat 2 of 20: the verdict is not OK (it covers 6 of the 160 planned
+    case-runs), and the failing cases are listed for the two repeats that ran, not for 20."""
+    fixed = VariantResult(Variant("fixed", frozenset()), repeats=20)
+    incident = VariantResult(Variant("incident", frozenset({"S1"})), repeats=20)
+    ok = Verdict(passed=True, failed_outputs=[], max_rel_error=0.0)
+    bad = Verdict(passed=False, failed_outputs=["out"], max_rel_error=1.0)
+    for repeat, case in ((0, 0), (0, 1), (1, 0)):
+        fixed.record(case, repeat, ok, "", 0.0)
+        incident.record(case, repeat, bad if case == 1 else ok, "", 0.0)
+    batch = BatchResult(operator="x", seed=0, cases=4, repeat=20, block_dim=1, probe="", cpus=2,
+                        variants={"fixed": fixed, "incident": incident}, interrupted=True)
+    assert batch.verdict_line() == ("verdict: INTERRUPTED after 6 of 160 case-runs: fixed passed the 3 case-runs "
+                                    "that finished; incident fails intermittently (1/3)")
+    text = format_batch(batch)
+    assert "    repeat 1: 1" in text and "    repeat 2: none" in text and "repeat 3:" not in text
+    assert "more repeats" not in text
 
 
 @pytest.mark.parametrize("fixed_fails,dropping_fails,ok", [(0, 0, True), (0, 3, True), (1, 0, False), (2, 2, False)])
@@ -407,6 +427,9 @@ def test_interrupt_prints_partial_report_and_leaves_nothing(tmp_path, how, code)
     assert "INTERRUPTED" in stdout and "verdict:" in stdout
     done = [int(m) for m in re.findall(r"failing case-runs: \d+ / (\d+)", stdout)]
     assert len(done) == 2 and 0 < sum(done) < 2 * cases * repeat
+    verdict = next(line for line in stdout.splitlines() if line.startswith("verdict:"))
+    assert verdict.startswith(f"verdict: INTERRUPTED after {sum(done)} of {2 * cases * repeat} case-runs"), verdict
+    assert "is clean" not in verdict
     data = json.loads(report.read_text())
     assert data["interrupted"] is True
     assert [v["case_runs"] for v in data["variants"].values()] == done

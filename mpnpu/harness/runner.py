@@ -54,6 +54,8 @@ class VariantResult:
     min_rel_error: float | None = None  # over failing elements of failing case-runs
     max_rel_error: float | None = None
     failing_cases_by_repeat: list[list[int]] = field(default_factory=list)
+    #: case-runs that finished, per repeat (an interrupted batch's later repeats have none)
+    case_runs_by_repeat: list[int] = field(default_factory=list)
     launch_errors: int = 0
     first_launch_error: str = ""
     #: the first launch error as data: error, message, core, error_type, site, function, the last
@@ -74,6 +76,8 @@ class VariantResult:
     def __post_init__(self) -> None:
         if not self.failing_cases_by_repeat:
             self.failing_cases_by_repeat = [[] for _ in range(self.repeats)]
+        if not self.case_runs_by_repeat:
+            self.case_runs_by_repeat = [0] * len(self.failing_cases_by_repeat)
 
     @property
     def clean(self) -> bool:
@@ -100,6 +104,7 @@ class VariantResult:
     def record(self, case_index: int, repeat: int, verdict: Verdict | None, error: str, since_start: float,
                details: dict[str, Any] | None = None) -> None:
         self.case_runs += 1
+        self.case_runs_by_repeat[repeat] += 1
         if verdict is None and details and not self.first_launch_error_details:
             self.first_launch_error_details = details
         if verdict is not None and verdict.fingerprint:
@@ -160,6 +165,7 @@ class VariantResult:
             raise InvalidArgumentError(f"cannot merge variant {other.variant.name} into {self.variant.name}")
         out = VariantResult(self.variant, self.repeats + other.repeats)
         out.failing_cases_by_repeat = [list(c) for c in self.failing_cases_by_repeat + other.failing_cases_by_repeat]
+        out.case_runs_by_repeat = self.case_runs_by_repeat + other.case_runs_by_repeat
         out.case_runs = self.case_runs + other.case_runs
         out.failed_case_runs = self.failed_case_runs + other.failed_case_runs
         out.failed_by_output = self.failed_by_output + other.failed_by_output
@@ -200,6 +206,7 @@ class VariantResult:
             "min_rel_error": self.min_rel_error,
             "max_rel_error": self.max_rel_error,
             "failing_cases_by_repeat": self.failing_cases_by_repeat,
+            "case_runs_by_repeat": self.case_runs_by_repeat,
             "inconsistent_cases": self.inconsistent_cases,
             "launch_errors": self.launch_errors,
             "first_launch_error": self.first_launch_error,
@@ -252,11 +259,14 @@ class BatchResult:
         return [v.variant.name for v in self.variants.values() if v.variant.expected_clean and v.stopped]
 
     def verdict_line(self) -> str:
-        """The one-line verdict (what ``--quiet`` prints): OK when every variant expected clean is."""
+        """The one-line verdict (what ``--quiet`` prints): OK when every variant expected clean is.
+        An interrupted batch is never OK: its verdict speaks of the case-runs that finished alone."""
         parts = []
         for v in self.variants.values():
             if v.variant.expected_clean:
-                parts.append(f"{v.variant.name} is clean" if v.clean
+                parts.append(f"{v.variant.name} passed the {v.case_runs} case-runs that finished"
+                             if v.clean and self.interrupted
+                             else f"{v.variant.name} is clean" if v.clean
                              else f"{v.variant.name} STOPPED ({v.stop_reason})" if v.stopped
                              else f"{v.variant.name} FAILED ({v.failed_case_runs} case-runs)")
                 if v.inconsistent_cases:
@@ -267,13 +277,21 @@ class BatchResult:
             if v.clean and v.inconsistent_cases:
                 parts.append(f"{v.variant.name} passed every judged case-run, but {len(v.inconsistent_cases)} cases "
                              f"changed between repeats")
+            elif v.clean and self.interrupted:
+                parts.append(f"{v.variant.name} passed the {v.case_runs} case-runs that finished")
             elif v.clean:
                 parts.append(f"{v.variant.name} passed every case-run this time (its race did not show)")
             elif v.stopped and v.failed_case_runs == v.launch_errors == v.case_runs:
                 parts.append(f"{v.variant.name} STOPPED ({v.stop_reason})")
             else:
                 parts.append(f"{v.variant.name} {how_often_it_fails(v.failed_case_runs, v.case_runs)}")
-        verdict = "OK" if self.expected_clean_are_clean else "NOT OK"
+        if self.interrupted:
+            planned = self.cases * self.repeat * len(self.variants)
+            ran = sum(v.case_runs for v in self.variants.values())
+            verdict = f"INTERRUPTED after {ran} of {planned} case-runs" + (
+                "" if self.expected_clean_are_clean else ", NOT OK")
+        else:
+            verdict = "OK" if self.expected_clean_are_clean else "NOT OK"
         return f"verdict: {verdict}: " + "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:

@@ -58,11 +58,14 @@ def format_variant(v: VariantResult, sync_points: Mapping[str, str], show_repeat
             )
         lines.extend(launch_error_lines(v, verbose))
         lines.append("  failing cases by repeat:")
-        for r, failing in enumerate(v.failing_cases_by_repeat[:show_repeats]):
+        # only repeats with a finished case-run (an interrupted batch never ran its later ones)
+        ran = [(r, failing) for r, failing in enumerate(v.failing_cases_by_repeat)
+               if r >= len(v.case_runs_by_repeat) or v.case_runs_by_repeat[r]]
+        for r, failing in ran[:show_repeats]:
             shown = ", ".join(map(str, failing)) if failing else "none"
             lines.append(f"    repeat {r + 1}: {shown}")
-        if len(v.failing_cases_by_repeat) > show_repeats:
-            lines.append(f"    ... {len(v.failing_cases_by_repeat) - show_repeats} more repeats in --json")
+        if len(ran) > show_repeats:
+            lines.append(f"    ... {len(ran) - show_repeats} more repeats in --json")
     # Shown for clean variants too: a probe output with no golden is judged by this count alone.
     if v.repeats > 1:
         inconsistent = v.inconsistent_cases
