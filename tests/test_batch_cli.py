@@ -218,6 +218,36 @@ def test_verdict_for_a_variant_that_never_failed_names_no_rate() -> None:
     assert batch.verdict_line() == "verdict: OK: incident passed every case-run this time (its race did not show)"
 
 
+class _Hazards:
+    """Stands for a HazardLog holding ``n`` distinct hazards (the verdict reads only how many)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def to_dicts(self) -> list[dict]:
+        return [{}] * self.n
+
+
+def test_a_variant_with_every_sync_and_a_hazard_is_not_clean() -> None:
+    """Under racecheck, a fixed variant whose outputs all matched but whose launches had a hazard is
+    NOT OK (verdict, expected_clean_are_clean, hence the exit code), and a variant dropping syncs that
+    passed is never said to have a race that "did not show" when racecheck found it."""
+    results = {"fixed": _variant_result("fixed", set(), 0), "incident": _variant_result("incident", {"S1"}, 0)}
+    results["fixed"].hazard_log = _Hazards(2)  # type: ignore[assignment]
+    results["incident"].hazard_log = _Hazards(1)  # type: ignore[assignment]
+    batch = BatchResult(operator="x", seed=0, cases=4, repeat=1, block_dim=1, probe="", cpus=2, variants=results,
+                        racecheck=True)
+    assert not batch.expected_clean_are_clean and batch.to_dict()["expected_clean_are_clean"] is False
+    assert batch.verdict_line() == (
+        "verdict: NOT OK: fixed passed every case-run, but racecheck found 2 hazards in it: NOT clean; "
+        "incident passed every case-run this time, but racecheck found its race (1 hazard)")
+    results["fixed"].hazard_log = _Hazards(0)  # type: ignore[assignment]
+    assert batch.expected_clean_are_clean and batch.verdict_line().startswith("verdict: OK: fixed is clean; ")
+
+
 def test_an_interrupted_batch_speaks_only_of_what_finished() -> None:
     """Interrupted in repeat 2 of 20: the verdict is not OK (it covers 6 of the 160 planned
     case-runs), and the failing cases are listed for the two repeats that ran, not for 20."""

@@ -23,7 +23,7 @@ from mpnpu.errors import UsageError
 from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.operators import registry
 from mpnpu.operators.helpers import parse_sync_names, variants_from_syncs
-from mpnpu.operators.kernel import Case, KernelOperator, default_tolerance, stored
+from mpnpu.operators.kernel import UNWRITTEN, Case, KernelOperator, default_tolerance, stored
 from mpnpu.operators.protocol import check_operator, protocol_problems, with_options
 from mpnpu.operators.registry import load_operator
 from mpnpu.runtime.device import Device
@@ -224,3 +224,18 @@ def test_batch_cli_runs_a_file_operator(tmp_path, capsys, no_leaks):
     assert rc == 0 and out.strip() == "verdict: OK: fixed is clean"
     data = json.loads(js.read_text())
     assert data["operator"] == "two_phase_sum" and data["variants"]["fixed"]["case_runs"] == 3
+
+
+def test_every_case_run_starts_with_unwritten_outputs_and_workspace() -> None:
+    """Whatever a case-run (of this variant or another) wrote, the next one's outputs and workspace hold
+    UNWRITTEN in every byte when it starts (the caching allocator hands the next case-run the same
+    blocks, so without the fill it would see 7.0)."""
+    op = KernelOperator(name="first-look", kernel="tests.kernels_for_tests:first_look", sync_points={}, incident=set(),
+                        make=lambda rng, i: Case(i, inputs={}, outputs={"seen": ((8,), "float32")},
+                                                 workspace={"ws": ((64,), "float32")}),
+                        golden=lambda case: {"seen": np.ones(8)})
+    assert UNWRITTEN == 0xFF
+    with Device(block_dim=1) as dev:
+        for i in range(3):
+            outputs, _ = op.run(dev, op.make(np.random.default_rng(i), i))
+            assert outputs["seen"].tolist() == [1.0] * 8, f"case-run {i} saw an earlier case-run's data"

@@ -250,7 +250,13 @@ class BatchResult:
 
     @property
     def expected_clean_are_clean(self) -> bool:
-        return all(v.clean for v in self.variants.values() if v.variant.expected_clean)
+        """Every variant with all its syncs passed every case-run and, under racecheck, had no hazard
+        (a race that happened not to change the output this time is still a race)."""
+        return all(v.clean and not self.hazards_of(v) for v in self.variants.values() if v.variant.expected_clean)
+
+    def hazards_of(self, v: VariantResult) -> int:
+        """How many distinct hazards racecheck found in ``v``'s launches (0 without racecheck)."""
+        return len(v.hazard_log) if self.racecheck and v.hazard_log is not None else 0
 
     @property
     def stopped_expected_clean(self) -> list[str]:
@@ -266,11 +272,15 @@ class BatchResult:
             if v.variant.expected_clean:
                 parts.append(f"{v.variant.name} passed the {v.case_runs} case-runs that finished"
                              if v.clean and self.interrupted
+                             else f"{v.variant.name} passed every case-run" if v.clean and self.hazards_of(v)
                              else f"{v.variant.name} is clean" if v.clean
                              else f"{v.variant.name} STOPPED ({v.stop_reason})" if v.stopped
                              else f"{v.variant.name} FAILED ({v.failed_case_runs} case-runs)")
                 if v.inconsistent_cases:
                     parts[-1] += f", but {len(v.inconsistent_cases)} cases changed between repeats"
+                if self.hazards_of(v):
+                    n = self.hazards_of(v)
+                    parts[-1] += f", but racecheck found {n} hazard{'s' if n != 1 else ''} in it: NOT clean"
         for v in self.variants.values():
             if v.variant.expected_clean:
                 continue
@@ -279,6 +289,9 @@ class BatchResult:
                              f"changed between repeats")
             elif v.clean and self.interrupted:
                 parts.append(f"{v.variant.name} passed the {v.case_runs} case-runs that finished")
+            elif v.clean and self.hazards_of(v):
+                parts.append(f"{v.variant.name} passed every case-run this time, but racecheck found its race "
+                             f"({self.hazards_of(v)} hazard{'s' if self.hazards_of(v) != 1 else ''})")
             elif v.clean:
                 parts.append(f"{v.variant.name} passed every case-run this time (its race did not show)")
             elif v.stopped and v.failed_case_runs == v.launch_errors == v.case_runs:

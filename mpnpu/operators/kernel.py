@@ -28,9 +28,10 @@ launches the kernel and copies the outputs back). Example, a whole ``operator.py
 
 The kernel is called on every core as ``kernel(*inputs, *outputs, *workspace, *params)``, tensors
 in the order of the case's dicts. Outputs and workspace come from the device's caching allocator
-uncleared (a freed block keeps the previous case's data, as on the device), so a kernel must
-initialise what it reads. Inputs are stored in their numpy dtype unless ``Case.dtypes`` names an
-emulated one (``"bfloat16"``: pass float values, they are rounded once when the case is made, and
+with every byte set to :data:`UNWRITTEN` before each case-run (never what an earlier case-run,
+of this variant or another, left there), so a kernel must initialise what it reads. Inputs are
+stored in their numpy dtype unless ``Case.dtypes`` names an emulated one (``"bfloat16"``: pass
+float values, they are rounded once when the case is made, and
 ``case.value(name)`` gives the golden the stored values as float64).
 
 Tolerances (docs/precision.md): by default integer and bool outputs must be binary equal, float
@@ -57,6 +58,12 @@ from mpnpu.runtime.config import launch_options
 from mpnpu.runtime.core import resolve_kernel, sibling_reference
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.dtypes import from_float32, get_dtype, to_float32
+
+#: the byte every output and workspace holds before each case-run (of any variant): NaN in every float
+#: dtype, -1 in every signed integer. A case-run never sees what an earlier one left (a fixed variant
+#: that reads a buffer before writing it cannot pass on the incident run's leftovers), and a kernel
+#: that assumes zeroed GM fails, as it may on the device.
+UNWRITTEN = 0xFF
 
 
 @dataclass(frozen=True)
@@ -239,8 +246,8 @@ class KernelOperator:
         dropped = check_sync_names(drop_syncs, self.sync_points)
         with device.scope() as gm:
             ins = [gm.to_device(n, a, case.dtypes.get(n)) for n, a in case.inputs.items()]
-            outs = {n: gm.empty(n, tensor_shape(shape), dtype) for n, (shape, dtype) in case.outputs.items()}
-            work = [gm.empty(n, tensor_shape(shape, device.topology), dtype)
+            outs = {n: gm.empty(n, tensor_shape(shape), dtype, UNWRITTEN) for n, (shape, dtype) in case.outputs.items()}
+            work = [gm.empty(n, tensor_shape(shape, device.topology), dtype, UNWRITTEN)
                     for n, (shape, dtype) in case.workspace.items()]
             try:
                 launch = device.launch_with(launch_options(drop_syncs=dropped, trace=trace),

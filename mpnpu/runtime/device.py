@@ -224,11 +224,15 @@ class Device:
 
     # -- memory -----------------------------------------------------------------------------
 
-    def empty(self, name: str, shape: Sequence[int] | int, dtype: DTypeLike) -> GlobalTensor:
-        """Allocate a GM tensor. Its contents are whatever the reused block held (not zeroed)."""
+    def empty(self, name: str, shape: Sequence[int] | int, dtype: DTypeLike, fill: int | None = None) -> GlobalTensor:
+        """Allocate a GM tensor. Its contents are whatever the reused block held (not zeroed), or
+        with ``fill`` (0..255) that byte in every byte."""
         self._ensure_open()
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        return self.gm.alloc(name, shape, dtype)
+        t = self.gm.alloc(name, shape, dtype)
+        if fill is not None:
+            self.gm.fill_bytes(t, fill)
+        return t
 
     def to_device(self, name: str, array: np.ndarray, dtype: DTypeLike | None = None) -> GlobalTensor:
         """Allocate a GM tensor and copy host data into it.
@@ -417,8 +421,8 @@ class AllocationScope:
         self._device = device
         self._tensors: list[GlobalTensor] = []
 
-    def empty(self, name: str, shape: Sequence[int] | int, dtype: DTypeLike) -> GlobalTensor:
-        t = self._device.empty(name, shape, dtype)
+    def empty(self, name: str, shape: Sequence[int] | int, dtype: DTypeLike, fill: int | None = None) -> GlobalTensor:
+        t = self._device.empty(name, shape, dtype, fill)
         self._tensors.append(t)
         return t
 

@@ -97,6 +97,14 @@ class GlobalMemory:
             del view
         self._allocator.free(block)
 
+    def fill_bytes(self, t: GlobalTensor, byte: int) -> None:
+        """Set every byte of ``t``'s allocation (the root tensor it views) to ``byte`` (0..255)."""
+        if t.root_nbytes:
+            view = np.ndarray((t.root_nbytes,), np.uint8, buffer=self._table.get(t.segment).buf,
+                              offset=t.root_offset)
+            view.fill(byte)
+            del view
+
     def write(self, t: GlobalTensor, values: np.ndarray) -> None:
         """Host → GM copy (values must already be in the tensor's storage dtype and shape)."""
         arr = np.asarray(values)
