@@ -145,3 +145,20 @@ def test_an_interrupted_program_ends_in_order_with_what_finished(bindir, sig, co
     where = f"ICPU_RUN_KF(two_phase) at test_two_phase.cpp:{line}"
     assert re.fullmatch(rf"mpnpu: {re.escape(where)}: \d+ of 1000000 runs finished \(interrupted\); .*", lines[0])
     assert lines[1] == f"mpnpu: interrupted ({name}) in {where}: every core process ended, nothing left behind"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("offset", [100, 400_000])
+def test_a_raw_read_past_a_gmalloc_block_faults_and_says_how_far(bindir, offset) -> None:
+    """A kernel's raw pointer read `offset` floats past a 64 KiB GmAlloc'd tensor: the block is mapped page by
+    page with nothing after it, so the core faults (it used to read 0 and go on), and the report says by how
+    many bytes the address lies past which tensor."""
+    exe = program("test_raw_overrun.cpp", bindir)
+    e = {k: v for k, v in os.environ.items() if not k.startswith("MPNPU_") or k == "MPNPU_CACHE_DIR"}
+    r = subprocess.run([exe, str(offset)], capture_output=True, text=True, timeout=60, env=e)
+    assert r.returncode == 3, r.stdout + r.stderr
+    line = line_of("cpudebug/test_raw_overrun.cpp", "ICPU_RUN_KF(overrun")
+    assert r.stderr.startswith(f"mpnpu: ICPU_RUN_KF(overrun) at test_raw_overrun.cpp:{line}: vector core 0"), r.stderr
+    assert "killed by signal SIGSEGV" in r.stderr
+    assert f"({offset * 4} bytes past the end of x, 65536 bytes)" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""

@@ -57,7 +57,14 @@ from mpnpu.runtime.procutil import Terminated, exit_code_for_interrupt, raise_te
 from mpnpu.runtime.topology import KernelType
 
 _RESERVE_BYTES = 16 << 40  # address space for every GmAlloc of the program (no memory)
-_ALIGN = 2 << 20
+_ALIGN = 2 << 20  # where blocks start (GmAlloc's addresses are this aligned)
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _mapped_length(size: int) -> int:
+    """The bytes mapped for a block of ``size``: its pages and no more, so that a raw read or write
+    past its last page faults (the unmapped rest of the reservation follows it)."""
+    return max(_PAGE, -(-size // _PAGE) * _PAGE)
 
 
 class CpuDebugLaunch(ctypes.Structure):
@@ -110,8 +117,9 @@ class _Gm:
         self.token = process_token(os.getpid()) or "0"
 
     def alloc(self, size: int) -> int:
-        length = max(_ALIGN, -(-size // _ALIGN) * _ALIGN)
-        if self.next + length > self.base + _RESERVE_BYTES:
+        length = _mapped_length(size)
+        stride = max(_ALIGN, -(-size // _ALIGN) * _ALIGN) + GAP_BYTES  # the next block's start stays aligned
+        if self.next + stride > self.base + _RESERVE_BYTES:
             raise MpnpuError("GmAlloc: the program has used up mpnpu's GM address space (free what it no longer needs)")
         shm = create_segment(length, self.token)
         fd = os.open(os.path.join("/dev/shm", shm.name), os.O_RDWR)
@@ -119,7 +127,7 @@ class _Gm:
             addr = _mmap(self.next, length, _PROT_RW, _MAP_SHARED | _MAP_FIXED, fd, 0)
         finally:
             os.close(fd)
-        self.next += length + GAP_BYTES
+        self.next += stride
         self.blocks[addr] = _Block(addr, size, shm.name, shm)
         return addr
 
@@ -128,8 +136,8 @@ class _Gm:
         if block is None:
             print(f"mpnpu: GmFree({addr:#x}): not a block GmAlloc returned (or freed twice)", file=sys.stderr)
             return
-        length = max(_ALIGN, -(-block.size // _ALIGN) * _ALIGN)
-        _mmap(addr, length, _PROT_NONE, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_FIXED | _MAP_NORESERVE, -1, 0)
+        _mmap(addr, _mapped_length(block.size), _PROT_NONE,
+              _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_FIXED | _MAP_NORESERVE, -1, 0)
         close_and_unlink(block.shm)
 
     def close(self) -> None:
@@ -254,10 +262,9 @@ def _map_blocks(regions: tuple[tuple[int, int, str, str], ...]) -> None:
     for addr, size, segment, _ in regions:
         if _mapped.get(addr) == segment:
             continue
-        length = max(_ALIGN, -(-size // _ALIGN) * _ALIGN)
         fd = os.open(os.path.join("/dev/shm", segment), os.O_RDWR)
         try:
-            _mmap(addr, length, _PROT_RW, _MAP_SHARED | _MAP_FIXED, fd, 0)
+            _mmap(addr, _mapped_length(size), _PROT_RW, _MAP_SHARED | _MAP_FIXED, fd, 0)
         finally:
             os.close(fd)
         _mapped[addr] = segment
@@ -352,7 +359,7 @@ def run_kf(desc_addr: int) -> int:
     try:
         status = _run_kf(d, kernel, where)
     except MpnpuError as e:
-        print(f"mpnpu: {where}: {e}", file=sys.stderr)
+        print(f"mpnpu: {where}: {_explain_fault_address(str(e), _region_names)}", file=sys.stderr)
         shutdown()
         return 3
     _current_call = ""
@@ -367,9 +374,12 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
     names = _split_args((d.arg_names or b"").decode())
     gm = _memory()
     regions = []
+    _region_names.clear()
     for b in gm.blocks.values():
         named = [n for n, s, p in zip(names, slots, params) if p == "p" and s == b.addr]
         regions.append((b.addr, b.size, b.segment, named[0] if named else f"gm@{b.addr:#x}"))
+        if named:
+            _region_names[b.addr] = named[0]
     hk = CpuDebugKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key))
     drop = tuple(s.strip() for s in os.environ.get("MPNPU_DROP_SYNC", "").split(",") if s.strip())
     racecheck = os.environ.get("MPNPU_RACECHECK", "").strip().lower()
@@ -404,6 +414,29 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
     if repeat > 1:
         _say_repeats(where, finished, repeat, differ)
     return status
+
+
+_FAULT_ADDRESS = re.compile(r"fault address (0x[0-9a-f]+)")
+#: GmAlloc'd block address -> the kernel argument it was passed as, in the launch running now
+_region_names: dict[int, str] = {}
+
+
+def _explain_fault_address(message: str, names: dict[int, str]) -> str:
+    """A core's fault address said in GM's terms: which GmAlloc'd block it lies past the end of, and
+    by how many bytes (the pages after a block's last one are never mapped, so such a read faults)."""
+    m = _FAULT_ADDRESS.search(message)
+    if m is None:
+        return message
+    addr = int(m.group(1), 16)
+    below = [b for b in _memory().blocks.values() if b.addr <= addr]
+    if not below:
+        return message
+    block = max(below, key=lambda b: b.addr)
+    past = addr - (block.addr + block.size)
+    if past < 0:
+        return message
+    name = names.get(block.addr, f"the GmAlloc block at {block.addr:#x}")
+    return message[:m.end()] + f" ({past} bytes past the end of {name}, {block.size} bytes)" + message[m.end():]
 
 
 def _say_repeats(where: str, finished: int, repeat: int, differ: list[int]) -> None:

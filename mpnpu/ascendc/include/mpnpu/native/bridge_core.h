@@ -99,7 +99,18 @@ inline void put_int(char*& out, char* end, long v) {
     while (n && out < end) *out++ = digits[--n];
 }
 
-inline void on_fatal_signal(int sig) {
+inline void put_hex(char*& out, char* end, uint64_t v) {
+    char digits[17];
+    int n = 0;
+    do {
+        digits[n++] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v && n < 16);
+    put(out, end, "0x");
+    while (n && out < end) *out++ = digits[--n];
+}
+
+inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
     CoreState& c = core();
     const MpnpuLaunch& l = c.launch;
     if (c.in_launch && l.last_words && l.last_words_size > 1) {
@@ -125,6 +136,10 @@ inline void on_fatal_signal(int sig) {
         } else {
             put(out, end, "before its first kernel API call");
         }
+        if ((sig == SIGSEGV || sig == SIGBUS) && info) {  // where it reached (GM past a block's end, say)
+            put(out, end, "; fault address ");
+            put_hex(out, end, uint64_t(reinterpret_cast<uintptr_t>(info->si_addr)));
+        }
         *out = 0;
     }
     signal(sig, SIG_DFL);
@@ -141,8 +156,8 @@ inline void install_fault_handlers() {
     ss.ss_size = sizeof alt_stack;
     sigaltstack(&ss, nullptr);
     struct sigaction sa{};
-    sa.sa_handler = on_fatal_signal;
-    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sa.sa_sigaction = on_fatal_signal;
+    sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
 }
