@@ -112,6 +112,14 @@ class Command:
         """
         if not self.takes_operator:
             parser = self.parser(prog=prog)
+            words = list(argv or ())
+            if "program" in (_name(u) for u in self.options) and "--" in words:
+                # ``mpnpu mutate [OPTION...] -- PROGRAM [ARG...]``: everything after -- is the program's,
+                # its own options (--gtest_filter=...) included
+                cut = words.index("--")
+                args = parser.parse_args(words[:cut])
+                args.program = words[cut + 1:]
+                return args, None
             if any(OPTIONS[_name(u)].positional for u in self.options):
                 # ``mpnpu run SOURCE --block-dim 8 ARG...``: options may stand between the words
                 return parser.parse_intermixed_args(argv), None

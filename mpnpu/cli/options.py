@@ -321,6 +321,18 @@ OPTIONS: dict[str, Option] = _table(
        type=float_in(0.0, what="--late-ms"), default=1.0),
     _o("--hogs", RUNS, "busy-looping processes run beside the soak (default {default})", type=non_negative_int,
        default=0),
+    # -- what runs: sync mutation testing of a CPU-debug program (mpnpu mutate)
+    _o("program", RUNS, "the CPU-debug test program (built with python -m mpnpu.ascendc --cflags --libs) and its "
+                        "arguments, after --", nargs="*", metavar="PROGRAM"),
+    _o("--min-score", RUNS, "exit 1 when the score (executed sync points the program's own checks kill) is below "
+                            "this share, 0..1: the gate for CI", type=float_in(0.0, 1.000001, what="a share"),
+       default=None, metavar="SHARE"),
+    _o("--run-timeout", RUNS, "give up one run of the program after this long, the mutant then counting as "
+                              "killed by a time-out (default {default})", type=float_in(0.0, low_open=True,
+                              what="seconds"), default=600.0, metavar="SECONDS"),
+    _o("--sources", RUNS, "kernel sources or folders to read sync call sites from, so that those the program "
+                          "never executes are listed as uncovered; repeatable", action="append", default=[],
+       metavar="PATH"),
     # -- what runs: one C++ kernel (mpnpu run)
     _o("source", RUNS, "the kernel's source, SOURCE.cpp or SOURCE.asc, with :ENTRY when it defines more than one "
                        "kernel and launches none with <<<>>>", metavar="SOURCE[:ENTRY]"),

@@ -91,8 +91,10 @@ def _testcase(classname: str, name: str, v: VariantResult, error: str = "") -> t
     return case, "xfail"
 
 
-def _suite(name: str, cases: Iterable[tuple[ET.Element, str]], elapsed_s: float,
-           properties: dict[str, Any]) -> ET.Element:
+def junit_suite(name: str, cases: Iterable[tuple[ET.Element, str]], elapsed_s: float,
+                properties: dict[str, Any]) -> ET.Element:
+    """A ``testsuite`` of ``cases`` ((testcase, outcome): "passed", "failure", "error", "xfail",
+    "skipped"), counted as pytest counts them."""
     cases = list(cases)
     outcomes = [o for _, o in cases]
     suite = ET.Element(
@@ -116,7 +118,7 @@ def batch_junit(result: BatchResult) -> ET.Element:
     props = {"seed": result.seed, "cases": result.cases, "repeat": result.repeat, "block_dim": result.block_dim,
              "probe": result.probe, "racecheck": result.racecheck, "interrupted": result.interrupted}
     root = ET.Element("testsuites", name="mpnpu")
-    root.append(_suite("mpnpu.batch", cases, result.elapsed_s, props))
+    root.append(junit_suite("mpnpu.batch", cases, result.elapsed_s, props))
     return root
 
 
@@ -132,7 +134,7 @@ def sweep_junit(result: SweepResult) -> ET.Element:
              "chaos_seed": result.plan.chaos.seed, "interrupted": result.interrupted,
              "configurations_skipped": len(result.skipped)}
     root = ET.Element("testsuites", name="mpnpu")
-    root.append(_suite("mpnpu.stress", cases, result.elapsed_s, props))
+    root.append(junit_suite("mpnpu.stress", cases, result.elapsed_s, props))
     return root
 
 
@@ -157,7 +159,7 @@ def investigation_junit(inv: Investigation, suite: str = "mpnpu.investigate") ->
     props = {"seed": inv.seed, "block_dim": inv.block_dim, "shapes": inv.shapes, "racecheck": inv.racecheck,
              "interrupted": inv.interrupted}
     root = ET.Element("testsuites", name="mpnpu")
-    root.append(_suite(suite, cases, inv.elapsed_s, props))
+    root.append(junit_suite(suite, cases, inv.elapsed_s, props))
     return root
 
 
@@ -187,7 +189,7 @@ def soak_junit(soak: FixedSoak | StressSoak) -> ET.Element:
             ET.SubElement(case, "system-out").text = f"0/{n} case-runs failed"
             cases.append((case, "passed"))
     root = ET.Element("testsuites", name="mpnpu")
-    root.append(_suite("mpnpu.soak", cases, elapsed, {"case_runs": soak.case_runs,
+    root.append(junit_suite("mpnpu.soak", cases, elapsed, {"case_runs": soak.case_runs,
                                                       "failed_case_runs": soak.failed_case_runs}))
     return root
 
@@ -205,7 +207,7 @@ def watchdog_soak_junit(soak: WatchdogSoak) -> ET.Element:
         else:
             cases.append((case, "passed"))
     root = ET.Element("testsuites", name="mpnpu")
-    root.append(_suite("mpnpu.soak.watchdog", cases, soak.wall_s, {"launches": soak.launches}))
+    root.append(junit_suite("mpnpu.soak.watchdog", cases, soak.wall_s, {"launches": soak.launches}))
     return root
 
 

@@ -23,6 +23,14 @@ Control from the environment (nothing printed when unset):
     MPNPU_TIMELINE=PATH               write each launch's Chrome trace (PATH, PATH.2.json, ...)
     MPNPU_REPEAT=N                    run each ICPU_RUN_KF N times from the same GM contents and say
                                       which runs' results differed from the first
+    MPNPU_DIRECTED=1                  race-directed runs: each launch is first run traced on a copy of GM;
+                                      if racecheck finds a hazard between cores, GM is put back and the
+                                      launch runs again holding one core before its access until the
+                                      other core has made its own (the race forced, not waited for), so
+                                      the program's own checks see what the race does
+    MPNPU_SYNC_LOG=PATH               trace each launch and append to PATH, a JSON line per launch, the
+                                      sync call sites it executed and how often (what mpnpu mutate
+                                      learns a program's sync points from)
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import functools
+import json
 import os
 import re
 import signal
@@ -385,9 +394,11 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
     racecheck = os.environ.get("MPNPU_RACECHECK", "").strip().lower()
     timeline = os.environ.get("MPNPU_TIMELINE", "").strip()
     repeat = max(1, int(os.environ.get("MPNPU_REPEAT", "1") or 1))
-    trace = bool(racecheck) and racecheck not in ("0", "no", "off") or bool(timeline)
+    sync_log = os.environ.get("MPNPU_SYNC_LOG", "").strip()
+    directed = os.environ.get("MPNPU_DIRECTED", "").strip().lower() not in ("", "0", "no", "off")
+    trace = bool(racecheck) and racecheck not in ("0", "no", "off") or bool(timeline) or bool(sync_log)
     dev = _device(d.block_dim, kt)
-    before = _snapshot() if repeat > 1 else None
+    before = _snapshot() if repeat > 1 or directed else None
     first: dict[int, bytes] | None = None
     differ: list[int] = []
     status = 0
@@ -396,10 +407,14 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
         for r in range(repeat):
             if before is not None and r:
                 _restore(before)
-            result = dev.launch_with(LaunchOptions(drop_syncs=tuple(drop), trace=trace), hk)
+            result = dev.launch_with(LaunchOptions(drop_syncs=tuple(drop), trace=trace or directed), hk)
             _launches += 1
             if result.trace is not None:
                 status = max(status, _report_trace(result.trace, where, racecheck, timeline))
+                if sync_log:
+                    _log_sync_sites(result.trace, kernel, sync_log)
+                if directed:  # the traced launch was the scout: the program sees the directed run's GM
+                    result = _directed_rerun(dev, hk, tuple(drop), result, before, where) or result
             if before is not None:
                 now = _snapshot()
                 if first is None:
@@ -414,6 +429,58 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
     if repeat > 1:
         _say_repeats(where, finished, repeat, differ)
     return status
+
+
+#: directed runs of one launch until the hold reversed the pair (each from the same GM)
+_DIRECTED_TRIES = 3
+
+
+def _directed_rerun(dev: Any, hk: "CpuDebugKernel", drop: tuple[str, ...], scout: Any,
+                    before: dict[int, bytes] | None, where: str) -> Any:
+    """The launch again from the same GM, holding the first core of racecheck's first hazard between
+    cores until its partner has made the conflicting access (None: no such hazard, the scout stands)."""
+    from mpnpu.racecheck.directed import hold_pairs
+
+    _, pairs = hold_pairs(scout.trace)
+    chosen = next((ps[0] for ps in pairs.values() if ps), None)
+    if chosen is None or before is None:
+        return None
+    from mpnpu.runtime.hold import REVERSED
+
+    plan = chosen.plan()
+    for _ in range(_DIRECTED_TRIES):  # a hold ends early when the other cores look blocked (a loaded machine)
+        _restore(before)
+        result = dev.launch_with(LaunchOptions(drop_syncs=drop, hold=plan), hk)
+        if result.hold is not None and result.hold.outcome == REVERSED:
+            break
+    outcome = result.hold.outcome if result.hold is not None else "not reached"
+    print(f"mpnpu: {where}: directed run: {plan.describe()} ({outcome})", file=sys.stderr)
+    return result
+
+
+def _log_sync_sites(trace: Any, kernel: str, path: str) -> None:
+    """Append one JSON line to ``path``: the launch's kernel and, per sync call site it executed
+    (on any core), the call and how many times it ran."""
+    from mpnpu.runtime.trace import FlagSetEvent, FlagWaitEvent, PipeSyncEvent, SyncAllEvent
+
+    sites: dict[str, dict[str, Any]] = {}
+    for events in trace.events:
+        for ev in events:
+            if isinstance(ev, SyncAllEvent):
+                call = "SyncAll"
+            elif isinstance(ev, FlagSetEvent):
+                call = "CrossCoreSetFlag"
+            elif isinstance(ev, FlagWaitEvent):
+                call = "CrossCoreWaitFlag"
+            elif isinstance(ev, PipeSyncEvent):
+                call = {"set": "SetFlag", "wait": "WaitFlag"}.get(ev.op, "PipeBarrier")
+            else:
+                continue
+            if ev.site:
+                entry = sites.setdefault(ev.site, {"call": call, "count": 0})
+                entry["count"] += 1
+    with open(path, "a") as f:
+        f.write(json.dumps({"kernel": kernel, "sites": sites}) + "\n")
 
 
 _FAULT_ADDRESS = re.compile(r"fault address (0x[0-9a-f]+)")

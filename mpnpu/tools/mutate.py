@@ -1,0 +1,245 @@
+"""Sync mutation testing of a CPU-debug test program: would its own tests notice a missing sync?
+
+::
+
+    baseline    the program as it is, MPNPU_SYNC_LOG set: it must pass (exit 0); every sync call site
+                its launches executed is learnt (mpnpu.tools.cpudebug writes them)
+    mutants     one run per executed site, MPNPU_DROP_SYNC=<site> (a run-time switch: nothing is
+                rebuilt), side by side in ``jobs`` slots; a run that fails is the site **killed**,
+                and how: the program's own check (a non-zero exit), a gtest failure (which tests),
+                a deadlock or another device error mpnpu reported, a time-out
+    survivors   each rerun with MPNPU_RACECHECK=1 and MPNPU_DIRECTED=1: racecheck's first hazard
+                between cores is forced by a hold (the audit's directed runs), and a failure there
+                kills the mutant too ("... in a directed run"); otherwise a hazard that no assertion caught is
+                **untested** (the sync protects something no test checks, or a race these inputs
+                do not show); no hazard is **redundant** for these inputs
+    score       killed / executed: the share of executed sync points the tests' own assertions
+                kill (racecheck alone never kills a mutant)
+
+Nothing here changes the program or its data: a mutant is the same binary with one sync call
+skipped, and the device's scheduling is as in any run (no perturbation).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from mpnpu.errors import UsageError
+
+KILLED = "killed"
+SURVIVED = "survived"
+#: how a mutant was killed
+BY_CHECK = "the program's own check"  # a non-zero exit the program chose
+BY_GTEST = "gtest failure"
+BY_DEADLOCK = "deadlock"
+BY_DEVICE = "device error"  # a fault, an API misuse, a sync that would hang: mpnpu's exit status 3
+BY_TIMEOUT = "time-out"
+#: why a mutant survived
+REDUNDANT = "redundant"  # racecheck finds no hazard without it, for these inputs
+UNTESTED = "untested"  # racecheck finds a hazard that no assertion caught
+
+_GTEST_FAILED = re.compile(r"^\[  FAILED  \] (\S+)", re.M)
+_HAZARDS = re.compile(r"SUMMARY: (\d+) hazards? ")
+_MPNPU_DEVICE_STATUS = 3
+#: what mpnpu says of a launch that could never finish (a wait nobody releases, a barrier short of a party)
+_DEADLOCK_WORDS = ("deadlock", "would hang", "did not complete", "that no core set", "waits for an event no")
+_DIRECTED = re.compile(r"directed run: held .*")
+
+
+@dataclass
+class Mutant:
+    """One executed sync site, dropped."""
+
+    site: str  # "dir/file.cpp:LINE", as MPNPU_DROP_SYNC takes it
+    call: str  # "SyncAll", "SetFlag", ...
+    status: str = ""  # KILLED or SURVIVED
+    how: str = ""  # for a killed mutant: BY_CHECK, BY_GTEST, ...
+    tests: list[str] = field(default_factory=list)  # gtest tests that failed
+    survivor_class: str = ""  # for a survivor: REDUNDANT or UNTESTED
+    hazards: int = 0  # racecheck's count for a survivor
+    detail: str = ""  # the first line mpnpu or the program said about it
+    exit_code: int | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"site": self.site, "call": self.call, "status": self.status, "how": self.how, "tests": self.tests,
+                "survivor_class": self.survivor_class, "hazards": self.hazards, "detail": self.detail,
+                "exit_code": self.exit_code, "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class MutationReport:
+    """Every mutant of one program, and the score."""
+
+    command: list[str]
+    mutants: list[Mutant]
+    baseline_s: float
+    elapsed_s: float = 0.0
+    #: sync call sites found in sources the caller named that no launch executed
+    uncovered: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def killed(self) -> list[Mutant]:
+        return [m for m in self.mutants if m.status == KILLED]
+
+    @property
+    def survivors(self) -> list[Mutant]:
+        return [m for m in self.mutants if m.status == SURVIVED]
+
+    @property
+    def score(self) -> float:
+        """Killed / executed sync points (1.0 when the program executes none: nothing to kill)."""
+        done = [m for m in self.mutants if m.status]
+        return len(self.killed) / len(done) if done else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"command": self.command, "score": self.score, "executed": len(self.mutants),
+                "killed": len(self.killed), "survived": len(self.survivors), "uncovered": self.uncovered,
+                "baseline_s": round(self.baseline_s, 3), "elapsed_s": round(self.elapsed_s, 3),
+                "interrupted": self.interrupted, "mutants": [m.to_dict() for m in self.mutants]}
+
+
+@dataclass(frozen=True)
+class _Run:
+    code: int | None  # None: timed out
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def _run(argv: Sequence[str], env: Mapping[str, str], timeout_s: float) -> _Run:
+    """The program once, in a session of its own (a time-out ends its core processes with it)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(env),
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout_s)
+        code: int | None = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        code = None
+    except BaseException:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise
+    return _Run(code, out, err, time.perf_counter() - t0)
+
+
+def _clean_env(base: Mapping[str, str]) -> dict[str, str]:
+    """The caller's environment without mpnpu's CPU-debug controls (each run sets its own)."""
+    keep = ("MPNPU_CACHE_DIR", "MPNPU_TIMEOUT")
+    return {k: v for k, v in base.items() if not k.startswith("MPNPU_") or k in keep}
+
+
+def executed_sites(log_text: str) -> dict[str, str]:
+    """site -> call, from an MPNPU_SYNC_LOG file: every site any launch executed, in first-seen order."""
+    sites: dict[str, str] = {}
+    for line in log_text.splitlines():
+        if line.strip():
+            for site, info in json.loads(line)["sites"].items():
+                sites.setdefault(site, info["call"])
+    return sites
+
+
+def classify_failure(run: _Run) -> tuple[str, list[str], str]:
+    """(how, failed gtest names, detail) for a mutant run that did not pass."""
+    failed = list(dict.fromkeys(_GTEST_FAILED.findall(run.stdout)))
+    said = next((line for line in run.stderr.splitlines() if line.startswith("mpnpu:")), "")
+    if run.code is None:
+        return BY_TIMEOUT, failed, "the program did not end within the time-out"
+    if run.code == _MPNPU_DEVICE_STATUS and said:
+        how = BY_DEADLOCK if any(w in said for w in _DEADLOCK_WORDS) else BY_DEVICE
+        return how, failed, said
+    if failed:
+        return BY_GTEST, failed, f"{len(failed)} test{'s' if len(failed) != 1 else ''} failed: {', '.join(failed)}"
+    last = (run.stdout.strip().splitlines() or run.stderr.strip().splitlines() or [""])[-1]
+    return BY_CHECK, failed, f"exit status {run.code}" + (f": {last}" if last else "")
+
+
+def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300.0,
+                   env: Mapping[str, str] | None = None, sources_sites: Sequence[str] = (),
+                   progress: Callable[[int, int, Mutant], None] | None = None) -> MutationReport:
+    """Mutation-test the CPU-debug program ``argv`` (built with ``python -m mpnpu.ascendc --cflags
+    --libs``): see the module docstring. ``sources_sites``: sync call sites read from its sources
+    (:func:`mpnpu.ascendc.build.syncpoints`), so that those no launch executed are listed as uncovered.
+    ``progress(done, total, mutant)`` after each mutant is classified."""
+    if not argv:
+        raise UsageError("give the program to run, after --")
+    if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
+        raise UsageError(f"{argv[0]} is not an executable program")
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
+    base = _clean_env(os.environ if env is None else env)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mpnpu-mutate-") as tmp:
+        log = os.path.join(tmp, "sync.log")
+        baseline = _run(argv, {**base, "MPNPU_SYNC_LOG": log}, timeout_s)
+        if baseline.code != 0:
+            how, _, detail = classify_failure(baseline)
+            raise UsageError(f"{argv[0]} fails as it is ({how}: {detail}); mutation testing needs a program "
+                             f"that passes")
+        sites = executed_sites(open(log).read()) if os.path.exists(log) else {}
+    report = MutationReport(list(argv), [Mutant(site, call) for site, call in sites.items()], baseline.seconds)
+    report.uncovered = sorted(s for s in sources_sites if not any(_same_site(s, t) for t in sites))
+
+    def one(m: Mutant) -> None:
+        r = _run(argv, {**base, "MPNPU_DROP_SYNC": m.site}, timeout_s)
+        m.exit_code, m.seconds = r.code, r.seconds
+        if r.code != 0:
+            m.status = KILLED
+            m.how, m.tests, m.detail = classify_failure(r)
+        else:
+            check = _run(argv, {**base, "MPNPU_DROP_SYNC": m.site, "MPNPU_RACECHECK": "1", "MPNPU_DIRECTED": "1"},
+                         timeout_s)
+            m.seconds += check.seconds
+            m.hazards = sum(int(n) for n in _HAZARDS.findall(check.stderr))
+            if check.code != 0:  # the race, forced by a hold (or shown by the traced run), was caught
+                m.status, m.exit_code = KILLED, check.code
+                m.how, m.tests, m.detail = classify_failure(check)
+                held = _DIRECTED.search(check.stderr)
+                if held and m.how in (BY_CHECK, BY_GTEST):
+                    m.how = f"{m.how} in a directed run"
+                    m.detail += f" ({held.group(0)})"
+                done(m)
+                return
+            m.status = SURVIVED
+            m.survivor_class = UNTESTED if m.hazards else REDUNDANT
+            m.detail = (f"racecheck found {m.hazards} hazard{'s' if m.hazards != 1 else ''} that no assertion caught"
+                        if m.hazards else "racecheck finds no hazard without it, for these inputs")
+        done(m)
+
+    lock = threading.Lock()
+    finished = [0]
+
+    def done(m: Mutant) -> None:
+        with lock:
+            finished[0] += 1
+            if progress is not None:
+                progress(finished[0], len(report.mutants), m)
+
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for f in [pool.submit(one, m) for m in report.mutants]:
+                f.result()
+    except KeyboardInterrupt:
+        report.interrupted = True
+    report.elapsed_s = time.perf_counter() - start
+    return report
+
+
+def _same_site(a: str, b: str) -> bool:
+    """Two site names of one line: the same, or one a path suffix of the other ("k.cpp:12" and
+    "op_kernel/k.cpp:12")."""
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)

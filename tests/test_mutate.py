@@ -1,0 +1,98 @@
+"""Sync mutation testing of CPU-debug programs (mpnpu mutate, mpnpu.tools.mutate), on a program of our
+own (tests/ascendc_kernels/cpudebug/test_mutate.cpp) whose checks kill every sync, leave one
+untested, or meet a redundant one; the score and the --min-score gate; JSON and JUnit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from mpnpu.tools.mutate import BY_CHECK, BY_DEADLOCK, KILLED, REDUNDANT, SURVIVED, UNTESTED, mutate_program
+from tests.ascendc_util import line_of, needs_cxx
+from tests.test_cpudebug import program
+
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
+SRC = "cpudebug/test_mutate.cpp"
+
+
+def _site(text: str) -> str:
+    return f"cpudebug/test_mutate.cpp:{line_of(SRC, text)}"
+
+
+@pytest.fixture(scope="module")
+def exe(tmp_path_factory) -> str:
+    return program("test_mutate.cpp", str(tmp_path_factory.mktemp("mutate")))
+
+
+def _by_site(report) -> dict:
+    return {m.site: m for m in report.mutants}
+
+
+def test_checks_that_kill_every_sync_score_one(exe) -> None:
+    """SyncAll, the flag's set and its wait, each dropped: the set leaves the cube waiting (a deadlock mpnpu
+    names), the SyncAll and the wait give wrong outputs the program's own check catches (in a plain run, or
+    in the directed run that forces the race racecheck found, whichever comes first)."""
+    r = mutate_program([exe, "checked"], jobs=2, timeout_s=120)
+    m = _by_site(r)
+    assert set(m) == {_site("SyncAll();"), _site("CrossCoreSetFlag<"), _site("CrossCoreWaitFlag(")}
+    assert all(x.status == KILLED for x in r.mutants) and r.score == 1.0
+    assert m[_site("CrossCoreSetFlag<")].how == BY_DEADLOCK
+    for text in ("SyncAll();", "CrossCoreWaitFlag("):
+        assert m[_site(text)].how in (BY_CHECK, f"{BY_CHECK} in a directed run"), m[_site(text)]
+
+
+def test_a_sync_whose_output_no_check_reads_survives_untested(exe) -> None:
+    """The program does not check out[1], which the cube core's wait protects: without the wait the race
+    is there (racecheck's hazard), no assertion catches it, the score is 2/3."""
+    r = mutate_program([exe, "unchecked"], jobs=2, timeout_s=120)
+    wait = _by_site(r)[_site("CrossCoreWaitFlag(")]
+    assert wait.status == SURVIVED and wait.survivor_class == UNTESTED and wait.hazards >= 1
+    assert [x.status for x in r.mutants].count(KILLED) == 2 and r.score == pytest.approx(2 / 3)
+
+
+def test_a_sync_another_one_already_gives_survives_redundant(exe) -> None:
+    """Two SyncAlls back to back: either dropped alone leaves the other ordering the same accesses, so both
+    survive, redundant (racecheck finds no hazard without it)."""
+    r = mutate_program([exe, "redundant"], jobs=2, timeout_s=120)
+    m = _by_site(r)
+    first, second = _site("SyncAll();"), _site("if (extra_sync) SyncAll();")
+    for site in (first, second):
+        assert m[site].status == SURVIVED and m[site].survivor_class == REDUNDANT and m[site].hazards == 0
+    assert m[_site("CrossCoreWaitFlag(")].status == KILLED
+
+
+def test_the_gate_fails_below_its_threshold_and_reports_in_json_and_junit(exe, tmp_path) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mpnpu", "mutate", *args], capture_output=True, text=True,
+                              timeout=600, env={k: v for k, v in os.environ.items() if not k.startswith("MPNPU_")
+                                                or k == "MPNPU_CACHE_DIR"})
+
+    js, xml = tmp_path / "m.json", tmp_path / "m.xml"
+    below = cli("--quiet", "--min-score", "0.9", "--json", str(js), "--junit", str(xml), "--", exe, "unchecked")
+    assert below.returncode == 1, below.stderr
+    assert below.stdout.strip() == ("score: 0.67 (2 of 3 executed sync points killed by the program's own checks); "
+                                    "below --min-score 0.9")
+    data = json.loads(js.read_text())
+    assert data["executed"] == 3 and data["killed"] == 2 and data["score"] == pytest.approx(2 / 3)
+    suite = ET.parse(xml).getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "3" and suite.get("failures") == "1"
+    met = cli("--quiet", "--min-score", "0.5", "--", exe, "unchecked")
+    assert met.returncode == 0 and "meets --min-score 0.5" in met.stdout
+
+
+def test_uncovered_sync_points_and_a_failing_baseline(exe, tmp_path) -> None:
+    """A sync call site in the named sources that the program never executes is listed as uncovered; a
+    program that fails as it is cannot be mutation-tested (exit 2, one line)."""
+    src = tmp_path / "extra.cpp"
+    src.write_text("void f() {\n  AscendC::SyncAll();\n}\n")
+    r = mutate_program([exe, "checked"], jobs=2, timeout_s=120, sources_sites=[f"{tmp_path.name}/extra.cpp:2"])
+    assert r.uncovered == [f"{tmp_path.name}/extra.cpp:2"]
+    bad = subprocess.run([sys.executable, "-m", "mpnpu", "mutate", "--", "/bin/false"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "fails as it is" in bad.stderr
