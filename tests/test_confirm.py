@@ -273,3 +273,10 @@ def test_batch_confirm_reports_each_hazard_in_text_and_json(tmp_path, capsys):
                        "--block-dim", "1", "--scout-cases", "2"]) == 0
     out = capsys.readouterr().out
     assert "outcome: reversed" in out and "wrong: out" in out
+    # ... and the replay hint the text report prints is that command in today's spelling, which runs as printed
+    main(["--op", "tests.kernels_for_confirm:RAW_OP", "--racecheck", "--confirm", "--confirm-runs", "1", "--cases", "2",
+          "--repeat", "1", "--block-dim", "1"])
+    hint = next(line.split("replay: ", 1)[1] for line in capsys.readouterr().out.splitlines() if "replay: " in line)
+    words = hint.split()
+    assert words[:2] == ["mpnpu", "audit"] and "--drop-sync" in words and "--drop" not in words, hint
+    assert audit_main(words[2:]) == 0 and "outcome: reversed" in capsys.readouterr().out

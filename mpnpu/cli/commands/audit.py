@@ -10,8 +10,9 @@ rerun with the sync inserted (racecheck, directed runs, batch).
 Argument flow only: :func:`mpnpu.directed.audit.audit` does the work and :mod:`mpnpu.report`
 writes it.
 
-Exit status: 0 when the audit ran, 2 for a usage error, 3 when the device failed, 130/143 when
-interrupted.
+Exit status: 0 when the audit ran, 1 when the operator with every sync in place fails a scouted case
+(the baseline an audit needs: the case is named), 2 for a usage error, 3 when the device failed,
+130/143 when interrupted.
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ COMMAND = Command(
         "hazards racecheck finds, whether held launches that reverse each racing pair give a wrong result "
         "(harmful), a right one (benign) or cannot reverse it (ordered), and the failure rate of a short batch: "
         "verdict necessary / unproven / benign-only / redundant. Then suggest the cheapest sync for each hazard of "
-        "the incident variant and verify it by a rerun with the sync inserted. Exit 0 when the audit ran, 2 for "
-        "usage errors, 3 for device errors."
+        "the incident variant and verify it by a rerun with the sync inserted. Exit 0 when the audit ran, 1 when "
+        "the operator with every sync in place fails a scouted case (the baseline it needs), 2 for usage errors, 3 "
+        "for device errors, 130/143 when interrupted."
     ),
     epilog=(f"The audit runs {AUDIT_BLOCK_DIM} AI cores unless told otherwise: a flag inside one AI core only looks "
             "sufficient when no access pair crosses AI cores. Examples: mpnpu audit --markdown audit.md --json "

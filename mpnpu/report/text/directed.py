@@ -97,7 +97,7 @@ def format_run(r: DirectedRun) -> str:
 def replay_command(r: ConfirmResult, seed: int) -> str:
     """The command line that reruns one directed run of ``r``."""
     drop = ",".join(sorted(r.dropped))
-    return (f"python -m mpnpu.audit --op {r.operator_ref or r.operator} --replay {seed} --drop {drop} "
+    return (f"mpnpu audit --op {r.operator_ref or r.operator} --replay {seed} --drop-sync {drop} "
             f"--block-dim {r.block_dim} --scout-cases {len(r.scout_cases)} --seed {r.case_seed} "
             f"--directed-seed {r.seed}")
 
