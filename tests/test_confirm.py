@@ -280,3 +280,16 @@ def test_batch_confirm_reports_each_hazard_in_text_and_json(tmp_path, capsys):
     words = hint.split()
     assert words[:2] == ["mpnpu", "audit"] and "--drop-sync" in words and "--drop" not in words, hint
     assert audit_main(words[2:]) == 0 and "outcome: reversed" in capsys.readouterr().out
+
+
+def test_audit_evidence_is_a_piece_a_line_and_at_most_four() -> None:
+    """An audit row with many hazards: its evidence is shown a piece a line, four at most and how many more
+    the JSON has (it ran to ~1000 characters on one line), while the JSON's ``why`` keeps every piece."""
+    from types import SimpleNamespace
+
+    from mpnpu.report.text.directed import EVIDENCE_SHOWN, evidence_lines
+
+    parts = [f"RAW on t{i} (k.cpp:{i} -> k.cpp:{i + 1}): harmful in 3/3 directed runs (out)" for i in range(9)]
+    lines = evidence_lines(SimpleNamespace(why_parts=parts))  # type: ignore[arg-type]
+    assert EVIDENCE_SHOWN == 4 and lines == parts[:4] + ["... 5 more in --json"]
+    assert evidence_lines(SimpleNamespace(why_parts=parts[:2])) == parts[:2]  # type: ignore[arg-type]

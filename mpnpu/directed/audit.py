@@ -110,7 +110,13 @@ class AuditRow:
 
     @property
     def why(self) -> str:
-        """One line of evidence for the verdict."""
+        """The evidence for the verdict, one line (the JSON's; reports show :attr:`why_parts` a piece
+        a line)."""
+        return "; ".join(self.why_parts)
+
+    @property
+    def why_parts(self) -> list[str]:
+        """The evidence for the verdict, a piece per hazard (and the batch's failures)."""
         parts = []
         for root, consequences in grouped_confirmations(self.confirm.confirmations):
             for c in (root, *consequences):
@@ -131,7 +137,7 @@ class AuditRow:
                          + (f" ({self.batch_first_error})" if self.batch_first_error else ""))
         if self.confirm.scout_errors and not parts:
             parts.append(f"scouted launches failed: {self.confirm.scout_errors[0]}")
-        return "; ".join(parts) or "no hazard, batch clean"
+        return parts or ["no hazard, batch clean"]
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -13,7 +13,7 @@ from mpnpu.directed.audit import AuditResult
 from mpnpu.errors import InvalidTypeError
 from mpnpu.harness.chain import Investigation
 from mpnpu.report.hazards import format_hazard_log
-from mpnpu.report.text.directed import AUDIT_HEAD, HOLD_NOTE, audit_cells, format_repairs
+from mpnpu.report.text.directed import AUDIT_HEAD, HOLD_NOTE, audit_cells, evidence_lines, format_repairs
 from mpnpu.report.text.investigate import COLUMNS, header_lines, table_rows
 
 
@@ -56,7 +56,8 @@ def format_audit_markdown(r: AuditResult) -> str:
     lines = [f"## Sync audit: {r.operator} (block_dim {r.block_dim})", "",
              "| " + " | ".join(AUDIT_HEAD) + " |", "|" + "---|" * len(AUDIT_HEAD)]
     for row in r.rows:
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in audit_cells(row)) + " |")
+        cells = audit_cells(row)[:-1] + ["<br>".join(evidence_lines(row))]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if r.repairs or r.repair_dropped:
         lines += ["", f"### Repairs for the incident variant (drops {', '.join(r.repair_dropped)})", ""]
         lines += format_repairs(r.repairs, markdown=True) or ["- no hazard to repair"]

@@ -122,9 +122,23 @@ def format_confirm(r: ConfirmResult, heading: str = "") -> str:
 # -- audit ------------------------------------------------------------------------------------------
 
 
+#: evidence pieces a report shows per audit row (the JSON keeps them all)
+EVIDENCE_SHOWN = 4
+
+
 def audit_cells(row: AuditRow) -> list[str]:
+    """The row's cells; the evidence cell is its first piece (:func:`evidence_lines` gives them all)."""
     rate = f"{row.batch_failures}/{row.batch_case_runs}"
-    return ["+".join(row.dropped), str(row.hazards), row.directed, rate, row.verdict, row.why]
+    return ["+".join(row.dropped), str(row.hazards), row.directed, rate, row.verdict, row.why_parts[0]]
+
+
+def evidence_lines(row: AuditRow) -> list[str]:
+    """The evidence, a piece a line, at most :data:`EVIDENCE_SHOWN` (then how many more the JSON has)."""
+    parts = row.why_parts
+    shown = parts[:EVIDENCE_SHOWN]
+    if len(parts) > EVIDENCE_SHOWN:
+        shown.append(f"... {len(parts) - EVIDENCE_SHOWN} more in --json")
+    return shown
 
 
 AUDIT_HEAD = ["dropped", "hazards", "directed", "batch failures", "verdict", "evidence"]
@@ -169,8 +183,12 @@ def format_audit(r: AuditResult) -> str:
              f"batch of {r.settings['batch_cases']} cases", ""]
     rows = [AUDIT_HEAD] + [audit_cells(row) for row in r.rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(AUDIT_HEAD) - 1)]
-    for row in rows:
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    lines.append("  ".join(cell.ljust(w) for cell, w in zip(AUDIT_HEAD, widths)) + "  " + AUDIT_HEAD[-1])
+    indent = " " * (sum(widths) + 2 * len(widths))
+    for cells, row in zip(rows[1:], r.rows):
+        first, *more = evidence_lines(row)
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(cells, widths)) + "  " + first)
+        lines += [indent + piece for piece in more]  # the evidence goes on below, a piece a line
     if r.repairs or r.repair_dropped:
         lines += ["", f"repairs for the incident variant (drops {', '.join(r.repair_dropped)}), cheapest first:"]
         lines += format_repairs(r.repairs) or ["  no hazard to repair"]
