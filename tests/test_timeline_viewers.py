@@ -327,3 +327,14 @@ def test_a_consequence_is_drawn_as_one_and_named_under_its_root() -> None:
     assert args["consequence_of"] == "RAW on sizes (Count at k.py:5 -> Gather at k.py:6)"
     last = _caption(consequence, False, "FAILED: out").split("\n")[-1]
     assert last.startswith("A consequence of RAW on sizes (Count at k.py:5 -> Gather at k.py:6)")
+
+
+def test_a_picture_prints_cxx_stage_names_without_template_arguments() -> None:
+    """C++ stages are functions' full names; the picture prints them short (the JSON keeps them whole)."""
+    from mpnpu.report.picture import short_name
+
+    full = ("AscendC::MatmulImpl<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false>, "
+            "AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, true>>::IterateAll")
+    assert short_name(full) == "MatmulImpl::IterateAll"
+    assert short_name("CopyIn") == "CopyIn" and short_name("Kernel::Process") == "Kernel::Process"
+    assert len(short_name("x" * 80)) == 32 and short_name("x" * 80).endswith("...")

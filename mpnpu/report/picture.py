@@ -115,6 +115,29 @@ def _lanes(tl: LaunchTimeline) -> list[int]:
                                  tl.topology.core(c).sub_block_idx))
 
 
+#: the longest stage name a picture prints (a C++ stage is its function's full name)
+_NAME_CHARS = 32
+
+
+def short_name(name: str) -> str:
+    """A stage's name as a picture prints it: a C++ function's name without its template arguments and
+    with at most its class ("AscendC::MatmulImpl<AscendC::MatmulType<...>, ...>::Iterate" ->
+    "MatmulImpl::Iterate"), cut to :data:`_NAME_CHARS` characters ("..." at the end); the JSON keeps the
+    full name."""
+    out, depth = [], 0
+    for ch in name:
+        if ch == "<":
+            depth += 1
+        elif ch == ">" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(ch)
+    plain = "".join(out).strip()
+    if "::" in plain and "(" not in plain:
+        plain = "::".join(plain.split("::")[-2:])
+    return plain if len(plain) <= _NAME_CHARS else plain[:_NAME_CHARS - 3] + "..."
+
+
 def _lane_label(tl: LaunchTimeline, core: int) -> str:
     info = tl.topology.core(core)
     if info.core_type is CoreType.CUBE:
@@ -273,7 +296,7 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
     for s in tl.spans:
         a, b = max(_ms(s.t0), x_lo), min(_ms(s.t1), x_hi)
         if s.cat == STAGE and b - a > 0.09 * (x_hi - x_lo) * (4 if window is not None else 1):
-            ax.text((a + b) / 2, row[s.core] + 0.12, s.name, ha="center", va="center", fontsize=7.5,
+            ax.text((a + b) / 2, row[s.core] + 0.12, short_name(s.name), ha="center", va="center", fontsize=7.5,
                     color="#333333", zorder=4, clip_on=True)
     top = len(lanes) - 0.5
     placed: list[tuple[float, int]] = []
@@ -352,7 +375,9 @@ def _draw_race(ax: "Axes", race: Shown, row: dict[int, int], labels: bool = True
         # Below the circle, except in the bottom lane, where that would cover the time axis.
         below = row[span.core] > 0
         ha = "center"
-        if a.core == b.core:  # two labels on one lane: each away from the other
+        x_lo, x_hi = ax.get_xlim()
+        near = abs(pa[0] - pb[0]) < 0.3 * (x_hi - x_lo)
+        if a.core == b.core or near:  # two labels close together: each away from the other, so none covers the other
             ha = "right" if p[0] < max(pa[0], pb[0]) or (pa[0] == pb[0] and span is a) else "left"
         ax.annotate(text, xy=p, xytext=(0, -11 if below else 11),
                     textcoords="offset points", ha=ha, va="top" if below else "bottom", fontsize=7.5,
@@ -423,7 +448,7 @@ def _legend(fig: Any, colors: dict[str, str], inserted: bool = False) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles: list[Any] = [Patch(facecolor=c, label=s) for s, c in colors.items()]
+    handles: list[Any] = [Patch(facecolor=c, label=short_name(s)) for s, c in colors.items()]
     handles += [
         Patch(facecolor="#f0f0f0", edgecolor="#888888", hatch="////", label="waiting (SyncAll, flag)"),
         Patch(facecolor=_ACCESS_COLORS[GM["R"]], label="GM read"),
