@@ -293,3 +293,16 @@ def test_audit_evidence_is_a_piece_a_line_and_at_most_four() -> None:
     lines = evidence_lines(SimpleNamespace(why_parts=parts))  # type: ignore[arg-type]
     assert EVIDENCE_SHOWN == 4 and lines == parts[:4] + ["... 5 more in --json"]
     assert evidence_lines(SimpleNamespace(why_parts=parts[:2])) == parts[:2]  # type: ignore[arg-type]
+
+
+def test_confirm_on_a_hazard_inside_a_core_says_why_it_is_not_forced(capsys) -> None:
+    """--confirm when racecheck's only hazard is inside a core (vecin-early-read: MTE2 -> V): not "no hazard
+    in the scouted cases", which contradicted the hazard printed just above, but why holds cannot force it."""
+    from mpnpu.cli.commands.batch import COMMAND
+
+    COMMAND.main(["--op", "vecin-early-read", "--racecheck", "--confirm", "--cases", "2", "--repeat", "1",
+                  "--variant", "incident", "--block-dim", "1"])
+    out = capsys.readouterr().out
+    assert "nothing to reproduce" not in out
+    assert ("1 hazard inside a core (PIPE_MTE2 -> PIPE_V), none between cores: a directed run holds one core until "
+            "another has made its access, which cannot reorder the pipes of one core, so it is not forced here") in out

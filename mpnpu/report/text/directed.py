@@ -106,7 +106,15 @@ def format_confirm(r: ConfirmResult, heading: str = "") -> str:
     dropped = ", ".join(sorted(r.dropped)) or "nothing"
     lines = [heading or (f"race-directed reproduction: {r.operator}, drops {dropped}, block_dim {r.block_dim}, "
                          f"{len(r.scout_cases)} scouted cases")]
-    if not r.confirmations:
+    inside = [h for h in r.hazard_log.hazards() if h.scope != "GM"]
+    if not r.confirmations and inside:
+        # Holds delay whole core processes: they cannot reorder the pipes of one core.
+        lines.append(f"  {len(inside)} hazard{'s' if len(inside) != 1 else ''} inside a core "
+                     f"({', '.join(sorted({f'{h.first.pipe} -> {h.second.pipe}' for h in inside}))}), none between "
+                     f"cores: a directed run holds one core until another has made its access, which cannot "
+                     f"reorder the pipes of one core, so it is not forced here (racecheck names it above; the "
+                     f"batch's failing case-runs, if any, show what it does)")
+    elif not r.confirmations:
         lines.append("  no hazard in the scouted cases: nothing to reproduce")
     for root, consequences in grouped_confirmations(r.confirmations):
         for c in (root, *consequences):
