@@ -90,3 +90,42 @@ def test_inserting_at_a_function_the_kernel_lacks_is_one_clear_error() -> None:
 
     with pytest.raises(UsageError, match="no function of that name; similar: PartialSum"):
         _launch((), inserts=("after:partialsum",))
+
+
+def _traced(entry: str, *, auto_sync: bool = True, drop: tuple[str, ...] = ()):
+    from mpnpu.runtime.config import RuntimeOptions
+
+    k = kernel("auto_sync.cpp", entry)
+    with device(1, kernel_type=KernelType.AIV, options=RuntimeOptions(auto_sync=auto_sync)) as dev:
+        a = dev.to_device("a", np.arange(64, dtype=np.float32))
+        out = dev.empty("out", 64, "float32")
+        r = dev.launch_with(LaunchOptions(trace=True, drop_syncs=drop), k, a, out)
+        return r.trace, dev.to_host(out)
+
+
+def test_vector_to_scalar_is_the_compilers_sync_unless_built_without_it() -> None:
+    """The vector unit writes a buffer, the scalar unit reads and writes it next with no sync of the kernel's
+    own: a kernel built with the compiler's automatic synchronisation (the default) has no hazard there, one
+    built without it (--no-auto-sync) has the V -> S races, at their lines."""
+    trace, out = _traced("auto_sync")
+    assert trace.auto_sync and analyze(trace) == [] and out[1] == 0.0
+    bare, _ = _traced("auto_sync", auto_sync=False)
+    hazards = analyze(bare)
+    # without it, the scalar unit is ordered after neither MTE2 nor V, and so neither is MTE3 after them
+    pairs = {(h.first.pipe, h.second.pipe) for h in hazards}
+    assert pairs == {("PIPE_V", "PIPE_S"), ("PIPE_MTE2", "PIPE_S"), ("PIPE_V", "PIPE_MTE3"), ("PIPE_MTE2", "PIPE_MTE3")}
+    muls = f"ascendc_kernels/auto_sync.cpp:{line_of('auto_sync.cpp', 'Muls(t, t')}"
+    v_to_s = [h for h in hazards if (h.first.pipe, h.second.pipe) == ("PIPE_V", "PIPE_S")]
+    assert {h.first.site for h in v_to_s} == {muls} and {h.kind for h in v_to_s} == {"RAW", "WAR", "WAW"}
+
+
+def test_a_mode0_wait_orders_the_cores_own_set_before_what_follows() -> None:
+    """MTE3 writes GM, a mode-0 flag is raised on MTE3 and waited for (the core's own set is among those the
+    wait needs), then MTE2 reads the same GM: ordered on the device, so no hazard; without the wait, the
+    RAW inside the core between MTE3 and MTE2."""
+    trace, out = _traced("own_set")
+    assert analyze(trace) == [] and out.tolist() == [3.0] * 64
+    wait = f"auto_sync.cpp:{line_of('auto_sync.cpp', 'CrossCoreWaitFlag(5)')}"
+    dropped, _ = _traced("own_set", drop=(wait,))
+    (h,) = analyze(dropped)
+    assert (h.kind, h.scope, h.first.pipe, h.second.pipe) == ("RAW", "core", "PIPE_MTE3", "PIPE_MTE2")

@@ -102,6 +102,9 @@ def test_dropped_sync_racecheck_and_repeat_from_the_environment(bindir) -> None:
     assert failing.returncode == 1
     clean = _run(exe, MPNPU_RACECHECK="fail")
     assert clean.returncode == 0 and "SUMMARY: 0 hazards" in clean.stderr
+    assert "racecheck (assuming the compiler's automatic synchronisation;" in clean.stderr
+    bare = _run(exe, MPNPU_RACECHECK="1", MPNPU_AUTO_SYNC="0")
+    assert "racecheck (assuming no automatic synchronisation (MPNPU_AUTO_SYNC=0))" in bare.stderr
     rep = _run(exe, MPNPU_DROP_SYNC=sync, MPNPU_REPEAT="12")
     assert "of 12 runs differ from the first" in rep.stderr or "12 runs, every one gave" in rep.stderr
     fixed = _run(exe, MPNPU_REPEAT="12")

@@ -249,6 +249,10 @@ OPTIONS: dict[str, Option] = _table(
        metavar="US"),
     _o("--timeout", RUNS, "give up a launch after this long (default 300)", type=positive_float, default=None,
        metavar="SECONDS"),
+    _o("--no-auto-sync", RUNS, "racecheck: analyse the kernel as built without the compiler's automatic "
+                               "synchronisation (by default it assumes --cce-auto-sync, on in kernel projects: the "
+                               "syncs between MTE2/MTE3/V and the scalar unit are the compiler's)",
+       action="store_true"),
     _o("--poison", RUNS, "fill freed GM blocks with this byte (e.g. 0xFF) instead of leaving stale data",
        type=byte_value, default=None, metavar="BYTE"),
     # -- what runs: race detection and directed runs
@@ -396,7 +400,7 @@ OPTIONS: dict[str, Option] = _table(
 )
 
 #: the options of every command that runs a device (see :func:`runtime_options`)
-DEVICE = ("pipes", "pipe_latency_us", "timeout", "poison")
+DEVICE = ("pipes", "pipe_latency_us", "timeout", "poison", "no_auto_sync")
 
 
 def runtime_options(args: argparse.Namespace, base: RuntimeOptions = DEFAULT_OPTIONS) -> RuntimeOptions:
@@ -410,6 +414,8 @@ def runtime_options(args: argparse.Namespace, base: RuntimeOptions = DEFAULT_OPT
         changes["launch_timeout_s"] = args.timeout
     if getattr(args, "poison", None) is not None:
         changes["gm_poison"] = args.poison
+    if getattr(args, "no_auto_sync", False):
+        changes["auto_sync"] = False
     return dataclasses.replace(base, **changes) if changes else base
 
 
@@ -423,6 +429,11 @@ def device_notes(args: argparse.Namespace) -> list[str]:
                      "only when copies run changes")
     if getattr(args, "poison", None) is not None:
         notes.append(f"freed GM blocks were poisoned with 0x{args.poison:02X}")
+    if getattr(args, "racecheck", False):
+        notes.append("racecheck assumed a kernel built without the compiler's automatic synchronisation "
+                     "(--no-auto-sync)" if getattr(args, "no_auto_sync", False) else
+                     "racecheck assumed the compiler's automatic synchronisation between MTE2/MTE3/V and the "
+                     "scalar unit (--cce-auto-sync, its default; --no-auto-sync for a kernel built without it)")
     return notes
 
 

@@ -14,6 +14,15 @@ thread — so a launch run with in-order pipes is analysed as the chip would run
                     wait_flag<X_Y>(id) (on pipe Y); queues record theirs the same way
     pipe_barrier    PIPE_S waits for everything issued to the pipe (PIPE_ALL: every pipe)
     SyncAll         PIPE_S waits for every pipe first (the device drains a core before it arrives)
+    auto-sync       (on by default, as the compiler's --cce-auto-sync is in kernel projects) before a
+                    scalar access (PIPE_S) to local memory, PIPE_S waits for the last earlier
+                    instruction of MTE2, MTE3 and V that touched any of the same bytes: the syncs the
+                    compiler inserts between those pipes and the scalar unit where it sees a LocalTensor
+                    dependency. Not between MTE2, MTE3 and V (the kernel's queues and flags order
+                    those), and not for GM (it cannot see a dependency through GM)
+    own flag set    a cross-core wait in mode 0 or 1 needs a set from the waiting core too: the j-th
+                    such wait of a core orders after the core's own j-th set on (mode, id), so its
+                    later instructions come after what that set's pipe had done before it
 
 Two accesses to overlapping bytes of one memory of one core, from different pipes, at least one a
 write (two atomic adds commute), that happens-before orders in neither direction are a hazard. Its
@@ -124,6 +133,15 @@ class _PipeClocks:
         vc[_S] = s
         self._s_version += 1
 
+    def join_scalar(self, clocks: Iterable[Sequence[int]]) -> None:
+        """PIPE_S waits for the instructions with these clocks (a wait it does not issue itself)."""
+        s = self.vc[_S]
+        for c in clocks:
+            s = list(map(max, s, c))
+        s[_S] += 1
+        self.vc[_S] = s
+        self._s_version += 1
+
     def sync(self, ev: Any) -> list[int] | None:
         """Apply an intra-core sync event (PipeSyncEvent or SyncAllEvent); the clock of the
         instruction it issued, if any."""
@@ -149,9 +167,45 @@ class _PipeClocks:
         return clock
 
 
-def core_clocks(events: Sequence[TraceEvent]) -> CoreAccesses:
-    """Vector clocks per pipe for one core's events; raises ValueError on a wait without its set."""
+#: pipes whose instructions the compiler's automatic synchronisation orders before a scalar access
+_AUTO_SYNCED = tuple(_PIPE_INDEX[p] for p in ("PIPE_MTE2", "PIPE_MTE3", "PIPE_V"))
+#: cross-core flag modes whose wait needs a set from the waiting core itself
+_OWN_SET_MODES = (0, 1)
+
+
+class _AutoSync:
+    """What the compiler's automatic synchronisation makes PIPE_S wait for: per local memory, the
+    accesses of MTE2, MTE3 and V so far (bytes and the instruction's clock), newest last."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[tuple[int, int, int, tuple[int, ...]]]] = defaultdict(list)
+
+    def record(self, ev: Any, p: int, clock: list[int]) -> None:
+        if p in _AUTO_SYNCED:
+            self.seen[ev.memory].append((ev.start, ev.stop, p, tuple(clock)))
+
+    def before_scalar(self, ev: Any, pc: "_PipeClocks") -> None:
+        """PIPE_S waits for the newest earlier instruction of each auto-synced pipe sharing a byte
+        with ``ev`` (its pipe's earlier ones are before it in that pipe's order)."""
+        waits: list[tuple[int, ...]] = []
+        pending = set(_AUTO_SYNCED)
+        for start, stop, p, clock in reversed(self.seen.get(ev.memory, ())):
+            if p in pending and start < ev.stop and ev.start < stop:
+                waits.append(clock)
+                pending.discard(p)
+                if not pending:
+                    break
+        if waits:
+            pc.join_scalar(waits)
+
+
+def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True) -> CoreAccesses:
+    """Vector clocks per pipe for one core's events; raises ValueError on a wait without its set.
+    ``auto_sync``: model the compiler's automatic synchronisation (module docstring)."""
     pc = _PipeClocks()
+    auto = _AutoSync() if auto_sync else None
+    own_sets: dict[tuple[int, int], deque[tuple[int, ...]]] = defaultdict(deque)
+    setting: tuple[int, int] | None = None  # the cross-core set whose "xset" (its pipe) comes next
     acc: list[Any] = []  # LocalAccess, or Access made on a pipe
     pos, pipe, stamp, clocks = [], [], [], []
     dropped: list[tuple[int, DroppedSyncEvent]] = []
@@ -160,14 +214,28 @@ def core_clocks(events: Sequence[TraceEvent]) -> CoreAccesses:
         t = type(ev)
         if t is LocalAccess or (t is Access and ev.pipe and ev.ranges):
             p = _pipe(ev.pipe, ev)
+            if auto is not None and t is LocalAccess:
+                if p == _S:
+                    auto.before_scalar(ev, pc)
             clock = pc.issue(p)
+            if auto is not None and t is LocalAccess:
+                auto.record(ev, p, clock)
             acc.append(ev)
             pos.append(i)
             pipe.append(p)
             stamp.append(clock[p])
             clocks.append(tuple(clock))
         elif t is PipeSyncEvent or t is SyncAllEvent:
-            pc.sync(ev)
+            issued = pc.sync(ev)
+            if t is PipeSyncEvent and ev.op == "xset" and setting is not None and issued is not None:
+                own_sets[setting].append(tuple(issued))
+                setting = None
+        elif t is FlagSetEvent:
+            setting = (ev.mode, ev.flag_id) if ev.mode in _OWN_SET_MODES else None
+        elif t is FlagWaitEvent and ev.mode in _OWN_SET_MODES:
+            mine = own_sets[(ev.mode, ev.flag_id)]
+            if mine:  # the wait returned only once this core's own set had fired
+                pc.join_scalar([mine.popleft()])
         elif t is DroppedSyncEvent and ev.call in _GM_ORDERING_CALLS:
             dropped.append((i, ev))
     n = len(acc)
@@ -310,7 +378,7 @@ def _core_hazards(trace: LaunchTrace) -> Iterator[tuple[Hazard, tuple[int, int],
     for c, events in enumerate(trace.events):
         if not any(type(ev) is LocalAccess for ev in events):
             continue  # not a pipelined launch: no pipes recorded
-        ca = core_clocks(events)
+        ca = core_clocks(events, trace.auto_sync)
         info = topo.core(c)
         a: Any  # LocalAccess or Access, told apart by type below
         b: Any

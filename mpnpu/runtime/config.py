@@ -79,6 +79,10 @@ class RuntimeOptions:
     #: False: local tensors index as numpy arrays do (clipped, counted from the end) and a GM view
     #: outside its tensor fails without the report (scripts/bench_memcheck.py measures the cost)
     memcheck: bool = True
+    #: racecheck's assumption about how the kernel was built: with the compiler's automatic
+    #: synchronisation between MTE2/MTE3/V and the scalar unit (True, the compiler's default in kernel
+    #: projects), or without it (mpnpu.racecheck.intracore); it changes no run, only the analysis
+    auto_sync: bool = True
     #: how long a waiting core looks again and again before it sleeps, in microseconds: for the next
     #: launch command, and in the C++ library's SyncAll and cross-core flag waits (mpnpu.runtime.spin).
     #: None: MPNPU_SPIN_US if set, else 200 unless there are more than 2 core processes per CPU, then 0;

@@ -388,7 +388,7 @@ class Device:
         if trace:
             # traced: every reply carries its events
             launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), tuple(r.events for r in done),  # type: ignore[misc]
-                                       dropped, self.kernel_type)
+                                       dropped, self.kernel_type, self.options.auto_sync)
         outcome = pool.sync.hold_board.outcome() if hold is not None else None
         per_core = tuple(r.elapsed_s for r in done)
         return LaunchResult(launch_id, kernel_name(ref), elapsed, per_core, launch_trace, outcome)

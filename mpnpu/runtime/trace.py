@@ -176,6 +176,9 @@ class LaunchTrace(NamedTuple):
     dropped_syncs: frozenset[str]
     #: which cores the launch started (mpnpu.runtime.topology.KernelType); None: mix 1:2
     kernel_type: KernelType | None = None
+    #: analyse it as built with the compiler's automatic synchronisation (--cce-auto-sync, on by default
+    #: in kernel projects): see mpnpu.racecheck.intracore
+    auto_sync: bool = True
 
     @property
     def topology(self) -> Topology:

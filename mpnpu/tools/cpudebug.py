@@ -20,6 +20,8 @@ Control from the environment (nothing printed when unset):
     MPNPU_DROP_SYNC=FILE:LINE[,...]   skip those sync call sites
     MPNPU_RACECHECK=1 | fail          trace each launch, print the racecheck report to stderr
                                       (fail: end the program with exit status 1 if a hazard is found)
+    MPNPU_AUTO_SYNC=0                 racecheck: the kernel was built without the compiler's automatic
+                                      synchronisation (by default it is assumed, as the compiler does)
     MPNPU_TIMELINE=PATH               write each launch's Chrome trace (PATH, PATH.2.json, ...)
     MPNPU_REPEAT=N                    run each ICPU_RUN_KF N times from the same GM contents and say
                                       which runs' results differed from the first
@@ -342,8 +344,10 @@ def _device(block_dim: int, kernel_type: KernelType) -> Any:
     dev = _devices.get((block_dim, kernel_type))
     if dev is None:
         timeout = float(os.environ.get("MPNPU_TIMEOUT", "300"))
+        auto_sync = os.environ.get("MPNPU_AUTO_SYNC", "1").strip().lower() not in ("0", "no", "off")
         dev = _devices[(block_dim, kernel_type)] = Device(block_dim, kernel_type=kernel_type,
-                                                          options=RuntimeOptions(launch_timeout_s=timeout))
+                                                          options=RuntimeOptions(launch_timeout_s=timeout,
+                                                                                 auto_sync=auto_sync))
     return dev
 
 
@@ -526,7 +530,9 @@ def _report_trace(trace: Any, where: str, racecheck: str, timeline: str) -> int:
         from mpnpu.report.hazards import format_hazards
 
         hazards = analyze(trace)
-        print(f"mpnpu: {where}: racecheck", file=sys.stderr)
+        assumed = ("assuming the compiler's automatic synchronisation; MPNPU_AUTO_SYNC=0 for a kernel built "
+                   "without it" if trace.auto_sync else "assuming no automatic synchronisation (MPNPU_AUTO_SYNC=0)")
+        print(f"mpnpu: {where}: racecheck ({assumed})", file=sys.stderr)
         print(format_hazards(hazards, launches_analyzed=1), file=sys.stderr)
         if hazards and racecheck == "fail":
             status = 1
