@@ -166,3 +166,37 @@ def test_mpnpu_run_mistakes_are_one_line_and_exit_2(tmp_path, capsys) -> None:
         assert cli(["run", source(SAMPLE), "--block-dim", "8", "--quiet", *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and err.startswith("mpnpu run: error: ") and message in err, err
+
+
+def test_a_source_with_one_kernel_needs_no_entry_and_several_are_named(tmp_path) -> None:
+    """No <<<>>> launch and no :ENTRY: the one kernel the source defines; with several, one line naming them."""
+    one = tmp_path / "one.cpp"
+    one.write_text('#include "kernel_operator.h"\n// extern "C" __global__ __aicore__ void commented(GM_ADDR x) {}\n'
+                   'extern "C" __global__ __aicore__ void only(GM_ADDR x) {}\n')
+    assert R.only_kernel(str(one)) == "only"
+    two = tmp_path / "two.cpp"
+    two.write_text('extern "C" __global__ __aicore__ void a(GM_ADDR x) {}\n'
+                   '__aicore__ __global__ void b(GM_ADDR y) {}\n')
+    with pytest.raises(UsageError, match=r"defines 2 kernels \(a, b\) and launches none with <<<>>>: name one"):
+        R.only_kernel(str(two))
+    with pytest.raises(UsageError, match="no kernel"):
+        R.only_kernel(str(_empty(tmp_path)))
+
+
+def _empty(tmp_path):
+    p = tmp_path / "none.cpp"
+    p.write_text("int x;\n")
+    return p
+
+
+def test_repeats_that_differ_within_the_tolerance_are_said_to_be_fine() -> None:
+    """A PASS whose repeats differ in their bytes (float sums in another order) says why that is fine."""
+    from mpnpu.ascendc.run_result import OutputCheck, RunResult
+    from mpnpu.report.text.run import format_run
+    from mpnpu.runtime.topology import KernelType
+
+    checks = [[OutputCheck(2, "out.bin", 8, 0)] for _ in range(3)]
+    r = RunResult("k (k.cpp)", 2, KernelType.AIV, 3, checks, [True, False, False])
+    text = format_run(r)
+    assert "2 of 3 repeats differ from the first, each within the golden's tolerance: the order of floating-point " \
+           "sums changes from run to run" in text and text.endswith("verdict: PASS")

@@ -164,6 +164,28 @@ def prepare_source(path: str) -> Prepared:
     return Prepared(out, original, launches[0][0], launches[0][1], launches)
 
 
+_KERNEL_DEF = re.compile(r"\b(?:__global__\s+__aicore__|__aicore__\s+__global__)\s+void\s+(\w+)\s*\(")
+
+
+def kernel_names(path: str) -> list[str]:
+    """The kernels a source defines (``__global__ __aicore__ void NAME(``), in order, once each."""
+    with open(path, errors="replace") as f:
+        text = blank_comments_and_strings(f.read())
+    return list(dict.fromkeys(_KERNEL_DEF.findall(text)))
+
+
+def only_kernel(path: str) -> str:
+    """The one kernel a source defines, for a source that launches none with ``<<<>>>`` and was
+    named without ``:ENTRY``; a usage error naming them when there are several, or none."""
+    names = kernel_names(path)
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise UsageError(f"{path}: no kernel (__global__ __aicore__ void NAME(...)) and no <<<>>> launch in it")
+    raise UsageError(f"{path} defines {len(names)} kernels ({', '.join(names)}) and launches none with <<<>>>: "
+                     f"name one, {path}:{names[0]}")
+
+
 def _compare(got: np.ndarray, golden: np.ndarray, dtype: str, rtol: float,
              atol: float) -> tuple[int, list[tuple[int, float, float]]]:
     d = get_dtype(dtype)
@@ -191,9 +213,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     from mpnpu.runtime.device import Device
 
     prepared = prepare_source(source)
-    name = entry or prepared.launched
-    if not name:
-        raise UsageError(f"{source}: name the kernel (SOURCE:ENTRY); the source launches none with <<<>>>")
+    name = entry or prepared.launched or only_kernel(source)
     n_args = prepared.arguments_of(name)
     if n_args is not None and n_args != len(args):
         raise UsageError(f"{source}: the sample launches {name} with {n_args} arguments, {len(args)} given")
