@@ -10,6 +10,7 @@ untraced path never reaches these functions.
 
 from __future__ import annotations
 
+from time import monotonic_ns
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,10 +28,12 @@ def record_local(c: CoreContext, kind: str, arr: object, pipe: Pipe, site: str |
     ``site``: the kernel line, if the caller has already looked it up."""
     if c.events is None or not c.pipe_aware or not isinstance(arr, np.ndarray):
         return
+    t = monotonic_ns()
     where = c.tpipe.locate(arr)
     if where is not None:
         c.events.append(LocalAccess(kind, where[0], where[1], where[2], pipe._value_, c.stage,
                                     site if site is not None else kcontext.call_site()))
+    c.pipes.observed(t)  # tracing time is not kernel time (PipeEngine.observed)
 
 
 def traced_since(c: CoreContext) -> tuple[int, int]:
@@ -53,11 +56,14 @@ def stamp_local(c: CoreContext, since: tuple[int, int]) -> None:
         ev = events[i]
         if type(ev) is LocalAccess:
             events[i] = ev._replace(t0=t0, t1=t1)
+    c.pipes.observed(t1)
 
 
 def record_sync(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: int, name: str,
                 site: str | None = None) -> None:
     """Trace a pipe-level sync (``op``: "set", "wait" or "barrier") of a pipelined kernel."""
     if c.events is not None and c.pipe_aware:
+        t = monotonic_ns()
         c.events.append(PipeSyncEvent(op, pipe._value_, event, event_id, name, c.stage,
                                       site if site is not None else kcontext.call_site()))
+        c.pipes.observed(t)

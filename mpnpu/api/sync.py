@@ -9,6 +9,8 @@ kernel-context seam (:mod:`mpnpu.runtime.kcontext`), shared with every other fro
 
 from __future__ import annotations
 
+from time import monotonic_ns
+
 from mpnpu.errors import KernelAPIError
 from mpnpu.runtime import kcontext
 from mpnpu.runtime.pipe_events import HardEvent, Pipe, check_event
@@ -82,7 +84,9 @@ def sync_pipes(event: HardEvent, *, name: str = "") -> None:
         return  # both halves carry the name (and are recorded as dropped, as two calls would be)
     c.pipes.set_wait(ev, event_id, kcontext.call_site)
     if c.events is not None:  # (checked here too: this pairing runs after almost every copy)
+        t = monotonic_ns()
         site = kcontext.call_site()
+        c.pipes.observed(t)
         record_sync(c, "set", ev.src, ev.name, event_id, name, site)
         record_sync(c, "wait", ev.dst, ev.name, event_id, name, site)
 

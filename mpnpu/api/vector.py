@@ -16,6 +16,7 @@ checks and its trace records, and add its name to ``__all__``: the package expor
 
 from __future__ import annotations
 
+from time import monotonic_ns
 from typing import Any, Callable
 
 import numpy as np
@@ -50,7 +51,12 @@ def _store(dst: np.ndarray, values: Any) -> None:
 def _run(dst: np.ndarray, srcs: tuple[np.ndarray, ...], fn: Callable[..., Any], name: str) -> None:
     c = kcontext.current()
     check_operands(dst, srcs, name)
-    site = _site() if c.events is not None else None
+    if c.events is not None:
+        t = monotonic_ns()
+        site: str | None = _site()
+        c.pipes.observed(t)  # tracing time is not kernel time (PipeEngine.observed)
+    else:
+        site = None
     since = traced_since(c)
     for s in srcs:
         if s.shape != dst.shape:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from time import monotonic_ns
 from types import CodeType, FrameType, TracebackType
 from typing import TYPE_CHECKING, Callable, Iterator, Union
 
@@ -345,7 +346,9 @@ def issue_gm_copy(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy:
             if gm.size:
                 c.pipes.run(pipe, copy)
             return None
+        t = monotonic_ns()
         where = _resolve(site)  # found once, for every record of this copy
+        c.pipes.observed(t)  # tracing time is not kernel time (PipeEngine.observed)
         _issue_traced(c, pipe, kind, gm, copy, where)
         return where
     where = _resolve(site)  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
@@ -370,10 +373,14 @@ def _issue_traced(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy:
         t0 = clock_ns()
         if gm.size:
             c.pipes.run(pipe, copy)
+        t = monotonic_ns()
         events.append(gm_access(c, kind, gm, t0, site, pipe.value if c.pipe_aware else ""))
+        c.pipes.observed(t)
         return
     index = len(events)
+    t = monotonic_ns()
     events.append(gm_access(c, kind, gm, 0, site, pipe.value if c.pipe_aware else "", pipe.value))
+    c.pipes.observed(t)
 
     def timed_copy() -> None:
         t0 = clock_ns()

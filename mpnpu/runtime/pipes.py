@@ -68,7 +68,7 @@ from .pipe_events import (  # noqa: F401 - re-exported: the pipe engine's vocabu
 
 # One queued instruction: (kind, payload, where, issued_ns) with kind "run" / "signal" (payload: a
 # callable), "set" or "wait" (payload: (event, id)); ``where`` is the issuing kernel line, for error
-# messages; ``issued_ns``: time.monotonic_ns() at issue.
+# messages; ``issued_ns``: the engine's clock_ns() at issue.
 _Op = tuple[str, Any, "Where", int]
 _DONE: _Op = ("done", None, "", 0)  # _claim: a set or wait completed under the lock, nothing to execute
 
@@ -133,6 +133,21 @@ class PipeEngine:
         #: issue time of the oldest instruction that may still be queued (_NEVER: none); may be older
         #: than the truth (it is recomputed when an overdue check finds nothing that old)
         self._oldest_ns = _NEVER
+        #: time the kernel thread spent observing (tracing) rather than running the kernel: the pipes'
+        #: clock leaves it out, so a traced launch's copies run when an untraced one's would
+        self.observed_ns = 0
+
+    def clock_ns(self) -> int:
+        """The pipes' clock: monotonic time less what observing the kernel took (:meth:`observed`).
+        Issue times and the latency bound are measured on it."""
+        return time.monotonic_ns() - self.observed_ns
+
+    def observed(self, since_ns: int) -> None:
+        """The kernel thread spent the time since ``since_ns`` (``time.monotonic_ns()``) recording
+        the trace: not kernel time. Without this, a traced kernel issues its instructions further
+        apart, queued copies pass the latency bound and run before what would race with them: the
+        race the trace is there to find would not show."""
+        self.observed_ns += time.monotonic_ns() - since_ns
 
     # -- launch life cycle ----------------------------------------------------------------------
 
@@ -215,7 +230,7 @@ class PipeEngine:
             if self._error is not None:
                 self._check_error()
             counts[pipe] += 1
-            self._append(pipe, ("signal", fn, where, time.monotonic_ns()))
+            self._append(pipe, ("signal", fn, where, self.clock_ns()))
             self._drain_through(pipe, q, lambda: not counts[pipe])
             self._check_error()  # e.g. the set overflowed the flag's counter: raised at this line
             if counts[pipe] and self._pipe_sleeping[pipe]:
@@ -256,7 +271,7 @@ class PipeEngine:
                 self._raise(key, by_pipe=False)
                 return
             self._queued_sets[key] = self._queued_sets.get(key, 0) + 1
-        self._issue(src, ("set", key, where, time.monotonic_ns()))
+        self._issue(src, ("set", key, where, self.clock_ns()))
 
     def wait_flag(self, event: HardEvent, event_id: int, where: Where = "") -> None:
         """Make ``event.dst`` wait here for (event, id), then consume it."""
@@ -269,7 +284,7 @@ class PipeEngine:
             return
         dst = event._dst
         if dst in self._queues:
-            self._issue(dst, ("wait", key, _resolve(where), time.monotonic_ns()))
+            self._issue(dst, ("wait", key, _resolve(where), self.clock_ns()))
             return
         # The destination runs on the kernel thread: block it (bounded, and never on a wait that
         # nothing can satisfy any more), executing the source pipe's instructions meanwhile.
@@ -429,8 +444,9 @@ class PipeEngine:
                     return
 
     def _now_within_bound(self) -> int:
-        """The time now, after executing what has been queued longer than the latency bound."""
-        now = time.monotonic_ns()
+        """The time now (the pipes' clock), after executing what has been queued longer than the
+        latency bound."""
+        now = self.clock_ns()
         if now - self._oldest_ns > self.max_latency_ns:
             self._progress_overdue(now)
         return now
