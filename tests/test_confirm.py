@@ -306,3 +306,28 @@ def test_confirm_on_a_hazard_inside_a_core_says_why_it_is_not_forced(capsys) -> 
     assert "nothing to reproduce" not in out
     assert ("1 hazard inside a core (PIPE_MTE2 -> PIPE_V), none between cores: a directed run holds one core until "
             "another has made its access, which cannot reorder the pipes of one core, so it is not forced here") in out
+
+
+def test_the_audit_says_each_row_in_sync_mutation_testings_words() -> None:
+    """An audit row is a mutant: killed by the golden check (in the batch, or in a directed run), by a
+    deadlock, or survived: untested (a hazard, no failing case-run) or redundant (no hazard); the score
+    counts the sync points dropped alone."""
+    from types import SimpleNamespace
+
+    from mpnpu.directed.audit import AuditResult, AuditRow
+    from mpnpu.directed.mutation import BY_DEADLOCK, BY_GOLDEN, KILLED, REDUNDANT, SURVIVED, UNTESTED
+    from mpnpu.racecheck import HazardLog
+
+    def row(dropped=("S1",), failures=0, error="", verdicts=()):
+        confirm = SimpleNamespace(confirmations=[SimpleNamespace(verdict=v, root=None) for v in verdicts],
+                                  hazard_log=HazardLog(), scout_errors=[], to_dict=dict)
+        return AuditRow(dropped, confirm, 4, failures, batch_first_error=error)  # type: ignore[arg-type]
+
+    assert row(failures=3).mutation == (KILLED, BY_GOLDEN)
+    assert row(failures=3, error="case 0: deadlock: every running core ...").mutation == (KILLED, BY_DEADLOCK)
+    assert row(verdicts=("harmful",)).mutation == (KILLED, f"{BY_GOLDEN} in a directed run")
+    assert row(verdicts=("benign",)).mutation == (SURVIVED, UNTESTED)
+    assert row().mutation == (SURVIVED, REDUNDANT)
+    result = AuditResult("op", 2, {}, [row(failures=1), row(("S2",)), row(("S1", "S2"), failures=1)])
+    assert result.mutation_score == 0.5 and result.to_dict()["mutation_score"] == 0.5
+    assert result.rows[1].to_dict()["mutation"] == {"status": SURVIVED, "class": REDUNDANT}

@@ -12,7 +12,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from mpnpu.tools.mutate import BY_CHECK, BY_DEADLOCK, KILLED, REDUNDANT, SURVIVED, UNTESTED, mutate_program
+from mpnpu.directed.mutation import BY_CHECK, BY_DEADLOCK, KILLED, REDUNDANT, SURVIVED, UNTESTED
+from mpnpu.tools.mutate import mutate_program
 from tests.ascendc_util import line_of, needs_cxx
 from tests.test_cpudebug import program
 

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from mpnpu.directed import mutation
 from mpnpu.directed.confirm import (
     HARMFUL,
     ConfirmResult,
@@ -41,6 +42,16 @@ from mpnpu.directed.confirm import (
     confirm_hazards,
     grouped_confirmations,
     light,
+)
+from mpnpu.directed.mutation import (
+    BY_DEADLOCK,
+    BY_DEVICE,
+    BY_GOLDEN,
+    IN_DIRECTED_RUN,
+    KILLED,
+    SURVIVED,
+    UNTESTED,
+    score,
 )
 from mpnpu.directed.repair import AUDIT_BLOCK_DIM, Repair, repair_hazards
 from mpnpu.errors import UsageError
@@ -139,6 +150,21 @@ class AuditRow:
             parts.append(f"scouted launches failed: {self.confirm.scout_errors[0]}")
         return parts or ["no hazard, batch clean"]
 
+    @property
+    def mutation(self) -> tuple[str, str]:
+        """The row in sync mutation testing's words (:mod:`mpnpu.directed.mutation`): (KILLED, how)
+        when the operator's golden check failed without the sync (in the batch, or in a directed
+        run that forced the race) or a launch failed; else (SURVIVED, UNTESTED) when racecheck
+        found a hazard that no failing case-run showed, or (SURVIVED, REDUNDANT) when it found none."""
+        if self.batch_failures:
+            if self.batch_first_error:
+                how = BY_DEADLOCK if "deadlock" in self.batch_first_error else BY_DEVICE
+                return KILLED, how
+            return KILLED, BY_GOLDEN
+        if self.harmful:
+            return KILLED, f"{BY_GOLDEN} {IN_DIRECTED_RUN}"
+        return (SURVIVED, UNTESTED) if self.hazards else (SURVIVED, mutation.REDUNDANT)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "dropped": list(self.dropped), "verdict": self.verdict, "hazards": self.hazards,
@@ -146,6 +172,7 @@ class AuditRow:
             "directed": self.directed, "harmful_hazards": self.harmful, "batch_case_runs": self.batch_case_runs,
             "batch_failures": self.batch_failures, "batch_failed_outputs": self.batch_failed_outputs,
             "batch_first_error": self.batch_first_error, "why": self.why, "confirm": self.confirm.to_dict(),
+            "mutation": dict(zip(("status", "how" if self.mutation[0] == KILLED else "class"), self.mutation)),
         }
 
 
@@ -159,9 +186,16 @@ class AuditResult:
     repair_dropped: tuple[str, ...] = ()
     elapsed_s: float = 0.0
 
+    @property
+    def mutation_score(self) -> float:
+        """Sync mutation testing's score over the sync points dropped alone: killed / dropped."""
+        alone = [r for r in self.rows if len(r.dropped) == 1]
+        return score(sum(r.mutation[0] == KILLED for r in alone), len(alone))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "operator": self.operator, "block_dim": self.block_dim, "settings": self.settings,
+            "mutation_score": self.mutation_score,
             "rows": [r.to_dict() for r in self.rows], "repair_variant_drops": list(self.repair_dropped),
             "repairs": [r.to_dict() for r in self.repairs], "elapsed_s": self.elapsed_s,
         }

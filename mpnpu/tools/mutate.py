@@ -34,19 +34,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from mpnpu.directed.mutation import (
+    BY_CHECK,
+    BY_DEADLOCK,
+    BY_DEVICE,
+    BY_GTEST,
+    BY_TIMEOUT,
+    IN_DIRECTED_RUN,
+    KILLED,
+    REDUNDANT,
+    SURVIVED,
+    UNTESTED,
+    score,
+)
 from mpnpu.errors import UsageError
-
-KILLED = "killed"
-SURVIVED = "survived"
-#: how a mutant was killed
-BY_CHECK = "the program's own check"  # a non-zero exit the program chose
-BY_GTEST = "gtest failure"
-BY_DEADLOCK = "deadlock"
-BY_DEVICE = "device error"  # a fault, an API misuse, a sync that would hang: mpnpu's exit status 3
-BY_TIMEOUT = "time-out"
-#: why a mutant survived
-REDUNDANT = "redundant"  # racecheck finds no hazard without it, for these inputs
-UNTESTED = "untested"  # racecheck finds a hazard that no assertion caught
 
 _GTEST_FAILED = re.compile(r"^\[  FAILED  \] (\S+)", re.M)
 _HAZARDS = re.compile(r"SUMMARY: (\d+) hazards? ")
@@ -100,8 +101,7 @@ class MutationReport:
     @property
     def score(self) -> float:
         """Killed / executed sync points (1.0 when the program executes none: nothing to kill)."""
-        done = [m for m in self.mutants if m.status]
-        return len(self.killed) / len(done) if done else 1.0
+        return score(len(self.killed), len([m for m in self.mutants if m.status]))
 
     def to_dict(self) -> dict[str, Any]:
         return {"command": self.command, "score": self.score, "executed": len(self.mutants),
@@ -210,7 +210,7 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
                 m.how, m.tests, m.detail = classify_failure(check)
                 held = _DIRECTED.search(check.stderr)
                 if held and m.how in (BY_CHECK, BY_GTEST):
-                    m.how = f"{m.how} in a directed run"
+                    m.how = f"{m.how} {IN_DIRECTED_RUN}"
                     m.detail += f" ({held.group(0)})"
                 done(m)
                 return

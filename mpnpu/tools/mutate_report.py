@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from mpnpu.directed.mutation import KILLED
 from mpnpu.report.junit import junit_suite
-from mpnpu.tools.mutate import KILLED, MutationReport
+from mpnpu.tools.mutate import MutationReport
 
 
 def format_mutation(report: MutationReport, min_score: float | None = None) -> str:

@@ -17,8 +17,9 @@ import sys
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status
 from mpnpu.cli.outputs import write_reports
+from mpnpu.directed.mutation import KILLED
 from mpnpu.errors import UsageError
-from mpnpu.tools.mutate import KILLED, Mutant, mutate_program
+from mpnpu.tools.mutate import Mutant, mutate_program
 from mpnpu.tools.mutate_report import format_mutation, mutation_junit, score_line
 
 _SOURCE_ENDINGS = (".cpp", ".cc", ".cxx", ".h", ".hpp", ".asc")

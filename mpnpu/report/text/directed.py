@@ -17,6 +17,7 @@ from mpnpu.directed.confirm import (
     DirectedRun,
     grouped_confirmations,
 )
+from mpnpu.directed.mutation import KILLED
 from mpnpu.directed.repair import KIND_NAMES, Repair
 from mpnpu.runtime.hold import ORDERED, REVERSED
 
@@ -197,6 +198,13 @@ def format_audit(r: AuditResult) -> str:
         first, *more = evidence_lines(row)
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(cells, widths)) + "  " + first)
         lines += [indent + piece for piece in more]  # the evidence goes on below, a piece a line
+    alone = [row for row in r.rows if len(row.dropped) == 1]
+    if alone:
+        killed = [row for row in alone if row.mutation[0] == KILLED]
+        survivors = ", ".join(f"{'+'.join(row.dropped)} ({row.mutation[1]})" for row in alone if row not in killed)
+        lines += ["", f"sync mutation score: {r.mutation_score:.2f} ({len(killed)} of {len(alone)} sync points dropped "
+                      f"alone killed by the golden check or a failed launch"
+                  + (f"; survived: {survivors})" if survivors else ")")]
     if r.repairs or r.repair_dropped:
         lines += ["", f"repairs for the incident variant (drops {', '.join(r.repair_dropped)}), cheapest first:"]
         lines += format_repairs(r.repairs) or ["  no hazard to repair"]
