@@ -109,6 +109,16 @@ def test_dropped_sync_racecheck_and_repeat_from_the_environment(bindir) -> None:
 
 
 @pytest.mark.slow
+def test_a_bad_control_ends_the_program_with_one_line_and_exit_2(bindir) -> None:
+    """Each control is a setting of mpnpu.settings: a bad value is the program's usage error."""
+    r = _run(program("test_two_phase.cpp", bindir), MPNPU_REPEAT="many")
+    assert r.returncode == 2, r.stderr
+    line = line_of("cpudebug/test_two_phase.cpp", "ICPU_RUN_KF(two_phase")
+    assert r.stderr == (f"mpnpu: ICPU_RUN_KF(two_phase) at test_two_phase.cpp:{line}: MPNPU_REPEAT='many': "
+                        "expected a positive integer, got 'many'\n")
+
+
+@pytest.mark.slow
 def test_the_timeline_is_written_where_the_environment_says(bindir, tmp_path) -> None:
     path = tmp_path / "launch.json"
     r = _run(program("test_two_phase.cpp", bindir), MPNPU_TIMELINE=str(path))

@@ -87,7 +87,7 @@ class Command:
                 kwargs["default"] = u.default
             if name == "block_dim" and op is not None and kwargs.get("default") == DEFAULT_BLOCK_DIM:
                 kwargs["default"] = default_block_dim(op)  # (a vector-only kernel: its AI core's 2 vector cores)
-            text = o.help.replace("{default}", _shown(kwargs.get("default")))
+            text = o.help_text(kwargs.get("default"))
             if o.positional:  # argparse names a positional by its dest
                 groups[o.group].add_argument(o.dest, help=text, **kwargs)
                 continue
@@ -178,10 +178,3 @@ def usage(commands: Sequence[Command], prog: str, description: str) -> str:
 def _name(u: OptionUse) -> str:
     return u.name if isinstance(u, Use) else u
 
-
-def _shown(default: Any) -> str:
-    if default is None:
-        return "none"
-    if isinstance(default, float):
-        return f"{default:g}"
-    return str(default)

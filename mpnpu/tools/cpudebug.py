@@ -15,7 +15,8 @@ first call, then::
                       (no traceback, nothing left behind); in the program's own code, the signal
                       does what it does without mpnpu (libmpnpu_cpudebug forwards it only during calls)
 
-Control from the environment (nothing printed when unset):
+Control from the environment (nothing printed when unset; each variable is a setting of
+:mod:`mpnpu.settings`, and a bad value ends the program with one line and exit status 2):
 
     MPNPU_DROP_SYNC=FILE:LINE[,...]   skip those sync call sites
     MPNPU_RACECHECK=1 | fail          trace each launch, print the racecheck report to stderr
@@ -23,6 +24,7 @@ Control from the environment (nothing printed when unset):
     MPNPU_TIMELINE=PATH               write each launch's Chrome trace (PATH, PATH.2.json, ...)
     MPNPU_REPEAT=N                    run each ICPU_RUN_KF N times from the same GM contents and say
                                       which runs' results differed from the first
+    MPNPU_TIMEOUT=SECONDS             give up a launch after this long
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from mpnpu import settings
 from mpnpu.ascendc.native import abi, bridge
 from mpnpu.ascendc.native.windows import (
     _MAP_ANONYMOUS,
@@ -49,7 +52,7 @@ from mpnpu.ascendc.native.windows import (
     GAP_BYTES,
     _mmap,
 )
-from mpnpu.errors import MpnpuError
+from mpnpu.errors import ExitCode, MpnpuError, UsageError
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.gm.segments import close_and_unlink, create_segment, process_token
@@ -319,15 +322,32 @@ def _split_args(text: str) -> list[str]:
     return names
 
 
-def _device(block_dim: int, kernel_type: KernelType) -> Any:
+@dataclass(frozen=True)
+class _Controls:
+    """What the environment asks of a launch (the MPNPU_* settings of the module docstring)."""
+
+    drop: tuple[str, ...]
+    racecheck: bool | str  # True, or "fail": a hazard fails the program
+    timeline: str
+    repeat: int
+    timeout_s: float
+
+    @classmethod
+    def from_env(cls) -> _Controls:
+        """The settings as the environment has them now; a bad one is a UsageError (one line)."""
+        drop, timeline = settings.from_env(settings.DROP_SYNC), settings.from_env(settings.TIMELINE)
+        return cls(drop=drop or (), racecheck=settings.from_env(settings.RACECHECK), timeline=timeline or "",
+                   repeat=settings.from_env(settings.REPEAT), timeout_s=settings.from_env(settings.TIMEOUT))
+
+
+def _device(block_dim: int, kernel_type: KernelType, timeout_s: float) -> Any:
     from mpnpu.runtime.config import RuntimeOptions
     from mpnpu.runtime.device import Device
 
     dev = _devices.get((block_dim, kernel_type))
     if dev is None:
-        timeout = float(os.environ.get("MPNPU_TIMEOUT", "300"))
         dev = _devices[(block_dim, kernel_type)] = Device(block_dim, kernel_type=kernel_type,
-                                                          options=RuntimeOptions(launch_timeout_s=timeout))
+                                                          options=RuntimeOptions(launch_timeout_s=timeout_s))
     return dev
 
 
@@ -350,7 +370,13 @@ def run_kf(desc_addr: int) -> int:
     where = f"ICPU_RUN_KF({kernel}) at {os.path.basename((d.file or b'?').decode())}:{d.line}"
     _current_call = where  # kept if an interruption ends the program, for its message
     try:
-        status = _run_kf(d, kernel, where)
+        controls = _Controls.from_env()
+    except UsageError as e:  # a bad setting: the program's usage error, as a command's would be
+        print(f"mpnpu: {where}: {e}", file=sys.stderr)
+        shutdown()
+        return int(ExitCode.USAGE)
+    try:
+        status = _run_kf(d, kernel, where, controls)
     except MpnpuError as e:
         print(f"mpnpu: {where}: {e}", file=sys.stderr)
         shutdown()
@@ -359,7 +385,7 @@ def run_kf(desc_addr: int) -> int:
     return status
 
 
-def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
+def _run_kf(d: CpuDebugLaunch, kernel: str, where: str, controls: _Controls) -> int:
     global _launches
     kt = _MODES.get(d.kernel_mode, KernelType.MIX_1_2)
     params = tuple(p for p in (d.signature or b"").decode().split(",") if p)
@@ -371,12 +397,9 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
         named = [n for n, s, p in zip(names, slots, params) if p == "p" and s == b.addr]
         regions.append((b.addr, b.size, b.segment, named[0] if named else f"gm@{b.addr:#x}"))
     hk = CpuDebugKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key))
-    drop = tuple(s.strip() for s in os.environ.get("MPNPU_DROP_SYNC", "").split(",") if s.strip())
-    racecheck = os.environ.get("MPNPU_RACECHECK", "").strip().lower()
-    timeline = os.environ.get("MPNPU_TIMELINE", "").strip()
-    repeat = max(1, int(os.environ.get("MPNPU_REPEAT", "1") or 1))
-    trace = bool(racecheck) and racecheck not in ("0", "no", "off") or bool(timeline)
-    dev = _device(d.block_dim, kt)
+    repeat = controls.repeat
+    trace = bool(controls.racecheck) or bool(controls.timeline)
+    dev = _device(d.block_dim, kt, controls.timeout_s)
     before = _snapshot() if repeat > 1 else None
     first: dict[int, bytes] | None = None
     differ: list[int] = []
@@ -386,10 +409,10 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
         for r in range(repeat):
             if before is not None and r:
                 _restore(before)
-            result = dev.launch_with(LaunchOptions(drop_syncs=tuple(drop), trace=trace), hk)
+            result = dev.launch_with(LaunchOptions(drop_syncs=controls.drop, trace=trace), hk)
             _launches += 1
             if result.trace is not None:
-                status = max(status, _report_trace(result.trace, where, racecheck, timeline))
+                status = max(status, _report_trace(result.trace, where, controls.racecheck, controls.timeline))
             if before is not None:
                 now = _snapshot()
                 if first is None:
@@ -419,9 +442,9 @@ def _say_repeats(where: str, finished: int, repeat: int, differ: list[int]) -> N
         print(f"mpnpu: {where}: {of or f'{repeat} runs, '}every one gave the first run's results", file=sys.stderr)
 
 
-def _report_trace(trace: Any, where: str, racecheck: str, timeline: str) -> int:
+def _report_trace(trace: Any, where: str, racecheck: bool | str, timeline: str) -> int:
     status = 0
-    if racecheck and racecheck not in ("0", "no", "off"):
+    if racecheck:
         from mpnpu.racecheck import analyze
         from mpnpu.report.hazards import format_hazards
 
