@@ -21,7 +21,7 @@ from mpnpu.cli.common import exit_status, progress_bar
 from mpnpu.cli.options import DEVICE, SCALE_OUT, runtime_options, scale_backend
 from mpnpu.cli.outputs import write_reports
 from mpnpu.harness.handshakes import KERNELS, SOAK_OPTIONS, soak_watchdog
-from mpnpu.harness.soak import StressSoak, soak_fixed, soak_stress
+from mpnpu.harness.soak import StressSoak, fixed_soak_size, soak_fixed, soak_stress
 from mpnpu.operators.protocol import Operator
 from mpnpu.report.text import format_text
 
@@ -32,8 +32,8 @@ DEFAULT_SHARD_CASES = 20
 
 def run_fixed(args: argparse.Namespace, op: Operator) -> int:
     backend = scale_backend(args)
-    cases = min(args.cases, args.case_runs)
-    with progress_bar(cases * -(-args.case_runs // cases), "fixed case-runs", disable=args.quiet) as bar:
+    cases, repeat = fixed_soak_size(args.case_runs, args.cases)
+    with progress_bar(cases * repeat, "fixed case-runs", disable=args.quiet) as bar:
         soak = soak_fixed(op, case_runs=args.case_runs, cases=args.cases, block_dim=args.block_dim, seed=args.seed,
                           shard_cases=args.shard_cases, backend=backend, options=runtime_options(args),
                           progress=bar.update)
