@@ -40,7 +40,7 @@ from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.harness.runner import DEFAULT_MAX_SAME_ERRORS, BatchResult, Variant, VariantResult
 from mpnpu.harness.stress.plan import ChaosSettings, ConfigResult, Configuration, MigrateSettings, SweepPlan
 from mpnpu.harness.stress.sweep import run_config
-from mpnpu.operators.protocol import Operator, device_for, kernel_type_of, topology_for
+from mpnpu.operators.protocol import Operator, cpu_set_for, device_for, kernel_type_of, topology_for
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -247,8 +247,7 @@ def run_shard(
     """
     op = plan.operator
     given = sorted(cpus) if cpus is not None else cpuset.real_cpus()
-    cpu_set = cpuset.plan_cpu_set(shard.config.block_dim, plan.cpus_per_core, given, sample_load=False,
-                                  processes=topology_for(op, shard.config.block_dim).n_cores)
+    cpu_set = cpu_set_for(op, shard.config.block_dim, plan.cpus_per_core, given, sample_load=False)
     run_cpus = cpu_set.real() or given
     start = time.perf_counter()
     with cpuset.pinned(run_cpus):

@@ -27,9 +27,8 @@ from mpnpu.cli.outputs import timeline_selector, write_reports, write_timelines
 from mpnpu.errors import UsageError
 from mpnpu.harness.chain import run_investigation, timeline_names
 from mpnpu.operators.diagnosis import StepResult, diagnosis_for
-from mpnpu.operators.protocol import Operator, diagnosis_of, topology_for
+from mpnpu.operators.protocol import Operator, diagnosis_of
 from mpnpu.report.text import format_text
-from mpnpu.runtime import cpuset
 
 
 def _epilog(op: Operator) -> str:
@@ -52,12 +51,7 @@ def run(args: argparse.Namespace, op: Operator) -> int:
     # Every step runs at least this many cases (the calibration its own number, the others >= --min-cases).
     selector = timeline_selector(args, timeline_names(chain), min(args.calibration_cases, args.min_cases),
                                  grouped=True, unit="step")
-    # As the batch does: the run and its core processes on 2 CPUs per AI core, whatever the machine,
-    # so the calibrated rate (and with it the number of repeats) means the same everywhere.
-    cpu_set = cpuset.plan_cpu_set(args.block_dim, args.cpus_per_core,
-                                  processes=topology_for(op, args.block_dim).n_cores)
-    with cpuset.pinned(cpu_set), progress_bar(args.calibration_cases * args.repeat, "case-runs",
-                                               disable=args.quiet) as bar:
+    with progress_bar(args.calibration_cases * args.repeat, "case-runs", disable=args.quiet) as bar:
         def set_total(total: int) -> None:
             bar.total = total
             bar.refresh()
@@ -70,7 +64,7 @@ def run(args: argparse.Namespace, op: Operator) -> int:
             calibration_cases=args.calibration_cases, min_cases=args.min_cases, max_cases=args.max_cases,
             confidence=args.confidence, safety=args.safety, racecheck=args.racecheck, shapes=args.shapes,
             options=runtime_options(args), progress=bar.update, on_total=set_total, on_step=step_done,
-            timeline=selector,
+            timeline=selector, cpus_per_core=args.cpus_per_core,
         )
     write_reports(args, {"json": inv, "markdown": inv, "junit": inv})
     written = write_timelines(args, selector) if selector is not None else []
