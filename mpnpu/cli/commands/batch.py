@@ -24,7 +24,7 @@ import sys
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
-from mpnpu.cli.options import DEVICE, device_notes, runtime_options
+from mpnpu.cli.options import DEFAULT_OPERATOR, DEVICE, device_notes, runtime_options
 from mpnpu.cli.outputs import timeline_selector, write_reports, write_timelines
 from mpnpu.directed.confirm import ConfirmedBatch, confirm_batch
 from mpnpu.errors import ExitCode, UsageError
@@ -86,7 +86,8 @@ COMMAND = Command(
     name="batch",
     help="the main job: seeded cases through the kernel as shipped (incident) and fixed, A/B, repeated",
     description=(
-        "Run seeded cases of an operator (default: floms) through its incident kernel (the bug as written: for "
+        f"Run seeded cases of an operator (default: {DEFAULT_OPERATOR}) through its incident kernel (the bug as "
+        "written: for "
         "floms the SyncAll S1 missing) and its fixed kernel, A/B, repeated on one persistent device, and report "
         "the failures per variant. Exit 0 when every variant expected clean is clean, 1 when not, 2 for usage "
         "errors, 3 for device errors."

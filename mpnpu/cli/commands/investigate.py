@@ -22,7 +22,7 @@ import sys
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
-from mpnpu.cli.options import DEVICE, runtime_options
+from mpnpu.cli.options import DEFAULT_OPERATOR, DEVICE, OPTIONS, runtime_options
 from mpnpu.cli.outputs import timeline_selector, write_reports, write_timelines
 from mpnpu.errors import UsageError
 from mpnpu.harness.chain import run_investigation, timeline_names
@@ -78,9 +78,10 @@ COMMAND = Command(
     name="investigate",
     help="replays the write-up's diagnosis (O4-O9) as probes on the kernel and checks every conclusion",
     description=(
-        "Run an operator's diagnosis chain (default: floms, the incident's diagnosis O1-O9): calibrate the failure "
-        "rate of its incident kernel, then run each step (a probe on a variant), each sized so that a fault at the "
-        "calibrated rate would show with >= 99% probability, and check every conclusion against what the original "
+        f"Run an operator's diagnosis chain (default: {DEFAULT_OPERATOR}, the incident's diagnosis O1-O9): calibrate "
+        "the failure rate of its incident kernel, then run each step (a probe on a variant), each sized so that a "
+        f"fault at the calibrated rate would show with >= {OPTIONS['confidence'].kwargs['default']:.0%} probability "
+        "(--confidence), and check every conclusion against what the original "
         "diagnosis saw. Exit 0 when all match, 1 when one does not, 2 for usage errors (and for an operator "
         "without a chain), 3 for device errors, 130 when interrupted."
     ),

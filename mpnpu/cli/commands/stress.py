@@ -25,7 +25,7 @@ import shlex
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
-from mpnpu.cli.options import DEVICE, SCALE_OUT, runtime_options, scale_backend
+from mpnpu.cli.options import DEFAULT_OPERATOR, DEVICE, SCALE_OUT, runtime_options, scale_backend
 from mpnpu.cli.outputs import check_reports, write_reports
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import make_variants
@@ -93,7 +93,8 @@ COMMAND = Command(
     name="stress",
     help="sweeps block_dim, CPU placement, background load and seeded chaos; failure rates with Wilson intervals",
     description=(
-        "Run an operator's incident kernel (default FLOMS: no SyncAll S1) and its fixed kernel under a sweep of "
+        f"Run an operator's incident kernel (default {DEFAULT_OPERATOR}: no SyncAll S1) and its fixed kernel under a "
+        "sweep of "
         "configurations — block_dim, CPU placement, background load, seeded chaos (SIGSTOP/SIGCONT of random core "
         "processes) — and report per configuration and variant the failure rate with its 95% Wilson interval, the "
         "first failure, and for a clean variant the rule-of-three bound. Exit 0 when the fixed kernel stayed clean "
