@@ -175,7 +175,9 @@ class Setting(Generic[T]):
 
     ``help`` says what the setting means, as ``mpnpu COMMAND --help`` shows it (``{default}`` is
     replaced by the default); ``env_help`` and ``pytest_help`` say what the variable or the pytest
-    option does where it is read (a CPU-debug program, the ``mpnpu_device`` fixture).
+    option does where it is read (a CPU-debug program, the ``mpnpu_device`` fixture): for a setting
+    with a flag they stand alone (``mpnpu --help`` lists the variables with them), for one without
+    they follow ``help``.
     """
 
     name: str  # also the dest of its command-line option (args.<name>)
@@ -225,7 +227,7 @@ BLOCK_DIM: Setting[int] = Setting(
 TIMEOUT: Setting[float] = Setting(
     "timeout", "give up a launch after this long (default {default})", positive_float, 300.0,
     flag="--timeout", metavar="SECONDS",
-    env="MPNPU_TIMEOUT", env_help="seconds a CPU-debug program's launch (ICPU_RUN_KF) may take",
+    env="MPNPU_TIMEOUT", env_help="seconds a CPU-debug program's launch (ICPU_RUN_KF) may take (default {default})",
 )
 PIPES: Setting[str] = Setting(
     "pipes", "how each core runs its data-movement pipes: 'kernel' asynchronously for kernels marked @pipelined, "
@@ -279,8 +281,8 @@ SEED: Setting[int] = Setting(
 RACECHECK: Setting[bool | str] = Setting(
     "racecheck", "trace every GM access and report unsynchronised conflicting accesses (hazards)", racecheck_mode,
     False, flag="--racecheck", switch=True,
-    env="MPNPU_RACECHECK", env_help="a CPU-debug program traces each launch and prints the racecheck report to "
-                                    "stderr; 'fail': and ends with exit status 1 if a hazard is found",
+    env="MPNPU_RACECHECK", env_help="1: a CPU-debug program traces each launch and prints the racecheck report to "
+                                    "stderr; fail: and ends with exit status 1 if a hazard is found",
     pytest="--mpnpu-racecheck",
     pytest_help="trace every launch made on the mpnpu device and fail the test on any GM hazard (a test opts out "
                 "with @pytest.mark.mpnpu(racecheck=False))",

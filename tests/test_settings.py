@@ -153,6 +153,15 @@ def test_the_runtime_takes_its_defaults_from_the_table():
     assert cpuset.EMULATE_ENV == settings.EMULATE_CPUS.env
 
 
+def test_mpnpu_help_lists_every_variable_from_the_table(capsys):
+    from mpnpu.cli.main import cli
+
+    assert cli(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  {s.env} " in out for s in SETTINGS.values() if s.env)
+    assert f"may take (default {show(settings.TIMEOUT.default)})" in out
+
+
 def test_help_shows_the_default_of_the_table(capsys):
     """--timeout is None until given (the runtime's default then applies), and its help shows
     that default, the table's."""

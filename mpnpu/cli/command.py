@@ -153,12 +153,14 @@ class Command:
             raise
 
 
-def dispatch(commands: Sequence[Command], argv: Sequence[str] | None, prog: str, description: str) -> int:
-    """``prog COMMAND [ARGS]``: run the named command; ``--help`` (or nothing) lists them."""
+def dispatch(commands: Sequence[Command], argv: Sequence[str] | None, prog: str, description: str,
+             epilog: str = "") -> int:
+    """``prog COMMAND [ARGS]``: run the named command; ``--help`` (or nothing) lists them (and
+    ``epilog`` after them)."""
     args = list(sys.argv[1:] if argv is None else argv)
     by_name = {c.name: c for c in commands}
     if not args or args[0] in ("-h", "--help"):
-        print(usage(commands, prog, description))
+        print(usage(commands, prog, description) + (f"\n\n{epilog}" if epilog else ""))
         return 0
     command = by_name.get(args[0])
     if command is None:
