@@ -199,11 +199,9 @@ class Setting(Generic[T]):
         """Every name the setting answers to: flag (and former ones), variable, pytest option."""
         return tuple(s for s in (self.flag, *self.former, self.env, self.pytest) if s)
 
-    def text(self, template: str | None = None, default: Any = None) -> str:
-        """``template`` (default: :attr:`help`) with ``{default}`` filled in (``default``: the
-        setting's own unless a caller, such as a command with its own default, gives another)."""
-        return (self.help if template is None else template).replace(
-            "{default}", show(self.default if default is None else default))
+    def text(self, template: str | None = None) -> str:
+        """``template`` (default: :attr:`help`) with ``{default}`` filled in."""
+        return (self.help if template is None else template).replace("{default}", show(self.default))
 
 
 def _table(*settings: Setting[Any]) -> dict[str, Setting[Any]]:
@@ -211,6 +209,8 @@ def _table(*settings: Setting[Any]) -> dict[str, Setting[Any]]:
 
 
 # -- the device and the runtime
+
+_PIPES = ("kernel", "async", "sync")
 
 #: AI cores of a Device, and of every tool, on every machine, unless told otherwise. The
 #: incident's rate depends on block_dim as much as on crowding (at 2 CPUs per AI core: a few
@@ -233,7 +233,7 @@ PIPES: Setting[str] = Setting(
     "pipes", "how each core runs its data-movement pipes: 'kernel' asynchronously for kernels marked @pipelined, "
              "in order for the rest; 'async' for every kernel; 'sync' in order for every kernel (faster; "
              "intra-core races cannot show, racecheck still reports them). See docs/pipes.md (default {default})",
-    one_of("kernel", "async", "sync"), "kernel", flag="--pipes", choices=("kernel", "async", "sync"),
+    one_of(*_PIPES), "kernel", flag="--pipes", choices=_PIPES,
 )
 PIPE_LATENCY_US: Setting[float] = Setting(
     "pipe_latency_us", "asynchronous pipes: the longest an issued copy stays queued while the core keeps issuing "
@@ -340,14 +340,6 @@ SETTINGS: dict[str, Setting[Any]] = _table(
     REPEAT, SEED, RACECHECK, DROP_SYNC, TIMELINE,
     PROGRESS_EVERY, CACHE_DIR, PCH, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
 )
-
-
-def find(spelling: str) -> Setting[Any]:
-    """The setting ``spelling`` names: a flag (current or former), a variable or a pytest option."""
-    for s in SETTINGS.values():
-        if spelling in s.spellings:
-            return s
-    raise UsageError(f"no setting is spelled {spelling!r}")
 
 
 # -- the one accessor of the environment ----------------------------------------------------------
