@@ -23,7 +23,7 @@ import numpy as np
 import psutil
 import pytest
 
-from mpnpu.harness.runner import BatchResult, Variant, VariantResult, how_often_it_fails, run_batch
+from mpnpu.harness.runner import BatchResult, Variant, VariantResult, how_often_it_fails, prepare_batch, run_batch
 from mpnpu.harness.stats import trials_to_detect
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR, FlomsOperator
 from mpnpu.operators.protocol import Verdict
@@ -334,6 +334,27 @@ def test_usage_error_exits_2_with_one_line(usage_runs, name) -> None:
 
 
 # -- the library: fixed never fails, incident fails within the bound -----------------------------
+
+
+@pytest.mark.usefixtures("no_leaks")
+def test_a_batch_on_its_cpu_set_runs_pinned_there_and_records_it() -> None:
+    """What mpnpu batch asks of the library: the CPU set planned (prepare_batch), the whole batch
+    pinned to it (the core processes too: forked from the pinned process), the set in the JSON
+    and in the notes, before the caller's notes; the affinity back afterwards."""
+    before = os.sched_getaffinity(0)
+    cpu_set = prepare_batch(OPERATOR, block_dim=1, cpus_per_core=1, seed=0, cases=1)
+    seen = []
+
+    def on_device(device) -> None:
+        seen.append(os.sched_getaffinity(device.core_pids()[0]))
+
+    result = run_batch(OPERATOR, cases=1, repeat=1, variants=[FIXED], block_dim=1, options=OPTIONS, cpu_set=cpu_set,
+                       notes=["the caller's note"], on_device=on_device)
+    assert seen == [set(cpu_set.real())] and os.sched_getaffinity(0) == before
+    assert result.cpus == cpu_set.n_cpus == 1 and result.to_dict()["cpu_set"] == cpu_set.to_dict()
+    # (3 core processes on 1 CPU: no note about idle CPUs)
+    assert result.notes[-2:] == [f"CPU set: {cpu_set.describe()}", "the caller's note"]
+    assert "cpu_set" not in run_batch(OPERATOR, cases=1, repeat=1, variants=[FIXED], options=OPTIONS).to_dict()
 
 
 @pytest.mark.slow

@@ -103,12 +103,22 @@ def test_dropped_sync_racecheck_and_repeat_from_the_environment(bindir) -> None:
     clean = _run(exe, MPNPU_RACECHECK="fail")
     assert clean.returncode == 0 and "SUMMARY: 0 hazards" in clean.stderr
     assert "racecheck (assuming the compiler's automatic synchronisation;" in clean.stderr
-    bare = _run(exe, MPNPU_RACECHECK="1", MPNPU_AUTO_SYNC="0")
-    assert "racecheck (assuming no automatic synchronisation (MPNPU_AUTO_SYNC=0))" in bare.stderr
+    bare = _run(exe, MPNPU_RACECHECK="1", MPNPU_NO_AUTO_SYNC="1")
+    assert "racecheck (assuming no automatic synchronisation (MPNPU_NO_AUTO_SYNC=1))" in bare.stderr
     rep = _run(exe, MPNPU_DROP_SYNC=sync, MPNPU_REPEAT="12")
     assert "of 12 runs differ from the first" in rep.stderr or "12 runs, every one gave" in rep.stderr
     fixed = _run(exe, MPNPU_REPEAT="12")
     assert "12 runs, every one gave the first run's results" in fixed.stderr
+
+
+@pytest.mark.slow
+def test_a_bad_control_ends_the_program_with_one_line_and_exit_2(bindir) -> None:
+    """Each control is a setting of mpnpu.settings: a bad value is the program's usage error."""
+    r = _run(program("test_two_phase.cpp", bindir), MPNPU_REPEAT="many")
+    assert r.returncode == 2, r.stderr
+    line = line_of("cpudebug/test_two_phase.cpp", "ICPU_RUN_KF(two_phase")
+    assert r.stderr == (f"mpnpu: ICPU_RUN_KF(two_phase) at test_two_phase.cpp:{line}: MPNPU_REPEAT='many': "
+                        "expected a positive integer, got 'many'\n")
 
 
 @pytest.mark.slow

@@ -400,7 +400,9 @@ def test_plugin_is_inert_for_an_unrelated_suite(pytester: pytest.Pytester) -> No
     assert with_.parseoutcomes() == without.parseoutcomes()
     assert _normalised(with_) == _normalised(without)
     # No numpy, no runtime: only the package and the plugin module were imported.
-    assert set(w["modules"]) == {"mpnpu", "mpnpu._lazy", "mpnpu.testing", "mpnpu.testing.plugin"}
+    # (the settings table its options come from, and the errors it raises, are standard library only)
+    assert set(w["modules"]) == {"mpnpu", "mpnpu._lazy", "mpnpu.errors", "mpnpu.settings", "mpnpu.testing",
+                                 "mpnpu.testing.plugin"}
     assert w["children"] == [] and w["segments"] == []
 
 
@@ -475,7 +477,8 @@ def test_mistakes_are_one_line_errors(pytester: pytest.Pytester) -> None:
 
     bad_option = run(pytester, "-q", "--mpnpu-block-dim", "0")
     assert bad_option.ret == pytest.ExitCode.USAGE_ERROR
-    assert "argument --mpnpu-block-dim: must be an integer >= 1, got '0'" in bad_option.stderr.str()
+    # (the parser of the setting, mpnpu.settings.BLOCK_DIM: the same words as mpnpu batch --block-dim 0)
+    assert "argument --mpnpu-block-dim: expected a positive integer, got 0" in bad_option.stderr.str()
 
 
 # -- assert_race_is_real: directed reproduction ------------------------------------------------

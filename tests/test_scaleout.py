@@ -136,6 +136,28 @@ def test_shards_depend_on_the_command_alone() -> None:
     assert [s.index for s in a] == list(range(len(a)))
 
 
+def test_a_sweep_plan_and_rounds_of_it_make_the_shards_the_tools_run() -> None:
+    """plan_shards is the one recipe (mpnpu stress, both soaks): the plan's cases, repeats and
+    seeds cut by shard_cases; in rounds, each round's case seed and chaos seed one higher."""
+    from mpnpu.harness.soak import CHAOS_SEED_BASE
+    from mpnpu.harness.stress.plan import ChaosSettings, SweepPlan
+    from mpnpu.scale.shards import plan_shards
+
+    configs = configurations([1, 2], ["none", "pack"])
+    plan = SweepPlan(configurations=configs, variants=[FIXED], cases=7, repeat=2, seed=5,
+                     chaos=ChaosSettings(seed=9))
+    assert plan_shards(plan, shard_cases=3) == make_shards(configs, 7, shard_cases=3, seed=5, repeat=2, chaos_seed=9)
+    soak = SweepPlan(configurations=configs, variants=[FIXED], cases=4, seed=1,
+                     chaos=ChaosSettings(seed=CHAOS_SEED_BASE + 1))
+    rounds = plan_shards(soak, rounds=3)
+    assert [(s.index, s.seed, s.chaos_seed) for s in rounds] == [
+        (i, r, CHAOS_SEED_BASE + r) for i, r in enumerate(r for r in (1, 2, 3) for _ in configs)]
+    assert all((s.case_start, s.case_stop, s.repeat) == (0, 4, 1) for s in rounds)
+    shared = ShardPlan.of(OPERATOR, plan, cpus_per_core=1)
+    assert (shared.variants, shared.chaos, shared.migrate, shared.options, shared.max_same_errors) == (
+        (FIXED,), plan.chaos, plan.migrate, plan.options, plan.max_same_errors)
+
+
 def test_merge_pools_disjoint_case_ranges() -> None:
     a, b = VariantResult(INCIDENT, 2), VariantResult(INCIDENT, 2)
     a.case_runs, a.failed_case_runs, a.failing_cases_by_repeat = 10, 2, [[3], [1]]

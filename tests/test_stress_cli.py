@@ -1,4 +1,5 @@
-"""python -m mpnpu.stress and the sweep library behind it (mpnpu.harness.stress.sweep), on real core processes.
+"""python -m mpnpu.stress and the sweep library behind it (mpnpu.harness.stress.sweep: one configuration;
+mpnpu.scale.backend.run_sweep: the whole sweep, as the command runs it), on real core processes.
 
 Deterministic properties only: usage errors, the JSON report's schema, the chaos schedule being a
 function of its seed (recorded and replayable), placements read back from the OS while a batch runs,
@@ -27,10 +28,12 @@ from mpnpu.cli.common import run_cli
 from mpnpu.harness.runner import Variant
 from mpnpu.harness.stress import ChaosSchedule, available_cpus, read_affinity
 from mpnpu.harness.stress.plan import ChaosSettings, Configuration, SweepPlan, configurations
-from mpnpu.harness.stress.sweep import run_config, run_sweep
+from mpnpu.harness.stress.sweep import run_config
 from mpnpu.kernels.fused_linear_online_max_sum.operator import OPERATOR
 from mpnpu.runtime.config import RuntimeOptions
 from mpnpu.runtime.device import Device
+from mpnpu.scale.backend import Backend
+from mpnpu.scale.backend import run_sweep as run_sharded
 from tests.conftest import SHM_DIR
 from tests.waiting import wait_for, wait_until
 
@@ -156,6 +159,12 @@ def test_json_schema_seed_schedule_and_replay(tmp_path, no_leaks) -> None:
 
 def _plan(configs, variants=(FIXED,), cases=2, **kw) -> SweepPlan:
     return SweepPlan(configurations=configs, variants=list(variants), cases=cases, options=OPTIONS, **kw)
+
+
+def run_sweep(op, plan: SweepPlan):
+    """The whole sweep in this process, one shard per configuration, unpinned: the driver of
+    ``mpnpu stress --jobs 1 --cpus-per-core 0``."""
+    return run_sharded(op, plan, Backend(jobs=1, cpus_per_core=None)).result
 
 
 @pytest.mark.slow

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from mpnpu import settings
 from mpnpu.ascendc.matmul_tiling import matmul_tiling
 from mpnpu.ascendc.operator import AscendCOperator, first_after
 from mpnpu.ascendc.operator import Tiling as CxxTiling
@@ -46,8 +47,8 @@ from .operator_cxx import cached_tiling
 from .precision import tolerances
 from .spec import OUTPUT_NAMES
 
-#: where the checkout is
-ENV = "MPNPU_OPS_NN"
+#: where the checkout is (mpnpu.settings.OPS_NN)
+ENV = settings.OPS_NN.env
 OP = "fused_linear_online_max_sum"
 KERNEL_SOURCE = f"op_kernel/{OP}.cpp"
 KERNEL_HEADER = f"op_kernel/{OP}.h"
@@ -79,7 +80,7 @@ def operator_dir(path: str) -> str:
 
 def checkout() -> str:
     """The operator folder of the checkout ``MPNPU_OPS_NN`` names; a UsageError when it is unset."""
-    path = os.environ.get(ENV, "")
+    path = settings.from_env(settings.OPS_NN) or ""
     if not path:
         raise UsageError(f"operator floms-public compiles the public FLOMS kernel from a checkout of the open "
                          f"operator repository: set {ENV}=PATH to it (see docs/public-kernels.md)")
@@ -197,7 +198,7 @@ def _variants() -> Mapping[str, frozenset[str]]:
 
 
 def _description() -> str:
-    where = os.environ.get(ENV, "")
+    where = settings.from_env(settings.OPS_NN) or ""
     return (f"the public FLOMS kernel, compiled from {where}" if where and _configured() is not None else
             f"the public FLOMS kernel from a checkout of the open operator repository: set {ENV}=PATH")
 

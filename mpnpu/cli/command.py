@@ -87,7 +87,7 @@ class Command:
                 kwargs["default"] = u.default
             if name == "block_dim" and op is not None and kwargs.get("default") == DEFAULT_BLOCK_DIM:
                 kwargs["default"] = default_block_dim(op)  # (a vector-only kernel: its AI core's 2 vector cores)
-            text = o.help.replace("{default}", _shown(kwargs.get("default")))
+            text = o.help_text(kwargs.get("default"))
             if o.positional:  # argparse names a positional by its dest
                 groups[o.group].add_argument(o.dest, help=text, **kwargs)
                 continue
@@ -161,12 +161,14 @@ class Command:
             raise
 
 
-def dispatch(commands: Sequence[Command], argv: Sequence[str] | None, prog: str, description: str) -> int:
-    """``prog COMMAND [ARGS]``: run the named command; ``--help`` (or nothing) lists them."""
+def dispatch(commands: Sequence[Command], argv: Sequence[str] | None, prog: str, description: str,
+             epilog: str = "") -> int:
+    """``prog COMMAND [ARGS]``: run the named command; ``--help`` (or nothing) lists them (and
+    ``epilog`` after them)."""
     args = list(sys.argv[1:] if argv is None else argv)
     by_name = {c.name: c for c in commands}
     if not args or args[0] in ("-h", "--help"):
-        print(usage(commands, prog, description))
+        print(usage(commands, prog, description) + (f"\n\n{epilog}" if epilog else ""))
         return 0
     command = by_name.get(args[0])
     if command is None:
@@ -186,10 +188,3 @@ def usage(commands: Sequence[Command], prog: str, description: str) -> str:
 def _name(u: OptionUse) -> str:
     return u.name if isinstance(u, Use) else u
 
-
-def _shown(default: Any) -> str:
-    if default is None:
-        return "none"
-    if isinstance(default, float):
-        return f"{default:g}"
-    return str(default)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+import textwrap
 from typing import Sequence
 
-from mpnpu import __version__
+from mpnpu import __version__, settings
 from mpnpu.cli import commands as _commands
 from mpnpu.cli.command import Command, dispatch
 from mpnpu.cli.common import run_cli
@@ -38,13 +39,24 @@ def commands() -> list[Command]:
     return found
 
 
+def environment_help(width: int = 100) -> str:
+    """The ``MPNPU_*`` variables, from the settings table, for ``mpnpu --help``."""
+    lines = ["environment (each a setting of mpnpu.settings; a bad value is a usage error):"]
+    for s in settings.SETTINGS.values():
+        if s.env:
+            # a setting with a flag: its help is the flag's, and the variable's own words say what it does
+            text = s.text(s.env_help) if s.flag else f"{s.text()}; {s.text(s.env_help)}"
+            lines += textwrap.wrap(text, width, initial_indent=f"  {s.env:<22}", subsequent_indent=" " * 24)
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``mpnpu COMMAND [OPTIONS]`` without the exit-code wrapping."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--version"]:
         print(f"mpnpu {__version__}")
         return 0
-    return dispatch(commands(), args, "mpnpu", DESCRIPTION)
+    return dispatch(commands(), args, "mpnpu", DESCRIPTION, environment_help())
 
 
 def cli(argv: Sequence[str] | None = None) -> int:

@@ -5,11 +5,16 @@ Each option has one spelling, one meaning and one help text; a command lists the
 meaning. ``--help`` shows them in three groups: what runs, what is reported, scale-out (and the
 chosen operator's own options, e.g. FLOMS's tile sizes, in a group of their own).
 
-Adding an option: one entry in :data:`OPTIONS` (its group, argparse settings, help), then its name
-in the ``options`` of each command that takes it. A report option (a file the command writes)
-names its :class:`~mpnpu.report.Reporter` in ``report``; the command hands the result to
-:func:`mpnpu.cli.outputs.write_reports`. Spellings of earlier releases stay accepted, unlisted, in
-``former`` (``--repeats`` is now ``--repeat``), so no documented command breaks.
+An option that is a setting of :mod:`mpnpu.settings` (one that can also come from the environment
+or the pytest plugin, or whose default is the runtime's: ``--block-dim``, ``--repeat``,
+``--timeout``, ``--pipes`` ...) is made from it (:func:`_s`): its spelling, parser, default and help
+are the setting's, so they are written once for every surface. The others are the commands' own.
+
+Adding an option: one entry in :data:`OPTIONS` (its group, argparse settings, help; or ``_s`` of
+its setting), then its name in the ``options`` of each command that takes it. A report option (a
+file the command writes) names its :class:`~mpnpu.report.Reporter` in ``report``; the command hands
+the result to :func:`mpnpu.cli.outputs.write_reports`. Spellings of earlier releases stay accepted,
+unlisted, in ``former`` (``--repeats`` is now ``--repeat``), so no documented command breaks.
 """
 
 from __future__ import annotations
@@ -20,14 +25,24 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
+from mpnpu import settings
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import DEFAULT_MAX_SAME_ERRORS
 from mpnpu.harness.stress.plan import PLACEMENTS
 from mpnpu.runtime.checks import check_block_dim
-from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
-from mpnpu.runtime.cpuset import DEFAULT_CPUS_PER_CORE
+from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.topology import KernelType
 from mpnpu.scale.backend import Backend
+from mpnpu.settings import Setting, show
+
+# The plain types are the settings' (re-exported: commands, scripts and tests take them from here).
+from mpnpu.settings import byte_value as byte_value
+from mpnpu.settings import float_in as float_in
+from mpnpu.settings import int_at_least as int_at_least
+from mpnpu.settings import non_negative_int as non_negative_int
+from mpnpu.settings import positive_float as positive_float
+from mpnpu.settings import positive_int as positive_int
+from mpnpu.settings import writable_path as writable_path
 
 #: the operator every command runs unless --op names another
 DEFAULT_OPERATOR = "floms"
@@ -41,72 +56,7 @@ T = TypeVar("T")
 
 
 # -- argument types: each raises argparse.ArgumentTypeError, which the parser turns into one line ---
-
-
-def int_at_least(low: int, what: str) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``low``, described as ``what`` in the error."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
-        return value
-
-    return parse
-
-
-positive_int = int_at_least(1, "a positive integer")
-non_negative_int = int_at_least(0, "an integer >= 0")
-
-
-def float_in(low: float, high: float | None = None, *, low_open: bool = False,
-             what: str = "a number") -> Callable[[str], float]:
-    """An argparse type: a float in [low, high) (or (low, high) with ``low_open``)."""
-
-    def parse(text: str) -> float:
-        bounds = f"{'>' if low_open else '>='} {low:g}" + (f" and < {high:g}" if high is not None else "")
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what} {bounds}, got {text!r}") from None
-        if (value <= low if low_open else value < low) or (high is not None and not value < high):
-            raise argparse.ArgumentTypeError(f"expected {what} {bounds}, got {value:g}")
-        return value
-
-    return parse
-
-
-positive_float = float_in(0.0, low_open=True, what="a positive number")
-
-
-def byte_value(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a byte value such as 0xFF, got {text!r}") from None
-    if not 0 <= value <= 255:
-        raise argparse.ArgumentTypeError(f"expected a byte value 0..255, got {value}")
-    return value
-
-
-def writable_path(text: str) -> str:
-    """A file path that can be written (checked before a long run, not after it)."""
-    if os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"{text} is a directory")
-    directory = os.path.dirname(os.path.abspath(text))
-    if not os.path.isdir(directory):
-        raise argparse.ArgumentTypeError(f"directory {directory} does not exist")
-    probe = f"{text}.tmp"  # what mpnpu.report.write_report writes first
-    try:
-        with open(probe, "w"):
-            pass
-        os.remove(probe)
-    except OSError as e:
-        raise argparse.ArgumentTypeError(f"cannot write {text}: {e.strerror or e}") from None
-    return text
+# (the types of settings, and the plain numbers and paths, are mpnpu.settings')
 
 
 def picture_path(text: str) -> str:
@@ -117,8 +67,9 @@ def picture_path(text: str) -> str:
 
 
 def block_dim(text: str) -> int:
-    """A block_dim the device has (1..24 AI cores)."""
-    value = positive_int(text)
+    """A block_dim the device has (1..24 AI cores): the setting's positive integer, checked against
+    the device before a run starts rather than when its first device opens."""
+    value = settings.BLOCK_DIM.parse(text)
     try:
         return check_block_dim(value)
     except UsageError as e:
@@ -188,6 +139,8 @@ class Option:
     former: tuple[str, ...] = ()  # earlier spellings, still accepted, not shown
     #: a report option: "module:Class" of the Reporter that writes its file (mpnpu.cli.outputs)
     report: str = ""
+    #: the setting the option is made from (:func:`_s`), if it is one
+    setting: Setting[Any] | None = None
 
     @property
     def dest(self) -> str:
@@ -198,9 +151,33 @@ class Option:
         """An argument given by position (``mpnpu run SOURCE ARG...``), not by flag."""
         return not self.flag.startswith("-")
 
+    def help_text(self, default: Any) -> str:
+        """The help with ``{default}`` filled in: ``default`` (the command's), or, for a setting's
+        option that is None until given, the setting's default, which is what applies then."""
+        if default is None and self.setting is not None:
+            default = self.setting.default
+        return self.help.replace("{default}", show(default))
+
 
 def _o(flag: str, group: str, help: str, *, former: tuple[str, ...] = (), report: str = "", **kwargs: Any) -> Option:
     return Option(flag, group, help, kwargs, former, report)
+
+
+def _s(setting: Setting[Any], group: str, *, report: str = "", **kwargs: Any) -> Option:
+    """The option of a setting: its flag, former spellings, help, parser and default are the
+    setting's; ``kwargs`` adds argparse settings or replaces one (``default=None``: the option is
+    None unless given, so that the library's default, which is the setting's, applies; ``type``:
+    a stricter parser of the same values)."""
+    base: dict[str, Any]
+    if setting.switch:
+        base = {"action": "store_true"}
+    elif setting.choices:  # (argparse's own message names them)
+        base = {"choices": setting.choices, "default": setting.default}
+    else:
+        base = {"type": setting.parse, "default": setting.default}
+    if setting.metavar is not None:
+        base["metavar"] = setting.metavar
+    return Option(setting.flag, group, setting.help, {**base, **kwargs}, setting.former, report, setting)
 
 
 def _table(*options: Option) -> dict[str, Option]:
@@ -218,46 +195,27 @@ OPTIONS: dict[str, Option] = _table(
                              "its function and call) as --drop-sync takes them, and exit", action="store_true"),
     _o("--variant", RUNS, "which kernel variant(s) to run, A/B (default {default})",
        choices=("incident", "fixed", "both"), default="both"),
-    _o("--drop-sync", RUNS, "sync points to drop (comma-separated): an operator's incident variant drops these "
-                            "instead of its own (see the list below); a C++ kernel's sync points are the FILE:LINE "
-                            "of the sync call, the file by any path suffix (add.cpp:45)", former=("--drop",),
-       metavar="S0,S1,..."),
+    _s(settings.DROP_SYNC, RUNS),
     _o("--probe", RUNS, "run a diagnosis probe on every variant (see mpnpu investigate --help)", default="",
        metavar="NAME"),
     # -- what runs: how much
     _o("--cases", RUNS, "distinct seeded cases (default {default})", type=positive_int, default=100),
-    _o("--repeat", RUNS, "how many times every case is run (default {default})", type=positive_int, default=1,
-       former=("--repeats",)),
-    _o("--seed", RUNS, "case stream seed (default {default})", type=non_negative_int, default=0),
+    _s(settings.REPEAT, RUNS),
+    _s(settings.SEED, RUNS),
     _o("--case-runs", RUNS, "at least this many case-runs (default {default})", type=positive_int, default=10_000),
     _o("--time-limit", RUNS, "a cap on the run time in seconds, not a length to run for: the run ends when its "
                              "cases are done or at this limit, whichever comes first (a configuration or shard "
                              "stops at its share of it; 'inf' for no limit; default {default})", type=duration,
        default=None, metavar="SECONDS", former=("--duration",)),
     # -- what runs: the device
-    _o("--block-dim", RUNS, "AI cores, each 1 cube + 2 vector core processes; for a vector-only or cube-only C++ "
-                             "kernel, cores of its one type, as its launch counts them, an AI core being 2 vector "
-                             "cores (default {default})",
-       type=block_dim, default=DEFAULT_BLOCK_DIM),
-    _o("--pipes", RUNS, "how each core runs its data-movement pipes: 'kernel' (default) asynchronously for kernels "
-                        "marked @pipelined, in order for the rest; 'async' for every kernel; 'sync' in order for "
-                        "every kernel (faster; intra-core races cannot show, racecheck still reports them). "
-                        "See docs/pipes.md", choices=("kernel", "async", "sync"), default="kernel"),
-    _o("--pipe-latency-us", RUNS, "asynchronous pipes: the longest an issued copy stays queued while the core "
-                                  "keeps issuing (default 100); longer shows intra-core races that need a copy to "
-                                  "be later. Changes only when copies run", type=positive_float, default=None,
-       metavar="US"),
-    _o("--timeout", RUNS, "give up a launch after this long (default 300)", type=positive_float, default=None,
-       metavar="SECONDS"),
-    _o("--no-auto-sync", RUNS, "racecheck: analyse the kernel as built without the compiler's automatic "
-                               "synchronisation (by default it assumes --cce-auto-sync, on in kernel projects: the "
-                               "syncs between MTE2/MTE3/V and the scalar unit are the compiler's)",
-       action="store_true"),
-    _o("--poison", RUNS, "fill freed GM blocks with this byte (e.g. 0xFF) instead of leaving stale data",
-       type=byte_value, default=None, metavar="BYTE"),
+    _s(settings.BLOCK_DIM, RUNS, type=block_dim),
+    _s(settings.PIPES, RUNS),
+    _s(settings.PIPE_LATENCY_US, RUNS, default=None),
+    _s(settings.TIMEOUT, RUNS, default=None),
+    _s(settings.POISON, RUNS),
+    _s(settings.NO_AUTO_SYNC, RUNS),
     # -- what runs: race detection and directed runs
-    _o("--racecheck", RUNS, "trace every GM access and report unsynchronised conflicting accesses (hazards)",
-       action="store_true"),
+    _s(settings.RACECHECK, RUNS),
     _o("--confirm", RUNS, "with --racecheck: reproduce each hazard of a variant that drops syncs by held launches "
                           "that reverse the racing pair for real (race-directed), and say whether it is harmful",
        action="store_true"),
@@ -319,7 +277,8 @@ OPTIONS: dict[str, Option] = _table(
     _o("--no-bd24", RUNS, "leave out the 72-process configurations", action="store_true"),
     _o("--rounds", RUNS, "launches of each of the three handshake kernels (default {default})", type=positive_int,
        default=1000),
-    _o("--tick-ms", RUNS, "watchdog interval in ms (default {default}; the runtime's default is 50)",
+    _o("--tick-ms", RUNS, "watchdog interval in ms (default {default}; the runtime's default is "
+                          f"{DEFAULT_OPTIONS.watchdog_interval_s * 1000:g})",
        type=float_in(0.0, low_open=True, what="--tick-ms"), default=0.2),
     _o("--late-ms", RUNS, "how late the late core of each handshake arrives, in ms (default {default})",
        type=float_in(0.0, what="--late-ms"), default=1.0),
@@ -368,10 +327,7 @@ OPTIONS: dict[str, Option] = _table(
        type=writable_path, default=None, metavar="PATH", report="mpnpu.report.junit:JUnitReport"),
     _o("--markdown", REPORTS, "also write the table as Markdown", type=writable_path, default=None, metavar="PATH",
        report="mpnpu.report.markdown:MarkdownReport"),
-    _o("--timeline", REPORTS, "write launch timelines as Chrome Trace Event JSON (Perfetto UI, chrome://tracing, "
-                              "MindStudio Insight): by default the first failing case-run of each variant (or step) "
-                              "and, for contrast, a passing run of the same case", type=writable_path, default=None,
-       metavar="PATH", report="mpnpu.report.chrome_trace:ChromeTraceReport"),
+    _s(settings.TIMELINE, REPORTS, report="mpnpu.report.chrome_trace:ChromeTraceReport"),
     _o("--timeline-case", REPORTS, "draw case N instead: a failing and a passing run of it per variant (or step), "
                                    "as far as the run has them", type=non_negative_int, default=None, metavar="N"),
     _o("--timeline-png", REPORTS, "draw the same launches as a picture, .png or .svg "
@@ -390,10 +346,7 @@ OPTIONS: dict[str, Option] = _table(
     _o("--cluster", SCALE, "run the shards as Ray tasks: on the Ray cluster at ADDRESS, or without ADDRESS on an "
                            "embedded local one (needs pip install 'mpnpu[cluster]')", nargs="?", const="",
        default=None, metavar="ADDRESS"),
-    _o("--cpus-per-core", SCALE, "pin each device (and the process that drives it) to N CPUs per AI core (default "
-                                 "{default}: block_dim 1 runs 3 core processes on 2 CPUs, the same crowding on any "
-                                 "machine); 0: do not pin", type=non_negative_int, default=DEFAULT_CPUS_PER_CORE,
-       metavar="N"),
+    _s(settings.CPUS_PER_CORE, SCALE),
     _o("--shard-cases", SCALE, "cut each configuration's cases into shards of N cases, which run side by side "
                                "(default: one shard per configuration)", type=positive_int, default=None,
        metavar="N"),
@@ -425,8 +378,8 @@ def device_notes(args: argparse.Namespace) -> list[str]:
     if getattr(args, "pipes", "kernel") != "kernel":
         notes.append(f"pipes: {args.pipes} (--pipes; the default runs pipelined kernels' pipes asynchronously)")
     if getattr(args, "pipe_latency_us", None) is not None:
-        notes.append(f"pipe latency bound: {args.pipe_latency_us:g} us (--pipe-latency-us; default 100): "
-                     "only when copies run changes")
+        notes.append(f"pipe latency bound: {args.pipe_latency_us:g} us (--pipe-latency-us; default "
+                     f"{show(settings.PIPE_LATENCY_US.default)}): only when copies run changes")
     if getattr(args, "poison", None) is not None:
         notes.append(f"freed GM blocks were poisoned with 0x{args.poison:02X}")
     if getattr(args, "racecheck", False):

@@ -3,25 +3,22 @@
 On a terminal, tqdm redraws one line with carriage returns. Written to a CI log or a file
 (``> log 2>&1``) those redraws become hundreds of lines, so when stderr is not a TTY
 :class:`PlainProgress` prints a complete line now and then instead (every
-``MPNPU_PROGRESS_EVERY`` seconds, default 30) and nothing at all for a run shorter than that.
+``MPNPU_PROGRESS_EVERY`` seconds, :data:`mpnpu.settings.PROGRESS_EVERY`) and nothing at all for a
+run shorter than that.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import IO, Any
 
-DEFAULT_EVERY_S = 30.0
+from mpnpu import settings
 
 
 def progress_every_s() -> float:
-    """Seconds between plain progress lines (``MPNPU_PROGRESS_EVERY``, default 30)."""
-    try:
-        return max(0.0, float(os.environ.get("MPNPU_PROGRESS_EVERY", DEFAULT_EVERY_S)))
-    except ValueError:
-        return DEFAULT_EVERY_S
+    """Seconds between plain progress lines (``MPNPU_PROGRESS_EVERY``; :data:`mpnpu.settings.PROGRESS_EVERY`)."""
+    return settings.from_env(settings.PROGRESS_EVERY)
 
 
 class PlainProgress:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import BaselineError, LaunchError, UsageError
+from mpnpu.harness.runner import BatchResult
 from mpnpu.operators.protocol import Operator, device_for, topology_for
 from mpnpu.racecheck.directed import HazardKey, Scout, find_hazard, plan_for, run_seed
 from mpnpu.racecheck.hazards import Hazard, HazardLog, group_by_root, key_dict
@@ -193,6 +194,64 @@ class ConfirmResult:
             "scout_errors": self.scout_errors,
             "hazards": [c.to_dict() for c in self.confirmations],
         }
+
+
+@dataclass
+class ConfirmedBatch:
+    """A batch and the directed reproduction of the hazards of each of its variants that drop sync
+    points (``mpnpu batch --racecheck --confirm``), or the line that says why there is none."""
+
+    batch: BatchResult
+    confirmed: dict[str, ConfirmResult] = field(default_factory=dict)  # variant name -> its reproduction
+    refused: str = ""  # why the directed runs were refused (their baseline, the fixed variant, failed)
+
+    @property
+    def expected_clean_are_clean(self) -> bool:
+        """The batch's verdict, and no hold plan made the fixed kernel fail (that would be a bug in
+        the tool: never OK then), and the directed runs were not refused."""
+        held_clean = all(c.fixed_failures == 0 for c in self.confirmed.values()) and not self.refused
+        return self.batch.expected_clean_are_clean and held_clean
+
+    def verdict_line(self) -> str:
+        return self.batch.verdict_line() + (f"\n{self.refused}" if self.refused else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.batch.to_dict()
+        data["confirm"] = {name: c.to_dict() for name, c in self.confirmed.items()}
+        if self.refused:
+            data["confirm_refused"] = self.refused
+        return data
+
+
+def confirm_batch(op: Operator, batch: BatchResult, *, runs: int = DEFAULT_RUNS,
+                  options: RuntimeOptions = DEFAULT_OPTIONS, operator_ref: str = "") -> ConfirmedBatch:
+    """Directed reproduction (:func:`confirm_hazards`) of the hazards of every variant of ``batch``
+    that drops sync points, scouted on the batch's first cases (at most DEFAULT_SCOUT_CASES, its case
+    seed) at its block_dim, ``runs`` directed runs per hazard. Nothing is run when
+    the batch was interrupted, and it is refused when the fixed variant, the directed runs'
+    baseline, failed in the batch (the refusal says how). ``operator_ref``: how a command line names
+    ``op`` (--op), for the replay commands the report prints."""
+    out = ConfirmedBatch(batch)
+    if batch.interrupt is not None:
+        return out
+    fixed = next((v for v in batch.variants.values() if not v.variant.dropped), None)
+    if fixed is not None and not fixed.clean:
+        first = f": {fixed.first_launch_error}" if fixed.first_launch_error else ""
+        out.refused = (f"race-directed reproduction refused: the fixed variant (every sync point in place) must "
+                       f"pass first, but it failed {fixed.failed_case_runs} of {fixed.case_runs} case-runs{first}")
+        return out
+    try:
+        for name, v in batch.variants.items():
+            if not v.variant.dropped:
+                continue
+            out.confirmed[name] = confirm_hazards(op, dropped=v.variant.dropped, runs=runs,
+                                                  scout_cases=min(batch.cases, DEFAULT_SCOUT_CASES),
+                                                  case_seed=batch.seed, block_dim=batch.block_dim, options=options,
+                                                  baseline=fixed is None)  # (the batch ran the fixed variant: clean)
+            out.confirmed[name].operator_ref = operator_ref
+    except BaselineError as e:
+        out.refused = str(e)
+    return out
 
 
 def light(options: RuntimeOptions) -> RuntimeOptions:

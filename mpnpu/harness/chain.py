@@ -44,7 +44,8 @@ from mpnpu.harness.stats import (
     wilson_interval,
 )
 from mpnpu.operators.diagnosis import Diagnosis, Step, StepResult, diagnosis_for
-from mpnpu.operators.protocol import Operator, default_block_dim, device_for
+from mpnpu.operators.protocol import Operator, cpu_set_for, default_block_dim, device_for
+from mpnpu.runtime import cpuset
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -246,6 +247,7 @@ def run_investigation(
     on_total: Callable[[int], None] | None = None,
     on_step: Callable[[StepResult], None] | None = None,
     timeline: Any = None,
+    cpus_per_core: int | None = None,
 ) -> Investigation:
     """Run the calibration and every step of ``op``'s diagnosis chain on one device.
 
@@ -258,7 +260,9 @@ def run_investigation(
     after each step. Ctrl-C stops the chain: the result has ``interrupted`` set and holds the steps
     done so far. ``timeline`` (a :class:`mpnpu.harness.timeline.TimelineSelector` made with
     :func:`timeline_names` of the chain) picks launches of every step to trace and keeps them under
-    the step's name, as ``run_batch`` does for variants.
+    the step's name, as ``run_batch`` does for variants. ``cpus_per_core``: the whole chain runs
+    pinned to that many CPUs per AI core (:func:`~mpnpu.operators.protocol.cpu_set_for`; 0: every
+    CPU, unpinned), as ``mpnpu investigate`` runs it; None: wherever this process runs.
     """
     for name, value, low in (("calibration_cases", calibration_cases, 1), ("seed", seed, 0),
                              ("calibration_min_failures", calibration_min_failures, 1),
@@ -271,45 +275,49 @@ def run_investigation(
     chain = diagnosis_for(op)
     shapes = shapes if shapes is not None else chain.default_shapes
     op = chain.with_shapes(op, shapes)
-    runner = _ChainRun(op, chain, seed, repeats, racecheck, progress, on_total, timeline=timeline)
-    inv = Investigation(op.name, seed, 0, len(available_cpus()), shapes, racecheck, chain)
-    own = device is None
-    start = time.perf_counter()
-    if on_total is not None:
-        on_total(calibration_cases * repeats + runner.later * min_cases * repeats)
-    try:
-        if device is None:
-            device = device_for(op, block_dim or default_block_dim(op), options=options)
-        runner.device = device
-        inv.block_dim, inv.processes = device.block_dim, device.topology.n_cores
-        for spec in chain.steps:
-            if not spec.variant:
-                res = derive(spec, inv.steps, chain.reference)
-            else:
-                cases = calibration_cases if inv.plan is None else inv.plan.cases
-                rounds = calibration_max_rounds if spec.calibrates else 1
-                merged, last = runner.rounds(spec, cases, rounds, calibration_min_failures, min_cases)
-                res = evaluate(spec, merged, last.cases, inv.steps, chain.reference)
-                if last.interrupted:
-                    res.interrupted, res.matches = True, False
-                    inv.steps.append(res)
-                    inv.interrupted, inv.interrupt = True, last.interrupt or KeyboardInterrupt()
-                    break
-                if spec.calibrates:
-                    inv.plan = plan_trials(res.failed_case_runs, res.case_runs, repeats=repeats,
-                                           confidence=confidence, safety=safety, min_cases=min_cases,
-                                           max_cases=max_cases)
-                    runner.planned(inv.plan.case_runs)
-            inv.steps.append(res)
-            if on_step is not None:
-                on_step(res)
-    except KeyboardInterrupt as e:
-        inv.interrupted, inv.interrupt = True, e
-    finally:
-        inv.elapsed_s = time.perf_counter() - start
-        if own and device is not None:
-            device.close()
-    return inv
+    # As a batch: the run and its core processes on cpus_per_core CPUs per AI core, whatever the
+    # machine, so that the calibrated rate (and the repeats sized from it) means the same everywhere.
+    cpu_set = None if cpus_per_core is None else cpu_set_for(op, block_dim or default_block_dim(op), cpus_per_core)
+    with cpuset.pinned(cpu_set):  # (None: no change)
+        runner = _ChainRun(op, chain, seed, repeats, racecheck, progress, on_total, timeline=timeline)
+        inv = Investigation(op.name, seed, 0, len(available_cpus()), shapes, racecheck, chain)
+        own = device is None
+        start = time.perf_counter()
+        if on_total is not None:
+            on_total(calibration_cases * repeats + runner.later * min_cases * repeats)
+        try:
+            if device is None:
+                device = device_for(op, block_dim or default_block_dim(op), options=options)
+            runner.device = device
+            inv.block_dim, inv.processes = device.block_dim, device.topology.n_cores
+            for spec in chain.steps:
+                if not spec.variant:
+                    res = derive(spec, inv.steps, chain.reference)
+                else:
+                    cases = calibration_cases if inv.plan is None else inv.plan.cases
+                    rounds = calibration_max_rounds if spec.calibrates else 1
+                    merged, last = runner.rounds(spec, cases, rounds, calibration_min_failures, min_cases)
+                    res = evaluate(spec, merged, last.cases, inv.steps, chain.reference)
+                    if last.interrupted:
+                        res.interrupted, res.matches = True, False
+                        inv.steps.append(res)
+                        inv.interrupted, inv.interrupt = True, last.interrupt or KeyboardInterrupt()
+                        break
+                    if spec.calibrates:
+                        inv.plan = plan_trials(res.failed_case_runs, res.case_runs, repeats=repeats,
+                                               confidence=confidence, safety=safety, min_cases=min_cases,
+                                               max_cases=max_cases)
+                        runner.planned(inv.plan.case_runs)
+                inv.steps.append(res)
+                if on_step is not None:
+                    on_step(res)
+        except KeyboardInterrupt as e:
+            inv.interrupted, inv.interrupt = True, e
+        finally:
+            inv.elapsed_s = time.perf_counter() - start
+            if own and device is not None:
+                device.close()
+        return inv
 
 
 @dataclass

@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable, Sequence
 from mpnpu.errors import InvalidArgumentError, LaunchError, MpnpuError, RemoteTraceback, UsageError
 from mpnpu.harness.stats import rule_of_three, wilson_interval
 from mpnpu.operators.helpers import build_kernels_for
-from mpnpu.operators.protocol import Operator, Verdict, default_block_dim, device_for
+from mpnpu.operators.protocol import Operator, Verdict, cpu_set_for, default_block_dim, device_for
+from mpnpu.runtime import cpuset
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -241,6 +242,8 @@ class BatchResult:
     sync_points: dict[str, str] = field(default_factory=dict, repr=False)
     #: the device's core processes (0: not known, taken as a mix device's 3 per block)
     processes: int = 0
+    #: the CPU set the whole batch ran on (run_batch's ``cpu_set``), None: wherever it was
+    cpu_set: cpuset.CpuSet | None = field(default=None, repr=False)
 
     @property
     def core_processes(self) -> int:
@@ -324,6 +327,7 @@ class BatchResult:
             "stopped_expected_clean": self.stopped_expected_clean,
             "notes": self.notes,
             "variants": {name: v.to_dict() for name, v in self.variants.items()},
+            **({"cpu_set": self.cpu_set.to_dict()} if self.cpu_set is not None else {}),
         }
 
 
@@ -377,6 +381,17 @@ class _CaseCache:
         return item
 
 
+def prepare_batch(op: Operator, *, block_dim: int, cpus_per_core: int | None, seed: int, cases: int,
+                  probe: str = "", report: Callable[[str], None] | None = None) -> cpuset.CpuSet:
+    """What comes before a batch's progress bar and its clock: the CPU set its device will run on
+    (:func:`~mpnpu.operators.protocol.cpu_set_for`; hand it to :func:`run_batch`), and the
+    operator's compiled kernels for its first cases, built now (each library built is a line to
+    ``report``), so that no case-run waits for a compiler."""
+    cpu_set = cpu_set_for(op, block_dim, cpus_per_core)
+    build_kernels_for(op, seed, cases, probe, report)
+    return cpu_set
+
+
 def run_batch(
     op: Operator,
     *,
@@ -394,6 +409,8 @@ def run_batch(
     on_device: Callable[[Device], None] | None = None,
     timeline: Any = None,
     max_same_errors: int = DEFAULT_MAX_SAME_ERRORS,
+    cpu_set: cpuset.CpuSet | None = None,
+    notes: Sequence[str] = (),
 ) -> BatchResult:
     """Run ``cases`` cases x ``repeat`` repeats through every variant and judge each case-run.
 
@@ -411,7 +428,11 @@ def run_batch(
     variant expected clean stopped on too (or when none runs): its own may be its race's.
     An operator whose kernels are compiled builds those of the first cases before the batch starts
     (:func:`mpnpu.operators.helpers.build_kernels_for`; silently: ``mpnpu batch`` calls it first,
-    with its lines, before the progress bar).
+    with its lines, before the progress bar, through :func:`prepare_batch`).
+    ``cpu_set`` (from :func:`prepare_batch`): the whole batch runs pinned there, this process (which
+    dispatches launches and computes goldens) and every core process it forks, and the result
+    records it (``cpus``, ``cpu_set``, a note, and one more when CPUs are left idle, which can hide
+    a race). ``notes``: lines the caller adds to the result's notes, after the CPU set's.
     """
     for name, value, low in (("cases", cases, 1), ("repeat", repeat, 1), ("seed", seed, 0),
                              ("max_same_errors", max_same_errors, 0)):
@@ -422,38 +443,46 @@ def run_batch(
     if probe and probe not in op.probes:
         raise UsageError(f"unknown probe {probe!r}; known: {', '.join(op.probes)}")
     build_kernels_for(op, seed, cases, probe)  # (before the device: a compile error leaves nothing to end)
-    own_device = device is None
-    if device is None:
-        device = device_for(op, block_dim or default_block_dim(op), options=options)
-    results = {v.name: VariantResult(v, repeat) for v in variants}
-    batch = BatchResult(
-        operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,
-        cpus=len(available_cpus()), variants=results, racecheck=racecheck, sync_points=dict(op.sync_points),
-        processes=device.topology.n_cores,
-    )
-    analyze = None
-    if racecheck:
-        # Imported on demand: only racecheck runs need it (and its import is not free).
-        from mpnpu import racecheck as racecheck_mod
+    with cpuset.pinned(cpu_set):  # (None: no change)
+        own_device = device is None
+        if device is None:
+            device = device_for(op, block_dim or default_block_dim(op), options=options)
+        results = {v.name: VariantResult(v, repeat) for v in variants}
+        batch = BatchResult(
+            operator=op.name, seed=seed, cases=cases, repeat=repeat, block_dim=device.block_dim, probe=probe,
+            cpus=len(available_cpus()), variants=results, racecheck=racecheck, sync_points=dict(op.sync_points),
+            processes=device.topology.n_cores,
+        )
+        analyze = None
+        if racecheck:
+            # Imported on demand: only racecheck runs need it (and its import is not free).
+            from mpnpu import racecheck as racecheck_mod
 
-        analyze = racecheck_mod.analyze
-        for res in results.values():
-            res.hazard_log = racecheck_mod.HazardLog()
-    loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, analyze, progress, deadline_s,
-                      timeline, max_same_errors)
-    try:
-        with blas_threads(1):
-            if on_device is not None:
-                on_device(device)
-            loop.run()
-            if timeline is not None and not batch.interrupted:
-                loop.timeline_extra_runs()
-    except KeyboardInterrupt as e:
-        batch.interrupted, batch.interrupt = True, e
-    finally:
-        batch.elapsed_s = time.perf_counter() - loop.start
-        if own_device:
-            device.close()
+            analyze = racecheck_mod.analyze
+            for res in results.values():
+                res.hazard_log = racecheck_mod.HazardLog()
+        loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, analyze, progress,
+                          deadline_s, timeline, max_same_errors)
+        try:
+            with blas_threads(1):
+                if on_device is not None:
+                    on_device(device)
+                loop.run()
+                if timeline is not None and not batch.interrupted:
+                    loop.timeline_extra_runs()
+        except KeyboardInterrupt as e:
+            batch.interrupted, batch.interrupt = True, e
+        finally:
+            batch.elapsed_s = time.perf_counter() - loop.start
+            if own_device:
+                device.close()
+    if cpu_set is not None:
+        batch.cpus, batch.cpu_set = cpu_set.n_cpus, cpu_set
+        batch.notes.append(f"CPU set: {cpu_set.describe()}")
+    batch.notes.extend(notes)
+    if cpu_set is not None and batch.core_processes < cpu_set.n_cpus:
+        batch.notes.append(f"note: {batch.core_processes} core processes on {cpu_set.n_cpus} CPUs leave CPUs idle, "
+                           "which can hide the race; see mpnpu stress for placement and chaos")
     return batch
 
 

@@ -7,8 +7,9 @@ expected; the result bounds the failure rate (rule of three: 3/n when no case-ru
   runs every configuration for ``cases_per_round`` cases with a fresh case seed (the round) and
   chaos seed (1000 + round), so coverage stays even whenever the soak stops.
 
-Both are cut into shards that depend on the arguments alone, so the same soak covers the same cases
-in this process, in parallel slots or on a Ray cluster (:mod:`mpnpu.scale`). The watchdog's soak is
+Both are sweeps run by :func:`mpnpu.scale.backend.run_sweep`, cut into shards that depend on the
+arguments alone, so the same soak covers the same cases in this process, in parallel slots or on a
+Ray cluster (:mod:`mpnpu.scale`). The watchdog's soak is
 :mod:`mpnpu.harness.handshakes`. Library code: no printing, no argparse (``mpnpu soak`` is the
 command, :mod:`mpnpu.report.text.soak` the text).
 """
@@ -21,14 +22,16 @@ from typing import Any, Callable
 
 from mpnpu.harness.runner import make_variants
 from mpnpu.harness.stats import rule_of_three, zero_failure_upper_bound
-from mpnpu.harness.stress.plan import ConfigResult, Configuration, SweepPlan, SweepResult, configurations
+from mpnpu.harness.stress.plan import ChaosSettings, ConfigResult, Configuration, SweepPlan, SweepResult, configurations
 from mpnpu.operators.protocol import Operator, kernel_type_of
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM, DEFAULT_OPTIONS, RuntimeOptions
-from mpnpu.scale.backend import Backend, run_shards, shards_json, sweep_result
-from mpnpu.scale.shards import Shard, ShardPlan, ShardResult, make_shards
+from mpnpu.scale.backend import Backend, ShardedSweep, run_sweep, shards_json
+from mpnpu.scale.shards import Shard, ShardResult
 from mpnpu.scale.slots import ShardRun
 
 SOAK_STRESS_FORMAT = "mpnpu.stress_soak/1"
+#: the stress soak's round r runs case seed r and chaos seed CHAOS_SEED_BASE + r
+CHAOS_SEED_BASE = 1000
 
 
 def _bounds(n: int, failed: int) -> dict[str, float | None]:
@@ -48,11 +51,24 @@ class FixedSoak:
     seed: int
     block_dim: int
     shard_cases: int
-    backend: Backend
-    shards: list[Shard]
-    run: ShardRun
-    result: SweepResult
+    sweep: ShardedSweep
     wall_s: float
+
+    @property
+    def backend(self) -> Backend:
+        return self.sweep.backend
+
+    @property
+    def shards(self) -> list[Shard]:
+        return self.sweep.shards
+
+    @property
+    def run(self) -> ShardRun:
+        return self.sweep.run
+
+    @property
+    def result(self) -> SweepResult:
+        return self.sweep.result
 
     @property
     def rows(self) -> list[ConfigResult]:
@@ -83,29 +99,30 @@ class FixedSoak:
         data = self.rows[0].batch.to_dict() if self.rows else {}
         data.update(wall_s=self.wall_s, ms_per_case_run=self.ms_per_case_run, case_runs=self.case_runs,
                     failed_case_runs=self.failed_case_runs, **_bounds(self.case_runs, self.failed_case_runs),
-                    cpus_per_core=self.backend.cpus_per_core, **shards_json(self.run, self.shards))
+                    **self.sweep.provenance())
         return data
+
+
+def fixed_soak_size(case_runs: int, cases: int) -> tuple[int, int]:
+    """(cases, repeats) of a fixed soak of at least ``case_runs`` case-runs over ``cases`` cases
+    (at most ``case_runs`` of them, each repeated as often as it takes)."""
+    cases = min(cases, case_runs)
+    return cases, -(-case_runs // cases)
 
 
 def soak_fixed(op: Operator, *, case_runs: int, cases: int, block_dim: int = DEFAULT_BLOCK_DIM, seed: int = 0,
                shard_cases: int = 20, backend: Backend | None = None, options: RuntimeOptions = DEFAULT_OPTIONS,
                progress: Callable[[int], None] | None = None) -> FixedSoak:
     """At least ``case_runs`` case-runs of ``op``'s fixed variant: ``cases`` seeded cases (at most
-    ``case_runs``) repeated as often as it takes, cut into shards of ``shard_cases`` cases."""
-    backend = backend or Backend()
-    config = Configuration(block_dim)
-    variants = make_variants(op, ["fixed"])
-    cases = min(cases, case_runs)
-    repeat = -(-case_runs // cases)
-    shards = make_shards([config], cases, shard_cases=shard_cases, seed=seed, repeat=repeat)
-    plan = ShardPlan(op, tuple(variants), cpus_per_core=backend.cpus_per_core, options=options)
+    ``case_runs``) repeated as often as it takes (:func:`fixed_soak_size`), cut into shards of
+    ``shard_cases`` cases."""
+    cases, repeat = fixed_soak_size(case_runs, cases)
+    plan = SweepPlan(configurations=[Configuration(block_dim)], variants=make_variants(op, ["fixed"]), cases=cases,
+                     repeat=repeat, seed=seed, options=options, kernel_type=kernel_type_of(op))
     start = time.perf_counter()
-    run = run_shards(shards, plan, backend, progress=progress)
+    sweep = run_sweep(op, plan, backend or Backend(), shard_cases=shard_cases, progress=progress)
     wall = time.perf_counter() - start
-    sweep_plan = SweepPlan(configurations=[config], variants=variants, cases=cases, repeat=repeat, seed=seed,
-                           options=options, kernel_type=kernel_type_of(op))
-    return FixedSoak(op.name, case_runs, cases, repeat, seed, block_dim, shard_cases, backend, shards, run,
-                     sweep_result(run, sweep_plan, op.name), wall)
+    return FixedSoak(op.name, case_runs, cases, repeat, seed, block_dim, shard_cases, sweep, wall)
 
 
 def soak_configurations(include_bd24: bool = True) -> list[Configuration]:
@@ -167,7 +184,7 @@ class StressSoak:
             "format": SOAK_STRESS_FORMAT, "variant": "fixed", "rounds_planned": self.rounds,
             "case_runs": total, "failed_case_runs": failed, "elapsed_s": self.elapsed_s,
             **_bounds(total, failed), "interrupted": self.interrupted, "cases_per_round": self.cases_per_round,
-            "configurations": self.counts, "chaos_seeds": [1000 + r for r in range(1, self.rounds + 1)],
+            "configurations": self.counts, "chaos_seeds": [CHAOS_SEED_BASE + r for r in range(1, self.rounds + 1)],
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -182,25 +199,21 @@ def soak_stress(op: Operator, *, case_runs: int, cases_per_round: int = 20, incl
                 options: RuntimeOptions = DEFAULT_OPTIONS,
                 on_update: Callable[[StressSoak], None] | None = None) -> StressSoak:
     """Rounds of every stress configuration until ``case_runs`` fixed case-runs (or ``duration_s``, or
-    Ctrl-C); ``on_update(soak)`` after every shard (e.g. to save the cumulative counts)."""
-    backend = backend or Backend()
+    Ctrl-C); ``on_update(soak)`` after every shard (e.g. to save the cumulative counts). Round ``r``
+    (from 1) runs case seed ``r`` and chaos seed ``CHAOS_SEED_BASE + r``."""
     configs = soak_configurations(include_bd24)
-    variants = make_variants(op, ["fixed"])
-    per_round = len(configs) * cases_per_round
-    rounds = max(1, -(-case_runs // per_round))
-    shards: list[Shard] = []
-    for r in range(1, rounds + 1):
-        shards += make_shards(configs, cases_per_round, seed=r, chaos_seed=1000 + r, first_index=len(shards))
-    plan = ShardPlan(op, tuple(variants), cpus_per_core=backend.cpus_per_core, options=options)
+    rounds = max(1, -(-case_runs // (len(configs) * cases_per_round)))
+    plan = SweepPlan(configurations=configs, variants=make_variants(op, ["fixed"]), cases=cases_per_round, seed=1,
+                     duration_s=duration_s, chaos=ChaosSettings(seed=CHAOS_SEED_BASE + 1), options=options,
+                     kernel_type=kernel_type_of(op))
     soak = StressSoak(op.name, configs, rounds, cases_per_round,
-                      {c.label: {"case_runs": 0, "failed_case_runs": 0, "failures": []} for c in configs},
-                      shards=shards)
+                      {c.label: {"case_runs": 0, "failed_case_runs": 0, "failures": []} for c in configs})
 
     def on_result(r: ShardResult) -> None:
         soak.add(r)
         if on_update is not None:
             on_update(soak)
 
-    soak.run = run_shards(shards, plan, backend, duration_s=duration_s, on_result=on_result)
-    soak.interrupted = soak.run.interrupted
+    sweep = run_sweep(op, plan, backend or Backend(), rounds=rounds, on_result=on_result)
+    soak.run, soak.shards, soak.interrupted = sweep.run, sweep.shards, sweep.run.interrupted
     return soak

@@ -16,9 +16,10 @@ turns a kernel function, a golden, a case maker and a table of sync points into 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from mpnpu.errors import UsageError
+from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 from mpnpu.runtime.device import Device, LaunchResult
 from mpnpu.runtime.topology import KernelType, Topology
@@ -192,6 +193,15 @@ def default_block_dim(op: Any) -> int:
 def topology_for(op: Any, block_dim: int) -> Topology:
     """The cores a device for ``op`` with ``block_dim`` blocks has."""
     return Topology(block_dim, kernel_type_of(op))
+
+
+def cpu_set_for(op: Any, block_dim: int, cpus_per_core: int | None = cpuset.DEFAULT_CPUS_PER_CORE,
+                available: Sequence[int] | None = None, *, sample_load: bool = True) -> cpuset.CpuSet:
+    """The CPU set a device for ``op`` with ``block_dim`` blocks runs on: ``cpus_per_core`` CPUs
+    per AI core of ``available`` (:func:`mpnpu.runtime.cpuset.plan_cpu_set`, which counts the
+    device's own core processes: a vector-only kernel's are not 3 per block); 0 or None: unpinned."""
+    return cpuset.plan_cpu_set(block_dim, cpus_per_core, available, sample_load=sample_load,
+                               processes=topology_for(op, block_dim).n_cores)
 
 
 def device_for(op: Any, block_dim: int, **kwargs: Any) -> Device:

@@ -5,16 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
+from mpnpu import settings
 from mpnpu.errors import UsageError
 
 if TYPE_CHECKING:
     from .hold import HoldPlan
 
-#: block_dim of a Device, and of every tool, on every machine, unless told otherwise. The
-#: incident's rate depends on block_dim as much as on crowding (at 2 CPUs per AI core: a few
-#: percent at block_dim 1, about half at block_dim 2), so a default that grew with the machine
-#: would change what "the default batch" shows; a bigger machine runs more devices side by side.
-DEFAULT_BLOCK_DIM = 1
+#: block_dim of a Device, and of every tool, on every machine, unless told otherwise (why 1:
+#: :data:`mpnpu.settings.BLOCK_DIM`, where every default a user can change is kept)
+DEFAULT_BLOCK_DIM = settings.BLOCK_DIM.default
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class RuntimeOptions:
     #: a SyncAll or flag wait inside a core gives up after this long (the device would hang)
     sync_timeout_s: float = 60.0
     #: a whole launch is abandoned (cores killed, pool rebuilt) after this long
-    launch_timeout_s: float = 300.0
+    launch_timeout_s: float = settings.TIMEOUT.default
     #: how often the parent looks at core status while a launch runs (deadlock checks)
     watchdog_interval_s: float = 0.05
     #: every unfinished core blocked and nothing changing for this long is reported as a deadlock
@@ -70,11 +69,11 @@ class RuntimeOptions:
     #: how a core runs its data-movement pipes (mpnpu.runtime.pipes): "kernel" = asynchronously for
     #: kernels marked api.pipelined, in order for the others; "async" / "sync" = for every kernel
     #: ("sync" runs every instruction at issue: faster, blind to intra-core races)
-    pipes: str = "kernel"
+    pipes: str = settings.PIPES.default
     #: asynchronous pipes: the longest an issued instruction stays queued while the kernel thread
     #: keeps issuing (docs/pipes.md). Longer shows intra-core races that need a copy to be late for
     #: longer; it changes only *when* copies run.
-    pipe_latency_us: float = 100.0
+    pipe_latency_us: float = settings.PIPE_LATENCY_US.default
     #: check every access of a Python kernel against its GM tensor or local buffer (mpnpu.runtime.memcheck);
     #: False: local tensors index as numpy arrays do (clipped, counted from the end) and a GM view
     #: outside its tensor fails without the report (scripts/bench_memcheck.py measures the cost)
@@ -95,7 +94,7 @@ class RuntimeOptions:
             raise UsageError(f"RuntimeOptions.spin_us must be None or a number in [0, 1e6], not {self.spin_us!r}")
         if not isinstance(self.memcheck, bool):
             raise UsageError(f"RuntimeOptions.memcheck must be True or False, not {self.memcheck!r}")
-        if self.pipes not in ("kernel", "async", "sync"):
+        if self.pipes not in settings.PIPES.choices:
             raise UsageError(f"RuntimeOptions.pipes must be 'kernel', 'async' or 'sync', not {self.pipes!r}")
         if isinstance(self.pipe_latency_us, bool) or not isinstance(self.pipe_latency_us, (int, float)) \
                 or not 0 < self.pipe_latency_us <= 1e7:

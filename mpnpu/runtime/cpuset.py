@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
+from mpnpu import settings
 from mpnpu.errors import InvalidArgumentError, UsageError
 
 from . import procutil
@@ -48,10 +49,10 @@ __all__ = [
 ]
 
 #: Environment variable: pretend this process may use CPUs 0..N-1 (checks of the defaults).
-EMULATE_ENV = "MPNPU_EMULATE_CPUS"
+EMULATE_ENV = settings.EMULATE_CPUS.env
 
-#: CPUs per AI core of a device's CPU set: 3 core processes on 2 CPUs, about 1.5 per CPU.
-DEFAULT_CPUS_PER_CORE = 2
+#: CPUs per AI core of a device's CPU set (why: :data:`mpnpu.settings.CPUS_PER_CORE`).
+DEFAULT_CPUS_PER_CORE = settings.CPUS_PER_CORE.default
 
 def real_cpus() -> list[int]:
     """CPUs this thread may run on (:func:`mpnpu.runtime.procutil.available_cpus`); never emulated."""
@@ -60,16 +61,7 @@ def real_cpus() -> list[int]:
 
 def emulated() -> int | None:
     """The emulated CPU count from ``MPNPU_EMULATE_CPUS``, or None when not emulating."""
-    text = os.environ.get(EMULATE_ENV, "").strip()
-    if not text:
-        return None
-    try:
-        n = int(text)
-    except ValueError:
-        raise UsageError(f"{EMULATE_ENV} must be a positive integer, got {text!r}") from None
-    if n < 1:
-        raise UsageError(f"{EMULATE_ENV} must be a positive integer, got {n}")
-    return n
+    return settings.from_env(settings.EMULATE_CPUS)
 
 
 def visible_cpus() -> list[int]:

@@ -24,6 +24,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Callable
 
+from mpnpu import settings
 from mpnpu.errors import UsageError
 
 from .procutil import available_cpus
@@ -42,7 +43,7 @@ MAX_PROCESSES_PER_CPU = 2.0
 
 def env_spin_us() -> float | None:
     """``MPNPU_SPIN_US`` in microseconds (None: unset); a UsageError for anything but a number in [0, 1e6]."""
-    raw = os.environ.get(SPIN_ENV, "").strip()
+    raw = settings.env_text(settings.SPIN_US)
     if not raw:
         return None
     try:

@@ -40,7 +40,7 @@ from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.harness.runner import DEFAULT_MAX_SAME_ERRORS, BatchResult, Variant, VariantResult
 from mpnpu.harness.stress.plan import ChaosSettings, ConfigResult, Configuration, MigrateSettings, SweepPlan
 from mpnpu.harness.stress.sweep import run_config
-from mpnpu.operators.protocol import Operator, device_for, kernel_type_of, topology_for
+from mpnpu.operators.protocol import Operator, cpu_set_for, device_for, kernel_type_of, topology_for
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -51,6 +51,7 @@ __all__ = [
     "ShardResult",
     "Retry",
     "make_shards",
+    "plan_shards",
     "run_shard",
     "merge_shards",
     "merge_variant_results",
@@ -99,6 +100,20 @@ def make_shards(configs: Sequence[Configuration], cases: int, *, shard_cases: in
     return out
 
 
+def plan_shards(plan: SweepPlan, *, shard_cases: int | None = None, rounds: int = 1) -> list[Shard]:
+    """The shards of a sweep: ``plan``'s configurations over its cases, repeats and seeds, cut into
+    ranges of ``shard_cases`` (:func:`make_shards`, chaos seed ``plan.chaos.seed``). With ``rounds``
+    > 1 the same again, round after round, each with the case seed and the chaos seed one higher
+    (fresh cases and schedules in every round, so coverage stays even whenever the run stops)."""
+    if rounds < 1:
+        raise UsageError(f"rounds must be >= 1, got {rounds}")
+    out: list[Shard] = []
+    for r in range(rounds):
+        out += make_shards(plan.configurations, plan.cases, shard_cases=shard_cases, seed=plan.seed + r,
+                           repeat=plan.repeat, chaos_seed=plan.chaos.seed + r, first_index=len(out))
+    return out
+
+
 @dataclass(frozen=True)
 class ShardPlan:
     """What every shard of a run shares (picklable: it travels to slot processes and Ray tasks)."""
@@ -112,6 +127,12 @@ class ShardPlan:
     migrate: MigrateSettings = field(default_factory=MigrateSettings)
     options: RuntimeOptions = DEFAULT_OPTIONS
     max_same_errors: int = DEFAULT_MAX_SAME_ERRORS  # run_batch's, per shard
+
+    @classmethod
+    def of(cls, op: Operator, plan: SweepPlan, cpus_per_core: int | None) -> ShardPlan:
+        """What the shards of sweep ``plan`` on ``op`` share (each shard's seeds are its own)."""
+        return cls(op, tuple(plan.variants), cpus_per_core=cpus_per_core, chaos=plan.chaos, migrate=plan.migrate,
+                   options=plan.options, max_same_errors=plan.max_same_errors)
 
     def cpus_wanted(self, shard: Shard) -> int:
         """CPUs a shard's device asks for (1 when pinning is off: it then takes whatever it is given)."""
@@ -226,8 +247,7 @@ def run_shard(
     """
     op = plan.operator
     given = sorted(cpus) if cpus is not None else cpuset.real_cpus()
-    cpu_set = cpuset.plan_cpu_set(shard.config.block_dim, plan.cpus_per_core, given, sample_load=False,
-                                  processes=topology_for(op, shard.config.block_dim).n_cores)
+    cpu_set = cpu_set_for(op, shard.config.block_dim, plan.cpus_per_core, given, sample_load=False)
     run_cpus = cpu_set.real() or given
     start = time.perf_counter()
     with cpuset.pinned(run_cpus):

@@ -3,7 +3,8 @@
 Registered through the ``pytest11`` entry point, so pytest imports this module in *every* test run
 of an environment where mpnpu is installed. It must stay inert for suites that do not use it:
 
-- importing it costs nothing beyond pytest and the standard library (numpy, the runtime and the
+- importing it costs nothing beyond pytest, the standard library and the settings table its
+  options come from (:mod:`mpnpu.settings`, standard library only; numpy, the runtime and the
   helpers are imported the first time a test uses a fixture or a helper);
 - it registers options and the marker, nothing else: no header line, no output, no device, no
   signal handler until a test asks for ``mpnpu_device`` (or calls a helper);
@@ -15,13 +16,14 @@ Disable it for one run with ``-p no:mpnpu``.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+
+from mpnpu.settings import BLOCK_DIM, RACECHECK, REPEAT, SEED, SETTINGS, Setting
 
 MARKER = "mpnpu"
 _MARKER_ARGS = ("block_dim", "options", "kernel_type", "repeat", "seed", "racecheck")
@@ -61,54 +63,36 @@ class TestSettings:
     __test__ = False  # not a test class, whatever pytest's collection rules say
 
 
-def _int_at_least(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
-        return value
+#: the settings with a pytest option (mpnpu.settings), in the order --help lists them
+OPTIONS = tuple(s for s in SETTINGS.values() if s.pytest)
 
-    parse.__name__ = f"integer >= {low}"
-    return parse
+
+def option_kwargs(setting: Setting[Any]) -> dict[str, Any]:
+    """How the plugin adds ``setting``'s option: the setting's parser and help; not given, it is
+    None (a switch: False), so that the marker's value, or the setting's default, applies."""
+    if setting.switch:
+        return {"action": "store_true", "default": False, "help": setting.text(setting.pytest_help)}
+    return {"type": setting.parse, "default": None, "metavar": "N", "help": setting.text(setting.pytest_help)}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mpnpu", "mpnpu: inter-core race tests (mpnpu_device fixture, @pytest.mark.mpnpu)")
-    group.addoption(
-        "--mpnpu-block-dim", type=_int_at_least(1), default=None, metavar="N",
-        help="AI cores of the mpnpu_device fixture's device (3 core processes each) for tests whose "
-             "marker does not set block_dim; default: 1, as the tools",
-    )
-    group.addoption(
-        "--mpnpu-repeat", type=_int_at_least(1), default=None, metavar="N",
-        help="run every test marked @pytest.mark.mpnpu N times (seeds from the marker's seed on), "
-             "whatever repeat its marker says",
-    )
-    group.addoption(
-        "--mpnpu-seed", type=_int_at_least(0), default=None, metavar="S",
-        help="run marked tests once, with mpnpu_seed S (replays the seed a failing repeat reported)",
-    )
-    group.addoption(
-        "--mpnpu-racecheck", action="store_true", default=False,
-        help="trace every launch made on the mpnpu device and fail the test on any GM hazard "
-             "(a test opts out with @pytest.mark.mpnpu(racecheck=False))",
-    )
+    for setting in OPTIONS:
+        group.addoption(setting.pytest, **option_kwargs(setting))
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mpnpu(block_dim=None, options=None, kernel_type=None, repeat=1, seed=0, racecheck=True): "
+        f"mpnpu(block_dim=None, options=None, kernel_type=None, repeat={REPEAT.default}, "
+        f"seed={SEED.default}, racecheck=True): "
         "settings of the mpnpu_device fixture (block_dim, RuntimeOptions, the cores a launch starts: "
         "'vector-only' for an AIV C++ kernel) and a repeat of the test with seeds "
         "seed..seed+repeat-1 (the mpnpu_seed fixture); racecheck=False exempts the test from "
         "--mpnpu-racecheck",
     )
-    config.stash[STATE] = PluginState(block_dim=config.getoption("--mpnpu-block-dim"),
-                                      racecheck=bool(config.getoption("--mpnpu-racecheck")))
+    config.stash[STATE] = PluginState(block_dim=config.getoption(BLOCK_DIM.pytest),
+                                      racecheck=bool(config.getoption(RACECHECK.pytest)))
 
 
 def _share_state(config: pytest.Config) -> None:
@@ -166,14 +150,14 @@ def settings_for(item: pytest.Item) -> TestSettings:
     block_dim = kwargs.get("block_dim")
     if block_dim is not None:
         _check_int(item, "block_dim", block_dim, 1)
-    repeat = _check_int(item, "repeat", kwargs.get("repeat", 1), 1)
-    seed = _check_int(item, "seed", kwargs.get("seed", 0), 0)
+    repeat = _check_int(item, "repeat", kwargs.get("repeat", REPEAT.default), 1)
+    seed = _check_int(item, "seed", kwargs.get("seed", SEED.default), 0)
     racecheck = kwargs.get("racecheck", True)
     if not isinstance(racecheck, bool):
         _bad_marker(item, f"racecheck must be True or False, got {racecheck!r}")
-    if markers and config.getoption("--mpnpu-repeat") is not None:
-        repeat = config.getoption("--mpnpu-repeat")
-    replay = config.getoption("--mpnpu-seed")
+    if markers and config.getoption(REPEAT.pytest) is not None:
+        repeat = config.getoption(REPEAT.pytest)
+    replay = config.getoption(SEED.pytest)
     seeds = (replay,) if replay is not None else tuple(range(seed, seed + repeat))
     return TestSettings(
         marked=bool(markers),
@@ -195,7 +179,7 @@ def mpnpu_device(request: pytest.FixtureRequest) -> Any:
     One device per process, reused by every test that asks for the same block_dim and options and
     closed when the session ends (a test that asks for other settings gets a fresh one, and the
     previous one is closed first). block_dim comes from ``@pytest.mark.mpnpu(block_dim=N)``, else
-    ``--mpnpu-block-dim``, else 1 (the tools' default, on every machine).
+    ``--mpnpu-block-dim``, else the tools' default (:data:`mpnpu.settings.BLOCK_DIM`, on every machine).
     """
     settings = settings_for(request.node)
     from mpnpu.errors import UsageError
@@ -239,7 +223,7 @@ def _replay_hint(item: pytest.Item, index: int, settings: TestSettings) -> str:
     seed = settings.seeds[index]
     return (
         f"mpnpu: failed on repeat {index + 1} of {len(settings.seeds)}, mpnpu_seed={seed}; "
-        f"replay: pytest '{item.nodeid}' --mpnpu-seed {seed}"
+        f"replay: pytest '{item.nodeid}' {SEED.pytest} {seed}"
     )
 
 

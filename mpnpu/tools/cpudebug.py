@@ -15,16 +15,18 @@ first call, then::
                       (no traceback, nothing left behind); in the program's own code, the signal
                       does what it does without mpnpu (libmpnpu_cpudebug forwards it only during calls)
 
-Control from the environment (nothing printed when unset):
+Control from the environment (nothing printed when unset; each variable is a setting of
+:mod:`mpnpu.settings`, and a bad value ends the program with one line and exit status 2):
 
     MPNPU_DROP_SYNC=FILE:LINE[,...]   skip those sync call sites
     MPNPU_RACECHECK=1 | fail          trace each launch, print the racecheck report to stderr
                                       (fail: end the program with exit status 1 if a hazard is found)
-    MPNPU_AUTO_SYNC=0                 racecheck: the kernel was built without the compiler's automatic
+    MPNPU_NO_AUTO_SYNC=1              racecheck: the kernel was built without the compiler's automatic
                                       synchronisation (by default it is assumed, as the compiler does)
     MPNPU_TIMELINE=PATH               write each launch's Chrome trace (PATH, PATH.2.json, ...)
     MPNPU_REPEAT=N                    run each ICPU_RUN_KF N times from the same GM contents and say
                                       which runs' results differed from the first
+    MPNPU_TIMEOUT=SECONDS             give up a launch after this long
     MPNPU_DIRECTED=1                  race-directed runs: each launch is first run traced on a copy of GM;
                                       if racecheck finds a hazard between cores, GM is put back and the
                                       launch runs again holding one core before its access until the
@@ -48,6 +50,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from mpnpu import settings
 from mpnpu.ascendc.native import abi, bridge
 from mpnpu.ascendc.native.windows import (
     _MAP_ANONYMOUS,
@@ -60,7 +63,7 @@ from mpnpu.ascendc.native.windows import (
     GAP_BYTES,
     _mmap,
 )
-from mpnpu.errors import MpnpuError
+from mpnpu.errors import ExitCode, MpnpuError, UsageError
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.gm.segments import close_and_unlink, create_segment, process_token
@@ -337,16 +340,37 @@ def _split_args(text: str) -> list[str]:
     return names
 
 
-def _device(block_dim: int, kernel_type: KernelType) -> Any:
+@dataclass(frozen=True)
+class _Controls:
+    """What the environment asks of a launch (the MPNPU_* settings of the module docstring)."""
+
+    drop: tuple[str, ...]
+    racecheck: bool | str  # True, or "fail": a hazard fails the program
+    timeline: str
+    repeat: int
+    timeout_s: float
+    directed: bool
+    sync_log: str
+    no_auto_sync: bool
+
+    @classmethod
+    def from_env(cls) -> _Controls:
+        """The settings as the environment has them now; a bad one is a UsageError (one line)."""
+        drop, timeline = settings.from_env(settings.DROP_SYNC), settings.from_env(settings.TIMELINE)
+        return cls(drop=drop or (), racecheck=settings.from_env(settings.RACECHECK), timeline=timeline or "",
+                   repeat=settings.from_env(settings.REPEAT), timeout_s=settings.from_env(settings.TIMEOUT),
+                   directed=settings.from_env(settings.DIRECTED), sync_log=settings.from_env(settings.SYNC_LOG) or "",
+                   no_auto_sync=settings.from_env(settings.NO_AUTO_SYNC))
+
+
+def _device(block_dim: int, kernel_type: KernelType, timeout_s: float, auto_sync: bool = True) -> Any:
     from mpnpu.runtime.config import RuntimeOptions
     from mpnpu.runtime.device import Device
 
     dev = _devices.get((block_dim, kernel_type))
     if dev is None:
-        timeout = float(os.environ.get("MPNPU_TIMEOUT", "300"))
-        auto_sync = os.environ.get("MPNPU_AUTO_SYNC", "1").strip().lower() not in ("0", "no", "off")
         dev = _devices[(block_dim, kernel_type)] = Device(block_dim, kernel_type=kernel_type,
-                                                          options=RuntimeOptions(launch_timeout_s=timeout,
+                                                          options=RuntimeOptions(launch_timeout_s=timeout_s,
                                                                                  auto_sync=auto_sync))
     return dev
 
@@ -370,7 +394,13 @@ def run_kf(desc_addr: int) -> int:
     where = f"ICPU_RUN_KF({kernel}) at {os.path.basename((d.file or b'?').decode())}:{d.line}"
     _current_call = where  # kept if an interruption ends the program, for its message
     try:
-        status = _run_kf(d, kernel, where)
+        controls = _Controls.from_env()
+    except UsageError as e:  # a bad setting: the program's usage error, as a command's would be
+        print(f"mpnpu: {where}: {e}", file=sys.stderr)
+        shutdown()
+        return int(ExitCode.USAGE)
+    try:
+        status = _run_kf(d, kernel, where, controls)
     except MpnpuError as e:
         print(f"mpnpu: {where}: {_explain_fault_address(str(e), _region_names)}", file=sys.stderr)
         shutdown()
@@ -379,7 +409,7 @@ def run_kf(desc_addr: int) -> int:
     return status
 
 
-def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
+def _run_kf(d: CpuDebugLaunch, kernel: str, where: str, controls: _Controls) -> int:
     global _launches
     kt = _MODES.get(d.kernel_mode, KernelType.MIX_1_2)
     params = tuple(p for p in (d.signature or b"").decode().split(",") if p)
@@ -394,15 +424,10 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
         if named:
             _region_names[b.addr] = named[0]
     hk = CpuDebugKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key))
-    drop = tuple(s.strip() for s in os.environ.get("MPNPU_DROP_SYNC", "").split(",") if s.strip())
-    racecheck = os.environ.get("MPNPU_RACECHECK", "").strip().lower()
-    timeline = os.environ.get("MPNPU_TIMELINE", "").strip()
-    repeat = max(1, int(os.environ.get("MPNPU_REPEAT", "1") or 1))
-    sync_log = os.environ.get("MPNPU_SYNC_LOG", "").strip()
-    directed = os.environ.get("MPNPU_DIRECTED", "").strip().lower() not in ("", "0", "no", "off")
-    trace = bool(racecheck) and racecheck not in ("0", "no", "off") or bool(timeline) or bool(sync_log)
-    dev = _device(d.block_dim, kt)
-    before = _snapshot() if repeat > 1 or directed else None
+    repeat = controls.repeat
+    trace = bool(controls.racecheck) or bool(controls.timeline) or bool(controls.sync_log)
+    dev = _device(d.block_dim, kt, controls.timeout_s, not controls.no_auto_sync)
+    before = _snapshot() if repeat > 1 or controls.directed else None
     first: dict[int, bytes] | None = None
     differ: list[int] = []
     status = 0
@@ -411,14 +436,14 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str) -> int:
         for r in range(repeat):
             if before is not None and r:
                 _restore(before)
-            result = dev.launch_with(LaunchOptions(drop_syncs=tuple(drop), trace=trace or directed), hk)
+            result = dev.launch_with(LaunchOptions(drop_syncs=controls.drop, trace=trace or controls.directed), hk)
             _launches += 1
             if result.trace is not None:
-                status = max(status, _report_trace(result.trace, where, racecheck, timeline))
-                if sync_log:
-                    _log_sync_sites(result.trace, kernel, sync_log)
-                if directed:  # the traced launch was the scout: the program sees the directed run's GM
-                    result = _directed_rerun(dev, hk, tuple(drop), result, before, where) or result
+                status = max(status, _report_trace(result.trace, where, controls.racecheck, controls.timeline))
+                if controls.sync_log:
+                    _log_sync_sites(result.trace, kernel, controls.sync_log)
+                if controls.directed:  # the traced launch was the scout: the program sees the directed run's GM
+                    result = _directed_rerun(dev, hk, controls.drop, result, before, where) or result
             if before is not None:
                 now = _snapshot()
                 if first is None:
@@ -523,15 +548,15 @@ def _say_repeats(where: str, finished: int, repeat: int, differ: list[int]) -> N
         print(f"mpnpu: {where}: {of or f'{repeat} runs, '}every one gave the first run's results", file=sys.stderr)
 
 
-def _report_trace(trace: Any, where: str, racecheck: str, timeline: str) -> int:
+def _report_trace(trace: Any, where: str, racecheck: bool | str, timeline: str) -> int:
     status = 0
-    if racecheck and racecheck not in ("0", "no", "off"):
+    if racecheck:
         from mpnpu.racecheck import analyze
         from mpnpu.report.hazards import format_hazards
 
         hazards = analyze(trace)
-        assumed = ("assuming the compiler's automatic synchronisation; MPNPU_AUTO_SYNC=0 for a kernel built "
-                   "without it" if trace.auto_sync else "assuming no automatic synchronisation (MPNPU_AUTO_SYNC=0)")
+        assumed = ("assuming the compiler's automatic synchronisation; MPNPU_NO_AUTO_SYNC=1 for a kernel built "
+                   "without it" if trace.auto_sync else "assuming no automatic synchronisation (MPNPU_NO_AUTO_SYNC=1)")
         print(f"mpnpu: {where}: racecheck ({assumed})", file=sys.stderr)
         print(format_hazards(hazards, launches_analyzed=1), file=sys.stderr)
         if hazards and racecheck == "fail":

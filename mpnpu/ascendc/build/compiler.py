@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Mapping, Sequence
 
+from mpnpu import settings
 from mpnpu.errors import UsageError
 
 from . import pch
@@ -131,7 +132,7 @@ def headers_digest() -> str:
 
 def cache_dir() -> str:
     """Where built libraries are kept: $MPNPU_CACHE_DIR, else the user's cache directory."""
-    env = os.environ.get("MPNPU_CACHE_DIR")
+    env = settings.from_env(settings.CACHE_DIR)
     if env:
         return os.path.join(env, "ascendc")
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

@@ -33,6 +33,8 @@ import tempfile
 from functools import lru_cache
 from typing import Sequence
 
+from mpnpu import settings
+
 PCH_NAME = "mpnpu_pch.h"
 #: the headers the precompiled header holds, relative to mpnpu's include directory
 PCH_HEADERS = ("kernel_operator.h", "mpnpu/native/bridge.h")
@@ -45,7 +47,7 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 def enabled(identity: str) -> bool:
     """Whether this compiler takes mpnpu's precompiled header: g++ (not clang, not zig), and
     ``MPNPU_PCH`` is not ``0``."""
-    if os.environ.get("MPNPU_PCH", "") == "0":
+    if not settings.from_env(settings.PCH):
         return False
     return "Free Software Foundation" in identity and "clang" not in identity
 

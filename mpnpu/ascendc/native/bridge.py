@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from mpnpu import settings
 from mpnpu.errors import KernelAPIError, MpnpuError, SyncTimeoutError, UnsupportedError
 from mpnpu.runtime import kcontext
 from mpnpu.runtime.gm import GlobalTensor
@@ -274,7 +275,7 @@ NATIVE_SYNC_ENV = "MPNPU_NATIVE_SYNC"
 
 def native_sync_for(ctx: Any) -> tuple[Any, Any] | None:
     """This core's MpnpuNativeSync (and its used-flags array), or None where syncs call back."""
-    if os.environ.get(NATIVE_SYNC_ENV, "1") == "0":
+    if not settings.from_env(settings.NATIVE_SYNC):
         return None
     routes = ctx.sync.native_routes(ctx.info.core_id)
     if routes is None:

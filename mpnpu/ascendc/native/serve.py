@@ -21,9 +21,9 @@ off (every launch goes through the core process's Python), e.g. to measure the t
 from __future__ import annotations
 
 import ctypes
-import os
 from typing import Any
 
+from mpnpu import settings
 from mpnpu.errors import WireError
 from mpnpu.runtime import wire
 from mpnpu.runtime.protocol import LaunchCommand, LaunchDone, decode, segment_key
@@ -45,7 +45,7 @@ _BUFFER_BYTES = 1 << 16
 
 def enabled() -> bool:
     """Native serving is on (``MPNPU_NATIVE_SERVE`` is not "0")."""
-    return os.environ.get(NATIVE_SERVE_ENV, "1") != "0"
+    return settings.from_env(settings.NATIVE_SERVE)
 
 
 class _ServeLaunch:

@@ -22,14 +22,13 @@ import sys
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
-from mpnpu.cli.options import DEVICE, runtime_options
+from mpnpu.cli.options import DEFAULT_OPERATOR, DEVICE, OPTIONS, runtime_options
 from mpnpu.cli.outputs import timeline_selector, write_reports, write_timelines
 from mpnpu.errors import UsageError
 from mpnpu.harness.chain import run_investigation, timeline_names
 from mpnpu.operators.diagnosis import StepResult, diagnosis_for
-from mpnpu.operators.protocol import Operator, diagnosis_of, topology_for
+from mpnpu.operators.protocol import Operator, diagnosis_of
 from mpnpu.report.text import format_text
-from mpnpu.runtime import cpuset
 
 
 def _epilog(op: Operator) -> str:
@@ -52,12 +51,7 @@ def run(args: argparse.Namespace, op: Operator) -> int:
     # Every step runs at least this many cases (the calibration its own number, the others >= --min-cases).
     selector = timeline_selector(args, timeline_names(chain), min(args.calibration_cases, args.min_cases),
                                  grouped=True, unit="step")
-    # As the batch does: the run and its core processes on 2 CPUs per AI core, whatever the machine,
-    # so the calibrated rate (and with it the number of repeats) means the same everywhere.
-    cpu_set = cpuset.plan_cpu_set(args.block_dim, args.cpus_per_core,
-                                  processes=topology_for(op, args.block_dim).n_cores)
-    with cpuset.pinned(cpu_set), progress_bar(args.calibration_cases * args.repeat, "case-runs",
-                                               disable=args.quiet) as bar:
+    with progress_bar(args.calibration_cases * args.repeat, "case-runs", disable=args.quiet) as bar:
         def set_total(total: int) -> None:
             bar.total = total
             bar.refresh()
@@ -70,7 +64,7 @@ def run(args: argparse.Namespace, op: Operator) -> int:
             calibration_cases=args.calibration_cases, min_cases=args.min_cases, max_cases=args.max_cases,
             confidence=args.confidence, safety=args.safety, racecheck=args.racecheck, shapes=args.shapes,
             options=runtime_options(args), progress=bar.update, on_total=set_total, on_step=step_done,
-            timeline=selector,
+            timeline=selector, cpus_per_core=args.cpus_per_core,
         )
     write_reports(args, {"json": inv, "markdown": inv, "junit": inv})
     written = write_timelines(args, selector) if selector is not None else []
@@ -84,9 +78,10 @@ COMMAND = Command(
     name="investigate",
     help="replays the write-up's diagnosis (O4-O9) as probes on the kernel and checks every conclusion",
     description=(
-        "Run an operator's diagnosis chain (default: floms, the incident's diagnosis O1-O9): calibrate the failure "
-        "rate of its incident kernel, then run each step (a probe on a variant), each sized so that a fault at the "
-        "calibrated rate would show with >= 99% probability, and check every conclusion against what the original "
+        f"Run an operator's diagnosis chain (default: {DEFAULT_OPERATOR}, the incident's diagnosis O1-O9): calibrate "
+        "the failure rate of its incident kernel, then run each step (a probe on a variant), each sized so that a "
+        f"fault at the calibrated rate would show with >= {OPTIONS['confidence'].kwargs['default']:.0%} probability "
+        "(--confidence), and check every conclusion against what the original "
         "diagnosis saw. Exit 0 when all match, 1 when one does not, 2 for usage errors (and for an operator "
         "without a chain), 3 for device errors, 130 when interrupted."
     ),

@@ -60,7 +60,7 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
     if not os.path.isfile(source):
         raise UsageError(f"no kernel source {source}")
     words = [parse_arg(w) for w in args.kernel_args]
-    drop = [n.strip() for n in (args.drop_sync or "").split(",") if n.strip()]
+    drop = list(args.drop_sync or ())  # (the setting's parser split the names)
     with progress_bar(args.repeat, "repeats", disable=args.quiet) as bar:
         result = run(source, entry or None, words, block_dim=args.block_dim, golden=goldens(args.golden, words),
                      repeat=args.repeat, rtol=args.rtol, atol=args.atol, kernel_type=args.kernel_type,

@@ -21,19 +21,21 @@ from mpnpu.cli.common import exit_status, progress_bar
 from mpnpu.cli.options import DEVICE, SCALE_OUT, runtime_options, scale_backend
 from mpnpu.cli.outputs import write_reports
 from mpnpu.harness.handshakes import KERNELS, SOAK_OPTIONS, soak_watchdog
-from mpnpu.harness.soak import StressSoak, soak_fixed, soak_stress
+from mpnpu.harness.soak import CHAOS_SEED_BASE, StressSoak, fixed_soak_size, soak_fixed, soak_stress
 from mpnpu.operators.protocol import Operator
 from mpnpu.report.text import format_text
 
 DEFAULT_CASE_RUNS = 10_000
 DEFAULT_CASES = 200
 DEFAULT_SHARD_CASES = 20
+DEFAULT_STRESS_CASE_RUNS = 20_000
+DEFAULT_WATCHDOG_BLOCK_DIM = 2
 
 
 def run_fixed(args: argparse.Namespace, op: Operator) -> int:
     backend = scale_backend(args)
-    cases = min(args.cases, args.case_runs)
-    with progress_bar(cases * -(-args.case_runs // cases), "fixed case-runs", disable=args.quiet) as bar:
+    cases, repeat = fixed_soak_size(args.case_runs, args.cases)
+    with progress_bar(cases * repeat, "fixed case-runs", disable=args.quiet) as bar:
         soak = soak_fixed(op, case_runs=args.case_runs, cases=args.cases, block_dim=args.block_dim, seed=args.seed,
                           shard_cases=args.shard_cases, backend=backend, options=runtime_options(args),
                           progress=bar.update)
@@ -87,14 +89,15 @@ STRESS = Command(
     help="the fixed kernel under every stress configuration until N case-runs, expecting 0 failures",
     description="Soak an operator's fixed kernel over every stress configuration (block_dim 1, 2, 4 and 24; "
                 "placements; background load; chaos), in rounds: each round runs every configuration for "
-                "--cases-per-round cases with a fresh case seed (the round number) and chaos seed (1000 + round). "
+                "--cases-per-round cases with a fresh case seed (the round number) and chaos seed "
+                f"({CHAOS_SEED_BASE} + round). "
                 "Prints per configuration the fixed case-runs and failures, and the rule-of-three and exact 95% "
                 "upper bounds on the failure rate. Exit 0 when the fixed kernel never failed.",
-    epilog="Examples: mpnpu soak stress --case-runs 20000 --json soak.json; mpnpu soak stress --time-limit 1800 "
-           "(stops at 20000 case-runs or after 30 minutes, whichever comes first); "
+    epilog="Examples: mpnpu soak stress --case-runs 40000 --json soak.json; mpnpu soak stress --time-limit 1800 "
+           f"(stops at {DEFAULT_STRESS_CASE_RUNS} case-runs or after 30 minutes, whichever comes first); "
            "mpnpu soak stress --jobs 4 --cpus-per-core 1",
-    options=("op", "list_ops", Use("case_runs", 20_000), "cases_per_round", "no_bd24", "time_limit", *DEVICE, "json",
-             "junit", "quiet", "verbose", *(o for o in SCALE_OUT if o != "shard_cases")),
+    options=("op", "list_ops", Use("case_runs", DEFAULT_STRESS_CASE_RUNS), "cases_per_round", "no_bd24", "time_limit",
+             *DEVICE, "json", "junit", "quiet", "verbose", *(o for o in SCALE_OUT if o != "shard_cases")),
     run=run_stress,
     alias="python scripts/soak_stress.py",
 )
@@ -103,10 +106,11 @@ WATCHDOG = Command(
     name="watchdog",
     help="correct flag handshakes (modes 0, 1, 2) launched many times with a fast watchdog; 0 reports expected",
     description="Launch correct flag handshakes (modes 0, 1, 2) many times with a fast watchdog tick; exit 0 only "
-                "if no launch failed. Two AI cores by default, so that mode-0 handshakes span four vector cores "
-                "of two AI cores.",
+                f"if no launch failed. {DEFAULT_WATCHDOG_BLOCK_DIM} AI cores by default, so that mode-0 handshakes "
+                "span the vector cores of more than one AI core.",
     epilog="Examples: mpnpu soak watchdog; mpnpu soak watchdog --rounds 3000 --hogs 2",
-    options=("rounds", Use("block_dim", 2), "tick_ms", "late_ms", "hogs", *DEVICE, "json", "junit", "quiet", "verbose"),
+    options=("rounds", Use("block_dim", DEFAULT_WATCHDOG_BLOCK_DIM), "tick_ms", "late_ms", "hogs", *DEVICE, "json",
+             "junit", "quiet", "verbose"),
     run=run_watchdog,
     alias="python scripts/soak_watchdog.py",
 )

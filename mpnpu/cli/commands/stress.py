@@ -8,7 +8,8 @@ case-runs with the 95% Wilson interval of the rate, the first failure (case-run 
 from the configuration's start), and for a clean variant the rule-of-three 95% upper bound; per
 configuration, the perturbations that were active and per core process the involuntary context
 switches and CPU time. The work is cut into shards that run here, in parallel slots or on a Ray
-cluster (:mod:`mpnpu.scale`).
+cluster (:func:`mpnpu.scale.backend.run_sweep`); this module turns the arguments into the sweep's
+plan and its result into reports.
 
 Exit status: 0 when every variant expected clean (every sync point in place) stayed clean in every
 configuration, 1 when one did not, 2 for a usage error, 3 when the device failed, 130/143 when
@@ -24,7 +25,7 @@ import shlex
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
-from mpnpu.cli.options import DEVICE, SCALE_OUT, runtime_options, scale_backend
+from mpnpu.cli.options import DEFAULT_OPERATOR, DEVICE, SCALE_OUT, runtime_options, scale_backend
 from mpnpu.cli.outputs import check_reports, write_reports
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import make_variants
@@ -38,8 +39,7 @@ from mpnpu.harness.stress.plan import (
 from mpnpu.operators.protocol import Operator, kernel_type_of
 from mpnpu.report.text import format_text
 from mpnpu.report.text.scale import shard_lines
-from mpnpu.scale.backend import run_shards, shards_json, sweep_result
-from mpnpu.scale.shards import ShardPlan, make_shards
+from mpnpu.scale.backend import run_sweep
 
 DEFAULT_CASES = 20
 DEFAULT_DURATION_S = 180.0
@@ -78,20 +78,13 @@ def run(args: argparse.Namespace, op: Operator) -> int:
     check_reports(args)
     command = " ".join([args.prog, *(shlex.quote(a) for a in args.argv)])
     backend = scale_backend(args)
-    shard_plan = ShardPlan(op, tuple(plan.variants), cpus_per_core=backend.cpus_per_core, chaos=plan.chaos,
-                           migrate=plan.migrate, options=plan.options, max_same_errors=plan.max_same_errors)
-    shards = make_shards(plan.configurations, plan.cases, shard_cases=args.shard_cases, seed=plan.seed,
-                         repeat=plan.repeat, chaos_seed=plan.chaos.seed)
     total = plan.case_runs_per_configuration * len(plan.configurations)
     with progress_bar(total, "sweep", disable=args.quiet) as bar:
-        run = run_shards(shards, shard_plan, backend, duration_s=plan.duration_s, progress=bar.update)
-    result = sweep_result(run, plan, op.name)
-    data = result.to_dict()
-    data["command"] = command
-    data["cpus_per_core"] = backend.cpus_per_core
-    data.update(shards_json(run, shards))
-    write_reports(args, {"json": data, "junit": result, "plot": result if result.results else None})
-    text = format_text(result, command=command, shards=shard_lines(run, len(shards)), verbose=args.verbose)
+        sweep = run_sweep(op, plan, backend, shard_cases=args.shard_cases, progress=bar.update)
+    result = sweep.result
+    write_reports(args, {"json": sweep.to_dict(command), "junit": result, "plot": result if result.results else None})
+    text = format_text(result, command=command, shards=shard_lines(sweep.run, len(sweep.shards)),
+                       verbose=args.verbose)
     print(result.verdict_line() if args.quiet else text, flush=True)
     return exit_status(result.interrupt, result.expected_clean_are_clean)
 
@@ -100,7 +93,8 @@ COMMAND = Command(
     name="stress",
     help="sweeps block_dim, CPU placement, background load and seeded chaos; failure rates with Wilson intervals",
     description=(
-        "Run an operator's incident kernel (default FLOMS: no SyncAll S1) and its fixed kernel under a sweep of "
+        f"Run an operator's incident kernel (default {DEFAULT_OPERATOR}: no SyncAll S1) and its fixed kernel under a "
+        "sweep of "
         "configurations — block_dim, CPU placement, background load, seeded chaos (SIGSTOP/SIGCONT of random core "
         "processes) — and report per configuration and variant the failure rate with its 95% Wilson interval, the "
         "first failure, and for a clean variant the rule-of-three bound. Exit 0 when the fixed kernel stayed clean "

@@ -1,7 +1,8 @@
-"""Stress sweeps: run kernel variants under configurations of OS-level perturbations, count failures.
+"""Stress sweeps: run kernel variants under one configuration of OS-level perturbations, count failures.
 
 The library behind ``mpnpu stress`` (no printing, no argparse); the plan and result types are in
-:mod:`mpnpu.harness.stress.plan`. A *configuration* is a
+:mod:`mpnpu.harness.stress.plan`, and a whole sweep is run by :func:`mpnpu.scale.backend.run_sweep`,
+which cuts it into shards that each call :func:`run_config` here. A *configuration* is a
 block_dim plus the perturbations active while its batch runs:
 
 - placement (:mod:`~mpnpu.harness.stress.placement`): ``none`` (the OS decides), ``spread`` (core process
@@ -35,15 +36,15 @@ leaves the other AI cores' vector cores free to read stale masked targets, whate
 idle CPUs; ``pack`` puts every core process on one CPU, so the time-slicing that reorders the
 stages is created by the configuration itself, not borrowed from the machine.
 
-A sweep reuses one device for consecutive configurations with the same block_dim (a 24-AI-core
-pool takes seconds to start) and splits an optional time budget across configurations: each gets
-``remaining / configurations left``, enforced through ``run_batch(deadline_s=...)``, so time left
-over by a quick configuration goes to the later ones.
+A sweep reuses one device for consecutive shards with the same block_dim (a 24-AI-core pool takes
+seconds to start; :class:`mpnpu.scale.shards.DeviceCache`) and splits an optional time budget
+across them: each gets its share of what is left (:func:`mpnpu.scale.slots.share_of_time_left`),
+enforced here through ``run_batch(deadline_s=...)``, so time left over by a quick configuration goes
+to the later ones.
 """
 
 from __future__ import annotations
 
-import math
 import signal
 import time
 from collections.abc import Callable
@@ -66,13 +67,12 @@ from mpnpu.harness.stress.plan import (
     ConfigResult,
     Configuration,
     SweepPlan,
-    SweepResult,
 )
-from mpnpu.operators.protocol import Operator, device_for, kernel_type_of
+from mpnpu.operators.protocol import Operator, device_for
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import signals_blocked
 
-__all__ = ["run_config", "run_sweep", "suggest_cases"]
+__all__ = ["run_config"]
 
 #: Seconds reserved at the end of a configuration's budget for stopping perturbers and load.
 _TEARDOWN_RESERVE_S = 0.3
@@ -307,69 +307,3 @@ def run_config(
                     device.close()
         result.elapsed_s = time.perf_counter() - start
     return result
-
-
-# -- a sweep --------------------------------------------------------------------------------------
-
-
-def run_sweep(
-    op: Operator,
-    plan: SweepPlan,
-    *,
-    progress: Callable[[int], None] | None = None,
-    on_config: Callable[[int, Configuration], None] | None = None,
-    on_result: Callable[[ConfigResult], None] | None = None,
-) -> SweepResult:
-    """Run every configuration of ``plan`` in order; stop early on Ctrl-C (``result.interrupt``).
-
-    ``on_config(i, config)`` is called as configuration ``i`` starts, ``on_result(result)`` as it
-    ends (e.g. to save partial results of a long soak).
-    """
-    result = SweepResult(plan, op.name, schedules=plan.chaos_schedules())
-    configs = list(plan.configurations)
-    start = time.perf_counter()
-    device: Device | None = None
-    try:
-        for i, config in enumerate(configs):
-            if on_config is not None:
-                on_config(i, config)
-            if device is None or device.block_dim != config.block_dim or device.kernel_type is not kernel_type_of(op):
-                if device is not None:
-                    with signals_blocked(*_SIGNALS):
-                        device.close()
-                    device = None
-                try:
-                    device = device_for(op, config.block_dim, options=plan.options)
-                except MpnpuError as e:
-                    if isinstance(e, UsageError):
-                        raise
-                    result.results.append(ConfigResult(config, _empty_batch(op, plan, config.block_dim), error=str(e)))
-                    continue
-            budget = None
-            if plan.duration_s is not None:
-                # Computed after the device started: a 72-process pool's start is the sweep's cost,
-                # not one configuration's.
-                budget = max(0.0, (plan.duration_s - (time.perf_counter() - start)) / (len(configs) - i))
-            r = run_config(op, config, plan, device=device, budget_s=budget,
-                           schedule=result.schedules.get(config.block_dim), progress=progress)
-            result.results.append(r)
-            if on_result is not None:
-                on_result(r)
-            if r.batch.interrupt is not None:
-                result.interrupt = r.batch.interrupt
-                break
-    except KeyboardInterrupt as e:  # between configurations, or while a device started
-        result.interrupt = e
-    finally:
-        if device is not None:
-            with signals_blocked(*_SIGNALS):
-                device.close()
-        if result.interrupt is not None:
-            result.skipped = configs[len(result.results):]
-        result.elapsed_s = time.perf_counter() - start
-    return result
-
-
-def suggest_cases(total_case_runs: int, n_configs: int, n_variants: int, repeat: int = 1) -> int:
-    """Cases per configuration so a sweep makes at least ``total_case_runs`` case-runs."""
-    return max(1, math.ceil(total_case_runs / (n_configs * n_variants * repeat)))

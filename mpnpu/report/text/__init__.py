@@ -20,7 +20,7 @@ from typing import IO, Any, Callable
 
 from mpnpu.ascendc.run_result import RunResult
 from mpnpu.directed.audit import AuditResult
-from mpnpu.directed.confirm import ConfirmResult, DirectedRun
+from mpnpu.directed.confirm import ConfirmedBatch, ConfirmResult, DirectedRun
 from mpnpu.errors import InvalidTypeError
 from mpnpu.harness.chain import Investigation
 from mpnpu.harness.handshakes import WatchdogSoak
@@ -35,8 +35,8 @@ __all__ = ["TextReport", "format_text"]
 @functools.singledispatch
 def format_text(result: Any, **context: Any) -> str:
     """The text report of ``result``; ``context``: what a subject's report shows besides the result
-    (a sweep: ``command``, ``shards`` lines; a confirmation: ``heading``; a batch: ``verbose``, the
-    last frames of a core's traceback for the first launch error of each variant)."""
+    (a sweep: ``command``, ``shards`` lines; a confirmation: ``heading``; a batch, confirmed or not:
+    ``verbose``, the last frames of a core's traceback for the first launch error of each variant)."""
     raise InvalidTypeError(f"no text report for a {type(result).__name__}")
 
 
@@ -47,6 +47,7 @@ _RENDERERS: tuple[tuple[type, Callable[..., str]], ...] = (
     (SweepResult, lambda r, **c: stress.format_sweep(r, c.get("command", ""), c.get("shards", ()),
                                                      verbose=c.get("verbose", False))),
     (ConfirmResult, lambda r, **c: directed.format_confirm(r, c.get("heading", ""))),
+    (ConfirmedBatch, lambda r, **c: directed.format_confirmed_batch(r, verbose=c.get("verbose", False))),
     (AuditResult, lambda r, **c: directed.format_audit(r)),
     (DirectedRun, lambda r, **c: directed.format_run(r)),
     (FixedSoak, lambda r, **c: soak.format_fixed_soak(r)),

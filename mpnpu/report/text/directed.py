@@ -13,12 +13,14 @@ from mpnpu.directed.confirm import (
     BY_DIRECTED_RUNS,
     HARMFUL,
     Confirmation,
+    ConfirmedBatch,
     ConfirmResult,
     DirectedRun,
     grouped_confirmations,
 )
 from mpnpu.directed.mutation import KILLED
 from mpnpu.directed.repair import KIND_NAMES, Repair
+from mpnpu.report.text.batch import format_batch
 from mpnpu.runtime.hold import ORDERED, REVERSED
 
 HOLD_NOTE = "holds only delay core processes: no kernel code or data was changed"
@@ -126,6 +128,14 @@ def format_confirm(r: ConfirmResult, heading: str = "") -> str:
         lines.append(f"  scouted launch failed: {e}")
     lines.append(f"  ({HOLD_NOTE}; {r.elapsed_s:.1f} s)")
     return "\n".join(lines)
+
+
+def format_confirmed_batch(r: ConfirmedBatch, verbose: bool = False) -> str:
+    """The batch, then each variant's directed reproduction, then why there is none if refused."""
+    text = format_batch(r.batch, verbose=verbose)
+    text += "".join(f"\n\n{format_confirm(c, f'race-directed reproduction, variant {name}:')}"
+                    for name, c in r.confirmed.items())
+    return text + (f"\n\n{r.refused}" if r.refused else "")
 
 
 # -- audit ------------------------------------------------------------------------------------------
