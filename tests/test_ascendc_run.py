@@ -200,3 +200,30 @@ def test_repeats_that_differ_within_the_tolerance_are_said_to_be_fine() -> None:
     text = format_run(r)
     assert "2 of 3 repeats differ from the first, each within the golden's tolerance: the order of floating-point " \
            "sums changes from run to run" in text and text.endswith("verdict: PASS")
+
+
+def test_pre_include_puts_a_prelude_before_the_unchanged_source(tmp_path, capsys) -> None:
+    """A source that uses a name it does not define (as unit tests' kernels use their *_tiling_def.h): with
+    --pre-include of the header that defines it, mpnpu run builds and runs it unchanged."""
+    from mpnpu.cli.main import cli
+
+    (tmp_path / "prelude.h").write_text("#pragma once\nconstexpr float kScale = 3.0f;\n")
+    src = tmp_path / "k.cpp"
+    src.write_text('#include "kernel_operator.h"\n'
+                   'extern "C" __global__ __aicore__ void scale(GM_ADDR x, GM_ADDR y) {\n'
+                   '    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);\n'
+                   '    AscendC::GlobalTensor<float> xg, yg;\n'
+                   '    xg.SetGlobalBuffer((__gm__ float*)x, 8);\n'
+                   '    yg.SetGlobalBuffer((__gm__ float*)y, 8);\n'
+                   '    if (AscendC::GetBlockIdx() == 0)\n'
+                   '        for (int i = 0; i < 8; ++i) yg.SetValue(i, xg.GetValue(i) * kScale);\n'
+                   '}\n')
+    np.arange(8, dtype=np.float32).tofile(tmp_path / "x.bin")
+    (3 * np.arange(8, dtype=np.float32)).tofile(tmp_path / "g.bin")
+    words = ["run", str(src), "--block-dim", "1", f"in:{tmp_path}/x.bin:float32", f"out:{tmp_path}/y.bin:float32:8",
+             "--golden", str(tmp_path / "g.bin"), "--quiet"]
+    assert cli([*words, "--pre-include", str(tmp_path / "prelude.h")]) == 0
+    assert capsys.readouterr().out.strip() == "verdict: PASS"
+    assert cli(words) == 2  # without it: the compile error, one line at the user's file:line
+    err = capsys.readouterr().err
+    assert "k.cpp:8" in err and "kScale" in err and len(err.strip().splitlines()) == 1

@@ -303,6 +303,9 @@ OPTIONS: dict[str, Option] = _table(
                             "out:PATH:DTYPE:COUNT, io:IN:OUT:DTYPE (read from IN, written to OUT), "
                             "gm:DTYPE:COUNT[:FILL], tiling:HEADER:STRUCT:field=value,..., "
                             "a scalar (u32:16384, f32:0.5, ...) or null", nargs="*", metavar="ARG"),
+    _o("--pre-include", RUNS, "a header the compiler includes before the kernel's source (a CPU-debug "
+                               "*_tiling_def.h, a prelude of definitions); repeatable, in order", action="append",
+       default=[], metavar="HEADER"),
     _o("--golden", RUNS, "compare an out: argument with this .bin after every repeat: PATH for the only out: "
                          "argument, or N=PATH for argument N (1-based); repeatable", action="append", default=[],
        metavar="[N=]PATH"),

@@ -204,12 +204,13 @@ def _compare(got: np.ndarray, golden: np.ndarray, dtype: str, rtol: float,
 def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: int, golden: dict[int, str],
         repeat: int = 1, rtol: float = 1e-3, atol: float = 1e-5, kernel_type: KernelType | None = None,
         defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (), tiling_header: str | None = None,
-        tiling_key: int = 0,
+        pre_includes: Sequence[str] = (), tiling_key: int = 0,
         drop_syncs: Sequence[str] = (), racecheck: bool = False, options: Any = None,
         progress: Any = None) -> RunResult:
     """Run the kernel ``repeat`` times (module docstring); ``golden``: output argument position
     (0-based) -> golden .bin path; ``tiling_header``: a header included before the source (a
-    CPU-debug ``*_tiling_def.h``, or what ``python -m mpnpu.ascendc --kernel-tiling`` makes)."""
+    CPU-debug ``*_tiling_def.h``, or what ``python -m mpnpu.ascendc --kernel-tiling`` makes);
+    ``pre_includes``: more headers included before the source, in order, after it (a prelude)."""
     from mpnpu.runtime.device import Device
 
     prepared = prepare_source(source)
@@ -218,9 +219,14 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     if n_args is not None and n_args != len(args):
         raise UsageError(f"{source}: the sample launches {name} with {n_args} arguments, {len(args)} given")
     include = [os.path.dirname(prepared.original), *include_dirs]
+    for header in pre_includes:
+        if not os.path.isfile(header):
+            raise UsageError(f"--pre-include {header}: no such file")
+    headers = [h for h in (tiling_header, *pre_includes) if h]
     kernel: CompiledKernel = compile_kernel(prepared.path, name, defines={**(defines or {}),
                                             "main": "mpnpu_sample_main"}, include_dirs=include,
-                                            tiling_header=tiling_header,
+                                            tiling_header=headers[0] if headers else None,
+                                            flags=[w for h in headers[1:] for w in ("-include", os.path.abspath(h))],
                                             kernel_type=kernel_type or detect_kernel_type([prepared.original]),
                                             tiling_key=tiling_key)
     kernel = kernel.with_launch() if not tiling_key else kernel

@@ -64,7 +64,8 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
     with progress_bar(args.repeat, "repeats", disable=args.quiet) as bar:
         result = run(source, entry or None, words, block_dim=args.block_dim, golden=goldens(args.golden, words),
                      repeat=args.repeat, rtol=args.rtol, atol=args.atol, kernel_type=args.kernel_type,
-                     defines=defines(args.define), include_dirs=args.include, tiling_key=args.tiling_key,
+                     defines=defines(args.define), include_dirs=args.include, pre_includes=args.pre_include,
+                     tiling_key=args.tiling_key,
                      drop_syncs=drop, racecheck=args.racecheck, options=runtime_options(args),
                      progress=bar.update)
     print(verdict_line(result) if args.quiet else format_text(result))
@@ -86,6 +87,7 @@ COMMAND = Command(
            "in:input/input_y.bin:float16 out:output/output_z.bin:float16:16384 --golden output/golden.bin "
            "--repeat 20;  mpnpu run add.cpp:add_custom ... --racecheck --drop-sync add.cpp:45",
     options=("source", "kernel_args", "block_dim", "repeat", "golden", "rtol", "atol", "define", "include",
+             "pre_include",
              "tiling_key", "kernel_type", "drop_sync", "racecheck", *DEVICE, "json", "quiet", "verbose"),
     run=run_kernel,
 )
