@@ -335,6 +335,12 @@ CACHE_DIR: Setting[str | None] = Setting(
                  "$XDG_CACHE_HOME/mpnpu or ~/.cache/mpnpu)", path, None,
     env="MPNPU_CACHE_DIR", env_help="read by every build of a C++ kernel",
 )
+CACHE_MAX_MB: Setting[float] = Setting(
+    "cache_max_mb", "the most the C++ build cache may hold, in MiB: after each build the least recently used "
+                    "libraries, precompiled headers and prepared sources are removed down to it (default {default})",
+    positive_float, 2048.0,
+    env="MPNPU_CACHE_MAX_MB", env_help="read after every build of a C++ kernel",
+)
 PCH: Setting[bool] = Setting(
     "pch", "build C++ kernels with mpnpu's precompiled header where the compiler takes it (g++)", switch, True,
     env="MPNPU_PCH", env_help="read by every build of a C++ kernel",
@@ -359,7 +365,7 @@ OPS_NN: Setting[str | None] = Setting(
 SETTINGS: dict[str, Setting[Any]] = _table(
     BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
     REPEAT, SEED, RACECHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG,
-    PROGRESS_EVERY, CACHE_DIR, PCH, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
+    PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
 )
 
 

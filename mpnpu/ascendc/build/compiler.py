@@ -35,7 +35,7 @@ from typing import Mapping, Sequence
 from mpnpu import settings
 from mpnpu.errors import UsageError
 
-from . import pch
+from . import cache, pch
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
 #: flags every kernel library is built with (ours; a kernel's own come after them)
@@ -228,6 +228,7 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
     compiler = list(cxx) if cxx else find_compiler()
     folder, lib, valid = _cache_place(compiler, spec)
     if not force and valid:
+        cache.used(folder)
         return Built(lib, spec, cached=True)
     os.makedirs(folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder, prefix="build-") as tmp:
@@ -250,6 +251,7 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
             json.dump(digests, f)
         os.replace(out, lib)
         os.replace(os.path.join(tmp, "deps.json"), os.path.join(folder, "deps.json"))
+    cache.prune(cache_dir(), keep=[folder])  # bounded: the least recently used entries go first
     return Built(lib, spec, cached=False)
 
 

@@ -24,6 +24,7 @@ turns it off; other compilers (clang, zig) never use it.
 
 from __future__ import annotations
 
+from .cache import used
 import hashlib
 import json
 import os
@@ -114,6 +115,7 @@ def pch_args(cxx: Sequence[str], identity: str, flags: Sequence[str], include_di
     header, gch, failed = (os.path.join(folder, PCH_NAME), os.path.join(folder, PCH_NAME + ".gch"),
                            os.path.join(folder, "failed"))
     if os.path.isfile(gch) and os.path.isfile(header):
+        used(folder)  # the cache prunes the least recently used first (mpnpu.ascendc.build.cache)
         return ["-include", header]
     if os.path.exists(failed):
         return []

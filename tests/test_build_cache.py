@@ -1,0 +1,39 @@
+"""The C++ build cache stays bounded: the least recently used entries go first, down to the cap;
+recent ones, the one just built and the CPU-debug host libraries (loaded by path) are never removed."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from mpnpu.ascendc.build import cache
+
+
+def _entry(path, nbytes: int, age_s: float) -> str:
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "lib.so"), "wb") as f:
+        f.write(b"\0" * nbytes)
+    t = time.time() - age_s
+    os.utime(path, (t, t))
+    return str(path)
+
+
+def test_prune_removes_the_least_recently_used_down_to_the_cap(tmp_path) -> None:
+    old = _entry(tmp_path / "aaaa", 400, 3600)
+    older_pch = _entry(tmp_path / "pch" / "p1", 500, 7200)
+    mid = _entry(tmp_path / "bbbb", 300, 1800)
+    recent = _entry(tmp_path / "cccc", 300, 5)  # used seconds ago: a build may be reading it
+    kept = _entry(tmp_path / "dddd", 300, 9000)  # the one just built
+    host = _entry(tmp_path / "cpudebug" / "h1", 1000, 99999)  # loaded by programs by path
+    removed = cache.prune(str(tmp_path), keep=[kept], max_bytes=1200)
+    assert removed == [older_pch, old]  # oldest first, until 1800 - 900 <= 1200... and no further
+    assert all(os.path.exists(p) for p in (mid, recent, kept, host))
+    assert cache.prune(str(tmp_path), keep=[kept], max_bytes=10_000) == []  # under the cap: nothing
+
+
+def test_a_cache_hit_counts_as_a_use(tmp_path) -> None:
+    e = _entry(tmp_path / "eeee", 10, 3600)
+    before = os.path.getmtime(e)
+    cache.used(e)
+    assert os.path.getmtime(e) > before + 3000
+    assert [p for _, _, p in cache.entries(str(tmp_path))] == [e]
