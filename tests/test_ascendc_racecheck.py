@@ -129,3 +129,27 @@ def test_a_mode0_wait_orders_the_cores_own_set_before_what_follows() -> None:
     dropped, _ = _traced("own_set", drop=(wait,))
     (h,) = analyze(dropped)
     assert (h.kind, h.scope, h.first.pipe, h.second.pipe) == ("RAW", "core", "PIPE_MTE3", "PIPE_MTE2")
+
+
+def _flag_pipe(drop=()):
+    k = kernel("flag_pipe.cpp", "flag_pipe")
+    with device(1) as dev:
+        parts, out = dev.empty("partials", 16, "float32"), dev.empty("out", 8, "float32")
+        return dev.launch_with(LaunchOptions(trace=True, drop_syncs=drop), k, parts, out).trace
+
+
+def test_a_flag_raised_on_the_wrong_pipe_is_named_as_the_fault() -> None:
+    """The vector cores copy their partials out on MTE3 and raise the cube's flag on PIPE_V: racecheck's
+    RAW names that flag, its pipe and the fix (not "no SyncAll between ..."); with the wait dropped instead,
+    it names the dropped wait."""
+    (h,) = [h for h in analyze(_flag_pipe()) if h.scope == "GM"]
+    setf = f"ascendc_kernels/flag_pipe.cpp:{line_of('flag_pipe.cpp', 'CrossCoreSetFlag<')}"
+    copy = f"ascendc_kernels/flag_pipe.cpp:{line_of('flag_pipe.cpp', 'DataCopy(pg[')}"
+    # (one stage: racecheck's pair order may put the cube's read first; the text names the flag either way)
+    read = f"ascendc_kernels/flag_pipe.cpp:{line_of('flag_pipe.cpp', 'og.SetValue')}"
+    assert {h.first.site, h.second.site} == {copy, read}
+    assert h.gap.startswith(f"the CrossCoreSetFlag(4) at {setf} is raised on PIPE_V, which does not wait for the "
+                            f"PIPE_MTE3 access at {copy}: raise it on PIPE_MTE3"), h.gap
+    wait = f"flag_pipe.cpp:{line_of('flag_pipe.cpp', 'CrossCoreWaitFlag(4)')}"
+    (d,) = [h for h in analyze(_flag_pipe(drop=(wait,))) if h.scope == "GM"]
+    assert d.gap.startswith("the CrossCoreWaitFlag(4) at ") and d.gap.endswith("was dropped"), d.gap

@@ -169,7 +169,10 @@ def test_dropped_sync_point_reports_its_hazard(dev1, dropped):
                 assert h.scope == "GM", text
                 cores = {h.first.short[:3], h.second.short[:3]}
                 assert cores == {"aic", "aiv"}, text
-                assert "in CVProcess" in h.missing_sync and dropped[0] in h.missing_sync
+                # the flag whose wait was dropped is named, with its set and wait lines
+                assert h.missing_sync.startswith("the CrossCoreWaitFlag("), h.missing_sync
+                assert "that would take the set at fused_linear_online_max_sum/kernel.py:" in h.missing_sync
+                assert dropped[0] in h.missing_sync
 
 
 def test_s0_alone_reports_only_init_against_target_process(dev1):

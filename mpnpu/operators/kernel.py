@@ -185,6 +185,10 @@ class KernelOperator:
     diagnosis: Any = None  # a mpnpu.operators.diagnosis.Diagnosis
     description: str = ""
     probes: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # none: run() has no probe hooks
+    #: the byte every output and workspace holds when a case-run starts (default UNWRITTEN); None: the
+    #: caching allocator's blocks as the previous case-run left them, as the device hands them on
+    #: (for a kernel whose story is that stale data: the A/B verdict can then be told apart less well)
+    unwritten: int | None = UNWRITTEN
     _goldens: dict[tuple[int, int], Prepared] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -246,8 +250,9 @@ class KernelOperator:
         dropped = check_sync_names(drop_syncs, self.sync_points)
         with device.scope() as gm:
             ins = [gm.to_device(n, a, case.dtypes.get(n)) for n, a in case.inputs.items()]
-            outs = {n: gm.empty(n, tensor_shape(shape), dtype, UNWRITTEN) for n, (shape, dtype) in case.outputs.items()}
-            work = [gm.empty(n, tensor_shape(shape, device.topology), dtype, UNWRITTEN)
+            outs = {n: gm.empty(n, tensor_shape(shape), dtype, self.unwritten)
+                    for n, (shape, dtype) in case.outputs.items()}
+            work = [gm.empty(n, tensor_shape(shape, device.topology), dtype, self.unwritten)
                     for n, (shape, dtype) in case.workspace.items()]
             try:
                 launch = device.launch_with(launch_options(drop_syncs=dropped, trace=trace),

@@ -523,6 +523,42 @@ def _gap(stage_a: str, stage_b: str) -> str:
     return f"no sync between the two accesses in {stage_label(stage_a)}"
 
 
+def _flag_between(trace: LaunchTrace, c1: int, p1: int, c2: int, p2: int) -> str:
+    """What is wrong with the cross-core flag meant to order core c1's access at event p1 before
+    core c2's at p2, if there is one: a set on c1 after the access whose flag c2 waits on (or skips,
+    dropped) before its access. "" when no flag is meant to order them (the generic gap applies)."""
+    events1, events2 = trace.events[c1], trace.events[c2]
+    first_pipe, first_site = getattr(events1[p1], "pipe", ""), getattr(events1[p1], "site", "?")
+    topo = trace.topology
+    waited = {(ev.mode, ev.flag_id): ev for ev in events2[:p2] if type(ev) is FlagWaitEvent}
+    dropped_waits = [ev for ev in events2[:p2] if type(ev) is DroppedSyncEvent
+                     and ev.call in ("cross_core_wait_flag", "CrossCoreWaitFlag")]
+    ev: Any  # told apart by type below
+    for i in range(p1 + 1, len(events1)):
+        ev = events1[i]
+        if type(ev) is not FlagSetEvent:
+            continue
+        try:
+            reaches = c2 in topo.flag_receivers(ev.mode, c1)
+        except ValueError:
+            continue
+        if not reaches:
+            continue
+        after: Any = events1[i + 1] if i + 1 < len(events1) else None
+        pipe = after.pipe if type(after) is PipeSyncEvent and after.op == "xset" else ""
+        wait = waited.get((ev.mode, ev.flag_id))
+        if wait is None and dropped_waits:
+            return (f"the CrossCoreWaitFlag({ev.flag_id}) at {dropped_waits[-1].site} that would take the set at "
+                    f"{ev.site} was dropped")
+        if wait is not None and pipe and first_pipe and pipe != first_pipe:
+            return (f"the CrossCoreSetFlag({ev.flag_id}) at {ev.site} is raised on {pipe}, which does not wait for "
+                    f"the {first_pipe} access at {first_site}: raise it on {first_pipe} (or order {first_pipe} "
+                    f"before {pipe} first); the wait at {wait.site} then orders the access at "
+                    f"{getattr(events2[p2], 'site', '?')}")
+        return ""
+    return ""
+
+
 def hazards_from(conf: Conflicts) -> list[Hazard]:
     """Merge conflicting pairs into hazards (same kind, tensor and both stages and sites)."""
     if not len(conf):
@@ -585,15 +621,22 @@ def hazards_from(conf: Conflicts) -> list[Hazard]:
     for g in range(n_grp):
         i = int(rep[g])
         a, b = site(int(f[i])), site(int(s[i]))
+        kind = _HAZARD_BY_CODE[int(hk[i])]
+        flag = _flag_between(conf.trace, int(cf[i]), int(w.pos[f[i]]), int(cs[i]), int(w.pos[s[i]]))
+        if not flag and a.stage == b.stage and kind != "WAW":
+            # One stage: its order did not say which access comes first, and a flag set after the
+            # second and waited for before the first may be the one meant to order them. (The pair
+            # keeps racecheck's order: directed runs find their accesses by it.)
+            flag = _flag_between(conf.trace, int(cs[i]), int(w.pos[s[i]]), int(cf[i]), int(w.pos[f[i]]))
         out.append(
             Hazard(
-                kind=_HAZARD_BY_CODE[int(hk[i])],
+                kind=kind,
                 tensor=a.tensor,
                 first=a,
                 second=b,
                 count=int(count[g]),
                 element_range=(int(g_lo[g]), int(g_hi[g])),
-                gap=_gap(a.stage, b.stage),
+                gap=flag or _gap(a.stage, b.stage),
                 dropped_syncs=tuple(sorted(names[g])),
                 core_pairs=frozenset(pairs[g]),
             )
