@@ -487,3 +487,14 @@ def first_look(seen, ws) -> None:
         untouched = bool((before_ws.view(np.uint8) == 0xFF).all() and (before_seen.view(np.uint8) == 0xFF).all())
         api.data_copy(ws, np.full(ws.shape, 7.0, np.float32))
         api.data_copy(seen, np.full(seen.shape, 1.0 if untouched else 0.0, np.float32))
+
+
+def handshake_on(flag_id: int, sync_all_first: bool) -> None:
+    """The cube core sets ``flag_id`` (mode 2) for its vector cores, which wait for it; with
+    ``sync_all_first``, every core calls SyncAll before."""
+    if sync_all_first:
+        api.sync_all()
+    if api.is_aic():
+        api.cross_core_set_flag(flag_id, mode=2)
+    else:
+        api.cross_core_wait_flag(flag_id, mode=2)

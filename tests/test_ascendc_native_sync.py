@@ -173,3 +173,22 @@ def test_native_routes_cover_every_usable_flag_of_a_mixed_core() -> None:
     outgoing, incoming = cube.flags[(2, 5)]
     assert [r for r, _, _ in outgoing] == [1, 2] and len(incoming) == 2  # to both vector cores, from both
     assert cube.barrier_all[5] == 3 and cube.barrier_aiv[5] == 2
+
+
+def test_a_cxx_kernel_may_use_syncalls_flag_ids_but_not_with_a_syncall() -> None:
+    """Flag id 12 in a cube -> vector handshake works (the dev kit's own flag sample uses 11-13); the same
+    kernel with a SyncAll in the launch is one error naming the flag's line and the SyncAll's."""
+    from mpnpu.errors import KernelError
+    from tests.ascendc_util import line_of
+
+    k = kernel("flag_ids.cpp", "flag_ids")
+    with device(1) as dev:
+        out = dev.empty("out", 8, "float32")
+        dev.launch(k, out, 0)
+        with pytest.raises(KernelError) as ei:
+            dev.launch(k, out, 1)
+    msg = str(ei.value)
+    assert "uses an id the device's SyncAll is built on (11-14), and this launch also calls SyncAll (at " in msg
+    assert f"flag_ids.cpp:{line_of('flag_ids.cpp', 'SyncAll<false>')}" in msg
+    flag_lines = [line_of("flag_ids.cpp", call) for call in ("CrossCoreSetFlag<", "CrossCoreWaitFlag(")]
+    assert any(f"flag_ids.cpp:{line}" in msg for line in flag_lines)

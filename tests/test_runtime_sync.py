@@ -1,7 +1,7 @@
 """Semantics of the device's sync primitives, observed through what cores write to GM.
 
 Cross-core flags per mode (counting, pairing of the j-th wait with the j-th set, per-sender
-counters in mode 2, isolation between modes and core types), overflow, reserved and invalid ids,
+counters in mode 2, isolation between modes and core types), overflow, the ids SyncAll is built on, invalid ids,
 SyncAll and SyncAll<true>, atomic add. Every test also checks that it leaves no process and no
 shared-memory segment behind (``no_leaks``) and is bounded (``time_limit``).
 """
@@ -140,7 +140,7 @@ def test_mode0_all_vectors_and_all_cubes_independently() -> None:
                 assert list(cs[c, j]) == want_c, (c, j, cs[c, j])
 
 
-# -- overflow, reserved and invalid ids -----------------------------------------------------------
+# -- overflow, SyncAll's ids and invalid ids --------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -160,16 +160,19 @@ def test_flag_overflow_at_16_outstanding_sets(who: str, mode: int) -> None:
         assert "overflow" in str(err) and "flag 3" in str(err)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("flag_id", [11, 12, 13, 14])
-def test_reserved_flag_ids_are_rejected(flag_id: int) -> None:
+def test_the_ids_syncall_is_built_on_work_alone_and_collide_with_a_syncall(flag_id: int) -> None:
+    """Flag ids 11-14 are what the device's SyncAll is built on: a kernel may use them (the dev kit's own flag
+    sample uses 11-13), but a launch that also calls SyncAll gets one error naming both lines."""
     with device(1) as dev:
+        dev.launch(k("handshake_on"), flag_id, False)  # alone: a handshake like any other
         with pytest.raises(KernelError) as ei:
-            dev.launch(k("set_flag_times"), "vector", 0, flag_id, 2, 1)
+            dev.launch(k("handshake_on"), flag_id, True)
         assert ei.value.details["error_type"] == "KernelAPIError"
-        assert f"flag id {flag_id} is reserved" in str(ei.value)
-        with pytest.raises(KernelError, match="reserved"):
-            dev.launch(k("wait_flag_once"), "cube", 0, flag_id, 0)
+        msg = str(ei.value)
+        assert "uses an id the device's SyncAll is built on (11-14), and this launch also calls SyncAll (at " in msg
+        assert "kernels_for_tests.py:" in msg and "use a flag id in 0-10" in msg
+        dev.launch(k("handshake_on"), 10, True)  # 0-10 with a SyncAll: fine
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ from mpnpu.racecheck.hazards import Hazard, key_text
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.hold import REVERSED
-from mpnpu.runtime.topology import RESERVED_FLAG_IDS, CoreType, Topology
+from mpnpu.runtime.topology import SYNC_ALL_FLAG_IDS, CoreType, Topology
 
 #: The block_dim of the audit and of repairs: two AI cores, not DEFAULT_BLOCK_DIM's one, because
 #: what they weigh is which sync each hazard needs, and a flag inside one AI core only looks
@@ -86,7 +86,7 @@ def suggest(hazard: Hazard, pairs: Iterable[PairRef], topology: Topology,
     same_ai_core = all(cores[p.first.core].ai_core == cores[p.second.core].ai_core for p in pairs)
     out: list[Suggestion] = []
     used_ids = {i for _, i in flags_used}
-    free_ids = [i for i in range(16) if i not in RESERVED_FLAG_IDS and i not in used_ids]
+    free_ids = [i for i in range(16) if i not in SYNC_ALL_FLAG_IDS and i not in used_ids]
     V, C = CoreType.VECTOR, CoreType.CUBE
     if same_ai_core and pairs and free_ids:
         fid = free_ids[0]

@@ -71,6 +71,8 @@ class CoreContext:
         self.dropped_syncs: frozenset[str] = frozenset()
         self.events: list[TraceEvent] | None = None
         self.flag_ports: dict[tuple[int, int], AnyFlagPort] = {}  # (mode, id) -> this core's end
+        self.sync_all_site = ""  # where this core last called SyncAll in this launch
+        self.sync_all_ids_site = ""  # where it last used a flag id SyncAll is built on, in this launch
         self.kernels: dict[int, Any] = {}  # handle -> kernel reference (LaunchCommand.kernel)
         self.hold: HoldRunner | None = None  # in a race-directed launch
         self.stage_hooks: StageHooks | None = None  # when a launch inserts syncs
@@ -110,6 +112,8 @@ class CoreContext:
         self.stage_hooks = hooks_for(inserts, self.info.core_type is CoreType.CUBE)
         for port in self.flag_ports.values():
             port.used = False
+        self.sync_all_site = ""
+        self.sync_all_ids_site = ""
 
     def start_pipes(self, kernel: Callable[..., Any]) -> PipeEngine:
         """Choose how this launch runs its pipes: asynchronously for a kernel that orders them

@@ -35,7 +35,7 @@ import numpy as np
 from mpnpu.errors import KernelAPIError
 
 from .pipe_events import ASYNC_PIPES, Pipe
-from .topology import CoreType, check_flag
+from .topology import SYNC_ALL_FLAG_IDS, CoreType, check_flag
 from .trace import (
     Access,
     DroppedSyncEvent,
@@ -189,6 +189,9 @@ def sync_all(c: CoreContext, aiv_only: bool = False, name: str = "", site: Site 
             f"SyncAll<true> (aiv_only) is a vector-core barrier; {c.info.label} must not call it "
             "(guard it with ASCEND_IS_AIV / is_aiv())"
         )
+    c.sync_all_site = _resolve(site)
+    if c.sync_all_ids_site:
+        _sync_all_collision(c, c.sync_all_ids_site, c.sync_all_site)
     # Like the device's SyncAll, it first waits for this core's pipes: what a core wrote before the
     # barrier has landed in GM when any core leaves it.
     c.pipes.barrier(Pipe.ALL, "sync_all")
@@ -196,6 +199,20 @@ def sync_all(c: CoreContext, aiv_only: bool = False, name: str = "", site: Site 
     c.sync.sync_all(c.info.core_id, aiv_only, c.options.sync_timeout_s)
     if c.events is not None:
         c.events.append(SyncAllEvent(aiv_only, name, c.stage, _resolve(site), t0, clock_ns()))
+
+
+def _sync_all_collision(c: CoreContext, flag_site: str, sync_site: str) -> None:
+    raise KernelAPIError(
+        f"{c.info.label}: the cross-core flag at {flag_site} uses an id the device's SyncAll is built on (11-14), "
+        f"and this launch also calls SyncAll (at {sync_site}): on the chip their sets and waits would be mixed up; "
+        "use a flag id in 0-10")
+
+
+def _uses_sync_all_id(c: CoreContext, flag_id: int, site: Site | None) -> None:
+    """A flag id SyncAll is built on, used in this launch: fine alone, an error with a SyncAll."""
+    c.sync_all_ids_site = _resolve(site)
+    if c.sync_all_site:
+        _sync_all_collision(c, c.sync_all_ids_site, c.sync_all_site)
 
 
 def flag_port(c: CoreContext, mode: int, flag_id: int) -> AnyFlagPort:
@@ -225,6 +242,8 @@ def flag_set(c: CoreContext, mode: int, flag_id: int, pipe: Pipe = Pipe.MTE3, na
     port = c.flag_ports.get((mode, flag_id)) or flag_port(c, mode, flag_id)
     if name and sync_dropped(c, name, "cross_core_set_flag", site):
         return
+    if flag_id in SYNC_ALL_FLAG_IDS:
+        _uses_sync_all_id(c, flag_id, site)
     events = c.events
     t0 = clock_ns() if events is not None else 0
     if c.pipes.asynchronous:
@@ -246,6 +265,8 @@ def flag_wait(c: CoreContext, mode: int, flag_id: int, name: str = "", site: Sit
     port = c.flag_ports.get((mode, flag_id)) or flag_port(c, mode, flag_id)
     if name and sync_dropped(c, name, "cross_core_wait_flag", site):
         return
+    if flag_id in SYNC_ALL_FLAG_IDS:
+        _uses_sync_all_id(c, flag_id, site)
     if c.pipes.asynchronous:
         c.pipes.flush_signals("cross_core_wait_flag")
         c.pipes.wake_pipes()  # the rest of this core's queued work runs while it waits

@@ -37,9 +37,9 @@ from .hold import HoldBoard
 from .procutil import sem_handle
 from .replies import ReplyBoard
 from .spin import spin_until
-from .topology import FLAG_COUNTER_MAX, FLAG_IDS, RESERVED_FLAG_IDS, Topology
+from .topology import FLAG_COUNTER_MAX, FLAG_IDS, Topology
 
-USABLE_FLAG_IDS = tuple(i for i in range(FLAG_IDS) if i not in RESERVED_FLAG_IDS)
+USABLE_FLAG_IDS = tuple(range(FLAG_IDS))
 
 
 class CoreState(enum.IntEnum):

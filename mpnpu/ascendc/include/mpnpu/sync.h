@@ -111,9 +111,26 @@ inline void pipe_error(const char* file, int line, const char* func, const char*
     api_error(Site{file ? file : "?", line, func ? func : "?"}, "%s", message);
 }
 
+// A flag id the device's SyncAll is built on (11-14) and a SyncAll in one launch: on the chip their
+// sets and waits would be mixed up. Either alone is fine (the dev kit's own flag sample uses 11-13).
+[[noreturn]] inline void sync_all_collision(const Site& flag, const Site& sync, const Site& at) {
+    api_error(at, "the cross-core flag at %s uses an id the device's SyncAll is built on (11-14), and this launch "
+                  "also calls SyncAll (at %s): on the chip their sets and waits would be mixed up; use a flag id "
+                  "in 0-10", site_name(flag).c_str(), site_name(sync).c_str());
+}
+
+inline void uses_sync_all_id(int32_t fid, const Site& site) {
+    if (fid < 11 || fid > 14) return;
+    CoreState& c = core();
+    c.sync_ids_at = site;
+    if (c.sync_all_at.file) sync_all_collision(site, c.sync_all_at, site);
+}
+
 inline void sync_all(bool aiv_only, const Site& site) {
     if (dropped(site, D_SYNC_ALL)) return;
     CoreState& c = core();
+    c.sync_all_at = site;
+    if (c.sync_ids_at.file) sync_all_collision(c.sync_ids_at, site, site);
     if (aiv_only && is_aic())
         api_error(site, "SyncAll<true>() synchronises the vector cores only; a cube core must not call it "
                         "(guard it with ASCEND_IS_AIV, or use SyncAll<false>())");
@@ -147,6 +164,7 @@ inline void cross_core_set(int32_t mode, uint8_t pipe, int32_t flag_id, const Si
     // The flag id is taken modulo 16, as the chip takes its low 4 bits. The set fires once its pipe
     // has completed what was issued to it before (e.g. the copy out it announces).
     int32_t id = site_id(site), fid = flag_id & 0xF;
+    uses_sync_all_id(fid, site);
     const MpnpuCoreCalls* calls = c.core_calls;
     MpnpuNativeSync* nat = c.launch.native;
     if (MpnpuNativeFlag* f = nat ? native::flag(*nat, mode, fid) : nullptr) {
@@ -177,6 +195,7 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     uint64_t t0 = c.tracing ? now_ns() : 0;
     int32_t resolved = mode;
     const int32_t fid = flag_id & 0xF;
+    uses_sync_all_id(fid, site);
     MpnpuNativeSync* nat = c.launch.native;
     // Natively for an id usable in modes 1 or 2 here; otherwise (mode 0, a reserved id, a mode this
     // core may not use) through the core process, which also names what is wrong.

@@ -185,6 +185,8 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.hold_site = c.holding ? l->hold_site : "";
     c.site_ids.clear();
     c.sites.clear();
+    c.sync_all_at = Site{nullptr, 0, nullptr};
+    c.sync_ids_at = Site{nullptr, 0, nullptr};
     c.events.clear();
     std::memset(&c.fault, 0, sizeof c.fault);
     c.atomic_op = 0;

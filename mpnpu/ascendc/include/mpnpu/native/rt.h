@@ -167,6 +167,10 @@ struct CoreState {
     PipeEngine pipes;
     MpnpuFault fault{};
     Site last{nullptr, 0, nullptr};  // the last API call's site (named if the kernel then crashes)
+    // This launch's last SyncAll and last use of a flag id SyncAll is built on (11-14): the two in
+    // one launch are a collision on the chip (sync.h says so at the second)
+    Site sync_all_at{nullptr, 0, nullptr};
+    Site sync_ids_at{nullptr, 0, nullptr};
     // local memory: one arena per memory, living as long as the process (a buffer starts with
     // whatever the last launch left, as on the device)
     // (never touched on a core type that has no such memory, so they cost no resident pages)
