@@ -48,8 +48,8 @@ def cpudebug_library() -> str:
                f'-DMPNPU_PYTHON="{python}"', SOURCE, "-o", out, *link]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
         if proc.returncode != 0:
-            raise CompileError(f"building libmpnpu_cpudebug: {proc.stderr.strip().splitlines()[0] if proc.stderr else '?'}",
-                               stderr=proc.stderr)
+            first = proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else "?"
+            raise CompileError(f"building libmpnpu_cpudebug: {first}", stderr=proc.stderr)
         os.replace(out, lib)
     return folder
 

@@ -24,7 +24,6 @@ turns it off; other compilers (clang, zig) never use it.
 
 from __future__ import annotations
 
-from .cache import used
 import hashlib
 import json
 import os
@@ -35,6 +34,8 @@ from functools import lru_cache
 from typing import Sequence
 
 from mpnpu import settings
+
+from .cache import used
 
 PCH_NAME = "mpnpu_pch.h"
 #: the headers the precompiled header holds, relative to mpnpu's include directory
