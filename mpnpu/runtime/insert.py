@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 
 from mpnpu.errors import UsageError
 
-from .topology import check_flag
+from .topology import SYNC_ALL_FLAG_IDS, check_flag
 
 SYNC_ALL, SYNC_AIV, FLAG = "sync_all", "sync_aiv", "flag"
 
@@ -85,6 +85,9 @@ def parse_insert(spec: str) -> InsertedSync:
             check_flag(mode, flag_id)
         except ValueError as e:
             raise UsageError(f"insert_syncs {spec!r}: {e}") from None
+        if flag_id in SYNC_ALL_FLAG_IDS:  # an inserted flag must not collide with the kernel's SyncAlls
+            raise UsageError(f"insert_syncs {spec!r}: flag ids 11-14 are what the device's SyncAll is built on; "
+                             "an inserted flag takes one of 0-10")
         setter = parts[1] if mode == 2 else "vector"
         if setter not in ("cube", "vector"):
             raise UsageError(f"insert_syncs {spec!r}: the setter side is 'cube' or 'vector', not {setter!r}")
