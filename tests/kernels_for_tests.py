@@ -498,3 +498,10 @@ def handshake_on(flag_id: int, sync_all_first: bool) -> None:
         api.cross_core_set_flag(flag_id, mode=2)
     else:
         api.cross_core_wait_flag(flag_id, mode=2)
+
+
+def late_to_sync_all(late_core: int, seconds: float) -> None:
+    """Vector core ``late_core`` keeps running for ``seconds`` before the SyncAll every core calls."""
+    if api.is_aiv() and api.get_block_idx() == late_core:
+        spin(seconds)
+    api.sync_all()

@@ -252,3 +252,19 @@ def test_atomic_add_from_every_vector_core_is_exact(dtype: str) -> None:
         per_rep = sum(range(1, N_VEC + 1)) * (1 if dtype == "int32" else 0.5)
         got = dev.to_host(acc)
         np.testing.assert_array_equal(got, np.full(n, reps * per_rep, dtype=dtype))
+
+
+def test_a_syncall_that_times_out_names_the_core_that_never_arrived() -> None:
+    """Vector core 1 runs on (no sync) past the sync timeout while the others wait in SyncAll: every waiting
+    core's error names vector core 1 as the one that never arrived, not itself."""
+    import dataclasses
+
+    from tests.runtime_util import OPTIONS
+
+    quick = dataclasses.replace(OPTIONS, sync_timeout_s=0.5)
+    with device(1, options=quick) as dev:
+        with pytest.raises(KernelError) as ei:
+            dev.launch(k("late_to_sync_all"), 1, 3.0)
+    msg = str(ei.value)
+    assert "SyncAll #1 did not complete within 0.5 s: vector core 1 (block 0, sub 1) (running, not at a sync) " \
+           "never arrived" in msg, msg

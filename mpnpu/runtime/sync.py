@@ -199,15 +199,34 @@ class SyncObjects:
         status[base + ST_PROGRESS] += 1
         return count
 
-    @staticmethod
-    def sync_all_timeout(aiv_only: bool, count: int, timeout: float) -> SyncTimeoutError:
-        """The error of a SyncAll that did not complete (this core's ``count``-th)."""
+    def not_arrived(self, aiv_only: bool, count: int) -> list[str]:
+        """The parties of a SyncAll (#``count``) that have not reached it, as "label (what it is doing)",
+        from the status board: the cores the others are waiting for."""
+        status = self._status
+        col = ST_SYNC_AIV if aiv_only else ST_SYNC_ALL
+        parties = self.topology.vector_ids if aiv_only else self.topology.all_ids
+        # (a core shows IDLE until its first sync of the launch: it is running all the same)
+        doing = {int(CoreState.IDLE): "running, not at a sync", _RUNNING: "running, not at a sync",
+                 _IN_SYNC_ALL: "in another SyncAll",
+                 _IN_SYNC_AIV: "in a SyncAll<true>", _IN_FLAG_WAIT: "waiting on a cross-core flag",
+                 int(CoreState.DONE): "finished the kernel"}
+        out = []
+        for c in parties:
+            base = c * ST_COLUMNS
+            if status[base + col] < count:
+                what = doing.get(int(status[base + ST_STATE]), "failed")
+                out.append(f"{self.topology.core(c).label} ({what})")
+        return out
+
+    def sync_all_timeout(self, aiv_only: bool, count: int, timeout: float) -> SyncTimeoutError:
+        """The error of a SyncAll that did not complete (this core's ``count``-th), naming the cores
+        that never reached it (not the core that gave up waiting for them)."""
         what = "SyncAll<aiv_only>" if aiv_only else "SyncAll"
-        return SyncTimeoutError(
-            f"{what} #{count} did not complete within {timeout:g} s "
-            "(a core never arrived, or the launch failed elsewhere)",
-            sync="sync_all", count=count,
-        )
+        missing = self.not_arrived(aiv_only, count)
+        who = (f": {', '.join(missing)} never arrived" if missing
+               else " (a core never arrived, or the launch failed elsewhere)")
+        return SyncTimeoutError(f"{what} #{count} did not complete within {timeout:g} s{who}",
+                                sync="sync_all", count=count, missing=missing)
 
     # -- cross-core flags --------------------------------------------------------------------
 
