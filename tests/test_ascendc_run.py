@@ -227,3 +227,17 @@ def test_pre_include_puts_a_prelude_before_the_unchanged_source(tmp_path, capsys
     assert cli(words) == 2  # without it: the compile error, one line at the user's file:line
     err = capsys.readouterr().err
     assert "k.cpp:8" in err and "kScale" in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_speaks_of_its_own_options_in_its_help(capsys) -> None:
+    """mpnpu run's help is its own: --repeat repeats the kernel (not cases), --drop-sync names FILE:LINE sites
+    (no incident variant, no list that run does not have), --block-dim counts the launch's blocks."""
+    from mpnpu.cli.main import cli
+
+    with pytest.raises(SystemExit):
+        cli(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "how many times the kernel runs" in text and "distinct seeded cases" not in text
+    assert "incident variant" not in text and "sync call sites to skip, comma-separated FILE:LINE" in text
+    assert "the kernel's block count, as its <<<>>> launch gives it" in text
+    assert "for kernels marked @pipelined" not in text

@@ -10,6 +10,7 @@ everything else), then the command's full parser built for that operator, whose 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, Union
@@ -25,10 +26,13 @@ from mpnpu.runtime.config import DEFAULT_BLOCK_DIM
 
 @dataclass(frozen=True)
 class Use:
-    """An option of the table as one command takes it: under its own default (never another meaning)."""
+    """An option of the table as one command takes it: under its own default (never another meaning),
+    and with ``help``, in the words of this command (``mpnpu run``'s --repeat repeats a kernel, not
+    cases; ``{default}`` is filled in as in the table's text)."""
 
     name: str
     default: Any = None
+    help: str = ""
 
 
 OptionUse = Union[str, Use]
@@ -88,6 +92,8 @@ class Command:
             if name == "block_dim" and op is not None and kwargs.get("default") == DEFAULT_BLOCK_DIM:
                 kwargs["default"] = default_block_dim(op)  # (a vector-only kernel: its AI core's 2 vector cores)
             text = o.help_text(kwargs.get("default"))
+            if isinstance(u, Use) and u.help:
+                text = dataclasses.replace(o, help=u.help).help_text(kwargs.get("default"))
             if o.positional:  # argparse names a positional by its dest
                 groups[o.group].add_argument(o.dest, help=text, **kwargs)
                 continue

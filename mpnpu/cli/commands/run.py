@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from mpnpu.cli.command import Command
+from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
 from mpnpu.cli.options import DEVICE, runtime_options
 from mpnpu.cli.outputs import write_reports
@@ -86,8 +86,21 @@ COMMAND = Command(
     epilog="Examples: mpnpu run add_custom.asc --block-dim 8 in:input/input_x.bin:float16 "
            "in:input/input_y.bin:float16 out:output/output_z.bin:float16:16384 --golden output/golden.bin "
            "--repeat 20;  mpnpu run add.cpp:add_custom ... --racecheck --drop-sync add.cpp:45",
-    options=("source", "kernel_args", "block_dim", "repeat", "golden", "rtol", "atol", "define", "include",
-             "pre_include",
-             "tiling_key", "kernel_type", "drop_sync", "racecheck", *DEVICE, "json", "quiet", "verbose"),
+    options=("source", "kernel_args",
+             Use("block_dim", 1, help="the kernel's block count, as its <<<>>> launch gives it: vector cores of a "
+                                      "vector-only kernel, AI cores (1 cube + 2 vector cores each) of a mix kernel, "
+                                      "cube cores of a cube-only one (default {default})"),
+             Use("repeat", 1, help="how many times the kernel runs, each run checked against --golden and against "
+                                   "the first run (default {default})"),
+             "golden", "rtol", "atol", "define", "include", "pre_include", "tiling_key", "kernel_type",
+             Use("drop_sync", None, help="sync call sites to skip, comma-separated FILE:LINE (the file by any path "
+                                         "suffix: add.cpp:45); a line that holds no sync call is an error naming "
+                                         "the nearest ones"),
+             "racecheck",
+             Use("pipes", None, help="how each core runs its data-movement pipes: 'kernel' (the default) and "
+                                     "'async' asynchronously, as on the chip, for a C++ kernel that orders them "
+                                     "with SetFlag/WaitFlag and queues; 'sync' in order (faster; intra-core races "
+                                     "cannot show, racecheck still reports them)"),
+             *(d for d in DEVICE if d != "pipes"), "json", "quiet", "verbose"),
     run=run_kernel,
 )
