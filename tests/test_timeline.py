@@ -569,3 +569,22 @@ def test_no_carriage_returns_when_stderr_is_a_file(tmp_path, time_limit) -> None
     assert [line.split(" (")[0] for line in lines[:3]] == ["case-runs: 1/3 runs", "case-runs: 2/3 runs",
                                                             "case-runs: 3/3 runs"]
     assert lines[-1].endswith("- done")
+
+
+def test_a_cxx_launchs_race_inside_a_core_is_on_its_timeline() -> None:
+    """vecin-early-read-cxx's incident: the vector unit reads a buffer MTE2 has not filled. Its C++ vector
+    instructions now carry their times, so the timeline has the race inside the core (and the JSON its local
+    slices), as the Python twin's has, instead of "no race"."""
+    from mpnpu.operators.protocol import device_for
+    from mpnpu.operators.registry import load_operator
+
+    op = load_operator("vecin-early-read-cxx")
+    case = op.make_case(0, 0)
+    with device_for(op, 1) as dev:
+        _, launch = op.run(dev, case, drop_syncs=op.variants["incident"], trace=True)
+    tl = build_timeline(launch.trace)
+    assert tl.races, "no race on the C++ launch's timeline"
+    race = tl.races[0]
+    assert race.hazard.scope == "local" and "MTE2" in {race.first.lane, race.second.lane}
+    doc = trace_document([tl])
+    assert any(ev.get("cat") == "local" for ev in doc["traceEvents"])

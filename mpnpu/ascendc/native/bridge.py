@@ -661,7 +661,7 @@ def _trace_events(state: _Launch, regions: Sequence[Region]) -> list[Any]:
             out.append(Access(chr(kind), t.name, t.segment, ranges, t.root_offset, aux, func, site, t0, t1,
                               pipes[pipe], pipes[pipe] if mem else ""))
         elif etype == abi.EV_LOCAL:
-            out.append(LocalAccess(chr(kind), memories[mem], start, start + run_, pipes[pipe], func, site))
+            out.append(LocalAccess(chr(kind), memories[mem], start, start + run_, pipes[pipe], func, site, t0, t1))
         elif etype == abi.EV_SYNC_ALL:
             out.append(SyncAllEvent(bool(mem), site, func, site, t0, t1))
         elif etype == abi.EV_FLAG_SET:

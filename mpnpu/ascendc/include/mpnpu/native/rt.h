@@ -440,6 +440,9 @@ inline void local_access(char kind, uint8_t pipe, int mem, uint64_t start, uint6
         e.start = start;
         e.run = stop - start;
         e.count = 1;
+        // An instruction of a pipe that runs inline (vector, cube, scalar) happens now: its time lets a
+        // timeline draw it (and a race inside the core). A copy's local side is timed by its GM record.
+        if (pipe == P_V || pipe == P_M || pipe == P_S) e.t0 = e.t1 = now_ns();
     }
 }
 
