@@ -56,7 +56,7 @@ from mpnpu.directed.mutation import (
 from mpnpu.directed.repair import AUDIT_BLOCK_DIM, Repair, repair_hazards
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import Variant, run_batch
-from mpnpu.operators.protocol import Operator, device_for
+from mpnpu.operators.protocol import Operator, device_for, topology_for
 from mpnpu.racecheck.hazards import Hazard
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -185,6 +185,7 @@ class AuditResult:
     repairs: list[Repair] = field(default_factory=list)
     repair_dropped: tuple[str, ...] = ()
     elapsed_s: float = 0.0
+    core_processes: int = 0  # how many core processes block_dim made for this operator's kernel
 
     @property
     def mutation_score(self) -> float:
@@ -194,7 +195,8 @@ class AuditResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "operator": self.operator, "block_dim": self.block_dim, "settings": self.settings,
+            "operator": self.operator, "block_dim": self.block_dim, "core_processes": self.core_processes,
+            "settings": self.settings,
             "mutation_score": self.mutation_score,
             "rows": [r.to_dict() for r in self.rows], "repair_variant_drops": list(self.repair_dropped),
             "repairs": [r.to_dict() for r in self.repairs], "elapsed_s": self.elapsed_s,
@@ -257,4 +259,4 @@ def audit(
     settings = {"runs": runs, "scout_cases": scout_cases, "batch_cases": batch_cases, "case_seed": case_seed,
                 "seed": seed, "pairs": pairs}
     return AuditResult(op.name, block_dim, settings, rows, repairs, incident if repair else (),
-                       time.perf_counter() - start)
+                       time.perf_counter() - start, topology_for(op, block_dim).n_cores)

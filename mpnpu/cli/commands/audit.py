@@ -72,7 +72,8 @@ COMMAND = Command(
         "the operator with every sync in place fails a scouted case (the baseline it needs), 2 for usage errors, 3 "
         "for device errors, 130/143 when interrupted."
     ),
-    epilog=(f"The audit runs {AUDIT_BLOCK_DIM} AI cores unless told otherwise: a flag inside one AI core only looks "
+    epilog=(f"The audit runs block_dim {AUDIT_BLOCK_DIM} unless told otherwise ({AUDIT_BLOCK_DIM} AI cores of a mix "
+            "kernel; its header says how many core processes that made): a flag inside one AI core only looks "
             "sufficient when no access pair crosses AI cores. Examples: mpnpu audit --markdown audit.md --json "
             "audit.json; mpnpu audit --op flag-reuse; mpnpu audit --op path/to/my_op.py"),
     options=("op", "list_ops", "list_syncs", "pairs", "sync", Use("directed_runs", 3), "scout_cases", "batch_cases",

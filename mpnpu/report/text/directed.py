@@ -196,7 +196,8 @@ def format_repairs(repairs: list[Repair], markdown: bool = False) -> list[str]:
 
 
 def format_audit(r: AuditResult) -> str:
-    lines = [f"mpnpu audit: {r.operator}, block_dim {r.block_dim}, each sync point dropped "
+    cores = f" ({r.core_processes} core processes)" if r.core_processes else ""
+    lines = [f"mpnpu audit: {r.operator}, block_dim {r.block_dim}{cores}, each sync point dropped "
              f"{'alone and in pairs' if r.settings.get('pairs') else 'alone'}; "
              f"{r.settings['scout_cases']} scouted cases, {r.settings['runs']} directed runs per hazard, "
              f"batch of {r.settings['batch_cases']} cases", ""]
