@@ -175,3 +175,20 @@ def test_a_raw_read_past_a_gmalloc_block_faults_and_says_how_far(bindir, offset)
     assert "killed by signal SIGSEGV" in r.stderr
     assert f"({offset * 4} bytes past the end of x, 65536 bytes)" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+
+
+@pytest.mark.slow
+def test_drop_sync_takes_sync_call_sites_only_and_says_what_dropped_nothing(bindir) -> None:
+    """MPNPU_DROP_SYNC=S1 (an operator's name, not a line) is one line and exit 2; a line that holds no sync
+    call is said to have skipped nothing (with racecheck on, which sees the launch), not run silently."""
+    exe = program("test_two_phase.cpp", bindir)
+    bad = _run(exe, MPNPU_DROP_SYNC="S1")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "'S1' is not a sync call site: give FILE:LINE of the sync call" in bad.stderr
+    nothing = _run(exe, MPNPU_DROP_SYNC="two_phase.cpp:1", MPNPU_RACECHECK="1")
+    assert nothing.returncode == 0
+    assert "MPNPU_DROP_SYNC entry two_phase.cpp:1 skipped nothing in this launch (no sync call ran at that line)" \
+        in nothing.stderr
+    sync = f"two_phase.cpp:{line_of('two_phase.cpp', 'SyncAll();')}"
+    real = _run(exe, MPNPU_DROP_SYNC=sync, MPNPU_RACECHECK="1")
+    assert "skipped nothing" not in real.stderr and "Potential RAW hazard" in real.stderr

@@ -357,10 +357,30 @@ class _Controls:
     def from_env(cls) -> _Controls:
         """The settings as the environment has them now; a bad one is a UsageError (one line)."""
         drop, timeline = settings.from_env(settings.DROP_SYNC), settings.from_env(settings.TIMELINE)
+        for entry in drop or ():
+            # a CPU-debug program's sync points are its lines (an operator's names, S1, mean nothing here)
+            if not _FILE_LINE.fullmatch(entry):
+                raise UsageError(f"MPNPU_DROP_SYNC={','.join(drop or ())!r}: {entry!r} is not a sync call site: "
+                                 "give FILE:LINE of the sync call (add.cpp:45, the file by any path suffix)")
         return cls(drop=drop or (), racecheck=settings.from_env(settings.RACECHECK), timeline=timeline or "",
                    repeat=settings.from_env(settings.REPEAT), timeout_s=settings.from_env(settings.TIMEOUT),
                    directed=settings.from_env(settings.DIRECTED), sync_log=settings.from_env(settings.SYNC_LOG) or "",
                    no_auto_sync=settings.from_env(settings.NO_AUTO_SYNC))
+
+
+_FILE_LINE = re.compile(r"[^:,]+:[0-9]+")
+
+
+def _dropped_nothing(trace: Any, drop: tuple[str, ...], where: str) -> None:
+    """Say which MPNPU_DROP_SYNC entries skipped no sync call in this traced launch (a line that holds
+    no sync call, or one this launch did not reach): the run had every sync there in place."""
+    from mpnpu.runtime.trace import DroppedSyncEvent
+
+    skipped = {ev.site for events in trace.events for ev in events if type(ev) is DroppedSyncEvent}
+    for entry in drop:
+        if not any(site == entry or site.endswith("/" + entry) for site in skipped):
+            print(f"mpnpu: {where}: MPNPU_DROP_SYNC entry {entry} skipped nothing in this launch (no sync call "
+                  f"ran at that line)", file=sys.stderr)
 
 
 def _device(block_dim: int, kernel_type: KernelType, timeout_s: float, auto_sync: bool = True) -> Any:
@@ -440,6 +460,8 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str, controls: _Controls) -> 
             _launches += 1
             if result.trace is not None:
                 status = max(status, _report_trace(result.trace, where, controls.racecheck, controls.timeline))
+                if controls.drop and r == 0:
+                    _dropped_nothing(result.trace, controls.drop, where)
                 if controls.sync_log:
                     _log_sync_sites(result.trace, kernel, controls.sync_log)
                 if controls.directed:  # the traced launch was the scout: the program sees the directed run's GM
