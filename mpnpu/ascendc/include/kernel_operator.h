@@ -19,5 +19,6 @@
 #include "mpnpu/scalar_atomic.h"
 #include "mpnpu/vector.h"
 #include "mpnpu/cube.h"
+#include "mpnpu/utils.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

@@ -311,11 +311,7 @@ inline void DisableDmaAtomic() { SetAtomicNone(); }
 template <typename T>
 inline void SetAtomicType() {}
 
-// Caches are coherent on a CPU: nothing to clean or invalidate.
-template <typename T, int entireType = 0, int dcciDst = 0>
-inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
-template <typename T, int entireType = 0>
-inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&, uint64_t) {}
+// DataCacheCleanAndInvalid (caches are coherent on a CPU): mpnpu/utils.h, with its enumerations.
 
 }  // namespace AscendC
 

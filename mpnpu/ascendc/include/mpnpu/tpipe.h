@@ -215,6 +215,14 @@ public:
     LocalTensor<T> Get(MPNPU_SITE) const {
         return GetWithOffset<T>(uint32_t(slot_.bytes / sizeof(T)), 0, site);
     }
+    // The whole buffer as a tensor, as Get() gives it (TBuf has no queue: nothing is allocated or
+    // handed on); FreeTensor gives nothing back.
+    template <typename T>
+    LocalTensor<T> AllocTensor(MPNPU_SITE) const {
+        return Get<T>(site);
+    }
+    template <typename T>
+    void FreeTensor(const LocalTensor<T>&) const {}
     template <typename T>
     LocalTensor<T> Get(uint32_t len, MPNPU_SITE) const {
         return GetWithOffset<T>(len, 0, site);

@@ -1,0 +1,116 @@
+// Small names of the kernel API that kernels use everywhere: ASSERT, AlignUp / DivCeil, the Std
+// namespace (the standard library's type traits under AscendC::Std), AscendCUtils, ToFloat, the
+// core-type global g_coreType, the float16_t / float32_t / int4b_t types, InitGlobalMemory, and
+// the cache-maintenance enumerations (CacheLine, CacheMode, DcciDst) that change nothing on a CPU.
+// Written from the documented behaviour of each; see docs/ascendc.md's API table.
+#ifndef MPNPU_UTILS_H
+#define MPNPU_UTILS_H
+
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "identity.h"
+#include "native/rt.h"
+#include "tensor.h"
+#include "types.h"
+#include "vector/mask.h"
+
+namespace mpnpu {
+[[noreturn]] inline void assert_failed(const char* cond, const Site& site) {
+    api_error(site, "ASSERT(%s) failed", cond);
+}
+}  // namespace mpnpu
+
+// A kernel's assertion: a false condition ends the launch with one line naming the kernel's
+// file:line and the condition (the device stops the kernel there too).
+#ifndef ASSERT
+#define ASSERT(cond) \
+    ((cond) ? static_cast<void>(0) : ::mpnpu::assert_failed(#cond, ::mpnpu::Site{__FILE__, __LINE__, __func__}))
+#endif
+
+using float16_t = half;
+using float32_t = float;
+
+// A signed 4-bit integer (two per byte in memory); as a scalar type here, one per int8.
+struct int4b_t {
+    int8_t value = 0;
+    constexpr int4b_t() = default;
+    constexpr int4b_t(int v) : value(int8_t(((v + 8) & 0xF) - 8)) {}  // NOLINT: wraps into -8..7
+    constexpr operator int() const { return value; }
+};
+
+namespace AscendC {
+
+// ``value`` rounded up to a multiple of ``align`` / the ceiling of a division (0 when divided by 0).
+template <typename T, typename U>
+constexpr auto AlignUp(T value, U align) -> std::common_type_t<T, U> {
+    using R = std::common_type_t<T, U>;
+    return align == 0 ? R(value) : R((R(value) + R(align) - 1) / R(align) * R(align));
+}
+template <typename T, typename U>
+constexpr auto DivCeil(T value, U divisor) -> std::common_type_t<T, U> {
+    using R = std::common_type_t<T, U>;
+    return divisor == 0 ? R(0) : R((R(value) + R(divisor) - 1) / R(divisor));
+}
+
+// AscendC::Std: the standard library's utilities and type traits, as kernels spell them.
+namespace Std {
+using namespace std;  // NOLINT: Std::conditional_t, Std::is_same_v, Std::tuple, Std::max ...
+template <typename...>
+inline constexpr bool always_false_v = false;
+}  // namespace Std
+
+// A bfloat16 or half value (or any arithmetic one) as float.
+template <typename T>
+inline float ToFloat(const T& v) { return mpnpu::to_float(v); }
+inline bfloat16_t ToBfloat16(float v) { return bfloat16_t(v); }
+
+// Which kind of core runs this code: ``g_coreType == AIC`` on a cube core.
+enum CoreTypeValue : int32_t { AIC = 1, AIV = 2, MIX = 3 };
+inline CoreTypeValue core_type_now() { return mpnpu::is_aic() ? AIC : AIV; }
+
+// Utilities of the vector unit's mask register.
+struct AscendCUtils {
+    // The first ``len`` lanes of a repeat (normal mode): SetVectorMask<T>(len).
+    template <typename T>
+    static void SetMask(int32_t len, MPNPU_SITE) { SetVectorMask<T>(len, site); }
+    template <typename T>
+    static void SetMask(uint64_t maskHigh, uint64_t maskLow, MPNPU_SITE) {
+        SetVectorMask<T>(maskHigh, maskLow, site);
+    }
+    // Elements of ``typeSize`` bytes in one 32-byte block.
+    static uint32_t GetC0Count(uint32_t typeSize) { return typeSize == 0 ? 0 : 32 / typeSize; }
+    template <typename T>
+    static constexpr uint32_t GetBitSize() { return uint32_t(sizeof(T) * 8); }
+    static uint32_t GetBitSize(uint32_t byteSize) { return byteSize * 8; }
+};
+
+// Cache maintenance (DataCacheCleanAndInvalid): the cache these control does not exist on a CPU,
+// where every core sees GM as it is; the calls take their documented arguments and do nothing.
+enum class CacheLine : int32_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
+enum class DcciDst : int32_t { CACHELINE_ALL = 0, CACHELINE_UB = 1, CACHELINE_OUT = 2, CACHELINE_ATOMIC = 3 };
+enum class CacheMode : int32_t { CACHE_MODE_NORMAL = 0, CACHE_MODE_DISABLE = 1, CACHE_MODE_LAST = 2 };
+template <typename T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_OUT>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
+template <typename T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&, uint64_t) {}
+
+// Fill ``size`` elements of GM from ``gm`` with ``value``: a write of those bytes on MTE3 (the
+// kernel orders it before what reads them, as after any copy out).
+template <typename T, typename V>
+inline void InitGlobalMemory(GlobalTensor<T>& gm, uint64_t size, const V& value, MPNPU_SITE) {
+    T* first = gm.mpnpu_addr();
+    auto* rec = mpnpu::gm_access('W', mpnpu::P_MTE3, gm.mpnpu_base(), first, size * sizeof(T), 0, 1,
+                                 uint32_t(sizeof(T)), site, "InitGlobalMemory");
+    std::fill(first, first + size, T(value));
+    mpnpu::done(rec);
+}
+
+}  // namespace AscendC
+
+#define g_coreType (::AscendC::core_type_now())
+
+#endif  // MPNPU_UTILS_H
