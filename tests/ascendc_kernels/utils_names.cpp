@@ -13,6 +13,7 @@ extern "C" __global__ __aicore__ void utils_names(GM_ADDR out, GM_ADDR ws, uint3
     wg.SetGlobalBuffer((__gm__ float*)ws, 64);
     if (g_coreType == AIV && GetBlockIdx() == 0) {
         InitGlobalMemory(wg, 64, 2.5f);
+        InitOutput(wg[32], 16, 4.0f);
         TPipe pipe;
         TBuf<TPosition::VECCALC> buf;
         pipe.InitBuffer(buf, 1024);
@@ -24,5 +25,6 @@ extern "C" __global__ __aicore__ void utils_names(GM_ADDR out, GM_ADDR ws, uint3
         og.SetValue(3, ToFloat(bfloat16_t(1.5f)));
         og.SetValue(4, float(AscendCUtils::GetC0Count(2)));
         og.SetValue(5, wg.GetValue(63));
+        og.SetValue(6, wg.GetValue(40));
     }
 }

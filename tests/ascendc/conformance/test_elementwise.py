@@ -23,6 +23,7 @@ UNARY_KEYS = [("dblk", "drep"), ("sblk", "srep")]
 RANGES = {
     "Div": {"src1": (0.5, 4.0)},
     "Ln": {"src": (0.05, 20.0)},
+    "Log": {"src": (0.05, 20.0)},
     "Sqrt": {"src": (0.0, 50.0)},
     "Rsqrt": {"src": (0.05, 50.0)},
     "Reciprocal": {"src": (0.1, 20.0)},

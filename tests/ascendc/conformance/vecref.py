@@ -357,6 +357,7 @@ class Sim:
     UNARY = {
         "Exp": (np.exp, ("f16", "f32")),
         "Ln": (np.log, ("f16", "f32")),
+        "Log": (np.log, ("f16", "f32")),  # the math library's name for Ln
         "Abs": (np.abs, ("f16", "f32")),
         "Sqrt": (np.sqrt, ("f16", "f32")),
         "Rsqrt": (lambda x: np.float32(1) / np.sqrt(x), ("f16", "f32")),
@@ -373,7 +374,7 @@ class Sim:
         gd = self.geo(kw, "dblk", "drep", form, lanes, SIZE[T])
         gs = self.geo(kw, "sblk", "srep", form, lanes, SIZE[T])
         self.elementwise(exp, plan, d, gd, [(s, gs)], lambda x: compute(T, fn, x))
-        if name in ("Exp", "Ln"):
+        if name in ("Exp", "Ln", "Log"):
             exp.approx.append((dst, 2e-6, 1e-30, 1))
 
     SCALAR = {

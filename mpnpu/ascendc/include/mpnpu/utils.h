@@ -1,6 +1,6 @@
 // Small names of the kernel API that kernels use everywhere: ASSERT, AlignUp / DivCeil, the Std
 // namespace (the standard library's type traits under AscendC::Std), AscendCUtils, ToFloat, the
-// core-type global g_coreType, the float16_t / float32_t / int4b_t types, InitGlobalMemory, and
+// core-type global g_coreType, the float16_t / float32_t / int4b_t types, InitGlobalMemory / InitOutput, and
 // the cache-maintenance enumerations (CacheLine, CacheMode, DcciDst) that change nothing on a CPU.
 // Written from the documented behaviour of each; see docs/ascendc.md's API table.
 #ifndef MPNPU_UTILS_H
@@ -101,12 +101,17 @@ inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&, uint64_t) {}
 // Fill ``size`` elements of GM from ``gm`` with ``value``: a write of those bytes on MTE3 (the
 // kernel orders it before what reads them, as after any copy out).
 template <typename T, typename V>
-inline void InitGlobalMemory(GlobalTensor<T>& gm, uint64_t size, const V& value, MPNPU_SITE) {
+inline void InitGlobalMemory(const GlobalTensor<T>& gm, uint64_t size, const V& value, MPNPU_SITE) {
     T* first = gm.mpnpu_addr();
     auto* rec = mpnpu::gm_access('W', mpnpu::P_MTE3, gm.mpnpu_base(), first, size * sizeof(T), 0, 1,
                                  uint32_t(sizeof(T)), site, "InitGlobalMemory");
     std::fill(first, first + size, T(value));
     mpnpu::done(rec);
+}
+// InitOutput: the same fill, by its other name (an output zeroed before the kernel accumulates)
+template <typename T, typename V>
+inline void InitOutput(const GlobalTensor<T>& gm, uint64_t size, const V& value, MPNPU_SITE) {
+    InitGlobalMemory(gm, size, value, site);
 }
 
 }  // namespace AscendC

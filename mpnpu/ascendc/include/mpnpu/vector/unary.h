@@ -299,6 +299,9 @@ MPNPU_VEC_UNARY_CFG(Reciprocal, mpnpu::vec::OpReciprocal, ReciprocalConfig, DEFA
 MPNPU_VEC_UNARY(Abs, mpnpu::vec::OpAbs)
 MPNPU_VEC_UNARY(Relu, mpnpu::vec::OpRelu)
 MPNPU_VEC_UNARY(Not, mpnpu::vec::OpNot)
+// Log: the natural logarithm, as Ln (the math library's name for it; its sharedTmpBuffer forms are
+// not provided)
+MPNPU_VEC_UNARY(Log, mpnpu::vec::OpLn)
 
 }  // namespace AscendC
 
