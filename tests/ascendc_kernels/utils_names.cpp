@@ -28,3 +28,30 @@ extern "C" __global__ __aicore__ void utils_names(GM_ADDR out, GM_ADDR ws, uint3
         og.SetValue(6, wg.GetValue(40));
     }
 }
+
+// Copy's count form (200 elements) and its level-0 form (2 repeats of 64 floats, the source 16 blocks
+// apart, the destination 8: every other 64 of the source, packed).
+extern "C" __global__ __aicore__ void copy_forms(GM_ADDR x, GM_ADDR y) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    if (GetBlockIdx() != 0) return;
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 256);
+    yg.SetGlobalBuffer((__gm__ float*)y, 512);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096);
+    LocalTensor<float> a = buf.GetWithOffset<float>(256, 0);
+    LocalTensor<float> b = buf.GetWithOffset<float>(256, 1024);
+    LocalTensor<float> c = buf.GetWithOffset<float>(256, 2048);
+    Duplicate(b, -1.0f, 256);
+    Duplicate(c, -1.0f, 256);
+    DataCopy(a, xg, 256);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    Copy(b, a, 200);
+    Copy(c, a, uint64_t(64), uint8_t(2), CopyRepeatParams{1, 1, 8, 16});
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(yg, b, 256);
+    DataCopy(yg[256], c, 256);
+}

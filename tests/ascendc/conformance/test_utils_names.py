@@ -32,3 +32,19 @@ def test_a_failed_assert_is_one_line_at_the_kernels_line() -> None:
             dev.launch(k, out, ws, 1)
     line = line_of("utils_names.cpp", "ASSERT(fail_assert")
     assert f"ASSERT(fail_assert == 0) failed at ascendc_kernels/utils_names.cpp:{line}" in str(ei.value)
+
+
+def test_copy_count_and_level0_forms() -> None:
+    import numpy as np
+
+    k = kernel("utils_names.cpp", "copy_forms")
+    x = np.arange(256, dtype=np.float32) + 0.25
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        xt, yt = dev.to_device("x", x), dev.empty("y", 512, "float32")
+        dev.launch(k, xt, yt)
+        y = dev.to_host(yt)
+    want_b = np.full(256, -1.0, np.float32)
+    want_b[:200] = x[:200]
+    want_c = np.full(256, -1.0, np.float32)
+    want_c[:64], want_c[64:128] = x[:64], x[128:192]  # the second repeat reads 16 blocks (128 floats) on
+    assert np.array_equal(y[:256], want_b) and np.array_equal(y[256:], want_c)

@@ -42,6 +42,15 @@ struct BinaryRepeatParams {
 };
 
 // Strides of a one-source instruction (dst, src); also the tensor-scalar calls.
+// Copy's repeat parameters (UB -> UB by the vector unit): block strides and repeat sizes in 32-byte
+// blocks, in the documented field order.
+struct CopyRepeatParams {
+    uint16_t dstStride = 1;
+    uint16_t srcStride = 1;
+    uint16_t dstRepeatSize = 8;
+    uint16_t srcRepeatSize = 8;
+};
+
 struct UnaryRepeatParams {
     UnaryRepeatParams() {}
     UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn, const uint8_t dstRepStrideIn,

@@ -194,6 +194,14 @@ struct OpRelu {
     static C f(C x) { return x > C(0) ? x : C(0); }
     static void float_row(uint8_t* d, const uint8_t* s, uint32_t n) { float_unary_row<OpRelu, 'u'>(d, s, n); }
 };
+// Copy: each element as it is (no float round trip: the bits move).
+struct OpCopy {
+    template <typename T>
+    static constexpr bool ok = one_of<T, int16_t, uint16_t, int32_t, uint32_t, half, bfloat16_t, float>;
+    static constexpr const char* types = "int16_t, uint16_t, int32_t, uint32_t, half, bfloat16_t, float";
+    template <typename C>
+    static C f(C x) { return x; }
+};
 struct OpNot {
     template <typename T>
     static constexpr bool ok = one_of<T, int16_t, uint16_t>;
@@ -302,6 +310,27 @@ MPNPU_VEC_UNARY(Not, mpnpu::vec::OpNot)
 // Log: the natural logarithm, as Ln (the math library's name for it; its sharedTmpBuffer forms are
 // not provided)
 MPNPU_VEC_UNARY(Log, mpnpu::vec::OpLn)
+
+// Copy: UB -> UB by the vector unit, every element as it is (count form, and the level-0 forms with
+// CopyRepeatParams: block strides and repeat sizes in 32-byte blocks).
+template <typename T>
+inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, MPNPU_SITE) {
+    mpnpu::vec::unary_count<mpnpu::vec::OpCopy, T, true>("Copy", dst, src, count, site);
+}
+template <typename T, bool isSetMask = true>
+inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[], const uint8_t repeatTime,
+                 const CopyRepeatParams& p, MPNPU_SITE) {
+    mpnpu::vec::unary_bits<mpnpu::vec::OpCopy, T, isSetMask>(
+        "Copy", dst, src, mask, repeatTime,
+        UnaryRepeatParams(p.dstStride, p.srcStride, uint8_t(p.dstRepeatSize), uint8_t(p.srcRepeatSize)), site);
+}
+template <typename T, bool isSetMask = true>
+inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask, const uint8_t repeatTime,
+                 const CopyRepeatParams& p, MPNPU_SITE) {
+    mpnpu::vec::unary_len<mpnpu::vec::OpCopy, T, isSetMask>(
+        "Copy", dst, src, mask, repeatTime,
+        UnaryRepeatParams(p.dstStride, p.srcStride, uint8_t(p.dstRepeatSize), uint8_t(p.srcRepeatSize)), site);
+}
 
 }  // namespace AscendC
 
