@@ -43,6 +43,24 @@ struct TCubeTiling {
     int32_t dbL0B = 0;
     int32_t dbL0C = 0;
     int32_t mxTypePara = 0;
+    // the batch layouts of A, B and C (batch, sequence, head-number, group and head-dim extents) and
+    // how many batches one call computes, as batch matmul tilings fill them
+    int32_t ALayoutInfoB = 0;
+    int32_t ALayoutInfoS = 0;
+    int32_t ALayoutInfoN = 0;
+    int32_t ALayoutInfoG = 0;
+    int32_t ALayoutInfoD = 0;
+    int32_t BLayoutInfoB = 0;
+    int32_t BLayoutInfoS = 0;
+    int32_t BLayoutInfoN = 0;
+    int32_t BLayoutInfoG = 0;
+    int32_t BLayoutInfoD = 0;
+    int32_t CLayoutInfoB = 0;
+    int32_t CLayoutInfoS1 = 0;
+    int32_t CLayoutInfoN = 0;
+    int32_t CLayoutInfoG = 0;
+    int32_t CLayoutInfoS2 = 0;
+    int32_t BatchNum = 0;
     int32_t reserved = 0;
 };
 

@@ -46,9 +46,10 @@ namespace mm {
 constexpr int32_t FLAG_REQ = 0;
 constexpr int32_t FLAG_RESP = 1;
 constexpr uint64_t RING = 16;
-constexpr uint64_t WIRE_BYTES = 512;
+constexpr uint64_t WIRE_BYTES = 768;  // a request (TCubeTiling with its batch layout fields rides in it)
 constexpr uint64_t RESP_BYTES = 64;
-constexpr uint64_t RESP_AT = 16 * 1024;
+constexpr uint64_t MAX_CLIENTS = 2;  // the vector cores of one AI core
+constexpr uint64_t RESP_AT = MAX_CLIENTS * RING * WIRE_BYTES;  // the responses follow the clients' rings
 constexpr uint64_t PROTO_BYTES = 64 * 1024;
 constexpr uint64_t STAGE_BYTES = 256 * 1024;
 constexpr int MAX_OBJECTS = 4;
@@ -74,6 +75,7 @@ struct Wire {
     WirePtr a_base, a, b_base, b, bias_base, bias, c_base, c;
 };
 static_assert(sizeof(Wire) <= WIRE_BYTES, "a matmul request must fit its ring slot");
+static_assert(RESP_AT + MAX_CLIENTS * RING * RESP_BYTES <= PROTO_BYTES, "the rings and responses fit the protocol area");
 
 struct Resp {
     uint32_t seq;
