@@ -33,7 +33,7 @@ def _names(command) -> list[str]:
 
 
 def test_the_subcommands_are_the_modules_of_cli_commands():
-    assert [c.name for c in commands()] == ["audit", "batch", "investigate", "run", "soak", "stress"]
+    assert [c.name for c in commands()] == ["audit", "batch", "investigate", "run", "soak", "stress", "ut"]
     assert [c.name for c in find(["soak"]).subcommands] == ["fixed", "stress", "watchdog"]
 
 
