@@ -74,7 +74,7 @@ def test_mpnpu_help_lists_the_commands(capsys):
     assert all(f"  {c.name} " in out for c in commands())
     assert cli(["frobnicate"]) == ExitCode.USAGE
     assert capsys.readouterr().err.strip() == ("mpnpu: error: unknown command 'frobnicate'; choose from audit, batch, "
-                                              "investigate, run, soak, stress (see --help)")
+                                              "investigate, run, soak, stress, ut (see --help)")
     assert cli(["batch", "--frobnicate"]) == ExitCode.USAGE
     assert capsys.readouterr().err.startswith("mpnpu batch: error: unrecognized arguments: --frobnicate")
 

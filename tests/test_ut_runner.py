@@ -163,7 +163,7 @@ LACKING_TEST = """\
 #include "tikicpulib.h"
 #include "no_such_dir/imaginary_header.h"
 
-TEST(lacking_test, never_built) {}
+TEST(lacking_test, never_built) { AscendC::BehindTheHeader(); }
 """
 
 
@@ -319,8 +319,12 @@ def test_the_histogram_counts_each_test_once_and_leaves_the_corpus_own_names_out
     b = [missing.Missing("name", "Foo", "b.cpp:3", ""), missing.Missing("header", "x/y.h", "b.cpp:1", "")]
     a = missing.mark_corpus_names(a, {"helperOfTheOp", "Foo"})  # AscendC::Foo stays an API name
     assert [m.corpus for m in a] == [False, True, True]
-    assert missing.histogram([a, b], ("name",)) == [("Foo", 2, "a.cpp:1")]
-    assert missing.histogram([a, b], ("header",)) == [("x/y.h", 1, "b.cpp:1")]
+    assert missing.histogram([a, b], ("name",)) == [missing.Row("Foo", 2, 2, 1, "a.cpp:1")]  # b needs x/y.h too
+    assert missing.histogram([a, b], ("header",)) == [missing.Row("x/y.h", 1, 1, 0, "b.cpp:1")]
+    behind = [missing.Missing("header", "h.h", "c.cpp:1", ""),
+              missing.Missing("name", "Bar", "c.cpp:5", "", behind_header=True)]
+    assert missing.histogram([behind]) == [missing.Row("h.h", 1, 1, 0, "c.cpp:1"),
+                                           missing.Row("Bar", 1, 0, 0, "c.cpp:5")]
 
 
 def test_a_macro_defined_empty_in_an_if_is_named(tmp_path) -> None:
@@ -378,12 +382,13 @@ def test_the_reports_of_a_run() -> None:
     assert "cat/broken" in table and "Foo" in table and "cat/later" not in table
     assert "3 tests found, 1 skipped (not registered for Ascend910B1)" in table
     data = json.loads(json.dumps(run.to_dict()))
-    assert data["missing_names"] == [{"name": "Foo", "tests": 1, "example": "k.cpp:3"}]
+    assert data["missing_names"] == [{"name": "Foo", "tests": 1, "direct": 1, "sole": 1, "example": "k.cpp:3"}]
     assert data["tests"][0]["case_results"][1]["memcheck"] is True
     root = junit(run)
     suite = root.find("testsuite")
     assert suite is not None
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("6", "3", "1", "1")
+    counts = tuple(suite.get(k) for k in ("tests", "failures", "errors", "skipped"))
+    assert counts == ("6", "3", "1", "1")
 
 
 # -- mpnpu's gtest --------------------------------------------------------------------------------------------------
@@ -469,9 +474,12 @@ def test_the_demo_repository_builds_runs_and_says_what_it_lacks(demo_run) -> Non
     where = {m.name: m.where for m in lacking.missing}
     assert where["AscendC::Frobnicate"] == "ops-demo/demo/lacking/op_kernel/lacking_a2.cpp:7"  # the repository's file
     assert by["demo/nextgen"].status == "out-of-scope"
-    hist = dict((n, k) for n, k, _ in run.histogram())
+    hist = {r.name: r.tests for r in run.histogram()}
     assert hist["Frobnicate"] == 1 and hist["TwiddleAll"] == 1
-    assert [h for h, _, _ in run.header_histogram()] == ["no_such_dir/imaginary_header.h"]
+    assert [r.name for r in run.header_histogram()] == ["no_such_dir/imaginary_header.h"]
+    # behind the missing header, with an empty stand-in for it: the test's own use of a missing name
+    behind = next(m for m in lacking.missing if m.name == "AscendC::BehindTheHeader")
+    assert behind.behind_header and behind.where.endswith("test_lacking.cpp:5")
     assert any("surely_not_an_installed_package" in d for d in vadd.data_skipped) is False  # not called by the test
 
 
@@ -497,7 +505,7 @@ def test_a_second_run_takes_every_build_from_the_cache_and_the_command_writes_it
     assert "2 in scope: 1 built, 0 ran" in proc.stdout
     data = json.loads(out.read_text())
     assert [t["build_cached"] for t in data["tests"]] == [True, True]
-    assert data["missing_headers"][0]["header"] == "no_such_dir/imaginary_header.h"
+    assert data["missing_headers"][0]["name"] == "no_such_dir/imaginary_header.h"
     assert ET.parse(xml).getroot().tag == "testsuites"
 
 

@@ -37,7 +37,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -58,6 +58,8 @@ REPO_FLAGS = ("-std=c++17", "-fPIC", "-w", "-D_GLIBCXX_USE_CXX11_ABI=0", "-DCFG_
 COMMON_SOURCES = ("tests/ut/op_kernel/data_utils.cpp", "tests/ut/op_kernel/kernel_ut_data_helper.cpp",
                   "tests/ut/op_kernel/kernel_ut_data_executor.cpp", "tests/ut/common/test_cube_util.cpp")
 COMPILE_TIMEOUT_S = 900.0
+#: how many times a unit stopped by missing headers is compiled again with stand-ins for them
+STUB_ROUNDS = 3
 LINK_TIMEOUT_S = 300.0
 
 
@@ -134,6 +136,7 @@ class Build:
     notes: list[str] = field(default_factory=list)  # tiling header made, helpers left out, ...
     high_level_headers: list[str] = field(default_factory=list)
     high_level_names: list[str] = field(default_factory=list)
+    stubbed_ok: list[str] = field(default_factory=list)  # units that compile once the missing headers are stand-ins
 
     @property
     def compiled(self) -> bool:
@@ -142,6 +145,13 @@ class Build:
     @property
     def cached(self) -> bool:
         return all(u.cached for u in self.units) and (self.link_cached or not self.linked)
+
+    @property
+    def compiles_with_stand_ins(self) -> bool:
+        """It did not compile, and every unit that failed compiles with empty stand-ins for its missing
+        headers: what the headers are to declare, it does not use (or mpnpu has)."""
+        failed = [u.source for u in self.units if not u.ok]
+        return bool(failed) and all(f in self.stubbed_ok for f in failed)
 
 
 # -- the object cache ------------------------------------------------------------------------------------------
@@ -328,6 +338,23 @@ def _tree_stamp(corpus: Corpus) -> str:
     return ",".join(out)
 
 
+def _stub_headers(root: str, headers: set[str]) -> str:
+    """Empty files standing in for ``headers`` under ``root``; the include folder that finds them
+    (nested as deep as the headers' leading ``../`` need, so a relative name stays inside ``root``)."""
+    depth = max((len(re.match(r"^(?:\.\./)*", h).group(0)) // 3 for h in headers), default=0)  # type: ignore[union-attr]
+    include = os.path.join(root, *(["d"] * depth))
+    os.makedirs(include, exist_ok=True)
+    for h in headers:
+        path = os.path.normpath(os.path.join(include, h))
+        if not path.startswith(os.path.normpath(root) + os.sep):
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.write("// an empty stand-in for a header mpnpu does not have (mpnpu ut)\n")
+    return include
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
@@ -409,6 +436,7 @@ class Builder:
     env: dict[str, str] = field(init=False)
     _shared: dict[str, Unit] = field(init=False, default_factory=dict)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    stubs: bool = True  # compile units stopped by missing headers again with stand-ins for them
     is_user: Callable[[str], bool] = field(init=False)
     defined: DefinedNames = field(init=False, default_factory=DefinedNames)
     shown: Callable[[str], str] = field(init=False)
@@ -469,20 +497,47 @@ class Builder:
             unit = compile_unit(self.tool, self.cache, src, flags, self.shown(src), self.env)
             result.units.append(unit)
             if not unit.ok:
-                result.missing += missing.parse(unit.stderr, self.is_user, self.shown)
+                found = missing.parse(unit.stderr, self.is_user, self.shown)
+                result.missing += found
                 result.error_count += missing.count_errors(unit.stderr)
                 result.errors += missing.error_lines(unit.stderr, 20 - len(result.errors))
+                if self.stubs and any(m.kind == "header" for m in found):
+                    self._behind_headers(result, staged, src, flags, found)
         if result.compiled and link:
             self._link(result)
         result.missing = missing.mark_corpus_names(_unique(result.missing), self.defined.union(reached.files))
         result.seconds = time.monotonic() - start
         return result
 
+    def _behind_headers(self, result: Build, staged: Staged, src: str, flags: list[str],
+                        found: list[missing.Missing]) -> None:
+        """A unit that stopped at a missing header, compiled again with an empty stand-in for each
+        missing header (up to :data:`STUB_ROUNDS` times, as more show), so that the names behind
+        them show too: those are marked ``behind_header``."""
+        headers = {m.name for m in found if m.kind == "header"}
+        root = os.path.join(staged.root, "stubs", _safe(os.path.basename(src)))
+        seen = {(m.kind, m.name, m.where) for m in result.missing}
+        for _ in range(STUB_ROUNDS):
+            include = _stub_headers(root, headers)
+            unit = compile_unit(self.tool, self.cache, src, [*flags, f"-I{include}"], self.shown(src), self.env)
+            if unit.ok:
+                result.stubbed_ok.append(self.shown(src))
+                break
+            more = [replace(m, behind_header=True) for m in missing.parse(unit.stderr, self.is_user, self.shown)]
+            fresh = [m for m in more if (m.kind, m.name, m.where) not in seen]
+            seen |= {(m.kind, m.name, m.where) for m in fresh}
+            result.missing += fresh
+            new_headers = {m.name for m in more if m.kind == "header"} - headers
+            if not new_headers:
+                break
+            headers |= new_headers
+        then = "it compiles then" if self.shown(src) in result.stubbed_ok else "it still fails"
+        result.notes.append(f"{self.shown(src)} compiled again with empty stand-ins for {', '.join(sorted(headers))}: "
+                            f"{then}")
+
     def _link(self, result: Build) -> None:
         shared = [u for u in self.shared_units() if u.ok]
         left_out = [u.source for u in self.shared_units() if not u.ok]
-        if left_out:
-            result.notes.append(f"test helpers that do not compile here, left out of the link: {', '.join(left_out)}")
         objects = [u.object for u in result.units] + [u.object for u in shared]
         out_dir = os.path.join(self.build_dir, "bin")
         os.makedirs(out_dir, exist_ok=True)
@@ -507,6 +562,9 @@ class Builder:
             return
         result.link_stderr = proc.stderr
         if proc.returncode != 0:
+            if left_out:
+                result.notes.append(f"test helpers that do not compile here were left out of the link: "
+                                    f"{', '.join(left_out)}")
             result.missing += missing.parse(proc.stderr, self.is_user, self.shown)
             result.errors += [ln.strip() for ln in proc.stderr.splitlines() if "error" in ln or "undefined" in ln][:20]
             return

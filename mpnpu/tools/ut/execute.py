@@ -38,7 +38,10 @@ _HAZARDS = re.compile(r"^====== SUMMARY: (?P<n>\d+) hazards? ")
 _MEMCHECK = re.compile(r"MemcheckError|illegal (?:read|write) of (?:GM|local)|memcheck", re.I)
 _NO_MODULE = re.compile(r"No module named '(?P<m>[\w.]+)'")
 _NO_SCRIPT = re.compile(r"can't open file '(?P<f>[^']+)'")
-_MPNPU_LINE = re.compile(r"^mpnpu: .*$", re.M)
+_LAUNCH_LINE = re.compile(r"^mpnpu: ICPU_RUN_KF\([^)]*\) at [^:\s]+:\d+: (?P<what>.*)$")
+_RAISED = re.compile(r"raised (?P<cls>\w+): (?P<msg>.*?)(?: at (?P<where>\S+:\d+)(?: \([^)]*\))?)?"
+                     r"(?: \(and \d+ other cores? failed after it\))?$")
+_NOT_FAULTS = ("racecheck", "timeline written", "no run finished")
 #: what a case's log keeps (a racecheck report can be long)
 LOG_LIMIT = 20_000
 #: how long a binary may take to end after SIGTERM before it is killed
@@ -56,10 +59,13 @@ class CaseRun:
     hazards: int = 0
     log: str = ""
     mpnpu: list[str] = field(default_factory=list)  # mpnpu's own lines (faults, racecheck, repeats)
+    fault: str = ""  # what stopped a launch, without its place: "UnsupportedError: KERNEL_TASK_TYPE_DEFAULT(9): ..."
+    fault_where: str = ""  # the kernel line it names
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "status": self.status, "seconds": round(self.seconds, 3), "memcheck": self.memcheck,
-                "hazards": self.hazards, "mpnpu": self.mpnpu, "log": self.log}
+                "hazards": self.hazards, "fault": self.fault, "fault_where": self.fault_where, "mpnpu": self.mpnpu,
+                "log": self.log}
 
 
 @dataclass
@@ -115,7 +121,25 @@ def _case(name: str, status: str, seconds: float, lines: list[str]) -> CaseRun:
     hazards = sum(int(m.group("n")) for m in (_HAZARDS.match(ln) for ln in lines) if m)
     memcheck = any(_MEMCHECK.search(ln) for ln in lines if ln.startswith(("mpnpu:", "vector core", "cube core")))
     log = text if len(text) <= LOG_LIMIT else text[:LOG_LIMIT // 2] + "\n...\n" + text[-LOG_LIMIT // 2:]
-    return CaseRun(name, status, seconds, memcheck, hazards, log, [ln for ln in lines if ln.startswith("mpnpu:")][:20])
+    case = CaseRun(name, status, seconds, memcheck, hazards, log, [ln for ln in lines if ln.startswith("mpnpu:")][:20])
+    case.fault, case.fault_where = _fault(lines)
+    return case
+
+
+def _fault(lines: list[str]) -> tuple[str, str]:
+    """(what stopped a launch, the kernel line it names) from mpnpu's lines of a case, or ("", "")."""
+    for line in lines:
+        m = _LAUNCH_LINE.match(line)
+        if not m:
+            continue
+        what = m.group("what")
+        if what.startswith(_NOT_FAULTS) or re.search(r"\bruns?\b.*(?:differ|every one gave)", what):
+            continue
+        r = _RAISED.search(what)
+        if r:
+            return f"{r.group('cls')}: {r.group('msg')}", r.group("where") or ""
+        return what[:300], ""
+    return "", ""
 
 
 def run_dir(build_dir: str, test: UtTest, corpus: Corpus) -> str:

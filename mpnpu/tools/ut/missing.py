@@ -33,6 +33,8 @@ _LOC = r"(?P<file>[^:\n]+?):(?P<line>\d+)(?::(?P<col>\d+))?"
 _ERROR = re.compile(rf"^{_LOC}: (?:fatal )?error: (?P<msg>.*)$")
 _CONTEXT = re.compile(rf"^{_LOC}:\s+(?:required from|required by substitution|in (?:instantiation|expansion)|"
                       r"instantiated from)")
+_SCOPE = re.compile(r"^(?P<file>[^:\n]+?): (?:In (?:instantiation of|function|member function|static member function|"
+                    r"constructor|destructor|lambda function|substitution of)|At global scope)")
 _INCLUDED = re.compile(r"^(?:In file included from|\s+from) (?P<file>[^:\n]+?):(?P<line>\d+)[:,]?")
 _UNDEFINED = re.compile(r"undefined reference to [`'](?P<sym>[^'`]+)'")
 _LINK_WHERE = re.compile(r"^(?:/[^:]*ld[^:]*: )?(?P<file>[^:\n]+?):(?P<line>\d+): undefined reference")
@@ -55,6 +57,9 @@ _NAME_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("member", re.compile(r"no (?:type|template )?(?:member )?named " + _Q.format("n") + r" in " + _Q.format("cls"))),
     ("overload", re.compile(r"no matching (?:member )?function for call to " + _Q.format("n"))),
     ("overload", re.compile(r"no matching constructor for initialization of " + _Q.format("n"))),
+    ("overload", re.compile(r"call of overloaded " + _Q.format("n") + r" is ambiguous")),
+    ("overload", re.compile(r"no matches converting function " + _Q.format("n") + r" to type")),
+    ("overload", re.compile(r"address of overloaded function " + _Q.format("n"))),
 )
 _HEADER = (re.compile(r"^(?P<n>[^:]+): No such file or directory"),
            re.compile(r"^" + _Q.format("n") + r" file not found"))
@@ -71,13 +76,12 @@ class Missing:
     where: str  # path:line in the user's files (the repository's), or "" when the compiler gave none
     message: str  # the diagnostic, one line
     corpus: bool = False  # a file the test reaches defines it: missing because something before it failed
+    behind_header: bool = False  # seen only once empty stand-ins replaced the missing headers
 
     @property
     def key(self) -> str:
         """What the histogram counts: the name without its namespace (kernels name API calls either way)."""
-        if self.kind in ("header", "refused"):
-            return self.name
-        if self.kind == "member":
+        if self.kind in ("header", "refused", "member") or self.name.startswith("std::"):
             return self.name
         return self.name.rsplit("::", 1)[-1]
 
@@ -87,7 +91,7 @@ class Missing:
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "name": self.name, "where": self.where, "message": self.message,
-                "corpus": self.corpus}
+                "corpus": self.corpus, "behind_header": self.behind_header}
 
 
 def _strip_templates(text: str) -> str:
@@ -172,16 +176,28 @@ def parse(stderr: str, is_user: Callable[[str], bool], shown: Callable[[str], st
     """
     found: list[Missing] = []
     seen: set[tuple[str, str, str]] = set()
-    context: list[tuple[str, str]] = []  # (file, line) frames since the last error, innermost last
+    context: list[tuple[str, str]] = []  # (file, line) frames of the diagnostic being read, innermost last
+    after_error = False  # an error was read: the next context line starts another diagnostic's frames
+
+    def frame(file: str, line: str) -> None:
+        nonlocal context, after_error
+        if after_error:
+            context, after_error = [], False
+        if line:
+            context.append((file, line))
+
     for raw in stderr.splitlines():
         line = raw.rstrip()
         inc = _INCLUDED.match(line)
         if inc:
-            context.append((inc.group("file"), inc.group("line")))
+            frame(inc.group("file"), inc.group("line"))
             continue
         ctx = _CONTEXT.match(line)
         if ctx:
-            context.append((ctx.group("file"), ctx.group("line")))
+            frame(ctx.group("file"), ctx.group("line"))
+            continue
+        if _SCOPE.match(line):
+            frame("", "")
             continue
         und = _UNDEFINED.search(line)
         if und:
@@ -203,13 +219,13 @@ def parse(stderr: str, is_user: Callable[[str], bool], shown: Callable[[str], st
                 got = ("macro", macro)
         if got is not None:
             if not is_user(file):
-                frame = next(((f, n) for f, n in reversed(context) if is_user(f)), None)
-                where = f"{shown(frame[0])}:{frame[1]}" if frame else f"{shown(file)}:{lineno}"
+                user = next(((f, n) for f, n in reversed(context) if is_user(f)), None)
+                where = f"{shown(user[0])}:{user[1]}" if user else f"{shown(file)}:{lineno}"
             else:
                 where = f"{shown(file)}:{lineno}"
             kind, name = got
             _add(found, seen, Missing(kind, name, where, m.group("msg").strip()[:300]))
-        context = []
+        after_error = True
     return found
 
 
@@ -231,26 +247,56 @@ def count_errors(stderr: str) -> int:
     return sum(1 for ln in stderr.splitlines() if _ERROR.match(ln.strip()))
 
 
-def histogram(per_test: Iterable[Iterable[Missing]], kinds: Iterable[str] = KINDS) -> list[tuple[str, int, str]]:
-    """(name, number of tests needing it, an example place) for each missing thing of ``kinds``, most
-    needed first: a test counts once per name however often it uses it. Names the corpus defines
-    itself (:attr:`Missing.corpus`) are left out."""
+@dataclass(frozen=True)
+class Row:
+    """One line of the missing-name histogram."""
+
+    name: str
+    tests: int  # tests that need it (seen directly, or behind a missing header)
+    direct: int  # of them, tests whose compile reached it as it is (no stand-in headers)
+    sole: int  # tests for which it is the only thing missing (behind missing headers too): it may be all they need
+    example: str  # where one of them asks for it
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "tests": self.tests, "direct": self.direct, "sole": self.sole,
+                "example": self.example}
+
+
+def label(item: Missing) -> str:
+    """How an item is counted in the histogram: its key, with the kinds that are not plain names said."""
+    if item.kind == "overload":
+        return f"{item.key} (form)"
+    if item.kind == "link":
+        return f"{item.key} (link)"
+    return item.key
+
+
+def histogram(per_test: Iterable[Iterable[Missing]], kinds: Iterable[str] = KINDS) -> list[Row]:
+    """A :class:`Row` for each missing thing of ``kinds``, most needed first: a test counts once per
+    name however often it uses it. Names the corpus defines itself (:attr:`Missing.corpus`) are left
+    out, here and in what makes a name a test's only one."""
     wanted = set(kinds)
-    counts: dict[str, int] = {}
+    tests: dict[str, int] = {}
+    direct: dict[str, int] = {}
+    sole: dict[str, int] = {}
     example: dict[str, str] = {}
     for items in per_test:
-        names = set()
+        items = [it for it in items if not it.corpus]
+        blocking = {label(it) for it in items}  # (behind a missing header too: it is needed all the same)
+        names: dict[str, bool] = {}
         for it in items:
-            if it.kind not in wanted or it.corpus:
+            if it.kind not in wanted:
                 continue
-            label = it.key if it.kind != "overload" else f"{it.key} (form)"
-            if it.kind == "link":
-                label = f"{it.key} (link)"
-            names.add(label)
-            example.setdefault(label, it.where or it.message)
-        for n in names:
-            counts[n] = counts.get(n, 0) + 1
-    return sorted(((n, c, example[n]) for n, c in counts.items()), key=lambda x: (-x[1], x[0]))
+            key = label(it)
+            names[key] = names.get(key, False) or not it.behind_header
+            if not it.behind_header or key not in example:
+                example.setdefault(key, it.where or it.message)
+        for key, seen_directly in names.items():
+            tests[key] = tests.get(key, 0) + 1
+            direct[key] = direct.get(key, 0) + int(seen_directly)
+            sole[key] = sole.get(key, 0) + int(blocking == {key})
+    rows = [Row(k, tests[k], direct[k], sole[k], example[k]) for k in tests]
+    return sorted(rows, key=lambda r: (-r.tests, -r.direct, r.name))
 
 
 def user_path_rules(mpnpu_dirs: Iterable[str], corpus_roots: Iterable[str]
@@ -279,11 +325,11 @@ def user_path_rules(mpnpu_dirs: Iterable[str], corpus_roots: Iterable[str]
 
 def mark_corpus_names(items: list[Missing], defined: set[str]) -> list[Missing]:
     """``items`` with :attr:`Missing.corpus` set on the names that ``defined`` (what the files the test
-    reaches define) holds: never a header, and never a name asked for in namespace AscendC."""
+    reaches define) holds: never a header, and never a name asked for in namespace AscendC or std."""
     out = []
     for it in items:
         bare = it.name.rsplit("::", 1)[-1]
-        ascendc = it.name.startswith("AscendC::") or it.kind == "refused"
+        ascendc = it.name.startswith(("AscendC::", "std::")) or it.kind == "refused"
         own = it.kind in ("name", "member", "overload", "link") and not ascendc and bare in defined
         out.append(replace(it, corpus=own) if own != it.corpus else it)
     return out

@@ -44,6 +44,7 @@ class TestResult:
     errors: list[str] = field(default_factory=list)
     error_count: int = 0
     notes: list[str] = field(default_factory=list)
+    compiles_with_stand_ins: bool = False  # compiles once its missing headers are empty stand-ins
     high_level_headers: list[str] = field(default_factory=list)
     high_level_names: list[str] = field(default_factory=list)
     run: BinaryRun | None = None
@@ -94,6 +95,11 @@ class TestResult:
         return "passed" if self.gtest == "passed" else "failed"
 
     @property
+    def faults(self) -> list[str]:
+        """What stopped its launches (each once): mpnpu's refusals and the kernels' faults."""
+        return sorted({c.fault for c in self.cases if c.fault})
+
+    @property
     def missing_headers(self) -> list[str]:
         return sorted({m.name for m in self.missing if m.kind == "header"})
 
@@ -118,7 +124,8 @@ class TestResult:
             "high_level_headers": self.high_level_headers, "high_level_names": self.high_level_names,
             "missing": [m.to_dict() for m in self.missing], "missing_headers": self.missing_headers,
             "errors": self.errors, "error_count": self.error_count, "notes": self.notes, "units": self.units,
-            "data": [d.to_dict() for d in self.data], "data_skipped": self.data_skipped,
+            "compiles_with_stand_ins": self.compiles_with_stand_ins,
+            "data": [d.to_dict() for d in self.data], "data_skipped": self.data_skipped, "faults": self.faults,
             "case_results": [c.to_dict() for c in self.cases],
             "output_tail": self.run.output_tail if self.run and not self.run.cases else "",
         }
@@ -156,6 +163,7 @@ class UtRun:
             "gtest_failed": sum(1 for t in mine if t.ran and t.gtest != "passed"),
             "cases": sum(len(t.cases) for t in mine),
             "cases_passed": sum(1 for t in mine for c in t.cases if c.status == "passed"),
+            "compile_with_stand_ins": sum(1 for t in mine if t.compiles_with_stand_ins),
             "with_memcheck": sum(1 for t in mine if t.memcheck), "with_hazards": sum(1 for t in mine if t.hazards),
             "timeouts": sum(1 for t in mine if t.run is not None and t.run.timed_out),
         }
@@ -166,11 +174,24 @@ class UtRun:
         return all(t.status == "passed" and not t.memcheck and not t.hazards for t in self.in_scope)
 
     def histogram(self, kinds: tuple[str, ...] = ("name", "member", "overload", "refused", "macro", "link")
-                  ) -> list[tuple[str, int, str]]:
+                  ) -> list[missing_mod.Row]:
+        """The missing-name histogram over the tests in scope (headers apart: :meth:`header_histogram`)."""
         return missing_mod.histogram((t.missing for t in self.in_scope), kinds)
 
-    def header_histogram(self) -> list[tuple[str, int, str]]:
+    def header_histogram(self) -> list[missing_mod.Row]:
         return missing_mod.histogram((t.missing for t in self.in_scope), ("header",))
+
+    def fault_histogram(self) -> list[tuple[str, int, str]]:
+        """(what stopped launches, tests it stopped, an example kernel line), most frequent first."""
+        counts: dict[str, int] = {}
+        example: dict[str, str] = {}
+        for t in self.in_scope:
+            for c in t.cases:
+                if c.fault:
+                    example.setdefault(c.fault, c.fault_where or t.id)
+            for f in t.faults:
+                counts[f] = counts.get(f, 0) + 1
+        return sorted(((f, n, example[f]) for f, n in counts.items()), key=lambda x: (-x[1], x[0]))
 
     def to_dict(self) -> dict[str, Any]:
         basic = [t for t in self.in_scope if t.basic_only]
@@ -179,8 +200,9 @@ class UtRun:
             "jobs": self.jobs, "opt": self.opt, "filtered": self.filtered, "interrupted": self.interrupted,
             "counts": self.counts(), "counts_basic_api_only": self.counts(basic),
             "counts_high_level": self.counts([t for t in self.in_scope if not t.basic_only]),
-            "missing_names": [{"name": n, "tests": c, "example": e} for n, c, e in self.histogram()],
-            "missing_headers": [{"header": n, "tests": c, "example": e} for n, c, e in self.header_histogram()],
+            "missing_names": [r.to_dict() for r in self.histogram()],
+            "missing_headers": [r.to_dict() for r in self.header_histogram()],
+            "run_faults": [{"fault": n, "tests": c, "example": e} for n, c, e in self.fault_histogram()],
             "unreadable": self.unreadable, "tests": [t.to_dict() for t in self.tests],
         }
 
@@ -199,6 +221,40 @@ def needs(t: TestResult, limit: int = 3) -> str:
     parts = [f"<{h}>" for h in heads] + names
     more = f" +{len(parts) - limit}" if len(parts) > limit else ""
     return ", ".join(parts[:limit]) + more
+
+
+def collapsed(hist: list[missing_mod.Row], at_least: int = 3) -> list[missing_mod.Row]:
+    """The histogram with the members of one class that the same tests need on one line
+    (``TCubeTiling::{ALayoutInfoB, ALayoutInfoD, ...}``) when there are ``at_least`` of them."""
+
+    def owner(row: missing_mod.Row) -> str | None:
+        if "::" in row.name and not row.name.startswith("std::") and " " not in row.name:
+            return row.name.rsplit("::", 1)[0]
+        return None
+
+    groups: dict[tuple[str, int, int, int], list[str]] = {}
+    for r in hist:
+        o = owner(r)
+        if o is not None:
+            groups.setdefault((o, r.tests, r.direct, r.sole), []).append(r.name.rsplit("::", 1)[1])
+    out, done = [], set()
+    for r in hist:
+        o = owner(r)
+        key = (o or "", r.tests, r.direct, r.sole)
+        members = groups.get(key, []) if o is not None else []
+        if len(members) < at_least:
+            out.append(r)
+        elif key not in done:
+            done.add(key)
+            out.append(missing_mod.Row(f"{o}::{{{', '.join(members)}}}", r.tests, r.direct, r.sole, r.example))
+    return out
+
+
+def histogram_lines(rows: list[missing_mod.Row], top: int) -> list[str]:
+    """The head of a histogram as text: tests needing it, of them directly, of them as their only need."""
+    out = [f"  {'':<44} {'tests':>5} {'direct':>6} {'only':>4}"]
+    out += [f"  {_short(r.name, 60):<44} {r.tests:>5} {r.direct:>6} {r.sole:>4}   e.g. {r.example}" for r in rows[:top]]
+    return out
 
 
 def format_table(run: UtRun, top: int = 30, show_out_of_scope: bool = False) -> str:
@@ -222,16 +278,24 @@ def format_table(run: UtRun, top: int = 30, show_out_of_scope: bool = False) -> 
     c = run.counts()
     basic = run.counts([t for t in run.in_scope if t.basic_only])
     lines += ["", summary_line(c, run), _basic_line(basic, c)]
+    if c["compile_with_stand_ins"]:
+        lines.append(f"{c['compile_with_stand_ins']} tests that do not compile would with empty stand-ins for the "
+                     f"headers they miss")
     if run.interrupted:
         lines.append("interrupted: the counts are of the tests that finished")
-    hist = run.histogram()
+    hist = collapsed(run.histogram())
     if hist:
-        lines += ["", f"missing names (tests needing each; top {min(top, len(hist))} of {len(hist)}):"]
-        lines += [f"  {n:<40} {k:>4}   e.g. {e}" for n, k, e in hist[:top]]
+        lines += ["", f"missing names (top {min(top, len(hist))} of {len(hist)}; tests: needing it, directly (not "
+                      f"only behind a missing header), as their only need):"]
+        lines += histogram_lines(hist, top)
     heads = run.header_histogram()
     if heads:
         lines += ["", f"missing headers (top {min(top, len(heads))} of {len(heads)}):"]
-        lines += [f"  {n:<50} {k:>4}   e.g. {e}" for n, k, e in heads[:top]]
+        lines += histogram_lines(heads, top)
+    faults = run.fault_histogram()
+    if faults:
+        lines += ["", f"what stopped launches (tests; top {min(top, len(faults))} of {len(faults)}):"]
+        lines += [f"  {k:>4}  {_short(n, 110)}   e.g. {e}" for n, k, e in faults[:top]]
     skipped = [(t.id, s) for t in run.in_scope for s in t.data_skipped]
     if skipped:
         lines += ["", f"data steps that could not run ({len(skipped)}):"]
@@ -323,12 +387,9 @@ def _markdown(run: UtRun) -> str:
         lines.append(f"| {t.id} | {'yes' if t.linked else 'no'} | {'yes' if t.ran else 'no'} | {t.gtest} | {cases} | "
                      f"{t.memcheck} | {t.hazards if run.racecheck else ''} | {time_s:.0f} | "
                      f"{needs(t, 6).replace('|', '/')} |")
-    hist = run.histogram()
-    if hist:
-        lines += ["", "## Missing names", "", "| name | tests | e.g. |", "|---|---|---|"]
-        lines += [f"| `{n}` | {k} | {e} |" for n, k, e in hist]
-    heads = run.header_histogram()
-    if heads:
-        lines += ["", "## Missing headers", "", "| header | tests | e.g. |", "|---|---|---|"]
-        lines += [f"| `{n}` | {k} | {e} |" for n, k, e in heads]
+    for title, rows in (("Missing names", collapsed(run.histogram())), ("Missing headers", run.header_histogram())):
+        if rows:
+            lines += ["", f"## {title}", "", "| name | tests | directly | as their only need | e.g. |",
+                      "|---|---|---|---|---|"]
+            lines += [f"| `{r.name}` | {r.tests} | {r.direct} | {r.sole} | {r.example} |" for r in rows]
     return "\n".join(lines) + "\n"

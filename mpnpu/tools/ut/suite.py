@@ -80,6 +80,7 @@ def _apply_build(r: TestResult, b: Build) -> None:
     r.notes = b.notes
     r.high_level_headers = b.high_level_headers
     r.high_level_names = b.high_level_names
+    r.compiles_with_stand_ins = b.compiles_with_stand_ins
 
 
 def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], None] | None = None,
