@@ -323,6 +323,29 @@ OPTIONS: dict[str, Option] = _table(
                               "(default: what the source declares: KERNEL_TASK_TYPE_DEFAULT, __mix__(1, 2), __cube__; "
                               "else vector-only)",
        type=_kernel_type, default=None, metavar="TYPE"),
+    # -- what runs: an operator repository's unit tests (mpnpu ut)
+    _o("checkout", RUNS, "a checkout of an operator repository laid out like the public ones (cmake/ut.cmake; "
+                         "<category>/<op>/tests/ut/op_kernel/ with AddOpTestCase)", metavar="CHECKOUT"),
+    _o("--ops", RUNS, "only these operators' unit tests, comma-separated: operator names or folders "
+                      "(swi_glu,activation/gelu; --op works too); default: every one", type=list_of(str, "operators"),
+       default=None, metavar="NAME,..."),
+    _o("-j", RUNS, "build N tests at a time; the built ones run one at a time meanwhile (default {default})",
+       type=positive_int, default=1, metavar="N"),
+    _o("--build-dir", RUNS, "where the unit tests' object cache, staged sources, binaries and run folders are kept "
+                            "(default: beside mpnpu's kernel build cache)", default=None, metavar="DIR"),
+    _o("--build-opt", RUNS, "the optimisation level of the unit tests' builds, as -O takes it (default {default})",
+       choices=("0", "1", "2", "3", "g", "s"), default="1"),
+    _o("--build-only", RUNS, "build the unit tests and report what they need, without running them",
+       action="store_true"),
+    _o("--case-timeout", RUNS, "stop a gtest case of a unit test after this long, failing it; the test goes on "
+                               "with its next case (default {default})", type=positive_float, default=600.0,
+       metavar="SECONDS"),
+    _o("--test-timeout", RUNS, "stop a unit test's program after this long (default {default})",
+       type=positive_float, default=3600.0, metavar="SECONDS"),
+    _o("--with-opbase", RUNS, "the checkout of the opbase repository whose headers the tests' build takes (default: "
+                         "CHECKOUT's sibling opbase/ or ops-base/, if there)", default=None, metavar="DIR"),
+    _o("--with-ops-tensor", RUNS, "the checkout of the ops-tensor repository (default: CHECKOUT's sibling ops-tensor/, "
+                             "if there)", default=None, metavar="DIR"),
     # -- what is reported
     _o("--json", REPORTS, "also write the report as JSON", type=writable_path, default=None, metavar="PATH",
        report="mpnpu.report.json:JsonReport"),

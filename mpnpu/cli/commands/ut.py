@@ -1,0 +1,81 @@
+"""mpnpu ut CHECKOUT — an operator repository's kernel unit tests, unchanged, built and run on mpnpu.
+
+Finds every operator unit test of a checkout laid out like the public operator repositories, keeps
+those registered for this chip class, builds each with what its CMake gives it (defines, include
+folders, tiling header) plus mpnpu's CPU-debug flags and mpnpu's gtest, runs it, and reports per test:
+built / ran / gtest's verdict / memcheck reports / hazards (with --racecheck) / time, and what it
+needed that mpnpu lacks (every missing name and header at the user's file:line), with the corpus's
+missing-name histogram (:mod:`mpnpu.tools.ut`). Exit status: 0 when every test in scope built, ran
+and passed with no memcheck report (and no hazard under --racecheck), 1 when not, 2 for a usage
+error, 130/143 when interrupted (what finished is reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from mpnpu.cli.command import Command
+from mpnpu.cli.common import exit_status, progress_bar
+from mpnpu.cli.options import DEVICE
+from mpnpu.cli.outputs import write_reports
+from mpnpu.errors import UsageError
+from mpnpu.tools.ut.results import TestResult, UtRun, format_table, junit, summary_line
+from mpnpu.tools.ut.suite import UtOptions, run_ut
+
+
+def _refuse_unsupported_device_options(args: argparse.Namespace) -> None:
+    """The device options a unit test's program cannot take yet (its runtime reads only a launch timeout)."""
+    for dest, flag, default in (("pipes", "--pipes", "kernel"), ("pipe_latency_us", "--pipe-latency-us", None),
+                                ("poison", "--poison", None)):
+        if getattr(args, dest, default) != default:
+            raise UsageError(f"{flag}: not supported by mpnpu ut (a unit test's program takes only --timeout and "
+                             f"--racecheck from mpnpu)")
+
+
+def run_unit_tests(args: argparse.Namespace, op: None) -> int:
+    _refuse_unsupported_device_options(args)
+    options = UtOptions(
+        ops=tuple(args.ops or ()), jobs=args.j, racecheck=args.racecheck, opt=f"-O{args.build_opt}",
+        build_dir=args.build_dir, run=not args.build_only, case_timeout_s=args.case_timeout,
+        binary_timeout_s=args.test_timeout, launch_timeout_s=args.timeout or 300.0,
+        opbase=args.with_opbase, ops_tensor=args.with_ops_tensor)
+    bars: list[Any] = []
+
+    def started(n: int) -> None:
+        bar = progress_bar(n, "tests", disable=args.quiet)
+        bars.append(bar.__enter__())
+
+    def progress(r: TestResult) -> None:
+        if bars:
+            bars[0].set_postfix_str(f"{r.id}: {r.status}")
+            bars[0].update(1)
+
+    try:
+        result: UtRun = run_ut(args.checkout, options, progress, started)
+    finally:
+        for bar in bars:
+            bar.__exit__(None, None, None)
+    print(summary_line(result.counts(), result) if args.quiet else format_table(result, show_out_of_scope=args.verbose))
+    write_reports(args, {"json": result, "junit": junit(result), "markdown": result})
+    return exit_status(result.interrupt, result.ok)
+
+
+COMMAND = Command(
+    name="ut",
+    help="an operator repository's kernel unit tests, unchanged, built and run on mpnpu (what each lacks)",
+    description="Find every kernel unit test of CHECKOUT (an operator repository laid out like the public ones), keep "
+                "those registered for this chip class (Atlas A2: ascend910B1 / ascend910b), build each with the "
+                "defines, include folders and tiling header its CMake gives, mpnpu's CPU-debug flags and mpnpu's "
+                "gtest (each gtest case runs in a process of its own, so a memcheck report fails that case and the "
+                "test goes on), run it where the repository's build runs it, and report per test: built, ran, "
+                "gtest's verdict, memcheck reports, hazards (--racecheck), time, and what it needed that mpnpu "
+                "lacks: every missing name and header at the user's file:line, and over the corpus how many tests "
+                "need each. Builds are cached by command and inputs. The tests' own data scripts run as the tests "
+                "call them; those that cannot (a package not installed) are listed.",
+    epilog="Examples: mpnpu ut ~/src/ops-nn -j 2 --json ut.json --junit ut.xml;  mpnpu ut ~/src/ops-nn --ops "
+           "swi_glu,mse_loss_v2 --racecheck;  mpnpu ut ~/src/ops-nn --build-only --markdown needs.md",
+    options=("checkout", "ops", "j", "build_dir", "build_opt", "build_only", "case_timeout", "test_timeout",
+             "with_opbase", "with_ops_tensor", "racecheck", *DEVICE, "json", "junit", "markdown", "quiet", "verbose"),
+    run=run_unit_tests,
+)

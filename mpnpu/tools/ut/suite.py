@@ -1,0 +1,146 @@
+"""``mpnpu ut CHECKOUT``, the library side: discover the checkout's kernel unit tests, build those
+registered for this chip class (``jobs`` at a time, through the object cache) and run each as soon
+as it is built (one binary at a time: each runs many core processes of its own), into a
+:class:`~mpnpu.tools.ut.results.UtRun`.
+
+::
+
+    discover (cmake/ut.cmake's recipe per test)
+      └─ build: -j workers, each test's units then its link ──► queue ──► run: one test binary at a time
+                                                                          (its cases each in a forked
+                                                                           process; memcheck, hazards,
+                                                                           data steps read from its output)
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from mpnpu.errors import UsageError
+from mpnpu.tools.ut import execute
+from mpnpu.tools.ut.build import Build, Builder, build_all, default_build_dir, toolchain
+from mpnpu.tools.ut.discover import SOC_VERSION, Corpus, UtTest, discover
+from mpnpu.tools.ut.results import TestResult, UtRun
+
+
+@dataclass(frozen=True)
+class UtOptions:
+    """What ``mpnpu ut`` runs and how."""
+
+    ops: tuple[str, ...] = ()  # operator names or folders to keep (empty: every one)
+    jobs: int = 1  # tests built at a time
+    racecheck: bool = False  # MPNPU_RACECHECK=1 for every binary
+    opt: str = "-O1"
+    build_dir: str | None = None  # default: beside mpnpu's kernel cache
+    run: bool = True  # False: build only
+    case_timeout_s: float = 300.0  # one gtest case (MPNPU_GTEST_TIMEOUT)
+    binary_timeout_s: float = 3600.0  # one test binary
+    launch_timeout_s: float = 300.0  # one ICPU_RUN_KF (MPNPU_TIMEOUT)
+    opbase: str | None = None
+    ops_tensor: str | None = None
+
+
+def select(tests: list[UtTest], wanted: tuple[str, ...]) -> list[UtTest]:
+    """The tests named by ``wanted`` (an operator name, its folder, or the folder's last part); every
+    test when empty. A name that matches nothing is a usage error naming the closest ones."""
+    if not wanted:
+        return tests
+    chosen: list[UtTest] = []
+    for w in wanted:
+        w = w.strip().strip("/")
+        hits = [t for t in tests if w in (t.op, t.op_dir, os.path.basename(t.op_dir))]
+        if not hits:
+            names = sorted({t.op for t in tests} | {t.op_dir for t in tests})
+            near = difflib.get_close_matches(w, names, n=5)
+            raise UsageError(f"--ops {w}: no such operator unit test" + (f"; did you mean {', '.join(near)}?" if near
+                                                                         else ""))
+        chosen += [t for t in hits if t not in chosen]
+    return [t for t in tests if t in chosen]
+
+
+def _result_of(test: UtTest) -> TestResult:
+    return TestResult(test.id, test.op, test.socs, test.in_scope)
+
+
+def _apply_build(r: TestResult, b: Build) -> None:
+    r.built = b.compiled
+    r.linked = b.linked
+    r.build_cached = b.cached
+    r.build_s = b.seconds
+    r.units = [{"source": u.source, "ok": u.ok, "cached": u.cached, "seconds": round(u.seconds, 2)} for u in b.units]
+    r.missing = b.missing
+    r.errors = b.errors
+    r.error_count = b.error_count
+    r.notes = b.notes
+    r.high_level_headers = b.high_level_headers
+    r.high_level_names = b.high_level_names
+    r.compiles_with_stand_ins = b.compiles_with_stand_ins
+
+
+def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], None] | None = None,
+           started: Callable[[int], None] | None = None) -> UtRun:
+    """Discover, build and run the checkout's unit tests for this chip class.
+
+    ``started(n)`` is told how many tests will be built; ``progress(result)`` is called as each test
+    finishes (built and run, or failed to build). Ctrl-C ends the run in order: the result says it
+    was interrupted and holds the tests that finished.
+    """
+    start = time.monotonic()
+    corpus = Corpus.at(checkout, options.opbase, options.ops_tensor)
+    found = discover(corpus)
+    tests = select(found.tests, options.ops)
+    run = UtRun(corpus.repo, SOC_VERSION, [_result_of(t) for t in tests], racecheck=options.racecheck,
+                jobs=options.jobs, opt=options.opt, filtered=bool(options.ops), unreadable=found.unreadable)
+    by_id = {r.id: r for r in run.tests}
+    todo = [t for t in tests if t.in_scope]
+    if started is not None:
+        started(len(todo))
+    build_dir = os.path.abspath(options.build_dir or default_build_dir())
+    os.makedirs(build_dir, exist_ok=True)
+    builder = Builder(corpus, toolchain(options.opt), build_dir)
+    runnable: queue.Queue[Build | None] = queue.Queue()
+    stop = threading.Event()
+
+    def finished(b: Build) -> None:
+        r = by_id[b.test.id]
+        _apply_build(r, b)
+        r.data = execute.data_steps(b.test)
+        if options.run and b.linked:
+            runnable.put(b)
+        elif progress is not None:
+            progress(r)
+
+    def runner() -> None:
+        while True:
+            b = runnable.get()
+            if b is None or stop.is_set():
+                return
+            r = by_id[b.test.id]
+            cwd = execute.run_dir(build_dir, b.test, corpus)
+            env = execute.environment(build_dir, b.test, corpus, case_timeout=options.case_timeout_s,
+                                      launch_timeout=options.launch_timeout_s, racecheck=options.racecheck)
+            r.run = execute.run_binary(b.binary, cwd, env, options.binary_timeout_s)
+            if progress is not None:
+                progress(r)
+
+    thread = threading.Thread(target=runner, name="mpnpu-ut-runner", daemon=True)
+    thread.start()
+    try:
+        build_all(builder, todo, options.jobs, finished)
+        runnable.put(None)
+        while thread.is_alive():
+            thread.join(0.2)
+    except KeyboardInterrupt as e:
+        run.interrupted, run.interrupt = True, e
+        stop.set()
+        runnable.put(None)
+        execute.stop_running()
+        thread.join(60)
+    run.wall_s = time.monotonic() - start
+    return run

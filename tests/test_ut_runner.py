@@ -1,0 +1,516 @@
+"""mpnpu ut: an operator repository's kernel unit tests built and run against mpnpu, on a tiny repository
+of our own laid out like the public ones (written here: its CMake files, kernels, tiling headers and
+gtest files are ours), and the parts on their own: the CMake reader, discovery, diagnostics into
+missing names, gtest output, the reports, and mpnpu's gtest."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from mpnpu.errors import UsageError
+from mpnpu.tools.ut import cmake, missing
+from mpnpu.tools.ut.build import GTEST_INCLUDE, GTEST_MAIN
+from mpnpu.tools.ut.discover import Corpus, discover
+from mpnpu.tools.ut.execute import data_steps, parse_output
+from mpnpu.tools.ut.results import TestResult, UtRun, format_table, junit
+from mpnpu.tools.ut.suite import UtOptions, run_ut, select
+from tests.ascendc_util import needs_cxx
+
+# -- a repository of our own, in the public layout ---------------------------------------------------------
+
+VADD_KERNEL = """\
+#include "kernel_operator.h"
+using namespace AscendC;
+
+// z = x + y, each vector core its share of n elements (our own kernel)
+extern "C" __global__ __aicore__ void vadd(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling) {
+    GET_TILING_DATA(t, tiling);
+    const uint32_t share = t.n / GetBlockNum();
+    const uint32_t at = share * GetBlockIdx();
+    GlobalTensor<DTYPE_X> gx, gy, gz;
+    gx.SetGlobalBuffer((__gm__ DTYPE_X*)x + at, share);
+    gy.SetGlobalBuffer((__gm__ DTYPE_X*)y + at, share);
+    gz.SetGlobalBuffer((__gm__ DTYPE_X*)z + at, share);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * share * sizeof(DTYPE_X));
+    LocalTensor<DTYPE_X> a = buf.Get<DTYPE_X>();
+    LocalTensor<DTYPE_X> b = a[share];
+    LocalTensor<DTYPE_X> c = a[2 * share];
+    DataCopy(a, gx, share);
+    DataCopy(b, gy, share);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    Add(c, a, b, share);
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(gz, c, share);
+}
+"""
+
+VADD_TILING = """\
+#ifndef VADD_TILING_DEF_H
+#define VADD_TILING_DEF_H
+#include <cstdint>
+#include <cstring>
+struct VaddTilingData {
+    uint32_t n;
+};
+#define GET_TILING_DATA(name, ptr) \\
+    VaddTilingData name;           \\
+    std::memcpy(&name, (const void*)(ptr), sizeof(VaddTilingData))
+#endif
+"""
+
+VADD_TEST = """\
+#include <cstdint>
+#include <vector>
+#include "gtest/gtest.h"
+#include "tikicpulib.h"
+
+extern "C" __global__ __aicore__ void vadd(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling);
+
+class vadd_test : public testing::Test {
+protected:
+    static void SetUpTestCase() { AscendC::SetKernelMode(KernelMode::AIV_MODE); }
+    // n elements in GM; the tiling says `told`
+    static float run(uint32_t n, uint32_t told) {
+        float* x = (float*)AscendC::GmAlloc(n * sizeof(float));
+        float* y = (float*)AscendC::GmAlloc(n * sizeof(float));
+        float* z = (float*)AscendC::GmAlloc(n * sizeof(float));
+        uint8_t* ws = (uint8_t*)AscendC::GmAlloc(32);
+        VaddTilingData* t = (VaddTilingData*)AscendC::GmAlloc(sizeof(VaddTilingData));
+        t->n = told;
+        for (uint32_t i = 0; i < n; ++i) { x[i] = float(i); y[i] = 1.0f; }
+        ICPU_RUN_KF(vadd, 2, (uint8_t*)x, (uint8_t*)y, (uint8_t*)z, ws, (uint8_t*)t);
+        float last = z[n - 1];
+        AscendC::GmFree(x); AscendC::GmFree(y); AscendC::GmFree(z); AscendC::GmFree(ws); AscendC::GmFree(t);
+        return last;
+    }
+};
+
+TEST_F(vadd_test, adds) { EXPECT_EQ(run(256, 256), 256.0f); }
+TEST_F(vadd_test, wrong_expectation) { EXPECT_EQ(run(256, 256), 7.0f) << "on purpose"; }
+TEST_F(vadd_test, reads_past_its_input) { run(256, 512); }
+TEST_F(vadd_test, adds_again) { EXPECT_EQ(run(512, 512), 512.0f); }
+"""
+
+VSUM_KERNEL = """\
+#include "kernel_operator.h"
+using namespace AscendC;
+
+// every vector core writes its block index to its slot of ws; core 0 then reads every slot into out,
+// with no SyncAll between: a race by design (our own kernel)
+extern "C" __global__ __aicore__ void vsum(GM_ADDR ws, GM_ADDR out, GM_ADDR tiling) {
+    GlobalTensor<int32_t> slots, total;
+    slots.SetGlobalBuffer((__gm__ int32_t*)ws, 64);
+    total.SetGlobalBuffer((__gm__ int32_t*)out, 64);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64 * sizeof(int32_t));
+    LocalTensor<int32_t> mine = buf.Get<int32_t>();
+    Duplicate(mine, int32_t(GetBlockIdx()), 8);
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(slots[8 * GetBlockIdx()], mine, 8);
+    if (GetBlockIdx() == 0) {
+        DataCopy(mine, slots, 16);
+        SetFlag<HardEvent::MTE2_MTE3>(0);
+        WaitFlag<HardEvent::MTE2_MTE3>(0);
+        DataCopy(total, mine, 16);
+    }
+}
+"""
+
+VSUM_TEST = """\
+#include "gtest/gtest.h"
+#include "tikicpulib.h"
+
+extern "C" __global__ __aicore__ void vsum(GM_ADDR ws, GM_ADDR out, GM_ADDR tiling);
+
+TEST(vsum_test, runs) {
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    uint8_t* ws = (uint8_t*)AscendC::GmAlloc(256);
+    uint8_t* out = (uint8_t*)AscendC::GmAlloc(256);
+    uint8_t* tiling = (uint8_t*)AscendC::GmAlloc(32);
+    ICPU_RUN_KF(vsum, 2, ws, out, tiling);
+    AscendC::GmFree(ws); AscendC::GmFree(out); AscendC::GmFree(tiling);
+}
+"""
+
+LACKING_KERNEL = """\
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void lacking(GM_ADDR x, GM_ADDR tiling) {
+    GlobalTensor<float> gx;
+    gx.SetGlobalBuffer((__gm__ float*)x, 64);
+    AscendC::Frobnicate(gx);
+    TwiddleAll(gx, 3);
+}
+"""
+
+LACKING_TEST = """\
+#include "gtest/gtest.h"
+#include "tikicpulib.h"
+#include "no_such_dir/imaginary_header.h"
+
+TEST(lacking_test, never_built) { AscendC::BehindTheHeader(); }
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def fake_repo(root: Path) -> Path:
+    """A repository laid out like the public operator repositories, with our own tests."""
+    repo = root / "ops-demo"
+    write(repo, {
+        "README.md": "demo\n",
+        "CMakeLists.txt": "project(demo)\n",
+        "cmake/ut.cmake": "# AddOpTestCase lives here in the real layout\n",
+        "tests/ut/op_kernel/CMakeLists.txt": "# the shared folder: not an operator's\n",
+        "demo/vadd/op_kernel/vadd.cpp": VADD_KERNEL,
+        "demo/vadd/tests/ut/op_kernel/CMakeLists.txt": textwrap.dedent("""\
+            # our own test's registration
+            if ((UT_TEST_ALL OR OP_KERNEL_UT) AND NOT UT_DONE)
+                set(vadd_tiling_files ${CMAKE_CURRENT_SOURCE_DIR}/../../../op_host/vadd_tiling.cpp)
+                AddOpTestCase(vadd "ascend910B1;ascend950pr_9599" "-DDTYPE_X=float"
+                              "${vadd_tiling_files}")
+            endif()
+            """),
+        "demo/vadd/tests/ut/op_kernel/vadd_tiling_def.h": VADD_TILING,
+        "demo/vadd/tests/ut/op_kernel/test_vadd.cpp": VADD_TEST,
+        "demo/vadd/tests/ut/op_kernel/vadd_data/gen_data.py":
+            "import numpy as np\nimport surely_not_an_installed_package\n",
+        "demo/vsum/op_kernel/vsum.cpp": VSUM_KERNEL,
+        "demo/vsum/tests/ut/op_kernel/CMakeLists.txt": 'AddOpTestCase(vsum "ascend910b" "")\n',
+        "demo/vsum/tests/ut/op_kernel/test_vsum.cpp": VSUM_TEST,
+        "demo/lacking/op_kernel/CMakeLists.txt": textwrap.dedent("""\
+            add_kernel_sources(KERNEL_SRC arch35/lacking_next.cpp COMPUTE_UNITS ascend950)
+            add_kernel_sources(KERNEL_SRC lacking_a2.cpp COMPUTE_UNITS ascend910b ascend910_93)
+            """),
+        "demo/lacking/op_kernel/lacking_a2.cpp": LACKING_KERNEL,
+        "demo/lacking/tests/ut/op_kernel/CMakeLists.txt": textwrap.dedent("""\
+            if("ascend950" IN_LIST ASCEND_COMPUTE_UNIT)
+                AddOpTestCase(lacking "ascend950pr_9599" "-DNEXT=1")
+            else()
+                AddOpTestCase(lacking "ascend910B1" "-DDTYPE_X=half -DDTYPE_Y=float" other_op)
+                target_compile_definitions(opkernel_lacking PRIVATE EXTRA_ONE)
+            endif()
+            """),
+        "demo/lacking/tests/ut/op_kernel/test_lacking.cpp": LACKING_TEST,
+        "demo/lacking/tests/ut/op_kernel/arch22/test_lacking_a2.cpp": "// this chip's own test source\n",
+        "demo/nextgen/op_kernel/nextgen.cpp": "// a kernel for the next generation\n",
+        "demo/nextgen/tests/ut/op_kernel/CMakeLists.txt": 'AddOpTestCase(nextgen "ascend950pr_9599" "")\n',
+        "demo/nextgen/tests/ut/op_kernel/test_nextgen.cpp": "// not built here\n",
+    })
+    return repo
+
+
+# -- the CMake reader and discovery ---------------------------------------------------------------------------
+
+
+def test_cmake_calls_quoted_arguments_comments_and_variables() -> None:
+    text = textwrap.dedent("""\
+        # a comment with AddOpTestCase(not_this "x" "")
+        set(FILES a.cpp b.cpp)  #[[ a bracket
+        comment ]]
+        AddOpTestCase(op "ascend910B1;ascend950" "-DA=1 \\
+            -DB=2" ${FILES})
+        """)
+    calls = cmake.parse(text)
+    assert [c.name for c in calls] == ["set", "addoptestcase"]
+    assert calls[1].line == 4
+    scope = cmake.Scope()
+    cmake.apply_set(scope, calls[0])
+    values = scope.values(calls[1].args)
+    assert values[:2] == ["op", "ascend910B1;ascend950"]
+    assert values[2].split() == ["-DA=1", "-DB=2"]
+    assert values[3:] == ["a.cpp", "b.cpp"]
+
+
+def test_discovery_follows_the_registration_for_this_chip(tmp_path) -> None:
+    repo = fake_repo(tmp_path)
+    found = discover(Corpus.at(str(repo)))
+    by = {t.id: t for t in found.tests}
+    assert sorted(by) == ["demo/lacking", "demo/nextgen", "demo/vadd", "demo/vsum"]
+    assert [t.id for t in found.out_of_scope] == ["demo/nextgen"]
+    vadd = by["demo/vadd"]
+    assert vadd.in_scope and vadd.socs == ("ascend910B1", "ascend950pr_9599")
+    assert vadd.kernel == "vadd.cpp" and [os.path.basename(s) for s in vadd.sources] == ["test_vadd.cpp"]
+    assert vadd.tiling_def and vadd.tiling_def.endswith("vadd_tiling_def.h")
+    assert vadd.deps == ()  # the tiling sources it names are not operators
+    assert vadd.defines() == ["-DDTYPE_X=float", '-DUT_SOC_VERSION="Ascend910B1"', "-DKERNELUT=1"]
+    lacking = by["demo/lacking"]
+    assert lacking.options == ("-DDTYPE_X=half", "-DDTYPE_Y=float", "-DEXTRA_ONE")  # the else branch's call
+    assert lacking.kernel == "lacking_a2.cpp"  # this chip's KERNEL_SRC
+    assert lacking.deps == ("other_op",)
+    assert [os.path.relpath(s, lacking.ut_dir) for s in lacking.sources] == [
+        "test_lacking.cpp", os.path.join("arch22", "test_lacking_a2.cpp")]
+    assert by["demo/vsum"].tiling_def is None and "no tiling header" in by["demo/vsum"].tiling_note
+
+
+def test_a_checkout_in_another_layout_and_an_unknown_operator_are_usage_errors(tmp_path) -> None:
+    with pytest.raises(UsageError, match="not laid out like"):
+        Corpus.at(str(tmp_path))
+    tests = discover(Corpus.at(str(fake_repo(tmp_path)))).tests
+    assert [t.id for t in select(tests, ("vadd", "demo/vsum"))] == ["demo/vadd", "demo/vsum"]
+    with pytest.raises(UsageError, match="did you mean vadd"):
+        select(tests, ("vaddd",))
+
+
+def test_the_data_steps_a_test_calls_and_the_packages_they_lack(tmp_path) -> None:
+    repo = fake_repo(tmp_path)
+    test = next(t for t in discover(Corpus.at(str(repo))).tests if t.op == "vadd")
+    (steps,) = data_steps(test)
+    assert steps.script == os.path.join("vadd_data", "gen_data.py")
+    assert steps.missing == ("surely_not_an_installed_package",) and not steps.called
+
+
+# -- diagnostics into missing names ------------------------------------------------------------------------------
+
+
+GCC_OUTPUT = """\
+In file included from /repo/op/k.cpp:2:
+/mp/include/mpnpu/vector.h: In instantiation of 'void AscendC::Exp(const LocalTensor<T>&) [with T = int]':
+/repo/op/k.cpp:40:9:   required from here
+/mp/include/mpnpu/vector.h:12:5: error: static assertion failed: Exp: half or float
+/repo/op/k.cpp:41:5: error: 'Frobnicate' is not a member of 'AscendC'
+/repo/op/k.cpp:42:5: error: 'TwiddleAll' was not declared in this scope; did you mean 'Twiddle'?
+/repo/op/k.cpp:43:9: error: 'class AscendC::LocalTensor<float>' has no member named 'Reshape'
+/repo/op/k.cpp:44:9: error: no matching function for call to 'DataCopyPad(AscendC::LocalTensor<float>&, int)'
+/repo/op/k.cpp:45:9: error: expected ';' before '}' token
+/repo/op/t.cpp:3:10: fatal error: lib/imaginary.h: No such file or directory
+/usr/bin/ld: k.o: in function `f': undefined reference to `AscendC::Gone(int)'
+"""
+
+
+def test_every_missing_name_of_a_compile_at_the_users_line() -> None:
+    found = missing.parse(GCC_OUTPUT, lambda p: not p.startswith(("/mp/", "/usr/")), lambda p: p)
+    got = [(m.kind, m.name, m.where) for m in found]
+    assert got == [
+        ("refused", "Exp", "/repo/op/k.cpp:40"),  # inside mpnpu's header: placed at the user's frame
+        ("name", "AscendC::Frobnicate", "/repo/op/k.cpp:41"),
+        ("name", "TwiddleAll", "/repo/op/k.cpp:42"),
+        ("member", "LocalTensor::Reshape", "/repo/op/k.cpp:43"),
+        ("overload", "DataCopyPad", "/repo/op/k.cpp:44"),
+        ("header", "lib/imaginary.h", "/repo/op/t.cpp:3"),
+        ("link", "AscendC::Gone", ""),
+    ]
+    assert missing.count_errors(GCC_OUTPUT) == 7
+
+
+def test_the_histogram_counts_each_test_once_and_leaves_the_corpus_own_names_out() -> None:
+    a = [missing.Missing("name", "AscendC::Foo", "a.cpp:1", ""), missing.Missing("name", "Foo", "a.cpp:9", ""),
+         missing.Missing("name", "helperOfTheOp", "a.cpp:2", "")]
+    b = [missing.Missing("name", "Foo", "b.cpp:3", ""), missing.Missing("header", "x/y.h", "b.cpp:1", "")]
+    a = missing.mark_corpus_names(a, {"helperOfTheOp", "Foo"})  # AscendC::Foo stays an API name
+    assert [m.corpus for m in a] == [False, True, True]
+    assert missing.histogram([a, b], ("name",)) == [missing.Row("Foo", 2, 2, 1, "a.cpp:1")]  # b needs x/y.h too
+    assert missing.histogram([a, b], ("header",)) == [missing.Row("x/y.h", 1, 1, 0, "b.cpp:1")]
+    behind = [missing.Missing("header", "h.h", "c.cpp:1", ""),
+              missing.Missing("name", "Bar", "c.cpp:5", "", behind_header=True)]
+    assert missing.histogram([behind]) == [missing.Row("h.h", 1, 1, 0, "c.cpp:1"),
+                                           missing.Row("Bar", 1, 0, 0, "c.cpp:5")]
+
+
+def test_a_macro_defined_empty_in_an_if_is_named(tmp_path) -> None:
+    src = tmp_path / "k.cpp"
+    src.write_text("#define FMT_NZ\n#if defined(FMT_X) && FMT_X == FMT_NZ\n#endif\n")
+    out = f"{src}:2:35: error: operator '==' has no right operand\n"
+    (m,) = missing.parse(out, lambda p: True, lambda p: "k.cpp")
+    assert (m.kind, m.name, m.where) == ("macro", "FMT_NZ", "k.cpp:2")
+
+
+# -- gtest output and the reports ---------------------------------------------------------------------------------
+
+
+GTEST_OUTPUT = """\
+[==========] Running 4 tests from 1 test suite.
+[ RUN      ] s.a
+[       OK ] s.a (12 ms)
+[ RUN      ] s.b
+mpnpu: ICPU_RUN_KF(k) at t.cpp:9: vector core 1 (block 1) raised MemcheckError: illegal read of GM tensor x
+t.cpp:20: Failure
+the test's process ended with exit status 3 before the test finished
+[  FAILED  ] s.b (30 ms)
+[ RUN      ] P/s.c/0
+mpnpu: ICPU_RUN_KF(k) at t.cpp:9: racecheck
+====== SUMMARY: 2 hazards (2 RAW, 0 WAR, 0 WAW) in 1 launch checked
+[       OK ] P/s.c/0, where GetParam() = 3 (5 ms)
+[ RUN      ] s.d
+"""
+
+
+def test_gtest_output_into_cases_with_memcheck_and_hazards() -> None:
+    cases = parse_output(GTEST_OUTPUT)
+    assert [(c.name, c.status, c.memcheck, c.hazards) for c in cases] == [
+        ("s.a", "passed", False, 0), ("s.b", "failed", True, 0), ("P/s.c/0", "passed", False, 2),
+        ("s.d", "unfinished", False, 0)]
+    assert cases[1].seconds == pytest.approx(0.030)
+    assert cases[1].mpnpu[0].startswith("mpnpu: ICPU_RUN_KF(k)")
+
+
+def test_the_reports_of_a_run() -> None:
+    from mpnpu.tools.ut.execute import BinaryRun
+
+    ok = TestResult("cat/ok", "ok", ("ascend910B1",), True, built=True, linked=True,
+                    units=[{"source": "t.cpp", "ok": True}], run=BinaryRun(1, 2.0, parse_output(GTEST_OUTPUT)))
+    broken = TestResult("cat/broken", "broken", ("ascend910b",), True, units=[{"source": "t.cpp", "ok": False}],
+                        missing=[missing.Missing("name", "AscendC::Foo", "k.cpp:3", "")])
+    later = TestResult("cat/later", "later", ("ascend950pr_9599",), False)
+    run = UtRun("/repo", "Ascend910B1", [ok, broken, later], racecheck=True)
+    assert [t.status for t in run.tests] == ["failed", "build-failed", "out-of-scope"]
+    c = run.counts()
+    assert (c["found"], c["out_of_scope"], c["built"], c["ran"], c["gtest_passed"]) == (3, 1, 1, 1, 0)
+    assert (c["with_memcheck"], c["with_hazards"], c["cases"], c["cases_passed"]) == (1, 1, 4, 2)
+    assert not run.ok
+    table = format_table(run)
+    assert "cat/broken" in table and "Foo" in table and "cat/later" not in table
+    assert "3 tests found, 1 skipped (not registered for Ascend910B1)" in table
+    data = json.loads(json.dumps(run.to_dict()))
+    assert data["missing_names"] == [{"name": "Foo", "tests": 1, "direct": 1, "sole": 1, "example": "k.cpp:3"}]
+    assert data["tests"][0]["case_results"][1]["memcheck"] is True
+    root = junit(run)
+    suite = root.find("testsuite")
+    assert suite is not None
+    counts = tuple(suite.get(k) for k in ("tests", "failures", "errors", "skipped"))
+    assert counts == ("6", "3", "1", "1")
+
+
+# -- mpnpu's gtest --------------------------------------------------------------------------------------------------
+
+GTEST_SELF = """\
+#include "gtest/gtest.h"
+#include <cstdlib>
+#include <vector>
+
+class Fx : public testing::Test {
+protected:
+    static void SetUpTestCase() { shared = 5; }
+    void SetUp() override { own = shared + 1; }
+    static int shared;
+    int own = 0;
+};
+int Fx::shared = 0;
+
+TEST_F(Fx, uses_its_fixture) { EXPECT_EQ(own, 6); ASSERT_NE(&own, nullptr); EXPECT_NEAR(1.0, 1.05, 0.1); }
+TEST_F(Fx, fails_and_goes_on) { EXPECT_LE(own, 2) << "note"; EXPECT_TRUE(own == 6); }
+TEST(Plain, ends_its_process) { std::exit(3); }
+TEST(Plain, after_the_exit) { SUCCEED(); }
+TEST(Plain, skipped) { GTEST_SKIP() << "why"; }
+class Pt : public testing::TestWithParam<int> {};
+TEST_P(Pt, positive) { EXPECT_GT(GetParam(), 0); }
+static std::vector<int> values = {1, 0, 2};
+INSTANTIATE_TEST_CASE_P(Some, Pt, testing::ValuesIn(values));
+"""
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_mpnpu_gtest_runs_each_case_alone_and_speaks_gtests_format(tmp_path) -> None:
+    src = tmp_path / "t.cpp"
+    src.write_text(GTEST_SELF)
+    exe = tmp_path / "t"
+    subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-Wall", "-Werror", f"-I{GTEST_INCLUDE}", str(src),
+                    GTEST_MAIN, "-o", str(exe)], check=True, timeout=600)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    cases = {c.name: c.status for c in parse_output(out.stdout)}
+    assert cases == {"Fx.uses_its_fixture": "passed", "Fx.fails_and_goes_on": "failed",
+                     "Plain.ends_its_process": "failed", "Plain.after_the_exit": "passed",
+                     "Plain.skipped": "skipped", "Some/Pt.positive/0": "passed", "Some/Pt.positive/1": "failed",
+                     "Some/Pt.positive/2": "passed"}
+    assert "Expected: (own) <= (2), actual: 6 vs 2\nnote" in out.stdout
+    assert "the test's process ended with exit status 3" in out.stdout
+    assert "[  FAILED  ] 3 tests, listed below:" in out.stdout
+    listed = subprocess.run([str(exe), "--gtest_list_tests", "--gtest_filter=Plain.*-*skipped"], capture_output=True,
+                            text=True, timeout=60)
+    assert listed.stdout == "Plain.\n  ends_its_process\n  after_the_exit\n"
+
+
+# -- the whole run on our repository --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory) -> tuple[Path, UtRun]:
+    root = tmp_path_factory.mktemp("ut")
+    repo = fake_repo(root)
+    options = UtOptions(jobs=2, racecheck=True, build_dir=str(root / "build"), case_timeout_s=120,
+                        binary_timeout_s=300, launch_timeout_s=60)
+    return root, run_ut(str(repo), options)
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_the_demo_repository_builds_runs_and_says_what_it_lacks(demo_run) -> None:
+    _, run = demo_run
+    by = {t.id: t for t in run.tests}
+    vadd = by["demo/vadd"]
+    assert vadd.status == "failed" and vadd.built and vadd.linked
+    assert {c.name: c.status for c in vadd.cases} == {
+        "vadd_test.adds": "passed", "vadd_test.wrong_expectation": "failed",
+        "vadd_test.reads_past_its_input": "failed", "vadd_test.adds_again": "passed"}  # went on after memcheck
+    assert vadd.memcheck == 1 and next(c for c in vadd.cases if c.memcheck).name == "vadd_test.reads_past_its_input"
+    assert vadd.basic_only
+    lacking = by["demo/lacking"]
+    assert lacking.status == "build-failed"
+    names = {(m.kind, m.name) for m in lacking.missing}
+    assert {("name", "AscendC::Frobnicate"), ("name", "TwiddleAll"),
+            ("header", "no_such_dir/imaginary_header.h")} <= names
+    where = {m.name: m.where for m in lacking.missing}
+    assert where["AscendC::Frobnicate"] == "ops-demo/demo/lacking/op_kernel/lacking_a2.cpp:7"  # the repository's file
+    assert by["demo/nextgen"].status == "out-of-scope"
+    hist = {r.name: r.tests for r in run.histogram()}
+    assert hist["Frobnicate"] == 1 and hist["TwiddleAll"] == 1
+    assert [r.name for r in run.header_histogram()] == ["no_such_dir/imaginary_header.h"]
+    # behind the missing header, with an empty stand-in for it: the test's own use of a missing name
+    behind = next(m for m in lacking.missing if m.name == "AscendC::BehindTheHeader")
+    assert behind.behind_header and behind.where.endswith("test_lacking.cpp:5")
+    assert any("surely_not_an_installed_package" in d for d in vadd.data_skipped) is False  # not called by the test
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_racecheck_counts_the_hazards_of_a_racy_test(demo_run) -> None:
+    _, run = demo_run
+    vsum = next(t for t in run.tests if t.id == "demo/vsum")
+    assert vsum.gtest == "passed" and vsum.hazards > 0
+    assert not run.ok
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_a_second_run_takes_every_build_from_the_cache_and_the_command_writes_its_reports(demo_run) -> None:
+    root, first = demo_run
+    out = root / "ut.json"
+    xml = root / "ut.xml"
+    proc = subprocess.run([sys.executable, "-m", "mpnpu", "ut", str(root / "ops-demo"), "--ops", "vadd,lacking",
+                           "--build-dir", str(root / "build"), "--build-only", "--quiet", "--json", str(out),
+                           "--junit", str(xml)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr
+    assert "2 in scope: 1 built, 0 ran" in proc.stdout
+    data = json.loads(out.read_text())
+    assert [t["build_cached"] for t in data["tests"]] == [True, True]
+    assert data["missing_headers"][0]["name"] == "no_such_dir/imaginary_header.h"
+    assert ET.parse(xml).getroot().tag == "testsuites"
+
+
+def test_device_options_the_tests_cannot_take_are_refused(tmp_path) -> None:
+    from mpnpu.cli.main import cli
+
+    repo = fake_repo(tmp_path)
+    assert cli(["ut", str(repo), "--pipes", "sync"]) == 2
