@@ -55,3 +55,28 @@ extern "C" __global__ __aicore__ void copy_forms(GM_ADDR x, GM_ADDR y) {
     DataCopy(yg, b, 256);
     DataCopy(yg[256], c, 256);
 }
+
+// ArithProgression (int32 and float) and the shifts (arithmetic for int32, logical for uint32).
+extern "C" __global__ __aicore__ void arith_shift(GM_ADDR y) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    if (GetBlockIdx() != 0) return;
+    GlobalTensor<int32_t> yg;
+    yg.SetGlobalBuffer((__gm__ int32_t*)y, 256);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096);
+    LocalTensor<int32_t> a = buf.GetWithOffset<int32_t>(64, 0);
+    LocalTensor<int32_t> r = buf.GetWithOffset<int32_t>(64, 256);
+    LocalTensor<int32_t> l = buf.GetWithOffset<int32_t>(64, 512);
+    LocalTensor<float> f = buf.GetWithOffset<float>(64, 768);
+    ArithProgression<int32_t>(a, -40, 3, 64);
+    ArithProgression<float>(f, 0.5f, 0.25f, 64);
+    ShiftRight<int32_t>(r, a, 1, 64);
+    ShiftLeft(l.ReinterpretCast<uint32_t>(), a.ReinterpretCast<uint32_t>(), uint32_t(2), 64);
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(yg, a, 64);
+    DataCopy(yg[64], r, 64);
+    DataCopy(yg[128], l, 64);
+    DataCopy(yg[192], f.ReinterpretCast<int32_t>(), 64);
+}

@@ -48,3 +48,19 @@ def test_copy_count_and_level0_forms() -> None:
     want_c = np.full(256, -1.0, np.float32)
     want_c[:64], want_c[64:128] = x[:64], x[128:192]  # the second repeat reads 16 blocks (128 floats) on
     assert np.array_equal(y[:256], want_b) and np.array_equal(y[256:], want_c)
+
+
+def test_arith_progression_and_shifts() -> None:
+    import numpy as np
+
+    k = kernel("utils_names.cpp", "arith_shift")
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        yt = dev.empty("y", 256, "int32")
+        dev.launch(k, yt)
+        y = dev.to_host(yt)
+    a = -40 + 3 * np.arange(64, dtype=np.int32)
+    assert np.array_equal(y[:64], a)
+    assert np.array_equal(y[64:128], a >> 1)  # arithmetic for a signed type
+    assert np.array_equal(y[128:192].view(np.uint32), a.view(np.uint32) << np.uint32(2))
+    progression = np.float32(0.5) + np.float32(0.25) * np.arange(64, dtype=np.float32)
+    assert np.array_equal(y[192:].view(np.float32), progression)

@@ -50,6 +50,22 @@ struct OpLeakyRelu {
     static constexpr char arith = 'L';
 };
 
+// Shifts by a scalar count of bits: logical for unsigned types, arithmetic for signed ones.
+struct OpShiftRight {
+    template <typename T>
+    static constexpr bool ok = one_of<T, int16_t, uint16_t, int32_t, uint32_t>;
+    static constexpr const char* types = "int16_t, uint16_t, int32_t, uint32_t";
+    template <typename C>
+    static C f(C x, C s) { return s >= C(sizeof(C) * 8) || s < C(0) ? C(x < C(0) ? -1 : 0) : C(x >> s); }
+};
+struct OpShiftLeft : OpShiftRight {
+    template <typename C>
+    static C f(C x, C s) {
+        using U = std::make_unsigned_t<C>;
+        return s >= C(sizeof(C) * 8) || s < C(0) ? C(0) : C(U(x) << U(s));
+    }
+};
+
 template <class Op, typename T>
 inline void scalar_apply(const char* name, const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
                          const AscendC::LocalTensor<T>& src, const Geo& gs, const T& scalar, const Site& site) {
@@ -185,6 +201,27 @@ MPNPU_VEC_SCALAR(Muls, mpnpu::vec::OpMuls)
 MPNPU_VEC_SCALAR(Maxs, mpnpu::vec::OpMaxs)
 MPNPU_VEC_SCALAR(Mins, mpnpu::vec::OpMins)
 MPNPU_VEC_SCALAR(LeakyRelu, mpnpu::vec::OpLeakyRelu)
+MPNPU_VEC_SCALAR(ShiftRight, mpnpu::vec::OpShiftRight)
+MPNPU_VEC_SCALAR(ShiftLeft, mpnpu::vec::OpShiftLeft)
+
+// ArithProgression: dst[i] = firstValue + i * diffValue for the first ``count`` elements, written by
+// the vector unit (in float for half and float, as the unit computes).
+template <typename T>
+inline void ArithProgression(const LocalTensor<T>& dst, const T firstValue, const T diffValue, const int32_t count,
+                             MPNPU_SITE) {
+    if (count < 0 || uint64_t(count) > dst.GetSize())
+        mpnpu::api_error(site, "ArithProgression: count %d is outside the destination's %llu elements", count,
+                         static_cast<unsigned long long>(dst.GetSize()));
+    dst.mpnpu_touch('W', mpnpu::P_V, 0, uint64_t(count), site, "ArithProgression");
+    T* d = dst.mpnpu_addr();
+    for (int32_t i = 0; i < count; ++i) {
+        if constexpr (std::is_integral_v<T>) {
+            d[i] = T(firstValue + T(i) * diffValue);
+        } else {
+            d[i] = mpnpu::from_float<T>(mpnpu::to_float(firstValue) + float(i) * mpnpu::to_float(diffValue));
+        }
+    }
+}
 
 // The scalar-first ("flexible scalar position") forms of the newest product are not implemented.
 #define MPNPU_VEC_REFUSED_SCALAR_FIRST(NAME)                                                                      \
