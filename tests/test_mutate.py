@@ -97,3 +97,13 @@ def test_uncovered_sync_points_and_a_failing_baseline(exe, tmp_path) -> None:
                          text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "fails as it is" in bad.stderr
+
+
+def test_gtest_failures_are_named_without_its_summary_lines_and_sites_match_by_file_and_line() -> None:
+    from mpnpu.tools.mutate import _Run, _same_site, classify_failure
+
+    out = ("[  FAILED  ] suite.case_a (12 ms)\n[==========] 2 tests ran.\n[  FAILED  ] 1 test, listed below:\n"
+           "[  FAILED  ] suite.case_a\n")
+    how, tests, detail = classify_failure(_Run(1, out, "", 0.1))
+    assert how == "gtest failure" and tests == ["suite.case_a"] and detail == "1 test failed: suite.case_a"
+    assert _same_site("op_kernel/k.h:12", "k/k.h:12") and not _same_site("op_kernel/k.h:12", "k/k.h:13")

@@ -49,7 +49,8 @@ from mpnpu.directed.mutation import (
 )
 from mpnpu.errors import UsageError
 
-_GTEST_FAILED = re.compile(r"^\[  FAILED  \] (\S+)", re.M)
+#: a failed test's line in gtest's output (not its summary "[  FAILED  ] 2 tests, listed below:")
+_GTEST_FAILED = re.compile(r"^\[  FAILED  \] (?!\d+ tests?,)(\S+)", re.M)
 _HAZARDS = re.compile(r"SUMMARY: (\d+) hazards? ")
 _MPNPU_DEVICE_STATUS = 3
 #: what mpnpu says of a launch that could never finish (a wait nobody releases, a barrier short of a party)
@@ -240,6 +241,6 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
 
 
 def _same_site(a: str, b: str) -> bool:
-    """Two site names of one line: the same, or one a path suffix of the other ("k.cpp:12" and
-    "op_kernel/k.cpp:12")."""
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+    """Two site names of one line: the same file name and line ("op_kernel/k.h:12" read from the
+    sources and "k/k.h:12" as the build named the folder it staged them in)."""
+    return os.path.basename(a) == os.path.basename(b)
