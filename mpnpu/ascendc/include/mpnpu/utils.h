@@ -44,6 +44,11 @@ struct int4b_t {
 
 namespace AscendC {
 
+// Sizes of this chip class's memories and the vector unit's repeat limit, as kernels name them.
+constexpr uint32_t TOTAL_UB_SIZE = uint32_t(mpnpu::UB_BYTES);
+constexpr uint32_t TOTAL_L1_SIZE = uint32_t(mpnpu::L1_BYTES);
+constexpr uint32_t MAX_REPEAT_TIMES = 255;
+
 // ``value`` rounded up to a multiple of ``align`` / the ceiling of a division (0 when divided by 0).
 template <typename T, typename U>
 constexpr auto AlignUp(T value, U align) -> std::common_type_t<T, U> {
