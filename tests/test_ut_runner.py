@@ -352,6 +352,8 @@ mpnpu: ICPU_RUN_KF(k) at t.cpp:9: racecheck
 ====== SUMMARY: 2 hazards (2 RAW, 0 WAR, 0 WAW) in 1 launch checked
 [       OK ] P/s.c/0, where GetParam() = 3 (5 ms)
 [ RUN      ] s.d
+mpnpu: ICPU_RUN_KF(k) at t.cpp:9: vector core 0 (block 0) raised UnsupportedError: KERNEL_TASK_TYPE_DEFAULT(9): \
+mpnpu runs the separated cube/vector kernel types only at op/k.cpp:31 (k) (and 3 other cores failed after it)
 """
 
 
@@ -362,6 +364,10 @@ def test_gtest_output_into_cases_with_memcheck_and_hazards() -> None:
         ("s.d", "unfinished", False, 0)]
     assert cases[1].seconds == pytest.approx(0.030)
     assert cases[1].mpnpu[0].startswith("mpnpu: ICPU_RUN_KF(k)")
+    assert cases[1].fault == "MemcheckError: illegal read of GM tensor x" and cases[2].fault == ""
+    assert (cases[3].fault, cases[3].fault_where) == (
+        "UnsupportedError: KERNEL_TASK_TYPE_DEFAULT(9): mpnpu runs the separated cube/vector kernel types only",
+        "op/k.cpp:31")
 
 
 def test_the_reports_of_a_run() -> None:
@@ -381,6 +387,9 @@ def test_the_reports_of_a_run() -> None:
     table = format_table(run)
     assert "cat/broken" in table and "Foo" in table and "cat/later" not in table
     assert "3 tests found, 1 skipped (not registered for Ascend910B1)" in table
+    assert [(f, n) for f, n, _ in run.fault_histogram()] == [
+        ("MemcheckError: illegal read of GM tensor x", 1),
+        ("UnsupportedError: KERNEL_TASK_TYPE_DEFAULT(9): mpnpu runs the separated cube/vector kernel types only", 1)]
     data = json.loads(json.dumps(run.to_dict()))
     assert data["missing_names"] == [{"name": "Foo", "tests": 1, "direct": 1, "sole": 1, "example": "k.cpp:3"}]
     assert data["tests"][0]["case_results"][1]["memcheck"] is True

@@ -164,6 +164,7 @@ class UtRun:
             "cases": sum(len(t.cases) for t in mine),
             "cases_passed": sum(1 for t in mine for c in t.cases if c.status == "passed"),
             "compile_with_stand_ins": sum(1 for t in mine if t.compiles_with_stand_ins),
+            "passed_with_data_skipped": sum(1 for t in mine if t.gtest == "passed" and t.data_skipped),
             "with_memcheck": sum(1 for t in mine if t.memcheck), "with_hazards": sum(1 for t in mine if t.hazards),
             "timeouts": sum(1 for t in mine if t.run is not None and t.run.timed_out),
         }
@@ -278,6 +279,9 @@ def format_table(run: UtRun, top: int = 30, show_out_of_scope: bool = False) -> 
     c = run.counts()
     basic = run.counts([t for t in run.in_scope if t.basic_only])
     lines += ["", summary_line(c, run), _basic_line(basic, c)]
+    if c["passed_with_data_skipped"]:
+        lines.append(f"{c['passed_with_data_skipped']} of the tests that passed call a data script that could not run "
+                     f"here (below): what it would generate or compare was not")
     if c["compile_with_stand_ins"]:
         lines.append(f"{c['compile_with_stand_ins']} tests that do not compile would with empty stand-ins for the "
                      f"headers they miss")
