@@ -39,7 +39,7 @@ from .hold import HoldPlan, HoldRunner, runner_for
 from .insert import InsertedSync, StageHooks, hooks_for
 from .local import TPipe, make_arenas, memcheck_local
 from .pipes import PipeEngine
-from .procutil import limit_blas_threads, set_parent_death_signal
+from .procutil import available_cpu_count, limit_blas_threads, set_parent_death_signal
 from .protocol import (
     ErrorReport,
     ExitCommand,
@@ -87,8 +87,16 @@ class CoreContext:
         self._native_offered: set[int] = set()  # kernel handles offered to it
 
     def refresh_spin(self) -> None:
-        """Work the wait budget out again for the CPUs this process may use now (between launches)."""
-        spin_s = spin_budget_s(self.options.spin_us, self.topology.n_cores)
+        """Work the wait budget out again for the CPUs this process may use now (between launches).
+
+        Runs after every reply, while the launch's other cores (and the parent, woken by the last
+        reply) may be queued for this CPU: with more core processes than CPUs, a launch pays for
+        every microsecond here once per core queued behind this one. So it is kept to one system
+        call: a budget the options give never changes, and the default one depends only on how
+        many CPUs there are (not on which, and without sorting them)."""
+        if self.options.spin_us is not None:
+            return
+        spin_s = spin_budget_s(None, self.topology.n_cores, available_cpu_count())
         if spin_s != self.spin_s:
             self.spin_s = spin_s  # (Python flag waits read it at each wait)
             for listener in self.spin_listeners:

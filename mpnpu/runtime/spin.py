@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Callable
 
 from mpnpu.errors import UsageError
 
-from .procutil import available_cpus
+from .procutil import available_cpu_count
 
 if TYPE_CHECKING:
     from .config import RuntimeOptions
@@ -68,7 +68,7 @@ def spin_budget_s(spin_us: float | None, n_processes: int, cpus: int | None = No
     (then 0). ``cpus``: those this process may run on (the default: its affinity, now)."""
     if spin_us is not None:
         return max(0.0, float(spin_us)) / 1e6
-    cpus = len(available_cpus()) if cpus is None else cpus
+    cpus = available_cpu_count() if cpus is None else cpus
     return DEFAULT_SPIN_US / 1e6 if n_processes <= MAX_PROCESSES_PER_CPU * cpus else 0.0
 
 
