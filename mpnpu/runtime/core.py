@@ -53,6 +53,10 @@ from .sync import AnyFlagPort, CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
 from .trace import TraceEvent
 
+#: how often a core whose wait budget is 0 (its CPUs crowded) looks at its CPUs again, in seconds:
+#: its waits never look, and the check is a system call on the path of the cores queued behind it
+SPIN_RECHECK_S = 0.05
+
 
 class CoreContext:
     """What the kernel-facing API needs to know inside one core process."""
@@ -78,6 +82,7 @@ class CoreContext:
         #: seconds a wait of this core looks before it sleeps (mpnpu.runtime.spin), for the CPUs this
         #: process may use (inherited at the fork, changed by a re-pin): see refresh_spin
         self.spin_s = spin_budget_s(options.spin_us, topology.n_cores)
+        self._spin_checked = time.monotonic()  # when a crowded core last looked at its CPUs
         #: told the new budget when refresh_spin changes it (the C++ library's copy)
         self.spin_listeners: list[Callable[[float], None]] = []
         #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
@@ -92,10 +97,16 @@ class CoreContext:
         Runs after every reply, while the launch's other cores (and the parent, woken by the last
         reply) may be queued for this CPU: with more core processes than CPUs, a launch pays for
         every microsecond here once per core queued behind this one. So it is kept to one system
-        call: a budget the options give never changes, and the default one depends only on how
-        many CPUs there are (not on which, and without sorting them)."""
+        call, and a crowded core (budget 0) makes it at most every SPIN_RECHECK_S: a budget the
+        options give never changes, and the default one depends only on how many CPUs there are
+        (not on which, and without sorting them)."""
         if self.options.spin_us is not None:
             return
+        if not self.spin_s:
+            now = time.monotonic()
+            if now - self._spin_checked < SPIN_RECHECK_S:
+                return
+            self._spin_checked = now
         spin_s = spin_budget_s(None, self.topology.n_cores, available_cpu_count())
         if spin_s != self.spin_s:
             self.spin_s = spin_s  # (Python flag waits read it at each wait)

@@ -13,7 +13,8 @@ CPU once, and its timeout still bounds it. This changes only how long a waiting 
 notice, never what it waits for.
 
 The budget follows the core's CPU set: a core works it out again after each launch (the stress
-sweep re-pins core processes between launches).
+sweep re-pins core processes between launches), or every SPIN_RECHECK_S (mpnpu.runtime.core) while
+its budget is 0 (see CoreContext.refresh_spin).
 """
 
 from __future__ import annotations
