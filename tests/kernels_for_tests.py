@@ -190,6 +190,16 @@ def wait_flag_once(who: str, block: int, flag_id: int, mode: int) -> None:
     api.cross_core_wait_flag(flag_id, mode=mode)
 
 
+def learn_flag_mode(who: str, block: int, flag_id: int, out) -> None:
+    """One core waits to learn the mode of ``flag_id``'s sets (a wait that names no mode, as a C++
+    kernel's CrossCoreWaitFlag does) and writes it to out[0]; nobody sets it in this launch."""
+    if (who == "cube") != api.is_aic() or api.get_block_idx() != block:
+        return
+    from mpnpu.runtime import kcontext
+
+    put(out, [kcontext.flag_wait_mode(kcontext.current(), flag_id)])
+
+
 def mode1_both_wait_first() -> None:
     """Vector pairs both wait on flag 2 (mode 1) before setting it: every running core is blocked."""
     if api.is_aiv():

@@ -16,6 +16,7 @@ import pytest
 
 from mpnpu.errors import KernelError, SyncTimeoutError, UsageError
 from mpnpu.runtime.config import RuntimeOptions
+from mpnpu.runtime.core import SPIN_RECHECK_S
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.spin import (
     DEFAULT_SPIN_US,
@@ -164,3 +165,25 @@ def test_a_core_pinned_onto_fewer_cpus_works_its_budget_out_again(monkeypatch) -
         dev.launch(k("report_spin_budget"), out)
         dev.launch(k("report_spin_budget"), out)
         assert dev.to_host(out).ravel().tolist() == [0] * 3  # 3 on 1 CPU: crowded
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs to pin the cores onto fewer")
+def test_a_crowded_core_notices_more_cpus_within_its_recheck_interval(monkeypatch) -> None:
+    # A core whose budget is 0 looks at its CPUs at most every SPIN_RECHECK_S (the check would
+    # delay the cores queued behind it after every launch): spread out again, it looks again.
+    monkeypatch.delenv(SPIN_ENV, raising=False)
+    options = RuntimeOptions(gm_segment_bytes=OPTIONS.gm_segment_bytes, launch_timeout_s=40.0)
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    with Device(1, options=options) as dev:  # 3 core processes
+        for pid in dev.core_pids():
+            os.sched_setaffinity(pid, cpus[:1])
+        out = filled(dev, "out", (dev.topology.n_cores, 1))
+        dev.launch(k("report_spin_budget"), out)
+        dev.launch(k("report_spin_budget"), out)
+        assert dev.to_host(out).ravel().tolist() == [0] * 3  # 3 on 1 CPU: crowded
+        for pid in dev.core_pids():
+            os.sched_setaffinity(pid, cpus)
+        time.sleep(2 * SPIN_RECHECK_S)
+        dev.launch(k("report_spin_budget"), out)
+        dev.launch(k("report_spin_budget"), out)
+        assert dev.to_host(out).ravel().tolist() == [round(DEFAULT_SPIN_US)] * 3  # 3 on 2 CPUs

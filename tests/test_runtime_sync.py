@@ -77,6 +77,20 @@ def test_sets_left_by_a_launch_do_not_leak_into_the_next() -> None:
         assert time.monotonic() - t0 < 3.0
 
 
+def test_a_flag_mode_learnt_in_a_launch_is_forgotten_by_the_next() -> None:
+    # Known modes are cleared only after a launch that set a flag (Device.launch_with tells
+    # reset_for_launch): a launch that set none in between must not bring back the mode of an
+    # earlier set to a wait that names no mode.
+    with device(1) as dev:
+        out = filled(dev, "out", (1,))
+        dev.launch(k("set_many_flags"), 0, [5])  # mode 0 and mode 2 sets of flag 5 reach the cube
+        dev.launch(k("empty_kernel"))
+        t0 = time.monotonic()
+        with pytest.raises(DeadlockError):  # a stale mode would end this wait at once
+            dev.launch(k("learn_flag_mode"), "cube", 0, 5, out)
+        assert time.monotonic() - t0 < 3.0
+
+
 @pytest.mark.slow
 def test_watchdog_never_reports_a_wait_that_is_being_satisfied() -> None:
     # Vectors set and finish at once while the cube may still be waking up: the status board then

@@ -39,7 +39,7 @@ from .hold import HoldPlan, HoldRunner, runner_for
 from .insert import InsertedSync, StageHooks, hooks_for
 from .local import TPipe, make_arenas, memcheck_local
 from .pipes import PipeEngine
-from .procutil import limit_blas_threads, set_parent_death_signal
+from .procutil import available_cpu_count, limit_blas_threads, set_parent_death_signal
 from .protocol import (
     ErrorReport,
     ExitCommand,
@@ -52,6 +52,10 @@ from .spin import spin_budget_s, spin_until
 from .sync import AnyFlagPort, CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
 from .trace import TraceEvent
+
+#: how often a core whose wait budget is 0 (its CPUs crowded) looks at its CPUs again, in seconds:
+#: its waits never look, and the check is a system call on the path of the cores queued behind it
+SPIN_RECHECK_S = 0.05
 
 
 class CoreContext:
@@ -80,6 +84,7 @@ class CoreContext:
         #: seconds a wait of this core looks before it sleeps (mpnpu.runtime.spin), for the CPUs this
         #: process may use (inherited at the fork, changed by a re-pin): see refresh_spin
         self.spin_s = spin_budget_s(options.spin_us, topology.n_cores)
+        self._spin_checked = time.monotonic()  # when a crowded core last looked at its CPUs
         #: told the new budget when refresh_spin changes it (the C++ library's copy)
         self.spin_listeners: list[Callable[[float], None]] = []
         #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
@@ -89,8 +94,22 @@ class CoreContext:
         self._native_offered: set[int] = set()  # kernel handles offered to it
 
     def refresh_spin(self) -> None:
-        """Work the wait budget out again for the CPUs this process may use now (between launches)."""
-        spin_s = spin_budget_s(self.options.spin_us, self.topology.n_cores)
+        """Work the wait budget out again for the CPUs this process may use now (between launches).
+
+        Runs after every reply, while the launch's other cores (and the parent, woken by the last
+        reply) may be queued for this CPU: with more core processes than CPUs, a launch pays for
+        every microsecond here once per core queued behind this one. So it is kept to one system
+        call, and a crowded core (budget 0) makes it at most every SPIN_RECHECK_S: a budget the
+        options give never changes, and the default one depends only on how many CPUs there are
+        (not on which, and without sorting them)."""
+        if self.options.spin_us is not None:
+            return
+        if not self.spin_s:
+            now = time.monotonic()
+            if now - self._spin_checked < SPIN_RECHECK_S:
+                return
+            self._spin_checked = now
+        spin_s = spin_budget_s(None, self.topology.n_cores, available_cpu_count())
         if spin_s != self.spin_s:
             self.spin_s = spin_s  # (Python flag waits read it at each wait)
             for listener in self.spin_listeners:

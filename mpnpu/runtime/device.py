@@ -356,7 +356,7 @@ class Device:
         limit = self.options.launch_timeout_s if options.timeout_s is None else options.timeout_s
         if self._flags_left:
             pool.sync.clear_flags(self._flags_left)
-        pool.sync.reset_for_launch(any(mode == 0 for _, mode, _ in self._flags_left))
+        pool.sync.reset_for_launch(any(mode == 0 for _, mode, _ in self._flags_left), bool(self._flags_left))
         if hold is not None:
             pool.sync.hold_board.arm()
         else:

@@ -80,6 +80,15 @@ def available_cpus() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
+def available_cpu_count() -> int:
+    """How many CPUs this process may run on: ``len(available_cpus())`` without building and sorting
+    the list (a core process asks after every launch: see CoreContext.refresh_spin)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity API (not Linux): every CPU
+        return os.cpu_count() or 1
+
+
 def describe_exit(exitcode: int | None) -> str:
     """'killed by signal SIGKILL', 'exit code 3', ..."""
     if exitcode is None:

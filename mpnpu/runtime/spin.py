@@ -13,7 +13,8 @@ CPU once, and its timeout still bounds it. This changes only how long a waiting 
 notice, never what it waits for.
 
 The budget follows the core's CPU set: a core works it out again after each launch (the stress
-sweep re-pins core processes between launches).
+sweep re-pins core processes between launches), or every SPIN_RECHECK_S (mpnpu.runtime.core) while
+its budget is 0 (see CoreContext.refresh_spin).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Callable
 from mpnpu import settings
 from mpnpu.errors import UsageError
 
-from .procutil import available_cpus
+from .procutil import available_cpu_count
 
 if TYPE_CHECKING:
     from .config import RuntimeOptions
@@ -69,7 +70,7 @@ def spin_budget_s(spin_us: float | None, n_processes: int, cpus: int | None = No
     (then 0). ``cpus``: those this process may run on (the default: its affinity, now)."""
     if spin_us is not None:
         return max(0.0, float(spin_us)) / 1e6
-    cpus = len(available_cpus()) if cpus is None else cpus
+    cpus = available_cpu_count() if cpus is None else cpus
     return DEFAULT_SPIN_US / 1e6 if n_processes <= MAX_PROCESSES_PER_CPU * cpus else 0.0
 
 

@@ -113,17 +113,22 @@ class SyncObjects:
         """The live status board as an (n_cores, ST_COLUMNS) int64 array (no copy)."""
         return self._status_np
 
-    def reset_for_launch(self, mode0_used: bool = True) -> None:
-        """Parent, between launches (all cores idle): clear the status board, and the mode-0 flag
-        counters if the last launch set any mode-0 flag (they are large at high block_dim)."""
+    def reset_for_launch(self, mode0_used: bool = True, flags_used: bool = True) -> None:
+        """Parent, between launches (all cores idle): clear the status board, the mode-0 flag
+        counters if the last launch set any mode-0 flag (they are large at high block_dim), and the
+        flags' known modes and mode-less waits' wakes if it set any flag (only a set writes them).
+
+        On every launch's path: after a launch that set no flag (any kernel without cross-core flags)
+        this skips a semaphore per core."""
         if mode0_used:
             ctypes.memset(self._mode0_counts, 0, self._mode0_bytes)
         ctypes.memset(self._status, 0, self._status_bytes)
         self.replies.reset()
-        ctypes.memset(self._flag_modes, 0, ctypes.sizeof(self._flag_modes))
-        for wake in self._mode_wakes:
-            while wake.acquire(False):
-                pass
+        if flags_used:
+            ctypes.memset(self._flag_modes, 0, ctypes.sizeof(self._flag_modes))
+            for wake in self._mode_wakes:
+                while wake.acquire(False):
+                    pass
 
     def last_words_address(self, core_id: int) -> int:
         """Where core ``core_id`` may write its last line (LAST_WORDS_BYTES, NUL-terminated)."""
