@@ -344,7 +344,7 @@ def test_local_capacities() -> None:
     ("size", "GMAccessError", "has 8 elements"),
     ("gm_to_gm", "KernelAPIError", "GM to GM"),
     ("index", "MemcheckError", "raised MemcheckError: illegal read of GM tensor x by data_copy at "
-                               "tests/kernels_for_tests.py:297 (data_copy_misuse): elements [8, 9) (bytes [32, 36)) "
+                               "tests/kernels_for_tests.py:{line} (data_copy_misuse): elements [8, 9) (bytes [32, 36)) "
                                "of a tensor of 8 int32 elements (32 bytes); x[8] leaves axis 0 (size 8)"),
 ])
 def test_data_copy_misuse(what: str, error_type: str, message: str) -> None:
@@ -354,8 +354,18 @@ def test_data_copy_misuse(what: str, error_type: str, message: str) -> None:
             dev.launch(k("data_copy_misuse"), x, what)
         assert ei.value.details["error_type"] == error_type
         assert ei.value.details["core"] == "vector core 0 (block 0, sub 0)"
-        assert message in str(ei.value)
+        assert message.format(line=_line_of_index_misuse()) in str(ei.value)
         np.testing.assert_array_equal(dev.to_host(x), np.arange(8))
+
+
+def _line_of_index_misuse() -> int:
+    """The kernel line of data_copy_misuse's out-of-range copy (the report names it)."""
+    import inspect
+
+    from tests import kernels_for_tests
+
+    lines, first = inspect.getsourcelines(kernels_for_tests.data_copy_misuse)
+    return first + next(i for i, text in enumerate(lines) if "x[x.shape[0]]" in text)
 
 
 # -- errors cross process boundaries intact -------------------------------------------------------
