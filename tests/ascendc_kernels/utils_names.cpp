@@ -80,3 +80,34 @@ extern "C" __global__ __aicore__ void arith_shift(GM_ADDR y) {
     DataCopy(yg[128], l, 64);
     DataCopy(yg[192], f.ReinterpretCast<int32_t>(), 64);
 }
+
+// Power: tensor ^ scalar, scalar ^ tensor, tensor ^ tensor (float), and int32 exactly.
+extern "C" __global__ __aicore__ void power_forms(GM_ADDR x, GM_ADDR y) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    if (GetBlockIdx() != 0) return;
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64);
+    yg.SetGlobalBuffer((__gm__ float*)y, 256);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096);
+    LocalTensor<float> a = buf.GetWithOffset<float>(64, 0);
+    LocalTensor<float> p = buf.GetWithOffset<float>(64, 256);
+    LocalTensor<float> q = buf.GetWithOffset<float>(64, 512);
+    LocalTensor<float> r = buf.GetWithOffset<float>(64, 768);
+    LocalTensor<int32_t> n = buf.GetWithOffset<int32_t>(64, 1024);
+    DataCopy(a, xg, 64);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    Power(p, a, 2.0f, 64);
+    Power(q, 2.0f, a, 64);
+    Power<float, false>(r, a, a);
+    ArithProgression<int32_t>(n, -3, 1, 64);
+    Power<int32_t, false>(n, n, 3, 64);
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(yg, p, 64);
+    DataCopy(yg[64], q, 64);
+    DataCopy(yg[128], r, 64);
+    DataCopy(yg[192], n.ReinterpretCast<float>(), 64);
+}

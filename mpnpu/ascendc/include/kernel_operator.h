@@ -20,5 +20,6 @@
 #include "mpnpu/vector.h"
 #include "mpnpu/cube.h"
 #include "mpnpu/utils.h"
+#include "mpnpu/power.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

@@ -64,3 +64,19 @@ def test_arith_progression_and_shifts() -> None:
     assert np.array_equal(y[128:192].view(np.uint32), a.view(np.uint32) << np.uint32(2))
     progression = np.float32(0.5) + np.float32(0.25) * np.arange(64, dtype=np.float32)
     assert np.array_equal(y[192:].view(np.float32), progression)
+
+
+def test_power_forms() -> None:
+    import numpy as np
+
+    k = kernel("utils_names.cpp", "power_forms")
+    x = np.linspace(0.5, 3.0, 64, dtype=np.float32)
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        xt, yt = dev.to_device("x", x), dev.empty("y", 256, "float32")
+        dev.launch(k, xt, yt)
+        y = dev.to_host(yt)
+    np.testing.assert_allclose(y[:64], x ** 2, rtol=1e-6)
+    np.testing.assert_allclose(y[64:128], np.float32(2.0) ** x, rtol=1e-6)
+    np.testing.assert_allclose(y[128:192], x ** x, rtol=1e-6)
+    n = np.arange(-3, 61, dtype=np.int32)
+    assert np.array_equal(y[192:].view(np.int32), n ** 3)  # integers exactly
