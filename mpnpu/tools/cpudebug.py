@@ -483,7 +483,7 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str, controls: _Controls) -> 
 
 
 #: directed runs of one launch until the hold reversed the pair (each from the same GM)
-_DIRECTED_TRIES = 3
+_DIRECTED_TRIES = 6
 
 
 def _directed_rerun(dev: Any, hk: "CpuDebugKernel", drop: tuple[str, ...], scout: Any,
