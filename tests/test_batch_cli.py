@@ -230,6 +230,9 @@ class _Hazards:
     def to_dicts(self) -> list[dict]:
         return [{}] * self.n
 
+    def launch_counts(self) -> dict[str, int]:
+        return {"checked": 0, "analysed": 0, "reused": 0}
+
 
 def test_a_variant_with_every_sync_and_a_hazard_is_not_clean() -> None:
     """Under racecheck, a fixed variant whose outputs all matched but whose launches had a hazard is

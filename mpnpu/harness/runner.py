@@ -218,6 +218,7 @@ class VariantResult:
             "first_failure_s": self.first_failure_s,
             "elapsed_s": self.elapsed_s,
             "hazards": self.hazard_log.to_dicts() if self.hazard_log is not None else [],
+            **({"racecheck_launches": self.hazard_log.launch_counts()} if self.hazard_log is not None else {}),
         }
 
 
@@ -453,15 +454,18 @@ def run_batch(
             cpus=len(available_cpus()), variants=results, racecheck=racecheck, sync_points=dict(op.sync_points),
             processes=device.topology.n_cores,
         )
-        analyze = None
+        analyses = None
         if racecheck:
             # Imported on demand: only racecheck runs need it (and its import is not free).
             from mpnpu import racecheck as racecheck_mod
+            from mpnpu.racecheck.reuse import AnalysisCache
 
-            analyze = racecheck_mod.analyze
+            # One cache for every variant: its key holds the dropped syncs, and a case's launches
+            # repeat in every round of the batch (docs/racecheck-speed.md)
+            analyses = AnalysisCache()
             for res in results.values():
                 res.hazard_log = racecheck_mod.HazardLog()
-        loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, analyze, progress,
+        loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, analyses, progress,
                           deadline_s, timeline, max_same_errors)
         try:
             with blas_threads(1):
@@ -496,7 +500,7 @@ class _BatchLoop:
     variants: list[Variant]
     batch: BatchResult
     probe: str
-    analyze: Callable[[Any], list[Any]] | None  # mpnpu.racecheck.analyze when racechecking
+    analyses: Any  # mpnpu.racecheck.reuse.AnalysisCache when racechecking, else None
     progress: Callable[[int], None] | None
     deadline_s: float | None
     timeline: Any = None  # TimelineSelector
@@ -524,7 +528,7 @@ class _BatchLoop:
 
     def _one(self, repeat: int, index: int, case: Any, prepared: Any, v: Variant) -> None:
         t0 = time.perf_counter()
-        traced = self.analyze is not None or (self.timeline is not None and self.timeline.wants(v.name, index))
+        traced = self.analyses is not None or (self.timeline is not None and self.timeline.wants(v.name, index))
         verdict, error, trace, failure = _run_one(self.op, self.device, case, prepared, v, self.probe, traced)
         res = self.batch.variants[v.name]
         res.elapsed_s += time.perf_counter() - t0
@@ -533,8 +537,8 @@ class _BatchLoop:
         key = error_key(failure) if failure is not None else None
         if self.max_same_errors and res.same_error(key) >= self.max_same_errors and self._may_stop(v, key):
             res.stop(error)
-        if self.analyze is not None and trace is not None:
-            res.hazard_log.add(self.analyze(trace))
+        if self.analyses is not None and trace is not None:
+            res.hazard_log.add(self.analyses.analyze(trace), reused=self.analyses.last_reused)
         if self.timeline is not None:
             self.timeline.offer(v.name, index, repeat, res.case_runs, verdict is not None and verdict.passed,
                                 verdict_summary(verdict, error), trace)

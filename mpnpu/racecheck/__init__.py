@@ -25,6 +25,14 @@ or on traces already recorded (``Device.launch_with(LaunchOptions(trace=True), .
         log.add(analyze(trace))
     print(mpnpu.report.hazards.format_hazard_log(log))
 
+Over many launches (a batch), :class:`~mpnpu.racecheck.reuse.AnalysisCache` analyses each distinct
+trace once: a launch whose trace is the same but for its times reuses that analysis, its consequences
+recomputed from its own times (:mod:`.reuse`)::
+
+    cache = AnalysisCache()
+    for trace in traces:
+        log.add(cache.analyze(trace), reused=cache.last_reused)
+
 The analysis needs no processes: everything works on traces, and returns data (the text is
 :mod:`mpnpu.report.hazards`'s).
 """
@@ -33,9 +41,11 @@ from mpnpu.racecheck.detect import Conflicts, analyze, find_conflicts, hazards_f
 from mpnpu.racecheck.hazards import AccessSite, Hazard, HazardLog
 from mpnpu.racecheck.hb import VectorClocks, compute_clocks
 from mpnpu.racecheck.launch import CaseCheck, check_case, check_launch, check_launch_with
+from mpnpu.racecheck.reuse import AnalysisCache
 
 __all__ = [
     "AccessSite",
+    "AnalysisCache",
     "CaseCheck",
     "Conflicts",
     "Hazard",

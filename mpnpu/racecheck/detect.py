@@ -559,10 +559,37 @@ def _flag_between(trace: LaunchTrace, c1: int, p1: int, c2: int, p2: int) -> str
     return ""
 
 
-def hazards_from(conf: Conflicts) -> list[Hazard]:
-    """Merge conflicting pairs into hazards (same kind, tensor and both stages and sites)."""
+@dataclass(frozen=True)
+class PairFacts:
+    """Per conflicting access pair (in intended order), what the consequence rule (:func:`roots`)
+    reads besides the times: where each access is (core id, index in its core's event list), whether
+    it reads, and the hazard (group) it belongs to. Nothing here depends on when anything ran."""
+
+    first_core: np.ndarray
+    first_pos: np.ndarray
+    first_reads: np.ndarray  # bool
+    second_core: np.ndarray
+    second_pos: np.ndarray
+    second_reads: np.ndarray  # bool
+    group: np.ndarray  # index of the pair's hazard in :attr:`Grouped.hazards`
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """The hazards of one launch's conflicting pairs before the consequence rule: everything
+    :func:`hazards_from` computes that does not depend on the accesses' times (so a launch with
+    the same accesses and sync order has the same :class:`Grouped`; :mod:`mpnpu.racecheck.reuse`)."""
+
+    hazards: list[Hazard]  # one per group, in group order, root None
+    pairs: PairFacts
+    stage_rank: dict[str, int]  # the launch's stage order, for the report order
+
+
+def group_conflicts(conf: Conflicts) -> Grouped | None:
+    """Merge conflicting pairs into hazards (same kind, tensor and both stages and sites), without
+    the consequence rule (:func:`finish_hazards` applies it); None when there is no pair."""
     if not len(conf):
-        return []
+        return None
     w = conf._walk
     topo = conf.topology
     f, s = conf.first, conf.second
@@ -641,34 +668,65 @@ def hazards_from(conf: Conflicts) -> list[Hazard]:
                 core_pairs=frozenset(pairs[g]),
             )
         )
-    roots = _roots(w, f, s, grp, out)
-    out = [replace(h, root=out[roots[g]].key) if g in roots else h for g, h in enumerate(out)]
+    facts = PairFacts(first_core=cf, first_pos=w.pos[f], first_reads=fk == 0, second_core=cs, second_pos=w.pos[s],
+                      second_reads=sk == 0, group=grp)
+    return Grouped(out, facts, rank)
+
+
+def finish_hazards(grouped: Grouped, first_t1: np.ndarray, second_t0: np.ndarray) -> list[Hazard]:
+    """The launch's hazards from its :class:`Grouped` and its own times: per pair, when the first
+    access ended (``first_t1``) and when the second began (``second_t0``). Applies the consequence
+    rule (:func:`roots`) and sorts as racecheck reports: most access pairs first."""
+    out = grouped.hazards
+    rank = grouped.stage_rank
+    found = roots(grouped.pairs, stale_reads(grouped.pairs, first_t1, second_t0), out)
+    out = [replace(h, root=out[found[g]].key) if g in found else h for g, h in enumerate(out)]
     out.sort(key=lambda h: (-h.count, rank[h.first.stage], rank[h.second.stage], h.key))
     return out
+
+
+def pair_times(conf: Conflicts) -> tuple[np.ndarray, np.ndarray]:
+    """Per conflicting pair of ``conf``: when its first access ended and when its second began."""
+    ev = conf._walk.events
+    f, s = conf.first.tolist(), conf.second.tolist()
+    first_t1 = np.fromiter((ev[i].t1 for i in f), dtype=np.int64, count=len(f))
+    second_t0 = np.fromiter((ev[i].t0 for i in s), dtype=np.int64, count=len(s))
+    return first_t1, second_t0
+
+
+def hazards_from(conf: Conflicts) -> list[Hazard]:
+    """Merge conflicting pairs into hazards (same kind, tensor and both stages and sites), each
+    with its root cause when it is a consequence of another (:func:`roots`)."""
+    grouped = group_conflicts(conf)
+    if grouped is None:
+        return []
+    return finish_hazards(grouped, *pair_times(conf))
 
 
 # -- consequences -----------------------------------------------------------------------------
 
 
-def stale_reads(w: _Walk, f: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each conflicting pair (``f[i]``, ``s[i]`` in intended order): the access id of its read
-    and whether that read saw the wrong data in this launch's real time — the read of a RAW began
-    before its write had finished, or the write of a WAR began before its read had finished (-1
-    and False for a pair of writes)."""
-    ev = w.events
-    s0 = np.fromiter((ev[i].t0 for i in s.tolist()), dtype=np.int64, count=len(s))  # when the second began
-    f1 = np.fromiter((ev[i].t1 for i in f.tolist()), dtype=np.int64, count=len(f))  # when the first ended
-    raw = w.kind[s] == 0
-    war = (w.kind[f] == 0) & ~raw
-    read = np.where(raw, s, np.where(war, f, -1))
+def stale_reads(pairs: PairFacts, first_t1: np.ndarray, second_t0: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                          np.ndarray]:
+    """For each conflicting pair (first, second in intended order): the core and position of its
+    read, and whether that read saw the wrong data in this launch's real time — the read of a RAW
+    began before its write had finished, or the write of a WAR began before its read had finished
+    (core and position -1 and False for a pair of writes). ``first_t1``: when each pair's first
+    access ended; ``second_t0``: when its second began."""
+    raw = pairs.second_reads
+    war = pairs.first_reads & ~raw
+    read_core = np.where(raw, pairs.second_core, np.where(war, pairs.first_core, -1))
+    read_pos = np.where(raw, pairs.second_pos, np.where(war, pairs.first_pos, -1))
     # RAW: the read (second) began before the write (first) ended; WAR: the write (second) began
     # before the read (first) ended. Both: the second access began before the first one ended.
-    stale = (raw | war) & (s0 < f1)
-    return read, stale
+    stale = (raw | war) & (second_t0 < first_t1)
+    return read_core, read_pos, stale
 
 
-def _roots(w: _Walk, f: np.ndarray, s: np.ndarray, grp: np.ndarray, hazards: Sequence[Hazard]) -> dict[int, int]:
-    """Which hazards of one launch are consequences of another, as {hazard index: root index}.
+def roots(pairs: PairFacts, stale: tuple[np.ndarray, np.ndarray, np.ndarray],
+          hazards: Sequence[Hazard]) -> dict[int, int]:
+    """Which hazards of one launch are consequences of another, as {hazard index: root index}
+    (``stale``: :func:`stale_reads` of the launch's pairs).
 
     The rule (docs/directed-reproduction.md, "Consequences"): hazard B is a
     consequence of hazard A when
@@ -684,25 +742,27 @@ def _roots(w: _Walk, f: np.ndarray, s: np.ndarray, grp: np.ndarray, hazards: Seq
     rule is a function of the trace (program order, the sites and the recorded times).
     """
     n = len(hazards)
-    read, stale = stale_reads(w, f, s)
-    n_cores = int(w.core.max()) + 1 if len(w.core) else 0
+    read_core, read_pos, is_stale = stale
+    grp = pairs.group
+    fc, fp, sc, sp = pairs.first_core, pairs.first_pos, pairs.second_core, pairs.second_pos
+    n_cores = int(max(fc.max(), sc.max())) + 1 if len(fc) else 0
     never = np.iinfo(np.int64).max
     after: dict[int, np.ndarray] = {}  # hazard -> per core, the earliest position of a stale read (never: none)
-    for g in np.unique(grp[stale]).tolist():
-        reads = read[(grp == g) & stale]
+    for g in np.unique(grp[is_stale]).tolist():
+        mine = (grp == g) & is_stale
         first = np.full(n_cores, never, dtype=np.int64)
-        np.minimum.at(first, w.core[reads], w.pos[reads])
+        np.minimum.at(first, read_core[mine], read_pos[mine])
         after[g] = first
     if not after:
         return {}
     candidates: dict[int, list[int]] = {}
     for b in range(n):
         mine = grp == b
-        fb, sb = f[mine], s[mine]
+        fcb, fpb, scb, spb = fc[mine], fp[mine], sc[mine], sp[mine]
         for a, first in after.items():
             if a == b or not set(hazards[b].dropped_syncs) <= set(hazards[a].dropped_syncs):
                 continue
-            if np.all((w.pos[fb] > first[w.core[fb]]) | (w.pos[sb] > first[w.core[sb]])):
+            if np.all((fpb > first[fcb]) | (spb > first[scb])):
                 candidates.setdefault(b, []).append(a)
     rank = {i: k for k, i in enumerate(sorted(range(n), key=lambda i: hazards[i].key))}
     parent = {}
@@ -711,7 +771,7 @@ def _roots(w: _Walk, f: np.ndarray, s: np.ndarray, grp: np.ndarray, hazards: Seq
             if b not in candidates.get(a, ()):
                 parent[b] = a
                 break
-    roots = {}
+    found = {}
     for b in parent:
         seen, r = {b}, parent[b]
         while r in parent and parent[r] not in seen:
@@ -719,8 +779,8 @@ def _roots(w: _Walk, f: np.ndarray, s: np.ndarray, grp: np.ndarray, hazards: Seq
             r = parent[r]
         if r in parent:  # a cycle: no root to group under
             continue
-        roots[b] = r
-    return roots
+        found[b] = r
+    return found
 
 
 def analyze(trace: LaunchTrace) -> list[Hazard]:

@@ -198,15 +198,24 @@ class HazardLog:
     """Hazards merged over many launches (e.g. one batch run).
 
     Call :meth:`add` once per analysed launch, with that launch's hazards (possibly none), so
-    that ``launches_analyzed`` counts them all.
+    that ``launches_analyzed`` counts them all. ``launches_reused`` counts those of them whose
+    hazards came from the analysis of an identical launch (the same accesses and sync order, other
+    times: :mod:`mpnpu.racecheck.reuse`); :attr:`launches_analysed_in_full` is the rest.
     """
 
     def __init__(self) -> None:
         self._by_key: dict[tuple[str, ...], Hazard] = {}
         self.launches_analyzed = 0
+        self.launches_reused = 0
 
-    def add(self, hazards: Iterable[Hazard]) -> None:
-        """Merge the hazards of one launch."""
+    @property
+    def launches_analysed_in_full(self) -> int:
+        """Launches whose trace was analysed, not matched to one analysed before."""
+        return self.launches_analyzed - self.launches_reused
+
+    def add(self, hazards: Iterable[Hazard], *, reused: bool = False) -> None:
+        """Merge the hazards of one launch; ``reused``: they are the reused analysis of an identical
+        launch (:class:`mpnpu.racecheck.reuse.AnalysisCache`)."""
         this_launch: dict[tuple[str, ...], Hazard] = {}
         for h in hazards:
             prev = this_launch.get(h.key)
@@ -215,6 +224,20 @@ class HazardLog:
             prev = self._by_key.get(key)
             self._by_key[key] = h if prev is None else prev.merged(h)
         self.launches_analyzed += 1
+        self.launches_reused += reused
+
+    def reuse_note(self) -> str:
+        """"N of M launches analysed; the rest had the same accesses and sync order as one analysed"
+        ("" when every launch was analysed)."""
+        if not self.launches_reused:
+            return ""
+        return (f"{self.launches_analysed_in_full} of {self.launches_analyzed} launches analysed; the rest had the "
+                "same accesses and sync order as one analysed")
+
+    def launch_counts(self) -> dict[str, int]:
+        """The launches checked, analysed in full and given a reused analysis, as plain data."""
+        return {"checked": self.launches_analyzed, "analysed": self.launches_analysed_in_full,
+                "reused": self.launches_reused}
 
     def merged(self, *others: "HazardLog") -> "HazardLog":
         """A new log with this log's hazards and ``others``' (different launches: counts add up)."""
@@ -224,6 +247,7 @@ class HazardLog:
                 prev = out._by_key.get(key)
                 out._by_key[key] = h if prev is None else prev.merged(h)
             out.launches_analyzed += log.launches_analyzed
+            out.launches_reused += log.launches_reused
         return out
 
     def hazards(self) -> list[Hazard]:

@@ -36,13 +36,15 @@ def _access_lines(h: Hazard) -> list[str]:
     return lines
 
 
-def format_hazards(hazards: Iterable[Hazard], max_core_pairs: int = 4, launches_analyzed: int | None = None) -> str:
+def format_hazards(hazards: Iterable[Hazard], max_core_pairs: int = 4, launches_analyzed: int | None = None,
+                   reuse_note: str = "") -> str:
     """Hazards as msSanitizer racecheck prints them: one block per hazard, then a summary.
 
     ``launches_analyzed`` (e.g. a batch's launch count) shows how many launches each hazard
     appeared in out of how many were checked: "in 10 of 10 launches". A hazard that is a
     consequence of another (``Hazard.root``) is listed inside its root's block, not as a bug of its
-    own: its accesses came after a read that saw the wrong data through the root.
+    own: its accesses came after a read that saw the wrong data through the root. ``reuse_note``
+    (:meth:`HazardLog.reuse_note`) ends the summary in parentheses: how many launches were analysed.
     """
     hazards = list(hazards)
     lines: list[str] = []
@@ -70,13 +72,14 @@ def format_hazards(hazards: Iterable[Hazard], max_core_pairs: int = 4, launches_
     checked = f" in {_plural(launches_analyzed, 'launch')} checked" if launches_analyzed is not None else ""
     of_them = f", {consequences} of them {'a consequence' if consequences == 1 else 'consequences'} of another" \
         if consequences else ""
+    reuse = f" ({reuse_note})" if reuse_note else ""
     lines.append(
         f"====== SUMMARY: {_plural(len(hazards), 'hazard')} "
-        f"({n['RAW']} RAW, {n['WAR']} WAR, {n['WAW']} WAW){checked}{of_them}"
+        f"({n['RAW']} RAW, {n['WAR']} WAR, {n['WAW']} WAW){checked}{of_them}{reuse}"
     )
     return "\n".join(lines)
 
 
 def format_hazard_log(log: HazardLog) -> str:
     """:func:`format_hazards` of a log's hazards, out of the launches it analysed."""
-    return format_hazards(log.hazards(), launches_analyzed=log.launches_analyzed)
+    return format_hazards(log.hazards(), launches_analyzed=log.launches_analyzed, reuse_note=log.reuse_note())

@@ -22,7 +22,7 @@ stage still open when its core failed).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, NamedTuple, Union
+from typing import TYPE_CHECKING, Hashable, NamedTuple, Sequence, Union
 
 import numpy as np
 
@@ -285,3 +285,51 @@ def shared_hull(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) 
         else:
             j += 1
     return None if lo is None else (lo, hi)
+
+
+# -- what the race detector reads, and when things ran ------------------------------------------
+
+
+#: per event type, where its t0 and t1 are among its fields (both types of the module, and any
+#: subclass or other NamedTuple a trace may hold: found from its _fields once)
+_TIME_SLOTS: dict[type, tuple[int, int] | None] = {}
+
+
+def _time_slots(cls: type) -> tuple[int, int] | None:
+    slots = _TIME_SLOTS.get(cls, ())
+    if slots == ():
+        fields = getattr(cls, "_fields", ())
+        slots = (fields.index("t0"), fields.index("t1")) if "t0" in fields and "t1" in fields else None
+        _TIME_SLOTS[cls] = slots
+    return slots  # type: ignore[return-value]  # () was replaced above
+
+
+def _timing_free(ev: TraceEvent) -> tuple[object, ...]:
+    """An event less its t0 and t1, with its type (two types can have the same other fields)."""
+    cls = type(ev)
+    slots = _time_slots(cls)
+    if slots is None:
+        return (cls, ev)
+    i0, i1 = slots
+    if i1 == i0 + 1:
+        return (cls, ev[:i0], ev[i1 + 1:])
+    return (cls, ev[:i0], ev[i0 + 1:i1], ev[i1 + 1:])
+
+
+def timing_free_key(events: Sequence[TraceEvent]) -> Hashable:
+    """One core's events less their times (``t0``/``t1``), as a hashable value: two cores of two
+    launches have equal keys exactly when their events are equal but for their times (the
+    analysis-reuse key of :mod:`mpnpu.racecheck.reuse`)."""
+    return tuple(map(_timing_free, events))
+
+
+def event_times(events: Sequence[TraceEvent]) -> tuple[np.ndarray, np.ndarray]:
+    """One core's t0 and t1 columns (int64), indexed as :func:`time_index` says."""
+    t0 = np.fromiter((getattr(ev, "t0", 0) for ev in events), dtype=np.int64, count=len(events))
+    t1 = np.fromiter((getattr(ev, "t1", 0) for ev in events), dtype=np.int64, count=len(events))
+    return t0, t1
+
+
+def time_index(events: Sequence[TraceEvent]) -> np.ndarray:
+    """Per event of one core (in program order), the index of its times in :func:`event_times`."""
+    return np.arange(len(events), dtype=np.int64)

@@ -18,7 +18,8 @@ from typing import Any, Iterable
 from mpnpu.errors import MpnpuError, UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
 from mpnpu.operators.protocol import kernel_type_of, unavailable_reason
-from mpnpu.racecheck import Hazard, HazardLog, analyze
+from mpnpu.racecheck import Hazard, HazardLog
+from mpnpu.racecheck.reuse import AnalysisCache
 from mpnpu.report.hazards import format_hazard_log
 from mpnpu.report.text.batch import format_variant
 from mpnpu.runtime.checks import is_int
@@ -112,6 +113,7 @@ def assert_no_races(
     op_kind = kernel_type_of(t.operator) if t.operator is not None else None
     dev = device if device is not None else shared_device(kernel_type=op_kind)
     log = HazardLog()
+    analyses = AnalysisCache()  # (cases repeat launches: an identical one reuses its analysis)
     if t.operator is not None:
         op = t.operator
         if args or kwargs:
@@ -124,7 +126,7 @@ def assert_no_races(
             case = op.make_case(seed, index)
             _, launch = op.run(dev, case, drop_syncs=dropped, probe=probe, trace=True)
             assert launch.trace is not None  # traced
-            log.add(analyze(launch.trace))
+            log.add(analyses.analyze(launch.trace), reused=analyses.last_reused)
         what = (f"{op.name}, {_variant_text(name, dropped)}, cases 0..{cases - 1} of seed {seed}, "
                 f"block_dim {dev.block_dim}")
     else:
@@ -141,7 +143,7 @@ def assert_no_races(
                                      t.kernel, *args, **kwargs)
             ref = result.kernel
             assert result.trace is not None  # traced
-            log.add(analyze(result.trace))
+            log.add(analyses.analyze(result.trace), reused=analyses.last_reused)
         drops = f", dropping {', '.join(sorted(dropped))}" if dropped else ""
         what = f"kernel {ref}{drops}, block_dim {dev.block_dim}"
     if len(log):

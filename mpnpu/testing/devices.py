@@ -133,11 +133,14 @@ def _trace_every_launch(dev: Device, state: Any) -> None:
         traced = options if options.trace else dataclasses.replace(options, trace=True)
         result = original(traced, kernel, *args, **kwargs)
         from mpnpu import racecheck  # only for --mpnpu-racecheck runs
+        from mpnpu.racecheck.reuse import AnalysisCache
 
         if state.hazard_log is None:
             state.hazard_log = racecheck.HazardLog()
+        if state.analyses is None:
+            state.analyses = AnalysisCache()
         assert result.trace is not None  # traced just above
-        state.hazard_log.add(racecheck.analyze(result.trace))
+        state.hazard_log.add(state.analyses.analyze(result.trace), reused=state.analyses.last_reused)
         return result if options.trace else result._replace(trace=None)
 
     dev.launch_with = launch_with  # type: ignore[method-assign]

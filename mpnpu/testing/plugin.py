@@ -43,6 +43,9 @@ class PluginState:
     racecheck: bool = False  # --mpnpu-racecheck
     racecheck_active: bool = False  # True while a racechecked test body runs
     hazard_log: Any = None  # that test's mpnpu.racecheck.HazardLog, made at its first traced launch
+    #: the run's mpnpu.racecheck.reuse.AnalysisCache (made at the first traced launch): a launch the
+    #: same as one analysed before, in this test or another, but for its times reuses its analysis
+    analyses: Any = None
 
 
 #: where each run's PluginState lives: ``config.stash[STATE]``

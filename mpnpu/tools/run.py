@@ -39,7 +39,8 @@ from mpnpu.ascendc.kernel import CompiledKernel, compile_kernel, detect_kernel_t
 from mpnpu.ascendc.run_result import OutputCheck, RunResult
 from mpnpu.ascendc.tiling import tiling_layout
 from mpnpu.errors import InvalidArgumentError, UsageError
-from mpnpu.racecheck import HazardLog, analyze
+from mpnpu.racecheck import HazardLog
+from mpnpu.racecheck.reuse import AnalysisCache
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.dtypes import get_dtype, to_float32
 from mpnpu.runtime.topology import KernelType
@@ -238,6 +239,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     checks: list[list[OutputCheck]] = []
     same: list[bool] = []
     hazards = HazardLog()
+    analyses = AnalysisCache()  # a repeated launch, the same but for its times, reuses the analysis
     first_bytes: list[bytes] | None = None
     # a FILE:LINE that names no sync call is an error, not a run with every sync in place
     dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original]))))
@@ -252,7 +254,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                         outs.append((i, values[-1]))
                 launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=bool(racecheck)), kernel, *values)
                 if racecheck and launch.trace is not None:
-                    hazards.add(analyze(launch.trace))
+                    hazards.add(analyses.analyze(launch.trace), reused=analyses.last_reused)
                 results = [(i, dev.to_host(t)) for i, t in outs]
             row = []
             for i, arr in results:
