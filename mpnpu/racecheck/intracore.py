@@ -317,39 +317,47 @@ def release_epochs(events: Sequence[TraceEvent]) -> list[int]:
 
 def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
     """(i, j), i issued before j: overlapping bytes of one memory, a write among them (not two atomic
-    adds), different pipes, unordered."""
+    adds), different pipes, unordered.
+
+    Two accesses overlap when each starts before the other stops (``start[i] < stop[j]`` and
+    ``start[j] < stop[i]``). Per memory, the pairs that can overlap are found by sorting the
+    accesses by start: those that start inside an access's range, after it in that order (every
+    pair once, without the n x n table of all pairs); the array filters then keep the conflicts.
+    """
     out: list[tuple[int, int]] = []
     for m in np.unique(ca.memory).tolist():
         idx = np.nonzero(ca.memory == m)[0]
         if len(idx) < 2:
             continue
-        # Every pair of the group at once, in row blocks (memory O(block x group)).
-        for b0 in range(0, len(idx), _BLOCK):
-            rows = idx[b0:b0 + _BLOCK]
-            cols = idx
-            cand = ((ca.start[rows][:, None] < ca.stop[cols][None, :])
-                    & (ca.start[cols][None, :] < ca.stop[rows][:, None]))
-            cand &= rows[:, None] < cols[None, :]
-            cand &= ca.write[rows][:, None] | ca.write[cols][None, :]
-            cand &= ~(ca.atomic[rows][:, None] & ca.atomic[cols][None, :])
-            cand &= ca.pipe[rows][:, None] != ca.pipe[cols][None, :]
-            ri, cj = np.nonzero(cand)
-            if not len(ri):
-                continue
-            i, j = rows[ri], cols[cj]
-            # i -> j iff j's clock has seen i's own stamp; j -> i iff i's clock has seen j's (a wait
-            # on i's pipe for a set on j's pipe)
-            i_before_j = ca.clock[j, ca.pipe[i]] >= ca.stamp[i]
-            j_before_i = ca.clock[i, ca.pipe[j]] >= ca.stamp[j]
-            keep = ~(i_before_j | j_before_i)
-            for a, b in zip(i[keep].tolist(), j[keep].tolist()):
-                if _bytes_shared(ca.events[a], ca.events[b]) is not None:
-                    out.append((a, b))
+        order = idx[np.argsort(ca.start[idx], kind="stable")]
+        starts = ca.start[order]
+        lo = np.arange(1, len(order) + 1)
+        hi = np.searchsorted(starts, ca.stop[order], side="left")
+        counts = np.maximum(hi - lo, 0)
+        total = int(counts.sum())
+        if not total:
+            continue
+        p = np.repeat(np.arange(len(order)), counts)
+        q = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + lo[p]
+        a, b = order[p], order[q]
+        i, j = np.minimum(a, b), np.maximum(a, b)  # issue order
+        cand = (ca.start[i] < ca.stop[j]) & (ca.start[j] < ca.stop[i])
+        cand &= ca.write[i] | ca.write[j]
+        cand &= ~(ca.atomic[i] & ca.atomic[j])
+        cand &= ca.pipe[i] != ca.pipe[j]
+        i, j = i[cand], j[cand]
+        if not len(i):
+            continue
+        # i -> j iff j's clock has seen i's own stamp; j -> i iff i's clock has seen j's (a wait
+        # on i's pipe for a set on j's pipe)
+        i_before_j = ca.clock[j, ca.pipe[i]] >= ca.stamp[i]
+        j_before_i = ca.clock[i, ca.pipe[j]] >= ca.stamp[j]
+        keep = ~(i_before_j | j_before_i)
+        for x, y in zip(i[keep].tolist(), j[keep].tolist()):
+            if _bytes_shared(ca.events[x], ca.events[y]) is not None:
+                out.append((x, y))
     out.sort()
     return out
-
-
-_BLOCK = 256
 
 
 def _bytes_shared(a: Any, b: Any) -> tuple[int, int] | None:

@@ -55,10 +55,28 @@ class _Entry:
     second_at: np.ndarray
 
 
+class _Key:
+    """A key with its hash computed once: the cache hashes it for the lookup and again to mark the
+    entry recently used, and a trace's key is large (the whole trace but its times)."""
+
+    __slots__ = ("value", "hash")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self.hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        # (the whole key, never the hash alone: a hit is a launch equal but for its times)
+        return isinstance(other, _Key) and self.hash == other.hash and self.value == other.value
+
+
 def launch_key(trace: LaunchTrace) -> Hashable:
     """Everything racecheck's analysis reads of ``trace``: all of it but its events' times."""
-    return (trace.kernel, trace.block_dim, trace.kernel_type, trace.dropped_syncs, trace.auto_sync,
-            tuple(timing_free_key(evs) for evs in trace.events))
+    return _Key((trace.kernel, trace.block_dim, trace.kernel_type, trace.dropped_syncs, trace.auto_sync,
+                 tuple(timing_free_key(evs) for evs in trace.events)))
 
 
 class AnalysisCache:

@@ -51,7 +51,7 @@ from .protocol import (
 from .spin import spin_budget_s, spin_until
 from .sync import AnyFlagPort, CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
-from .trace import TraceEvent
+from .trace import PackedEvents, TraceEvent
 
 #: how often a core whose wait budget is 0 (its CPUs crowded) looks at its CPUs again, in seconds:
 #: its waits never look, and the check is a system call on the path of the cores queued behind it
@@ -406,7 +406,9 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
     ctx.sync.set_state(core_id, CoreState.DONE)
     if handle is not None and not dropped_syncs and not trace and hold is None and not inserts:
         ctx.offer_native(handle, fn)
-    return LaunchDone(launch_id, core_id, elapsed, tuple(events) if events is not None else None,
+    # (packed: columns of plain values, and a compiled kernel's records as written, pickle and unpickle far
+    # faster than NamedTuples; the parent decodes them only if something reads them)
+    return LaunchDone(launch_id, core_id, elapsed, PackedEvents.pack(events) if events is not None else None,
                       ctx.flags_set())
 
 

@@ -62,7 +62,7 @@ class LaunchDone(NamedTuple):
     launch_id: int
     core_id: int
     elapsed_s: float  # time inside the kernel function
-    events: tuple[Any, ...] | None  # the core's trace events in program order, when the launch is traced
+    events: Sequence[Any] | None  # the core's trace events in program order (PackedEvents), when traced
     flags_set: tuple[tuple[int, int], ...]  # (mode, id) of every flag the core set
 
 

@@ -5,9 +5,13 @@ happens-before from them: program order within a core, SyncAll rounds (the k-th 
 party is one barrier), and cross-core flags (the j-th set from sender s to receiver r on
 (mode, id) happens before r's j-th wait on (mode, id); routing in :mod:`mpnpu.runtime.topology`).
 
-Events are NamedTuples so that a whole trace pickles fast across the result pipe. An access's bytes
-are encoded compactly (:func:`byte_ranges`): a 2D tile ships from a core as four numbers, not one
-pair per row.
+Events are NamedTuples. A core ships them packed (:class:`PackedEvents`): its Python events column by
+column (:class:`EventColumns`), a compiled kernel's records as the library wrote them (a
+:class:`TracePart` of :mod:`mpnpu.ascendc.native.records`); the parent decodes them into NamedTuples
+only when something reads them, and racecheck's reuse of identical launches
+(:mod:`mpnpu.racecheck.reuse`) compares launches on the packed form (:func:`timing_free_key`) without
+decoding at all. An access's bytes are encoded compactly (:func:`byte_ranges`): a 2D tile ships from a
+core as four numbers, not one pair per row.
 
 Timing. Every event carries ``t0``/``t1``: nanoseconds of :func:`clock_ns`, which reads
 CLOCK_MONOTONIC. On Linux that clock is one system-wide clock, the same in every process, so the
@@ -21,10 +25,25 @@ stage still open when its core failed).
 
 from __future__ import annotations
 
+import pickle
 import time
-from typing import TYPE_CHECKING, Hashable, NamedTuple, Sequence, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Hashable,
+    Iterator,
+    NamedTuple,
+    Protocol,
+    Sequence,
+    Union,
+    cast,
+    overload,
+)
 
 import numpy as np
+
+from mpnpu.errors import TraceError
 
 from .topology import KernelType, Topology
 
@@ -172,7 +191,8 @@ class LaunchTrace(NamedTuple):
 
     block_dim: int
     kernel: str
-    events: tuple[tuple[TraceEvent, ...], ...]  # events[core_id] in program order
+    #: events[core_id] in program order (a core's :class:`PackedEvents` as it shipped them, or a tuple)
+    events: tuple[Sequence[TraceEvent], ...]
     dropped_syncs: frozenset[str]
     #: which cores the launch started (mpnpu.runtime.topology.KernelType); None: mix 1:2
     kernel_type: KernelType | None = None
@@ -287,6 +307,219 @@ def shared_hull(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) 
     return None if lo is None else (lo, hi)
 
 
+# -- the shipped form: packed events ------------------------------------------------------------
+
+
+class TracePart(Protocol):
+    """A run of one core's events in a compact form (what :class:`PackedEvents` is made of)."""
+
+    def decode(self) -> tuple[list[TraceEvent], np.ndarray]:
+        """The events (NamedTuples, program order) and, per event, the index of its times in
+        :meth:`times` (-1: times derived from others', as a C++ stage's span)."""
+
+    def key(self) -> Hashable:
+        """Everything about the events but their times: equal for two parts exactly when their
+        decoded events are equal but for t0 and t1."""
+
+    def times(self) -> tuple[np.ndarray, np.ndarray]:
+        """The t0 and t1 columns (int64)."""
+
+
+#: the Python trace events, by their code in :class:`EventColumns` (a byte per event)
+_COLUMN_TYPES: tuple[type, ...] = (Access, LocalAccess, PipeSyncEvent, StageEvent, SyncAllEvent, FlagSetEvent,
+                                   FlagWaitEvent, DroppedSyncEvent)
+_new_tuple = tuple.__new__  # a NamedTuple from its fields, without the class's Python __new__
+
+
+class EventColumns:
+    """A run of Python trace events (NamedTuples) column by column, as a core ships them.
+
+    ``body`` is one pickle of the events' types, per event the index of its type (``codes``), and
+    per type its columns (a tuple per field) less the times; ``stamps`` holds, per type, its t0 and
+    t1 columns (None for a type without times). A core pickles plain columns far faster than
+    NamedTuples (each pickles as its class and arguments, and unpickles through a Python call), and
+    the parent compares two launches on ``body`` — bytes, hashed and compared in C — without
+    unpickling or rebuilding a single event (:meth:`key`). Equal bytes unpickle to equal events;
+    equal events that pickled differently (another sharing of equal strings) are only two keys.
+    """
+
+    __slots__ = ("body", "codes", "stamps")
+
+    def __init__(self, body: bytes, codes: bytes, stamps: tuple[tuple[tuple[int, ...], tuple[int, ...]] | None, ...]
+                 ) -> None:
+        self.body = body
+        self.codes = codes
+        self.stamps = stamps
+
+    @classmethod
+    def pack(cls, events: Sequence[TraceEvent]) -> "EventColumns":
+        """The columns of ``events`` (NamedTuples)."""
+        types: list[type] = []
+        rows: list[list[TraceEvent]] = []
+        index: dict[type, int] = {}
+        codes = bytearray(len(events))
+        for i, ev in enumerate(events):
+            t = type(ev)
+            k = index.get(t)
+            if k is None:
+                k = index[t] = len(types)
+                if k > 255:
+                    raise TraceError("a trace with more than 256 event types")
+                types.append(t)
+                rows.append([])
+            rows[k].append(ev)
+            codes[i] = k
+        plain: list[tuple[tuple[Any, ...], ...]] = []
+        stamps: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = []
+        for t, r in zip(types, rows):
+            cols = tuple(zip(*r))
+            slots = _time_slots(t)
+            if slots is None:
+                plain.append(cols)
+                stamps.append(None)
+            else:
+                plain.append(tuple(c for j, c in enumerate(cols) if j not in slots))
+                stamps.append((cols[slots[0]], cols[slots[1]]))
+        code_bytes = bytes(codes)
+        body = pickle.dumps((tuple(types), code_bytes, tuple(plain)), protocol=pickle.HIGHEST_PROTOCOL)
+        return cls(body, code_bytes, tuple(stamps))
+
+    def __reduce__(self) -> tuple[type[EventColumns], tuple[Any, ...]]:
+        return (EventColumns, (self.body, self.codes, self.stamps))
+
+    def decode(self) -> tuple[list[TraceEvent], np.ndarray]:
+        types, codes, plain = pickle.loads(self.body)
+        per_type: list[Callable[[], TraceEvent]] = []
+        for t, cols, stamps in zip(types, plain, self.stamps):
+            if stamps is not None:
+                cols = list(cols)
+                i0, i1 = _time_slots(t)  # type: ignore[misc]  # a type with stamps has both slots
+                cols.insert(i0, stamps[0])  # (i0 < i1: each goes in at its place in the full row)
+                cols.insert(i1, stamps[1])
+            per_type.append(iter([_new_tuple(t, row) for row in zip(*cols)]).__next__)
+        events = [per_type[k]() for k in codes]
+        return events, np.arange(len(events), dtype=np.int64)
+
+    def key(self) -> Hashable:
+        return self.body
+
+    def times(self) -> tuple[np.ndarray, np.ndarray]:
+        n = len(self.codes)
+        t0 = np.zeros(n, dtype=np.int64)
+        t1 = np.zeros(n, dtype=np.int64)
+        codes = np.frombuffer(self.codes, dtype=np.uint8)
+        for k, stamps in enumerate(self.stamps):
+            if stamps is not None:
+                at = np.flatnonzero(codes == k)
+                t0[at] = stamps[0]
+                t1[at] = stamps[1]
+        return t0, t1
+
+
+class PackedEvents(Sequence[TraceEvent]):
+    """One core's trace events as it shipped them: a sequence of :class:`TracePart` (Python events as
+    :class:`EventColumns`, a compiled kernel's records as its library wrote them), decoded into the
+    events on first use, as a tuple of NamedTuples would hold them.
+
+    Racecheck's reuse of identical launches reads :meth:`key` and :meth:`times`, which decode nothing.
+    Pickles as its parts (the decoded events stay behind).
+    """
+
+    __slots__ = ("parts", "_events", "_index")
+
+    def __init__(self, parts: tuple[TracePart, ...]) -> None:
+        self.parts = parts
+        self._events: tuple[TraceEvent, ...] | None = None
+        self._index: np.ndarray | None = None
+
+    @classmethod
+    def pack(cls, events: Sequence[Any]) -> "PackedEvents":
+        """A core's event list as it ships: runs of NamedTuples become :class:`EventColumns`; any
+        other item is a :class:`TracePart` already (a compiled kernel's records)."""
+        parts: list[TracePart] = []
+        run: list[TraceEvent] = []
+        item: Any  # an event (a NamedTuple) or a part
+        for item in events:
+            if isinstance(item, tuple):  # (every event is a NamedTuple, no part is a tuple)
+                run.append(cast(TraceEvent, item))
+                continue
+            if run:
+                parts.append(EventColumns.pack(run))
+                run = []
+            parts.append(item)
+        if run:
+            parts.append(EventColumns.pack(run))
+        return cls(tuple(parts))
+
+    def __reduce__(self) -> tuple[type[PackedEvents], tuple[tuple[TracePart, ...]]]:
+        return (PackedEvents, (self.parts,))
+
+    def _decode(self) -> tuple[TraceEvent, ...]:
+        events: list[TraceEvent] = []
+        index: list[np.ndarray] = []
+        base = 0
+        for part in self.parts:
+            evs, idx = part.decode()
+            events += evs
+            index.append(np.where(idx >= 0, idx + base, -1))
+            base += len(part.times()[0])
+        self._index = np.concatenate(index) if index else np.zeros(0, dtype=np.int64)
+        self._events = tuple(events)
+        return self._events
+
+    def events(self) -> tuple[TraceEvent, ...]:
+        """The decoded events (decoded once)."""
+        return self._events if self._events is not None else self._decode()
+
+    def key(self) -> Hashable:
+        """:func:`timing_free_key` of these events, from the parts."""
+        return tuple(p.key() for p in self.parts)
+
+    def times(self) -> tuple[np.ndarray, np.ndarray]:
+        """The t0 and t1 columns of every part, one after the other."""
+        cols = [p.times() for p in self.parts]
+        if len(cols) == 1:
+            return cols[0]
+        if not cols:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate([c[0] for c in cols]), np.concatenate([c[1] for c in cols])
+
+    def time_index(self) -> np.ndarray:
+        """Per event (decoded order), the index of its times in :meth:`times` (-1: derived)."""
+        if self._index is None:
+            self._decode()
+        assert self._index is not None
+        return self._index
+
+    def __len__(self) -> int:
+        return len(self.events())
+
+    @overload
+    def __getitem__(self, i: int) -> TraceEvent: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[TraceEvent, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> TraceEvent | tuple[TraceEvent, ...]:
+        return self.events()[i]
+
+    def __iter__(self) -> Iterator[TraceEvent]:
+        return iter(self.events())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedEvents):
+            return self.events() == other.events()
+        if isinstance(other, tuple):
+            return self.events() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.events())
+
+    def __repr__(self) -> str:
+        return f"PackedEvents({self.events()!r})"
+
+
 # -- what the race detector reads, and when things ran ------------------------------------------
 
 
@@ -319,17 +552,25 @@ def _timing_free(ev: TraceEvent) -> tuple[object, ...]:
 def timing_free_key(events: Sequence[TraceEvent]) -> Hashable:
     """One core's events less their times (``t0``/``t1``), as a hashable value: two cores of two
     launches have equal keys exactly when their events are equal but for their times (the
-    analysis-reuse key of :mod:`mpnpu.racecheck.reuse`)."""
+    analysis-reuse key of :mod:`mpnpu.racecheck.reuse`). Packed events (as a core ships them) give
+    theirs without being decoded; a tuple of events gives the events less their times."""
+    if isinstance(events, PackedEvents):
+        return ("packed", events.key())
     return tuple(map(_timing_free, events))
 
 
 def event_times(events: Sequence[TraceEvent]) -> tuple[np.ndarray, np.ndarray]:
     """One core's t0 and t1 columns (int64), indexed as :func:`time_index` says."""
+    if isinstance(events, PackedEvents):
+        return events.times()
     t0 = np.fromiter((getattr(ev, "t0", 0) for ev in events), dtype=np.int64, count=len(events))
     t1 = np.fromiter((getattr(ev, "t1", 0) for ev in events), dtype=np.int64, count=len(events))
     return t0, t1
 
 
 def time_index(events: Sequence[TraceEvent]) -> np.ndarray:
-    """Per event of one core (in program order), the index of its times in :func:`event_times`."""
+    """Per event of one core (in program order), the index of its times in :func:`event_times` (-1:
+    its times are derived from others', as a C++ stage's span)."""
+    if isinstance(events, PackedEvents):
+        return events.time_index()
     return np.arange(len(events), dtype=np.int64)

@@ -9,7 +9,7 @@ and turn what the library reports (trace records, faults) into the runtime's own
       slots  = GM addresses, scalars
       launch = identity, regions, ...  mpnpu_run(launch, slots) ── the kernel, with its API calls
                                           SyncAll / flags / holds ──► callbacks below ──► kcontext
-      events ◄─ mpnpu_events            (trace records, when traced)
+      events ◄─ mpnpu_events            (trace records, when traced: shipped as written, see .records)
       fault  ◄─ mpnpu_fault             (memcheck, API misuse: raised here as the launch's error)
 
 The callbacks are the kernel-context seam's services (mpnpu.runtime.kcontext): SyncAll, flags and
@@ -34,19 +34,9 @@ from mpnpu.runtime.memcheck import ILLEGAL_READ, ILLEGAL_WRITE, gm_fault, gm_fau
 from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.sync import LAST_WORDS_BYTES
 from mpnpu.runtime.topology import CoreType, KernelType
-from mpnpu.runtime.trace import (
-    Access,
-    DroppedSyncEvent,
-    FlagSetEvent,
-    FlagWaitEvent,
-    LocalAccess,
-    PipeSyncEvent,
-    StageEvent,
-    StridedRanges,
-    SyncAllEvent,
-)
 
 from . import abi
+from .records import RecordChunk
 from .windows import GAP_BYTES, WINDOWS
 
 _PIPES = {p.value: p for p in Pipe}
@@ -190,12 +180,21 @@ class _Launch:
         if got is None:
             f, ln, fn = ctypes.c_char_p(), ctypes.c_int32(), ctypes.c_char_p()
             if self.lib.site(site_id, ctypes.byref(f), ctypes.byref(ln), ctypes.byref(fn)):
-                got = (site_name((f.value or b"?").decode(errors="replace"), ln.value),
-                       (fn.value or b"?").decode(errors="replace"))
+                # (ids are a launch's own, the names are not: a traced batch names the same sites
+                # every launch, and site_name's path work costs more than the library's call)
+                raw = (f.value, ln.value, fn.value)
+                got = _SITE_NAMES.get(raw)
+                if got is None:
+                    got = _SITE_NAMES[raw] = (site_name((raw[0] or b"?").decode(errors="replace"), raw[1]),
+                                              (raw[2] or b"?").decode(errors="replace"))
             else:
                 got = ("?", "?")
             self.sites[site_id] = got
         return got
+
+
+#: (file, line, function) as a library reports a site -> (site name, function)
+_SITE_NAMES: dict[tuple[bytes | None, int, bytes | None], tuple[str, str]] = {}
 
 
 _current: _Launch | None = None
@@ -367,7 +366,10 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
         if native is not None and native[1].value:
             _report_native_flags(ctx, native[1])
     if events is not None:
-        events.extend(_trace_events(state, regions))
+        records = _trace_records(state, regions)
+        if records is not None:
+            # (a part of the core's trace among its events: PackedEvents.pack ships it as it is)
+            events.append(records)  # type: ignore[arg-type]
     if rc == abi.RUN_OK:
         return
     if rc == abi.RUN_CORE_CALL_ERROR and state.pending is not None:
@@ -637,68 +639,17 @@ def _region_addr(r: Region) -> int:
     return r.addr
 
 
-def _trace_events(state: _Launch, regions: Sequence[Region]) -> list[Any]:
-    """The library's trace records as the runtime's trace events, in program order."""
+def _trace_records(state: _Launch, regions: Sequence[Region]) -> RecordChunk | None:
+    """The library's trace records of this launch as they ship to the parent (None: none), which
+    decodes them into trace events only if something reads them (:mod:`.records`)."""
     ptr = ctypes.c_void_p()
     n = state.lib.events(ctypes.byref(ptr))
     if n <= 0 or not ptr.value:
-        return []
-    raw = np.frombuffer((ctypes.c_char * (n * abi.EVENT_DTYPE.itemsize)).from_address(ptr.value),
-                        dtype=abi.EVENT_DTYPE).copy()
-    out: list[Any] = []
-    pipes, memories, events = abi.PIPE_NAMES, abi.MEMORY_NAMES, abi.HARD_EVENTS
-    for etype, kind, pipe, mem, site_id, index, aux, start, run_, stride, count, t0, t1 in raw.tolist():
-        site, func = state.site(site_id)
-        if etype == abi.EV_GM:
-            r = regions[index]
-            t = r.tensor
-            first = t.root_offset + start
-            if count > 1 and stride > run_:
-                ranges: tuple[tuple[int, int], ...] = StridedRanges(first, run_, stride, count)
-            else:
-                ranges = ((first, first + (count - 1) * stride + run_),)
-            # (mem 1: the copy ran from its pipe's queue, later than issued)
-            out.append(Access(chr(kind), t.name, t.segment, ranges, t.root_offset, aux, func, site, t0, t1,
-                              pipes[pipe], pipes[pipe] if mem else ""))
-        elif etype == abi.EV_LOCAL:
-            out.append(LocalAccess(chr(kind), memories[mem], start, start + run_, pipes[pipe], func, site, t0, t1))
-        elif etype == abi.EV_SYNC_ALL:
-            out.append(SyncAllEvent(bool(mem), site, func, site, t0, t1))
-        elif etype == abi.EV_FLAG_SET:
-            out.append(FlagSetEvent(mem, index, site, func, site, t0, t1))
-            out.append(PipeSyncEvent("xset", pipes[pipe], "", index, site, func, site, t0, t0))
-        elif etype == abi.EV_FLAG_WAIT:
-            out.append(FlagWaitEvent(mem, index, site, func, site, t0, t1))
-        elif etype == abi.EV_PIPE_SYNC:
-            op = {ord("s"): "set", ord("w"): "wait", ord("b"): "barrier"}[kind]
-            out.append(PipeSyncEvent(op, pipes[pipe], events[aux] if aux >= 0 else "", index if index >= 0 else 0,
-                                     site, func, site))
-        elif etype == abi.EV_DROPPED:
-            out.append(DroppedSyncEvent(site, abi.DROPPED_CALLS[index], func, site, t0, t1))
-    return _with_stages(out)
-
-
-def _with_stages(events: list[Any]) -> list[Any]:
-    """The events with a StageEvent before each run of events made in one kernel function: a C++
-    kernel's stages are its functions (TargetProcess, CVProcess, ...), and timelines draw them as
-    spans from the run's first to its last timestamp."""
-    out: list[Any] = []
-    run: list[Any] = []
-
-    def flush() -> None:
-        stamps = [t for ev in run for t in (ev.t0, ev.t1) if t]
-        if stamps:
-            out.append(StageEvent(run[0].stage, run[0].site, min(stamps), max(stamps)))
-        out.extend(run)
-
-    for ev in events:
-        if run and ev.stage != run[0].stage:
-            flush()
-            run = []
-        run.append(ev)
-    if run:
-        flush()
-    return out
+        return None
+    data = ctypes.string_at(ptr.value, n * abi.EVENT_DTYPE.itemsize)
+    used = np.unique(np.frombuffer(data, dtype=abi.EVENT_DTYPE)["site"]).tolist()
+    return RecordChunk(data, tuple((i, *state.site(i)) for i in used),
+                       tuple((r.tensor.name, r.tensor.segment, r.tensor.root_offset) for r in regions))
 
 
 def launch_error(state: _Launch, pending: BaseException | None, params: Sequence[str], args: Sequence[Any],
