@@ -23,17 +23,24 @@ if TYPE_CHECKING:
     from mpnpu.runtime.core import CoreContext
 
 
+#: a trace record from its fields: tuple.__new__ skips the NamedTuple's Python-level __new__, which
+#: costs as much again as the tuple (these run for every operand of every instruction of a traced launch)
+_new = tuple.__new__
+
+
 def record_local(c: CoreContext, kind: str, arr: object, pipe: Pipe, site: str | None = None) -> None:
     """Trace an access of ``pipe`` to the local tensor ``arr`` (when the launch traces local memory);
     ``site``: the kernel line, if the caller has already looked it up."""
-    if c.events is None or not c.pipe_aware or not isinstance(arr, np.ndarray):
+    events = c.events
+    if events is None or not c.pipe_aware or not isinstance(arr, np.ndarray):
         return
     t = monotonic_ns()
     where = c.tpipe.locate(arr)
     if where is not None:
-        c.events.append(LocalAccess(kind, where[0], where[1], where[2], pipe._value_, c.stage,
-                                    site if site is not None else kcontext.call_site()))
-    c.pipes.observed(t)  # tracing time is not kernel time (PipeEngine.observed)
+        events.append(_new(LocalAccess, (kind, where[0], where[1], where[2], pipe._value_, c.stage,
+                                         site if site is not None else kcontext.call_site(), 0, 0)))
+    # tracing time is not kernel time (PipeEngine.observed, inline: once per operand)
+    c.pipes.observed_ns += monotonic_ns() - t
 
 
 def traced_since(c: CoreContext) -> tuple[int, int]:
@@ -55,15 +62,16 @@ def stamp_local(c: CoreContext, since: tuple[int, int]) -> None:
     for i in range(first, len(events)):
         ev = events[i]
         if type(ev) is LocalAccess:
-            events[i] = ev._replace(t0=t0, t1=t1)
+            events[i] = _new(LocalAccess, ev[:7] + (t0, t1))  # (t0 and t1 are its last fields)
     c.pipes.observed(t1)
 
 
 def record_sync(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: int, name: str,
                 site: str | None = None) -> None:
     """Trace a pipe-level sync (``op``: "set", "wait" or "barrier") of a pipelined kernel."""
-    if c.events is not None and c.pipe_aware:
+    events = c.events
+    if events is not None and c.pipe_aware:
         t = monotonic_ns()
-        c.events.append(PipeSyncEvent(op, pipe._value_, event, event_id, name, c.stage,
-                                      site if site is not None else kcontext.call_site()))
-        c.pipes.observed(t)
+        events.append(_new(PipeSyncEvent, (op, pipe._value_, event, event_id, name, c.stage,
+                                           site if site is not None else kcontext.call_site(), 0, 0)))
+        c.pipes.observed_ns += monotonic_ns() - t  # (PipeEngine.observed, inline)

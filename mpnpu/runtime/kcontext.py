@@ -257,7 +257,7 @@ def flag_set(c: CoreContext, mode: int, flag_id: int, pipe: Pipe = Pipe.MTE3, na
     where = _resolve(site)
     events.append(FlagSetEvent(mode, flag_id, name, c.stage, where, t0, clock_ns()))
     if c.pipe_aware:
-        events.append(PipeSyncEvent("xset", pipe.value, "", flag_id, name, c.stage, where, t0, t0))
+        events.append(PipeSyncEvent("xset", pipe._value_, "", flag_id, name, c.stage, where, t0, t0))
 
 
 def flag_wait(c: CoreContext, mode: int, flag_id: int, name: str = "", site: Site | None = None) -> None:
@@ -334,6 +334,7 @@ def run_inserted(c: CoreContext, inserts: list[InsertedSync], entering: bool) ->
 # computed once and pickled once. Strided views stay four numbers here (deferred) and become
 # their tuple of intervals when the parent unpickles the trace.
 _ranges_for: list[TraceEvent] | None = None
+_new = tuple.__new__  # a trace record from its fields (a NamedTuple without its Python-level __new__)
 _ranges: dict[tuple[int, tuple[int, ...], tuple[int, ...], int], tuple[tuple[int, int], ...]] = {}
 
 
@@ -349,8 +350,9 @@ def gm_access(c: CoreContext, kind: str, t: GlobalTensor, t0: int, site: str, pi
     ranges = _ranges.get(key)
     if ranges is None:
         ranges = _ranges[key] = byte_ranges(t, deferred=True)
-    return Access(kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage, site, t0, t1,
-                  pipe, ran_on)
+    # (tuple.__new__: without the NamedTuple's Python-level __new__, on every traced copy)
+    return _new(Access, (kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage, site, t0, t1,
+                         pipe, ran_on))
 
 
 def issue_gm_copy(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy: Callable[[], None],
@@ -395,17 +397,18 @@ def _issue_traced(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy:
         if gm.size:
             c.pipes.run(pipe, copy)
         t = monotonic_ns()
-        events.append(gm_access(c, kind, gm, t0, site, pipe.value if c.pipe_aware else ""))
+        events.append(gm_access(c, kind, gm, t0, site, pipe._value_ if c.pipe_aware else ""))
         c.pipes.observed(t)
         return
     index = len(events)
     t = monotonic_ns()
-    events.append(gm_access(c, kind, gm, 0, site, pipe.value if c.pipe_aware else "", pipe.value))
+    events.append(gm_access(c, kind, gm, 0, site, pipe._value_ if c.pipe_aware else "", pipe._value_))
     c.pipes.observed(t)
 
     def timed_copy() -> None:
         t0 = clock_ns()
         copy()
-        events[index] = events[index]._replace(t0=t0, t1=clock_ns())
+        ev = events[index]
+        events[index] = _new(Access, ev[:8] + (t0, clock_ns()) + ev[10:])  # (its t0 and t1, fields 8 and 9)
 
     c.pipes.run(pipe, timed_copy)

@@ -357,13 +357,17 @@ class TPipe:
         """(memory, start, stop): the byte hull of ``arr`` in this core's local memory, or None."""
         if arr.size == 0:
             return None
-        lo = hi = arr.__array_interface__["data"][0]
-        for n, st in zip(arr.shape, arr.strides):
-            if st >= 0:
-                hi += (n - 1) * st
-            else:
-                lo += (n - 1) * st
-        hi += arr.itemsize
+        face = arr.__array_interface__  # (the one way to the address: build it once)
+        lo = hi = face["data"][0]
+        if face["strides"] is None:  # C-contiguous, the usual view: its bytes in one run
+            hi += arr.nbytes
+        else:
+            for n, st in zip(arr.shape, arr.strides):
+                if st >= 0:
+                    hi += (n - 1) * st
+                else:
+                    lo += (n - 1) * st
+            hi += arr.itemsize
         for a0, a1, memory in self._spans:
             if a0 <= lo and hi <= a1:
                 return memory, lo - a0, hi - a0

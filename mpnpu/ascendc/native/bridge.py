@@ -648,8 +648,28 @@ def _trace_records(state: _Launch, regions: Sequence[Region]) -> RecordChunk | N
         return None
     data = ctypes.string_at(ptr.value, n * abi.EVENT_DTYPE.itemsize)
     used = np.unique(np.frombuffer(data, dtype=abi.EVENT_DTYPE)["site"]).tolist()
-    return RecordChunk(data, tuple((i, *state.site(i)) for i in used),
+    return RecordChunk(data, _site_table(state, used),
                        tuple((r.tensor.name, r.tensor.segment, r.tensor.root_offset) for r in regions))
+
+
+def _site_table(state: _Launch, ids: Sequence[int]) -> tuple[tuple[int, str, str], ...]:
+    """(id, site, function) of each of this launch's site ``ids``: :meth:`_Launch.site` for every
+    site a traced launch names (a hundred or so), with one set of out-arguments for all the calls."""
+    f, ln, fn = ctypes.c_char_p(), ctypes.c_int32(), ctypes.c_char_p()
+    args = (ctypes.byref(f), ctypes.byref(ln), ctypes.byref(fn))
+    call, known, names = state.lib.site, state.sites, _SITE_NAMES
+    out = []
+    for i in ids:
+        got = known.get(i)
+        if got is None:
+            if call(i, *args):
+                raw = (f.value, ln.value, fn.value)
+                got = names.get(raw) or state.site(i)
+            else:
+                got = ("?", "?")
+            known[i] = got
+        out.append((i, *got))
+    return tuple(out)
 
 
 def launch_error(state: _Launch, pending: BaseException | None, params: Sequence[str], args: Sequence[Any],

@@ -16,6 +16,7 @@ loading any kernel library.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any, Hashable
 
 import numpy as np
@@ -80,74 +81,150 @@ class RecordChunk:
 
     def decode(self) -> tuple[list[TraceEvent], np.ndarray]:
         """The records as the runtime's trace events, in program order, each C++ function's run of
-        events after a StageEvent spanning it; per event, the index of its record (-1 for a stage,
-        for the pipe of a cross-core set and for an intra-core sync: their times are not the
-        record's)."""
-        sites = {i: (site, func) for i, site, func in self.sites}
-        unknown = ("?", "?")
-        regions = self.regions
-        pipes, memories, hard_events = abi.PIPE_NAMES, abi.MEMORY_NAMES, abi.HARD_EVENTS
-        out: list[TraceEvent] = []
-        index: list[int] = []
-        ev: TraceEvent
-        for i, (etype, kind, pipe, mem, site_id, region, aux, start, run_, stride, count, t0, t1) in enumerate(
-                self.records().tolist()):
-            site, func = sites.get(site_id, unknown)
-            if etype == abi.EV_GM:
-                name, segment, root_offset = regions[region]
-                first = root_offset + start
+        events after a StageEvent spanning it (none where nothing in the run was timed); per event,
+        the index of its record (-1 for a stage, for the pipe of a cross-core set and for an
+        intra-core sync: their times are not the record's).
+
+        Column by column, in C: the names come from tables indexed by whole columns, and each record
+        type's events are made by one ``map`` of the tuple constructor over its zipped columns (the
+        events of a thousand records in well under a millisecond); only a GM access's byte ranges
+        are computed one by one."""
+        rec = self.records()
+        n = len(rec)
+        if not n:
+            return [], np.zeros(0, dtype=np.int64)
+        etype = rec["type"]
+        t0_all, t1_all = rec["t0"].astype(np.int64), rec["t1"].astype(np.int64)
+        # per record: its site and function, as indices into tables of names (site ids are the launch's own)
+        ids = rec["site"].astype(np.int64)
+        known = np.array([i for i, _, _ in self.sites], dtype=np.int64)
+        site_names = np.array([site for _, site, _ in self.sites] + ["?"], dtype=object)
+        func_of_site = [func for _, _, func in self.sites] + ["?"]
+        funcs = list(dict.fromkeys(func_of_site))
+        func_names = np.array(funcs, dtype=object)
+        func_id = np.array([funcs.index(f) for f in func_of_site], dtype=np.int64)
+        # (a record's row in those tables: its id's among the known ones, else the last, "?")
+        lut = np.full(max(int(ids.max()), int(known.max()) if len(known) else 0) + 2, len(self.sites), dtype=np.int64)
+        ok = known >= 0
+        lut[known[ok]] = np.flatnonzero(ok)
+        row = lut[np.where(ids >= 0, ids, -1)]
+        site_col, func_col = site_names[row], func_names[func_id[row]]
+        pipes = np.array(abi.PIPE_NAMES + ("?",) * (256 - len(abi.PIPE_NAMES)), dtype=object)[rec["pipe"]]
+        kinds = _KIND_NAMES[rec["kind"]]
+        made: dict[int, list[TraceEvent]] = {}
+
+        def events(cls: type, at: np.ndarray, *cols: Any) -> list[TraceEvent]:
+            lists = [c.tolist() if isinstance(c, np.ndarray) else c for c in cols]
+            return list(map(_new, repeat(cls), zip(*lists)))
+
+        at = np.flatnonzero(etype == abi.EV_GM)
+        if len(at):
+            regions = self.regions
+            region = rec["index"][at].tolist()
+            name = [regions[r][0] for r in region]
+            segment = [regions[r][1] for r in region]
+            root = np.array([regions[r][2] for r in region], dtype=np.int64)
+            ranges: list[tuple[tuple[int, int], ...]] = []
+            for first, run_, stride, count in zip((root + rec["start"][at].astype(np.int64)).tolist(),
+                                                  rec["run"][at].tolist(), rec["stride"][at].tolist(),
+                                                  rec["count"][at].tolist()):
                 if count > 1 and stride > run_:
-                    ranges: tuple[tuple[int, int], ...] = StridedRanges(first, run_, stride, count)
+                    ranges.append(StridedRanges(first, run_, stride, count))
                 else:
-                    ranges = ((first, first + (count - 1) * stride + run_),)
-                # (mem 1: the copy ran from its pipe's queue, later than issued)
-                ev = Access(chr(kind), name, segment, ranges, root_offset, aux, func, site, t0, t1, pipes[pipe],
-                            pipes[pipe] if mem else "")
-            elif etype == abi.EV_LOCAL:
-                ev = LocalAccess(chr(kind), memories[mem], start, start + run_, pipes[pipe], func, site, t0, t1)
-            elif etype == abi.EV_SYNC_ALL:
-                ev = SyncAllEvent(bool(mem), site, func, site, t0, t1)
-            elif etype == abi.EV_FLAG_SET:
-                out.append(FlagSetEvent(mem, region, site, func, site, t0, t1))
-                index.append(i)
-                ev = PipeSyncEvent("xset", pipes[pipe], "", region, site, func, site, t0, t0)
-                i = -1
-            elif etype == abi.EV_FLAG_WAIT:
-                ev = FlagWaitEvent(mem, region, site, func, site, t0, t1)
-            elif etype == abi.EV_PIPE_SYNC:
-                ev = PipeSyncEvent(_SYNC_OPS[kind], pipes[pipe], hard_events[aux] if aux >= 0 else "",
-                                   region if region >= 0 else 0, site, func, site)
-                i = -1
-            elif etype == abi.EV_DROPPED:
-                ev = DroppedSyncEvent(site, abi.DROPPED_CALLS[region], func, site, t0, t1)
-            else:
-                continue
-            out.append(ev)
-            index.append(i)
-        return _with_stages(out, index)
+                    ranges.append(((first, first + (count - 1) * stride + run_),))
+            # (mem 1: the copy ran from its pipe's queue, later than issued)
+            ran_on = np.where(rec["mem"][at] != 0, pipes[at], "")
+            made[abi.EV_GM] = events(Access, at, kinds[at], name, segment, ranges, root,
+                                     rec["aux"][at].astype(np.int64), func_col[at], site_col[at], t0_all[at],
+                                     t1_all[at], pipes[at], ran_on)
+        at = np.flatnonzero(etype == abi.EV_LOCAL)
+        start = rec["start"][at].astype(np.int64)
+        made[abi.EV_LOCAL] = events(LocalAccess, at, kinds[at], _MEMORY_NAMES[rec["mem"][at]], start,
+                                    start + rec["run"][at].astype(np.int64), pipes[at], func_col[at], site_col[at],
+                                    t0_all[at], t1_all[at])
+        at = np.flatnonzero(etype == abi.EV_SYNC_ALL)
+        made[abi.EV_SYNC_ALL] = events(SyncAllEvent, at, rec["mem"][at] != 0, site_col[at], func_col[at], site_col[at],
+                                       t0_all[at], t1_all[at])
+        at = np.flatnonzero(etype == abi.EV_FLAG_SET)
+        flag = rec["index"][at].astype(np.int64)
+        sets = events(FlagSetEvent, at, rec["mem"][at].astype(np.int64), flag, site_col[at], func_col[at],
+                      site_col[at], t0_all[at], t1_all[at])
+        xsets = events(PipeSyncEvent, at, repeat("xset"), pipes[at], repeat(""), flag, site_col[at], func_col[at],
+                       site_col[at], t0_all[at], t0_all[at])
+        made[abi.EV_FLAG_SET] = [ev for pair in zip(sets, xsets) for ev in pair]
+        at = np.flatnonzero(etype == abi.EV_FLAG_WAIT)
+        made[abi.EV_FLAG_WAIT] = events(FlagWaitEvent, at, rec["mem"][at].astype(np.int64),
+                                        rec["index"][at].astype(np.int64), site_col[at], func_col[at], site_col[at],
+                                        t0_all[at], t1_all[at])
+        at = np.flatnonzero(etype == abi.EV_PIPE_SYNC)
+        aux, index = rec["aux"][at].astype(np.int64), rec["index"][at].astype(np.int64)
+        made[abi.EV_PIPE_SYNC] = events(PipeSyncEvent, at, _SYNC_OP_NAMES[rec["kind"][at]], pipes[at],
+                                        np.where(aux >= 0, _HARD_EVENT_NAMES[np.clip(aux, 0, 255)], ""),
+                                        np.maximum(index, 0), site_col[at], func_col[at], site_col[at],
+                                        repeat(0), repeat(0))
+        at = np.flatnonzero(etype == abi.EV_DROPPED)
+        made[abi.EV_DROPPED] = events(DroppedSyncEvent, at, site_col[at],
+                                      _DROPPED_NAMES[np.clip(rec["index"][at], 0, 255)], func_col[at], site_col[at],
+                                      t0_all[at], t1_all[at])
+        # deal them out in program order: a flag set is two events (its pipe's "xset" after it), a
+        # record of a type this runtime does not know is none
+        per_record = np.zeros(n, dtype=np.int64)
+        for t in made:
+            per_record[etype == t] = 2 if t == abi.EV_FLAG_SET else 1
+        src = np.repeat(np.arange(n), per_record)
+        kind_of = etype[src]
+        out = np.empty(len(src), dtype=object)
+        for t, evs in made.items():
+            if evs:
+                out[kind_of == t] = np.fromiter(evs, dtype=object, count=len(evs))
+        index_out = src.copy()
+        xset = np.r_[False, (src[1:] == src[:-1])]  # the second event of a flag set
+        index_out[xset | (kind_of == abi.EV_PIPE_SYNC)] = -1
+        # the decoded events' own times, for the stages' spans
+        t0 = np.where(index_out >= 0, t0_all[src], 0)
+        t0[xset] = t0_all[src][xset]
+        t1 = np.where(index_out >= 0, t1_all[src], 0)
+        t1[xset] = t0[xset]
+        return _with_stages(out.tolist(), index_out, t0, t1, func_id[row][src])
 
 
-def _with_stages(events: list[Any], index: list[int]) -> tuple[list[TraceEvent], np.ndarray]:
+def _names(names: tuple[str, ...], fill: str) -> np.ndarray:
+    """A table of 256 names, by the byte the library writes (``fill`` past the known ones)."""
+    return np.array(names + (fill,) * (256 - len(names)), dtype=object)
+
+
+_KIND_NAMES = np.array([chr(i) for i in range(256)], dtype=object)
+_MEMORY_NAMES = _names(abi.MEMORY_NAMES, "?")
+_HARD_EVENT_NAMES = _names(abi.HARD_EVENTS, "?")
+_DROPPED_NAMES = _names(abi.DROPPED_CALLS, "?")
+_SYNC_OP_NAMES = np.array([_SYNC_OPS.get(i, "?") for i in range(256)], dtype=object)
+_new = tuple.__new__  # a NamedTuple from its fields, without the class's Python __new__
+
+
+def _with_stages(events: list[Any], index: np.ndarray, t0: np.ndarray, t1: np.ndarray, stage: np.ndarray
+                 ) -> tuple[list[TraceEvent], np.ndarray]:
     """The events with a StageEvent before each run of events made in one kernel function: a C++
     kernel's stages are its functions (TargetProcess, CVProcess, ...), and timelines draw them as
-    spans from the run's first to its last timestamp (no stage where nothing in the run was timed)."""
+    spans from the run's first to its last timestamp (no stage where nothing in the run was timed).
+    ``t0``/``t1``: the events' times; ``stage``: an id per event of its function."""
+    n = len(events)
+    if not n:
+        return [], np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, stage[1:] != stage[:-1]])
+    never = np.iinfo(np.int64).max
+    first = np.minimum.reduceat(np.minimum(np.where(t0 != 0, t0, never), np.where(t1 != 0, t1, never)), starts)
+    last = np.maximum.reduceat(np.maximum(t0, t1), starts)
+    timed = np.logical_or.reduceat((t0 != 0) | (t1 != 0), starts)
     out: list[TraceEvent] = []
-    out_index: list[int] = []
-    start = 0
-
-    def flush(stop: int) -> None:
-        run = events[start:stop]
-        stamps = [t for ev in run for t in (ev.t0, ev.t1) if t]
-        if stamps:
-            out.append(StageEvent(run[0].stage, run[0].site, min(stamps), max(stamps)))
-            out_index.append(-1)
-        out.extend(run)
-        out_index.extend(index[start:stop])
-
-    for i in range(1, len(events)):
-        if events[i].stage != events[start].stage:
-            flush(i)
-            start = i
-    if events:
-        flush(len(events))
-    return out, np.array(out_index, dtype=np.int64)
+    out_index: list[np.ndarray] = []
+    stage_index = np.full(1, -1, dtype=np.int64)
+    bounds = starts.tolist() + [n]
+    for k, a in enumerate(bounds[:-1]):
+        b = bounds[k + 1]
+        if timed[k]:
+            ev = events[a]
+            out.append(StageEvent(ev.stage, ev.site, int(first[k]), int(last[k])))
+            out_index.append(stage_index)
+        out += events[a:b]
+        out_index.append(index[a:b])
+    return out, np.concatenate(out_index)
