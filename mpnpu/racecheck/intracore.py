@@ -208,23 +208,50 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True) -> CoreAcc
     setting: tuple[int, int] | None = None  # the cross-core set whose "xset" (its pipe) comes next
     acc: list[Any] = []  # LocalAccess, or Access made on a pipe
     pos, pipe, stamp, clocks = [], [], [], []
+    kind: list[str] = []
+    memory: list[int] = []  # (ids of the memories: a local memory by name, a GM segment under _GM)
+    start: list[int] = []  # the byte hull of each access in its memory
+    stop: list[int] = []
+    mem_ids: dict[str, int] = {}
     dropped: list[tuple[int, DroppedSyncEvent]] = []
     ev: Any  # its type is checked by identity below (the fast way), not narrowed
+    # The accesses are most of a trace (a compiled kernel's vector instructions above all): their
+    # case is _PipeClocks.issue and _AutoSync.record written out, with the state in locals.
+    vc, joined, index = pc.vc, pc._joined, _PIPE_INDEX
+    seen = auto.seen if auto is not None else None
     for i, ev in enumerate(events):
         t = type(ev)
         if t is LocalAccess or (t is Access and ev.pipe and ev.ranges):
-            p = _pipe(ev.pipe, ev)
-            if auto is not None and t is LocalAccess:
-                if p == _S:
-                    auto.before_scalar(ev, pc)
-            clock = pc.issue(p)
-            if auto is not None and t is LocalAccess:
-                auto.record(ev, p, clock)
+            p = index.get(ev.pipe)
+            if p is None:
+                p = _pipe(ev.pipe, ev)  # (raises: an unknown pipe)
+            local = t is LocalAccess
+            if auto is not None and local and p == _S:
+                auto.before_scalar(ev, pc)
+            row = vc[p]
+            if joined[p] != pc._s_version:
+                row = vc[p] = list(map(max, row, vc[_S]))
+                joined[p] = pc._s_version
+            row[p] += 1
+            if p == _S:
+                pc._s_version += 1
+            clock = tuple(row)
+            if local:
+                if seen is not None and p in _AUTO_SYNCED:
+                    seen[ev.memory].append((ev.start, ev.stop, p, clock))
+                memory.append(mem_ids.setdefault(ev.memory, len(mem_ids)))
+                start.append(ev.start)
+                stop.append(ev.stop)
+            else:
+                memory.append(mem_ids.setdefault(_GM + ev.segment, len(mem_ids)))
+                start.append(ev.ranges[0][0])
+                stop.append(ev.ranges[-1][1])
             acc.append(ev)
+            kind.append(ev.kind)
             pos.append(i)
             pipe.append(p)
-            stamp.append(clock[p])
-            clocks.append(tuple(clock))
+            stamp.append(row[p])
+            clocks.append(clock)
         elif t is PipeSyncEvent or t is SyncAllEvent:
             issued = pc.sync(ev)
             if t is PipeSyncEvent and ev.op == "xset" and setting is not None and issued is not None:
@@ -239,20 +266,18 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True) -> CoreAcc
         elif t is DroppedSyncEvent and ev.call in _GM_ORDERING_CALLS:
             dropped.append((i, ev))
     n = len(acc)
-    mem_ids: dict[str, int] = {}
-    local = [type(a) is LocalAccess for a in acc]
+    kinds = np.array(kind, dtype=object)
     return CoreAccesses(
         events=acc,
         pos=np.array(pos, dtype=np.int64),
         pipe=np.array(pipe, dtype=np.int64),
         stamp=np.array(stamp, dtype=np.int64),
         clock=np.array(clocks, dtype=np.int64).reshape(n, _N),
-        write=np.array([a.kind != READ for a in acc], dtype=bool),
-        memory=np.array([mem_ids.setdefault(a.memory if loc else _GM + a.segment, len(mem_ids))
-                         for a, loc in zip(acc, local)], dtype=np.int64),
-        start=np.array([a.start if loc else a.ranges[0][0] for a, loc in zip(acc, local)], dtype=np.int64),
-        stop=np.array([a.stop if loc else a.ranges[-1][1] for a, loc in zip(acc, local)], dtype=np.int64),
-        atomic=np.array([a.kind == ATOMIC for a in acc], dtype=bool),
+        write=np.asarray(kinds != READ, dtype=bool).reshape(n),
+        memory=np.array(memory, dtype=np.int64),
+        start=np.array(start, dtype=np.int64),
+        stop=np.array(stop, dtype=np.int64),
+        atomic=np.asarray(kinds == ATOMIC, dtype=bool).reshape(n),
         dropped=dropped,
     )
 
