@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mpnpu.errors import InvalidArgumentError, LaunchError, MpnpuError, RemoteTraceback, UsageError
 from mpnpu.harness.stats import rule_of_three, wilson_interval
@@ -465,13 +466,16 @@ def run_batch(
             analyses = AnalysisCache()
             for res in results.values():
                 res.hazard_log = racecheck_mod.HazardLog()
-        loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, analyses, progress,
+        loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, None, progress,
                           deadline_s, timeline, max_same_errors)
         try:
-            with blas_threads(1):
+            with blas_threads(1), _analysis(analyses) as background:
+                loop.analyses = background
                 if on_device is not None:
                     on_device(device)
                 loop.run()
+                if background is not None:
+                    background.finish()
                 if timeline is not None and not batch.interrupted:
                     loop.timeline_extra_runs()
         except KeyboardInterrupt as e:
@@ -490,6 +494,19 @@ def run_batch(
     return batch
 
 
+@contextmanager
+def _analysis(cache: Any) -> Iterator[Any]:
+    """Racecheck's analysis with ``cache`` on a worker thread while the batch goes on
+    (:mod:`mpnpu.racecheck.background`); None without racecheck."""
+    if cache is None:
+        yield None
+        return
+    from mpnpu.racecheck.background import BackgroundAnalysis
+
+    with BackgroundAnalysis(cache) as background:
+        yield background
+
+
 @dataclass
 class _BatchLoop:
     """The repeat x case x variant loop of one batch, writing into ``batch``."""
@@ -500,7 +517,7 @@ class _BatchLoop:
     variants: list[Variant]
     batch: BatchResult
     probe: str
-    analyses: Any  # mpnpu.racecheck.reuse.AnalysisCache when racechecking, else None
+    analyses: Any  # mpnpu.racecheck.background.BackgroundAnalysis when racechecking, else None
     progress: Callable[[int], None] | None
     deadline_s: float | None
     timeline: Any = None  # TimelineSelector
@@ -538,7 +555,7 @@ class _BatchLoop:
         if self.max_same_errors and res.same_error(key) >= self.max_same_errors and self._may_stop(v, key):
             res.stop(error)
         if self.analyses is not None and trace is not None:
-            res.hazard_log.add(self.analyses.analyze(trace), reused=self.analyses.last_reused)
+            self.analyses.submit(trace, res.hazard_log)  # (analysed while the next case-runs run)
         if self.timeline is not None:
             self.timeline.offer(v.name, index, repeat, res.case_runs, verdict is not None and verdict.passed,
                                 verdict_summary(verdict, error), trace)

@@ -1,0 +1,128 @@
+"""Racecheck's analysis on a worker thread of the parent, while the next launches run.
+
+A batch's parent spends most of a launch waiting for its cores (in ``poll``, without the GIL), and
+the cores spend the parent's analysis of the previous launch waiting for their next command. Run
+one after the other, the two add up; :class:`BackgroundAnalysis` overlaps them: the batch loop
+hands each traced launch to a worker thread and goes on to the next case-run, and the worker adds
+each launch's hazards to its variant's log in the order the launches ran. Nothing reads a log
+before :meth:`BackgroundAnalysis.finish`, so the logs, the report and the exit code are those of
+the analysis in line, launch for launch.
+
+The GIL is the one cost: while the worker analyses, a reply that wakes the main thread waits for
+the worker to yield the interpreter, after at most ``sys.getswitchinterval()`` (5 ms by default,
+longer than an empty launch). While a :class:`BackgroundAnalysis` is open the interval is
+``switch_interval_s`` (0.5 ms), and restored when it closes.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import deque
+from types import TracebackType
+
+from mpnpu.racecheck.hazards import HazardLog
+from mpnpu.racecheck.reuse import AnalysisCache
+from mpnpu.runtime.trace import LaunchTrace
+
+#: traces waiting for the worker before submit blocks: each holds a launch's packed trace, and a
+#: batch whose analysis cannot keep up must not fill the parent's memory
+DEFAULT_MAX_PENDING = 64
+#: how soon the main thread gets the interpreter back from the worker (see the module docstring)
+DEFAULT_SWITCH_INTERVAL_S = 0.0005
+#: how often a wait for the worker looks again whether it is still alive (it cannot block: it only
+#: computes, so this only bounds the reaction to a worker that died)
+_POLL_S = 1.0
+
+
+class BackgroundAnalysis:
+    """Analyse traced launches with ``cache`` on a worker thread; use as a context manager::
+
+        with BackgroundAnalysis(cache) as analysis:
+            for ...: analysis.submit(trace, log)
+            analysis.finish()   # every submitted launch is in its log; re-raises an analysis error
+
+    Leaving the block without :meth:`finish` (an interrupt, a failure) drops the launches not yet
+    analysed and waits only for the one in progress.
+    """
+
+    def __init__(self, cache: AnalysisCache, *, max_pending: int = DEFAULT_MAX_PENDING,
+                 switch_interval_s: float = DEFAULT_SWITCH_INTERVAL_S) -> None:
+        self.cache = cache
+        self.max_pending = max_pending
+        self.switch_interval_s = switch_interval_s
+        self._pending: deque[tuple[LaunchTrace, HazardLog]] = deque()
+        self._cond = threading.Condition()
+        self._busy = False  # the worker holds a launch taken off _pending
+        self._closing = False
+        self._error: BaseException | None = None
+        self._saved_interval: float | None = None
+        self._worker = threading.Thread(target=self._work, name="mpnpu-racecheck", daemon=True)
+
+    def __enter__(self) -> BackgroundAnalysis:
+        self._saved_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._saved_interval, self.switch_interval_s))
+        self._worker.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        with self._cond:
+            self._pending.clear()  # (after finish: already empty)
+            self._closing = True
+            self._cond.notify_all()
+        while self._worker.is_alive():
+            self._worker.join(_POLL_S)
+        if self._saved_interval is not None:
+            sys.setswitchinterval(self._saved_interval)
+
+    def submit(self, trace: LaunchTrace, log: HazardLog) -> None:
+        """Queue ``trace`` for analysis into ``log``; blocks while ``max_pending`` launches wait.
+        Raises the error an earlier launch's analysis raised."""
+        with self._cond:
+            while len(self._pending) >= self.max_pending and self._error is None:
+                self._wait()
+            self._raise_error()
+            self._pending.append((trace, log))
+            self._cond.notify_all()
+
+    def finish(self) -> None:
+        """Wait until every submitted launch is analysed; raises the first analysis error."""
+        with self._cond:
+            while (self._pending or self._busy) and self._error is None:
+                self._wait()
+            self._raise_error()
+
+    def _wait(self) -> None:
+        if not self._worker.is_alive():
+            raise RuntimeError("racecheck's analysis thread ended unexpectedly")
+        self._cond.wait(_POLL_S)
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._closing:
+                    self._cond.wait()
+                if not self._pending:
+                    return
+                trace, log = self._pending.popleft()
+                self._busy = True
+                self._cond.notify_all()  # (room for a blocked submit)
+            try:
+                hazards = self.cache.analyze(trace)
+                log.add(hazards, reused=self.cache.last_reused)
+            except BaseException as e:  # any failure reaches the batch through submit or finish
+                with self._cond:
+                    self._error = e
+                    self._pending.clear()
+                    self._busy = False
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+

@@ -1,0 +1,128 @@
+"""Racecheck's analysis on a worker thread (mpnpu.racecheck.background): the logs it fills equal the
+analysis in line, launch for launch and in order; an analysis error reaches the batch; a batch that
+analyses slower than it launches is held back rather than queueing without bound; leaving early
+drops what is left; the interpreter's switch interval is restored."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+
+from mpnpu.errors import TraceError
+from mpnpu.racecheck import HazardLog, analyze
+from mpnpu.racecheck.background import BackgroundAnalysis
+from mpnpu.racecheck.reuse import AnalysisCache
+from mpnpu.runtime.trace import LaunchTrace, SyncAllEvent
+from tests.test_racecheck_reuse import compaction
+
+pytestmark = [pytest.mark.usefixtures("no_leaks", "time_limit"), pytest.mark.time_limit(60)]
+
+#: how long a test waits for the worker thread to reach a point (it only computes: far more than enough)
+WAIT_S = 30.0
+
+
+class _GatedCache(AnalysisCache):
+    """An AnalysisCache whose analyses wait for ``gate``, and say when one has started."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.started = threading.Semaphore(0)
+
+    def analyze(self, trace: LaunchTrace) -> list:
+        self.started.release()
+        assert self.gate.wait(WAIT_S), "the test never opened the gate"
+        return super().analyze(trace)
+
+
+def _bad() -> LaunchTrace:
+    return LaunchTrace(1, "k", ((SyncAllEvent(False, "", "s", "k.py:1"),), (), ()), frozenset())
+
+
+def test_the_logs_equal_the_analysis_in_line_launch_for_launch() -> None:
+    traces = [compaction(read_at) for read_at in (50, 200, 50, 60, 300, 51)]
+    expected = [HazardLog(), HazardLog()]
+    cache = AnalysisCache()
+    for i, t in enumerate(traces):
+        expected[i % 2].add(cache.analyze(t), reused=cache.last_reused)
+    got = [HazardLog(), HazardLog()]
+    with BackgroundAnalysis(AnalysisCache()) as background:
+        for i, t in enumerate(traces):
+            background.submit(t, got[i % 2])
+        background.finish()
+    for e, g in zip(expected, got):
+        assert g.to_dicts() == e.to_dicts()
+        assert g.launch_counts() == e.launch_counts()
+    assert got[0].to_dicts()  # (the stale reads at 50 make hazards: the comparison is not of empty logs)
+    assert [h.to_dict() for h in analyze(traces[0])]
+
+
+def test_an_analysis_error_reaches_finish_and_later_submits() -> None:
+    log = HazardLog()
+    with BackgroundAnalysis(AnalysisCache()) as background:
+        background.submit(compaction(50), log)
+        background.submit(_bad(), log)
+        with pytest.raises(TraceError, match="inconsistent trace"):
+            background.finish()
+        with pytest.raises(TraceError):
+            background.submit(compaction(60), log)
+    assert log.launches_analyzed == 1  # the launch before the bad one
+
+
+def test_submit_blocks_while_max_pending_launches_wait() -> None:
+    cache = _GatedCache()
+    log = HazardLog()
+    submitted = threading.Event()
+    with BackgroundAnalysis(cache, max_pending=1) as background:
+        background.submit(compaction(50), log)  # taken by the worker, which waits at the gate
+        assert cache.started.acquire(timeout=WAIT_S)
+        background.submit(compaction(60), log)  # pending: the queue is full now
+
+        def third() -> None:
+            background.submit(compaction(70), log)
+            submitted.set()
+
+        t = threading.Thread(target=third, daemon=True)
+        t.start()
+        # held back: nothing can leave the queue while the worker waits at the gate
+        assert not submitted.wait(0.2)
+        cache.gate.set()
+        assert submitted.wait(WAIT_S)
+        t.join(WAIT_S)
+        background.finish()
+    assert log.launches_analyzed == 3
+
+
+def test_leaving_without_finish_drops_the_launches_not_yet_analysed() -> None:
+    cache = _GatedCache()
+    log = HazardLog()
+    background = BackgroundAnalysis(cache)
+
+    def open_gate_once_closing() -> None:
+        # the launch in progress may finish only once the block is being left
+        deadline = threading.Event()
+        for _ in range(int(WAIT_S * 1000)):
+            if background._closing:
+                break
+            deadline.wait(0.001)
+        cache.gate.set()
+
+    opener = threading.Thread(target=open_gate_once_closing, daemon=True)
+    with background:
+        for read_at in (50, 60, 70):
+            background.submit(compaction(read_at), log)
+        assert cache.started.acquire(timeout=WAIT_S)
+        opener.start()
+    opener.join(WAIT_S)
+    assert log.launches_analyzed == 1  # the one in progress; the two behind it were dropped
+    assert not background._worker.is_alive()
+
+
+def test_the_switch_interval_is_short_while_open_and_restored_after() -> None:
+    before = sys.getswitchinterval()
+    with BackgroundAnalysis(AnalysisCache(), switch_interval_s=before / 10) as background:
+        assert sys.getswitchinterval() == pytest.approx(before / 10)
+        background.finish()
+    assert sys.getswitchinterval() == before
