@@ -408,8 +408,10 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
         ctx.offer_native(handle, fn)
     # (packed: columns of plain values, and a compiled kernel's records as written, pickle and unpickle far
     # faster than NamedTuples; the parent decodes them only if something reads them)
-    return LaunchDone(launch_id, core_id, elapsed, PackedEvents.pack(events) if events is not None else None,
-                      ctx.flags_set())
+    packed = PackedEvents.pack(events) if events is not None else None
+    if packed is not None and ctx.sync.traces.put(core_id, packed):
+        packed = None  # (on the trace board: the reply is as small as an untraced launch's)
+    return LaunchDone(launch_id, core_id, elapsed, packed, ctx.flags_set())
 
 
 #: frames of a core's traceback that reports show (the innermost ones)

@@ -386,9 +386,13 @@ class Device:
         self._flags_left = [(r.core_id, mode, flag_id) for r in done for mode, flag_id in r.flags_set]
         launch_trace = None
         if trace:
-            # traced: every reply carries its events
-            launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), tuple(r.events for r in done),  # type: ignore[misc]
-                                       dropped, self.kernel_type, self.options.auto_sync)
+            # traced: every reply carries its events, or its core put them on the trace board
+            board = pool.sync.traces
+            events = tuple(r.events if r.events is not None else board.take(r.core_id) for r in done)
+            if any(e is None for e in events):
+                raise RuntimeError(f"launch {launch_id}: a core's trace is neither in its reply nor on the trace board")
+            launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), events, dropped, self.kernel_type,
+                                       self.options.auto_sync)
         outcome = pool.sync.hold_board.outcome() if hold is not None else None
         per_core = tuple(r.elapsed_s for r in done)
         return LaunchResult(launch_id, kernel_name(ref), elapsed, per_core, launch_trace, outcome)

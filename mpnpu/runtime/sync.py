@@ -38,6 +38,7 @@ from .procutil import sem_handle
 from .replies import ReplyBoard
 from .spin import spin_until
 from .topology import FLAG_COUNTER_MAX, FLAG_IDS, Topology
+from .trace_board import TraceBoard
 
 USABLE_FLAG_IDS = tuple(range(FLAG_IDS))
 
@@ -103,6 +104,7 @@ class SyncObjects:
         self._n = n
         self.hold_board = HoldBoard(ctx, n)  # race-directed launches (mpnpu.runtime.hold)
         self.replies = ReplyBoard(ctx, n)  # finished cores' replies: one wake of the parent per launch
+        self.traces = TraceBoard(n)  # traced launches' events, off the pipes (mpnpu.runtime.trace_board)
         # One line per core that a core process may leave for the parent before it dies (a compiled
         # kernel's fault handler writes the kernel line it was at); read when the core has died.
         self.last_words = ctx.RawArray(ctypes.c_char, n * LAST_WORDS_BYTES)
