@@ -523,3 +523,44 @@ def test_device_options_the_tests_cannot_take_are_refused(tmp_path) -> None:
 
     repo = fake_repo(tmp_path)
     assert cli(["ut", str(repo), "--pipes", "sync"]) == 2
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_mutate_syncs_tests_each_passing_test_in_folders_of_its_own_and_reports_the_score(demo_run) -> None:
+    """vsum checks none of its output: its two waits survive, and the racecheck of each mutant says
+    why; without a set, the wait after it can never be satisfied, and the test fails (killed). vadd
+    fails as it is, so it is not mutation-tested."""
+    root, _ = demo_run
+    out = root / "mutate.json"
+    proc = subprocess.run([sys.executable, "-m", "mpnpu", "ut", str(root / "ops-demo"), "--ops", "vsum,vadd",
+                           "--build-dir", str(root / "build"), "--mutate-syncs", "--mutate-jobs", "2",
+                           "--json", str(out)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 1, proc.stderr  # (vadd fails)
+    data = json.loads(out.read_text())
+    by = {t["id"]: t for t in data["tests"]}
+    assert by["demo/vadd"]["mutation"] is None
+    m = by["demo/vsum"]["mutation"]
+    sites = {x["site"].rsplit(":", 1)[1]: x for x in m["mutants"]}
+    assert set(sites) == {"15", "16", "20", "21"}  # the two SetFlag/WaitFlag pairs, as executed
+    assert [sites[k]["status"] for k in ("15", "16", "20", "21")] == ["killed", "survived", "killed", "survived"]
+    assert sites["16"]["survivor_class"] == sites["21"]["survivor_class"] == "untested"  # racecheck sees the races
+    assert m["score"] == 0.5
+    assert data["mutation"]["tests"] == 1 and data["mutation"]["executed"] == 4 and data["mutation"]["killed"] == 2
+    # each slot ran in a run folder of its own
+    assert {p.name for p in (root / "build" / "run").iterdir() if "mutant" in p.name} == {
+        "demo_vsum-mutant0", "demo_vsum-mutant1"}
+    assert "sync mutation testing: 1 tests that passed, 4 executed sync points: 2 killed" in proc.stdout
+    assert "demo/vsum: vsum/vsum.cpp:16 (WaitFlag): untested" in proc.stdout
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_min_score_gates_the_mutation_score_and_needs_mutate_syncs(demo_run) -> None:
+    from mpnpu.cli.main import cli
+
+    root, _ = demo_run
+    base = ["ut", str(root / "ops-demo"), "--ops", "vsum", "--build-dir", str(root / "build"), "--quiet"]
+    assert cli([*base, "--min-score", "0.5"]) == 2  # a gate with nothing to gate
+    assert cli([*base, "--mutate-syncs", "--min-score", "0.75"]) == 1  # vsum's score is 0.5
+    assert cli([*base, "--mutate-syncs", "--min-score", "0.5"]) == 0

@@ -337,6 +337,12 @@ OPTIONS: dict[str, Option] = _table(
        choices=("0", "1", "2", "3", "g", "s"), default="1"),
     _o("--build-only", RUNS, "build the unit tests and report what they need, without running them",
        action="store_true"),
+    _o("--mutate-syncs", RUNS, "sync mutation testing of every unit test that passes: run it once per sync point "
+                               "it executes with that point dropped, and report which its own checks notice "
+                               "(killed) and which survive (untested or redundant), with the score",
+       action="store_true"),
+    _o("--mutate-jobs", RUNS, "mutants of one test run side by side, each in a run folder of its own "
+                              "(default {default})", type=positive_int, default=1, metavar="N"),
     _o("--case-timeout", RUNS, "stop a gtest case of a unit test after this long, failing it; the test goes on "
                                "with its next case (default {default})", type=positive_float, default=600.0,
        metavar="SECONDS"),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
@@ -119,11 +120,11 @@ class _Run:
     seconds: float
 
 
-def _run(argv: Sequence[str], env: Mapping[str, str], timeout_s: float) -> _Run:
+def _run(argv: Sequence[str], env: Mapping[str, str], timeout_s: float, cwd: str | None = None) -> _Run:
     """The program once, in a session of its own (a time-out ends its core processes with it)."""
     t0 = time.perf_counter()
     p = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(env),
-                         start_new_session=True)
+                         cwd=cwd, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         out, err = p.communicate(timeout=timeout_s)
         code: int | None = p.returncode
@@ -140,7 +141,7 @@ def _run(argv: Sequence[str], env: Mapping[str, str], timeout_s: float) -> _Run:
 
 def _clean_env(base: Mapping[str, str]) -> dict[str, str]:
     """The caller's environment without mpnpu's CPU-debug controls (each run sets its own)."""
-    keep = ("MPNPU_CACHE_DIR", "MPNPU_TIMEOUT")
+    keep = ("MPNPU_CACHE_DIR", "MPNPU_TIMEOUT", "MPNPU_GTEST_TIMEOUT")
     return {k: v for k, v in base.items() if not k.startswith("MPNPU_") or k in keep}
 
 
@@ -169,24 +170,42 @@ def classify_failure(run: _Run) -> tuple[str, list[str], str]:
     return BY_CHECK, failed, f"exit status {run.code}" + (f": {last}" if last else "")
 
 
+#: where one run of the program happens: its working directory (None: this process's) and environment
+Place = tuple[str | None, Mapping[str, str]]
+
+
 def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300.0,
                    env: Mapping[str, str] | None = None, sources_sites: Sequence[str] = (),
-                   progress: Callable[[int, int, Mutant], None] | None = None) -> MutationReport:
+                   progress: Callable[[int, int, Mutant], None] | None = None,
+                   places: Sequence[Place] | None = None) -> MutationReport:
     """Mutation-test the CPU-debug program ``argv`` (built with ``python -m mpnpu.ascendc --cflags
     --libs``): see the module docstring. ``sources_sites``: sync call sites read from its sources
     (:func:`mpnpu.ascendc.build.syncpoints`), so that those no launch executed are listed as uncovered.
-    ``progress(done, total, mutant)`` after each mutant is classified."""
+    ``progress(done, total, mutant)`` after each mutant is classified.
+
+    ``places``: one (working directory, environment) per slot, for a program that writes and reads
+    files where it runs (a unit test's generated data and outputs): runs side by side each take a
+    place of their own, so no mutant reads another's files; the baseline runs in the first. Default:
+    ``jobs`` slots in this process's directory, with ``env``."""
     if not argv:
         raise UsageError("give the program to run, after --")
     if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
         raise UsageError(f"{argv[0]} is not an executable program")
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    base = _clean_env(os.environ if env is None else env)
+    if places is not None and not places:
+        raise UsageError("mutation testing needs at least one place to run the program")
+    # each run takes a free place and gives it back: runs side by side never share one
+    slots: queue.Queue[tuple[str | None, dict[str, str]]] = queue.Queue()
+    given: Sequence[Place] = places or [(None, os.environ if env is None else env)] * jobs
+    every = [(cwd, _clean_env(place_env)) for cwd, place_env in given]
+    for place in every:
+        slots.put(place)
+    first_cwd, base = every[0]
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mpnpu-mutate-") as tmp:
         log = os.path.join(tmp, "sync.log")
-        baseline = _run(argv, {**base, "MPNPU_SYNC_LOG": log}, timeout_s)
+        baseline = _run(argv, {**base, "MPNPU_SYNC_LOG": log}, timeout_s, first_cwd)
         if baseline.code != 0:
             how, _, detail = classify_failure(baseline)
             raise UsageError(f"{argv[0]} fails as it is ({how}: {detail}); mutation testing needs a program "
@@ -196,14 +215,21 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
     report.uncovered = sorted(s for s in sources_sites if not any(_same_site(s, t) for t in sites))
 
     def one(m: Mutant) -> None:
-        r = _run(argv, {**base, "MPNPU_DROP_SYNC": m.site}, timeout_s)
+        cwd, place_env = slots.get()
+        try:
+            _mutant(m, cwd, place_env)
+        finally:
+            slots.put((cwd, place_env))
+
+    def _mutant(m: Mutant, cwd: str | None, base: dict[str, str]) -> None:
+        r = _run(argv, {**base, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
         m.exit_code, m.seconds = r.code, r.seconds
         if r.code != 0:
             m.status = KILLED
             m.how, m.tests, m.detail = classify_failure(r)
         else:
             check = _run(argv, {**base, "MPNPU_DROP_SYNC": m.site, "MPNPU_RACECHECK": "1", "MPNPU_DIRECTED": "1"},
-                         timeout_s)
+                         timeout_s, cwd)
             m.seconds += check.seconds
             m.hazards = sum(int(n) for n in _HAZARDS.findall(check.stderr))
             if check.code != 0:  # the race, forced by a hold (or shown by the traced run), was caught
@@ -231,7 +257,7 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
                 progress(finished[0], len(report.mutants), m)
 
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        with ThreadPoolExecutor(max_workers=slots.qsize()) as pool:
             for f in [pool.submit(one, m) for m in report.mutants]:
                 f.result()
     except KeyboardInterrupt:

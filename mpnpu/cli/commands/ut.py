@@ -6,8 +6,9 @@ folders, tiling header) plus mpnpu's CPU-debug flags and mpnpu's gtest, runs it,
 built / ran / gtest's verdict / memcheck reports / hazards (with --racecheck) / time, and what it
 needed that mpnpu lacks (every missing name and header at the user's file:line), with the corpus's
 missing-name histogram (:mod:`mpnpu.tools.ut`). Exit status: 0 when every test in scope built, ran
-and passed with no memcheck report (and no hazard under --racecheck), 1 when not, 2 for a usage
-error, 130/143 when interrupted (what finished is reported).
+and passed with no memcheck report (and no hazard under --racecheck; with --min-score, a sync
+mutation score at least that), 1 when not, 2 for a usage error, 130/143 when interrupted (what
+finished is reported).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from mpnpu.cli.common import exit_status, progress_bar
 from mpnpu.cli.options import DEVICE
 from mpnpu.cli.outputs import write_reports
 from mpnpu.errors import UsageError
-from mpnpu.tools.ut.results import TestResult, UtRun, format_table, junit, summary_line
+from mpnpu.tools.ut.results import TestResult, UtRun, format_table, junit, mutation_lines, summary_line
 from mpnpu.tools.ut.suite import UtOptions, run_ut
 
 
@@ -39,7 +40,10 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
         ops=tuple(args.ops or ()), jobs=args.j, racecheck=args.racecheck, opt=f"-O{args.build_opt}",
         build_dir=args.build_dir, run=not args.build_only, case_timeout_s=args.case_timeout,
         binary_timeout_s=args.test_timeout, launch_timeout_s=args.timeout or 300.0,
-        opbase=args.with_opbase, ops_tensor=args.with_ops_tensor)
+        opbase=args.with_opbase, ops_tensor=args.with_ops_tensor, mutate_syncs=args.mutate_syncs,
+        mutate_jobs=args.mutate_jobs)
+    if args.min_score is not None and not args.mutate_syncs:
+        raise UsageError("--min-score gates the sync mutation score: give --mutate-syncs too")
     bars: list[Any] = []
 
     def started(n: int) -> None:
@@ -56,9 +60,17 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
     finally:
         for bar in bars:
             bar.__exit__(None, None, None)
-    print(summary_line(result.counts(), result) if args.quiet else format_table(result, show_out_of_scope=args.verbose))
+    if args.quiet:
+        print(summary_line(result.counts(), result))
+        if result.mutate_syncs:
+            print(mutation_lines(result)[0])
+    else:
+        print(format_table(result, show_out_of_scope=args.verbose))
     write_reports(args, {"json": result, "junit": junit(result), "markdown": result})
-    return exit_status(result.interrupt, result.ok)
+    ok = result.ok
+    if args.min_score is not None:
+        ok = ok and result.mutation_counts()["score"] >= args.min_score
+    return exit_status(result.interrupt, ok)
 
 
 COMMAND = Command(
@@ -72,10 +84,15 @@ COMMAND = Command(
                 "gtest's verdict, memcheck reports, hazards (--racecheck), time, and what it needed that mpnpu "
                 "lacks: every missing name and header at the user's file:line, and over the corpus how many tests "
                 "need each. Builds are cached by command and inputs. The tests' own data scripts run as the tests "
-                "call them; those that cannot (a package not installed) are listed.",
+                "call them; those that cannot (a package not installed) are listed. With --mutate-syncs, every test "
+                "that passes is then run once per sync point it executes with that point dropped (a run-time "
+                "switch, no rebuild; see mpnpu mutate): the report says which points its checks notice, which "
+                "survive and why, and the score; --min-score makes the score a CI gate.",
     epilog="Examples: mpnpu ut ~/src/ops-nn -j 2 --json ut.json --junit ut.xml;  mpnpu ut ~/src/ops-nn --ops "
-           "swi_glu,mse_loss_v2 --racecheck;  mpnpu ut ~/src/ops-nn --build-only --markdown needs.md",
+           "swi_glu,mse_loss_v2 --racecheck;  mpnpu ut ~/src/ops-nn --build-only --markdown needs.md;  mpnpu ut "
+           "~/src/ops-nn --ops fused_linear_online_max_sum --mutate-syncs --min-score 0.5",
     options=("checkout", "ops", "j", "build_dir", "build_opt", "build_only", "case_timeout", "test_timeout",
-             "with_opbase", "with_ops_tensor", "racecheck", *DEVICE, "json", "junit", "markdown", "quiet", "verbose"),
+             "with_opbase", "with_ops_tensor", "racecheck", "mutate_syncs", "mutate_jobs", "min_score",
+             *DEVICE, "json", "junit", "markdown", "quiet", "verbose"),
     run=run_unit_tests,
 )

@@ -142,10 +142,15 @@ def _fault(lines: list[str]) -> tuple[str, str]:
     return "", ""
 
 
-def run_dir(build_dir: str, test: UtTest, corpus: Corpus) -> str:
-    """A fresh run folder for ``test`` (``run/<test>/build/tests/ut/op_kernel``), four levels below a
-    view of the repository; returns the working directory."""
-    root = os.path.join(build_dir, "run", re.sub(r"[^A-Za-z0-9_.-]", "_", test.id))
+def _run_root(build_dir: str, test: UtTest, slot: str) -> str:
+    return os.path.join(build_dir, "run", re.sub(r"[^A-Za-z0-9_.-]", "_", test.id) + slot)
+
+
+def run_dir(build_dir: str, test: UtTest, corpus: Corpus, slot: str = "") -> str:
+    """A fresh run folder for ``test`` (``run/<test><slot>/build/tests/ut/op_kernel``), four levels
+    below a view of the repository; returns the working directory. ``slot``: a suffix that gives a
+    run beside another (a mutant) a folder of its own."""
+    root = _run_root(build_dir, test, slot)
     if os.path.isdir(root):
         shutil.rmtree(root)
     os.makedirs(root)
@@ -164,12 +169,12 @@ def run_dir(build_dir: str, test: UtTest, corpus: Corpus) -> str:
 
 
 def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: float, launch_timeout: float,
-             racecheck: bool) -> dict[str, str]:
-    """The environment a test binary runs in."""
+             racecheck: bool, slot: str = "") -> dict[str, str]:
+    """The environment a test binary runs in (in the run folder of :func:`run_dir` with ``slot``)."""
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["OPS_NN_ROOT"] = corpus.repo
-    env["BUILD_PATH"] = os.path.join(build_dir, "run", re.sub(r"[^A-Za-z0-9_.-]", "_", test.id), "build")
+    env["BUILD_PATH"] = os.path.join(_run_root(build_dir, test, slot), "build")
     env["MPNPU_GTEST_TIMEOUT"] = f"{case_timeout:g}"
     env["MPNPU_TIMEOUT"] = f"{launch_timeout:g}"
     env["LC_ALL"] = "C"

@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from mpnpu.directed.mutation import KILLED, REDUNDANT, UNTESTED, score
 from mpnpu.report.markdown import format_markdown
 from mpnpu.tools.ut import missing as missing_mod
 from mpnpu.tools.ut.execute import BinaryRun, CaseRun, DataStep
@@ -49,6 +50,8 @@ class TestResult:
     high_level_names: list[str] = field(default_factory=list)
     run: BinaryRun | None = None
     data: list[DataStep] = field(default_factory=list)
+    mutation: Any = None  # mpnpu.tools.mutate.MutationReport, with --mutate-syncs on a test that passed
+    mutation_error: str = ""  # why a test that passed could not be mutation-tested
 
     @property
     def basic_only(self) -> bool:
@@ -128,6 +131,8 @@ class TestResult:
             "data": [d.to_dict() for d in self.data], "data_skipped": self.data_skipped, "faults": self.faults,
             "case_results": [c.to_dict() for c in self.cases],
             "output_tail": self.run.output_tail if self.run and not self.run.cases else "",
+            "mutation": self.mutation.to_dict() if self.mutation is not None else None,
+            "mutation_error": self.mutation_error,
         }
 
 
@@ -146,6 +151,7 @@ class UtRun:
     interrupted: bool = False
     unreadable: list[str] = field(default_factory=list)
     interrupt: BaseException | None = field(default=None, repr=False)  # the Ctrl-C / SIGTERM that ended it
+    mutate_syncs: bool = False  # --mutate-syncs: every test that passed was mutation-tested
 
     @property
     def in_scope(self) -> list[TestResult]:
@@ -205,7 +211,22 @@ class UtRun:
             "missing_headers": [r.to_dict() for r in self.header_histogram()],
             "run_faults": [{"fault": n, "tests": c, "example": e} for n, c, e in self.fault_histogram()],
             "unreadable": self.unreadable, "tests": [t.to_dict() for t in self.tests],
+            **({"mutation": self.mutation_counts()} if self.mutate_syncs else {}),
         }
+
+    def mutation_counts(self) -> dict[str, Any]:
+        """Over the tests mutation-tested: executed sync points, killed (by the tests' own checks),
+        survived (untested / redundant), uncovered, and the score killed / executed."""
+        reports = [t.mutation for t in self.in_scope if t.mutation is not None]
+        mutants = [m for r in reports for m in r.mutants if m.status]
+        killed = sum(1 for m in mutants if m.status == KILLED)
+        return {"tests": len(reports), "not_tested": sum(1 for t in self.in_scope if t.mutation_error),
+                "executed": len(mutants), "killed": killed,
+                "untested": sum(1 for m in mutants if m.survivor_class == UNTESTED),
+                "redundant": sum(1 for m in mutants if m.survivor_class == REDUNDANT),
+                "uncovered": sum(len(r.uncovered) for r in reports),
+                "score": round(score(killed, len(mutants)), 4),
+                "seconds": round(sum(r.elapsed_s for r in reports), 1)}
 
 
 # -- the text table ------------------------------------------------------------------------------------------------
@@ -296,6 +317,8 @@ def format_table(run: UtRun, top: int = 30, show_out_of_scope: bool = False) -> 
     if heads:
         lines += ["", f"missing headers (top {min(top, len(heads))} of {len(heads)}):"]
         lines += histogram_lines(heads, top)
+    if run.mutate_syncs:
+        lines += ["", *mutation_lines(run, top)]
     faults = run.fault_histogram()
     if faults:
         lines += ["", f"what stopped launches (tests; top {min(top, len(faults))} of {len(faults)}):"]
@@ -307,6 +330,31 @@ def format_table(run: UtRun, top: int = 30, show_out_of_scope: bool = False) -> 
         if len(skipped) > top:
             lines.append(f"  ... {len(skipped) - top} more (--json has them all)")
     return "\n".join(lines)
+
+
+def mutation_lines(run: UtRun, top: int = 30) -> list[str]:
+    """--mutate-syncs: the corpus's score, then each mutation-tested test's score and its survivors
+    at their lines with their class."""
+    m = run.mutation_counts()
+    lines = [f"sync mutation testing: {m['tests']} tests that passed, {m['executed']} executed sync points: "
+             f"{m['killed']} killed by the tests' own checks, {m['untested']} survived untested (a hazard no "
+             f"assertion caught), {m['redundant']} survived redundant (no hazard without it); score "
+             f"{m['score']:.2f}; {m['uncovered']} sync points in the kernels' sources never executed; "
+             f"{m['seconds']:.0f} s"]
+    if m["not_tested"]:
+        lines.append(f"  {m['not_tested']} tests that passed could not be mutation-tested (--json says why)")
+    survivors = [(t.id, s) for t in run.in_scope if t.mutation is not None for s in t.mutation.survivors]
+    for t in run.in_scope:
+        if t.mutation is not None and t.mutation.mutants:
+            r = t.mutation
+            executed = len([x for x in r.mutants if x.status])
+            lines.append(f"  {_short(t.id, 48):<48} score {r.score:.2f} ({len(r.killed)} of {executed} killed)")
+    if survivors:
+        lines.append(f"  survivors ({len(survivors)}):")
+        lines += [f"    {i}: {s.site} ({s.call}): {s.survivor_class}: {s.detail}" for i, s in survivors[:top]]
+        if len(survivors) > top:
+            lines.append(f"    ... {len(survivors) - top} more (--json has them all)")
+    return lines
 
 
 def summary_line(c: dict[str, int], run: UtRun) -> str:
@@ -391,6 +439,8 @@ def _markdown(run: UtRun) -> str:
         lines.append(f"| {t.id} | {'yes' if t.linked else 'no'} | {'yes' if t.ran else 'no'} | {t.gtest} | {cases} | "
                      f"{t.memcheck} | {t.hazards if run.racecheck else ''} | {time_s:.0f} | "
                      f"{needs(t, 6).replace('|', '/')} |")
+    if run.mutate_syncs:
+        lines += ["", "## Sync mutation testing", "", "```", *mutation_lines(run, top=1000), "```"]
     for title, rows in (("Missing names", collapsed(run.histogram())), ("Missing headers", run.header_histogram())):
         if rows:
             lines += ["", f"## {title}", "", "| name | tests | directly | as their only need | e.g. |",

@@ -44,6 +44,8 @@ class UtOptions:
     launch_timeout_s: float = 300.0  # one ICPU_RUN_KF (MPNPU_TIMEOUT)
     opbase: str | None = None
     ops_tensor: str | None = None
+    mutate_syncs: bool = False  # sync mutation testing of every test that passes (mpnpu.tools.mutate)
+    mutate_jobs: int = 1  # mutants of a test run side by side, each in a run folder of its own
 
 
 def select(tests: list[UtTest], wanted: tuple[str, ...]) -> list[UtTest]:
@@ -83,6 +85,29 @@ def _apply_build(r: TestResult, b: Build) -> None:
     r.compiles_with_stand_ins = b.compiles_with_stand_ins
 
 
+def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: UtOptions) -> None:
+    """Sync mutation testing of a test that passed: each sync site it executes dropped in turn
+    (:func:`mpnpu.tools.mutate.mutate_program`), each mutant in a run folder of its own; the sync
+    sites of the operator's kernel folder that no launch executed are listed as uncovered."""
+    from mpnpu.ascendc.build.syncpoints import scan
+    from mpnpu.tools.mutate import mutate_program
+
+    places = []
+    for i in range(options.mutate_jobs):
+        slot = f"-mutant{i}"
+        places.append((execute.run_dir(build_dir, b.test, corpus, slot),
+                       execute.environment(build_dir, b.test, corpus, case_timeout=options.case_timeout_s,
+                                           launch_timeout=options.launch_timeout_s, racecheck=False, slot=slot)))
+    kernel_dir = os.path.join(corpus.repo, b.test.op_dir, "op_kernel")
+    sources = [os.path.join(d, n) for d, _, names in sorted(os.walk(kernel_dir)) for n in sorted(names)
+               if n.endswith((".cpp", ".h", ".hpp", ".inl"))] if os.path.isdir(kernel_dir) else []
+    try:
+        r.mutation = mutate_program([b.binary], jobs=options.mutate_jobs, timeout_s=options.binary_timeout_s,
+                                    sources_sites=sorted(scan(sources)), places=places)
+    except UsageError as e:  # (a test that passed once and failed its baseline: flaky, or fails in a new folder)
+        r.mutation_error = str(e)
+
+
 def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], None] | None = None,
            started: Callable[[int], None] | None = None) -> UtRun:
     """Discover, build and run the checkout's unit tests for this chip class.
@@ -96,7 +121,8 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     found = discover(corpus)
     tests = select(found.tests, options.ops)
     run = UtRun(corpus.repo, SOC_VERSION, [_result_of(t) for t in tests], racecheck=options.racecheck,
-                jobs=options.jobs, opt=options.opt, filtered=bool(options.ops), unreadable=found.unreadable)
+                jobs=options.jobs, opt=options.opt, filtered=bool(options.ops), unreadable=found.unreadable,
+                mutate_syncs=options.mutate_syncs)
     by_id = {r.id: r for r in run.tests}
     todo = [t for t in tests if t.in_scope]
     if started is not None:
@@ -126,6 +152,8 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
             env = execute.environment(build_dir, b.test, corpus, case_timeout=options.case_timeout_s,
                                       launch_timeout=options.launch_timeout_s, racecheck=options.racecheck)
             r.run = execute.run_binary(b.binary, cwd, env, options.binary_timeout_s)
+            if options.mutate_syncs and r.status == "passed" and not stop.is_set():
+                _mutate(r, b, corpus, build_dir, options)
             if progress is not None:
                 progress(r)
 
