@@ -322,6 +322,23 @@ SYNC_LOG: Setting[str | None] = Setting(
                 "mutate learns a program's sync points from)", writable_path, None,
     env="MPNPU_SYNC_LOG", env_help="a CPU-debug program traces each launch and writes them to PATH",
 )
+MUTATE_SYNCS: Setting[bool] = Setting(
+    "mutate_syncs", "sync mutation testing of every unit test that passes: run it once per sync point it executes "
+                    "with that point dropped, and report which its own checks notice (killed) and which survive "
+                    "(untested or redundant), with the score", switch, False, flag="--mutate-syncs", switch=True,
+    pytest="--mpnpu-mutate-syncs",
+    pytest_help="sync mutation testing of the selected tests instead of one run of them: they run once to learn the "
+                "sync points their launches on the mpnpu device execute, then once per point with it dropped (each "
+                "a pytest run of its own, --mpnpu-racecheck's analysis saying why a survivor survived); prints the "
+                "table and the score",
+)
+MIN_SCORE: Setting[float | None] = Setting(
+    "min_score", "exit 1 when the sync mutation score (executed sync points the tests' own checks kill) is below "
+                 "this share, 0..1: the gate for CI", float_in(0.0, 1.000001, what="a share"), None,
+    flag="--min-score", metavar="SHARE",
+    pytest="--mpnpu-min-score", pytest_help="with --mpnpu-mutate-syncs: the run fails (exit 1) when the sync "
+                                            "mutation score is below this share, 0..1",
+)
 
 # -- the tools and the build
 
@@ -364,7 +381,7 @@ OPS_NN: Setting[str | None] = Setting(
 #: every setting, by name
 SETTINGS: dict[str, Setting[Any]] = _table(
     BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
-    REPEAT, SEED, RACECHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG,
+    REPEAT, SEED, RACECHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, MUTATE_SYNCS, MIN_SCORE,
     PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
 )
 

@@ -175,7 +175,7 @@ def test_help_shows_the_default_of_the_table(capsys):
 # -- one setting, one value, whatever the spelling ------------------------------------------------
 
 #: a value to write for the settings whose default is none (the others are written as their default)
-_SAMPLES = {"drop_sync": "S1, S2", "timeline": "{tmp}/t.json", "poison": "0xFF"}
+_SAMPLES = {"drop_sync": "S1, S2", "timeline": "{tmp}/t.json", "poison": "0xFF", "min_score": "0.5"}
 
 
 def _sample(s: Setting[Any], tmp_path: Path) -> str:

@@ -287,9 +287,7 @@ OPTIONS: dict[str, Option] = _table(
     # -- what runs: sync mutation testing of a CPU-debug program (mpnpu mutate)
     _o("program", RUNS, "the CPU-debug test program (built with python -m mpnpu.ascendc --cflags --libs) and its "
                         "arguments, after --", nargs="*", metavar="PROGRAM"),
-    _o("--min-score", RUNS, "exit 1 when the score (executed sync points the program's own checks kill) is below "
-                            "this share, 0..1: the gate for CI", type=float_in(0.0, 1.000001, what="a share"),
-       default=None, metavar="SHARE"),
+    _s(settings.MIN_SCORE, RUNS),
     _o("--run-timeout", RUNS, "give up one run of the program after this long, the mutant then counting as "
                               "killed by a time-out (default {default})", type=float_in(0.0, low_open=True,
                               what="seconds"), default=600.0, metavar="SECONDS"),
@@ -337,10 +335,7 @@ OPTIONS: dict[str, Option] = _table(
        choices=("0", "1", "2", "3", "g", "s"), default="1"),
     _o("--build-only", RUNS, "build the unit tests and report what they need, without running them",
        action="store_true"),
-    _o("--mutate-syncs", RUNS, "sync mutation testing of every unit test that passes: run it once per sync point "
-                               "it executes with that point dropped, and report which its own checks notice "
-                               "(killed) and which survive (untested or redundant), with the score",
-       action="store_true"),
+    _s(settings.MUTATE_SYNCS, RUNS),
     _o("--mutate-jobs", RUNS, "mutants of one test run side by side, each in a run folder of its own "
                               "(default {default})", type=positive_int, default=1, metavar="N"),
     _o("--case-timeout", RUNS, "stop a gtest case of a unit test after this long, failing it; the test goes on "

@@ -11,12 +11,16 @@ inputs). The score is killed / executed sync points.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 KILLED = "killed"
 SURVIVED = "survived"
 #: how a mutant was killed
 BY_CHECK = "the program's own check"  # a non-zero exit the program chose
 BY_GOLDEN = "the golden check"  # an operator's golden comparison (the batch's failing case-runs)
 BY_GTEST = "gtest failure"
+BY_PYTEST = "pytest failure"  # a test of a pytest suite failed (pytest --mpnpu-mutate-syncs)
 BY_DEADLOCK = "deadlock"
 BY_DEVICE = "device error"  # a fault, an API misuse, a sync that would hang: mpnpu's exit status 3
 BY_TIMEOUT = "time-out"
@@ -29,3 +33,38 @@ UNTESTED = "untested"  # racecheck finds a hazard that no assertion caught
 def score(killed: int, executed: int) -> float:
     """Killed / executed sync points (1.0 when nothing was executed: nothing to kill)."""
     return killed / executed if executed else 1.0
+
+
+def executed_sync_sites(trace: Any, by_site: bool = True) -> dict[str, dict[str, Any]]:
+    """Per sync point a traced launch executed (on any core): the call and how often it ran.
+
+    A sync point is named as a launch drops it: a compiled kernel's by its call's FILE:LINE
+    (``by_site``), a Python kernel's by the ``name=`` of its sync call (an unnamed one cannot be
+    dropped, so it is no mutant)."""
+    from mpnpu.runtime.trace import FlagSetEvent, FlagWaitEvent, PipeSyncEvent, SyncAllEvent
+
+    sites: dict[str, dict[str, Any]] = {}
+    for events in trace.events:
+        for ev in events:
+            if isinstance(ev, SyncAllEvent):
+                call = "SyncAll"
+            elif isinstance(ev, FlagSetEvent):
+                call = "CrossCoreSetFlag"
+            elif isinstance(ev, FlagWaitEvent):
+                call = "CrossCoreWaitFlag"
+            elif isinstance(ev, PipeSyncEvent):
+                call = {"set": "SetFlag", "wait": "WaitFlag"}.get(ev.op, "PipeBarrier")
+            else:
+                continue
+            key = ev.site if by_site else ev.name
+            if key:
+                entry = sites.setdefault(key, {"call": call, "count": 0})
+                entry["count"] += 1
+    return sites
+
+
+def log_sync_sites(trace: Any, kernel: str, path: str, by_site: bool = True) -> None:
+    """Append one JSON line to ``path`` (what ``MPNPU_SYNC_LOG`` names): the launch's kernel and its
+    :func:`executed_sync_sites`; the format mutation testing learns a program's sync points from."""
+    with open(path, "a") as f:
+        f.write(json.dumps({"kernel": kernel, "sites": executed_sync_sites(trace, by_site)}) + "\n")

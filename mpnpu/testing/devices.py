@@ -88,6 +88,10 @@ class DeviceProvider:
         state = self.plugin
         if state is not None and state.racecheck:
             _trace_every_launch(dev, state)
+        if state is not None and state.mutant:
+            from mpnpu.testing.mutation import follow_mutation_controls
+
+            follow_mutation_controls(dev, state)
         self._device, self._key = dev, key
         self._catch_sigterm()
         return dev

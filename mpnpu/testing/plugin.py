@@ -16,6 +16,7 @@ Disable it for one run with ``-p no:mpnpu``.
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import sys
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from mpnpu.settings import BLOCK_DIM, RACECHECK, REPEAT, SEED, SETTINGS, Setting
+from mpnpu.settings import BLOCK_DIM, MUTATE_SYNCS, RACECHECK, REPEAT, SEED, SETTINGS, Setting
+from mpnpu.testing.mutation import MUTANT_RUN
 
 MARKER = "mpnpu"
 _MARKER_ARGS = ("block_dim", "options", "kernel_type", "repeat", "seed", "racecheck")
@@ -46,6 +48,10 @@ class PluginState:
     #: the run's mpnpu.racecheck.reuse.AnalysisCache (made at the first traced launch): a launch the
     #: same as one analysed before, in this test or another, but for its times reuses its analysis
     analyses: Any = None
+    #: a run --mpnpu-mutate-syncs started (one mutant, or the baseline): its launches follow
+    #: MPNPU_DROP_SYNC / MPNPU_SYNC_LOG / MPNPU_RACECHECK (mpnpu.testing.mutation)
+    mutant: bool = False
+    mutant_log: Any = None  # such a run's racecheck: every launch's hazards (mpnpu.racecheck.HazardLog)
 
 
 #: where each run's PluginState lives: ``config.stash[STATE]``
@@ -82,6 +88,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mpnpu", "mpnpu: inter-core race tests (mpnpu_device fixture, @pytest.mark.mpnpu)")
     for setting in OPTIONS:
         group.addoption(setting.pytest, **option_kwargs(setting))
+    group.addoption(MUTANT_RUN, action="store_true", default=False, help=argparse.SUPPRESS)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """``--mpnpu-mutate-syncs``: the run is sync mutation testing of the selected tests, each run of
+    them a pytest of its own (:mod:`mpnpu.testing.mutation`), instead of one run."""
+    if not config.getoption(MUTATE_SYNCS.pytest) or config.getoption(MUTANT_RUN):
+        return None
+    from mpnpu.testing.mutation import mutate_test_run
+
+    return mutate_test_run(config)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -95,7 +113,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "--mpnpu-racecheck",
     )
     config.stash[STATE] = PluginState(block_dim=config.getoption(BLOCK_DIM.pytest),
-                                      racecheck=bool(config.getoption(RACECHECK.pytest)))
+                                      racecheck=bool(config.getoption(RACECHECK.pytest)),
+                                      mutant=bool(config.getoption(MUTANT_RUN)))
 
 
 def _share_state(config: pytest.Config) -> None:
@@ -119,6 +138,9 @@ def _close_devices() -> None:
 @pytest.hookimpl(trylast=True)  # after session-scoped fixtures (which may use the device) are torn down
 def pytest_sessionfinish(session: pytest.Session) -> None:
     _close_devices()
+    log = session.config.stash[STATE].mutant_log
+    if log is not None:  # what mutation testing reads of a survivor's run (mpnpu.tools.mutate)
+        print(f"mpnpu: ====== SUMMARY: {len(log)} hazards in {log.launches_analyzed} launches", file=sys.stderr)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

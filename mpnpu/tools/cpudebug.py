@@ -42,7 +42,6 @@ from __future__ import annotations
 import atexit
 import ctypes
 import functools
-import json
 import os
 import re
 import signal
@@ -63,6 +62,7 @@ from mpnpu.ascendc.native.windows import (
     GAP_BYTES,
     _mmap,
 )
+from mpnpu.directed.mutation import log_sync_sites
 from mpnpu.errors import ExitCode, MpnpuError, UsageError
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.gm import GlobalTensor
@@ -463,7 +463,7 @@ def _run_kf(d: CpuDebugLaunch, kernel: str, where: str, controls: _Controls) -> 
                 if controls.drop and r == 0:
                     _dropped_nothing(result.trace, controls.drop, where)
                 if controls.sync_log:
-                    _log_sync_sites(result.trace, kernel, controls.sync_log)
+                    log_sync_sites(result.trace, kernel, controls.sync_log)
                 if controls.directed:  # the traced launch was the scout: the program sees the directed run's GM
                     result = _directed_rerun(dev, hk, controls.drop, result, before, where) or result
             if before is not None:
@@ -507,31 +507,6 @@ def _directed_rerun(dev: Any, hk: "CpuDebugKernel", drop: tuple[str, ...], scout
     outcome = result.hold.outcome if result.hold is not None else "not reached"
     print(f"mpnpu: {where}: directed run: {plan.describe()} ({outcome})", file=sys.stderr)
     return result
-
-
-def _log_sync_sites(trace: Any, kernel: str, path: str) -> None:
-    """Append one JSON line to ``path``: the launch's kernel and, per sync call site it executed
-    (on any core), the call and how many times it ran."""
-    from mpnpu.runtime.trace import FlagSetEvent, FlagWaitEvent, PipeSyncEvent, SyncAllEvent
-
-    sites: dict[str, dict[str, Any]] = {}
-    for events in trace.events:
-        for ev in events:
-            if isinstance(ev, SyncAllEvent):
-                call = "SyncAll"
-            elif isinstance(ev, FlagSetEvent):
-                call = "CrossCoreSetFlag"
-            elif isinstance(ev, FlagWaitEvent):
-                call = "CrossCoreWaitFlag"
-            elif isinstance(ev, PipeSyncEvent):
-                call = {"set": "SetFlag", "wait": "WaitFlag"}.get(ev.op, "PipeBarrier")
-            else:
-                continue
-            if ev.site:
-                entry = sites.setdefault(ev.site, {"call": call, "count": 0})
-                entry["count"] += 1
-    with open(path, "a") as f:
-        f.write(json.dumps({"kernel": kernel, "sites": sites}) + "\n")
 
 
 _FAULT_ADDRESS = re.compile(r"fault address (0x[0-9a-f]+)")

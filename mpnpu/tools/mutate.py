@@ -35,11 +35,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from mpnpu import settings
 from mpnpu.directed.mutation import (
     BY_CHECK,
     BY_DEADLOCK,
     BY_DEVICE,
     BY_GTEST,
+    BY_PYTEST,
     BY_TIMEOUT,
     IN_DIRECTED_RUN,
     KILLED,
@@ -52,6 +54,8 @@ from mpnpu.errors import UsageError
 
 #: a failed test's line in gtest's output (not its summary "[  FAILED  ] 2 tests, listed below:")
 _GTEST_FAILED = re.compile(r"^\[  FAILED  \] (?!\d+ tests?,)(\S+)", re.M)
+#: a failed test in pytest's short summary ("FAILED tests/t.py::test_x - AssertionError ...")
+_PYTEST_FAILED = re.compile(r"^FAILED (\S+)", re.M)
 _HAZARDS = re.compile(r"SUMMARY: (\d+) hazards? ")
 _MPNPU_DEVICE_STATUS = 3
 #: what mpnpu says of a launch that could never finish (a wait nobody releases, a barrier short of a party)
@@ -139,10 +143,15 @@ def _run(argv: Sequence[str], env: Mapping[str, str], timeout_s: float, cwd: str
     return _Run(code, out, err, time.perf_counter() - t0)
 
 
+#: the controls each run sets for itself (the caller's would change what a run does or reports)
+_CONTROLS = tuple(s.env for s in (settings.DROP_SYNC, settings.SYNC_LOG, settings.RACECHECK, settings.DIRECTED,
+                                  settings.TIMELINE))
+
+
 def _clean_env(base: Mapping[str, str]) -> dict[str, str]:
-    """The caller's environment without mpnpu's CPU-debug controls (each run sets its own)."""
-    keep = ("MPNPU_CACHE_DIR", "MPNPU_TIMEOUT", "MPNPU_GTEST_TIMEOUT")
-    return {k: v for k, v in base.items() if not k.startswith("MPNPU_") or k in keep}
+    """The caller's environment without the run controls mutation testing sets itself (the rest, such
+    as a checkout the tests need or the build cache, as the caller has it)."""
+    return {k: v for k, v in base.items() if k not in _CONTROLS}
 
 
 def executed_sites(log_text: str) -> dict[str, str]:
@@ -164,8 +173,11 @@ def classify_failure(run: _Run) -> tuple[str, list[str], str]:
     if run.code == _MPNPU_DEVICE_STATUS and said:
         how = BY_DEADLOCK if any(w in said for w in _DEADLOCK_WORDS) else BY_DEVICE
         return how, failed, said
+    how = BY_GTEST
+    if not failed:
+        failed, how = list(dict.fromkeys(_PYTEST_FAILED.findall(run.stdout))), BY_PYTEST
     if failed:
-        return BY_GTEST, failed, f"{len(failed)} test{'s' if len(failed) != 1 else ''} failed: {', '.join(failed)}"
+        return how, failed, f"{len(failed)} test{'s' if len(failed) != 1 else ''} failed: {', '.join(failed)}"
     last = (run.stdout.strip().splitlines() or run.stderr.strip().splitlines() or [""])[-1]
     return BY_CHECK, failed, f"exit status {run.code}" + (f": {last}" if last else "")
 

@@ -90,7 +90,7 @@ COMMAND = Command(
                 "survive and why, and the score; --min-score makes the score a CI gate.",
     epilog="Examples: mpnpu ut ~/src/ops-nn -j 2 --json ut.json --junit ut.xml;  mpnpu ut ~/src/ops-nn --ops "
            "swi_glu,mse_loss_v2 --racecheck;  mpnpu ut ~/src/ops-nn --build-only --markdown needs.md;  mpnpu ut "
-           "~/src/ops-nn --ops fused_linear_online_max_sum --mutate-syncs --min-score 0.5",
+           "~/src/ops-nn --ops swi_glu --mutate-syncs --min-score 0.5",
     options=("checkout", "ops", "j", "build_dir", "build_opt", "build_only", "case_timeout", "test_timeout",
              "with_opbase", "with_ops_tensor", "racecheck", "mutate_syncs", "mutate_jobs", "min_score",
              *DEVICE, "json", "junit", "markdown", "quiet", "verbose"),
