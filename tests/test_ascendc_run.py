@@ -241,3 +241,23 @@ def test_run_speaks_of_its_own_options_in_its_help(capsys) -> None:
     assert "incident variant" not in text and "sync call sites to skip, comma-separated FILE:LINE" in text
     assert "the kernel's block count, as its <<<>>> launch gives it" in text
     assert "for kernels marked @pipelined" not in text
+
+
+def test_list_syncs_and_drop_sync_reach_the_headers_a_source_includes(tmp_path, capsys) -> None:
+    """A kernel whose SyncAll is in a header of another folder it #includes: --list-syncs lists it, and
+    --drop-sync takes its FILE:LINE (sync points used to be looked for only beside the source)."""
+    from mpnpu.cli.main import cli
+
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "inc" / "stage.h").write_text('#include "kernel_operator.h"\n'
+                                              "inline void Barrier() {\n    AscendC::SyncAll();\n}\n")
+    kernel = tmp_path / "src" / "wrapped.cpp"
+    kernel.write_text('#include "../inc/stage.h"\n'
+                      'extern "C" __global__ __aicore__ void wrapped(GM_ADDR x) { Barrier(); }\n')
+    assert cli(["run", str(kernel), "--list-syncs"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"{kernel}: 1 sync point (--drop-sync FILE:LINE, the file by any path suffix)"
+    assert out.splitlines()[1].split() == ["inc/stage.h:3", "SyncAll", "in", "Barrier"]
+    assert cli(["run", str(kernel), "gm:float32:8", "--block-dim", "2", "--drop-sync", "stage.h:3"]) == 0
+    assert "dropping inc/stage.h:3" in capsys.readouterr().out

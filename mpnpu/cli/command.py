@@ -152,7 +152,7 @@ class Command:
         if self.takes_operator and op is None:
             print(format_operator_list(list_operators()))
             return 0
-        if getattr(args, "list_syncs", False):
+        if self.takes_operator and getattr(args, "list_syncs", False):  # (mpnpu run lists a source's itself)
             print(format_sync_points(op))
             return 0
         if self.run is None:

@@ -242,7 +242,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     analyses = AnalysisCache()  # a repeated launch, the same but for its times, reuses the analysis
     first_bytes: list[bytes] | None = None
     # a FILE:LINE that names no sync call is an error, not a run with every sync in place
-    dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original]))))
+    dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original],
+                                                                                       include_dirs))))
 
     with Device(block_dim, kernel_type=kernel.kernel_type, **kw) as dev:
         for r in range(repeat):
@@ -278,6 +279,17 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                 progress(1)
     return RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
                      dropped, bool(racecheck))
+
+
+def format_sync_list(source: str, include_dirs: Sequence[str] = ()) -> str:
+    """``mpnpu run --list-syncs``: the kernel's sync points as --drop-sync takes them (FILE:LINE), with
+    their call and function; from its source, the headers beside it and the files it includes."""
+    points = syncpoints.kernel_sync_points([source], include_dirs)
+    width = max((len(n) for n in points), default=0)
+    lines = [f"{source}: {len(points)} sync point{'s' if len(points) != 1 else ''} (--drop-sync FILE:LINE, the file "
+             f"by any path suffix)"]
+    lines += [f"  {name:<{width}}  {p.call} in {p.function}" for name, p in points.items()]
+    return "\n".join(lines)
 
 
 def _written(a: RunArg) -> str:

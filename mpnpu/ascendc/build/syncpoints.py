@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from mpnpu.errors import UsageError
 
@@ -140,10 +140,39 @@ def scan(paths: Iterable[str]) -> dict[str, SyncPoint]:
     return dict(sorted(points.items(), key=lambda kv: (kv[1].path, kv[1].line)))
 
 
-def kernel_sync_points(sources: Iterable[str]) -> dict[str, SyncPoint]:
-    """The sync points of a kernel: those in its sources and in the headers beside them (a kernel's
-    own ``.h`` files hold its stage classes)."""
-    files = [os.path.abspath(s) for s in sources]
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def local_includes(sources: Iterable[str], include_dirs: Sequence[str] = ()) -> list[str]:
+    """Every file the sources reach through ``#include "..."`` that exists beside the including file
+    or in ``include_dirs`` (the user's own headers, followed transitively; a header found nowhere,
+    such as mpnpu's own, is left out), sources first."""
+    seen: list[str] = []
+    todo = [os.path.abspath(s) for s in sources]
+    while todo:
+        path = todo.pop(0)
+        if path in seen:
+            continue
+        seen.append(path)
+        try:
+            with open(path, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        for name in _QUOTED_INCLUDE.findall(text):
+            for folder in (os.path.dirname(path), *include_dirs):
+                candidate = os.path.abspath(os.path.join(folder, name))
+                if os.path.isfile(candidate):
+                    todo.append(candidate)
+                    break
+    return seen
+
+
+def kernel_sync_points(sources: Iterable[str], include_dirs: Sequence[str] = ()) -> dict[str, SyncPoint]:
+    """The sync points of a kernel: those in its sources, in the headers beside them (a kernel's own
+    ``.h`` files hold its stage classes), and in the files they include with ``#include "..."`` from
+    their folder or ``include_dirs`` (a wrapper source that includes the kernel's)."""
+    files = local_includes(sources, include_dirs)
     for src in list(files):
         folder = os.path.dirname(src)
         files += [os.path.join(folder, f) for f in sorted(os.listdir(folder))

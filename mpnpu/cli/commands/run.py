@@ -20,7 +20,7 @@ from mpnpu.cli.outputs import write_reports
 from mpnpu.errors import UsageError
 from mpnpu.report.text import format_text
 from mpnpu.report.text.run import verdict_line
-from mpnpu.tools.run import RunArg, parse_arg, run
+from mpnpu.tools.run import RunArg, format_sync_list, parse_arg, run
 
 
 def goldens(words: list[str], args: list[RunArg]) -> dict[int, str]:
@@ -59,6 +59,9 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
         source, _, entry = source.rpartition(":")
     if not os.path.isfile(source):
         raise UsageError(f"no kernel source {source}")
+    if args.list_syncs:
+        print(format_sync_list(source, args.include))
+        return 0
     words = [parse_arg(w) for w in args.kernel_args]
     drop = list(args.drop_sync or ())  # (the setting's parser split the names)
     with progress_bar(args.repeat, "repeats", disable=args.quiet) as bar:
@@ -97,6 +100,10 @@ COMMAND = Command(
                                          "suffix: add.cpp:45); a line that holds no sync call is an error naming "
                                          "the nearest ones"),
              "racecheck",
+             Use("list_syncs", False,
+                 help="list the kernel's sync points (FILE:LINE of each sync call in its source, the headers beside "
+                      "it and the files it includes, with the call and its function) as --drop-sync takes them, "
+                      "and exit"),
              Use("pipes", None, help="how each core runs its data-movement pipes: 'kernel' (the default) and "
                                      "'async' asynchronously, as on the chip, for a C++ kernel that orders them "
                                      "with SetFlag/WaitFlag and queues; 'sync' in order (faster; intra-core races "
