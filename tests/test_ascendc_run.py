@@ -261,3 +261,30 @@ def test_list_syncs_and_drop_sync_reach_the_headers_a_source_includes(tmp_path, 
     assert out.splitlines()[1].split() == ["inc/stage.h:3", "SyncAll", "in", "Barrier"]
     assert cli(["run", str(kernel), "gm:float32:8", "--block-dim", "2", "--drop-sync", "stage.h:3"]) == 0
     assert "dropping inc/stage.h:3" in capsys.readouterr().out
+
+
+def test_timeline_draws_a_failed_repeat_beside_a_passed_one(tmp_path, capsys) -> None:
+    import json
+
+    from mpnpu.cli.main import cli
+
+    line = line_of(SAMPLE, "AscendC::SyncAll();")
+    path = tmp_path / "t.json"
+    cli(["run", source(SAMPLE), *_words(tmp_path), "--block-dim", "8", "--repeat", "12", "--golden",
+         f"4={tmp_path}/output/peek_golden.bin", "--drop-sync", f"scale_add.asc:{line}", "--timeline", str(path)])
+    out = capsys.readouterr().out
+    note = next(x for x in out.splitlines() if "timeline of" in x)
+    assert "(FAILED)" in note and note.endswith(f"written to {path}")  # (a failure in 12 repeats: see above)
+    events = json.loads(path.read_text())["traceEvents"]
+    lanes = [e["args"]["name"] for e in events if e.get("name") == "process_name"]
+    assert any(name.endswith("(FAILED)") and "scale_add" in name for name in lanes), lanes
+
+
+def test_timeline_of_a_run_where_every_repeat_passed_draws_the_first(tmp_path, capsys) -> None:
+    from mpnpu.cli.main import cli
+
+    path = tmp_path / "t.json"
+    assert cli(["run", source(SAMPLE), *_words(tmp_path), "--block-dim", "8", "--repeat", "2", "--golden",
+                f"3={tmp_path}/output/golden.bin", "--timeline", str(path)]) == 0
+    assert f"note: timeline of repeat 1 (passed) written to {path}" in capsys.readouterr().out
+    assert path.stat().st_size > 0

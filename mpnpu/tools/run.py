@@ -207,11 +207,13 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (), tiling_header: str | None = None,
         pre_includes: Sequence[str] = (), tiling_key: int = 0,
         drop_syncs: Sequence[str] = (), racecheck: bool = False, options: Any = None,
-        progress: Any = None) -> RunResult:
+        progress: Any = None, timeline: str | None = None) -> RunResult:
     """Run the kernel ``repeat`` times (module docstring); ``golden``: output argument position
     (0-based) -> golden .bin path; ``tiling_header``: a header included before the source (a
     CPU-debug ``*_tiling_def.h``, or what ``python -m mpnpu.ascendc --kernel-tiling`` makes);
-    ``pre_includes``: more headers included before the source, in order, after it (a prelude)."""
+    ``pre_includes``: more headers included before the source, in order, after it (a prelude);
+    ``timeline``: write a Chrome trace of the first repeat that failed (or differed from the first)
+    beside one that passed, or of the first repeat when none failed (every repeat is then traced)."""
     from mpnpu.runtime.device import Device
 
     prepared = prepare_source(source)
@@ -241,6 +243,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     hazards = HazardLog()
     analyses = AnalysisCache()  # a repeated launch, the same but for its times, reuses the analysis
     first_bytes: list[bytes] | None = None
+    drawn: dict[bool, tuple[int, Any]] = {}  # timeline: the first repeat that passed / failed, with its trace
     # a FILE:LINE that names no sync call is an error, not a run with every sync in place
     dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original],
                                                                                        include_dirs))))
@@ -253,7 +256,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                     values.append(_materialise(gm, a, i))
                     if a.kind in ("out", "io"):
                         outs.append((i, values[-1]))
-                launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=bool(racecheck)), kernel, *values)
+                launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=bool(racecheck or timeline)), kernel,
+                                         *values)
                 if racecheck and launch.trace is not None:
                     hazards.add(analyses.analyze(launch.trace), reused=analyses.last_reused)
                 results = [(i, dev.to_host(t)) for i, t in outs]
@@ -269,6 +273,9 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
             if first_bytes is None:
                 first_bytes = blobs
             same.append(blobs == first_bytes)
+            if timeline and launch.trace is not None:
+                ok = all(c.passed for c in row) and same[-1]
+                drawn.setdefault(ok, (r + 1, launch.trace))
             if r == repeat - 1:
                 for i, arr in results:
                     path = _written(args[i])
@@ -277,8 +284,23 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                     arr.tofile(path)
             if progress is not None:
                 progress(1)
-    return RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
-                     dropped, bool(racecheck))
+    result = RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
+                       dropped, bool(racecheck))
+    if timeline and drawn:
+        result.notes.append(_write_timeline(timeline, drawn, kernel.mpnpu_kernel_name))
+    return result
+
+
+def _write_timeline(path: str, drawn: dict[bool, tuple[int, Any]], kernel: str) -> str:
+    """Write the traces of ``drawn`` (a failed repeat first, then a passed one) as one Chrome trace;
+    the note that says which repeats it shows."""
+    from mpnpu.harness.timeline.model import build_timeline
+    from mpnpu.report.chrome_trace import write_chrome_trace
+
+    shown = [(f"repeat {n} ({'passed' if ok else 'FAILED'})", trace) for ok, (n, trace) in
+             sorted(drawn.items(), key=lambda kv: kv[0])]
+    write_chrome_trace(path, [build_timeline(trace, label=f"{kernel}: {label}") for label, trace in shown])
+    return f"timeline of {' and '.join(label for label, _ in shown)} written to {path}"
 
 
 def format_sync_list(source: str, include_dirs: Sequence[str] = ()) -> str:

@@ -70,9 +70,9 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
                      defines=defines(args.define), include_dirs=args.include, pre_includes=args.pre_include,
                      tiling_key=args.tiling_key,
                      drop_syncs=drop, racecheck=args.racecheck, options=runtime_options(args),
-                     progress=bar.update)
+                     progress=bar.update, timeline=args.timeline)
     print(verdict_line(result) if args.quiet else format_text(result))
-    write_reports(args, {"json": result})
+    write_reports(args, {"json": result})  # (--timeline is written by run itself: it needs the traces)
     return exit_status(None, result.passed)
 
 
@@ -108,6 +108,10 @@ COMMAND = Command(
                                      "'async' asynchronously, as on the chip, for a C++ kernel that orders them "
                                      "with SetFlag/WaitFlag and queues; 'sync' in order (faster; intra-core races "
                                      "cannot show, racecheck still reports them)"),
-             *(d for d in DEVICE if d != "pipes"), "json", "quiet", "verbose"),
+             *(d for d in DEVICE if d != "pipes"), "json",
+             Use("timeline", None, help="write a Chrome trace (Perfetto UI, chrome://tracing) of the first repeat "
+                                        "that failed or differed from the first, beside one that passed, or of the "
+                                        "first repeat when every one passed (the repeats are then traced)"),
+             "quiet", "verbose"),
     run=run_kernel,
 )
