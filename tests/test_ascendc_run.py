@@ -288,3 +288,22 @@ def test_timeline_of_a_run_where_every_repeat_passed_draws_the_first(tmp_path, c
                 f"3={tmp_path}/output/golden.bin", "--timeline", str(path)]) == 0
     assert f"note: timeline of repeat 1 (passed) written to {path}" in capsys.readouterr().out
     assert path.stat().st_size > 0
+
+
+def test_confirm_forces_the_dropped_syncalls_race_and_says_it_is_harmful(tmp_path, capsys) -> None:
+    from mpnpu.cli.main import cli
+
+    line = line_of(SAMPLE, "AscendC::SyncAll();")
+    words = _words(tmp_path)
+    status = cli(["run", source(SAMPLE), *words, "--block-dim", "8", "--golden", f"4={tmp_path}/output/peek_golden.bin",
+                  "--drop-sync", f"scale_add.asc:{line}", "--racecheck", "--confirm"])
+    out = capsys.readouterr().out
+    assert status == 1
+    note = next(x for x in out.splitlines() if "confirm:" in x)
+    # the held launch reads a neighbour's tile before the neighbour wrote it: the golden check fails
+    assert "CONFIRMED harmful" in note and "output elements differ from the golden" in note, note
+    # without racecheck there is nothing to confirm; with every sync in place, no hazard to force
+    assert cli(["run", source(SAMPLE), *words, "--block-dim", "8", "--confirm"]) == 2
+    capsys.readouterr()
+    assert cli(["run", source(SAMPLE), *words, "--block-dim", "8", "--racecheck", "--confirm"]) == 0
+    assert "confirm: no hazard between cores to force" in capsys.readouterr().out

@@ -40,6 +40,7 @@ from mpnpu.ascendc.run_result import OutputCheck, RunResult
 from mpnpu.ascendc.tiling import tiling_layout
 from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.racecheck import HazardLog
+from mpnpu.racecheck.directed import hold_pairs
 from mpnpu.racecheck.reuse import AnalysisCache
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.dtypes import get_dtype, to_float32
@@ -207,13 +208,16 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (), tiling_header: str | None = None,
         pre_includes: Sequence[str] = (), tiling_key: int = 0,
         drop_syncs: Sequence[str] = (), racecheck: bool = False, options: Any = None,
-        progress: Any = None, timeline: str | None = None) -> RunResult:
+        progress: Any = None, timeline: str | None = None, confirm: bool = False) -> RunResult:
     """Run the kernel ``repeat`` times (module docstring); ``golden``: output argument position
     (0-based) -> golden .bin path; ``tiling_header``: a header included before the source (a
     CPU-debug ``*_tiling_def.h``, or what ``python -m mpnpu.ascendc --kernel-tiling`` makes);
     ``pre_includes``: more headers included before the source, in order, after it (a prelude);
     ``timeline``: write a Chrome trace of the first repeat that failed (or differed from the first)
-    beside one that passed, or of the first repeat when none failed (every repeat is then traced)."""
+    beside one that passed, or of the first repeat when none failed (every repeat is then traced);
+    ``confirm`` (with ``racecheck``): after the repeats, a race-directed launch that holds the first core
+    of racecheck's first hazard between cores until its partner has made the conflicting access, on
+    fresh inputs, its outputs checked as a repeat's (:func:`_confirm`)."""
     from mpnpu.runtime.device import Device
 
     prepared = prepare_source(source)
@@ -244,6 +248,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     analyses = AnalysisCache()  # a repeated launch, the same but for its times, reuses the analysis
     first_bytes: list[bytes] | None = None
     drawn: dict[bool, tuple[int, Any]] = {}  # timeline: the first repeat that passed / failed, with its trace
+    scout = None  # confirm: the trace of the first repeat with a hazard between cores
     # a FILE:LINE that names no sync call is an error, not a run with every sync in place
     dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original],
                                                                                        include_dirs))))
@@ -260,6 +265,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                                          *values)
                 if racecheck and launch.trace is not None:
                     hazards.add(analyses.analyze(launch.trace), reused=analyses.last_reused)
+                    if confirm and scout is None and hold_pairs(launch.trace)[1]:
+                        scout = launch.trace
                 results = [(i, dev.to_host(t)) for i, t in outs]
             row = []
             for i, arr in results:
@@ -284,12 +291,59 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                     arr.tofile(path)
             if progress is not None:
                 progress(1)
+        confirmation = _confirm(dev, kernel, args, dropped, goldens, rtol, atol, scout, hazards) if confirm else ""
     result = RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
                        dropped, bool(racecheck))
     if timeline and drawn:
         result.notes.append(_write_timeline(timeline, drawn, kernel.mpnpu_kernel_name))
+    if confirmation:
+        result.notes.append(confirmation)
     return result
 
+
+#: held launches a confirmation tries until the hold reverses the pair (it ends early when the other
+#: cores look blocked, which a loaded machine can make them seem)
+CONFIRM_TRIES = 6
+
+
+def _confirm(dev: Any, kernel: CompiledKernel, args: Sequence[RunArg], dropped: tuple[str, ...],
+             goldens: dict[int, np.ndarray], rtol: float, atol: float, scout: Any, hazards: HazardLog) -> str:
+    """``--confirm``: force racecheck's first hazard between cores with a held launch and say what
+    its outputs did (the note the report prints)."""
+    from mpnpu.runtime.hold import REVERSED
+
+    if scout is None:
+        if len(hazards):
+            return ("confirm: every hazard is inside one core; a hold orders cores, not a core's own pipes, so "
+                    "none can be forced (run with --pipes async and more --repeat to see them show)")
+        return "confirm: no hazard between cores to force"
+    pair = next(ps[0] for ps in hold_pairs(scout)[1].values() if ps)
+    plan = pair.plan()
+    outcome, bad = "not reached", 0
+    for _ in range(CONFIRM_TRIES):
+        with dev.scope() as gm:
+            values, outs = [], []
+            for i, a in enumerate(args):
+                # An output starts as 0xFF bytes, not as what the last repeat left in the same block
+                # (the right values, which a stale read would pass for).
+                values.append(_poisoned(gm, a, i) if a.kind == "out" else _materialise(gm, a, i))
+                if a.kind in ("out", "io"):
+                    outs.append((i, values[-1]))
+            launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, hold=plan), kernel, *values)
+            results = [(i, dev.to_host(t)) for i, t in outs]
+        outcome = launch.hold.outcome if launch.hold is not None else "not reached"
+        if outcome == REVERSED:
+            break
+    bad = sum(_compare(arr, goldens[i], args[i].dtype, rtol, atol)[0] for i, arr in results if i in goldens)
+    held = f"{plan.describe()} ({outcome})"
+    if outcome != REVERSED:
+        return f"confirm: not confirmed: the hold could not reverse the pair in {CONFIRM_TRIES} tries: {held}"
+    if not goldens:
+        return f"confirm: the race was forced ({held}); give --golden to say whether it is harmful"
+    if bad:
+        return f"confirm: CONFIRMED harmful: with the race forced, {bad} output elements differ from the golden: {held}"
+    return (f"confirm: forced, harmless for these inputs: the outputs (0xFF before the launch) still match the "
+            f"golden: {held}")
 
 def _write_timeline(path: str, drawn: dict[bool, tuple[int, Any]], kernel: str) -> str:
     """Write the traces of ``drawn`` (a failed repeat first, then a passed one) as one Chrome trace;
@@ -317,6 +371,13 @@ def format_sync_list(source: str, include_dirs: Sequence[str] = ()) -> str:
 def _written(a: RunArg) -> str:
     """The file an output argument is written to."""
     return a.out_path if a.kind == "io" else a.path
+
+
+def _poisoned(gm: Any, a: RunArg, i: int) -> Any:
+    """An out: argument's tensor filled with 0xFF bytes."""
+    storage = get_dtype(a.dtype).storage
+    raw = np.full(a.count * np.dtype(storage).itemsize, 0xFF, np.uint8).view(storage)
+    return gm.to_device(f"arg{i + 1}:{os.path.basename(a.path)}", raw, a.dtype)
 
 
 def _materialise(gm: Any, a: RunArg, i: int) -> Any:

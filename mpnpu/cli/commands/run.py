@@ -62,6 +62,8 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
     if args.list_syncs:
         print(format_sync_list(source, args.include))
         return 0
+    if args.confirm and not args.racecheck:
+        raise UsageError("--confirm forces a hazard racecheck found: give --racecheck too")
     words = [parse_arg(w) for w in args.kernel_args]
     drop = list(args.drop_sync or ())  # (the setting's parser split the names)
     with progress_bar(args.repeat, "repeats", disable=args.quiet) as bar:
@@ -70,7 +72,7 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
                      defines=defines(args.define), include_dirs=args.include, pre_includes=args.pre_include,
                      tiling_key=args.tiling_key,
                      drop_syncs=drop, racecheck=args.racecheck, options=runtime_options(args),
-                     progress=bar.update, timeline=args.timeline)
+                     progress=bar.update, timeline=args.timeline, confirm=args.confirm)
     print(verdict_line(result) if args.quiet else format_text(result))
     write_reports(args, {"json": result})  # (--timeline is written by run itself: it needs the traces)
     return exit_status(None, result.passed)
@@ -100,6 +102,10 @@ COMMAND = Command(
                                          "suffix: add.cpp:45); a line that holds no sync call is an error naming "
                                          "the nearest ones"),
              "racecheck",
+             Use("confirm", False, help="with --racecheck: after the repeats, one race-directed launch (up to a few "
+                                        "tries) holds the first core of racecheck's first hazard between cores until "
+                                        "the other has made its access, and the report says whether the outputs "
+                                        "then differ from --golden (harmful) or not"),
              Use("list_syncs", False,
                  help="list the kernel's sync points (FILE:LINE of each sync call in its source, the headers beside "
                       "it and the files it includes, with the call and its function) as --drop-sync takes them, "
