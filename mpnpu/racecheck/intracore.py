@@ -36,6 +36,7 @@ Hazards on local memory have ``scope`` "local"; on GM, "core" (the GM race detec
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
@@ -173,12 +174,77 @@ _AUTO_SYNCED = tuple(_PIPE_INDEX[p] for p in ("PIPE_MTE2", "PIPE_MTE3", "PIPE_V"
 _OWN_SET_MODES = (0, 1)
 
 
+#: how many of a memory's newest auto-synced accesses a scalar access looks through before it builds
+#: that memory's byte index (_PaintIndex): most find what they wait for among the newest few
+_SCAN = 64
+
+
+class _Painted:
+    """One pipe's accesses to one memory as disjoint byte segments, each holding the newest access
+    that covers it (``(seq, clock)``; None: none): ``[starts[k], starts[k + 1])``, the last one to
+    the end of the memory. Painting an access overwrites its bytes, so the newest access sharing a
+    byte with a range is the newest value among the segments that range meets."""
+
+    __slots__ = ("starts", "vals")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = [0]
+        self.vals: list[tuple[int, tuple[int, ...]] | None] = [None]
+
+    def paint(self, start: int, stop: int, val: tuple[int, tuple[int, ...]]) -> None:
+        starts, vals = self.starts, self.vals
+        i = bisect_right(starts, start) - 1
+        if starts[i] != start:  # split the segment holding start
+            i += 1
+            starts.insert(i, start)
+            vals.insert(i, vals[i - 1])
+        j = bisect_right(starts, stop) - 1
+        if starts[j] != stop:  # split the segment holding stop: [stop, ...) keeps its value
+            starts.insert(j + 1, stop)
+            vals.insert(j + 1, vals[j])
+            j += 1
+        starts[i:j] = [start]
+        vals[i:j] = [val]
+
+    def newest(self, start: int, stop: int) -> tuple[int, tuple[int, ...]] | None:
+        starts, vals = self.starts, self.vals
+        best = None
+        for k in range(bisect_right(starts, start) - 1, bisect_left(starts, stop)):
+            v = vals[k]
+            if v is not None and (best is None or v[0] > best[0]):
+                best = v
+        return best
+
+
+class _PaintIndex:
+    """A memory's auto-synced accesses, per pipe, as :class:`_Painted` segments; brought up to date
+    with the memory's access list before each use."""
+
+    __slots__ = ("upto", "pipes")
+
+    def __init__(self) -> None:
+        self.upto = 0
+        self.pipes: dict[int, _Painted] = {}
+
+    def catch_up(self, entries: list[tuple[int, int, int, tuple[int, ...]]]) -> None:
+        for seq in range(self.upto, len(entries)):
+            start, stop, p, clock = entries[seq]
+            if start < stop:
+                painted = self.pipes.get(p)
+                if painted is None:
+                    painted = self.pipes[p] = _Painted()
+                painted.paint(start, stop, (seq, clock))
+        self.upto = len(entries)
+
+
 class _AutoSync:
     """What the compiler's automatic synchronisation makes PIPE_S wait for: per local memory, the
     accesses of MTE2, MTE3 and V so far (bytes and the instruction's clock), newest last."""
 
     def __init__(self) -> None:
         self.seen: dict[str, list[tuple[int, int, int, tuple[int, ...]]]] = defaultdict(list)
+        #: per memory, the byte index a scalar access builds when the newest few did not answer it
+        self.index: dict[str, _PaintIndex] = {}
 
     def record(self, ev: Any, p: int, clock: list[int]) -> None:
         if p in _AUTO_SYNCED:
@@ -186,17 +252,36 @@ class _AutoSync:
 
     def before_scalar(self, ev: Any, pc: "_PipeClocks") -> None:
         """PIPE_S waits for the newest earlier instruction of each auto-synced pipe sharing a byte
-        with ``ev`` (its pipe's earlier ones are before it in that pipe's order)."""
-        waits: list[tuple[int, ...]] = []
-        pending = set(_AUTO_SYNCED)
-        for start, stop, p, clock in reversed(self.seen.get(ev.memory, ())):
-            if p in pending and start < ev.stop and ev.start < stop:
-                waits.append(clock)
-                pending.discard(p)
-                if not pending:
-                    break
-        if waits:
-            pc.join_scalar(waits)
+        with ``ev`` (its pipe's earlier ones are before it in that pipe's order).
+
+        The newest ``_SCAN`` accesses of the memory are looked at first; when they do not settle
+        every pipe, the memory's byte index answers (built once, then kept up to date), so a kernel
+        with many scalar accesses to a busy memory costs no scan of its whole history each."""
+        entries = self.seen.get(ev.memory)
+        if not entries:
+            return
+        index = self.index.get(ev.memory)
+        if index is None:
+            waits: list[tuple[int, ...]] = []
+            pending = set(_AUTO_SYNCED)
+            n = len(entries)
+            for k in range(n - 1, max(-1, n - 1 - _SCAN), -1):
+                start, stop, p, clock = entries[k]
+                if p in pending and start < ev.stop and ev.start < stop:
+                    waits.append(clock)
+                    pending.discard(p)
+                    if not pending:
+                        break
+            if not pending or n <= _SCAN:
+                if waits:
+                    pc.join_scalar(waits)
+                return
+            index = self.index[ev.memory] = _PaintIndex()
+        index.catch_up(entries)
+        found = [v[1] for v in (painted.newest(ev.start, ev.stop) for painted in index.pipes.values())
+                 if v is not None]
+        if found:
+            pc.join_scalar(found)
 
 
 def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True) -> CoreAccesses:
@@ -344,41 +429,39 @@ def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
     """(i, j), i issued before j: overlapping bytes of one memory, a write among them (not two atomic
     adds), different pipes, unordered.
 
-    Two accesses overlap when each starts before the other stops (``start[i] < stop[j]`` and
-    ``start[j] < stop[i]``). Per memory, the pairs that can overlap are found by sorting the
-    accesses by start: those that start inside an access's range, after it in that order (every
-    pair once, without the n x n table of all pairs); the array filters then keep the conflicts.
+    i on pipe P is ordered before j exactly when j's clock has seen i's stamp (``clock[j, P] >=
+    stamp[i]``), and the stamps of P's accesses grow in issue order. So the accesses of P that j
+    is *not* ordered after are a contiguous run: those issued before j with a stamp above
+    ``clock[j, P]``, found by two binary searches per access and pipe. Only those pairs are looked at
+    (in a synchronised kernel, almost none), never every overlapping pair of a busy buffer; the
+    array filters then keep the conflicts.
     """
     out: list[tuple[int, int]] = []
-    for m in np.unique(ca.memory).tolist():
-        idx = np.nonzero(ca.memory == m)[0]
-        if len(idx) < 2:
+    n = len(ca.pipe)
+    if n < 2:
+        return out
+    every = np.arange(n)
+    for p in np.unique(ca.pipe).tolist():
+        on_p = np.flatnonzero(ca.pipe == p)  # issue order
+        later = every[ca.pipe != p]
+        if not len(later):
             continue
-        order = idx[np.argsort(ca.start[idx], kind="stable")]
-        starts = ca.start[order]
-        lo = np.arange(1, len(order) + 1)
-        hi = np.searchsorted(starts, ca.stop[order], side="left")
+        hi = np.searchsorted(on_p, later)  # P's accesses issued before each later access
+        lo = np.searchsorted(ca.stamp[on_p], ca.clock[later, p], side="right")  # ... not ordered before it
         counts = np.maximum(hi - lo, 0)
         total = int(counts.sum())
         if not total:
             continue
-        p = np.repeat(np.arange(len(order)), counts)
-        q = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + lo[p]
-        a, b = order[p], order[q]
-        i, j = np.minimum(a, b), np.maximum(a, b)  # issue order
-        cand = (ca.start[i] < ca.stop[j]) & (ca.start[j] < ca.stop[i])
+        jj = np.repeat(later, counts)
+        i = on_p[np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)]
+        j = jj
+        cand = ca.memory[i] == ca.memory[j]
+        cand &= (ca.start[i] < ca.stop[j]) & (ca.start[j] < ca.stop[i])
         cand &= ca.write[i] | ca.write[j]
         cand &= ~(ca.atomic[i] & ca.atomic[j])
-        cand &= ca.pipe[i] != ca.pipe[j]
-        i, j = i[cand], j[cand]
-        if not len(i):
-            continue
-        # i -> j iff j's clock has seen i's own stamp; j -> i iff i's clock has seen j's (a wait
-        # on i's pipe for a set on j's pipe)
-        i_before_j = ca.clock[j, ca.pipe[i]] >= ca.stamp[i]
-        j_before_i = ca.clock[i, ca.pipe[j]] >= ca.stamp[j]
-        keep = ~(i_before_j | j_before_i)
-        for x, y in zip(i[keep].tolist(), j[keep].tolist()):
+        # (and not j -> i: a wait on i's pipe for a set on j's pipe, which issue order rules out)
+        cand &= ca.clock[i, ca.pipe[j]] < ca.stamp[j]
+        for x, y in zip(i[cand].tolist(), j[cand].tolist()):
             if _bytes_shared(ca.events[x], ca.events[y]) is not None:
                 out.append((x, y))
     out.sort()
