@@ -157,6 +157,13 @@ public:
     template <TPosition P>
     bool InitBuffer(TBuf<P>& buf, uint32_t len, MPNPU_SITE);
 
+    // A sub-pool of ``len`` bytes of the pool's memory (TBufPool); with ``shareBuf``: the same bytes
+    // as that pool (the two are used one after the other, each ended by its Reset).
+    template <class T>
+    bool InitBufPool(T& bufPool, uint32_t len, MPNPU_SITE);
+    template <class T, class U>
+    bool InitBufPool(T& bufPool, uint32_t len, U& shareBuf, MPNPU_SITE);
+
     template <HardEvent evt>
     TEventID AllocEventID(MPNPU_SITE) {
         uint8_t& taken = taken_[size_t(evt)];
@@ -257,6 +264,135 @@ bool TPipe::InitBuffer(TBuf<P>& buf, uint32_t len, mpnpu::Site site) {
     uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
     uint64_t at = mpnpu::reserve(mem, used_[mem], size, site, "TPipe::InitBuffer");
     buf.mpnpu_init(mem, at, len);
+    return true;
+}
+
+// A pool carved out of a TPipe's local memory (TPipe::InitBufPool) for memory reuse: queues and TBufs
+// take their buffers from it (InitBuffer), it can be split further (InitBufPool), and a pool made
+// with a ``shareBuf`` covers the same bytes as that pool. Reset() ends the pool's use before
+// another pool over the same bytes starts: mpnpu waits there for every pipe of the core
+// (PipeBarrier<PIPE_ALL>), so the next pool's first writes come after this one's last accesses;
+// the buffers it gave out stay valid. ``bufIDSize``: how many buffers it may give out (at most 16).
+template <TPosition pos, uint32_t bufIDSize = 4>
+class TBufPool {
+    static_assert(bufIDSize >= 1 && bufIDSize <= 16, "TBufPool: bufIDSize is 1..16");
+
+public:
+    static constexpr TPosition mpnpu_position = pos;
+
+    template <class Q>
+    bool InitBuffer(Q& que, uint8_t num, uint32_t len, MPNPU_SITE) {
+        static_assert(std::is_base_of_v<TQueBase, Q>, "InitBuffer(que, num, len) takes a TQue or TQueBind");
+        mpnpu::at(site);
+        if (num == 0) mpnpu::api_error(site, "TBufPool::InitBuffer: a queue needs at least one buffer");
+        check_memory(que.mpnpu_position(), site);
+        uint64_t size = round_up(len);
+        uint64_t first = carve(size * num, num, site);
+        TPipe* pipe = GetTPipePtr();
+        if (pipe == nullptr) mpnpu::api_error(site, "TBufPool::InitBuffer: no TPipe exists");
+        que.mpnpu_init(*pipe, mem_, num, first, size, site);
+        return true;
+    }
+    template <TPosition P>
+    bool InitBuffer(TBuf<P>& buf, uint32_t len, MPNPU_SITE) {
+        mpnpu::at(site);
+        check_memory(P, site);
+        buf.mpnpu_init(mem_, carve(round_up(len), 1, site), len);
+        return true;
+    }
+    template <class T>
+    bool InitBufPool(T& bufPool, uint32_t len, MPNPU_SITE) {
+        mpnpu::at(site);
+        uint64_t size = round_up(len);
+        bufPool.mpnpu_init(mem_, carve(size, 0, site), size);
+        return true;
+    }
+    template <class T, class U>
+    bool InitBufPool(T& bufPool, uint32_t len, U& shareBuf, MPNPU_SITE) {
+        mpnpu::at(site);
+        bufPool.mpnpu_share(shareBuf, round_up(len), site);
+        return true;
+    }
+    void Reset(MPNPU_SITE) {
+        mpnpu::at(site);
+        if (!ready_) mpnpu::api_error(site, "TBufPool::Reset: the pool has no memory yet (InitBufPool first)");
+        PipeBarrier<PIPE_ALL>(site);
+    }
+
+    // -- for mpnpu ---------------------------------------------------------------------------------------
+    void mpnpu_init(int mem, uint64_t base, uint64_t bytes) {
+        mem_ = mem;
+        base_ = base;
+        bytes_ = bytes;
+        used_ = 0;
+        ids_ = 0;
+        ready_ = true;
+    }
+    template <class U>
+    void mpnpu_share(const U& other, uint64_t bytes, const mpnpu::Site& site) {
+        if (!other.mpnpu_ready())
+            mpnpu::api_error(site, "InitBufPool: the pool to share has no memory yet (InitBufPool it first)");
+        if (other.mpnpu_memory() != mpnpu::position_memory(pos))
+            mpnpu::api_error(site, "InitBufPool: a pool at %s cannot share the memory of a pool in %s",
+                             mpnpu::position_name(pos), mpnpu::mem_name(other.mpnpu_memory()));
+        if (bytes > other.mpnpu_bytes())
+            mpnpu::api_error(site, "InitBufPool: %llu bytes are more than the %llu of the pool it shares",
+                             (unsigned long long)bytes, (unsigned long long)other.mpnpu_bytes());
+        mpnpu_init(other.mpnpu_memory(), other.mpnpu_base(), bytes);
+    }
+    bool mpnpu_ready() const { return ready_; }
+    int mpnpu_memory() const { return mem_; }
+    uint64_t mpnpu_base() const { return base_; }
+    uint64_t mpnpu_bytes() const { return bytes_; }
+
+private:
+    static uint64_t round_up(uint32_t len) {
+        return (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    }
+    void check_memory(TPosition p, const mpnpu::Site& site) const {
+        if (!ready_) mpnpu::api_error(site, "TBufPool::InitBuffer: the pool has no memory yet (InitBufPool first)");
+        if (mpnpu::position_memory(p) != mem_)
+            mpnpu::api_error(site, "TBufPool::InitBuffer: a buffer at %s does not fit a pool in %s",
+                             mpnpu::position_name(p), mpnpu::mem_name(mem_));
+    }
+    // ``size`` bytes of the pool for ``n`` more buffers (0: a sub-pool).
+    uint64_t carve(uint64_t size, uint32_t n, const mpnpu::Site& site) {
+        if (!ready_) mpnpu::api_error(site, "TBufPool: the pool has no memory yet (InitBufPool first)");
+        if (ids_ + n > bufIDSize)
+            mpnpu::api_error(site, "TBufPool::InitBuffer: the pool gives out at most %u buffers (its bufIDSize)",
+                             unsigned(bufIDSize));
+        if (used_ + size > bytes_)
+            mpnpu::api_error(site, "TBufPool: %llu bytes asked with %llu of the pool's %llu already given out",
+                             (unsigned long long)size, (unsigned long long)used_, (unsigned long long)bytes_);
+        uint64_t at = base_ + used_;
+        used_ += size;
+        ids_ += n;
+        return at;
+    }
+
+    int mem_ = -1;
+    uint64_t base_ = 0;
+    uint64_t bytes_ = 0;
+    uint64_t used_ = 0;
+    uint32_t ids_ = 0;
+    bool ready_ = false;
+};
+
+template <class T>
+bool TPipe::InitBufPool(T& bufPool, uint32_t len, mpnpu::Site site) {
+    mpnpu::at(site);
+    int mem = mpnpu::position_memory(T::mpnpu_position);
+    mpnpu::check_core_has(mem, T::mpnpu_position, site, "TPipe::InitBufPool");
+    uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    bufPool.mpnpu_init(mem, mpnpu::reserve(mem, used_[mem], size, site, "TPipe::InitBufPool"), size);
+    return true;
+}
+
+template <class T, class U>
+bool TPipe::InitBufPool(T& bufPool, uint32_t len, U& shareBuf, mpnpu::Site site) {
+    mpnpu::at(site);
+    uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    bufPool.mpnpu_share(shareBuf, size, site);
     return true;
 }
 
