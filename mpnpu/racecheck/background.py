@@ -21,6 +21,7 @@ import threading
 from collections import deque
 from types import TracebackType
 
+from mpnpu.errors import TraceError
 from mpnpu.racecheck.hazards import HazardLog
 from mpnpu.racecheck.reuse import AnalysisCache
 from mpnpu.runtime.trace import LaunchTrace
@@ -95,7 +96,7 @@ class BackgroundAnalysis:
 
     def _wait(self) -> None:
         if not self._worker.is_alive():
-            raise RuntimeError("racecheck's analysis thread ended unexpectedly")
+            raise TraceError("racecheck's analysis thread ended without a result")
         self._cond.wait(_POLL_S)
 
     def _raise_error(self) -> None:

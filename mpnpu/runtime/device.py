@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from mpnpu.errors import DeviceClosedError, DeviceConfigError, UsageError
+from mpnpu.errors import DeviceClosedError, DeviceConfigError, TraceError, UsageError
 
 from . import protocol
 from .checks import check_block_dim
@@ -390,7 +390,7 @@ class Device:
             board = pool.sync.traces
             events = tuple(r.events if r.events is not None else board.take(r.core_id) for r in done)
             if any(e is None for e in events):
-                raise RuntimeError(f"launch {launch_id}: a core's trace is neither in its reply nor on the trace board")
+                raise TraceError(f"launch {launch_id}: a core's trace is neither in its reply nor on the trace board")
             launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), events, dropped, self.kernel_type,
                                        self.options.auto_sync)
         outcome = pool.sync.hold_board.outcome() if hold is not None else None

@@ -5,7 +5,7 @@ program: the selected tests run once (the baseline, which must pass) to learn th
 launches execute, then once per sync point with that point dropped from every launch on the
 device. A mutant is **killed** when a test fails; otherwise it **survived**, as untested (racecheck
 finds a hazard that no test's assertion caught) or redundant (no hazard without it). Each run is a
-pytest of its own, started with :data:`MUTANT_RUN`, whose device follows the
+pytest of its own, started with the plugin's ``--mpnpu-mutant-run``, whose device follows the
 controls a CPU-debug program follows::
 
     MPNPU_SYNC_LOG=PATH    every launch traced, the sync points it executed appended to PATH
@@ -29,8 +29,6 @@ import pytest
 
 from mpnpu import settings
 
-#: the option --mpnpu-mutate-syncs gives the pytest runs it starts (not for users: not in --help)
-MUTANT_RUN = "--mpnpu-mutant-run"
 #: one pytest run of the tests may take this long before the mutant counts as killed by a time-out
 RUN_TIMEOUT_S = 600.0
 
@@ -52,15 +50,16 @@ def child_args(args: Sequence[str]) -> list[str]:
     return out
 
 
-def mutate_test_run(config: pytest.Config) -> int:
-    """Run the mutation testing of the tests ``config``'s command line selects; print the table;
-    the exit status (0, 1 below ``--mpnpu-min-score``, 4 for a baseline that fails, 2 interrupted)."""
+def mutate_test_run(config: pytest.Config, mutant_run: str) -> int:
+    """Run the mutation testing of the tests ``config``'s command line selects, each run started with
+    the plugin's ``mutant_run`` option; print the table; the exit status (0, 1 below
+    ``--mpnpu-min-score``, 4 for a baseline that fails, 2 interrupted)."""
     from mpnpu.directed.mutation import KILLED
     from mpnpu.errors import UsageError
     from mpnpu.tools.mutate import Mutant, mutate_program
     from mpnpu.tools.mutate_report import format_mutation
 
-    argv = [sys.executable, "-m", "pytest", *child_args(config.invocation_params.args), MUTANT_RUN,
+    argv = [sys.executable, "-m", "pytest", *child_args(config.invocation_params.args), mutant_run,
             "-p", "no:cacheprovider"]  # (a mutant's failures are not the suite's last failures)
     min_score = config.getoption(settings.MIN_SCORE.pytest)
 

@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 
 from mpnpu.settings import BLOCK_DIM, MUTATE_SYNCS, RACECHECK, REPEAT, SEED, SETTINGS, Setting
-from mpnpu.testing.mutation import MUTANT_RUN
 
 MARKER = "mpnpu"
 _MARKER_ARGS = ("block_dim", "options", "kernel_type", "repeat", "seed", "racecheck")
@@ -84,6 +83,10 @@ def option_kwargs(setting: Setting[Any]) -> dict[str, Any]:
     return {"type": setting.parse, "default": None, "metavar": "N", "help": setting.text(setting.pytest_help)}
 
 
+#: the option --mpnpu-mutate-syncs gives the pytest runs it starts (not for users: not in --help)
+MUTANT_RUN = "--mpnpu-mutant-run"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mpnpu", "mpnpu: inter-core race tests (mpnpu_device fixture, @pytest.mark.mpnpu)")
     for setting in OPTIONS:
@@ -99,7 +102,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         return None
     from mpnpu.testing.mutation import mutate_test_run
 
-    return mutate_test_run(config)
+    return mutate_test_run(config, MUTANT_RUN)
 
 
 def pytest_configure(config: pytest.Config) -> None:
