@@ -22,7 +22,7 @@ from mpnpu.runtime.topology import Topology
 from tests.ascendc_util import kernel, needs_cxx, source
 from tests.runtime_util import device
 
-pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks", "serve_modes")]  # (serving on and off)
 
 INCLUDE = INCLUDE_DIR
 ROUNDS = 300

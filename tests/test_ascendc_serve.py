@@ -239,3 +239,30 @@ def test_native_frames_round_trip() -> None:
     assert decode_done(done) == protocol.LaunchDone(11, 2, 0.5, None, ((1, 3), (2, 15)))
     assert decode(done) == decode_done(done)
     assert sys.byteorder in ("little", "big")  # (native order on both ends: one machine)
+
+
+def test_a_core_repinned_between_native_launches_goes_on_serving_natively(frames) -> None:
+    """A re-pin (the stress sweep's, between launches) changes the CPUs a core may use: the loop
+    hands back after its reply (ServeResult.RESPIN), the core process works the wait budget out
+    again (mpnpu.runtime.spin owns the rule) and the loop serves on."""
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs 2 CPUs to re-pin a core onto fewer")
+    k = kernel("two_phase.cpp", "two_phase")
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.arange(512, dtype=np.float32))
+        parts, out = dev.empty("partials", 32, "float32"), dev.empty("out", 8, "float32")
+        for _ in range(3):
+            dev.launch(k, x, parts, out, 512)
+        for pid in dev.core_pids():
+            os.sched_setaffinity(pid, {cpus[0]})
+        for _ in range(4):
+            dev.launch(k, x, parts, out, 512)
+            assert dev.to_host(out)[0] == np.arange(512).sum()
+        for pid in dev.core_pids():
+            os.sched_setaffinity(pid, set(cpus))
+        dev.launch(k, x, parts, out, 512)
+        assert dev.to_host(out)[0] == np.arange(512).sum()
+    assert frames.replies[-5:] == ["D"] * 5
