@@ -123,3 +123,20 @@ def test_each_layout_packs_its_fields_at_the_offsets_c_reads(layout) -> None:
         at, size = layout.offsets[name]
         assert struct.calcsize("=" + code) == size
         assert struct.unpack_from("=" + code, packed, at)[0] == value
+
+
+@needs_cxx
+def test_the_trace_tables_name_the_kernel_apis_numbers(tmp_path) -> None:
+    """The names trace records are decoded with (mpnpu.ascendc.native.abi.PIPE_NAMES, HARD_EVENTS)
+    are the kernel API's own enums, which the public headers define: each name has its number."""
+    from mpnpu.ascendc.native import abi
+
+    lines = [f'std::printf("{name} %d\\n", int({name}));' for name in abi.PIPE_NAMES]
+    lines += [f'std::printf("{name} %d\\n", int(AscendC::HardEvent::{name}));' for name in abi.HARD_EVENTS]
+    src = tmp_path / "tables.cpp"
+    src.write_text('#include <cstdio>\n#include "mpnpu/types.h"\nint main() {\n' + "\n".join(lines) + "\n}\n")
+    exe = tmp_path / "tables"
+    subprocess.run([*find_compiler(), "-std=c++17", f"-I{INCLUDE_DIR}", str(src), "-o", str(exe)], check=True)
+    got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+    assert got == [f"{n} {i}" for i, n in enumerate(abi.PIPE_NAMES)] + [f"{n} {i}" for i, n in
+                                                                          enumerate(abi.HARD_EVENTS)]

@@ -29,6 +29,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
+from mpnpu.errors import UsageError
 from mpnpu.runtime import protocol, sync, topology, wire
 
 from . import abi
@@ -142,5 +143,5 @@ def check_unique(items: Sequence[Constant]) -> None:
     seen: dict[str, int] = {}
     for c in items:
         if c.name in seen:
-            raise ValueError(f"{c.name} is defined twice, as {seen[c.name]} and {c.value}")
+            raise UsageError(f"the Python/C++ contract defines {c.name} twice, as {seen[c.name]} and {c.value}")
         seen[c.name] = c.value
