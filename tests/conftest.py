@@ -144,6 +144,23 @@ def _time_limit_marker(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(params=["native-serve", "python-serve"])
+def serve_modes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run a C++ launch test twice: with compiled kernels' native serving loop on (the default) and
+    off (``MPNPU_NATIVE_SERVE=0``: every launch through the core process's Python), as coverage.py
+    runs its suite under each tracer. A kernel object reads the setting once (in the parent, for
+    the frames it sends; in each core, when it would register a loop): the test kernels are built
+    afresh for each mode."""
+    from tests import ascendc_util
+
+    monkeypatch.setenv("MPNPU_NATIVE_SERVE", "1" if request.param == "native-serve" else "0")
+    ascendc_util.kernel.cache_clear()
+    try:
+        yield request.param
+    finally:
+        ascendc_util.kernel.cache_clear()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "time_limit(seconds): fail the test if it runs longer (default 30 s with "
                                        "the time_limit fixture)")

@@ -14,7 +14,7 @@ from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import kernel, line_of, needs_cxx
 from tests.runtime_util import device
 
-pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks", "serve_modes")]  # (serving on and off)
 
 # (kernel type, block_dim) -> expected rows (type, block idx) : (idx, num, sub idx, sub num, ration)
 CASES = {

@@ -17,24 +17,20 @@ import pytest
 from mpnpu.ascendc.build.compiler import INCLUDE_DIR, find_compiler
 from mpnpu.ascendc.native import abi
 from mpnpu.errors import KernelError
-from mpnpu.runtime.sync import ST_COLUMNS, CoreState, SyncObjects, barrier_handles
+from mpnpu.runtime.sync import SyncObjects, barrier_handles
 from mpnpu.runtime.topology import Topology
 from tests.ascendc_util import kernel, needs_cxx, source
 from tests.runtime_util import device
 
-pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks", "serve_modes")]  # (serving on and off)
 
 INCLUDE = INCLUDE_DIR
 ROUNDS = 300
 TIMEOUT_NS = 10 * 10**9
 
 
-def test_the_board_layout_native_syncs_write_is_the_runtimes() -> None:
-    from mpnpu.runtime import sync
-
-    assert {name: getattr(sync, name) for name in abi.NATIVE_ST_COLUMNS} == abi.NATIVE_ST_COLUMNS
-    assert ST_COLUMNS == len(abi.NATIVE_ST_COLUMNS)
-    assert {name: int(getattr(CoreState, name)) for name in abi.NATIVE_STATES} == abi.NATIVE_STATES
+# (the board's columns and states native syncs write are generated from the runtime's:
+# tests/test_ascendc_contract.py)
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,9 @@
 :func:`compile_kernel` builds (or finds in the cache) the library and returns a
 :class:`CompiledKernel`: a small frozen object that pickles into a device's first launch of it
 (later launches name it by a handle) and, called in a core process, runs the library's entry there
-(:mod:`mpnpu.ascendc.native.bridge`). It is a *kernel object* for the runtime (``mpnpu_kernel_name``,
-``mpnpu_check_launch``, ``mpnpu_immutable``, ``__mpnpu_pipes__``): the runtime knows nothing else of C++.
+(:mod:`mpnpu.ascendc.native.bridge`). It is a *kernel object* for the runtime, and satisfies each of
+the optional protocols of :mod:`mpnpu.runtime.seam` (checks its launches, takes inserted syncs,
+immutable, serves natively; ``__mpnpu_pipes__ = "own"``): the runtime knows nothing else of C++.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from mpnpu.errors import UnsupportedError, UsageError
 from mpnpu.runtime.gm import GlobalTensor
+from mpnpu.runtime.seam import NativeCore, NativeServing
 from mpnpu.runtime.topology import KernelType
 
 from .build import stagehooks
@@ -109,12 +111,14 @@ class CompiledKernel:
         (:mod:`mpnpu.ascendc.native.serve`); None if not."""
         return self.params if not self.stages and serve.enabled() else None
 
-    def mpnpu_native_register(self, ctx: Any, handle: int, loop: Any) -> Any:
-        """In a core process, after a launch of this kernel ran there: register it as ``handle`` in
-        the core's native serving loop (made now if ``loop`` is None); the loop to use from now on."""
+    def mpnpu_native_register(self, core: NativeCore, handle: int,
+                              loop: NativeServing | None) -> NativeServing | None:
+        """In a core process, after a plain launch of this kernel ran there: register it as
+        ``handle`` in the core's native serving loop (made now if ``loop`` is None); the loop to use
+        from now on."""
         run = self.__dict__.get("_run")
         entry = run.native_entry() if run is not None else None
-        return loop if entry is None else serve.register(ctx, handle, entry, loop)
+        return loop if entry is None else serve.register(core, handle, entry, loop)
 
     def mpnpu_with_inserts(self, inserts: Sequence[Any]) -> "CompiledKernel":
         """In the parent, for a launch that inserts syncs at stage boundaries: this kernel built with

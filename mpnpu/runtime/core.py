@@ -48,6 +48,7 @@ from .protocol import (
     LaunchFailed,
     Reply,
 )
+from .seam import KernelObject, NativeCore, NativeServing, Served, ServesNatively, pipes_mark, plain_launch
 from .spin import spin_budget_s, spin_until
 from .sync import AnyFlagPort, CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
@@ -83,17 +84,24 @@ class CoreContext:
         self.pipes = PipeEngine(info.label, options.sync_timeout_s, int(options.pipe_latency_us * 1000))
         #: seconds a wait of this core looks before it sleeps (mpnpu.runtime.spin), for the CPUs this
         #: process may use (inherited at the fork, changed by a re-pin): see refresh_spin
-        self.spin_s = spin_budget_s(options.spin_us, topology.n_cores)
+        cpus = available_cpu_count()
+        self.spin_s = spin_budget_s(options.spin_us, topology.n_cores, cpus)
+        #: the CPUs spin_s was worked out for (-1: the options fix the budget)
+        self.spin_cpus = -1 if options.spin_us is not None else cpus
         self._spin_checked = time.monotonic()  # when a crowded core last looked at its CPUs
         #: told the new budget when refresh_spin changes it (the C++ library's copy)
         self.spin_listeners: list[Callable[[float], None]] = []
         #: the launch's kernel orders its own pipes (api.pipelined): trace local-memory accesses
         self.pipe_aware = False
+        #: the launch running (or run last) is plain (mpnpu.runtime.seam.plain_launch): set by begin_launch
+        self.plain = True
         #: a kernel object's native serving loop (see offer_native), or None: this core reads its pipe
-        self.native_loop: Any = None
+        self.native_loop: NativeServing | None = None
         self._native_offered: set[int] = set()  # kernel handles offered to it
+        #: what a front end's native runtime may see and do of this core (its only view of it)
+        self.native = NativeCore(self)
 
-    def refresh_spin(self) -> None:
+    def refresh_spin(self, force: bool = False) -> None:
         """Work the wait budget out again for the CPUs this process may use now (between launches).
 
         Runs after every reply, while the launch's other cores (and the parent, woken by the last
@@ -101,15 +109,18 @@ class CoreContext:
         every microsecond here once per core queued behind this one. So it is kept to one system
         call, and a crowded core (budget 0) makes it at most every SPIN_RECHECK_S: a budget the
         options give never changes, and the default one depends only on how many CPUs there are
-        (not on which, and without sorting them)."""
+        (not on which, and without sorting them). ``force``: now, whatever the budget (a native
+        serving loop saw the CPUs change)."""
         if self.options.spin_us is not None:
             return
-        if not self.spin_s:
+        if not self.spin_s and not force:
             now = time.monotonic()
             if now - self._spin_checked < SPIN_RECHECK_S:
                 return
             self._spin_checked = now
-        spin_s = spin_budget_s(None, self.topology.n_cores, available_cpu_count())
+        cpus = available_cpu_count()
+        self.spin_cpus = cpus
+        spin_s = spin_budget_s(None, self.topology.n_cores, cpus)
         if spin_s != self.spin_s:
             self.spin_s = spin_s  # (Python flag waits read it at each wait)
             for listener in self.spin_listeners:
@@ -120,6 +131,7 @@ class CoreContext:
         self.tpipe.reset()
         self.stage = "kernel"
         self.atomic_add = False
+        self.plain = plain_launch(trace, dropped_syncs, hold, inserts)
         self.dropped_syncs = dropped_syncs
         self.events = [] if trace else None
         self.hold = None if hold is None else runner_for(
@@ -139,22 +151,21 @@ class CoreContext:
         itself (marked ``api.pipelined``), in order for one written without intra-core syncs;
         ``RuntimeOptions.pipes`` "async" / "sync" overrides the kernel's mark. A kernel marked
         "own" (a compiled kernel) orders its pipes and runs them itself: this engine stays in order."""
-        mark = getattr(kernel, "__mpnpu_pipes__", "")
+        mark = pipes_mark(kernel)
         self.pipe_aware = mark in ("async", "own")
         mode = self.options.pipes
         self.pipes.reset(mark != "own" and (mode == "async" or (mode == "kernel" and self.pipe_aware)))
         return self.pipes
 
-    def offer_native(self, handle: int, kernel: Any) -> None:
-        """After kernel ``handle`` ran here: a kernel object that has a native serving loop
-        (``mpnpu_native_register(ctx, handle, loop)``, e.g. a compiled kernel's) may serve this
-        core's later launches of it without this process's Python; once per handle."""
+    def offer_native(self, handle: int, kernel: object) -> None:
+        """After a plain launch of kernel ``handle`` ran here: a kernel object that serves natively
+        (mpnpu.runtime.seam.ServesNatively, e.g. a compiled kernel) may serve this core's later
+        launches of it without this process's Python; once per handle."""
         if handle in self._native_offered:
             return
         self._native_offered.add(handle)
-        register = getattr(kernel, "mpnpu_native_register", None)
-        if register is not None:
-            self.native_loop = register(self, handle, self.native_loop)
+        if isinstance(kernel, ServesNatively):
+            self.native_loop = kernel.mpnpu_native_register(self.native, handle, self.native_loop)
 
     def flags_set(self) -> tuple[tuple[int, int], ...]:
         """(mode, id) of every flag this core set in the current launch."""
@@ -170,18 +181,10 @@ KernelRef = Union[str, Any]
 
 
 def is_kernel_object(kernel: object) -> bool:
-    """A kernel given as an object rather than a function: picklable, callable in every core
-    process as ``kernel(*args, **kwargs)``, named in reports by its ``mpnpu_kernel_name`` (a C++
-    front end's compiled kernel is one). Optional, called in the parent: ``mpnpu_check_launch(
-    topology, args, kwargs)`` (refuse a bad launch before any core runs) and
-    ``mpnpu_with_inserts(inserts)`` (the kernel object to launch when the launch inserts syncs at
-    stage boundaries), and ``mpnpu_immutable = True`` (the object never changes once launched: a
-    device then sends it to a pool's cores once and names it by a handle after that). Such an
-    object may also serve its launches natively: ``mpnpu_native`` (in the parent: its parameter
-    kinds, for a plain launch to go as a native command) and ``mpnpu_native_register(ctx, handle,
-    loop)`` (in a core, after it ran there: the core's native serving loop, see
-    :meth:`CoreContext.offer_native`). The runtime knows nothing else about it."""
-    return isinstance(getattr(kernel, "mpnpu_kernel_name", None), str) and callable(kernel)
+    """A kernel given as an object rather than a function (mpnpu.runtime.seam.KernelObject, with
+    its name a string): the optional protocols it may also satisfy, and what the runtime does with
+    each, are declared in :mod:`mpnpu.runtime.seam`. The runtime knows nothing else about it."""
+    return isinstance(kernel, KernelObject) and isinstance(getattr(kernel, "mpnpu_kernel_name", None), str)
 
 
 def kernel_name(ref: KernelRef) -> str:
@@ -327,24 +330,24 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
             except (EOFError, OSError):
                 return
             replied = False
-            if kind == "message":
+            if kind is Served.MESSAGE:
                 message = protocol.decode(value)
-            elif kind == "idle":
+            elif kind is Served.IDLE:
                 if os.getppid() != parent_pid:
                     os._exit(0)
                 continue
-            elif kind == "failed":
+            elif kind is Served.FAILED:
                 launch_id, error = value
                 ctx.sync.set_state(core_id, CoreState.FAILED)
                 if not answer(LaunchFailed(launch_id, core_id, error_report(error))):
                     return
                 continue
-            elif kind == "reply":
+            elif kind is Served.REPLY:
                 if not answer(value):
                     return
                 replied = True
                 continue
-            else:
+            else:  # Served.CLOSED
                 return
         else:
             # Launches of a batch come back to back: after a reply, look for the next command a while
@@ -404,7 +407,7 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
         ctx.events = None
     elapsed = time.perf_counter() - start
     ctx.sync.set_state(core_id, CoreState.DONE)
-    if handle is not None and not dropped_syncs and not trace and hold is None and not inserts:
+    if handle is not None and ctx.plain:
         ctx.offer_native(handle, fn)
     # (packed: columns of plain values, and a compiled kernel's records as written, pickle and unpickle far
     # faster than NamedTuples; the parent decodes them only if something reads them)

@@ -52,6 +52,7 @@ from .hold import HoldOutcome, HoldPlan, check_plan
 from .insert import parse_inserts
 from .pool import CorePool
 from .protocol import LaunchCommand
+from .seam import KernelHooks, hooks_of, plain_launch
 from .spin import with_env_spin
 from .sync import ST_COLUMNS
 from .topology import KernelType, Topology
@@ -121,7 +122,8 @@ class Device:
         self._mp = multiprocessing.get_context(start_method)
         self._launch_id = 0
         self._settings: dict[str, Any] = {}  # launch_settings() in force
-        self._refs: dict[Any, str] = {}  # kernel (function or reference) -> checked reference
+        #: kernel (function or reference) -> its checked reference and what that offers (mpnpu.runtime.seam)
+        self._refs: dict[Any, tuple[Any, KernelHooks]] = {}
         self._flags_left: list[tuple[int, int, int]] = []
         self._generation = 0
         self._rebuild_listeners: list[RebuildListener] = []
@@ -304,16 +306,16 @@ class Device:
         if not isinstance(options, LaunchOptions):
             raise UsageError(f"launch_with takes a LaunchOptions first, got {type(options).__name__}")
         try:
-            ref = self._refs.get(kernel)
+            known = self._refs.get(kernel)
         except TypeError:  # an unhashable "kernel": kernel_reference explains what is wrong
-            ref = None
-        if ref is None:
+            known = None
+        if known is None:
             ref = kernel_reference(kernel)
             resolve_kernel(ref)  # a wrong reference is a one-line UsageError here, not 3N tracebacks
-            self._refs[kernel] = ref
-        check = getattr(ref, "mpnpu_check_launch", None)
-        if check is not None:  # a kernel object that can tell a bad launch before any core runs
-            check(self.topology, args, kwargs)
+            known = self._refs[kernel] = (ref, hooks_of(ref))
+        ref, hooks = known
+        if hooks.check is not None:  # a kernel object that can tell a bad launch before any core runs
+            hooks.check(self.topology, args, kwargs)
         pool = self._ensure_pool()
         dropped, trace, hold, insert_syncs = options.drop_syncs, options.trace, options.hold, options.insert_syncs
         if hold is None:
@@ -321,12 +323,11 @@ class Device:
         if not insert_syncs:
             insert_syncs = self._settings.get("insert_syncs", ())
         inserts = parse_inserts(insert_syncs) if insert_syncs else ()
-        adapt = getattr(ref, "mpnpu_with_inserts", None)
         # A reference that cannot change (a name, or a kernel object that says so) is sent once per
         # pool and by handle after that; any other kernel object travels whole, with its state now.
-        reusable = isinstance(ref, str) or getattr(ref, "mpnpu_immutable", False) is True
-        if inserts and adapt is not None:  # a kernel object that must be built differently to take them
-            ref = adapt(inserts)
+        reusable = isinstance(ref, str) or hooks.immutable
+        if inserts and hooks.with_inserts is not None:  # a kernel object that must be built differently
+            ref = hooks.with_inserts(inserts)
             reusable = False  # (made for this launch)
         if hold is not None:
             check_plan(hold, self.topology.n_cores)
@@ -343,8 +344,9 @@ class Device:
             # A plain launch of a kernel object a core may serve natively (a compiled kernel it has
             # run before: see mpnpu.ascendc.native.serve) goes as a native command; the core reads the
             # pickled command at its tail when it cannot.
-            if sent is not None and not trace and not dropped and hold is None and not inserts and not kwargs:
-                kinds = getattr(ref, "mpnpu_native", None)
+            if sent is not None and hooks.native is not None and not kwargs \
+                    and plain_launch(trace, dropped, hold, inserts):
+                kinds = hooks.native.mpnpu_native
                 if kinds is not None:
                     framed = protocol.frame_native(command, sent[0], args, kinds)
             if framed is None:

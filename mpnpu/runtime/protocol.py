@@ -92,27 +92,69 @@ def encode(message: Message) -> bytes:
 def decode(data: bytes) -> Message:
     """The message :func:`encode`, :func:`frame_native` or a native serving loop made these bytes from."""
     first = data[0] if data else 0
-    if first == _NATIVE_MAGIC:  # a native command: the pickled command is its tail
-        (tail,) = _TAIL.unpack_from(data, 28)
+    if first == NATIVE_MAGIC:  # a native command: the pickled command is its tail
+        (tail,) = _TAIL.unpack_from(data, _TAIL_AT)
         data = data[tail:]
-    elif first == _DONE_MAGIC:
+    elif first == DONE_MAGIC:
         return decode_done(data)
     t = pickle.loads(data)
     return _new_tuple(_TYPES[t[0]], t[1:])  # type: ignore[no-any-return]
 
 
-# -- the native frames (a compiled kernel's serving loop, mpnpu/ascendc/include/mpnpu/serve.h) -------------
+# -- the native frames (a compiled kernel's serving loop, mpnpu/ascendc/include/mpnpu/native/serve.h) ------
 #
 # A launch a compiled kernel's native loop can run in a core process is sent as a *native command*:
 # a fixed header, each argument's place in GM as four integers, then the pickled LaunchCommand, so
 # that a core that cannot run it natively (or has no such loop) reads the command as ever. The
 # loop's reply is a *done reply*: a LaunchDone as a few packed fields. Both ends are processes of
 # one machine: native byte order. (A pickle starts with its PROTO opcode, 0x80: never 'N' or 'D'.)
+#
+# The layouts below are the only definition of these frames: the C++ loop reads and writes them at
+# the offsets generated from them (include/mpnpu/native/contract.h, mpnpu.ascendc.native.contract).
 
-_NATIVE_MAGIC, _DONE_MAGIC = ord("N"), ord("D")
-_NATIVE_HEAD = struct.Struct("=B7xqqiI")
+
+class Layout:
+    """A record of named fields packed by one ``struct`` format: the bytes Python packs, and the
+    offset and size of each field, which the C++ side is generated from. ``fields``: (name, format
+    code) in order; a name of "" is padding."""
+
+    def __init__(self, doc: str, fields: Sequence[tuple[str, str]]) -> None:
+        self.doc = doc
+        self.fields = tuple(fields)
+        self.struct = struct.Struct("=" + "".join(code for _, code in self.fields))
+        self.size = self.struct.size
+        offsets: dict[str, tuple[int, int]] = {}
+        fmt = "="
+        for name, code in self.fields:
+            at = struct.calcsize(fmt)
+            fmt += code
+            if name:
+                offsets[name] = (at, struct.calcsize(fmt) - at)
+        #: field name -> (offset, bytes)
+        self.offsets = offsets
+
+
+#: the first byte of a native command's and of a done reply's payload
+NATIVE_MAGIC, DONE_MAGIC = ord("N"), ord("D")
+#: a native command's fixed part; ``tail``: where the pickled command starts, from the payload's start
+NATIVE_HEAD = Layout("a native command's fixed part (then n_args NATIVE_ARG records, then the pickled command)",
+                     (("magic", "B"), ("", "7x"), ("launch_id", "q"), ("handle", "q"), ("n_args", "i"),
+                      ("tail", "I")))
+#: one argument of a native command: a GM tensor's allocation (segment key 0: a scalar, its 64-bit
+#: slot in ``offset``, or a null pointer)
+NATIVE_ARG = Layout("one argument of a native command",
+                    (("segment", "Q"), ("offset", "Q"), ("root_offset", "Q"), ("root_nbytes", "Q")))
+#: a done reply's fixed part (then n_flags DONE_FLAG records)
+DONE_HEAD = Layout("a done reply's fixed part (then n_flags DONE_FLAG records)",
+                   (("magic", "B"), ("", "3x"), ("core_id", "i"), ("launch_id", "q"), ("elapsed_s", "d"),
+                    ("n_flags", "i")))
+#: one flag a done reply says the core set
+DONE_FLAG = Layout("one flag (mode, id) a done reply says the core set", (("mode", "h"), ("flag_id", "h")))
+
+_NATIVE_HEAD = NATIVE_HEAD.struct
+_TAIL_AT = NATIVE_HEAD.offsets["tail"][0]
 _TAIL = struct.Struct("=I")
-_DONE_HEAD = struct.Struct("=B3xiqdi")
+_DONE_HEAD = DONE_HEAD.struct
 _ARG_STRUCTS: dict[int, struct.Struct] = {}
 _SEGMENT_KEYS: dict[str, int] = {}
 
@@ -163,10 +205,10 @@ def frame_native(command: LaunchCommand, handle: int, args: Sequence[Any], kinds
         values += (0, slot, 0, 0)
     packer = _ARG_STRUCTS.get(n)
     if packer is None:
-        packer = _ARG_STRUCTS[n] = struct.Struct("=" + "Q" * (4 * n))
+        packer = _ARG_STRUCTS[n] = struct.Struct("=" + NATIVE_ARG.struct.format[1:] * n)
     tail = _NATIVE_HEAD.size + packer.size
     pickled = pickle.dumps(_TAGS[LaunchCommand] + command, protocol=_HIGHEST)
-    return wire.frame(_NATIVE_HEAD.pack(_NATIVE_MAGIC, command.launch_id, handle, n, tail) + packer.pack(*values)
+    return wire.frame(_NATIVE_HEAD.pack(NATIVE_MAGIC, command.launch_id, handle, n, tail) + packer.pack(*values)
                       + pickled)
 
 
@@ -177,7 +219,7 @@ _F64_PACK, _F64 = struct.Struct("=d"), struct.Struct("=Q")
 def decode_done(data: bytes) -> LaunchDone:
     """The LaunchDone of a done reply."""
     _, core_id, launch_id, elapsed, n = _DONE_HEAD.unpack_from(data)
-    raw = struct.unpack_from(f"={2 * n}h", data, _DONE_HEAD.size) if n else ()
+    raw = struct.unpack_from("=" + DONE_FLAG.struct.format[1:] * n, data, _DONE_HEAD.size) if n else ()
     flags = tuple((raw[2 * i], raw[2 * i + 1]) for i in range(n))
     return LaunchDone(launch_id, core_id, elapsed, None, flags)
 

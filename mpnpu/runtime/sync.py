@@ -44,6 +44,8 @@ USABLE_FLAG_IDS = tuple(range(FLAG_IDS))
 
 
 class CoreState(enum.IntEnum):
+    """What a core is doing, in its status board row's ST_STATE column."""
+
     IDLE = 0
     RUNNING = 1
     IN_SYNC_ALL = 2
@@ -60,7 +62,7 @@ _RUNNING, _IN_SYNC_ALL, _IN_SYNC_AIV, _IN_FLAG_WAIT = (
 # status board columns; ST_WAIT_TAKEN: how many of the wait's senders (in flag_senders order) it
 # has already taken a set from, so the watchdog does not count those as missing.
 ST_STATE, ST_SYNC_ALL, ST_SYNC_AIV, ST_WAIT_MODE, ST_WAIT_ID, ST_PROGRESS, ST_WAIT_TAKEN = range(7)
-ST_COLUMNS = 7
+ST_COLUMNS = 7  # (how many: found with the columns by mpnpu.ascendc.native.contract)
 #: bytes of each core's last-words line
 LAST_WORDS_BYTES = 256
 

@@ -13,7 +13,8 @@ import struct
 
 from mpnpu.errors import PipeClosedError, WireError
 
-_HEADER = struct.Struct("!i")
+#: a frame's length: 4 bytes, big-endian (multiprocessing.Connection's framing; the native loop reads it too)
+HEADER = struct.Struct("!i")
 _CHUNK = 1 << 16
 #: the first read of a message: enough for a command or an untraced reply, small enough that
 #: allocating the buffer costs nothing (a larger message is read on in _CHUNK pieces)
@@ -24,7 +25,7 @@ def frame(payload: bytes) -> bytes:
     """The bytes to write for one message."""
     if len(payload) >= 0x7FFFFFFF:
         raise WireError("message too large for one frame")
-    return _HEADER.pack(len(payload)) + payload
+    return HEADER.pack(len(payload)) + payload
 
 
 def write_all(fd: int, data: bytes) -> bool:
@@ -56,20 +57,20 @@ def recv(fd: int) -> bytes:
     data = os.read(fd, _FIRST_READ)
     if not data:
         raise PipeClosedError("the other end of the pipe is gone")
-    while len(data) < _HEADER.size:
-        more = os.read(fd, _HEADER.size - len(data))
+    while len(data) < HEADER.size:
+        more = os.read(fd, HEADER.size - len(data))
         if not more:
             raise PipeClosedError("the other end of the pipe is gone")
         data += more
-    (size,) = _HEADER.unpack_from(data)
+    (size,) = HEADER.unpack_from(data)
     if size < 0:
         raise WireError("oversized frame")
-    end = _HEADER.size + size
+    end = HEADER.size + size
     if len(data) > end:
         raise WireError("protocol error: more than one message in the pipe")
     if len(data) == end:
-        return data[_HEADER.size:]
-    return data[_HEADER.size:] + read_exact(fd, end - len(data))
+        return data[HEADER.size:]
+    return data[HEADER.size:] + read_exact(fd, end - len(data))
 
 
 def read_exact(fd: int, n: int) -> bytes:

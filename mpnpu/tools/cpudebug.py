@@ -81,34 +81,6 @@ def _mapped_length(size: int) -> int:
     return max(_PAGE, -(-size // _PAGE) * _PAGE)
 
 
-class CpuDebugLaunch(ctypes.Structure):
-    _fields_ = [
-        ("abi", ctypes.c_int32),
-        ("kernel", ctypes.c_char_p),
-        ("file", ctypes.c_char_p),
-        ("line", ctypes.c_int32),
-        ("block_dim", ctypes.c_int32),
-        ("kernel_mode", ctypes.c_int32),
-        ("tiling_key", ctypes.c_uint64),
-        ("fn", ctypes.c_void_p),
-        ("signature", ctypes.c_char_p),
-        ("n_args", ctypes.c_int32),
-        ("slots", ctypes.POINTER(ctypes.c_uint64)),
-        ("arg_names", ctypes.c_char_p),
-        ("exports", ctypes.c_void_p),
-    ]
-
-
-class Exports(ctypes.Structure):
-    _fields_ = [
-        ("abi", ctypes.c_int32),
-        ("run", ctypes.c_void_p),
-        ("events", ctypes.c_void_p),
-        ("site", ctypes.c_void_p),
-        ("fault", ctypes.c_void_p),
-    ]
-
-
 #: KernelMode of SetKernelMode (MIX_MODE, AIC_MODE, AIV_MODE); not set: MIX_MODE
 _MODES = {0: KernelType.MIX_1_2, 1: KernelType.AIC, 2: KernelType.AIV}
 
@@ -297,7 +269,7 @@ def _program_library(exports_addr: int, fn: int, params: tuple[str, ...]) -> bri
     key = (exports_addr, fn)
     lib = _program_libs.get(key)
     if lib is None:
-        table = Exports.from_address(exports_addr)
+        table = abi.Exports.from_address(exports_addr)
         run = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(abi.Launch), ctypes.c_void_p,
                                ctypes.POINTER(ctypes.c_uint64), ctypes.c_int32)(table.run)
 
@@ -409,7 +381,7 @@ def _restore(snap: dict[int, bytes]) -> None:
 def run_kf(desc_addr: int) -> int:
     """ICPU_RUN_KF: launch, report, and return 0, or the exit status the program must end with."""
     global _current_call
-    d = CpuDebugLaunch.from_address(desc_addr)
+    d = abi.CpuDebugLaunch.from_address(desc_addr)
     kernel = (d.kernel or b"?").decode()
     where = f"ICPU_RUN_KF({kernel}) at {os.path.basename((d.file or b'?').decode())}:{d.line}"
     _current_call = where  # kept if an interruption ends the program, for its message
@@ -429,7 +401,7 @@ def run_kf(desc_addr: int) -> int:
     return status
 
 
-def _run_kf(d: CpuDebugLaunch, kernel: str, where: str, controls: _Controls) -> int:
+def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls) -> int:
     global _launches
     kt = _MODES.get(d.kernel_mode, KernelType.MIX_1_2)
     params = tuple(p for p in (d.signature or b"").decode().split(",") if p)

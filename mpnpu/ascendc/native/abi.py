@@ -1,27 +1,132 @@
 """The C ABI of a compiled kernel library, seen from Python: ctypes mirrors of
-``include/mpnpu/abi.h`` (keep the two in step; ``ABI_VERSION`` says which layout both use)."""
+``include/mpnpu/native/abi.h``'s structs, and the ABI's numbers.
+
+The numbers are defined here, once: ``include/mpnpu/native/contract.h`` is generated from them
+(:mod:`mpnpu.ascendc.build.contract_header`), and ``contract_checks.h`` makes every build check
+that each struct of abi.h has the layout of its ctypes mirror below (:mod:`.contract` lists both).
+"""
 
 from __future__ import annotations
 
 import ctypes
+import enum
 
 import numpy as np
 
-ABI_VERSION = 6
+from mpnpu.runtime.topology import FLAG_IDS as FLAG_IDS  # (re-exported: the ABI's flag bits are mode * FLAG_IDS + id)
+
+#: the layout both sides use; a library built for another is refused (rebuilt)
+ABI_VERSION = 7
+#: a flag wait's mode when it names none (it consumes sets in whatever mode they were made)
 ANY_MODE = 0xFF
+#: the flag routes one core's end of a native flag holds at most, each way
+NATIVE_MAX_ROUTES = 4
+#: the kernels a native serving loop may have registered
+SERVE_MAX_ENTRIES = 32
+#: a registered kernel's parameters at most (its slot and region arrays)
+SERVE_MAX_ARGS = 64
 
-# kernel types (KERNEL_TYPE_* of the kernel API, the order of abi.h's MPNPU_KT_*)
-KT_AIV_ONLY, KT_AIC_ONLY, KT_MIX_AIV_1_0, KT_MIX_AIC_1_0, KT_MIX_AIC_1_1, KT_MIX_AIC_1_2 = range(6)
 
-RUN_OK, RUN_FAULT, RUN_CORE_CALL_ERROR, RUN_CXX_EXCEPTION = range(4)
-FAULT_API, FAULT_ILLEGAL_READ, FAULT_ILLEGAL_WRITE, FAULT_UNSUPPORTED = 1, 2, 3, 4
+class KernelTypeNumber(enum.IntEnum):
+    """Kernel types (KERNEL_TYPE_* of the Ascend C kernel API, in its order): MPNPU_KT_*."""
 
-EV_GM, EV_LOCAL, EV_SYNC_ALL, EV_FLAG_SET, EV_FLAG_WAIT, EV_PIPE_SYNC, EV_DROPPED = range(1, 8)
+    AIV_ONLY = 0
+    AIC_ONLY = 1
+    MIX_AIV_1_0 = 2
+    MIX_AIC_1_0 = 3
+    MIX_AIC_1_1 = 4
+    MIX_AIC_1_2 = 5
+
+
+class RunResult(enum.IntEnum):
+    """What mpnpu_run returns: MPNPU_RUN_*."""
+
+    OK = 0
+    FAULT = 1  # the library reported a fault (mpnpu_fault)
+    CORE_CALL_ERROR = 2  # a callback into the core process raised (it keeps the exception)
+    CXX_EXCEPTION = 3  # the kernel threw
+
+
+class FaultKind(enum.IntEnum):
+    """What stopped a kernel (MpnpuFault.kind): MPNPU_FAULT_*."""
+
+    API = 1  # the kernel API was used in a way the device does not allow
+    ILLEGAL_READ = 2  # memcheck
+    ILLEGAL_WRITE = 3
+    UNSUPPORTED = 4  # a call or form mpnpu does not implement
+
+
+class EventType(enum.IntEnum):
+    """A trace record's type (MpnpuEvent.type): MPNPU_EV_*."""
+
+    GM = 1
+    LOCAL = 2
+    SYNC_ALL = 3
+    FLAG_SET = 4
+    FLAG_WAIT = 5
+    PIPE_SYNC = 6
+    DROPPED = 7
+
+
+class Memory(enum.IntEnum):
+    """Local memories (MpnpuEvent.mem, MpnpuFault.mem): MPNPU_MEM_*."""
+
+    UB = 0
+    L1 = 1
+    L0A = 2
+    L0B = 3
+    L0C = 4
+    BT = 5
+    FB = 6
+
+
+class NativeSyncError(enum.IntEnum):
+    """What a sync the library made natively reports through sync_error: MPNPU_NATIVE_*."""
+
+    SYNC_ALL_TIMEOUT = 1  # a: aiv_only, b: this core's SyncAll count
+    FLAG_TIMEOUT = 2  # a: mode (-1: unknown), b: flag id
+    FLAG_OVERFLOW = 3  # a: mode, b: flag id, c: receiver
+    BARRIER_STATE = 4  # the barrier's words are not in a state its protocol allows
+
+
+class InsertKind(enum.IntEnum):
+    """A sync a launch inserts at a function boundary (MpnpuInsert.kind): MPNPU_INS_*."""
+
+    SYNC_ALL = 0
+    SYNC_AIV = 1
+    FLAG_SET = 2
+    FLAG_WAIT = 3
+
+
+class ServeResult(enum.IntEnum):
+    """What mpnpu_serve returns: why the native serving loop handed control back to the core
+    process (MPNPU_SERVE_*; :meth:`mpnpu.ascendc.native.serve.NativeLoop.serve`)."""
+
+    FRAME = 1  # buf holds a frame for the core process (frame_len > buf_len: read the rest)
+    FAILED = 2  # a native launch's kernel failed (rc, launch_id, entry; buf holds its frame)
+    IDLE = 3  # no command for a second (the core process looks at its parent)
+    CLOSED = 4  # the pipe closed
+    #: a native launch ran; its reply does not fit the board's row or the lock timed out: the
+    #: core process replies (elapsed_s, flags_mask)
+    REPLY = 5
+    #: a native launch ran and was replied to, and the CPUs this process may use are not as many
+    #: as the wait budget was worked out for (spin_cpus): the core process works it out again
+    #: (mpnpu.runtime.spin owns the rule) and calls the loop again
+    RESPIN = 6
+
+
+# (plain ints for the hot paths and the many readers: derived from the enums above)
+KT_AIV_ONLY, KT_AIC_ONLY, KT_MIX_AIV_1_0, KT_MIX_AIC_1_0, KT_MIX_AIC_1_1, KT_MIX_AIC_1_2 = map(int, KernelTypeNumber)
+RUN_OK, RUN_FAULT, RUN_CORE_CALL_ERROR, RUN_CXX_EXCEPTION = map(int, RunResult)
+FAULT_API, FAULT_ILLEGAL_READ, FAULT_ILLEGAL_WRITE, FAULT_UNSUPPORTED = map(int, FaultKind)
+EV_GM, EV_LOCAL, EV_SYNC_ALL, EV_FLAG_SET, EV_FLAG_WAIT, EV_PIPE_SYNC, EV_DROPPED = map(int, EventType)
+NATIVE_SYNC_ALL_TIMEOUT, NATIVE_FLAG_TIMEOUT, NATIVE_FLAG_OVERFLOW, NATIVE_BARRIER_STATE = map(int, NativeSyncError)
+INS_SYNC_ALL, INS_SYNC_AIV, INS_FLAG_SET, INS_FLAG_WAIT = map(int, InsertKind)
+#: the local memories' names, by MPNPU_MEM_* number
+MEMORY_NAMES = tuple(m.name for m in Memory)
 
 #: pipe numbers of the kernel API's pipe_t -> mpnpu's pipe names
 PIPE_NAMES = ("PIPE_S", "PIPE_V", "PIPE_M", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL", "PIPE_FIX")
-#: local memories (MPNPU_MEM_*)
-MEMORY_NAMES = ("UB", "L1", "L0A", "L0B", "L0C", "BT", "FB")
 #: HardEvent numbers of include/mpnpu/types.h -> names
 HARD_EVENTS = (
     "MTE2_MTE1", "MTE1_MTE2", "MTE1_M", "M_MTE1", "MTE2_V", "V_MTE2", "MTE3_V", "V_MTE3", "M_V", "V_M", "V_V",
@@ -45,16 +150,7 @@ class CoreCalls(ctypes.Structure):
                 ("sync_error", SyncErrorFn)]
 
 
-# -- syncs the library drives itself on the core process's objects (include/mpnpu/native_sync.h) --------
-
-NATIVE_MAX_ROUTES = 4
-FLAG_IDS = 16
-NATIVE_SYNC_ALL_TIMEOUT, NATIVE_FLAG_TIMEOUT, NATIVE_FLAG_OVERFLOW, NATIVE_BARRIER_STATE = 1, 2, 3, 4
-#: the status board's columns and states as native_sync.h writes them (checked against the runtime's)
-NATIVE_ST_COLUMNS = {"ST_STATE": 0, "ST_SYNC_ALL": 1, "ST_SYNC_AIV": 2, "ST_WAIT_MODE": 3, "ST_WAIT_ID": 4,
-                     "ST_PROGRESS": 5, "ST_WAIT_TAKEN": 6}
-NATIVE_STATES = {"RUNNING": 1, "IN_SYNC_ALL": 2, "IN_SYNC_AIV": 3, "IN_FLAG_WAIT": 4}
-
+# -- syncs the library drives itself on the core process's objects (include/mpnpu/native/native_sync.h) --------
 
 class NativeBarrier(ctypes.Structure):
     _fields_ = [("lock", ctypes.c_void_p), ("sleeping", ctypes.c_void_p), ("woken", ctypes.c_void_p),
@@ -92,9 +188,6 @@ class Insert(ctypes.Structure):
         ("name", ctypes.c_char_p),
         ("stage", ctypes.c_char_p),
     ]
-
-
-INS_SYNC_ALL, INS_SYNC_AIV, INS_FLAG_SET, INS_FLAG_WAIT = 0, 1, 2, 3
 
 
 class Launch(ctypes.Structure):
@@ -142,12 +235,43 @@ class Fault(ctypes.Structure):
     ]
 
 
-# -- the native serving loop (include/mpnpu/serve.h) ----------------------------------------------------
+# -- a CPU-debug program's launches (include/mpnpu/cpudebug.h, mpnpu.tools.cpudebug) --------------------
 
-SERVE_MAX_ENTRIES = 32
-SERVE_MAX_ARGS = 64
-SERVE_FRAME, SERVE_FAILED, SERVE_IDLE, SERVE_CLOSED, SERVE_REPLY = 1, 2, 3, 4, 5
+class CpuDebugLaunch(ctypes.Structure):
+    """One ICPU_RUN_KF: what a host program asks mpnpu to launch (mpnpu.tools.cpudebug)."""
 
+
+    _fields_ = [
+        ("abi", ctypes.c_int32),
+        ("kernel", ctypes.c_char_p),
+        ("file", ctypes.c_char_p),
+        ("line", ctypes.c_int32),
+        ("block_dim", ctypes.c_int32),
+        ("kernel_mode", ctypes.c_int32),
+        ("tiling_key", ctypes.c_uint64),
+        ("fn", ctypes.c_void_p),
+        ("signature", ctypes.c_char_p),
+        ("n_args", ctypes.c_int32),
+        ("slots", ctypes.POINTER(ctypes.c_uint64)),
+        ("arg_names", ctypes.c_char_p),
+        ("exports", ctypes.c_void_p),
+    ]
+
+
+class Exports(ctypes.Structure):
+    """The table a program that links its kernel in hands over instead of a library's symbols."""
+
+
+    _fields_ = [
+        ("abi", ctypes.c_int32),
+        ("run", ctypes.c_void_p),
+        ("events", ctypes.c_void_p),
+        ("site", ctypes.c_void_p),
+        ("fault", ctypes.c_void_p),
+    ]
+
+
+# -- the native serving loop (include/mpnpu/native/serve.h) ----------------------------------------------------
 
 class ServeEntry(ctypes.Structure):
     _fields_ = [("handle", ctypes.c_int64), ("run", ctypes.c_void_p), ("launch", ctypes.c_void_p),
@@ -170,8 +294,8 @@ class Serve(ctypes.Structure):
         ("rows", ctypes.c_void_p), ("row_size", ctypes.c_int32), ("row_flags", ctypes.c_int32),
         ("off_launch_id", ctypes.c_int32), ("off_elapsed", ctypes.c_int32), ("off_n_flags", ctypes.c_int32),
         ("off_flags", ctypes.c_int32), ("done", ctypes.c_void_p), ("board_lock", ctypes.c_void_p),
-        ("status", ctypes.c_void_p), ("st_columns", ctypes.c_int32), ("max_per_cpu", ctypes.c_int32),
-        ("spin_fixed_ns", ctypes.c_int64), ("spin_default_ns", ctypes.c_int64), ("spin_ns", ctypes.c_uint64),
+        ("status", ctypes.c_void_p), ("st_columns", ctypes.c_int32), ("spin_cpus", ctypes.c_int32),
+        ("spin_ns", ctypes.c_uint64),
         ("timeout_ns", ctypes.c_uint64),
         ("buf", ctypes.c_void_p), ("buf_cap", ctypes.c_int64), ("buf_len", ctypes.c_int64),
         ("frame_len", ctypes.c_int64),
@@ -211,3 +335,6 @@ def declare(lib: ctypes.CDLL) -> None:
     lib.mpnpu_fault.argtypes = []
     lib.mpnpu_serve.restype = ctypes.c_int32
     lib.mpnpu_serve.argtypes = [ctypes.c_void_p]
+    lib.mpnpu_serve_window.restype = ctypes.c_int32
+    lib.mpnpu_serve_window.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
+                                       ctypes.c_uint64]

@@ -12,17 +12,19 @@ and turn what the library reports (trace records, faults) into the runtime's own
       events ◄─ mpnpu_events            (trace records, when traced: shipped as written, see .records)
       fault  ◄─ mpnpu_fault             (memcheck, API misuse: raised here as the launch's error)
 
-The callbacks are the kernel-context seam's services (mpnpu.runtime.kcontext): SyncAll, flags and
-holds have one implementation for Python and C++ kernels. While the C++ code runs, the context's
+The callbacks are the kernel-context seam's services (mpnpu.runtime.kcontext), reached through the
+core's native facet (mpnpu.runtime.seam.NativeCore, the only view of the core this module has):
+SyncAll, flags and holds have one implementation for Python and C++ kernels. While the C++ code runs, the context's
 event list is set aside, so the library's own records (in program order) are the core's trace.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -32,6 +34,7 @@ from mpnpu.runtime import kcontext
 from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.memcheck import ILLEGAL_READ, ILLEGAL_WRITE, gm_fault, gm_fault_unknown, local_fault
 from mpnpu.runtime.pipe_events import Pipe
+from mpnpu.runtime.seam import NativeCore, current_native_core
 from mpnpu.runtime.sync import LAST_WORDS_BYTES
 from mpnpu.runtime.topology import CoreType, KernelType
 
@@ -71,8 +74,10 @@ class Library:
     fault: Any  # () -> MpnpuFault*
     #: ``run`` without ctypes' argument conversion: (byref(launch), slots array, int), or None
     run_unconverted: Any = None
-    #: the library's native serving loop (include/mpnpu/serve.h), or None (a host program's table)
+    #: the library's native serving loop (include/mpnpu/native/serve.h), or None (a host program's table)
     serve: Any = None
+    #: (serve struct, segment key, root offset, bytes, address) -> 1: a window into the loop's table
+    serve_window: Any = None
 
     @classmethod
     def from_functions(cls, path: str, params: tuple[str, ...], run: Any, events: Any, site: Any,
@@ -103,7 +108,7 @@ def load(path: str) -> Library:
     unconverted = dll["mpnpu_run"]  # (a second handle: the declared one converts its arguments)
     unconverted.restype = ctypes.c_int32
     lib = _LOADED[path] = Library(path, params, dll.mpnpu_run, dll.mpnpu_events, dll.mpnpu_site, dll.mpnpu_fault,
-                                  unconverted, dll.mpnpu_serve)
+                                  unconverted, dll.mpnpu_serve, dll.mpnpu_serve_window)
     return lib
 
 
@@ -161,14 +166,35 @@ class Region:
     tensor: GlobalTensor
 
 
+class CallbackTarget(Protocol):
+    """What the library's callbacks into the core process act on while a kernel runs: a
+    :class:`_Launch`, or a native serving loop's view of the launch it runs now."""
+
+    core: NativeCore
+    pending: BaseException | None  # what a callback raised
+
+    @property
+    def lib(self) -> Library:
+        """The library of the launch running now."""
+        ...
+
+    def site(self, site_id: int) -> tuple[str, str]:
+        """(site name, function) of the launch's site ``site_id``."""
+        ...
+
+    def flag_was_set(self, mode: int, flag_id: int) -> None:
+        """A callback set flag (mode, id)."""
+        ...
+
+
 class _Launch:
     """What one launch on this core needs while the library runs (the callbacks read it)."""
 
-    __slots__ = ("lib", "ctx", "pending", "sites")
+    __slots__ = ("lib", "core", "pending", "sites")
 
-    def __init__(self, lib: Library, ctx: Any) -> None:
+    def __init__(self, lib: Library, core: NativeCore) -> None:
         self.lib = lib
-        self.ctx = ctx
+        self.core = core
         self.pending: BaseException | None = None  # what a callback raised
         self.sites: dict[int, tuple[str, str]] = {}  # site id -> (site name, function)
 
@@ -197,7 +223,19 @@ class _Launch:
 _SITE_NAMES: dict[tuple[bytes | None, int, bytes | None], tuple[str, str]] = {}
 
 
-_current: _Launch | None = None
+_current: CallbackTarget | None = None
+
+
+@contextlib.contextmanager
+def callbacks_to(target: CallbackTarget) -> Iterator[None]:
+    """The library's callbacks act on ``target`` inside the block (a native serving loop's launches:
+    mpnpu.ascendc.native.serve)."""
+    global _current
+    _current = target
+    try:
+        yield
+    finally:
+        _current = None
 
 
 def _guard(fn: Callable[..., int]) -> Callable[..., int]:
@@ -218,30 +256,30 @@ def _guard(fn: Callable[..., int]) -> Callable[..., int]:
 
 
 @_guard
-def _sync_all(launch: _Launch, aiv_only: int, site_id: int) -> int:
-    kcontext.sync_all(launch.ctx, bool(aiv_only), "", launch.site(site_id)[0])
+def _sync_all(launch: CallbackTarget, aiv_only: int, site_id: int) -> int:
+    launch.core.sync_all(bool(aiv_only), launch.site(site_id)[0])
     return 0
 
 
 @_guard
-def _flag_set(launch: _Launch, mode: int, flag_id: int, pipe: int, site_id: int) -> int:
-    kcontext.flag_set(launch.ctx, mode, flag_id, _PIPES[abi.PIPE_NAMES[pipe]], "", launch.site(site_id)[0])
+def _flag_set(launch: CallbackTarget, mode: int, flag_id: int, pipe: int, site_id: int) -> int:
+    launch.core.flag_set(mode, flag_id, _PIPES[abi.PIPE_NAMES[pipe]], launch.site(site_id)[0])
     launch.flag_was_set(mode, flag_id)
     return 0
 
 
 @_guard
-def _flag_wait(launch: _Launch, mode: int, flag_id: int, site_id: int, resolved: Any) -> int:
+def _flag_wait(launch: CallbackTarget, mode: int, flag_id: int, site_id: int, resolved: Any) -> int:
     if mode == abi.ANY_MODE:
-        mode = kcontext.flag_wait_mode(launch.ctx, flag_id)
+        mode = launch.core.flag_wait_mode(flag_id)
     resolved[0] = mode
-    kcontext.flag_wait(launch.ctx, mode, flag_id, "", launch.site(site_id)[0])
+    launch.core.flag_wait(mode, flag_id, launch.site(site_id)[0])
     return 0
 
 
 @_guard
-def _hold(launch: _Launch, site_id: int, after: int) -> int:
-    hold = launch.ctx.hold
+def _hold(launch: CallbackTarget, site_id: int, after: int) -> int:
+    hold = launch.core.hold
     if hold is not None:
         site = launch.site(site_id)[0]
         (hold.after if after else hold.before)(site)
@@ -249,16 +287,15 @@ def _hold(launch: _Launch, site_id: int, after: int) -> int:
 
 
 @_guard
-def _sync_error(launch: _Launch, kind: int, a: int, b: int, c: int) -> int:
+def _sync_error(launch: CallbackTarget, kind: int, a: int, b: int, c: int) -> int:
     """A sync the library made natively failed: raise what the core process's own path raises."""
-    ctx = launch.ctx
-    sync, timeout = ctx.sync, ctx.options.sync_timeout_s
+    core = launch.core
     if kind == abi.NATIVE_SYNC_ALL_TIMEOUT:
-        raise sync.sync_all_timeout(bool(a), b, timeout)
+        raise core.sync_all_timeout(bool(a), b)
     if kind == abi.NATIVE_FLAG_TIMEOUT:
-        sync.raise_flag_timeout(a, b, timeout)
+        core.raise_flag_timeout(a, b)
     if kind == abi.NATIVE_FLAG_OVERFLOW:
-        sync.raise_overflow(a, b, c)
+        core.raise_overflow(a, b, c)
     raise SyncTimeoutError("SyncAll: the barrier's shared state is not one its protocol allows (a core died "
                            "inside it?)", sync="sync_all")
 
@@ -272,21 +309,21 @@ _CORE_CALLS = abi.CoreCalls(abi.SyncAllFn(_sync_all), abi.FlagSetFn(_flag_set), 
 NATIVE_SYNC_ENV = "MPNPU_NATIVE_SYNC"
 
 
-def native_sync_for(ctx: Any) -> tuple[Any, Any] | None:
+def native_sync_for(core: NativeCore) -> tuple[Any, Any] | None:
     """This core's MpnpuNativeSync (and its used-flags array), or None where syncs call back."""
     if not settings.from_env(settings.NATIVE_SYNC):
         return None
-    routes = ctx.sync.native_routes(ctx.info.core_id)
+    routes = core.native_routes()
     if routes is None:
         return None
     nat = abi.NativeSync()
     nat.abi = abi.ABI_VERSION
-    nat.core_id = ctx.info.core_id
+    nat.core_id = core.core_id
     nat.status, nat.st_columns = routes.status, routes.st_columns
     nat.flag_modes, nat.flag_counter_max = routes.flag_modes, routes.flag_counter_max
-    nat.timeout_ns = int(ctx.options.sync_timeout_s * 1e9)
-    nat.spin_ns = int(ctx.spin_s * 1e9)
-    ctx.spin_listeners.append(lambda spin_s: setattr(nat, "spin_ns", int(spin_s * 1e9)))
+    nat.timeout_ns = int(core.sync_timeout_s * 1e9)
+    nat.spin_ns = int(core.spin_s * 1e9)
+    core.on_spin_change(lambda spin_s: setattr(nat, "spin_ns", int(spin_s * 1e9)))
     for target, (lock, sleeping, woken, wait_sem, words, parties) in (
             (nat.barrier_all, routes.barrier_all), (nat.barrier_aiv, routes.barrier_aiv)):
         target.lock, target.sleeping, target.woken, target.wait_sem = lock, sleeping, woken, wait_sem
@@ -306,7 +343,7 @@ def native_sync_for(ctx: Any) -> tuple[Any, Any] | None:
     return nat, used
 
 
-def _report_native_flags(ctx: Any, used: Any) -> None:
+def _report_native_flags(core: NativeCore, used: Any) -> None:
     """Mark the flags the library set natively in this launch as the core process's own sets are
     marked (the parent clears the counters of every flag set), and clear the library's marks."""
     mask = used.value
@@ -316,7 +353,7 @@ def _report_native_flags(ctx: Any, used: Any) -> None:
     while mask:
         bit = (mask & -mask).bit_length() - 1  # the lowest bit set
         mask &= mask - 1
-        kcontext.flag_port(ctx, bit // abi.FLAG_IDS, bit % abi.FLAG_IDS).used = True
+        core.mark_flag_set(bit // abi.FLAG_IDS, bit % abi.FLAG_IDS)
 
 
 def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_key: int = 0,
@@ -335,16 +372,17 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     stages a launch inserts syncs at are (a library built with stage hooks, mpnpu.ascendc.build.stagehooks)."""
     global _current
     # (every line here is paid by every core of every launch: an empty C++ launch is mostly this)
-    ctx = kcontext.current()
+    core = kcontext.current().native
     n, n_slots = len(regions), len(slots)
-    hit = _STRUCTS.get((id(ctx), kernel_type))
+    hit = _STRUCTS.get((id(core), kernel_type))
     if hit is None or n > _MAX_ARGS or n_slots > _MAX_ARGS:
-        if ctx.topology.kernel_type is not kernel_type:
-            raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {ctx.topology.kernel_type.value} "
+        if core.kernel_type is not kernel_type:
+            raise KernelAPIError(f"a {kernel_type.value} kernel launched on a {core.kernel_type.value} "
                                  "device")
-        hit = _launch_struct(ctx, kernel_type, n_slots, n)
+        hit = _launch_struct(core, kernel_type, n_slots, n)
     launch, c_slots, c_regions, last, native = hit
-    events, dropped, hold, hooks = ctx.events, ctx.dropped_syncs, ctx.hold, ctx.stage_hooks
+    # the library records this core's trace itself (see the module docstring)
+    events, dropped, hold, hooks = core.set_events_aside(), core.dropped_syncs, core.hold, core.stage_hooks
     # What a batch's launches mostly repeat (the caching allocator hands out the same blocks) is
     # written only when it changes: each ctypes field write costs as much as the C++ launch itself.
     settings = (events is not None, memcheck, tiling_key, sys_workspace_bytes, dropped, hold)
@@ -354,22 +392,25 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     _write_arguments(launch, c_slots, c_regions, last, slots, regions)
     last[2] = None  # (the arrays are no launcher's: see launcher)
     # (the records point into what _inserts returns while the kernel runs)
-    keep = _inserts(launch, ctx, stages) if hooks is not None or launch.n_inserts else None
-    state = _current = _Launch(lib, ctx)
-    ctx.events = None  # the library records this core's trace itself (see the module docstring)
+    try:
+        keep = _inserts(launch, core, stages) if hooks is not None or launch.n_inserts else None
+    except BaseException:
+        core.restore_events(events)
+        raise
+    state = _current = _Launch(lib, core)
     try:
         rc = lib.run(launch, c_slots, n_slots)
     finally:
         _current = None
-        ctx.events = events
+        core.restore_events(events)
         del keep
         if native is not None and native[1].value:
-            _report_native_flags(ctx, native[1])
+            _report_native_flags(core, native[1])
     if events is not None:
         records = _trace_records(state, regions)
         if records is not None:
             # (a part of the core's trace among its events: PackedEvents.pack ships it as it is)
-            events.append(records)  # type: ignore[arg-type]
+            events.append(records)
     if rc == abi.RUN_OK:
         return
     if rc == abi.RUN_CORE_CALL_ERROR and state.pending is not None:
@@ -393,7 +434,7 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
     pointers_only = all(p == "p" for p in params)
     # run_slots' settings for such a launch
     plain: tuple[Any, ...] = (False, memcheck, tiling_key, sys_workspace_bytes, frozenset(), None)
-    bound: list[Any] = []  # [ctx, launch, byref(launch), c_slots, c_regions, last, used, _Launch]
+    bound: list[Any] = []  # [core, launch, byref(launch), c_slots, c_regions, last, used, _Launch]
     repeat: list[Any] = [None, -1]  # [the arguments' GM places at the last marshalling, windows' generation]
     windows_of = WINDOWS
     call = lib.run_unconverted or lib.run
@@ -401,17 +442,16 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
     def general(args: Sequence[Any]) -> None:
         slots, regions = slots_of(params, args)
         run_slots(lib, kernel_type, slots, regions, tiling_key, sys_workspace_bytes, memcheck, stages)
-        ctx = kcontext.current()
-        if not bound or bound[0] is not ctx:
-            launch, c_slots, c_regions, last, native = _STRUCTS[(id(ctx), kernel_type)]
-            bound[:] = [ctx, launch, ctypes.byref(launch), c_slots, c_regions, last,
-                        native[1] if native is not None else None, _Launch(lib, ctx)]
+        core = kcontext.current().native
+        if not bound or bound[0] is not core:
+            launch, c_slots, c_regions, last, native = _STRUCTS[(id(core), kernel_type)]
+            bound[:] = [core, launch, ctypes.byref(launch), c_slots, c_regions, last,
+                        native[1] if native is not None else None, _Launch(lib, core)]
 
     def run_args(args: Sequence[Any]) -> None:
         global _current
-        ctx = kcontext.current_or_none()
-        if (not bound or bound[0] is not ctx or not pointers_only or len(args) != n_params or ctx.events is not None
-                or ctx.dropped_syncs or ctx.hold is not None or ctx.stage_hooks is not None):
+        core = current_native_core()
+        if not bound or bound[0] is not core or not pointers_only or len(args) != n_params or not core.plain:
             general(args)
             return
         _, launch, p_launch, c_slots, c_regions, last, used, state = bound
@@ -441,7 +481,7 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
         finally:
             _current = None
             if used is not None and used.value:
-                _report_native_flags(ctx, used)
+                _report_native_flags(core, used)
         if rc != abi.RUN_OK:
             pending, state.pending = state.pending, None  # (not kept alive by the reused _Launch)
             raise launch_error(state, pending, params, args, rc)
@@ -452,8 +492,8 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
         cannot (a library built with stage hooks or without the loop)."""
         if not bound or stages or lib.serve is None or n_params > _MAX_ARGS:
             return None
-        ctx, launch, _, c_slots, c_regions, last, used, _ = bound
-        if ctx is not kcontext.current_or_none():
+        core, launch, _, c_slots, c_regions, last, used, _ = bound
+        if core is not current_native_core():
             return None
         return NativeEntry(lib, launch, c_slots, c_regions, last, used, n_params, memcheck, tiling_key,
                            sys_workspace_bytes)
@@ -516,10 +556,10 @@ def _write_settings(launch: Any, settings: tuple[Any, ...]) -> None:
     launch.hold_site = hold.site.encode() if hold is not None else None
 
 
-def _inserts(launch: Any, ctx: Any, stages: Sequence[tuple[str, tuple[int, ...]]]) -> list[Any]:
+def _inserts(launch: Any, core: NativeCore, stages: Sequence[tuple[str, tuple[int, ...]]]) -> list[Any]:
     """Fill the launch's inserted syncs for this core (its StageHooks, at its stages' functions);
     returns what must stay alive while the kernel runs."""
-    hooks = ctx.stage_hooks
+    hooks = core.stage_hooks
     if hooks is None:
         launch.n_inserts, launch.inserts = 0, None
         return []
@@ -550,7 +590,7 @@ _MAX_ARGS = abi.SERVE_MAX_ARGS  # the slot and region arrays (a native serving l
 _STRUCTS: dict[tuple[int, KernelType], tuple[Any, Any, Any, list[Any], Any]] = {}
 
 
-def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
+def _launch_struct(core: NativeCore, kernel_type: KernelType, n_slots: int,
                    n_regions: int) -> tuple[Any, Any, Any, list[Any], Any]:
     """This core's launch struct for ``kernel_type`` with what never changes between its launches set
     once (identity, callbacks, pipes), its slot and region arrays, and a list holding the
@@ -558,28 +598,26 @@ def _launch_struct(ctx: Any, kernel_type: KernelType, n_slots: int,
     arrays last (or None); a launch sets only what changed."""
     if n_slots > _MAX_ARGS or n_regions > _MAX_ARGS:
         raise KernelAPIError(f"a kernel takes at most {_MAX_ARGS} arguments here, got {n_slots}")
-    key = (id(ctx), kernel_type)
+    key = (id(core), kernel_type)
     hit = _STRUCTS.get(key)
     if hit is None:
-        info, topo = ctx.info, ctx.topology
         launch = abi.Launch()
         launch.abi = abi.ABI_VERSION
-        launch.core_type = 1 if info.core_type is CoreType.CUBE else 0
+        launch.core_type = 1 if core.core_type is CoreType.CUBE else 0
         launch.kernel_type = KERNEL_TYPE_NUMBERS[kernel_type]
-        launch.block_idx = info.block_idx
-        launch.block_num = topo.block_dim
-        launch.subblock_idx = info.sub_block_idx
-        launch.subblock_num = info.sub_block_num
-        launch.task_ration = info.sub_block_num
+        launch.block_idx = core.block_idx
+        launch.block_num = core.block_num
+        launch.subblock_idx = core.sub_block_idx
+        launch.subblock_num = core.sub_block_num
+        launch.task_ration = core.sub_block_num
         launch.core_calls = ctypes.pointer(_CORE_CALLS)
-        launch.last_words = ctx.sync.last_words_address(info.core_id)
+        launch.last_words = core.last_words_address()
         launch.last_words_size = LAST_WORDS_BYTES
         # A C++ kernel orders its own pipes: asynchronous unless the launch asks for them in order.
-        options = ctx.options
-        launch.pipes_async = 0 if options.pipes == "sync" else 1
-        launch.pipe_latency_ns = int(options.pipe_latency_us * 1000)
-        launch.sync_timeout_ns = int(options.sync_timeout_s * 1e9)
-        native = native_sync_for(ctx)
+        launch.pipes_async = 0 if core.pipes_mode == "sync" else 1
+        launch.pipe_latency_ns = int(core.pipe_latency_us * 1000)
+        launch.sync_timeout_ns = int(core.sync_timeout_s * 1e9)
+        native = native_sync_for(core)
         if native is not None:
             launch.native = ctypes.pointer(native[0])
         c_slots = (ctypes.c_uint64 * _MAX_ARGS)()
@@ -672,7 +710,7 @@ def _site_table(state: _Launch, ids: Sequence[int]) -> tuple[tuple[int, str, str
     return tuple(out)
 
 
-def launch_error(state: _Launch, pending: BaseException | None, params: Sequence[str], args: Sequence[Any],
+def launch_error(state: CallbackTarget, pending: BaseException | None, params: Sequence[str], args: Sequence[Any],
                  rc: int) -> BaseException:
     """The error of a launch of ``args`` whose library returned ``rc``: what a callback raised
     (``pending``), else the fault the library reported, on the regions as the library indexed
@@ -682,7 +720,7 @@ def launch_error(state: _Launch, pending: BaseException | None, params: Sequence
     return _fault_error(state, slots_of(params, args, trim=False)[1], rc)
 
 
-def _fault_error(state: _Launch, regions: Sequence[Region], rc: int) -> MpnpuError:
+def _fault_error(state: CallbackTarget, regions: Sequence[Region], rc: int) -> MpnpuError:
     """The Python error for a fault the library reported."""
     f = state.lib.fault().contents
     message = f.message.decode(errors="replace")

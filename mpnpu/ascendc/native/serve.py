@@ -2,15 +2,19 @@
 
 ::
 
-    core process (mpnpu.runtime.core)          kernel library (include/mpnpu/serve.h)
+    core process (mpnpu.runtime.core)          kernel library (include/mpnpu/native/serve.h)
     ───────────────────────────────────        ──────────────────────────────────────────
     a plain launch of a compiled kernel ran ──► register(handle, its launch struct)
     idle: NativeLoop.serve(fd) ──────────────► mpnpu_serve: wait, read, run, reply, wait, ...
-       ◄── "message": a frame for Python        (another command, an unknown kernel or window)
-       ◄── "failed": the kernel's error         (raised here as the core process's own path raises it)
-       ◄── "reply" / "idle" / "closed"
+       ◄── Served.MESSAGE: a frame for Python   (another command, an unknown kernel or window)
+       ◄── Served.FAILED: the kernel's error    (raised here as the core process's own path raises it)
+       ◄── Served.REPLY / IDLE / CLOSED
+           (ServeResult.RESPIN: the CPUs changed; the budget is worked out here, the loop goes on)
 
-Why it exists: see include/mpnpu/serve.h. What the loop runs natively is exactly what the core
+The loop reaches its core only through the core's native facet (mpnpu.runtime.seam.NativeCore);
+the window table's hash is the library's alone (windows go in through mpnpu_serve_window).
+
+Why it exists: see include/mpnpu/native/serve.h. What the loop runs natively is exactly what the core
 process's short path in :func:`mpnpu.ascendc.native.bridge.launcher` runs (every argument a GM tensor or
 None; no trace, dropped sync, hold or inserted sync: the parent sends only such launches as native
 commands, :func:`mpnpu.runtime.protocol.frame_native`), on the same launch struct, sync objects,
@@ -21,14 +25,14 @@ off (every launch goes through the core process's Python), e.g. to measure the t
 from __future__ import annotations
 
 import ctypes
-from typing import Any
 
 from mpnpu import settings
 from mpnpu.errors import WireError
 from mpnpu.runtime import wire
 from mpnpu.runtime.protocol import LaunchCommand, LaunchDone, decode, segment_key
-from mpnpu.runtime.spin import DEFAULT_SPIN_US, MAX_PROCESSES_PER_CPU
+from mpnpu.runtime.seam import NativeCore, NativeServing, Served, ServeOutcome
 from mpnpu.runtime.sync import ST_COLUMNS
+from mpnpu.runtime.topology import FLAG_MODES
 
 from . import abi, bridge
 from .bridge import Library, NativeEntry
@@ -49,12 +53,13 @@ def enabled() -> bool:
 
 
 class _ServeLaunch:
-    """bridge._current while the loop runs: the callbacks' view of the launch running now (the
-    library of the loop's current entry, its sites numbered afresh by each launch)."""
+    """What the library's callbacks act on while the loop runs (a bridge.CallbackTarget): the
+    launch running now (the library of the loop's current entry, its sites numbered afresh by each
+    launch)."""
 
-    def __init__(self, loop: "NativeLoop", ctx: Any) -> None:
+    def __init__(self, loop: "NativeLoop", core: NativeCore) -> None:
         self.loop = loop
-        self.ctx = ctx
+        self.core = core
         self.pending: BaseException | None = None
         self._sites: dict[int, tuple[str, str]] = {}
         self._sites_of = (-1, -1)  # (launch id, entry) the cached sites belong to
@@ -69,7 +74,7 @@ class _ServeLaunch:
             self._sites, self._sites_of = {}, (s.launch_id, s.entry)
         got = self._sites.get(site_id)
         if got is None:
-            got = self._sites[site_id] = bridge._Launch(self.lib, self.ctx).site(site_id)
+            got = self._sites[site_id] = bridge._Launch(self.lib, self.core).site(site_id)
         return got
 
     def flag_was_set(self, mode: int, flag_id: int) -> None:
@@ -81,33 +86,30 @@ class NativeLoop:
     """This core process's native serving loop: its MpnpuServe, the kernels registered in it and the
     window table, kept in step with :data:`mpnpu.ascendc.native.windows.WINDOWS`."""
 
-    def __init__(self, ctx: Any, serve_fn: Any) -> None:
-        self.ctx = ctx
-        self._fn = serve_fn
+    def __init__(self, core: NativeCore, lib: bridge.Library) -> None:
+        self.core = core
+        self._fn = lib.serve
+        self._insert_window = lib.serve_window
         self.s = s = abi.Serve()
         s.abi = abi.ABI_VERSION
-        s.core_id = ctx.info.core_id
+        s.core_id = core.core_id
         self._table = (abi.ServeWindow * _WINDOW_SLOTS)()
         s.windows, s.window_mask = ctypes.addressof(self._table), _WINDOW_SLOTS - 1
-        board = ctx.sync.replies.native_view()
+        board = core.reply_board()
         s.rows, s.row_size, s.row_flags = board["rows"], board["row_size"], board["row_flags"]
         s.off_launch_id, s.off_elapsed = board["off_launch_id"], board["off_elapsed"]
         s.off_n_flags, s.off_flags = board["off_n_flags"], board["off_flags"]
         s.done, s.board_lock, s.n_cores = board["done"], board["lock"], board["parties"]
-        s.status, s.st_columns = ctx.sync.status_address(), ST_COLUMNS
-        s.max_per_cpu = int(MAX_PROCESSES_PER_CPU)
-        spin_us = ctx.options.spin_us
-        s.spin_fixed_ns = -1 if spin_us is None else int(max(0.0, float(spin_us)) * 1000)
-        s.spin_default_ns = int(DEFAULT_SPIN_US * 1000)
-        s.spin_ns = int(ctx.spin_s * 1e9)
-        s.timeout_ns = int(ctx.options.sync_timeout_s * 1e9)
+        s.status, s.st_columns = core.status_address(), ST_COLUMNS
+        s.spin_cpus, s.spin_ns = core.spin_cpus, int(core.spin_s * 1e9)
+        s.timeout_ns = int(core.sync_timeout_s * 1e9)
         self._buf = ctypes.create_string_buffer(_BUFFER_BYTES)
         s.buf, s.buf_cap = ctypes.addressof(self._buf), _BUFFER_BYTES
         self.entries: list[NativeEntry] = []  # by the entry index the loop reports
         self._windows_seen = (-1, 0)  # (WINDOWS.generation, keys of WINDOWS.mapped in the table)
         self._served = 0
-        self._state = _ServeLaunch(self, ctx)
-        self.usable = bool(s.board_lock)
+        self._state = _ServeLaunch(self, core)
+        self.usable = bool(s.board_lock) and self._insert_window is not None
 
     def register(self, handle: int, entry: NativeEntry) -> bool:
         """Let the loop run launches of kernel ``handle`` as ``entry`` says (once per handle:
@@ -137,92 +139,75 @@ class NativeLoop:
         if added == len(mapped):
             self._windows_seen = (WINDOWS.generation, added)
             return
-        table, mask = self._table, _WINDOW_SLOTS - 1
+        insert, s = self._insert_window, ctypes.addressof(self.s)
         for i, ((segment, offset, nbytes), addr) in enumerate(mapped.items()):
             if i < added:
                 continue
-            key = segment_key(segment)
-            slot = _window_hash(key, offset, nbytes) & mask
-            while table[slot].addr and not (table[slot].segment == key and table[slot].root_offset == offset
-                                            and table[slot].nbytes == nbytes):
-                slot = (slot + 1) & mask
-            w = table[slot]
-            w.segment, w.root_offset, w.nbytes, w.addr = key, offset, nbytes, addr
+            # (never full: the table has twice the slots of the windows a process keeps)
+            insert(s, segment_key(segment), offset, nbytes, addr)
         self._windows_seen = (WINDOWS.generation, len(mapped))
 
-    def serve(self, fd: int, replied: bool) -> tuple[str, Any]:
-        """Serve launches natively until the core process must act: ("message", frame payload),
-        ("failed", (launch id, the exception)), ("reply", LaunchDone to post), ("idle", None) or
-        ("closed", None)."""
-        s, ctx = self.s, self.ctx
+    def serve(self, fd: int, replied: bool) -> ServeOutcome:
+        """Serve launches natively until the core process must act (see mpnpu.runtime.seam.Served)."""
+        s, core = self.s, self.core
         s.fd, s.replied = fd, 1 if replied else 0
-        s.spin_ns = int(ctx.spin_s * 1e9)  # (the core process may have worked it out again since)
         self._sync_windows()
-        if ctx.pipes.asynchronous:  # (a Python kernel's pipes: a callback's flag set goes in order)
-            ctx.pipes.reset(False)
         # The context as a plain launch leaves it (the callbacks read it): the last launch through
-        # Python may have been traced or held.
-        if ctx.events is not None or ctx.dropped_syncs or ctx.hold is not None or ctx.stage_hooks is not None:
-            ctx.begin_launch(frozenset(), False)
-        self._state.pending = None
-        bridge._current = self._state  # type: ignore[assignment]
-        try:
-            code = self._fn(ctypes.addressof(s))
-        finally:
-            bridge._current = None
+        # Python may have been traced or held, or a Python kernel's pipes asynchronous.
+        core.make_plain()
+        while True:
+            # (the core process may have worked the budget out again since the last call)
+            s.spin_cpus, s.spin_ns = core.spin_cpus, int(core.spin_s * 1e9)
+            self._state.pending = None
+            with bridge.callbacks_to(self._state):
+                code = self._fn(ctypes.addressof(s))
+            if code != abi.ServeResult.RESPIN:
+                break
+            core.refresh_spin()  # (the rule is mpnpu.runtime.spin's; the loop only saw the CPUs change)
+            s.replied = 1
         if s.served != self._served:
             self._served = s.served
             for entry in self.entries:  # (the loop wrote these structs: the next Python launch rewrites them)
                 entry.last[0], entry.last[1], entry.last[2] = None, -1, None
-        ctx.spin_s = s.spin_ns / 1e9  # (the loop refreshes the budget after each launch it runs)
-        if code == abi.SERVE_FRAME:
+        if code == abi.ServeResult.FRAME:
             if s.frame_len == 0:  # (nothing read)
-                return "message", wire.recv(fd)
+                return ServeOutcome(Served.MESSAGE, wire.recv(fd))
             data = ctypes.string_at(self._buf, s.buf_len)
             if s.buf_len > s.frame_len:  # (as the core process's own reading says)
                 raise WireError("protocol error: more than one message in the pipe")
             if s.frame_len > s.buf_len:
                 data += wire.read_exact(fd, s.frame_len - s.buf_len)
-            return "message", data[4:]
-        if code == abi.SERVE_FAILED:
-            return "failed", (s.launch_id, self._failure())
-        if code == abi.SERVE_REPLY:
+            return ServeOutcome(Served.MESSAGE, data[wire.HEADER.size:])
+        if code == abi.ServeResult.FAILED:
+            return ServeOutcome(Served.FAILED, (s.launch_id, self._failure()))
+        if code == abi.ServeResult.REPLY:
             mask = s.flags_mask
-            flags = tuple((bit // abi.FLAG_IDS, bit % abi.FLAG_IDS) for bit in range(3 * abi.FLAG_IDS)
+            flags = tuple((bit // abi.FLAG_IDS, bit % abi.FLAG_IDS) for bit in range(len(FLAG_MODES) * abi.FLAG_IDS)
                           if mask >> bit & 1)
-            return "reply", LaunchDone(s.launch_id, s.core_id, s.elapsed_s, None, flags)
-        if code == abi.SERVE_IDLE:
-            return "idle", None
-        return "closed", None
+            return ServeOutcome(Served.REPLY, LaunchDone(s.launch_id, s.core_id, s.elapsed_s, None, flags))
+        if code == abi.ServeResult.IDLE:
+            return ServeOutcome(Served.IDLE)
+        return ServeOutcome(Served.CLOSED)
 
     def _failure(self) -> BaseException:
         """The error of the native launch that failed, as the core process's short path raises it."""
         state = self._state
         pending, state.pending = state.pending, None
-        command = decode(ctypes.string_at(self._buf, self.s.buf_len)[4:])
+        command = decode(ctypes.string_at(self._buf, self.s.buf_len)[wire.HEADER.size:])
         assert isinstance(command, LaunchCommand)
         try:
-            raise bridge.launch_error(state, pending, state.lib.params, command.args, self.s.rc)  # type: ignore[arg-type]
+            raise bridge.launch_error(state, pending, state.lib.params, command.args, self.s.rc)
         except BaseException as e:  # (raised, so that it carries a traceback as the Python path's does)
             return e
 
 
-def _window_hash(segment: int, offset: int, nbytes: int) -> int:
-    """serve.h's window_hash, in 64-bit arithmetic."""
-    m = (1 << 64) - 1
-    h = segment ^ ((offset * 0x9E3779B97F4A7C15) & m) ^ ((nbytes * 0xC2B2AE3D27D4EB4F) & m)
-    h ^= h >> 29
-    h = (h * 0xBF58476D1CE4E5B9) & m
-    return h ^ (h >> 32)
-
-
-def register(ctx: Any, handle: int, entry: NativeEntry, loop: Any) -> Any:
+def register(core: NativeCore, handle: int, entry: NativeEntry, loop: NativeServing | None) -> NativeServing | None:
     """Register ``entry`` as kernel ``handle`` in this core's native loop (made by the first one);
     the loop, or ``loop`` as it was when native serving is off or impossible here."""
     if not enabled() or entry.lib.serve is None:
         return loop
     if loop is None:
-        loop = NativeLoop(ctx, entry.lib.serve)
+        loop = NativeLoop(core, entry.lib)
         if not loop.usable:
             return None
     if not isinstance(loop, NativeLoop):

@@ -1,6 +1,7 @@
 """The vector API inside a real launch: a kernel built by mpnpu.ascendc runs on two vector cores
-of a Device, computes what the reference says, and its trace records feed the race checker (a
-missing V -> MTE3 sync is reported at the kernel's own lines)."""
+of a Device, computes what the reference says, plain launches after launches (with the native
+serving loop on and off), and its trace records feed the race checker (a missing V -> MTE3 sync is
+reported at the kernel's own lines)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def expected(x: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("drop", [False, True], ids=["queues", "no-out-queue"])
-def test_vector_kernel_launch(no_leaks, drop):
+def test_vector_kernel_launch(no_leaks, serve_modes, drop):
     if find_compiler() is None:
         pytest.skip("no C++ compiler (g++, clang++ or c++ on PATH, or $CXX)")
     from mpnpu.ascendc import compile_kernel
@@ -38,6 +39,10 @@ def test_vector_kernel_launch(no_leaks, drop):
         z = dev.gm.alloc("z", (2 * N,), np.float32)
         xv = np.random.default_rng(0).uniform(-1, 1, 2 * N).astype(np.float16)
         dev.gm.write(x, xv)
+        for _ in range(3):  # plain launches: after the first, served natively unless serving is off
+            dev.gm.write(z, np.zeros(2 * N, np.float32))
+            dev.launch(k, x, z)
+            np.testing.assert_allclose(dev.gm.read(z), expected(xv), rtol=2e-6)
         r = dev.launch_with(LaunchOptions(trace=True), k, x, z)
         np.testing.assert_allclose(dev.gm.read(z), expected(xv), rtol=2e-6)
         hazards = analyze(r.trace)

@@ -7,14 +7,17 @@
  * share one implementation of each (mpnpu.runtime.kcontext). With tracing on, the library records
  * every access and sync as MpnpuEvent records that the core process reads after the launch.
  *
- * Keep this file and mpnpu/ascendc/native/abi.py in step: MPNPU_ABI_VERSION says which layout both use.
+ * Its numbers (MPNPU_ABI_VERSION, the enums' values, the array sizes) are defined once, in Python
+ * (mpnpu/ascendc/native/abi.py, mpnpu/runtime/), and generated into contract.h; every struct here has
+ * a ctypes mirror in mpnpu/ascendc/native/abi.py, and contract_checks.h (generated, included at the
+ * end) makes a build fail when a field's offset or size differs from the mirror's.
  */
 #ifndef MPNPU_ABI_H
 #define MPNPU_ABI_H
 
 #include <stdint.h>
 
-#define MPNPU_ABI_VERSION 6
+#include "contract.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,9 +53,6 @@ typedef struct MpnpuNativeBarrier {
     int32_t pad;
 } MpnpuNativeBarrier;
 
-#define MPNPU_NATIVE_MAX_ROUTES 4
-#define MPNPU_FLAG_IDS 16
-
 /* One core's end of flag (mode, id): the semaphores a set releases (one per receiver) and those a
  * wait takes (one per sender, in order). valid = 0: not a flag this core may use natively. */
 typedef struct MpnpuNativeFlag {
@@ -76,7 +76,7 @@ typedef struct MpnpuNativeSync {
     uint64_t timeout_ns;      /* the launch's sync timeout */
     MpnpuNativeBarrier barrier_all;
     MpnpuNativeBarrier barrier_aiv;
-    MpnpuNativeFlag flags[3][MPNPU_FLAG_IDS]; /* by mode (mode 0 is never native) and id */
+    MpnpuNativeFlag flags[MPNPU_FLAG_MODES][MPNPU_FLAG_IDS]; /* by mode (mode 0 is never native) and id */
     void* mode_wake;          /* sem_t* this core's mode-less waits sleep on (a set that makes a mode
                                  known releases the receiver's) */
     uint64_t* used;           /* bit mode * MPNPU_FLAG_IDS + id set once the library set that flag in this
@@ -84,15 +84,7 @@ typedef struct MpnpuNativeSync {
     uint64_t spin_ns;         /* a wait looks again (yielding the CPU) this long before it sleeps */
 } MpnpuNativeSync;
 
-/* What a native sync reports through sync_error. */
-enum {
-    MPNPU_NATIVE_SYNC_ALL_TIMEOUT = 1, /* a: aiv_only, b: this core's SyncAll count */
-    MPNPU_NATIVE_FLAG_TIMEOUT = 2,     /* a: mode (-1: unknown), b: flag id */
-    MPNPU_NATIVE_FLAG_OVERFLOW = 3,    /* a: mode, b: flag id, c: receiver */
-    MPNPU_NATIVE_BARRIER_STATE = 4     /* the barrier's words are not in a state its protocol allows */
-};
-
-#define MPNPU_ANY_MODE 0xFF
+/* What a native sync reports through sync_error: MPNPU_NATIVE_* (contract.h). */
 
 /* One GM allocation a launch's arguments point into (address in this process, bytes). */
 typedef struct MpnpuRegion {
@@ -100,15 +92,7 @@ typedef struct MpnpuRegion {
     uint64_t size;
 } MpnpuRegion;
 
-/* Kernel types (KERNEL_TYPE_* of the Ascend C kernel API, same order). */
-enum {
-    MPNPU_KT_AIV_ONLY = 0,
-    MPNPU_KT_AIC_ONLY = 1,
-    MPNPU_KT_MIX_AIV_1_0 = 2,
-    MPNPU_KT_MIX_AIC_1_0 = 3,
-    MPNPU_KT_MIX_AIC_1_1 = 4,
-    MPNPU_KT_MIX_AIC_1_2 = 5
-};
+/* Kernel types (KERNEL_TYPE_* of the Ascend C kernel API, same order): MPNPU_KT_* (contract.h). */
 
 /* A sync a launch inserts at a boundary of one of the kernel's functions, to try a repair without
  * editing the source (the library is then built with -finstrument-functions: mpnpu/ascendc/kernel.py). */
@@ -121,8 +105,6 @@ typedef struct MpnpuInsert {
     const char* name;    /* the sync point name its trace records carry ("+after:CopyOut") */
     const char* stage;   /* the function's name, as the trace names its stage */
 } MpnpuInsert;
-
-enum { MPNPU_INS_SYNC_ALL = 0, MPNPU_INS_SYNC_AIV = 1, MPNPU_INS_FLAG_SET = 2, MPNPU_INS_FLAG_WAIT = 3 };
 
 typedef struct MpnpuLaunch {
     int32_t abi;          /* MPNPU_ABI_VERSION */
@@ -170,18 +152,7 @@ typedef struct MpnpuEvent {
     uint64_t t1;
 } MpnpuEvent;
 
-enum {
-    MPNPU_EV_GM = 1,
-    MPNPU_EV_LOCAL = 2,
-    MPNPU_EV_SYNC_ALL = 3,
-    MPNPU_EV_FLAG_SET = 4,
-    MPNPU_EV_FLAG_WAIT = 5,
-    MPNPU_EV_PIPE_SYNC = 6,
-    MPNPU_EV_DROPPED = 7
-};
-
-enum { MPNPU_MEM_UB = 0, MPNPU_MEM_L1 = 1, MPNPU_MEM_L0A = 2, MPNPU_MEM_L0B = 3, MPNPU_MEM_L0C = 4,
-       MPNPU_MEM_BT = 5, MPNPU_MEM_FB = 6, MPNPU_MEM_COUNT = 7 };
+/* (types MPNPU_EV_*, memories MPNPU_MEM_*: contract.h) */
 
 /* What stopped a kernel (mpnpu_run returned MPNPU_RUN_FAULT). */
 typedef struct MpnpuFault {
@@ -196,12 +167,7 @@ typedef struct MpnpuFault {
     char message[512];
 } MpnpuFault;
 
-enum {
-    MPNPU_FAULT_API = 1,          /* the kernel API was used in a way the device does not allow */
-    MPNPU_FAULT_ILLEGAL_READ = 2, /* memcheck */
-    MPNPU_FAULT_ILLEGAL_WRITE = 3,
-    MPNPU_FAULT_UNSUPPORTED = 4   /* a call or form mpnpu does not implement */
-};
+/* (kinds MPNPU_FAULT_*: contract.h) */
 
 /* A program that links the kernel in (a CPU-debug unit test, mpnpu/cpudebug.h) hands the core process
  * these instead of a library's exported symbols. */
@@ -235,9 +201,6 @@ typedef struct MpnpuCpuDebugLaunch {
  * kernel it was registered for, every argument a GM tensor in a window it was told of), replying
  * on the reply board as the core process would; anything else goes back to the core process. The
  * wire formats are mpnpu/runtime/protocol.py's (a native command frame, a compact done reply). */
-#define MPNPU_SERVE_MAX_ENTRIES 32
-#define MPNPU_SERVE_MAX_ARGS 64 /* a registered kernel's parameters at most (its slot and region arrays) */
-
 /* A kernel the loop may launch: the command's handle, the library's mpnpu_run, and this core's
  * launch struct for it, with its slot and region arrays. */
 typedef struct MpnpuServeEntry {
@@ -284,10 +247,10 @@ typedef struct MpnpuServe {
     void* board_lock;     /* sem_t* */
     int64_t* status;      /* the status board: st_columns int64 per core */
     int32_t st_columns;
-    int32_t max_per_cpu;  /* the spin budget's rule (mpnpu/runtime/spin.py): spin_fixed_ns if >= 0, */
-    int64_t spin_fixed_ns;/* else spin_default_ns unless more than max_per_cpu core processes a CPU */
-    int64_t spin_default_ns;
-    uint64_t spin_ns;     /* the budget now (refreshed after each launch, as the core process does) */
+    int32_t spin_cpus;    /* the CPUs spin_ns was worked out for (mpnpu/runtime/spin.py owns the rule);
+                             -1: a fixed budget. After each launch the loop counts this process's
+                             CPUs and returns MPNPU_SERVE_RESPIN when they differ */
+    uint64_t spin_ns;     /* how long to look for the next command after a reply */
     uint64_t timeout_ns;  /* the board lock's */
     uint8_t* buf;         /* the frame read last: header and payload, buf_len bytes of frame_len */
     int64_t buf_cap;
@@ -303,20 +266,12 @@ typedef struct MpnpuServe {
     uint64_t served;      /* launches run natively so far */
 } MpnpuServe;
 
-/* What mpnpu_serve returns: why it handed control back to the core process. */
-enum {
-    MPNPU_SERVE_FRAME = 1,  /* buf holds a frame for the core process (frame_len > buf_len: read the rest) */
-    MPNPU_SERVE_FAILED = 2, /* a native launch's kernel failed (rc, launch_id, entry; buf holds its frame) */
-    MPNPU_SERVE_IDLE = 3,   /* no command for a second (the core process looks at its parent) */
-    MPNPU_SERVE_CLOSED = 4, /* the pipe closed */
-    MPNPU_SERVE_REPLY = 5   /* a native launch ran; its reply does not fit the board's row or the lock
-                               timed out: the core process replies (elapsed_s, flags_mask) */
-};
-
-enum { MPNPU_RUN_OK = 0, MPNPU_RUN_FAULT = 1, MPNPU_RUN_CORE_CALL_ERROR = 2, MPNPU_RUN_CXX_EXCEPTION = 3 };
+/* What mpnpu_serve returns (why it handed control back to the core process): MPNPU_SERVE_*, and
+ * what mpnpu_run returns: MPNPU_RUN_* (contract.h; documented in mpnpu/ascendc/native/abi.py). */
 
 #ifdef __cplusplus
 }
+#include "contract_checks.h"
 #endif
 
 #endif /* MPNPU_ABI_H */

@@ -49,6 +49,13 @@ MPNPU_EXPORT const MpnpuFault* mpnpu_fault() { return &mpnpu::core().fault; }
 // MPNPU_SERVE_* when the core process must act.
 MPNPU_EXPORT int32_t mpnpu_serve(MpnpuServe* s) { return ::mpnpu::serve::loop(s); }
 
+// Tell the loop where a GM allocation's window is in this process (the window table and its hash
+// live only in serve.h): 1, or 0 if the table is full.
+MPNPU_EXPORT int32_t mpnpu_serve_window(MpnpuServe* s, uint64_t segment, uint64_t root_offset, uint64_t nbytes,
+                                        uint64_t addr) {
+    return ::mpnpu::serve::window_insert(s, segment, root_offset, nbytes, addr) ? 1 : 0;
+}
+
 #ifdef MPNPU_STAGE_HOOKS
 // A library built for a launch that inserts syncs at function boundaries (-finstrument-functions,
 // with mpnpu's own headers excluded): the compiler calls these on every entry to and exit from the

@@ -34,10 +34,13 @@
 namespace mpnpu {
 namespace native {
 
-// The status board's columns and states (mpnpu/runtime/sync.py; mpnpu/ascendc/native/abi.py checks both agree).
-constexpr int ST_STATE = 0, ST_SYNC_ALL = 1, ST_SYNC_AIV = 2, ST_WAIT_MODE = 3, ST_WAIT_ID = 4, ST_PROGRESS = 5,
-              ST_WAIT_TAKEN = 6;
-constexpr int64_t RUNNING = 1, IN_SYNC_ALL = 2, IN_SYNC_AIV = 3, IN_FLAG_WAIT = 4;
+// The status board's columns and the states a core shows there: mpnpu/runtime/sync.py's ST_* and
+// CoreState, generated into contract.h (short names for this file's many uses).
+constexpr int ST_STATE = MPNPU_ST_STATE, ST_SYNC_ALL = MPNPU_ST_SYNC_ALL, ST_SYNC_AIV = MPNPU_ST_SYNC_AIV,
+              ST_WAIT_MODE = MPNPU_ST_WAIT_MODE, ST_WAIT_ID = MPNPU_ST_WAIT_ID, ST_PROGRESS = MPNPU_ST_PROGRESS,
+              ST_WAIT_TAKEN = MPNPU_ST_WAIT_TAKEN;
+constexpr int64_t RUNNING = MPNPU_STATE_RUNNING, IN_SYNC_ALL = MPNPU_STATE_IN_SYNC_ALL,
+                  IN_SYNC_AIV = MPNPU_STATE_IN_SYNC_AIV, IN_FLAG_WAIT = MPNPU_STATE_IN_FLAG_WAIT;
 
 inline sem_t* sem(void* p) { return static_cast<sem_t*>(p); }
 

@@ -18,15 +18,14 @@
 //          failed                                              -> MPNPU_SERVE_FAILED
 //          status DONE; the reply on the board (the launch's last core: a done frame on the pipe)
 //          a reply the row cannot hold, the lock timed out     -> MPNPU_SERVE_REPLY
+//          this process's CPUs are not those spin_ns was for   -> MPNPU_SERVE_RESPIN
 //
-// The frames (mpnpu/runtime/protocol.py): a 4-byte big-endian length, then the payload.
-//   native command: 'N', 7 bytes pad, int64 launch id, int64 handle, int32 arguments, uint32 tail
-//                   offset, then per argument 4 x uint64 (segment key, offset, root offset, root
-//                   bytes; segment key 0: a scalar, its slot in the offset field, or a null
-//                   pointer), then the pickled command (the tail)
-//   done reply:     'D', 3 bytes pad, int32 core id, int64 launch id, double elapsed, int32 flags,
-//                   then per flag int16 mode, int16 id
-// All little-endian, as this machine: both ends are processes of one device.
+// The frames are mpnpu/runtime/protocol.py's layouts (a length prefix of mpnpu/runtime/wire.py, then
+// the payload): a native command (head, one record per argument, then the pickled command) and a
+// done reply (head, one record per flag). Their offsets and sizes are generated from those layouts
+// into contract.h (MPNPU_NATIVE_CMD_*, MPNPU_NATIVE_ARG_*, MPNPU_DONE_*, MPNPU_DONE_FLAG_*), and so
+// are the states and columns of the status board: nothing here restates a number Python defines.
+// Fields in native byte order: both ends are processes of one device.
 #ifndef MPNPU_SERVE_H
 #define MPNPU_SERVE_H
 
@@ -44,12 +43,30 @@
 namespace mpnpu {
 namespace serve {
 
-constexpr int64_t DONE = 5;  // CoreState.DONE (mpnpu/runtime/sync.py)
-constexpr int HEADER = 4;
-constexpr int64_t NATIVE_HEAD = 32;  // the native command's fixed part
-constexpr int64_t ARG_BYTES = 32;
-constexpr int DONE_HEAD = 28;         // the done reply's fixed part
-constexpr int MAX_FLAGS = 3 * MPNPU_FLAG_IDS;
+constexpr int HEADER = MPNPU_FRAME_HEADER_BYTES;
+constexpr int64_t NATIVE_HEAD = MPNPU_NATIVE_CMD_BYTES;
+constexpr int64_t ARG_BYTES = MPNPU_NATIVE_ARG_BYTES;
+constexpr int DONE_HEAD = MPNPU_DONE_BYTES;
+constexpr int MAX_FLAGS = MPNPU_FLAG_MODES * MPNPU_FLAG_IDS;
+
+// The C++ types the fields are read and written as have the layouts' sizes (a layout changed in
+// Python to another size fails the build here rather than reading the wrong bytes).
+static_assert(HEADER == 4 && MPNPU_FRAME_HEADER_BIG_ENDIAN == 1, "read_frame reads a 4-byte big-endian length");
+static_assert(MPNPU_NATIVE_CMD_MAGIC_BYTES == 1 && MPNPU_DONE_MAGIC_BYTES == 1, "a frame's first byte says its kind");
+static_assert(MPNPU_NATIVE_CMD_LAUNCH_ID_BYTES == sizeof(int64_t) && MPNPU_NATIVE_CMD_HANDLE_BYTES == sizeof(int64_t) &&
+                  MPNPU_NATIVE_CMD_N_ARGS_BYTES == sizeof(int32_t) && MPNPU_NATIVE_CMD_TAIL_BYTES == sizeof(uint32_t),
+              "the native command's head");
+static_assert(MPNPU_NATIVE_ARG_SEGMENT_BYTES == sizeof(uint64_t) && MPNPU_NATIVE_ARG_OFFSET_BYTES == sizeof(uint64_t) &&
+                  MPNPU_NATIVE_ARG_ROOT_OFFSET_BYTES == sizeof(uint64_t) &&
+                  MPNPU_NATIVE_ARG_ROOT_NBYTES_BYTES == sizeof(uint64_t),
+              "a native command's argument record");
+static_assert(MPNPU_DONE_CORE_ID_BYTES == sizeof(int32_t) && MPNPU_DONE_LAUNCH_ID_BYTES == sizeof(int64_t) &&
+                  MPNPU_DONE_ELAPSED_S_BYTES == sizeof(double) && MPNPU_DONE_N_FLAGS_BYTES == sizeof(int32_t),
+              "the done reply's head");
+static_assert(MPNPU_DONE_FLAG_MODE_BYTES == sizeof(int16_t) && MPNPU_DONE_FLAG_FLAG_ID_BYTES == sizeof(int16_t) &&
+                  MPNPU_DONE_FLAG_BYTES == 2 * sizeof(int16_t) && MPNPU_DONE_FLAG_MODE_AT == 0 &&
+                  MPNPU_DONE_FLAG_FLAG_ID_AT == sizeof(int16_t),
+              "a done reply's flag record: (mode, id) pairs, packed");
 
 inline bool readable(int fd, int timeout_ms) {
     pollfd p{fd, POLLIN, 0};
@@ -110,6 +127,7 @@ inline bool read_frame(MpnpuServe* s) {
     return true;
 }
 
+// The window table's hash: only here (the core process inserts through mpnpu_serve_window, below).
 inline uint64_t window_hash(uint64_t segment, uint64_t offset, uint64_t nbytes) {
     uint64_t h = segment ^ (offset * 0x9E3779B97F4A7C15ull) ^ (nbytes * 0xC2B2AE3D27D4EB4Full);
     h ^= h >> 29;
@@ -127,6 +145,24 @@ inline uint64_t window(const MpnpuServe* s, uint64_t segment, uint64_t offset, u
     }
 }
 
+// Put allocation (segment, root offset, bytes) at addr into the table (the core process calls it for
+// each window it maps: mpnpu/ascendc/native/serve.py): false if the table is full.
+inline bool window_insert(MpnpuServe* s, uint64_t segment, uint64_t offset, uint64_t nbytes, uint64_t addr) {
+    if (!s || !s->windows || addr == 0) return false;
+    uint64_t i = window_hash(segment, offset, nbytes) & s->window_mask;
+    for (uint64_t probed = 0; probed <= s->window_mask; ++probed, i = (i + 1) & s->window_mask) {
+        MpnpuServeWindow& w = s->windows[i];
+        if (w.addr == 0 || (w.segment == segment && w.root_offset == offset && w.nbytes == nbytes)) {
+            w.segment = segment;
+            w.root_offset = offset;
+            w.nbytes = nbytes;
+            w.addr = addr;
+            return true;
+        }
+    }
+    return false;
+}
+
 inline int find_entry(const MpnpuServe* s, int64_t handle) {
     for (int i = 0; i < s->n_entries; ++i)
         if (s->entries[i].handle == handle) return i;
@@ -141,14 +177,18 @@ inline bool marshal(const MpnpuServe* s, const MpnpuServeEntry& e, const uint8_t
     if (n > MPNPU_SERVE_MAX_ARGS) return false;
     for (int32_t i = 0; i < n; ++i) {
         const uint8_t* a = args + int64_t(i) * ARG_BYTES;
-        const uint64_t segment = get<uint64_t>(a);
-        windows[i] = segment ? window(s, segment, get<uint64_t>(a + 16), get<uint64_t>(a + 24)) : 0;
+        const uint64_t segment = get<uint64_t>(a + MPNPU_NATIVE_ARG_SEGMENT_AT);
+        windows[i] = segment ? window(s, segment, get<uint64_t>(a + MPNPU_NATIVE_ARG_ROOT_OFFSET_AT),
+                                      get<uint64_t>(a + MPNPU_NATIVE_ARG_ROOT_NBYTES_AT))
+                             : 0;
         if (segment && windows[i] == 0) return false;
     }
     int32_t regions = 0;
     for (int32_t i = 0; i < n; ++i) {
         const uint8_t* a = args + int64_t(i) * ARG_BYTES;
-        const uint64_t offset = get<uint64_t>(a + 8), root = get<uint64_t>(a + 16), nbytes = get<uint64_t>(a + 24);
+        const uint64_t offset = get<uint64_t>(a + MPNPU_NATIVE_ARG_OFFSET_AT),
+                       root = get<uint64_t>(a + MPNPU_NATIVE_ARG_ROOT_OFFSET_AT),
+                       nbytes = get<uint64_t>(a + MPNPU_NATIVE_ARG_ROOT_NBYTES_AT);
         const uint64_t addr = windows[i];
         if (addr == 0) {  // a scalar's slot, or a null pointer's 0
             e.slots[i] = offset;
@@ -186,27 +226,23 @@ inline bool marshal(const MpnpuServe* s, const MpnpuServeEntry& e, const uint8_t
     return true;
 }
 
-inline void refresh_spin(MpnpuServe* s) {
-    uint64_t spin = 0;
-    if (s->spin_fixed_ns >= 0) {
-        spin = uint64_t(s->spin_fixed_ns);
-    } else {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-        spin = s->n_cores <= int64_t(s->max_per_cpu) * cpus ? uint64_t(s->spin_default_ns) : 0;
-    }
-    if (spin == s->spin_ns) return;
-    s->spin_ns = spin;
-    for (int i = 0; i < s->n_entries; ++i)
-        if (s->entries[i].launch->native) s->entries[i].launch->native->spin_ns = spin;
+// Whether the wait budget must be worked out again: this process may now run on another number of
+// CPUs than spin_ns was worked out for (the stress sweep re-pins core processes between launches).
+// The rule that turns CPUs into a budget is the core process's (mpnpu/runtime/spin.py): the loop
+// only notices, at one system call per launch, and hands back (MPNPU_SERVE_RESPIN).
+inline bool cpus_changed(const MpnpuServe* s) {
+    if (s->spin_cpus < 0) return false;  // (a budget the options fix)
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    return cpus != s->spin_cpus;
 }
 
 // Status DONE, then the reply on the board: true if the board (or, for the launch's last core, the
 // done frame on the pipe) has it; false: the core process must reply (*closed: the pipe is gone).
 inline bool reply(MpnpuServe* s, bool* closed) {
     int64_t* st = s->status + int64_t(s->core_id) * s->st_columns;
-    native::store(st + native::ST_STATE, DONE);
+    native::store(st + native::ST_STATE, MPNPU_STATE_DONE);
     native::bump(st + native::ST_PROGRESS);
     const int n_flags = __builtin_popcountll(s->flags_mask);
     if (n_flags > s->row_flags) return false;
@@ -236,12 +272,12 @@ inline bool reply(MpnpuServe* s, bool* closed) {
     frame[2] = uint8_t(size >> 8);
     frame[3] = uint8_t(size);
     uint8_t* p = frame + HEADER;
-    p[0] = 'D';
+    p[MPNPU_DONE_MAGIC_AT] = MPNPU_DONE_MAGIC;
     const int32_t core = s->core_id;
-    std::memcpy(p + 4, &core, 4);
-    std::memcpy(p + 8, &s->launch_id, 8);
-    std::memcpy(p + 16, &s->elapsed_s, 8);
-    std::memcpy(p + 24, &n32, 4);
+    std::memcpy(p + MPNPU_DONE_CORE_ID_AT, &core, sizeof core);
+    std::memcpy(p + MPNPU_DONE_LAUNCH_ID_AT, &s->launch_id, sizeof s->launch_id);
+    std::memcpy(p + MPNPU_DONE_ELAPSED_S_AT, &s->elapsed_s, sizeof s->elapsed_s);
+    std::memcpy(p + MPNPU_DONE_N_FLAGS_AT, &n32, sizeof n32);
     if (k) std::memcpy(p + DONE_HEAD, pairs, sizeof(int16_t) * size_t(k));
     if (!write_all(s->fd, frame, HEADER + int64_t(size))) *closed = true;
     return true;
@@ -267,10 +303,11 @@ inline int32_t loop(MpnpuServe* s) {
         if (s->buf_len != s->frame_len || s->frame_len < HEADER + NATIVE_HEAD) return MPNPU_SERVE_FRAME;
         const uint8_t* cmd = s->buf + HEADER;
         const int64_t payload = s->frame_len - HEADER;
-        if (cmd[0] != 'N') return MPNPU_SERVE_FRAME;
-        const int64_t launch_id = get<int64_t>(cmd + 8), handle = get<int64_t>(cmd + 16);
-        const int32_t n_args = get<int32_t>(cmd + 24);
-        const uint32_t tail = get<uint32_t>(cmd + 28);
+        if (cmd[MPNPU_NATIVE_CMD_MAGIC_AT] != MPNPU_NATIVE_CMD_MAGIC) return MPNPU_SERVE_FRAME;
+        const int64_t launch_id = get<int64_t>(cmd + MPNPU_NATIVE_CMD_LAUNCH_ID_AT),
+                      handle = get<int64_t>(cmd + MPNPU_NATIVE_CMD_HANDLE_AT);
+        const int32_t n_args = get<int32_t>(cmd + MPNPU_NATIVE_CMD_N_ARGS_AT);
+        const uint32_t tail = get<uint32_t>(cmd + MPNPU_NATIVE_CMD_TAIL_AT);
         if (n_args < 0 || NATIVE_HEAD + int64_t(n_args) * ARG_BYTES > int64_t(tail) || int64_t(tail) > payload)
             return MPNPU_SERVE_FRAME;
         const int e = find_entry(s, handle);
@@ -294,7 +331,7 @@ inline int32_t loop(MpnpuServe* s) {
         bool closed = false;
         if (!reply(s, &closed)) return MPNPU_SERVE_REPLY;
         if (closed) return MPNPU_SERVE_CLOSED;
-        refresh_spin(s);  // (after the reply: off the launch's path)
+        if (cpus_changed(s)) return MPNPU_SERVE_RESPIN;  // (after the reply: off the launch's path)
         replied = true;
     }
 }
