@@ -21,5 +21,6 @@
 #include "mpnpu/cube.h"
 #include "mpnpu/utils.h"
 #include "mpnpu/power.h"
+#include "mpnpu/broadcast.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

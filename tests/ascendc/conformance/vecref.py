@@ -534,6 +534,23 @@ class Sim:
             for j in range(8):
                 self.wr(d, r * rep + j * blk + np.arange(32), blocks[r * 8 + j], "u8")
 
+    # -- library calls on the vector unit ---------------------------------------------------------------
+
+    def ref_BroadCast(self, exp, T, dst, src, dim, axis, d0, s0, d1=1, s1=1, **kw):
+        """numpy's broadcast_to on dense ND tensors: [m, 1] -> [m, k] (axis 1), [1, k] -> [m, k] (axis 0),
+        [1] -> [n] (dim 1)."""
+        d, s = self.tensors[dst], self.tensors[src]
+        sz = SIZE[T]
+        dshape = (int(d0),) if int(dim) == 1 else (int(d0), int(d1))
+        sshape = (int(s0),) if int(dim) == 1 else (int(s0), int(s1))
+        n_src, n_dst = int(np.prod(sshape)), int(np.prod(dshape))
+        if n_dst == 0:
+            return
+        self.acc(exp, "R", s, 0, n_src * sz)
+        self.acc(exp, "W", d, 0, n_dst * sz)
+        vals = self.rd(s, np.arange(n_src) * sz).reshape(sshape)
+        self.wr(d, np.arange(n_dst) * sz, np.broadcast_to(vals, dshape).reshape(-1))
+
     # -- Compare / Select -------------------------------------------------------------------------------
 
     CMP = [np.less, np.greater, np.equal, np.less_equal, np.greater_equal, np.not_equal]

@@ -1,0 +1,87 @@
+"""Library calls built on the vector unit, against the numpy reference: BroadCast / Broadcast."""
+
+from __future__ import annotations
+
+import pytest
+from cases import Layout
+from vecref import Sim
+
+BROADCAST_TYPES = ["i8", "u8", "f16", "f32"]
+
+# (dim, axis, dst shape, src shape): column to rows, a row repeated, a scalar to a vector; tails
+# (columns that are not a whole 32-byte block), one row, no broadcast at all.
+BROADCAST_SHAPES = [
+    (2, 1, (5, 16), (5, 1)),
+    (2, 1, (7, 13), (7, 1)),
+    (2, 1, (3, 1), (3, 1)),
+    (2, 1, (1, 70), (1, 1)),
+    (2, 0, (6, 32), (1, 32)),
+    (2, 0, (3, 64), (1, 64)),
+    (2, 0, (1, 32), (1, 32)),
+    (1, 0, (37,), (1,)),
+    (1, 0, (8,), (8,)),
+]
+
+
+def _shape_kw(dim, axis, ds, ss):
+    kw = dict(dim=dim, axis=axis, d0=ds[0], s0=ss[0])
+    if dim == 2:
+        kw.update(d1=ds[1], s1=ss[1])
+    return kw
+
+
+@pytest.mark.parametrize("T", BROADCAST_TYPES)
+@pytest.mark.parametrize("dim,axis,ds,ss", BROADCAST_SHAPES, ids=[f"{d}d-ax{a}-{ds}-{ss}" for d, a, ds, ss in
+                                                                  BROADCAST_SHAPES])
+@pytest.mark.parametrize("form", ["plain", "tmp", "alias"])
+def test_broadcast(run, T, dim, axis, ds, ss, form):
+    sim = Sim(16384, seed=len(ds) * 31 + axis)
+    lay = Layout(sim)
+    lay.add("dst", T, 4096, -100, 100)
+    lay.add("src", T, 1024, -100, 100)
+    lay.add("scratch", "u8", 1024, 0, 255)
+    sim.call("BroadCast", T=T, dst="dst", src="src", tmp=int(form == "tmp"), alias=int(form == "alias"),
+             **({"scratch": "scratch"} if form == "tmp" else {}), **_shape_kw(dim, axis, ds, ss))
+    run(sim)
+
+
+def test_broadcast_axis0_in_place(run):
+    """An axis-0 broadcast into its own source (public kernels do it): the first row stays, the rest copy it."""
+    sim = Sim(8192, seed=3)
+    lay = Layout(sim)
+    lay.add("x", "f32", 4096)
+    sim.call("BroadCast", T="f32", dst="x", src="x", **_shape_kw(2, 0, (4, 16), (1, 16)))
+    run(sim)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (_shape_kw(2, 1, (4, 16), (3, 1)), "BroadCast: srcShape [3, 1] does not broadcast to dstShape [4, 16] along axis 1"),
+    (_shape_kw(2, 0, (4, 16), (2, 16)), "does not broadcast to dstShape [4, 16] along axis 0"),
+    (_shape_kw(2, 0, (4, 12), (1, 12)), "with axis 0 a source row must be a multiple of 32 bytes"),
+    (_shape_kw(2, 1, (64, 64), (64, 1)), "BroadCast: dstShape holds 4096 elements, more than dst's 1024"),
+    (_shape_kw(1, 0, (8,), (3,)), "BroadCast: srcShape [3] does not broadcast to dstShape [8]"),
+])
+def test_broadcast_misuse(run, kw, msg):
+    sim = Sim(16384, seed=1)
+    lay = Layout(sim)
+    lay.add("dst", "f32", 4096)
+    lay.add("src", "f32", 1024)
+    sim.call("BroadCast", T="f32", dst="dst", src="src", **kw, expect_error=msg)
+    run(sim)
+
+
+def test_broadcast_overlap_and_type_are_errors(run):
+    sim = Sim(16384, seed=1)
+    lay = Layout(sim)
+    lay.add("x", "f32", 4096)
+    sim.tensor("y", "f32", 32, 512)  # 32 bytes into x: inside the 16 source elements
+    sim.call("BroadCast", T="f32", dst="y", src="x", **_shape_kw(2, 1, (16, 8), (16, 1)),
+             expect_error="BroadCast: dst and src overlap")
+    run(sim)
+    sim = Sim(16384, seed=1)
+    lay = Layout(sim)
+    lay.add("dst", "i32", 4096)
+    lay.add("src", "i32", 1024)
+    sim.call("BroadCast", T="i32", dst="dst", src="src", **_shape_kw(2, 1, (8, 8), (8, 1)),
+             expect_error="BroadCast: element type int32_t is not supported (it takes int8_t, uint8_t, half, float)")
+    run(sim)
