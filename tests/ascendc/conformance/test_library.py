@@ -1,10 +1,11 @@
-"""Library calls built on the vector unit, against the numpy reference: BroadCast / Broadcast."""
+"""Library calls built on the vector unit, and vector calls outside the element-wise families, against the numpy
+reference: BroadCast / Broadcast, GatherMask."""
 
 from __future__ import annotations
 
 import pytest
 from cases import Layout
-from vecref import Sim
+from vecref import SIZE, Sim
 
 BROADCAST_TYPES = ["i8", "u8", "f16", "f32"]
 
@@ -84,4 +85,76 @@ def test_broadcast_overlap_and_type_are_errors(run):
     lay.add("src", "i32", 1024)
     sim.call("BroadCast", T="i32", dst="dst", src="src", **_shape_kw(2, 1, (8, 8), (8, 1)),
              expect_error="BroadCast: element type int32_t is not supported (it takes int8_t, uint8_t, half, float)")
+    run(sim)
+
+
+# -- GatherMask ---------------------------------------------------------------------------------------
+
+GM_TYPES = ["i16", "u16", "f16", "bf16", "i32", "u32", "f32"]
+PATTERN_DT = {2: "u16", 4: "u32"}
+
+
+def _gm_layout(T, seed, pdt=None):
+    sim = Sim(32768, seed=seed)
+    lay = Layout(sim)
+    lay.add("dst", T, 8192, -100, 100)
+    lay.add("src", T, 8192, -100, 100)
+    lay.add("cnt", "u64", 32, 0, 0)
+    if pdt:
+        lay.add("pat", pdt, 512, 0, 65535 if pdt == "u16" else 2 ** 32 - 1)
+    return sim
+
+
+# (id, kwargs): normal mode (256 bytes a repeat, mask ignored) and counter mode (``mask`` elements a
+# repeat), block and repeat strides, one repeat, none
+GM_SHAPES = [
+    ("normal", dict(reduce=0, mask=0, repeat=3)),
+    ("normal_strided", dict(reduce=0, mask=0, repeat=2, blk=2, srep=17)),
+    ("counter_tail", dict(reduce=1, mask=37, repeat=4, srep=5)),
+    ("counter_rows", dict(reduce=1, mask=24, repeat=3, srep=3)),
+    ("none", dict(reduce=0, mask=0, repeat=0)),
+]
+
+
+@pytest.mark.parametrize("T", GM_TYPES)
+@pytest.mark.parametrize("fixed", range(1, 8))
+def test_gather_mask_fixed_patterns(run, T, fixed):
+    sim = _gm_layout(T, fixed)
+    for _, kw in GM_SHAPES:
+        sim.call("GatherMask", T=T, dst="dst", src="src", cnt="cnt", fixed=fixed, **kw)
+    run(sim)
+
+
+@pytest.mark.parametrize("T", GM_TYPES)
+@pytest.mark.parametrize("shape", [n for n, _ in GM_SHAPES])
+@pytest.mark.parametrize("prep", [0, 1])
+def test_gather_mask_pattern_tensor(run, T, shape, prep):
+    pdt = PATTERN_DT[SIZE[T]]
+    sim = _gm_layout(T, len(shape) + prep, pdt)
+    sim.call("GatherMask", T=T, dst="dst", src="src", cnt="cnt", pattern="pat", pdt=pdt, prep=prep,
+             **dict(GM_SHAPES)[shape])
+    run(sim)
+
+
+def test_gather_mask_in_place_and_counter_mode_after(run):
+    """dst == src (the documented in-place use), and the call leaves counter mode for normal mode."""
+    sim = _gm_layout("f32", 5, "u32")
+    sim.set_regs(100, 0, True)
+    sim.call("GatherMask", T="f32", dst="src", src="src", cnt="cnt", fixed=2, reduce=0, repeat=4)
+    sim.call("GatherMask", T="f32", dst="src", src="src", cnt="cnt", pattern="pat", pdt="u32", reduce=1, mask=50,
+             repeat=2, srep=8)
+    run(sim)
+
+
+@pytest.mark.parametrize("T,kw,msg", [
+    ("f32", dict(fixed=0, repeat=1), "GatherMask: fixed pattern 0 is outside [1, 7]"),
+    ("f32", dict(fixed=8, repeat=1), "GatherMask: fixed pattern 8 is outside [1, 7]"),
+    ("i8", dict(fixed=1, repeat=1), "GatherMask: element type int8_t is not supported"),
+    ("f32", dict(pattern="pat", pdt="u16", repeat=1), "GatherMask: a uint16_t pattern tensor does not go with float"),
+    ("f32", dict(fixed=7, reduce=1, mask=0, repeat=1), "GatherMask: mask 0 in counter mode"),
+    ("f32", dict(fixed=7, repeat=40), "GatherMask: 2560 kept elements exceed dst's 2048"),
+])
+def test_gather_mask_misuse(run, T, kw, msg):
+    sim = _gm_layout(T, 9, "u16")
+    sim.call("GatherMask", T=T, dst="dst", src="src", cnt="cnt", **kw, expect_error=msg)
     run(sim)

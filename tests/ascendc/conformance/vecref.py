@@ -551,6 +551,47 @@ class Sim:
         vals = self.rd(s, np.arange(n_src) * sz).reshape(sshape)
         self.wr(d, np.arange(n_dst) * sz, np.broadcast_to(vals, dshape).reshape(-1))
 
+    @staticmethod
+    def fixed_pattern(p: int, i: np.ndarray) -> np.ndarray:
+        return {1: i % 2 == 0, 2: i % 2 == 1, 3: i % 4 == 0, 4: i % 4 == 1, 5: i % 4 == 2, 6: i % 4 == 3,
+                7: np.ones(i.shape, bool)}[int(p)]
+
+    def ref_GatherMask(self, exp, T, dst, src, cnt, repeat, reduce=0, mask=0, blk=1, srep=8, prep=0, fixed=None,
+                       pattern=None, pdt=None):
+        """Elements whose pattern bit is 1, packed into dst in order; the count into cnt; normal mode after."""
+        d, s, c = self.tensors[dst], self.tensors[src], self.tensors[cnt]
+        sz = SIZE[T]
+        n = int(mask) if int(reduce) else 256 // sz
+        R = int(repeat)
+        i = np.arange(n)
+        g = (int(blk) * 32, int(srep) * 32)
+        if pattern is not None:
+            pt = self.tensors[pattern]
+            words = -(-n // (8 * SIZE[pdt]))
+            prow = int(prep) * 32
+            if R:
+                self.acc(exp, "R", pt, 0, (R - 1) * prow + words * SIZE[pdt])
+        kept, lo, hi = [], None, None
+        for r in range(R):
+            offs = r * g[1] + lane_offsets(i, sz, g[0])
+            lo = offs.min() if lo is None else min(lo, offs.min())
+            hi = offs.max() + sz if hi is None else max(hi, offs.max() + sz)
+            if pattern is not None:
+                raw = self.rd(pt, r * prow + np.arange(words * SIZE[pdt]), "u8")
+                bits = np.unpackbits(raw, bitorder="little")[:n].astype(bool)
+            else:
+                bits = self.fixed_pattern(int(fixed), i)
+            kept.append(offs[bits])
+        if R and n:
+            self.acc(exp, "R", s, int(lo), int(hi))
+        ko = np.concatenate(kept) if kept else np.zeros(0, np.int64)
+        vals = self.rd(s, ko)
+        if len(ko):
+            self.acc(exp, "W", d, 0, len(ko) * sz)
+            self.wr(d, np.arange(len(ko)) * sz, vals)
+        self.put(c, 0, np.array([len(ko)], np.uint64))
+        self.regs.counter = False
+
     # -- Compare / Select -------------------------------------------------------------------------------
 
     CMP = [np.less, np.greater, np.equal, np.less_equal, np.greater_equal, np.not_equal]

@@ -32,3 +32,30 @@ struct H_BroadCast {
     }
 };
 static RegTypes<H_BroadCast, int8_t, uint8_t, half, float, int32_t> reg_broadcast("BroadCast");
+
+// GatherMask/T dst src (pattern=<u16/u32 tensor> | fixed=1..7) reduce=0|1 mask blk repeat srep prep;
+// cnt=<u64 tensor>: rsvdCnt is stored in its first element (raw, not through the API: no trace record).
+template <typename T>
+struct H_GatherMask {
+    static void run(const Job& j, const Call& c) {
+        auto dst = j.t<T>(c, "dst");
+        auto src = j.t<T>(c, "src");
+        AscendC::GatherMaskParams p(uint8_t(c.u("blk", 1)), uint16_t(c.u("repeat")), uint16_t(c.u("srep", 8)),
+                                    uint8_t(c.u("prep", 0)));
+        bool reduce = c.i("reduce", 0) != 0;
+        uint32_t mask = uint32_t(c.u("mask", 0));
+        uint64_t cnt = ~0ull;
+        if (c.has("pattern")) {
+            if (c.s("pdt") == "u16")
+                AscendC::GatherMask(dst, src, j.t<uint16_t>(c, "pattern"), reduce, mask, p, cnt);
+            else
+                AscendC::GatherMask(dst, src, j.t<uint32_t>(c, "pattern"), reduce, mask, p, cnt);
+        } else {
+            AscendC::GatherMask(dst, src, uint8_t(c.u("fixed")), reduce, mask, p, cnt);
+        }
+        auto out = j.t<uint64_t>(c, "cnt");
+        std::memcpy(out.mpnpu_addr(), &cnt, sizeof cnt);
+    }
+};
+static RegTypes<H_GatherMask, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int8_t> reg_gathermask(
+    "GatherMask");
