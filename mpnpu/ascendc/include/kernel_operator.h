@@ -22,5 +22,6 @@
 #include "mpnpu/utils.h"
 #include "mpnpu/power.h"
 #include "mpnpu/broadcast.h"
+#include "mpnpu/math_lib.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

@@ -158,3 +158,46 @@ def test_gather_mask_misuse(run, T, kw, msg):
     sim = _gm_layout(T, 9, "u16")
     sim.call("GatherMask", T=T, dst="dst", src="src", cnt="cnt", **kw, expect_error=msg)
     run(sim)
+
+
+# -- Sigmoid, Sign ----------------------------------------------------------------------------------------
+
+LIB_FORMS = [("count", 200), ("count", 37), ("count", 0), ("tmp_count", 129), ("tmp", None), ("whole", None),
+             ("ptr", 77)]
+
+
+@pytest.mark.parametrize("op", ["Sigmoid", "Sign"])
+@pytest.mark.parametrize("T", ["f16", "f32"])
+@pytest.mark.parametrize("form,count", LIB_FORMS, ids=[f"{f}-{c}" for f, c in LIB_FORMS])
+def test_lib_unary(run, op, T, form, count):
+    sim = Sim(16384, seed=len(form) + (count or 0))
+    lay = Layout(sim)
+    lay.add("dst", T, 1024, -100, 100)
+    x = lay.add("src", T, 1024, -12, 12)
+    lay.add("scratch", "u8", 1024, 0, 255)
+    if op == "Sign":  # zeros of both signs among the values
+        v = sim.get(x)
+        v[::7] = 0
+        v[3::11] = -0.0
+        sim.put(x, 0, v)
+    kw = dict(form=form)
+    if count is not None:
+        kw["count"] = count
+    if form.startswith("tmp"):
+        kw["scratch"] = "scratch"
+    sim.call(op, T=T, dst="dst", src="src", **kw)
+    run(sim)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(T="f32", dst="dst", src="src", form="count", count=300), "Sigmoid: count 300 exceeds dst's 256 elements"),
+    (dict(T="f32", dst="src", src="src", form="count", count=8), "Sigmoid: dst and src overlap"),
+    (dict(T="i32", dst="dst", src="src", form="count", count=8), "Sigmoid: element type int32_t is not supported"),
+])
+def test_lib_unary_misuse(run, kw, msg):
+    sim = Sim(16384, seed=2)
+    lay = Layout(sim)
+    lay.add("dst", kw["T"], 1024)
+    lay.add("src", kw["T"], 4096)
+    sim.call("Sigmoid", **kw, expect_error=msg)
+    run(sim)

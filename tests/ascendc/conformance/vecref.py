@@ -592,6 +592,30 @@ class Sim:
         self.put(c, 0, np.array([len(ko)], np.uint64))
         self.regs.counter = False
 
+    LIB_UNARY = {
+        "Sigmoid": lambda x: np.float32(1) / (np.float32(1) + np.exp(-x)),
+        "Sign": lambda x: np.where(x > 0, np.float32(1), np.where(x < 0, np.float32(-1), np.float32(0))),
+    }
+
+    def _lib_unary(self, name, exp, T, dst, src, form, count=None, scratch=None):
+        d, s = self.tensors[dst], self.tensors[src]
+        n = d.elems if form in ("tmp", "whole") else int(count)
+        if n == 0:
+            return
+        sz = SIZE[T]
+        self.acc(exp, "R", s, 0, n * sz)
+        self.acc(exp, "W", d, 0, n * sz)
+        x = self.rd(s, np.arange(n) * sz)
+        self.wr(d, np.arange(n) * sz, compute(T, self.LIB_UNARY[name], x))
+        if name == "Sigmoid":
+            exp.approx.append((dst, 2e-6, 1e-30, 1))
+
+    def ref_Sigmoid(self, exp, **kw):
+        self._lib_unary("Sigmoid", exp, **kw)
+
+    def ref_Sign(self, exp, **kw):
+        self._lib_unary("Sign", exp, **kw)
+
     # -- Compare / Select -------------------------------------------------------------------------------
 
     CMP = [np.less, np.greater, np.equal, np.less_equal, np.greater_equal, np.not_equal]

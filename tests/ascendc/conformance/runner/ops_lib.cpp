@@ -59,3 +59,32 @@ struct H_GatherMask {
 };
 static RegTypes<H_GatherMask, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int8_t> reg_gathermask(
     "GatherMask");
+
+// Sigmoid/T, Sign/T dst src: form=count (count) | tmp_count (scratch, count) | tmp | whole | ptr (count, through
+// a pointer of the documented type, as kernels pass Sigmoid<T, false> along).
+#define LIB_UNARY_HANDLER(NAME)                                                                                   \
+    template <typename T>                                                                                         \
+    struct H_##NAME {                                                                                             \
+        static void run(const Job& j, const Call& c) {                                                            \
+            auto dst = j.t<T>(c, "dst");                                                                          \
+            auto src = j.t<T>(c, "src");                                                                          \
+            std::string form = c.s("form");                                                                       \
+            if (form == "count") {                                                                                \
+                AscendC::NAME(dst, src, uint32_t(c.u("count")));                                                  \
+            } else if (form == "tmp_count") {                                                                     \
+                AscendC::NAME(dst, src, j.t<uint8_t>(c, "scratch"), uint32_t(c.u("count")));                      \
+            } else if (form == "tmp") {                                                                           \
+                AscendC::NAME(dst, src, j.t<uint8_t>(c, "scratch"));                                              \
+            } else if (form == "whole") {                                                                         \
+                AscendC::NAME(dst, src);                                                                          \
+            } else {                                                                                              \
+                void (*f)(const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&, const uint32_t) =      \
+                    &AscendC::NAME<T, false>;                                                                     \
+                f(dst, src, uint32_t(c.u("count")));                                                              \
+            }                                                                                                     \
+        }                                                                                                         \
+    };                                                                                                            \
+    static RegTypes<H_##NAME, half, float, int32_t> reg_##NAME(#NAME);
+
+LIB_UNARY_HANDLER(Sigmoid)
+LIB_UNARY_HANDLER(Sign)
