@@ -201,3 +201,43 @@ def test_lib_unary_misuse(run, kw, msg):
     lay.add("src", kw["T"], 4096)
     sim.call("Sigmoid", **kw, expect_error=msg)
     run(sim)
+
+
+@pytest.mark.parametrize("form,count", [("whole", None), ("tmp", None), ("tmp_count", 100), ("tmp_count", 0)])
+@pytest.mark.parametrize("T", ["f16", "f32"])
+def test_log_library_forms(run, form, count, T):
+    """Log's whole-tensor and temporary-buffer forms compute as its count form."""
+    sim = Sim(16384, seed=4)
+    lay = Layout(sim)
+    lay.add("dst", T, 1024, -5, 5)
+    lay.add("src", T, 1024, 0.05, 20.0)
+    lay.add("scratch", "u8", 256, 0, 255)
+    kw = dict(form=form)
+    if count is not None:
+        kw["count"] = count
+    if form != "whole":
+        kw["scratch"] = "scratch"
+    sim.call("LogLib", T=T, dst="dst", src="src", **kw)
+    run(sim)
+
+
+# RoundMode numbering of mpnpu's params.h: 1 RINT, 2 FLOOR, 3 CEIL, 4 ROUND, 6 ODD
+ROUND = {"RINT": 1, "FLOOR": 2, "CEIL": 3, "ROUND": 4, "ODD": 6}
+
+
+@pytest.mark.parametrize("U,mode", [("f16", "ODD"), ("i32", "ROUND"), ("i32", "CEIL"), ("i32", "FLOOR"),
+                                    ("i32", "RINT")])
+@pytest.mark.parametrize("alias", [0, 1])
+def test_scalar_cast(run, U, mode, alias):
+    """ScalarCast<float, U, mode> (and the scalar Cast) on halves, ties, large values, infinities, NaN."""
+    import numpy as np
+
+    special = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 1e-8, -1e-8, 65504.0, 65520.0, 1e5, 3e9, -3e9,
+                        np.inf, -np.inf, np.nan, 2.0 ** -25, 1.0009765625, 1.00048828125], np.float32)
+    sim = Sim(8192, seed=6)
+    lay = Layout(sim)
+    src = lay.add("src", "f32", 1024, -70000.0, 70000.0)
+    sim.put(src, 0, special)
+    lay.add("dst", U, 1024, 0, 0)
+    sim.call("ScalarCast", T=U, src="src", dst="dst", round=ROUND[mode], n=200, alias=alias)
+    run(sim)

@@ -595,6 +595,7 @@ class Sim:
     LIB_UNARY = {
         "Sigmoid": lambda x: np.float32(1) / (np.float32(1) + np.exp(-x)),
         "Sign": lambda x: np.where(x > 0, np.float32(1), np.where(x < 0, np.float32(-1), np.float32(0))),
+        "LogLib": np.log,
     }
 
     def _lib_unary(self, name, exp, T, dst, src, form, count=None, scratch=None):
@@ -607,8 +608,17 @@ class Sim:
         self.acc(exp, "W", d, 0, n * sz)
         x = self.rd(s, np.arange(n) * sz)
         self.wr(d, np.arange(n) * sz, compute(T, self.LIB_UNARY[name], x))
-        if name == "Sigmoid":
+        if name in ("Sigmoid", "LogLib"):
             exp.approx.append((dst, 2e-6, 1e-30, 1))
+
+    def ref_LogLib(self, exp, **kw):
+        self._lib_unary("LogLib", exp, **kw)
+
+    def ref_ScalarCast(self, exp, T, src, dst, round, n, alias=0):
+        """Scalars converted one by one (no trace record): the vector Cast's element rule."""
+        s, d = self.tensors[src], self.tensors[dst]
+        x = self.rd(s, np.arange(int(n)) * 4)
+        self.wr(d, np.arange(int(n)) * SIZE[T], cast_values(x, "f32", T, int(round)))
 
     def ref_Sigmoid(self, exp, **kw):
         self._lib_unary("Sigmoid", exp, **kw)

@@ -88,3 +88,46 @@ static RegTypes<H_GatherMask, int16_t, uint16_t, half, bfloat16_t, int32_t, uint
 
 LIB_UNARY_HANDLER(Sigmoid)
 LIB_UNARY_HANDLER(Sign)
+
+// LogLib/T dst src form=whole | tmp | tmp_count: Log's library forms (the count and level-0 forms run as UNARY_HANDLER).
+template <typename T>
+struct H_LogLib {
+    static void run(const Job& j, const Call& c) {
+        auto dst = j.t<T>(c, "dst");
+        auto src = j.t<T>(c, "src");
+        std::string form = c.s("form");
+        if (form == "whole") AscendC::Log(dst, src);
+        else if (form == "tmp") AscendC::Log(dst, src, j.t<uint8_t>(c, "scratch"));
+        else AscendC::Log(dst, src, j.t<uint8_t>(c, "scratch"), uint32_t(c.u("count")));
+    }
+};
+static RegTypes<H_LogLib, half, float> reg_loglib("LogLib");
+
+// ScalarCast/U (U: the result type) src=<f32 tensor> dst=<U tensor> round=<RoundMode> n: each of the first n
+// floats through ScalarCast<float, U, round> (alias=1: the scalar Cast name), read and written raw (a
+// scalar conversion touches no memory, so the trace has no record).
+template <typename U, AscendC::RoundMode M>
+inline U scalar_cast_one(float v, bool alias) {
+    return alias ? AscendC::Cast<float, U, M>(v) : AscendC::ScalarCast<float, U, M>(v);
+}
+template <typename U>
+struct H_ScalarCast {
+    static void run(const Job& j, const Call& c) {
+        const float* s = j.t<float>(c, "src").mpnpu_addr();
+        U* d = j.t<U>(c, "dst").mpnpu_addr();
+        bool alias = c.i("alias", 0) != 0;
+        auto mode = AscendC::RoundMode(c.i("round"));
+        for (uint64_t i = 0; i < c.u("n"); ++i) {
+            if constexpr (std::is_same_v<U, half>) {
+                d[i] = scalar_cast_one<half, AscendC::RoundMode::CAST_ODD>(s[i], alias);
+            } else {
+                using R = AscendC::RoundMode;
+                if (mode == R::CAST_ROUND) d[i] = scalar_cast_one<int32_t, R::CAST_ROUND>(s[i], alias);
+                else if (mode == R::CAST_CEIL) d[i] = scalar_cast_one<int32_t, R::CAST_CEIL>(s[i], alias);
+                else if (mode == R::CAST_FLOOR) d[i] = scalar_cast_one<int32_t, R::CAST_FLOOR>(s[i], alias);
+                else d[i] = scalar_cast_one<int32_t, R::CAST_RINT>(s[i], alias);
+            }
+        }
+    }
+};
+static RegTypes<H_ScalarCast, half, int32_t> reg_scalarcast("ScalarCast");

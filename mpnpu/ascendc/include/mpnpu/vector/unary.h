@@ -329,9 +329,25 @@ MPNPU_VEC_UNARY_CFG(Reciprocal, mpnpu::vec::OpReciprocal, ReciprocalConfig, DEFA
 MPNPU_VEC_UNARY(Abs, mpnpu::vec::OpAbs)
 MPNPU_VEC_UNARY(Relu, mpnpu::vec::OpRelu)
 MPNPU_VEC_UNARY(Not, mpnpu::vec::OpNot)
-// Log: the natural logarithm, as Ln (the math library's name for it; its sharedTmpBuffer forms are
-// not provided)
+// Log: the natural logarithm, as Ln (the math library's name for it), also in the library's forms:
+// the whole tensor (count = dst's size) and with a temporary buffer (scratch on the device, unused).
 MPNPU_VEC_UNARY(Log, mpnpu::vec::OpLn)
+template <typename T, bool isReuseSource = false>
+inline void Log(const LocalTensor<T>& dst, const LocalTensor<T>& src, MPNPU_SITE) {
+    mpnpu::vec::unary_count<mpnpu::vec::OpLn, T, true>("Log", dst, src, dst.GetSize(), site);
+}
+template <typename T, bool isReuseSource = false>
+inline void Log(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                MPNPU_SITE) {
+    (void)sharedTmpBuffer;
+    mpnpu::vec::unary_count<mpnpu::vec::OpLn, T, true>("Log", dst, src, dst.GetSize(), site);
+}
+template <typename T, bool isReuseSource = false>
+inline void Log(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                const uint32_t calCount, MPNPU_SITE) {
+    (void)sharedTmpBuffer;
+    mpnpu::vec::unary_count<mpnpu::vec::OpLn, T, true>("Log", dst, src, calCount, site);
+}
 
 // Copy: UB -> UB by the vector unit, every element as it is (count form, and the level-0 forms with
 // CopyRepeatParams: block strides and repeat sizes in 32-byte blocks).
