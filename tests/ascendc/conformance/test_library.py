@@ -56,7 +56,8 @@ def test_broadcast_axis0_in_place(run):
 
 
 @pytest.mark.parametrize("kw,msg", [
-    (_shape_kw(2, 1, (4, 16), (3, 1)), "BroadCast: srcShape [3, 1] does not broadcast to dstShape [4, 16] along axis 1"),
+    (_shape_kw(2, 1, (4, 16), (3, 1)),
+     "BroadCast: srcShape [3, 1] does not broadcast to dstShape [4, 16] along axis 1"),
     (_shape_kw(2, 0, (4, 16), (2, 16)), "does not broadcast to dstShape [4, 16] along axis 0"),
     (_shape_kw(2, 0, (4, 12), (1, 12)), "with axis 0 a source row must be a multiple of 32 bytes"),
     (_shape_kw(2, 1, (64, 64), (64, 1)), "BroadCast: dstShape holds 4096 elements, more than dst's 1024"),
