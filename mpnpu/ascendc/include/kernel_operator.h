@@ -21,5 +21,7 @@
 #include "mpnpu/cube.h"
 #include "mpnpu/utils.h"
 #include "mpnpu/power.h"
+#include "mpnpu/broadcast.h"
+#include "mpnpu/math_lib.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

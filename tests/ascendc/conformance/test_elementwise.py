@@ -168,3 +168,46 @@ def test_half_rounding_is_nearest_even(run):
     run(sim)
     got = sim.get(sim.tensors["c"])
     assert got[0] == np.float16(1.0) and got[1] == np.float16(1.001953125) and got[2] == np.float16(2048.0)
+
+
+# Through a pointer of the documented function type (kernels pass Div or Exp as a template argument
+# and call it later): the same results and accesses as the direct calls, count and level-0 forms.
+PTR_GROUPS = ["count", "level0"]
+
+
+def _via_pointer(items):
+    return [(v, dict(kw, ptr=1)) for v, kw in items]
+
+
+@pytest.mark.parametrize("grp", PTR_GROUPS)
+@pytest.mark.parametrize("op,T", CALLS_BINARY, ids=[f"{o}-{t}" for o, t in CALLS_BINARY])
+def test_binary_through_pointer(run, op, T, grp):
+    lanes = lanes_for(SIZE[T])
+    sim = Sim(192 * 1024, seed=seed_of(op, T, grp, "ptr"))
+    sizes = {n: (T, operand_range(op, T, n)) for n in ("dst", "src0", "src1")}
+    run_group(sim, _via_pointer(group(lanes, BINARY_KEYS, grp)), BINARY_KEYS, lanes, sizes,
+              lambda kw, inplace: sim.call(op, T=T, dst="src0" if inplace else "dst", src0="src0", src1="src1", **kw))
+    run(sim)
+
+
+@pytest.mark.parametrize("grp", PTR_GROUPS)
+@pytest.mark.parametrize("op,T", CALLS_UNARY, ids=[f"{o}-{t}" for o, t in CALLS_UNARY])
+def test_unary_through_pointer(run, op, T, grp):
+    lanes = lanes_for(SIZE[T])
+    sim = Sim(192 * 1024, seed=seed_of(op, T, grp, "ptr"))
+    sizes = {n: (T, operand_range(op, T, n)) for n in ("dst", "src")}
+    run_group(sim, _via_pointer(group(lanes, UNARY_KEYS, grp)), UNARY_KEYS, lanes, sizes,
+              lambda kw, inplace: sim.call(op, T=T, dst="src" if inplace else "dst", src="src", **kw))
+    run(sim)
+
+
+def test_error_through_pointer_names_the_call(run):
+    """A count past the end of a tensor, through a pointer: the same one-line error."""
+    sim = Sim(16384, seed=2)
+    lay = Layout(sim)
+    lay.add("dst", "f16", 512)
+    lay.add("src0", "f16", 2048)
+    lay.add("src1", "f16", 2048)
+    sim.call("Div", T="f16", dst="dst", src0="src0", src1="src1", form="count", count=300, ptr=1,
+             expect_error="Div: count 300 exceeds dst's 256 elements")
+    run(sim)

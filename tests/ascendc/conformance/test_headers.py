@@ -65,11 +65,28 @@ __aicore__ inline void body(LocalTensor<T>& x, LocalTensor<T>& y, LocalTensor<T>
     ResetMask();
 }
 
+// calls passed along as function pointers of their documented types
+template <typename T>
+using BinaryOp = void(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&);
+template <typename T>
+using BinaryL0Op = void(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, uint64_t, const uint8_t,
+                        const BinaryRepeatParams&);
+template <typename T>
+using UnaryOp = void(const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&);
+template <typename T, BinaryOp<T>* op, BinaryL0Op<T>* op0, UnaryOp<T>* uop>
+void through_pointers(const LocalTensor<T>& x, int32_t n) {
+    op(x, x, x, n);
+    op0(x, x, x, 64, 1, {1, 1, 1, 8, 8, 8});
+    uop(x, x, n);
+}
+
 extern "C" __global__ __aicore__ void sample(GM_ADDR out) {
     (void)out;
     TPipe pipe;
     TBuf<TPosition::VECCALC> buf;
     pipe.InitBuffer(buf, 64 * 1024);
+    TBuf<> plain;  // the position defaults to LCM (VECCALC)
+    pipe.InitBuffer(plain, 1024);
     LocalTensor<half> a = buf.GetWithOffset<half>(2048, 0), b = buf.GetWithOffset<half>(2048, 8192),
                       c = buf.GetWithOffset<half>(2048, 16384);
     LocalTensor<float> fa = buf.GetWithOffset<float>(1024, 24576), fb = buf.GetWithOffset<float>(1024, 32768),
@@ -84,6 +101,8 @@ extern "C" __global__ __aicore__ void sample(GM_ADDR out) {
     Axpy(fa, a, (half)2, 64);
     LocalTensor<uint32_t> off = buf.GetWithOffset<uint32_t>(256, 53248);
     Gather(c, a, off, 0, 128);
+    through_pointers<half, Div, Sub, Exp>(a, 128);
+    through_pointers<float, Max, Mul, Sqrt>(fa, 64);
 }
 """
 

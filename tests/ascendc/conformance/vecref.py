@@ -534,6 +534,98 @@ class Sim:
             for j in range(8):
                 self.wr(d, r * rep + j * blk + np.arange(32), blocks[r * 8 + j], "u8")
 
+    # -- library calls on the vector unit ---------------------------------------------------------------
+
+    def ref_BroadCast(self, exp, T, dst, src, dim, axis, d0, s0, d1=1, s1=1, **kw):
+        """numpy's broadcast_to on dense ND tensors: [m, 1] -> [m, k] (axis 1), [1, k] -> [m, k] (axis 0),
+        [1] -> [n] (dim 1)."""
+        d, s = self.tensors[dst], self.tensors[src]
+        sz = SIZE[T]
+        dshape = (int(d0),) if int(dim) == 1 else (int(d0), int(d1))
+        sshape = (int(s0),) if int(dim) == 1 else (int(s0), int(s1))
+        n_src, n_dst = int(np.prod(sshape)), int(np.prod(dshape))
+        if n_dst == 0:
+            return
+        self.acc(exp, "R", s, 0, n_src * sz)
+        self.acc(exp, "W", d, 0, n_dst * sz)
+        vals = self.rd(s, np.arange(n_src) * sz).reshape(sshape)
+        self.wr(d, np.arange(n_dst) * sz, np.broadcast_to(vals, dshape).reshape(-1))
+
+    @staticmethod
+    def fixed_pattern(p: int, i: np.ndarray) -> np.ndarray:
+        return {1: i % 2 == 0, 2: i % 2 == 1, 3: i % 4 == 0, 4: i % 4 == 1, 5: i % 4 == 2, 6: i % 4 == 3,
+                7: np.ones(i.shape, bool)}[int(p)]
+
+    def ref_GatherMask(self, exp, T, dst, src, cnt, repeat, reduce=0, mask=0, blk=1, srep=8, prep=0, fixed=None,
+                       pattern=None, pdt=None):
+        """Elements whose pattern bit is 1, packed into dst in order; the count into cnt; normal mode after."""
+        d, s, c = self.tensors[dst], self.tensors[src], self.tensors[cnt]
+        sz = SIZE[T]
+        n = int(mask) if int(reduce) else 256 // sz
+        R = int(repeat)
+        i = np.arange(n)
+        g = (int(blk) * 32, int(srep) * 32)
+        if pattern is not None:
+            pt = self.tensors[pattern]
+            words = -(-n // (8 * SIZE[pdt]))
+            prow = int(prep) * 32
+            if R:
+                self.acc(exp, "R", pt, 0, (R - 1) * prow + words * SIZE[pdt])
+        kept, lo, hi = [], None, None
+        for r in range(R):
+            offs = r * g[1] + lane_offsets(i, sz, g[0])
+            lo = offs.min() if lo is None else min(lo, offs.min())
+            hi = offs.max() + sz if hi is None else max(hi, offs.max() + sz)
+            if pattern is not None:
+                raw = self.rd(pt, r * prow + np.arange(words * SIZE[pdt]), "u8")
+                bits = np.unpackbits(raw, bitorder="little")[:n].astype(bool)
+            else:
+                bits = self.fixed_pattern(int(fixed), i)
+            kept.append(offs[bits])
+        if R and n:
+            self.acc(exp, "R", s, int(lo), int(hi))
+        ko = np.concatenate(kept) if kept else np.zeros(0, np.int64)
+        vals = self.rd(s, ko)
+        if len(ko):
+            self.acc(exp, "W", d, 0, len(ko) * sz)
+            self.wr(d, np.arange(len(ko)) * sz, vals)
+        self.put(c, 0, np.array([len(ko)], np.uint64))
+        self.regs.counter = False
+
+    LIB_UNARY = {
+        "Sigmoid": lambda x: np.float32(1) / (np.float32(1) + np.exp(-x)),
+        "Sign": lambda x: np.where(x > 0, np.float32(1), np.where(x < 0, np.float32(-1), np.float32(0))),
+        "LogLib": np.log,
+    }
+
+    def _lib_unary(self, name, exp, T, dst, src, form, count=None, scratch=None):
+        d, s = self.tensors[dst], self.tensors[src]
+        n = d.elems if form in ("tmp", "whole") else int(count)
+        if n == 0:
+            return
+        sz = SIZE[T]
+        self.acc(exp, "R", s, 0, n * sz)
+        self.acc(exp, "W", d, 0, n * sz)
+        x = self.rd(s, np.arange(n) * sz)
+        self.wr(d, np.arange(n) * sz, compute(T, self.LIB_UNARY[name], x))
+        if name in ("Sigmoid", "LogLib"):
+            exp.approx.append((dst, 2e-6, 1e-30, 1))
+
+    def ref_LogLib(self, exp, **kw):
+        self._lib_unary("LogLib", exp, **kw)
+
+    def ref_ScalarCast(self, exp, T, src, dst, round, n, alias=0):
+        """Scalars converted one by one (no trace record): the vector Cast's element rule."""
+        s, d = self.tensors[src], self.tensors[dst]
+        x = self.rd(s, np.arange(int(n)) * 4)
+        self.wr(d, np.arange(int(n)) * SIZE[T], cast_values(x, "f32", T, int(round)))
+
+    def ref_Sigmoid(self, exp, **kw):
+        self._lib_unary("Sigmoid", exp, **kw)
+
+    def ref_Sign(self, exp, **kw):
+        self._lib_unary("Sign", exp, **kw)
+
     # -- Compare / Select -------------------------------------------------------------------------------
 
     CMP = [np.less, np.greater, np.equal, np.less_equal, np.greater_equal, np.not_equal]

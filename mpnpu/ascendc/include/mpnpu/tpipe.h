@@ -109,7 +109,8 @@ struct BufferSlot {
     uint64_t bytes = 0;
 };
 
-template <TPosition pos>
+// A TBuf's position defaults to LCM (the same as VECCALC), so kernels may write TBuf<>.
+template <TPosition pos = TPosition::LCM>
 class TBuf;
 
 class TQueBase {

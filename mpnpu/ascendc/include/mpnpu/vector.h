@@ -6,10 +6,10 @@
 //   binary.h          Add Sub Mul Div Max Min And Or
 //   unary.h           Exp Ln Abs Sqrt Rsqrt Reciprocal Relu Not
 //   scalar.h          Adds Muls Maxs Mins LeakyRelu Axpy
-//   cast.h            Cast, SetDeqScale
+//   cast.h            Cast, SetDeqScale, ScalarCast (and the scalar Cast)
 //   compare_select.h  Compare Compares CompareScalar GetCmpMask SetCmpMask Select
 //   reduce.h          ReduceSum/Max/Min, ReduceRepeat (WholeReduce*), ReduceDataBlock (BlockReduce*)
-//   fill_gather.h     Duplicate Brcb CreateVecIndex Gather Gatherb
+//   fill_gather.h     Duplicate Brcb CreateVecIndex Gather Gatherb GatherMask
 //
 // docs/ascendc-vector-api.md lists every call, form and element type.
 #ifndef MPNPU_VECTOR_H

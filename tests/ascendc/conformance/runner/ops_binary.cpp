@@ -3,7 +3,18 @@
 
 using namespace vecconf;
 
-// form=count | bits | len; setmask=0/1 picks isSetMask for the level-0 forms.
+// form=count | bits | len; setmask=0/1 picks isSetMask for the level-0 forms; ptr=1 makes the call
+// through a pointer of the documented function type.
+template <typename T>
+using BinaryCountPtr = void (*)(const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&,
+                                const AscendC::LocalTensor<T>&, const int32_t&);
+template <typename T>
+using BinaryL0Ptr = void (*)(const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&,
+                             const AscendC::LocalTensor<T>&, uint64_t, const uint8_t, const AscendC::BinaryRepeatParams&);
+template <typename T>
+using BinaryBitsPtr = void (*)(const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&,
+                               const AscendC::LocalTensor<T>&, const uint64_t[], const uint8_t,
+                               const AscendC::BinaryRepeatParams&);
 #define BINARY_HANDLER(NAME)                                                                                      \
     template <typename T>                                                                                         \
     struct H_##NAME {                                                                                             \
@@ -14,7 +25,20 @@ using namespace vecconf;
             std::string form = c.s("form");                                                                       \
             bool set = c.i("setmask", 1) != 0;                                                                    \
             uint64_t m[2] = {c.u("mask0", 0), c.u("mask1", 0)};                                                   \
-            if (form == "count") {                                                                                \
+            if (c.i("ptr", 0) && form != "count") {                                                               \
+                /* through a pointer of the documented function type (as kernels pass the call along) */          \
+                BinaryL0Ptr<T> f = nullptr;                                                                       \
+                BinaryBitsPtr<T> g = nullptr;                                                                     \
+                if (form == "bits" && set) g = &AscendC::NAME<T, true>;                                          \
+                else if (form == "bits") g = &AscendC::NAME<T, false>;                                            \
+                else if (set) f = &AscendC::NAME<T, true>;                                                        \
+                else f = &AscendC::NAME<T, false>;                                                                \
+                if (g) g(dst, s0, s1, m, uint8_t(c.i("repeat")), binary_params(c));                               \
+                else f(dst, s0, s1, c.u("len"), uint8_t(c.i("repeat")), binary_params(c));                       \
+            } else if (form == "count" && c.i("ptr", 0)) {                                                        \
+                BinaryCountPtr<T> f = &AscendC::NAME<T>;                                                          \
+                f(dst, s0, s1, int32_t(c.i("count")));                                                            \
+            } else if (form == "count") {                                                                         \
                 AscendC::NAME(dst, s0, s1, int32_t(c.i("count")));                                                \
             } else if (form == "bits") {                                                                          \
                 if (set) AscendC::NAME<T, true>(dst, s0, s1, m, c.i("repeat"), binary_params(c));                 \

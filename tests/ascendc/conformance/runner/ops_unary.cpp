@@ -3,6 +3,16 @@
 
 using namespace vecconf;
 
+// ptr=1: the call made through a pointer of the documented function type.
+template <typename T>
+using UnaryCountPtr = void (*)(const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&, const int32_t&);
+template <typename T>
+using UnaryL0Ptr = void (*)(const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&, uint64_t, const uint8_t,
+                            const AscendC::UnaryRepeatParams&);
+template <typename T>
+using UnaryBitsPtr = void (*)(const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&, const uint64_t[],
+                              const uint8_t, const AscendC::UnaryRepeatParams&);
+
 #define UNARY_HANDLER(NAME)                                                                                       \
     template <typename T>                                                                                         \
     struct H_##NAME {                                                                                             \
@@ -12,7 +22,19 @@ using namespace vecconf;
             std::string form = c.s("form");                                                                       \
             bool set = c.i("setmask", 1) != 0;                                                                    \
             uint64_t m[2] = {c.u("mask0", 0), c.u("mask1", 0)};                                                   \
-            if (form == "count") {                                                                                \
+            if (c.i("ptr", 0) && form != "count") {                                                               \
+                UnaryL0Ptr<T> f = nullptr;                                                                        \
+                UnaryBitsPtr<T> g = nullptr;                                                                      \
+                if (form == "bits" && set) g = &AscendC::NAME<T, true>;                                          \
+                else if (form == "bits") g = &AscendC::NAME<T, false>;                                            \
+                else if (set) f = &AscendC::NAME<T, true>;                                                        \
+                else f = &AscendC::NAME<T, false>;                                                                \
+                if (g) g(dst, src, m, uint8_t(c.i("repeat")), unary_params(c));                                   \
+                else f(dst, src, c.u("len"), uint8_t(c.i("repeat")), unary_params(c));                            \
+            } else if (form == "count" && c.i("ptr", 0)) {                                                        \
+                UnaryCountPtr<T> f = &AscendC::NAME<T>;                                                           \
+                f(dst, src, int32_t(c.i("count")));                                                               \
+            } else if (form == "count") {                                                                         \
                 AscendC::NAME(dst, src, int32_t(c.i("count")));                                                   \
             } else if (form == "bits") {                                                                          \
                 if (set) AscendC::NAME<T, true>(dst, src, m, c.i("repeat"), unary_params(c));                     \

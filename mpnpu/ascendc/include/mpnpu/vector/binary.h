@@ -135,32 +135,73 @@ inline void binary_len(const char* name, const AscendC::LocalTensor<T>& dst, con
     }
 }
 
+// And / Or count forms: 32-bit integers as pairs of 16-bit halves.
+template <class Op, typename T>
+inline void logic_count(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& s0,
+                        const AscendC::LocalTensor<T>& s1, int32_t count, const Site& site) {
+    if constexpr (sizeof(T) == 4 && std::is_integral_v<T>)
+        binary_count<Op, uint16_t, true>(name, dst.template ReinterpretCast<uint16_t>(),
+                                         s0.template ReinterpretCast<uint16_t>(),
+                                         s1.template ReinterpretCast<uint16_t>(), count, site);
+    else
+        binary_count<Op, T, true>(name, dst, s0, s1, count, site);
+}
+
 }  // namespace vec
 }  // namespace mpnpu
 
-// The three documented forms of a two-source call. (repeatTime is taken as a wider integer than
-// the device's uint8_t so that a value over 255 is reported instead of silently truncated.)
-#define MPNPU_VEC_BINARY_LEVEL0(NAME, OP)                                                                         \
-    template <typename T, bool isSetMask = true>                                                                  \
+// The three documented forms of a two-source call. (repeatTime is taken as any integer, not the
+// device's uint8_t, so that a value over 255 is reported instead of silently truncated.)
+#define MPNPU_VEC_BINARY_LEVEL0_T(NAME, OP, TPARAMS)                                                              \
+    template <typename T, bool isSetMask = true TPARAMS, typename R>                                              \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,           \
-                     const uint64_t mask[], const int64_t repeatTime, const BinaryRepeatParams& repeatParams,     \
+                     const uint64_t mask[], const R repeatTime, const BinaryRepeatParams& repeatParams,           \
                      MPNPU_SITE) {                                                                                \
-        mpnpu::vec::binary_bits<OP, T, isSetMask>(#NAME, dst, src0, src1, mask, repeatTime, repeatParams, site);  \
+        mpnpu::vec::binary_bits<OP, T, isSetMask>(#NAME, dst, src0, src1, mask, static_cast<int64_t>(repeatTime), \
+                                                  repeatParams, site);                                            \
     }                                                                                                             \
-    template <typename T, bool isSetMask = true>                                                                  \
+    template <typename T, bool isSetMask = true TPARAMS, typename R>                                              \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,           \
-                     const uint64_t mask, const int64_t repeatTime, const BinaryRepeatParams& repeatParams,       \
+                     const uint64_t mask, const R repeatTime, const BinaryRepeatParams& repeatParams,             \
                      MPNPU_SITE) {                                                                                \
-        mpnpu::vec::binary_len<OP, T, isSetMask>(#NAME, dst, src0, src1, mask, repeatTime, repeatParams, site);   \
+        mpnpu::vec::binary_len<OP, T, isSetMask>(#NAME, dst, src0, src1, mask, static_cast<int64_t>(repeatTime),  \
+                                                 repeatParams, site);                                             \
+    }                                                                                                             \
+    /* the documented signatures, for a kernel that takes the call's address (engine.h, if_same) */               \
+    template <typename T, bool isSetMask = true TPARAMS, typename M, typename R,                                  \
+              mpnpu::vec::if_same<M, const uint64_t*> = 0, mpnpu::vec::if_same<R, uint8_t> = 0>                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, M mask,   \
+                     R repeatTime, const BinaryRepeatParams& repeatParams) {                                      \
+        mpnpu::vec::binary_bits<OP, T, isSetMask>(#NAME, dst, src0, src1, mask, repeatTime, repeatParams,         \
+                                                  MPNPU_FPTR_SITE(#NAME));                                        \
+    }                                                                                                             \
+    template <typename T, bool isSetMask = true TPARAMS, typename M, typename R,                                  \
+              mpnpu::vec::if_same<M, uint64_t> = 0, mpnpu::vec::if_same<R, uint8_t> = 0>                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, M mask,   \
+                     R repeatTime, const BinaryRepeatParams& repeatParams) {                                      \
+        mpnpu::vec::binary_len<OP, T, isSetMask>(#NAME, dst, src0, src1, mask, repeatTime, repeatParams,          \
+                                                 MPNPU_FPTR_SITE(#NAME));                                         \
     }
 
-#define MPNPU_VEC_BINARY(NAME, OP)                                                                                \
-    template <typename T>                                                                                         \
+#define MPNPU_VEC_BINARY_LEVEL0(NAME, OP) MPNPU_VEC_BINARY_LEVEL0_T(NAME, OP, )
+
+#define MPNPU_VEC_BINARY_COUNT_T(NAME, OP, TPARAMS)                                                               \
+    template <typename T TPARAMS>                                                                                 \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,           \
                      const int32_t& count, MPNPU_SITE) {                                                          \
         mpnpu::vec::binary_count<OP, T, true>(#NAME, dst, src0, src1, count, site);                               \
     }                                                                                                             \
+    template <typename T TPARAMS, typename C, mpnpu::vec::if_same<C, int32_t> = 0>                                \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,           \
+                     const C& count) {                                                                            \
+        mpnpu::vec::binary_count<OP, T, true>(#NAME, dst, src0, src1, count, MPNPU_FPTR_SITE(#NAME));             \
+    }
+
+#define MPNPU_VEC_BINARY(NAME, OP)           \
+    MPNPU_VEC_BINARY_COUNT_T(NAME, OP, )     \
     MPNPU_VEC_BINARY_LEVEL0(NAME, OP)
+
+#define MPNPU_VEC_COMMA ,
 
 namespace AscendC {
 
@@ -172,48 +213,27 @@ MPNPU_VEC_BINARY(Min, mpnpu::vec::OpMin)
 MPNPU_VEC_BINARY_LEVEL0(Or, mpnpu::vec::OpOr)
 
 // Div takes a precision config on the newest product; every config computes the same here.
-template <typename T, const DivConfig& config = DEFAULT_DIV_CONFIG>
-inline void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                const int32_t& count, MPNPU_SITE) {
-    mpnpu::vec::binary_count<mpnpu::vec::OpDiv, T, true>("Div", dst, src0, src1, count, site);
-}
-template <typename T, bool isSetMask = true, const DivConfig& config = DEFAULT_DIV_CONFIG>
-inline void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                const uint64_t mask[], const int64_t repeatTime, const BinaryRepeatParams& repeatParams, MPNPU_SITE) {
-    mpnpu::vec::binary_bits<mpnpu::vec::OpDiv, T, isSetMask>("Div", dst, src0, src1, mask, repeatTime, repeatParams,
-                                                             site);
-}
-template <typename T, bool isSetMask = true, const DivConfig& config = DEFAULT_DIV_CONFIG>
-inline void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                const uint64_t mask, const int64_t repeatTime, const BinaryRepeatParams& repeatParams, MPNPU_SITE) {
-    mpnpu::vec::binary_len<mpnpu::vec::OpDiv, T, isSetMask>("Div", dst, src0, src1, mask, repeatTime, repeatParams,
-                                                            site);
-}
+MPNPU_VEC_BINARY_COUNT_T(Div, mpnpu::vec::OpDiv, MPNPU_VEC_COMMA const DivConfig& config = DEFAULT_DIV_CONFIG)
+MPNPU_VEC_BINARY_LEVEL0_T(Div, mpnpu::vec::OpDiv, MPNPU_VEC_COMMA const DivConfig& config = DEFAULT_DIV_CONFIG)
 
 // And / Or: 16-bit integers. The count forms also take 32-bit integers the way the documented
 // call does: as pairs of 16-bit halves, ``count`` counting halves (so 2n for n words).
-template <typename T>
-inline void And(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                const int32_t& count, MPNPU_SITE) {
-    if constexpr (sizeof(T) == 4 && std::is_integral_v<T>)
-        mpnpu::vec::binary_count<mpnpu::vec::OpAnd, uint16_t, true>(
-            "And", dst.template ReinterpretCast<uint16_t>(), src0.template ReinterpretCast<uint16_t>(),
-                                                          src1.template ReinterpretCast<uint16_t>(), count, site);
-    else
-        mpnpu::vec::binary_count<mpnpu::vec::OpAnd, T, true>("And", dst, src0, src1, count, site);
-}
-MPNPU_VEC_BINARY_LEVEL0(And, mpnpu::vec::OpAnd)
 
-template <typename T>
-inline void Or(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-               const int32_t& count, MPNPU_SITE) {
-    if constexpr (sizeof(T) == 4 && std::is_integral_v<T>)
-        mpnpu::vec::binary_count<mpnpu::vec::OpOr, uint16_t, true>(
-            "Or", dst.template ReinterpretCast<uint16_t>(), src0.template ReinterpretCast<uint16_t>(),
-                                                         src1.template ReinterpretCast<uint16_t>(), count, site);
-    else
-        mpnpu::vec::binary_count<mpnpu::vec::OpOr, T, true>("Or", dst, src0, src1, count, site);
-}
+#define MPNPU_VEC_LOGIC_COUNT(NAME, OP)                                                                           \
+    template <typename T>                                                                                         \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,           \
+                     const int32_t& count, MPNPU_SITE) {                                                          \
+        mpnpu::vec::logic_count<OP>(#NAME, dst, src0, src1, count, site);                                         \
+    }                                                                                                             \
+    template <typename T, typename C, mpnpu::vec::if_same<C, int32_t> = 0>                                        \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,           \
+                     const C& count) {                                                                            \
+        mpnpu::vec::logic_count<OP>(#NAME, dst, src0, src1, count, MPNPU_FPTR_SITE(#NAME));                       \
+    }
+
+MPNPU_VEC_LOGIC_COUNT(And, mpnpu::vec::OpAnd)
+MPNPU_VEC_BINARY_LEVEL0(And, mpnpu::vec::OpAnd)
+MPNPU_VEC_LOGIC_COUNT(Or, mpnpu::vec::OpOr)
 
 // The whole-tensor operators (dst = src0 + src1, ...) are not implemented: a clear compile error.
 #define MPNPU_VEC_REFUSED_OPERATOR(OP, CALL)                                                                      \

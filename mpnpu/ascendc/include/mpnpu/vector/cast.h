@@ -483,6 +483,31 @@ inline void SetDeqScale(const LocalTensor<T>& vdeq, const VdeqInfo& vdeqInfo, MP
     (void)vdeq, (void)vdeqInfo, (void)site;
 }
 
+// -- scalar conversion ----------------------------------------------------------------------------------
+//
+// Cast<T, U, roundMode>(value) and its older name ScalarCast: one scalar converted on the scalar unit
+// (no memory touched), with the pairs and modes documented for it: float -> half with CAST_ODD, float
+// -> int32_t with CAST_ROUND, CAST_CEIL, CAST_FLOOR or CAST_RINT (saturating, NaN -> 0, as the vector
+// Cast). Another pair or mode is a compile error.
+template <typename T, typename U, RoundMode roundMode>
+constexpr bool scalar_cast_ok =
+    std::is_same_v<T, float> &&
+    ((std::is_same_v<U, half> && roundMode == RoundMode::CAST_ODD) ||
+     (std::is_same_v<U, int32_t> && (roundMode == RoundMode::CAST_ROUND || roundMode == RoundMode::CAST_CEIL ||
+                                     roundMode == RoundMode::CAST_FLOOR || roundMode == RoundMode::CAST_RINT)));
+
+template <typename T, typename U, RoundMode roundMode>
+inline U ScalarCast(T valueIn) {
+    static_assert(scalar_cast_ok<T, U, roundMode>,
+                  "ScalarCast / scalar Cast takes float -> half with CAST_ODD, or float -> int32_t with CAST_ROUND, "
+                  "CAST_CEIL, CAST_FLOOR or CAST_RINT");
+    return mpnpu::vec::convert<U, T>(valueIn, roundMode);
+}
+template <typename T, typename U, RoundMode roundMode>
+inline U Cast(T valueIn) {
+    return ScalarCast<T, U, roundMode>(valueIn);
+}
+
 }  // namespace AscendC
 
 #endif  // MPNPU_VECTOR_CAST_H

@@ -97,6 +97,17 @@ inline float mul_then_add(float a, float b, float c) {
     return p + c;
 }
 
+// The documented signatures, exactly, for a kernel that takes a call's address (passes Add or Exp
+// as a template argument of a function-pointer type and calls it later). Those forms carry no site
+// parameter, so the kernel's line is unknown at the call: errors and trace records name the call
+// and how it was made. They take their count, mask and repeat as template parameters restricted to
+// the documented types, which makes them less specialised than the usual forms: a direct call
+// always picks the usual form (with the kernel's line), and only a conversion to the documented
+// function type picks these.
+template <typename A, typename B>
+using if_same = std::enable_if_t<std::is_same_v<A, B>, int>;
+#define MPNPU_FPTR_SITE(NAME) ::mpnpu::Site{"(" NAME " called through a function pointer)", 0, NAME}
+
 // The element type must be one the call takes on the products mpnpu models.
 template <typename T>
 inline void need_type(bool ok, const Site& site, const char* name, const char* supported) {

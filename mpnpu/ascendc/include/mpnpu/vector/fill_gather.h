@@ -1,16 +1,18 @@
-// Filling and gathering: Duplicate, Brcb, CreateVecIndex, Gather, Gatherb.
+// Filling and gathering: Duplicate, Brcb, CreateVecIndex, Gather, Gatherb, GatherMask.
 //
 //   Duplicate       dst lanes = a scalar (or, count form, src's first element)
 //   CreateVecIndex  dst lane (repeat r, lane j) = firstValue + r * lanes + j
 //   Brcb            each of 8 source elements per repeat fills one 32-byte block of dst
 //   Gather          dst element i = the element at byte srcBaseAddr + srcOffset[i] of src
 //   Gatherb         dst block (r, j) = the 32-byte block at byte offset[r * 8 + j] of src
+//   GatherMask      the source elements whose pattern bit is 1, packed one after another into dst
 #ifndef MPNPU_VECTOR_FILL_GATHER_H
 #define MPNPU_VECTOR_FILL_GATHER_H
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "../native/rt.h"
 #include "../tensor.h"
@@ -283,6 +285,114 @@ inline void Gatherb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const 
     uint8_t* d = base(dst);
     for (uint64_t r = 0; r < R; ++r)
         for (uint32_t j = 0; j < 8; ++j) std::memmove(d + r * rep + j * blk, s + ld<uint32_t>(o + (r * 8 + j) * 4), 32);
+}
+
+}  // namespace AscendC
+
+namespace mpnpu {
+namespace vec {
+// -- GatherMask ----------------------------------------------------------------------------------------
+//
+// Each repeat r takes n source elements (n = 256 bytes' worth in normal mode, ``mask`` in counter
+// mode, the one form the A2/A3 products have: ``mask`` elements a repeat), element i of the repeat at
+// byte r * src0RepeatStride * 32 + (i / per-block) * src0BlockStride * 32 + (i % per-block) * size.
+// Element i is kept when bit i of the repeat's pattern is 1: a fixed pattern (1: even elements, 2:
+// odd, 3..6: the first..fourth of every four, 7: all), or the bits of a pattern tensor (bit i of the
+// repeat's bits, little-endian within each word; repeat r's bits start r * src1RepeatStride * 32
+// bytes into the tensor). The kept elements are written one after another from dst[0], repeat
+// after repeat, and rsvdCnt says how many. Every processed source element is read (the trace's
+// read hull); the call leaves the vector unit in normal mode, as documented. All reads happen before
+// the writes, so dst may be src0 (the documented in-place use).
+
+template <typename T>
+constexpr bool gather_mask_type_ok = one_of<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>;
+
+// pattern(r, i) -> whether element i of repeat r is kept; read_pattern(n) checks and records the
+// pattern tensor's reads (n elements a repeat) once the operands are checked, before src0 is read.
+template <typename T, class Pattern, class ReadPattern>
+inline void gather_mask(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src0, Pattern pattern,
+                        ReadPattern read_pattern, bool reduceMode, uint32_t mask,
+                        const AscendC::GatherMaskParams& params, uint64_t& rsvdCnt, const Site& site) {
+    const char* name = "GatherMask";
+    start(site, name);
+    need_type<T>(gather_mask_type_ok<T>, site, name, "int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float");
+    check_operand(dst, 32, site, name, "dst");
+    check_operand(src0, 32, site, name, "src0");
+    if (reduceMode && mask == 0) api_error(site, "GatherMask: mask 0 in counter mode (reduceMode = true takes 1 or more)");
+    const uint64_t n = reduceMode ? mask : lanes_for(sizeof(T));
+    const uint64_t R = params.repeatTimes;
+    const Geo g = geo(params.src0BlockStride, params.src0RepeatStride);
+    read_pattern(n);
+    Hull hs;
+    std::vector<uint64_t> kept;
+    for (uint64_t r = 0; r < R; ++r) {
+        for (uint64_t i = 0; i < n; ++i) {
+            const uint64_t o = r * g.rep + lane_offset(uint32_t(i), sizeof(T), g);
+            hs.add(o, o + sizeof(T));
+            if (pattern(r, i)) kept.push_back(o);
+        }
+    }
+    if (kept.size() > dst.GetSize())
+        api_error(site, "GatherMask: %llu kept elements exceed dst's %u", (unsigned long long)kept.size(),
+                  dst.GetSize());
+    touch(src0, 'R', hs, site, name);
+    Hull hd;
+    if (!kept.empty()) hd.add(0, kept.size() * sizeof(T));
+    touch(dst, 'W', hd, site, name);
+    std::vector<uint8_t> vals(kept.size() * sizeof(T));
+    const uint8_t* s = base(src0);
+    for (size_t k = 0; k < kept.size(); ++k) std::memcpy(vals.data() + k * sizeof(T), s + kept[k], sizeof(T));
+    if (!vals.empty()) std::memcpy(base(dst), vals.data(), vals.size());
+    rsvdCnt = kept.size();
+    core().vec.counter = false;
+}
+
+inline bool fixed_pattern_bit(uint8_t pattern, uint64_t i) {
+    switch (pattern) {
+        case 1: return i % 2 == 0;
+        case 2: return i % 2 == 1;
+        case 3: case 4: case 5: case 6: return i % 4 == uint64_t(pattern - 3);
+        default: return true;  // 7
+    }
+}
+
+}  // namespace vec
+}  // namespace mpnpu
+
+namespace AscendC {
+
+// The pattern tensor's type: the unsigned integer of the element's width.
+template <typename T, typename U, GatherMaskMode mode = defaultGatherMaskMode>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<U>& src1Pattern,
+                       const bool reduceMode, const uint32_t mask, const GatherMaskParams& gatherMaskParams,
+                       uint64_t& rsvdCnt, MPNPU_SITE) {
+    using namespace mpnpu::vec;
+    constexpr bool pair_ok = std::is_unsigned_v<U> && std::is_integral_v<U> && sizeof(U) == sizeof(T);
+    if (!pair_ok)
+        mpnpu::api_error(site, "GatherMask: a %s pattern tensor does not go with %s elements (it takes uint16_t for "
+                         "16-bit and uint32_t for 32-bit elements)", type_name<U>(), type_name<T>());
+    const uint64_t rep = uint64_t(gatherMaskParams.src1RepeatStride) * 32;
+    const uint8_t* bits = base(src1Pattern);
+    auto read_pattern = [&](uint64_t n) {
+        check_operand(src1Pattern, 32, site, "GatherMask", "src1Pattern");
+        const uint64_t words = (n + 8 * sizeof(U) - 1) / (8 * sizeof(U));
+        Hull hp;
+        for (uint64_t r = 0; r < gatherMaskParams.repeatTimes; ++r) hp.add(r * rep, r * rep + words * sizeof(U));
+        touch(src1Pattern, 'R', hp, site, "GatherMask");
+    };
+    gather_mask<T>(dst, src0, [&](uint64_t r, uint64_t i) { return ((bits[r * rep + i / 8] >> (i % 8)) & 1) != 0; },
+                   read_pattern, reduceMode, mask, gatherMaskParams, rsvdCnt, site);
+}
+
+template <typename T, GatherMaskMode mode = defaultGatherMaskMode>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t src1Pattern,
+                       const bool reduceMode, const uint32_t mask, const GatherMaskParams& gatherMaskParams,
+                       uint64_t& rsvdCnt, MPNPU_SITE) {
+    if (src1Pattern < 1 || src1Pattern > 7)
+        mpnpu::api_error(site, "GatherMask: fixed pattern %u is outside [1, 7]", unsigned(src1Pattern));
+    mpnpu::vec::gather_mask<T>(dst, src0,
+                               [src1Pattern](uint64_t, uint64_t i) { return mpnpu::vec::fixed_pattern_bit(src1Pattern, i); },
+                               [](uint64_t) {}, reduceMode, mask, gatherMaskParams, rsvdCnt, site);
 }
 
 }  // namespace AscendC

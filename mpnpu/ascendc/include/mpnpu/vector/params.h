@@ -92,6 +92,22 @@ struct BrcbRepeatParams {
 };
 
 // Destination strides of Gatherb (block gather). A block stride of 0 is taken as 1.
+// GatherMask's strides and repeats (src0BlockStride and the repeat strides in 32-byte blocks).
+struct GatherMaskParams {
+    GatherMaskParams() {}
+    GatherMaskParams(const uint8_t src0BlockStrideIn, const uint16_t repeatTimesIn, const uint16_t src0RepeatStrideIn,
+                     const uint8_t src1RepeatStrideIn)
+        : src0BlockStride(src0BlockStrideIn), repeatTimes(repeatTimesIn), src0RepeatStride(src0RepeatStrideIn),
+          src1RepeatStride(src1RepeatStrideIn) {}
+    uint8_t src0BlockStride = DEFAULT_BLK_STRIDE;
+    uint16_t repeatTimes = 0;
+    uint16_t src0RepeatStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src1RepeatStride = DEFAULT_REPEAT_STRIDE;
+};
+// GatherMask's mode template argument (reserved by the documentation: every mode computes the same).
+enum class GatherMaskMode : uint8_t { VERSION_V1 = 0, VERSION_V2 = 1 };
+constexpr GatherMaskMode defaultGatherMaskMode = GatherMaskMode::VERSION_V1;
+
 struct GatherRepeatParams {
     GatherRepeatParams() {}
     GatherRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t dstRepStrideIn)

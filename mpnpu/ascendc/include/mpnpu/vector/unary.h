@@ -268,31 +268,53 @@ inline void unary_len(const char* name, const AscendC::LocalTensor<T>& dst, cons
 }  // namespace vec
 }  // namespace mpnpu
 
+// (repeatTime as any integer, so that a value over 255 is reported; the forms without a site
+// parameter are the documented signatures, for a kernel that takes the call's address: engine.h.)
 #define MPNPU_VEC_UNARY_LEVEL0(NAME, OP, EXTRA_TPARAM)                                                            \
-    template <typename T, bool isSetMask = true EXTRA_TPARAM>                                                     \
+    template <typename T, bool isSetMask = true EXTRA_TPARAM, typename R>                                         \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                 \
-                     const int64_t repeatTime, const UnaryRepeatParams& repeatParams, MPNPU_SITE) {               \
-        mpnpu::vec::unary_bits<OP, T, isSetMask>(#NAME, dst, src, mask, repeatTime, repeatParams, site);          \
+                     const R repeatTime, const UnaryRepeatParams& repeatParams, MPNPU_SITE) {                     \
+        mpnpu::vec::unary_bits<OP, T, isSetMask>(#NAME, dst, src, mask, static_cast<int64_t>(repeatTime),         \
+                                                 repeatParams, site);                                             \
     }                                                                                                             \
-    template <typename T, bool isSetMask = true EXTRA_TPARAM>                                                     \
+    template <typename T, bool isSetMask = true EXTRA_TPARAM, typename R>                                         \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask,                   \
-                     const int64_t repeatTime, const UnaryRepeatParams& repeatParams, MPNPU_SITE) {               \
-        mpnpu::vec::unary_len<OP, T, isSetMask>(#NAME, dst, src, mask, repeatTime, repeatParams, site);           \
+                     const R repeatTime, const UnaryRepeatParams& repeatParams, MPNPU_SITE) {                     \
+        mpnpu::vec::unary_len<OP, T, isSetMask>(#NAME, dst, src, mask, static_cast<int64_t>(repeatTime),          \
+                                                repeatParams, site);                                              \
+    }                                                                                                             \
+    template <typename T, bool isSetMask = true EXTRA_TPARAM, typename M, typename R,                             \
+              mpnpu::vec::if_same<M, const uint64_t*> = 0, mpnpu::vec::if_same<R, uint8_t> = 0>                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, M mask, R repeatTime,                  \
+                     const UnaryRepeatParams& repeatParams) {                                                     \
+        mpnpu::vec::unary_bits<OP, T, isSetMask>(#NAME, dst, src, mask, repeatTime, repeatParams,                 \
+                                                 MPNPU_FPTR_SITE(#NAME));                                         \
+    }                                                                                                             \
+    template <typename T, bool isSetMask = true EXTRA_TPARAM, typename M, typename R,                             \
+              mpnpu::vec::if_same<M, uint64_t> = 0, mpnpu::vec::if_same<R, uint8_t> = 0>                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, M mask, R repeatTime,                  \
+                     const UnaryRepeatParams& repeatParams) {                                                     \
+        mpnpu::vec::unary_len<OP, T, isSetMask>(#NAME, dst, src, mask, repeatTime, repeatParams,                  \
+                                                MPNPU_FPTR_SITE(#NAME));                                          \
     }
 
-#define MPNPU_VEC_UNARY(NAME, OP)                                                                                 \
-    template <typename T>                                                                                         \
+#define MPNPU_VEC_UNARY_COUNT(NAME, OP, EXTRA_TPARAM)                                                             \
+    template <typename T EXTRA_TPARAM>                                                                            \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, MPNPU_SITE) {    \
         mpnpu::vec::unary_count<OP, T, true>(#NAME, dst, src, count, site);                                       \
     }                                                                                                             \
+    template <typename T EXTRA_TPARAM, typename C, mpnpu::vec::if_same<C, int32_t> = 0>                           \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const C& count) {                      \
+        mpnpu::vec::unary_count<OP, T, true>(#NAME, dst, src, count, MPNPU_FPTR_SITE(#NAME));                     \
+    }
+
+#define MPNPU_VEC_UNARY(NAME, OP)      \
+    MPNPU_VEC_UNARY_COUNT(NAME, OP, )  \
     MPNPU_VEC_UNARY_LEVEL0(NAME, OP, )
 
 // The calls that take a precision config: template <typename T, const XConfig& config = DEFAULT>.
-#define MPNPU_VEC_UNARY_CFG(NAME, OP, CFG, DEFAULT)                                                               \
-    template <typename T, const CFG& config = DEFAULT>                                                            \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, MPNPU_SITE) {    \
-        mpnpu::vec::unary_count<OP, T, true>(#NAME, dst, src, count, site);                                       \
-    }                                                                                                             \
+#define MPNPU_VEC_UNARY_CFG(NAME, OP, CFG, DEFAULT)                                  \
+    MPNPU_VEC_UNARY_COUNT(NAME, OP, MPNPU_VEC_COMMA const CFG& config = DEFAULT)     \
     MPNPU_VEC_UNARY_LEVEL0(NAME, OP, MPNPU_VEC_COMMA const CFG& config = DEFAULT)
 
 #define MPNPU_VEC_COMMA ,
@@ -307,9 +329,25 @@ MPNPU_VEC_UNARY_CFG(Reciprocal, mpnpu::vec::OpReciprocal, ReciprocalConfig, DEFA
 MPNPU_VEC_UNARY(Abs, mpnpu::vec::OpAbs)
 MPNPU_VEC_UNARY(Relu, mpnpu::vec::OpRelu)
 MPNPU_VEC_UNARY(Not, mpnpu::vec::OpNot)
-// Log: the natural logarithm, as Ln (the math library's name for it; its sharedTmpBuffer forms are
-// not provided)
+// Log: the natural logarithm, as Ln (the math library's name for it), also in the library's forms:
+// the whole tensor (count = dst's size) and with a temporary buffer (scratch on the device, unused).
 MPNPU_VEC_UNARY(Log, mpnpu::vec::OpLn)
+template <typename T, bool isReuseSource = false>
+inline void Log(const LocalTensor<T>& dst, const LocalTensor<T>& src, MPNPU_SITE) {
+    mpnpu::vec::unary_count<mpnpu::vec::OpLn, T, true>("Log", dst, src, dst.GetSize(), site);
+}
+template <typename T, bool isReuseSource = false>
+inline void Log(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                MPNPU_SITE) {
+    (void)sharedTmpBuffer;
+    mpnpu::vec::unary_count<mpnpu::vec::OpLn, T, true>("Log", dst, src, dst.GetSize(), site);
+}
+template <typename T, bool isReuseSource = false>
+inline void Log(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                const uint32_t calCount, MPNPU_SITE) {
+    (void)sharedTmpBuffer;
+    mpnpu::vec::unary_count<mpnpu::vec::OpLn, T, true>("Log", dst, src, calCount, site);
+}
 
 // Copy: UB -> UB by the vector unit, every element as it is (count form, and the level-0 forms with
 // CopyRepeatParams: block strides and repeat sizes in 32-byte blocks).
