@@ -57,6 +57,11 @@ class Finding:
     cores: frozenset[str] = field(default_factory=frozenset)
 
     @property
+    def is_error(self) -> bool:
+        """A defect (every kind but a redundant sync, which is a warning: it costs time, not results)."""
+        return self.kind != REDUNDANT
+
+    @property
     def key(self) -> tuple[str, ...]:
         """What makes two findings the same: check, kind, subject, both lines, stage and pipe."""
         return (self.check, self.kind, self.subject, self.site, self.other_site, self.stage, self.pipe)
@@ -131,6 +136,10 @@ class FindingLog:
     def to_dicts(self) -> list[dict[str, Any]]:
         """:meth:`findings` as plain data."""
         return [f.to_dict() for f in self.findings()]
+
+    def errors(self) -> int:
+        """How many distinct findings are defects (:attr:`Finding.is_error`)."""
+        return sum(1 for f in self._by_key.values() if f.is_error)
 
     def __len__(self) -> int:
         return len(self._by_key)
