@@ -303,7 +303,8 @@ class BatchResult:
                     parts[-1] += f", but racecheck found {n} hazard{'s' if n != 1 else ''} in it: NOT clean"
                 if self.findings_of(v):
                     n = self.findings_of(v)
-                    parts[-1] += f", but {'/'.join(self.checks)} found {n} defect{'s' if n != 1 else ''} in it: NOT clean"
+                    parts[-1] += (f", but {'/'.join(self.checks)} found {n} defect{'s' if n != 1 else ''} in it: "
+                                  "NOT clean")
         for v in self.variants.values():
             if v.variant.expected_clean:
                 continue

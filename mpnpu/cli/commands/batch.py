@@ -94,9 +94,8 @@ COMMAND = Command(
         "errors, 3 for device errors."
     ),
     options=("op", "list_ops", "list_syncs", "variant", "drop_sync", "probe", Use("cases", DEFAULT_CASES),
-             Use("repeat", DEFAULT_REPEAT), "seed", "block_dim", *DEVICE, "racecheck", "initcheck", "synccheck", "confirm",
-             "directed_runs",
-             "max_same_errors", "json", "junit", "timeline", "timeline_case", "timeline_png", "quiet", "verbose",
+             Use("repeat", DEFAULT_REPEAT), "seed", "block_dim", *DEVICE, "racecheck", "initcheck", "synccheck",
+             "confirm", "directed_runs", "max_same_errors", "json", "junit", "timeline", "timeline_case", "timeline_png", "quiet", "verbose",
              "cpus_per_core"),
     run=run,
     epilog=sync_point_epilog,

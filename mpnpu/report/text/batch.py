@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Mapping
 
 from mpnpu.harness.runner import BatchResult, VariantResult
+from mpnpu.report.checks import format_finding_log
 from mpnpu.report.fmt import pct as _pct
 from mpnpu.report.fmt import rel as _rel
-from mpnpu.report.checks import format_finding_log
 from mpnpu.report.hazards import format_hazard_log
 
 
