@@ -295,6 +295,25 @@ RACECHECK: Setting[bool | str] = Setting(
     pytest_help="trace every launch made on the mpnpu device and fail the test on any GM hazard (a test opts out "
                 "with @pytest.mark.mpnpu(racecheck=False))",
 )
+INITCHECK: Setting[bool | str] = Setting(
+    "initcheck", "trace every launch and report reads of GM or local memory that nothing wrote in the launch "
+                 "(inputs and buffers the host filled count as written; docs/initcheck-synccheck.md)",
+    racecheck_mode, False, flag="--initcheck", switch=True,
+    env="MPNPU_INITCHECK", env_help="1: a CPU-debug program traces each launch and prints the initcheck report to "
+                                    "stderr (local memory only: the program's own GM writes are not seen); fail: "
+                                    "and ends with exit status 1 if it finds one",
+    pytest="--mpnpu-initcheck",
+    pytest_help="trace every launch made on the mpnpu device and fail the test on any read of never-written memory",
+)
+SYNCCHECK: Setting[bool | str] = Setting(
+    "synccheck", "trace every launch and report syncs that are unpaired (a SetFlag never waited, a flag left "
+                 "pending at the kernel's end), duplicated (an event id set twice before its wait) or redundant "
+                 "(docs/initcheck-synccheck.md)", racecheck_mode, False, flag="--synccheck", switch=True,
+    env="MPNPU_SYNCCHECK", env_help="1: a CPU-debug program traces each launch and prints the synccheck report to "
+                                    "stderr; fail: and ends with exit status 1 if it finds one",
+    pytest="--mpnpu-synccheck",
+    pytest_help="trace every launch made on the mpnpu device and fail the test on any synccheck finding",
+)
 DROP_SYNC: Setting[tuple[str, ...] | None] = Setting(
     "drop_sync", "sync points to drop (comma-separated): an operator's incident variant drops these instead of its "
                  "own (see the list below); a C++ kernel's sync points are the FILE:LINE of the sync call, the file "
@@ -381,7 +400,7 @@ OPS_NN: Setting[str | None] = Setting(
 #: every setting, by name
 SETTINGS: dict[str, Setting[Any]] = _table(
     BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
-    REPEAT, SEED, RACECHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, MUTATE_SYNCS, MIN_SCORE,
+    REPEAT, SEED, RACECHECK, INITCHECK, SYNCCHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, MUTATE_SYNCS, MIN_SCORE,
     PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
 )
 

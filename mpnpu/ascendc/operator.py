@@ -293,9 +293,10 @@ class AscendCOperator:
         dropped = check_sync_names(drop_syncs, self.sync_points)
         with device.scope() as gm:
             tensors: dict[str, Any] = {n: gm.to_device(n, a, case.dtypes.get(n)) for n, a in case.inputs.items()}
-            outs = {n: gm.empty(n, tensor_shape(shape), dtype, UNWRITTEN) for n, (shape, dtype) in case.outputs.items()}
+            outs = {n: gm.empty(n, tensor_shape(shape), dtype, UNWRITTEN, poison=True)
+                    for n, (shape, dtype) in case.outputs.items()}
             tensors.update(outs)
-            tensors.update({n: gm.empty(n, tensor_shape(shape, device.topology), dtype, UNWRITTEN)
+            tensors.update({n: gm.empty(n, tensor_shape(shape, device.topology), dtype, UNWRITTEN, poison=True)
                             for n, (shape, dtype) in case.workspace.items()})
             layout = self.tiling_layout()
             if layout is not None and self.tiling is not None:

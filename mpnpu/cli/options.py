@@ -216,6 +216,8 @@ OPTIONS: dict[str, Option] = _table(
     _s(settings.NO_AUTO_SYNC, RUNS),
     # -- what runs: race detection and directed runs
     _s(settings.RACECHECK, RUNS),
+    _s(settings.INITCHECK, RUNS),
+    _s(settings.SYNCCHECK, RUNS),
     _o("--confirm", RUNS, "with --racecheck: reproduce each hazard of a variant that drops syncs by held launches "
                           "that reverse the racing pair for real (race-directed), and say whether it is harmful",
        action="store_true"),

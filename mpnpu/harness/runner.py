@@ -74,6 +74,8 @@ class VariantResult:
     elapsed_s: float = 0.0
     fingerprints: dict[int, set[bytes]] = field(default_factory=dict, repr=False)
     hazard_log: Any = field(default=None, repr=False)  # racecheck.HazardLog when racechecking
+    #: racecheck.findings.FindingLog when running initcheck or synccheck
+    check_log: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.failing_cases_by_repeat:
@@ -192,6 +194,9 @@ class VariantResult:
         logs = [log for log in (self.hazard_log, other.hazard_log) if log is not None]
         if logs:
             out.hazard_log = logs[0].merged(*logs[1:])
+        found = [log for log in (self.check_log, other.check_log) if log is not None]
+        if found:
+            out.check_log = found[0].merged(*found[1:])
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -220,6 +225,8 @@ class VariantResult:
             "elapsed_s": self.elapsed_s,
             "hazards": self.hazard_log.to_dicts() if self.hazard_log is not None else [],
             **({"racecheck_launches": self.hazard_log.launch_counts()} if self.hazard_log is not None else {}),
+            **({"findings": self.check_log.to_dicts(), "checked_launches": self.check_log.launches_checked}
+               if self.check_log is not None else {}),
         }
 
 
@@ -239,6 +246,8 @@ class BatchResult:
     interrupted: bool = False  # stopped early (Ctrl-C, SIGTERM, a time limit); counts cover what ran
     interrupt: BaseException | None = field(default=None, repr=False)  # the KeyboardInterrupt, if any
     racecheck: bool = False
+    #: the checks run besides racecheck: "initcheck", "synccheck"
+    checks: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
     #: the operator's sync points (name -> what it orders), for reports that describe a variant
     sync_points: dict[str, str] = field(default_factory=dict, repr=False)
@@ -257,11 +266,17 @@ class BatchResult:
     def expected_clean_are_clean(self) -> bool:
         """Every variant with all its syncs passed every case-run and, under racecheck, had no hazard
         (a race that happened not to change the output this time is still a race)."""
-        return all(v.clean and not self.hazards_of(v) for v in self.variants.values() if v.variant.expected_clean)
+        return all(v.clean and not self.hazards_of(v) and not self.findings_of(v)
+                   for v in self.variants.values() if v.variant.expected_clean)
 
     def hazards_of(self, v: VariantResult) -> int:
         """How many distinct hazards racecheck found in ``v``'s launches (0 without racecheck)."""
         return len(v.hazard_log) if self.racecheck and v.hazard_log is not None else 0
+
+    def findings_of(self, v: VariantResult) -> int:
+        """How many distinct defects initcheck and synccheck found in ``v``'s launches (redundant syncs,
+        warnings, not counted; 0 without them)."""
+        return v.check_log.errors() if v.check_log is not None else 0
 
     @property
     def stopped_expected_clean(self) -> list[str]:
@@ -286,6 +301,10 @@ class BatchResult:
                 if self.hazards_of(v):
                     n = self.hazards_of(v)
                     parts[-1] += f", but racecheck found {n} hazard{'s' if n != 1 else ''} in it: NOT clean"
+                if self.findings_of(v):
+                    n = self.findings_of(v)
+                    parts[-1] += (f", but {'/'.join(self.checks)} found {n} defect{'s' if n != 1 else ''} in it: "
+                                  "NOT clean")
         for v in self.variants.values():
             if v.variant.expected_clean:
                 continue
@@ -323,6 +342,7 @@ class BatchResult:
             "cpus": self.cpus,
             "probe": self.probe,
             "racecheck": self.racecheck,
+            **({"checks": list(self.checks)} if self.checks else {}),
             "interrupted": self.interrupted,
             "elapsed_s": self.elapsed_s,
             "expected_clean_are_clean": self.expected_clean_are_clean,
@@ -404,6 +424,8 @@ def run_batch(
     block_dim: int | None = None,
     probe: str = "",
     racecheck: bool = False,
+    initcheck: bool = False,
+    synccheck: bool = False,
     device: Device | None = None,
     options: RuntimeOptions = DEFAULT_OPTIONS,
     progress: Callable[[int], None] | None = None,
@@ -435,6 +457,8 @@ def run_batch(
     dispatches launches and computes goldens) and every core process it forks, and the result
     records it (``cpus``, ``cpu_set``, a note, and one more when CPUs are left idle, which can hide
     a race). ``notes``: lines the caller adds to the result's notes, after the CPU set's.
+    ``initcheck``, ``synccheck``: every launch is traced and checked (:mod:`mpnpu.racecheck.initcheck`,
+    :mod:`mpnpu.racecheck.synccheck`), each variant's findings in its ``check_log``.
     """
     for name, value, low in (("cases", cases, 1), ("repeat", repeat, 1), ("seed", seed, 0),
                              ("max_same_errors", max_same_errors, 0)):
@@ -455,6 +479,15 @@ def run_batch(
             cpus=len(available_cpus()), variants=results, racecheck=racecheck, sync_points=dict(op.sync_points),
             processes=device.topology.n_cores,
         )
+        checks = None
+        if initcheck or synccheck:
+            from mpnpu.racecheck.checks import TraceChecks
+            from mpnpu.racecheck.findings import FindingLog
+
+            checks = TraceChecks(initcheck=initcheck, synccheck=synccheck)
+            batch.checks = checks.checks
+            for res in results.values():
+                res.check_log = FindingLog()
         analyses = None
         if racecheck:
             # Imported on demand: only racecheck runs need it (and its import is not free).
@@ -467,7 +500,7 @@ def run_batch(
             for res in results.values():
                 res.hazard_log = racecheck_mod.HazardLog()
         loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, None, progress,
-                          deadline_s, timeline, max_same_errors)
+                          deadline_s, timeline, max_same_errors, checks)
         try:
             with blas_threads(1), _analysis(analyses) as background:
                 loop.analyses = background
@@ -522,6 +555,7 @@ class _BatchLoop:
     deadline_s: float | None
     timeline: Any = None  # TimelineSelector
     max_same_errors: int = DEFAULT_MAX_SAME_ERRORS
+    checks: Any = None  # mpnpu.racecheck.checks.TraceChecks when running initcheck or synccheck
     start: float = field(default_factory=time.perf_counter)
 
     def run(self) -> None:
@@ -545,7 +579,8 @@ class _BatchLoop:
 
     def _one(self, repeat: int, index: int, case: Any, prepared: Any, v: Variant) -> None:
         t0 = time.perf_counter()
-        traced = self.analyses is not None or (self.timeline is not None and self.timeline.wants(v.name, index))
+        traced = self.analyses is not None or self.checks is not None or (
+            self.timeline is not None and self.timeline.wants(v.name, index))
         verdict, error, trace, failure = _run_one(self.op, self.device, case, prepared, v, self.probe, traced)
         res = self.batch.variants[v.name]
         res.elapsed_s += time.perf_counter() - t0
@@ -556,6 +591,8 @@ class _BatchLoop:
             res.stop(error)
         if self.analyses is not None and trace is not None:
             self.analyses.submit(trace, res.hazard_log)  # (analysed while the next case-runs run)
+        if self.checks is not None and trace is not None:
+            res.check_log.add(self.checks.run(trace))
         if self.timeline is not None:
             self.timeline.offer(v.name, index, repeat, res.case_runs, verdict is not None and verdict.passed,
                                 verdict_summary(verdict, error), trace)

@@ -250,9 +250,10 @@ class KernelOperator:
         dropped = check_sync_names(drop_syncs, self.sync_points)
         with device.scope() as gm:
             ins = [gm.to_device(n, a, case.dtypes.get(n)) for n, a in case.inputs.items()]
-            outs = {n: gm.empty(n, tensor_shape(shape), dtype, self.unwritten)
+            outs = {n: gm.empty(n, tensor_shape(shape), dtype, self.unwritten, poison=True)
                     for n, (shape, dtype) in case.outputs.items()}
-            work = [gm.empty(n, tensor_shape(shape, device.topology), dtype, self.unwritten)
+            work = [gm.empty(n, tensor_shape(shape, device.topology), dtype, self.unwritten,
+                                poison=True)
                     for n, (shape, dtype) in case.workspace.items()]
             try:
                 launch = device.launch_with(launch_options(drop_syncs=dropped, trace=trace),

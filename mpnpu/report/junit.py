@@ -36,6 +36,7 @@ from mpnpu.harness.runner import BatchResult, VariantResult
 from mpnpu.harness.soak import FixedSoak, StressSoak
 from mpnpu.harness.stress.plan import SweepResult
 from mpnpu.report import write_report
+from mpnpu.report.checks import format_finding_log
 from mpnpu.report.hazards import format_hazard_log
 
 
@@ -66,6 +67,9 @@ def _details(v: VariantResult) -> str:
     if v.hazard_log is not None:
         lines.append("racecheck:")
         lines.append(format_hazard_log(v.hazard_log))
+    if v.check_log is not None:
+        lines.append("initcheck/synccheck:")
+        lines.append(format_finding_log(v.check_log))
     return "\n".join(lines)
 
 
@@ -77,6 +81,11 @@ def _testcase(classname: str, name: str, v: VariantResult, error: str = "") -> t
         return case, "error"
     expected_clean = v.variant.expected_clean
     dropped = ", ".join(sorted(v.variant.dropped))
+    defects = v.check_log.errors() if v.check_log is not None else 0
+    if v.clean and expected_clean and defects:
+        message = f"passed every case-run, but initcheck/synccheck found {defects} defect{'s' if defects != 1 else ''}"
+        ET.SubElement(case, "failure", message=message).text = _details(v)
+        return case, "failure"
     if v.clean:
         if not expected_clean and v.case_runs:
             ET.SubElement(case, "system-out").text = (

@@ -226,14 +226,17 @@ class Device:
 
     # -- memory -----------------------------------------------------------------------------
 
-    def empty(self, name: str, shape: Sequence[int] | int, dtype: DTypeLike, fill: int | None = None) -> GlobalTensor:
+    def empty(self, name: str, shape: Sequence[int] | int, dtype: DTypeLike, fill: int | None = None, *,
+              poison: bool = False) -> GlobalTensor:
         """Allocate a GM tensor. Its contents are whatever the reused block held (not zeroed), or
-        with ``fill`` (0..255) that byte in every byte."""
+        with ``fill`` (0..255) that byte in every byte. ``poison``: the fill is a pattern that marks
+        bytes as not written yet (as the operators' 0xFF), not data: initcheck still counts them as
+        unwritten."""
         self._ensure_open()
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         t = self.gm.alloc(name, shape, dtype)
         if fill is not None:
-            self.gm.fill_bytes(t, fill)
+            self.gm.fill_bytes(t, fill, data=not poison)
         return t
 
     def to_device(self, name: str, array: np.ndarray, dtype: DTypeLike | None = None) -> GlobalTensor:
@@ -355,6 +358,8 @@ class Device:
             raise UsageError(f"launch arguments of {kernel_name(ref)} cannot be sent to the cores: {e}") from None
         self._launch_id += 1
         launch_id = self._launch_id
+        # (every launch takes them: a buffer that lived through a launch may hold what it wrote)
+        unwritten = self.gm.take_unwritten()
         limit = self.options.launch_timeout_s if options.timeout_s is None else options.timeout_s
         if self._flags_left:
             pool.sync.clear_flags(self._flags_left)
@@ -394,7 +399,7 @@ class Device:
             if any(e is None for e in events):
                 raise TraceError(f"launch {launch_id}: a core's trace is neither in its reply nor on the trace board")
             launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), events, dropped, self.kernel_type,
-                                       self.options.auto_sync)
+                                       self.options.auto_sync, unwritten)
         outcome = pool.sync.hold_board.outcome() if hold is not None else None
         per_core = tuple(r.elapsed_s for r in done)
         return LaunchResult(launch_id, kernel_name(ref), elapsed, per_core, launch_trace, outcome)
@@ -427,8 +432,9 @@ class AllocationScope:
         self._device = device
         self._tensors: list[GlobalTensor] = []
 
-    def empty(self, name: str, shape: Sequence[int] | int, dtype: DTypeLike, fill: int | None = None) -> GlobalTensor:
-        t = self._device.empty(name, shape, dtype, fill)
+    def empty(self, name: str, shape: Sequence[int] | int, dtype: DTypeLike, fill: int | None = None, *,
+              poison: bool = False) -> GlobalTensor:
+        t = self._device.empty(name, shape, dtype, fill, poison=poison)
         self._tensors.append(t)
         return t
 

@@ -199,6 +199,10 @@ class LaunchTrace(NamedTuple):
     #: analyse it as built with the compiler's automatic synchronisation (--cce-auto-sync, on by default
     #: in kernel projects): see mpnpu.racecheck.intracore
     auto_sync: bool = True
+    #: GM the launch started without (initcheck, :mod:`mpnpu.racecheck.initcheck`): (tensor name,
+    #: segment, start, stop) of the bytes of each allocation made since the device's previous launch
+    #: that the host neither wrote nor filled with data; () when not known
+    unwritten_gm: tuple[tuple[str, str, int, int], ...] = ()
 
     @property
     def topology(self) -> Topology:

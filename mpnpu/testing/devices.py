@@ -86,7 +86,7 @@ class DeviceProvider:
             self._swept = True
         dev = Device(key[0], options=options, kernel_type=kernel_type)
         state = self.plugin
-        if state is not None and state.racecheck:
+        if state is not None and state.checking:
             _trace_every_launch(dev, state)
         if state is not None and state.mutant:
             from mpnpu.testing.mutation import follow_mutation_controls
@@ -136,15 +136,25 @@ def _trace_every_launch(dev: Device, state: Any) -> None:
             return original(options, kernel, *args, **kwargs)
         traced = options if options.trace else dataclasses.replace(options, trace=True)
         result = original(traced, kernel, *args, **kwargs)
-        from mpnpu import racecheck  # only for --mpnpu-racecheck runs
-        from mpnpu.racecheck.reuse import AnalysisCache
-
-        if state.hazard_log is None:
-            state.hazard_log = racecheck.HazardLog()
-        if state.analyses is None:
-            state.analyses = AnalysisCache()
         assert result.trace is not None  # traced just above
-        state.hazard_log.add(state.analyses.analyze(result.trace), reused=state.analyses.last_reused)
+        if state.racecheck:
+            from mpnpu import racecheck  # only for --mpnpu-racecheck runs
+            from mpnpu.racecheck.reuse import AnalysisCache
+
+            if state.hazard_log is None:
+                state.hazard_log = racecheck.HazardLog()
+            if state.analyses is None:
+                state.analyses = AnalysisCache()
+            state.hazard_log.add(state.analyses.analyze(result.trace), reused=state.analyses.last_reused)
+        if state.initcheck or state.synccheck:
+            from mpnpu.racecheck.checks import TraceChecks  # only for --mpnpu-initcheck/--mpnpu-synccheck runs
+            from mpnpu.racecheck.findings import FindingLog
+
+            if state.checks is None:
+                state.checks = TraceChecks(initcheck=state.initcheck, synccheck=state.synccheck)
+            if state.check_log is None:
+                state.check_log = FindingLog()
+            state.check_log.add(state.checks.run(result.trace))
         return result if options.trace else result._replace(trace=None)
 
     dev.launch_with = launch_with  # type: ignore[method-assign]

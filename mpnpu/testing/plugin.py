@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from mpnpu.settings import BLOCK_DIM, MUTATE_SYNCS, RACECHECK, REPEAT, SEED, SETTINGS, Setting
+from mpnpu.settings import BLOCK_DIM, INITCHECK, MUTATE_SYNCS, RACECHECK, REPEAT, SEED, SETTINGS, SYNCCHECK, Setting
 
 MARKER = "mpnpu"
 _MARKER_ARGS = ("block_dim", "options", "kernel_type", "repeat", "seed", "racecheck")
@@ -42,7 +42,12 @@ class PluginState:
 
     block_dim: int | None = None  # --mpnpu-block-dim
     racecheck: bool = False  # --mpnpu-racecheck
-    racecheck_active: bool = False  # True while a racechecked test body runs
+    initcheck: bool = False  # --mpnpu-initcheck
+    synccheck: bool = False  # --mpnpu-synccheck
+    racecheck_active: bool = False  # True while a checked test body runs (racecheck, initcheck, synccheck)
+    #: that test's mpnpu.racecheck.findings.FindingLog (initcheck, synccheck), made at its first traced launch
+    check_log: Any = None
+    checks: Any = None  # the run's mpnpu.racecheck.checks.TraceChecks, made at the first traced launch
     hazard_log: Any = None  # that test's mpnpu.racecheck.HazardLog, made at its first traced launch
     #: the run's mpnpu.racecheck.reuse.AnalysisCache (made at the first traced launch): a launch the
     #: same as one analysed before, in this test or another, but for its times reuses its analysis
@@ -51,6 +56,12 @@ class PluginState:
     #: MPNPU_DROP_SYNC / MPNPU_SYNC_LOG / MPNPU_RACECHECK (mpnpu.testing.mutation)
     mutant: bool = False
     mutant_log: Any = None  # such a run's racecheck: every launch's hazards (mpnpu.racecheck.HazardLog)
+
+
+    @property
+    def checking(self) -> bool:
+        """Whether launches are traced and checked (any of racecheck, initcheck, synccheck)."""
+        return self.racecheck or self.initcheck or self.synccheck
 
 
 #: where each run's PluginState lives: ``config.stash[STATE]``
@@ -117,6 +128,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[STATE] = PluginState(block_dim=config.getoption(BLOCK_DIM.pytest),
                                       racecheck=bool(config.getoption(RACECHECK.pytest)),
+                                      initcheck=bool(config.getoption(INITCHECK.pytest)),
+                                      synccheck=bool(config.getoption(SYNCCHECK.pytest)),
                                       mutant=bool(config.getoption(MUTANT_RUN)))
 
 
@@ -193,7 +206,7 @@ def settings_for(item: pytest.Item) -> TestSettings:
         options=kwargs.get("options"),
         kernel_type=kwargs.get("kernel_type"),
         seeds=seeds,
-        racecheck=config.stash[STATE].racecheck and racecheck,
+        racecheck=config.stash[STATE].checking and racecheck,
     )
 
 
@@ -247,6 +260,14 @@ def _hazards_text(log: Any) -> str:
             f"device during this test:\n{format_hazard_log(log)}")
 
 
+def _findings_text(log: Any) -> str:
+    from mpnpu.report.checks import format_finding_log  # only when a test failed on findings
+
+    n = log.errors()
+    return (f"mpnpu --mpnpu-initcheck/--mpnpu-synccheck: {n} finding{'s' if n != 1 else ''} in launches made on the "
+            f"mpnpu device during this test:\n{format_finding_log(log)}")
+
+
 def _replay_hint(item: pytest.Item, index: int, settings: TestSettings) -> str:
     seed = settings.seeds[index]
     return (
@@ -269,7 +290,7 @@ def _annotate(exc: BaseException, note: str) -> None:
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     """Run a marked test once per seed (or a racechecked test once), else leave it to pytest."""
     state = pyfuncitem.config.stash[STATE]
-    if not state.racecheck and pyfuncitem.get_closest_marker(MARKER) is None:
+    if not state.checking and pyfuncitem.get_closest_marker(MARKER) is None:
         return None  # not ours: pytest's own call, untouched
     settings = settings_for(pyfuncitem)
     if len(settings.seeds) == 1 and not settings.racecheck:
@@ -280,7 +301,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     for index, seed in enumerate(settings.seeds):
         if "mpnpu_seed" in args:
             args["mpnpu_seed"] = seed
-        state.hazard_log = None
+        state.hazard_log = state.check_log = None
         state.racecheck_active = settings.racecheck
         try:
             pyfuncitem.obj(**args)
@@ -288,11 +309,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             if log is not None and len(log):
                 # The hazards are the whole story: no traceback into the plugin.
                 pytest.fail(_hazards_text(log), pytrace=False)
+            found = state.check_log
+            if found is not None and found.errors():
+                pytest.fail(_findings_text(found), pytrace=False)
         except (Exception, pytest.fail.Exception) as e:
             if len(settings.seeds) > 1:
                 _annotate(e, _replay_hint(pyfuncitem, index, settings))
             raise
         finally:
             state.racecheck_active = False
-            state.hazard_log = None
+            state.hazard_log = state.check_log = None
     return True

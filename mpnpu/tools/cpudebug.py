@@ -20,6 +20,8 @@ Control from the environment (nothing printed when unset; each variable is a set
 
     MPNPU_DROP_SYNC=FILE:LINE[,...]   skip those sync call sites
     MPNPU_RACECHECK=1 | fail          trace each launch, print the racecheck report to stderr
+    MPNPU_INITCHECK=1 | fail          the same with initcheck (reads of never-written local memory)
+    MPNPU_SYNCCHECK=1 | fail          the same with synccheck (unpaired, pending, duplicated, redundant syncs)
                                       (fail: end the program with exit status 1 if a hazard is found)
     MPNPU_NO_AUTO_SYNC=1              racecheck: the kernel was built without the compiler's automatic
                                       synchronisation (by default it is assumed, as the compiler does)
@@ -318,6 +320,8 @@ class _Controls:
 
     drop: tuple[str, ...]
     racecheck: bool | str  # True, or "fail": a hazard fails the program
+    initcheck: bool | str  # the same for initcheck (local memory: the program's GM writes are its own)
+    synccheck: bool | str
     timeline: str
     repeat: int
     timeout_s: float
@@ -334,7 +338,9 @@ class _Controls:
             if not _FILE_LINE.fullmatch(entry):
                 raise UsageError(f"MPNPU_DROP_SYNC={','.join(drop or ())!r}: {entry!r} is not a sync call site: "
                                  "give FILE:LINE of the sync call (add.cpp:45, the file by any path suffix)")
-        return cls(drop=drop or (), racecheck=settings.from_env(settings.RACECHECK), timeline=timeline or "",
+        return cls(drop=drop or (), racecheck=settings.from_env(settings.RACECHECK),
+                   initcheck=settings.from_env(settings.INITCHECK), synccheck=settings.from_env(settings.SYNCCHECK),
+                   timeline=timeline or "",
                    repeat=settings.from_env(settings.REPEAT), timeout_s=settings.from_env(settings.TIMEOUT),
                    directed=settings.from_env(settings.DIRECTED), sync_log=settings.from_env(settings.SYNC_LOG) or "",
                    no_auto_sync=settings.from_env(settings.NO_AUTO_SYNC))
@@ -417,7 +423,8 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
             _region_names[b.addr] = named[0]
     hk = CpuDebugKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key))
     repeat = controls.repeat
-    trace = bool(controls.racecheck) or bool(controls.timeline) or bool(controls.sync_log)
+    trace = bool(controls.racecheck) or bool(controls.timeline) or bool(controls.sync_log) \
+        or bool(controls.initcheck) or bool(controls.synccheck)
     dev = _device(d.block_dim, kt, controls.timeout_s, not controls.no_auto_sync)
     before = _snapshot() if repeat > 1 or controls.directed else None
     first: dict[int, bytes] | None = None
@@ -431,7 +438,8 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
             result = dev.launch_with(LaunchOptions(drop_syncs=controls.drop, trace=trace or controls.directed), hk)
             _launches += 1
             if result.trace is not None:
-                status = max(status, _report_trace(result.trace, where, controls.racecheck, controls.timeline))
+                status = max(status, _report_trace(result.trace, where, controls.racecheck, controls.timeline),
+                             _report_checks(result.trace, where, controls))
                 if controls.drop and r == 0:
                     _dropped_nothing(result.trace, controls.drop, where)
                 if controls.sync_log:
@@ -515,6 +523,27 @@ def _say_repeats(where: str, finished: int, repeat: int, differ: list[int]) -> N
               f"{', '.join(map(str, differ))}", file=sys.stderr)
     else:
         print(f"mpnpu: {where}: {of or f'{repeat} runs, '}every one gave the first run's results", file=sys.stderr)
+
+
+def _report_checks(trace: Any, where: str, controls: _Controls) -> int:
+    """initcheck and synccheck on one launch, reported to stderr; 1 when one set to ``fail`` finds a defect."""
+    if not (controls.initcheck or controls.synccheck):
+        return 0
+    from mpnpu.racecheck.findings import INITCHECK, SYNCCHECK
+    from mpnpu.racecheck.initcheck import initcheck
+    from mpnpu.racecheck.synccheck import synccheck
+    from mpnpu.report.checks import format_findings
+
+    status = 0
+    for name, mode, check in ((INITCHECK, controls.initcheck, initcheck), (SYNCCHECK, controls.synccheck, synccheck)):
+        if not mode:
+            continue
+        found = check(trace)
+        print(f"mpnpu: {where}: {name}", file=sys.stderr)
+        print(format_findings(found, launches_checked=1, checks=(name,)), file=sys.stderr)
+        if mode == "fail" and any(f.is_error for f in found):
+            status = 1
+    return status
 
 
 def _report_trace(trace: Any, where: str, racecheck: bool | str, timeline: str) -> int:

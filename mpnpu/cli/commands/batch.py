@@ -61,7 +61,8 @@ def run(args: argparse.Namespace, op: Operator) -> int:
     with progress_bar(total, "case-runs", disable=args.quiet) as bar:
         result = run_batch(
             op, cases=args.cases, repeat=args.repeat, variants=variants, seed=args.seed,
-            block_dim=args.block_dim, probe=args.probe, racecheck=args.racecheck, options=options,
+            block_dim=args.block_dim, probe=args.probe, racecheck=args.racecheck, initcheck=bool(args.initcheck),
+            synccheck=bool(args.synccheck), options=options,
             progress=bar.update, timeline=selector, max_same_errors=args.max_same_errors, cpu_set=cpu_set,
             notes=device_notes(args),
         )
@@ -93,8 +94,9 @@ COMMAND = Command(
         "errors, 3 for device errors."
     ),
     options=("op", "list_ops", "list_syncs", "variant", "drop_sync", "probe", Use("cases", DEFAULT_CASES),
-             Use("repeat", DEFAULT_REPEAT), "seed", "block_dim", *DEVICE, "racecheck", "confirm", "directed_runs",
-             "max_same_errors", "json", "junit", "timeline", "timeline_case", "timeline_png", "quiet", "verbose",
+             Use("repeat", DEFAULT_REPEAT), "seed", "block_dim", *DEVICE, "racecheck", "initcheck", "synccheck",
+             "confirm", "directed_runs", "max_same_errors", "json", "junit", "timeline", "timeline_case",
+             "timeline_png", "quiet", "verbose",
              "cpus_per_core"),
     run=run,
     epilog=sync_point_epilog,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from mpnpu.harness.runner import BatchResult, VariantResult
+from mpnpu.report.checks import format_finding_log
 from mpnpu.report.fmt import pct as _pct
 from mpnpu.report.fmt import rel as _rel
 from mpnpu.report.hazards import format_hazard_log
@@ -100,6 +101,10 @@ def format_batch(result: BatchResult, sync_points: Mapping[str, str] | None = No
         if result.racecheck and v.hazard_log is not None:
             lines.append("  racecheck:")
             text = format_hazard_log(v.hazard_log)
+            lines.extend("    " + line for line in text.splitlines())
+        if result.checks and v.check_log is not None:
+            lines.append(f"  {' and '.join(result.checks)}:")
+            text = format_finding_log(v.check_log, result.checks)
             lines.extend("    " + line for line in text.splitlines())
     lines.append("")
     lines.append(result.verdict_line())

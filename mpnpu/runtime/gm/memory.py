@@ -45,6 +45,9 @@ class GlobalMemory:
         self._owned: list[str] = []
         self._blocks: dict[tuple[str, int], tuple[Block, int]] = {}  # -> (block, alloc_id)
         self._alloc_ids = 0
+        #: allocations made since the last launch (take_unwritten), by (segment, offset): their name and
+        #: the bytes the host has not written or filled with data, as [start, stop) in the segment
+        self._unwritten: dict[tuple[str, int], tuple[str, list[tuple[int, int]]]] = {}
         self._allocator = CachingAllocator(self._create_segment, segment_bytes)
         self._closed = False
 
@@ -80,6 +83,7 @@ class GlobalMemory:
         block = self._allocator.malloc(nbytes)
         self._alloc_ids += 1
         self._blocks[(block.segment, block.offset)] = (block, self._alloc_ids)
+        self._unwritten[(block.segment, block.offset)] = (name, [(block.offset, block.offset + nbytes)])
         return new_tensor(name, d, shape, block.segment, block.offset, strides, block.offset, nbytes, self._alloc_ids)
 
     def free(self, t: GlobalTensor) -> None:
@@ -91,14 +95,18 @@ class GlobalMemory:
             raise UsageError(f"free of {t.name}: not a live allocation of this GM (freed twice?)")
         block = entry[0]
         del self._blocks[(t.segment, t.root_offset)]
+        self._unwritten.pop((t.segment, t.root_offset), None)
         if self.poison is not None:
             view = np.ndarray((block.size,), np.uint8, buffer=self._table.get(block.segment).buf, offset=block.offset)
             view.fill(self.poison)
             del view
         self._allocator.free(block)
 
-    def fill_bytes(self, t: GlobalTensor, byte: int) -> None:
-        """Set every byte of ``t``'s allocation (the root tensor it views) to ``byte`` (0..255)."""
+    def fill_bytes(self, t: GlobalTensor, byte: int, *, data: bool = True) -> None:
+        """Set every byte of ``t``'s allocation (the root tensor it views) to ``byte`` (0..255).
+        ``data`` False: the byte is a poison pattern, and the bytes still count as unwritten."""
+        if data:
+            self._unwritten.pop((t.segment, t.root_offset), None)
         if t.root_nbytes:
             view = np.ndarray((t.root_nbytes,), np.uint8, buffer=self._table.get(t.segment).buf,
                               offset=t.root_offset)
@@ -118,6 +126,31 @@ class GlobalMemory:
             view = self._table.array(t)
             view[...] = arr
             del view
+            self._host_wrote(t)
+
+    def _host_wrote(self, t: GlobalTensor) -> None:
+        """The host wrote ``t``'s bytes (their hull: a strided view's gaps count as written too, which
+        can only hide an uninitialised read, never invent one)."""
+        entry = self._unwritten.get((t.segment, t.root_offset))
+        if entry is None:
+            return
+        lo, hi = t.byte_span
+        lo, hi = lo + t.root_offset, hi + t.root_offset
+        rest = [part for a, b in entry[1] for part in ((a, min(b, lo)), (max(a, hi), b)) if part[0] < part[1]]
+        if rest:
+            self._unwritten[(t.segment, t.root_offset)] = (entry[0], rest)
+        else:
+            del self._unwritten[(t.segment, t.root_offset)]
+
+    def take_unwritten(self) -> tuple[tuple[str, str, int, int], ...]:
+        """The bytes of the allocations made since the previous call that the host neither wrote nor
+        filled with data, as (name, segment, start, stop); a launch calls it, so after it they are
+        no longer new (the launch may write them)."""
+        if not self._unwritten:
+            return ()
+        out = tuple((name, seg, a, b) for (seg, _), (name, parts) in self._unwritten.items() for a, b in parts)
+        self._unwritten.clear()
+        return out
 
     def read(self, t: GlobalTensor) -> np.ndarray:
         """GM → host copy."""
