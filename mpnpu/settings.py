@@ -234,11 +234,15 @@ PIPES: Setting[str] = Setting(
              "in order for the rest; 'async' for every kernel; 'sync' in order for every kernel (faster; "
              "intra-core races cannot show, racecheck still reports them). See docs/pipes.md (default {default})",
     one_of(*_PIPES), "kernel", flag="--pipes", choices=_PIPES,
+    env="MPNPU_PIPES", env_help="how a CPU-debug program's cores run their data-movement pipes (kernel, async, "
+                               "sync; default {default})",
 )
 PIPE_LATENCY_US: Setting[float] = Setting(
     "pipe_latency_us", "asynchronous pipes: the longest an issued copy stays queued while the core keeps issuing "
                        "(default {default}); longer shows intra-core races that need a copy to be later. Changes "
                        "only when copies run", positive_float, 100.0, flag="--pipe-latency-us", metavar="US",
+    env="MPNPU_PIPE_LATENCY_US", env_help="a CPU-debug program's asynchronous pipes: the longest an issued copy "
+                                          "stays queued (default {default})",
 )
 POISON: Setting[int | None] = Setting(
     "poison", "fill freed GM blocks with this byte (e.g. 0xFF) instead of leaving stale data", byte_value, None,

@@ -192,3 +192,21 @@ def test_drop_sync_takes_sync_call_sites_only_and_says_what_dropped_nothing(bind
     sync = f"two_phase.cpp:{line_of('two_phase.cpp', 'SyncAll();')}"
     real = _run(exe, MPNPU_DROP_SYNC=sync, MPNPU_RACECHECK="1")
     assert "skipped nothing" not in real.stderr and "Potential RAW hazard" in real.stderr
+
+
+@pytest.mark.slow
+def test_the_pipes_come_from_the_environment_and_decide_whether_a_pipe_race_can_change_an_output(bindir) -> None:
+    """early_read.cpp without its DeQue: in order (MPNPU_PIPES=sync) the copy lands before the Add reads
+    the tile, so the output is right; with asynchronous pipes the copy stays queued and the Add reads
+    what the buffer held before. A bad value is one line and exit 2."""
+    exe = program("test_early_read.cpp", bindir)
+    deque = f"early_read.cpp:{line_of('early_read.cpp', 'a = in.DeQue<float>();')}"
+    in_order = _run(exe, MPNPU_DROP_SYNC=deque, MPNPU_PIPES="sync")
+    assert in_order.returncode == 0 and in_order.stdout.strip() == "wrong 0", in_order.stdout + in_order.stderr
+    late = _run(exe, MPNPU_DROP_SYNC=deque, MPNPU_PIPES="async", MPNPU_PIPE_LATENCY_US="2000")
+    assert late.returncode == 1 and late.stdout.startswith("wrong "), late.stdout + late.stderr
+    kept = _run(exe, MPNPU_PIPES="async", MPNPU_PIPE_LATENCY_US="2000")
+    assert kept.returncode == 0 and kept.stdout.strip() == "wrong 0", kept.stdout + kept.stderr
+    bad = _run(exe, MPNPU_PIPES="fast")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "MPNPU_PIPES='fast': expected one of kernel, async, sync" in bad.stderr

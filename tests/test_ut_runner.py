@@ -522,7 +522,20 @@ def test_device_options_the_tests_cannot_take_are_refused(tmp_path) -> None:
     from mpnpu.cli.main import cli
 
     repo = fake_repo(tmp_path)
-    assert cli(["ut", str(repo), "--pipes", "sync"]) == 2
+    assert cli(["ut", str(repo), "--poison", "0xff"]) == 2
+
+
+def test_the_pipes_reach_each_test_program_through_its_environment(tmp_path) -> None:
+    from mpnpu.tools.ut import execute
+
+    repo = fake_repo(tmp_path)
+    corpus = Corpus.at(str(repo))
+    test = discover(corpus).tests[0]
+    plain = execute.environment(str(tmp_path / "b"), test, corpus, case_timeout=5, launch_timeout=5, racecheck=False)
+    assert plain["MPNPU_PIPES"] == "kernel" and "MPNPU_PIPE_LATENCY_US" not in plain
+    late = execute.environment(str(tmp_path / "b"), test, corpus, case_timeout=5, launch_timeout=5, racecheck=False,
+                               pipes="async", pipe_latency_us=2500.0)
+    assert late["MPNPU_PIPES"] == "async" and late["MPNPU_PIPE_LATENCY_US"] == "2500"
 
 
 @pytest.mark.slow

@@ -29,6 +29,9 @@ Control from the environment (nothing printed when unset; each variable is a set
     MPNPU_REPEAT=N                    run each ICPU_RUN_KF N times from the same GM contents and say
                                       which runs' results differed from the first
     MPNPU_TIMEOUT=SECONDS             give up a launch after this long
+    MPNPU_PIPES=kernel|async|sync     how each core runs its data-movement pipes (async: copies stay
+                                      queued while the core issues on, so intra-core races can show)
+    MPNPU_PIPE_LATENCY_US=US          async pipes: the longest an issued copy stays queued
     MPNPU_DIRECTED=1                  race-directed runs: each launch is first run traced on a copy of GM;
                                       if racecheck finds a hazard between cores, GM is put back and the
                                       launch runs again holding one core before its access until the
@@ -134,7 +137,7 @@ class _Gm:
 
 
 _gm: _Gm | None = None
-_devices: dict[tuple[int, KernelType], Any] = {}
+_devices: dict[tuple[int, KernelType, Any], Any] = {}
 _launches = 0
 
 
@@ -328,6 +331,8 @@ class _Controls:
     directed: bool
     sync_log: str
     no_auto_sync: bool
+    pipes: str = settings.PIPES.default
+    pipe_latency_us: float = settings.PIPE_LATENCY_US.default
 
     @classmethod
     def from_env(cls) -> _Controls:
@@ -343,7 +348,9 @@ class _Controls:
                    timeline=timeline or "",
                    repeat=settings.from_env(settings.REPEAT), timeout_s=settings.from_env(settings.TIMEOUT),
                    directed=settings.from_env(settings.DIRECTED), sync_log=settings.from_env(settings.SYNC_LOG) or "",
-                   no_auto_sync=settings.from_env(settings.NO_AUTO_SYNC))
+                   no_auto_sync=settings.from_env(settings.NO_AUTO_SYNC),
+                   pipes=settings.from_env(settings.PIPES),
+                   pipe_latency_us=settings.from_env(settings.PIPE_LATENCY_US))
 
 
 _FILE_LINE = re.compile(r"[^:,]+:[0-9]+")
@@ -361,15 +368,18 @@ def _dropped_nothing(trace: Any, drop: tuple[str, ...], where: str) -> None:
                   f"ran at that line)", file=sys.stderr)
 
 
-def _device(block_dim: int, kernel_type: KernelType, timeout_s: float, auto_sync: bool = True) -> Any:
+def _device(block_dim: int, kernel_type: KernelType, controls: _Controls) -> Any:
+    """The device of this block_dim and kernel type with the controls' runtime options (one per set
+    of them: a program whose environment changes between launches gets a device for each)."""
     from mpnpu.runtime.config import RuntimeOptions
     from mpnpu.runtime.device import Device
 
-    dev = _devices.get((block_dim, kernel_type))
+    options = RuntimeOptions(launch_timeout_s=controls.timeout_s, auto_sync=not controls.no_auto_sync,
+                             pipes=controls.pipes, pipe_latency_us=controls.pipe_latency_us)
+    key = (block_dim, kernel_type, options)
+    dev = _devices.get(key)
     if dev is None:
-        dev = _devices[(block_dim, kernel_type)] = Device(block_dim, kernel_type=kernel_type,
-                                                          options=RuntimeOptions(launch_timeout_s=timeout_s,
-                                                                                 auto_sync=auto_sync))
+        dev = _devices[key] = Device(block_dim, kernel_type=kernel_type, options=options)
     return dev
 
 
@@ -425,7 +435,7 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
     repeat = controls.repeat
     trace = bool(controls.racecheck) or bool(controls.timeline) or bool(controls.sync_log) \
         or bool(controls.initcheck) or bool(controls.synccheck)
-    dev = _device(d.block_dim, kt, controls.timeout_s, not controls.no_auto_sync)
+    dev = _device(d.block_dim, kt, controls)
     before = _snapshot() if repeat > 1 or controls.directed else None
     first: dict[int, bytes] | None = None
     differ: list[int] = []

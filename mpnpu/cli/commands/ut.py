@@ -26,12 +26,9 @@ from mpnpu.tools.ut.suite import UtOptions, run_ut
 
 
 def _refuse_unsupported_device_options(args: argparse.Namespace) -> None:
-    """The device options a unit test's program cannot take yet (its runtime reads only a launch timeout)."""
-    for dest, flag, default in (("pipes", "--pipes", "kernel"), ("pipe_latency_us", "--pipe-latency-us", None),
-                                ("poison", "--poison", None)):
-        if getattr(args, dest, default) != default:
-            raise UsageError(f"{flag}: not supported by mpnpu ut (a unit test's program takes only --timeout and "
-                             f"--racecheck from mpnpu)")
+    """The device options a unit test's program cannot take (it allocates and frees its GM itself)."""
+    if getattr(args, "poison", None) is not None:
+        raise UsageError("--poison: not supported by mpnpu ut (a unit test's program frees its GM itself)")
 
 
 def run_unit_tests(args: argparse.Namespace, op: None) -> int:
@@ -41,7 +38,7 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
         build_dir=args.build_dir, run=not args.build_only, case_timeout_s=args.case_timeout,
         binary_timeout_s=args.test_timeout, launch_timeout_s=args.timeout or 300.0,
         opbase=args.with_opbase, ops_tensor=args.with_ops_tensor, mutate_syncs=args.mutate_syncs,
-        mutate_jobs=args.mutate_jobs)
+        mutate_jobs=args.mutate_jobs, pipes=args.pipes or "kernel", pipe_latency_us=args.pipe_latency_us)
     if args.min_score is not None and not args.mutate_syncs:
         raise UsageError("--min-score gates the sync mutation score: give --mutate-syncs too")
     bars: list[Any] = []

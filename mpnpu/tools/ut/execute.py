@@ -169,8 +169,10 @@ def run_dir(build_dir: str, test: UtTest, corpus: Corpus, slot: str = "") -> str
 
 
 def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: float, launch_timeout: float,
-             racecheck: bool, slot: str = "") -> dict[str, str]:
-    """The environment a test binary runs in (in the run folder of :func:`run_dir` with ``slot``)."""
+             racecheck: bool, slot: str = "", pipes: str = "kernel",
+             pipe_latency_us: float | None = None) -> dict[str, str]:
+    """The environment a test binary runs in (in the run folder of :func:`run_dir` with ``slot``);
+    ``pipes`` and ``pipe_latency_us`` become MPNPU_PIPES and MPNPU_PIPE_LATENCY_US."""
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["OPS_NN_ROOT"] = corpus.repo
@@ -183,6 +185,11 @@ def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: f
         env["MPNPU_RACECHECK"] = "1"
     else:
         env.pop("MPNPU_RACECHECK", None)
+    env["MPNPU_PIPES"] = pipes
+    if pipe_latency_us is None:
+        env.pop("MPNPU_PIPE_LATENCY_US", None)
+    else:
+        env["MPNPU_PIPE_LATENCY_US"] = f"{pipe_latency_us:g}"
     return env
 
 
