@@ -307,3 +307,30 @@ def test_confirm_forces_the_dropped_syncalls_race_and_says_it_is_harmful(tmp_pat
     capsys.readouterr()
     assert cli(["run", source(SAMPLE), *words, "--block-dim", "8", "--racecheck", "--confirm"]) == 0
     assert "confirm: no hazard between cores to force" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mode, check, title, mark", [
+    (1, "--initcheck", "Uninitialized read (initcheck)", "CHECK: unwritten buffer"),
+    (2, "--synccheck", "SetFlag never waited (synccheck)", "CHECK: never waited"),
+])
+def test_initcheck_and_synccheck_in_mpnpu_run_name_the_line_and_fail_the_run(tmp_path, capsys, mode, check,
+                                                                              title, mark) -> None:
+    """checks.cpp with one defect (MODE): the check names it at its line, the verdict fails (exit 1) and
+    the JSON holds the finding; the clean build (MODE=0) under both checks passes with none."""
+    import json
+
+    from mpnpu.cli.main import cli
+
+    np.arange(64, dtype=np.float32).tofile(tmp_path / "x.bin")
+    words = [f"in:{tmp_path}/x.bin:float32", f"out:{tmp_path}/y.bin:float32:64", "u32:64"]
+    status = cli(["run", source("checks.cpp"), *words, "--define", f"MODE={mode}", check, "--repeat", "2",
+                  "--json", str(tmp_path / "r.json")])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert f"====== ERROR: {title}" in out and f"checks.cpp:{line_of('checks.cpp', mark)}" in out, out
+    assert "in 2 of 2 launches)" in out and out.splitlines()[-1].startswith("verdict: FAIL (1 "), out
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["checks"] == [check[2:]] and len(data["findings"]) == 1
+    assert cli(["run", source("checks.cpp"), *words, "--initcheck", "--synccheck"]) == 0
+    clean = capsys.readouterr().out
+    assert "SUMMARY (initcheck): 0 findings" in clean and "SUMMARY (synccheck): 0 findings" in clean, clean

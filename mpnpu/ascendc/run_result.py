@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpnpu.racecheck import HazardLog
+from mpnpu.racecheck.findings import FindingLog
 from mpnpu.runtime.topology import KernelType
 
 
@@ -40,6 +41,8 @@ class RunResult:
     dropped_syncs: tuple[str, ...] = ()
     racecheck: bool = False
     notes: list[str] = field(default_factory=list)
+    checks_run: tuple[str, ...] = ()  # initcheck / synccheck, those that ran
+    findings: FindingLog = field(default_factory=FindingLog)
 
     @property
     def failed_repeats(self) -> list[int]:
@@ -52,8 +55,10 @@ class RunResult:
 
     @property
     def passed(self) -> bool:
-        """Every repeat matched its golden and, with racecheck, no hazard was found."""
-        return not self.failed_repeats and not (self.racecheck and len(self.hazards))
+        """Every repeat matched its golden and, with racecheck, no hazard was found (with initcheck or
+        synccheck, no defect either: their warnings do not fail a run)."""
+        return (not self.failed_repeats and not (self.racecheck and len(self.hazards))
+                and not self.findings.errors())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,4 +70,5 @@ class RunResult:
                           "first": [{"index": i, "got": g, "golden": w} for i, g, w in c.first]}
                          for c in cs] for cs in self.checks],
             "notes": self.notes,
+            "checks": list(self.checks_run), "findings": self.findings.to_dicts() if self.checks_run else None,
         }

@@ -208,7 +208,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         defines: dict[str, str] | None = None, include_dirs: Sequence[str] = (), tiling_header: str | None = None,
         pre_includes: Sequence[str] = (), tiling_key: int = 0,
         drop_syncs: Sequence[str] = (), racecheck: bool = False, options: Any = None,
-        progress: Any = None, timeline: str | None = None, confirm: bool = False) -> RunResult:
+        progress: Any = None, timeline: str | None = None, confirm: bool = False,
+        initcheck: bool = False, synccheck: bool = False) -> RunResult:
     """Run the kernel ``repeat`` times (module docstring); ``golden``: output argument position
     (0-based) -> golden .bin path; ``tiling_header``: a header included before the source (a
     CPU-debug ``*_tiling_def.h``, or what ``python -m mpnpu.ascendc --kernel-tiling`` makes);
@@ -217,7 +218,10 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     beside one that passed, or of the first repeat when none failed (every repeat is then traced);
     ``confirm`` (with ``racecheck``): after the repeats, a race-directed launch that holds the first core
     of racecheck's first hazard between cores until its partner has made the conflicting access, on
-    fresh inputs, its outputs checked as a repeat's (:func:`_confirm`)."""
+    fresh inputs, its outputs checked as a repeat's (:func:`_confirm`); ``initcheck`` / ``synccheck``:
+    every repeat is traced and its findings merged into the result's (:mod:`mpnpu.racecheck.checks`)."""
+    from mpnpu.racecheck.checks import TraceChecks
+    from mpnpu.racecheck.findings import FindingLog
     from mpnpu.runtime.device import Device
 
     prepared = prepare_source(source)
@@ -249,6 +253,9 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     first_bytes: list[bytes] | None = None
     drawn: dict[bool, tuple[int, Any]] = {}  # timeline: the first repeat that passed / failed, with its trace
     scout = None  # confirm: the trace of the first repeat with a hazard between cores
+    trace_checks = TraceChecks(initcheck=initcheck, synccheck=synccheck)
+    findings = FindingLog()
+    traced = bool(racecheck or timeline or trace_checks)
     # a FILE:LINE that names no sync call is an error, not a run with every sync in place
     dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original],
                                                                                        include_dirs))))
@@ -261,12 +268,13 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                     values.append(_materialise(gm, a, i))
                     if a.kind in ("out", "io"):
                         outs.append((i, values[-1]))
-                launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=bool(racecheck or timeline)), kernel,
-                                         *values)
+                launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=traced), kernel, *values)
                 if racecheck and launch.trace is not None:
                     hazards.add(analyses.analyze(launch.trace), reused=analyses.last_reused)
                     if confirm and scout is None and hold_pairs(launch.trace)[1]:
                         scout = launch.trace
+                if trace_checks and launch.trace is not None:
+                    findings.add(trace_checks.run(launch.trace))
                 results = [(i, dev.to_host(t)) for i, t in outs]
             row = []
             for i, arr in results:
@@ -293,7 +301,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                 progress(1)
         confirmation = _confirm(dev, kernel, args, dropped, goldens, rtol, atol, scout, hazards) if confirm else ""
     result = RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
-                       dropped, bool(racecheck))
+                       dropped, bool(racecheck), checks_run=trace_checks.checks, findings=findings)
     if timeline and drawn:
         result.notes.append(_write_timeline(timeline, drawn, kernel.mpnpu_kernel_name))
     if confirmation:

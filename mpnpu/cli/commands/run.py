@@ -2,7 +2,8 @@
 
 The kernel's inputs come from ``.bin`` files, its outputs go to ``.bin`` files after the last repeat,
 and each repeat is compared with a golden ``.bin`` (:mod:`mpnpu.tools.run`, which does the work).
-Exit status: 0 when every repeat matched its golden (and, with --racecheck, no hazard was found),
+Exit status: 0 when every repeat matched its golden (and, with --racecheck, no hazard was found;
+with --initcheck / --synccheck, no defect),
 1 when one did not, 2 for a usage error (a bad argument word, a kernel that does not compile: its
 file:line), 3 when the device failed (a core faulted, deadlocked or timed out), 130/143 when
 interrupted.
@@ -72,7 +73,8 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
                      defines=defines(args.define), include_dirs=args.include, pre_includes=args.pre_include,
                      tiling_key=args.tiling_key,
                      drop_syncs=drop, racecheck=args.racecheck, options=runtime_options(args),
-                     progress=bar.update, timeline=args.timeline, confirm=args.confirm)
+                     progress=bar.update, timeline=args.timeline, confirm=args.confirm,
+                     initcheck=bool(args.initcheck), synccheck=bool(args.synccheck))
     print(verdict_line(result) if args.quiet else format_text(result))
     write_reports(args, {"json": result})  # (--timeline is written by run itself: it needs the traces)
     return exit_status(None, result.passed)
@@ -87,7 +89,8 @@ COMMAND = Command(
                 "is compared with its --golden and with the first repeat. A sample's source may hold its host "
                 "program and the kernel<<<...>>>(...) launch: only that statement is replaced (line numbers "
                 "kept). --block-dim counts the kernel's blocks: vector cores of a vector-only kernel, AI cores "
-                "of a mix kernel. Exit 0 when every repeat matched (and --racecheck found no hazard).",
+                "of a mix kernel. Exit 0 when every repeat matched (and --racecheck found no hazard, --initcheck "
+                "and --synccheck no defect).",
     epilog="Examples: mpnpu run add_custom.asc --block-dim 8 in:input/input_x.bin:float16 "
            "in:input/input_y.bin:float16 out:output/output_z.bin:float16:16384 --golden output/golden.bin "
            "--repeat 20;  mpnpu run add.cpp:add_custom ... --racecheck --drop-sync add.cpp:45",
@@ -101,7 +104,7 @@ COMMAND = Command(
              Use("drop_sync", None, help="sync call sites to skip, comma-separated FILE:LINE (the file by any path "
                                          "suffix: add.cpp:45); a line that holds no sync call is an error naming "
                                          "the nearest ones"),
-             "racecheck",
+             "racecheck", "initcheck", "synccheck",
              Use("confirm", False, help="with --racecheck: after the repeats, one race-directed launch (up to a few "
                                         "tries) holds the first core of racecheck's first hazard between cores until "
                                         "the other has made its access, and the report says whether the outputs "

@@ -1,9 +1,11 @@
 """One C++ kernel's runs (``mpnpu run``) as text: per output, the repeats that differ from the
-golden with the first elements that do, whether repeats agree with the first, and racecheck's hazards."""
+golden with the first elements that do, whether repeats agree with the first, racecheck's hazards and
+initcheck's and synccheck's findings."""
 
 from __future__ import annotations
 
 from mpnpu.ascendc.run_result import RunResult
+from mpnpu.report.checks import format_finding_log
 from mpnpu.report.hazards import format_hazard_log
 
 
@@ -36,6 +38,9 @@ def format_run(r: RunResult) -> str:
     if r.racecheck:
         lines.append("racecheck:")
         lines.append(format_hazard_log(r.hazards))
+    if r.checks_run:
+        lines.append(" and ".join(r.checks_run) + ":")
+        lines.append(format_finding_log(r.findings, r.checks_run))
     lines += [f"note: {n}" for n in r.notes]
     lines.append(verdict_line(r))
     return "\n".join(lines)
@@ -48,4 +53,6 @@ def verdict_line(r: RunResult) -> str:
         why.append(f"{len(r.failed_repeats)} repeat(s) differ from the golden")
     if r.racecheck and len(r.hazards):
         why.append(f"{len(r.hazards)} hazard(s)")
+    if r.findings.errors():
+        why.append(f"{r.findings.errors()} {' / '.join(r.checks_run)} finding(s)")
     return f"verdict: {'PASS' if r.passed else 'FAIL'}" + (f" ({'; '.join(why)})" if why else "")
