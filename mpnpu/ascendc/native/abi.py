@@ -98,6 +98,18 @@ class InsertKind(enum.IntEnum):
     FLAG_WAIT = 3
 
 
+class DroppedCall(enum.IntEnum):
+    """Which call a dropped sync point skipped (a DROPPED record's index): MPNPU_DROPPED_*; the
+    member names, lower case, are the runtime's names of those calls (:data:`DROPPED_CALLS`)."""
+
+    SYNC_ALL = 0
+    CROSS_CORE_SET_FLAG = 1
+    CROSS_CORE_WAIT_FLAG = 2
+    SET_FLAG = 3
+    WAIT_FLAG = 4
+    PIPE_BARRIER = 5
+
+
 class ServeResult(enum.IntEnum):
     """What mpnpu_serve returns: why the native serving loop handed control back to the core
     process (MPNPU_SERVE_*; :meth:`mpnpu.ascendc.native.serve.NativeLoop.serve`)."""
@@ -134,8 +146,8 @@ HARD_EVENTS = (
     "S_V", "V_S", "S_MTE2", "MTE2_S", "S_MTE3", "MTE3_S", "MTE2_FIX", "FIX_MTE2", "FIX_S", "M_S", "FIX_MTE3",
     "MTE1_FIX", "FIX_MTE1", "FIX_FIX", "S_M", "S_MTE1", "S_FIX",
 )
-#: the calls a dropped sync point skipped (DroppedCall of include/mpnpu/sync.h) -> the runtime's names
-DROPPED_CALLS = ("sync_all", "cross_core_set_flag", "cross_core_wait_flag", "set_flag", "wait_flag", "pipe_barrier")
+#: the calls a dropped sync point skipped (:class:`DroppedCall`, by number) -> the runtime's names
+DROPPED_CALLS = tuple(call.name.lower() for call in DroppedCall)
 
 SyncAllFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
 FlagSetFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)

@@ -80,6 +80,7 @@ ENUMS: tuple[tuple[str, type[enum.IntEnum]], ...] = (
     ("MPNPU_MEM_", abi.Memory),
     ("MPNPU_NATIVE_", abi.NativeSyncError),
     ("MPNPU_INS_", abi.InsertKind),
+    ("MPNPU_DROPPED_", abi.DroppedCall),
     ("MPNPU_SERVE_", abi.ServeResult),
 )
 

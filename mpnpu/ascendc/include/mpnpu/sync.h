@@ -47,8 +47,11 @@ inline const EventPipes& event_pipes(AscendC::HardEvent e) {
 }
 
 // Which call a dropped sync point skipped (the index field of its MPNPU_EV_DROPPED record).
+// (the numbers are the contract's, mpnpu.ascendc.native.abi.DroppedCall)
 enum DroppedCall : int32_t {
-    D_SYNC_ALL = 0, D_FLAG_SET = 1, D_FLAG_WAIT = 2, D_SET_FLAG = 3, D_WAIT_FLAG = 4, D_PIPE_BARRIER = 5
+    D_SYNC_ALL = MPNPU_DROPPED_SYNC_ALL, D_FLAG_SET = MPNPU_DROPPED_CROSS_CORE_SET_FLAG,
+    D_FLAG_WAIT = MPNPU_DROPPED_CROSS_CORE_WAIT_FLAG, D_SET_FLAG = MPNPU_DROPPED_SET_FLAG,
+    D_WAIT_FLAG = MPNPU_DROPPED_WAIT_FLAG, D_PIPE_BARRIER = MPNPU_DROPPED_PIPE_BARRIER
 };
 
 // True (and recorded) when the launch drops the sync point at ``site``.

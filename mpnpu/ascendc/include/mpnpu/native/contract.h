@@ -90,6 +90,16 @@
 #define MPNPU_INS_FLAG_SET                 2  // InsertKind.FLAG_SET
 #define MPNPU_INS_FLAG_WAIT                3  // InsertKind.FLAG_WAIT
 
+// mpnpu.ascendc.native.abi.DroppedCall: Which call a dropped sync point skipped (a DROPPED record's
+// index): MPNPU_DROPPED_*; the member names, lower case, are the runtime's names of those calls
+// (:data:`DROPPED_CALLS`).
+#define MPNPU_DROPPED_SYNC_ALL             0  // DroppedCall.SYNC_ALL
+#define MPNPU_DROPPED_CROSS_CORE_SET_FLAG  1  // DroppedCall.CROSS_CORE_SET_FLAG
+#define MPNPU_DROPPED_CROSS_CORE_WAIT_FLAG 2  // DroppedCall.CROSS_CORE_WAIT_FLAG
+#define MPNPU_DROPPED_SET_FLAG             3  // DroppedCall.SET_FLAG
+#define MPNPU_DROPPED_WAIT_FLAG            4  // DroppedCall.WAIT_FLAG
+#define MPNPU_DROPPED_PIPE_BARRIER         5  // DroppedCall.PIPE_BARRIER
+
 // mpnpu.ascendc.native.abi.ServeResult: What mpnpu_serve returns: why the native serving loop
 // handed control back to the core process (MPNPU_SERVE_*;
 // :meth:`mpnpu.ascendc.native.serve.NativeLoop.serve`).
