@@ -170,7 +170,7 @@ def pytest_configure(config: pytest.Config) -> None:
 #: rows of one parametrized test that the fast loop keeps (evenly spaced over the rows, first and last
 #: among them); the other rows are marked ``slow``, so ``-m "not slow"`` runs a sample of every
 #: table (the C++ conformance rows above all) and the full suite runs every row
-FAST_ROWS = 4
+FAST_ROWS = 3
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

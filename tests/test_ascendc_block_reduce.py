@@ -64,6 +64,7 @@ def kernel(tmp_path_factory):
     return compile_kernel(str(src), "block_reduce", kernel_type=KernelType.AIV)
 
 
+@pytest.mark.slow
 def test_block_results_are_the_scan_and_the_tree(kernel) -> None:
     rng = np.random.default_rng(3)
     x = rng.normal(0, 1e3, N).astype(np.float32)

@@ -45,6 +45,7 @@ def _compile_error(path, text: str, entry: str = "k") -> CompileError:
     return info.value
 
 
+@pytest.mark.slow
 def test_a_compile_error_is_one_line_at_the_users_file_and_line(tmp_path, monkeypatch, cache) -> None:
     monkeypatch.setenv("MPNPU_CACHE_DIR", cache)
     err = _compile_error(tmp_path / "broken.cpp", '#include "kernel_operator.h"\n\nextern "C" __global__ __aicore__ '

@@ -202,6 +202,7 @@ def test_repeats_that_differ_within_the_tolerance_are_said_to_be_fine() -> None:
            "sums changes from run to run" in text and text.endswith("verdict: PASS")
 
 
+@pytest.mark.slow
 def test_pre_include_puts_a_prelude_before_the_unchanged_source(tmp_path, capsys) -> None:
     """A source that uses a name it does not define (as unit tests' kernels use their *_tiling_def.h): with
     --pre-include of the header that defines it, mpnpu run builds and runs it unchanged."""
@@ -243,6 +244,7 @@ def test_run_speaks_of_its_own_options_in_its_help(capsys) -> None:
     assert "for kernels marked @pipelined" not in text
 
 
+@pytest.mark.slow
 def test_list_syncs_and_drop_sync_reach_the_headers_a_source_includes(tmp_path, capsys) -> None:
     """A kernel whose SyncAll is in a header of another folder it #includes: --list-syncs lists it, and
     --drop-sync takes its FILE:LINE (sync points used to be looked for only beside the source)."""
