@@ -189,8 +189,8 @@ class AscendCOperator:
 
     # -- the Operator protocol -----------------------------------------------------------------------------
 
-    def make_case(self, seed: int, index: int) -> Case:
-        return self._python_side().make_case(seed, index)
+    def make_case(self, seed: int, index: int, block_dim: int | None = None) -> Case:
+        return self._python_side().make_case(seed, index, block_dim)
 
     def describe_case(self, case: Case) -> str:
         return case.describe()

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from mpnpu.errors import BaselineError, LaunchError, UsageError
 from mpnpu.harness.runner import BatchResult
-from mpnpu.operators.protocol import Operator, device_for, topology_for
+from mpnpu.operators.protocol import Operator, device_for, make_case_for, topology_for
 from mpnpu.racecheck.directed import HazardKey, Scout, find_hazard, plan_for, run_seed
 from mpnpu.racecheck.hazards import Hazard, HazardLog, group_by_root, key_dict
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
@@ -275,7 +275,7 @@ def check_baseline(op: Operator, device: Device, cases: Iterable[int], *, case_s
     trustworthy when it is broken itself."""
     head = f"{tool} refused: the fixed variant (every sync point in place) must pass first, but"
     for index in cases:
-        case = op.make_case(case_seed, index)
+        case = make_case_for(op, case_seed, index, device.block_dim)
         prepared = op.prepare(case)
         try:
             outputs, _ = op.run(device, case, drop_syncs=frozenset(), probe="", trace=False)
@@ -294,7 +294,7 @@ def scout(op: Operator, device: Device, cases: Iterable[int], *, case_seed: int,
     """Trace each case once with ``dropped`` syncs (and ``inserted`` ones) and collect hazards and pairs."""
     sc = Scout()
     for index in cases:
-        case = op.make_case(case_seed, index)
+        case = make_case_for(op, case_seed, index, device.block_dim)
         try:
             with device.launch_settings(insert_syncs=tuple(inserted)):
                 _, launch = op.run(device, case, drop_syncs=dropped, probe="", trace=True)
@@ -312,15 +312,15 @@ def directed_run(op: Operator, case_index: int, plan: HoldPlan, *, seed: int, ca
                  on_device: Callable[[Device], None] | None = None) -> DirectedRun:
     """One held launch of ``case_index`` on a fresh device that first ran the predecessor case."""
     labels = [c.label for c in topology_for(op, block_dim).cores]
-    case = op.make_case(case_seed, case_index)
+    case = make_case_for(op, case_seed, case_index, block_dim)
     prepared = op.prepare(case)
     # A fresh device per run: its GM holds only what the predecessor case left.
     with device_for(op, block_dim, options=light(options)) as device:
         if on_device is not None:
             on_device(device)
         try:
-            op.run(device, op.make_case(case_seed, predecessor(case_index)), drop_syncs=frozenset(), probe="",
-                   trace=False)
+            op.run(device, make_case_for(op, case_seed, predecessor(case_index), block_dim),
+                   drop_syncs=frozenset(), probe="", trace=False)
         except LaunchError as e:  # the fixed kernel failing here is the operator's bug, not the hold's
             raise UsageError(f"the predecessor case of a directed run failed: {e}") from None
         try:

@@ -20,7 +20,14 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from mpnpu.errors import InvalidArgumentError, LaunchError, MpnpuError, RemoteTraceback, UsageError
 from mpnpu.harness.stats import rule_of_three, wilson_interval
 from mpnpu.operators.helpers import build_kernels_for
-from mpnpu.operators.protocol import Operator, Verdict, cpu_set_for, default_block_dim, device_for
+from mpnpu.operators.protocol import (
+    Operator,
+    Verdict,
+    cpu_set_for,
+    default_block_dim,
+    device_for,
+    make_case_for,
+)
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.checks import is_int
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
@@ -389,14 +396,14 @@ def make_variants(op: Operator, names: Iterable[str], under_test: frozenset[str]
 class _CaseCache:
     """Cases and their prepared golden, kept while they fit, remade otherwise (long soaks)."""
 
-    def __init__(self, op: Operator, seed: int, keep: int = 512) -> None:
-        self._op, self._seed, self._keep = op, seed, keep
+    def __init__(self, op: Operator, seed: int, keep: int = 512, block_dim: int | None = None) -> None:
+        self._op, self._seed, self._keep, self._block_dim = op, seed, keep, block_dim
         self._items: dict[int, tuple[Any, Any]] = {}
 
     def get(self, index: int) -> tuple[Any, Any]:
         item = self._items.get(index)
         if item is None:
-            case = self._op.make_case(self._seed, index)
+            case = make_case_for(self._op, self._seed, index, self._block_dim)
             item = (case, self._op.prepare(case))
             if len(self._items) < self._keep:
                 self._items[index] = item
@@ -410,7 +417,7 @@ def prepare_batch(op: Operator, *, block_dim: int, cpus_per_core: int | None, se
     operator's compiled kernels for its first cases, built now (each library built is a line to
     ``report``), so that no case-run waits for a compiler."""
     cpu_set = cpu_set_for(op, block_dim, cpus_per_core)
-    build_kernels_for(op, seed, cases, probe, report)
+    build_kernels_for(op, seed, cases, probe, report, block_dim)
     return cpu_set
 
 
@@ -468,7 +475,9 @@ def run_batch(
         raise UsageError("no variant to run")
     if probe and probe not in op.probes:
         raise UsageError(f"unknown probe {probe!r}; known: {', '.join(op.probes)}")
-    build_kernels_for(op, seed, cases, probe)  # (before the device: a compile error leaves nothing to end)
+    # (before the device: a compile error leaves nothing to end)
+    build_kernels_for(op, seed, cases, probe, block_dim=device.block_dim if device is not None
+                      else block_dim or default_block_dim(op))
     with cpuset.pinned(cpu_set):  # (None: no change)
         own_device = device is None
         if device is None:
@@ -499,7 +508,8 @@ def run_batch(
             analyses = AnalysisCache()
             for res in results.values():
                 res.hazard_log = racecheck_mod.HazardLog()
-        loop = _BatchLoop(op, device, _CaseCache(op, seed), list(variants), batch, probe, None, progress,
+        cache = _CaseCache(op, seed, block_dim=device.block_dim)
+        loop = _BatchLoop(op, device, cache, list(variants), batch, probe, None, progress,
                           deadline_s, timeline, max_same_errors, checks)
         try:
             with blas_threads(1), _analysis(analyses) as background:

@@ -93,17 +93,20 @@ PREBUILD_SCAN_S = 0.5
 
 
 def build_kernels_for(op: Any, seed: int, cases: int, probe: str = "",
-                      report: Callable[[str], None] | None = None) -> int:
+                      report: Callable[[str], None] | None = None, block_dim: int | None = None) -> int:
     """Have an operator whose kernels are built (a C++ one, which has ``build_kernels(cases, probe,
     report)``) build those its first ``cases`` cases of ``seed`` launch, before anything runs: so
     that no case-run waits for a compiler and no batch's timing counts one. Returns how many
-    libraries were compiled (0 for an operator without the method)."""
+    libraries were compiled (0 for an operator without the method). ``block_dim``: the device's,
+    for an operator whose cases are sized by it."""
+    from mpnpu.operators.protocol import make_case_for
+
     build = getattr(op, "build_kernels", None)
     if not callable(build):
         return 0
     # (a stress sweep runs a batch per configuration of the same operator: its cases are looked
     # at once; the operator is kept with its key, so that the key's id cannot be another's)
-    key = (id(op), seed, min(cases, PREBUILD_CASES), probe)
+    key = (id(op), seed, min(cases, PREBUILD_CASES), probe, block_dim)
     if _SCANNED.get(key, (None,))[0] is op:
         return 0
     if len(_SCANNED) >= 64:
@@ -111,7 +114,7 @@ def build_kernels_for(op: Any, seed: int, cases: int, probe: str = "",
     made = []
     start = time.perf_counter()
     for index in range(min(cases, PREBUILD_CASES)):
-        made.append(op.make_case(seed, index))
+        made.append(make_case_for(op, seed, index, block_dim))
         if time.perf_counter() - start > PREBUILD_SCAN_S:
             break
     built = int(build(made, probe, report))
@@ -119,5 +122,5 @@ def build_kernels_for(op: Any, seed: int, cases: int, probe: str = "",
     return built
 
 
-#: the batches build_kernels_for has looked at: (id(op), seed, cases, probe) -> (op,)
-_SCANNED: dict[tuple[int, int, int, str], tuple[Any]] = {}
+#: the batches build_kernels_for has looked at: (id(op), seed, cases, probe, block_dim) -> (op,)
+_SCANNED: dict[tuple[int, int, int, str, int | None], tuple[Any]] = {}

@@ -53,7 +53,7 @@ import numpy as np
 from mpnpu.errors import KernelError, UsageError
 from mpnpu.operators.compare import Tolerance, compare_outputs
 from mpnpu.operators.helpers import check_sync_names, fingerprint, variants_from_syncs, verdict_of
-from mpnpu.operators.protocol import OperatorOption, Verdict
+from mpnpu.operators.protocol import OperatorOption, Verdict, default_block_dim, takes_block_dim
 from mpnpu.runtime.config import launch_options
 from mpnpu.runtime.core import resolve_kernel, sibling_reference
 from mpnpu.runtime.device import Device, LaunchResult
@@ -114,6 +114,7 @@ class Case:
     dtypes: dict[str, str] = field(default_factory=dict)
     label: str = ""
     seed: int = 0
+    block_dim: int | None = None  # the block_dim it was made for (set for a maker that takes it)
 
     def value(self, name: str) -> np.ndarray:
         """Input ``name`` as the device stores it, as float64 (what a golden should compute from)."""
@@ -165,8 +166,11 @@ class KernelOperator:
 
     ``make(rng, index)`` returns a :class:`Case` (``make(rng, index, **settings)`` when the operator
     declares ``options``); ``rng`` is ``np.random.default_rng([seed, index])``, so a case is a pure
-    function of (seed, index). ``golden(case)`` returns every output's exact values (float64 is fine:
-    they are rounded to the output dtype). ``incident`` names the sync points the bug as written
+    function of (seed, index). A ``make`` with a ``block_dim`` parameter also gets the block_dim of
+    the device the case is made for (the tools' default when none is given), so a case can be sized
+    by the core count (a row per AI core); its case is then a function of (seed, index, block_dim).
+    ``golden(case)`` returns every output's exact values (float64 is fine: they are rounded to the
+    output dtype). ``incident`` names the sync points the bug as written
     lacks (the ``incident`` variant drops them; ``fixed`` keeps every one).
     """
 
@@ -189,7 +193,8 @@ class KernelOperator:
     #: caching allocator's blocks as the previous case-run left them, as the device hands them on
     #: (for a kernel whose story is that stale data: the A/B verdict can then be told apart less well)
     unwritten: int | None = UNWRITTEN
-    _goldens: dict[tuple[int, int], Prepared] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _goldens: dict[tuple[int, int, int | None], Prepared] = field(default_factory=dict, init=False, repr=False,
+                                                                  compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "incident", check_sync_names(self.incident, self.sync_points, " in incident"))
@@ -209,17 +214,20 @@ class KernelOperator:
 
     # -- the Operator protocol --------------------------------------------------------------------------
 
-    def make_case(self, seed: int, index: int) -> Case:
+    def make_case(self, seed: int, index: int, block_dim: int | None = None) -> Case:
         for what, value in (("seed", seed), ("index", index)):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
                 raise UsageError(f"{what} must be a non-negative integer, got {value!r}")
         rng = np.random.default_rng([int(seed), int(index)])
-        if self.options:
-            settings = {o.name: o.default for o in self.options} | dict(self.settings)
-            case = self.make(rng, int(index), **settings)
-        else:
-            case = self.make(rng, int(index))
+        settings = {o.name: o.default for o in self.options} | dict(self.settings) if self.options else {}
+        sized = takes_block_dim(self.make)
+        if sized:
+            if block_dim is None:
+                block_dim = default_block_dim(self)
+            settings["block_dim"] = int(block_dim)
+        case = self.make(rng, int(index), **settings)
         case.seed = int(seed)
+        case.block_dim = int(block_dim) if sized and block_dim is not None else None
         case.inputs = {k: stored(v, case.dtypes[k]) if k in case.dtypes else np.asarray(v)
                        for k, v in case.inputs.items()}
         return case
@@ -228,7 +236,7 @@ class KernelOperator:
         return case.describe()
 
     def prepare(self, case: Case) -> Prepared:
-        key = (case.seed, case.index)
+        key = (case.seed, case.index, case.block_dim)
         hit = self._goldens.get(key)
         if hit is not None:
             return hit

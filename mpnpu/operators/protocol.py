@@ -15,6 +15,7 @@ turns a kernel function, a golden, a case maker and a table of sync points into 
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -82,7 +83,9 @@ class Operator(Protocol):
     stages: tuple[str, ...]
 
     def make_case(self, seed: int, index: int) -> Any:
-        """Case ``index`` of stream ``seed``, the same on every call."""
+        """Case ``index`` of stream ``seed``, the same on every call. An operator whose cases depend
+        on the device's size may take a keyword ``block_dim`` too: the tools then pass the block_dim
+        of the device the case runs on (:func:`make_case_for`)."""
 
     def describe_case(self, case: Any) -> str:
         """One line naming the case."""
@@ -188,6 +191,23 @@ def default_block_dim(op: Any) -> int:
     for a vector-only kernel (whose block_dim counts vector cores) that AI core's two vector cores,
     so that its cross-core races have two cores to race between."""
     return 2 * DEFAULT_BLOCK_DIM if kernel_type_of(op) is KernelType.AIV else DEFAULT_BLOCK_DIM
+
+
+def takes_block_dim(fn: Any) -> bool:
+    """Whether ``fn`` (a case maker, or an operator's ``make_case``) has a ``block_dim`` parameter."""
+    try:
+        return "block_dim" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # (a builtin or a callable without a signature: it takes none)
+        return False
+
+
+def make_case_for(op: Any, seed: int, index: int, block_dim: int | None) -> Any:
+    """``op``'s case ``index`` of stream ``seed`` for a device of ``block_dim`` blocks: passed on to
+    an operator whose ``make_case`` takes it (a case sized by the core count, e.g. a row per AI core),
+    left out for one that does not (its cases do not depend on it)."""
+    if block_dim is not None and takes_block_dim(op.make_case):
+        return op.make_case(seed, index, block_dim=block_dim)
+    return op.make_case(seed, index)
 
 
 def topology_for(op: Any, block_dim: int) -> Topology:

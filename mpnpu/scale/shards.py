@@ -40,7 +40,14 @@ from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.harness.runner import DEFAULT_MAX_SAME_ERRORS, BatchResult, Variant, VariantResult
 from mpnpu.harness.stress.plan import ChaosSettings, ConfigResult, Configuration, MigrateSettings, SweepPlan
 from mpnpu.harness.stress.sweep import run_config
-from mpnpu.operators.protocol import Operator, cpu_set_for, device_for, kernel_type_of, topology_for
+from mpnpu.operators.protocol import (
+    Operator,
+    cpu_set_for,
+    device_for,
+    kernel_type_of,
+    make_case_for,
+    topology_for,
+)
 from mpnpu.runtime import cpuset
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.device import Device
@@ -188,8 +195,8 @@ class _CaseRange:
         self._op = op
         self._offset = offset
 
-    def make_case(self, seed: int, index: int) -> Any:
-        return self._op.make_case(seed, self._offset + index)
+    def make_case(self, seed: int, index: int, block_dim: int | None = None) -> Any:
+        return make_case_for(self._op, seed, self._offset + index, block_dim)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._op, name)

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from mpnpu.errors import MpnpuError, UsageError
 from mpnpu.harness.runner import Variant, VariantResult, run_batch
-from mpnpu.operators.protocol import kernel_type_of, unavailable_reason
+from mpnpu.operators.protocol import kernel_type_of, make_case_for, unavailable_reason
 from mpnpu.racecheck import Hazard, HazardLog
 from mpnpu.racecheck.reuse import AnalysisCache
 from mpnpu.report.hazards import format_hazard_log
@@ -123,7 +123,7 @@ def assert_no_races(
         _check_count("seed", seed, 0)
         name, dropped = dropped_syncs(op, variant, drop_syncs)
         for index in range(cases):
-            case = op.make_case(seed, index)
+            case = make_case_for(op, seed, index, dev.block_dim)
             _, launch = op.run(dev, case, drop_syncs=dropped, probe=probe, trace=True)
             assert launch.trace is not None  # traced
             log.add(analyses.analyze(launch.trace), reused=analyses.last_reused)
