@@ -336,3 +336,43 @@ def test_initcheck_and_synccheck_in_mpnpu_run_name_the_line_and_fail_the_run(tmp
     assert cli(["run", source("checks.cpp"), *words, "--initcheck", "--synccheck"]) == 0
     clean = capsys.readouterr().out
     assert "SUMMARY (initcheck): 0 findings" in clean and "SUMMARY (synccheck): 0 findings" in clean, clean
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_reports_the_repeats_that_finished_and_exits_130(tmp_path) -> None:
+    """Ctrl-C (to the process group) while mpnpu run repeats: exit 130, the report of the repeats
+    that finished and a verdict that says INTERRUPTED, not PASS; no traceback."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    import psutil
+
+    from tests.waiting import wait_for
+
+    words = [w.text for w in _data(tmp_path)]
+    p = subprocess.Popen([sys.executable, "-m", "mpnpu", "run", source(SAMPLE), *words, "--block-dim", "8",
+                          "--repeat", "100000", "--golden", f"3={tmp_path}/output/golden.bin"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        def repeating() -> bool:  # the 8 vector cores have run launches (or the command ended: said below)
+            if p.poll() is not None:
+                return True
+            cores = psutil.Process(p.pid).children(recursive=True)
+            return len(cores) >= 8 and sum(c.cpu_times().user for c in cores) > 0.5
+
+        assert wait_for(repeating, 120.0) and p.poll() is None, "the repeats never started"
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    assert p.returncode == 130, out + err
+    assert "Traceback" not in err
+    done = re.search(r"INTERRUPTED: (\d+) of 100000 repeats finished", out)
+    assert done and int(done.group(1)) >= 1, out
+    assert out.strip().splitlines()[-1] == (f"verdict: INTERRUPTED after {done.group(1)} of 100000 repeats: "
+                                            "every finished repeat passed"), out

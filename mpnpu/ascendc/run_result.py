@@ -43,6 +43,16 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     checks_run: tuple[str, ...] = ()  # initcheck / synccheck, those that ran
     findings: FindingLog = field(default_factory=FindingLog)
+    interrupt: BaseException | None = field(default=None, repr=False)  # the KeyboardInterrupt, if any
+
+    @property
+    def interrupted(self) -> bool:
+        return self.interrupt is not None
+
+    @property
+    def repeats_done(self) -> int:
+        """The repeats that finished (all of them unless interrupted)."""
+        return len(self.checks)
 
     @property
     def failed_repeats(self) -> list[int]:
@@ -55,15 +65,16 @@ class RunResult:
 
     @property
     def passed(self) -> bool:
-        """Every repeat matched its golden and, with racecheck, no hazard was found (with initcheck or
-        synccheck, no defect either: their warnings do not fail a run)."""
-        return (not self.failed_repeats and not (self.racecheck and len(self.hazards))
+        """Every repeat ran and matched its golden and, with racecheck, no hazard was found (with
+        initcheck or synccheck, no defect either: their warnings do not fail a run)."""
+        return (not self.interrupted and not self.failed_repeats and not (self.racecheck and len(self.hazards))
                 and not self.findings.errors())
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel, "block_dim": self.block_dim, "kernel_type": self.kernel_type.value,
-            "repeats": self.repeats, "failed_repeats": self.failed_repeats,
+            "repeats": self.repeats, "repeats_done": self.repeats_done, "interrupted": self.interrupted,
+            "failed_repeats": self.failed_repeats,
             "differ_from_first": self.differ_from_first, "dropped_syncs": list(self.dropped_syncs),
             "racecheck": self.racecheck, "hazards": self.hazards.to_dicts() if self.racecheck else None,
             "outputs": [[{"argument": c.index + 1, "path": c.path, "elements": c.n_elements, "differ": c.n_differ,

@@ -260,48 +260,61 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original],
                                                                                        include_dirs))))
 
-    with Device(block_dim, kernel_type=kernel.kernel_type, **kw) as dev:
-        for r in range(repeat):
-            with dev.scope() as gm:
-                values, outs = [], []
-                for i, a in enumerate(args):
-                    values.append(_materialise(gm, a, i))
-                    if a.kind in ("out", "io"):
-                        outs.append((i, values[-1]))
-                launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=traced), kernel, *values)
-                if racecheck and launch.trace is not None:
-                    hazards.add(analyses.analyze(launch.trace), reused=analyses.last_reused)
-                    if confirm and scout is None and hold_pairs(launch.trace)[1]:
-                        scout = launch.trace
-                if trace_checks and launch.trace is not None:
-                    findings.add(trace_checks.run(launch.trace))
-                results = [(i, dev.to_host(t)) for i, t in outs]
-            row = []
+    interrupt: KeyboardInterrupt | None = None
+
+    def one_repeat(dev: Any, r: int) -> None:
+        nonlocal first_bytes, scout
+        with dev.scope() as gm:
+            values, outs = [], []
+            for i, a in enumerate(args):
+                values.append(_materialise(gm, a, i))
+                if a.kind in ("out", "io"):
+                    outs.append((i, values[-1]))
+            launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=traced), kernel, *values)
+            if racecheck and launch.trace is not None:
+                hazards.add(analyses.analyze(launch.trace), reused=analyses.last_reused)
+                if confirm and scout is None and hold_pairs(launch.trace)[1]:
+                    scout = launch.trace
+            if trace_checks and launch.trace is not None:
+                findings.add(trace_checks.run(launch.trace))
+            results = [(i, dev.to_host(t)) for i, t in outs]
+        row = []
+        for i, arr in results:
+            if i in goldens:
+                n_bad, first = _compare(arr, goldens[i], args[i].dtype, rtol, atol)
+            else:
+                n_bad, first = 0, []
+            row.append(OutputCheck(i, _written(args[i]), int(arr.size), n_bad, first))
+        checks.append(row)
+        blobs = [arr.tobytes() for _, arr in results]
+        if first_bytes is None:
+            first_bytes = blobs
+        same.append(blobs == first_bytes)
+        if timeline and launch.trace is not None:
+            ok = all(c.passed for c in row) and same[-1]
+            drawn.setdefault(ok, (r + 1, launch.trace))
+        if r == repeat - 1:
             for i, arr in results:
-                if i in goldens:
-                    n_bad, first = _compare(arr, goldens[i], args[i].dtype, rtol, atol)
-                else:
-                    n_bad, first = 0, []
-                row.append(OutputCheck(i, _written(args[i]), int(arr.size), n_bad, first))
-            checks.append(row)
-            blobs = [arr.tobytes() for _, arr in results]
-            if first_bytes is None:
-                first_bytes = blobs
-            same.append(blobs == first_bytes)
-            if timeline and launch.trace is not None:
-                ok = all(c.passed for c in row) and same[-1]
-                drawn.setdefault(ok, (r + 1, launch.trace))
-            if r == repeat - 1:
-                for i, arr in results:
-                    path = _written(args[i])
-                    if os.path.dirname(path):
-                        os.makedirs(os.path.dirname(path), exist_ok=True)
-                    arr.tofile(path)
-            if progress is not None:
-                progress(1)
-        confirmation = _confirm(dev, kernel, args, dropped, goldens, rtol, atol, scout, hazards) if confirm else ""
+                path = _written(args[i])
+                if os.path.dirname(path):
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                arr.tofile(path)
+        if progress is not None:
+            progress(1)
+
+    with Device(block_dim, kernel_type=kernel.kernel_type, **kw) as dev:
+        try:
+            for r in range(repeat):
+                one_repeat(dev, r)
+        except KeyboardInterrupt as e:  # what finished is the result; the device ends in order
+            interrupt = e
+            done = min(len(checks), len(same))  # (a repeat the signal cut short is not one of them)
+            del checks[done:], same[done:]
+        confirmation = (_confirm(dev, kernel, args, dropped, goldens, rtol, atol, scout, hazards)
+                        if confirm and interrupt is None else "")
     result = RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
-                       dropped, bool(racecheck), checks_run=trace_checks.checks, findings=findings)
+                       dropped, bool(racecheck), checks_run=trace_checks.checks, findings=findings,
+                       interrupt=interrupt)
     if timeline and drawn:
         result.notes.append(_write_timeline(timeline, drawn, kernel.mpnpu_kernel_name))
     if confirmation:

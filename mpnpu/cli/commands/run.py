@@ -77,7 +77,7 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
                      initcheck=bool(args.initcheck), synccheck=bool(args.synccheck))
     print(verdict_line(result) if args.quiet else format_text(result))
     write_reports(args, {"json": result})  # (--timeline is written by run itself: it needs the traces)
-    return exit_status(None, result.passed)
+    return exit_status(result.interrupt, result.passed)
 
 
 COMMAND = Command(

@@ -12,6 +12,9 @@ from mpnpu.report.hazards import format_hazard_log
 def format_run(r: RunResult) -> str:
     lines = [f"run: {r.kernel}, {r.kernel_type.value}, block_dim {r.block_dim}, {r.repeats} repeat(s)"
              + (f", dropping {', '.join(r.dropped_syncs)}" if r.dropped_syncs else "")]
+    if r.interrupted:
+        lines.append(f"INTERRUPTED: {r.repeats_done} of {r.repeats} repeats finished; what follows covers those "
+                     "(the outputs were not written)")
     checked = bool(r.checks) and any(c.n_elements for row in r.checks for c in row)
     for pos, first in enumerate(r.checks[0] if r.checks else []):
         bad = [(k + 1, row[pos]) for k, row in enumerate(r.checks) if not row[pos].passed]
@@ -19,15 +22,15 @@ def format_run(r: RunResult) -> str:
         if not bad:
             lines.append(head + ("every repeat matched the golden" if checked else "written"))
             continue
-        lines.append(head + f"{len(bad)} of {r.repeats} repeats differ from the golden "
+        lines.append(head + f"{len(bad)} of {r.repeats_done} repeats differ from the golden "
                      f"(repeats {', '.join(str(k) for k, _ in bad[:10])}{' ...' if len(bad) > 10 else ''})")
         k, c = bad[0]
         shown = ", ".join(f"[{i}] {g:g} (golden {w:g})" for i, g, w in c.first[:4])
         lines.append(f"    repeat {k}: {c.n_differ} elements differ; first: {shown}")
-    if r.repeats > 1:
+    if r.repeats_done > 1:
         differ = r.differ_from_first
-        line = (f"  {len(differ)} of {r.repeats} repeats differ from the first" if differ
-                else f"  all {r.repeats} repeats gave the first repeat's bytes")
+        line = (f"  {len(differ)} of {r.repeats_done} repeats differ from the first" if differ
+                else f"  all {r.repeats_done} repeats gave the first repeat's bytes")
         if differ and checked and not r.failed_repeats:
             # Not a failure: the golden judges each repeat. Bytes that move within the tolerance are what
             # a kernel summing floats in a different order each run gives (atomic adds from several
@@ -55,4 +58,7 @@ def verdict_line(r: RunResult) -> str:
         why.append(f"{len(r.hazards)} hazard(s)")
     if r.findings.errors():
         why.append(f"{r.findings.errors()} {' / '.join(r.checks_run)} finding(s)")
+    if r.interrupted:
+        return (f"verdict: INTERRUPTED after {r.repeats_done} of {r.repeats} repeats"
+                + (f" ({'; '.join(why)})" if why else ": every finished repeat passed"))
     return f"verdict: {'PASS' if r.passed else 'FAIL'}" + (f" ({'; '.join(why)})" if why else "")
