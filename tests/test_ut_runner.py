@@ -577,3 +577,29 @@ def test_min_score_gates_the_mutation_score_and_needs_mutate_syncs(demo_run) -> 
     assert cli([*base, "--min-score", "0.5"]) == 2  # a gate with nothing to gate
     assert cli([*base, "--mutate-syncs", "--min-score", "0.75"]) == 1  # vsum's score is 0.5
     assert cli([*base, "--mutate-syncs", "--min-score", "0.5"]) == 0
+
+
+def test_initcheck_and_synccheck_reach_each_program_and_their_defects_are_counted(tmp_path, monkeypatch) -> None:
+    """--synccheck sets MPNPU_SYNCCHECK=1 (an inherited MPNPU_INITCHECK is dropped unless asked); the
+    defects a case's log reports are counted, its warnings (a redundant sync) are not."""
+    from mpnpu.tools.ut import execute
+
+    monkeypatch.setenv("MPNPU_INITCHECK", "1")
+    repo = fake_repo(tmp_path)
+    corpus = Corpus.at(str(repo))
+    test = discover(corpus).tests[0]
+    env = execute.environment(str(tmp_path / "b"), test, corpus, case_timeout=5, launch_timeout=5, racecheck=False,
+                              checks=("synccheck",))
+    assert env["MPNPU_SYNCCHECK"] == "1" and "MPNPU_INITCHECK" not in env
+    out = textwrap.dedent("""\
+        [ RUN      ] t.case
+        mpnpu: ICPU_RUN_KF(k) at t.cpp:9: synccheck
+        ====== ERROR: Duplicate event id (synccheck) at SetFlag<V_MTE2>(0) (x48 in 1 of 1 launches):
+        ======    SetFlag<V_MTE2>(0) by PIPE_V of vector core 0 (block 0) in F at k.h:98
+        ====== WARNING: Redundant sync (synccheck) at WaitFlag<MTE2_V>(1) (x1 in 1 of 1 launches):
+        ====== ERROR: Uninitialized read (initcheck) at UB bytes [0:64] of vector core 0 (x1 in 1 of 1 launches):
+        ====== SUMMARY (synccheck): 2 findings (1 duplicate event id, 1 redundant sync) in 1 launch checked
+        [       OK ] t.case (12 ms)
+        """)
+    (case,) = parse_output(out)
+    assert case.defects == 2 and case.to_dict()["defects"] == 2 and case.hazards == 0

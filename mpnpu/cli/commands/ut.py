@@ -38,7 +38,8 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
         build_dir=args.build_dir, run=not args.build_only, case_timeout_s=args.case_timeout,
         binary_timeout_s=args.test_timeout, launch_timeout_s=args.timeout or 300.0,
         opbase=args.with_opbase, ops_tensor=args.with_ops_tensor, mutate_syncs=args.mutate_syncs,
-        mutate_jobs=args.mutate_jobs, pipes=args.pipes or "kernel", pipe_latency_us=args.pipe_latency_us)
+        mutate_jobs=args.mutate_jobs, pipes=args.pipes or "kernel", pipe_latency_us=args.pipe_latency_us,
+        checks=tuple(c for c in ("initcheck", "synccheck") if getattr(args, c, False)))
     if args.min_score is not None and not args.mutate_syncs:
         raise UsageError("--min-score gates the sync mutation score: give --mutate-syncs too")
     bars: list[Any] = []
@@ -78,7 +79,8 @@ COMMAND = Command(
                 "defines, include folders and tiling header its CMake gives, mpnpu's CPU-debug flags and mpnpu's "
                 "gtest (each gtest case runs in a process of its own, so a memcheck report fails that case and the "
                 "test goes on), run it where the repository's build runs it, and report per test: built, ran, "
-                "gtest's verdict, memcheck reports, hazards (--racecheck), time, and what it needed that mpnpu "
+                "gtest's verdict, memcheck reports, hazards (--racecheck), initcheck / synccheck defects "
+                "(--initcheck, --synccheck), time, and what it needed that mpnpu "
                 "lacks: every missing name and header at the user's file:line, and over the corpus how many tests "
                 "need each. Builds are cached by command and inputs. The tests' own data scripts run as the tests "
                 "call them; those that cannot (a package not installed) are listed. With --mutate-syncs, every test "
@@ -89,7 +91,8 @@ COMMAND = Command(
            "swi_glu,mse_loss_v2 --racecheck;  mpnpu ut ~/src/ops-nn --build-only --markdown needs.md;  mpnpu ut "
            "~/src/ops-nn --ops swi_glu --mutate-syncs --min-score 0.5",
     options=("checkout", "ops", "j", "build_dir", "build_opt", "build_only", "case_timeout", "test_timeout",
-             "with_opbase", "with_ops_tensor", "racecheck", "mutate_syncs", "mutate_jobs", "min_score",
+             "with_opbase", "with_ops_tensor", "racecheck", "initcheck", "synccheck", "mutate_syncs", "mutate_jobs",
+             "min_score",
              *DEVICE, "json", "junit", "markdown", "quiet", "verbose"),
     run=run_unit_tests,
 )

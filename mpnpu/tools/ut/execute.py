@@ -35,6 +35,8 @@ _RUN = re.compile(r"^\[ RUN      \] (?P<name>\S+)\s*$")
 _END = re.compile(r"^\[ {2}(?P<tag>     OK|FAILED|SKIPPED) {1,2}\] (?P<name>[^\s,]+)(?:, where GetParam\(\) = .*?)?"
                   r" \((?P<ms>\d+) ms\)\s*$")
 _HAZARDS = re.compile(r"^====== SUMMARY: (?P<n>\d+) hazards? ")
+#: a defect initcheck or synccheck reports (their warnings, e.g. a redundant sync, are not counted)
+_CHECK_DEFECT = re.compile(r"^====== ERROR: .* \((?:initcheck|synccheck)\) at ")
 _MEMCHECK = re.compile(r"MemcheckError|illegal (?:read|write) of (?:GM|local)|memcheck", re.I)
 _NO_MODULE = re.compile(r"No module named '(?P<m>[\w.]+)'")
 _NO_SCRIPT = re.compile(r"can't open file '(?P<f>[^']+)'")
@@ -61,11 +63,12 @@ class CaseRun:
     mpnpu: list[str] = field(default_factory=list)  # mpnpu's own lines (faults, racecheck, repeats)
     fault: str = ""  # what stopped a launch, without its place: "UnsupportedError: KERNEL_TASK_TYPE_DEFAULT(9): ..."
     fault_where: str = ""  # the kernel line it names
+    defects: int = 0  # initcheck / synccheck defects (distinct findings) in the case's launches
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "status": self.status, "seconds": round(self.seconds, 3), "memcheck": self.memcheck,
-                "hazards": self.hazards, "fault": self.fault, "fault_where": self.fault_where, "mpnpu": self.mpnpu,
-                "log": self.log}
+                "hazards": self.hazards, "defects": self.defects, "fault": self.fault, "fault_where": self.fault_where,
+                "mpnpu": self.mpnpu, "log": self.log}
 
 
 @dataclass
@@ -121,7 +124,8 @@ def _case(name: str, status: str, seconds: float, lines: list[str]) -> CaseRun:
     hazards = sum(int(m.group("n")) for m in (_HAZARDS.match(ln) for ln in lines) if m)
     memcheck = any(_MEMCHECK.search(ln) for ln in lines if ln.startswith(("mpnpu:", "vector core", "cube core")))
     log = text if len(text) <= LOG_LIMIT else text[:LOG_LIMIT // 2] + "\n...\n" + text[-LOG_LIMIT // 2:]
-    case = CaseRun(name, status, seconds, memcheck, hazards, log, [ln for ln in lines if ln.startswith("mpnpu:")][:20])
+    case = CaseRun(name, status, seconds, memcheck, hazards, log, [ln for ln in lines if ln.startswith("mpnpu:")][:20],
+                   defects=sum(1 for ln in lines if _CHECK_DEFECT.match(ln)))
     case.fault, case.fault_where = _fault(lines)
     return case
 
@@ -170,9 +174,10 @@ def run_dir(build_dir: str, test: UtTest, corpus: Corpus, slot: str = "") -> str
 
 def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: float, launch_timeout: float,
              racecheck: bool, slot: str = "", pipes: str = "kernel",
-             pipe_latency_us: float | None = None) -> dict[str, str]:
+             pipe_latency_us: float | None = None, checks: tuple[str, ...] = ()) -> dict[str, str]:
     """The environment a test binary runs in (in the run folder of :func:`run_dir` with ``slot``);
-    ``pipes`` and ``pipe_latency_us`` become MPNPU_PIPES and MPNPU_PIPE_LATENCY_US."""
+    ``pipes`` and ``pipe_latency_us`` become MPNPU_PIPES and MPNPU_PIPE_LATENCY_US, ``checks``
+    ("initcheck", "synccheck") MPNPU_INITCHECK=1 / MPNPU_SYNCCHECK=1."""
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["OPS_NN_ROOT"] = corpus.repo
@@ -185,6 +190,11 @@ def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: f
         env["MPNPU_RACECHECK"] = "1"
     else:
         env.pop("MPNPU_RACECHECK", None)
+    for check in ("initcheck", "synccheck"):
+        if check in checks:
+            env[f"MPNPU_{check.upper()}"] = "1"
+        else:
+            env.pop(f"MPNPU_{check.upper()}", None)
     env["MPNPU_PIPES"] = pipes
     if pipe_latency_us is None:
         env.pop("MPNPU_PIPE_LATENCY_US", None)

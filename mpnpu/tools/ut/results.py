@@ -80,6 +80,11 @@ class TestResult:
         return sum(c.hazards for c in self.cases)
 
     @property
+    def defects(self) -> int:
+        """initcheck / synccheck defects over its cases (with --initcheck / --synccheck)."""
+        return sum(c.defects for c in self.cases)
+
+    @property
     def status(self) -> str:
         if not self.in_scope:
             return "out-of-scope"
@@ -121,7 +126,8 @@ class TestResult:
             "id": self.id, "op": self.op, "socs": list(self.socs), "in_scope": self.in_scope, "status": self.status,
             "built": self.built, "linked": self.linked, "ran": self.ran, "gtest": self.gtest,
             "cases": len(self.cases), "cases_passed": sum(1 for c in self.cases if c.status == "passed"),
-            "memcheck": self.memcheck, "hazards": self.hazards, "build_s": round(self.build_s, 2),
+            "memcheck": self.memcheck, "hazards": self.hazards, "defects": self.defects,
+            "build_s": round(self.build_s, 2),
             "build_cached": self.build_cached, "run_s": round(self.run.seconds, 2) if self.run else None,
             "exit_code": self.run.exit_code if self.run else None, "basic_only": self.basic_only,
             "high_level_headers": self.high_level_headers, "high_level_names": self.high_level_names,
@@ -152,6 +158,7 @@ class UtRun:
     unreadable: list[str] = field(default_factory=list)
     interrupt: BaseException | None = field(default=None, repr=False)  # the Ctrl-C / SIGTERM that ended it
     mutate_syncs: bool = False  # --mutate-syncs: every test that passed was mutation-tested
+    checks: tuple[str, ...] = ()  # --initcheck / --synccheck: those that ran
 
     @property
     def in_scope(self) -> list[TestResult]:
@@ -172,13 +179,16 @@ class UtRun:
             "compile_with_stand_ins": sum(1 for t in mine if t.compiles_with_stand_ins),
             "passed_with_data_skipped": sum(1 for t in mine if t.gtest == "passed" and t.data_skipped),
             "with_memcheck": sum(1 for t in mine if t.memcheck), "with_hazards": sum(1 for t in mine if t.hazards),
+            "with_defects": sum(1 for t in mine if t.defects),
             "timeouts": sum(1 for t in mine if t.run is not None and t.run.timed_out),
         }
 
     @property
     def ok(self) -> bool:
-        """Every test in scope built, ran and passed with no memcheck report and no hazard."""
-        return all(t.status == "passed" and not t.memcheck and not t.hazards for t in self.in_scope)
+        """Every test in scope built, ran and passed with no memcheck report, no hazard and no
+        initcheck / synccheck defect."""
+        return all(t.status == "passed" and not t.memcheck and not t.hazards and not t.defects
+                   for t in self.in_scope)
 
     def histogram(self, kinds: tuple[str, ...] = ("name", "member", "overload", "refused", "macro", "link")
                   ) -> list[missing_mod.Row]:
@@ -204,6 +214,7 @@ class UtRun:
         basic = [t for t in self.in_scope if t.basic_only]
         return {
             "repo": self.repo, "chip": self.chip, "wall_s": round(self.wall_s, 1), "racecheck": self.racecheck,
+            "checks": list(self.checks),
             "jobs": self.jobs, "opt": self.opt, "filtered": self.filtered, "interrupted": self.interrupted,
             "counts": self.counts(), "counts_basic_api_only": self.counts(basic),
             "counts_high_level": self.counts([t for t in self.in_scope if not t.basic_only]),
@@ -360,6 +371,8 @@ def mutation_lines(run: UtRun, top: int = 30) -> list[str]:
 def summary_line(c: dict[str, int], run: UtRun) -> str:
     """The one-line verdict: found / skipped / built / ran / passed, and the time."""
     extra = f", {c['with_hazards']} with hazards" if run.racecheck else ""
+    if run.checks:
+        extra += f", {c['with_defects']} with {' or '.join(run.checks)} defects"
     return (f"{c['found']} tests found, {c['out_of_scope']} skipped (not registered for {run.chip}), "
             f"{c['in_scope']} in scope: {c['linked']} built, {c['ran']} ran, {c['gtest_passed']} passed "
             f"({c['cases_passed']}/{c['cases']} cases), {c['with_memcheck']} with memcheck reports{extra}; "

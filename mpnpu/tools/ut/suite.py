@@ -46,6 +46,7 @@ class UtOptions:
     ops_tensor: str | None = None
     mutate_syncs: bool = False  # sync mutation testing of every test that passes (mpnpu.tools.mutate)
     mutate_jobs: int = 1  # mutants of a test run side by side, each in a run folder of its own
+    checks: tuple[str, ...] = ()  # "initcheck", "synccheck": MPNPU_INITCHECK / MPNPU_SYNCCHECK for every binary
     pipes: str = "kernel"  # MPNPU_PIPES for every binary
     pipe_latency_us: float | None = None  # MPNPU_PIPE_LATENCY_US (None: the default)
 
@@ -100,7 +101,8 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
         places.append((execute.run_dir(build_dir, b.test, corpus, slot),
                        execute.environment(build_dir, b.test, corpus, case_timeout=options.case_timeout_s,
                                            launch_timeout=options.launch_timeout_s, racecheck=False, slot=slot,
-                                           pipes=options.pipes, pipe_latency_us=options.pipe_latency_us)))
+                                           pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
+                                      checks=options.checks)))
     kernel_dir = os.path.join(corpus.repo, b.test.op_dir, "op_kernel")
     sources = [os.path.join(d, n) for d, _, names in sorted(os.walk(kernel_dir)) for n in sorted(names)
                if n.endswith((".cpp", ".h", ".hpp", ".inl"))] if os.path.isdir(kernel_dir) else []
@@ -125,7 +127,7 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     tests = select(found.tests, options.ops)
     run = UtRun(corpus.repo, SOC_VERSION, [_result_of(t) for t in tests], racecheck=options.racecheck,
                 jobs=options.jobs, opt=options.opt, filtered=bool(options.ops), unreadable=found.unreadable,
-                mutate_syncs=options.mutate_syncs)
+                mutate_syncs=options.mutate_syncs, checks=options.checks)
     by_id = {r.id: r for r in run.tests}
     todo = [t for t in tests if t.in_scope]
     if started is not None:
@@ -154,7 +156,8 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
             cwd = execute.run_dir(build_dir, b.test, corpus)
             env = execute.environment(build_dir, b.test, corpus, case_timeout=options.case_timeout_s,
                                       launch_timeout=options.launch_timeout_s, racecheck=options.racecheck,
-                                      pipes=options.pipes, pipe_latency_us=options.pipe_latency_us)
+                                      pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
+                                      checks=options.checks)
             r.run = execute.run_binary(b.binary, cwd, env, options.binary_timeout_s)
             if options.mutate_syncs and r.status == "passed" and not stop.is_set():
                 _mutate(r, b, corpus, build_dir, options)
