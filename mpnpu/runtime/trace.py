@@ -141,7 +141,7 @@ class LocalAccess(NamedTuple):
     """
 
     kind: str  # READ or WRITE
-    memory: str  # "UB", "L1", "L0A", "L0B" or "L0C"
+    memory: str  # "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB", or "SPR" (special registers: GetAccVal)
     start: int  # byte range [start, stop) in that memory (the hull of the view)
     stop: int
     pipe: str  # "PIPE_MTE2", "PIPE_V", ...

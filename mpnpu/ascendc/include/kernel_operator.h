@@ -5,6 +5,7 @@
 #ifndef MPNPU_KERNEL_OPERATOR_H
 #define MPNPU_KERNEL_OPERATOR_H
 
+#include <cassert>  // (kernels built for CPU debug call assert under __CCE_KT_TEST__)
 #include <cstdint>
 #include <cstring>
 
@@ -23,5 +24,6 @@
 #include "mpnpu/power.h"
 #include "mpnpu/broadcast.h"
 #include "mpnpu/math_lib.h"
+#include "mpnpu/datatype.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

@@ -78,6 +78,7 @@ class Memory(enum.IntEnum):
     L0C = 4
     BT = 5
     FB = 6
+    SPR = 7  # a core's special registers, as bytes: [0, 8) the ReduceSum accumulator (GetAccVal)
 
 
 class NativeSyncError(enum.IntEnum):

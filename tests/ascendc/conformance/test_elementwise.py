@@ -1,5 +1,5 @@
 """Element-wise calls: two-source (Add Sub Mul Div Max Min And Or), one-source (Exp Ln Abs Sqrt
-Rsqrt Reciprocal Relu Not), tensor-scalar (Adds Muls Maxs Mins LeakyRelu) and Axpy, in every
+Rsqrt Reciprocal Relu Not), tensor-scalar (Adds Muls Maxs Mins LeakyRelu), FusedMulAdd and Axpy, in every
 element type they take and every form, against the numpy reference."""
 
 from __future__ import annotations
@@ -113,6 +113,19 @@ def test_count_without_mask_counter_mode(run, counter):
     sim.set_regs(150 if counter else 0xFFFF0000FFFF0000, 0, counter)
     sim.call("Adds", T="f32", dst="dst", src="src", scalar=scalar_bits(1.0, "f32"), form="count", count=1,
              setmask=0)
+    run(sim)
+
+
+@pytest.mark.parametrize("grp", list(GROUPS))
+@pytest.mark.parametrize("T", ["f16", "f32"])
+def test_fused_mul_add(run, T, grp):
+    """FusedMulAdd: dst = src0 * dst + src1 (dst read and written), every form, in place too."""
+    lanes = lanes_for(SIZE[T])
+    sim = Sim(192 * 1024, seed=seed_of("FusedMulAdd", T, grp))
+    sizes = {n: (T, (-10.0, 10.0)) for n in ("dst", "src0", "src1")}
+    run_group(sim, group(lanes, BINARY_KEYS, grp), BINARY_KEYS, lanes, sizes,
+              lambda kw, inplace: sim.call("FusedMulAdd", T=T, dst="src0" if inplace else "dst", src0="src0",
+                                           src1="src1", **kw))
     run(sim)
 
 

@@ -49,6 +49,12 @@ __aicore__ inline void body(LocalTensor<T>& x, LocalTensor<T>& y, LocalTensor<T>
     Select(z, bits, x, (T)0, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
     Select(z, bits, x, y, SELMODE::VSEL_CMPMASK_SPR, mask, 2, bp);
     ReduceSum(z, x, y, n);
+    T acc = GetAccVal<T>();
+    uint64_t accBits = GetAccVal();
+    (void)acc, (void)accBits;
+    FusedMulAdd(z, x, y, n);
+    FusedMulAdd(z, x, y, mask, 2, {1, 1, 1, 8, 8, 8});
+    FusedMulAdd<T, false>(z, x, y, MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8});
     ReduceMax(z, x, y, n, true);
     ReduceMin<T>(z, x, y, 64, 2, 8, false);
     WholeReduceSum(z, x, 64, 2, 1, 1, 8);
@@ -128,6 +134,48 @@ def test_kernel_style_use_is_warning_free(tmp_path):
 def test_the_baseline_build_without_wide_simd_compiles_warning_free(tmp_path):
     """MPNPU_GEMM_BASELINE leaves out the F16C / AVX2 rows that need it: nothing may still call them."""
     r = compile_source(tmp_path, KERNEL_STYLE, ["-DMPNPU_GEMM_BASELINE"])
+    assert r.returncode == 0, r.stderr[-4000:]
+
+
+SMALL_NAMES = r"""
+#include "kernel_tiling/kernel_tiling.h"
+#define DT_BF16 bfloat16_t
+#include "kernel_operator.h"
+#include "kernel_utils.h"
+#include "kernel_type.h"
+#include "kernel_operator_intf.h"
+#include "kernel_common.h"
+#include "impl/dav_c220/kernel_operator_reg_others_impl.h"
+#include "securec.h"
+using namespace AscendC;
+static_assert(DT_FLOAT == 0 && DT_INT4 == 29 && ge::DT_FLOAT4_E1M2 == 41 && DT_MAX == 42, "documented values");
+static_assert(ONE_BLK_FLOAT_NUM == 8, "floats in a block");
+void copies(LocalTensor<float>& a, GlobalTensor<float>& g, uint32_t len) {
+    DataCopyPad(a, g, {1, static_cast<uint16_t>(len), 0, 0}, {false, 0, 0, 0});  // DataCopyParams
+    DataCopyPad(g, a, {1, static_cast<uint16_t>(len), 0, 0});
+    DataCopyPad(a, g, {1, len, 0, 0, 0}, {false, 0, 0, 0.0f});                     // DataCopyExtParams
+    DataCopyPad(g, a, {static_cast<uint16_t>(1), len, 0u, 0u, 0u});
+    DataCopyExtParams ext{1, len, 0, 0};
+    DataCopyPad(a, g, ext, {false, 0, 0, 0});
+    DataCopyPad(a, g, ext, DataCopyPadExtParams<float>{true, 1, 1, 2.0f});
+    DataCopyPad(g, a, ext);
+}
+float scalars(float f, int mode) {
+    bfloat16_t b = Cast(f);
+    DT_BF16 c = Cast(-f);
+    uint8_t bytes[8];
+    int rc = memcpy_s(bytes, sizeof(bytes), &f, sizeof(f)) + memset_s(bytes, sizeof(bytes), 0, 8);
+    assert(rc == 0);
+    if (mode) Trap();
+    return Cast(b) + ToFloat(c) + float(rc);
+}
+"""
+
+
+def test_small_names_compile_warning_free(tmp_path):
+    """The include paths, ge::DataType (after a tiling header's own DT_BF16 macro), securec.h, the scalar
+    Cast, Trap, and DataCopyPad with braced lists of four and five values, under -Wpedantic -Werror."""
+    r = compile_source(tmp_path, SMALL_NAMES)
     assert r.returncode == 0, r.stderr[-4000:]
 
 

@@ -96,6 +96,27 @@ def test_unsupported_type(run, name, T, kw, msg):
     run(sim)
 
 
+def test_fused_mul_add_integer_refused(run):
+    sim = Sim(16384, seed=7)
+    lay = Layout(sim)
+    for n in ("dst", "src0", "src1"):
+        lay.add(n, "i32", 256)
+    sim.call("FusedMulAdd", T="i32", dst="dst", src0="src0", src1="src1", form="count", count=64,
+             expect_error="FusedMulAdd: element type int32_t is not supported (it takes half, float)")
+    run(sim)
+
+
+def test_fused_mul_add_count_past_the_tensor(run):
+    sim = Sim(16384, seed=8)
+    lay = Layout(sim)
+    lay.add("dst", "f32", 256)  # (bytes: 64 floats)
+    lay.add("src0", "f32", 1024)
+    lay.add("src1", "f32", 1024)
+    sim.call("FusedMulAdd", T="f32", dst="dst", src0="src0", src1="src1", form="count", count=128,
+             expect_error="FusedMulAdd: count 128 exceeds dst's 64 elements")
+    run(sim)
+
+
 def test_axpy_pair_refused(run):
     sim = Sim(16384, seed=6)
     lay = Layout(sim)

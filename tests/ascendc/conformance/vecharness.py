@@ -22,6 +22,8 @@ class Result:
     image: np.ndarray
     regs: tuple
     events: list  # (kind, start, run)
+    spr: list  # (kind, pipe): accesses of the special registers
+    acc: int  # the accumulator register at the end
 
 
 def run_job(exe: Path, sim: Sim, tmp: Path, sanitize: bool = False) -> Result:
@@ -38,18 +40,23 @@ def run_job(exe: Path, sim: Sim, tmp: Path, sanitize: bool = False) -> Result:
     if p.returncode not in (0, 3) or "runtime error" in p.stderr or "Sanitizer" in p.stderr:
         raise AssertionError(f"runner exit {p.returncode}\n{p.stdout}\n{p.stderr[-6000:]}\njob:\n{sim.job_text()}")
     rep = (tmp / "out.bin.txt").read_text().splitlines()
-    fault, regs, events = "", (), []
+    fault, regs, events, spr, acc = "", (), [], [], 0
     for line in rep:
         word, _, rest = line.partition(" ")
         if word == "fault":
             fault = rest
         elif word == "regs":
             regs = tuple(int(x) for x in rest.split())
+        elif word == "spr":
+            k, pipe = rest.split()
+            spr.append((k, int(pipe)))
+        elif word == "acc":
+            acc = int(rest)
         elif word == "ev":
             k, pipe, start, run = rest.split()
             assert pipe == "1", f"a vector instruction's access on pipe {pipe}, not PIPE_V"
             events.append((k, int(start), int(run)))
-    return Result(p.returncode, fault, np.fromfile(img_out, np.uint8), regs, events)
+    return Result(p.returncode, fault, np.fromfile(img_out, np.uint8), regs, events, spr, acc)
 
 
 def _ulp_close(got: np.ndarray, want: np.ndarray, dt: str, rtol: float, ulps: int) -> np.ndarray:
@@ -100,6 +107,7 @@ def execute(exe: Path, sim: Sim, tmp: Path, sanitize: bool = False, check_events
         want = (r.lo, r.hi, int(r.counter))
         assert res.regs[:3] == want, f"mask register {res.regs[:3]}, expected {want}"
         assert res.regs[3:] == tuple(r.cmp), f"compare mask {res.regs[3:]}, expected {tuple(r.cmp)}"
+        assert res.acc == r.acc, f"accumulator register {res.acc:#x}, expected {r.acc:#x}"
     # the trace: each call's accesses, reads before writes
     if check_events:
         want_ev = []
@@ -109,4 +117,7 @@ def execute(exe: Path, sim: Sim, tmp: Path, sanitize: bool = False, check_events
             want_ev += [(k, lo, hi - lo) for k, lo, hi in exp.accesses]
         got = res.events if not errors else res.events[:len(want_ev)]
         assert got == want_ev, f"trace records differ:\n got  {got[:12]}\n want {want_ev[:12]}"
+        want_spr = [a for exp in sim.expects if exp.error is None for a in exp.spr]
+        if not errors:
+            assert res.spr == want_spr, f"special-register records {res.spr}, expected {want_spr}"
     return res

@@ -107,6 +107,7 @@ class Regs:
     lo: int = ALL_MASK
     hi: int = ALL_MASK
     counter: bool = False
+    acc: int = 0  # the accumulator register (ReduceSum's result, GetAccVal): its bits
     cmp: tuple = (0, 0)
 
 
@@ -155,6 +156,7 @@ class Expect:
     error: str | None = None
     error_kind: int = 1  # MPNPU_FAULT_API
     approx: list = field(default_factory=list)  # (tensor, rtol, atol, ulps) compared with tolerance
+    spr: list = field(default_factory=list)  # (kind, pipe) accesses of the special registers (memory SPR)
 
 
 class Sim:
@@ -350,6 +352,23 @@ class Sim:
         g0 = self.geo(kw, "s0blk", "s0rep", form, lanes, SIZE[T])
         g1 = self.geo(kw, "s1blk", "s1rep", form, lanes, SIZE[T])
         self.elementwise(exp, plan, d, gd, [(a, g0), (b, g1)], lambda x, y: compute(T, fn, x, y))
+
+    def ref_FusedMulAdd(self, exp, T, dst, src0, src1, **kw):
+        """dst = src0 * dst + src1, rounded once: half through float (its product is exact there),
+        float through float64 (the product is exact there, then one rounding of the sum to float)."""
+        d, a, b = (self.tensors[x] for x in (dst, src0, src1))
+        lanes = lanes_for(SIZE[T])
+        plan, form = self.plan_for(kw, lanes)
+        gd = self.geo(kw, "dblk", "drep", form, lanes, SIZE[T])
+        g0 = self.geo(kw, "s0blk", "s0rep", form, lanes, SIZE[T])
+        g1 = self.geo(kw, "s1blk", "s1rep", form, lanes, SIZE[T])
+
+        def f(x, y, acc):
+            if T == "f32":
+                w = np.asarray(x, np.float64) * np.asarray(acc, np.float64) + np.asarray(y, np.float64)
+                return w.astype(np.float32)
+            return from_f32(to_f32(x, T) * to_f32(acc, T) + to_f32(y, T), T)
+        self.elementwise(exp, plan, d, gd, [(a, g0), (b, g1)], f, dst_reads=True)
 
     def _as(self, t: T, dt: str) -> T:
         return T(t.name, dt, t.offset, t.elems * SIZE[t.dt] // SIZE[dt], t.tight)
@@ -882,6 +901,9 @@ class Sim:
                 total = level[0]
             self.acc(exp, "W", d, 0, sz)
             self.wr(d, np.array([0]), np.array([total], NP[T]))
+            # every ReduceSum form also sets the accumulator register, a PIPE_V write of memory SPR
+            self.regs.acc = int(np.array([total], NP[T]).view({2: np.uint16, 4: np.uint32}[sz])[0])
+            exp.spr.append(("W", 1))
             return
         best_v, best_i = None, None
         pairs = []

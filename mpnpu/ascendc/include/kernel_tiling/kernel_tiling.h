@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>  // (tiling headers copy structs with memcpy)
 
+#include "../mpnpu/datatype.h"  // (tiling headers name ge::DataType values)
+
 struct TCubeTiling {
     int32_t usedCoreNum = 0;
     int32_t M = 0;  // shapes of A [M, Ka], B [Kb, N], C [M, N], in elements

@@ -132,23 +132,9 @@ void run_kf(const char* name, void (*kernel)(P...), uint32_t block_dim, const ch
 #define ICPU_RUN_KF(func, blockdim, ...) \
     ::mpnpu::cpudebug::run_kf(#func, +(func), uint32_t(blockdim), #__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
 
-// The bounded memory functions of the secure C library that these tests call.
+// The bounded memory functions of the secure C library that these tests call (securec.h).
 #ifndef MPNPU_NO_SECUREC
-inline int memset_s(void* dest, size_t destMax, int c, size_t count) {
-    if (!dest) return EINVAL;
-    if (count > destMax) {
-        if (destMax) std::memset(dest, c, destMax);
-        return ERANGE;
-    }
-    std::memset(dest, c, count);
-    return 0;
-}
-inline int memcpy_s(void* dest, size_t destMax, const void* src, size_t count) {
-    if (!dest || !src) return EINVAL;
-    if (count > destMax) return ERANGE;
-    std::memmove(dest, src, count);
-    return 0;
-}
+#include "../securec.h"
 #endif
 
 #endif  // MPNPU_HOST_H

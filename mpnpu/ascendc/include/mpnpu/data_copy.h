@@ -253,11 +253,32 @@ inline void pad_out(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint3
 }
 }  // namespace detail
 
-template <typename T>
-inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+// Which struct a braced list of copy parameters makes. Four values are a DataCopyParams, five a
+// DataCopyExtParams: kernels write ``DataCopyPad(dst, src, {1, len, 0, 0}, {false, 0, 0, 0})`` for the
+// DataCopyParams forms, and a DataCopyExtParams (whose rsv field is documented with a default) is
+// named when it is meant, ``DataCopyExtParams p{1, len, 0, 0}``. So the DataCopyExtParams forms take
+// a DataCopyExtParams argument exactly (a deduced parameter, which a braced list cannot bind) or a
+// list of five values, and a list of four goes to the DataCopyParams forms without ambiguity.
+namespace detail {
+template <typename P>
+using if_ext_params = std::enable_if_t<std::is_same_v<std::decay_t<P>, DataCopyExtParams>, int>;
+struct ExtParamsList {  // a braced list of five values
+    DataCopyExtParams p;
+    ExtParamsList(uint16_t count, uint32_t len, uint32_t srcGap, uint32_t dstGap, uint32_t reserved)
+        : p(count, len, srcGap, dstGap, reserved) {}
+};
+}  // namespace detail
+
+template <typename T, typename P, detail::if_ext_params<P> = 0>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const P& p,
                         const DataCopyPadExtParams<T>& pad, MPNPU_SITE) {
     detail::pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
                    pad.rightPadding, pad.paddingValue, site);
+}
+template <typename T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const detail::ExtParamsList& l,
+                        const DataCopyPadExtParams<T>& pad, MPNPU_SITE) {
+    DataCopyPad(dst, src, l.p, pad, site);
 }
 
 template <typename T>
@@ -269,9 +290,14 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
                    pad.rightPadding, value, site);
 }
 
-template <typename T>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p, MPNPU_SITE) {
+template <typename T, typename P, detail::if_ext_params<P> = 0>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const P& p, MPNPU_SITE) {
     detail::pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, site);
+}
+template <typename T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const detail::ExtParamsList& l,
+                        MPNPU_SITE) {
+    detail::pad_out(dst, src, l.p.blockCount, l.p.blockLen, l.p.srcStride, l.p.dstStride, site);
 }
 
 template <typename T>

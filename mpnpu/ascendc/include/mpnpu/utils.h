@@ -1,7 +1,7 @@
 // Small names of the kernel API that kernels use everywhere: ASSERT, AlignUp / DivCeil, the Std
 // namespace (the standard library's type traits under AscendC::Std), AscendCUtils, ToFloat, the
 // core-type global g_coreType, the float16_t / float32_t / int4b_t types, InitGlobalMemory / InitOutput, and
-// the cache-maintenance enumerations (CacheLine, CacheMode, DcciDst) that change nothing on a CPU.
+// the cache-maintenance enumerations (CacheLine, CacheMode, DcciDst) that change nothing on a CPU, and Trap.
 // Written from the documented behaviour of each; see docs/ascendc.md's API table.
 #ifndef MPNPU_UTILS_H
 #define MPNPU_UTILS_H
@@ -72,6 +72,12 @@ inline constexpr bool always_false_v = false;
 template <typename T>
 inline float ToFloat(const T& v) { return mpnpu::to_float(v); }
 inline bfloat16_t ToBfloat16(float v) { return bfloat16_t(v); }
+// Their newer names: Cast(bfloat16_t) -> float and Cast(float) -> bfloat16_t, one scalar each (the
+// argument's type exactly, so a half or an integer is not converted into either silently).
+template <typename T, std::enable_if_t<std::is_same_v<T, bfloat16_t>, int> = 0>
+inline float Cast(const T& bVal) { return mpnpu::to_float(bVal); }
+template <typename T, std::enable_if_t<std::is_same_v<T, float>, int> = 0>
+inline bfloat16_t Cast(const T& fVal) { return bfloat16_t(fVal); }
 
 // Which kind of core runs this code: ``g_coreType == AIC`` on a cube core.
 enum CoreTypeValue : int32_t { AIC = 1, AIV = 2, MIX = 3 };
@@ -118,6 +124,11 @@ template <typename T, typename V>
 inline void InitOutput(const GlobalTensor<T>& gm, uint64_t size, const V& value, MPNPU_SITE) {
     InitGlobalMemory(gm, size, value, site);
 }
+
+// Trap: the kernel's own stop for a case it cannot handle (on the device it halts the AI core; in a
+// CPU-debug build it acts as a failed assert). Here: the launch ends with an error at the kernel's
+// line, as a failed ASSERT does.
+[[noreturn]] inline void Trap(MPNPU_SITE) { mpnpu::api_error(site, "Trap() called: the kernel stopped the core"); }
 
 }  // namespace AscendC
 

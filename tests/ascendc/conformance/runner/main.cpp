@@ -123,8 +123,13 @@ int main(int argc, char** argv) {
     if (rc) rep << "fault " << fault << "\n";
     rep << "regs " << core.vec.mask[0] << " " << core.vec.mask[1] << " " << (core.vec.counter ? 1 : 0) << " "
         << core.vec.cmp[0] << " " << core.vec.cmp[1] << "\n";
+    rep << "acc " << core.vec.acc << "\n";
     for (const MpnpuEvent& e : core.events) {
         if (e.type != MPNPU_EV_LOCAL) continue;
+        if (e.mem == MPNPU_MEM_SPR) {  // the special registers (GetAccVal's accumulator)
+            rep << "spr " << char(e.kind) << " " << int(e.pipe) << "\n";
+            continue;
+        }
         rep << "ev " << char(e.kind) << " " << int(e.pipe) << " " << int64_t(e.start) - int64_t(job.buf_offset) << " "
             << e.run << "\n";
     }

@@ -1,4 +1,4 @@
-// Handlers: the two-source element-wise calls and Axpy.
+// Handlers: the two-source element-wise calls, FusedMulAdd and Axpy.
 #include "runner.h"
 
 using namespace vecconf;
@@ -59,6 +59,25 @@ BINARY_HANDLER(Max)
 BINARY_HANDLER(Min)
 BINARY_HANDLER(And)
 BINARY_HANDLER(Or)
+
+// FusedMulAdd (dst = src0 * dst + src1): form=count | bits | len, setmask=0/1.
+template <typename T>
+struct H_FusedMulAdd {
+    static void run(const Job& j, const Call& c) {
+        auto dst = j.t<T>(c, "dst");
+        auto s0 = j.t<T>(c, "src0");
+        auto s1 = j.t<T>(c, "src1");
+        std::string form = c.s("form");
+        bool set = c.i("setmask", 1) != 0;
+        uint64_t m[2] = {c.u("mask0", 0), c.u("mask1", 0)};
+        if (form == "count") AscendC::FusedMulAdd(dst, s0, s1, int32_t(c.i("count")));
+        else if (form == "bits" && set) AscendC::FusedMulAdd<T, true>(dst, s0, s1, m, c.i("repeat"), binary_params(c));
+        else if (form == "bits") AscendC::FusedMulAdd<T, false>(dst, s0, s1, m, c.i("repeat"), binary_params(c));
+        else if (set) AscendC::FusedMulAdd<T, true>(dst, s0, s1, c.u("len"), c.i("repeat"), binary_params(c));
+        else AscendC::FusedMulAdd<T, false>(dst, s0, s1, c.u("len"), c.i("repeat"), binary_params(c));
+    }
+};
+static RegTypes<H_FusedMulAdd, VECCONF_NUMERIC> reg_fused_mul_add("FusedMulAdd");
 
 template <typename T, typename U>
 struct H_Axpy {

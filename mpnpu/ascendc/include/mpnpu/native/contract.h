@@ -14,7 +14,7 @@
 #define MPNPU_NATIVE_MAX_ROUTES            4  // routes of one core's end of a native flag
 #define MPNPU_SERVE_MAX_ENTRIES            32  // kernels a native serving loop holds
 #define MPNPU_SERVE_MAX_ARGS               64  // a registered kernel's parameters at most
-#define MPNPU_MEM_COUNT                    7  // local memories (MPNPU_MEM_*)
+#define MPNPU_MEM_COUNT                    8  // local memories (MPNPU_MEM_*)
 #define MPNPU_ST_STATE                     0  // a status board column (mpnpu.runtime.sync)
 #define MPNPU_ST_SYNC_ALL                  1  // a status board column (mpnpu.runtime.sync)
 #define MPNPU_ST_SYNC_AIV                  2  // a status board column (mpnpu.runtime.sync)
@@ -75,6 +75,7 @@
 #define MPNPU_MEM_L0C                      4  // Memory.L0C
 #define MPNPU_MEM_BT                       5  // Memory.BT
 #define MPNPU_MEM_FB                       6  // Memory.FB
+#define MPNPU_MEM_SPR                      7  // Memory.SPR
 
 // mpnpu.ascendc.native.abi.NativeSyncError: What a sync the library made natively reports through
 // sync_error: MPNPU_NATIVE_*.

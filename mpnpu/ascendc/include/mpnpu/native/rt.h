@@ -55,7 +55,7 @@ inline const char* pipe_name(int p) {
 }
 
 inline const char* mem_name(int m) {
-    static const char* names[] = {"UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
+    static const char* names[] = {"UB", "L1", "L0A", "L0B", "L0C", "BT", "FB", "SPR"};
     return m >= 0 && m < MPNPU_MEM_COUNT ? names[m] : "GM";
 }
 
@@ -128,6 +128,7 @@ constexpr size_t L0B_BYTES = 64 * 1024;
 constexpr size_t L0C_BYTES = 128 * 1024;
 constexpr size_t BT_BYTES = 1024;
 constexpr size_t FB_BYTES = 2048;
+constexpr size_t SPR_BYTES = 8;  // the special registers traced as memory (MPNPU_MEM_SPR): the accumulator
 constexpr uint32_t BLOCK_BYTES = 32;  // a data block: the unit of copies and vector strides
 
 // Vector-unit state that one instruction leaves for later ones to use, per core: the vector mask
@@ -138,6 +139,7 @@ struct VectorRegs {
     bool counter = false;               // SetMaskCount / SetMaskNorm
     uint64_t cmp[2] = {0, 0};
     uint16_t deq_scale = 0x3C00;  // half 1.0
+    uint64_t acc = 0;             // the last ReduceSum's result (GetAccVal), its bits in the low bytes
 };
 
 struct CoreState {
@@ -209,7 +211,7 @@ inline uint8_t* memory_base(int mem) {
 }
 
 inline size_t memory_size(int mem) {
-    static const size_t sizes[] = {UB_BYTES, L1_BYTES, L0A_BYTES, L0B_BYTES, L0C_BYTES, BT_BYTES, FB_BYTES};
+    static const size_t sizes[] = {UB_BYTES, L1_BYTES, L0A_BYTES, L0B_BYTES, L0C_BYTES, BT_BYTES, FB_BYTES, SPR_BYTES};
     return mem >= 0 && mem < MPNPU_MEM_COUNT ? sizes[mem] : 0;
 }
 

@@ -1,4 +1,5 @@
-// Two-source element-wise instructions: Add, Sub, Mul, Div, Max, Min, And, Or.
+// Two-source element-wise instructions: Add, Sub, Mul, Div, Max, Min, And, Or, and FusedMulAdd
+// (dst = src0 * dst + src1).
 //
 // Each has a count form (dst, src0, src1, count) and, as documented, the level-0 forms with a
 // bit mask (uint64_t mask[2]) or a lane count (uint64_t mask), repeatTime and BinaryRepeatParams.
@@ -7,6 +8,7 @@
 #ifndef MPNPU_VECTOR_BINARY_H
 #define MPNPU_VECTOR_BINARY_H
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -147,6 +149,39 @@ inline void logic_count(const char* name, const AscendC::LocalTensor<T>& dst, co
         binary_count<Op, T, true>(name, dst, s0, s1, count, site);
 }
 
+// FusedMulAdd: dst = src0 * dst + src1, lane by lane (half or float). dst is read as well as written.
+// One rounding: half is computed in float (where its product is exact) and rounded once, float with a
+// fused multiply-add.
+template <typename T>
+inline T fused_mul_add_lane(const T& a, const T& d, const T& b) {
+    if constexpr (std::is_same_v<T, float>) return std::fma(a, d, b);
+    else return from_calc<T>(to_calc(a) * to_calc(d) + to_calc(b));
+}
+
+template <typename T>
+inline void fused_mul_add(const Plan& p, const AscendC::LocalTensor<T>& dst, const Geo& gd,
+                          const AscendC::LocalTensor<T>& s0, const Geo& g0, const AscendC::LocalTensor<T>& s1,
+                          const Geo& g1, const Site& site) {
+    const char* name = "FusedMulAdd";
+    need_type<T>(one_of<T, half, float>, site, name, "half, float");
+    if constexpr (one_of<T, half, float>) {
+        start(site, name);
+        check_operand(dst, 32, site, name, "dst");
+        check_operand(s0, 32, site, name, "src0");
+        check_operand(s1, 32, site, name, "src1");
+        if (p.none()) return;
+        Hull hd = hull_of(p, sizeof(T), gd);
+        touch(s0, 'R', hull_of(p, sizeof(T), g0), site, name);
+        touch(s1, 'R', hull_of(p, sizeof(T), g1), site, name);
+        touch(dst, 'R', hd, site, name);
+        touch(dst, 'W', hd, site, name);
+        Lane l0 = lane_of(s0, g0), l1 = lane_of(s1, g1), lD = lane_of(dst, gd);
+        run<T>(p, lD, [&](uint64_t r, uint32_t j) {
+            return fused_mul_add_lane<T>(ld<T>(l0.at(r, j)), ld<T>(lD.at(r, j)), ld<T>(l1.at(r, j)));
+        });
+    }
+}
+
 }  // namespace vec
 }  // namespace mpnpu
 
@@ -215,6 +250,39 @@ MPNPU_VEC_BINARY_LEVEL0(Or, mpnpu::vec::OpOr)
 // Div takes a precision config on the newest product; every config computes the same here.
 MPNPU_VEC_BINARY_COUNT_T(Div, mpnpu::vec::OpDiv, MPNPU_VEC_COMMA const DivConfig& config = DEFAULT_DIV_CONFIG)
 MPNPU_VEC_BINARY_LEVEL0_T(Div, mpnpu::vec::OpDiv, MPNPU_VEC_COMMA const DivConfig& config = DEFAULT_DIV_CONFIG)
+
+// FusedMulAdd (dst = src0 * dst + src1): the count form and the two level-0 forms.
+template <typename T>
+inline void FusedMulAdd(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                        const int32_t& count, MPNPU_SITE) {
+    if (count > 0) {
+        mpnpu::vec::check_count(dst, uint64_t(count), site, "FusedMulAdd", "dst");
+        mpnpu::vec::check_count(src0, uint64_t(count), site, "FusedMulAdd", "src0");
+        mpnpu::vec::check_count(src1, uint64_t(count), site, "FusedMulAdd", "src1");
+    }
+    constexpr uint32_t lanes = mpnpu::vec::lanes_for(sizeof(T));
+    mpnpu::vec::Plan p = mpnpu::vec::plan_count<true>(count, lanes, site, "FusedMulAdd");
+    mpnpu::vec::Geo g = mpnpu::vec::contiguous(lanes, sizeof(T));
+    mpnpu::vec::fused_mul_add(p, dst, g, src0, g, src1, g, site);
+}
+template <typename T, bool isSetMask = true, typename R>
+inline void FusedMulAdd(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                        const uint64_t mask[], const R repeatTime, const BinaryRepeatParams& rp, MPNPU_SITE) {
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, static_cast<int64_t>(repeatTime),
+                                                                 mpnpu::vec::lanes_for(sizeof(T)), site, "FusedMulAdd");
+    mpnpu::vec::fused_mul_add(p, dst, mpnpu::vec::geo(rp.dstBlkStride, rp.dstRepStride), src0,
+                              mpnpu::vec::geo(rp.src0BlkStride, rp.src0RepStride), src1,
+                              mpnpu::vec::geo(rp.src1BlkStride, rp.src1RepStride), site);
+}
+template <typename T, bool isSetMask = true, typename R>
+inline void FusedMulAdd(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                        const uint64_t mask, const R repeatTime, const BinaryRepeatParams& rp, MPNPU_SITE) {
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(mask, static_cast<int64_t>(repeatTime),
+                                                                mpnpu::vec::lanes_for(sizeof(T)), site, "FusedMulAdd");
+    mpnpu::vec::fused_mul_add(p, dst, mpnpu::vec::geo(rp.dstBlkStride, rp.dstRepStride), src0,
+                              mpnpu::vec::geo(rp.src0BlkStride, rp.src0RepStride), src1,
+                              mpnpu::vec::geo(rp.src1BlkStride, rp.src1RepStride), site);
+}
 
 // And / Or: 16-bit integers. The count forms also take 32-bit integers the way the documented
 // call does: as pairs of 16-bit halves, ``count`` counting halves (so 2n for n words).

@@ -17,6 +17,10 @@ constexpr int32_t DEFAULT_BLK_NUM = 8;           // blocks per repeat
 constexpr int32_t DEFAULT_BLK_STRIDE = 1;        // consecutive blocks
 constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;     // consecutive repeats
 constexpr uint32_t ONE_BLK_SIZE = 32;            // bytes in a data block
+// Floats in one data block. On no API page: kernels use it as a block's float count
+// (``repStride = alignedLen / ONE_BLK_FLOAT_NUM``), some after including
+// impl/dav_c220/kernel_operator_reg_others_impl.h, some without.
+constexpr uint32_t ONE_BLK_FLOAT_NUM = ONE_BLK_SIZE / sizeof(float);
 constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;   // bytes one repeat of a full-width operand covers
 
 // Strides of a two-source instruction (dst, src0, src1).

@@ -9,7 +9,8 @@
 //            (ReduceRepeat) or r * lanes + lane over the whole input (ReduceMax / ReduceMin),
 //            stored as raw bits in the element type (uint16 bits in a half, uint32 bits in a float;
 //            ORDER_ONLY_INDEX stores 32 bits)
-//   ReduceSum  count form: repeat sums added in order; level-0 form: repeat sums reduced again
+//   ReduceSum  count form: repeat sums added in order; level-0 form: repeat sums reduced again;
+//              every form also sets the accumulator register that GetAccVal reads
 //            by trees of one repeat each until one value is left
 // A repeat (or block) none of whose lanes is active writes nothing.
 #ifndef MPNPU_VECTOR_REDUCE_H
@@ -453,6 +454,12 @@ inline void reduce_sum_run(const Plan& p, const AscendC::LocalTensor<T>& dst, co
         total = level[0];
     }
     st<T>(base(dst), total);
+    // The result also lands in the core's accumulator register (GetAccVal): a vector-pipe write of the
+    // special-register bytes, so a scalar read of it needs a V -> S sync (or the compiler's auto-sync).
+    uint64_t acc = 0;
+    std::memcpy(&acc, &total, sizeof(T));
+    core().vec.acc = acc;
+    local_access('W', P_V, MPNPU_MEM_SPR, 0, sizeof(acc), 0, SPR_BYTES, site, name);
 }
 
 }  // namespace vec
@@ -581,6 +588,28 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<true>(uint64_t(mask), repeatTime,
                                                           mpnpu::vec::lanes_for(sizeof(T)), site, "ReduceSum", INT32_MAX);
     mpnpu::vec::reduce_sum_run(p, dst, src, sharedTmpBuffer, mpnpu::vec::geo(1, uint64_t(srcRepStride)), false, site);
+}
+
+// The accumulator register: the result of the last ReduceSum on this core. GetAccVal<T>() returns it
+// as T (half or float, the ReduceSum's type); GetAccVal() (undocumented; the form kernels use as
+// ``uint64_t v = GetAccVal(); float f = *reinterpret_cast<float*>(&v);``) returns the register's raw
+// bits, the value in T's format in the low bytes. Either is a scalar-unit (PIPE_S) read of what the
+// vector pipe wrote: racecheck orders it after the ReduceSum only through a V_S flag, a PIPE_ALL
+// barrier, or the compiler's automatic synchronisation (docs/pipes.md).
+inline uint64_t GetAccVal(MPNPU_SITE) {
+    if (mpnpu::is_aic())
+        mpnpu::api_error(site, "GetAccVal: the accumulator is a vector core's register, and this is a cube core");
+    mpnpu::local_access('R', mpnpu::P_S, MPNPU_MEM_SPR, 0, sizeof(uint64_t), 0, mpnpu::SPR_BYTES, site,
+                        "GetAccVal");
+    return mpnpu::core().vec.acc;
+}
+template <typename T>
+inline T GetAccVal(MPNPU_SITE) {
+    mpnpu::vec::need_type<T>(mpnpu::vec::reduce_type_ok<T>, site, "GetAccVal", "half, float");
+    uint64_t bits = GetAccVal(site);
+    T v;
+    std::memcpy(static_cast<void*>(&v), &bits, sizeof(T));
+    return v;
 }
 
 #define MPNPU_VEC_REDUCE_MAXMIN(NAME, IS_MAX)                                                                     \
