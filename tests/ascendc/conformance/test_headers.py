@@ -12,6 +12,8 @@ KERNEL_STYLE = r"""
 #include "kernel_operator.h"
 using namespace AscendC;
 
+constexpr TransDataTo5HDParams ONE_REPEAT(false, false, 1, 0, 0);
+
 template <typename T>
 __aicore__ inline void body(LocalTensor<T>& x, LocalTensor<T>& y, LocalTensor<T>& z, LocalTensor<uint8_t>& bits,
                             LocalTensor<float>& f, LocalTensor<half>& h) {
@@ -43,6 +45,28 @@ __aicore__ inline void body(LocalTensor<T>& x, LocalTensor<T>& y, LocalTensor<T>
     Duplicate<T>(z, 1, mask, 2, 1, 8);
     CreateVecIndex(z, (T)0, n);
     Brcb(z, x, 2, {1, 8});
+    // TransDataTo5HD the ways kernels write it: a params struct filled field by field or built in
+    // one go (a namespace-scope constexpr below), lists of tensors, of addresses, of __ubuf__ pointers
+    struct TransDataTo5HDParams tp;
+    tp.repeatTimes = 2;
+    tp.dstRepStride = 16;
+    tp.srcRepStride = 1;
+    LocalTensor<T> dl[16], sl[16];
+    uint64_t da[16], sa[16];
+    __ubuf__ T* dp[16];
+    __ubuf__ T* sp[16];
+    __ubuf__ T* zb = (__ubuf__ T*)z.GetPhyAddr();
+    for (int k = 0; k < 16; ++k) {
+        dl[k] = z[k * (32 / sizeof(T))];
+        sl[k] = x[k * 64];
+        da[k] = (uint64_t)z[k * 64].GetPhyAddr();
+        sa[k] = x.GetPhyAddr() + k * 32;
+        dp[k] = zb + k * (32 / sizeof(T));
+        sp[k] = (__ubuf__ T*)x.GetPhyAddr() + k * 64;
+    }
+    TransDataTo5HD(dl, sl, tp);
+    TransDataTo5HD<T>(da, sa, ONE_REPEAT);
+    TransDataTo5HDImpl(dp, sp, tp);
     Compare(bits, x, y, CMPMODE::LT, n);
     Compares(bits, x, (T)0, CMPMODE::GE, n);
     Select(z, bits, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
@@ -104,6 +128,8 @@ extern "C" __global__ __aicore__ void sample(GM_ADDR out) {
     And(i, i, i, 128);
     Or(i, i, i, 128);
     Not(i, i, 128);
+    Transpose(i, i);
+    Transpose(c.ReinterpretCast<uint16_t>(), a.ReinterpretCast<uint16_t>());
     Axpy(fa, a, (half)2, 64);
     LocalTensor<uint32_t> off = buf.GetWithOffset<uint32_t>(256, 53248);
     Gather(c, a, off, 0, 128);

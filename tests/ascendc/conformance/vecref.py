@@ -553,6 +553,68 @@ class Sim:
             for j in range(8):
                 self.wr(d, r * rep + j * blk + np.arange(32), blocks[r * 8 + j], "u8")
 
+    # -- TransDataTo5HD / Transpose ----------------------------------------------------------------------
+
+    def ref_TransDataTo5HD(self, exp, T, dst, src, doff, soff, form, dh=0, sh=0, repeat=1, drep=0, srep=0,
+                           dlist=None, slist=None):
+        """Each repeat gathers the 16 source blocks into a 16 x 32-byte matrix and transposes it as
+        documented: 16-bit elements as a 16 x 16 matrix; 32-bit as 16 x 8 (the 8 x 16 result
+        fills the destination blocks two per row); 8-bit the 16 x 16 half selected by srcHighHalf,
+        written to the half of each destination block selected by dstHighHalf. A single repeat
+        starts one repeat stride in (documented)."""
+        d, s = self.tensors[dst], self.tensors[src]
+        do = [int(x) for x in str(doff).split(",")]
+        so = [int(x) for x in str(soff).split(",")]
+        if form == "addrtensor":
+            self.acc(exp, "R", self.tensors[dlist], 0, 128)
+            self.acc(exp, "R", self.tensors[slist], 0, 128)
+        R = int(repeat)
+        if R == 0:
+            return
+        sz = SIZE[T]
+        b8 = sz == 1
+        sstep, dstep = int(srep) * 32, int(drep) * 32
+        s0, d0 = (sstep, dstep) if R == 1 else (0, 0)
+        sp = 16 if b8 and int(sh) else 0
+        dp = 16 if b8 and int(dh) else 0
+        plen = 16 if b8 else 32
+        for k in range(16):
+            self.acc(exp, "R", s, so[k] + s0 + sp, so[k] + s0 + (R - 1) * sstep + sp + plen)
+        for k in range(16):
+            self.acc(exp, "W", d, do[k] + d0 + dp, do[k] + d0 + (R - 1) * dstep + dp + plen)
+        for r in range(R):
+            m = np.stack([self.rd(s, so[k] + s0 + r * sstep + np.arange(32), "u8") for k in range(16)])
+            if sz == 2:
+                out = m.view(np.uint16).T.copy().view(np.uint8)          # 16 blocks of 32 bytes
+            elif sz == 4:
+                out = m.view(np.uint32).T.copy().reshape(16, 8).view(np.uint8)
+            else:
+                out = m[:, sp:sp + 16].T.copy()                           # 16 blocks of 16 bytes
+            for k in range(16):
+                self.wr(d, do[k] + d0 + r * dstep + dp + np.arange(plen), out[k], "u8")
+
+    def ref_Transpose(self, exp, T, dst, src, form, tmp=None, n=0, c=0, h=0, w=0, type=0):
+        d, s = self.tensors[dst], self.tensors[src]
+        sz = SIZE[T]
+        if form == "b16" or int(type) == 10:
+            self.acc(exp, "R", s, 0, 512)
+            self.acc(exp, "W", d, 0, 512)
+            m = self.rd(s, np.arange(256) * 2, "u16").reshape(16, 16)
+            self.wr(d, np.arange(256) * 2, m.T.reshape(-1), "u16")
+            return
+        N, C, HW = int(n), int(c), int(h) * int(w)
+        if N * C * HW == 0:
+            return
+        nbytes = N * C * HW * sz
+        self.acc(exp, "R", s, 0, nbytes)
+        self.acc(exp, "W", d, 0, nbytes)
+        v = self.rd(s, np.arange(N * C * HW) * sz)
+        if int(type) == 11:  # NCHW -> NHWC
+            out = v.reshape(N, C, HW).transpose(0, 2, 1)
+        else:                # NHWC -> NCHW
+            out = v.reshape(N, HW, C).transpose(0, 2, 1)
+        self.wr(d, np.arange(N * C * HW) * sz, out.reshape(-1))
+
     # -- library calls on the vector unit ---------------------------------------------------------------
 
     def ref_BroadCast(self, exp, T, dst, src, dim, axis, d0, s0, d1=1, s1=1, **kw):

@@ -10,6 +10,7 @@
 //   compare_select.h  Compare Compares CompareScalar GetCmpMask SetCmpMask Select
 //   reduce.h          ReduceSum/Max/Min, ReduceRepeat (WholeReduce*), ReduceDataBlock (BlockReduce*)
 //   fill_gather.h     Duplicate Brcb CreateVecIndex Gather Gatherb GatherMask
+//   transpose.h       TransDataTo5HD (TransDataTo5HDImpl), Transpose
 //
 // docs/ascendc-vector-api.md lists every call, form and element type.
 #ifndef MPNPU_VECTOR_H
@@ -24,5 +25,6 @@
 #include "vector/compare_select.h"
 #include "vector/reduce.h"
 #include "vector/fill_gather.h"
+#include "vector/transpose.h"
 
 #endif  // MPNPU_VECTOR_H
