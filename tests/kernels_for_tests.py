@@ -515,3 +515,45 @@ def late_to_sync_all(late_core: int, seconds: float) -> None:
     if api.is_aiv() and api.get_block_idx() == late_core:
         spin(seconds)
     api.sync_all()
+
+
+# -- hangs the watchdog must name (tests/test_hangs.py) ---------------------------------------------
+
+
+def busy(seconds: float = SPIN_LIMIT_S) -> None:
+    """Spin on the CPU (no kernel API call, no sleep) for a bounded time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+
+
+def hangs(mode: int, who: int) -> None:
+    """The Python twin of tests/ascendc_kernels/hangs.cpp (mode 1: every core waits on flag 5 that
+    nothing sets; 2: vector core ``who`` waits in mode 1 without its own set; 3: it spins while the
+    others are in SyncAll; 4: it spins before any API call while the others finish)."""
+    if mode == 4:
+        if api.is_aiv() and api.get_block_idx() == who:
+            busy()  # hang: spins, no API call
+        return
+    me = api.is_aiv() and api.get_block_idx() == who
+    if mode == 1:
+        api.cross_core_wait_flag(5, mode=2)  # hang: nothing sets flag 5
+    if mode == 2 and api.is_aiv():
+        if me:
+            api.cross_core_wait_flag(3, mode=1)  # hang: mode 1 needs this core's own set
+        else:
+            api.cross_core_set_flag(3, mode=1)
+    if mode == 3:
+        if me:
+            busy()  # hang: spins before the SyncAll
+        api.sync_all()  # the others wait here
+
+
+def busy_with_calls(who: int, seconds: float) -> None:
+    """Vector core ``who`` works for ``seconds`` calling the kernel API all along (progress), while
+    the others wait in SyncAll: not a hang."""
+    if api.is_aiv() and api.get_block_idx() == who:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            api.get_block_idx()
+    api.sync_all()

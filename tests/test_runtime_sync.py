@@ -269,16 +269,20 @@ def test_atomic_add_from_every_vector_core_is_exact(dtype: str) -> None:
 
 
 def test_a_syncall_that_times_out_names_the_core_that_never_arrived() -> None:
-    """Vector core 1 runs on (no sync) past the sync timeout while the others wait in SyncAll: every waiting
-    core's error names vector core 1 as the one that never arrived, not itself."""
+    """Vector core 1 runs on (no sync) past the sync timeout while the others wait in SyncAll: the launch
+    error names vector core 1, still running, and where it is, before the waiting cores' timeouts; every
+    waiting core's error names vector core 1 as the one that never arrived, not itself."""
     import dataclasses
 
+    from mpnpu.errors import DeadlockError
     from tests.runtime_util import OPTIONS
 
     quick = dataclasses.replace(OPTIONS, sync_timeout_s=0.5)
     with device(1, options=quick) as dev:
-        with pytest.raises(KernelError) as ei:
+        with pytest.raises(DeadlockError) as ei:
             dev.launch(k("late_to_sync_all"), 1, 3.0)
     msg = str(ei.value)
+    assert msg.startswith("hang: aiv1 running at tests/kernels_for_tests.py:"), msg
+    assert isinstance(ei.value.__cause__, KernelError)
     assert "SyncAll #1 did not complete within 0.5 s: vector core 1 (block 0, sub 1) (running, not at a sync) " \
            "never arrived" in msg, msg

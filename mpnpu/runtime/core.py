@@ -26,6 +26,7 @@ import sys
 import time
 import traceback
 from multiprocessing.connection import Connection
+from types import FrameType
 from typing import Any, Callable, Union
 
 import numpy as np
@@ -50,7 +51,7 @@ from .protocol import (
 )
 from .seam import KernelObject, NativeCore, NativeServing, Served, ServesNatively, pipes_mark, plain_launch
 from .spin import spin_budget_s, spin_until
-from .sync import AnyFlagPort, CoreState, SyncObjects
+from .sync import WHERE_SIGNAL, AnyFlagPort, CoreState, SyncObjects
 from .topology import CoreInfo, CoreType, Topology
 from .trace import PackedEvents, TraceEvent
 
@@ -309,6 +310,15 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
     np.seterr(all="ignore")
     ctx = CoreContext(topology.core(core_id), topology, sync, spec, options)
     kcontext.install(ctx)
+
+    def say_where(signum: int, frame: FrameType | None) -> None:
+        # The watchdog asks a core that makes no progress where it is (docs/device-model.md,
+        # "Watchdog"): a Python kernel's line. (A C++ kernel's library answers in C while it runs.)
+        text = kcontext.report_where(frame)
+        if text:
+            sync.write_where(core_id, text)
+
+    signal.signal(WHERE_SIGNAL, say_where)
     memcheck_local(options.memcheck)
     # A persistent poll object: Connection.poll() builds a selector on every call, which costs
     # more than the rest of an empty launch.

@@ -24,6 +24,7 @@ is traced, held, or drops sync points, and accepts a function returning it where
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 from time import monotonic_ns
@@ -59,20 +60,53 @@ if TYPE_CHECKING:
 Site = Union[str, Callable[[], str]]
 
 _current: CoreContext | None = None
+# This core's ST_CALLS cell of the status board (a one-item int64 view; a scratch cell outside a
+# core): every kernel API call of a Python kernel counts itself there (see current()).
+_calls: memoryview = memoryview(bytearray(8)).cast("q")
+_next_call: Callable[[], int] = itertools.count(1).__next__  # (a store of the next count costs less than += 1)
 
 
 def install(ctx: CoreContext | None) -> None:
     """Make ``ctx`` the context of the core this process is (None: no core, as in the parent)."""
-    global _current
+    global _current, _calls
     _current = ctx
+    if ctx is None:
+        _calls = memoryview(bytearray(8)).cast("q")
+        return
+    _calls = ctx.sync.calls_cell(ctx.info.core_id)
 
 
 def current() -> CoreContext:
-    """The context of the core running the calling kernel; KernelAPIError outside a kernel."""
+    """The context of the core running the calling kernel; KernelAPIError outside a kernel.
+
+    Every call of the Python kernel API starts here, so it counts the call on the status board
+    (one store into the core's own row): the progress the watchdog tells a busy core
+    from a spinning one by (docs/device-model.md, "Watchdog")."""
     c = _current
     if c is None:
         raise KernelAPIError("the kernel API is only usable inside a kernel run by Device.launch")
+    _calls[0] = _next_call()
     return c
+
+
+#: how report_where starts when the kernel is inside a call of mpnpu's (a long API call: busy, not stuck)
+IN_CALL = "in call: "
+
+
+def report_where(frame: FrameType | None) -> str:
+    """The kernel line ``frame`` (or its innermost caller that is kernel code) is at, as
+    "dir/file.py:12 (kernel)", after IN_CALL when ``frame`` is inside a call of mpnpu's own; ""
+    when no frame on that stack is kernel code."""
+    inner = frame
+    f, prefix = _kernel_frame(frame)
+    if f is None:
+        return ""
+    in_call = inner is not f and (_SITE_PREFIX.get(inner.f_code) == "" if inner is not None else False)
+    text = f"{IN_CALL if in_call else ''}{prefix}{f.f_lineno} ({f.f_code.co_name})"
+    caller, caller_prefix = _kernel_frame(f.f_back)
+    if caller is not None and is_kernel_code(caller.f_code):  # (a helper: the kernel line that called it)
+        text += f", called from {caller_prefix}{caller.f_lineno} ({caller.f_code.co_name})"
+    return text
 
 
 def current_or_none() -> CoreContext | None:
@@ -196,7 +230,7 @@ def sync_all(c: CoreContext, aiv_only: bool = False, name: str = "", site: Site 
     # barrier has landed in GM when any core leaves it.
     c.pipes.barrier(Pipe.ALL, "sync_all")
     t0 = clock_ns() if c.events is not None else 0
-    c.sync.sync_all(c.info.core_id, aiv_only, c.options.sync_timeout_s)
+    c.sync.sync_all(c.info.core_id, aiv_only, c.options.sync_timeout_s, c.sync_all_site)
     if c.events is not None:
         c.events.append(SyncAllEvent(aiv_only, name, c.stage, _resolve(site), t0, clock_ns()))
 
@@ -272,18 +306,18 @@ def flag_wait(c: CoreContext, mode: int, flag_id: int, name: str = "", site: Sit
         c.pipes.wake_pipes()  # the rest of this core's queued work runs while it waits
     events = c.events
     if events is None:
-        port.wait(c.spin_s)
+        port.wait(c.spin_s, site)
         return
     t0 = clock_ns()
-    port.wait(c.spin_s)
+    port.wait(c.spin_s, site)
     events.append(FlagWaitEvent(mode, flag_id, name, c.stage, _resolve(site), t0, clock_ns()))
 
 
-def flag_wait_mode(c: CoreContext, flag_id: int) -> int:
+def flag_wait_mode(c: CoreContext, flag_id: int, site: Site | None = None) -> int:
     """The mode of a wait that names none (a C++ kernel's CrossCoreWaitFlag on this chip): that of
     the sets its setters make, learnt from the first one routed to this core in the launch."""
     check_flag(0, flag_id)
-    return c.sync.wait_mode(c.info.core_id, flag_id, c.options.sync_timeout_s)
+    return c.sync.wait_mode(c.info.core_id, flag_id, c.options.sync_timeout_s, site)
 
 
 # -- stages and the syncs a launch inserts at their boundaries ---------------------------------------

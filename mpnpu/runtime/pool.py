@@ -29,7 +29,7 @@ from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from mpnpu.errors import LaunchError, LaunchTimeoutError
+from mpnpu.errors import DeadlockError, LaunchError, LaunchTimeoutError
 
 from . import protocol, wire
 from .config import DeviceSpec, RuntimeOptions
@@ -135,9 +135,11 @@ class CorePool:
                     break
                 running = ", ".join(topo.core(i).label for i in sorted(pending)[:4])
                 more = f" and {len(pending) - 4} more" if len(pending) > 4 else ""
+                watchdog = watchdog or Watchdog(self.sync, topo, options.stall_grace_s, self.procs)
+                stuck = watchdog.describe_stuck(sorted(pending)[:8])
                 return replies, LaunchTimeoutError(
-                    f"launch of {ref} did not finish within {limit:g} s; still running: {running}{more}",
-                    pending=sorted(pending),
+                    f"launch of {ref} did not finish within {limit:g} s; still running: {running}{more} ({stuck})",
+                    pending=sorted(pending), stuck=stuck,
                 )
             wait_s = min(tick, deadline - now)
             if first_failure_at is not None:  # (the cores that finish meanwhile wake nobody)
@@ -185,7 +187,17 @@ class CorePool:
                 if problem is not None:
                     return replies, problem
         if failures:
-            return replies, describe_failure(topo, self.procs, ref, failures, self.sync.read_last_words)
+            err = describe_failure(topo, self.procs, ref, failures, self.sync.read_last_words)
+            if pending and all(f.error is not None and f.error.secondary for f in failures):
+                # Only waits timed out, and cores are still at work: the cause is where those are,
+                # not the core that gave up waiting first.
+                watchdog = watchdog or Watchdog(self.sync, topo, options.stall_grace_s, self.procs)
+                stuck = watchdog.describe_stuck(sorted(pending)[:8])
+                hang = DeadlockError(f"hang: {stuck}; the cores waiting for them timed out: {err}",
+                                     stuck=stuck, timed_out=[topo.core(f.core_id).label for f in failures])
+                hang.__cause__ = err
+                return replies, hang
+            return replies, err
         return replies, None
 
     def kill(self, grace_s: float = 0.0) -> None:

@@ -287,3 +287,16 @@ def sem_handle(sem: Any) -> int:
     takes and gives it by the same protocol."""
     handle = getattr(getattr(sem, "_semlock", None), "handle", 0)
     return handle if isinstance(handle, int) else 0
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) the process has used so far; None where /proc cannot tell."""
+    if pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
 from . import kcontext
+from .sync import ST_CALLS, ST_COLUMNS
 
 if TYPE_CHECKING:
     from mpnpu.errors import SyncTimeoutError
@@ -253,6 +254,14 @@ class NativeCore:
     def last_words_address(self) -> int:
         return self._ctx.sync.last_words_address(self.core_id)
 
+    def where_address(self) -> int:
+        """Where native code writes this core's "where" line (SyncObjects.where_address)."""
+        return self._ctx.sync.where_address(self.core_id)
+
+    def calls_address(self) -> int:
+        """This core's ST_CALLS cell of the status board: native code stores its API call count there."""
+        return self._ctx.sync.status_address() + (self.core_id * ST_COLUMNS + ST_CALLS) * 8
+
     def native_routes(self) -> NativeRoutes | None:
         return self._ctx.sync.native_routes(self.core_id)
 
@@ -270,8 +279,8 @@ class NativeCore:
     def flag_set(self, mode: int, flag_id: int, pipe: Pipe, site: str) -> None:
         kcontext.flag_set(self._ctx, mode, flag_id, pipe, "", site)
 
-    def flag_wait_mode(self, flag_id: int) -> int:
-        return kcontext.flag_wait_mode(self._ctx, flag_id)
+    def flag_wait_mode(self, flag_id: int, site: str = "") -> int:
+        return kcontext.flag_wait_mode(self._ctx, flag_id, site or None)
 
     def flag_wait(self, mode: int, flag_id: int, site: str) -> None:
         kcontext.flag_wait(self._ctx, mode, flag_id, "", site)

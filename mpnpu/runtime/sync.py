@@ -23,17 +23,19 @@ from __future__ import annotations
 import ctypes
 import enum
 import functools
+import signal
 import threading
 import time
 from dataclasses import dataclass
 from multiprocessing.context import BaseContext
-from typing import Any, Iterable, Union
+from typing import Any, Callable, Iterable, Union
 
 import numpy as np
 
 from mpnpu.errors import FlagOverflowError, SyncTimeoutError
 
 from .hold import HoldBoard
+from .kcontext import call_site_and_function
 from .procutil import sem_handle
 from .replies import ReplyBoard
 from .spin import spin_until
@@ -41,6 +43,18 @@ from .topology import FLAG_COUNTER_MAX, FLAG_IDS, Topology
 from .trace_board import TraceBoard
 
 USABLE_FLAG_IDS = tuple(range(FLAG_IDS))
+
+#: the kernel line of a blocking call, a function that finds it (called only if the call blocks),
+#: or None: the innermost kernel frame on the stack (mpnpu.runtime.kcontext.call_site_and_function)
+SiteText = Union[str, Callable[[], str], None]
+
+
+def resolve_site(site: SiteText) -> str:
+    """The kernel line ``site`` stands for (see SiteText)."""
+    if site is None:
+        where, _ = call_site_and_function()
+        return where if where != "?" else ""
+    return site() if callable(site) else site
 
 
 class CoreState(enum.IntEnum):
@@ -60,11 +74,24 @@ _RUNNING, _IN_SYNC_ALL, _IN_SYNC_AIV, _IN_FLAG_WAIT = (
     int(CoreState.RUNNING), int(CoreState.IN_SYNC_ALL), int(CoreState.IN_SYNC_AIV), int(CoreState.IN_FLAG_WAIT))
 
 # status board columns; ST_WAIT_TAKEN: how many of the wait's senders (in flag_senders order) it
-# has already taken a set from, so the watchdog does not count those as missing.
-ST_STATE, ST_SYNC_ALL, ST_SYNC_AIV, ST_WAIT_MODE, ST_WAIT_ID, ST_PROGRESS, ST_WAIT_TAKEN = range(7)
-ST_COLUMNS = 7  # (how many: found with the columns by mpnpu.ascendc.native.contract)
+# has already taken a set from, so the watchdog does not count those as missing. ST_CALLS: the
+# core's kernel API calls so far in the launch (one store per call), the progress signal that tells
+# a core doing work from one spinning (docs/device-model.md, "Watchdog").
+ST_STATE, ST_SYNC_ALL, ST_SYNC_AIV, ST_WAIT_MODE, ST_WAIT_ID, ST_PROGRESS, ST_WAIT_TAKEN, ST_CALLS = range(8)
+ST_COLUMNS = 8  # (how many: found with the columns by mpnpu.ascendc.native.contract)
 #: bytes of each core's last-words line
 LAST_WORDS_BYTES = 256
+#: bytes of each core's "where" line: the kernel line of the wait it blocks in, or of the spot it
+#: was at when the watchdog asked (WHERE_SIGNAL)
+WHERE_BYTES = 256
+#: the signal the watchdog sends a core that makes no progress, to learn where it is: the core
+#: writes its kernel line to its "where" line (a Python kernel: the line it runs; a C++ kernel: the
+#: line of its last API call) and carries on
+WHERE_SIGNAL = signal.SIGUSR2
+#: how a C++ kernel's answer to WHERE_SIGNAL starts: "last call: kernel.cpp:40 (func)", or this
+#: alone when it has made no API call yet (its library writes them: mpnpu/native/bridge_core.h)
+LAST_CALL = "last call: "
+NO_CALL_YET = "no call yet"
 
 
 class SyncObjects:
@@ -110,8 +137,16 @@ class SyncObjects:
         # One line per core that a core process may leave for the parent before it dies (a compiled
         # kernel's fault handler writes the kernel line it was at); read when the core has died.
         self.last_words = ctx.RawArray(ctypes.c_char, n * LAST_WORDS_BYTES)
+        # One line per core: the kernel line of the wait it blocks in (written as it blocks), or
+        # where it was when the watchdog asked (WHERE_SIGNAL); read by the watchdog to name it.
+        self.where = ctx.RawArray(ctypes.c_char, n * WHERE_BYTES)
 
     # -- status board ------------------------------------------------------------------------
+
+    def calls_cell(self, core_id: int) -> memoryview:
+        """Core ``core_id``'s ST_CALLS cell of the status board, as a one-item int64 view."""
+        at = (core_id * ST_COLUMNS + ST_CALLS) * 8
+        return memoryview(self._status).cast("B")[at:at + 8].cast("q")
 
     def status_view(self) -> np.ndarray:
         """The live status board as an (n_cores, ST_COLUMNS) int64 array (no copy)."""
@@ -127,6 +162,7 @@ class SyncObjects:
         if mode0_used:
             ctypes.memset(self._mode0_counts, 0, self._mode0_bytes)
         ctypes.memset(self._status, 0, self._status_bytes)
+        ctypes.memset(self.where, 0, ctypes.sizeof(self.where))  # (no line of the last launch's waits)
         self.replies.reset()
         if flags_used:
             ctypes.memset(self._flag_modes, 0, ctypes.sizeof(self._flag_modes))
@@ -143,6 +179,23 @@ class SyncObjects:
         raw = ctypes.string_at(self.last_words_address(core_id), LAST_WORDS_BYTES).split(b"\0", 1)[0]
         ctypes.memset(self.last_words_address(core_id), 0, LAST_WORDS_BYTES)
         return raw.decode(errors="replace").strip()
+
+    def where_address(self, core_id: int) -> int:
+        """Where core ``core_id`` writes its "where" line (WHERE_BYTES, NUL-terminated)."""
+        return ctypes.addressof(self.where) + core_id * WHERE_BYTES
+
+    def write_where(self, core_id: int, text: str) -> None:
+        """Core ``core_id`` is at ``text`` (a kernel line, "dir/file.py:12 (kernel)")."""
+        raw = text.encode(errors="replace")[:WHERE_BYTES - 1] + b"\0"
+        ctypes.memmove(self.where_address(core_id), raw, len(raw))
+
+    def read_where(self, core_id: int) -> str:
+        """The "where" line of core ``core_id`` (empty if none)."""
+        raw = ctypes.string_at(self.where_address(core_id), WHERE_BYTES).split(b"\0", 1)[0]
+        return raw.decode(errors="replace").strip()
+
+    def clear_where(self, core_id: int) -> None:
+        ctypes.memset(self.where_address(core_id), 0, 1)
 
     def status_address(self) -> int:
         """Where the status board is in this process (ST_COLUMNS int64 per core)."""
@@ -190,8 +243,11 @@ class SyncObjects:
 
     # -- SyncAll -----------------------------------------------------------------------------
 
-    def sync_all(self, core_id: int, aiv_only: bool, timeout: float) -> int:
-        """Block until every party arrives; return this core's SyncAll count (1-based)."""
+    def sync_all(self, core_id: int, aiv_only: bool, timeout: float, site: str = "") -> int:
+        """Block until every party arrives; return this core's SyncAll count (1-based). ``site``:
+        the kernel line of the call, shown by the watchdog while this core waits."""
+        if site:
+            self.write_where(core_id, site)
         status = self._status
         base = core_id * ST_COLUMNS
         col = ST_SYNC_AIV if aiv_only else ST_SYNC_ALL
@@ -268,7 +324,7 @@ class SyncObjects:
                 while sem.acquire(False):
                     pass
 
-    def wait_mode(self, receiver: int, flag_id: int, timeout: float) -> int:
+    def wait_mode(self, receiver: int, flag_id: int, timeout: float, site: SiteText = None) -> int:
         """The mode in which the sets a mode-less wait of ``receiver`` on ``flag_id`` will consume
         were made: known once a set of that id has been routed to it in this launch; until then the
         waiter sleeps until a set makes one of its cells known (shown on the status board as a flag
@@ -278,7 +334,7 @@ class SyncObjects:
         m = modes[index]
         if m:
             return m - 1
-        self._mark_flag_wait(receiver, -1, flag_id)
+        self._mark_flag_wait(receiver, -1, flag_id, site)
         deadline = time.monotonic() + timeout
         wake = self._mode_wakes[receiver]
         while True:
@@ -299,7 +355,8 @@ class SyncObjects:
         if not known:
             self._mode_wakes[receiver].release()
 
-    def _mark_flag_wait(self, receiver: int, mode: int, flag_id: int) -> None:
+    def _mark_flag_wait(self, receiver: int, mode: int, flag_id: int, site: SiteText = None) -> None:
+        self.write_where(receiver, resolve_site(site))
         base = receiver * ST_COLUMNS
         self._status[base + ST_WAIT_MODE] = mode
         self._status[base + ST_WAIT_ID] = flag_id
@@ -344,7 +401,7 @@ class SyncObjects:
                 lock.release()
             self._mode0_wakes[receiver].release()
 
-    def _mode0_wait(self, receiver: int, flag_id: int, timeout: float) -> None:
+    def _mode0_wait(self, receiver: int, flag_id: int, timeout: float, site: SiteText = None) -> None:
         indices = [self._mode0_index(flag_id, receiver, s) for s in self.topology.flag_senders(0, receiver)]
         counts = self._mode0_counts
         lock = self._mode0_locks[receiver]
@@ -364,7 +421,7 @@ class SyncObjects:
                 lock.release()
             if not waiting:
                 waiting = True
-                self._mark_flag_wait(receiver, 0, flag_id)
+                self._mark_flag_wait(receiver, 0, flag_id, site)
             # A wake-up meant for another flag id just loops back here: extra tokens are harmless.
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._mode0_wakes[receiver].acquire(timeout=remaining):
@@ -446,17 +503,19 @@ class FlagPort:
                 self._sync.raise_overflow(self.mode, self.flag_id, receiver)
             sem.release()
 
-    def wait(self, spin_s: float = 0.0) -> None:
+    def wait(self, spin_s: float = 0.0, site: SiteText = None) -> None:
         """Take one set from each sender, looking for up to ``spin_s`` before sleeping on each
-        (mpnpu.runtime.spin: the core's budget, passed in so that it is never a stale copy)."""
+        (mpnpu.runtime.spin: the core's budget, passed in so that it is never a stale copy).
+        ``site``: the kernel line of the wait (or what finds it), looked up only if it blocks."""
         for sem in self._incoming:
             if sem.acquire(False):
                 continue
             start = time.monotonic()
             if not spin_until(functools.partial(sem.acquire, False), min(spin_s, self._timeout)):
-                self._block(sem, self._timeout - (time.monotonic() - start))  # (the look counts against the timeout)
+                # (the look counts against the timeout)
+                self._block(sem, self._timeout - (time.monotonic() - start), site)
 
-    def _block(self, sem: Any, timeout: float) -> None:
+    def _block(self, sem: Any, timeout: float, site: SiteText = None) -> None:
         # Tell the parent's watchdog what we wait for, so that a wait no core can satisfy any
         # more is reported at once rather than at the timeout. The senders before ``sem`` have
         # had their sets taken already (their counters read 0 now): the board says so, or the
@@ -464,6 +523,7 @@ class FlagPort:
         # this blocking instance, so the watchdog can tell it from the next wait on the flag.
         # (Only the blocking path writes these: a flag round trip that does not block stays as
         # cheap as the bare semaphores.)
+        self._sync.write_where(self._base // ST_COLUMNS, resolve_site(site))
         status, base = self._status, self._base
         status[base + ST_WAIT_MODE] = self.mode
         status[base + ST_WAIT_ID] = self.flag_id
@@ -490,8 +550,8 @@ class _Mode0Port:
         self.used = True
         self._sync._mode0_set(self._core_id, self.flag_id, self._timeout)
 
-    def wait(self, spin_s: float = 0.0) -> None:  # (mode 0 waits on its counters' lock: no look)
-        self._sync._mode0_wait(self._core_id, self.flag_id, self._timeout)
+    def wait(self, spin_s: float = 0.0, site: SiteText = None) -> None:  # (mode 0: no look)
+        self._sync._mode0_wait(self._core_id, self.flag_id, self._timeout, site)
 
 
 #: One core's end of a cross-core flag, whatever its mode (both have set, wait, used, mode, flag_id).

@@ -7,7 +7,11 @@ Three checks, cheapest first:
 - a SyncAll some party can no longer reach (it finished the kernel with fewer SyncAll calls);
 - a flag wait whose missing senders have all finished (or that needs the waiter's own set),
   seen on two consecutive checks;
-- a stall: every unfinished core blocked, nothing progressing for ``stall_grace_s``.
+- a stall: every unfinished core blocked, or blocked but for cores that spin (run, use the CPU and
+  make no kernel API call), nothing progressing for ``stall_grace_s``.
+
+Every report names each stuck core with its kernel line: a blocked core's, written as it blocked;
+a spinning core's, asked with WHERE_SIGNAL (docs/device-model.md, "The rule for hangs").
 
 Each check confirms with the OS that the waiting core is asleep before it reports, because the
 board can lag a core by one step. docs/device-model.md ("Watchdog") explains why that is enough.
@@ -15,6 +19,8 @@ board can lag a core by one step. docs/device-model.md ("Watchdog") explains why
 
 from __future__ import annotations
 
+import os
+import time
 from multiprocessing.process import BaseProcess
 from typing import Sequence
 
@@ -22,8 +28,12 @@ import numpy as np
 
 from mpnpu.errors import DeadlockError, LaunchError, SyncAllNotReachedError
 
-from .procutil import process_asleep
+from .kcontext import IN_CALL
+from .procutil import process_asleep, process_cpu_s
 from .sync import (
+    LAST_CALL,
+    NO_CALL_YET,
+    ST_CALLS,
     ST_PROGRESS,
     ST_STATE,
     ST_SYNC_AIV,
@@ -31,10 +41,14 @@ from .sync import (
     ST_WAIT_ID,
     ST_WAIT_MODE,
     ST_WAIT_TAKEN,
+    WHERE_SIGNAL,
     CoreState,
     SyncObjects,
 )
 from .topology import Topology
+
+#: a running core counts as spinning only if it used at least this share of a CPU in the window
+SPIN_CPU_SHARE = 0.1
 
 
 class Watchdog:
@@ -56,6 +70,10 @@ class Watchdog:
         self._procs = procs  # core processes (or pids), by core id; read only when needed
         self._stall_key: bytes | None = None
         self._stall_since = 0.0
+        # CPU seconds of each running core at the second check of an unchanged board, and when
+        # (read then, not at every change: a launch that progresses costs no /proc reads)
+        self._stall_cpu: dict[int, float] | None = None
+        self._stall_cpu_at = 0.0
         self._flag_suspects: set[tuple[int, ...]] = set()  # hopeless-looking waits at the last check
 
     def _asleep(self, core_id: int) -> bool | None:
@@ -78,11 +96,11 @@ class Watchdog:
         """
         st = self._sync.status_view().copy()
         state = st[:, ST_STATE]
-        if not np.isin(state, self._BLOCKED).any():
+        if not (np.isin(state, self._BLOCKED).any() or (state == CoreState.DONE).any()):
             self._stall_key = None
             return None
         return (self._unreachable_sync_all(st, state) or self._unsatisfiable_flag(st, state)
-                or self._stall(st, state, now))
+                or self._stuck(st, state, now))
 
     def _unreachable_sync_all(self, st: np.ndarray, state: np.ndarray) -> LaunchError | None:
         for aiv_only, col, waiting_state in ((False, ST_SYNC_ALL, CoreState.IN_SYNC_ALL),
@@ -97,10 +115,11 @@ class Watchdog:
                 what = "SyncAll (vector cores only)" if aiv_only else "SyncAll"
                 p = finished[0]
                 n_done = int(st[p, col])
+                at = "; ".join(f"{self._topo.core(int(c)).short}{self._at(int(c))}" for c in waiting[:4])
                 return SyncAllNotReachedError(
                     f"{what} #{k} can never complete: {self._topo.core(p).label} finished the kernel after "
                     f"{n_done} {what} call{'s' if n_done != 1 else ''}, while {waiting.size} core"
-                    f"{'s' if waiting.size != 1 else ''} wait in it",
+                    f"{'s' if waiting.size != 1 else ''} wait in it ({at})",
                     sync_count=k, never_arrived=[self._topo.core(c).label for c in finished],
                     waiting=[self._topo.core(int(c)).label for c in waiting],
                 )
@@ -151,46 +170,158 @@ class Watchdog:
                 why = f"it has not set itself (a mode {mode} wait needs a set from the waiter too)"
             shown = f"flag {flag_id}" if mode < 0 else f"flag {flag_id} (mode {mode})"
             found = DeadlockError(
-                f"{label} waits on {shown} that {why}",
+                f"{label} waits on {shown} that {why}{'; the wait is' + self._at(r) if self._at(r) else ''}",
                 waiter=label, flag_id=flag_id, mode=mode,
                 missing=[self._topo.core(s).label for s in missing],
             )
         self._flag_suspects = suspects
         return found
 
-    def _stall(self, st: np.ndarray, state: np.ndarray, now: float) -> LaunchError | None:
-        settled = np.isin(state, self._BLOCKED) | (state == CoreState.DONE)
-        if not settled.all():
+    # -- who waits where, and for whom ------------------------------------------------------------
+
+    def _at(self, c: int) -> str:
+        where = self._sync.read_where(c)
+        return f" at {where}" if where else ""
+
+    def _waits_for(self, st: np.ndarray, state: np.ndarray, c: int) -> list[int]:
+        """The cores blocked core ``c`` waits for: the parties not yet at its SyncAll, or the
+        senders of its flag whose sets are missing (the waiter itself included, when the mode needs
+        its own set)."""
+        s = int(state[c])
+        if s in (CoreState.IN_SYNC_ALL, CoreState.IN_SYNC_AIV):
+            aiv_only = s == CoreState.IN_SYNC_AIV
+            col = ST_SYNC_AIV if aiv_only else ST_SYNC_ALL
+            k = int(st[c, col])
+            return [p for p in self._topo.barrier_parties(aiv_only) if p != c and int(st[p, col]) < k]
+        mode, flag_id, taken = int(st[c, ST_WAIT_MODE]), int(st[c, ST_WAIT_ID]), int(st[c, ST_WAIT_TAKEN])
+        if mode < 0:
+            return [p for p in self._topo.flag_candidates(c) if p != c]
+        return [p for i, p in enumerate(self._topo.flag_senders(mode, c))
+                if i >= taken and self._sync.flag_count(mode, flag_id, c, p) == 0]
+
+    def _blocked_text(self, st: np.ndarray, state: np.ndarray, c: int) -> str:
+        """"aiv0 in SyncAll #1 at dir/kernel.py:12, waiting for aiv1" (the board's view of core c)."""
+        s = int(state[c])
+        if s == CoreState.IN_FLAG_WAIT:
+            m = int(st[c, ST_WAIT_MODE])
+            what = f"flag {int(st[c, ST_WAIT_ID])}" + (f" (mode {m})" if m >= 0 else "")
+        elif s == CoreState.IN_SYNC_AIV:
+            what = f"SyncAll (vector cores only) #{int(st[c, ST_SYNC_AIV])}"
+        else:
+            what = f"SyncAll #{int(st[c, ST_SYNC_ALL])}"
+        whom = self._waits_for(st, state, c)
+        names = ["itself" if p == c else self._topo.core(p).short for p in whom]
+        waiting = f", waiting for {', '.join(names[:4])}{', ...' if len(names) > 4 else ''}" if names else ""
+        return f"{self._topo.core(c).short} in {what}{self._at(c)}{waiting}"
+
+    def _ask_where(self, c: int, wait_s: float = 1.0) -> str:
+        """Where running core ``c`` is: it is sent WHERE_SIGNAL and writes its kernel line (a Python
+        kernel: the line it runs; a C++ kernel: its last API call's); "" if it does not answer
+        within ``wait_s`` (a core inside a long C call of a Python kernel answers after it)."""
+        pid = self._pid(c)
+        if pid is None:
+            return ""
+        self._sync.clear_where(c)
+        try:
+            os.kill(pid, WHERE_SIGNAL)
+        except OSError:
+            return ""
+        deadline = time.monotonic() + wait_s
+        while True:
+            where = self._sync.read_where(c)
+            if where or time.monotonic() >= deadline:
+                return where
+            time.sleep(0.005)
+
+    def _running_text(self, c: int, where: str, quiet_s: float | None) -> str:
+        label = self._topo.core(c).short
+        how = f"spinning (no kernel API call for {quiet_s:g} s)" if quiet_s is not None else "running"
+        if where.startswith(NO_CALL_YET):
+            return f"{label} {how}, before its first kernel API call"
+        if where.startswith(IN_CALL):
+            return f"{label} {how}, inside a kernel API call made at {where[len(IN_CALL):]}"
+        if where.startswith(LAST_CALL):
+            return f"{label} {how}; its last kernel API call was at {where[len(LAST_CALL):]}"
+        return f"{label} {how} at {where}" if where else f"{label} {how} (where, it did not say)"
+
+    def _pid(self, c: int) -> int | None:
+        if c >= len(self._procs):
+            return None
+        proc = self._procs[c]
+        return proc if isinstance(proc, int) else proc.pid
+
+    def _cpu(self, c: int) -> float:
+        pid = self._pid(c)
+        used = process_cpu_s(pid) if pid is not None else None
+        return used if used is not None else 0.0
+
+    # -- a stall: every unfinished core blocked, or blocked but for cores that spin ----------------
+
+    def _stuck(self, st: np.ndarray, state: np.ndarray, now: float) -> LaunchError | None:
+        blocked_mask = np.isin(state, self._BLOCKED)
+        done_mask = (state == CoreState.DONE) | (state == CoreState.FAILED)
+        running = [int(c) for c in np.flatnonzero(~(blocked_mask | done_mask))]
+        # Someone must be waiting on the running cores, or have finished: cores that all run are
+        # left alone (long work is not a hang; the launch timeout bounds it).
+        if running and len(running) == len(state):
             self._stall_key = None
             return None
-        key = st[:, ST_PROGRESS].tobytes()
+        key = st[:, [ST_STATE, ST_PROGRESS, ST_CALLS]].tobytes()
         if key != self._stall_key:
-            self._stall_key, self._stall_since = key, now
+            self._stall_key, self._stall_since, self._stall_cpu = key, now, None
             return None
+        if self._stall_cpu is None:
+            self._stall_cpu, self._stall_cpu_at = {c: self._cpu(c) for c in running}, now
         if now - self._stall_since < self._grace:
             return None
-        blocked = [int(c) for c in np.flatnonzero(np.isin(state, self._BLOCKED))]
+        blocked = [int(c) for c in np.flatnonzero(blocked_mask)]
         # A core stopped (SIGSTOP, e.g. stress chaos) or preempted right after its wait returned
         # still shows as blocked: only cores the OS also shows asleep count.
         if any(self._asleep(c) is False for c in blocked):
             return None
-        waits = []
-        for c in blocked:
-            c = int(c)
-            s = state[c]
-            if s == CoreState.IN_FLAG_WAIT:
-                m = int(st[c, ST_WAIT_MODE])
-                what = f"flag {int(st[c, ST_WAIT_ID])}" + (f" (mode {m})" if m >= 0 else "")
-            elif s == CoreState.IN_SYNC_AIV:
-                what = f"SyncAll (vector cores only) #{int(st[c, ST_SYNC_AIV])}"
-            else:
-                what = f"SyncAll #{int(st[c, ST_SYNC_ALL])}"
-            waits.append(f"{self._topo.core(c).short} in {what}")
+        # A running core that made no API call all this time counts as spinning only if it used
+        # the CPU meanwhile: a stopped or starved core is not stuck, and one asleep outside the
+        # kernel API is left to the launch timeout (which says where it is).
+        quiet = now - self._stall_since
+        cpu0 = self._stall_cpu
+        if any(self._cpu(c) - cpu0.get(c, 0.0) < SPIN_CPU_SHARE * (now - self._stall_cpu_at) for c in running):
+            return None
+        waits = [self._blocked_text(st, state, c) for c in blocked]
+        if not running:
+            return DeadlockError(
+                f"deadlock: every running core has been blocked for {self._grace:g} s ({'; '.join(waits[:6])}"
+                f"{'; ...' if len(waits) > 6 else ''})",
+                waits=waits,
+            )
+        spinning = []
+        for c in running:
+            where = self._ask_where(c)
+            if where.startswith(IN_CALL):  # inside one long kernel API call: busy, not spinning
+                self._stall_key = None
+                return None
+            spinning.append(self._running_text(c, where, round(quiet, 1)))
+        if self._sync.status_view()[:, [ST_STATE, ST_PROGRESS, ST_CALLS]].tobytes() != self._stall_key:
+            self._stall_key = None  # it moved while we asked: not stuck after all
+            return None
+        others = f"; {'; '.join(waits[:6])}{'; ...' if len(waits) > 6 else ''}" if waits else (
+            "; every other core has finished the kernel")
         return DeadlockError(
-            f"deadlock: every running core has been blocked for {self._grace:g} s ({'; '.join(waits[:6])}"
-            f"{'; ...' if len(waits) > 6 else ''})",
-            waits=waits,
+            f"hang: {'; '.join(spinning)}{others}",
+            waits=waits, spinning=[self._topo.core(c).label for c in running], spins=spinning,
         )
+
+    def describe_stuck(self, pending: Sequence[int]) -> str:
+        """Who of ``pending`` is stuck where, as the launch timeout says it: blocked cores with the
+        kernel line of their wait and whom they wait for, running ones with where they are."""
+        st = self._sync.status_view().copy()
+        state = st[:, ST_STATE]
+        out = []
+        for c in pending:
+            if int(state[c]) in self._BLOCKED:
+                out.append(self._blocked_text(st, state, c))
+            else:
+                out.append(self._running_text(c, self._ask_where(c, 0.5), None))
+        return "; ".join(out)
 
 
 __all__ = ["Watchdog"]

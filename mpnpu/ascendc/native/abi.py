@@ -16,7 +16,7 @@ import numpy as np
 from mpnpu.runtime.topology import FLAG_IDS as FLAG_IDS  # (re-exported: the ABI's flag bits are mode * FLAG_IDS + id)
 
 #: the layout both sides use; a library built for another is refused (rebuilt)
-ABI_VERSION = 7
+ABI_VERSION = 8
 #: a flag wait's mode when it names none (it consumes sets in whatever mode they were made)
 ANY_MODE = 0xFF
 #: the flag routes one core's end of a native flag holds at most, each way
@@ -231,6 +231,9 @@ class Launch(ctypes.Structure):
         ("n_inserts", ctypes.c_int32),
         ("inserts", ctypes.POINTER(Insert)),
         ("native", ctypes.POINTER(NativeSync)),
+        ("calls", ctypes.c_void_p),
+        ("where", ctypes.c_void_p),
+        ("where_size", ctypes.c_int32),
     ]
 
 

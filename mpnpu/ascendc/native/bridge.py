@@ -35,7 +35,7 @@ from mpnpu.runtime.gm import GlobalTensor
 from mpnpu.runtime.memcheck import ILLEGAL_READ, ILLEGAL_WRITE, gm_fault, gm_fault_unknown, local_fault
 from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.seam import NativeCore, current_native_core
-from mpnpu.runtime.sync import LAST_WORDS_BYTES
+from mpnpu.runtime.sync import LAST_WORDS_BYTES, WHERE_BYTES
 from mpnpu.runtime.topology import CoreType, KernelType
 
 from . import abi
@@ -271,7 +271,7 @@ def _flag_set(launch: CallbackTarget, mode: int, flag_id: int, pipe: int, site_i
 @_guard
 def _flag_wait(launch: CallbackTarget, mode: int, flag_id: int, site_id: int, resolved: Any) -> int:
     if mode == abi.ANY_MODE:
-        mode = launch.core.flag_wait_mode(flag_id)
+        mode = launch.core.flag_wait_mode(flag_id, launch.site(site_id)[0])
     resolved[0] = mode
     launch.core.flag_wait(mode, flag_id, launch.site(site_id)[0])
     return 0
@@ -613,6 +613,9 @@ def _launch_struct(core: NativeCore, kernel_type: KernelType, n_slots: int,
         launch.core_calls = ctypes.pointer(_CORE_CALLS)
         launch.last_words = core.last_words_address()
         launch.last_words_size = LAST_WORDS_BYTES
+        launch.calls = core.calls_address()
+        launch.where = core.where_address()
+        launch.where_size = WHERE_BYTES
         # A C++ kernel orders its own pipes: asynchronous unless the launch asks for them in order.
         launch.pipes_async = 0 if core.pipes_mode == "sync" else 1
         launch.pipe_latency_ns = int(core.pipe_latency_us * 1000)

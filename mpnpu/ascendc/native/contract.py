@@ -112,6 +112,8 @@ def constants() -> list[Constant]:
         Constant("MPNPU_SERVE_MAX_ENTRIES", abi.SERVE_MAX_ENTRIES, "kernels a native serving loop holds"),
         Constant("MPNPU_SERVE_MAX_ARGS", abi.SERVE_MAX_ARGS, "a registered kernel's parameters at most"),
         Constant("MPNPU_MEM_COUNT", len(abi.Memory), "local memories (MPNPU_MEM_*)"),
+        Constant("MPNPU_WHERE_SIGNAL", int(sync.WHERE_SIGNAL), "the signal the watchdog asks a core where it is "
+                                                               "with (mpnpu.runtime.sync.WHERE_SIGNAL)"),
         *_status_columns(),
         Constant("MPNPU_FRAME_HEADER_BYTES", wire.HEADER.size, "a frame's length prefix (mpnpu.runtime.wire)"),
         Constant("MPNPU_FRAME_HEADER_BIG_ENDIAN", 1 if wire.HEADER.format[0] in "!>" else 0,

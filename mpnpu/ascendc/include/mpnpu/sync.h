@@ -57,7 +57,7 @@ enum DroppedCall : int32_t {
 // True (and recorded) when the launch drops the sync point at ``site``.
 inline bool dropped(const Site& site, DroppedCall call) {
     CoreState& c = core();
-    c.last = site;
+    note(c, site);
     if (c.dropped.empty()) return false;
     int32_t id = site_id(site);
     if (!c.sites[size_t(id)].dropped) return false;
@@ -141,6 +141,7 @@ inline void sync_all(bool aiv_only, const Site& site) {
     uint64_t t0 = c.tracing ? now_ns() : 0;
     if (MpnpuNativeSync* nat = c.launch.native) {  // on the core process's barrier, without a callback
         int64_t count = 0;
+        write_where(site);  // (what the watchdog names while this core waits)
         if (int32_t rc = native::sync_all(*nat, aiv_only, &count))
             core_call(c.core_calls->sync_error(rc, aiv_only ? 1 : 0, int32_t(count), 0));
     } else {
@@ -204,11 +205,11 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     // core may not use) through the core process, which also names what is wrong.
     if (nat && (nat->flags[1][fid].valid || nat->flags[2][fid].valid)) {
         if (resolved == ANY_MODE) {
-            resolved = native::wait_mode(*nat, fid);
+            resolved = native::wait_mode(*nat, fid, [&site] { write_where(site); });
             if (resolved < 0) core_call(c.core_calls->sync_error(MPNPU_NATIVE_FLAG_TIMEOUT, -1, fid, 0));
         }
         if (const MpnpuNativeFlag* f = native::flag(*nat, resolved, fid)) {
-            if (int32_t rc = native::flag_wait(*nat, *f, resolved, fid))
+            if (int32_t rc = native::flag_wait(*nat, *f, resolved, fid, [&site] { write_where(site); }))
                 core_call(c.core_calls->sync_error(rc, resolved, fid, 0));
         } else {
             core_call(c.core_calls->flag_wait(resolved, fid, site_id(site), &resolved));

@@ -133,6 +133,10 @@ typedef struct MpnpuLaunch {
     int32_t n_inserts;            /* syncs inserted at function boundaries, this core's only */
     const MpnpuInsert* inserts;
     MpnpuNativeSync* native;      /* the sync objects to drive directly, or NULL: every sync calls back */
+    int64_t* calls;               /* this core's ST_CALLS cell of the status board: the API call count */
+    char* where;                  /* this core's "where" line: the kernel line it blocks at, or (asked by
+                                     the watchdog's signal) its last API call's */
+    int32_t where_size;
 } MpnpuLaunch;
 
 /* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/native/abi.py for how each field is read. */

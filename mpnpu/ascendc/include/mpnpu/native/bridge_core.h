@@ -81,24 +81,6 @@ Entry<A...> entry_of(void (*)(A...));
 // the parent (MpnpuLaunch.last_words, in memory the parent reads), then dies of the signal as it
 // would have. Only async-signal-safe work happens in the handler: copying bytes.
 
-inline void put(char*& out, char* end, const char* s) {
-    while (s && *s && out < end) *out++ = *s++;
-}
-
-inline void put_int(char*& out, char* end, long v) {
-    char digits[24];
-    int n = 0;
-    if (v < 0) {
-        put(out, end, "-");
-        v = -v;
-    }
-    do {
-        digits[n++] = char('0' + v % 10);
-        v /= 10;
-    } while (v && n < 24);
-    while (n && out < end) *out++ = digits[--n];
-}
-
 inline void put_hex(char*& out, char* end, uint64_t v) {
     char digits[17];
     int n = 0;
@@ -110,32 +92,29 @@ inline void put_hex(char*& out, char* end, uint64_t v) {
     while (n && out < end) *out++ = digits[--n];
 }
 
+// "<before>dir/file:line (function)<after>" of the last API call ``s``, or ``none`` when there was none.
+inline void put_last_call(char*& out, char* end, const Site& s, const char* before, const char* after,
+                          const char* none) {
+    if (!s.file) {
+        put(out, end, none);
+        return;
+    }
+    put(out, end, before);
+    put_site(out, end, s);
+    put(out, end, " (");
+    put(out, end, s.func);
+    put(out, end, ")");
+    put(out, end, after);
+}
+
 inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
     CoreState& c = core();
     const MpnpuLaunch& l = c.launch;
     if (c.in_launch && l.last_words && l.last_words_size > 1) {
         char* out = l.last_words;
         char* end = l.last_words + l.last_words_size - 1;
-        const Site& s = c.last;
-        if (s.file) {
-            const char* f = s.file;
-            const char* slash = nullptr;
-            const char* prev = nullptr;
-            for (const char* p = f; *p; ++p)
-                if (*p == '/') {
-                    prev = slash;
-                    slash = p;
-                }
-            put(out, end, "at ");
-            put(out, end, prev ? prev + 1 : (slash ? slash + 1 : f));
-            put(out, end, ":");
-            put_int(out, end, s.line);
-            put(out, end, " (");
-            put(out, end, s.func);
-            put(out, end, "), the last kernel API call before the fault");
-        } else {
-            put(out, end, "before its first kernel API call");
-        }
+        put_last_call(out, end, c.last, "at ", ", the last kernel API call before the fault",
+                      "before its first kernel API call");
         if ((sig == SIGSEGV || sig == SIGBUS) && info) {  // where it reached (GM past a block's end, say)
             put(out, end, "; fault address ");
             put_hex(out, end, uint64_t(reinterpret_cast<uintptr_t>(info->si_addr)));
@@ -146,10 +125,45 @@ inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
     raise(sig);
 }
 
+// The watchdog's question (WHERE_SIGNAL, mpnpu/runtime/sync.py) to a core that makes no progress:
+// during a launch the answer is this core's last API call ("last call: dir/file:line (function)",
+// or "no call yet"); outside one, the handler that was there before (the core process's own, which
+// answers for a Python kernel) is called. Copying bytes only, as a signal handler may.
+inline struct sigaction& where_previous() {
+    static struct sigaction previous{};
+    return previous;
+}
+
+inline void on_where_signal(int sig, siginfo_t* info, void* uc) {
+    CoreState& c = core();
+    const MpnpuLaunch& l = c.launch;
+    if (c.in_launch && l.where && l.where_size > 1) {
+        char* out = l.where;
+        char* end = l.where + l.where_size - 1;
+        // (the two prefixes the watchdog reads: mpnpu.runtime.sync.LAST_CALL and NO_CALL_YET)
+        put_last_call(out, end, c.last, "last call: ", "", "no call yet");
+        *out = 0;
+        return;
+    }
+    const struct sigaction& p = where_previous();
+    if (p.sa_flags & SA_SIGINFO) {
+        if (p.sa_sigaction) p.sa_sigaction(sig, info, uc);
+    } else if (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN && p.sa_handler) {
+        p.sa_handler(sig);
+    }
+}
+
 inline void install_fault_handlers() {
     static bool installed = false;
     if (installed) return;
     installed = true;
+    {
+        struct sigaction sa{};
+        sa.sa_sigaction = on_where_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(MPNPU_WHERE_SIGNAL, &sa, &where_previous());
+    }
     static char alt_stack[64 * 1024];  // a stack overflow must still be reported
     stack_t ss{};
     ss.ss_sp = alt_stack;
@@ -193,6 +207,8 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.pad_value = 0;
     c.pad_value_set = false;
     c.last = Site{nullptr, 0, nullptr};
+    c.calls = 0;
+    c.calls_cell = l->calls ? l->calls : &c.calls_sink;
     c.pipes.configure(&pipe_error, &now_ns);
     c.pipes.source_of_ = &event_source;
     c.vec = VectorRegs{};

@@ -7,7 +7,7 @@
 #ifndef MPNPU_CONTRACT_H
 #define MPNPU_CONTRACT_H
 
-#define MPNPU_ABI_VERSION                  7  // the ABI's layout; a library built for another is refused
+#define MPNPU_ABI_VERSION                  8  // the ABI's layout; a library built for another is refused
 #define MPNPU_ANY_MODE                     255  // a flag wait that names no mode
 #define MPNPU_FLAG_IDS                     16  // cross-core flag ids per mode (a flag's bit: mode * MPNPU_FLAG_IDS + id)
 #define MPNPU_FLAG_MODES                   3  // cross-core flag modes (0, 1, 2)
@@ -15,6 +15,7 @@
 #define MPNPU_SERVE_MAX_ENTRIES            32  // kernels a native serving loop holds
 #define MPNPU_SERVE_MAX_ARGS               64  // a registered kernel's parameters at most
 #define MPNPU_MEM_COUNT                    8  // local memories (MPNPU_MEM_*)
+#define MPNPU_WHERE_SIGNAL                 12  // the signal the watchdog asks a core where it is with (mpnpu.runtime.sync.WHERE_SIGNAL)
 #define MPNPU_ST_STATE                     0  // a status board column (mpnpu.runtime.sync)
 #define MPNPU_ST_SYNC_ALL                  1  // a status board column (mpnpu.runtime.sync)
 #define MPNPU_ST_SYNC_AIV                  2  // a status board column (mpnpu.runtime.sync)
@@ -22,7 +23,8 @@
 #define MPNPU_ST_WAIT_ID                   4  // a status board column (mpnpu.runtime.sync)
 #define MPNPU_ST_PROGRESS                  5  // a status board column (mpnpu.runtime.sync)
 #define MPNPU_ST_WAIT_TAKEN                6  // a status board column (mpnpu.runtime.sync)
-#define MPNPU_ST_COLUMNS                   7  // a status board column (mpnpu.runtime.sync)
+#define MPNPU_ST_CALLS                     7  // a status board column (mpnpu.runtime.sync)
+#define MPNPU_ST_COLUMNS                   8  // a status board column (mpnpu.runtime.sync)
 #define MPNPU_FRAME_HEADER_BYTES           4  // a frame's length prefix (mpnpu.runtime.wire)
 #define MPNPU_FRAME_HEADER_BIG_ENDIAN      1  // the length prefix's byte order (1: big-endian)
 #define MPNPU_NATIVE_CMD_MAGIC             78  // a native command's first byte ('N')

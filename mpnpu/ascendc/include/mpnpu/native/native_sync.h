@@ -236,10 +236,14 @@ inline int32_t flag_set(MpnpuNativeSync& n, MpnpuNativeFlag& f, int32_t mode, in
 }
 
 // A wait: take one set from each sender in order; a blocking take tells the watchdog what it
-// waits for and how many senders' sets it has taken already. 0, or MPNPU_NATIVE_FLAG_TIMEOUT.
-inline int32_t flag_wait(const MpnpuNativeSync& n, const MpnpuNativeFlag& f, int32_t mode, int32_t id) {
+// waits for and how many senders' sets it has taken already (and calls ``on_block`` first: the
+// caller names the kernel line). 0, or MPNPU_NATIVE_FLAG_TIMEOUT.
+template <typename OnBlock>
+inline int32_t flag_wait(const MpnpuNativeSync& n, const MpnpuNativeFlag& f, int32_t mode, int32_t id,
+                         OnBlock&& on_block) {
     for (int i = 0; i < f.n_in; ++i) {
         if (try_take(f.in_sem[i])) continue;
+        on_block();
         int64_t* r = row(n);
         store(r + ST_WAIT_MODE, mode);
         store(r + ST_WAIT_ID, id);
@@ -254,11 +258,13 @@ inline int32_t flag_wait(const MpnpuNativeSync& n, const MpnpuNativeFlag& f, int
 
 // The mode of a wait that names none: that of the sets routed to this core for the id, known
 // after the first one; until then the waiter sleeps until a set makes a mode of its known, shown on
-// the board as a flag wait in mode -1. -1 at the timeout.
-inline int32_t wait_mode(const MpnpuNativeSync& n, int32_t id) {
+// the board as a flag wait in mode -1 (``on_block`` first, as for flag_wait). -1 at the timeout.
+template <typename OnBlock>
+inline int32_t wait_mode(const MpnpuNativeSync& n, int32_t id, OnBlock&& on_block) {
     const int8_t* cell = n.flag_modes + n.core_id * MPNPU_FLAG_IDS + id;
     int8_t m = __atomic_load_n(cell, __ATOMIC_SEQ_CST);
     if (m) return m - 1;
+    on_block();
     int64_t* r = row(n);
     store(r + ST_WAIT_MODE, -1);
     store(r + ST_WAIT_ID, id);

@@ -169,6 +169,12 @@ struct CoreState {
     PipeEngine pipes;
     MpnpuFault fault{};
     Site last{nullptr, 0, nullptr};  // the last API call's site (named if the kernel then crashes)
+    // The API calls made in this launch, stored on every call into this core's ST_CALLS cell of the
+    // status board (``calls_cell``; a cell of its own outside a launch): the progress the watchdog
+    // tells a busy core from a spinning one by (docs/device-model.md, "Watchdog").
+    int64_t calls = 0;
+    int64_t calls_sink = 0;
+    int64_t* calls_cell = &calls_sink;
     // This launch's last SyncAll and last use of a flag id SyncAll is built on (11-14): the two in
     // one launch are a collision on the chip (sync.h says so at the second)
     Site sync_all_at{nullptr, 0, nullptr};
@@ -215,8 +221,58 @@ inline size_t memory_size(int mem) {
     return mem >= 0 && mem < MPNPU_MEM_COUNT ? sizes[mem] : 0;
 }
 
-// Remember the kernel line of an API call that touches no memory (a crash is named by the last one).
-inline void at(const Site& where) { core().last = where; }
+inline void put(char*& out, char* end, const char* s) {
+    while (s && *s && out < end) *out++ = *s++;
+}
+
+inline void put_int(char*& out, char* end, long v) {
+    char digits[24];
+    int n = 0;
+    if (v < 0) {
+        put(out, end, "-");
+        v = -v;
+    }
+    do {
+        digits[n++] = char('0' + v % 10);
+        v /= 10;
+    } while (v && n < 24);
+    while (n && out < end) *out++ = digits[--n];
+}
+
+// "dir/file:line" of a site: the file's last two path components, as reports name kernel lines.
+inline void put_site(char*& out, char* end, const Site& s) {
+    const char* f = s.file;
+    const char* slash = nullptr;
+    const char* prev = nullptr;
+    for (const char* p = f; *p; ++p)
+        if (*p == '/') {
+            prev = slash;
+            slash = p;
+        }
+    put(out, end, prev ? prev + 1 : (slash ? slash + 1 : f));
+    put(out, end, ":");
+    put_int(out, end, s.line);
+}
+
+// This core blocks in a cross-core wait made at ``where``: its "where" line names it for the
+// watchdog (only on the blocking path).
+inline void write_where(const Site& where) {
+    const MpnpuLaunch& l = core().launch;
+    if (!l.where || l.where_size < 2 || !where.file) return;
+    char* out = l.where;
+    put_site(out, l.where + l.where_size - 1, where);
+    *out = 0;
+}
+
+// An API call at ``where``: remembered (a crash, or a spin, is named by the last one) and counted on
+// the status board (one store into shared memory).
+inline void note(CoreState& c, const Site& where) {
+    c.last = where;
+    __atomic_store_n(c.calls_cell, ++c.calls, __ATOMIC_RELAXED);
+}
+
+// Remember the kernel line of an API call that touches no memory.
+inline void at(const Site& where) { note(core(), where); }
 
 inline bool is_aic() { return core().launch.core_type == 1; }
 inline bool is_aiv() { return core().launch.core_type == 0; }
@@ -358,7 +414,7 @@ inline MpnpuEvent* gm_access(char kind, uint8_t pipe, const void* base, const vo
                          uint64_t stride, uint64_t count, uint32_t itemsize, const Site& where,
                          const char* what) {
     CoreState& c = core();
-    c.last = where;
+    note(c, where);
     if (count == 0 || run == 0) return nullptr;
     uint64_t lo = uint64_t(reinterpret_cast<uintptr_t>(first));
     uint64_t hi = lo + (count - 1) * stride + run;
@@ -432,7 +488,7 @@ inline void hold_point(const Site& where, int after) {
 inline void local_access(char kind, uint8_t pipe, int mem, uint64_t start, uint64_t stop, uint64_t buf_lo,
                          uint64_t buf_hi, const Site& where, const char* what) {
     CoreState& c = core();
-    c.last = where;
+    note(c, where);
     if (stop <= start) return;
     if (c.memcheck && (start < buf_lo || stop > buf_hi))
         illegal_local(kind != 'R', where, mem, start, stop, buf_lo, buf_hi, what);
