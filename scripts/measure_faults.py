@@ -96,6 +96,15 @@ def cases() -> list[Case]:
                         "--drop-sync", "scale_add.asc:1"]),
         Case("run: a kernel argument that is no file",
              lambda d: [PY, "-m", "mpnpu", "run", sample, "in:/nonexistent.bin:float32"]),
+        *(Case(f"run: hangs.cpp mode {mode} ({what})",
+               lambda d, mode=mode, timeout=timeout: [PY, "-m", "mpnpu", "run", os.path.join(KERNELS, "hangs.cpp"),
+                                                      f"u32:{mode}", "u32:1", *timeout])
+          for mode, what, timeout in (
+              (1, "a flag wait nothing sets", []),
+              (2, "a mode-1 flag wait that needs its own set", []),
+              (3, "a core spins after its last API call while the others wait in SyncAll", []),
+              (3, "the same with --timeout 10", ["--timeout", "10"]),
+              (4, "a core spins before its first API call, the others finish", []))),
         Case("batch: --block-dim 0",
              lambda d: [PY, "-m", "mpnpu", "batch", "--op", "floms", "--block-dim", "0"]),
     ]
