@@ -5,8 +5,8 @@ and what was left behind.
 Each case runs as a command of its own (in a session of its own, so that an interruption is sent to
 its whole process group as a terminal would send it). For each the table gives the exit status, the
 seconds from start to exit (from the signal, for an interruption), the first line of what the
-command printed on stderr (stdout when stderr is empty), the ``/dev/shm`` entries that appeared and
-stayed, and the processes the command started that are still alive after it ended (every
+command printed on stderr (stdout when stderr is empty), the ``/dev/shm`` entries of its processes
+that appeared and stayed, and the processes the command started that are still alive after it ended (every
 descendant seen while it ran). Run: ``python scripts/measure_faults.py [--only NAME,...] [--json PATH]``.
 
 The C++ programs are this repository's own test programs (tests/ascendc_kernels/), built here with
@@ -171,7 +171,10 @@ def run_case(case: Case, build: str) -> dict[str, object]:
     end = time.monotonic()
     time.sleep(0.5)  # (what a clean exit ends, it ends before returning; give stragglers a moment)
     alive = [pid for pid, p in seen.items() if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-    left = sorted(_shm() - before)
+    # (only segments of this command's processes: mpnpu names them mpnpu_<pid>_...; others may run beside it)
+    mine = {proc.pid, *seen}
+    left = sorted(e for e in _shm() - before
+                  if not e.startswith("mpnpu_") or int(e.split("_")[1]) in mine)
     text = (err.strip() or out.strip()).splitlines()
     return {
         "case": case.name, "exit": proc.returncode if not timed_out else "timeout",
