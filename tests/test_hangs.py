@@ -193,11 +193,9 @@ def test_a_core_inside_one_long_api_call_answers_that_it_is_in_a_call() -> None:
     from mpnpu.runtime import kcontext
     from mpnpu.runtime.spin import spin_until
 
-    here = sys._getframe()
-    # (under pytest the test's own caller is not mpnpu's: the answer may go on with ", called from ...")
-    where = kcontext.report_where(here)
-    assert where.startswith(f"tests/test_hangs.py:{here.f_lineno - 1} "
-                            "(test_a_core_inside_one_long_api_call_answers_that_it_is_in_a_call)"), where
+    where, line = kcontext.report_where(sys._getframe()), sys._getframe().f_lineno
+    name = "test_a_core_inside_one_long_api_call_answers_that_it_is_in_a_call"
+    assert where.startswith(f"tests/test_hangs.py:{line} ({name})"), where
     inside = []
     spin_until(lambda: bool(inside.append(sys._getframe(1))) or True, 1.0)  # the frame of spin_until
     where = kcontext.report_where(inside[0])

@@ -314,9 +314,7 @@ def core_main(core_id: int, topology: Topology, conn: Connection, sync: SyncObje
     def say_where(signum: int, frame: FrameType | None) -> None:
         # The watchdog asks a core that makes no progress where it is (docs/device-model.md,
         # "Watchdog"): a Python kernel's line. (A C++ kernel's library answers in C while it runs.)
-        text = kcontext.report_where(frame)
-        if text:
-            sync.write_where(core_id, text)
+        sync.write_where(core_id, kcontext.report_where(frame) or kcontext.OUTSIDE_KERNEL)
 
     signal.signal(WHERE_SIGNAL, say_where)
     memcheck_local(options.memcheck)

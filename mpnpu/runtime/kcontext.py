@@ -91,6 +91,8 @@ def current() -> CoreContext:
 
 #: how report_where starts when the kernel is inside a call of mpnpu's (a long API call: busy, not stuck)
 IN_CALL = "in call: "
+#: what a core answers the watchdog when no frame of its stack is kernel code
+OUTSIDE_KERNEL = "outside the kernel"
 
 
 def report_where(frame: FrameType | None) -> str:

@@ -28,7 +28,7 @@ import numpy as np
 
 from mpnpu.errors import DeadlockError, LaunchError, SyncAllNotReachedError
 
-from .kcontext import IN_CALL
+from .kcontext import IN_CALL, OUTSIDE_KERNEL
 from .procutil import process_asleep, process_cpu_s
 from .sync import (
     LAST_CALL,
@@ -214,28 +214,39 @@ class Watchdog:
         waiting = f", waiting for {', '.join(names[:4])}{', ...' if len(names) > 4 else ''}" if names else ""
         return f"{self._topo.core(c).short} in {what}{self._at(c)}{waiting}"
 
-    def _ask_where(self, c: int, wait_s: float = 1.0) -> str:
-        """Where running core ``c`` is: it is sent WHERE_SIGNAL and writes its kernel line (a Python
-        kernel: the line it runs; a C++ kernel: its last API call's); "" if it does not answer
-        within ``wait_s`` (a core inside a long C call of a Python kernel answers after it)."""
-        pid = self._pid(c)
-        if pid is None:
-            return ""
-        self._sync.clear_where(c)
-        try:
-            os.kill(pid, WHERE_SIGNAL)
-        except OSError:
-            return ""
+    def _ask_where(self, cores: Sequence[int], wait_s: float = 1.0) -> dict[int, str]:
+        """Where each of the running ``cores`` is: each is sent WHERE_SIGNAL and writes its kernel
+        line (a Python kernel: the line it runs; a C++ kernel: its last API call's); "" for a core
+        that does not answer within ``wait_s`` (one inside a long C call of a Python kernel answers
+        only after it)."""
+        asked = []
+        for c in cores:
+            pid = self._pid(c)
+            if pid is None:
+                continue
+            self._sync.clear_where(c)
+            try:
+                os.kill(pid, WHERE_SIGNAL)
+            except OSError:
+                continue
+            asked.append(c)
+        said = dict.fromkeys(cores, "")
         deadline = time.monotonic() + wait_s
-        while True:
-            where = self._sync.read_where(c)
-            if where or time.monotonic() >= deadline:
-                return where
+        while asked:
+            for c in list(asked):
+                said[c] = self._sync.read_where(c)
+                if said[c]:
+                    asked.remove(c)
+            if not asked or time.monotonic() >= deadline:
+                break
             time.sleep(0.005)
+        return said
 
     def _running_text(self, c: int, where: str, quiet_s: float | None) -> str:
         label = self._topo.core(c).short
         how = f"spinning (no kernel API call for {quiet_s:g} s)" if quiet_s is not None else "running"
+        if where == OUTSIDE_KERNEL:
+            return f"{label} {how}, outside the kernel (not started, or finishing)"
         if where.startswith(NO_CALL_YET):
             return f"{label} {how}, before its first kernel API call"
         if where.startswith(IN_CALL):
@@ -294,8 +305,9 @@ class Watchdog:
                 waits=waits,
             )
         spinning = []
+        said = self._ask_where(running)
         for c in running:
-            where = self._ask_where(c)
+            where = said[c]
             if where.startswith(IN_CALL):  # inside one long kernel API call: busy, not spinning
                 self._stall_key = None
                 return None
@@ -315,13 +327,9 @@ class Watchdog:
         kernel line of their wait and whom they wait for, running ones with where they are."""
         st = self._sync.status_view().copy()
         state = st[:, ST_STATE]
-        out = []
-        for c in pending:
-            if int(state[c]) in self._BLOCKED:
-                out.append(self._blocked_text(st, state, c))
-            else:
-                out.append(self._running_text(c, self._ask_where(c, 0.5), None))
-        return "; ".join(out)
+        said = self._ask_where([c for c in pending if int(state[c]) not in self._BLOCKED], 0.5)
+        return "; ".join(self._blocked_text(st, state, c) if c not in said else self._running_text(c, said[c], None)
+                         for c in pending)
 
 
 __all__ = ["Watchdog"]
