@@ -26,71 +26,6 @@
 #include "types.h"
 #include "vector/engine.h"
 
-namespace mpnpu {
-
-struct LibSigmoid {
-    static constexpr const char* name = "Sigmoid";
-    static float f(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-};
-struct LibSign {
-    static constexpr const char* name = "Sign";
-    static float f(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
-};
-
-template <class Op, typename T>
-inline void lib_unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint64_t count,
-                      const Site& site) {
-    const char* name = Op::name;
-    vec::start(site, name);
-    vec::need_type<T>(vec::one_of<T, half, float>, site, name, "half, float");
-    if constexpr (vec::one_of<T, half, float>) {
-        vec::check_operand(dst, 32, site, name, "dst");
-        vec::check_operand(src, 32, site, name, "src");
-        vec::check_count(dst, count, site, name, "dst");
-        vec::check_count(src, count, site, name, "src");
-        if (count == 0) return;
-        const uint8_t* s = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
-        uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
-        const uint64_t bytes = count * sizeof(T);
-        if (d < s + bytes && s < d + bytes)
-            api_error(site, "%s: dst and src overlap (the call takes separate operands)", name);
-        src.mpnpu_touch('R', P_V, 0, count, site, name);
-        dst.mpnpu_touch('W', P_V, 0, count, site, name);
-        const T* in = src.mpnpu_addr();
-        T* out = dst.mpnpu_addr();
-        for (uint64_t i = 0; i < count; ++i) out[i] = from_float<T>(Op::f(to_float(in[i])));
-    }
-}
-
-}  // namespace mpnpu
-
-#define MPNPU_LIB_UNARY(NAME, OP)                                                                                  \
-    template <typename T, bool isReuseSource = false>                                                              \
-    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
-                     const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, MPNPU_SITE) {           \
-        (void)sharedTmpBuffer;                                                                                     \
-        mpnpu::lib_unary<OP>(dstTensor, srcTensor, calCount, site);                                                \
-    }                                                                                                              \
-    template <typename T, bool isReuseSource = false>                                                              \
-    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
-                     const LocalTensor<uint8_t>& sharedTmpBuffer, MPNPU_SITE) {                                    \
-        (void)sharedTmpBuffer;                                                                                     \
-        mpnpu::lib_unary<OP>(dstTensor, srcTensor, dstTensor.GetSize(), site);                                     \
-    }                                                                                                              \
-    template <typename T, bool isReuseSource = false>                                                              \
-    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,    \
-                     MPNPU_SITE) {                                                                                 \
-        mpnpu::lib_unary<OP>(dstTensor, srcTensor, calCount, site);                                                \
-    }                                                                                                              \
-    template <typename T, bool isReuseSource = false>                                                              \
-    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, MPNPU_SITE) {               \
-        mpnpu::lib_unary<OP>(dstTensor, srcTensor, dstTensor.GetSize(), site);                                     \
-    }                                                                                                              \
-    template <typename T, bool isReuseSource = false, typename C, mpnpu::vec::if_same<C, uint32_t> = 0>            \
-    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, C calCount) {               \
-        mpnpu::lib_unary<OP>(dstTensor, srcTensor, calCount, MPNPU_FPTR_SITE(#NAME));                              \
-    }
-
 // -- the math library's one-source calls: Acos ... Tanh, Erf, Erfc, Floor, Log2, Log10 -------------------
 //
 // Each is computed element by element in double precision from the element's value and rounded once
@@ -155,8 +90,8 @@ inline bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
     return an && bn && x < y + bn && y < x + an;
 }
 
-// tmp: the caller's sharedTmpBuffer, or null (the framework's scratch).
-template <class Op, typename T>
+// tmp: the caller's sharedTmpBuffer, or null (the framework's scratch). in_place: whether dst may be src.
+template <class Op, typename T, bool in_place = true>
 inline void unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
                   const AscendC::LocalTensor<uint8_t>* tmp, uint64_t count, const Site& site) {
     const char* name = Op::name;
@@ -187,9 +122,13 @@ inline void unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor
         if (count == 0) return;
         const T* in = src.mpnpu_addr();
         T* out = dst.mpnpu_addr();
-        if (static_cast<const void*>(in) != static_cast<const void*>(out) && overlaps(in, bytes, out, bytes))
-            api_error(site, "%s: dst and src overlap without being the same tensor (the call takes separate "
-                      "operands, or the same one in place)", name);
+        if (overlaps(in, bytes, out, bytes)) {
+            if (!in_place)
+                api_error(site, "%s: dst and src overlap (the call takes separate operands)", name);
+            if (static_cast<const void*>(in) != static_cast<const void*>(out))
+                api_error(site, "%s: dst and src overlap without being the same tensor (the call takes separate "
+                          "operands, or the same one in place)", name);
+        }
         src.mpnpu_touch('R', P_V, 0, count, site, name);
         if (used) {
             tmp->mpnpu_touch_bytes('W', P_V, 0, used, site, name);
@@ -197,11 +136,26 @@ inline void unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor
         }
         dst.mpnpu_touch('W', P_V, 0, count, site, name);
         for (uint64_t i = 0; i < count; ++i)
-            out[i] = from_float<T>(static_cast<float>(Op::f(static_cast<double>(to_float(in[i])))));
+            out[i] = from_float<T>(static_cast<float>(Op::f(to_float(in[i]))));
     }
 }
 
 }  // namespace mlib
+
+// Sigmoid and Sign: computed in float, and dst and src must not overlap at all.
+struct LibSigmoid {
+    static constexpr const char* name = "Sigmoid";
+    static float f(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+};
+struct LibSign {
+    static constexpr const char* name = "Sign";
+    static float f(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
+};
+template <class Op, typename T>
+inline void lib_unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint64_t count,
+                      const Site& site) {
+    mlib::unary<Op, T, false>(dst, src, nullptr, count, site);
+}
 }  // namespace mpnpu
 
 // The four documented forms, one macro each, and the count form once more with exactly the documented
@@ -248,6 +202,33 @@ inline void unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor
                                                uint32_t& extraBuf) {                                               \
         mpnpu::mlib::tmp_factor(typeSize, maxLiveNodeCount, extraBuf);                                             \
     }
+#define MPNPU_LIB_UNARY(NAME, OP)                                                                                  \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
+                     const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, MPNPU_SITE) {           \
+        (void)sharedTmpBuffer;                                                                                     \
+        mpnpu::lib_unary<OP>(dstTensor, srcTensor, calCount, site);                                                \
+    }                                                                                                              \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
+                     const LocalTensor<uint8_t>& sharedTmpBuffer, MPNPU_SITE) {                                    \
+        (void)sharedTmpBuffer;                                                                                     \
+        mpnpu::lib_unary<OP>(dstTensor, srcTensor, dstTensor.GetSize(), site);                                     \
+    }                                                                                                              \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,    \
+                     MPNPU_SITE) {                                                                                 \
+        mpnpu::lib_unary<OP>(dstTensor, srcTensor, calCount, site);                                                \
+    }                                                                                                              \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, MPNPU_SITE) {               \
+        mpnpu::lib_unary<OP>(dstTensor, srcTensor, dstTensor.GetSize(), site);                                     \
+    }                                                                                                              \
+    template <typename T, bool isReuseSource = false, typename C, mpnpu::vec::if_same<C, uint32_t> = 0>            \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, C calCount) {               \
+        mpnpu::lib_unary<OP>(dstTensor, srcTensor, calCount, MPNPU_FPTR_SITE(#NAME));                              \
+    }
+
 #define MPNPU_MLIB_ALL_FORMS(NAME) \
     MPNPU_MLIB_TMP_COUNT(NAME)     \
     MPNPU_MLIB_TMP_WHOLE(NAME)     \
