@@ -701,6 +701,45 @@ class Sim:
         x = self.rd(s, np.arange(int(n)) * 4)
         self.wr(d, np.arange(int(n)) * SIZE[T], cast_values(x, "f32", T, int(round)))
 
+    # The math library's one-source calls: the function in float64 of each element's value, rounded to
+    # float32 and then (half) to float16, as mpnpu computes them; mpnpu's temporary-buffer model (4 bytes per
+    # element of a piece of at least one 256-byte repeat of the input) decides what a sharedTmpBuffer traces.
+    MATH = {
+        "Acos": np.arccos, "Asin": np.arcsin, "Atan": np.arctan, "Cos": np.cos, "Sin": np.sin, "Tan": np.tan,
+        "Cosh": np.cosh, "Sinh": np.sinh, "Tanh": np.tanh, "Floor": np.floor, "Log2": np.log2, "Log10": np.log10,
+        "Erf": np.vectorize(math.erf, otypes=[np.float64]), "Erfc": np.vectorize(math.erfc, otypes=[np.float64]),
+    }
+
+    @staticmethod
+    def math_tmp(count: int, dt: str) -> tuple[int, int]:
+        """mpnpu's (minimum, maximum) temporary-buffer bytes for count elements of dt."""
+        per_repeat = 256 // SIZE[dt]
+        return 4 * per_repeat, 4 * max(count, per_repeat)
+
+    def ref_MathLib(self, exp, T, op, dst, src, form, count=None, scratch=None):
+        d, s = self.tensors[dst], self.tensors[src]
+        n = s.elems if form in ("tmp", "whole") else int(count)
+        if n == 0:
+            return
+        sz = SIZE[T]
+        self.acc(exp, "R", s, 0, n * sz)
+        if scratch is not None:
+            used = min(self.tensors[scratch].elems, self.math_tmp(n, T)[1])
+            self.acc(exp, "W", self.tensors[scratch], 0, used)
+            self.acc(exp, "R", self.tensors[scratch], 0, used)
+        self.acc(exp, "W", d, 0, n * sz)
+        x = to_f32(self.rd(s, np.arange(n) * sz), T).astype(np.float64)
+        with np.errstate(all="ignore"):
+            y = np.asarray(self.MATH[op](x), np.float64).astype(np.float32)
+        self.wr(d, np.arange(n) * sz, from_f32(y, T))
+        if op != "Floor":  # float: 2 ulps (libm and numpy's float64 functions may differ by one ulp before
+            # rounding); half: 1 ulp (a float result one ulp off can round to the neighbouring half)
+            exp.approx.append((dst, 2.4e-7, 0.0, 1))
+
+    def ref_MathHost(self, exp, T, op, n, out):
+        lo, hi = self.math_tmp(int(n), T)
+        self.put(self.tensors[out], 0, np.array([hi, lo, 4 // SIZE[T], 0], np.uint32))
+
     def ref_Sigmoid(self, exp, **kw):
         self._lib_unary("Sigmoid", exp, **kw)
 

@@ -40,6 +40,12 @@
 #ifndef __NPU_ARCH__
 #define __NPU_ARCH__ 2201
 #endif
+// The AI core version kernels test for the same class (`#if __CCE_AICORE__ >= 220` / `== 220` guard
+// the A2-only code of public kernels, e.g. their bfloat16 paths through float; those kernels' CPU-debug
+// unit tests do not build without it).
+#ifndef __CCE_AICORE__
+#define __CCE_AICORE__ 220
+#endif
 
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
