@@ -228,3 +228,12 @@ def test_memcheck_bounds_a_gmalloc_block_at_the_devices_32_byte_granule(bindir, 
     rounded = -(-nbytes // 32) * 32
     assert "illegal read of GM tensor x by DataCopy GM->local" in r.stderr, r.stderr
     assert f"test_gm_granule.cpp:{line}" in r.stderr and f"of its {rounded} bytes" in r.stderr, r.stderr
+
+
+def test_a_launch_with_other_argument_types_runs_on_the_core_processes_an_earlier_launch_forked(bindir) -> None:
+    """ICPU_RUN_KF(k, ..., nullptr) after ICPU_RUN_KF(k, ..., tensor) is another instantiation of the launch;
+    the core processes forked for the first must find what the second needs (it once failed with a
+    TypeError from mpnpu's side because that table existed in the program only)."""
+    r = _run(program("test_two_signatures.cpp", bindir))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == "with bias 41\nwithout 2\n" and r.stderr == ""
