@@ -94,6 +94,8 @@ def test_the_kernel_type_is_read_from_the_source(tmp_path) -> None:
         "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);": KernelType.AIC,
         "// KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2); in a comment": KernelType.AIV,
         "": KernelType.AIV,
+        "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_VECTOR_CORE); KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);":
+            KernelType.AIC,
     }
     for i, (line, want) in enumerate(cases.items()):
         p = tmp_path / f"k{i}.cpp"

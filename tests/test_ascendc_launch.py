@@ -41,6 +41,17 @@ def test_identities_follow_the_kernel_type(kt, block_dim) -> None:
     assert seen == CASES[(kt, block_dim)]
 
 
+def test_another_chip_familys_kernel_type_beside_this_ones_has_no_effect() -> None:
+    """A kernel for two families declares KERNEL_TYPE_AIV_ONLY and KERNEL_TYPE_MIX_VECTOR_CORE: the
+    type is read as vector-only and the second declaration does not fail the launch."""
+    k = kernel("two_families.cpp", "two_families")
+    assert k.kernel_type is KernelType.AIV
+    with device(3, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.zeros(64, np.int32))
+        dev.launch(k, out)
+        assert dev.to_host(out)[:4].tolist() == [1, 2, 3, 0]
+
+
 def test_a_two_phase_sum_is_right_with_its_syncall() -> None:
     k = kernel("two_phase.cpp", "two_phase")
     with device(4, kernel_type=KernelType.AIV) as dev:

@@ -210,3 +210,30 @@ def test_the_pipes_come_from_the_environment_and_decide_whether_a_pipe_race_can_
     bad = _run(exe, MPNPU_PIPES="fast")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "MPNPU_PIPES='fast': expected one of kernel, async, sync" in bad.stderr
+
+
+@pytest.mark.parametrize("nbytes,count,legal", [(18, 16, True), (40, 32, True), (18, 32, False), (64, 48, False)])
+def test_memcheck_bounds_a_gmalloc_block_at_the_devices_32_byte_granule(bindir, nbytes, count, legal) -> None:
+    """The device rounds every GM allocation up to a multiple of 32 bytes: a whole-block copy that covers
+    the end of an 18-byte tensor reads its allocation and is legal; one byte past the rounded size is
+    an illegal read named at the kernel's line."""
+    exe = program("test_gm_granule.cpp", bindir)
+    e = {k: v for k, v in os.environ.items() if not k.startswith("MPNPU_") or k == "MPNPU_CACHE_DIR"}
+    r = subprocess.run([exe, str(nbytes), str(count)], capture_output=True, text=True, timeout=60, env=e)
+    if legal:
+        assert r.returncode == 0 and r.stdout == f"copied {count} halfs\n", r.stdout + r.stderr
+        return
+    assert r.returncode == 3, r.stdout + r.stderr
+    line = line_of("cpudebug/test_gm_granule.cpp", "// the copy in")
+    rounded = -(-nbytes // 32) * 32
+    assert "illegal read of GM tensor x by DataCopy GM->local" in r.stderr, r.stderr
+    assert f"test_gm_granule.cpp:{line}" in r.stderr and f"of its {rounded} bytes" in r.stderr, r.stderr
+
+
+def test_a_launch_with_other_argument_types_runs_on_the_core_processes_an_earlier_launch_forked(bindir) -> None:
+    """ICPU_RUN_KF(k, ..., nullptr) after ICPU_RUN_KF(k, ..., tensor) is another instantiation of the launch;
+    the core processes forked for the first must find what the second needs (it once failed with a
+    TypeError from mpnpu's side because that table existed in the program only)."""
+    r = _run(program("test_two_signatures.cpp", bindir))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == "with bias 41\nwithout 2\n" and r.stderr == ""

@@ -451,6 +451,41 @@ def test_mpnpu_gtest_runs_each_case_alone_and_speaks_gtests_format(tmp_path) -> 
     assert listed.stdout == "Plain.\n  ends_its_process\n  after_the_exit\n"
 
 
+HOST_STATE = r"""
+#include <cstdlib>
+#include "gtest/gtest.h"
+// Stand-ins for the CPU-debug library's host settings (the program links no mpnpu library here).
+static int32_t g_mode = -1;
+static uint64_t g_key = 0;
+extern "C" void mpnpu_cpudebug_set_kernel_mode(int32_t mode) { g_mode = mode; }
+extern "C" void mpnpu_cpudebug_set_tiling_key(uint64_t key) { g_key = key; }
+extern "C" void mpnpu_cpudebug_host_state(int32_t* mode, uint64_t* key) { *mode = g_mode; *key = g_key; }
+TEST(S, a_sets) { mpnpu_cpudebug_set_kernel_mode(2); mpnpu_cpudebug_set_tiling_key(7); }
+TEST(S, b_sees_them) { EXPECT_EQ(g_mode, 2); EXPECT_EQ(g_key, 7u); mpnpu_cpudebug_set_tiling_key(9); FAIL(); }
+TEST(S, c_sees_a_failed_tests_too) { EXPECT_EQ(g_key, 9u); }
+TEST(S, d_dies_after_setting) { mpnpu_cpudebug_set_kernel_mode(1); std::exit(3); }
+TEST(S, e_keeps_the_last_finished_tests) { EXPECT_EQ(g_mode, 2); EXPECT_EQ(g_key, 9u); }
+"""
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_a_forked_test_hands_its_cpu_debug_settings_to_the_tests_after_it(tmp_path) -> None:
+    """In one GoogleTest process a test's SetKernelMode and ICPU_SET_TILING_KEY stay for the next tests,
+    and unit tests rely on it; each of our forked tests hands them back when it finishes (passed or
+    failed), and one that dies leaves the settings of the last test that finished."""
+    src = tmp_path / "h.cpp"
+    src.write_text(HOST_STATE)
+    exe = tmp_path / "h"
+    subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-Wall", "-Werror", f"-I{GTEST_INCLUDE}", str(src),
+                    GTEST_MAIN, "-o", str(exe)], check=True, timeout=600)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    cases = {c.name: c.status for c in parse_output(out.stdout)}
+    assert cases == {"S.a_sets": "passed", "S.b_sees_them": "failed", "S.c_sees_a_failed_tests_too": "passed",
+                     "S.d_dies_after_setting": "failed", "S.e_keeps_the_last_finished_tests": "passed"}, out.stdout
+    assert "Expected equality" not in out.stdout, out.stdout
+
+
 # -- the whole run on our repository --------------------------------------------------------------------------------
 
 

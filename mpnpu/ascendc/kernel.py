@@ -43,9 +43,10 @@ def detect_kernel_type(sources: Sequence[str]) -> KernelType:
     for path in sources:
         with open(path, errors="replace") as f:
             text = _COMMENT.sub(" ", f.read())
-        m = _TASK_TYPE.search(text)
-        if m and m.group(1) in _TYPES:
-            return _TYPES[m.group(1)]
+        # the first type this chip class has (a kernel for several families may declare one per family)
+        declared = [m.group(1) for m in _TASK_TYPE.finditer(text) if m.group(1) in _TYPES]
+        if declared:
+            return _TYPES[declared[0]]
         m = _MIX.search(text)
         if m:
             aic, aiv = int(m.group(1)), int(m.group(2))

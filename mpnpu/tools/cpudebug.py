@@ -86,6 +86,18 @@ def _mapped_length(size: int) -> int:
     return max(_PAGE, -(-size // _PAGE) * _PAGE)
 
 
+#: the granule of the device's GM allocations: the runtime rounds every allocation up to a multiple of
+#: 32 bytes (and its default allocator adds 32 more), and the MTE moves whole 32-byte blocks
+GM_GRANULE = 32
+
+
+def allocated_bytes(size: int) -> int:
+    """The bytes a kernel may touch in a ``GmAlloc(size)`` block: ``size`` rounded up to 32, the least
+    any device allocator gives. A DataCopy of a whole block that covers the end of an 18-byte
+    tensor stays inside its allocation on the chip, so memcheck must not call it illegal."""
+    return max(GM_GRANULE, -(-size // GM_GRANULE) * GM_GRANULE)
+
+
 #: KernelMode of SetKernelMode (MIX_MODE, AIC_MODE, AIV_MODE); not set: MIX_MODE
 _MODES = {0: KernelType.MIX_1_2, 1: KernelType.AIC, 2: KernelType.AIV}
 
@@ -428,7 +440,7 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
     _region_names.clear()
     for b in gm.blocks.values():
         named = [n for n, s, p in zip(names, slots, params) if p == "p" and s == b.addr]
-        regions.append((b.addr, b.size, b.segment, named[0] if named else f"gm@{b.addr:#x}"))
+        regions.append((b.addr, allocated_bytes(b.size), b.segment, named[0] if named else f"gm@{b.addr:#x}"))
         if named:
             _region_names[b.addr] = named[0]
     hk = CpuDebugKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key))

@@ -151,6 +151,14 @@ __attribute__((visibility("default"))) void mpnpu_cpudebug_set_kernel_mode(int32
 
 __attribute__((visibility("default"))) void mpnpu_cpudebug_set_tiling_key(uint64_t key) { g_tiling_key = key; }
 
+// The settings a test leaves for the next ones (the last SetKernelMode and ICPU_SET_TILING_KEY): in one
+// GoogleTest process they carry over, so mpnpu's test main hands them from a forked test back to the
+// program (mpnpu/tools/ut/gtest).
+__attribute__((visibility("default"))) void mpnpu_cpudebug_host_state(int32_t* mode, uint64_t* key) {
+    *mode = g_kernel_mode;
+    *key = g_tiling_key;
+}
+
 __attribute__((visibility("default"))) void mpnpu_cpudebug_run_kf(const MpnpuCpuDebugLaunch* launch) {
     MpnpuCpuDebugLaunch l = *launch;
     l.kernel_mode = g_kernel_mode;

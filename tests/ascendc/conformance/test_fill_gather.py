@@ -133,6 +133,39 @@ def test_gather_misaligned_offset_refused(run):
     run(sim)
 
 
+def test_gather_in_place_spread(run):
+    """dst may be src: a repeat reads all its sources before it writes (spreading 8 values over 64
+    lanes in place, as normalisation kernels do with per-row results)."""
+    sim = Sim(16384, seed=3)
+    lay = Layout(sim)
+    lay.add("buf", "f32", 1024)
+    lay.add("offset", "u32", 256, data=(np.arange(64, dtype=np.uint32) // 8) * 4)
+    sim.call("Gather", T="f32", dst="buf", src="buf", offset="offset", form="count", count=64)
+    run(sim)
+
+
+def test_gather_in_place_within_each_repeat(run):
+    """Several repeats in place are fine while each repeat gathers only from the lanes it writes."""
+    sim = Sim(16384, seed=4)
+    lay = Layout(sim)
+    lay.add("buf", "f32", 1024)
+    rev = np.concatenate([(r * 64 + 63 - np.arange(64)) for r in range(3)]).astype(np.uint32) * 4
+    lay.add("offset", "u32", 4 * 192, data=rev)
+    sim.call("Gather", T="f32", dst="buf", src="buf", offset="offset", form="count", count=192)
+    run(sim)
+
+
+def test_gather_in_place_across_repeats_refused(run):
+    """A repeat gathering what an earlier repeat of the same call wrote has no settled result."""
+    sim = Sim(16384, seed=5)
+    lay = Layout(sim)
+    lay.add("buf", "f32", 1024)
+    lay.add("offset", "u32", 4 * 128, data=(np.arange(128, dtype=np.uint32) // 8) * 4)
+    sim.call("Gather", T="f32", dst="buf", src="buf", offset="offset", form="count", count=128,
+             expect_error="Gather: repeat 1 gathers element 8 of src, which an earlier repeat of this call wrote")
+    run(sim)
+
+
 @pytest.mark.parametrize("repeat,dblk,drep", [(1, 1, 8), (3, 2, 17), (2, 0, 8)])
 @pytest.mark.parametrize("T", ["u16", "u32"])
 def test_gatherb(run, T, repeat, dblk, drep):

@@ -49,28 +49,23 @@ namespace cpudebug {
 
 // What the core processes call back into: this program's own copy of the runtime (the kernel's
 // API calls use it), as a table rather than exported symbols.
-inline const MpnpuExports* exports() {
-    static const MpnpuExports table = {
-        MPNPU_ABI_VERSION,
-        nullptr,
-        [](const MpnpuEvent** out) -> int64_t {
-            CoreState& c = core();
-            c.events_flat.assign(c.events.begin(), c.events.end());
-            *out = c.events_flat.empty() ? nullptr : c.events_flat.data();
-            return int64_t(c.events_flat.size());
-        },
-        [](int32_t id, const char** file, int32_t* line, const char** func) -> int32_t {
-            const auto& sites = core().sites;
-            if (id < 0 || size_t(id) >= sites.size()) return 0;
-            *file = sites[size_t(id)].site.file;
-            *line = sites[size_t(id)].site.line;
-            *func = sites[size_t(id)].site.func;
-            return 1;
-        },
-        []() -> const MpnpuFault* { return &core().fault; },
-    };
-    return &table;
+inline int64_t export_events(const MpnpuEvent** out) {
+    CoreState& c = core();
+    c.events_flat.assign(c.events.begin(), c.events.end());
+    *out = c.events_flat.empty() ? nullptr : c.events_flat.data();
+    return int64_t(c.events_flat.size());
 }
+
+inline int32_t export_site(int32_t id, const char** file, int32_t* line, const char** func) {
+    const auto& sites = core().sites;
+    if (id < 0 || size_t(id) >= sites.size()) return 0;
+    *file = sites[size_t(id)].site.file;
+    *line = sites[size_t(id)].site.line;
+    *func = sites[size_t(id)].site.func;
+    return 1;
+}
+
+inline const MpnpuFault* export_fault() { return &core().fault; }
 
 template <typename... A>
 int32_t invoke(const MpnpuLaunch* launch, void* fn, const uint64_t* slots, int32_t n) {
@@ -82,6 +77,12 @@ int32_t invoke(const MpnpuLaunch* launch, void* fn, const uint64_t* slots, int32
         Entry<A...>::invoke(kernel, slots);
     });
 }
+
+// One table per kernel signature, constant-initialised: it is in the program's image from the start, so
+// core processes forked by an earlier launch (of another kernel) find it too. (A table filled in on
+// first use would exist only in the program, not in those core processes.)
+template <typename... P>
+inline constexpr MpnpuExports exports_for = {MPNPU_ABI_VERSION, &invoke<P...>, &export_events, &export_site, &export_fault};
 
 template <typename A>
 inline uint64_t to_slot(A v) {
@@ -106,8 +107,6 @@ void run_kf(const char* name, void (*kernel)(P...), uint32_t block_dim, const ch
     static_assert(sizeof...(P) == sizeof...(A), "ICPU_RUN_KF: pass as many arguments as the kernel takes");
     uint64_t slots[sizeof...(A) + 1] = {to_slot<P>(static_cast<P>(args))..., 0};
     static const std::string signature = Entry<P...>::signature();
-    static MpnpuExports table = *exports();
-    table.run = &invoke<P...>;
     MpnpuCpuDebugLaunch l{};
     l.abi = MPNPU_ABI_VERSION;
     l.kernel = name;
@@ -120,7 +119,7 @@ void run_kf(const char* name, void (*kernel)(P...), uint32_t block_dim, const ch
     l.n_args = int32_t(sizeof...(A));
     l.slots = slots;
     l.arg_names = arg_names;
-    l.exports = &table;
+    l.exports = &exports_for<P...>;
     mpnpu_cpudebug_run_kf(&l);
 }
 

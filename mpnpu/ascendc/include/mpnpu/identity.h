@@ -42,8 +42,12 @@ inline int launched_cores(int kt) {
 
 // KERNEL_TASK_TYPE_DEFAULT inside a kernel: the launch must have started the cores it says
 // (mpnpu reads the type from the source before the launch; this checks that it read it right).
+// The types of the inference series (KERNEL_TYPE_AICORE .. KERNEL_TYPE_MIX_VECTOR_CORE) do not exist
+// on this chip class: a kernel built for several families declares one type per family, and the
+// declaration of another family's type has no effect here.
 inline void declare_kernel_type(int kt, const Site& site) {
     int launched = core().launch.kernel_type;
+    if (kt >= KERNEL_TYPE_AICORE && kt <= KERNEL_TYPE_MIX_VECTOR_CORE) return;
     if (kt < 0 || kt > MPNPU_KT_MIX_AIC_1_2)
         unsupported(site, "KERNEL_TASK_TYPE_DEFAULT(%d): mpnpu runs the separated cube/vector kernel types only", kt);
     if (launched_cores(kt) != launched_cores(launched))

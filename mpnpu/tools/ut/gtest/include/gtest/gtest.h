@@ -11,7 +11,9 @@
 //
 // Unlike GoogleTest, each test runs in a process of its own, forked from the program after its suite's
 // SetUpTestSuite: a test that ends its process (mpnpu ending a launch on a memcheck report, exit status
-// 3; a crash) fails, and the program goes on to the next test. The environment changes that:
+// 3; a crash) fails, and the program goes on to the next test. A test that finishes hands the CPU-debug
+// settings it left (SetKernelMode, ICPU_SET_TILING_KEY) back to the program, so the tests after it
+// start with them as they would in one process. The environment changes that:
 //   MPNPU_GTEST_FORK=0       run every test in the program's own process, as GoogleTest does
 //   MPNPU_GTEST_TIMEOUT=S    fail a test still running after S seconds (SIGTERM, then SIGKILL 10 s later)
 #ifndef MPNPU_GTEST_GTEST_H
@@ -612,6 +614,22 @@ inline double timeout_seconds() {
     return v ? std::atof(v) : 0.0;
 }
 
+// The CPU-debug library's host settings (the last SetKernelMode and ICPU_SET_TILING_KEY), when the program
+// links it: in one GoogleTest process a test's settings are there for the tests after it, and unit tests
+// rely on that (a test that launches without SetKernelMode of its own), so a forked test hands them back.
+extern "C" void mpnpu_cpudebug_host_state(int32_t* mode, uint64_t* key) __attribute__((weak));
+extern "C" void mpnpu_cpudebug_set_kernel_mode(int32_t mode) __attribute__((weak));
+extern "C" void mpnpu_cpudebug_set_tiling_key(uint64_t key) __attribute__((weak));
+
+struct HostState {
+    int32_t mode = -1;
+    uint64_t key = 0;
+};
+
+inline bool has_host_state() {
+    return mpnpu_cpudebug_host_state && mpnpu_cpudebug_set_kernel_mode && mpnpu_cpudebug_set_tiling_key;
+}
+
 inline bool forking() {
     const char* v = std::getenv("MPNPU_GTEST_FORK");
     return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "no") == 0 || std::strcmp(v, "off") == 0));
@@ -635,10 +653,13 @@ inline Result run_forked(const TestEntry& t) {
     if (pid == 0) {
         close(fds[0]);
         Result r = run_here(t);
-        char c = r == Result::kPassed ? 'P' : r == Result::kSkipped ? 'S' : 'F';
+        char msg[1 + sizeof(HostState)] = {r == Result::kPassed ? 'P' : r == Result::kSkipped ? 'S' : 'F'};
+        HostState hs;
+        if (has_host_state()) mpnpu_cpudebug_host_state(&hs.mode, &hs.key);
+        std::memcpy(msg + 1, &hs, sizeof hs);
         std::cout.flush();
         std::fflush(stdout);
-        ssize_t n = write(fds[1], &c, 1);
+        ssize_t n = write(fds[1], msg, sizeof msg);
         (void)n;
         close(fds[1]);
         std::exit(0);  // atexit handlers run: mpnpu ends its core processes and frees its segments
@@ -667,10 +688,24 @@ inline Result run_forked(const TestEntry& t) {
         }
         usleep(2000);
     }
-    char c = 0;
-    ssize_t got = read(fds[0], &c, 1);
+    char msg[1 + sizeof(HostState)] = {};
+    size_t got = 0;
+    while (got < sizeof msg) {
+        ssize_t n = read(fds[0], msg + got, sizeof msg - got);
+        if (n <= 0) break;
+        got += size_t(n);
+    }
     close(fds[0]);
-    if (got == 1 && status == 0) return c == 'P' ? Result::kPassed : c == 'S' ? Result::kSkipped : Result::kFailed;
+    if (got == sizeof msg && status == 0) {
+        if (has_host_state()) {  // the settings the test left, as if it had run in this process
+            HostState hs;
+            std::memcpy(&hs, msg + 1, sizeof hs);
+            mpnpu_cpudebug_set_kernel_mode(hs.mode);
+            mpnpu_cpudebug_set_tiling_key(hs.key);
+        }
+        const char c = msg[0];
+        return c == 'P' ? Result::kPassed : c == 'S' ? Result::kSkipped : Result::kFailed;
+    }
     std::fflush(stdout);
     if (timed_out) {
         std::printf("%s:%d: Failure\nthe test was still running after %g s (MPNPU_GTEST_TIMEOUT) and was stopped\n\n",
