@@ -237,3 +237,14 @@ def test_a_launch_with_other_argument_types_runs_on_the_core_processes_an_earlie
     r = _run(program("test_two_signatures.cpp", bindir))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout == "with bias 41\nwithout 2\n" and r.stderr == ""
+
+
+def test_a_vector_kernel_launched_without_a_kernel_mode_is_told_why_a_cube_core_ran_it(bindir) -> None:
+    """No SetKernelMode: MIX_MODE, the documented CPU-debug default, starts a cube core per block, and a
+    vector kernel's UB buffer fails there; the one line says so and how the test chooses the mode."""
+    r = _run(program("test_no_mode.cpp", bindir))
+    assert r.returncode == 3, r.stdout + r.stderr
+    line = line_of("cpudebug/test_no_mode.cpp", "// UB")
+    assert f"test_no_mode.cpp:{line}" in r.stderr and "and this is a cube core" in r.stderr, r.stderr
+    assert "the program never called SetKernelMode, so this launch ran in MIX_MODE" in r.stderr
+    assert "AscendC::SetKernelMode(KernelMode::AIV_MODE)" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -422,11 +422,23 @@ def run_kf(desc_addr: int) -> int:
     try:
         status = _run_kf(d, kernel, where, controls)
     except MpnpuError as e:
-        print(f"mpnpu: {where}: {_explain_fault_address(str(e), _region_names)}", file=sys.stderr)
+        message = _explain_fault_address(str(e), _region_names)
+        print(f"mpnpu: {where}: {message}{_mode_hint(d.kernel_mode, message)}", file=sys.stderr)
         shutdown()
         return 3
     _current_call = ""
     return status
+
+
+def _mode_hint(kernel_mode: int, message: str) -> str:
+    """Why a cube core ran vector code, when the program never chose a kernel mode: MIX_MODE is the
+    CPU-debug default, so a vector-only kernel launched without SetKernelMode runs on cube cores too
+    (on the chip its compiler would have launched vector cores only)."""
+    if kernel_mode in _MODES or "and this is a cube core" not in message:
+        return ""
+    return (" (the program never called SetKernelMode, so this launch ran in MIX_MODE, the CPU-debug "
+            "default, with a cube core per block; a vector-only kernel is tested with "
+            "AscendC::SetKernelMode(KernelMode::AIV_MODE))")
 
 
 def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls) -> int:
