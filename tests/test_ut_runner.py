@@ -638,3 +638,34 @@ def test_initcheck_and_synccheck_reach_each_program_and_their_defects_are_counte
         """)
     (case,) = parse_output(out)
     assert case.defects == 2 and case.to_dict()["defects"] == 2 and case.hazards == 0
+
+
+def test_a_kernel_finds_a_sibling_operators_header_and_the_repository_from_its_stage(tmp_path) -> None:
+    """The repository's unit-test build copies every test's kernels into one tbe/ascendc, so a kernel
+    may include ``../<other op>/x.h``, and a path four folders up from it lands in the repository.
+    Each test's stage resolves both, and links the files (no copies)."""
+    from mpnpu.tools.ut.build import stage_common, stage_siblings, stage_test
+    from mpnpu.tools.ut.discover import Corpus, UtTest
+
+    repo = tmp_path / "ops"
+    write(repo, {
+        "cmake/ut.cmake": "# layout marker\n",
+        "norm/base_op/op_kernel/base_helpers.h": "#define FROM_SIBLING 1\n",
+        "norm/other/op_kernel/other.h": "#define FROM_REPO 1\n",
+        "experimental/norm/new_op/op_kernel/new_op.cpp": '#include "../base_op/base_helpers.h"\n'
+                                                         '#include "../../../../norm/other/op_kernel/other.h"\n',
+    })
+    corpus = Corpus.at(str(repo))
+    build = str(tmp_path / "build")
+    common = stage_common(corpus, build)
+    siblings = stage_siblings(corpus, build, common)
+    test = UtTest(op="new_op", op_dir="experimental/norm/new_op", cmake=str(repo / "x"), line=1, socs=("ascend910B1",),
+                  in_scope=True, kernel="new_op.cpp")
+    staged = stage_test(corpus, test, build, common, siblings)
+    kernel_dir = os.path.dirname(staged.kernel or "")
+    sibling = os.path.join(kernel_dir, "..", "base_op", "base_helpers.h")
+    upward = os.path.join(kernel_dir, "..", "..", "..", "..", "norm", "other", "op_kernel", "other.h")
+    assert open(sibling).read() == "#define FROM_SIBLING 1\n"
+    assert open(upward).read() == "#define FROM_REPO 1\n"
+    assert os.path.islink(os.path.join(siblings, "base_op", "base_helpers.h"))
+    assert sorted(os.listdir(siblings)) == ["base_op", "new_op", "other"]

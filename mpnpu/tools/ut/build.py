@@ -28,6 +28,7 @@ is kept the same way (its dependencies from -M -MG), so an unchanged corpus is n
 from __future__ import annotations
 
 import concurrent.futures
+import glob
 import hashlib
 import json
 import os
@@ -321,6 +322,58 @@ def stage_common(corpus: Corpus, build_dir: str) -> str:
     return root
 
 
+def _operator_kernel_dirs(repo: str) -> dict[str, str]:
+    """Every operator's ``op_kernel`` folder in the repository, by the operator folder's name
+    (``<category>/<op>/op_kernel``, ``experimental/<category>/<op>/op_kernel``; the first wins a
+    name both have)."""
+    found: dict[str, str] = {}
+    for top in sorted(os.listdir(repo)):
+        if top.startswith(".") or top == "experimental":
+            continue
+        for op in sorted(glob.glob(os.path.join(repo, top, "*", "op_kernel"))):
+            found.setdefault(os.path.basename(os.path.dirname(op)), op)
+    for op in sorted(glob.glob(os.path.join(repo, "experimental", "*", "*", "op_kernel"))):
+        found.setdefault(os.path.basename(os.path.dirname(op)), op)
+    return found
+
+
+def stage_siblings(corpus: Corpus, build_dir: str, common_root: str) -> str:
+    """Every operator's kernel folder staged once, side by side (``tbe/ascendc/<op>``), with the
+    shared folders beside them; its ``tbe/ascendc``. The repository's unit-test build copies each
+    test's kernels into one ``tbe/ascendc`` shared by all its tests, so a kernel may include a
+    sibling operator's header by ``../<other op>/...``; each test's stage links these in. Also links
+    the repository's top folders into ``stage/``, where a kernel's ``../../../../<category>/...``
+    lands from ``stage/<test>/tbe/ascendc/<op>/`` as it lands in the repository from its build folder."""
+    stage = os.path.join(build_dir, "stage")
+    root = os.path.join(stage, "_siblings")
+    tbe = os.path.join(root, "tbe", "ascendc")
+    stamp = os.path.join(root, "stamp.json")
+    want = json.dumps([corpus.repo, _tree_stamp(corpus)])
+    try:
+        with open(stamp) as f:
+            if f.read() == want:
+                return tbe
+    except OSError:
+        pass
+    if os.path.isdir(root):
+        shutil.rmtree(root)
+    os.makedirs(tbe)
+    for name, kernel_dir in _operator_kernel_dirs(corpus.repo).items():
+        _link_tree(kernel_dir, os.path.join(tbe, name))
+    for shared in ("common", "inc", "pool_3d_common"):
+        src = os.path.join(common_root, "tbe", "ascendc", shared)
+        if os.path.isdir(src) and not os.path.lexists(os.path.join(tbe, shared)):
+            os.symlink(src, os.path.join(tbe, shared))
+    for top in os.listdir(corpus.repo):
+        link = os.path.join(stage, top)
+        if not top.startswith((".", "_")) and os.path.isdir(os.path.join(corpus.repo, top)) \
+                and not os.path.lexists(link):
+            os.symlink(os.path.join(corpus.repo, top), link)
+    with open(stamp, "w") as f:
+        f.write(want)
+    return tbe
+
+
 def _tree_stamp(corpus: Corpus) -> str:
     """A cheap identity of the corpus checkouts (their git HEADs), so a new checkout restages."""
     out = []
@@ -371,9 +424,11 @@ class Staged:
     notes: tuple[str, ...]
 
 
-def stage_test(corpus: Corpus, test: UtTest, build_dir: str, common_root: str) -> Staged:
-    """Stage a test's kernel tree (its operator and dependencies; links to the shared folders) and
-    make the tiling header its build -includes when the vendor's tooling would generate one."""
+def stage_test(corpus: Corpus, test: UtTest, build_dir: str, common_root: str,
+               siblings: str | None = None) -> Staged:
+    """Stage a test's kernel tree (its operator and dependencies; links to the shared folders and, from
+    ``siblings``, to every other operator's kernel folder) and make the tiling header its build
+    -includes when the vendor's tooling would generate one."""
     root = os.path.join(build_dir, "stage", _safe(test.id))
     if os.path.isdir(root):
         shutil.rmtree(root)
@@ -390,6 +445,10 @@ def stage_test(corpus: Corpus, test: UtTest, build_dir: str, common_root: str) -
         _link_tree(os.path.join(op_root, "op_kernel"), os.path.join(tbe, test.op))
     for dep in test.deps:  # ${OP_NAME_DIR}/../<dep>
         _link_tree(os.path.join(os.path.dirname(op_root), dep, "op_kernel"), os.path.join(tbe, dep))
+    if siblings and os.path.isdir(siblings):  # the other operators' kernels, as the shared build has them
+        for name in os.listdir(siblings):
+            if not os.path.lexists(os.path.join(tbe, name)):
+                os.symlink(os.path.join(siblings, name), os.path.join(tbe, name))
     notes = []
     tiling = test.tiling_def
     if tiling is None and test.host_tiling:
@@ -433,6 +492,7 @@ class Builder:
     build_dir: str
     cache: ObjectCache = field(init=False)
     common_root: str = field(init=False)
+    siblings: str = field(init=False)
     env: dict[str, str] = field(init=False)
     _shared: dict[str, Unit] = field(init=False, default_factory=dict)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
@@ -444,6 +504,7 @@ class Builder:
     def __post_init__(self) -> None:
         self.cache = ObjectCache(os.path.join(self.build_dir, "objects"))
         self.common_root = stage_common(self.corpus, self.build_dir)
+        self.siblings = stage_siblings(self.corpus, self.build_dir, self.common_root)
         self.env = {**os.environ, "LC_ALL": "C"}
         self.is_user, self.shown = missing.user_path_rules(
             [INCLUDE_DIR, GTEST_DIR], [r for r in (self.corpus.repo, self.corpus.opbase, self.corpus.ops_tensor) if r])
@@ -475,7 +536,7 @@ class Builder:
         """Compile every unit of ``test`` (all of them, so every missing name shows), then link."""
         start = time.monotonic()
         result = Build(test)
-        staged = stage_test(self.corpus, test, self.build_dir, self.common_root)
+        staged = stage_test(self.corpus, test, self.build_dir, self.common_root, self.siblings)
         result.notes += staged.notes
         files = [*test.sources, *([staged.kernel] if staged.kernel else [])]
         if staged.tiling_include:
