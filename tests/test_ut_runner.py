@@ -669,3 +669,21 @@ def test_a_kernel_finds_a_sibling_operators_header_and_the_repository_from_its_s
     assert open(upward).read() == "#define FROM_REPO 1\n"
     assert os.path.islink(os.path.join(siblings, "base_op", "base_helpers.h"))
     assert sorted(os.listdir(siblings)) == ["base_op", "new_op", "other"]
+
+
+def test_a_kernel_dtype_its_registration_does_not_define_is_said_to_stop_the_test_as_registered() -> None:
+    """DTYPE_<NAME> comes from the operator definition in the device build; a test registered without
+    it cannot build, and the report says so (a DTYPE its options define is not blamed)."""
+    from mpnpu.tools.ut.build import _unregistered_dtypes
+    from mpnpu.tools.ut.discover import UtTest
+    from mpnpu.tools.ut.missing import Missing
+
+    test = UtTest(op="g", op_dir="x/g", cmake="/r/x/g/tests/ut/op_kernel/CMakeLists.txt", line=12,
+                  socs=("ascend910B1",), in_scope=True, options=("-DDTYPE_Y=float",))
+    found = [Missing("name", "DTYPE_X", "g.cpp:3", "'DTYPE_X' was not declared"),
+             Missing("name", "DTYPE_Y", "g.cpp:3", "'DTYPE_Y' was not declared"),
+             Missing("name", "Foo", "g.cpp:4", "'Foo' was not declared")]
+    assert _unregistered_dtypes(test, found) == [
+        "the kernel uses DTYPE_X, which its registration (AddOpTestCase at CMakeLists.txt:12) does not define "
+        "and the repository's unit-test build does not generate: the test cannot build as registered"]
+    assert _unregistered_dtypes(test, found[1:]) == []

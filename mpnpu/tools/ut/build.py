@@ -567,6 +567,7 @@ class Builder:
         if result.compiled and link:
             self._link(result)
         result.missing = missing.mark_corpus_names(_unique(result.missing), self.defined.union(reached.files))
+        result.notes += _unregistered_dtypes(test, result.missing)
         result.seconds = time.monotonic() - start
         return result
 
@@ -632,6 +633,20 @@ class Builder:
         with open(stamp, "w") as f:
             f.write(key)
         result.linked, result.binary = True, binary
+
+
+def _unregistered_dtypes(test: UtTest, found: list[missing.Missing]) -> list[str]:
+    """Why a kernel's ``DTYPE_<NAME>`` is undeclared, when the test's registration defines none: the
+    device build derives those macros from the operator's definition, but the repository's
+    unit-test build takes only AddOpTestCase's options, so such a test cannot build as registered."""
+    wanted = sorted({m.name for m in found if m.kind == "name" and re.fullmatch(r"(?:ORIG_)?DTYPE_\w+", m.name)})
+    given = {o[2:].split("=", 1)[0] for o in test.options if o.startswith("-D")}
+    lacking = [n for n in wanted if n not in given]
+    if not lacking:
+        return []
+    return [f"the kernel uses {', '.join(lacking)}, which its registration (AddOpTestCase at "
+            f"{os.path.basename(test.cmake)}:{test.line}) does not define and the repository's unit-test "
+            "build does not generate: the test cannot build as registered"]
 
 
 def _unique(items: list[missing.Missing]) -> list[missing.Missing]:
