@@ -228,3 +228,40 @@ def test_refused_forms_are_clear_compile_errors(tmp_path):
     assert r.returncode != 0
     for _, msg in REFUSED:
         assert msg in r.stderr, f"{msg!r} not reported:\n{r.stderr[-3000:]}"
+
+
+HOST_SHAPES = r"""
+#include <cstdio>
+#include "exe_graph/runtime/shape.h"
+#include "graph/types.h"
+
+int main() {
+    gert::Shape s;
+    s.AppendDim(2).AppendDim(3);
+    s.AppendDim(4);
+    gert::Shape t{2, 3, 4};
+    gert::Shape u;
+    for (int i = 0; i < 30; ++i) u.AppendDim(1);
+    ge::graphStatus ok = ge::GRAPH_SUCCESS;
+    std::printf("%zu %lld %lld %d %d %lld %d %zu %d %d\n", s.GetDimNum(), (long long)s.GetDim(1),
+                (long long)s.GetShapeSize(), int(s == t), int(s.GetDim(3) == gert::Shape::kInvalidDimValue),
+                (long long)gert::Shape().GetShapeSize(), int(gert::Shape().IsScalar()), u.GetDimNum(),
+                int(ok == 0u), int(ge::DT_FLOAT16));
+    return 0;
+}
+"""
+
+
+def test_the_host_shape_and_graph_types_unit_tests_build_their_tiling_with(tmp_path):
+    """gert::Shape (append, index, size, the invalid value past the last dimension, at most 25
+    dimensions), ge::graphStatus and ge::DataType from their host include paths, warning-free."""
+    cxx = find_compiler()
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++, clang++ or c++ on PATH, or $CXX)")
+    src, exe = tmp_path / "h.cpp", tmp_path / "h"
+    src.write_text(HOST_SHAPES)
+    build = subprocess.run([cxx, "-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I", str(INCLUDE_DIR),
+                            str(src), "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-4000:]
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert out.stdout == "3 3 24 1 1 1 1 25 1 1\n"
