@@ -79,3 +79,14 @@ def test_a_config_matching_initbuffer_runs() -> None:
     x, _, out, trace = _run(MPNPU_TEST_BUFFER_LEN=str(N * 4), MPNPU_TEST_BUFFER_NUMBER="1")
     assert np.array_equal(out[:N], x * 2)
     assert analyze(trace) == []
+
+
+def test_a_tquesync_between_pipes_no_event_joins_is_an_error_at_the_line() -> None:
+    _error_at("bad_sync", "sync.SetFlag(0);  // no MTE3_M event", r"TQueSync<PIPE_MTE3, PIPE_M>: no event goes")
+
+
+def test_without_the_tquesync_wait_the_copy_out_races_with_the_vector_write() -> None:
+    wait = line_of(SRC, "sync.WaitFlag(f);  // the TQueSync wait")
+    _, _, _, trace = _run(drop=(f"{SRC}:{wait}",))
+    lines = {(h.kind, h.first.site.rsplit(":", 1)[1], h.second.site.rsplit(":", 1)[1]) for h in analyze(trace)}
+    assert ("RAW", str(line_of(SRC, "Adds(c, c")), str(line_of(SRC, "DataCopy(og[N], c"))) in lines, lines

@@ -1,6 +1,15 @@
 // TPipe / TQue forms kernels use (our own kernels): a TPipe member assigned from the entry's pipe,
-// queues declared with a TQueConfig, DeQue() with no type. out[0:N] = 2 x, out[N:2N] = y + 1.
+// queues declared with a TQueConfig, DeQue() with no type, GetTPipePtr() without the namespace,
+// TQueSync. out[0:N] = 2 x, out[N:2N] = y + 1.
 #include "kernel_operator.h"
+
+// Written without ``using namespace AscendC`` (GetTPipePtr is outside the namespace).
+static __aicore__ inline void WaitScalarAfterMte2() {
+    event_t id = static_cast<event_t>(GetTPipePtr()->FetchEventID(AscendC::HardEvent::MTE2_S));
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_S>(id);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_S>(id);
+}
+
 using namespace AscendC;
 
 constexpr int32_t N = 1024;
@@ -61,6 +70,7 @@ extern "C" __global__ __aicore__ void forms(GM_ADDR x, GM_ADDR y, GM_ADDR out) {
     yg.SetGlobalBuffer((__gm__ float*)y, N);
     og.SetGlobalBuffer((__gm__ float*)out, 2 * N);
     DataCopy(c, yg, N);
+    WaitScalarAfterMte2();
     TEventID e = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
     SetFlag<HardEvent::MTE2_V>(e);
     WaitFlag<HardEvent::MTE2_V>(e);
@@ -69,9 +79,10 @@ extern "C" __global__ __aicore__ void forms(GM_ADDR x, GM_ADDR y, GM_ADDR out) {
     op.Init(x, out, pipe, N * sizeof(float));
     op.Process();
     Adds(c, c, 1.0f, N);  // c's bytes must not be the member's queue buffers
-    TEventID f = GetTPipePtr()->AllocEventID<HardEvent::V_MTE3>();
-    SetFlag<HardEvent::V_MTE3>(f);
-    WaitFlag<HardEvent::V_MTE3>(f);
+    TEventID f = AscendC::GetTPipePtr()->AllocEventID<HardEvent::V_MTE3>();
+    TQueSync<PIPE_V, PIPE_MTE3> sync;
+    sync.SetFlag(f);
+    sync.WaitFlag(f);  // the TQueSync wait
     GetTPipePtr()->ReleaseEventID<HardEvent::V_MTE3>(f);
     DataCopy(og[N], c, N);
 }
@@ -85,4 +96,12 @@ extern "C" __global__ __aicore__ void empty_deque(GM_ADDR x) {
     LocalTensor<float> a = que.AllocTensor<float>();
     que.DeQue();  // nothing enqueued
     que.FreeTensor(a);
+}
+
+// A TQueSync between two pipes no event joins: an error at the SetFlag line.
+extern "C" __global__ __aicore__ void bad_sync(GM_ADDR x) {
+    (void)x;
+    TPipe pipe;
+    TQueSync<PIPE_MTE3, PIPE_M> sync;
+    sync.SetFlag(0);  // no MTE3_M event
 }

@@ -102,7 +102,34 @@ inline TPipe*& current_pipe() {
 }
 }  // namespace internal
 
-inline TPipe* GetTPipePtr() { return internal::current_pipe(); }
+}  // namespace AscendC
+
+// The pipe the core's TPipe set when it was made (or the latest one made, of several). Declared
+// outside AscendC, as its documented signature ``AscendC::TPipe* GetTPipePtr()`` says: kernels call it
+// unqualified without ``using namespace AscendC`` (AscendC::GetTPipePtr names the same function).
+inline AscendC::TPipe* GetTPipePtr() { return AscendC::internal::current_pipe(); }
+
+namespace AscendC {
+
+using ::GetTPipePtr;
+
+// SetFlag / WaitFlag between two pipes named by the pipes themselves (the destination pipe waits for
+// the source pipe's work before the SetFlag): the same event as HardEvent <src>_<dst>.
+template <pipe_t src, pipe_t dst>
+class TQueSync {
+public:
+    void SetFlag(TEventID id, MPNPU_SITE) { mpnpu::set_flag(event(site), id, site); }
+    void WaitFlag(TEventID id, MPNPU_SITE) { mpnpu::wait_flag(event(site), id, site); }
+
+private:
+    static HardEvent event(const mpnpu::Site& site) {
+        HardEvent e = mpnpu::event_of(uint8_t(src), uint8_t(dst));
+        if (e == HardEvent::MAX)
+            mpnpu::api_error(site, "TQueSync<%s, %s>: no event goes from that pipe to that one",
+                             mpnpu::pipe_name(uint8_t(src)), mpnpu::pipe_name(uint8_t(dst)));
+        return e;
+    }
+};
 
 // A buffer of one queue or TBuf: where it is in its memory.
 struct BufferSlot {
