@@ -15,7 +15,7 @@ from mpnpu.racecheck import analyze
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.topology import KernelType
-from tests.ascendc_util import kernel, line_of, needs_cxx
+from tests.ascendc_util import hazard_lines, kernel, line_of, needs_cxx
 
 pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
 SRC = "tpipe_forms.cpp"
@@ -48,11 +48,14 @@ def test_assigned_pipe_config_queues_and_untyped_deque() -> None:
     assert analyze(trace) == []
 
 
-def test_untyped_deque_is_the_sync_between_the_copy_and_the_vector_read() -> None:
-    deque = line_of(SRC, "inQue.DeQue();")
-    _, _, _, trace = _run(drop=(f"{SRC}:{deque}",))
-    lines = {(h.kind, h.first.site.rsplit(":", 1)[1], h.second.site.rsplit(":", 1)[1]) for h in analyze(trace)}
-    assert ("RAW", str(line_of(SRC, "DataCopy(a, xg")), str(line_of(SRC, "Muls(b, a"))) in lines, lines
+@pytest.mark.parametrize("sync, first, second", [
+    ("inQue.DeQue();", "DataCopy(a, xg", "Muls(b, a"),  # the untyped DeQue's MTE2 -> V wait
+    ("sync.WaitFlag(f);  // the TQueSync wait", "Adds(c, c", "DataCopy(og[N], c"),  # TQueSync's V -> MTE3 wait
+])
+def test_without_the_wait_the_two_pipes_race(sync: str, first: str, second: str) -> None:
+    _, _, _, trace = _run(drop=(f"{SRC}:{line_of(SRC, sync)}",))
+    lines = hazard_lines(analyze(trace))
+    assert ("RAW", str(line_of(SRC, first)), str(line_of(SRC, second))) in lines, lines
 
 
 def test_the_assigned_pipe_counts_the_entry_pipes_buffers() -> None:
@@ -83,10 +86,3 @@ def test_a_config_matching_initbuffer_runs() -> None:
 
 def test_a_tquesync_between_pipes_no_event_joins_is_an_error_at_the_line() -> None:
     _error_at("bad_sync", "sync.SetFlag(0);  // no MTE3_M event", r"TQueSync<PIPE_MTE3, PIPE_M>: no event goes")
-
-
-def test_without_the_tquesync_wait_the_copy_out_races_with_the_vector_write() -> None:
-    wait = line_of(SRC, "sync.WaitFlag(f);  // the TQueSync wait")
-    _, _, _, trace = _run(drop=(f"{SRC}:{wait}",))
-    lines = {(h.kind, h.first.site.rsplit(":", 1)[1], h.second.site.rsplit(":", 1)[1]) for h in analyze(trace)}
-    assert ("RAW", str(line_of(SRC, "Adds(c, c")), str(line_of(SRC, "DataCopy(og[N], c"))) in lines, lines
