@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
@@ -38,3 +40,8 @@ def line_of(name: str, text: str) -> int:
             if text in line:
                 return i
     raise AssertionError(f"{text!r} not in {name}")
+
+
+def hazard_lines(hazards: Iterable[Any]) -> set[tuple[str, str, str]]:
+    """(kind, line of the first access, line of the second) of each hazard, the lines as strings."""
+    return {(h.kind, h.first.site.rsplit(":", 1)[1], h.second.site.rsplit(":", 1)[1]) for h in hazards}

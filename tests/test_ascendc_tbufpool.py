@@ -14,7 +14,7 @@ from mpnpu.racecheck import analyze
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.topology import KernelType
-from tests.ascendc_util import kernel, line_of, needs_cxx
+from tests.ascendc_util import hazard_lines, kernel, line_of, needs_cxx
 
 pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
 SRC = "tbufpool.cpp"
@@ -42,7 +42,7 @@ def test_without_the_reset_the_second_pool_races_with_the_first() -> None:
     reset = line_of(SRC, "first.Reset();")
     _, _, _, trace = _run(drop=(f"{SRC}:{reset}",))
     hazards = analyze(trace)
-    lines = {(h.kind, h.first.site.rsplit(":", 1)[1], h.second.site.rsplit(":", 1)[1]) for h in hazards}
+    lines = hazard_lines(hazards)
     # the first pool's last reads of its bytes, then the second pool's first writes to the same bytes
     assert ("WAR", str(line_of(SRC, "Muls(b, a")), str(line_of(SRC, "DataCopy(c, yg"))) in lines, lines
     assert ("WAR", str(line_of(SRC, "DataCopy(og, b")), str(line_of(SRC, "Adds(d, c"))) in lines, lines

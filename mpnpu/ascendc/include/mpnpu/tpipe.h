@@ -12,6 +12,8 @@
 #define MPNPU_TPIPE_H
 
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 
 #include "native/rt.h"
 #include "sync.h"
@@ -100,7 +102,34 @@ inline TPipe*& current_pipe() {
 }
 }  // namespace internal
 
-inline TPipe* GetTPipePtr() { return internal::current_pipe(); }
+}  // namespace AscendC
+
+// The pipe the core's TPipe set when it was made (or the latest one made, of several). Declared
+// outside AscendC, as its documented signature ``AscendC::TPipe* GetTPipePtr()`` says: kernels call it
+// unqualified without ``using namespace AscendC`` (AscendC::GetTPipePtr names the same function).
+inline AscendC::TPipe* GetTPipePtr() { return AscendC::internal::current_pipe(); }
+
+namespace AscendC {
+
+using ::GetTPipePtr;
+
+// SetFlag / WaitFlag between two pipes named by the pipes themselves (the destination pipe waits for
+// the source pipe's work before the SetFlag): the same event as HardEvent <src>_<dst>.
+template <pipe_t src, pipe_t dst>
+class TQueSync {
+public:
+    void SetFlag(TEventID id, MPNPU_SITE) { mpnpu::set_flag(event(site), id, site); }
+    void WaitFlag(TEventID id, MPNPU_SITE) { mpnpu::wait_flag(event(site), id, site); }
+
+private:
+    static HardEvent event(const mpnpu::Site& site) {
+        HardEvent e = mpnpu::event_of(uint8_t(src), uint8_t(dst));
+        if (e == HardEvent::MAX)
+            mpnpu::api_error(site, "TQueSync<%s, %s>: no event goes from that pipe to that one",
+                             mpnpu::pipe_name(uint8_t(src)), mpnpu::pipe_name(uint8_t(dst)));
+        return e;
+    }
+};
 
 // A buffer of one queue or TBuf: where it is in its memory.
 struct BufferSlot {
@@ -121,9 +150,35 @@ public:
     virtual TPosition mpnpu_position() const = 0;
 };
 
+// TQue's third template argument in its second form: a pointer to one of these (a constexpr object).
+// bufferLen / bufferNumber, when not 0, say in advance the len and num InitBuffer will be given (a
+// different InitBuffer is an error); 0 leaves them to InitBuffer. nd2nz / nz2nd are format conversions
+// of other chips (refused here); scmBlockGroup, consumerSize, consumer, enableStaticEvtId and
+// enableLoopQueue are reserved and ignored.
+struct TQueConfig {
+    bool nd2nz = false;
+    bool nz2nd = false;
+    bool scmBlockGroup = false;
+    uint32_t bufferLen = 0;
+    uint32_t bufferNumber = 0;
+    uint32_t consumerSize = 0;
+    TPosition consumer[8] = {};
+    bool enableStaticEvtId = false;
+    bool enableLoopQueue = false;
+};
+
+// The pipe's accounting: bytes taken of each memory, event ids allocated. A TPipe assigned from
+// another (``pipe = pipeIn;``, as kernels that keep a TPipe member do) shares the other's
+// accounting from then on: both name the one pipe a core has, so buffers taken through either never
+// overlap and the capacity check counts both.
+struct PipeState {
+    uint64_t used[MPNPU_MEM_COUNT] = {};
+    uint8_t taken[size_t(HardEvent::MAX)] = {};
+};
+
 class TPipe {
 public:
-    TPipe() {
+    TPipe() : state_(std::make_shared<PipeState>()) {
         prev_ = internal::current_pipe();
         internal::current_pipe() = this;
     }
@@ -131,13 +186,17 @@ public:
         if (internal::current_pipe() == this) internal::current_pipe() = prev_;
     }
     TPipe(const TPipe&) = delete;
-    TPipe& operator=(const TPipe&) = delete;
+    // From here on this pipe and ``other`` are the same pipe (one accounting; see PipeState).
+    TPipe& operator=(const TPipe& other) {
+        if (this != &other) state_ = other.state_;
+        return *this;
+    }
 
     void Init() {}
     // Release every buffer and event id (the pipe can be used again from the start).
     void Reset() {
-        for (uint64_t& u : used_) u = 0;
-        for (uint8_t& t : taken_) t = 0;
+        for (uint64_t& u : state_->used) u = 0;
+        for (uint8_t& t : state_->taken) t = 0;
     }
     void Destroy() { Reset(); }
 
@@ -149,8 +208,9 @@ public:
         int mem = mpnpu::position_memory(pos);
         mpnpu::check_core_has(mem, pos, site, "TPipe::InitBuffer");
         if (num == 0) mpnpu::api_error(site, "TPipe::InitBuffer: a queue needs at least one buffer");
+        que.mpnpu_check_config(num, len, site);
         uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
-        uint64_t first = mpnpu::reserve(mem, used_[mem], size * num, site, "TPipe::InitBuffer");
+        uint64_t first = mpnpu::reserve(mem, state_->used[mem], size * num, site, "TPipe::InitBuffer");
         que.mpnpu_init(*this, mem, num, first, size, site);
         return true;
     }
@@ -167,7 +227,7 @@ public:
 
     template <HardEvent evt>
     TEventID AllocEventID(MPNPU_SITE) {
-        uint8_t& taken = taken_[size_t(evt)];
+        uint8_t& taken = state_->taken[size_t(evt)];
         for (int i = 0; i < 8; ++i) {
             if (!(taken & (1u << i))) {
                 taken = uint8_t(taken | (1u << i));
@@ -180,7 +240,7 @@ public:
 
     template <HardEvent evt>
     void ReleaseEventID(TEventID id, MPNPU_SITE) {
-        uint8_t& taken = taken_[size_t(evt)];
+        uint8_t& taken = state_->taken[size_t(evt)];
         if (id < 0 || id > 7 || !(taken & (1u << id)))
             mpnpu::api_error(site, "ReleaseEventID<HardEvent::%s>(%d): that id is not allocated",
                              mpnpu::event_pipes(evt).name, int(id));
@@ -193,7 +253,7 @@ public:
         return FetchEventID(evt, site);
     }
     TEventID FetchEventID(HardEvent evt, MPNPU_SITE) {
-        uint8_t taken = taken_[size_t(evt)];
+        uint8_t taken = state_->taken[size_t(evt)];
         for (int i = 0; i < 8; ++i)
             if (!(taken & (1u << i))) return TEventID(i);
         mpnpu::api_error(site, "FetchEventID<HardEvent::%s>: all 8 event ids are allocated", mpnpu::event_pipes(evt).name);
@@ -207,13 +267,12 @@ public:
 
     // -- for mpnpu ---------------------------------------------------------------------------------------
     uint64_t mpnpu_reserve(int mem, uint64_t len, const mpnpu::Site& site, const char* what) {
-        return mpnpu::reserve(mem, used_[mem], len, site, what);
+        return mpnpu::reserve(mem, state_->used[mem], len, site, what);
     }
 
 private:
     TPipe* prev_ = nullptr;
-    uint64_t used_[MPNPU_MEM_COUNT] = {};
-    uint8_t taken_[size_t(HardEvent::MAX)] = {};
+    std::shared_ptr<PipeState> state_;
 };
 
 template <TPosition pos>
@@ -263,7 +322,7 @@ bool TPipe::InitBuffer(TBuf<P>& buf, uint32_t len, mpnpu::Site site) {
     int mem = mpnpu::position_memory(P);
     mpnpu::check_core_has(mem, P, site, "TPipe::InitBuffer");
     uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
-    uint64_t at = mpnpu::reserve(mem, used_[mem], size, site, "TPipe::InitBuffer");
+    uint64_t at = mpnpu::reserve(mem, state_->used[mem], size, site, "TPipe::InitBuffer");
     buf.mpnpu_init(mem, at, len);
     return true;
 }
@@ -287,6 +346,7 @@ public:
         mpnpu::at(site);
         if (num == 0) mpnpu::api_error(site, "TBufPool::InitBuffer: a queue needs at least one buffer");
         check_memory(que.mpnpu_position(), site);
+        que.mpnpu_check_config(num, len, site);
         uint64_t size = round_up(len);
         uint64_t first = carve(size * num, num, site);
         TPipe* pipe = GetTPipePtr();
@@ -385,7 +445,7 @@ bool TPipe::InitBufPool(T& bufPool, uint32_t len, mpnpu::Site site) {
     int mem = mpnpu::position_memory(T::mpnpu_position);
     mpnpu::check_core_has(mem, T::mpnpu_position, site, "TPipe::InitBufPool");
     uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
-    bufPool.mpnpu_init(mem, mpnpu::reserve(mem, used_[mem], size, site, "TPipe::InitBufPool"), size);
+    bufPool.mpnpu_init(mem, mpnpu::reserve(mem, state_->used[mem], size, site, "TPipe::InitBufPool"), size);
     return true;
 }
 
@@ -424,6 +484,25 @@ public:
         ready_ = true;
     }
     TPosition mpnpu_position() const override { return src == TPosition::GM ? dst : src; }
+    // A queue declared with a TQueConfig: what InitBuffer is given must agree with it.
+    void mpnpu_check_config(uint8_t num, uint32_t len, const mpnpu::Site& site) const {
+        if constexpr (std::is_pointer_v<decltype(mask)>) {
+            static_assert(std::is_same_v<decltype(mask), const TQueConfig*>,
+                          "TQue's third template argument is an int mask or a const TQueConfig*");
+            static_assert(mask != nullptr, "TQue<pos, depth, conf>: conf must point to a TQueConfig");
+            if (mask->nd2nz || mask->nz2nd)
+                mpnpu::unsupported(site, "TQueConfig: nd2nz / nz2nd (format conversion in the queue) are not on "
+                                         "this chip class");
+            if (mask->bufferNumber != 0 && mask->bufferNumber != num)
+                mpnpu::api_error(site, "TPipe::InitBuffer: the queue's TQueConfig says bufferNumber %u, and "
+                                       "InitBuffer asks for %u buffers", unsigned(mask->bufferNumber), unsigned(num));
+            if (mask->bufferLen != 0 && mask->bufferLen != len)
+                mpnpu::api_error(site, "TPipe::InitBuffer: the queue's TQueConfig says bufferLen %u, and InitBuffer "
+                                       "asks for %u bytes", unsigned(mask->bufferLen), unsigned(len));
+        } else {
+            (void)num, (void)len, (void)site;
+        }
+    }
 
     template <typename T>
     LocalTensor<T> AllocTensor(MPNPU_SITE) {
@@ -467,7 +546,9 @@ public:
         return EnQue(tensor, site);
     }
 
-    template <typename T>
+    // With no type (``que.DeQue();``, as kernels write it to only wait for the enqueued copy): the
+    // tensor as bytes.
+    template <typename T = uint8_t>
     LocalTensor<T> DeQue(MPNPU_SITE) {
         mpnpu::at(site);
         check_ready(site, "DeQue");

@@ -1,0 +1,88 @@
+"""TPipe / TQue forms real kernels use, through a compiled kernel of our own (tpipe_forms.cpp):
+a TPipe member assigned from the entry's pipe is the same pipe (its buffers come after the entry's,
+the UB capacity check counts both, GetTPipePtr's event ids are one set); a queue declared with a
+TQueConfig (TQue<pos, depth, &conf>) whose bufferNumber / bufferLen InitBuffer must agree with;
+DeQue() with no type, which still waits for the enqueued copy (racecheck sees the copy and the
+vector read ordered by it, and a race without it). Each misuse is an error at the kernel's line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mpnpu.errors import KernelError
+from mpnpu.racecheck import analyze
+from mpnpu.runtime.config import LaunchOptions
+from mpnpu.runtime.device import Device
+from mpnpu.runtime.topology import KernelType
+from tests.ascendc_util import hazard_lines, kernel, line_of, needs_cxx
+
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
+SRC = "tpipe_forms.cpp"
+N = 1024
+
+
+def _run(drop: tuple[str, ...] = (), **defines: str):
+    k = kernel(SRC, "forms", kernel_type=KernelType.AIV, **defines)
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=N).astype(np.float32), rng.normal(size=N).astype(np.float32)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.empty("out", 2 * N, "float32")
+        r = dev.launch_with(LaunchOptions(trace=True, drop_syncs=drop), k, dev.to_device("x", x),
+                            dev.to_device("y", y), out)
+        return x, y, dev.to_host(out), r.trace
+
+
+def _error_at(entry: str, line_text: str, message: str, **defines: str) -> None:
+    k = kernel(SRC, entry, kernel_type=KernelType.AIV, **defines)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        args = [dev.empty(n, 2 * N, "float32") for n in (("x", "y", "out") if entry == "forms" else ("x",))]
+        with pytest.raises(KernelError, match=message) as e:
+            dev.launch(k, *args)
+    assert f"{SRC}:{line_of(SRC, line_text)}" in str(e.value), str(e.value)
+
+
+def test_assigned_pipe_config_queues_and_untyped_deque() -> None:
+    x, y, out, trace = _run()
+    assert np.array_equal(out[:N], x * 2) and np.array_equal(out[N:], y + 1)
+    assert analyze(trace) == []
+
+
+@pytest.mark.parametrize("sync, first, second", [
+    ("inQue.DeQue();", "DataCopy(a, xg", "Muls(b, a"),  # the untyped DeQue's MTE2 -> V wait
+    ("sync.WaitFlag(f);  // the TQueSync wait", "Adds(c, c", "DataCopy(og[N], c"),  # TQueSync's V -> MTE3 wait
+])
+def test_without_the_wait_the_two_pipes_race(sync: str, first: str, second: str) -> None:
+    _, _, _, trace = _run(drop=(f"{SRC}:{line_of(SRC, sync)}",))
+    lines = hazard_lines(analyze(trace))
+    assert ("RAW", str(line_of(SRC, first)), str(line_of(SRC, second))) in lines, lines
+
+
+def test_the_assigned_pipe_counts_the_entry_pipes_buffers() -> None:
+    # 190 KiB through the entry's pipe leaves too little for the member's queues: one UB, one count
+    _error_at("forms", "member pipe InitBuffer", r"UB overflow: 4096 bytes asked with 194560 of",
+              MPNPU_TEST_FIRST_BYTES=str(190 * 1024))
+
+
+@pytest.mark.parametrize("defines, message", [
+    ({"MPNPU_TEST_BUFFER_NUMBER": "2"}, "TQueConfig says bufferNumber 2, and InitBuffer asks for 1 buffers"),
+    ({"MPNPU_TEST_BUFFER_LEN": "128"}, "TQueConfig says bufferLen 128, and InitBuffer asks for 4096 bytes"),
+    ({"MPNPU_TEST_ND2NZ": "true"}, "nd2nz / nz2nd"),
+])
+def test_a_queue_config_initbuffer_disagrees_with_is_an_error_at_the_line(defines: dict[str, str],
+                                                                          message: str) -> None:
+    _error_at("forms", "member pipe InitBuffer", message, **defines)
+
+
+def test_untyped_deque_with_nothing_enqueued_is_an_error_at_the_line() -> None:
+    _error_at("empty_deque", "que.DeQue();  // nothing enqueued", "TQue::DeQue: nothing is enqueued")
+
+
+def test_a_config_matching_initbuffer_runs() -> None:
+    x, _, out, trace = _run(MPNPU_TEST_BUFFER_LEN=str(N * 4), MPNPU_TEST_BUFFER_NUMBER="1")
+    assert np.array_equal(out[:N], x * 2)
+    assert analyze(trace) == []
+
+
+def test_a_tquesync_between_pipes_no_event_joins_is_an_error_at_the_line() -> None:
+    _error_at("bad_sync", "sync.SetFlag(0);  // no MTE3_M event", r"TQueSync<PIPE_MTE3, PIPE_M>: no event goes")
