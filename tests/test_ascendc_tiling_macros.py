@@ -112,3 +112,26 @@ def test_a_packing_is_remembered_by_its_values_and_handed_out_as_a_new_array() -
     for _ in range(2):  # (a failed packing is not remembered either)
         with pytest.raises(UsageError, match="does not fit"):
             layout.pack({"total": -1, "base": 0.5})
+
+
+def test_a_host_tiling_headers_own_constants_that_size_its_arrays_come_along(tmp_path) -> None:
+    """``constexpr uint16_t MAX_N = 4;`` before the struct, used as an array field's length: the kernel
+    side carries it (ahead of the struct), and leaves out a constant the structs do not use."""
+    from mpnpu.ascendc.build.compiler import INCLUDE_DIR
+
+    host = tmp_path / "arr_tiling.h"
+    host.write_text('#include "register/tilingdata_base.h"\nnamespace optiling {\nconstexpr uint16_t MAX_N = 4;\n'
+                    "constexpr int32_t UNUSED_HERE = 7;\nBEGIN_TILING_DATA_DEF(ArrTiling)\n"
+                    "TILING_DATA_FIELD_DEF(uint32_t, n);\nTILING_DATA_FIELD_DEF_ARR(int64_t, MAX_N, rows);\n"
+                    "END_TILING_DATA_DEF;\nREGISTER_TILING_DATA_CLASS(Arr, ArrTiling)\n}\n")
+    text = kernel_tiling_header(str(host))
+    assert "constexpr uint16_t MAX_N = 4;" in text and "UNUSED_HERE" not in text
+    assert text.index("MAX_N = 4") < text.index("BEGIN_TILING_DATA_DEF(ArrTiling)")
+    header = tmp_path / "arr_tiling_data.h"
+    header.write_text(text)
+    probe = tmp_path / "probe.cpp"
+    probe.write_text('#include "arr_tiling_data.h"\nstatic_assert(sizeof(ArrTiling) == 40, "n, pad, 4 rows");\n'
+                     "int main() { return 0; }\n")
+    r = subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-fsyntax-only", f"-I{INCLUDE_DIR}",
+                        f"-I{tmp_path}", str(probe)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
