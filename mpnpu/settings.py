@@ -345,6 +345,13 @@ SYNC_LOG: Setting[str | None] = Setting(
                 "mutate learns a program's sync points from)", writable_path, None,
     env="MPNPU_SYNC_LOG", env_help="a CPU-debug program traces each launch and writes them to PATH",
 )
+DEFAULT_KERNEL_MODE: Setting[str] = Setting(
+    "default_kernel_mode", "the kernel mode of a CPU-debug launch whose program never called SetKernelMode: 'mix' (the "
+                           "documented CPU-debug default: a cube and two vector cores per block), 'aiv' or 'aic' "
+                           "(default {default}). mpnpu ut sets it per test to the kernel type the chip would launch",
+    one_of("mix", "aiv", "aic"), "mix",
+    env="MPNPU_DEFAULT_KERNEL_MODE", env_help="read at each ICPU_RUN_KF of a program that never called SetKernelMode",
+)
 MUTATE_SYNCS: Setting[bool] = Setting(
     "mutate_syncs", "sync mutation testing of every unit test that passes: run it once per sync point it executes "
                     "with that point dropped, and report which its own checks notice (killed) and which survive "
@@ -404,7 +411,8 @@ OPS_NN: Setting[str | None] = Setting(
 #: every setting, by name
 SETTINGS: dict[str, Setting[Any]] = _table(
     BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
-    REPEAT, SEED, RACECHECK, INITCHECK, SYNCCHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, MUTATE_SYNCS, MIN_SCORE,
+    REPEAT, SEED, RACECHECK, INITCHECK, SYNCCHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, DEFAULT_KERNEL_MODE,
+    MUTATE_SYNCS, MIN_SCORE,
     PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
 )
 

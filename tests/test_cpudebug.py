@@ -248,3 +248,14 @@ def test_a_vector_kernel_launched_without_a_kernel_mode_is_told_why_a_cube_core_
     assert f"test_no_mode.cpp:{line}" in r.stderr and "and this is a cube core" in r.stderr, r.stderr
     assert "the program never called SetKernelMode, so this launch ran in MIX_MODE" in r.stderr
     assert "AscendC::SetKernelMode(KernelMode::AIV_MODE)" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_default_kernel_mode_of_a_program_that_never_chooses_one_comes_from_the_environment(bindir) -> None:
+    """MPNPU_DEFAULT_KERNEL_MODE=aiv (what mpnpu ut gives a vector-only kernel's test): the same launch
+    without SetKernelMode runs on vector cores and ends well; a bad value is one line and exit 2."""
+    exe = program("test_no_mode.cpp", bindir)
+    r = _run(exe, MPNPU_DEFAULT_KERNEL_MODE="aiv")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    bad = _run(exe, MPNPU_DEFAULT_KERNEL_MODE="vector")
+    assert bad.returncode == 2 and "MPNPU_DEFAULT_KERNEL_MODE='vector'" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

@@ -687,3 +687,18 @@ def test_a_kernel_dtype_its_registration_does_not_define_is_said_to_stop_the_tes
         "the kernel uses DTYPE_X, which its registration (AddOpTestCase at CMakeLists.txt:12) does not define "
         "and the repository's unit-test build does not generate: the test cannot build as registered"]
     assert _unregistered_dtypes(test, found[1:]) == []
+
+
+def test_the_kernel_type_the_chip_would_launch_is_read_from_the_kernels_files() -> None:
+    """A declared type of this chip class wins (another family's is passed over); with none, cube code
+    (cube instructions, Matmul, code for cube cores, cube/vector flags) makes it mix, else vector-only."""
+    from mpnpu.tools.ut.kernel_mode import launched_mode
+
+    assert launched_mode(["KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_VECTOR_CORE);",
+                          "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY); Mmad(c, a, b, p);"]) == "aiv"
+    assert launched_mode(["KERNEL_TASK_TYPE(1, KERNEL_TYPE_MIX_AIC_1_2);"]) == "mix"
+    assert launched_mode(["KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);"]) == "aic"
+    assert launched_mode(["Add(z, x, y, n); DataCopy(g, z, n);"]) == "aiv"
+    assert launched_mode(["Add(z, x, y, n);", "if ASCEND_IS_AIC { return; }"]) == "mix"
+    assert launched_mode(["REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm);"]) == "mix"
+    assert launched_mode(["// Mmad in a comment\nAdd(z, x, y, n);"]) == "aiv"

@@ -98,8 +98,9 @@ def allocated_bytes(size: int) -> int:
     return max(GM_GRANULE, -(-size // GM_GRANULE) * GM_GRANULE)
 
 
-#: KernelMode of SetKernelMode (MIX_MODE, AIC_MODE, AIV_MODE); not set: MIX_MODE
+#: KernelMode of SetKernelMode (MIX_MODE, AIC_MODE, AIV_MODE); not set: MPNPU_DEFAULT_KERNEL_MODE (MIX_MODE)
 _MODES = {0: KernelType.MIX_1_2, 1: KernelType.AIC, 2: KernelType.AIV}
+_DEFAULT_MODES = {"mix": KernelType.MIX_1_2, "aic": KernelType.AIC, "aiv": KernelType.AIV}
 
 
 @dataclass
@@ -345,6 +346,7 @@ class _Controls:
     no_auto_sync: bool
     pipes: str = settings.PIPES.default
     pipe_latency_us: float = settings.PIPE_LATENCY_US.default
+    default_kernel_mode: str = settings.DEFAULT_KERNEL_MODE.default
 
     @classmethod
     def from_env(cls) -> _Controls:
@@ -362,7 +364,8 @@ class _Controls:
                    directed=settings.from_env(settings.DIRECTED), sync_log=settings.from_env(settings.SYNC_LOG) or "",
                    no_auto_sync=settings.from_env(settings.NO_AUTO_SYNC),
                    pipes=settings.from_env(settings.PIPES),
-                   pipe_latency_us=settings.from_env(settings.PIPE_LATENCY_US))
+                   pipe_latency_us=settings.from_env(settings.PIPE_LATENCY_US),
+                   default_kernel_mode=settings.from_env(settings.DEFAULT_KERNEL_MODE))
 
 
 _FILE_LINE = re.compile(r"[^:,]+:[0-9]+")
@@ -434,7 +437,8 @@ def _mode_hint(kernel_mode: int, message: str) -> str:
     """Why a cube core ran vector code, when the program never chose a kernel mode: MIX_MODE is the
     CPU-debug default, so a vector-only kernel launched without SetKernelMode runs on cube cores too
     (on the chip its compiler would have launched vector cores only)."""
-    if kernel_mode in _MODES or "and this is a cube core" not in message:
+    if kernel_mode in _MODES or "and this is a cube core" not in message \
+            or settings.from_env(settings.DEFAULT_KERNEL_MODE) != "mix":
         return ""
     return (" (the program never called SetKernelMode, so this launch ran in MIX_MODE, the CPU-debug "
             "default, with a cube core per block; a vector-only kernel is tested with "
@@ -443,7 +447,7 @@ def _mode_hint(kernel_mode: int, message: str) -> str:
 
 def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls) -> int:
     global _launches
-    kt = _MODES.get(d.kernel_mode, KernelType.MIX_1_2)
+    kt = _MODES.get(d.kernel_mode) or _DEFAULT_MODES[controls.default_kernel_mode]
     params = tuple(p for p in (d.signature or b"").decode().split(",") if p)
     slots = tuple(int(d.slots[i]) for i in range(d.n_args))
     names = _split_args((d.arg_names or b"").decode())

@@ -48,6 +48,7 @@ from mpnpu.errors import UsageError
 from mpnpu.tools.ut import missing
 from mpnpu.tools.ut.defined import DefinedNames
 from mpnpu.tools.ut.discover import Corpus, UtTest, reach
+from mpnpu.tools.ut.kernel_mode import kernel_mode_of
 
 GTEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gtest")
 GTEST_INCLUDE = os.path.join(GTEST_DIR, "include")
@@ -138,6 +139,7 @@ class Build:
     high_level_headers: list[str] = field(default_factory=list)
     high_level_names: list[str] = field(default_factory=list)
     stubbed_ok: list[str] = field(default_factory=list)  # units that compile once the missing headers are stand-ins
+    kernel_mode: str = "mix"  # the kernel type the chip would launch (mpnpu.tools.ut.kernel_mode)
 
     @property
     def compiled(self) -> bool:
@@ -543,6 +545,11 @@ class Builder:
             files.append(staged.tiling_include)
         reached = reach(files, [d for d in staged.include_dirs if os.path.isdir(d)])
         result.high_level_headers, result.high_level_names = list(reached.headers), list(reached.names)
+        if staged.kernel:
+            kernel_files = reach([staged.kernel], [d for d in staged.include_dirs if os.path.isdir(d)]).files
+            result.kernel_mode = kernel_mode_of(list(kernel_files))
+            result.notes.append(f"launches without SetKernelMode run as {result.kernel_mode} (the kernel type the "
+                                "chip would launch it as; the CPU-debug default is mix)")
         if not test.sources:
             result.notes.append("no test source for this chip (cmake/ut.cmake finds no test_<op>*.cpp to build)")
             result.seconds = time.monotonic() - start

@@ -174,10 +174,12 @@ def run_dir(build_dir: str, test: UtTest, corpus: Corpus, slot: str = "") -> str
 
 def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: float, launch_timeout: float,
              racecheck: bool, slot: str = "", pipes: str = "kernel",
-             pipe_latency_us: float | None = None, checks: tuple[str, ...] = ()) -> dict[str, str]:
+             pipe_latency_us: float | None = None, checks: tuple[str, ...] = (),
+             kernel_mode: str = "mix") -> dict[str, str]:
     """The environment a test binary runs in (in the run folder of :func:`run_dir` with ``slot``);
     ``pipes`` and ``pipe_latency_us`` become MPNPU_PIPES and MPNPU_PIPE_LATENCY_US, ``checks``
-    ("initcheck", "synccheck") MPNPU_INITCHECK=1 / MPNPU_SYNCCHECK=1."""
+    ("initcheck", "synccheck") MPNPU_INITCHECK=1 / MPNPU_SYNCCHECK=1, ``kernel_mode`` (the type the
+    chip would launch the kernel as) MPNPU_DEFAULT_KERNEL_MODE, for launches without SetKernelMode."""
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["OPS_NN_ROOT"] = corpus.repo
@@ -196,6 +198,7 @@ def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: f
         else:
             env.pop(f"MPNPU_{check.upper()}", None)
     env["MPNPU_PIPES"] = pipes
+    env["MPNPU_DEFAULT_KERNEL_MODE"] = kernel_mode
     if pipe_latency_us is None:
         env.pop("MPNPU_PIPE_LATENCY_US", None)
     else:

@@ -1,0 +1,51 @@
+"""The kernel type the chip would launch a unit test's kernel as, for the CPU-debug launches of a test
+that never calls SetKernelMode.
+
+The CPU-debug default is MIX_MODE (a cube and two vector cores per block), but on the chip the compiler
+launches a kernel as the type it declares (KERNEL_TASK_TYPE_DEFAULT) or, when it declares none, as a
+vector-only kernel unless it has cube code. A vector-only kernel that a test launches without
+SetKernelMode would otherwise run its vector code on cube cores, which have no UB. mpnpu ut reads the
+kernel's own files (those its include walk reaches in the repository) and gives the program the type as
+MPNPU_DEFAULT_KERNEL_MODE; a test that calls SetKernelMode still gets the mode it asks for.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: KERNEL_TASK_TYPE_DEFAULT values of this chip class -> the CPU-debug kernel mode that launches those cores
+_DECLARED = {
+    "KERNEL_TYPE_AIV_ONLY": "aiv", "KERNEL_TYPE_MIX_AIV_1_0": "aiv",
+    "KERNEL_TYPE_AIC_ONLY": "aic", "KERNEL_TYPE_MIX_AIC_1_0": "aic",
+    "KERNEL_TYPE_MIX_AIC_1_1": "mix", "KERNEL_TYPE_MIX_AIC_1_2": "mix",
+}
+_TASK_TYPE = re.compile(r"\bKERNEL_TASK_TYPE(?:_DEFAULT)?\s*\((?:[^,()]*,)?\s*(\w+)\s*\)")
+#: what only a kernel with cube cores does: cube instructions, the Matmul API, code for cube cores, the
+#: flags between a block's cube and vector cores
+_CUBE = re.compile(r"\b(?:Mmad|MmadWithSparse|LoadData|LoadDataWithTranspose|Fixpipe|REGIST_MATMUL_OBJ|Matmul\s*<|"
+                   r"MatmulImpl|ASCEND_IS_AIC|__cube__|__mix__|CrossCoreSetFlag|CrossCoreWaitFlag|"
+                   r"KERNEL_TYPE_MIX_AIC_1_[12])\b")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def launched_mode(texts: list[str]) -> str:
+    """'aiv', 'aic' or 'mix': the first type of this chip class the kernel's files declare; else 'mix'
+    when any of them has cube code, 'aiv' when none does."""
+    cleaned = [_COMMENT.sub(" ", t) for t in texts]
+    for text in cleaned:
+        for m in _TASK_TYPE.finditer(text):
+            if m.group(1) in _DECLARED:
+                return _DECLARED[m.group(1)]
+    return "mix" if any(_CUBE.search(t) for t in cleaned) else "aiv"
+
+
+def kernel_mode_of(files: list[str]) -> str:
+    """:func:`launched_mode` of the files' texts (unreadable ones left out)."""
+    texts = []
+    for path in files:
+        try:
+            with open(path, errors="replace") as f:
+                texts.append(f.read())
+        except OSError:
+            continue
+    return launched_mode(texts)
