@@ -149,13 +149,13 @@ def test_each_sample_is_built_run_and_verified_and_the_command_reports_it(tree, 
     assert status == {"03_basic_api/add_one": "passed", "03_basic_api/add_two": "failed",
                       "03_basic_api/lacking": "build-failed", "03_basic_api/next_chip": "out-of-scope",
                       "04_advanced_api/softmax_like": "out-of-scope"}
-    assert data["counts"] == {"found": 5, "in_scope": 3, "built": 2, "ran": 2, "passed": 1, "failed": 1,
-                              "run_failed": 0, "build_failed": 1}
+    assert data["counts"] == {"found": 5, "in_scope": 3, "with_verify": 3, "built": 2, "ran": 2, "passed": 1,
+                              "failed": 1, "ran_unverified": 0, "run_failed": 0, "build_failed": 1}
     lacking = next(s for s in data["samples"] if s["name"] == "03_basic_api/lacking")
     assert any(m["name"] == "AscendC::NotAnApi" or m["name"] == "NotAnApi" for m in lacking["missing"]), lacking
     assert any(m["where"].endswith("add_one.asc:19") for m in lacking["missing"]), lacking["missing"]
     passed = next(s for s in data["samples"] if s["name"] == "03_basic_api/add_one")
     assert passed["kernel_mode"] == "aiv" and "test pass!" in passed["steps"][-1]["tail"]
     assert r.stdout.strip() == ("5 samples found, 3 for this chip class: 2 built, 2 ran, "
-                                "1 passed their own verify script")
+                                "1 of 3 passed their own verify script")
     assert os.listdir(tmp_path / "b" / "run")

@@ -45,6 +45,8 @@ class SampleResult:
             return "build-failed"
         if not self.steps or any(s.code != 0 for s in self.steps[:-1]):
             return "run-failed"
+        if not self.sample.verify:  # (a sample that checks nothing itself: ran, with nothing to verify)
+            return "ran" if self.steps[-1].code == 0 else "run-failed"
         return "passed" if passed(self.steps[-1]) else "failed"
 
     def to_dict(self) -> dict[str, Any]:
@@ -67,10 +69,11 @@ class SamplesRun:
         c = collections.Counter(r.status for r in self.results)
         scope = [r for r in self.results if r.sample.in_scope]
         return {"found": len(self.results), "in_scope": len(scope),
+                "with_verify": sum(1 for r in scope if r.sample.verify),
                 "built": sum(1 for r in scope if r.build is not None and r.build.ok),
-                "ran": sum(1 for r in scope if r.status in ("passed", "failed")),
-                "passed": c["passed"], "failed": c["failed"], "run_failed": c["run-failed"],
-                "build_failed": c["build-failed"]}
+                "ran": sum(1 for r in scope if r.status in ("passed", "failed", "ran")),
+                "passed": c["passed"], "failed": c["failed"], "ran_unverified": c["ran"],
+                "run_failed": c["run-failed"], "build_failed": c["build-failed"]}
 
     def missing_names(self) -> list[tuple[str, int]]:
         """Each missing name or header and how many samples need it, most needed first."""
@@ -82,7 +85,7 @@ class SamplesRun:
 
     @property
     def ok(self) -> bool:
-        return all(r.status in ("passed", "out-of-scope") for r in self.results)
+        return all(r.status in ("passed", "ran", "out-of-scope") for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:
         return {"tree": self.tree, "counts": self.counts(), "missing_names": self.missing_names(),
@@ -144,7 +147,7 @@ def format_table(run: SamplesRun) -> str:
             lines.append(f"{r.sample.name:<70} {r.status:<13} {r.build.seconds if r.build else 0:7.1f}")
     c = run.counts()
     lines.append(f"{c['found']} samples found, {c['in_scope']} for this chip class: {c['built']} built, "
-                 f"{c['ran']} ran, {c['passed']} passed their own verify script")
+                 f"{c['ran']} ran, {c['passed']} of {c['with_verify']} passed their own verify script")
     top = run.missing_names()[:10]
     if top:
         lines.append("most missed: " + ", ".join(f"{n} ({k})" for n, k in top))
