@@ -76,6 +76,11 @@ def build_sample(sample: Sample, out_dir: str, cflags: list[str], libs: list[str
     """Compile and link ``sample``'s program into ``out_dir``."""
     start = time.monotonic()
     result = SampleBuild(kernel_mode=kernel_mode_of(sample.sources))
+    absent = [s for s in sample.sources if not os.path.isfile(s)]
+    if absent:
+        result.errors = [f"{os.path.relpath(a, sample.folder)}: a source its CMakeLists.txt names is not there"
+                         for a in absent]
+        return result
     staged = [stage_source(s, os.path.join(out_dir, "src")) if s.endswith(".asc") else s for s in sample.sources]
     program = os.path.join(out_dir, sample.program)
     cmd = [*cxx, "-std=c++17", "-O1", "-w", "-DMPNPU_ACL_GM", *sample.defines, f"-I{sample.folder}",

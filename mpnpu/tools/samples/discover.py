@@ -98,7 +98,9 @@ def read_sample(tree: str, folder: str) -> Sample | None:
     exe = _EXECUTABLE.search(text)
     if not exe:
         return None
-    sources = [os.path.join(folder, s) for s in exe.group(2).split() if s.endswith((".asc", ".cpp"))]
+    here = {"CMAKE_CURRENT_SOURCE_DIR": folder, "PROJECT_SOURCE_DIR": folder, "CMAKE_SOURCE_DIR": folder}
+    sources = [os.path.join(folder, re.sub(r"\$\{(\w+)\}", lambda m: here.get(m.group(1), m.group(0)), s))
+               for s in exe.group(2).split() if s.endswith((".asc", ".cpp"))]
     if not any(s.endswith(".asc") for s in sources):
         return None
     sample = Sample(os.path.relpath(folder, tree), folder, exe.group(1), sources)
