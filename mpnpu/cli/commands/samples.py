@@ -41,7 +41,7 @@ def run_sample_tree(args: argparse.Namespace, op: None) -> int:
         for bar in bars:
             bar.__exit__(None, None, None)
     text = format_table(result)
-    print(text.splitlines()[-2] if args.quiet and len(text.splitlines()) > 1 else text)
+    print(next(line for line in text.splitlines() if " samples found, " in line) if args.quiet else text)
     write_reports(args, {"json": result})
     return exit_status(None, result.ok)
 

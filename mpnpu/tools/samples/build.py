@@ -1,15 +1,16 @@
 """Building a sample's host program against mpnpu.
 
 Each ``.asc`` source is staged as a C++ file that starts with ``#line 1 "<the sample's file>"`` and has
-every ``kernel<<<blocks, l2ctrl, stream>>>(args);`` statement replaced, on the same line, by
-``ICPU_RUN_KF(kernel, blocks, args);``: the launch runs on the multi-process device through the CPU-debug
-runtime, and every report names the sample's own file and line. The sample's ``acl/acl.h`` is mpnpu's,
+every ``kernel<<<blocks, l2ctrl, stream>>>(args);`` statement replaced, on the same line, by the
+launch ``ICPU_RUN_KF(kernel, blocks, args)`` makes: it runs on the multi-process device through the
+CPU-debug runtime, and every report names the sample's own file and line. The sample's ``acl/acl.h`` is mpnpu's,
 built with ``MPNPU_ACL_GM`` so that ``aclrtMalloc`` gives GM the core processes share. The sample's
 files on disk are never changed.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -59,7 +60,11 @@ def stage_source(path: str, out_dir: str) -> str:
     for m in _LAUNCH.finditer(blank_comments_and_strings(text)):
         config = _top_level_split(text[m.start("config"):m.end("config")])
         args = text[m.start("args"):m.end("args")]
-        call = f"ICPU_RUN_KF({m.group('kernel')}, {config[0]}, {args});"
+        kernel = m.group("kernel")
+        # the launch ICPU_RUN_KF makes, spelt out: a template-id's commas cannot pass through a macro
+        call = (f"{{ auto mpnpu_kernel_ = &{kernel}; ::mpnpu::cpudebug::run_kf("
+                f"{json.dumps(re.sub(r'<.*', '', kernel))}, mpnpu_kernel_, uint32_t({config[0]}), "
+                f"{json.dumps(' '.join(args.split()))}, __FILE__, __LINE__, {args}); }}")
         newlines = text[m.start():m.end()].count("\n")
         parts += [text[at:m.start()], call + "\n" * newlines]
         at = m.end()
@@ -97,5 +102,5 @@ def build_sample(sample: Sample, out_dir: str, cflags: list[str], libs: list[str
         return result
     is_user, shown = missing.user_path_rules([INCLUDE_DIR], [sample.folder])
     result.missing = missing.parse(proc.stderr, is_user, shown)
-    result.errors = missing.error_lines(proc.stderr, 20)
+    result.errors = missing.error_lines(proc.stderr, 20) or proc.stderr.strip().splitlines()[-20:]
     return result

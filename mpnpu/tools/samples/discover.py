@@ -51,6 +51,11 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"#[^\n]*", "", text)
 
 
+def _expand(text: str, shell: dict[str, str]) -> str:
+    """``text`` with ``$NAME`` / ``${NAME}`` replaced by the shell block's own value of NAME, where it has one."""
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: shell.get(m.group(1), m.group(0)), text)
+
+
 def _recipe(readme: str) -> tuple[dict[str, str], list[str], list[str], list[str], str]:
     """From a README: the cmake -D values, the data step, the program's arguments, the verify step and
     the executable's name, from the first shell block that runs the program."""
@@ -63,8 +68,14 @@ def _recipe(readme: str) -> tuple[dict[str, str], list[str], list[str], list[str
         lines = [line.split("#", 1)[0].strip() for line in block.splitlines()]
         if not any(line.startswith("./") for line in lines):
             continue
+        shell: dict[str, str] = {}  # the block's own assignments (SCENARIO_NUM=1), used as $SCENARIO_NUM
         for line in lines:
             for part in (p.strip() for p in line.split(";")):
+                assigned = re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", part)
+                if assigned:
+                    shell[assigned.group(1)] = assigned.group(2)
+                    continue
+                part = _expand(part, shell)
                 try:
                     argv = shlex.split(part)
                 except ValueError:
