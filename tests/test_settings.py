@@ -158,7 +158,7 @@ def test_mpnpu_help_lists_every_variable_from_the_table(capsys):
 
     assert cli(["--help"]) == 0
     out = capsys.readouterr().out
-    assert all(f"  {s.env} " in out for s in SETTINGS.values() if s.env)
+    assert all(f"  {s.env} " in out or f"  {s.env}\n" in out for s in SETTINGS.values() if s.env)
     assert f"may take (default {show(settings.TIMEOUT.default)})" in out
 
 

@@ -46,7 +46,11 @@ def environment_help(width: int = 100) -> str:
         if s.env:
             # a setting with a flag: its help is the flag's, and the variable's own words say what it does
             text = s.text(s.env_help) if s.flag else f"{s.text()}; {s.text(s.env_help)}"
-            lines += textwrap.wrap(text, width, initial_indent=f"  {s.env:<22}", subsequent_indent=" " * 24)
+            if len(s.env) > 21:  # a name wider than the column: on a line of its own, as argparse does
+                lines.append(f"  {s.env}")
+                lines += textwrap.wrap(text, width, initial_indent=" " * 24, subsequent_indent=" " * 24)
+            else:
+                lines += textwrap.wrap(text, width, initial_indent=f"  {s.env:<22}", subsequent_indent=" " * 24)
     return "\n".join(lines)
 
 

@@ -329,6 +329,13 @@ OPTIONS: dict[str, Option] = _table(
     _o("--ops", RUNS, "only these operators' unit tests, comma-separated: operator names or folders "
                       "(swi_glu,activation/gelu; --op works too); default: every one", type=list_of(str, "operators"),
        default=None, metavar="NAME,..."),
+    _o("tree", RUNS, "a dev kit's samples folder (its examples/, or any folder holding samples: a CMakeLists.txt "
+                     "with add_executable of a .asc, scripts/, a README with the recipe)", metavar="TREE"),
+    _o("--samples", RUNS, "only these samples, comma-separated: names or trailing folders (brcb,"
+                          "01_memory_vector_compute/cast); default: every one", type=list_of(str, "samples"),
+       default=None, metavar="NAME,..."),
+    _o("--step-timeout", RUNS, "stop a sample's data, program or verify step after this long, failing the sample "
+                               "(default {default})", type=positive_float, default=600.0, metavar="SECONDS"),
     _o("-j", RUNS, "build N tests at a time; the built ones run one at a time meanwhile (default {default})",
        type=positive_int, default=1, metavar="N"),
     _o("--build-dir", RUNS, "where the unit tests' object cache, staged sources, binaries and run folders are kept "

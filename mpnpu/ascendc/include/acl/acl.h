@@ -41,16 +41,37 @@ static inline aclError aclrtCreateStream(aclrtStream* stream) {
 }
 static inline aclError aclrtDestroyStream(aclrtStream) { return ACL_SUCCESS; }
 static inline aclError aclrtSynchronizeStream(aclrtStream) { return ACL_SUCCESS; }
+#ifdef MPNPU_ACL_GM
+// Built for `mpnpu samples` (with the CPU-debug runtime): device memory is GM the core processes share,
+// host memory stays the program's own.
+extern "C" void* mpnpu_cpudebug_gm_alloc(size_t size);
+extern "C" void mpnpu_cpudebug_gm_free(void* ptr);
+static inline aclError aclrtMalloc(void** ptr, size_t size, aclrtMemMallocPolicy) {
+    *ptr = mpnpu_cpudebug_gm_alloc(size ? size : 1);
+    return *ptr ? ACL_SUCCESS : 1;
+}
+static inline aclError aclrtFree(void* ptr) {
+    mpnpu_cpudebug_gm_free(ptr);
+    return ACL_SUCCESS;
+}
+#else
 static inline aclError aclrtMalloc(void** ptr, size_t size, aclrtMemMallocPolicy) {
     *ptr = std::calloc(1, size ? size : 1);
     return *ptr ? ACL_SUCCESS : 1;
 }
-static inline aclError aclrtMallocHost(void** ptr, size_t size) { return aclrtMalloc(ptr, size, ACL_MEM_MALLOC_NORMAL_ONLY); }
 static inline aclError aclrtFree(void* ptr) {
     std::free(ptr);
     return ACL_SUCCESS;
 }
-static inline aclError aclrtFreeHost(void* ptr) { return aclrtFree(ptr); }
+#endif
+static inline aclError aclrtMallocHost(void** ptr, size_t size) {
+    *ptr = std::calloc(1, size ? size : 1);
+    return *ptr ? ACL_SUCCESS : 1;
+}
+static inline aclError aclrtFreeHost(void* ptr) {
+    std::free(ptr);
+    return ACL_SUCCESS;
+}
 static inline aclError aclrtMemcpy(void* dst, size_t dstMax, const void* src, size_t count, aclrtMemcpyKind) {
     if (count > dstMax) return 1;
     std::memmove(dst, src, count);

@@ -1,0 +1,106 @@
+"""Building a sample's host program against mpnpu.
+
+Each ``.asc`` source is staged as a C++ file that starts with ``#line 1 "<the sample's file>"`` and has
+every ``kernel<<<blocks, l2ctrl, stream>>>(args);`` statement replaced, on the same line, by the
+launch ``ICPU_RUN_KF(kernel, blocks, args)`` makes: it runs on the multi-process device through the
+CPU-debug runtime, and every report names the sample's own file and line. The sample's ``acl/acl.h`` is mpnpu's,
+built with ``MPNPU_ACL_GM`` so that ``aclrtMalloc`` gives GM the core processes share. The sample's
+files on disk are never changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from mpnpu.ascendc.build.compiler import INCLUDE_DIR
+from mpnpu.ascendc.build.syncpoints import blank_comments_and_strings
+from mpnpu.tools.run import _LAUNCH
+from mpnpu.tools.samples.discover import Sample
+from mpnpu.tools.ut import missing
+from mpnpu.tools.ut.kernel_mode import kernel_mode_of
+
+
+@dataclass
+class SampleBuild:
+    """A sample's build: its program, or the compiler's words and the names mpnpu lacks."""
+
+    ok: bool = False
+    program: str = ""
+    seconds: float = 0.0
+    kernel_mode: str = "mix"
+    errors: list[str] = field(default_factory=list)
+    missing: list[missing.Missing] = field(default_factory=list)
+
+
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def stage_source(path: str, out_dir: str) -> str:
+    """The staged copy of ``path`` (launches as ICPU_RUN_KF, lines kept); its path."""
+    with open(path, errors="replace") as f:
+        text = f.read()
+    parts, at = [], 0
+    for m in _LAUNCH.finditer(blank_comments_and_strings(text)):
+        config = _top_level_split(text[m.start("config"):m.end("config")])
+        args = text[m.start("args"):m.end("args")]
+        kernel = m.group("kernel")
+        # the launch ICPU_RUN_KF makes, spelt out: a template-id's commas cannot pass through a macro
+        call = (f"{{ auto mpnpu_kernel_ = &{kernel}; ::mpnpu::cpudebug::run_kf("
+                f"{json.dumps(re.sub(r'<.*', '', kernel))}, mpnpu_kernel_, uint32_t({config[0]}), "
+                f"{json.dumps(' '.join(args.split()))}, __FILE__, __LINE__, {args}); }}")
+        newlines = text[m.start():m.end()].count("\n")
+        parts += [text[at:m.start()], call + "\n" * newlines]
+        at = m.end()
+    body = "".join(parts) + text[at:]
+    os.makedirs(out_dir, exist_ok=True)
+    out = os.path.join(out_dir, re.sub(r"\.asc$", ".cpp", os.path.basename(path)))
+    with open(out, "w") as f:
+        f.write(f'#line 1 "{os.path.abspath(path)}"\n{body}')
+    return out
+
+
+def build_sample(sample: Sample, out_dir: str, cflags: list[str], libs: list[str], cxx: list[str],
+                 timeout_s: float = 900.0) -> SampleBuild:
+    """Compile and link ``sample``'s program into ``out_dir``."""
+    start = time.monotonic()
+    result = SampleBuild(kernel_mode=kernel_mode_of(sample.sources))
+    absent = [s for s in sample.sources if not os.path.isfile(s)]
+    if absent:
+        result.errors = [f"{os.path.relpath(a, sample.folder)}: a source its CMakeLists.txt names is not there"
+                         for a in absent]
+        return result
+    staged = [stage_source(s, os.path.join(out_dir, "src")) if s.endswith(".asc") else s for s in sample.sources]
+    program = os.path.join(out_dir, sample.program)
+    cmd = [*cxx, "-std=c++17", "-O1", "-w", "-DMPNPU_ACL_GM", *sample.defines, f"-I{sample.folder}",
+           "-include", "tikicpulib.h", *cflags, *staged, "-o", program, *libs]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env={**os.environ, "LC_ALL": "C"})
+    except subprocess.TimeoutExpired:
+        result.errors = [f"the build took longer than {timeout_s:g} s"]
+        result.seconds = time.monotonic() - start
+        return result
+    result.seconds = time.monotonic() - start
+    if proc.returncode == 0:
+        result.ok, result.program = True, program
+        return result
+    is_user, shown = missing.user_path_rules([INCLUDE_DIR], [sample.folder])
+    result.missing = missing.parse(proc.stderr, is_user, shown)
+    result.errors = missing.error_lines(proc.stderr, 20) or proc.stderr.strip().splitlines()[-20:]
+    return result

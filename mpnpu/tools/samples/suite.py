@@ -1,0 +1,154 @@
+"""All the samples of a tree: discover, build (several at a time), run each recipe, report."""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpnpu.ascendc.build.compiler import cache_dir, find_compiler
+from mpnpu.tools.samples.build import SampleBuild, build_sample
+from mpnpu.tools.samples.discover import Sample, discover
+from mpnpu.tools.samples.run import Step, passed, run_dir, run_step
+
+
+@dataclass(frozen=True)
+class SamplesOptions:
+    """What ``mpnpu samples`` was asked."""
+
+    only: tuple[str, ...] = ()
+    jobs: int = 1
+    build_dir: str | None = None
+    racecheck: bool = False
+    step_timeout_s: float = 600.0
+    launch_timeout_s: float = 300.0
+
+
+@dataclass
+class SampleResult:
+    """One sample's outcome."""
+
+    sample: Sample
+    build: SampleBuild | None = None
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if not self.sample.in_scope:
+            return "out-of-scope"
+        if self.build is None or not self.build.ok:
+            return "build-failed"
+        if not self.steps or any(s.code != 0 for s in self.steps[:-1]):
+            return "run-failed"
+        if not self.sample.verify:  # (a sample that checks nothing itself: ran, with nothing to verify)
+            return "ran" if self.steps[-1].code == 0 else "run-failed"
+        return "passed" if passed(self.steps[-1]) else "failed"
+
+    def to_dict(self) -> dict[str, Any]:
+        s, b = self.sample, self.build
+        return {"name": s.name, "status": self.status, "reason": s.reason, "arch": s.arch, "defines": s.defines,
+                "build_s": round(b.seconds, 2) if b else None, "kernel_mode": b.kernel_mode if b else None,
+                "missing": [m.__dict__ for m in b.missing] if b else [], "errors": b.errors if b else [],
+                "steps": [{"argv": st.argv, "code": st.code, "seconds": round(st.seconds, 2), "tail": st.tail}
+                          for st in self.steps]}
+
+
+@dataclass
+class SamplesRun:
+    """Every sample's result and the totals."""
+
+    tree: str
+    results: list[SampleResult]
+
+    def counts(self) -> dict[str, int]:
+        c = collections.Counter(r.status for r in self.results)
+        scope = [r for r in self.results if r.sample.in_scope]
+        return {"found": len(self.results), "in_scope": len(scope),
+                "with_verify": sum(1 for r in scope if r.sample.verify),
+                "built": sum(1 for r in scope if r.build is not None and r.build.ok),
+                "ran": sum(1 for r in scope if r.status in ("passed", "failed", "ran")),
+                "passed": c["passed"], "failed": c["failed"], "ran_unverified": c["ran"],
+                "run_failed": c["run-failed"], "build_failed": c["build-failed"]}
+
+    def missing_names(self) -> list[tuple[str, int]]:
+        """Each missing name or header and how many samples need it, most needed first."""
+        c: collections.Counter[str] = collections.Counter()
+        for r in self.results:
+            if r.build is not None:
+                c.update({m.name for m in r.build.missing})
+        return c.most_common()
+
+    @property
+    def ok(self) -> bool:
+        return all(r.status in ("passed", "ran", "out-of-scope") for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tree": self.tree, "counts": self.counts(), "missing_names": self.missing_names(),
+                "samples": [r.to_dict() for r in self.results]}
+
+
+def _flags() -> tuple[list[str], list[str]]:
+    out = subprocess.run([sys.executable, "-m", "mpnpu.ascendc", "--cflags"], capture_output=True, text=True,
+                         check=True, timeout=900).stdout.split()
+    libs = subprocess.run([sys.executable, "-m", "mpnpu.ascendc", "--libs"], capture_output=True, text=True,
+                          check=True, timeout=900).stdout.split()
+    return out, libs
+
+
+def run_samples(tree: str, options: SamplesOptions, progress: Callable[[SampleResult], None] | None = None,
+                started: Callable[[int], None] | None = None) -> SamplesRun:
+    """Build and run every in-scope sample of ``tree``; samples out of scope are listed with why."""
+    samples = discover(tree, options.only)
+    root = options.build_dir or os.path.join(cache_dir(), "samples")
+    results = [SampleResult(s) for s in samples]
+    todo = [r for r in results if r.sample.in_scope]
+    if started is not None:
+        started(len(todo))
+    if not todo:
+        return SamplesRun(os.path.abspath(tree), results)
+    cflags, libs = _flags()
+    cxx = find_compiler()
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUNBUFFERED": "1", "MPNPU_TIMEOUT": f"{options.launch_timeout_s:g}"}
+    if options.racecheck:
+        env["MPNPU_RACECHECK"] = "1"
+
+    def build(r: SampleResult) -> SampleResult:
+        out = os.path.join(root, "bin", r.sample.name.replace(os.sep, "__"))
+        r.build = build_sample(r.sample, out, cflags, libs, cxx)
+        return r
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=options.jobs) as pool:
+        for r in pool.map(build, todo):
+            if r.build is not None and r.build.ok:
+                cwd = run_dir(r.sample, os.path.join(root, "run"))
+                step_env = {**env, "MPNPU_DEFAULT_KERNEL_MODE": r.build.kernel_mode}
+                for argv in (r.sample.gen, [r.build.program, *r.sample.run_args], r.sample.verify):
+                    if not argv:
+                        continue
+                    step = run_step(argv, cwd, options.step_timeout_s, step_env)
+                    r.steps.append(step)
+                    if step.code != 0:
+                        break
+            if progress is not None:
+                progress(r)
+    return SamplesRun(os.path.abspath(tree), results)
+
+
+def format_table(run: SamplesRun) -> str:
+    """One line per sample in scope, then the totals and the most-missed names."""
+    lines = [f"{'sample':<70} {'status':<13} build s"]
+    for r in run.results:
+        if r.sample.in_scope:
+            lines.append(f"{r.sample.name:<70} {r.status:<13} {r.build.seconds if r.build else 0:7.1f}")
+    c = run.counts()
+    lines.append(f"{c['found']} samples found, {c['in_scope']} for this chip class: {c['built']} built, "
+                 f"{c['ran']} ran, {c['passed']} of {c['with_verify']} passed their own verify script")
+    top = run.missing_names()[:10]
+    if top:
+        lines.append("most missed: " + ", ".join(f"{n} ({k})" for n, k in top))
+    return "\n".join(lines)
