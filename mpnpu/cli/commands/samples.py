@@ -13,33 +13,20 @@ when not, 2 for a usage error.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from mpnpu.cli.command import Command
-from mpnpu.cli.common import exit_status, progress_bar
+from mpnpu.cli.common import LazyBar, exit_status
 from mpnpu.cli.outputs import write_reports
-from mpnpu.tools.samples.suite import SampleResult, SamplesOptions, SamplesRun, format_table, run_samples
+from mpnpu.tools.samples.suite import SamplesOptions, SamplesRun, format_table, run_samples
 
 
 def run_sample_tree(args: argparse.Namespace, op: None) -> int:
     options = SamplesOptions(only=tuple(args.samples or ()), jobs=args.j, build_dir=args.build_dir,
                              racecheck=args.racecheck, step_timeout_s=args.step_timeout,
                              launch_timeout_s=args.timeout or 300.0)
-    bars: list[Any] = []
-
-    def started(n: int) -> None:
-        bars.append(progress_bar(n, "samples", disable=args.quiet).__enter__())
-
-    def progress(r: SampleResult) -> None:
-        if bars:
-            bars[0].set_postfix_str(f"{r.sample.name}: {r.status}")
-            bars[0].update(1)
-
-    try:
-        result: SamplesRun = run_samples(args.tree, options, progress, started)
-    finally:
-        for bar in bars:
-            bar.__exit__(None, None, None)
+    with LazyBar("samples", args.quiet) as bar:
+        result: SamplesRun = run_samples(args.tree, options, lambda r: bar.advance(f"{r.sample.name}: {r.status}"),
+                                         bar.started)
     text = format_table(result)
     print(next(line for line in text.splitlines() if " samples found, " in line) if args.quiet else text)
     write_reports(args, {"json": result})
