@@ -101,6 +101,9 @@ public:
     using PrimType = T;
 
     LocalTensor() = default;
+    // A tensor of ``tileSize`` elements at byte ``addr`` of the local memory ``pos`` is in, for kernels
+    // that place their buffers themselves (defined with the memories, in tpipe.h).
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, MPNPU_SITE);
 
     LocalTensor operator[](uint32_t offset) const {
         LocalTensor v = *this;
