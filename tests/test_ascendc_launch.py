@@ -278,3 +278,16 @@ def test_a_local_tensor_placed_by_the_kernel(defines, error) -> None:
         with pytest.raises(KernelError) as e:
             dev.launch(k, x, y)
         assert error in str(e.value) and f"local_at.cpp:{line_of('local_at.cpp', '// placed here')}" in str(e.value)
+
+
+def test_ascendc_assert_ends_the_launch_with_its_message_at_its_line() -> None:
+    k = kernel("assert_msg.cpp", "assert_msg", kernel_type=KernelType.AIV)
+    with device(1, kernel_type=KernelType.AIV) as dev:
+        y = dev.to_device("y", np.zeros(8, np.int32))
+        dev.launch(k, y, 64)
+        assert dev.to_host(y)[0] == 64
+        with pytest.raises(KernelError) as e:
+            dev.launch(k, y, 40)
+    text = str(e.value)
+    assert "ascendc_assert failed: n 40 must be a multiple of 32" in text
+    assert f"assert_msg.cpp:{line_of('assert_msg.cpp', '// the check')}" in text
