@@ -291,3 +291,12 @@ def test_ascendc_assert_ends_the_launch_with_its_message_at_its_line() -> None:
     text = str(e.value)
     assert "ascendc_assert failed: n 40 must be a multiple of 32" in text
     assert f"assert_msg.cpp:{line_of('assert_msg.cpp', '// the check')}" in text
+
+
+def test_scalar_gm_accesses_that_bypass_the_data_cache_and_a_data_sync_barrier() -> None:
+    k = kernel("gm_bypass.cpp", "gm_bypass", kernel_type=KernelType.AIV)
+    with device(3, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.array([10, 20, 30, 0, 0, 0, 0, 0], np.int32))
+        y = dev.to_device("y", np.zeros(8, np.int32))
+        dev.launch(k, x, y)
+        assert dev.to_host(y)[:4].tolist() == [11, 21, 31, 0]
