@@ -257,3 +257,46 @@ def test_a_kernel_with_numpy_launch_settings_reaches_the_cores() -> None:
     k = kernel("pointer_args.cpp", "weighted_sum", kernel_type=KernelType.AIV)
     again = pickle.loads(pickle.dumps(k.with_launch(tiling_key=np.int64(3), sys_workspace_bytes=np.uint32(64))))
     assert (again.tiling_key, again.sys_workspace_bytes, again.path) == (3, 64, k.path)
+
+
+@pytest.mark.parametrize("defines,error", [
+    ({}, None),
+    ({"ADDR": "100"}, "LocalTensor(pos, addr, tileSize): addr 100 is not 32-byte aligned"),
+    ({"ADDR": "196352", "TILE": "128"}, "bytes [196352, 196864) are past the end of UB (196608 bytes)"),
+])
+def test_a_local_tensor_placed_by_the_kernel(defines, error) -> None:
+    """LocalTensor<T>(TPosition, addr, tileSize): the tensor is at that byte of the position's memory and
+    works as any other; a misaligned address or a tile past the memory's end is an error at its line."""
+    k = kernel("local_at.cpp", "local_at", kernel_type=KernelType.AIV, **defines)
+    with device(1, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.arange(64, dtype=np.float32))
+        y = dev.to_device("y", np.zeros(64, np.float32))
+        if error is None:
+            dev.launch(k, x, y)
+            np.testing.assert_array_equal(dev.to_host(y), 2 * np.arange(64, dtype=np.float32))
+            return
+        with pytest.raises(KernelError) as e:
+            dev.launch(k, x, y)
+        assert error in str(e.value) and f"local_at.cpp:{line_of('local_at.cpp', '// placed here')}" in str(e.value)
+
+
+def test_ascendc_assert_ends_the_launch_with_its_message_at_its_line() -> None:
+    k = kernel("assert_msg.cpp", "assert_msg", kernel_type=KernelType.AIV)
+    with device(1, kernel_type=KernelType.AIV) as dev:
+        y = dev.to_device("y", np.zeros(8, np.int32))
+        dev.launch(k, y, 64)
+        assert dev.to_host(y)[0] == 64
+        with pytest.raises(KernelError) as e:
+            dev.launch(k, y, 40)
+    text = str(e.value)
+    assert "ascendc_assert failed: n 40 must be a multiple of 32" in text
+    assert f"assert_msg.cpp:{line_of('assert_msg.cpp', '// the check')}" in text
+
+
+def test_scalar_gm_accesses_that_bypass_the_data_cache_and_a_data_sync_barrier() -> None:
+    k = kernel("gm_bypass.cpp", "gm_bypass", kernel_type=KernelType.AIV)
+    with device(3, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.array([10, 20, 30, 0, 0, 0, 0, 0], np.int32))
+        y = dev.to_device("y", np.zeros(8, np.int32))
+        dev.launch(k, x, y)
+        assert dev.to_host(y)[:4].tolist() == [11, 21, 31, 0]

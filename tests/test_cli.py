@@ -33,7 +33,8 @@ def _names(command) -> list[str]:
 
 
 def test_the_subcommands_are_the_modules_of_cli_commands():
-    assert [c.name for c in commands()] == ["audit", "batch", "investigate", "mutate", "run", "soak", "stress", "ut"]
+    assert [c.name for c in commands()] == ["audit", "batch", "investigate", "mutate", "run", "samples", "soak",
+                                            "stress", "ut"]
     assert [c.name for c in find(["soak"]).subcommands] == ["fixed", "stress", "watchdog"]
 
 
@@ -76,7 +77,7 @@ def test_mpnpu_help_lists_the_commands(capsys):
     assert all(f"  {c.name} " in out for c in commands())
     assert cli(["frobnicate"]) == ExitCode.USAGE
     assert capsys.readouterr().err.strip() == ("mpnpu: error: unknown command 'frobnicate'; choose from audit, batch, "
-                                              "investigate, mutate, run, soak, stress, ut (see --help)")
+                                              "investigate, mutate, run, samples, soak, stress, ut (see --help)")
     assert cli(["batch", "--frobnicate"]) == ExitCode.USAGE
     assert capsys.readouterr().err.startswith("mpnpu batch: error: unrecognized arguments: --frobnicate")
 

@@ -259,3 +259,19 @@ def test_the_default_kernel_mode_of_a_program_that_never_chooses_one_comes_from_
     bad = _run(exe, MPNPU_DEFAULT_KERNEL_MODE="vector")
     assert bad.returncode == 2 and "MPNPU_DEFAULT_KERNEL_MODE='vector'" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_kernel_prints_with_ascendc_printf_one_whole_line_per_call(bindir) -> None:
+    """AscendC::printf from every core of a launch: each call's text arrives whole (one write), a half
+    argument prints as the float it holds."""
+    r = _run(program("test_printf.cpp", bindir))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert sorted(lines) == [f"core {i} of 4 says 1.5" for i in range(4)] + ["done"], r.stdout
+
+
+def test_a_struct_passed_by_value_reaches_every_core(bindir) -> None:
+    """A tiling struct by value (the dev kit's samples pass theirs so): each launch's copy travels in GM,
+    so every core process sees that launch's value, and no block is left behind (no_leaks)."""
+    r = _run(program("test_struct_arg.cpp", bindir))
+    assert r.returncode == 0 and r.stdout == "12.5 12.5\n", r.stdout + r.stderr

@@ -702,3 +702,5 @@ def test_the_kernel_type_the_chip_would_launch_is_read_from_the_kernels_files() 
     assert launched_mode(["Add(z, x, y, n);", "if ASCEND_IS_AIC { return; }"]) == "mix"
     assert launched_mode(["REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm);"]) == "mix"
     assert launched_mode(["// Mmad in a comment\nAdd(z, x, y, n);"]) == "aiv"
+    assert launched_mode(["__global__ __cube__ void k(GM_ADDR a) { Mmad(c, a, b, p); }"]) == "aic"
+    assert launched_mode(["__global__ __mix__(1, 2) void k(GM_ADDR a) {}"]) == "mix"

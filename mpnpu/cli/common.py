@@ -74,3 +74,27 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
         # stdout closed early (e.g. piped into head): not an error worth a traceback.
         sys.stderr.close()
         return ExitCode.OK
+
+
+class LazyBar:
+    """A progress bar opened when the work's size is known (``started(n)``), advanced with a label per
+    item (``advance("name: status")``) and closed on leaving the ``with`` block."""
+
+    def __init__(self, noun: str, quiet: bool) -> None:
+        self.noun, self.quiet = noun, quiet
+        self.bar: Any = None
+
+    def started(self, total: int) -> None:
+        self.bar = progress_bar(total, self.noun, disable=self.quiet).__enter__()
+
+    def advance(self, label: str) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(label)
+            self.bar.update(1)
+
+    def __enter__(self) -> LazyBar:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)

@@ -25,5 +25,6 @@
 #include "mpnpu/broadcast.h"
 #include "mpnpu/math_lib.h"
 #include "mpnpu/datatype.h"
+#include "mpnpu/debug.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

@@ -119,6 +119,8 @@ def describe_params(params: Sequence[str]) -> str:
     for p in params:
         if p in names:
             out.append(names[p])
+        elif p[0] == "s":
+            out.append(f"struct of {p[1:]} bytes")
         else:
             out.append(f"{'int' if p[0] == 'i' else 'uint'}{8 * int(p[1:])}_t")
     return ", ".join(out)
@@ -138,6 +140,10 @@ def check_arguments(kernel_name: str, params: Sequence[str], args: Sequence[Any]
                 continue
             raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {describe_params([kind])}: pass a GM "
                              f"tensor (GlobalTensor) or None, not {type(arg).__name__}")
+        if kind[0] == "s":
+            raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {describe_params([kind])} passed by "
+                             "value: a launch from Python passes GM tensors and numbers; pass the struct in GM "
+                             "(a tiling tensor), or run the program that launches it (mpnpu samples, CPU-debug)")
         if kind in ("f", "d"):
             if isinstance(arg, (bool, GlobalTensor)) or not isinstance(arg, (int, float, np.integer, np.floating)):
                 raise UsageError(f"argument {i + 1} of kernel {kernel_name} is a {describe_params([kind])}, got "

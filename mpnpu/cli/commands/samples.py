@@ -13,33 +13,25 @@ when not, 2 for a usage error.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from mpnpu.cli.command import Command
-from mpnpu.cli.common import exit_status, progress_bar
+from mpnpu.cli.common import LazyBar, exit_status
+from mpnpu.cli.options import DEVICE
 from mpnpu.cli.outputs import write_reports
-from mpnpu.tools.samples.suite import SampleResult, SamplesOptions, SamplesRun, format_table, run_samples
+from mpnpu.errors import UsageError
+from mpnpu.tools.samples.suite import SamplesOptions, SamplesRun, format_table, run_samples
 
 
 def run_sample_tree(args: argparse.Namespace, op: None) -> int:
+    if getattr(args, "poison", None) is not None:
+        raise UsageError("--poison: not supported by mpnpu samples (a sample's program allocates its GM itself)")
     options = SamplesOptions(only=tuple(args.samples or ()), jobs=args.j, build_dir=args.build_dir,
                              racecheck=args.racecheck, step_timeout_s=args.step_timeout,
-                             launch_timeout_s=args.timeout or 300.0)
-    bars: list[Any] = []
-
-    def started(n: int) -> None:
-        bars.append(progress_bar(n, "samples", disable=args.quiet).__enter__())
-
-    def progress(r: SampleResult) -> None:
-        if bars:
-            bars[0].set_postfix_str(f"{r.sample.name}: {r.status}")
-            bars[0].update(1)
-
-    try:
-        result: SamplesRun = run_samples(args.tree, options, progress, started)
-    finally:
-        for bar in bars:
-            bar.__exit__(None, None, None)
+                             launch_timeout_s=args.timeout or 300.0, pipes=args.pipes or "kernel",
+                             pipe_latency_us=args.pipe_latency_us)
+    with LazyBar("samples", args.quiet) as bar:
+        result: SamplesRun = run_samples(args.tree, options, lambda r: bar.advance(f"{r.sample.name}: {r.status}"),
+                                         bar.started)
     text = format_table(result)
     print(next(line for line in text.splitlines() if " samples found, " in line) if args.quiet else text)
     write_reports(args, {"json": result})
@@ -60,6 +52,6 @@ COMMAND = Command(
                 "the chip would launch it as.",
     epilog="Examples: mpnpu samples ~/src/asc-devkit/examples/01_simd_cpp_api -j 2 --json samples.json;  "
            "mpnpu samples ~/src/asc-devkit/examples --samples brcb,cast --racecheck",
-    options=("tree", "samples", "j", "build_dir", "step_timeout", "racecheck", "timeout", "json", "quiet"),
+    options=("tree", "samples", "j", "build_dir", "step_timeout", "racecheck", *DEVICE, "json", "quiet"),
     run=run_sample_tree,
 )

@@ -14,14 +14,13 @@ finished is reported).
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from mpnpu.cli.command import Command
-from mpnpu.cli.common import exit_status, progress_bar
+from mpnpu.cli.common import LazyBar, exit_status
 from mpnpu.cli.options import DEVICE
 from mpnpu.cli.outputs import write_reports
 from mpnpu.errors import UsageError
-from mpnpu.tools.ut.results import TestResult, UtRun, format_table, junit, mutation_lines, summary_line
+from mpnpu.tools.ut.results import UtRun, format_table, junit, mutation_lines, summary_line
 from mpnpu.tools.ut.suite import UtOptions, run_ut
 
 
@@ -42,22 +41,8 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
         checks=tuple(c for c in ("initcheck", "synccheck") if getattr(args, c, False)))
     if args.min_score is not None and not args.mutate_syncs:
         raise UsageError("--min-score gates the sync mutation score: give --mutate-syncs too")
-    bars: list[Any] = []
-
-    def started(n: int) -> None:
-        bar = progress_bar(n, "tests", disable=args.quiet)
-        bars.append(bar.__enter__())
-
-    def progress(r: TestResult) -> None:
-        if bars:
-            bars[0].set_postfix_str(f"{r.id}: {r.status}")
-            bars[0].update(1)
-
-    try:
-        result: UtRun = run_ut(args.checkout, options, progress, started)
-    finally:
-        for bar in bars:
-            bar.__exit__(None, None, None)
+    with LazyBar("tests", args.quiet) as bar:
+        result: UtRun = run_ut(args.checkout, options, lambda r: bar.advance(f"{r.id}: {r.status}"), bar.started)
     if args.quiet:
         print(summary_line(result.counts(), result))
         if result.mutate_syncs:

@@ -64,7 +64,7 @@ def stage_source(path: str, out_dir: str) -> str:
         # the launch ICPU_RUN_KF makes, spelt out: a template-id's commas cannot pass through a macro
         call = (f"{{ auto mpnpu_kernel_ = &{kernel}; ::mpnpu::cpudebug::run_kf("
                 f"{json.dumps(re.sub(r'<.*', '', kernel))}, mpnpu_kernel_, uint32_t({config[0]}), "
-                f"{json.dumps(' '.join(args.split()))}, __FILE__, __LINE__, {args}); }}")
+                f"{json.dumps(' '.join(args.split()))}, __FILE__, __LINE__{', ' + args if args.strip() else ''}); }}")
         newlines = text[m.start():m.end()].count("\n")
         parts += [text[at:m.start()], call + "\n" * newlines]
         at = m.end()

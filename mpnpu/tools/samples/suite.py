@@ -27,6 +27,8 @@ class SamplesOptions:
     racecheck: bool = False
     step_timeout_s: float = 600.0
     launch_timeout_s: float = 300.0
+    pipes: str = "kernel"
+    pipe_latency_us: float | None = None
 
 
 @dataclass
@@ -116,6 +118,9 @@ def run_samples(tree: str, options: SamplesOptions, progress: Callable[[SampleRe
     env = {**os.environ, "LC_ALL": "C", "PYTHONUNBUFFERED": "1", "MPNPU_TIMEOUT": f"{options.launch_timeout_s:g}"}
     if options.racecheck:
         env["MPNPU_RACECHECK"] = "1"
+    env["MPNPU_PIPES"] = options.pipes
+    if options.pipe_latency_us is not None:
+        env["MPNPU_PIPE_LATENCY_US"] = f"{options.pipe_latency_us:g}"
 
     def build(r: SampleResult) -> SampleResult:
         out = os.path.join(root, "bin", r.sample.name.replace(os.sep, "__"))

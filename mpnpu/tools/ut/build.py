@@ -289,19 +289,31 @@ def _link_tree(src: str, dst: str) -> None:
             os.symlink(os.path.join(root, name), target)
 
 
-def stage_common(corpus: Corpus, build_dir: str) -> str:
-    """The shared kernel folders (``tbe/ascendc/{common,inc,pool_3d_common}``) staged once; their root."""
-    root = os.path.join(build_dir, "stage", "_common")
-    stamp = os.path.join(root, "stamp.json")
-    want = json.dumps([corpus.repo, corpus.opbase, corpus.ops_tensor, _tree_stamp(corpus)])
+def _fresh(root: str, want: str) -> bool:
+    """Whether ``root`` was staged for ``want`` (its stamp); if not, it is emptied for staging anew."""
     try:
-        with open(stamp) as f:
+        with open(os.path.join(root, "stamp.json")) as f:
             if f.read() == want:
-                return root
+                return True
     except OSError:
         pass
     if os.path.isdir(root):
         shutil.rmtree(root)
+    return False
+
+
+def _stamp(root: str, want: str) -> None:
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "stamp.json"), "w") as f:
+        f.write(want)
+
+
+def stage_common(corpus: Corpus, build_dir: str) -> str:
+    """The shared kernel folders (``tbe/ascendc/{common,inc,pool_3d_common}``) staged once; their root."""
+    root = os.path.join(build_dir, "stage", "_common")
+    want = json.dumps([corpus.repo, corpus.opbase, corpus.ops_tensor, _tree_stamp(corpus)])
+    if _fresh(root, want):
+        return root
     tbe = os.path.join(root, "tbe", "ascendc")
     repo = corpus.repo
     # the order of cmake/ut.cmake's copies (a later one wins a file both have)
@@ -318,9 +330,7 @@ def stage_common(corpus: Corpus, build_dir: str) -> str:
         _link_tree(os.path.join(corpus.opbase, "pkg_inc", "op_common", "atvoss"), os.path.join(tbe, "common", "atvoss"))
         _link_tree(os.path.join(corpus.opbase, "include", "op_common", "op_kernel"),
                    os.path.join(tbe, "common", "op_kernel"))
-    os.makedirs(root, exist_ok=True)
-    with open(stamp, "w") as f:
-        f.write(want)
+    _stamp(root, want)
     return root
 
 
@@ -349,16 +359,9 @@ def stage_siblings(corpus: Corpus, build_dir: str, common_root: str) -> str:
     stage = os.path.join(build_dir, "stage")
     root = os.path.join(stage, "_siblings")
     tbe = os.path.join(root, "tbe", "ascendc")
-    stamp = os.path.join(root, "stamp.json")
     want = json.dumps([corpus.repo, _tree_stamp(corpus)])
-    try:
-        with open(stamp) as f:
-            if f.read() == want:
-                return tbe
-    except OSError:
-        pass
-    if os.path.isdir(root):
-        shutil.rmtree(root)
+    if _fresh(root, want):
+        return tbe
     os.makedirs(tbe)
     for name, kernel_dir in _operator_kernel_dirs(corpus.repo).items():
         _link_tree(kernel_dir, os.path.join(tbe, name))
@@ -371,8 +374,7 @@ def stage_siblings(corpus: Corpus, build_dir: str, common_root: str) -> str:
         if not top.startswith((".", "_")) and os.path.isdir(os.path.join(corpus.repo, top)) \
                 and not os.path.lexists(link):
             os.symlink(os.path.join(corpus.repo, top), link)
-    with open(stamp, "w") as f:
-        f.write(want)
+    _stamp(root, want)
     return tbe
 
 

@@ -23,19 +23,29 @@ _TASK_TYPE = re.compile(r"\bKERNEL_TASK_TYPE(?:_DEFAULT)?\s*\((?:[^,()]*,)?\s*(\
 #: what only a kernel with cube cores does: cube instructions, the Matmul API, code for cube cores, the
 #: flags between a block's cube and vector cores
 _CUBE = re.compile(r"\b(?:Mmad|MmadWithSparse|LoadData|LoadDataWithTranspose|Fixpipe|REGIST_MATMUL_OBJ|Matmul\s*<|"
-                   r"MatmulImpl|ASCEND_IS_AIC|__cube__|__mix__|CrossCoreSetFlag|CrossCoreWaitFlag|"
+                   r"MatmulImpl|ASCEND_IS_AIC|CrossCoreSetFlag|CrossCoreWaitFlag|"
                    r"KERNEL_TYPE_MIX_AIC_1_[12])\b")
+#: the kernel function's own qualifier: __mix__(cube, vector) per block, or __cube__ (cube cores only)
+_MIX = re.compile(r"\b__mix__\s*\(\s*(\d)\s*,\s*(\d)\s*\)")
+_CUBE_ONLY = re.compile(r"\b__cube__\b")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
 def launched_mode(texts: list[str]) -> str:
-    """'aiv', 'aic' or 'mix': the first type of this chip class the kernel's files declare; else 'mix'
-    when any of them has cube code, 'aiv' when none does."""
+    """'aiv', 'aic' or 'mix': the first type of this chip class the kernel's files declare; else what a
+    ``__mix__(c, v)`` or ``__cube__`` kernel qualifier says; else 'mix' when any file has cube code,
+    'aiv' when none does."""
     cleaned = [_COMMENT.sub(" ", t) for t in texts]
     for text in cleaned:
         for m in _TASK_TYPE.finditer(text):
             if m.group(1) in _DECLARED:
                 return _DECLARED[m.group(1)]
+    for text in cleaned:
+        mix = _MIX.search(text)
+        if mix:
+            return {("1", "0"): "aic", ("0", "1"): "aiv"}.get((mix.group(1), mix.group(2)), "mix")
+        if _CUBE_ONLY.search(text):
+            return "aic"
     return "mix" if any(_CUBE.search(t) for t in cleaned) else "aiv"
 
 

@@ -24,7 +24,7 @@ PAIRS = {
     ("bf16", "i32"): ROUNDING, ("bf16", "f32"): [NONE],
     ("i32", "i16"): [NONE], ("i32", "f32"): [NONE] + ROUNDING, ("i32", "i64"): [NONE],
     ("f32", "i16"): ROUNDING, ("f32", "f16"): [NONE] + ROUNDING + [ODD], ("f32", "bf16"): ROUNDING,
-    ("f32", "i32"): ROUNDING, ("f32", "f32"): ROUNDING, ("f32", "i64"): ROUNDING,
+    ("f32", "i32"): ROUNDING, ("f32", "f32"): [NONE] + ROUNDING, ("f32", "i64"): ROUNDING,
     ("i64", "i32"): [NONE], ("i64", "f32"): ROUNDING,
 }
 CASES = [(s, d, m) for (s, d), ms in PAIRS.items() for m in ms]

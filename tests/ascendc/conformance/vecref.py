@@ -1150,7 +1150,9 @@ def cast_values(x: np.ndarray, src: str, dst: str, mode: int, deq: Fraction = Fr
                 out.append(0 if ex == "nan" else (hi if ex == "inf" else lo))
             continue
         val, neg = ex
-        if dst in FLOATS and src == "f32" and dst == "f32":
+        if src == "f32" and dst == "f32" and mode == 0:  # CAST_NONE loses nothing here: the value itself
+            out.append(float(v))
+        elif dst in FLOATS and src == "f32" and dst == "f32":
             r = round_int(val, neg, mode)
             out.append(-0.0 if (r == 0 and neg) else float(r))
         elif dst in FLOATS:

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "native/abi.h"
 #include "native/bridge_core.h"
@@ -84,10 +85,22 @@ int32_t invoke(const MpnpuLaunch* launch, void* fn, const uint64_t* slots, int32
 template <typename... P>
 inline constexpr MpnpuExports exports_for = {MPNPU_ABI_VERSION, &invoke<P...>, &export_events, &export_site, &export_fault};
 
+// A struct passed by value travels as a copy in GM (the core processes see GM, not this program's
+// stack); the copies of one launch are freed after it.
+inline std::vector<void*>& struct_copies() {
+    static std::vector<void*> copies;
+    return copies;
+}
+
 template <typename A>
 inline uint64_t to_slot(A v) {
     using T = std::decay_t<A>;
-    if constexpr (std::is_pointer_v<T>) return uint64_t(reinterpret_cast<uintptr_t>(v));
+    if constexpr (std::is_class_v<T>) {
+        void* copy = mpnpu_cpudebug_gm_alloc(sizeof(T));
+        std::memcpy(copy, static_cast<const void*>(&v), sizeof(T));
+        struct_copies().push_back(copy);
+        return uint64_t(reinterpret_cast<uintptr_t>(copy));
+    } else if constexpr (std::is_pointer_v<T>) return uint64_t(reinterpret_cast<uintptr_t>(v));
     else if constexpr (std::is_same_v<T, float>) {
         uint32_t b;
         std::memcpy(&b, &v, 4);
@@ -121,6 +134,8 @@ void run_kf(const char* name, void (*kernel)(P...), uint32_t block_dim, const ch
     l.arg_names = arg_names;
     l.exports = &exports_for<P...>;
     mpnpu_cpudebug_run_kf(&l);
+    for (void* copy : struct_copies()) mpnpu_cpudebug_gm_free(copy);
+    struct_copies().clear();
 }
 
 }  // namespace cpudebug

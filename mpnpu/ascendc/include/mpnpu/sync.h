@@ -284,6 +284,17 @@ inline void PipeBarrier(MPNPU_SITE) {
     mpnpu::pipe_barrier(uint8_t(pipe), site);
 }
 
+// Which memory accesses DataSyncBarrier waits for (SEQ: reserved).
+enum class MemDsbT { ALL = 0, DDR, UB, SEQ };
+
+// Holds this core's later instructions until its earlier memory accesses are done. mpnpu orders it as
+// a barrier of every pipe of the core, whatever memory it names (DDR: GM, UB: the unified buffer).
+template <MemDsbT arg0>
+inline void DataSyncBarrier(MPNPU_SITE) {
+    mpnpu::before_user_sync(site);
+    mpnpu::pipe_barrier(uint8_t(PIPE_ALL), site);
+}
+
 // SyncAll<true>() (the default): every vector core; SyncAll<false>(): every cube and vector core.
 template <bool isAIVOnly = true>
 inline void SyncAll(MPNPU_SITE) {

@@ -95,12 +95,32 @@ private:
     ShapeInfo shape_{};
 };
 
+// One element of GM read or written by a scalar access that bypasses the data cache (the S pipe).
+template <typename T>
+inline T ReadGmByPassDCache(__gm__ T* addr, MPNPU_SITE) {
+    mpnpu::hold_point(site, 0);
+    mpnpu::gm_access('R', mpnpu::P_S, addr, addr, sizeof(T), 0, 1, sizeof(T), site, "ReadGmByPassDCache");
+    T v = *addr;
+    mpnpu::hold_point(site, 1);
+    return v;
+}
+template <typename T>
+inline void WriteGmByPassDCache(__gm__ T* addr, T value, MPNPU_SITE) {
+    mpnpu::hold_point(site, 0);
+    mpnpu::gm_access('W', mpnpu::P_S, addr, addr, sizeof(T), 0, 1, sizeof(T), site, "WriteGmByPassDCache");
+    *addr = value;
+    mpnpu::hold_point(site, 1);
+}
+
 template <typename T>
 class LocalTensor {
 public:
     using PrimType = T;
 
     LocalTensor() = default;
+    // A tensor of ``tileSize`` elements at byte ``addr`` of the local memory ``pos`` is in, for kernels
+    // that place their buffers themselves (defined with the memories, in tpipe.h).
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, MPNPU_SITE);
 
     LocalTensor operator[](uint32_t offset) const {
         LocalTensor v = *this;

@@ -92,6 +92,19 @@ inline void check_core_has(int mem, AscendC::TPosition pos, const Site& site, co
 
 namespace AscendC {
 
+template <typename T>
+LocalTensor<T>::LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, mpnpu::Site site) {
+    int mem = mpnpu::position_memory(pos);
+    mpnpu::check_core_has(mem, pos, site, "LocalTensor(pos, addr, tileSize)");
+    uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+    if (addr % mpnpu::BLOCK_BYTES)
+        mpnpu::api_error(site, "LocalTensor(pos, addr, tileSize): addr %u is not 32-byte aligned", addr);
+    if (uint64_t(addr) + bytes > mpnpu::memory_size(mem))
+        mpnpu::api_error(site, "LocalTensor(pos, addr, tileSize): bytes [%u, %llu) are past the end of %s (%zu bytes)",
+                         addr, (unsigned long long)(addr + bytes), mpnpu::mem_name(mem), mpnpu::memory_size(mem));
+    mpnpu_init(mem, pos, addr, tileSize, addr, addr + bytes);
+}
+
 using TEventID = int8_t;
 class TPipe;
 

@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
+#include "debug.h"
 #include "identity.h"
 #include "native/rt.h"
 #include "tensor.h"
@@ -31,6 +34,38 @@ namespace mpnpu {
     ((cond) ? static_cast<void>(0) : ::mpnpu::assert_failed(#cond, ::mpnpu::Site{__FILE__, __LINE__, __func__}))
 #endif
 
+namespace mpnpu {
+// ascendc_assert(cond) / ascendc_assert(cond, fmt, args...): a false condition ends the launch with one
+// line naming the kernel's file:line, the condition and the formatted message.
+template <typename... A>
+inline void format_assert(char* out, size_t size, const char* fmt, const A&... args) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-security"
+    if constexpr (sizeof...(A) == 0) std::snprintf(out, size, "%s", fmt);
+    else std::snprintf(out, size, fmt, printable(args)...);
+#pragma GCC diagnostic pop
+}
+template <typename... Rest>
+inline void ascendc_assert_check(const Site& site, const char* text, bool cond, const Rest&... rest) {
+    if (cond) return;
+    if constexpr (sizeof...(Rest) == 0) {
+        api_error(site, "ascendc_assert(%s) failed", text);
+    } else {
+        char msg[1024];
+        format_assert(msg, sizeof msg, rest...);
+        size_t n = std::strlen(msg);
+        while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = 0;
+        api_error(site, "ascendc_assert failed: %s", msg);
+    }
+}
+}  // namespace mpnpu
+
+#ifndef ascendc_assert
+#define ascendc_assert(...) \
+    ::mpnpu::ascendc_assert_check(::mpnpu::Site{__FILE__, __LINE__, __func__}, #__VA_ARGS__, __VA_ARGS__)
+#endif
+
 using float16_t = half;
 using float32_t = float;
 
@@ -43,6 +78,7 @@ struct int4b_t {
 };
 
 namespace AscendC {
+using ::int4b_t;  // (kernels name it AscendC::int4b_t too)
 
 // Sizes of this chip class's memories and the vector unit's repeat limit, as kernels name them.
 constexpr uint32_t TOTAL_UB_SIZE = uint32_t(mpnpu::UB_BYTES);

@@ -34,8 +34,11 @@ inline std::string param_kind() {
         return std::string(std::is_signed_v<T> ? "i" : "u") + std::to_string(sizeof(T));
     else if constexpr (std::is_same_v<T, float>) return "f";
     else if constexpr (std::is_same_v<T, double>) return "d";
+    else if constexpr (std::is_class_v<T> && std::is_trivially_copyable_v<T>)
+        return "s" + std::to_string(sizeof(T));  // a struct by value: its slot holds the address of a copy
     else {
-        static_assert(std::is_pointer_v<T>, "a kernel parameter must be a pointer, an integer, float or double");
+        static_assert(std::is_pointer_v<T>, "a kernel parameter must be a pointer, an integer, float, double or a "
+                                            "trivially copyable struct");
         return "";
     }
 }
@@ -53,6 +56,10 @@ inline A from_slot(uint64_t s) {
         double d;
         std::memcpy(&d, &s, 8);
         return d;
+    } else if constexpr (std::is_class_v<T>) {
+        T v;
+        std::memcpy(static_cast<void*>(&v), reinterpret_cast<const void*>(static_cast<uintptr_t>(s)), sizeof(T));
+        return v;
     } else {
         return static_cast<T>(s);
     }

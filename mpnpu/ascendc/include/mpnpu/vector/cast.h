@@ -9,7 +9,7 @@
 // mode says (CAST_NONE: to nearest even) and saturate on overflow, as documented: out-of-range
 // integers clamp to the destination's range and finite floats that overflow a narrower float
 // become its largest finite value. NaN becomes 0 in an integer and stays NaN in a float.
-// float -> float rounds to an integral value.
+// float -> float rounds to an integral value (CAST_NONE: the value as it is, as no precision is lost).
 #ifndef MPNPU_VECTOR_CAST_H
 #define MPNPU_VECTOR_CAST_H
 
@@ -221,8 +221,8 @@ constexpr uint32_t cast_modes() {
     else if constexpr (is_same_v<T, int16_t> && is_same_v<U, float>) return M_ROUNDING;
     else if constexpr (is_same_v<T, half> && is_same_v<U, float>) return M_ROUNDING | M_ODD | M_NONE;
     else if constexpr (is_same_v<T, bfloat16_t> && is_same_v<U, float>) return M_ROUNDING;
-    else if constexpr ((is_same_v<T, int32_t> || is_same_v<T, float> || is_same_v<T, int64_t>) &&
-                       is_same_v<U, float>) return M_ROUNDING;
+    else if constexpr (is_same_v<T, float> && is_same_v<U, float>) return M_ROUNDING | M_NONE;  // NONE: no loss
+    else if constexpr ((is_same_v<T, int32_t> || is_same_v<T, int64_t>) && is_same_v<U, float>) return M_ROUNDING;
     else if constexpr (is_same_v<T, int32_t> && is_same_v<U, int64_t>) return M_NONE;
     else if constexpr (is_same_v<T, float> && is_same_v<U, int64_t>) return M_ROUNDING;
     else return 0;
@@ -267,6 +267,9 @@ inline T convert(const U& v, AscendC::RoundMode mode) {
         (void)mode;
         return float(v);
     } else if constexpr (std::is_same_v<T, float> && std::is_same_v<U, float>) {
+        // CAST_NONE rounds only where the conversion loses precision, and float -> float loses none:
+        // the value as it is. The other modes round to an integral value.
+        if (mode == AscendC::RoundMode::CAST_NONE) return v;
         Exact x = exact_of(v);
         if (x.nan || x.inf || x.exp >= 0) return v;  // already integral
         Split sp = split(x.mag, -x.exp);
