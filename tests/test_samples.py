@@ -124,6 +124,17 @@ def tree(tmp_path_factory) -> Path:
     return root
 
 
+def test_a_define_set_in_the_branch_for_this_chip_class(tmp_path) -> None:
+    """``if(CMAKE_ASC_ARCHITECTURES STREQUAL "dav-2201") set(ID 2201) elseif(...) set(ID 3510) endif()``:
+    the define takes the value of the branch that holds."""
+    defines = ('if(CMAKE_ASC_ARCHITECTURES STREQUAL "dav-2201")\n    set(ARCH_ID 2201)\n'
+               'elseif(CMAKE_ASC_ARCHITECTURES STREQUAL "dav-3510")\n    set(ARCH_ID 3510)\nendif()\n'
+               "target_compile_definitions(demo PRIVATE\n    NPU_ARCH=${ARCH_ID}\n    STEP=${STEP_VALUE}\n)\n")
+    _sample(tmp_path, "s", defines=defines)
+    (sample,) = discover(str(tmp_path))
+    assert sample.defines == ["-DNPU_ARCH=2201", "-DSTEP=1"]
+
+
 def test_discovery_reads_scope_defines_and_recipe(tree) -> None:
     by = {s.name: s for s in discover(str(tree))}
     assert sorted(by) == ["03_basic_api/add_one", "03_basic_api/add_two", "03_basic_api/lacking",

@@ -56,6 +56,42 @@ def _expand(text: str, shell: dict[str, str]) -> str:
     return re.sub(r"\$\{?(\w+)\}?", lambda m: shell.get(m.group(1), m.group(0)), text)
 
 
+_IF = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)\)\s*$", re.I)
+_STREQUAL = re.compile(r'^\s*\$?\{?(\w+)\}?\s+STREQUAL\s+"?([^"\s]*)"?\s*$')
+_SET = re.compile(r'^\s*set\s*\(\s*(\w+)\s+"?([^"\s)]*)"?\s*\)\s*$', re.I)
+
+
+def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
+    """The ``set(NAME value)`` statements of a CMake file that apply with ``variables``: those outside any
+    if(), and those in the branch of an ``if(VAR STREQUAL "value")`` chain that holds (a condition of
+    another form counts as holding in its first branch only)."""
+    found: dict[str, str] = {}
+    stack: list[list[bool]] = []  # per open if(): [this branch active, a branch already taken]
+    for line in text.splitlines():
+        m = _IF.match(line)
+        if m:
+            word, cond = m.group(1).lower(), m.group(2)
+            if word == "endif":
+                if stack:
+                    stack.pop()
+                continue
+            c = _STREQUAL.match(cond)
+            holds = (variables.get(c.group(1)) == c.group(2)) if c and c.group(1) in variables else None
+            if word == "if":
+                active = holds is not False
+                stack.append([active, active])
+            elif stack:
+                taken = stack[-1][1]
+                active = not taken and (word == "else" or holds is not False)
+                stack[-1] = [active, taken or active]
+            continue
+        if all(frame[0] for frame in stack):
+            st = _SET.match(line)
+            if st:
+                found.setdefault(st.group(1), st.group(2))
+    return found
+
+
 def _recipe(readme: str) -> tuple[dict[str, str], list[str], list[str], list[str], str]:
     """From a README: the cmake -D values, the data step, the program's arguments, the verify step and
     the executable's name, from the first shell block that runs the program."""
@@ -127,6 +163,7 @@ def read_sample(tree: str, folder: str) -> Sample | None:
     cache = dict(_CACHE_SET.findall(text))
     sample.arch = values.get("CMAKE_ASC_ARCHITECTURES") or cache.get("CMAKE_ASC_ARCHITECTURES", "")
     variables = {**cache, **values}
+    variables = {**variables, **{k: v for k, v in _plain_sets(text, variables).items() if k not in variables}}
     for group in _DEFINITIONS.findall(text):
         for token in group.split():
             if token in ("PRIVATE", "PUBLIC", "INTERFACE", sample.program):

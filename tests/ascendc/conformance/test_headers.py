@@ -176,6 +176,12 @@ SMALL_NAMES = r"""
 using namespace AscendC;
 static_assert(DT_FLOAT == 0 && DT_INT4 == 29 && ge::DT_FLOAT4_E1M2 == 41 && DT_MAX == 42, "documented values");
 static_assert(ONE_BLK_FLOAT_NUM == 8, "floats in a block");
+static_assert(uint8_t(CacheMode::CACHE_MODE_DISABLE) == 0 && uint8_t(CacheMode::CACHE_MODE_NORMAL) == 1 && RW == 3,
+              "documented values");
+inline void hints(GlobalTensor<float>& g) {
+    g.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);
+    g.SetL2CacheHint<CacheRwMode::READ>(AscendC::CacheMode::CACHE_MODE_NORMAL);
+}
 void copies(LocalTensor<float>& a, GlobalTensor<float>& g, uint32_t len) {
     DataCopyPad(a, g, {1, static_cast<uint16_t>(len), 0, 0}, {false, 0, 0, 0});  // DataCopyParams
     DataCopyPad(g, a, {1, static_cast<uint16_t>(len), 0, 0});

@@ -16,6 +16,11 @@
 
 namespace AscendC {
 
+// Whether a GlobalTensor's accesses go through the L2 cache (SetL2CacheHint), and the reserved
+// read/write mode; CACHE_MODE_LAST closes the list.
+enum class CacheMode : uint8_t { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, CACHE_MODE_LAST = 2 };
+enum CacheRwMode : uint8_t { READ = 1, WRITE = 2, RW = 3 };
+
 template <typename T>
 class GlobalTensor {
 public:
@@ -73,9 +78,11 @@ public:
         return v;
     }
 
-    // Cache hints change nothing on a CPU.
-    template <int Mode = 0, int Rw = 0>
-    void SetL2CacheHint(int = 0) {}
+    // Cache hints change nothing on a CPU (every core sees GM as it is).
+    template <CacheRwMode rwMode = CacheRwMode::RW>
+    void SetL2CacheHint(CacheMode mode) {
+        (void)mode;
+    }
     void SetShapeInfo(const ShapeInfo& info) { shape_ = info; }
     ShapeInfo GetShapeInfo() const { return shape_; }
 

@@ -139,7 +139,6 @@ struct AscendCUtils {
 // where every core sees GM as it is; the calls take their documented arguments and do nothing.
 enum class CacheLine : int32_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
 enum class DcciDst : int32_t { CACHELINE_ALL = 0, CACHELINE_UB = 1, CACHELINE_OUT = 2, CACHELINE_ATOMIC = 3 };
-enum class CacheMode : int32_t { CACHE_MODE_NORMAL = 0, CACHE_MODE_DISABLE = 1, CACHE_MODE_LAST = 2 };
 template <typename T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_OUT>
 inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
 template <typename T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE>
