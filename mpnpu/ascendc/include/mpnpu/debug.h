@@ -1,6 +1,6 @@
 // Printing from a kernel: AscendC::printf (and PRINTF), as the dev kit's debugging samples use it. Each
-// core prints to the program's standard output (up to 4095 bytes a call); a half or bfloat16_t argument is printed as the float
-// it holds (the variadic call takes it as a double, as %f expects).
+// core prints to the program's standard output (up to 4095 bytes a call); a half or bfloat16_t argument
+// is printed as the float it holds (the variadic call takes it as a double, as %f expects).
 #ifndef MPNPU_DEBUG_H
 #define MPNPU_DEBUG_H
 
@@ -19,6 +19,21 @@ inline auto printable(const A& a) {
     else return a;
 }
 
+// A kernel's format string and arguments into ``out`` (printf, ascendc_assert's message); the length
+// the whole text would have, as snprintf returns it.
+template <typename... A>
+inline int format_to(char* out, size_t size, const char* fmt, const A&... args) {
+    if constexpr (sizeof...(A) == 0) {
+        return std::snprintf(out, size, "%s", fmt);
+    } else {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-security"
+        return std::snprintf(out, size, fmt, printable(args)...);
+#pragma GCC diagnostic pop
+    }
+}
+
 }  // namespace mpnpu
 
 namespace AscendC {
@@ -27,16 +42,7 @@ namespace AscendC {
 template <typename... Args>
 inline void printf(const char* fmt, const Args&... args) {
     char buf[4096];
-    int n;
-    if constexpr (sizeof...(Args) == 0) {
-        n = std::snprintf(buf, sizeof buf, "%s", fmt);
-    } else {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-#pragma GCC diagnostic ignored "-Wformat-security"
-        n = std::snprintf(buf, sizeof buf, fmt, ::mpnpu::printable(args)...);
-#pragma GCC diagnostic pop
-    }
+    int n = ::mpnpu::format_to(buf, sizeof buf, fmt, args...);
     if (n <= 0) return;
     std::fflush(stdout);  // (what the program printed before comes first)
     ssize_t w = ::write(1, buf, size_t(n) < sizeof buf ? size_t(n) : sizeof buf - 1);

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <tuple>
 #include <type_traits>
@@ -37,15 +36,6 @@ namespace mpnpu {
 namespace mpnpu {
 // ascendc_assert(cond) / ascendc_assert(cond, fmt, args...): a false condition ends the launch with one
 // line naming the kernel's file:line, the condition and the formatted message.
-template <typename... A>
-inline void format_assert(char* out, size_t size, const char* fmt, const A&... args) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-#pragma GCC diagnostic ignored "-Wformat-security"
-    if constexpr (sizeof...(A) == 0) std::snprintf(out, size, "%s", fmt);
-    else std::snprintf(out, size, fmt, printable(args)...);
-#pragma GCC diagnostic pop
-}
 template <typename... Rest>
 inline void ascendc_assert_check(const Site& site, const char* text, bool cond, const Rest&... rest) {
     if (cond) return;
@@ -53,7 +43,7 @@ inline void ascendc_assert_check(const Site& site, const char* text, bool cond, 
         api_error(site, "ascendc_assert(%s) failed", text);
     } else {
         char msg[1024];
-        format_assert(msg, sizeof msg, rest...);
+        format_to(msg, sizeof msg, rest...);
         size_t n = std::strlen(msg);
         while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = 0;
         api_error(site, "ascendc_assert failed: %s", msg);
