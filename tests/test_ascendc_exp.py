@@ -74,6 +74,7 @@ def run(kernel, x: np.ndarray) -> dict[str, np.ndarray]:
         return {n: dev.to_host(t) for n, t in outs.items()}
 
 
+@pytest.mark.slow
 def test_every_path_is_within_one_ulp_and_gives_the_same_bits(kernel) -> None:
     rng = np.random.default_rng(7)
     x = np.concatenate([rng.uniform(-104, 89, N // 2), rng.normal(0, 3, N // 4),

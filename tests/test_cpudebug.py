@@ -212,6 +212,7 @@ def test_the_pipes_come_from_the_environment_and_decide_whether_a_pipe_race_can_
     assert "MPNPU_PIPES='fast': expected one of kernel, async, sync" in bad.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nbytes,count,legal", [(18, 16, True), (40, 32, True), (18, 32, False), (64, 48, False)])
 def test_memcheck_bounds_a_gmalloc_block_at_the_devices_32_byte_granule(bindir, nbytes, count, legal) -> None:
     """The device rounds every GM allocation up to a multiple of 32 bytes: a whole-block copy that covers
@@ -230,6 +231,7 @@ def test_memcheck_bounds_a_gmalloc_block_at_the_devices_32_byte_granule(bindir, 
     assert f"test_gm_granule.cpp:{line}" in r.stderr and f"of its {rounded} bytes" in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 def test_a_launch_with_other_argument_types_runs_on_the_core_processes_an_earlier_launch_forked(bindir) -> None:
     """ICPU_RUN_KF(k, ..., nullptr) after ICPU_RUN_KF(k, ..., tensor) is another instantiation of the launch;
     the core processes forked for the first must find what the second needs (it once failed with a
@@ -239,6 +241,7 @@ def test_a_launch_with_other_argument_types_runs_on_the_core_processes_an_earlie
     assert r.stdout == "with bias 41\nwithout 2\n" and r.stderr == ""
 
 
+@pytest.mark.slow
 def test_a_vector_kernel_launched_without_a_kernel_mode_is_told_why_a_cube_core_ran_it(bindir) -> None:
     """No SetKernelMode: MIX_MODE, the documented CPU-debug default, starts a cube core per block, and a
     vector kernel's UB buffer fails there; the one line says so and how the test chooses the mode."""
@@ -250,6 +253,7 @@ def test_a_vector_kernel_launched_without_a_kernel_mode_is_told_why_a_cube_core_
     assert "AscendC::SetKernelMode(KernelMode::AIV_MODE)" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_the_default_kernel_mode_of_a_program_that_never_chooses_one_comes_from_the_environment(bindir) -> None:
     """MPNPU_DEFAULT_KERNEL_MODE=aiv (what mpnpu ut gives a vector-only kernel's test): the same launch
     without SetKernelMode runs on vector cores and ends well; a bad value is one line and exit 2."""
@@ -261,6 +265,7 @@ def test_the_default_kernel_mode_of_a_program_that_never_chooses_one_comes_from_
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_kernel_prints_with_ascendc_printf_one_whole_line_per_call(bindir) -> None:
     """AscendC::printf from every core of a launch: each call's text arrives whole (one write), a half
     argument prints as the float it holds."""
@@ -270,6 +275,7 @@ def test_a_kernel_prints_with_ascendc_printf_one_whole_line_per_call(bindir) -> 
     assert sorted(lines) == [f"core {i} of 4 says 1.5" for i in range(4)] + ["done"], r.stdout
 
 
+@pytest.mark.slow
 def test_a_struct_passed_by_value_reaches_every_core(bindir) -> None:
     """A tiling struct by value (the dev kit's samples pass theirs so): each launch's copy travels in GM,
     so every core process sees that launch's value, and no block is left behind (no_leaks)."""

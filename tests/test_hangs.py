@@ -144,6 +144,7 @@ def test_the_launch_timeout_says_who_is_stuck_where(front: str) -> None:
         in msg, msg
 
 
+@pytest.mark.slow
 def test_long_work_with_api_calls_is_not_a_spin() -> None:
     """A core that keeps calling the kernel API (progress) for several windows while the others
     wait in SyncAll is left alone: the launch succeeds."""
@@ -151,6 +152,7 @@ def test_long_work_with_api_calls_is_not_a_spin() -> None:
         dev.launch(k("busy_with_calls"), 1, 3 * OPTIONS.stall_grace_s)
 
 
+@pytest.mark.slow
 @needs_cxx
 def test_the_command_line_exits_non_zero_and_leaves_nothing_behind(tmp_path) -> None:
     """mpnpu run with the default window (5 s): reported long before the 60 s SyncAll timeout,

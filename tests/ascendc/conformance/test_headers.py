@@ -204,6 +204,7 @@ float scalars(float f, int mode) {
 """
 
 
+@pytest.mark.slow
 def test_small_names_compile_warning_free(tmp_path):
     """The include paths, ge::DataType (after a tiling header's own DT_BF16 macro), securec.h, the scalar
     Cast, Trap, and DataCopyPad with braced lists of four and five values, under -Wpedantic -Werror."""
