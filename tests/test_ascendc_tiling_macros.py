@@ -85,6 +85,50 @@ def test_template_argument_declarations_are_data_the_kernel_may_read(tmp_path) -
         ["3", "tile", "8", "2", "3", "kernel_type"]
 
 
+_KEY_PROGRAM = r"""
+#include <cstdio>
+#include <stdexcept>
+#include "ascendc/host_api/tiling/template_argument.h"
+ASCENDC_TPL_ARGS_DECL(Op, ASCENDC_TPL_UINT_DECL(tile, ASCENDC_TPL_4_BW, ASCENDC_TPL_UI_MIX, 1, 0, 3, 9),
+    ASCENDC_TPL_BOOL_DECL(split, 0, 1), ASCENDC_TPL_DTYPE_DECL(dt, C_DT_FLOAT, C_DT_FLOAT16));
+ASCENDC_TPL_SEL(ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_UINT_SEL(tile, ASCENDC_TPL_UI_LIST, 1, 2, 9),
+    ASCENDC_TPL_BOOL_SEL(split, 1), ASCENDC_TPL_KERNEL_TYPE_SEL(ASCENDC_TPL_AIV_ONLY)),
+    ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_UINT_SEL(tile, ASCENDC_TPL_UI_LIST, 3), ASCENDC_TPL_BOOL_SEL(split, 0)));
+template <class... T> void key(T... v) {
+    try { std::printf("%llu\n", (unsigned long long)GET_TPL_TILING_KEY(v...)); }
+    catch (const std::invalid_argument& e) { std::printf("error: %s\n", e.what()); }
+}
+int main() {
+    int tile = 9;
+    key(tile, 1, C_DT_FLOAT16);  // 9 | 1 << 4 | 1 << 5
+    key(2, 1, C_DT_FLOAT);
+    key(3, 0, C_DT_FLOAT16);
+    key(5, 1, C_DT_FLOAT);       // not declared (neither in the range nor the list)
+    key(3, 1, C_DT_FLOAT);       // declared, but no selection has tile 3 with split 1
+    key(16, 1, C_DT_FLOAT);      // does not fit 4 bits
+    key(2, 1);                   // a value short
+}
+"""
+
+
+def test_get_tpl_tiling_key_packs_the_declared_widths_in_order_and_refuses_what_is_not_declared(tmp_path) -> None:
+    src = tmp_path / "key.cpp"
+    src.write_text(_KEY_PROGRAM)
+    from mpnpu.ascendc.build.compiler import INCLUDE_DIR
+
+    exe = tmp_path / "key"
+    cc = subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-Wall", "-Wextra", "-Werror",
+                         f"-I{INCLUDE_DIR}", str(src), "-o", str(exe)], capture_output=True, text=True, timeout=300)
+    assert cc.returncode == 0, cc.stderr
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30).stdout.splitlines()
+    assert out[:3] == [str(9 | 1 << 4 | 1 << 5), str(2 | 1 << 4), str(3 | 1 << 5)]
+    assert out[3] == ("error: GET_TPL_TILING_KEY(5, 1, 0): tile = 5 is not among the values "
+                      "ASCENDC_TPL_ARGS_DECL gives it")
+    assert out[4] == "error: GET_TPL_TILING_KEY(3, 1, 0): no ASCENDC_TPL_SEL combination lists these values"
+    assert out[5] == "error: GET_TPL_TILING_KEY(16, 1, 0): tile = 16 does not fit its 4 bits"
+    assert out[6] == "error: GET_TPL_TILING_KEY(2, 1): 2 values for the 3 declared template parameters"
+
+
 def test_a_packing_is_remembered_by_its_values_and_handed_out_as_a_new_array() -> None:
     """A batch packs the same tilings case after case, so a layout remembers what it packed: the
     same bytes for the same values, never the same array (a caller may write into what it got),

@@ -105,7 +105,7 @@ TEST_F(vadd_test, adds_again) { EXPECT_EQ(run(512, 512), 512.0f); }
 
 VSUM_KERNEL = """\
 #include "kernel_operator.h"
-using namespace AscendC;
+using namespace AscendC; struct VsumTiling { int32_t unused; };  // (on one line: the lines below keep their numbers)
 
 // every vector core writes its block index to its slot of ws; core 0 then reads every slot into out,
 // with no SyncAll between: a race by design (our own kernel)
@@ -127,6 +127,10 @@ extern "C" __global__ __aicore__ void vsum(GM_ADDR ws, GM_ADDR out, GM_ADDR tili
         WaitFlag<HardEvent::MTE2_MTE3>(0);
         DataCopy(total, mine, 16);
     }
+    // no tiling header in the test folder: GET_TILING_DATA is the registered struct's
+    REGISTER_TILING_DEFAULT(VsumTiling);
+    GET_TILING_DATA(tilingData, tiling);
+    (void)tilingData;
 }
 """
 
@@ -207,7 +211,7 @@ def fake_repo(root: Path) -> Path:
             if("ascend950" IN_LIST ASCEND_COMPUTE_UNIT)
                 AddOpTestCase(lacking "ascend950pr_9599" "-DNEXT=1")
             else()
-                AddOpTestCase(lacking "ascend910B1" "-DDTYPE_X=half -DDTYPE_Y=float" other_op)
+                AddOpTestCase(lacking "ascend910B1" "-DDTYPE_X=half;-DDTYPE_Y=float" other_op)
                 target_compile_definitions(opkernel_lacking PRIVATE EXTRA_ONE)
             endif()
             """),

@@ -532,7 +532,10 @@ class Builder:
         include folders, mpnpu's gtest and mpnpu's --cflags (their -I last)."""
         mp_includes = [f for f in self.tool.cflags if f.startswith("-I")]
         mp_other = [f for f in self.tool.cflags if not f.startswith("-I")]
-        tiling = ["-include", staged.tiling_include] if staged.tiling_include else []
+        # Without a tiling header the kernel's GET_TILING_DATA is the struct REGISTER_TILING_DEFAULT names
+        # (the vendor's tooling would generate a header saying the same)
+        tiling = (["-include", staged.tiling_include] if staged.tiling_include
+                  else ["-DMPNPU_TILING_FROM_REGISTRATION"])
         return [*REPO_FLAGS, self.tool.opt, *mp_other, *test.defines(), *tiling,
                 *[f"-I{d}" for d in staged.include_dirs], f"-I{GTEST_INCLUDE}", *mp_includes]
 

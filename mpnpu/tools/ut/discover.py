@@ -212,7 +212,8 @@ def read_test(corpus: Corpus, cmake_path: str) -> UtTest | None:
         return test
     options_text = values[2] if len(values) > 2 else ""
     options_text = re.sub(r"-DUT_CUSTOM_TILING_DATA_KEYS=\S+", "", options_text)
-    options = [o for o in options_text.replace("\n", " ").split(" ") if o]
+    # a CMake list: items apart by spaces or by ';' ("-DA=x;-DB=y" is two options, as CMake passes it)
+    options = [o for o in re.split(r"[\s;]+", options_text) if o]
     rest = values[3:]
     multi = "MULTI_KERNEL_TARGET" in rest
     deps = tuple(d for d in rest if d != "MULTI_KERNEL_TARGET" and "/" not in d and not d.endswith(".cpp")

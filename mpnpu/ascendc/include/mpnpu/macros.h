@@ -119,11 +119,12 @@ inline void copy_tiling(T* dst, const uint8_t* tiling, const Site& site) {
     std::memcpy(&dst, src, sizeof(type))
 #define COPY_TILING_WITH_ARRAY(type, src, dst) COPY_TILING_WITH_STRUCT(type, src, dst)
 
-#if !defined(GET_TILING_DATA) && !defined(__CCE_KT_TEST__)
+#if !defined(GET_TILING_DATA) && (!defined(__CCE_KT_TEST__) || defined(MPNPU_TILING_FROM_REGISTRATION))
 // Without a struct named: the one REGISTER_TILING_DEFAULT or REGISTER_TILING_DATA_CLASS registered.
 // A CPU-debug build (__CCE_KT_TEST__) takes GET_TILING_DATA from the test's tiling header (its
 // *_tiling_def.h, or the header `python -m mpnpu.ascendc --kernel-tiling` makes from the host's),
-// which may come after this header: no fallback is defined there, so none is redefined.
+// which may come after this header: no fallback is defined there, so none is redefined, unless
+// the build says it has no such header (-DMPNPU_TILING_FROM_REGISTRATION, as `mpnpu ut` does).
 #define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(mpnpu_tiling_default_t, var, tiling)
 #endif
 

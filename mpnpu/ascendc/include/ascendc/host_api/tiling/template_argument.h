@@ -5,12 +5,18 @@
 // parameters as template arguments. mpnpu compiles kernels only, so here the declarations are data
 // of our own (kept in g_tilingDeclareParams / g_tilingSelectParams, as the names the documentation
 // gives) and have no effect on a launch: a unit test names the kernel's template arguments itself.
-// Encoding a combination into a key (GET_TPL_TILING_KEY, ASCENDC_TPL_SEL_PARAM) is host tiling and
-// is not provided.
+// GET_TPL_TILING_KEY(values...) encodes one combination into a tiling key as documented: each
+// declared parameter's value in its declared bit width, in declaration order. The documentation
+// does not say which end the first parameter takes; here it takes the lowest bits (a key is only
+// ever compared with keys made the same way). A value the declaration does not allow, a wrong
+// count of values, or a combination no ASCENDC_TPL_SEL lists is refused with std::invalid_argument
+// naming the parameter (a unit test sees it as a failure of the test that asked).
 #ifndef MPNPU_TEMPLATE_ARGUMENT_H
 #define MPNPU_TEMPLATE_ARGUMENT_H
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -105,5 +111,91 @@ using TilingSelectParams = std::vector<std::vector<::mpnpu::tpl::Param>>;
 #define ASCENDC_TPL_ARGS_DECL(x, ...) [[maybe_unused]] static TilingDeclareParams g_tilingDeclareParams{__VA_ARGS__}
 #define ASCENDC_TPL_ARGS_SEL(...) std::vector<::mpnpu::tpl::Param>{__VA_ARGS__}
 #define ASCENDC_TPL_SEL(...) [[maybe_unused]] static TilingSelectParams g_tilingSelectParams{__VA_ARGS__}
+
+namespace mpnpu {
+namespace tpl {
+
+// Whether a UINT parameter's value list (mode first: a list of values, [lo, hi] ranges after
+// their count, or ranges then values) allows v.
+inline bool uint_allows(const std::vector<uint64_t>& spec, uint64_t v) {
+    if (spec.empty()) return false;
+    const uint64_t mode = spec[0];
+    if (mode == ASCENDC_TPL_UI_LIST) {
+        for (size_t i = 1; i < spec.size(); ++i) if (spec[i] == v) return true;
+        return false;
+    }
+    const size_t ranges = spec.size() > 1 ? size_t(spec[1]) : 0;
+    size_t i = 2;
+    for (size_t r = 0; r < ranges && i + 1 < spec.size(); ++r, i += 2)
+        if (spec[i] <= v && v <= spec[i + 1]) return true;
+    if (mode == ASCENDC_TPL_UI_MIX)
+        for (; i < spec.size(); ++i) if (spec[i] == v) return true;
+    return false;
+}
+
+// Whether a declared or selected parameter allows v.
+inline bool allows(const Param& p, uint64_t v) {
+    if (p.kind == ASCENDC_TPL_UINT) return uint_allows(p.values, v);
+    for (uint64_t x : p.values) if (x == v) return true;
+    return false;
+}
+
+// The values of GET_TPL_TILING_KEY as the key's words (a test may pass int or enum variables).
+template <class... T>
+std::vector<uint64_t> values(T... v) {
+    return std::vector<uint64_t>{static_cast<uint64_t>(v)...};
+}
+
+inline std::string join(const std::vector<uint64_t>& values) {
+    std::string out;
+    for (uint64_t v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+    return out;
+}
+
+}  // namespace tpl
+}  // namespace mpnpu
+
+namespace AscendC {
+
+// The tiling key of one combination of template arguments (see the top of this file).
+inline uint64_t EncodeTilingKey(const TilingDeclareParams& declareParams, const TilingSelectParams& selectParamsVec,
+                                const std::vector<uint64_t>& tilingParams) {
+    const std::string what = "GET_TPL_TILING_KEY(" + ::mpnpu::tpl::join(tilingParams) + "): ";
+    if (tilingParams.size() != declareParams.size())
+        throw std::invalid_argument(what + std::to_string(tilingParams.size()) + " values for the " +
+                                    std::to_string(declareParams.size()) + " declared template parameters");
+    uint64_t key = 0;
+    unsigned shift = 0;
+    for (size_t i = 0; i < declareParams.size(); ++i) {
+        const auto& p = declareParams[i];
+        const uint64_t v = tilingParams[i];
+        const unsigned bw = p.bit_width;
+        if (bw < 64 && (v >> bw) != 0)
+            throw std::invalid_argument(what + p.name + " = " + std::to_string(v) + " does not fit its " +
+                                        std::to_string(bw) + " bits");
+        if (!::mpnpu::tpl::allows(p, v))
+            throw std::invalid_argument(what + p.name + " = " + std::to_string(v) +
+                                        " is not among the values ASCENDC_TPL_ARGS_DECL gives it");
+        if (shift + bw > 64)
+            throw std::invalid_argument(what + "the declared bit widths add up to more than 64 bits");
+        key |= v << shift;
+        shift += bw;
+    }
+    if (selectParamsVec.empty()) return key;
+    for (const auto& sel : selectParamsVec) {
+        bool fits = true;
+        for (const auto& s : sel)
+            for (size_t i = 0; i < declareParams.size() && fits; ++i)
+                if (std::string(declareParams[i].name) == s.name && !::mpnpu::tpl::allows(s, tilingParams[i]))
+                    fits = false;
+        if (fits) return key;
+    }
+    throw std::invalid_argument(what + "no ASCENDC_TPL_SEL combination lists these values");
+}
+
+}  // namespace AscendC
+
+#define GET_TPL_TILING_KEY(...) \
+    ::AscendC::EncodeTilingKey(g_tilingDeclareParams, g_tilingSelectParams, ::mpnpu::tpl::values(__VA_ARGS__))
 
 #endif  // MPNPU_TEMPLATE_ARGUMENT_H
