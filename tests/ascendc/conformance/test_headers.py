@@ -176,6 +176,8 @@ SMALL_NAMES = r"""
 using namespace AscendC;
 static_assert(DT_FLOAT == 0 && DT_INT4 == 29 && ge::DT_FLOAT4_E1M2 == 41 && DT_MAX == 42, "documented values");
 static_assert(ONE_BLK_FLOAT_NUM == 8, "floats in a block");
+static_assert(B32_BYTE_SIZE == 4 && B32_DATA_NUM_PER_BLOCK == 8 && B32_DATA_NUM_PER_REPEAT == 64 &&
+              FULL_MASK == 0xFFFFFFFFFFFFFFFFull && BRCB_BROADCAST_NUMBER == 8, "32-bit counts and masks");
 static_assert(uint8_t(CacheMode::CACHE_MODE_DISABLE) == 0 && uint8_t(CacheMode::CACHE_MODE_NORMAL) == 1 && RW == 3,
               "documented values");
 inline void hints(GlobalTensor<float>& g) {

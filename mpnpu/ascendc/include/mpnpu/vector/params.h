@@ -22,6 +22,14 @@ constexpr uint32_t ONE_BLK_SIZE = 32;            // bytes in a data block
 // impl/dav_c220/kernel_operator_reg_others_impl.h, some without.
 constexpr uint32_t ONE_BLK_FLOAT_NUM = ONE_BLK_SIZE / sizeof(float);
 constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;   // bytes one repeat of a full-width operand covers
+// On no API page either; public kernels use them, with the meanings their names give, through
+// kernel_operator.h alone:
+constexpr uint32_t B32_BYTE_SIZE = 4;                                               // bytes of a 32-bit element
+constexpr uint32_t B32_DATA_NUM_PER_BLOCK = ONE_BLK_SIZE / B32_BYTE_SIZE;           // 32-bit elements per block
+constexpr uint32_t B32_DATA_NUM_PER_REPEAT = ONE_REPEAT_BYTE_SIZE / B32_BYTE_SIZE;  // ... per full repeat
+constexpr uint64_t FULL_MASK = ~uint64_t(0);  // a normal-mode mask word with every lane on
+// Brcb takes this many source elements per repeat, each filling one data block of the result
+constexpr uint32_t BRCB_BROADCAST_NUMBER = 8;
 
 // Strides of a two-source instruction (dst, src0, src1).
 struct BinaryRepeatParams {
