@@ -1,7 +1,8 @@
 """Small names kernels take from headers by other names (kernel_utils.h, kernel_type.h, securec.h,
 impl/dav_c220/kernel_operator_reg_others_impl.h ...), on a kernel of our own: the ge::DataType values,
 ONE_BLK_FLOAT_NUM, memcpy_s / memset_s, the scalar Cast between float and bfloat16_t, Trap, and
-DataCopyPad's copy parameters as braced lists of four (DataCopyParams) and five (DataCopyExtParams)."""
+DataCopyPad's copy parameters as braced lists of four (DataCopyParams) and five (DataCopyExtParams),
+and DataCopyPadGm2UBImpl on raw addresses."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ def test_small_names_compute_what_they_are_documented_to() -> None:
     assert out[16:21].tolist() == list(np.arange(116, 121, dtype=np.float32))
     assert out[21:24].tolist() == [-7.0] * 3
     assert out[24:27].tolist() == list(np.arange(124, 127, dtype=np.float32))
-    assert out[27:].tolist() == [-7.0] * 5
+    # DataCopyPadGm2UBImpl: ws[28..31]'s bytes as words, then out at out[27]; out[31] untouched
+    assert out[27:31].tolist() == list(np.arange(128, 132, dtype=np.float32))
+    assert out[31] == -7.0
 
 
 def test_trap_ends_the_launch_at_the_kernels_line() -> None:

@@ -2,7 +2,8 @@
 // kernel_utils.h, kernel_type.h, kernel_operator_intf.h, kernel_common.h, securec.h and
 // impl/dav_c220/kernel_operator_reg_others_impl.h, the ge::DataType values, ONE_BLK_FLOAT_NUM,
 // memcpy_s / memset_s, the scalar Cast between float and bfloat16_t, Trap, assert, and DataCopyPad
-// with its copy parameters as braced lists of four (DataCopyParams) and five (DataCopyExtParams).
+// with its copy parameters as braced lists of four (DataCopyParams) and five (DataCopyExtParams),
+// and DataCopyPadGm2UBImpl on raw addresses.
 #include "kernel_tiling/kernel_tiling.h"
 #define DT_BF16 bfloat16_t  // (as unit tests' tiling headers define it)
 #include "kernel_operator.h"
@@ -65,4 +66,16 @@ extern "C" __global__ __aicore__ void small_names(GM_ADDR out, GM_ADDR ws, int32
     SetFlag<HardEvent::MTE2_MTE3>(0);
     WaitFlag<HardEvent::MTE2_MTE3>(0);
     DataCopyPad(og[24], t, ext);
+    // raw addresses, one type's bytes as another's: ws[28..31] into UB as words, out at out[27]
+    LocalTensor<uint32_t> words = t.ReinterpretCast<uint32_t>()[32];
+    SetFlag<HardEvent::MTE3_MTE2>(0);
+    WaitFlag<HardEvent::MTE3_MTE2>(0);
+    DataCopyPadGm2UBImpl((__ubuf__ uint32_t*)words.GetPhyAddr(), (__gm__ uint32_t*)wg[28].GetPhyAddr(),
+                         DataCopyExtParams{1, 4 * sizeof(uint32_t), 0, 0, 0},
+                         DataCopyPadExtParams<uint32_t>{false, 0, 0, 0});
+    SetFlag<HardEvent::MTE2_MTE3>(0);
+    WaitFlag<HardEvent::MTE2_MTE3>(0);
+    GlobalTensor<uint32_t> ow;
+    ow.SetGlobalBuffer((__gm__ uint32_t*)out, 32);
+    DataCopyPad(ow[27], words, DataCopyExtParams{1, 4 * sizeof(uint32_t), 0, 0, 0});
 }

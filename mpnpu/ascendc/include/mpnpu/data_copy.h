@@ -305,6 +305,28 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     detail::pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, site);
 }
 
+// DataCopyPad GM->UB on raw addresses (``DataCopyPadGm2UBImpl((__ubuf__ T*)local.GetPhyAddr(),
+// (__gm__ T*)global.GetPhyAddr(), params, padParams)``): on no API page, the form public kernels call
+// to copy one type's bytes as another's. The same copy as DataCopyPad, on a view of UB from dst to
+// its end and of GM from src (so memcheck bounds it by UB and by src's GM block, not by a tensor).
+template <typename T, typename P>
+inline void DataCopyPadGm2UBImpl(__ubuf__ T* dst, __gm__ T* src, const P& p, const DataCopyPadExtParams<T>& pad,
+                                 MPNPU_SITE) {
+    const uint8_t* ub = mpnpu::memory_base(MPNPU_MEM_UB);
+    const uint8_t* at = reinterpret_cast<const uint8_t*>(dst);
+    if (at < ub || at >= ub + mpnpu::memory_size(MPNPU_MEM_UB))
+        mpnpu::api_error(site, "DataCopyPadGm2UBImpl: dst is not an address in UB");
+    const uint32_t addr = uint32_t(at - ub);
+    if (addr % mpnpu::BLOCK_BYTES)
+        mpnpu::api_error(site, "DataCopyPadGm2UBImpl: dst is UB byte %u, not 32-byte aligned", addr);
+    LocalTensor<T> local(TPosition::VECIN, addr, uint32_t((mpnpu::memory_size(MPNPU_MEM_UB) - addr) / sizeof(T)),
+                         site);
+    GlobalTensor<T> global;
+    global.SetGlobalBuffer(src);
+    detail::pad_in(local, global, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
+                   pad.rightPadding, pad.paddingValue, site);
+}
+
 // The padding register: the value DataCopyPad GM->local fills its left/right padding with when its
 // isPad is false (kept for the rest of the launch; T is the type of the copies it serves).
 template <typename T, TPosition pos = TPosition::MAX>
