@@ -170,3 +170,16 @@ def test_each_sample_is_built_run_and_verified_and_the_command_reports_it(tree, 
     assert r.stdout.strip() == ("5 samples found, 3 for this chip class: 2 built, 2 ran, "
                                 "1 of 3 passed their own verify script")
     assert os.listdir(tmp_path / "b" / "run")
+
+
+def test_the_run_controls_reach_each_step_and_nothing_the_options_leave_off(monkeypatch) -> None:
+    from mpnpu.tools.samples.suite import SamplesOptions, environment
+
+    monkeypatch.setenv("MPNPU_NO_AUTO_SYNC", "1")
+    monkeypatch.setenv("MPNPU_RACECHECK", "1")
+    plain = environment(SamplesOptions())
+    assert "MPNPU_NO_AUTO_SYNC" not in plain and "MPNPU_RACECHECK" not in plain
+    assert plain["MPNPU_PIPES"] == "kernel"
+    checked = environment(SamplesOptions(racecheck=True, no_auto_sync=True, pipes="async", pipe_latency_us=250.0))
+    assert checked["MPNPU_NO_AUTO_SYNC"] == checked["MPNPU_RACECHECK"] == "1"
+    assert checked["MPNPU_PIPES"] == "async" and checked["MPNPU_PIPE_LATENCY_US"] == "250"

@@ -577,6 +577,32 @@ def test_the_pipes_reach_each_test_program_through_its_environment(tmp_path) -> 
     assert late["MPNPU_PIPES"] == "async" and late["MPNPU_PIPE_LATENCY_US"] == "2500"
 
 
+def test_no_auto_sync_reaches_each_test_program_from_the_command_line(tmp_path, monkeypatch) -> None:
+    from mpnpu.cli.commands import ut as ut_command
+    from mpnpu.cli.main import cli
+    from mpnpu.tools.ut import execute
+
+    repo = fake_repo(tmp_path)
+    corpus = Corpus.at(str(repo))
+    test = discover(corpus).tests[0]
+    monkeypatch.setenv("MPNPU_NO_AUTO_SYNC", "1")  # the caller's own setting is not what a plain run uses
+    plain = execute.environment(str(tmp_path / "b"), test, corpus, case_timeout=5, launch_timeout=5, racecheck=True)
+    assert "MPNPU_NO_AUTO_SYNC" not in plain
+    without = execute.environment(str(tmp_path / "b"), test, corpus, case_timeout=5, launch_timeout=5,
+                                  racecheck=True, no_auto_sync=True)
+    assert without["MPNPU_NO_AUTO_SYNC"] == "1"
+    seen = []
+
+    def run_ut(checkout, options, progress=None, started=None):
+        seen.append(options.no_auto_sync)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ut_command, "run_ut", run_ut)
+    for flags in ([], ["--no-auto-sync"]):
+        cli(["ut", str(repo), "--quiet", *flags])
+    assert seen == [False, True]
+
+
 @pytest.mark.slow
 @needs_cxx
 def test_mutate_syncs_tests_each_passing_test_in_folders_of_its_own_and_reports_the_score(demo_run) -> None:

@@ -28,7 +28,8 @@ def run_sample_tree(args: argparse.Namespace, op: None) -> int:
     options = SamplesOptions(only=tuple(args.samples or ()), jobs=args.j, build_dir=args.build_dir,
                              racecheck=args.racecheck, step_timeout_s=args.step_timeout,
                              launch_timeout_s=args.timeout or 300.0, pipes=args.pipes or "kernel",
-                             pipe_latency_us=args.pipe_latency_us)
+                             pipe_latency_us=args.pipe_latency_us,
+                             no_auto_sync=bool(getattr(args, "no_auto_sync", False)))
     with LazyBar("samples", args.quiet) as bar:
         result: SamplesRun = run_samples(args.tree, options, lambda r: bar.advance(f"{r.sample.name}: {r.status}"),
                                          bar.started)

@@ -29,6 +29,7 @@ class SamplesOptions:
     launch_timeout_s: float = 300.0
     pipes: str = "kernel"
     pipe_latency_us: float | None = None
+    no_auto_sync: bool = False  # MPNPU_NO_AUTO_SYNC=1: racecheck without the compiler's automatic syncs
 
 
 @dataclass
@@ -102,6 +103,23 @@ def _flags() -> tuple[list[str], list[str]]:
     return out, libs
 
 
+def environment(options: SamplesOptions) -> dict[str, str]:
+    """The environment every step of a sample runs in: this process's, with the run's controls as
+    the CPU-debug runtime reads them (and none of the caller's MPNPU_* controls the options leave off)."""
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUNBUFFERED": "1", "MPNPU_TIMEOUT": f"{options.launch_timeout_s:g}",
+           "MPNPU_PIPES": options.pipes}
+    for name, on in (("MPNPU_RACECHECK", options.racecheck), ("MPNPU_NO_AUTO_SYNC", options.no_auto_sync)):
+        if on:
+            env[name] = "1"
+        else:
+            env.pop(name, None)
+    if options.pipe_latency_us is not None:
+        env["MPNPU_PIPE_LATENCY_US"] = f"{options.pipe_latency_us:g}"
+    else:
+        env.pop("MPNPU_PIPE_LATENCY_US", None)
+    return env
+
+
 def run_samples(tree: str, options: SamplesOptions, progress: Callable[[SampleResult], None] | None = None,
                 started: Callable[[int], None] | None = None) -> SamplesRun:
     """Build and run every in-scope sample of ``tree``; samples out of scope are listed with why."""
@@ -115,12 +133,7 @@ def run_samples(tree: str, options: SamplesOptions, progress: Callable[[SampleRe
         return SamplesRun(os.path.abspath(tree), results)
     cflags, libs = _flags()
     cxx = find_compiler()
-    env = {**os.environ, "LC_ALL": "C", "PYTHONUNBUFFERED": "1", "MPNPU_TIMEOUT": f"{options.launch_timeout_s:g}"}
-    if options.racecheck:
-        env["MPNPU_RACECHECK"] = "1"
-    env["MPNPU_PIPES"] = options.pipes
-    if options.pipe_latency_us is not None:
-        env["MPNPU_PIPE_LATENCY_US"] = f"{options.pipe_latency_us:g}"
+    env = environment(options)
 
     def build(r: SampleResult) -> SampleResult:
         out = os.path.join(root, "bin", r.sample.name.replace(os.sep, "__"))

@@ -49,6 +49,7 @@ class UtOptions:
     checks: tuple[str, ...] = ()  # "initcheck", "synccheck": MPNPU_INITCHECK / MPNPU_SYNCCHECK for every binary
     pipes: str = "kernel"  # MPNPU_PIPES for every binary
     pipe_latency_us: float | None = None  # MPNPU_PIPE_LATENCY_US (None: the default)
+    no_auto_sync: bool = False  # MPNPU_NO_AUTO_SYNC=1: racecheck without the compiler's automatic syncs
 
 
 def select(tests: list[UtTest], wanted: tuple[str, ...]) -> list[UtTest]:
@@ -102,7 +103,8 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
                        execute.environment(build_dir, b.test, corpus, case_timeout=options.case_timeout_s,
                                            launch_timeout=options.launch_timeout_s, racecheck=False, slot=slot,
                                            pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
-                                           checks=options.checks, kernel_mode=b.kernel_mode)))
+                                           checks=options.checks, kernel_mode=b.kernel_mode,
+                                           no_auto_sync=options.no_auto_sync)))
     kernel_dir = os.path.join(corpus.repo, b.test.op_dir, "op_kernel")
     sources = [os.path.join(d, n) for d, _, names in sorted(os.walk(kernel_dir)) for n in sorted(names)
                if n.endswith((".cpp", ".h", ".hpp", ".inl"))] if os.path.isdir(kernel_dir) else []
@@ -157,7 +159,8 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
             env = execute.environment(build_dir, b.test, corpus, case_timeout=options.case_timeout_s,
                                       launch_timeout=options.launch_timeout_s, racecheck=options.racecheck,
                                       pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
-                                      checks=options.checks, kernel_mode=b.kernel_mode)
+                                      checks=options.checks, kernel_mode=b.kernel_mode,
+                                      no_auto_sync=options.no_auto_sync)
             r.run = execute.run_binary(b.binary, cwd, env, options.binary_timeout_s)
             if options.mutate_syncs and r.status == "passed" and not stop.is_set():
                 _mutate(r, b, corpus, build_dir, options)
