@@ -244,6 +244,14 @@ PIPE_LATENCY_US: Setting[float] = Setting(
     env="MPNPU_PIPE_LATENCY_US", env_help="a CPU-debug program's asynchronous pipes: the longest an issued copy "
                                           "stays queued (default {default})",
 )
+STALL_GRACE: Setting[float] = Setting(
+    "stall_grace", "report a deadlock once every unfinished core has been blocked (in a SyncAll, a flag or queue "
+                   "wait) or busy without a kernel API call, with nothing changing, for this long; raise it for a "
+                   "kernel with long stretches of pure computation (default {default})",
+    positive_float, 5.0, flag="--stall-grace", metavar="SECONDS",
+    env="MPNPU_STALL_GRACE", env_help="seconds a CPU-debug program's cores may all be stalled before the launch is "
+                                      "reported as a deadlock (default {default})",
+)
 POISON: Setting[int | None] = Setting(
     "poison", "fill freed GM blocks with this byte (e.g. 0xFF) instead of leaving stale data", byte_value, None,
     flag="--poison", metavar="BYTE",
@@ -410,7 +418,7 @@ OPS_NN: Setting[str | None] = Setting(
 
 #: every setting, by name
 SETTINGS: dict[str, Setting[Any]] = _table(
-    BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
+    BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, STALL_GRACE, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
     REPEAT, SEED, RACECHECK, INITCHECK, SYNCCHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, DEFAULT_KERNEL_MODE,
     MUTATE_SYNCS, MIN_SCORE,
     PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,

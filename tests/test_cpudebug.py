@@ -90,6 +90,13 @@ def test_a_deadlock_ends_the_program_within_seconds(bindir) -> None:
     assert "waits on flag 3 (mode 2) that cube core 0 (block 0) can no longer set: it finished the kernel" in r.stderr
 
 
+def test_the_stall_window_comes_from_the_environment(bindir) -> None:
+    r = _run(program("test_stall.cpp", bindir), timeout=60, MPNPU_STALL_GRACE="1.5")
+    assert r.returncode == 3, r.stderr
+    assert "deadlock: every running core has been blocked for 1.5 s" in r.stderr, r.stderr
+    assert "aic0 in flag 4" in r.stderr and "aiv0 in flag 3" in r.stderr, r.stderr
+
+
 @pytest.mark.slow
 def test_dropped_sync_racecheck_and_repeat_from_the_environment(bindir) -> None:
     exe = program("test_two_phase.cpp", bindir)

@@ -179,6 +179,18 @@ def test_the_command_line_exits_non_zero_and_leaves_nothing_behind(tmp_path) -> 
     assert [e for e in os.listdir("/dev/shm") if e.startswith(f"mpnpu_{proc.pid}_")] == []
 
 
+@needs_cxx
+def test_mpnpu_run_takes_the_stall_window_from_the_command_line() -> None:
+    """--stall-grace sets the window: a wait nothing sets is reported as blocked for that long."""
+    cxx()
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cmd = [sys.executable, "-m", "mpnpu", "run", os.path.join("tests", "ascendc_kernels", "hangs.cpp"), "u32:1",
+           "u32:1", "--stall-grace", "1.5"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=repo, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "blocked for 1.5 s" in out, out
+
+
 def _marked(p: psutil.Process, mark: str) -> bool:
     try:
         return p.environ().get("MPNPU_HANG_TEST") == mark

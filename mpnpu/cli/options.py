@@ -212,6 +212,7 @@ OPTIONS: dict[str, Option] = _table(
     _s(settings.PIPES, RUNS),
     _s(settings.PIPE_LATENCY_US, RUNS, default=None),
     _s(settings.TIMEOUT, RUNS, default=None),
+    _s(settings.STALL_GRACE, RUNS, default=None),
     _s(settings.POISON, RUNS),
     _s(settings.NO_AUTO_SYNC, RUNS),
     # -- what runs: race detection and directed runs
@@ -389,7 +390,7 @@ OPTIONS: dict[str, Option] = _table(
 )
 
 #: the options of every command that runs a device (see :func:`runtime_options`)
-DEVICE = ("pipes", "pipe_latency_us", "timeout", "poison", "no_auto_sync")
+DEVICE = ("pipes", "pipe_latency_us", "timeout", "stall_grace", "poison", "no_auto_sync")
 
 
 def runtime_options(args: argparse.Namespace, base: RuntimeOptions = DEFAULT_OPTIONS) -> RuntimeOptions:
@@ -401,6 +402,8 @@ def runtime_options(args: argparse.Namespace, base: RuntimeOptions = DEFAULT_OPT
         changes["pipe_latency_us"] = args.pipe_latency_us
     if getattr(args, "timeout", None):
         changes["launch_timeout_s"] = args.timeout
+    if getattr(args, "stall_grace", None) is not None:
+        changes["stall_grace_s"] = args.stall_grace
     if getattr(args, "poison", None) is not None:
         changes["gm_poison"] = args.poison
     if getattr(args, "no_auto_sync", False):

@@ -57,7 +57,7 @@ class RuntimeOptions:
     #: how often the parent looks at core status while a launch runs (deadlock checks)
     watchdog_interval_s: float = 0.05
     #: every unfinished core blocked and nothing changing for this long is reported as a deadlock
-    stall_grace_s: float = 5.0
+    stall_grace_s: float = settings.STALL_GRACE.default
     #: how long close() waits for cores to exit by themselves before killing them
     shutdown_grace_s: float = 2.0
     #: how long the parent waits for the other cores to report once one has failed

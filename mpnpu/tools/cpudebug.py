@@ -29,6 +29,8 @@ Control from the environment (nothing printed when unset; each variable is a set
     MPNPU_REPEAT=N                    run each ICPU_RUN_KF N times from the same GM contents and say
                                       which runs' results differed from the first
     MPNPU_TIMEOUT=SECONDS             give up a launch after this long
+    MPNPU_STALL_GRACE=SECONDS         report a deadlock once every unfinished core has been stalled (blocked,
+                                      or busy without an API call) this long (default 5)
     MPNPU_PIPES=kernel|async|sync     how each core runs its data-movement pipes (async: copies stay
                                       queued while the core issues on, so intra-core races can show)
     MPNPU_PIPE_LATENCY_US=US          async pipes: the longest an issued copy stays queued
@@ -346,6 +348,7 @@ class _Controls:
     no_auto_sync: bool
     pipes: str = settings.PIPES.default
     pipe_latency_us: float = settings.PIPE_LATENCY_US.default
+    stall_grace_s: float = settings.STALL_GRACE.default
     default_kernel_mode: str = settings.DEFAULT_KERNEL_MODE.default
 
     @classmethod
@@ -365,6 +368,7 @@ class _Controls:
                    no_auto_sync=settings.from_env(settings.NO_AUTO_SYNC),
                    pipes=settings.from_env(settings.PIPES),
                    pipe_latency_us=settings.from_env(settings.PIPE_LATENCY_US),
+                   stall_grace_s=settings.from_env(settings.STALL_GRACE),
                    default_kernel_mode=settings.from_env(settings.DEFAULT_KERNEL_MODE))
 
 
@@ -390,7 +394,8 @@ def _device(block_dim: int, kernel_type: KernelType, controls: _Controls) -> Any
     from mpnpu.runtime.device import Device
 
     options = RuntimeOptions(launch_timeout_s=controls.timeout_s, auto_sync=not controls.no_auto_sync,
-                             pipes=controls.pipes, pipe_latency_us=controls.pipe_latency_us)
+                             pipes=controls.pipes, pipe_latency_us=controls.pipe_latency_us,
+                             stall_grace_s=controls.stall_grace_s)
     key = (block_dim, kernel_type, options)
     dev = _devices.get(key)
     if dev is None:

@@ -29,7 +29,8 @@ def run_sample_tree(args: argparse.Namespace, op: None) -> int:
                              racecheck=args.racecheck, step_timeout_s=args.step_timeout,
                              launch_timeout_s=args.timeout or 300.0, pipes=args.pipes or "kernel",
                              pipe_latency_us=args.pipe_latency_us,
-                             no_auto_sync=bool(getattr(args, "no_auto_sync", False)))
+                             no_auto_sync=bool(getattr(args, "no_auto_sync", False)),
+                             stall_grace_s=getattr(args, "stall_grace", None))
     with LazyBar("samples", args.quiet) as bar:
         result: SamplesRun = run_samples(args.tree, options, lambda r: bar.advance(f"{r.sample.name}: {r.status}"),
                                          bar.started)

@@ -38,7 +38,7 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
         binary_timeout_s=args.test_timeout, launch_timeout_s=args.timeout or 300.0,
         opbase=args.with_opbase, ops_tensor=args.with_ops_tensor, mutate_syncs=args.mutate_syncs,
         mutate_jobs=args.mutate_jobs, pipes=args.pipes or "kernel", pipe_latency_us=args.pipe_latency_us,
-        no_auto_sync=bool(getattr(args, "no_auto_sync", False)),
+        no_auto_sync=bool(getattr(args, "no_auto_sync", False)), stall_grace_s=getattr(args, "stall_grace", None),
         checks=tuple(c for c in ("initcheck", "synccheck") if getattr(args, c, False)))
     if args.min_score is not None and not args.mutate_syncs:
         raise UsageError("--min-score gates the sync mutation score: give --mutate-syncs too")

@@ -30,6 +30,7 @@ class SamplesOptions:
     pipes: str = "kernel"
     pipe_latency_us: float | None = None
     no_auto_sync: bool = False  # MPNPU_NO_AUTO_SYNC=1: racecheck without the compiler's automatic syncs
+    stall_grace_s: float | None = None  # MPNPU_STALL_GRACE (None: the default)
 
 
 @dataclass
@@ -113,10 +114,12 @@ def environment(options: SamplesOptions) -> dict[str, str]:
             env[name] = "1"
         else:
             env.pop(name, None)
-    if options.pipe_latency_us is not None:
-        env["MPNPU_PIPE_LATENCY_US"] = f"{options.pipe_latency_us:g}"
-    else:
-        env.pop("MPNPU_PIPE_LATENCY_US", None)
+    for name, value in (("MPNPU_PIPE_LATENCY_US", options.pipe_latency_us),
+                        ("MPNPU_STALL_GRACE", options.stall_grace_s)):
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = f"{value:g}"
     return env
 
 

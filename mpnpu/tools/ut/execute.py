@@ -175,12 +175,14 @@ def run_dir(build_dir: str, test: UtTest, corpus: Corpus, slot: str = "") -> str
 def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: float, launch_timeout: float,
              racecheck: bool, slot: str = "", pipes: str = "kernel",
              pipe_latency_us: float | None = None, checks: tuple[str, ...] = (),
-             kernel_mode: str = "mix", no_auto_sync: bool = False) -> dict[str, str]:
+             kernel_mode: str = "mix", no_auto_sync: bool = False,
+             stall_grace_s: float | None = None) -> dict[str, str]:
     """The environment a test binary runs in (in the run folder of :func:`run_dir` with ``slot``);
     ``pipes`` and ``pipe_latency_us`` become MPNPU_PIPES and MPNPU_PIPE_LATENCY_US, ``checks``
     ("initcheck", "synccheck") MPNPU_INITCHECK=1 / MPNPU_SYNCCHECK=1, ``kernel_mode`` (the type the
     chip would launch the kernel as) MPNPU_DEFAULT_KERNEL_MODE, for launches without SetKernelMode,
-    ``no_auto_sync`` MPNPU_NO_AUTO_SYNC=1 (racecheck: kernels built without the compiler's syncs)."""
+    ``no_auto_sync`` MPNPU_NO_AUTO_SYNC=1 (racecheck: kernels built without the compiler's syncs),
+    ``stall_grace_s`` MPNPU_STALL_GRACE (None: the default)."""
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["OPS_NN_ROOT"] = corpus.repo
@@ -204,10 +206,11 @@ def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: f
         env["MPNPU_NO_AUTO_SYNC"] = "1"
     else:
         env.pop("MPNPU_NO_AUTO_SYNC", None)
-    if pipe_latency_us is None:
-        env.pop("MPNPU_PIPE_LATENCY_US", None)
-    else:
-        env["MPNPU_PIPE_LATENCY_US"] = f"{pipe_latency_us:g}"
+    for name, value in (("MPNPU_PIPE_LATENCY_US", pipe_latency_us), ("MPNPU_STALL_GRACE", stall_grace_s)):
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = f"{value:g}"
     return env
 
 

@@ -50,6 +50,7 @@ class UtOptions:
     pipes: str = "kernel"  # MPNPU_PIPES for every binary
     pipe_latency_us: float | None = None  # MPNPU_PIPE_LATENCY_US (None: the default)
     no_auto_sync: bool = False  # MPNPU_NO_AUTO_SYNC=1: racecheck without the compiler's automatic syncs
+    stall_grace_s: float | None = None  # MPNPU_STALL_GRACE (None: the default)
 
 
 def select(tests: list[UtTest], wanted: tuple[str, ...]) -> list[UtTest]:
@@ -104,7 +105,8 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
                                            launch_timeout=options.launch_timeout_s, racecheck=False, slot=slot,
                                            pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
                                            checks=options.checks, kernel_mode=b.kernel_mode,
-                                           no_auto_sync=options.no_auto_sync)))
+                                           no_auto_sync=options.no_auto_sync,
+                                           stall_grace_s=options.stall_grace_s)))
     kernel_dir = os.path.join(corpus.repo, b.test.op_dir, "op_kernel")
     sources = [os.path.join(d, n) for d, _, names in sorted(os.walk(kernel_dir)) for n in sorted(names)
                if n.endswith((".cpp", ".h", ".hpp", ".inl"))] if os.path.isdir(kernel_dir) else []
@@ -160,7 +162,7 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
                                       launch_timeout=options.launch_timeout_s, racecheck=options.racecheck,
                                       pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
                                       checks=options.checks, kernel_mode=b.kernel_mode,
-                                      no_auto_sync=options.no_auto_sync)
+                                      no_auto_sync=options.no_auto_sync, stall_grace_s=options.stall_grace_s)
             r.run = execute.run_binary(b.binary, cwd, env, options.binary_timeout_s)
             if options.mutate_syncs and r.status == "passed" and not stop.is_set():
                 _mutate(r, b, corpus, build_dir, options)
