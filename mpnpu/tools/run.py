@@ -46,7 +46,9 @@ from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.dtypes import get_dtype, to_float32
 from mpnpu.runtime.topology import KernelType
 
-_LAUNCH = re.compile(r"\b(?P<kernel>[A-Za-z_]\w*(?:<[^<>;]*>)?)\s*<<<(?P<config>.*?)>>>"
+#: a kernel launch statement of a host source, ``kernel<<<config>>>(args);`` (groups kernel, config and
+#: args); mpnpu run and mpnpu samples both find launches with it
+LAUNCH_STATEMENT = re.compile(r"\b(?P<kernel>[A-Za-z_]\w*(?:<[^<>;]*>)?)\s*<<<(?P<config>.*?)>>>"
                      r"\s*\((?P<args>[^;]*)\)\s*;", re.S)
 _SCALAR_KINDS = {"i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32, "u32": np.uint32,
                  "i64": np.int64, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
@@ -142,7 +144,7 @@ def prepare_source(path: str) -> Prepared:
     with open(path, errors="replace") as f:
         text = f.read()
     # (searched with comments and strings blanked out, which keeps every position)
-    matches = list(_LAUNCH.finditer(blank_comments_and_strings(text)))
+    matches = list(LAUNCH_STATEMENT.finditer(blank_comments_and_strings(text)))
     if not matches:
         return Prepared(os.path.abspath(path), os.path.abspath(path))
     launches = tuple((m.group("kernel"), len([a for a in m.group("args").split(",") if a.strip()]))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from mpnpu.ascendc.build.compiler import INCLUDE_DIR
 from mpnpu.ascendc.build.syncpoints import blank_comments_and_strings
-from mpnpu.tools.run import _LAUNCH
+from mpnpu.tools.run import LAUNCH_STATEMENT
 from mpnpu.tools.samples.discover import Sample
 from mpnpu.tools.ut import missing
 from mpnpu.tools.ut.kernel_mode import kernel_mode_of
@@ -57,7 +57,7 @@ def stage_source(path: str, out_dir: str) -> str:
     with open(path, errors="replace") as f:
         text = f.read()
     parts, at = [], 0
-    for m in _LAUNCH.finditer(blank_comments_and_strings(text)):
+    for m in LAUNCH_STATEMENT.finditer(blank_comments_and_strings(text)):
         config = _top_level_split(text[m.start("config"):m.end("config")])
         args = text[m.start("args"):m.end("args")]
         kernel = m.group("kernel")
