@@ -111,6 +111,7 @@ int main() {
 """
 
 
+@pytest.mark.slow
 def test_get_tpl_tiling_key_packs_the_declared_widths_in_order_and_refuses_what_is_not_declared(tmp_path) -> None:
     src = tmp_path / "key.cpp"
     src.write_text(_KEY_PROGRAM)

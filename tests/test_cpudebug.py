@@ -90,6 +90,7 @@ def test_a_deadlock_ends_the_program_within_seconds(bindir) -> None:
     assert "waits on flag 3 (mode 2) that cube core 0 (block 0) can no longer set: it finished the kernel" in r.stderr
 
 
+@pytest.mark.slow
 def test_the_stall_window_comes_from_the_environment(bindir) -> None:
     r = _run(program("test_stall.cpp", bindir), timeout=60, MPNPU_STALL_GRACE="1.5")
     assert r.returncode == 3, r.stderr

@@ -179,6 +179,7 @@ def test_the_command_line_exits_non_zero_and_leaves_nothing_behind(tmp_path) -> 
     assert [e for e in os.listdir("/dev/shm") if e.startswith(f"mpnpu_{proc.pid}_")] == []
 
 
+@pytest.mark.slow
 @needs_cxx
 def test_mpnpu_run_takes_the_stall_window_from_the_command_line() -> None:
     """--stall-grace sets the window: a wait nothing sets is reported as blocked for that long."""
