@@ -24,6 +24,7 @@
 #include "mpnpu/power.h"
 #include "mpnpu/broadcast.h"
 #include "mpnpu/math_lib.h"
+#include "mpnpu/softmax.h"
 #include "mpnpu/datatype.h"
 #include "mpnpu/debug.h"
 

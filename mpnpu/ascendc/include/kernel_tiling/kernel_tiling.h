@@ -66,12 +66,36 @@ struct TCubeTiling {
     int32_t reserved = 0;
 };
 
+// The SoftMax family's tiling (SoftMax, SimpleSoftMax): the documented fields, in order. The host's
+// SoftMaxTilingFunc fills it; mpnpu's SoftMax reads only srcM and srcK (the shape, when the call's
+// SoftMaxShapeInfo gives none): it computes the whole call at once, with no split to describe.
+struct SoftMaxTiling {
+    uint32_t srcM = 0;
+    uint32_t srcK = 0;
+    uint32_t srcSize = 0;
+    uint32_t outMaxM = 0;
+    uint32_t outMaxK = 0;
+    uint32_t outMaxSize = 0;
+    uint32_t splitM = 0;
+    uint32_t splitK = 0;
+    uint32_t splitSize = 0;
+    uint32_t reduceM = 0;
+    uint32_t reduceK = 0;
+    uint32_t reduceSize = 0;
+    uint32_t rangeM = 0;
+    uint32_t tailM = 0;
+    uint32_t tailSplitSize = 0;
+    uint32_t tailReduceSize = 0;
+};
+
 namespace optiling {
 using TCubeTiling = ::TCubeTiling;
+using SoftMaxTiling = ::SoftMaxTiling;
 }
 namespace AscendC {
 namespace tiling {
 using TCubeTiling = ::TCubeTiling;
+using SoftMaxTiling = ::SoftMaxTiling;
 }
 }  // namespace AscendC
 

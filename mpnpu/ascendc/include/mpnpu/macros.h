@@ -54,6 +54,10 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #endif
 
+// PRELOAD(n): an instruction-prefetch hint public kernels write directly (on no API page; the
+// documented call is ICachePreLoad). There is no instruction cache on a CPU: it does nothing.
+#define PRELOAD(n) ((void)(n))
+
 // The core type is a property of the core process running the (one) library.
 #define ASCEND_IS_AIV (::mpnpu::is_aiv())
 #define ASCEND_IS_AIC (::mpnpu::is_aic())

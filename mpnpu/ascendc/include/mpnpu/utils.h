@@ -134,6 +134,17 @@ inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
 template <typename T, CacheLine entire = CacheLine::SINGLE_CACHE_LINE>
 inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&, uint64_t) {}
 
+// Instruction-cache prefetch: ICachePreLoad(preFetchLen) preloads preFetchLen x 2 KB of the kernel's
+// instructions (documented: fewer than the core's ICache size / 2 KB, 32 KB on a cube core and 16 KB on
+// a vector core); there is no instruction cache to fill on a CPU, so only the range is checked.
+inline void ICachePreLoad(const int64_t preFetchLen, MPNPU_SITE) {
+    const int64_t limit = ::mpnpu::is_aic() ? 16 : 8;
+    if (preFetchLen < 0 || preFetchLen >= limit)
+        ::mpnpu::api_error(site, "ICachePreLoad(%lld): the length is in 2 KB units and below %lld on a %s core "
+                           "(its instruction cache / 2 KB)", (long long)preFetchLen, (long long)limit,
+                           ::mpnpu::is_aic() ? "cube" : "vector");
+}
+
 // Fill ``size`` elements of GM from ``gm`` with ``value``: a write of those bytes on MTE3 (the
 // kernel orders it before what reads them, as after any copy out).
 template <typename T, typename V>
