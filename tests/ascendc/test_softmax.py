@@ -63,6 +63,7 @@ def test_softmax_with_sum_and_max_is_numpys_over_the_original_row(ori_k: int) ->
     assert analyze(trace) == []
 
 
+@pytest.mark.slow
 def test_half_data_with_float_sums() -> None:
     x, y, s, mx, _ = _run(1, K, data="half", sums="float")
     want, ws, wm = _reference(x, K)
@@ -71,17 +72,20 @@ def test_half_data_with_float_sums() -> None:
     assert s.shape == (M, 8) and np.all(s == s[:, :1])
 
 
+@pytest.mark.slow
 def test_in_place_without_sum_and_max_with_a_shared_tmp_buffer() -> None:
     x, y, _, _, trace = _run(2, 40)
     np.testing.assert_allclose(y, _reference(x, 40)[0], rtol=1e-5, atol=1e-7)
     assert analyze(trace) == []
 
 
+@pytest.mark.slow
 def test_simple_softmax_from_the_sum_and_max_is_the_softmax() -> None:
     x, y, _, _, _ = _run(3, 56)
     np.testing.assert_allclose(y, _reference(x, 56)[0], rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode, message", [
     (10, "SoftMax: srcK 20 is not 32-byte aligned"),
     (11, "SoftMax: sharedTmpBuffer overlaps srcTensor"),
@@ -94,6 +98,7 @@ def test_misuse_is_an_error_at_the_kernels_line(mode: int, message: str) -> None
     assert f"{SRC}:{line_of(SRC, text)}" in str(e.value), str(e.value)
 
 
+@pytest.mark.slow
 def test_without_the_flag_before_it_the_copy_in_races_the_call() -> None:
     wait = f"{SRC}:{line_of(SRC, 'WaitFlag<HardEvent::MTE2_V>(0)')}"
     *_, trace = _run(0, drop=(wait,))
