@@ -2,7 +2,9 @@
 own, tests/ascendc_kernels/softmax.cpp, against numpy: float and half data (half with float sums),
 padded rows (the max and sum over the original length), in place with a sharedTmpBuffer, the sum and
 max outputs (one 32-byte block a row), misuse at the kernel's line, and the synchronisation around
-the call: with the kernel's flags, no hazard; without the one before it, the copy in races the call."""
+the call: with the kernel's flags, no hazard; without the one before it, the copy in races the call.
+SelectWithBytesMask (the masked softmax kernels' other high-level call) on
+tests/ascendc_kernels/select_bytes_mask.cpp: both operand orders, in place, and the mask it rewrites."""
 
 from __future__ import annotations
 
@@ -106,3 +108,37 @@ def test_without_the_flag_before_it_the_copy_in_races_the_call() -> None:
     assert raw and {h.kind for h in raw} == {"RAW"}, analyze(trace)
     call = line_of(SRC, "SoftMax<T>(dst, s, m, src, tiling, shape)")
     assert {h.second.site for h in raw} == {f"ascendc_kernels/{SRC}:{call}"}
+
+
+def _select(mode: int):
+    k = kernel("select_bytes_mask.cpp", "select_bytes_mask", kernel_type=KernelType.AIV)
+    rng = np.random.default_rng(mode)
+    x = rng.uniform(-4, 4, (4, 16)).astype(np.float32)
+    mask = rng.integers(0, 3, (4, 64)).astype(np.uint8)  # 0, 1 and 2: any non-zero value selects
+    with device(1, kernel_type=KernelType.AIV) as dev:
+        y = dev.empty("y", 64, "float32")
+        mo = dev.empty("mask_out", 256, "uint8")
+        r = dev.launch_with(LaunchOptions(trace=True), k, dev.to_device("x", x.ravel()),
+                            dev.to_device("mask", mask.ravel()), y, mo, np.int32(mode))
+        return x, mask, dev.to_host(y).reshape(4, 16), dev.to_host(mo), r.trace
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_select_with_bytes_mask_takes_each_mask_rows_first_elements(mode: int) -> None:
+    x, mask, y, mask_out, trace = _select(mode)
+    on = mask[:, :16] != 0
+    want = np.where(on, x, np.float32(-1)) if mode == 1 else np.where(on, np.float32(-1), x)
+    np.testing.assert_array_equal(y, want)
+    if mode == 2:  # isReuseMask false: the mask is left as it was
+        np.testing.assert_array_equal(mask_out, mask.ravel())
+    else:  # the mask's rows are longer than the source's: packed to the front, as on the device
+        np.testing.assert_array_equal(mask_out[:64], mask[:, :16].ravel())
+    assert analyze(trace) == []
+
+
+@pytest.mark.slow
+def test_select_with_a_mask_row_shorter_than_the_source_row_is_an_error_at_the_line() -> None:
+    with pytest.raises(KernelError, match="maskLastAxis 8 must be 32-byte aligned and a multiple of 16") as e:
+        _select(3)
+    line = line_of("select_bytes_mask.cpp", "SelectWithBytesMask(yl, xl, -1.0f, ml, tmp, info)")
+    assert f"select_bytes_mask.cpp:{line}" in str(e.value), str(e.value)

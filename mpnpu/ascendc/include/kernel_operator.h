@@ -25,6 +25,7 @@
 #include "mpnpu/broadcast.h"
 #include "mpnpu/math_lib.h"
 #include "mpnpu/softmax.h"
+#include "mpnpu/select_bytes_mask.h"
 #include "mpnpu/datatype.h"
 #include "mpnpu/debug.h"
 
