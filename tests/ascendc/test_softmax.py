@@ -88,6 +88,19 @@ def test_simple_softmax_from_the_sum_and_max_is_the_softmax() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("front", [False, True])
+def test_softmax_grad_and_its_front_form(front: bool) -> None:
+    x, y, _, _, trace = _run(5 if front else 4, 48)
+    xf = x.astype(np.float64)
+    d = (xf[:, :48] * xf[:, :48]).sum(axis=1, keepdims=True)
+    if front:  # one 32-byte block a row
+        np.testing.assert_allclose(y.ravel()[:M * 8].reshape(M, 8), np.broadcast_to(d, (M, 8)), rtol=1e-5)
+    else:
+        np.testing.assert_allclose(y, (xf - d) * xf, rtol=1e-5, atol=1e-3)
+    assert analyze(trace) == []
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("mode, message", [
     (10, "SoftMax: srcK 20 is not 32-byte aligned"),
     (11, "SoftMax: sharedTmpBuffer overlaps srcTensor"),

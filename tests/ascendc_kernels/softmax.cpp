@@ -1,6 +1,7 @@
 // A kernel of our own for the SoftMax family: x [M, K] (K padded to K_PAD in UB when ORI_K < K_PAD)
 // is copied in, SoftMax'd (mode 0: with sum and max; 1: half data, float sum and max; 2: no sum and
-// max, in place, with a sharedTmpBuffer; 3: SimpleSoftMax from mode 0's sum and max), and copied out
+// max, in place, with a sharedTmpBuffer; 3: SimpleSoftMax from mode 0's sum and max; 4: SoftmaxGrad and 5:
+// SoftmaxGradFront with grad = src = x), and copied out
 // with the sum and max. Misuse: mode 10, a K that is not 32-byte aligned; 11, a sharedTmpBuffer over
 // the source. The copy in and the call are ordered by the MTE2_V flag, the call and the copy out by
 // V_MTE3 (a test drops one to see the race).
@@ -55,6 +56,10 @@ extern "C" __global__ __aicore__ void softmax(GM_ADDR x, GM_ADDR y, GM_ADDR sum,
     } else if (mode == 2) {
         SoftMax<T, false, false>(src, src, tmp, tiling, shape);
         dst = src;
+    } else if (mode == 4) {
+        SoftmaxGrad<T>(dst, src, src, tmp, tiling, false, shape);  // grad = src = x
+    } else if (mode == 5) {
+        SoftmaxGradFront<T>(dst, src, src, tiling, shape);
     } else if (mode == 10) {
         SoftMax<T>(dst, s, m, src, tiling, SoftMaxShapeInfo{M, 20, M, 20});
     } else if (mode == 11) {

@@ -5,6 +5,8 @@
 // sum = the sum of e, dst = e / sum. The row's max and sum are also outputs (the forms with
 // sumTensor and maxTensor): one 32-byte block per row, every element of it that row's value.
 // SimpleSoftMax is the last step alone, given the sums and maxima: dst = exp(src - max) / sum.
+// SoftmaxGrad, the backward step: per row d = the sum of grad * src, dst = (grad - d) * src; with
+// isFront (and SoftmaxGradFront) dst is d alone, one 32-byte block a row.
 //
 // The shape. A SoftMaxShapeInfo {srcM, srcK, oriSrcM, oriSrcK} gives it: srcK the row length in UB
 // (32-byte aligned, documented), oriSrcK the row's meaningful elements, with the rest padding the
@@ -255,6 +257,65 @@ inline void simple(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTenso
     }
 }
 
+// SoftmaxGrad: per row d = sum(grad * src) (over the original length); front: dst is d, one 32-byte
+// block a row; otherwise dst = (grad - d) * src over the whole row.
+template <typename T>
+inline void grad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& grad,
+                 const AscendC::LocalTensor<T>& src, const AscendC::LocalTensor<uint8_t>* tmp,
+                 const ::SoftMaxTiling& tiling, bool front, const AscendC::SoftMaxShapeInfo& info, const Site& site,
+                 const char* name) {
+    vec::start(site, name);
+    vec::need_type<T>(vec::one_of<T, half, float>, site, name, "half, float");
+    if constexpr (vec::one_of<T, half, float>) {
+        const Shape s = shape_of(tiling, info, AscendC::SoftmaxConfig{}, sizeof(T), site, name);
+        const uint64_t n = uint64_t(s.m) * s.k, bytes = n * sizeof(T);
+        constexpr uint32_t per = 32 / sizeof(T);
+        vec::check_operand(grad, 32, site, name, "gradTensor");
+        vec::check_operand(src, 32, site, name, "srcTensor");
+        vec::check_operand(dst, 32, site, name, "dstTensor");
+        vec::check_count(grad, n, site, name, "gradTensor");
+        vec::check_count(src, n, site, name, "srcTensor");
+        const uint64_t out_n = front ? uint64_t(s.m) * per : n;
+        vec::check_count(dst, out_n, site, name, "dstTensor");
+        for (const AscendC::LocalTensor<T>* in : {&grad, &src}) {
+            const void* a = in->mpnpu_addr();
+            const void* b = dst.mpnpu_addr();
+            if (a != b && overlaps(a, bytes, b, out_n * sizeof(T)))
+                api_error(site, "%s: dstTensor overlaps an input without being that tensor", name);
+        }
+        uint64_t tmp_used = 0;
+        if (tmp) {
+            check_tmp<T>(*tmp, src.mpnpu_addr(), dst.mpnpu_addr(), bytes, site, name);
+            if (overlaps(tmp->mpnpu_addr(), tmp->GetSize(), grad.mpnpu_addr(), bytes))
+                api_error(site, "%s: sharedTmpBuffer overlaps gradTensor (the call takes separate operands)", name);
+            tmp_used = n * 4 < tmp->GetSize() ? n * 4 : tmp->GetSize();
+        }
+        grad.mpnpu_touch('R', P_V, 0, n, site, name);
+        src.mpnpu_touch('R', P_V, 0, n, site, name);
+        if (tmp_used) {
+            tmp->mpnpu_touch_bytes('W', P_V, 0, tmp_used, site, name);
+            tmp->mpnpu_touch_bytes('R', P_V, 0, tmp_used, site, name);
+        }
+        const T* g = grad.mpnpu_addr();
+        const T* x = src.mpnpu_addr();
+        std::vector<float> out(out_n);
+        for (uint32_t r = 0; r < s.m; ++r) {
+            const uint64_t row = uint64_t(r) * s.k;
+            float d = 0.0f;
+            for (uint32_t j = 0; j < s.ori_k; ++j) d += to_float(g[row + j]) * to_float(x[row + j]);
+            if (front) {
+                for (uint32_t j = 0; j < per; ++j) out[uint64_t(r) * per + j] = d;
+            } else {
+                for (uint32_t j = 0; j < s.k; ++j)
+                    out[row + j] = (to_float(g[row + j]) - d) * to_float(x[row + j]);
+            }
+        }
+        dst.mpnpu_touch('W', P_V, 0, out_n, site, name);
+        T* o = dst.mpnpu_addr();
+        for (uint64_t i = 0; i < out_n; ++i) o[i] = from_float<T>(out[i]);
+    }
+}
+
 template <typename T, typename U>
 constexpr bool sum_type_ok = std::is_same_v<T, U> || (std::is_same_v<T, half> && std::is_same_v<U, float>);
 
@@ -328,6 +389,42 @@ inline void SimpleSoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<U>&
                   "or float with half data");
     mpnpu::softmax::simple<T, U>(dstTensor, inSumTensor, inMaxTensor, srcTensor, &sharedTmpBuffer, tiling,
                                  softmaxShapeInfo, config, site);
+}
+
+// SoftmaxGrad: dst = (grad - rowsum(grad * src)) * src, or with isFront the row sums alone.
+template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
+inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                        const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling, bool isFront = false,
+                        const SoftMaxShapeInfo& softmaxShapeInfo = {}, MPNPU_SITE) {
+    static_assert(!isDataFormatNZ, "SoftmaxGrad: mpnpu computes the ND format only (isDataFormatNZ = false)");
+    mpnpu::softmax::grad<T>(dstTensor, gradTensor, srcTensor, nullptr, tiling, isFront, softmaxShapeInfo, site,
+                            "SoftmaxGrad");
+}
+template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
+inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                        const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                        const SoftMaxTiling& tiling, bool isFront = false, const SoftMaxShapeInfo& softmaxShapeInfo = {},
+                        MPNPU_SITE) {
+    static_assert(!isDataFormatNZ, "SoftmaxGrad: mpnpu computes the ND format only (isDataFormatNZ = false)");
+    mpnpu::softmax::grad<T>(dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling, isFront, softmaxShapeInfo,
+                            site, "SoftmaxGrad");
+}
+// SoftmaxGradFront: SoftmaxGrad's isFront form, the row sums of grad * src, one 32-byte block a row.
+template <typename T, bool isBasicBlock = false, bool isDataFormatNZ = false>
+inline void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                             const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
+                             const SoftMaxShapeInfo& softmaxShapeInfo = {}, MPNPU_SITE) {
+    static_assert(!isDataFormatNZ, "SoftmaxGradFront: mpnpu computes the ND format only (isDataFormatNZ = false)");
+    mpnpu::softmax::grad<T>(dstTensor, gradTensor, srcTensor, nullptr, tiling, true, softmaxShapeInfo, site,
+                            "SoftmaxGradFront");
+}
+template <typename T, bool isBasicBlock = false, bool isDataFormatNZ = false>
+inline void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                             const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                             const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, MPNPU_SITE) {
+    static_assert(!isDataFormatNZ, "SoftmaxGradFront: mpnpu computes the ND format only (isDataFormatNZ = false)");
+    mpnpu::softmax::grad<T>(dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling, true, softmaxShapeInfo, site,
+                            "SoftmaxGradFront");
 }
 
 }  // namespace AscendC
