@@ -183,3 +183,52 @@ def test_the_run_controls_reach_each_step_and_nothing_the_options_leave_off(monk
     checked = environment(SamplesOptions(racecheck=True, no_auto_sync=True, pipes="async", pipe_latency_us=250.0))
     assert checked["MPNPU_NO_AUTO_SYNC"] == checked["MPNPU_RACECHECK"] == "1"
     assert checked["MPNPU_PIPES"] == "async" and checked["MPNPU_PIPE_LATENCY_US"] == "250"
+
+
+_ACL_HOST = r"""
+#include <cstdio>
+#include <cstdlib>
+#include "acl/acl.h"
+int main(int argc, char** argv) {
+    FILE* in = std::fopen(argv[1], "rb");
+    float f;
+    while (std::fread(&f, sizeof f, 1, in) == 1) {
+        aclFloat16 h = aclFloatToFloat16(f);
+        std::printf("%u %a\n", unsigned(h), aclFloat16ToFloat(h));
+    }
+    aclrtContext ctx;
+    int rc = aclrtCreateContext(&ctx, 0) + aclrtDestroyContext(ctx) + aclrtSynchronizeDevice() +
+             aclrtGetLastError(ACL_RT_THREAD_LEVEL);
+    std::printf("rc %d msg '%s'\n", rc, aclGetRecentErrMsg());
+    (void)argc;
+}
+"""
+
+
+@needs_cxx
+def test_the_host_half_conversions_round_as_numpy_does(tmp_path) -> None:
+    """aclFloatToFloat16 / aclFloat16ToFloat (the samples' data printing) against numpy's binary16:
+    normal, subnormal, tie, overflow and NaN inputs; and the context and error calls answer success."""
+    import numpy as np
+
+    from mpnpu.ascendc.build.compiler import INCLUDE_DIR
+
+    src, exe, data = tmp_path / "acl.cpp", tmp_path / "acl", tmp_path / "in.bin"
+    src.write_text(_ACL_HOST)
+    rng = np.random.default_rng(0)
+    values = np.concatenate([
+        rng.uniform(-70000, 70000, 2000), rng.uniform(-1e-4, 1e-4, 2000), 2.0 ** rng.uniform(-26, -14, 500),
+        np.float16(rng.uniform(-2, 2, 500)).astype(np.float64) + 2.0 ** -12,  # ties between two halves
+        [0.0, -0.0, 65504.0, 65520.0, 1e9, np.inf, -np.inf]]).astype(np.float32)
+    values.tofile(data)
+    cc = subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE_DIR}",
+                         str(src), "-o", str(exe)], capture_output=True, text=True, timeout=300)
+    assert cc.returncode == 0, cc.stderr
+    out = subprocess.run([str(exe), str(data)], capture_output=True, text=True, timeout=60).stdout.splitlines()
+    with np.errstate(over="ignore"):
+        want = values.astype(np.float16)
+    got = np.array([int(line.split()[0]) for line in out[:-1]], dtype=np.uint16)
+    np.testing.assert_array_equal(got, want.view(np.uint16))
+    back = np.array([float.fromhex(line.split()[1]) for line in out[:-1]], dtype=np.float32)
+    np.testing.assert_array_equal(back, want.astype(np.float32))
+    assert out[-1] == "rc 0 msg ''"

@@ -2,7 +2,8 @@
 impl/dav_c220/kernel_operator_reg_others_impl.h ...), on a kernel of our own: the ge::DataType values,
 ONE_BLK_FLOAT_NUM, memcpy_s / memset_s, the scalar Cast between float and bfloat16_t, Trap, and
 DataCopyPad's copy parameters as braced lists of four (DataCopyParams) and five (DataCopyExtParams),
-and DataCopyPadGm2UBImpl on raw addresses."""
+DataCopyPadGm2UBImpl on raw addresses, WaitPreTaskEnd / SetNextTaskStart (once per core) and
+Conditional."""
 
 from __future__ import annotations
 
@@ -45,3 +46,10 @@ def test_trap_ends_the_launch_at_the_kernels_line() -> None:
         _launch(1)
     line = line_of("small_names.cpp", "if (mode == 1) Trap();")
     assert f"Trap() called: the kernel stopped the core at ascendc_kernels/small_names.cpp:{line}" in str(ei.value)
+
+
+def test_wait_pre_task_end_twice_on_a_core_is_an_error_at_the_line() -> None:
+    with pytest.raises(KernelError, match="WaitPreTaskEnd: called again on this core") as ei:
+        _launch(2)
+    line = line_of("small_names.cpp", "if (mode == 2) WaitPreTaskEnd<true>();")
+    assert f"ascendc_kernels/small_names.cpp:{line}" in str(ei.value)

@@ -3,7 +3,7 @@
 // impl/dav_c220/kernel_operator_reg_others_impl.h, the ge::DataType values, ONE_BLK_FLOAT_NUM,
 // memcpy_s / memset_s, the scalar Cast between float and bfloat16_t, Trap, assert, and DataCopyPad
 // with its copy parameters as braced lists of four (DataCopyParams) and five (DataCopyExtParams),
-// and DataCopyPadGm2UBImpl on raw addresses.
+// DataCopyPadGm2UBImpl on raw addresses, WaitPreTaskEnd / SetNextTaskStart and Conditional.
 #include "kernel_tiling/kernel_tiling.h"
 #define DT_BF16 bfloat16_t  // (as unit tests' tiling headers define it)
 #include "kernel_operator.h"
@@ -22,7 +22,11 @@ extern "C" __global__ __aicore__ void small_names(GM_ADDR out, GM_ADDR ws, int32
     og.SetGlobalBuffer((__gm__ float*)out, 32);
     wg.SetGlobalBuffer((__gm__ float*)ws, 32);
     if (mode == 1) Trap();
+    WaitPreTaskEnd();  // once per core: nothing to order in a launch of its own
+    if (mode == 2) WaitPreTaskEnd<true>();  // twice: an error at this line
     assert(mode == 0);
+    static_assert(std::is_same_v<Conditional<true, float, half>::type, float> &&
+                  std::is_same_v<Conditional<false, float, half>::type, half>, "Conditional");
     uint32_t src[4] = {1, 2, 3, 4};
     uint32_t dst[4] = {9, 9, 9, 9};
     int ok = memcpy_s(dst, sizeof(dst), src, 3 * sizeof(uint32_t));              // 0, copies 3
@@ -78,4 +82,5 @@ extern "C" __global__ __aicore__ void small_names(GM_ADDR out, GM_ADDR ws, int32
     GlobalTensor<uint32_t> ow;
     ow.SetGlobalBuffer((__gm__ uint32_t*)out, 32);
     DataCopyPad(ow[27], words, DataCopyExtParams{1, 4 * sizeof(uint32_t), 0, 0, 0});
+    SetNextTaskStart();
 }

@@ -83,4 +83,60 @@ static inline aclError aclrtMemset(void* dst, size_t dstMax, int32_t value, size
     return ACL_SUCCESS;
 }
 
+static inline aclError aclrtSynchronizeDevice() { return ACL_SUCCESS; }
+static inline aclError aclrtCreateContext(aclrtContext* context, int32_t) {
+    *context = nullptr;
+    return ACL_SUCCESS;
+}
+static inline aclError aclrtDestroyContext(aclrtContext) { return ACL_SUCCESS; }
+static inline aclError aclrtSetCurrentContext(aclrtContext) { return ACL_SUCCESS; }
+
+// Errors: a call here fails only with a usage error it returns at once, so there is no recent error
+// to report: aclrtGetLastError says none and aclGetRecentErrMsg gives an empty message.
+typedef enum aclrtLastErrLevel { ACL_RT_THREAD_LEVEL = 0 } aclrtLastErrLevel;
+static inline aclError aclrtGetLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
+static inline aclError aclrtPeekAtLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
+static inline const char* aclGetRecentErrMsg() { return ""; }
+
+// IEEE 754 binary16, as the host sees half data (aclFloat16 and its conversions).
+typedef uint16_t aclFloat16;
+static inline float aclFloat16ToFloat(aclFloat16 value) {
+    const uint32_t sign = uint32_t(value & 0x8000u) << 16;
+    uint32_t exp = (value >> 10) & 0x1Fu, man = value & 0x3FFu, bits;
+    if (exp == 0x1F) {
+        bits = sign | 0x7F800000u | (man << 13);  // inf, nan
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    } else if (man == 0) {
+        bits = sign;
+    } else {  // subnormal: normalise
+        int e = -1;
+        do { ++e; man <<= 1; } while (!(man & 0x400u));
+        bits = sign | (uint32_t(112 - e) << 23) | ((man & 0x3FFu) << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+static inline aclFloat16 aclFloatToFloat16(float value) {  // round to nearest even
+    uint32_t x;
+    std::memcpy(&x, &value, sizeof x);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t ax = x & 0x7FFFFFFFu;
+    if (ax >= 0x7F800000u) return aclFloat16(sign | 0x7C00u | (ax > 0x7F800000u ? 0x200u : 0u));
+    if (ax >= 0x477FF000u) return aclFloat16(sign | 0x7C00u);  // rounds past the largest half
+    if (ax < 0x38800000u) {  // a subnormal half (or zero)
+        if (ax < 0x33000000u) return aclFloat16(sign);
+        const uint32_t e = ax >> 23, m = (ax & 0x7FFFFFu) | 0x800000u, shift = 126 - e;
+        uint32_t h = m >> shift;
+        const uint32_t rest = m & ((1u << shift) - 1), half_way = 1u << (shift - 1);
+        if (rest > half_way || (rest == half_way && (h & 1u))) ++h;
+        return aclFloat16(sign | h);
+    }
+    uint32_t h = ((ax >> 13) - (112u << 10));
+    const uint32_t rest = ax & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+    return aclFloat16(sign | h);
+}
+
 #endif  // MPNPU_ACL_H

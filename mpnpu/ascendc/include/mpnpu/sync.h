@@ -332,4 +332,26 @@ inline void CrossCoreWaitFlag(uint16_t flagId, MPNPU_SITE) {
 // The older intrinsic spellings some kernels still use.
 inline void pipe_barrier(pipe_t pipe, MPNPU_SITE) { mpnpu::pipe_barrier(uint8_t(pipe), site); }
 
+namespace AscendC {
+
+// Task-to-task ordering of a SuperKernel's sub-kernels (Early-Start): WaitPreTaskEnd lets what comes
+// before it overlap the previous sub-kernel, SetNextTaskStart lets what comes after it overlap the
+// next. mpnpu runs one kernel per launch and launches one after the other, so neither orders anything
+// here (and a race with a neighbouring task cannot show); each is checked as documented: called once
+// per core per launch. FORCE (offline Early-Start) has no meaning here.
+template <bool FORCE = false>
+inline void WaitPreTaskEnd(MPNPU_SITE) {
+    if (::mpnpu::core().pre_task_waits++)
+        ::mpnpu::api_error(site, "WaitPreTaskEnd: called again on this core (it is called once per core, "
+                           "before the first copy)");
+}
+template <bool FORCE = false>
+inline void SetNextTaskStart(MPNPU_SITE) {
+    if (::mpnpu::core().next_task_starts++)
+        ::mpnpu::api_error(site, "SetNextTaskStart: called again on this core (it is called once per core, "
+                           "after the last copy)");
+}
+
+}  // namespace AscendC
+
 #endif  // MPNPU_SYNC_H

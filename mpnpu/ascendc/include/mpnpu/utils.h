@@ -94,6 +94,13 @@ template <typename...>
 inline constexpr bool always_false_v = false;
 }  // namespace Std
 
+// Conditional<B, If, Then>::type: If when B holds, else Then. The dev kit's samples spell the
+// documented Std::conditional this way.
+template <bool B, typename If, typename Then>
+struct Conditional {
+    using type = std::conditional_t<B, If, Then>;
+};
+
 // A bfloat16 or half value (or any arithmetic one) as float.
 template <typename T>
 inline float ToFloat(const T& v) { return mpnpu::to_float(v); }

@@ -213,6 +213,7 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.atomic_op = 0;
     c.pad_value = 0;
     c.pad_value_set = false;
+    c.pre_task_waits = c.next_task_starts = 0;
     c.last = Site{nullptr, 0, nullptr};
     c.calls = 0;
     c.calls_cell = l->calls ? l->calls : &c.calls_sink;

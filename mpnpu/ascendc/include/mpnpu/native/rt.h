@@ -194,6 +194,9 @@ struct CoreState {
     // the padding register SetPadValue sets (its value's bytes), used by DataCopyPad with isPad false
     uint64_t pad_value = 0;
     bool pad_value_set = false;
+    // WaitPreTaskEnd / SetNextTaskStart calls of this launch (each documented as once per core)
+    uint8_t pre_task_waits = 0;
+    uint8_t next_task_starts = 0;
     // the vector unit's registers (mask, compare mask, dequant scale): mpnpu/vector/mask.h
     VectorRegs vec{};
 };
