@@ -135,6 +135,16 @@ def test_a_define_set_in_the_branch_for_this_chip_class(tmp_path) -> None:
     assert sample.defines == ["-DNPU_ARCH=2201", "-DSTEP=1"]
 
 
+def test_a_define_made_by_a_regex_match_of_the_architecture(tmp_path) -> None:
+    """``string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")`` then
+    ``add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})``: the number out of dav-2201."""
+    defines = ('string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")\n'
+               "add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})\n")
+    _sample(tmp_path, "s", defines=defines)
+    (sample,) = discover(str(tmp_path))
+    assert sample.defines == ["-DASC_ARCHITECTURES=2201"]
+
+
 def test_discovery_reads_scope_defines_and_recipe(tree) -> None:
     by = {s.name: s for s in discover(str(tree))}
     assert sorted(by) == ["03_basic_api/add_one", "03_basic_api/add_two", "03_basic_api/lacking",

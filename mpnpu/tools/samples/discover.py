@@ -59,10 +59,12 @@ def _expand(text: str, shell: dict[str, str]) -> str:
 _IF = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)\)\s*$", re.I)
 _STREQUAL = re.compile(r'^\s*\$?\{?(\w+)\}?\s+STREQUAL\s+"?([^"\s]*)"?\s*$')
 _SET = re.compile(r'^\s*set\s*\(\s*(\w+)\s+"?([^"\s)]*)"?\s*\)\s*$', re.I)
+_REGEX_MATCH = re.compile(r'^\s*string\s*\(\s*REGEX\s+MATCH\s+"([^"]*)"\s+(\w+)\s+"?([^")]*)"?\s*\)\s*$', re.I)
 
 
 def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
-    """The ``set(NAME value)`` statements of a CMake file that apply with ``variables``: those outside any
+    """The ``set(NAME value)`` (and ``string(REGEX MATCH ...)``) statements of a CMake file that apply with
+    ``variables``: those outside any
     if(), and those in the branch of an ``if(VAR STREQUAL "value")`` chain that holds (a condition of
     another form counts as holding in its first branch only)."""
     found: dict[str, str] = {}
@@ -89,6 +91,14 @@ def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
             st = _SET.match(line)
             if st:
                 found.setdefault(st.group(1), st.group(2))
+            rm = _REGEX_MATCH.match(line)
+            if rm:  # string(REGEX MATCH "re" OUT "${IN}"): OUT is the first match in IN (or empty)
+                value = re.sub(r"\$\{(\w+)\}", lambda v: {**variables, **found}.get(v.group(1), ""), rm.group(3))
+                try:
+                    hit = re.search(rm.group(1), value)
+                except re.error:
+                    hit = None
+                found.setdefault(rm.group(2), hit.group(0) if hit else "")
     return found
 
 

@@ -1,4 +1,4 @@
-"""Element-wise calls: two-source (Add Sub Mul Div Max Min And Or), one-source (Exp Ln Abs Sqrt
+"""Element-wise calls: two-source (Add Sub Mul Div Max Min And Or AddRelu SubRelu), one-source (Exp Ln Abs Sqrt
 Rsqrt Reciprocal Relu Not), tensor-scalar (Adds Muls Maxs Mins LeakyRelu), FusedMulAdd and Axpy, in every
 element type they take and every form, against the numpy reference."""
 

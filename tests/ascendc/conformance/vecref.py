@@ -338,6 +338,8 @@ class Sim:
         "Min": (lambda a, b: np.minimum(a, b), ("i16", "f16", "bf16", "i32", "f32")),
         "And": (lambda a, b: a & b, ("i16", "u16")),
         "Or": (lambda a, b: a | b, ("i16", "u16")),
+        "AddRelu": (lambda a, b: np.maximum(a + b, 0), ("i16", "f16", "f32")),
+        "SubRelu": (lambda a, b: np.maximum(a - b, 0), ("i16", "f16", "f32")),
     }
 
     def _binary(self, name, exp, T, dst, src0, src1, **kw):

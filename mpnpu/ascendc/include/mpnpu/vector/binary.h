@@ -1,4 +1,4 @@
-// Two-source element-wise instructions: Add, Sub, Mul, Div, Max, Min, And, Or, and FusedMulAdd
+// Two-source element-wise instructions: Add, Sub, Mul, Div, Max, Min, And, Or, AddRelu, SubRelu, and FusedMulAdd
 // (dst = src0 * dst + src1).
 //
 // Each has a count form (dst, src0, src1, count) and, as documented, the level-0 forms with a
@@ -39,6 +39,19 @@ struct OpMul : OpAdd {
     template <typename C>
     static C f(C a, C b) { return a * b; }
     static constexpr char arith = '*';
+};
+// AddRelu / SubRelu: the sum or difference with its negatives set to zero (int16_t, half, float).
+struct OpAddRelu {
+    template <typename T>
+    static constexpr bool ok = one_of<T, int16_t, half, float>;
+    static constexpr const char* types = "int16_t, half, float";
+    template <typename C>
+    static C f(C a, C b) { return a + b > C(0) ? a + b : C(0); }
+    // (no ``arith``: not one IEEE operation, so float rows are not vectorised)
+};
+struct OpSubRelu : OpAddRelu {
+    template <typename C>
+    static C f(C a, C b) { return a - b > C(0) ? a - b : C(0); }
 };
 struct OpDiv {
     template <typename T>
@@ -245,6 +258,8 @@ MPNPU_VEC_BINARY(Sub, mpnpu::vec::OpSub)
 MPNPU_VEC_BINARY(Mul, mpnpu::vec::OpMul)
 MPNPU_VEC_BINARY(Max, mpnpu::vec::OpMax)
 MPNPU_VEC_BINARY(Min, mpnpu::vec::OpMin)
+MPNPU_VEC_BINARY(AddRelu, mpnpu::vec::OpAddRelu)
+MPNPU_VEC_BINARY(SubRelu, mpnpu::vec::OpSubRelu)
 MPNPU_VEC_BINARY_LEVEL0(Or, mpnpu::vec::OpOr)
 
 // Div takes a precision config on the newest product; every config computes the same here.
