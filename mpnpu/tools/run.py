@@ -37,7 +37,7 @@ from mpnpu.ascendc.build.compiler import cache_dir
 from mpnpu.ascendc.build.syncpoints import blank_comments_and_strings
 from mpnpu.ascendc.kernel import CompiledKernel, compile_kernel, detect_kernel_type
 from mpnpu.ascendc.run_result import OutputCheck, RunResult
-from mpnpu.ascendc.tiling import tiling_layout
+from mpnpu.ascendc.tiling import TilingLayout, tiling_layout
 from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.racecheck import HazardLog
 from mpnpu.racecheck.directed import hold_pairs
@@ -245,6 +245,9 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         if not 0 <= i < len(args) or args[i].kind not in ("out", "io"):
             raise UsageError(f"--golden names argument {i + 1}, which is not an out: or io: argument")
     goldens = {i: np.fromfile(p, dtype=get_dtype(args[i].dtype).storage) for i, p in golden.items()}
+    # tiling: arguments' layouts, once, read as the kernel is built (its folders, defines and prepared copy)
+    layouts = {i: _tiling_layout(a, prepared, include, {**(defines or {}), "main": "mpnpu_sample_main"})
+               for i, a in enumerate(args) if a.kind == "tiling"}
     kw = {"options": options} if options is not None else {}
     checks: list[list[OutputCheck]] = []
     same: list[bool] = []
@@ -267,7 +270,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         with dev.scope() as gm:
             values, outs = [], []
             for i, a in enumerate(args):
-                values.append(_materialise(gm, a, i))
+                values.append(_materialise(gm, a, i, layouts.get(i)))
                 if a.kind in ("out", "io"):
                     outs.append((i, values[-1]))
             launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=traced), kernel, *values)
@@ -284,7 +287,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                 n_bad, first = _compare(arr, goldens[i], args[i].dtype, rtol, atol)
             else:
                 n_bad, first = 0, []
-            row.append(OutputCheck(i, _written(args[i]), int(arr.size), n_bad, first))
+            row.append(OutputCheck(i, _written(args[i]), int(arr.size), n_bad, first, golden=i in goldens))
         checks.append(row)
         blobs = [arr.tobytes() for _, arr in results]
         if first_bytes is None:
@@ -310,7 +313,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
             interrupt = e
             done = min(len(checks), len(same))  # (a repeat the signal cut short is not one of them)
             del checks[done:], same[done:]
-        confirmation = (_confirm(dev, kernel, args, dropped, goldens, rtol, atol, scout, hazards)
+        confirmation = (_confirm(dev, kernel, args, layouts, dropped, goldens, rtol, atol, scout, hazards)
                         if confirm and interrupt is None else "")
     result = RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
                        dropped, bool(racecheck), checks_run=trace_checks.checks, findings=findings,
@@ -327,7 +330,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
 CONFIRM_TRIES = 6
 
 
-def _confirm(dev: Any, kernel: CompiledKernel, args: Sequence[RunArg], dropped: tuple[str, ...],
+def _confirm(dev: Any, kernel: CompiledKernel, args: Sequence[RunArg], layouts: dict[int, TilingLayout],
+             dropped: tuple[str, ...],
              goldens: dict[int, np.ndarray], rtol: float, atol: float, scout: Any, hazards: HazardLog) -> str:
     """``--confirm``: force racecheck's first hazard between cores with a held launch and say what
     its outputs did (the note the report prints)."""
@@ -347,7 +351,7 @@ def _confirm(dev: Any, kernel: CompiledKernel, args: Sequence[RunArg], dropped: 
             for i, a in enumerate(args):
                 # An output starts as 0xFF bytes, not as what the last repeat left in the same block
                 # (the right values, which a stale read would pass for).
-                values.append(_poisoned(gm, a, i) if a.kind == "out" else _materialise(gm, a, i))
+                values.append(_poisoned(gm, a, i) if a.kind == "out" else _materialise(gm, a, i, layouts.get(i)))
                 if a.kind in ("out", "io"):
                     outs.append((i, values[-1]))
             launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, hold=plan), kernel, *values)
@@ -401,7 +405,18 @@ def _poisoned(gm: Any, a: RunArg, i: int) -> Any:
     return gm.to_device(f"arg{i + 1}:{os.path.basename(a.path)}", raw, a.dtype)
 
 
-def _materialise(gm: Any, a: RunArg, i: int) -> Any:
+def _tiling_layout(a: RunArg, prepared: Prepared, include_dirs: Sequence[str],
+                   defines: dict[str, str]) -> TilingLayout:
+    """The layout of a tiling: argument's struct, read with the kernel's include folders and defines.
+    A struct the kernel's own source defines is read from the source as compiled (a sample's
+    ``<<<>>>`` launches replaced; its ``main`` renamed by the defines, as in the kernel's build)."""
+    header, struct, _ = a.tiling  # type: ignore[misc]
+    if os.path.isfile(header) and os.path.samefile(header, prepared.original):
+        header = prepared.path
+    return tiling_layout(header, struct, include_dirs=include_dirs, defines=defines)
+
+
+def _materialise(gm: Any, a: RunArg, i: int, layout: TilingLayout | None = None) -> Any:
     name = f"arg{i + 1}"
     if a.kind in ("in", "io"):
         if not os.path.isfile(a.path):
@@ -415,8 +430,8 @@ def _materialise(gm: Any, a: RunArg, i: int) -> Any:
         return gm.to_device(f"{name}:gm", np.full(a.count, a.fill, dtype=np.float64 if d.is_float else np.int64)
                             .astype(np.float32 if d.is_float else d.storage), a.dtype)
     if a.kind == "tiling":
-        header, struct, pairs = a.tiling  # type: ignore[misc]
-        layout = tiling_layout(header, struct)
+        _, _, pairs = a.tiling  # type: ignore[misc]
+        assert layout is not None  # (run reads every tiling: argument's layout before the first repeat)
         values = {k: (float(v) if layout.field(k).kind == "f" else int(v, 0)) for k, v in pairs}
         return gm.to_device(f"{name}:tiling", layout.pack(values), "uint8")
     if a.kind == "null":
