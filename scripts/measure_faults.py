@@ -190,6 +190,10 @@ def main() -> None:
     ap.add_argument("--json", default="", help="write the rows here too")
     args = ap.parse_args()
     wanted = [w for w in args.only.split(",") if w]
+    # Started in the background of a shell without job control (cmd &), this script inherits SIGINT
+    # ignored, and so would every case it starts (an ignored signal stays ignored across exec): the
+    # Ctrl-C cases would measure nothing. A handler of our own is reset to the default in each child.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     rows = []
     with tempfile.TemporaryDirectory() as build:
         for case in cases():
