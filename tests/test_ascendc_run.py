@@ -355,6 +355,25 @@ def test_timeline_of_a_run_where_every_repeat_passed_draws_the_first(tmp_path, c
     assert path.stat().st_size > 0
 
 
+def test_timeline_png_draws_the_same_repeats_as_a_picture(tmp_path, capsys) -> None:
+    """mpnpu run had the Chrome trace but not its picture: --timeline-png draws the repeats --timeline
+    would (with the dropped sync point marked), alone or beside the trace."""
+    pytest.importorskip("matplotlib")
+    from mpnpu.cli.main import cli
+
+    line = line_of(SAMPLE, "AscendC::SyncAll();")
+    png, trace = tmp_path / "t.png", tmp_path / "t.json"
+    cli(["run", source(SAMPLE), *_words(tmp_path), "--block-dim", "8", "--repeat", "2", "--golden",
+         f"3={tmp_path}/output/golden.bin", "--drop-sync", f"scale_add.asc:{line}", "--timeline", str(trace),
+         "--timeline-png", str(png)])
+    notes = [x for x in capsys.readouterr().out.splitlines() if x.startswith("note: timeline")]
+    assert len(notes) == 2 and notes[1].startswith("note: timeline picture of repeat ")
+    assert notes[1].endswith(f"written to {png}") and trace.stat().st_size > 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    assert cli(["run", source(SAMPLE), "--timeline-png", str(tmp_path / "t.gif")]) == 2
+    assert "a picture must end in .png or .svg" in capsys.readouterr().err
+
+
 def test_confirm_forces_the_dropped_syncalls_race_and_says_it_is_harmful(tmp_path, capsys) -> None:
     from mpnpu.cli.main import cli
 

@@ -209,13 +209,14 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         pre_includes: Sequence[str] = (), tiling_key: int = 0,
         drop_syncs: Sequence[str] = (), racecheck: bool = False, options: Any = None,
         progress: Any = None, timeline: str | None = None, confirm: bool = False,
-        initcheck: bool = False, synccheck: bool = False) -> RunResult:
+        initcheck: bool = False, synccheck: bool = False, timeline_png: str | None = None) -> RunResult:
     """Run the kernel ``repeat`` times (module docstring); ``golden``: output argument position
     (0-based) -> golden .bin path; ``tiling_header``: a header included before the source (a
     CPU-debug ``*_tiling_def.h``, or what ``python -m mpnpu.ascendc --kernel-tiling`` makes);
     ``pre_includes``: more headers included before the source, in order, after it (a prelude);
     ``timeline``: write a Chrome trace of the first repeat that failed (or differed from the first)
     beside one that passed, or of the first repeat when none failed (every repeat is then traced);
+    ``timeline_png``: the same repeats drawn as a picture (.png or .svg; the report's picture module);
     ``confirm`` (with ``racecheck``): after the repeats, a race-directed launch that holds the first core
     of racecheck's first hazard between cores until its partner has made the conflicting access, on
     fresh inputs, its outputs checked as a repeat's (:func:`_confirm`); ``initcheck`` / ``synccheck``:
@@ -258,7 +259,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     scout = None  # confirm: the trace of the first repeat with a hazard between cores
     trace_checks = TraceChecks(initcheck=initcheck, synccheck=synccheck)
     findings = FindingLog()
-    traced = bool(racecheck or timeline or trace_checks)
+    drawing = bool(timeline or timeline_png)
+    traced = bool(racecheck or drawing or trace_checks)
     # a FILE:LINE that names no sync call is an error, not a run with every sync in place
     dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original],
                                                                                        include_dirs))))
@@ -293,7 +295,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         if first_bytes is None:
             first_bytes = blobs
         same.append(blobs == first_bytes)
-        if timeline and launch.trace is not None:
+        if drawing and launch.trace is not None:
             ok = all(c.passed for c in row) and same[-1]
             drawn.setdefault(ok, (r + 1, launch.trace))
         if r == repeat - 1:
@@ -318,8 +320,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     result = RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
                        dropped, bool(racecheck), checks_run=trace_checks.checks, findings=findings,
                        interrupt=interrupt)
-    if timeline and drawn:
-        result.notes.append(_write_timeline(timeline, drawn, kernel.mpnpu_kernel_name))
+    if drawing and drawn:
+        result.notes.extend(_write_timeline(timeline, timeline_png, drawn, kernel.mpnpu_kernel_name))
     if confirmation:
         result.notes.append(confirmation)
     return result
@@ -370,16 +372,27 @@ def _confirm(dev: Any, kernel: CompiledKernel, args: Sequence[RunArg], layouts: 
     return (f"confirm: forced, harmless for these inputs: the outputs (0xFF before the launch) still match the "
             f"golden: {held}")
 
-def _write_timeline(path: str, drawn: dict[bool, tuple[int, Any]], kernel: str) -> str:
-    """Write the traces of ``drawn`` (a failed repeat first, then a passed one) as one Chrome trace;
-    the note that says which repeats it shows."""
+def _write_timeline(path: str | None, picture: str | None, drawn: dict[bool, tuple[int, Any]],
+                    kernel: str) -> list[str]:
+    """Write the traces of ``drawn`` (a failed repeat first, then a passed one) as one Chrome trace
+    (``path``) and as a picture (``picture``); the notes that say which repeats they show."""
     from mpnpu.harness.timeline.model import build_timeline
     from mpnpu.report.chrome_trace import write_chrome_trace
 
-    shown = [(f"repeat {n} ({'passed' if ok else 'FAILED'})", trace) for ok, (n, trace) in
+    shown = [(f"repeat {n} ({'passed' if ok else 'FAILED'})", ok, trace) for ok, (n, trace) in
              sorted(drawn.items(), key=lambda kv: kv[0])]
-    write_chrome_trace(path, [build_timeline(trace, label=f"{kernel}: {label}") for label, trace in shown])
-    return f"timeline of {' and '.join(label for label, _ in shown)} written to {path}"
+    timelines = [build_timeline(trace, label=f"{kernel}: {label}", passed=ok) for label, ok, trace in shown]
+    which = " and ".join(label for label, _, _ in shown)
+    notes = []
+    if path:
+        write_chrome_trace(path, timelines)
+        notes.append(f"timeline of {which} written to {path}")
+    if picture:
+        from mpnpu.report.picture import render_timelines
+
+        render_timelines(picture, timelines)
+        notes.append(f"timeline picture of {which} written to {picture}")
+    return notes
 
 
 def format_sync_list(source: str, include_dirs: Sequence[str] = ()) -> str:
