@@ -74,6 +74,8 @@ def cases() -> list[Case]:
         Case("cpudebug: MPNPU_DROP_SYNC at a line with no sync",
              lambda d: [_program("test_two_phase.cpp", d)], {"MPNPU_DROP_SYNC": "two_phase.cpp:1",
                                                               "MPNPU_RACECHECK": "1"}),
+        Case("cpudebug: MPNPU_DROP_SYNC of a file the program does not include",
+             lambda d: [_program("test_two_phase.cpp", d)], {"MPNPU_DROP_SYNC": "nofile.cpp:3"}),
         Case("cpudebug: MPNPU_DROP_SYNC of the SyncAll, racecheck fail",
              lambda d: [_program("test_two_phase.cpp", d)], {"MPNPU_DROP_SYNC": two_phase_sync,
                                                               "MPNPU_RACECHECK": "fail"}),
