@@ -74,6 +74,8 @@ def cases() -> list[Case]:
         Case("cpudebug: MPNPU_DROP_SYNC at a line with no sync",
              lambda d: [_program("test_two_phase.cpp", d)], {"MPNPU_DROP_SYNC": "two_phase.cpp:1",
                                                               "MPNPU_RACECHECK": "1"}),
+        Case("cpudebug: MPNPU_DROP_SYNC of a file the program does not include",
+             lambda d: [_program("test_two_phase.cpp", d)], {"MPNPU_DROP_SYNC": "nofile.cpp:3"}),
         Case("cpudebug: MPNPU_DROP_SYNC of the SyncAll, racecheck fail",
              lambda d: [_program("test_two_phase.cpp", d)], {"MPNPU_DROP_SYNC": two_phase_sync,
                                                               "MPNPU_RACECHECK": "fail"}),
@@ -190,6 +192,10 @@ def main() -> None:
     ap.add_argument("--json", default="", help="write the rows here too")
     args = ap.parse_args()
     wanted = [w for w in args.only.split(",") if w]
+    # Started in the background of a shell without job control (cmd &), this script inherits SIGINT
+    # ignored, and so would every case it starts (an ignored signal stays ignored across exec): the
+    # Ctrl-C cases would measure nothing. A handler of our own is reset to the default in each child.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     rows = []
     with tempfile.TemporaryDirectory() as build:
         for case in cases():

@@ -202,6 +202,69 @@ def test_repeats_that_differ_within_the_tolerance_are_said_to_be_fine() -> None:
            "sums changes from run to run" in text and text.endswith("verdict: PASS")
 
 
+def test_outputs_no_golden_judges_are_not_said_to_match_one() -> None:
+    """An output without --golden was reported as "every repeat matched the golden", and repeats that
+    differed in it as "each within the golden's tolerance": neither was checked."""
+    from mpnpu.ascendc.run_result import OutputCheck, RunResult
+    from mpnpu.report.text.run import format_run
+    from mpnpu.runtime.topology import KernelType
+
+    checks = [[OutputCheck(1, "out.bin", 8, 0, golden=False)] for _ in range(3)]
+    text = format_run(RunResult("k (k.cpp)", 2, KernelType.AIV, 3, checks, [True, False, False]))
+    assert "argument 2 (out.bin, 8 elements): written (no --golden: compared only with the first repeat)" in text
+    assert "matched the golden" not in text and "golden's tolerance" not in text
+    assert "2 of 3 repeats differ from the first; no --golden judges every output" in text
+    assert RunResult("k", 1, KernelType.AIV, 1, checks[:1], [True]).to_dict()["outputs"][0][0]["golden"] is False
+
+
+#: a sample whose tiling struct is defined in its own source, beside its kernel and host program
+_OWN_TILING = """#include "acl/acl.h"
+#include "kernel_operator.h"
+
+struct ScaleTiling {
+    uint32_t total;
+    float scale;
+};
+
+__global__ __vector__ void scaled(GM_ADDR x, GM_ADDR z, GM_ADDR tiling)
+{
+    GET_TILING_DATA_WITH_STRUCT(ScaleTiling, t, tiling);
+    AscendC::GlobalTensor<float> xg, zg;
+    xg.SetGlobalBuffer((__gm__ float*)x, t.total);
+    zg.SetGlobalBuffer((__gm__ float*)z, t.total);
+    for (uint32_t i = 0; i < t.total; ++i) {
+        zg.SetValue(i, xg.GetValue(i) * t.scale);
+    }
+}
+
+int32_t main(int32_t argc, char* argv[])
+{
+    (void)argc;
+    (void)argv;
+    uint8_t *x = nullptr, *z = nullptr, *tiling = nullptr;
+    scaled<<<1, nullptr, nullptr>>>(x, z, tiling);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+def test_a_tiling_struct_defined_in_the_samples_own_source_is_filled_by_name(tmp_path) -> None:
+    """tiling:SOURCE:STRUCT where SOURCE is the kernel's own source, a sample with its host program and
+    <<<>>> launch: the struct's layout is read from the source as the kernel is built (the launch
+    replaced, its main renamed), not from the raw file (a compile error at the <<<, or main defined twice)."""
+    src = tmp_path / "scaled.asc"
+    src.write_text(_OWN_TILING)
+    x = np.arange(16, dtype=np.float32)
+    x.tofile(tmp_path / "x.bin")
+    (3 * x).tofile(tmp_path / "golden.bin")
+    args = [R.parse_arg(a) for a in (f"in:{tmp_path}/x.bin:float32", f"out:{tmp_path}/z.bin:float32:16",
+                                     f"tiling:{src}:ScaleTiling:total=16,scale=3")]
+    res = R.run(str(src), None, args, block_dim=1, golden={1: str(tmp_path / "golden.bin")})
+    assert res.passed, res.checks
+    assert np.array_equal(np.fromfile(tmp_path / "z.bin", dtype=np.float32), 3 * x)
+
+
 @pytest.mark.slow
 def test_pre_include_puts_a_prelude_before_the_unchanged_source(tmp_path, capsys) -> None:
     """A source that uses a name it does not define (as unit tests' kernels use their *_tiling_def.h): with
@@ -290,6 +353,25 @@ def test_timeline_of_a_run_where_every_repeat_passed_draws_the_first(tmp_path, c
                 f"3={tmp_path}/output/golden.bin", "--timeline", str(path)]) == 0
     assert f"note: timeline of repeat 1 (passed) written to {path}" in capsys.readouterr().out
     assert path.stat().st_size > 0
+
+
+def test_timeline_png_draws_the_same_repeats_as_a_picture(tmp_path, capsys) -> None:
+    """mpnpu run had the Chrome trace but not its picture: --timeline-png draws the repeats --timeline
+    would (with the dropped sync point marked), alone or beside the trace."""
+    pytest.importorskip("matplotlib")
+    from mpnpu.cli.main import cli
+
+    line = line_of(SAMPLE, "AscendC::SyncAll();")
+    png, trace = tmp_path / "t.png", tmp_path / "t.json"
+    cli(["run", source(SAMPLE), *_words(tmp_path), "--block-dim", "8", "--repeat", "2", "--golden",
+         f"3={tmp_path}/output/golden.bin", "--drop-sync", f"scale_add.asc:{line}", "--timeline", str(trace),
+         "--timeline-png", str(png)])
+    notes = [x for x in capsys.readouterr().out.splitlines() if x.startswith("note: timeline")]
+    assert len(notes) == 2 and notes[1].startswith("note: timeline picture of repeat ")
+    assert notes[1].endswith(f"written to {png}") and trace.stat().st_size > 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    assert cli(["run", source(SAMPLE), "--timeline-png", str(tmp_path / "t.gif")]) == 2
+    assert "a picture must end in .png or .svg" in capsys.readouterr().err
 
 
 def test_confirm_forces_the_dropped_syncalls_race_and_says_it_is_harmful(tmp_path, capsys) -> None:

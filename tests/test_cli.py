@@ -71,6 +71,18 @@ def test_help_lists_the_options_grouped(command, capsys):
             assert former + " " not in out  # accepted, not shown
 
 
+def test_the_audits_help_lists_every_exit_status_it_returns(capsys):
+    """The audit exits 1 when the operator with every sync point in place fails (the refused baseline,
+    test_user_kernel.py), a status its help did not list."""
+    from mpnpu.cli.commands.audit import COMMAND
+
+    with pytest.raises(SystemExit):
+        COMMAND.main(["--help"], "mpnpu audit")
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("Exit 0 when the audit ran, 1 when the operator with every sync in place fails a scouted case (the "
+            "baseline it needs), 2 for usage errors, 3 for device errors, 130/143 when interrupted.") in text
+
+
 def test_mpnpu_help_lists_the_commands(capsys):
     assert cli(["--help"]) == 0
     out = capsys.readouterr().out

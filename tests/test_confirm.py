@@ -242,6 +242,9 @@ def test_audit_cli_table_json_markdown(tmp_path, capsys):
     assert "| B+B2 |" in m.read_text()
     out = capsys.readouterr().out
     assert "necessary" in out and "VERIFIED" in out
+    # what ran, in core processes beside the block_dim (it said "runs 2 AI cores" of any kernel)
+    assert (data["block_dim"], data["core_processes"]) == (1, 3)
+    assert ", block_dim 1 (3 core processes), each sync point dropped" in out.splitlines()[0], out.splitlines()[0]
 
 
 def test_confirm_needs_racecheck():

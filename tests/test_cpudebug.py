@@ -187,15 +187,25 @@ def test_a_raw_read_past_a_gmalloc_block_faults_and_says_how_far(bindir, offset)
 
 @pytest.mark.slow
 def test_drop_sync_takes_sync_call_sites_only_and_says_what_dropped_nothing(bindir) -> None:
-    """MPNPU_DROP_SYNC=S1 (an operator's name, not a line) is one line and exit 2; a line that holds no sync
-    call is said to have skipped nothing (with racecheck on, which sees the launch), not run silently."""
+    """MPNPU_DROP_SYNC=S1 (an operator's name, not a line) is one line and exit 2; so is a line of the
+    program's own sources (the ICPU_RUN_KF file and what it includes) that holds no sync call, naming the
+    nearest, as --drop-sync does (it ran with every sync in place, exit 0); an entry naming a file the
+    program does not include (a kernel built apart) is said to have skipped nothing when racecheck sees
+    the launch."""
     exe = program("test_two_phase.cpp", bindir)
     bad = _run(exe, MPNPU_DROP_SYNC="S1")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "'S1' is not a sync call site: give FILE:LINE of the sync call" in bad.stderr
-    nothing = _run(exe, MPNPU_DROP_SYNC="two_phase.cpp:1", MPNPU_RACECHECK="1")
+    sync_all = line_of("two_phase.cpp", "SyncAll();")
+    for entry in ("two_phase.cpp:1", "ascendc_kernels/two_phase.cpp:1"):
+        no_sync = _run(exe, MPNPU_DROP_SYNC=entry)
+        assert no_sync.returncode == 2 and len(no_sync.stderr.strip().splitlines()) == 1, no_sync.stderr
+        assert (f"MPNPU_DROP_SYNC='{entry}': '{entry}' is not a sync point of the kernel (a sync call's FILE:LINE); "
+                f"nearest: ascendc_kernels/two_phase.cpp:{sync_all} (SyncAll)") in no_sync.stderr, no_sync.stderr
+        assert no_sync.stdout == ""  # (refused before the launch)
+    nothing = _run(exe, MPNPU_DROP_SYNC="built_apart.cpp:7", MPNPU_RACECHECK="1")
     assert nothing.returncode == 0
-    assert "MPNPU_DROP_SYNC entry two_phase.cpp:1 skipped nothing in this launch (no sync call ran at that line)" \
+    assert "MPNPU_DROP_SYNC entry built_apart.cpp:7 skipped nothing in this launch (no sync call ran at that line)" \
         in nothing.stderr
     sync = f"two_phase.cpp:{line_of('two_phase.cpp', 'SyncAll();')}"
     real = _run(exe, MPNPU_DROP_SYNC=sync, MPNPU_RACECHECK="1")

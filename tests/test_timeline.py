@@ -17,6 +17,7 @@ import sys
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -588,3 +589,52 @@ def test_a_cxx_launchs_race_inside_a_core_is_on_its_timeline() -> None:
     assert race.hazard.scope == "local" and "MTE2" in {race.first.lane, race.second.lane}
     doc = trace_document([tl])
     assert any(ev.get("cat") == "local" for ev in doc["traceEvents"])
+
+
+def _overlapping_labels(fig) -> list[tuple[str, str]]:
+    """Pairs of boxed labels (barriers, dropped sync points, race callouts) drawn over each other in one panel."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    found = []
+    for ax in fig.get_axes():
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts
+                 if t.get_bbox_patch() is not None and t.get_text().strip()]
+        found += [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
+    return found
+
+
+@needs_mpl
+def test_picture_labels_and_race_callouts_do_not_cover_each_other(launches) -> None:
+    """A C++ kernel's labels are FILE:LINE names: a SyncAll's label and a dropped sync point's 2.6 ms apart
+    were drawn over each other (placed by time alone), and the zoom panel's WRITE and READ callouts of a
+    race between neighbouring lanes met between the lanes. Lanes of a vector-only kernel are one core
+    per block: no AI-core lines every three lanes, no sub-block index."""
+    import dataclasses
+
+    from mpnpu.report.picture import _lane_label, timeline_figure
+    from mpnpu.runtime.topology import KernelType, Topology
+
+    tl = _timelines(launches)[0]
+    race = next(r for r in tl.races)
+    end = tl.duration_ns
+    # the race's write and read on the two vector cores (lanes next to each other), 30% of the zoom apart
+    first = dataclasses.replace(race.first, core=1, t0=end // 2, t1=end // 2 + end // 400)
+    second = dataclasses.replace(race.second, core=2, t0=end // 2 + end // 40, t1=end // 2 + end // 40 + end // 400)
+    side = dataclasses.replace(race.first_side, stage="TargetProcessWithALongerName", site="ascendc/floms.cpp:300")
+    shown = dataclasses.replace(race, first=first, second=second, inverted=True, first_side=side,
+                                second_side=dataclasses.replace(side, access="READ", site="ascendc/floms.cpp:452"))
+    barriers = [dataclasses.replace(b, name=f"SyncAll ascendc/floms.cpp:{100 + i}", release=end // 2 + i * end // 30)
+                for i, b in enumerate(tl.barriers)]
+    instants = [dataclasses.replace(i, name="ascendc/floms.cpp:143 dropped", t=end // 2 + end // 25)
+                for i in tl.instants]
+    drawn = dataclasses.replace(tl, races=[shown], inversions=[], barriers=barriers, instants=instants)
+    assert len(barriers) >= 2 and instants
+    assert _overlapping_labels(timeline_figure([drawn])) == []
+
+    aiv = SimpleNamespace(topology=Topology(8, KernelType.AIV))
+    mix = SimpleNamespace(topology=Topology(2, KernelType.MIX_1_2))
+    assert [_lane_label(aiv, c) for c in (0, 5)] == ["aiv0  vector", "aiv5  vector"]  # type: ignore[arg-type]
+    assert sorted(_lane_label(mix, c) for c in range(6))[:3] == ["aic0  cube", "aic1  cube", "aiv0  vector 0"]  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ class OutputCheck:
     n_elements: int
     n_differ: int
     first: list[tuple[int, float, float]] = field(default_factory=list)  # (index, got, golden)
+    golden: bool = True  # a --golden judged it (else it was only written and compared with the first repeat)
 
     @property
     def passed(self) -> bool:
@@ -77,7 +78,8 @@ class RunResult:
             "failed_repeats": self.failed_repeats,
             "differ_from_first": self.differ_from_first, "dropped_syncs": list(self.dropped_syncs),
             "racecheck": self.racecheck, "hazards": self.hazards.to_dicts() if self.racecheck else None,
-            "outputs": [[{"argument": c.index + 1, "path": c.path, "elements": c.n_elements, "differ": c.n_differ,
+            "outputs": [[{"argument": c.index + 1, "path": c.path, "elements": c.n_elements, "golden": c.golden,
+                          "differ": c.n_differ,
                           "first": [{"index": i, "got": g, "golden": w} for i, g, w in c.first]}
                          for c in cs] for cs in self.checks],
             "notes": self.notes,

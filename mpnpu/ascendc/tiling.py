@@ -231,6 +231,7 @@ def _probe_source(header: str, struct: str, names: Sequence[str]) -> str:
     lines = [
         "#include <cstddef>", "#include <cstdint>", "#include <cstdio>", "#include <cstring>", "#include <type_traits>",
         f'#include "{os.path.abspath(header)}"',
+        "#undef main  // (a source with a host program: its main renamed by a define, the probe's own kept)",
         "template <class T> const char* kind() { using E = std::remove_all_extents_t<T>;",
         '  return std::is_floating_point_v<E> || std::is_class_v<E> ? "f" : std::is_signed_v<E> ? "i" : "u"; }',
         f"using S = {struct};",

@@ -139,10 +139,32 @@ def short_name(name: str) -> str:
 
 
 def _lane_label(tl: LaunchTimeline, core: int) -> str:
+    """"aic0  cube", "aiv1  vector 1" (the AI core's second vector core); a vector core alone in its
+    block (a vector-only or mix 1:1 kernel) is "aiv5  vector", with no sub-block index to tell apart."""
     info = tl.topology.core(core)
     if info.core_type is CoreType.CUBE:
         return f"{info.short}  cube"
+    if _lanes_per_block(tl) - (1 if _has_cube(tl) else 0) <= 1:
+        return f"{info.short}  vector"
     return f"{info.short}  vector {info.sub_block_idx}"
+
+
+def _has_cube(tl: LaunchTimeline) -> bool:
+    return any(tl.topology.core(c).core_type is CoreType.CUBE for c in range(tl.topology.n_cores))
+
+
+def _lanes_per_block(tl: LaunchTimeline) -> int:
+    """The core processes of one AI core (3 for mix 1:2, 2 for mix 1:1, 1 for a vector- or cube-only kernel)."""
+    return max(1, tl.topology.n_cores // max(tl.topology.block_dim, 1))
+
+
+#: a label's width per character, in inches, at 8 pt bold (DejaVu Sans averages about 0.62 em)
+_CHAR_INCHES_8PT = 0.62 * 8 / 72
+
+
+def _label_inches(text: str) -> float:
+    """About how wide ``text`` is drawn at 8 pt bold, with its box's padding."""
+    return len(text) * _CHAR_INCHES_8PT + 0.1
 
 
 #: GM accesses are drawn in a strip along the bottom of their core's lane. Copies an asynchronous
@@ -299,13 +321,17 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
             ax.text((a + b) / 2, row[s.core] + 0.12, short_name(s.name), ha="center", va="center", fontsize=7.5,
                     color="#333333", zorder=4, clip_on=True)
     top = len(lanes) - 0.5
-    placed: list[tuple[float, int]] = []
+    placed: list[tuple[float, float, int]] = []  # (x, half width, level) of each label above the lanes
+    # the axis's time per inch, to tell how wide a label is in time (the figure's layout moves it little)
+    per_inch = (x_hi - x_lo) * ax.figure.dpi / max(ax.bbox.width, 1.0)
 
-    def level(x: float) -> float:
-        # Labels of barriers close in time go one above the other instead of on top of each other.
-        gap = 0.05 * (x_hi - x_lo)
-        k = next(k for k in range(len(placed) + 1) if all(abs(x - px) > gap for px, pk in placed if pk == k))
-        placed.append((x, k))
+    def level(x: float, label: str) -> float:
+        # A label that would cover one already placed (barriers and dropped sync points close in time,
+        # each label as wide as its text) goes one level up instead of on top of it.
+        half = _label_inches(label) / 2 * per_inch
+        k = next(k for k in range(len(placed) + 1)
+                 if all(abs(x - px) > half + ph for px, ph, pk in placed if pk == k))
+        placed.append((x, half, k))
         return top + 0.05 + 0.4 * k
 
     for bar in tl.barriers:
@@ -314,7 +340,7 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
         ax.axvline(x, color=_INSERTED if name.startswith(INSERTED_PREFIX) else "#222222", linewidth=1.2, zorder=5)
         # An inserted barrier is labelled by its "inserted" marker below, not twice.
         if visible(x) and not name.startswith(INSERTED_PREFIX):
-            ax.text(x, level(x), f" {name} ", ha="center", va="bottom", fontsize=8,
+            ax.text(x, level(x, f" {name} "), f" {name} ", ha="center", va="bottom", fontsize=8,
                     fontweight="bold", color="#222222",
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "#222222", "lw": 0.8})
     marks: dict[tuple[str, str], list[float]] = {}
@@ -328,7 +354,8 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
     for (cat, name), xs in marks.items():
         color = _INSERTED if cat == INSERTED else _RACE
         what = "inserted" if cat == INSERTED else "dropped"
-        ax.text(min(xs), level(min(xs)), f" {name} {what} ", ha="center", va="bottom", fontsize=8, fontweight="bold",
+        label = f" {name} {what} "
+        ax.text(min(xs), level(min(xs), label), label, ha="center", va="bottom", fontsize=8, fontweight="bold",
                 color=color, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": color, "lw": 0.8,
                                    "linestyle": "--"})
     ax.set_yticks([row[c] for c in lanes], [_lane_label(tl, c) for c in lanes], fontsize=8.5)
@@ -337,8 +364,10 @@ def _draw_launch(ax: "Axes", tl: LaunchTimeline, stage_colors: dict[str, str],
     ax.xaxis.set_major_locator(MaxNLocator(4 if window is not None else 10))
     ax.set_xlabel("time since the launch started (ms, one clock for every core)" if window is None
                   else "zoom on the race (ms)", fontsize=8.5)
-    for a in range(1, tl.topology.block_dim):
-        ax.axhline(len(lanes) - 3 * a - 0.5, color="#999999", linewidth=0.8)
+    per_block = _lanes_per_block(tl)
+    if per_block > 1:  # a line between AI cores (a kernel with one core per block needs none)
+        for a in range(1, tl.topology.block_dim):
+            ax.axhline(len(lanes) - per_block * a - 0.5, color="#999999", linewidth=0.8)
     ax.spines[["top", "right"]].set_visible(False)
     shown = _shown(tl)
     if shown is not None:
@@ -371,18 +400,38 @@ def _draw_race(ax: "Axes", race: Shown, row: dict[int, int], labels: bool = True
     ax.annotate("", xy=pb, xytext=pa, zorder=8,
                 arrowprops={"arrowstyle": "-|>,head_length=0.6,head_width=0.35", "color": _RACE, "lw": 2.0,
                             "shrinkA": 7, "shrinkB": 7, "connectionstyle": connection})
-    for p, text, span in zip((pa, pb), _side_labels(race), (a, b)) if labels else ():
-        # Below the circle, except in the bottom lane, where that would cover the time axis.
-        below = row[span.core] > 0
-        ha = "center"
-        x_lo, x_hi = ax.get_xlim()
-        near = abs(pa[0] - pb[0]) < 0.3 * (x_hi - x_lo)
-        if a.core == b.core or near:  # two labels close together: each away from the other, so none covers the other
+    if not labels:
+        return
+    texts = _side_labels(race)
+    x_lo, x_hi = ax.get_xlim()
+    per_inch = (x_hi - x_lo) * ax.figure.dpi / max(ax.bbox.width, 1.0)  # time per inch of this axis
+    halves = [_callout_inches(t) / 2 * per_inch for t in texts]  # each label's half width, centred, in time
+    crossing = abs(pa[0] - pb[0]) < halves[0] + halves[1]  # centred, the two would cover each other sideways
+    # Below the circle, except in the bottom lane, where that would cover the time axis.
+    below = {id(a): row[a.core] > 0, id(b): row[b.core] > 0}
+    if a.core != b.core and crossing:
+        upper, lower = (a, b) if row[a.core] > row[b.core] else (b, a)
+        if below[id(upper)] and not below[id(lower)]:
+            # The upper label below its circle and the lower one above its own would meet between the two
+            # lanes: the upper one goes above its circle, over its own lane.
+            below[id(upper)] = False
+    for p, text, span, half in zip((pa, pb), texts, (a, b), halves):
+        ha, shift = "center", 0.0
+        if a.core == b.core and crossing:  # one lane, close together: each away from the other
             ha = "right" if p[0] < max(pa[0], pb[0]) or (pa[0] == pb[0] and span is a) else "left"
-        ax.annotate(text, xy=p, xytext=(0, -11 if below else 11),
-                    textcoords="offset points", ha=ha, va="top" if below else "bottom", fontsize=7.5,
+        else:  # kept inside the panel (a zoom panel is narrow; its right edge is the figure's)
+            over = max(p[0] + half - x_hi, 0.0) - max(x_lo - (p[0] - half), 0.0)
+            shift = -over / per_inch * 72
+        down = below[id(span)]
+        ax.annotate(text, xy=p, xytext=(shift, -11 if down else 11),
+                    textcoords="offset points", ha=ha, va="top" if down else "bottom", fontsize=7.5,
                     fontweight="bold", color=_RACE, zorder=8,
                     bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
+
+
+def _callout_inches(text: str) -> float:
+    """About how wide a race callout (7.5 pt bold, its lines) is drawn."""
+    return max(len(line) for line in text.split("\n")) * _CHAR_INCHES_8PT * 7.5 / 8 + 0.06
 
 
 def _panel_heights(timelines: Sequence[LaunchTimeline]) -> list[float]:

@@ -375,6 +375,31 @@ class _Controls:
 _FILE_LINE = re.compile(r"[^:,]+:[0-9]+")
 
 
+@functools.lru_cache(maxsize=None)
+def _check_drop_sites(drop: tuple[str, ...], caller: str) -> None:
+    """MPNPU_DROP_SYNC entries checked as ``--drop-sync`` checks them, against the sources the program's
+    ICPU_RUN_KF line is in: that file, the files it ``#include "..."``s and the headers beside them. An
+    entry naming one of those files at a line with no sync call is a UsageError naming the nearest
+    ones. An entry naming no file among them is let through (a kernel built in a file of its own, which
+    the program does not include): a traced launch says whether it skipped anything."""
+    from mpnpu.ascendc.build import syncpoints
+
+    if not drop or not caller or not os.path.isfile(caller):
+        return
+    points = syncpoints.kernel_sync_points([caller])
+    files = set(syncpoints.local_includes([caller]))
+    files |= {os.path.join(os.path.dirname(f), h) for f in list(files) for h in os.listdir(os.path.dirname(f))
+              if h.endswith((".h", ".hpp"))}
+    for entry in drop:
+        name = entry.rpartition(":")[0]
+        known = {f for f in files if f == os.path.abspath(name) or f.endswith(os.sep + name.lstrip("./"))}
+        if known:
+            try:
+                syncpoints.resolve([entry], {n: p for n, p in points.items() if p.path in known})
+            except UsageError as e:
+                raise UsageError(f"MPNPU_DROP_SYNC={','.join(drop)!r}: {e}") from None
+
+
 def _dropped_nothing(trace: Any, drop: tuple[str, ...], where: str) -> None:
     """Say which MPNPU_DROP_SYNC entries skipped no sync call in this traced launch (a line that holds
     no sync call, or one this launch did not reach): the run had every sync there in place."""
@@ -423,6 +448,7 @@ def run_kf(desc_addr: int) -> int:
     _current_call = where  # kept if an interruption ends the program, for its message
     try:
         controls = _Controls.from_env()
+        _check_drop_sites(controls.drop, (d.file or b"").decode())
     except UsageError as e:  # a bad setting: the program's usage error, as a command's would be
         print(f"mpnpu: {where}: {e}", file=sys.stderr)
         shutdown()

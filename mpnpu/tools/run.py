@@ -37,7 +37,7 @@ from mpnpu.ascendc.build.compiler import cache_dir
 from mpnpu.ascendc.build.syncpoints import blank_comments_and_strings
 from mpnpu.ascendc.kernel import CompiledKernel, compile_kernel, detect_kernel_type
 from mpnpu.ascendc.run_result import OutputCheck, RunResult
-from mpnpu.ascendc.tiling import tiling_layout
+from mpnpu.ascendc.tiling import TilingLayout, tiling_layout
 from mpnpu.errors import InvalidArgumentError, UsageError
 from mpnpu.racecheck import HazardLog
 from mpnpu.racecheck.directed import hold_pairs
@@ -211,13 +211,14 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         pre_includes: Sequence[str] = (), tiling_key: int = 0,
         drop_syncs: Sequence[str] = (), racecheck: bool = False, options: Any = None,
         progress: Any = None, timeline: str | None = None, confirm: bool = False,
-        initcheck: bool = False, synccheck: bool = False) -> RunResult:
+        initcheck: bool = False, synccheck: bool = False, timeline_png: str | None = None) -> RunResult:
     """Run the kernel ``repeat`` times (module docstring); ``golden``: output argument position
     (0-based) -> golden .bin path; ``tiling_header``: a header included before the source (a
     CPU-debug ``*_tiling_def.h``, or what ``python -m mpnpu.ascendc --kernel-tiling`` makes);
     ``pre_includes``: more headers included before the source, in order, after it (a prelude);
     ``timeline``: write a Chrome trace of the first repeat that failed (or differed from the first)
     beside one that passed, or of the first repeat when none failed (every repeat is then traced);
+    ``timeline_png``: the same repeats drawn as a picture (.png or .svg; the report's picture module);
     ``confirm`` (with ``racecheck``): after the repeats, a race-directed launch that holds the first core
     of racecheck's first hazard between cores until its partner has made the conflicting access, on
     fresh inputs, its outputs checked as a repeat's (:func:`_confirm`); ``initcheck`` / ``synccheck``:
@@ -247,6 +248,9 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         if not 0 <= i < len(args) or args[i].kind not in ("out", "io"):
             raise UsageError(f"--golden names argument {i + 1}, which is not an out: or io: argument")
     goldens = {i: np.fromfile(p, dtype=get_dtype(args[i].dtype).storage) for i, p in golden.items()}
+    # tiling: arguments' layouts, once, read as the kernel is built (its folders, defines and prepared copy)
+    layouts = {i: _tiling_layout(a, prepared, include, {**(defines or {}), "main": "mpnpu_sample_main"})
+               for i, a in enumerate(args) if a.kind == "tiling"}
     kw = {"options": options} if options is not None else {}
     checks: list[list[OutputCheck]] = []
     same: list[bool] = []
@@ -257,7 +261,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
     scout = None  # confirm: the trace of the first repeat with a hazard between cores
     trace_checks = TraceChecks(initcheck=initcheck, synccheck=synccheck)
     findings = FindingLog()
-    traced = bool(racecheck or timeline or trace_checks)
+    drawing = bool(timeline or timeline_png)
+    traced = bool(racecheck or drawing or trace_checks)
     # a FILE:LINE that names no sync call is an error, not a run with every sync in place
     dropped = tuple(sorted(syncpoints.resolve(drop_syncs, syncpoints.kernel_sync_points([prepared.original],
                                                                                        include_dirs))))
@@ -269,7 +274,7 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
         with dev.scope() as gm:
             values, outs = [], []
             for i, a in enumerate(args):
-                values.append(_materialise(gm, a, i))
+                values.append(_materialise(gm, a, i, layouts.get(i)))
                 if a.kind in ("out", "io"):
                     outs.append((i, values[-1]))
             launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, trace=traced), kernel, *values)
@@ -286,13 +291,13 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
                 n_bad, first = _compare(arr, goldens[i], args[i].dtype, rtol, atol)
             else:
                 n_bad, first = 0, []
-            row.append(OutputCheck(i, _written(args[i]), int(arr.size), n_bad, first))
+            row.append(OutputCheck(i, _written(args[i]), int(arr.size), n_bad, first, golden=i in goldens))
         checks.append(row)
         blobs = [arr.tobytes() for _, arr in results]
         if first_bytes is None:
             first_bytes = blobs
         same.append(blobs == first_bytes)
-        if timeline and launch.trace is not None:
+        if drawing and launch.trace is not None:
             ok = all(c.passed for c in row) and same[-1]
             drawn.setdefault(ok, (r + 1, launch.trace))
         if r == repeat - 1:
@@ -312,13 +317,13 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
             interrupt = e
             done = min(len(checks), len(same))  # (a repeat the signal cut short is not one of them)
             del checks[done:], same[done:]
-        confirmation = (_confirm(dev, kernel, args, dropped, goldens, rtol, atol, scout, hazards)
+        confirmation = (_confirm(dev, kernel, args, layouts, dropped, goldens, rtol, atol, scout, hazards)
                         if confirm and interrupt is None else "")
     result = RunResult(kernel.mpnpu_kernel_name, block_dim, kernel.kernel_type, repeat, checks, same, hazards,
                        dropped, bool(racecheck), checks_run=trace_checks.checks, findings=findings,
                        interrupt=interrupt)
-    if timeline and drawn:
-        result.notes.append(_write_timeline(timeline, drawn, kernel.mpnpu_kernel_name))
+    if drawing and drawn:
+        result.notes.extend(_write_timeline(timeline, timeline_png, drawn, kernel.mpnpu_kernel_name))
     if confirmation:
         result.notes.append(confirmation)
     return result
@@ -329,7 +334,8 @@ def run(source: str, entry: str | None, args: Sequence[RunArg], *, block_dim: in
 CONFIRM_TRIES = 6
 
 
-def _confirm(dev: Any, kernel: CompiledKernel, args: Sequence[RunArg], dropped: tuple[str, ...],
+def _confirm(dev: Any, kernel: CompiledKernel, args: Sequence[RunArg], layouts: dict[int, TilingLayout],
+             dropped: tuple[str, ...],
              goldens: dict[int, np.ndarray], rtol: float, atol: float, scout: Any, hazards: HazardLog) -> str:
     """``--confirm``: force racecheck's first hazard between cores with a held launch and say what
     its outputs did (the note the report prints)."""
@@ -349,7 +355,7 @@ def _confirm(dev: Any, kernel: CompiledKernel, args: Sequence[RunArg], dropped: 
             for i, a in enumerate(args):
                 # An output starts as 0xFF bytes, not as what the last repeat left in the same block
                 # (the right values, which a stale read would pass for).
-                values.append(_poisoned(gm, a, i) if a.kind == "out" else _materialise(gm, a, i))
+                values.append(_poisoned(gm, a, i) if a.kind == "out" else _materialise(gm, a, i, layouts.get(i)))
                 if a.kind in ("out", "io"):
                     outs.append((i, values[-1]))
             launch = dev.launch_with(LaunchOptions(drop_syncs=dropped, hold=plan), kernel, *values)
@@ -368,16 +374,27 @@ def _confirm(dev: Any, kernel: CompiledKernel, args: Sequence[RunArg], dropped: 
     return (f"confirm: forced, harmless for these inputs: the outputs (0xFF before the launch) still match the "
             f"golden: {held}")
 
-def _write_timeline(path: str, drawn: dict[bool, tuple[int, Any]], kernel: str) -> str:
-    """Write the traces of ``drawn`` (a failed repeat first, then a passed one) as one Chrome trace;
-    the note that says which repeats it shows."""
+def _write_timeline(path: str | None, picture: str | None, drawn: dict[bool, tuple[int, Any]],
+                    kernel: str) -> list[str]:
+    """Write the traces of ``drawn`` (a failed repeat first, then a passed one) as one Chrome trace
+    (``path``) and as a picture (``picture``); the notes that say which repeats they show."""
     from mpnpu.harness.timeline.model import build_timeline
     from mpnpu.report.chrome_trace import write_chrome_trace
 
-    shown = [(f"repeat {n} ({'passed' if ok else 'FAILED'})", trace) for ok, (n, trace) in
+    shown = [(f"repeat {n} ({'passed' if ok else 'FAILED'})", ok, trace) for ok, (n, trace) in
              sorted(drawn.items(), key=lambda kv: kv[0])]
-    write_chrome_trace(path, [build_timeline(trace, label=f"{kernel}: {label}") for label, trace in shown])
-    return f"timeline of {' and '.join(label for label, _ in shown)} written to {path}"
+    timelines = [build_timeline(trace, label=f"{kernel}: {label}", passed=ok) for label, ok, trace in shown]
+    which = " and ".join(label for label, _, _ in shown)
+    notes = []
+    if path:
+        write_chrome_trace(path, timelines)
+        notes.append(f"timeline of {which} written to {path}")
+    if picture:
+        from mpnpu.report.picture import render_timelines
+
+        render_timelines(picture, timelines)
+        notes.append(f"timeline picture of {which} written to {picture}")
+    return notes
 
 
 def format_sync_list(source: str, include_dirs: Sequence[str] = ()) -> str:
@@ -403,7 +420,18 @@ def _poisoned(gm: Any, a: RunArg, i: int) -> Any:
     return gm.to_device(f"arg{i + 1}:{os.path.basename(a.path)}", raw, a.dtype)
 
 
-def _materialise(gm: Any, a: RunArg, i: int) -> Any:
+def _tiling_layout(a: RunArg, prepared: Prepared, include_dirs: Sequence[str],
+                   defines: dict[str, str]) -> TilingLayout:
+    """The layout of a tiling: argument's struct, read with the kernel's include folders and defines.
+    A struct the kernel's own source defines is read from the source as compiled (a sample's
+    ``<<<>>>`` launches replaced; its ``main`` renamed by the defines, as in the kernel's build)."""
+    header, struct, _ = a.tiling  # type: ignore[misc]
+    if os.path.isfile(header) and os.path.samefile(header, prepared.original):
+        header = prepared.path
+    return tiling_layout(header, struct, include_dirs=include_dirs, defines=defines)
+
+
+def _materialise(gm: Any, a: RunArg, i: int, layout: TilingLayout | None = None) -> Any:
     name = f"arg{i + 1}"
     if a.kind in ("in", "io"):
         if not os.path.isfile(a.path):
@@ -417,8 +445,8 @@ def _materialise(gm: Any, a: RunArg, i: int) -> Any:
         return gm.to_device(f"{name}:gm", np.full(a.count, a.fill, dtype=np.float64 if d.is_float else np.int64)
                             .astype(np.float32 if d.is_float else d.storage), a.dtype)
     if a.kind == "tiling":
-        header, struct, pairs = a.tiling  # type: ignore[misc]
-        layout = tiling_layout(header, struct)
+        _, _, pairs = a.tiling  # type: ignore[misc]
+        assert layout is not None  # (run reads every tiling: argument's layout before the first repeat)
         values = {k: (float(v) if layout.field(k).kind == "f" else int(v, 0)) for k, v in pairs}
         return gm.to_device(f"{name}:tiling", layout.pack(values), "uint8")
     if a.kind == "null":

@@ -17,7 +17,7 @@ import os
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
 from mpnpu.cli.options import DEVICE, runtime_options
-from mpnpu.cli.outputs import write_reports
+from mpnpu.cli.outputs import check_reports, write_reports
 from mpnpu.errors import UsageError
 from mpnpu.report.text import format_text
 from mpnpu.report.text.run import verdict_line
@@ -65,6 +65,7 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
         return 0
     if args.confirm and not args.racecheck:
         raise UsageError("--confirm forces a hazard racecheck found: give --racecheck too")
+    check_reports(args)  # (a picture needs matplotlib: said before the kernel is built)
     words = [parse_arg(w) for w in args.kernel_args]
     drop = list(args.drop_sync or ())  # (the setting's parser split the names)
     with progress_bar(args.repeat, "repeats", disable=args.quiet) as bar:
@@ -74,9 +75,10 @@ def run_kernel(args: argparse.Namespace, op: None) -> int:
                      tiling_key=args.tiling_key,
                      drop_syncs=drop, racecheck=args.racecheck, options=runtime_options(args),
                      progress=bar.update, timeline=args.timeline, confirm=args.confirm,
-                     initcheck=bool(args.initcheck), synccheck=bool(args.synccheck))
+                     initcheck=bool(args.initcheck), synccheck=bool(args.synccheck),
+                     timeline_png=args.timeline_png)
     print(verdict_line(result) if args.quiet else format_text(result))
-    write_reports(args, {"json": result})  # (--timeline is written by run itself: it needs the traces)
+    write_reports(args, {"json": result})  # (--timeline and --timeline-png are written by run: they need traces)
     return exit_status(result.interrupt, result.passed)
 
 
@@ -121,6 +123,9 @@ COMMAND = Command(
              Use("timeline", None, help="write a Chrome trace (Perfetto UI, chrome://tracing) of the first repeat "
                                         "that failed or differed from the first, beside one that passed, or of the "
                                         "first repeat when every one passed (the repeats are then traced)"),
+             Use("timeline_png", None, help="draw the same repeats as a picture, .png or .svg: a lane per core, "
+                                            "its stages, waits and GM accesses, a dropped sync point's mark and "
+                                            "racecheck's first race circled (needs pip install 'mpnpu[plot]')"),
              "quiet", "verbose"),
     run=run_kernel,
 )

@@ -15,12 +15,13 @@ def format_run(r: RunResult) -> str:
     if r.interrupted:
         lines.append(f"INTERRUPTED: {r.repeats_done} of {r.repeats} repeats finished; what follows covers those "
                      "(the outputs were not written)")
-    checked = bool(r.checks) and any(c.n_elements for row in r.checks for c in row)
-    for pos, first in enumerate(r.checks[0] if r.checks else []):
+    outputs = r.checks[0] if r.checks else []
+    for pos, first in enumerate(outputs):
         bad = [(k + 1, row[pos]) for k, row in enumerate(r.checks) if not row[pos].passed]
         head = f"  argument {first.index + 1} ({first.path}, {first.n_elements} elements): "
         if not bad:
-            lines.append(head + ("every repeat matched the golden" if checked else "written"))
+            lines.append(head + ("every repeat matched the golden" if first.golden
+                                 else "written (no --golden: compared only with the first repeat)"))
             continue
         lines.append(head + f"{len(bad)} of {r.repeats_done} repeats differ from the golden "
                      f"(repeats {', '.join(str(k) for k, _ in bad[:10])}{' ...' if len(bad) > 10 else ''})")
@@ -31,12 +32,16 @@ def format_run(r: RunResult) -> str:
         differ = r.differ_from_first
         line = (f"  {len(differ)} of {r.repeats_done} repeats differ from the first" if differ
                 else f"  all {r.repeats_done} repeats gave the first repeat's bytes")
-        if differ and checked and not r.failed_repeats:
+        if differ and outputs and all(c.golden for c in outputs) and not r.failed_repeats:
             # Not a failure: the golden judges each repeat. Bytes that move within the tolerance are what
             # a kernel summing floats in a different order each run gives (atomic adds from several
             # cores land in the order the cores get there).
             line += (", each within the golden's tolerance: the order of floating-point sums changes from run "
                      "to run (atomic adds from several cores, say), not the result")
+        elif differ and not r.failed_repeats:
+            # No golden judges an output that moved: float sums in another order and a race look alike.
+            line += ("; no --golden judges every output, so this may be floating-point sums in another order or "
+                     "a race: give --golden (and --racecheck)")
         lines.append(line)
     if r.racecheck:
         lines.append("racecheck:")
