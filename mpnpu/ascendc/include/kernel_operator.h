@@ -26,5 +26,6 @@
 #include "mpnpu/math_lib.h"
 #include "mpnpu/datatype.h"
 #include "mpnpu/debug.h"
+#include "mpnpu/dump.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H
