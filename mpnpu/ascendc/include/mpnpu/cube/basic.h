@@ -26,6 +26,7 @@
 
 #include "../data_copy.h"
 #include "../native/rt.h"
+#include "../sync.h"
 #include "../tensor.h"
 #include "../types.h"
 #include "../utils.h"
@@ -81,6 +82,17 @@ struct FixState {
 inline FixState& fix_state() {
     static FixState s;
     return s;
+}
+
+// The unit flags of L0C (unitFlag 2 or 3 on both Mmad and Fixpipe): a Mmad waits until the fixpipe has
+// drained what it queued, a Fixpipe until the matrix unit has finished; mpnpu orders them as a barrier
+// of the other pipe at the instruction (recorded as one, so racecheck sees the order the flags give).
+inline void unit_flag_wait(uint8_t unit_flag, uint8_t other_pipe, const Site& site, const char* what) {
+    if (unit_flag == 0) return;
+    if (unit_flag == 1) api_error(site, "%s: unitFlag 1 (0: off, 2: keep the units marked, 3: reset them)", what);
+    if (unit_flag > 3) api_error(site, "%s: unitFlag %u (0, 2 or 3)", what, unsigned(unit_flag));
+    core().pipes.barrier(other_pipe);
+    pipe_sync_record('b', other_pipe, -1, 0, site);
 }
 
 // -- GM (or UB) -> local, ND -> NZ -------------------------------------------------------------------
@@ -283,6 +295,7 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
     const char* what = "Mmad";
     at(site);
     if (p.m == 0 || p.n == 0 || p.k == 0) return;  // a NOP, as documented
+    unit_flag_wait(p.unitFlag, P_FIX, site, what);
     check_memory(dst, MPNPU_MEM_L0C, site, what, "the result (dst)");
     check_memory(fm, MPNPU_MEM_L0A, site, what, "the left matrix (fm)");
     check_memory(filter, MPNPU_MEM_L0B, site, what, "the right matrix (filter)");
@@ -521,6 +534,7 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
                     MPNPU_SITE) {
     static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is not on this chip");
     if (intriParams.isChannelSplit) mpnpu::unsupported(site, "Fixpipe: isChannelSplit");
+    mpnpu::cube::unit_flag_wait(intriParams.unitFlag, mpnpu::P_M, site, "Fixpipe L0C->GM");
     const bool nd = config.format == CO2Layout::ROW_MAJOR;
     mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
                          nd, nd ? intriParams.ndNum : 1u, intriParams.srcNdStride, intriParams.dstNdStride,
@@ -544,6 +558,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src, cons
     if (intriParams.channelSplit) mpnpu::unsupported(site, "DataCopy L0C->GM: channelSplit");
     if (intriParams.clipReluPre || intriParams.eltWiseOp)
         mpnpu::unsupported(site, "DataCopy L0C->GM: clipReluPre / eltWiseOp");
+    mpnpu::cube::unit_flag_wait(intriParams.unitFlag, mpnpu::P_M, site, "DataCopy L0C->GM");
     const mpnpu::cube::FixState& f = mpnpu::cube::fix_state();
     const bool nd = intriParams.nz2ndEn;
     mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,

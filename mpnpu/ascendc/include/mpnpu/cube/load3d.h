@@ -167,7 +167,7 @@ inline void img2col_load(const AscendC::LocalTensor<T>& dst, const AscendC::Loca
     // per element of the block: its element index in dst, and its byte address in L1 (-1: padding)
     auto table = std::make_shared<std::vector<std::pair<uint64_t, int64_t>>>();
     table->reserve(rows * cols);
-    uint64_t lo = UINT64_MAX, hi = 0, dst_elems = 0;
+    uint64_t lo = UINT64_MAX, hi = 0, dst_end = 0;  // (dst_end: one past the last element written)
     for (uint64_t r = 0; r < rows; ++r)
         for (uint64_t c = 0; c < cols; ++c) {
             const uint64_t m = g.m_start + (by_rows ? (r / m16) * rs.repeat_stride * 16 + r % m16 : r);
@@ -187,14 +187,12 @@ inline void img2col_load(const AscendC::LocalTensor<T>& dst, const AscendC::Loca
             if (to_b) {  // Zn of X: C0 x 16 fractals, fractal (r / C0, c / 16), column-major inside
                 const uint64_t n1 = ceil_div(cols, 16);
                 at_dst = ((r / C0 * n1 + c / 16) * 16 + c % 16) * C0 + r % C0;
-                dst_elems = rows * n1 * 16;
             } else if (!g.transpose) {  // Zz of X: 16 x C0 fractals, row-major inside
                 at_dst = ((r / 16 * (cols / C0) + c / C0) * 16 + r % 16) * C0 + c % C0;
-                dst_elems = rows * cols;
             } else {  // Zz of X^T (cols x rows): element (c, r)
                 at_dst = ((c / 16 * (rows / C0) + r / C0) * 16 + c % 16) * C0 + r % C0;
-                dst_elems = ceil_div(cols, 16) * 16 * rows;
             }
+            dst_end = at_dst + 1 > dst_end ? at_dst + 1 : dst_end;
             table->emplace_back(at_dst, addr);
         }
     if (hi > lo) {
@@ -202,7 +200,7 @@ inline void img2col_load(const AscendC::LocalTensor<T>& dst, const AscendC::Loca
         const uint64_t from = lo > l1_base ? lo - l1_base : 0;
         if (hi > l1_base) src.mpnpu_touch_bytes('R', P_MTE1, from, hi - l1_base, site, what);
     }
-    dst.mpnpu_touch_bytes('W', P_MTE1, 0, dst_elems * sizeof(T), site, what);
+    dst.mpnpu_touch_bytes('W', P_MTE1, 0, dst_end * sizeof(T), site, what);
     const uint8_t* l1 = reinterpret_cast<const uint8_t*>(src.mpnpu_addr()) - l1_base;
     T* d = dst.mpnpu_addr();
     core().pipes.run(P_MTE1, [=] {  // the block moves when PIPE_MTE1 gets to it
