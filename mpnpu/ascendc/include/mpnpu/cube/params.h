@@ -128,6 +128,9 @@ struct LoadDataRepeatParam {
     uint8_t repeatTime = 1;
     uint8_t repeatMode = 0;
     uint16_t dstStride = 0;
+    LoadDataRepeatParam() = default;
+    LoadDataRepeatParam(uint16_t repeatStrideIn, uint8_t repeatTimeIn, uint8_t repeatModeIn, uint16_t dstStrideIn = 0)
+        : repeatStride(repeatStrideIn), repeatTime(repeatTimeIn), repeatMode(repeatModeIn), dstStride(dstStrideIn) {}
 };
 
 // The img2col load of a feature map held in L1 as NC1HWC0 (c1 blocks of l1H x l1W x C0, C0 = 32
