@@ -59,6 +59,22 @@ inline void check_aligned(uint64_t offset, uint64_t align, const Site& site, con
                   (unsigned long long)align, (unsigned long long)offset);
 }
 
+// An L1 -> L0 load's operands: the destination in L0A or L0B, 512-byte aligned; the source (when
+// given) in L1, 32-byte aligned.
+template <typename T>
+inline void check_l0_load(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>* src, const Site& site,
+                          const char* what) {
+    if (src) {
+        check_memory(*src, MPNPU_MEM_L1, site, what, "the source");
+        check_aligned(src->mpnpu_offset(), BLOCK_BYTES, site, what, "the L1 source");
+    }
+    const int mem = dst.mpnpu_mem();
+    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
+        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what,
+                  mem_name(mem));
+    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
+}
+
 template <typename T>
 inline T from_f(float f) {
     if constexpr (std::is_integral_v<T>) return static_cast<T>(f);
@@ -163,16 +179,12 @@ inline void load_2d(const AscendC::LocalTensor<T>& dst, const uint8_t* src, uint
                     const AscendC::LocalTensor<T>* local_src, const AscendC::GlobalTensor<T>* gm_src) {
     at(site);
     if (p.repeatTimes == 0) return;
-    int mem = dst.mpnpu_mem();
-    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
-        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what,
-                  mem_name(mem));
+    check_l0_load(dst, static_cast<const AscendC::LocalTensor<T>*>(nullptr), site, what);
     if (p.ifTranspose && sizeof(T) != 2)
         api_error(site, "%s: ifTranspose needs 16-bit elements (this tensor's are %zu bytes)", what, sizeof(T));
     if (p.ifTranspose && gm_src)
         api_error(site, "%s: only loads from L1 can transpose", what);
     if (p.addrMode != 0) unsupported(site, "%s: addrMode %u (mpnpu has the increasing mode 0)", what, unsigned(p.addrMode));
-    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
     uint64_t first = uint64_t(p.startIndex), lastf = first + uint64_t(p.repeatTimes - 1) * p.srcStride;
     uint64_t dst_end = (uint64_t(p.repeatTimes - 1) * (1 + uint64_t(p.dstGap)) + 1) * FRACTAL_BYTES;
     MpnpuEvent* rec = nullptr;
@@ -245,12 +257,7 @@ inline void load_2d_transpose(const AscendC::LocalTensor<T>& dst, const AscendC:
                   "int32_t, uint32_t) elements");
     const char* what = "LoadDataWithTranspose L1->L0";
     at(site);
-    check_memory(src, MPNPU_MEM_L1, site, what, "the source");
-    check_aligned(src.mpnpu_offset(), BLOCK_BYTES, site, what, "the L1 source");
-    int mem = dst.mpnpu_mem();
-    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
-        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what, mem_name(mem));
-    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
+    check_l0_load(dst, &src, site, what);
     if (p.addrMode != 0) unsupported(site, "%s: addrMode %u (mpnpu has the increasing mode 0)", what, unsigned(p.addrMode));
     if (p.repeatTimes == 0) return;  // a NOP, as documented
     constexpr uint64_t frac_per_square = sizeof(T) == 2 ? 1 : 2;  // (8-bit: 32 x 32, 32-bit: 16 x 16)

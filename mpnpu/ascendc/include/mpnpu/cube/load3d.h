@@ -107,14 +107,8 @@ inline void img2col_load(const AscendC::LocalTensor<T>& dst, const AscendC::Loca
     static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
                   "LoadData (img2col): 8-, 16- or 32-bit elements");
     at(site);
-    check_memory(src, MPNPU_MEM_L1, site, what, "the source (the feature map)");
-    check_aligned(src.mpnpu_offset(), BLOCK_BYTES, site, what, "the L1 source");
-    const int mem = dst.mpnpu_mem();
-    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
-        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what,
-                  mem_name(mem));
-    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
-    const bool to_b = mem == MPNPU_MEM_L0B;
+    check_l0_load(dst, &src, site, what);
+    const bool to_b = dst.mpnpu_mem() == MPNPU_MEM_L0B;
     if (sizeof(T) == 1 && to_b)
         api_error(site, "%s: L1 -> L0B does not take 8-bit elements on this chip class", what);
     if (sizeof(T) == 1 && g.transpose)
@@ -223,13 +217,7 @@ inline void load_2d_v2(const AscendC::LocalTensor<T>& dst, const AscendC::LocalT
                        const AscendC::LoadData2DParamsV2& p, const Site& site) {
     const char* what = "LoadData L1->L0 (LoadData2DParamsV2)";
     at(site);
-    check_memory(src, MPNPU_MEM_L1, site, what, "the source");
-    check_aligned(src.mpnpu_offset(), BLOCK_BYTES, site, what, "the L1 source");
-    const int mem = dst.mpnpu_mem();
-    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
-        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what,
-                  mem_name(mem));
-    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
+    check_l0_load(dst, &src, site, what);
     if (p.mStep > 255 || p.kStep > 255)
         api_error(site, "%s: mStep (%u) and kStep (%u) must be at most 255", what, unsigned(p.mStep), unsigned(p.kStep));
     if (p.srcStride < 0) api_error(site, "%s: srcStride (%d) must not be negative", what, int(p.srcStride));
