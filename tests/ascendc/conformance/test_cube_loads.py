@@ -77,11 +77,14 @@ def source(dtype: str, n: int, seed: int) -> np.ndarray:
     return rng.integers(-1000, 1000, n).astype(dtype)  # exact in half
 
 
-def check_img2col(kernels, dtype: str, g: Img2col, to_l0b: bool, op: int = 0, n_dst: int = 8192, seed: int = 0):
+def check_img2col(kernels, dtype: str, g: Img2col, to_l0b: bool, op: int = 0, n_dst: int = 8192, seed: int = 0,
+                  right: int = 0):
     c0 = 32 // np.dtype(dtype).itemsize
     n_src = g.channels // c0 * g.l1h * g.l1w * c0
     src = source(dtype, n_src, seed)
-    out, _ = launch(kernels, op, src, g_params(g, int(to_l0b), n_src, n_dst))
+    p = g_params(g, int(to_l0b), n_src, n_dst)
+    p[28] = right
+    out, _ = launch(kernels, op, src, p)
     ref = img2col_load(src, np.full(n_dst, SENTINEL, dtype=src.dtype), g, to_l0b)
     np.testing.assert_array_equal(out, ref)
     assert (out != SENTINEL).sum() > 0
@@ -146,10 +149,11 @@ def test_boundary_wraps_reads_to_the_start_of_l1(kernels) -> None:
 
 @pytest.mark.parametrize("op", [1, 2], ids=["IsResetLoad3dConfig-false", "V2Pro"])
 @pytest.mark.parametrize("to_l0b", [False, True], ids=["L0A", "L0B"])
-def test_registers_give_the_map_and_padding(kernels, op, to_l0b) -> None:
+@pytest.mark.parametrize("right", [0, 1], ids=["left", "right"])
+def test_registers_give_the_map_and_padding(kernels, op, to_l0b, right) -> None:
     ch, ks, ke = CASES["float16"]
     g = Img2col(channels=ch, k_ext=ke, m_ext=16, k_start=ks, **GEOMETRY)
-    check_img2col(kernels, "float16", g, to_l0b=to_l0b, op=op, seed=7)
+    check_img2col(kernels, "float16", g, to_l0b=to_l0b, op=op, seed=7, right=right)
 
 
 @pytest.mark.parametrize("to_l0b", [0, 1], ids=["L0A", "L0B"])

@@ -14,7 +14,8 @@
 // 14 enTranspose, 15-18 padList, 19 padValue, 20 repeatTime, 21 repeatStride, 22 repeatMode,
 // 23 boundary (bytes); op 3: 1 startIndex, 2 repeatTimes, 3 srcStride, 4 dstGap, 5 dstFracGap;
 // op 4: 1 mStartPosition, 2 kStartPosition, 3 mStep, 4 kStep, 5 srcStride, 6 dstStride, 7 ifTranspose;
-// all: 24 source elements, 25 destination elements, 26 the source's element offset in L1, 27 sentinel.
+// all: 24 source elements, 25 destination elements, 26 the source's element offset in L1, 27 sentinel;
+// op 1, 2: 28 the feature map in the right register (fMatrixCtrl true).
 // dtype: 0 half, 1 float, 2 int8_t.
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -43,6 +44,20 @@ static LoadData3DParamsV2<T> v2_params(const GlobalTensor<int32_t>& p) {
     return q;
 }
 
+// The feature map into the register p[28] names (0 left, 1 right; the other one gets a 1 x 1 map),
+// the padding value into its register.
+template <typename T>
+static void set_registers(const GlobalTensor<int32_t>& p) {
+    uint8_t pads[PAD_SIZE];
+    for (int i = 0; i < 4; ++i) pads[i] = uint8_t(p.GetValue(15 + i));
+    const uint8_t none[PAD_SIZE] = {0, 0, 0, 0};
+    const bool right = p.GetValue(28) != 0;
+    const FmatrixMode mine = right ? FmatrixMode::FMATRIX_RIGHT : FmatrixMode::FMATRIX_LEFT;
+    SetFmatrix(1, 1, none, right ? FmatrixMode::FMATRIX_LEFT : FmatrixMode::FMATRIX_RIGHT);
+    SetFmatrix(uint16_t(p.GetValue(1)), uint16_t(p.GetValue(2)), pads, mine);  // SET_FMATRIX
+    SetLoadDataPaddingValue(T(p.GetValue(19)));
+}
+
 template <typename T>
 static void load(const LocalTensor<T>& dst, const LocalTensor<T>& src, const GlobalTensor<int32_t>& p, uint32_t op) {
     if (op <= 2) {
@@ -52,22 +67,18 @@ static void load(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Glo
     if (op == 0) {
         LoadData(dst, src, v2_params<T>(p));  // LOAD_V2
     } else if (op == 1) {
-        uint8_t pads[PAD_SIZE];
-        for (int i = 0; i < 4; ++i) pads[i] = uint8_t(p.GetValue(15 + i));
-        SetFmatrix(uint16_t(p.GetValue(1)), uint16_t(p.GetValue(2)), pads, FmatrixMode::FMATRIX_LEFT);  // SET_FMATRIX
-        SetLoadDataPaddingValue(T(p.GetValue(19)));
+        set_registers<T>(p);
         LoadData3DParamsV2<T> q = v2_params<T>(p);
         q.l1H = 1;  // (what the params say is not used: the registers are)
         q.l1W = 1;
         q.padList[0] = 9;
         q.padValue = T(0);
+        q.fMatrixCtrl = p.GetValue(28) != 0;
         LoadData<T, FROM_REGISTERS>(dst, src, q);  // LOAD_V2_REGISTERS
     } else if (op == 2) {
-        uint8_t pads[PAD_SIZE];
-        for (int i = 0; i < 4; ++i) pads[i] = uint8_t(p.GetValue(15 + i));
-        SetFmatrix(uint16_t(p.GetValue(1)), uint16_t(p.GetValue(2)), pads, FmatrixMode::FMATRIX_LEFT);
-        SetLoadDataPaddingValue(T(p.GetValue(19)));
+        set_registers<T>(p);
         LoadData3DParamsV2Pro q;
+        q.fMatrixCtrl = p.GetValue(28) != 0;
         q.channelSize = uint16_t(p.GetValue(3));
         q.enTranspose = p.GetValue(14) != 0;
         q.extConfig = (uint64_t(uint16_t(p.GetValue(7))) << 48) | (uint64_t(uint16_t(p.GetValue(6))) << 32) |

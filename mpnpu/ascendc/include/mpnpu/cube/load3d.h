@@ -41,10 +41,13 @@ namespace mpnpu {
 namespace cube {
 
 // The registers of the img2col load (one set per core process, as per core on the chip).
-struct Load3dState {
+struct Fmatrix {
     uint16_t l1h = 0;
     uint16_t l1w = 0;
     uint8_t pad[4] = {0, 0, 0, 0};
+};
+struct Load3dState {
+    Fmatrix fm[2];  // the left (FMATRIX_LEFT, fMatrixCtrl false) and right feature-map registers
     uint64_t pad_bits = 0;  // the padding value as set, its size, and as a number
     uint32_t pad_size = 0;
     double pad_number = 0;
@@ -205,9 +208,16 @@ inline void img2col_load(const AscendC::LocalTensor<T>& dst, const AscendC::Loca
     });
 }
 
-inline void check_filter_fields(const Site& site, const char* what, bool small_k, bool right) {
+inline void check_small_k(const Site& site, const char* what, bool small_k) {
     if (small_k) api_error(site, "%s: enSmallK (the small-k feature is no longer supported)", what);
-    if (right) api_error(site, "%s: fMatrixCtrl must be false (this chip class reads the left feature-map register)", what);
+}
+
+// The feature map of the register a load names (fMatrixCtrl: the right one) into its shape.
+inline void from_register(Img2colShape& g, bool right) {
+    const Fmatrix& f = load3d_state().fm[right ? 1 : 0];
+    g.l1h = f.l1h;
+    g.l1w = f.l1w;
+    for (int i = 0; i < 4; ++i) g.pad[i] = f.pad[i];
 }
 
 // -- LoadData2DParamsV2: a block of fractals ---------------------------------------------------------------
@@ -258,18 +268,16 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     static_assert(std::is_same_v<T, U>, "LoadData (img2col): padValue's type must be the tensors' element type");
     const char* what = "LoadData L1->L0 (img2col, LoadData3DParamsV2)";
     const LoadData3DParamsV2<U>& p = loadDataParams;
-    mpnpu::cube::check_filter_fields(site, what, p.enSmallK, p.fMatrixCtrl);
-    mpnpu::cube::Load3dState& s = mpnpu::cube::load3d_state();
+    mpnpu::cube::check_small_k(site, what, p.enSmallK);
     if (defaultConfig.isSetFMatrix) {
-        s.l1h = p.l1H;
-        s.l1w = p.l1W;
-        for (int i = 0; i < 4; ++i) s.pad[i] = p.padList[i];
+        mpnpu::cube::Fmatrix& f = mpnpu::cube::load3d_state().fm[p.fMatrixCtrl ? 1 : 0];
+        f.l1h = p.l1H;
+        f.l1w = p.l1W;
+        for (int i = 0; i < 4; ++i) f.pad[i] = p.padList[i];
     }
     if (defaultConfig.isSetPadding) mpnpu::cube::set_padding<T>(p.padValue);
     mpnpu::cube::Img2colShape g{};
-    g.l1h = s.l1h;
-    g.l1w = s.l1w;
-    for (int i = 0; i < 4; ++i) g.pad[i] = s.pad[i];
+    mpnpu::cube::from_register(g, p.fMatrixCtrl);
     g.channels = p.channelSize;
     g.k_ext = p.kExtension;
     g.m_ext = p.mExtension;
@@ -291,12 +299,9 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
                      MPNPU_SITE) {
     const char* what = "LoadData L1->L0 (img2col, LoadData3DParamsV2Pro)";
     const LoadData3DParamsV2Pro& p = loadDataParams;
-    mpnpu::cube::check_filter_fields(site, what, p.enSmallK, p.fMatrixCtrl);
-    const mpnpu::cube::Load3dState& s = mpnpu::cube::load3d_state();
+    mpnpu::cube::check_small_k(site, what, p.enSmallK);
     mpnpu::cube::Img2colShape g{};
-    g.l1h = s.l1h;
-    g.l1w = s.l1w;
-    for (int i = 0; i < 4; ++i) g.pad[i] = s.pad[i];
+    mpnpu::cube::from_register(g, p.fMatrixCtrl);
     g.channels = p.channelSize;
     const uint64_t e = p.extConfig, f = p.filterConfig;
     g.k_ext = uint32_t(e & 0xFFFF);
@@ -313,18 +318,19 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     mpnpu::cube::img2col_load(dst, src, g, mpnpu::cube::padding_as<T>(), site, what);
 }
 
-// The feature-map register: l1H x l1W positions, padList = {left, right, top, bottom}.
+// A feature-map register (FMATRIX_LEFT or FMATRIX_RIGHT; a load's fMatrixCtrl picks one): l1H x l1W
+// positions, padList = {left, right, top, bottom}.
 inline void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], const FmatrixMode& fmatrixMode,
                        MPNPU_SITE) {
     mpnpu::at(site);
-    if (fmatrixMode != FmatrixMode::FMATRIX_LEFT)
-        mpnpu::api_error(site, "SetFmatrix: fmatrixMode must be FMATRIX_LEFT (the one register this chip class has)");
+    if (fmatrixMode != FmatrixMode::FMATRIX_LEFT && fmatrixMode != FmatrixMode::FMATRIX_RIGHT)
+        mpnpu::api_error(site, "SetFmatrix: fmatrixMode %u (FMATRIX_LEFT or FMATRIX_RIGHT)", unsigned(fmatrixMode));
     if (l1H == 0 || l1W == 0 || l1H > 32767 || l1W > 32767)
         mpnpu::api_error(site, "SetFmatrix: l1H (%u) and l1W (%u) must be in [1, 32767]", unsigned(l1H), unsigned(l1W));
-    mpnpu::cube::Load3dState& s = mpnpu::cube::load3d_state();
-    s.l1h = l1H;
-    s.l1w = l1W;
-    for (int i = 0; i < 4; ++i) s.pad[i] = padList[i];
+    mpnpu::cube::Fmatrix& f = mpnpu::cube::load3d_state().fm[fmatrixMode == FmatrixMode::FMATRIX_RIGHT ? 1 : 0];
+    f.l1h = l1H;
+    f.l1w = l1W;
+    for (int i = 0; i < 4; ++i) f.pad[i] = padList[i];
 }
 
 template <typename T>
