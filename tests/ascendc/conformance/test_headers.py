@@ -183,7 +183,8 @@ void cube_loads(LocalTensor<half>& l0b, LocalTensor<half>& l1, LocalTensor<float
     SetLoadDataRepeat({0, 1, 0});
     SetLoadDataBoundary(0);
     SetLoadDataPaddingValue<half>(half(0));
-    LoadData<half, CONFIG>(l0b, l1, {pads, 1, w, 32, 32, BLOCK_CUBE, kStart, 0, 1, 1, 1, 1, 1, 1, true, false, 0, 0, 0, 1});
+    LoadData<half, CONFIG>(l0b, l1,
+                           {pads, 1, w, 32, 32, BLOCK_CUBE, kStart, 0, 1, 1, 1, 1, 1, 1, true, false, 0, 0, 0, 1});
     LoadData(l0b, l1, LoadData3DParamsV2Pro(32, false, false, false, false, false, (uint64_t(16) << 16) | 32,
                                             0X10101010101));
     SetFixPipeConfig<float>(l0c, true);
