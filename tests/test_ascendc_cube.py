@@ -72,7 +72,7 @@ def _close(out, ref, rel=1e-5):
 
 # -- the instructions ---------------------------------------------------------------------------------------
 
-TRANS_A, TRANS_B, ACC, BIAS, RELU, ATOMIC, NZ = 1, 2, 4, 8, 16, 32, 64
+TRANS_A, TRANS_B, ACC, BIAS, RELU, ATOMIC, NZ, UNIT = 1, 2, 4, 8, 16, 32, 64, 128
 TYPES = {("float16", "float32"): 0, (BF16, "float32"): 1, ("float32", "float32"): 2, ("float16", "float16"): 3,
          (BF16, BF16): 4}
 
@@ -148,6 +148,18 @@ def test_racecheck_sees_the_instructions_pipes(kernels) -> None:
     assert (h.kind, h.tensor, h.first.pipe, h.second.pipe) == ("RAW", "L0C", "PIPE_M", "PIPE_FIX")
     assert h.second.site == f"cube/mmad_basic.cpp:{line_of('cube/mmad_basic.cpp', 'Fixpipe(cGm, c1, fp);')}"
 
+
+def test_unit_flags_order_mmad_and_fixpipe(kernels) -> None:
+    # unitFlag 3 on both: the Fixpipe waits for the Mmad without the M -> FIX flag (no hazard, C right)
+    wait = f"cube/mmad_basic.cpp:{line_of('cube/mmad_basic.cpp', 'WaitFlag<HardEvent::M_FIX>(EVENT_ID0);')}"
+    a, b = np.ones((64, 32), np.float16), np.ones((32, 48), np.float16)
+    with device(1, kernel_type=KernelType.AIC) as dev:
+        c = dev.to_device("c", np.zeros(64 * 48, np.float32))
+        r = dev.launch_with(LaunchOptions(trace=True, drop_syncs=(wait,)), kernels["basic"], dev.to_device("a", a),
+                            dev.to_device("b", b), dev.to_device("bias", np.zeros(48, np.float32)), c, 64, 48, 32,
+                            UNIT, 0)
+        np.testing.assert_array_equal(dev.to_host(c).reshape(64, 48), np.full((64, 48), 32, np.float32))
+    assert analyze(r.trace) == []
 
 # -- MatmulImpl on the cube cores of a mix 1:2 kernel ---------------------------------------------------------
 

@@ -28,5 +28,6 @@
 #include "mpnpu/select_bytes_mask.h"
 #include "mpnpu/datatype.h"
 #include "mpnpu/debug.h"
+#include "mpnpu/dump.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

@@ -172,8 +172,24 @@ SMALL_NAMES = r"""
 #include "kernel_operator_intf.h"
 #include "kernel_common.h"
 #include "impl/dav_c220/kernel_operator_reg_others_impl.h"
+#include "kernel_operator_dump_tensor_intf.h"
 #include "securec.h"
 using namespace AscendC;
+// the cube loads as kernels spell them: braced params and registers, a config template argument
+void cube_loads(LocalTensor<half>& l0b, LocalTensor<half>& l1, LocalTensor<float>& l0c, uint16_t w, uint16_t kStart) {
+    static constexpr IsResetLoad3dConfig CONFIG = {false, true};
+    const uint8_t pads[PAD_SIZE] = {0, 0, 0, 0};
+    SetFmatrix(1, w, pads, FmatrixMode::FMATRIX_RIGHT);
+    SetLoadDataRepeat({0, 1, 0});
+    SetLoadDataBoundary(0);
+    SetLoadDataPaddingValue<half>(half(0));
+    LoadData<half, CONFIG>(l0b, l1,
+                           {pads, 1, w, 32, 32, BLOCK_CUBE, kStart, 0, 1, 1, 1, 1, 1, 1, true, false, 0, 0, 0, 1});
+    LoadData(l0b, l1, LoadData3DParamsV2Pro(32, false, false, false, false, false, (uint64_t(16) << 16) | 32,
+                                            0X10101010101));
+    SetFixPipeConfig<float>(l0c, true);
+    DumpTensor(l0c, 1, 16);
+}
 static_assert(DT_FLOAT == 0 && DT_INT4 == 29 && ge::DT_FLOAT4_E1M2 == 41 && DT_MAX == 42, "documented values");
 static_assert(ONE_BLK_FLOAT_NUM == 8, "floats in a block");
 static_assert(B32_BYTE_SIZE == 4 && B32_DATA_NUM_PER_BLOCK == 8 && B32_DATA_NUM_PER_REPEAT == 64 &&

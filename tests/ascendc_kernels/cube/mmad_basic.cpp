@@ -2,7 +2,7 @@
 // (LoadData, with fractal transposes where the layout needs them), Mmad (plain, accumulating, with
 // a bias from the bias table) and Fixpipe to GM (ND or NZ out, converted, ReLU, atomic add).
 // flags: 1 A is given transposed ([k, m]), 2 B is given transposed ([n, k]), 4 accumulate a second
-// A x B, 8 bias, 16 ReLU, 32 atomic add into C, 64 NZ output. types: 0 half -> float, 1 bfloat16_t
+// A x B, 8 bias, 16 ReLU, 32 atomic add into C, 64 NZ output, 128 unitFlag 3 on Mmad and Fixpipe. types: 0 half -> float, 1 bfloat16_t
 // -> float, 2 float -> float, 3 half -> half, 4 bfloat16_t -> bfloat16_t (A and B -> C).
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -77,6 +77,8 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t m, uint3
     WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
 
     MmadParams p(static_cast<uint16_t>(m), static_cast<uint16_t>(n), static_cast<uint16_t>(k));
+    const uint8_t unit = (flags & 128) ? 3 : 0;
+    p.unitFlag = unit;
     if (useBias) Mmad(c1, a2, b2, bias2, p);
     else Mmad(c1, a2, b2, p);
     if (acc) {
@@ -89,6 +91,7 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t m, uint3
 
     FixpipeParamsV220 fp(uint16_t(n), uint16_t(m), uint16_t(mp), n, relu);
     fp.quantPre = quant_for<O>();
+    fp.unitFlag = unit;
     if (atomic) SetAtomicAdd<O>();
     if (nz) {
         fp.dstStride = mp * 16 * sizeof(O) / 32;

@@ -6,5 +6,6 @@
 #include "cube/params.h"
 #include "cube/gemm.h"
 #include "cube/basic.h"
+#include "cube/load3d.h"
 
 #endif  // MPNPU_CUBE_H

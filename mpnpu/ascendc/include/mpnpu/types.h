@@ -234,6 +234,15 @@ struct ShapeInfo {
     uint8_t originalShapeDim = 0;
     uint32_t shape[8] = {};
     uint32_t originalShape[8] = {};
+    ShapeInfo() = default;
+    ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[]) : ShapeInfo(inputShapeDim, inputShape, 0, nullptr) {}
+    ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[], uint8_t inputOriginalShapeDim,
+              const uint32_t inputOriginalShape[])
+        : shapeDim(inputShapeDim > 8 ? 8 : inputShapeDim),
+          originalShapeDim(inputOriginalShapeDim > 8 ? 8 : inputOriginalShapeDim) {
+        for (uint8_t i = 0; i < shapeDim; ++i) shape[i] = inputShape[i];
+        for (uint8_t i = 0; i < originalShapeDim; ++i) originalShape[i] = inputOriginalShape[i];
+    }
 };
 
 }  // namespace AscendC

@@ -26,8 +26,10 @@
 
 #include "../data_copy.h"
 #include "../native/rt.h"
+#include "../sync.h"
 #include "../tensor.h"
 #include "../types.h"
+#include "../utils.h"
 #include "gemm.h"
 #include "params.h"
 
@@ -57,6 +59,22 @@ inline void check_aligned(uint64_t offset, uint64_t align, const Site& site, con
                   (unsigned long long)align, (unsigned long long)offset);
 }
 
+// An L1 -> L0 load's operands: the destination in L0A or L0B, 512-byte aligned; the source (when
+// given) in L1, 32-byte aligned.
+template <typename T>
+inline void check_l0_load(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>* src, const Site& site,
+                          const char* what) {
+    if (src) {
+        check_memory(*src, MPNPU_MEM_L1, site, what, "the source");
+        check_aligned(src->mpnpu_offset(), BLOCK_BYTES, site, what, "the L1 source");
+    }
+    const int mem = dst.mpnpu_mem();
+    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
+        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what,
+                  mem_name(mem));
+    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
+}
+
 template <typename T>
 inline T from_f(float f) {
     if constexpr (std::is_integral_v<T>) return static_cast<T>(f);
@@ -75,10 +93,22 @@ struct FixState {
     uint16_t src_nd_stride = 0;
     uint16_t dst_nd_stride = 0;
     uint64_t pre_quant = 0;
+    const uint64_t* quant_table = nullptr;  // SetFixPipeConfig's quantPre tensor (in the fixpipe buffer)
 };
 inline FixState& fix_state() {
     static FixState s;
     return s;
+}
+
+// The unit flags of L0C (unitFlag 2 or 3 on both Mmad and Fixpipe): a Mmad waits until the fixpipe has
+// drained what it queued, a Fixpipe until the matrix unit has finished; mpnpu orders them as a barrier
+// of the other pipe at the instruction (recorded as one, so racecheck sees the order the flags give).
+inline void unit_flag_wait(uint8_t unit_flag, uint8_t other_pipe, const Site& site, const char* what) {
+    if (unit_flag == 0) return;
+    if (unit_flag == 1) api_error(site, "%s: unitFlag 1 (0: off, 2: keep the units marked, 3: reset them)", what);
+    if (unit_flag > 3) api_error(site, "%s: unitFlag %u (0, 2 or 3)", what, unsigned(unit_flag));
+    core().pipes.barrier(other_pipe);
+    pipe_sync_record('b', other_pipe, -1, 0, site);
 }
 
 // -- GM (or UB) -> local, ND -> NZ -------------------------------------------------------------------
@@ -149,16 +179,12 @@ inline void load_2d(const AscendC::LocalTensor<T>& dst, const uint8_t* src, uint
                     const AscendC::LocalTensor<T>* local_src, const AscendC::GlobalTensor<T>* gm_src) {
     at(site);
     if (p.repeatTimes == 0) return;
-    int mem = dst.mpnpu_mem();
-    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
-        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what,
-                  mem_name(mem));
+    check_l0_load(dst, static_cast<const AscendC::LocalTensor<T>*>(nullptr), site, what);
     if (p.ifTranspose && sizeof(T) != 2)
         api_error(site, "%s: ifTranspose needs 16-bit elements (this tensor's are %zu bytes)", what, sizeof(T));
     if (p.ifTranspose && gm_src)
         api_error(site, "%s: only loads from L1 can transpose", what);
     if (p.addrMode != 0) unsupported(site, "%s: addrMode %u (mpnpu has the increasing mode 0)", what, unsigned(p.addrMode));
-    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
     uint64_t first = uint64_t(p.startIndex), lastf = first + uint64_t(p.repeatTimes - 1) * p.srcStride;
     uint64_t dst_end = (uint64_t(p.repeatTimes - 1) * (1 + uint64_t(p.dstGap)) + 1) * FRACTAL_BYTES;
     MpnpuEvent* rec = nullptr;
@@ -212,23 +238,29 @@ inline void transpose_square32(uint8_t* out0, uint8_t* out1, const uint8_t* left
     std::memcpy(out1, t1, sizeof t1);
 }
 
+// A 32 x 32 square of 8-bit elements, held as two stacked 16 x 32 fractals (rows 0-15, 16-31),
+// transposed and split the same way: out0 gets rows 0-15 of the transpose, out1 rows 16-31.
+inline void transpose_square8(uint8_t* out0, uint8_t* out1, const uint8_t* sq) {
+    uint8_t t[32 * 32];
+    for (int i = 0; i < 32; ++i)
+        for (int j = 0; j < 32; ++j) t[i * 32 + j] = sq[j * 32 + i];
+    std::memcpy(out0, t, 512);
+    std::memcpy(out1, t + 512, 512);
+}
+
 template <typename T>
 inline void load_2d_transpose(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
                               const AscendC::LoadData2dTransposeParams& p, const Site& site) {
-    static_assert(sizeof(T) == 2 || sizeof(T) == 4,
-                  "LoadDataWithTranspose: mpnpu transposes 16-bit (half, bfloat16_t) and 32-bit (float, int32_t, "
-                  "uint32_t) elements; the 8-bit and 4-bit squares are not implemented");
+    static_assert(!std::is_same_v<T, int4b_t>, "LoadDataWithTranspose: mpnpu does not transpose int4b_t squares");
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                  "LoadDataWithTranspose: 8-bit (int8_t, uint8_t), 16-bit (half, bfloat16_t) or 32-bit (float, "
+                  "int32_t, uint32_t) elements");
     const char* what = "LoadDataWithTranspose L1->L0";
     at(site);
-    check_memory(src, MPNPU_MEM_L1, site, what, "the source");
-    check_aligned(src.mpnpu_offset(), BLOCK_BYTES, site, what, "the L1 source");
-    int mem = dst.mpnpu_mem();
-    if (mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
-        api_error(site, "%s: the destination must be in L0A (A2) or L0B (B2), this tensor is in %s", what, mem_name(mem));
-    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0 destination");
+    check_l0_load(dst, &src, site, what);
     if (p.addrMode != 0) unsupported(site, "%s: addrMode %u (mpnpu has the increasing mode 0)", what, unsigned(p.addrMode));
     if (p.repeatTimes == 0) return;  // a NOP, as documented
-    constexpr uint64_t frac_per_square = sizeof(T) == 2 ? 1 : 2;
+    constexpr uint64_t frac_per_square = sizeof(T) == 2 ? 1 : 2;  // (8-bit: 32 x 32, 32-bit: 16 x 16)
     constexpr uint64_t square = frac_per_square * FRACTAL_BYTES;
     const uint64_t n = p.repeatTimes, first = p.startIndex, last = first + (n - 1) * p.srcStride;
     const uint64_t step = (1 + uint64_t(p.dstGap)) * FRACTAL_BYTES;  // a repeat's first fractal to the next one's
@@ -243,7 +275,8 @@ inline void load_2d_transpose(const AscendC::LocalTensor<T>& dst, const AscendC:
         for (uint64_t i = 0; i < n; ++i) {
             const uint8_t* q = s + (first + i * stride) * square;
             uint8_t* o = d + i * step;
-            if constexpr (frac_per_square == 1) transpose_fractal16(o, q);
+            if constexpr (sizeof(T) == 2) transpose_fractal16(o, q);
+            else if constexpr (sizeof(T) == 1) transpose_square8(o, o + second, q);
             else transpose_square32(o, o + second, q, q + FRACTAL_BYTES);
         }
     });
@@ -269,6 +302,7 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
     const char* what = "Mmad";
     at(site);
     if (p.m == 0 || p.n == 0 || p.k == 0) return;  // a NOP, as documented
+    unit_flag_wait(p.unitFlag, P_FIX, site, what);
     check_memory(dst, MPNPU_MEM_L0C, site, what, "the result (dst)");
     check_memory(fm, MPNPU_MEM_L0A, site, what, "the left matrix (fm)");
     check_memory(filter, MPNPU_MEM_L0B, site, what, "the right matrix (filter)");
@@ -468,9 +502,9 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
                          site, what, &src, static_cast<const GlobalTensor<T>*>(nullptr));
 }
 
-// L1 -> L0A / L0B (PIPE_MTE1) transposing squares: a 16 x 16 fractal of 16-bit elements, or two
+// L1 -> L0A / L0B (PIPE_MTE1) transposing squares: a 16 x 16 fractal of 16-bit elements, two
 // side-by-side 16 x 8 fractals of 32-bit ones (the way float B reaches L0B's Zn from an L1 laid out
-// ZZ); see LoadData2dTransposeParams.
+// ZZ), or two stacked 16 x 32 fractals of 8-bit ones; see LoadData2dTransposeParams.
 template <typename T>
 inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                   const LoadData2dTransposeParams& loadDataParams, MPNPU_SITE) {
@@ -507,6 +541,7 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
                     MPNPU_SITE) {
     static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is not on this chip");
     if (intriParams.isChannelSplit) mpnpu::unsupported(site, "Fixpipe: isChannelSplit");
+    mpnpu::cube::unit_flag_wait(intriParams.unitFlag, mpnpu::P_M, site, "Fixpipe L0C->GM");
     const bool nd = config.format == CO2Layout::ROW_MAJOR;
     mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
                          nd, nd ? intriParams.ndNum : 1u, intriParams.srcNdStride, intriParams.dstNdStride,
@@ -530,6 +565,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src, cons
     if (intriParams.channelSplit) mpnpu::unsupported(site, "DataCopy L0C->GM: channelSplit");
     if (intriParams.clipReluPre || intriParams.eltWiseOp)
         mpnpu::unsupported(site, "DataCopy L0C->GM: clipReluPre / eltWiseOp");
+    mpnpu::cube::unit_flag_wait(intriParams.unitFlag, mpnpu::P_M, site, "DataCopy L0C->GM");
     const mpnpu::cube::FixState& f = mpnpu::cube::fix_state();
     const bool nd = intriParams.nz2ndEn;
     mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
@@ -543,6 +579,37 @@ inline void SetFixpipeNz2ndFlag(uint16_t ndNum, uint16_t srcNdStride, uint16_t d
     f.nd_num = ndNum;
     f.src_nd_stride = srcNdStride;
     f.dst_nd_stride = dstNdStride;
+}
+
+// The fixpipe's quantization table (quantPre, a uint64_t tensor in the fixpipe buffer, C2PIPE2GM),
+// which the per-channel quant modes read; isUnitFlag clears L0C's unit flags (mpnpu keeps none).
+// reluPre is reserved: pass an empty tensor.
+template <typename T>
+inline void SetFixPipeConfig(const LocalTensor<T>& reluPre, const LocalTensor<T>& quantPre, bool isUnitFlag = false,
+                             MPNPU_SITE) {
+    (void)reluPre;
+    (void)isUnitFlag;
+    mpnpu::at(site);
+    static_assert(std::is_same_v<T, uint64_t>, "SetFixPipeConfig: the quant tensor holds uint64_t");
+    mpnpu::cube::check_memory(quantPre, MPNPU_MEM_FB, site, "SetFixPipeConfig", "quantPre");
+    mpnpu::cube::fix_state().quant_table = quantPre.mpnpu_addr();
+}
+
+// One tensor: the quant table (setRelu must be false), or, with isUnitFlag, any L0C tensor, to
+// clear L0C's unit flags.
+template <typename T, bool setRelu = false>
+inline void SetFixPipeConfig(const LocalTensor<T>& preData, bool isUnitFlag = false, MPNPU_SITE) {
+    static_assert(!setRelu, "SetFixPipeConfig: setRelu must be false (the one-tensor form sets the quant table)");
+    mpnpu::at(site);
+    const int mem = preData.mpnpu_mem();
+    if (isUnitFlag && mem == MPNPU_MEM_L0C) return;  // (unit flags: mpnpu keeps none to clear)
+    if (mem != MPNPU_MEM_FB)
+        mpnpu::api_error(site, "SetFixPipeConfig: preData must be in the fixpipe buffer (C2PIPE2GM)%s, this tensor is "
+                               "in %s", isUnitFlag ? " or L0C" : "", mpnpu::mem_name(mem));
+    if (sizeof(T) != sizeof(uint64_t))
+        mpnpu::api_error(site, "SetFixPipeConfig: the quant table holds uint64_t (this tensor's elements are %zu bytes)",
+                         sizeof(T));
+    mpnpu::cube::fix_state().quant_table = reinterpret_cast<const uint64_t*>(preData.mpnpu_addr());
 }
 
 inline void SetFixpipePreQuantFlag(uint64_t config, MPNPU_SITE) {

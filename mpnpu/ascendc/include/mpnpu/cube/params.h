@@ -1,5 +1,6 @@
 // Parameter structs and enumerations of the cube core's instructions: GM -> L1 ND2NZ copies
-// (Nd2NzParams), L1 -> L0A/L0B loads (LoadData2DParams, LoadData2dTransposeParams), the matrix multiply (MmadParams) and
+// (Nd2NzParams), L1 -> L0A/L0B loads (LoadData2DParams, LoadData2dTransposeParams, LoadData2DParamsV2, the img2col
+// LoadData3DParamsV2 / V2Pro and their registers' params), the matrix multiply (MmadParams) and
 // L0C -> GM moves (FixpipeParamsV220, DataCopyCO12DstParams, FixpipeConfig, QuantMode_t).
 //
 // Field names, meanings and positional order follow the documented API (so ``Nd2NzParams{1, m,
@@ -81,6 +82,117 @@ struct LoadData2dTransposeParams {
                               uint16_t dstFracGapIn, uint8_t addrModeIn = 0)
         : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
           dstFracGap(dstFracGapIn), addrMode(addrModeIn) {}
+};
+
+// 2D loads as the Ascend 950 documents them (LoadData with these params): an mStep x kStep block
+// of 512-byte fractals of an M x K matrix held as fractals, starting mStartPosition fractals (of 16
+// rows) down and kStartPosition fractals (of 32 bytes) across; in the source consecutive K fractals
+// are srcStride fractals apart, in the destination dstStride. ifTranspose transposes each fractal.
+struct LoadData2DParamsV2 {
+    uint32_t mStartPosition = 0;
+    uint32_t kStartPosition = 0;
+    uint16_t mStep = 0;
+    uint16_t kStep = 0;
+    int32_t srcStride = 0;
+    uint16_t dstStride = 0;
+    bool ifTranspose = false;
+    uint8_t sid = 0;
+    LoadData2DParamsV2() = default;
+    LoadData2DParamsV2(uint32_t mStartPositionIn, uint32_t kStartPositionIn, uint16_t mStepIn, uint16_t kStepIn,
+                       int32_t srcStrideIn, uint16_t dstStrideIn, bool ifTransposeIn, uint8_t sidIn = 0)
+        : mStartPosition(mStartPositionIn), kStartPosition(kStartPositionIn), mStep(mStepIn), kStep(kStepIn),
+          srcStride(srcStrideIn), dstStride(dstStrideIn), ifTranspose(ifTransposeIn), sid(sidIn) {}
+};
+
+// -- The img2col load (LoadData with LoadData3DParamsV2 / V2Pro) and its state registers -------------------
+
+constexpr uint32_t PAD_SIZE = 4;     // entries of a padList: left, right, top, bottom
+constexpr uint32_t BLOCK_CUBE = 16;  // rows (and 16-bit columns) of a cube fractal
+
+// Which feature-map register SetFmatrix writes and a load reads (this chip class has the left one).
+enum class FmatrixMode : uint8_t { FMATRIX_LEFT = 0, FMATRIX_RIGHT = 1 };
+
+// Whether an img2col load sets the feature-map (l1H, l1W, padList) and padding-value registers from
+// its params (true) or uses what SetFmatrix / SetLoadDataPaddingValue left there (false).
+struct IsResetLoad3dConfig {
+    bool isSetFMatrix = true;
+    bool isSetPadding = true;
+};
+constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
+
+// SetLoadDataRepeat: repeatTime blocks in one img2col load, each repeatStride further down the
+// img2col matrix (repeatMode 0: units of 16 rows) or across it (1: units of 32 bytes of columns).
+// dstStride is the Ascend 950's (this chip class ignores it).
+struct LoadDataRepeatParam {
+    uint16_t repeatStride = 0;
+    uint8_t repeatTime = 1;
+    uint8_t repeatMode = 0;
+    uint16_t dstStride = 0;
+    LoadDataRepeatParam() = default;
+    LoadDataRepeatParam(uint16_t repeatStrideIn, uint8_t repeatTimeIn, uint8_t repeatModeIn, uint16_t dstStrideIn = 0)
+        : repeatStride(repeatStrideIn), repeatTime(repeatTimeIn), repeatMode(repeatModeIn), dstStride(dstStrideIn) {}
+};
+
+// The img2col load of a feature map held in L1 as NC1HWC0 (c1 blocks of l1H x l1W x C0, C0 = 32
+// bytes of channels): the img2col matrix has one row per output position (ho * Wo + wo) and one
+// column per (c1, kh, kw, c0); the load takes mExtension rows from mStartPt and kExtension columns
+// from kStartPt into L0A (Zz; enTranspose: the transpose, Zz) or L0B (Zn of the same matrix).
+template <typename T>
+struct LoadData3DParamsV2 {
+    uint8_t padList[4] = {0, 0, 0, 0};
+    uint16_t l1H = 0;
+    uint16_t l1W = 0;
+    uint16_t channelSize = 0;
+    uint16_t kExtension = 0;
+    uint16_t mExtension = 0;
+    uint16_t kStartPt = 0;
+    uint16_t mStartPt = 0;
+    uint8_t strideW = 1;
+    uint8_t strideH = 1;
+    uint8_t filterW = 1;
+    uint8_t filterH = 1;
+    uint8_t dilationFilterW = 1;
+    uint8_t dilationFilterH = 1;
+    bool enTranspose = false;
+    bool enSmallK = false;
+    T padValue = T(0);
+    bool filterSizeW = false;
+    bool filterSizeH = false;
+    bool fMatrixCtrl = false;
+    LoadData3DParamsV2() = default;
+    LoadData3DParamsV2(const uint8_t padListIn[4], uint16_t l1HIn, uint16_t l1WIn, uint16_t channelSizeIn,
+                       uint16_t kExtensionIn, uint16_t mExtensionIn, uint16_t kStartPtIn, uint16_t mStartPtIn,
+                       uint8_t strideWIn, uint8_t strideHIn, uint8_t filterWIn, uint8_t filterHIn,
+                       uint8_t dilationFilterWIn, uint8_t dilationFilterHIn, bool enTransposeIn, bool enSmallKIn,
+                       T padValueIn, bool filterSizeWIn = false, bool filterSizeHIn = false, bool fMatrixCtrlIn = false)
+        : l1H(l1HIn), l1W(l1WIn), channelSize(channelSizeIn), kExtension(kExtensionIn), mExtension(mExtensionIn),
+          kStartPt(kStartPtIn), mStartPt(mStartPtIn), strideW(strideWIn), strideH(strideHIn), filterW(filterWIn),
+          filterH(filterHIn), dilationFilterW(dilationFilterWIn), dilationFilterH(dilationFilterHIn),
+          enTranspose(enTransposeIn), enSmallK(enSmallKIn), padValue(padValueIn), filterSizeW(filterSizeWIn),
+          filterSizeH(filterSizeHIn), fMatrixCtrl(fMatrixCtrlIn) {
+        for (int i = 0; i < 4; ++i) padList[i] = padListIn[i];
+    }
+};
+
+// The packed form: the feature map and padding value come from SetFmatrix / SetLoadDataPaddingValue;
+// extConfig = mStartPt << 48 | kStartPt << 32 | mExtension << 16 | kExtension, filterConfig =
+// dilationFilterH << 40 | dilationFilterW << 32 | filterH << 24 | filterW << 16 | strideH << 8 | strideW.
+struct LoadData3DParamsV2Pro {
+    uint16_t channelSize = 0;
+    bool enTranspose = false;
+    bool enSmallK = false;
+    bool filterSizeW = false;
+    bool filterSizeH = false;
+    bool fMatrixCtrl = false;
+    uint64_t extConfig = 0;
+    uint64_t filterConfig = 0X10101010101ULL;
+    LoadData3DParamsV2Pro() = default;
+    LoadData3DParamsV2Pro(uint16_t channelSizeIn, bool enTransposeIn, bool enSmallKIn, bool filterSizeWIn,
+                          bool filterSizeHIn, bool fMatrixCtrlIn, uint64_t extConfigIn,
+                          uint64_t filterConfigIn = 0X10101010101ULL)
+        : channelSize(channelSizeIn), enTranspose(enTransposeIn), enSmallK(enSmallKIn), filterSizeW(filterSizeWIn),
+          filterSizeH(filterSizeHIn), fMatrixCtrl(fMatrixCtrlIn), extConfig(extConfigIn),
+          filterConfig(filterConfigIn) {}
 };
 
 // One matrix multiply on L0: C[m, n] (=|+=) A[m, k] x B[k, n]. C starts from zero
