@@ -135,6 +135,40 @@ def test_a_define_set_in_the_branch_for_this_chip_class(tmp_path) -> None:
     assert sample.defines == ["-DNPU_ARCH=2201", "-DSTEP=1"]
 
 
+def test_a_define_from_a_regex_match_of_the_architecture(tmp_path) -> None:
+    """``string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")`` then
+    ``add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})``: the define is the number the regex finds."""
+    defines = ('string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")\n'
+               "add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})\n")
+    _sample(tmp_path, "s", defines=defines)
+    (sample,) = discover(str(tmp_path))
+    assert sample.defines == ["-DASC_ARCHITECTURES=2201"]
+
+
+def test_a_script_lacking_a_python_package_is_reported_as_such_not_as_a_failure(tmp_path) -> None:
+    """A data step that stops on ``ModuleNotFoundError`` makes the sample ``needs-package``, with the
+    package named and how to install it; the run counts it apart and does not fail for it."""
+    from mpnpu.tools.samples.build import SampleBuild
+    from mpnpu.tools.samples.run import Step
+    from mpnpu.tools.samples.suite import SampleResult, SamplesRun, format_table
+
+    _sample(tmp_path, "s")
+    (sample,) = discover(str(tmp_path))
+    tail = ("Traceback (most recent call last):\n  File \"gen_data.py\", line 3, in <module>\n"
+            "ModuleNotFoundError: No module named 'ml_dtypes.sub'\n")
+    built = SampleBuild(ok=True, program="demo", seconds=1.0)  # (a build that worked, without building)
+    result = SampleResult(sample, built, [Step(["/usr/bin/python3", "gen.py"], 1, tail, 0.1)])
+    assert result.needs_module == "ml_dtypes" and result.status == "needs-package"
+    d = result.to_dict()
+    assert "pip install ml-dtypes" in d["reason"] and "'ml_dtypes'" in d["reason"]
+    run = SamplesRun(str(tmp_path), [result])
+    assert run.ok and run.counts()["needs_package"] == 1 and run.counts()["passed"] == 0
+    assert "need the Python package 'ml_dtypes'" in format_table(run)
+    # the program's own failure mentioning a module is not this (only a Python step's)
+    other = SampleResult(sample, built, [Step(["./demo"], 1, tail, 0.1)])
+    assert other.needs_module is None and other.status != "needs-package"
+
+
 def test_discovery_reads_scope_defines_and_recipe(tree) -> None:
     by = {s.name: s for s in discover(str(tree))}
     assert sorted(by) == ["03_basic_api/add_one", "03_basic_api/add_two", "03_basic_api/lacking",

@@ -92,6 +92,25 @@ def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
     return found
 
 
+_REGEX_MATCH = re.compile(r'^\s*string\s*\(\s*REGEX\s+MATCH\s+"([^"]*)"\s+(\w+)\s+"?\$\{(\w+)\}"?\s*\)\s*$',
+                          re.I | re.M)
+
+
+def _regex_matches(text: str, variables: dict[str, str]) -> dict[str, str]:
+    """The ``string(REGEX MATCH "<regex>" OUT "${IN}")`` statements of a CMake file whose input is known
+    (a sample's ``ARCH_NUM`` from ``CMAKE_ASC_ARCHITECTURES``): OUT is the regex's first match in IN."""
+    found: dict[str, str] = {}
+    for pattern, out, source in _REGEX_MATCH.findall(text):
+        if source not in variables:
+            continue
+        try:
+            m = re.search(pattern, variables[source])
+        except re.error:
+            continue
+        found[out] = m.group(0) if m else ""
+    return found
+
+
 def _recipe(readme: str) -> tuple[dict[str, str], list[str], list[str], list[str], str]:
     """From a README: the cmake -D values, the data step, the program's arguments, the verify step and
     the executable's name, from the first shell block that runs the program."""
@@ -164,6 +183,7 @@ def read_sample(tree: str, folder: str) -> Sample | None:
     sample.arch = values.get("CMAKE_ASC_ARCHITECTURES") or cache.get("CMAKE_ASC_ARCHITECTURES", "")
     variables = {**cache, **values}
     variables = {**variables, **{k: v for k, v in _plain_sets(text, variables).items() if k not in variables}}
+    variables = {**variables, **{k: v for k, v in _regex_matches(text, variables).items() if k not in variables}}
     for group in _DEFINITIONS.findall(text):
         for token in group.split():
             if token in ("PRIVATE", "PUBLIC", "INTERFACE", sample.program):
