@@ -108,3 +108,22 @@ def test_misuse_is_an_error_at_the_kernels_line(mode: int, text: str, needle: st
     msg = str(ei.value)
     assert "KernelAPIError" in msg and text in msg, msg
     assert f"block_sync.cpp:{line_of(SRC, needle)}" in msg, msg
+
+
+def test_task_sync_calls_order_nothing_on_one_launch_and_are_called_once_per_core() -> None:
+    """WaitPreTaskEnd / SetNextTaskStart take no effect on this chip class (documented): the launch's
+    own syncs order its work (the add is right, racecheck finds nothing, and they add no cross-core
+    edge); a second WaitPreTaskEnd on a core is an error at its line."""
+    k = kernel(SRC, "task_sync")
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.arange(128, dtype=np.float32))
+        out = dev.empty("out", 128, "float32")
+        r = dev.launch_with(LaunchOptions(trace=True), k, x, out, 0)
+        np.testing.assert_array_equal(dev.to_host(out), np.arange(128, dtype=np.float32) + 1)
+        assert analyze(r.trace) == []
+        assert not [ev for evs in r.trace.events for ev in evs if isinstance(ev, GmFlagEvent)]
+        with pytest.raises(KernelError) as ei:
+            dev.launch(k, x, out, 1)
+    msg = str(ei.value)
+    assert "WaitPreTaskEnd: called a second time on this core (the first at " in msg, msg
+    assert f"block_sync.cpp:{line_of(SRC, 'a second time on this core')}" in msg, msg

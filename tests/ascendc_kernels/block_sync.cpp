@@ -93,3 +93,27 @@ extern "C" __global__ __aicore__ void block_sync(GM_ADDR x, GM_ADDR out, GM_ADDR
     else if (mode == 3) op.BadBlock();
     else op.SmallUb();
 }
+
+// SuperKernel early start on one launch (WaitPreTaskEnd before the first copy, SetNextTaskStart
+// after the last): they order nothing here, so the add is right with them and, on a launch of its
+// own, without them; ``twice`` calls WaitPreTaskEnd a second time (misuse).
+extern "C" __global__ __aicore__ void task_sync(GM_ADDR x, GM_ADDR out, int32_t twice) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    GlobalTensor<float> xGm, outGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * 64, 64);
+    outGm.SetGlobalBuffer((__gm__ float*)out + GetBlockIdx() * 64, 64);
+    LocalTensor<float> t = buf.Get<float>(64);
+    WaitPreTaskEnd();
+    if (twice) WaitPreTaskEnd();  // a second time on this core
+    DataCopy(t, xGm, 64);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    Adds(t, t, 1.0f, 64);
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(outGm, t, 64);
+    SetNextTaskStart();
+}

@@ -208,6 +208,8 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.sites.clear();
     c.sync_all_at = Site{nullptr, 0, nullptr};
     c.sync_ids_at = Site{nullptr, 0, nullptr};
+    c.task_wait_at = Site{nullptr, 0, nullptr};
+    c.task_set_at = Site{nullptr, 0, nullptr};
     c.events.clear();
     std::memset(&c.fault, 0, sizeof c.fault);
     c.atomic_op = 0;

@@ -179,6 +179,9 @@ struct CoreState {
     // one launch are a collision on the chip (sync.h says so at the second)
     Site sync_all_at{nullptr, 0, nullptr};
     Site sync_ids_at{nullptr, 0, nullptr};
+    // This launch's WaitPreTaskEnd and SetNextTaskStart (each may be called once per core)
+    Site task_wait_at{nullptr, 0, nullptr};
+    Site task_set_at{nullptr, 0, nullptr};
     // local memory: one arena per memory, living as long as the process (a buffer starts with
     // whatever the last launch left, as on the device)
     // (never touched on a core type that has no such memory, so they cost no resident pages)
