@@ -204,3 +204,33 @@ def test_each_sample_is_built_run_and_verified_and_the_command_reports_it(tree, 
     assert r.stdout.strip() == ("5 samples found, 3 for this chip class: 2 built, 2 ran, "
                                 "1 of 3 passed their own verify script")
     assert os.listdir(tmp_path / "b" / "run")
+
+
+def test_a_launch_runs_as_the_type_its_kernels_qualifier_declares(tmp_path) -> None:
+    """A program with a ``__vector__`` and a ``__cube__`` kernel: each ``<<<>>>`` launch is staged inside a
+    LaunchAs of its own kernel's type (the whole program's default would run one of them on the wrong
+    cores); an ``__aicore__`` kernel's launch keeps the program's mode."""
+    from mpnpu.tools.samples.build import stage_source
+
+    src = tmp_path / "k.asc"
+    src.write_text(textwrap.dedent("""\
+        __global__ __vector__ void vec_k(GM_ADDR x) {}
+        template <int N>
+        __global__ __cube__ void cube_k(GM_ADDR x) {}
+        extern "C" __global__ __aicore__ void plain_k(GM_ADDR x) {}
+        __global__ __mix__(1, 2) void mix_k(GM_ADDR x) {}
+        int main() {
+            vec_k<<<2, nullptr, s>>>(x);
+            cube_k<4><<<1, nullptr, s>>>(x);
+            plain_k<<<1, nullptr, s>>>(x);
+            mix_k<<<1, nullptr, s>>>(x);
+        }
+        """))
+    lines = open(stage_source(str(src), str(tmp_path / "out"))).read().splitlines()
+    body = {name: next(line for line in lines if f"&{name}" in line) for name in ("vec_k", "cube_k<4>", "plain_k",
+                                                                                  "mix_k")}
+    assert "LaunchAs mpnpu_as_(::KernelMode::AIV_MODE)" in body["vec_k"]
+    assert "LaunchAs mpnpu_as_(::KernelMode::AIC_MODE)" in body["cube_k<4>"]
+    assert "LaunchAs" not in body["plain_k"]
+    assert "LaunchAs mpnpu_as_(::KernelMode::MIX_MODE)" in body["mix_k"]
+    assert len(lines) == 1 + len(src.read_text().splitlines())  # (#line 1, then the lines kept)
