@@ -68,6 +68,14 @@ def from_f32(x: np.ndarray, dt: str) -> np.ndarray:
     return x
 
 
+def _wrap16(x):
+    """An integer array wrapped to int16's range (as an int16 sum stores); a float array unchanged."""
+    x = np.asarray(x)
+    if np.issubdtype(x.dtype, np.integer):
+        return ((x + 32768) % 65536) - 32768
+    return x
+
+
 def compute(dt: str, fn, *args):
     """fn over float32 (floating types) or int64 (integers), rounded/wrapped back to dt."""
     if dt in FLOATS:
@@ -338,6 +346,9 @@ class Sim:
         "Min": (lambda a, b: np.minimum(a, b), ("i16", "f16", "bf16", "i32", "f32")),
         "And": (lambda a, b: a & b, ("i16", "u16")),
         "Or": (lambda a, b: a | b, ("i16", "u16")),
+        # the compound calls: the sum (difference) as Add (Sub) makes it (an int16 one wrapped), then max with 0
+        "AddRelu": (lambda a, b: np.maximum(_wrap16(a + b), 0), ("i16", "f16", "f32")),
+        "SubRelu": (lambda a, b: np.maximum(_wrap16(a - b), 0), ("i16", "f16", "f32")),
     }
 
     def _binary(self, name, exp, T, dst, src0, src1, **kw):

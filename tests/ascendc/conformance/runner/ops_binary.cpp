@@ -59,6 +59,8 @@ BINARY_HANDLER(Max)
 BINARY_HANDLER(Min)
 BINARY_HANDLER(And)
 BINARY_HANDLER(Or)
+BINARY_HANDLER(AddRelu)
+BINARY_HANDLER(SubRelu)
 
 // FusedMulAdd (dst = src0 * dst + src1): form=count | bits | len, setmask=0/1.
 template <typename T>
