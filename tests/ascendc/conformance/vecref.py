@@ -972,6 +972,28 @@ class Sim:
         for a, v in writes:
             self.wr(d, np.array([a]), np.array([v]))
 
+    def ref_ReducePairElem(self, exp, T, dst, src, form, repeat, drep, sblk=1, srep=8, old=0, rtype=0, **kw):
+        """Result k of repeat r at r * drep * 128 + k * size: lanes 2k and 2k+1 added (a lane outside the
+        mask counts as 0, half sums rounded to half); a pair with neither lane active is not written."""
+        d, s = self.tensors[dst], self.tensors[src]
+        sz = SIZE[T]
+        lanes = lanes_for(sz)
+        plan = self.level0_plan(form, lanes, dict(kw, repeat=repeat))
+        g = (int(sblk) * 32, int(srep) * 32)
+        self.hull(exp, "R", s, plan, sz, g)
+        writes = []
+        for i, (r, ln) in enumerate(plan):
+            v = self._rd_lanes(s, plan, i, g, T)
+            full = np.zeros(lanes, NP[T])
+            full[ln] = v
+            for k in sorted(set((ln // 2).tolist())):
+                out = compute(T, lambda a, b: a + b, full[2 * k:2 * k + 1], full[2 * k + 1:2 * k + 2])[0]
+                writes.append((r * int(drep) * 128 + k * sz, out))
+        if writes:
+            self.acc(exp, "W", d, min(a for a, _ in writes), max(a for a, _ in writes) + sz)
+        for a, v in writes:
+            self.wr(d, np.array([a]), np.array([v]))
+
     def ref_Reduce(self, exp, T, dst, src, tmp, form, rtype, index=0, srep=8, **kw):
         d, s, w = self.tensors[dst], self.tensors[src], self.tensors[tmp]
         sz = SIZE[T]
