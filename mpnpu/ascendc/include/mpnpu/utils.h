@@ -94,6 +94,13 @@ template <typename...>
 inline constexpr bool always_false_v = false;
 }  // namespace Std
 
+// The type trait kernels also spell AscendC::Conditional<B, If, Then>::type (Std::conditional's older
+// name): If when B holds, else Then.
+template <bool B, typename If, typename Then>
+struct Conditional {
+    using type = std::conditional_t<B, If, Then>;
+};
+
 // A bfloat16 or half value (or any arithmetic one) as float.
 template <typename T>
 inline float ToFloat(const T& v) { return mpnpu::to_float(v); }

@@ -682,20 +682,35 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 // bits, the value in T's format in the low bytes. Either is a scalar-unit (PIPE_S) read of what the
 // vector pipe wrote: racecheck orders it after the ReduceSum only through a V_S flag, a PIPE_ALL
 // barrier, or the compiler's automatic synchronisation (docs/pipes.md).
-inline uint64_t GetAccVal(MPNPU_SITE) {
-    if (mpnpu::is_aic())
-        mpnpu::api_error(site, "GetAccVal: the accumulator is a vector core's register, and this is a cube core");
-    mpnpu::local_access('R', mpnpu::P_S, MPNPU_MEM_SPR, 0, sizeof(uint64_t), 0, mpnpu::SPR_BYTES, site,
-                        "GetAccVal");
-    return mpnpu::core().vec.acc;
+}  // namespace AscendC
+namespace mpnpu {
+namespace vec {
+inline uint64_t acc_bits(const Site& site, const char* name) {
+    if (is_aic()) api_error(site, "%s: the accumulator is a vector core's register, and this is a cube core", name);
+    local_access('R', P_S, MPNPU_MEM_SPR, 0, sizeof(uint64_t), 0, SPR_BYTES, site, name);
+    return core().vec.acc;
 }
 template <typename T>
-inline T GetAccVal(MPNPU_SITE) {
-    mpnpu::vec::need_type<T>(mpnpu::vec::reduce_type_ok<T>, site, "GetAccVal", "half, float");
-    uint64_t bits = GetAccVal(site);
+inline T acc_value(const Site& site, const char* name) {
+    need_type<T>(reduce_type_ok<T>, site, name, "half, float");
+    const uint64_t bits = acc_bits(site, name);
     T v;
     std::memcpy(static_cast<void*>(&v), &bits, sizeof(T));
     return v;
+}
+}  // namespace vec
+}  // namespace mpnpu
+namespace AscendC {
+inline uint64_t GetAccVal(MPNPU_SITE) { return mpnpu::vec::acc_bits(site, "GetAccVal"); }
+template <typename T>
+inline T GetAccVal(MPNPU_SITE) {
+    return mpnpu::vec::acc_value<T>(site, "GetAccVal");
+}
+// The same register under its documented newer name: the sum the last ReduceSum made (documented for
+// the count form; here every form sets it), as T.
+template <typename T>
+inline T GetReduceRepeatSumSpr(MPNPU_SITE) {
+    return mpnpu::vec::acc_value<T>(site, "GetReduceRepeatSumSpr");
 }
 
 #define MPNPU_VEC_REDUCE_MAXMIN(NAME, IS_MAX)                                                                     \
