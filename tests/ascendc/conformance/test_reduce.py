@@ -89,20 +89,25 @@ DB_FORMS = {
 }
 
 
+def db_setup(sim, T, form, lanes):
+    """src and dst for a DB_FORMS case, and the call's arguments (a preset mask kept as it is)."""
+    kw = dict(DB_FORMS[form])
+    if "mask0" not in kw:
+        return rr_setup(sim, T, kw, lanes)
+    lay = Layout(sim)
+    lay.add("src", T, 16384)
+    sim.put(sim.tensors["src"], 0, src_values(sim, T, sim.tensors["src"].elems))
+    lay.add("dst", T, 8192)
+    return kw
+
+
 @pytest.mark.parametrize("old", [0, 1])
 @pytest.mark.parametrize("form", list(DB_FORMS))
 @pytest.mark.parametrize("T,rtype", [(t, r) for t in ("f16", "f32") for r in (SUM, MAX, MIN)])
 def test_reduce_data_block(run, T, rtype, form, old):
     lanes = lanes_for(SIZE[T])
     sim = Sim(65536, seed=seed("db", T, rtype, form, old))
-    kw = dict(DB_FORMS[form])
-    preset = "mask0" in kw
-    kw = rr_setup(sim, T, kw, lanes) if not preset else kw
-    if preset:
-        lay = Layout(sim)
-        lay.add("src", T, 16384)
-        sim.put(sim.tensors["src"], 0, src_values(sim, T, sim.tensors["src"].elems))
-        lay.add("dst", T, 8192)
+    kw = db_setup(sim, T, form, lanes)
     sim.call("ReduceDataBlock", T=T, dst="dst", src="src", rtype=rtype, old=old, **kw)
     run(sim)
 
@@ -115,14 +120,7 @@ def test_reduce_pair_elem(run, T, form, old):
     with one lane masked off (counted as 0) and pairs with none (not written)."""
     lanes = lanes_for(SIZE[T])
     sim = Sim(65536, seed=seed("pair", T, form, old))
-    kw = dict(DB_FORMS[form])
-    preset = "mask0" in kw
-    kw = rr_setup(sim, T, kw, lanes) if not preset else kw
-    if preset:
-        lay = Layout(sim)
-        lay.add("src", T, 16384)
-        sim.put(sim.tensors["src"], 0, src_values(sim, T, sim.tensors["src"].elems))
-        lay.add("dst", T, 8192)
+    kw = db_setup(sim, T, form, lanes)
     sim.call("ReducePairElem", T=T, dst="dst", src="src", old=old, **kw)
     run(sim)
 
