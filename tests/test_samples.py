@@ -135,14 +135,38 @@ def test_a_define_set_in_the_branch_for_this_chip_class(tmp_path) -> None:
     assert sample.defines == ["-DNPU_ARCH=2201", "-DSTEP=1"]
 
 
-def test_a_define_made_by_a_regex_match_of_the_architecture(tmp_path) -> None:
+def test_a_define_from_a_regex_match_of_the_architecture(tmp_path) -> None:
     """``string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")`` then
-    ``add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})``: the number out of dav-2201."""
+    ``add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})``: the define is the number the regex finds."""
     defines = ('string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")\n'
                "add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})\n")
     _sample(tmp_path, "s", defines=defines)
     (sample,) = discover(str(tmp_path))
     assert sample.defines == ["-DASC_ARCHITECTURES=2201"]
+
+
+def test_a_script_lacking_a_python_package_is_reported_as_such_not_as_a_failure(tmp_path) -> None:
+    """A data step that stops on ``ModuleNotFoundError`` makes the sample ``needs-package``, with the
+    package named and how to install it; the run counts it apart and does not fail for it."""
+    from mpnpu.tools.samples.build import SampleBuild
+    from mpnpu.tools.samples.run import Step
+    from mpnpu.tools.samples.suite import SampleResult, SamplesRun, format_table
+
+    _sample(tmp_path, "s")
+    (sample,) = discover(str(tmp_path))
+    tail = ("Traceback (most recent call last):\n  File \"gen_data.py\", line 3, in <module>\n"
+            "ModuleNotFoundError: No module named 'ml_dtypes.sub'\n")
+    built = SampleBuild(ok=True, program="demo", seconds=1.0)  # (a build that worked, without building)
+    result = SampleResult(sample, built, [Step(["/usr/bin/python3", "gen.py"], 1, tail, 0.1)])
+    assert result.needs_module == "ml_dtypes" and result.status == "needs-package"
+    d = result.to_dict()
+    assert "pip install ml-dtypes" in d["reason"] and "'ml_dtypes'" in d["reason"]
+    run = SamplesRun(str(tmp_path), [result])
+    assert run.ok and run.counts()["needs_package"] == 1 and run.counts()["passed"] == 0
+    assert "need the Python package 'ml_dtypes'" in format_table(run)
+    # the program's own failure mentioning a module is not this (only a Python step's)
+    other = SampleResult(sample, built, [Step(["./demo"], 1, tail, 0.1)])
+    assert other.needs_module is None and other.status != "needs-package"
 
 
 def test_discovery_reads_scope_defines_and_recipe(tree) -> None:
@@ -242,3 +266,33 @@ def test_the_host_half_conversions_round_as_numpy_does(tmp_path) -> None:
     back = np.array([float.fromhex(line.split()[1]) for line in out[:-1]], dtype=np.float32)
     np.testing.assert_array_equal(back, want.astype(np.float32))
     assert out[-1] == "rc 0 msg ''"
+
+
+def test_a_launch_runs_as_the_type_its_kernels_qualifier_declares(tmp_path) -> None:
+    """A program with a ``__vector__`` and a ``__cube__`` kernel: each ``<<<>>>`` launch is staged inside a
+    LaunchAs of its own kernel's type (the whole program's default would run one of them on the wrong
+    cores); an ``__aicore__`` kernel's launch keeps the program's mode."""
+    from mpnpu.tools.samples.build import stage_source
+
+    src = tmp_path / "k.asc"
+    src.write_text(textwrap.dedent("""\
+        __global__ __vector__ void vec_k(GM_ADDR x) {}
+        template <int N>
+        __global__ __cube__ void cube_k(GM_ADDR x) {}
+        extern "C" __global__ __aicore__ void plain_k(GM_ADDR x) {}
+        __global__ __mix__(1, 2) void mix_k(GM_ADDR x) {}
+        int main() {
+            vec_k<<<2, nullptr, s>>>(x);
+            cube_k<4><<<1, nullptr, s>>>(x);
+            plain_k<<<1, nullptr, s>>>(x);
+            mix_k<<<1, nullptr, s>>>(x);
+        }
+        """))
+    lines = open(stage_source(str(src), str(tmp_path / "out"))).read().splitlines()
+    body = {name: next(line for line in lines if f"&{name}" in line) for name in ("vec_k", "cube_k<4>", "plain_k",
+                                                                                  "mix_k")}
+    assert "LaunchAs mpnpu_as_(::KernelMode::AIV_MODE)" in body["vec_k"]
+    assert "LaunchAs mpnpu_as_(::KernelMode::AIC_MODE)" in body["cube_k<4>"]
+    assert "LaunchAs" not in body["plain_k"]
+    assert "LaunchAs mpnpu_as_(::KernelMode::MIX_MODE)" in body["mix_k"]
+    assert len(lines) == 1 + len(src.read_text().splitlines())  # (#line 1, then the lines kept)

@@ -52,6 +52,7 @@ from mpnpu.runtime.trace import (
     DroppedSyncEvent,
     FlagSetEvent,
     FlagWaitEvent,
+    GmFlagEvent,
     LaunchTrace,
     LocalAccess,
     PipeSyncEvent,
@@ -73,6 +74,7 @@ _EVENT_CLASS = {
     SyncAllEvent: _SYNC,
     FlagSetEvent: _SYNC,
     FlagWaitEvent: _SYNC,
+    GmFlagEvent: _SYNC,
     DroppedSyncEvent: _DROPPED,
     StageEvent: _STAGE,
     # inside the core: analysed by mpnpu.racecheck.intracore

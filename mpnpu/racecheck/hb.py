@@ -10,6 +10,10 @@ The model (docs/device-model.md, routing in :mod:`mpnpu.runtime.topology`)::
                        the j-th set by s that routes to r happens before the j-th wait of r on
                        (mode, f). A wait needs every sender in flag_senders(mode, r), so it acquires
                        the j-th set of each (mode 0 includes the waiter's own set)
+    GM flag words      (IBSet / IBWait, NotifyNextBlock / WaitPreBlock of a C++ kernel) the releases of one
+                       word, by any core, counted from 1 in the order of their times: a wait that
+                       returned at the word's t-th release acquires that release (what its core did
+                       before it; the release follows a barrier of every pipe of its core)
     dropped syncs,     no edges (a dropped sync simply did not happen)
     stage markers
 
@@ -46,14 +50,15 @@ from mpnpu.runtime.topology import CoreType, Topology
 from mpnpu.runtime.trace import (
     FlagSetEvent,
     FlagWaitEvent,
+    GmFlagEvent,
     LaunchTrace,
     SyncAllEvent,
     TraceEvent,
 )
 
 #: Event types that create happens-before edges (and so start a new epoch on their core).
-SYNC_TYPES: tuple[type, ...] = (SyncAllEvent, FlagSetEvent, FlagWaitEvent)
-SyncEvent = Union[SyncAllEvent, FlagSetEvent, FlagWaitEvent]
+SYNC_TYPES: tuple[type, ...] = (SyncAllEvent, FlagSetEvent, FlagWaitEvent, GmFlagEvent)
+SyncEvent = Union[SyncAllEvent, FlagSetEvent, FlagWaitEvent, GmFlagEvent]
 
 
 @dataclass(frozen=True)
@@ -121,9 +126,16 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence[SyncEvent]]) -> None:
     n_aiv = [0] * topo.n_cores
     sets: dict[tuple[int, int, int, int], int] = defaultdict(int)  # (mode, id, r, s) -> n
     waits: dict[tuple[int, int, int], int] = defaultdict(int)  # (r, mode, id) -> n
+    gm_releases: dict[int, int] = defaultdict(int)  # GM flag word -> releases
+    gm_waits: list[tuple[int, GmFlagEvent]] = []
     for c, evs in enumerate(syncs):
         for ev in evs:
-            if isinstance(ev, SyncAllEvent):
+            if isinstance(ev, GmFlagEvent):
+                if ev.op == "wait":
+                    gm_waits.append((c, ev))
+                else:
+                    gm_releases[ev.key] += 1
+            elif isinstance(ev, SyncAllEvent):
                 if ev.aiv_only:
                     if topo.core(c).core_type is CoreType.CUBE:
                         raise TraceError(
@@ -149,6 +161,13 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence[SyncEvent]]) -> None:
             raise TraceError(
                 f"inconsistent trace: cores recorded different numbers of {what} ({detail}); "
                 "a launch that failed part-way cannot be analysed"
+            )
+
+    for c, ev in gm_waits:
+        if ev.target > gm_releases.get(ev.key, 0):
+            raise TraceError(
+                f"inconsistent trace: {topo.core(c).label} waited at {ev.site} for release {ev.target} of a GM flag "
+                f"word that was released only {gm_releases.get(ev.key, 0)} time(s)"
             )
 
     for (r, mode, flag_id), n_wait in sorted(waits.items()):
@@ -189,6 +208,15 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | No
     n_barriers = [[0, 0] for _ in range(n)]  # [all-core rounds, vector-only rounds] passed
     arrived: dict[tuple[bool, int], dict[int, np.ndarray]] = {}
     parties_of = {False: topo.barrier_parties(False), True: topo.barrier_parties(True)}
+    # GM flag words: each word's releases in the order of their times, as (core, index in its syncs)
+    gm_order: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+    for c in range(n):
+        for i, ev in enumerate(syncs[c]):
+            if isinstance(ev, GmFlagEvent) and ev.op != "wait":
+                gm_order[ev.key].append((ev.t1, c, i))
+    for order in gm_order.values():
+        order.sort()
+    gm_released: dict[tuple[int, int], np.ndarray] = {}  # (core, index) of a release -> its clock
 
     def step(c: int) -> None:
         # A sync event ends the core's epoch: bump its own clock and snapshot the new epoch.
@@ -202,7 +230,17 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | No
         evs = syncs[c]
         while ptr[c] < len(evs):
             ev = evs[ptr[c]]
-            if isinstance(ev, FlagSetEvent):
+            if isinstance(ev, GmFlagEvent):
+                if ev.op != "wait":
+                    gm_released[(c, ptr[c])] = vc[c].copy()
+                elif ev.target > 0:
+                    _, sc, si = gm_order[ev.key][ev.target - 1]
+                    got = gm_released.get((sc, si))
+                    if got is None:
+                        return moved  # that release is not replayed yet
+                    np.maximum(vc[c], got, out=vc[c])
+                step(c)
+            elif isinstance(ev, FlagSetEvent):
                 rel = vc[c].copy()
                 for r in topo.flag_receivers(ev.mode, c):
                     released[(ev.mode, ev.flag_id, r, c)].append(rel)

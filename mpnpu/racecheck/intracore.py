@@ -54,6 +54,7 @@ from mpnpu.runtime.trace import (
     DroppedSyncEvent,
     FlagSetEvent,
     FlagWaitEvent,
+    GmFlagEvent,
     LaunchTrace,
     LocalAccess,
     PipeSyncEvent,
@@ -404,6 +405,8 @@ def release_epochs(events: Sequence[TraceEvent]) -> list[int]:
             pending_set = True
         elif t is FlagWaitEvent:
             syncs.append(("wait", None))
+        elif t is GmFlagEvent:  # (a release follows a barrier of every pipe of its core)
+            syncs.append(("wait", None) if ev.op == "wait" else ("all", None))
         elif t is PipeSyncEvent:
             clock = pc.sync(ev)
             if ev.op == "xset" and pending_set:

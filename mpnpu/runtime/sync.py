@@ -69,6 +69,11 @@ class CoreState(enum.IntEnum):
     FAILED = 6
 
 
+#: ST_WAIT_MODE of a core in IN_FLAG_WAIT on a flag kept in a GM word (IBWait, WaitPreBlock of a C++
+#: kernel), not on a cross-core flag; ST_WAIT_ID is then the word's byte offset in its GM tensor. Any
+#: core may set such a word, so a wait on it is hopeless only when no core can run any more.
+GM_FLAG_MODE = 3
+
 # plain ints for the hot paths (ctypes converts an IntEnum more slowly)
 _RUNNING, _IN_SYNC_ALL, _IN_SYNC_AIV, _IN_FLAG_WAIT = (
     int(CoreState.RUNNING), int(CoreState.IN_SYNC_ALL), int(CoreState.IN_SYNC_AIV), int(CoreState.IN_FLAG_WAIT))
@@ -373,6 +378,11 @@ class SyncObjects:
 
     @staticmethod
     def raise_flag_timeout(mode: int, flag_id: int, timeout: float) -> None:
+        if mode == GM_FLAG_MODE:
+            raise SyncTimeoutError(
+                f"a wait on the GM flag word at byte {flag_id} of its workspace (IBWait / WaitPreBlock) did not "
+                f"return within {timeout:g} s", sync="flag_wait", mode=mode, flag_id=flag_id,
+            )
         raise SyncTimeoutError(
             f"cross_core_wait_flag({flag_id}, mode={mode}) did not return within {timeout:g} s",
             sync="flag_wait", mode=mode, flag_id=flag_id,

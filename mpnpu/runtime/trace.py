@@ -122,6 +122,23 @@ class FlagWaitEvent(NamedTuple):
     t1: int = 0  # released
 
 
+class GmFlagEvent(NamedTuple):
+    """A flag kept in a GM word that cores set and wait on (IBSet / IBWait, NotifyNextBlock /
+    WaitPreBlock): ``op`` "release" (a set: what the core did before it is ordered before every wait
+    it satisfies) or "wait" (a completed wait: it returned once the word's ``target``-th release had
+    been made). ``key`` names the word (its GM tensor's region and byte offset); the releases of one
+    word count from 1 in the order of their times."""
+
+    op: str
+    key: int
+    target: int  # a wait: which release of the word let it return (0 for a release)
+    name: str
+    stage: str
+    site: str
+    t0: int = 0  # a wait: started waiting
+    t1: int = 0  # a release: made; a wait: returned
+
+
 class DroppedSyncEvent(NamedTuple):
     """A named sync call skipped because the launch dropped that sync point."""
 
@@ -183,7 +200,7 @@ class StageEvent(NamedTuple):
 
 
 TraceEvent = Union[Access, SyncAllEvent, FlagSetEvent, FlagWaitEvent, DroppedSyncEvent, StageEvent,
-                   LocalAccess, PipeSyncEvent]
+                   LocalAccess, PipeSyncEvent, GmFlagEvent]
 
 
 class LaunchTrace(NamedTuple):
@@ -331,7 +348,7 @@ class TracePart(Protocol):
 
 #: the Python trace events, by their code in :class:`EventColumns` (a byte per event)
 _COLUMN_TYPES: tuple[type, ...] = (Access, LocalAccess, PipeSyncEvent, StageEvent, SyncAllEvent, FlagSetEvent,
-                                   FlagWaitEvent, DroppedSyncEvent)
+                                   FlagWaitEvent, DroppedSyncEvent, GmFlagEvent)
 _new_tuple = tuple.__new__  # a NamedTuple from its fields, without the class's Python __new__
 
 

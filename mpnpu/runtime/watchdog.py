@@ -31,6 +31,7 @@ from mpnpu.errors import DeadlockError, LaunchError, SyncAllNotReachedError
 from .kcontext import IN_CALL, OUTSIDE_KERNEL
 from .procutil import process_asleep, process_cpu_s
 from .sync import (
+    GM_FLAG_MODE,
     LAST_CALL,
     NO_CALL_YET,
     ST_CALLS,
@@ -134,6 +135,8 @@ class Watchdog:
             # A multi-sender wait takes its senders' sets one by one: the first ST_WAIT_TAKEN of
             # them were taken before it blocked, so their zero counters are not missing sets.
             taken = int(st[r, ST_WAIT_TAKEN])
+            if mode == GM_FLAG_MODE:  # any core may set a GM word: only a stall of every core proves it (_stuck)
+                continue
             if mode < 0:  # a mode-less wait that no set has reached yet: any core could still set
                 missing = list(self._topo.flag_candidates(r))
             else:
@@ -194,6 +197,8 @@ class Watchdog:
             k = int(st[c, col])
             return [p for p in self._topo.barrier_parties(aiv_only) if p != c and int(st[p, col]) < k]
         mode, flag_id, taken = int(st[c, ST_WAIT_MODE]), int(st[c, ST_WAIT_ID]), int(st[c, ST_WAIT_TAKEN])
+        if mode == GM_FLAG_MODE:  # (whoever sets the word: the cores still running)
+            return [p for p in range(len(state)) if p != c and int(state[p]) not in (CoreState.DONE, CoreState.FAILED)]
         if mode < 0:
             return [p for p in self._topo.flag_candidates(c) if p != c]
         return [p for i, p in enumerate(self._topo.flag_senders(mode, c))
@@ -204,7 +209,10 @@ class Watchdog:
         s = int(state[c])
         if s == CoreState.IN_FLAG_WAIT:
             m = int(st[c, ST_WAIT_MODE])
-            what = f"flag {int(st[c, ST_WAIT_ID])}" + (f" (mode {m})" if m >= 0 else "")
+            if m == GM_FLAG_MODE:
+                what = f"a wait on the GM flag word at byte {int(st[c, ST_WAIT_ID])} of its workspace"
+            else:
+                what = f"flag {int(st[c, ST_WAIT_ID])}" + (f" (mode {m})" if m >= 0 else "")
         elif s == CoreState.IN_SYNC_AIV:
             what = f"SyncAll (vector cores only) #{int(st[c, ST_SYNC_AIV])}"
         else:

@@ -40,6 +40,7 @@ def test_getaccval_returns_the_reducesum_result(n: int) -> None:
         ref = np.float32(ref + np.float32(x[r:min(r + 64, n)].astype(np.float64).sum()))
     assert out[0] == pytest.approx(float(ref), rel=1e-5, abs=1e-5)
     assert out[1] == out[0] and out[2] == 0.0  # the raw form: the float's bits in the low bytes
+    assert out[3] == out[0]  # GetReduceRepeatSumSpr: the same register
     assert analyze(trace) == []
 
 
@@ -55,7 +56,8 @@ def test_without_the_flag_or_auto_sync_the_read_races_the_reducesum() -> None:
     assert spr, analyze(trace)
     assert {h.kind for h in spr} == {"RAW"}
     assert {h.first.site for h in spr} == {_site("ReduceSum(d, t, w, n)")}
-    assert {h.second.site for h in spr} == {_site("GetAccVal<float>()"), _site("uint64_t raw = GetAccVal()")}
+    assert {h.second.site for h in spr} == {_site("GetAccVal<float>()"), _site("uint64_t raw = GetAccVal()"),
+                                            _site("GetReduceRepeatSumSpr<float>()")}
 
 
 def test_auto_sync_orders_the_read_when_the_kernel_has_no_flag() -> None:

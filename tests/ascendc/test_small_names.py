@@ -49,7 +49,7 @@ def test_trap_ends_the_launch_at_the_kernels_line() -> None:
 
 
 def test_wait_pre_task_end_twice_on_a_core_is_an_error_at_the_line() -> None:
-    with pytest.raises(KernelError, match="WaitPreTaskEnd: called again on this core") as ei:
+    with pytest.raises(KernelError, match="WaitPreTaskEnd: called a second time on this core") as ei:
         _launch(2)
     line = line_of("small_names.cpp", "if (mode == 2) WaitPreTaskEnd<true>();")
     assert f"ascendc_kernels/small_names.cpp:{line}" in str(ei.value)

@@ -1,5 +1,6 @@
 // A kernel of our own for the accumulator register: ReduceSum over n floats, then the scalar unit
-// reads the result back with GetAccVal (both forms) after a V -> S flag, and writes both to GM.
+// reads the result back with GetAccVal (both forms) and GetReduceRepeatSumSpr after a V -> S flag, and
+// writes them to GM.
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -28,6 +29,7 @@ extern "C" __global__ __aicore__ void acc_val(GM_ADDR x, GM_ADDR out, int32_t n)
     o.SetValue(0, sum);
     o.SetValue(1, fromRaw);
     o.SetValue(2, float(raw >> 32));  // the high bytes of a float result: 0
+    o.SetValue(3, GetReduceRepeatSumSpr<float>());  // (the newer name of the same register)
     SetFlag<HardEvent::S_MTE3>(0);
     WaitFlag<HardEvent::S_MTE3>(0);
     DataCopy(og, o, 8);

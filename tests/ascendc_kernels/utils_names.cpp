@@ -21,7 +21,8 @@ extern "C" __global__ __aicore__ void utils_names(GM_ADDR out, GM_ADDR ws, uint3
         buf.FreeTensor(t);
         og.SetValue(0, float(AlignUp(10u, 8u)));
         og.SetValue(1, float(DivCeil(10, 4)));
-        og.SetValue(2, float(Std::max(3, 7)) + (Std::is_same_v<Std::conditional_t<true, int, float>, int> ? 0.5f : 0));
+        og.SetValue(2, float(Std::max(3, 7)) + (Std::is_same_v<Std::conditional_t<true, int, float>, int> ? 0.5f : 0) +
+                           (Std::is_same_v<Conditional<false, int, float>::type, float> ? 0.25f : 0));
         og.SetValue(3, ToFloat(bfloat16_t(1.5f)));
         og.SetValue(4, float(AscendCUtils::GetC0Count(2)));
         og.SetValue(5, wg.GetValue(63));

@@ -15,6 +15,7 @@
 #include "mpnpu/macros.h"
 #include "mpnpu/tensor.h"
 #include "mpnpu/sync.h"
+#include "mpnpu/block_sync.h"
 #include "mpnpu/tpipe.h"
 #include "mpnpu/data_copy.h"
 #include "mpnpu/scalar_atomic.h"
@@ -29,5 +30,6 @@
 #include "mpnpu/datatype.h"
 #include "mpnpu/debug.h"
 #include "mpnpu/dump.h"
+#include "mpnpu/asc_dump.h"
 
 #endif  // MPNPU_KERNEL_OPERATOR_H

@@ -13,6 +13,7 @@ import enum
 
 import numpy as np
 
+from mpnpu.runtime.sync import GM_FLAG_MODE as GM_FLAG_MODE  # (re-exported: the board's mode of a GM flag wait)
 from mpnpu.runtime.topology import FLAG_IDS as FLAG_IDS  # (re-exported: the ABI's flag bits are mode * FLAG_IDS + id)
 
 #: the layout both sides use; a library built for another is refused (rebuilt)
@@ -66,6 +67,7 @@ class EventType(enum.IntEnum):
     FLAG_WAIT = 5
     PIPE_SYNC = 6
     DROPPED = 7
+    GM_FLAG = 8  # kind 'r' a release, 'w' a wait; index: region, start: byte offset, count: a wait's target
 
 
 class Memory(enum.IntEnum):
@@ -132,7 +134,7 @@ class ServeResult(enum.IntEnum):
 KT_AIV_ONLY, KT_AIC_ONLY, KT_MIX_AIV_1_0, KT_MIX_AIC_1_0, KT_MIX_AIC_1_1, KT_MIX_AIC_1_2 = map(int, KernelTypeNumber)
 RUN_OK, RUN_FAULT, RUN_CORE_CALL_ERROR, RUN_CXX_EXCEPTION = map(int, RunResult)
 FAULT_API, FAULT_ILLEGAL_READ, FAULT_ILLEGAL_WRITE, FAULT_UNSUPPORTED = map(int, FaultKind)
-EV_GM, EV_LOCAL, EV_SYNC_ALL, EV_FLAG_SET, EV_FLAG_WAIT, EV_PIPE_SYNC, EV_DROPPED = map(int, EventType)
+EV_GM, EV_LOCAL, EV_SYNC_ALL, EV_FLAG_SET, EV_FLAG_WAIT, EV_PIPE_SYNC, EV_DROPPED, EV_GM_FLAG = map(int, EventType)
 NATIVE_SYNC_ALL_TIMEOUT, NATIVE_FLAG_TIMEOUT, NATIVE_FLAG_OVERFLOW, NATIVE_BARRIER_STATE = map(int, NativeSyncError)
 INS_SYNC_ALL, INS_SYNC_AIV, INS_FLAG_SET, INS_FLAG_WAIT = map(int, InsertKind)
 #: the local memories' names, by MPNPU_MEM_* number

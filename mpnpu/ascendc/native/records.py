@@ -26,6 +26,7 @@ from mpnpu.runtime.trace import (
     DroppedSyncEvent,
     FlagSetEvent,
     FlagWaitEvent,
+    GmFlagEvent,
     LocalAccess,
     PipeSyncEvent,
     StageEvent,
@@ -156,6 +157,14 @@ class RecordChunk:
         made[abi.EV_FLAG_WAIT] = events(FlagWaitEvent, at, rec["mem"][at].astype(np.int64),
                                         rec["index"][at].astype(np.int64), site_col[at], func_col[at], site_col[at],
                                         t0_all[at], t1_all[at])
+        at = np.flatnonzero(etype == abi.EV_GM_FLAG)
+        if len(at):
+            # the word's key: its place on the number line GM accesses use (its region's root + offset)
+            roots = np.array([self.regions[r][2] for r in rec["index"][at].tolist()], dtype=np.int64)
+            key = roots + rec["start"][at].astype(np.int64)
+            made[abi.EV_GM_FLAG] = events(GmFlagEvent, at, np.where(rec["kind"][at] == ord("w"), "wait", "release"),
+                                          key, rec["count"][at].astype(np.int64), site_col[at], func_col[at],
+                                          site_col[at], t0_all[at], t1_all[at])
         at = np.flatnonzero(etype == abi.EV_PIPE_SYNC)
         aux, index = rec["aux"][at].astype(np.int64), rec["index"][at].astype(np.int64)
         made[abi.EV_PIPE_SYNC] = events(PipeSyncEvent, at, _SYNC_OP_NAMES[rec["kind"][at]], pipes[at],

@@ -52,17 +52,36 @@ def _top_level_split(text: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
+_QUALIFIER = r"\b(__vector__|__cube__|__mix__\s*\(\s*(\d)\s*,\s*(\d)\s*\))(?:\s+\w+)*\s+void\s+{name}\s*\("
+_MODES = {"__vector__": "AIV_MODE", "__cube__": "AIC_MODE", ("1", "0"): "AIC_MODE", ("0", "1"): "AIV_MODE"}
+
+
+def _declared_mode(text: str, kernel: str) -> str | None:
+    """The CPU-debug kernel mode a kernel's own qualifier declares (``__vector__``: AIV_MODE, ``__cube__``:
+    AIC_MODE, ``__mix__(c, v)``: by its ratio), or None for a kernel that declares none (``__aicore__``)."""
+    m = re.search(_QUALIFIER.format(name=re.escape(kernel)), text)
+    if not m:
+        return None
+    if m.group(1).startswith("__mix__"):
+        return _MODES.get((m.group(2), m.group(3)), "MIX_MODE")
+    return _MODES[m.group(1)]
+
+
 def stage_source(path: str, out_dir: str) -> str:
     """The staged copy of ``path`` (launches as ICPU_RUN_KF, lines kept); its path."""
     with open(path, errors="replace") as f:
         text = f.read()
     parts, at = [], 0
-    for m in LAUNCH_STATEMENT.finditer(blank_comments_and_strings(text)):
+    blanked = blank_comments_and_strings(text)
+    for m in LAUNCH_STATEMENT.finditer(blanked):
         config = _top_level_split(text[m.start("config"):m.end("config")])
         args = text[m.start("args"):m.end("args")]
         kernel = m.group("kernel")
         # the launch ICPU_RUN_KF makes, spelt out: a template-id's commas cannot pass through a macro
-        call = (f"{{ auto mpnpu_kernel_ = &{kernel}; ::mpnpu::cpudebug::run_kf("
+        # a kernel whose qualifier says its type runs as that type, whatever the program's other kernels are
+        mode = _declared_mode(blanked, re.sub(r"<.*", "", kernel, flags=re.S).strip())
+        launch_as = f"::mpnpu::cpudebug::LaunchAs mpnpu_as_(::KernelMode::{mode}); " if mode else ""
+        call = (f"{{ {launch_as}auto mpnpu_kernel_ = &{kernel}; ::mpnpu::cpudebug::run_kf("
                 f"{json.dumps(re.sub(r'<.*', '', kernel))}, mpnpu_kernel_, uint32_t({config[0]}), "
                 f"{json.dumps(' '.join(args.split()))}, __FILE__, __LINE__{', ' + args if args.strip() else ''}); }}")
         newlines = text[m.start():m.end()].count("\n")

@@ -59,12 +59,10 @@ def _expand(text: str, shell: dict[str, str]) -> str:
 _IF = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)\)\s*$", re.I)
 _STREQUAL = re.compile(r'^\s*\$?\{?(\w+)\}?\s+STREQUAL\s+"?([^"\s]*)"?\s*$')
 _SET = re.compile(r'^\s*set\s*\(\s*(\w+)\s+"?([^"\s)]*)"?\s*\)\s*$', re.I)
-_REGEX_MATCH = re.compile(r'^\s*string\s*\(\s*REGEX\s+MATCH\s+"([^"]*)"\s+(\w+)\s+"?([^")]*)"?\s*\)\s*$', re.I)
 
 
 def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
-    """The ``set(NAME value)`` (and ``string(REGEX MATCH ...)``) statements of a CMake file that apply with
-    ``variables``: those outside any
+    """The ``set(NAME value)`` statements of a CMake file that apply with ``variables``: those outside any
     if(), and those in the branch of an ``if(VAR STREQUAL "value")`` chain that holds (a condition of
     another form counts as holding in its first branch only)."""
     found: dict[str, str] = {}
@@ -91,14 +89,25 @@ def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
             st = _SET.match(line)
             if st:
                 found.setdefault(st.group(1), st.group(2))
-            rm = _REGEX_MATCH.match(line)
-            if rm:  # string(REGEX MATCH "re" OUT "${IN}"): OUT is the first match in IN (or empty)
-                value = re.sub(r"\$\{(\w+)\}", lambda v: {**variables, **found}.get(v.group(1), ""), rm.group(3))
-                try:
-                    hit = re.search(rm.group(1), value)
-                except re.error:
-                    hit = None
-                found.setdefault(rm.group(2), hit.group(0) if hit else "")
+    return found
+
+
+_REGEX_MATCH = re.compile(r'^\s*string\s*\(\s*REGEX\s+MATCH\s+"([^"]*)"\s+(\w+)\s+"?\$\{(\w+)\}"?\s*\)\s*$',
+                          re.I | re.M)
+
+
+def _regex_matches(text: str, variables: dict[str, str]) -> dict[str, str]:
+    """The ``string(REGEX MATCH "<regex>" OUT "${IN}")`` statements of a CMake file whose input is known
+    (a sample's ``ARCH_NUM`` from ``CMAKE_ASC_ARCHITECTURES``): OUT is the regex's first match in IN."""
+    found: dict[str, str] = {}
+    for pattern, out, source in _REGEX_MATCH.findall(text):
+        if source not in variables:
+            continue
+        try:
+            m = re.search(pattern, variables[source])
+        except re.error:
+            continue
+        found[out] = m.group(0) if m else ""
     return found
 
 
@@ -174,6 +183,7 @@ def read_sample(tree: str, folder: str) -> Sample | None:
     sample.arch = values.get("CMAKE_ASC_ARCHITECTURES") or cache.get("CMAKE_ASC_ARCHITECTURES", "")
     variables = {**cache, **values}
     variables = {**variables, **{k: v for k, v in _plain_sets(text, variables).items() if k not in variables}}
+    variables = {**variables, **{k: v for k, v in _regex_matches(text, variables).items() if k not in variables}}
     for group in _DEFINITIONS.findall(text):
         for token in group.split():
             if token in ("PRIVATE", "PUBLIC", "INTERFACE", sample.program):

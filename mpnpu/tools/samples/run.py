@@ -9,6 +9,7 @@ exits 0 and says it passed.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,3 +62,14 @@ def run_step(argv: list[str], cwd: str, timeout_s: float, env: dict[str, str]) -
 def passed(step: Step) -> bool:
     """A verify step that exited 0 and said it passed."""
     return step.code == 0 and "pass" in step.tail.lower() and "fail" not in step.tail.lower()
+
+
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def missing_module(step: Step) -> str | None:
+    """The Python package a failed script step of the sample could not import (its top-level name), or None."""
+    if step.code in (0, None) or not step.argv or not os.path.basename(step.argv[0]).startswith("python"):
+        return None
+    m = _NO_MODULE.search(step.tail)
+    return m.group(1).split(".")[0] if m else None

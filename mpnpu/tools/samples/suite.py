@@ -14,7 +14,7 @@ from typing import Any
 from mpnpu.ascendc.build.compiler import cache_dir, find_compiler
 from mpnpu.tools.samples.build import SampleBuild, build_sample
 from mpnpu.tools.samples.discover import Sample, discover
-from mpnpu.tools.samples.run import Step, passed, run_dir, run_step
+from mpnpu.tools.samples.run import Step, missing_module, passed, run_dir, run_step
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,23 @@ class SampleResult:
     steps: list[Step] = field(default_factory=list)
 
     @property
+    def needs_module(self) -> str | None:
+        """The Python package the sample's own scripts import and this interpreter lacks (its data or
+        verify step stopped on the import): the sample was not tried, which is neither a pass nor a fail."""
+        for st in self.steps:
+            name = missing_module(st)
+            if name:
+                return name
+        return None
+
+    @property
     def status(self) -> str:
         if not self.sample.in_scope:
             return "out-of-scope"
         if self.build is None or not self.build.ok:
             return "build-failed"
+        if self.needs_module:
+            return "needs-package"
         if not self.steps or any(s.code != 0 for s in self.steps[:-1]):
             return "run-failed"
         if not self.sample.verify:  # (a sample that checks nothing itself: ran, with nothing to verify)
@@ -55,7 +67,12 @@ class SampleResult:
 
     def to_dict(self) -> dict[str, Any]:
         s, b = self.sample, self.build
-        return {"name": s.name, "status": self.status, "reason": s.reason, "arch": s.arch, "defines": s.defines,
+        reason = s.reason
+        if self.needs_module:
+            reason = (f"its scripts import the Python package {self.needs_module!r}, which this interpreter "
+                      f"({sys.executable}) lacks: install it (pip install {self.needs_module.replace('_', '-')}) "
+                      "to run the sample")
+        return {"name": s.name, "status": self.status, "reason": reason, "arch": s.arch, "defines": s.defines,
                 "build_s": round(b.seconds, 2) if b else None, "kernel_mode": b.kernel_mode if b else None,
                 "missing": [m.__dict__ for m in b.missing] if b else [], "errors": b.errors if b else [],
                 "steps": [{"argv": st.argv, "code": st.code, "seconds": round(st.seconds, 2), "tail": st.tail}
@@ -77,7 +94,8 @@ class SamplesRun:
                 "built": sum(1 for r in scope if r.build is not None and r.build.ok),
                 "ran": sum(1 for r in scope if r.status in ("passed", "failed", "ran")),
                 "passed": c["passed"], "failed": c["failed"], "ran_unverified": c["ran"],
-                "run_failed": c["run-failed"], "build_failed": c["build-failed"]}
+                "run_failed": c["run-failed"], "build_failed": c["build-failed"],
+                "needs_package": c["needs-package"]}
 
     def missing_names(self) -> list[tuple[str, int]]:
         """Each missing name or header and how many samples need it, most needed first."""
@@ -89,7 +107,7 @@ class SamplesRun:
 
     @property
     def ok(self) -> bool:
-        return all(r.status in ("passed", "ran", "out-of-scope") for r in self.results)
+        return all(r.status in ("passed", "ran", "out-of-scope", "needs-package") for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:
         return {"tree": self.tree, "counts": self.counts(), "missing_names": self.missing_names(),
@@ -166,9 +184,14 @@ def format_table(run: SamplesRun) -> str:
     for r in run.results:
         if r.sample.in_scope:
             lines.append(f"{r.sample.name:<70} {r.status:<13} {r.build.seconds if r.build else 0:7.1f}")
+            if r.needs_module:
+                lines.append(f"    its scripts need the Python package {r.needs_module!r} (pip install "
+                             f"{r.needs_module.replace('_', '-')}); not run")
     c = run.counts()
     lines.append(f"{c['found']} samples found, {c['in_scope']} for this chip class: {c['built']} built, "
-                 f"{c['ran']} ran, {c['passed']} of {c['with_verify']} passed their own verify script")
+                 f"{c['ran']} ran, {c['passed']} of {c['with_verify']} passed their own verify script"
+                 + (f", {c['needs_package']} not run for a Python package their scripts need"
+                    if c["needs_package"] else ""))
     top = run.missing_names()[:10]
     if top:
         lines.append("most missed: " + ", ".join(f"{n} ({k})" for n, k in top))

@@ -32,7 +32,7 @@ RANGES = {
 
 
 def int_range(dt, op):
-    if dt == "i16" and op in ("Add", "Sub", "Mul", "Adds", "Muls"):
+    if dt == "i16" and op in ("Add", "Sub", "Mul", "Adds", "Muls", "AddRelu", "SubRelu"):
         return (-32768, 32767)  # wrap-around exercised
     if dt in ("i32",) and op in ("Add", "Sub", "Mul", "Adds", "Muls"):
         return (-(2 ** 31), 2 ** 31 - 1)

@@ -75,7 +75,12 @@ __aicore__ inline void body(LocalTensor<T>& x, LocalTensor<T>& y, LocalTensor<T>
     ReduceSum(z, x, y, n);
     T acc = GetAccVal<T>();
     uint64_t accBits = GetAccVal();
-    (void)acc, (void)accBits;
+    T accSpr = GetReduceRepeatSumSpr<T>();
+    (void)acc, (void)accBits, (void)accSpr;
+    AddRelu(z, x, y, n);
+    SubRelu<T>(z, x, y, mask, 2, {1, 1, 1, 8, 8, 8});
+    ReducePairElem<ReduceType::SUM, T>(z, x, 64, 2, 1, 1, 8);
+    PairReduceSum(z, x, 2, mask, 1, 1, 8);
     FusedMulAdd(z, x, y, n);
     FusedMulAdd(z, x, y, mask, 2, {1, 1, 1, 8, 8, 8});
     FusedMulAdd<T, false>(z, x, y, MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8});

@@ -79,6 +79,9 @@ def test_negative_count(run):
     ("Add", "u8", dict(src0="a", src1="b"), "Add: element type uint8_t is not supported (it takes int16_t, half, "
                                              "bfloat16_t, int32_t, float)"),
     ("Div", "i32", dict(src0="a", src1="b"), "Div: element type int32_t is not supported (it takes half, float)"),
+    ("AddRelu", "i32", dict(src0="a", src1="b"), "AddRelu: element type int32_t is not supported (it takes int16_t, "
+                                                 "half, float)"),
+    ("SubRelu", "bf16", dict(src0="a", src1="b"), "SubRelu: element type bfloat16_t is not supported"),
     ("And", "f16", dict(src0="a", src1="b"), "And: element type half is not supported"),
     ("Exp", "i16", dict(src="a"), "Exp: element type int16_t is not supported (it takes half, float)"),
     ("Relu", "i16", dict(src="a"), "Relu: element type int16_t is not supported (it takes half, int32_t, float)"),

@@ -89,22 +89,53 @@ DB_FORMS = {
 }
 
 
+def db_setup(sim, T, form, lanes):
+    """src and dst for a DB_FORMS case, and the call's arguments (a preset mask kept as it is)."""
+    kw = dict(DB_FORMS[form])
+    if "mask0" not in kw:
+        return rr_setup(sim, T, kw, lanes)
+    lay = Layout(sim)
+    lay.add("src", T, 16384)
+    sim.put(sim.tensors["src"], 0, src_values(sim, T, sim.tensors["src"].elems))
+    lay.add("dst", T, 8192)
+    return kw
+
+
 @pytest.mark.parametrize("old", [0, 1])
 @pytest.mark.parametrize("form", list(DB_FORMS))
 @pytest.mark.parametrize("T,rtype", [(t, r) for t in ("f16", "f32") for r in (SUM, MAX, MIN)])
 def test_reduce_data_block(run, T, rtype, form, old):
     lanes = lanes_for(SIZE[T])
     sim = Sim(65536, seed=seed("db", T, rtype, form, old))
-    kw = dict(DB_FORMS[form])
-    preset = "mask0" in kw
-    kw = rr_setup(sim, T, kw, lanes) if not preset else kw
-    if preset:
-        lay = Layout(sim)
-        lay.add("src", T, 16384)
-        sim.put(sim.tensors["src"], 0, src_values(sim, T, sim.tensors["src"].elems))
-        lay.add("dst", T, 8192)
+    kw = db_setup(sim, T, form, lanes)
     sim.call("ReduceDataBlock", T=T, dst="dst", src="src", rtype=rtype, old=old, **kw)
     run(sim)
+
+
+@pytest.mark.parametrize("old", [0, 1])
+@pytest.mark.parametrize("form", list(DB_FORMS))
+@pytest.mark.parametrize("T", ["f16", "f32"])
+def test_reduce_pair_elem(run, T, form, old):
+    """ReducePairElem<SUM> (and PairReduceSum): adjacent pairs added, every mask form, strides, a pair
+    with one lane masked off (counted as 0) and pairs with none (not written)."""
+    lanes = lanes_for(SIZE[T])
+    sim = Sim(65536, seed=seed("pair", T, form, old))
+    kw = db_setup(sim, T, form, lanes)
+    sim.call("ReducePairElem", T=T, dst="dst", src="src", old=old, **kw)
+    run(sim)
+
+
+def test_reduce_pair_elem_odd_mask_and_misuse(run):
+    """A length mask of 5 sums pairs (0,1), (2,3) and lane 4 alone; only SUM is supported."""
+    sim = Sim(4096, seed=1)
+    sim.tensor("src", "f16", 0, 128, np.arange(128, dtype=np.float16))
+    sim.tensor("dst", "f16", 256, 64, np.full(64, -1, np.float16))
+    sim.call("ReducePairElem", T="f16", dst="dst", src="src", form="len", len=5, repeat=1, drep=1)
+    sim.call("ReducePairElem", T="f16", dst="dst", src="src", form="len", len=4, repeat=1, drep=1, rtype=1,
+             expect_error="ReducePairElem: only ReduceType::SUM is supported (not MAX)")
+    run(sim)
+    got = sim.get(sim.tensors["dst"])
+    assert list(got[:4]) == [1, 5, 4, -1]
 
 
 def test_half_block_sum_rounds_each_pair(run):

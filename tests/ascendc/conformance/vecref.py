@@ -68,6 +68,14 @@ def from_f32(x: np.ndarray, dt: str) -> np.ndarray:
     return x
 
 
+def _wrap16(x):
+    """An integer array wrapped to int16's range (as an int16 sum stores); a float array unchanged."""
+    x = np.asarray(x)
+    if np.issubdtype(x.dtype, np.integer):
+        return ((x + 32768) % 65536) - 32768
+    return x
+
+
 def compute(dt: str, fn, *args):
     """fn over float32 (floating types) or int64 (integers), rounded/wrapped back to dt."""
     if dt in FLOATS:
@@ -338,8 +346,9 @@ class Sim:
         "Min": (lambda a, b: np.minimum(a, b), ("i16", "f16", "bf16", "i32", "f32")),
         "And": (lambda a, b: a & b, ("i16", "u16")),
         "Or": (lambda a, b: a | b, ("i16", "u16")),
-        "AddRelu": (lambda a, b: np.maximum(a + b, 0), ("i16", "f16", "f32")),
-        "SubRelu": (lambda a, b: np.maximum(a - b, 0), ("i16", "f16", "f32")),
+        # the compound calls: the sum (difference) as Add (Sub) makes it (an int16 one wrapped), then max with 0
+        "AddRelu": (lambda a, b: np.maximum(_wrap16(a + b), 0), ("i16", "f16", "f32")),
+        "SubRelu": (lambda a, b: np.maximum(_wrap16(a - b), 0), ("i16", "f16", "f32")),
     }
 
     def _binary(self, name, exp, T, dst, src0, src1, **kw):
@@ -958,6 +967,28 @@ class Sim:
                     f = to_f32(v[sel], T)
                     out = v[sel][int(np.argmax(f) if rtype == 1 else np.argmin(f))]
                 writes.append((r * int(drep) * unit + k * sz, out))
+        if writes:
+            self.acc(exp, "W", d, min(a for a, _ in writes), max(a for a, _ in writes) + sz)
+        for a, v in writes:
+            self.wr(d, np.array([a]), np.array([v]))
+
+    def ref_ReducePairElem(self, exp, T, dst, src, form, repeat, drep, sblk=1, srep=8, old=0, rtype=0, **kw):
+        """Result k of repeat r at r * drep * 128 + k * size: lanes 2k and 2k+1 added (a lane outside the
+        mask counts as 0, half sums rounded to half); a pair with neither lane active is not written."""
+        d, s = self.tensors[dst], self.tensors[src]
+        sz = SIZE[T]
+        lanes = lanes_for(sz)
+        plan = self.level0_plan(form, lanes, dict(kw, repeat=repeat))
+        g = (int(sblk) * 32, int(srep) * 32)
+        self.hull(exp, "R", s, plan, sz, g)
+        writes = []
+        for i, (r, ln) in enumerate(plan):
+            v = self._rd_lanes(s, plan, i, g, T)
+            full = np.zeros(lanes, NP[T])
+            full[ln] = v
+            for k in sorted(set((ln // 2).tolist())):
+                out = compute(T, lambda a, b: a + b, full[2 * k:2 * k + 1], full[2 * k + 1:2 * k + 2])[0]
+                writes.append((r * int(drep) * 128 + k * sz, out))
         if writes:
             self.acc(exp, "W", d, min(a for a, _ in writes), max(a for a, _ in writes) + sz)
         for a, v in writes:

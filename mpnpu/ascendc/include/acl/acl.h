@@ -41,6 +41,26 @@ static inline aclError aclrtCreateStream(aclrtStream* stream) {
 }
 static inline aclError aclrtDestroyStream(aclrtStream) { return ACL_SUCCESS; }
 static inline aclError aclrtSynchronizeStream(aclrtStream) { return ACL_SUCCESS; }
+// Every launch has ended by the time its launch call returns here: nothing is left to wait for.
+static inline aclError aclrtSynchronizeDevice() { return ACL_SUCCESS; }
+// A context per device: the host code's handle only (there is one device, the emulated one).
+static inline aclError aclrtCreateContext(aclrtContext* context, int32_t) {
+    static int the_context;
+    *context = &the_context;
+    return ACL_SUCCESS;
+}
+static inline aclError aclrtDestroyContext(aclrtContext) { return ACL_SUCCESS; }
+static inline aclError aclrtSetCurrentContext(aclrtContext) { return ACL_SUCCESS; }
+
+// The error of the last runtime call: the calls here do not fail asynchronously (a kernel that
+// fails ends the launch with mpnpu's own report), so there is never one to give.
+typedef enum aclrtLastErrLevel {
+    ACL_RT_THREAD_LEVEL = 0,
+} aclrtLastErrLevel;
+static inline aclError aclrtGetLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
+static inline aclError aclrtPeekAtLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
+// The most recent error message: none (nullptr), for the same reason.
+static inline const char* aclGetRecentErrMsg() { return nullptr; }
 #ifdef MPNPU_ACL_GM
 // Built for `mpnpu samples` (with the CPU-debug runtime): device memory is GM the core processes share,
 // host memory stays the program's own.
@@ -83,60 +103,56 @@ static inline aclError aclrtMemset(void* dst, size_t dstMax, int32_t value, size
     return ACL_SUCCESS;
 }
 
-static inline aclError aclrtSynchronizeDevice() { return ACL_SUCCESS; }
-static inline aclError aclrtCreateContext(aclrtContext* context, int32_t) {
-    *context = nullptr;
-    return ACL_SUCCESS;
-}
-static inline aclError aclrtDestroyContext(aclrtContext) { return ACL_SUCCESS; }
-static inline aclError aclrtSetCurrentContext(aclrtContext) { return ACL_SUCCESS; }
-
-// Errors: a call here fails only with a usage error it returns at once, so there is no recent error
-// to report: aclrtGetLastError says none and aclGetRecentErrMsg gives an empty message.
-typedef enum aclrtLastErrLevel { ACL_RT_THREAD_LEVEL = 0 } aclrtLastErrLevel;
-static inline aclError aclrtGetLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
-static inline aclError aclrtPeekAtLastError(aclrtLastErrLevel) { return ACL_SUCCESS; }
-static inline const char* aclGetRecentErrMsg() { return ""; }
-
-// IEEE 754 binary16, as the host sees half data (aclFloat16 and its conversions).
+// IEEE 754 binary16 as the host code holds it (its bits), and the conversions to and from float
+// (round to nearest, ties to even; NaN and infinity kept).
 typedef uint16_t aclFloat16;
+
 static inline float aclFloat16ToFloat(aclFloat16 value) {
     const uint32_t sign = uint32_t(value & 0x8000u) << 16;
-    uint32_t exp = (value >> 10) & 0x1Fu, man = value & 0x3FFu, bits;
-    if (exp == 0x1F) {
-        bits = sign | 0x7F800000u | (man << 13);  // inf, nan
+    const uint32_t exp = (value >> 10) & 0x1Fu;
+    uint32_t mant = value & 0x3FFu;
+    uint32_t bits;
+    if (exp == 0x1Fu) {
+        bits = sign | 0x7F800000u | (mant << 13);
     } else if (exp != 0) {
-        bits = sign | ((exp + 112) << 23) | (man << 13);
-    } else if (man == 0) {
+        bits = sign | ((exp + 112u) << 23) | (mant << 13);
+    } else if (mant == 0) {
         bits = sign;
     } else {  // subnormal: normalise
-        int e = -1;
-        do { ++e; man <<= 1; } while (!(man & 0x400u));
-        bits = sign | (uint32_t(112 - e) << 23) | ((man & 0x3FFu) << 13);
+        uint32_t e = 113u;
+        while (!(mant & 0x400u)) {
+            mant <<= 1;
+            --e;
+        }
+        bits = sign | (e << 23) | ((mant & 0x3FFu) << 13);
     }
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
+    float out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
 }
-static inline aclFloat16 aclFloatToFloat16(float value) {  // round to nearest even
-    uint32_t x;
-    std::memcpy(&x, &value, sizeof x);
-    const uint32_t sign = (x >> 16) & 0x8000u;
-    const uint32_t ax = x & 0x7FFFFFFFu;
-    if (ax >= 0x7F800000u) return aclFloat16(sign | 0x7C00u | (ax > 0x7F800000u ? 0x200u : 0u));
-    if (ax >= 0x477FF000u) return aclFloat16(sign | 0x7C00u);  // rounds past the largest half
-    if (ax < 0x38800000u) {  // a subnormal half (or zero)
-        if (ax < 0x33000000u) return aclFloat16(sign);
-        const uint32_t e = ax >> 23, m = (ax & 0x7FFFFFu) | 0x800000u, shift = 126 - e;
-        uint32_t h = m >> shift;
-        const uint32_t rest = m & ((1u << shift) - 1), half_way = 1u << (shift - 1);
-        if (rest > half_way || (rest == half_way && (h & 1u))) ++h;
-        return aclFloat16(sign | h);
+
+static inline aclFloat16 aclFloatToFloat16(float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    const uint16_t sign = uint16_t((bits >> 16) & 0x8000u);
+    const uint32_t exp = (bits >> 23) & 0xFFu;
+    uint32_t mant = bits & 0x7FFFFFu;
+    if (exp == 0xFFu) return uint16_t(sign | 0x7C00u | (mant ? 0x200u : 0u));
+    const int32_t e = int32_t(exp) - 127 + 15;
+    if (e >= 0x1F) return uint16_t(sign | 0x7C00u);
+    if (e <= 0) {  // a subnormal half, or zero
+        if (e < -10) return sign;
+        mant |= 0x800000u;
+        const uint32_t shift = uint32_t(14 - e);
+        uint32_t half = mant >> shift;
+        const uint32_t rest = mant & ((1u << shift) - 1u), mid = 1u << (shift - 1u);
+        if (rest > mid || (rest == mid && (half & 1u))) ++half;
+        return uint16_t(sign | half);
     }
-    uint32_t h = ((ax >> 13) - (112u << 10));
-    const uint32_t rest = ax & 0x1FFFu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-    return aclFloat16(sign | h);
+    uint32_t half = (uint32_t(e) << 10) | (mant >> 13);
+    const uint32_t rest = mant & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // may carry into the exponent: right
+    return uint16_t(sign | half);
 }
 
 #endif  // MPNPU_ACL_H

@@ -33,6 +33,7 @@ void* mpnpu_cpudebug_gm_alloc(size_t size);
 void mpnpu_cpudebug_gm_free(void* ptr);
 void mpnpu_cpudebug_set_kernel_mode(int32_t mode);
 void mpnpu_cpudebug_set_tiling_key(uint64_t key);
+void mpnpu_cpudebug_host_state(int32_t* mode, uint64_t* key);
 void mpnpu_cpudebug_run_kf(const MpnpuCpuDebugLaunch* launch);
 }
 
@@ -47,6 +48,21 @@ inline void SetKernelMode(KernelMode mode) { mpnpu_cpudebug_set_kernel_mode(int3
 
 namespace mpnpu {
 namespace cpudebug {
+
+// One launch as the kernel type its own qualifier declares (a dev kit sample's ``__vector__`` or
+// ``__cube__`` kernel beside kernels of another type in one program: mpnpu samples stages its
+// launches inside one of these); the program's own SetKernelMode is back in force afterwards.
+struct LaunchAs {
+    int32_t saved = -1;
+    explicit LaunchAs(::KernelMode mode) {
+        uint64_t key = 0;
+        mpnpu_cpudebug_host_state(&saved, &key);
+        mpnpu_cpudebug_set_kernel_mode(int32_t(mode));
+    }
+    ~LaunchAs() { mpnpu_cpudebug_set_kernel_mode(saved); }
+    LaunchAs(const LaunchAs&) = delete;
+    LaunchAs& operator=(const LaunchAs&) = delete;
+};
 
 // What the core processes call back into: this program's own copy of the runtime (the kernel's
 // API calls use it), as a table rather than exported symbols.

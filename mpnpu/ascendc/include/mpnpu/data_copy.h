@@ -2,6 +2,13 @@
 // GM->L1, UB->UB), DataCopyPad (unaligned blocks with padding), and the atomic modes of copies to
 // GM (SetAtomicAdd / Max / Min, SetAtomicNone = DisableDmaAtomic).
 //
+// The slice forms (SliceInfo per dimension, dimension 0 the innermost) pick a sub-grid of a
+// multi-dimensional tensor: in dimension 0, pieces of burstLen data blocks from startIndex, stride
+// elements apart, up to endIndex (inclusive; a piece ends there at the latest); in each outer dimension,
+// indices from startIndex, stride indices apart, up to endIndex (burstLen must be 1 there); an index
+// of dimension d weighs the product of the shapeValues below d. The source's elements, in that order
+// (outer dimensions slowest), go to the destination's, in its order; the two must count the same.
+//
 // GM -> local runs on PIPE_MTE2, UB -> GM on PIPE_MTE3, UB -> UB on PIPE_V. Every copy checks both
 // sides (memcheck), records both when tracing, and lets a race-directed hold stop the core around
 // the GM access. With an atomic mode set, each element of a copy to GM is combined with what GM
@@ -9,10 +16,14 @@
 #ifndef MPNPU_DATA_COPY_H
 #define MPNPU_DATA_COPY_H
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "native/rt.h"
 #include "tensor.h"
@@ -126,6 +137,90 @@ inline uint64_t align32(uint64_t n) { return (n + BLOCK_BYTES - 1) / BLOCK_BYTES
 }  // namespace mpnpu
 
 namespace AscendC {
+constexpr uint32_t K_MAX_DIM = 8;  // the most dimensions a slice copy describes (mpnpu's bound)
+struct SliceInfo {
+    uint32_t startIndex = 0;
+    uint32_t endIndex = 0;
+    uint32_t stride = 0;
+    uint32_t burstLen = 0;
+    uint32_t shapeValue = 0;
+};
+}  // namespace AscendC
+
+namespace mpnpu {
+
+// The runs (first element, elements) a slice description selects, in order.
+inline std::vector<std::pair<uint64_t, uint64_t>> slice_runs(const AscendC::SliceInfo* s, uint32_t dims,
+                                                             uint32_t elem, const Site& site, const char* side) {
+    if (dims < 1 || dims > AscendC::K_MAX_DIM)
+        api_error(site, "DataCopy: dimValue %u is outside [1, %u]", dims, AscendC::K_MAX_DIM);
+    for (uint32_t d = 0; d < dims; ++d) {
+        const AscendC::SliceInfo& x = s[d];
+        if (x.startIndex > x.endIndex || x.endIndex >= x.shapeValue)
+            api_error(site, "DataCopy: %s slice of dimension %u runs from %u to %u in a dimension of %u", side, d,
+                      x.startIndex, x.endIndex, x.shapeValue);
+        if (d == 0 && (x.burstLen == 0 || uint64_t(x.burstLen) * BLOCK_BYTES % elem != 0))
+            api_error(site, "DataCopy: %s slice's burstLen %u (data blocks) holds no whole number of elements", side,
+                      x.burstLen);
+        if (d > 0 && x.burstLen != 1)
+            api_error(site, "DataCopy: %s slice's burstLen in dimension %u is %u; beyond dimension 0 it must be 1",
+                      side, d, x.burstLen);
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> pieces;  // dimension 0
+    const uint64_t len0 = uint64_t(s[0].burstLen) * BLOCK_BYTES / elem;
+    for (uint64_t p = s[0].startIndex; p <= s[0].endIndex; p += len0 + s[0].stride) {
+        const uint64_t n = std::min<uint64_t>(len0, uint64_t(s[0].endIndex) + 1 - p);
+        pieces.emplace_back(p, n);
+    }
+    std::vector<uint64_t> bases{0};  // the outer dimensions' offsets, the outermost slowest
+    uint64_t weight = s[0].shapeValue;
+    std::vector<std::vector<uint64_t>> outer;
+    for (uint32_t d = 1; d < dims; ++d) {
+        std::vector<uint64_t> idx;
+        for (uint64_t i = s[d].startIndex; i <= s[d].endIndex; i += 1 + s[d].stride) idx.push_back(i * weight);
+        outer.push_back(idx);
+        weight *= s[d].shapeValue;
+    }
+    for (size_t d = outer.size(); d-- > 0;) {
+        std::vector<uint64_t> next;
+        for (uint64_t b : bases)
+            for (uint64_t o : outer[d]) next.push_back(b + o);
+        bases.swap(next);
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> runs;
+    for (uint64_t b : bases)
+        for (const auto& p : pieces) runs.emplace_back(b + p.first, p.second);
+    return runs;
+}
+
+// The source's and destination's runs paired into chunks (source element, destination element, count).
+inline std::vector<std::array<uint64_t, 3>> slice_chunks(const AscendC::SliceInfo* dst, const AscendC::SliceInfo* src,
+                                                          uint32_t dims, uint32_t elem, const Site& site) {
+    const auto d = slice_runs(dst, dims, elem, site, "the destination");
+    const auto s = slice_runs(src, dims, elem, site, "the source");
+    uint64_t nd = 0, ns = 0;
+    for (const auto& r : d) nd += r.second;
+    for (const auto& r : s) ns += r.second;
+    if (nd != ns)
+        api_error(site, "DataCopy: the source slice has %llu elements and the destination slice %llu",
+                  static_cast<unsigned long long>(ns), static_cast<unsigned long long>(nd));
+    std::vector<std::array<uint64_t, 3>> chunks;
+    size_t i = 0, j = 0;
+    uint64_t si = 0, dj = 0;  // elements of run i / j already used
+    while (i < s.size() && j < d.size()) {
+        const uint64_t n = std::min(s[i].second - si, d[j].second - dj);
+        chunks.push_back({s[i].first + si, d[j].first + dj, n});
+        si += n;
+        dj += n;
+        if (si == s[i].second) ++i, si = 0;
+        if (dj == d[j].second) ++j, dj = 0;
+    }
+    return chunks;
+}
+
+}  // namespace mpnpu
+
+namespace AscendC {
 
 // -- DataCopy -------------------------------------------------------------------------------------------
 
@@ -185,6 +280,21 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     DataCopyParams p(1, uint16_t(bytes / mpnpu::BLOCK_BYTES), 0, 0);
     if (bytes / mpnpu::BLOCK_BYTES > 0xFFFF) mpnpu::api_error(site, "DataCopy local->local: %u elements is too long", count);
     DataCopy(dst, src, p, site);
+}
+
+// Slices of a multi-dimensional tensor, GM -> UB (PIPE_MTE2) and UB -> GM (PIPE_MTE3): one copy per
+// stretch both sides hold contiguously.
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const SliceInfo dstSliceInfo[],
+                     const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1, MPNPU_SITE) {
+    for (const auto& c : mpnpu::slice_chunks(dstSliceInfo, srcSliceInfo, dimValue, sizeof(T), site))
+        mpnpu::copy_in(dst[uint32_t(c[1])], src[c[0]], 1, c[2] * sizeof(T), 0, 0, site, "DataCopy");
+}
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const SliceInfo dstSliceInfo[],
+                     const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1, MPNPU_SITE) {
+    for (const auto& c : mpnpu::slice_chunks(dstSliceInfo, srcSliceInfo, dimValue, sizeof(T), site))
+        mpnpu::copy_out(dst[c[1]], src[uint32_t(c[0])], 1, c[2] * sizeof(T), 0, 0, site, "DataCopy");
 }
 
 // -- DataCopyPad --------------------------------------------------------------------------------------------

@@ -60,9 +60,8 @@ enum DataType {
 };
 }  // namespace ge
 
-// The enumerators unqualified (not the type's name, which kernels may use for their own), all but
-// DT_UNDEFINED, which no kernel names unqualified and host code (the dev kit samples' data_utils.h)
-// defines for its own enumerations.
+// The enumerators unqualified (not the type's name, which kernels may use for their own; nor
+// DT_UNDEFINED, which the samples' host helpers declare in an enumeration of their own).
 #define MPNPU_DT_USING(N) using ge::N;
 MPNPU_DT_USING(DT_FLOAT) MPNPU_DT_USING(DT_FLOAT16) MPNPU_DT_USING(DT_INT8) MPNPU_DT_USING(DT_INT32)
 MPNPU_DT_USING(DT_UINT8) MPNPU_DT_USING(DT_INT16) MPNPU_DT_USING(DT_UINT16) MPNPU_DT_USING(DT_UINT32)

@@ -226,6 +226,14 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     }
 }
 
+// WaitPreTaskEnd / SetNextTaskStart: each once per core and launch.
+inline void task_sync(Site& at, const char* call, const Site& site) {
+    if (at.file)
+        api_error(site, "%s: called a second time on this core (the first at %s:%d); it is called once per core",
+                  call, at.file, at.line);
+    at = site;
+}
+
 // The kernel's own blocking cross-core syncs first let a library act (the matmul client).
 inline void before_user_sync(const Site& site) {
     CoreState& c = core();
@@ -314,6 +322,26 @@ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<
     mpnpu::sync_all(true, site);
 }
 
+// SuperKernel early start (WaitPreTaskEnd: what comes before it may overlap the previous sub-kernel;
+// SetNextTaskStart: what comes after it may overlap the next one). On this chip class they are
+// documented as compiling but taking no effect, and mpnpu runs one kernel per launch, so they order
+// nothing here: a launch's work still starts after the previous launch ended and ends before the
+// next starts, and inside the launch neither is a barrier or a sync between cores (racecheck sees
+// no edge). Each is checked to be called at most once per core.
+template <bool FORCE = false>
+inline void WaitPreTaskEnd(MPNPU_SITE) {
+    mpnpu::CoreState& c = mpnpu::core();
+    mpnpu::note(c, site);
+    mpnpu::task_sync(c.task_wait_at, "WaitPreTaskEnd", site);
+}
+
+template <bool FORCE = false>
+inline void SetNextTaskStart(MPNPU_SITE) {
+    mpnpu::CoreState& c = mpnpu::core();
+    mpnpu::note(c, site);
+    mpnpu::task_sync(c.task_set_at, "SetNextTaskStart", site);
+}
+
 template <uint8_t modeId, pipe_t pipe>
 inline void CrossCoreSetFlag(uint16_t flagId, MPNPU_SITE) {
     mpnpu::cross_core_set(modeId, uint8_t(pipe), flagId, site);
@@ -331,27 +359,5 @@ inline void CrossCoreWaitFlag(uint16_t flagId, MPNPU_SITE) {
 
 // The older intrinsic spellings some kernels still use.
 inline void pipe_barrier(pipe_t pipe, MPNPU_SITE) { mpnpu::pipe_barrier(uint8_t(pipe), site); }
-
-namespace AscendC {
-
-// Task-to-task ordering of a SuperKernel's sub-kernels (Early-Start): WaitPreTaskEnd lets what comes
-// before it overlap the previous sub-kernel, SetNextTaskStart lets what comes after it overlap the
-// next. mpnpu runs one kernel per launch and launches one after the other, so neither orders anything
-// here (and a race with a neighbouring task cannot show); each is checked as documented: called once
-// per core per launch. FORCE (offline Early-Start) has no meaning here.
-template <bool FORCE = false>
-inline void WaitPreTaskEnd(MPNPU_SITE) {
-    if (::mpnpu::core().pre_task_waits++)
-        ::mpnpu::api_error(site, "WaitPreTaskEnd: called again on this core (it is called once per core, "
-                           "before the first copy)");
-}
-template <bool FORCE = false>
-inline void SetNextTaskStart(MPNPU_SITE) {
-    if (::mpnpu::core().next_task_starts++)
-        ::mpnpu::api_error(site, "SetNextTaskStart: called again on this core (it is called once per core, "
-                           "after the last copy)");
-}
-
-}  // namespace AscendC
 
 #endif  // MPNPU_SYNC_H

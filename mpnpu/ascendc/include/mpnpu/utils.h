@@ -94,8 +94,8 @@ template <typename...>
 inline constexpr bool always_false_v = false;
 }  // namespace Std
 
-// Conditional<B, If, Then>::type: If when B holds, else Then. The dev kit's samples spell the
-// documented Std::conditional this way.
+// The type trait kernels also spell AscendC::Conditional<B, If, Then>::type (Std::conditional's older
+// name): If when B holds, else Then.
 template <bool B, typename If, typename Then>
 struct Conditional {
     using type = std::conditional_t<B, If, Then>;

@@ -95,6 +95,38 @@ struct H_ReduceDataBlock {
 };
 static RegTypes<H_ReduceDataBlock, half, float> reg_rdb("ReduceDataBlock");
 
+// ReducePairElem<SUM> (old=1: PairReduceSum, repeatTime before the mask); rtype=1 asks for MAX (an error).
+template <typename T>
+struct H_ReducePairElem {
+    static void run(const Job& j, const Call& c) {
+        auto dst = j.t<T>(c, "dst");
+        auto src = j.t<T>(c, "src");
+        uint64_t m[2] = {c.u("mask0", 0), c.u("mask1", 0)};
+        bool bits = c.s("form") == "bits";
+        int32_t len = int32_t(c.i("len", 0));
+        int32_t rep = int32_t(c.i("repeat")), drep = int32_t(c.i("drep")), sblk = int32_t(c.i("sblk", 1)),
+                srep = int32_t(c.i("srep", 8));
+        bool old = c.i("old", 0) != 0;
+        bool set = c.i("setmask", 1) != 0;
+        if (c.i("rtype", 0) == 1) {
+            AscendC::ReducePairElem<AscendC::ReduceType::MAX, T, T, true>(dst, src, len, rep, drep, sblk, srep);
+        } else if (old && set) {
+            if (bits) AscendC::PairReduceSum<T, true>(dst, src, rep, m, drep, sblk, srep);
+            else AscendC::PairReduceSum<T, true>(dst, src, rep, len, drep, sblk, srep);
+        } else if (old) {
+            if (bits) AscendC::PairReduceSum<T, false>(dst, src, rep, m, drep, sblk, srep);
+            else AscendC::PairReduceSum<T, false>(dst, src, rep, len, drep, sblk, srep);
+        } else if (set) {
+            if (bits) AscendC::ReducePairElem<AscendC::ReduceType::SUM, T, T, true>(dst, src, m, rep, drep, sblk, srep);
+            else AscendC::ReducePairElem<AscendC::ReduceType::SUM, T>(dst, src, len, rep, drep, sblk, srep);
+        } else {
+            if (bits) AscendC::ReducePairElem<AscendC::ReduceType::SUM, T, T, false>(dst, src, m, rep, drep, sblk, srep);
+            else AscendC::ReducePairElem<AscendC::ReduceType::SUM, T, T, false>(dst, src, len, rep, drep, sblk, srep);
+        }
+    }
+};
+static RegTypes<H_ReducePairElem, half, float> reg_rpe("ReducePairElem");
+
 // ReduceSum / ReduceMax / ReduceMin: rtype as above; form=count | bits | len.
 template <typename T>
 struct H_Reduce {

@@ -208,12 +208,13 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.sites.clear();
     c.sync_all_at = Site{nullptr, 0, nullptr};
     c.sync_ids_at = Site{nullptr, 0, nullptr};
+    c.task_wait_at = Site{nullptr, 0, nullptr};
+    c.task_set_at = Site{nullptr, 0, nullptr};
     c.events.clear();
     std::memset(&c.fault, 0, sizeof c.fault);
     c.atomic_op = 0;
     c.pad_value = 0;
     c.pad_value_set = false;
-    c.pre_task_waits = c.next_task_starts = 0;
     c.last = Site{nullptr, 0, nullptr};
     c.calls = 0;
     c.calls_cell = l->calls ? l->calls : &c.calls_sink;

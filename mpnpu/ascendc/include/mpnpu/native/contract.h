@@ -9,6 +9,7 @@
 
 #define MPNPU_ABI_VERSION                  8  // the ABI's layout; a library built for another is refused
 #define MPNPU_ANY_MODE                     255  // a flag wait that names no mode
+#define MPNPU_GM_FLAG_MODE                 3  // the board's wait mode of a wait on a flag kept in GM
 #define MPNPU_FLAG_IDS                     16  // cross-core flag ids per mode (a flag's bit: mode * MPNPU_FLAG_IDS + id)
 #define MPNPU_FLAG_MODES                   3  // cross-core flag modes (0, 1, 2)
 #define MPNPU_NATIVE_MAX_ROUTES            4  // routes of one core's end of a native flag
@@ -68,6 +69,7 @@
 #define MPNPU_EV_FLAG_WAIT                 5  // EventType.FLAG_WAIT
 #define MPNPU_EV_PIPE_SYNC                 6  // EventType.PIPE_SYNC
 #define MPNPU_EV_DROPPED                   7  // EventType.DROPPED
+#define MPNPU_EV_GM_FLAG                   8  // EventType.GM_FLAG
 
 // mpnpu.ascendc.native.abi.Memory: Local memories (MpnpuEvent.mem, MpnpuFault.mem): MPNPU_MEM_*.
 #define MPNPU_MEM_UB                       0  // Memory.UB

@@ -179,6 +179,9 @@ struct CoreState {
     // one launch are a collision on the chip (sync.h says so at the second)
     Site sync_all_at{nullptr, 0, nullptr};
     Site sync_ids_at{nullptr, 0, nullptr};
+    // This launch's WaitPreTaskEnd and SetNextTaskStart (each may be called once per core)
+    Site task_wait_at{nullptr, 0, nullptr};
+    Site task_set_at{nullptr, 0, nullptr};
     // local memory: one arena per memory, living as long as the process (a buffer starts with
     // whatever the last launch left, as on the device)
     // (never touched on a core type that has no such memory, so they cost no resident pages)
@@ -194,9 +197,6 @@ struct CoreState {
     // the padding register SetPadValue sets (its value's bytes), used by DataCopyPad with isPad false
     uint64_t pad_value = 0;
     bool pad_value_set = false;
-    // WaitPreTaskEnd / SetNextTaskStart calls of this launch (each documented as once per core)
-    uint8_t pre_task_waits = 0;
-    uint8_t next_task_starts = 0;
     // the vector unit's registers (mask, compare mask, dequant scale): mpnpu/vector/mask.h
     VectorRegs vec{};
 };

@@ -1,5 +1,5 @@
-// Two-source element-wise instructions: Add, Sub, Mul, Div, Max, Min, And, Or, AddRelu, SubRelu, and FusedMulAdd
-// (dst = src0 * dst + src1).
+// Two-source element-wise instructions: Add, Sub, Mul, Div, Max, Min, And, Or, the compound AddRelu
+// and SubRelu (dst = max(src0 +/- src1, 0)), and FusedMulAdd (dst = src0 * dst + src1).
 //
 // Each has a count form (dst, src0, src1, count) and, as documented, the level-0 forms with a
 // bit mask (uint64_t mask[2]) or a lane count (uint64_t mask), repeatTime and BinaryRepeatParams.
@@ -40,19 +40,6 @@ struct OpMul : OpAdd {
     static C f(C a, C b) { return a * b; }
     static constexpr char arith = '*';
 };
-// AddRelu / SubRelu: the sum or difference with its negatives set to zero (int16_t, half, float).
-struct OpAddRelu {
-    template <typename T>
-    static constexpr bool ok = one_of<T, int16_t, half, float>;
-    static constexpr const char* types = "int16_t, half, float";
-    template <typename C>
-    static C f(C a, C b) { return a + b > C(0) ? a + b : C(0); }
-    // (no ``arith``: not one IEEE operation, so float rows are not vectorised)
-};
-struct OpSubRelu : OpAddRelu {
-    template <typename C>
-    static C f(C a, C b) { return a - b > C(0) ? a - b : C(0); }
-};
 struct OpDiv {
     template <typename T>
     static constexpr bool ok = one_of<T, half, float>;
@@ -70,6 +57,26 @@ struct OpMin : OpAdd {
     template <typename C>
     static C f(C a, C b) { return a < b ? a : b; }
     static constexpr char arith = 'm';
+};
+
+// AddRelu / SubRelu: the sum (difference) as Add (Sub) makes it, then the larger of it and 0. An
+// int16_t sum wraps first, as Add's does (so 30000 + 30000 is negative and gives 0); a floating sum
+// is rounded once, after the comparison (which rounding keeps: it does not change a sign).
+template <typename C>
+inline C relu_of_int16_or_float(C s) {
+    if constexpr (std::is_integral_v<C>) s = C(int16_t(uint16_t(uint64_t(s))));
+    return s > C(0) ? s : C(0);
+}
+struct OpAddRelu {
+    template <typename T>
+    static constexpr bool ok = one_of<T, int16_t, half, float>;
+    static constexpr const char* types = "int16_t, half, float";
+    template <typename C>
+    static C f(C a, C b) { return relu_of_int16_or_float(C(a + b)); }
+};
+struct OpSubRelu : OpAddRelu {
+    template <typename C>
+    static C f(C a, C b) { return relu_of_int16_or_float(C(a - b)); }
 };
 
 struct OpAnd {
@@ -258,9 +265,9 @@ MPNPU_VEC_BINARY(Sub, mpnpu::vec::OpSub)
 MPNPU_VEC_BINARY(Mul, mpnpu::vec::OpMul)
 MPNPU_VEC_BINARY(Max, mpnpu::vec::OpMax)
 MPNPU_VEC_BINARY(Min, mpnpu::vec::OpMin)
+MPNPU_VEC_BINARY_LEVEL0(Or, mpnpu::vec::OpOr)
 MPNPU_VEC_BINARY(AddRelu, mpnpu::vec::OpAddRelu)
 MPNPU_VEC_BINARY(SubRelu, mpnpu::vec::OpSubRelu)
-MPNPU_VEC_BINARY_LEVEL0(Or, mpnpu::vec::OpOr)
 
 // Div takes a precision config on the newest product; every config computes the same here.
 MPNPU_VEC_BINARY_COUNT_T(Div, mpnpu::vec::OpDiv, MPNPU_VEC_COMMA const DivConfig& config = DEFAULT_DIV_CONFIG)

@@ -1,6 +1,9 @@
 // Reductions: per repeat (ReduceRepeat; older names WholeReduceSum / WholeReduceMax / WholeReduceMin),
 // per data block (ReduceDataBlock; older names BlockReduceSum / BlockReduceMax / BlockReduceMin), and
-// over a whole tensor (ReduceSum / ReduceMax / ReduceMin, with their work buffer).
+// over a whole tensor (ReduceSum / ReduceMax / ReduceMin, with their work buffer), and per adjacent
+// pair of elements (ReducePairElem; older name PairReduceSum): result k of a repeat is lanes 2k and
+// 2k+1 added (a lane outside the mask counts as 0; a pair with neither lane active writes nothing),
+// half sums rounded to half; a repeat's lanes / 2 results fill 128 bytes, dstRepStride in those units.
 //
 // Numerics, as documented:
 //   sums     a binary tree of adjacent pairs within each block / repeat (lanes outside the mask
@@ -309,6 +312,48 @@ inline void reduce_block_run(const char* name, AscendC::ReduceType type, const P
             if (any[r * 8 + k]) st<T>(out + r * uint64_t(dstRepStride) * unit + k * sizeof(T), values[r * 8 + k]);
 }
 
+template <typename T, typename U>
+inline void reduce_pair_run(const char* name, AscendC::ReduceType type, const Plan& p, const AscendC::LocalTensor<T>& dst,
+                            int64_t dstRepStride, const AscendC::LocalTensor<U>& src, int64_t srcBlkStride,
+                            int64_t srcRepStride, const Site& site) {
+    need_type<U>(reduce_type_ok<U>, site, name, "half, float");
+    if (!std::is_same_v<T, U>)
+        api_error(site, "%s: dst (%s) and src (%s) must have the same element type", name, type_name<T>(),
+                  type_name<U>());
+    if (type != AscendC::ReduceType::SUM)
+        api_error(site, "%s: only ReduceType::SUM is supported (not %s)", name, reduce_name(type));
+    for (int64_t s : {dstRepStride, srcBlkStride, srcRepStride})
+        if (s < 0 || s > 65535) api_error(site, "%s: stride %lld is outside [0, 65535]", name, (long long)s);
+    start(site, name);
+    constexpr uint32_t unit = 128;  // a repeat's results: half of its 256 bytes
+    check_operand(dst, sizeof(T), site, name, "dst");
+    check_operand(src, 32, site, name, "src");
+    if (p.none()) return;
+    Geo gs = geo(uint64_t(srcBlkStride), uint64_t(srcRepStride));
+    touch(src, 'R', hull_of(p, sizeof(U), gs), site, name);
+    const uint32_t pairs = p.lanes / 2;
+    Hull hd;
+    std::vector<uint8_t> any(p.repeats * pairs, 0);
+    for (uint64_t r = 0; r < p.repeats; ++r)
+        each_lane(p.bits(r), [&](uint32_t j) { any[r * pairs + j / 2] = 1; });
+    for (uint64_t r = 0; r < p.repeats; ++r)
+        for (uint32_t k = 0; k < pairs; ++k)
+            if (any[r * pairs + k]) {
+                const uint64_t at = r * uint64_t(dstRepStride) * unit + k * sizeof(T);
+                hd.add(at, at + sizeof(T));
+            }
+    touch(dst, 'W', hd, site, name);
+    Lane ls = lane_of(src, gs);
+    std::vector<T> a(p.repeats * pairs, from_calc<T>(0)), b(p.repeats * pairs, from_calc<T>(0));
+    for (uint64_t r = 0; r < p.repeats; ++r)
+        each_lane(p.bits(r), [&](uint32_t j) { (j % 2 ? b : a)[r * pairs + j / 2] = ld<U>(ls.at(r, j)); });
+    uint8_t* out = base(dst);  // (every source lane read before any result is written: dst may overlap src)
+    for (uint64_t r = 0; r < p.repeats; ++r)
+        for (uint32_t k = 0; k < pairs; ++k)
+            if (any[r * pairs + k])
+                st<T>(out + r * uint64_t(dstRepStride) * unit + k * sizeof(T), add_round(a[r * pairs + k], b[r * pairs + k]));
+}
+
 #ifdef MPNPU_SIMD_X86
 // tree_sum(v, 64) of 64 floats with the same pairs at every level: AVX's horizontal add sums adjacent
 // pairs within each 128-bit half, and a 64-bit permute puts a level's sums back in order for the
@@ -537,6 +582,47 @@ inline void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src
                                  site);
 }
 
+// -- ReducePairElem and its older name PairReduceSum (which takes repeatTime before the mask) -----------
+
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+inline void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[],
+                           const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride, MPNPU_SITE) {
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(U)),
+                                                                site, "ReducePairElem");
+    mpnpu::vec::reduce_pair_run("ReducePairElem", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
+                                site);
+}
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+inline void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask,
+                           const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride, MPNPU_SITE) {
+    if (isSetMask && mask < 0) mpnpu::api_error(site, "ReducePairElem: mask %d is negative", mask);
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(
+        uint64_t(uint32_t(mask)), repeatTime, mpnpu::vec::lanes_for(sizeof(U)), site, "ReducePairElem");
+    mpnpu::vec::reduce_pair_run("ReducePairElem", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
+                                site);
+}
+template <typename T, bool isSetMask = true>
+inline void PairReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                          const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,
+                          const int32_t srcRepStride, MPNPU_SITE) {
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(T)),
+                                                                site, "PairReduceSum");
+    mpnpu::vec::reduce_pair_run("PairReduceSum", ReduceType::SUM, p, dst, dstRepStride, src, srcBlkStride,
+                                srcRepStride, site);
+}
+template <typename T, bool isSetMask = true>
+inline void PairReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                          const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,
+                          const int32_t srcRepStride, MPNPU_SITE) {
+    if (isSetMask && mask < 0) mpnpu::api_error(site, "PairReduceSum: mask %d is negative", mask);
+    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(
+        uint64_t(uint32_t(mask)), repeatTime, mpnpu::vec::lanes_for(sizeof(T)), site, "PairReduceSum");
+    mpnpu::vec::reduce_pair_run("PairReduceSum", ReduceType::SUM, p, dst, dstRepStride, src, srcBlkStride,
+                                srcRepStride, site);
+}
+
 #define MPNPU_VEC_BLOCK_REDUCE(NAME, TYPE)                                                                        \
     template <typename T, bool isSetMask = true>                                                                  \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,              \
@@ -596,20 +682,35 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 // bits, the value in T's format in the low bytes. Either is a scalar-unit (PIPE_S) read of what the
 // vector pipe wrote: racecheck orders it after the ReduceSum only through a V_S flag, a PIPE_ALL
 // barrier, or the compiler's automatic synchronisation (docs/pipes.md).
-inline uint64_t GetAccVal(MPNPU_SITE) {
-    if (mpnpu::is_aic())
-        mpnpu::api_error(site, "GetAccVal: the accumulator is a vector core's register, and this is a cube core");
-    mpnpu::local_access('R', mpnpu::P_S, MPNPU_MEM_SPR, 0, sizeof(uint64_t), 0, mpnpu::SPR_BYTES, site,
-                        "GetAccVal");
-    return mpnpu::core().vec.acc;
+}  // namespace AscendC
+namespace mpnpu {
+namespace vec {
+inline uint64_t acc_bits(const Site& site, const char* name) {
+    if (is_aic()) api_error(site, "%s: the accumulator is a vector core's register, and this is a cube core", name);
+    local_access('R', P_S, MPNPU_MEM_SPR, 0, sizeof(uint64_t), 0, SPR_BYTES, site, name);
+    return core().vec.acc;
 }
 template <typename T>
-inline T GetAccVal(MPNPU_SITE) {
-    mpnpu::vec::need_type<T>(mpnpu::vec::reduce_type_ok<T>, site, "GetAccVal", "half, float");
-    uint64_t bits = GetAccVal(site);
+inline T acc_value(const Site& site, const char* name) {
+    need_type<T>(reduce_type_ok<T>, site, name, "half, float");
+    const uint64_t bits = acc_bits(site, name);
     T v;
     std::memcpy(static_cast<void*>(&v), &bits, sizeof(T));
     return v;
+}
+}  // namespace vec
+}  // namespace mpnpu
+namespace AscendC {
+inline uint64_t GetAccVal(MPNPU_SITE) { return mpnpu::vec::acc_bits(site, "GetAccVal"); }
+template <typename T>
+inline T GetAccVal(MPNPU_SITE) {
+    return mpnpu::vec::acc_value<T>(site, "GetAccVal");
+}
+// The same register under its documented newer name: the sum the last ReduceSum made (documented for
+// the count form; here every form sets it), as T.
+template <typename T>
+inline T GetReduceRepeatSumSpr(MPNPU_SITE) {
+    return mpnpu::vec::acc_value<T>(site, "GetReduceRepeatSumSpr");
 }
 
 #define MPNPU_VEC_REDUCE_MAXMIN(NAME, IS_MAX)                                                                     \
