@@ -64,6 +64,34 @@ struct TCubeTiling {
     int32_t CLayoutInfoS2 = 0;
     int32_t BatchNum = 0;
     int32_t reserved = 0;
+    // (methods after every field: mpnpu.ascendc.tiling reads the fields from this text)
+    // the host side's accessors, as a tiling struct of the definition macros has them: set_<field>,
+    // get_<field>, GetDataSize, SaveToBuffer (host code fills an optiling::TCubeTiling with them)
+#define MPNPU_TCUBE_ACCESSORS(f)                       \
+    void set_##f(int32_t mpnpu_value) { f = mpnpu_value; } \
+    int32_t get_##f() const { return f; }
+    MPNPU_TCUBE_ACCESSORS(usedCoreNum) MPNPU_TCUBE_ACCESSORS(M) MPNPU_TCUBE_ACCESSORS(N) MPNPU_TCUBE_ACCESSORS(Ka)
+    MPNPU_TCUBE_ACCESSORS(Kb) MPNPU_TCUBE_ACCESSORS(singleCoreM) MPNPU_TCUBE_ACCESSORS(singleCoreN)
+    MPNPU_TCUBE_ACCESSORS(singleCoreK) MPNPU_TCUBE_ACCESSORS(baseM) MPNPU_TCUBE_ACCESSORS(baseN)
+    MPNPU_TCUBE_ACCESSORS(baseK) MPNPU_TCUBE_ACCESSORS(depthA1) MPNPU_TCUBE_ACCESSORS(depthB1)
+    MPNPU_TCUBE_ACCESSORS(stepM) MPNPU_TCUBE_ACCESSORS(stepN) MPNPU_TCUBE_ACCESSORS(isBias)
+    MPNPU_TCUBE_ACCESSORS(transLength) MPNPU_TCUBE_ACCESSORS(iterateOrder) MPNPU_TCUBE_ACCESSORS(shareMode)
+    MPNPU_TCUBE_ACCESSORS(shareL1Size) MPNPU_TCUBE_ACCESSORS(shareL0CSize) MPNPU_TCUBE_ACCESSORS(shareUbSize)
+    MPNPU_TCUBE_ACCESSORS(batchM) MPNPU_TCUBE_ACCESSORS(batchN) MPNPU_TCUBE_ACCESSORS(singleBatchM)
+    MPNPU_TCUBE_ACCESSORS(singleBatchN) MPNPU_TCUBE_ACCESSORS(stepKa) MPNPU_TCUBE_ACCESSORS(stepKb)
+    MPNPU_TCUBE_ACCESSORS(depthAL1CacheUB) MPNPU_TCUBE_ACCESSORS(depthBL1CacheUB) MPNPU_TCUBE_ACCESSORS(dbL0A)
+    MPNPU_TCUBE_ACCESSORS(dbL0B) MPNPU_TCUBE_ACCESSORS(dbL0C) MPNPU_TCUBE_ACCESSORS(mxTypePara)
+    MPNPU_TCUBE_ACCESSORS(ALayoutInfoB) MPNPU_TCUBE_ACCESSORS(ALayoutInfoS) MPNPU_TCUBE_ACCESSORS(ALayoutInfoN)
+    MPNPU_TCUBE_ACCESSORS(ALayoutInfoG) MPNPU_TCUBE_ACCESSORS(ALayoutInfoD) MPNPU_TCUBE_ACCESSORS(BLayoutInfoB)
+    MPNPU_TCUBE_ACCESSORS(BLayoutInfoS) MPNPU_TCUBE_ACCESSORS(BLayoutInfoN) MPNPU_TCUBE_ACCESSORS(BLayoutInfoG)
+    MPNPU_TCUBE_ACCESSORS(BLayoutInfoD) MPNPU_TCUBE_ACCESSORS(CLayoutInfoB) MPNPU_TCUBE_ACCESSORS(CLayoutInfoS1)
+    MPNPU_TCUBE_ACCESSORS(CLayoutInfoN) MPNPU_TCUBE_ACCESSORS(CLayoutInfoG) MPNPU_TCUBE_ACCESSORS(CLayoutInfoS2)
+    MPNPU_TCUBE_ACCESSORS(BatchNum)
+#undef MPNPU_TCUBE_ACCESSORS
+    size_t GetDataSize() const { return sizeof(TCubeTiling); }
+    void SaveToBuffer(void* mpnpu_buf, size_t mpnpu_capacity) const {
+        std::memcpy(mpnpu_buf, this, mpnpu_capacity < sizeof(TCubeTiling) ? mpnpu_capacity : sizeof(TCubeTiling));
+    }
 };
 
 namespace optiling {
