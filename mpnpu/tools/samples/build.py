@@ -3,7 +3,9 @@
 Each ``.asc`` source is staged as a C++ file that starts with ``#line 1 "<the sample's file>"`` and has
 every ``kernel<<<blocks, l2ctrl, stream>>>(args);`` statement replaced, on the same line, by the
 launch ``ICPU_RUN_KF(kernel, blocks, args)`` makes: it runs on the multi-process device through the
-CPU-debug runtime, and every report names the sample's own file and line. The sample's ``acl/acl.h`` is mpnpu's,
+CPU-debug runtime, and every report names the sample's own file and line. A kernel parameter marked
+``__kfc_workspace__`` becomes the system workspace at the kernel's start (``SetSysWorkspace``, on the
+line of the kernel's opening brace). The sample's ``acl/acl.h`` is mpnpu's,
 built with ``MPNPU_ACL_GM`` so that ``aclrtMalloc`` gives GM the core processes share. The sample's
 files on disk are never changed.
 """
@@ -52,10 +54,29 @@ def _top_level_split(text: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
+_KFC_WORKSPACE = re.compile(r"\b__kfc_workspace__\s+(?:__gm__\s+)?[\w:]+\s*\*\s*(?P<name>[A-Za-z_]\w*)")
+
+
+def _set_kfc_workspaces(text: str) -> str:
+    """``text`` with each kernel whose parameter is marked ``__kfc_workspace__`` starting (on the line
+    of its opening brace) by making that parameter the system workspace, as the chip's toolchain
+    does for the matmul server: ``AscendC::SetSysWorkspace(workspace);``."""
+    blank = blank_comments_and_strings(text)
+    inserts = []
+    for m in _KFC_WORKSPACE.finditer(blank):
+        brace, semi = blank.find("{", m.end()), blank.find(";", m.end())
+        if brace < 0 or 0 <= semi < brace:
+            continue  # (a declaration, not the definition)
+        inserts.append((brace + 1, f" AscendC::SetSysWorkspace({m.group('name')});"))
+    for at, code in reversed(inserts):
+        text = text[:at] + code + text[at:]
+    return text
+
+
 def stage_source(path: str, out_dir: str) -> str:
     """The staged copy of ``path`` (launches as ICPU_RUN_KF, lines kept); its path."""
     with open(path, errors="replace") as f:
-        text = f.read()
+        text = _set_kfc_workspaces(f.read())
     parts, at = [], 0
     for m in _LAUNCH.finditer(blank_comments_and_strings(text)):
         config = _top_level_split(text[m.start("config"):m.end("config")])

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>  // (tiling headers copy structs with memcpy)
+#include <type_traits>
 
 #include "../mpnpu/datatype.h"  // (tiling headers name ge::DataType values)
 
@@ -63,7 +64,6 @@ struct TCubeTiling {
     int32_t CLayoutInfoG = 0;
     int32_t CLayoutInfoS2 = 0;
     int32_t BatchNum = 0;
-    int32_t reserved = 0;
     // (methods after every field: mpnpu.ascendc.tiling reads the fields from this text)
     // the host side's accessors, as a tiling struct of the definition macros has them: set_<field>,
     // get_<field>, GetDataSize, SaveToBuffer (host code fills an optiling::TCubeTiling with them)
@@ -93,6 +93,18 @@ struct TCubeTiling {
         std::memcpy(mpnpu_buf, this, mpnpu_capacity < sizeof(TCubeTiling) ? mpnpu_capacity : sizeof(TCubeTiling));
     }
 };
+
+// The bytes of a T (sizeof(T) of them from `bytes`) as a T, in a constant expression: how an
+// ahead-of-time tiling holder turns its byte array into the tiling struct at compile time.
+template <class T>
+constexpr T convert_from_bytes(const uint8_t* bytes) {
+    static_assert(std::is_trivially_copyable_v<T>, "convert_from_bytes: T must be trivially copyable");
+    struct Bytes {
+        uint8_t b[sizeof(T)];
+    } raw{};
+    for (size_t i = 0; i < sizeof(T); ++i) raw.b[i] = bytes[i];
+    return __builtin_bit_cast(T, raw);
+}
 
 namespace optiling {
 using TCubeTiling = ::TCubeTiling;

@@ -38,6 +38,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <iostream>  // (host tiling code prints with std::cout after including this)
 
 #include "../kernel_tiling/kernel_tiling.h"
 #include "platform/platform_ascendc.h"
