@@ -121,19 +121,18 @@ class MatmulApiTilingBase {
 public:
     MatmulApiTilingBase() : MatmulApiTilingBase(*platform_ascendc::PlatformAscendCManager::GetInstance()) {}
     explicit MatmulApiTilingBase(const platform_ascendc::PlatformAscendC& ascendcPlatform) {
-        uint64_t v = 0;
-        ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, v);
-        l1Size_ = int64_t(v);
-        ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, v);
-        l0ASize_ = int64_t(v);
-        ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, v);
-        l0BSize_ = int64_t(v);
-        ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, v);
-        l0CSize_ = int64_t(v);
-        ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, v);
-        ubSize_ = int64_t(v);
-        ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::BT, v);
-        btSize_ = int64_t(v);
+        using platform_ascendc::CoreMemType;
+        auto size = [&ascendcPlatform](CoreMemType kind) {
+            uint64_t v = 0;
+            ascendcPlatform.GetCoreMemSize(kind, v);
+            return int64_t(v);
+        };
+        l1Size_ = size(CoreMemType::L1);
+        l0ASize_ = size(CoreMemType::L0_A);
+        l0BSize_ = size(CoreMemType::L0_B);
+        l0CSize_ = size(CoreMemType::L0_C);
+        ubSize_ = size(CoreMemType::UB);
+        btSize_ = size(CoreMemType::BT);
         maxDim_ = int32_t(ascendcPlatform.GetCoreNumAiv());
     }
     // (a size left 0 is the chip's)
@@ -159,14 +158,7 @@ public:
         return set_type(bias_, "SetBiasType", pos, type, dataType, false);
     }
 
-    int32_t SetShape(int32_t m, int32_t n, int32_t k) {
-        if (!valid_or_unset(m) || !valid_or_unset(n) || !valid_or_unset(k))
-            return fail("SetShape(%d, %d, %d): each must be positive or -1", m, n, k);
-        m_ = m;
-        n_ = n;
-        k_ = k;
-        return 0;
-    }
+    int32_t SetShape(int32_t m, int32_t n, int32_t k) { return set_mnk("SetShape", m_, n_, k_, m, n, k); }
     int32_t SetOrgShape(int32_t orgMIn, int32_t orgNIn, int32_t orgKIn) {
         return SetOrgShape(orgMIn, orgNIn, orgKIn, orgKIn);
     }
@@ -180,20 +172,10 @@ public:
         return 0;
     }
     int32_t SetSingleShape(int32_t singleMIn = -1, int32_t singleNIn = -1, int32_t singleKIn = -1) {
-        if (!valid_or_unset(singleMIn) || !valid_or_unset(singleNIn) || !valid_or_unset(singleKIn))
-            return fail("SetSingleShape(%d, %d, %d): each must be positive or -1", singleMIn, singleNIn, singleKIn);
-        singleM_ = singleMIn;
-        singleN_ = singleNIn;
-        singleK_ = singleKIn;
-        return 0;
+        return set_mnk("SetSingleShape", singleM_, singleN_, singleK_, singleMIn, singleNIn, singleKIn);
     }
     int32_t SetFixSplit(int32_t baseMIn = -1, int32_t baseNIn = -1, int32_t baseKIn = -1) {
-        if (!valid_or_unset(baseMIn) || !valid_or_unset(baseNIn) || !valid_or_unset(baseKIn))
-            return fail("SetFixSplit(%d, %d, %d): each must be positive or -1", baseMIn, baseNIn, baseKIn);
-        fixM_ = baseMIn;
-        fixN_ = baseNIn;
-        fixK_ = baseKIn;
-        return 0;
+        return set_mnk("SetFixSplit", fixM_, fixN_, fixK_, baseMIn, baseNIn, baseKIn);
     }
     int32_t SetBufferSpace(int32_t l1Size = -1, int32_t l0CSize = -1, int32_t ubSize = -1, int32_t btSize = -1) {
         if (l1Size < -1 || l0CSize < -1 || ubSize < -1 || btSize < -1)
@@ -258,6 +240,16 @@ private:
     int64_t l1Size_ = 0, l0ASize_ = 0, l0BSize_ = 0, l0CSize_ = 0, ubSize_ = 0, btSize_ = 0;
 
     static bool valid_or_unset(int32_t v) { return v == -1 || v > 0; }
+
+    // Three sizes along M, N, K, each positive or -1 (not set).
+    static int32_t set_mnk(const char* what, int32_t& dm, int32_t& dn, int32_t& dk, int32_t m, int32_t n, int32_t k) {
+        if (!valid_or_unset(m) || !valid_or_unset(n) || !valid_or_unset(k))
+            return fail("%s(%d, %d, %d): each must be positive or -1", what, m, n, k);
+        dm = m;
+        dn = n;
+        dk = k;
+        return 0;
+    }
 
     static int32_t set_type(detail::MatrixType& t, const char* what, TPosition pos, CubeFormat type, DataType dataType,
                             bool isTrans) {
