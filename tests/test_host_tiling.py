@@ -334,3 +334,34 @@ def test_vector_cores_drive_the_cube_with_the_computed_tiling(driver, kernels, m
         dev.launch(kernels["client"], *args)
         out = dev.to_host(args[3])
     _close(out, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_ascend_string_and_the_host_tiling_definition_header(tmp_path) -> None:
+    exe = _compile(tmp_path, "ascend_string", r"""
+#include <cstdio>
+#include <unordered_set>
+#include "graph/ascend_string.h"
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(HostOnly)
+TILING_DATA_FIELD_DEF(uint64_t, total);
+TILING_DATA_FIELD_DEF_ARR(int32_t, 3, dims);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(HostOp, HostOnly)
+}  // namespace optiling
+int main() {
+    ge::AscendString a("reduction"), b("reduction mean", 9), empty, null(nullptr);
+    std::unordered_set<ge::AscendString> seen{a, b};
+    optiling::HostOnly t;
+    t.set_total(7);
+    const int32_t dims[3] = {1, 2, 3};
+    t.set_dims(dims);
+    std::printf("%s %zu %d %d %d %d %zu %zu %zu [%s] %zu %llu %d %zu\n", a.GetString(), a.GetLength(), int(a == b),
+                int(empty == null), int(ge::AscendString("a") < ge::AscendString("b")), int(a != empty),
+                ge::AscendString("abcabc").Find(ge::AscendString("ca")), a.Find(ge::AscendString("zz")),
+                seen.size(), empty.GetString(), empty.GetLength(), (unsigned long long)t.get_total(),
+                t.get_dims()[2], t.GetDataSize());
+}
+""")
+    out = subprocess.run([exe], capture_output=True, text=True, timeout=30, check=True).stdout.split()
+    assert out == ["reduction", "9", "1", "1", "1", "1", "2", str(2**64 - 1), "1", "[]", "0", "7", "3", "24"]
