@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from mpnpu.ascendc.build.compiler import INCLUDE_DIR
 from mpnpu.ascendc.build.syncpoints import blank_comments_and_strings
-from mpnpu.tools.run import _LAUNCH
+from mpnpu.tools.run import _LAUNCH, set_kfc_workspaces
 from mpnpu.tools.samples.discover import Sample
 from mpnpu.tools.ut import missing
 from mpnpu.tools.ut.kernel_mode import kernel_mode_of
@@ -54,29 +54,10 @@ def _top_level_split(text: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
-_KFC_WORKSPACE = re.compile(r"\b__kfc_workspace__\s+(?:__gm__\s+)?[\w:]+\s*\*\s*(?P<name>[A-Za-z_]\w*)")
-
-
-def _set_kfc_workspaces(text: str) -> str:
-    """``text`` with each kernel whose parameter is marked ``__kfc_workspace__`` starting (on the line
-    of its opening brace) by making that parameter the system workspace, as the chip's toolchain
-    does for the matmul server: ``AscendC::SetSysWorkspace(workspace);``."""
-    blank = blank_comments_and_strings(text)
-    inserts = []
-    for m in _KFC_WORKSPACE.finditer(blank):
-        brace, semi = blank.find("{", m.end()), blank.find(";", m.end())
-        if brace < 0 or 0 <= semi < brace:
-            continue  # (a declaration, not the definition)
-        inserts.append((brace + 1, f" AscendC::SetSysWorkspace({m.group('name')});"))
-    for at, code in reversed(inserts):
-        text = text[:at] + code + text[at:]
-    return text
-
-
 def stage_source(path: str, out_dir: str) -> str:
     """The staged copy of ``path`` (launches as ICPU_RUN_KF, lines kept); its path."""
     with open(path, errors="replace") as f:
-        text = _set_kfc_workspaces(f.read())
+        text = set_kfc_workspaces(f.read())
     parts, at = [], 0
     for m in _LAUNCH.finditer(blank_comments_and_strings(text)):
         config = _top_level_split(text[m.start("config"):m.end("config")])
