@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mpnpu.tools.samples.build import stage_source
 from mpnpu.tools.samples.discover import discover
 from tests.ascendc_util import needs_cxx
 
@@ -298,3 +299,18 @@ def test_a_launch_runs_as_the_type_its_kernels_qualifier_declares(tmp_path) -> N
     assert "LaunchAs" not in body["plain_k"]
     assert "LaunchAs mpnpu_as_(::KernelMode::MIX_MODE)" in body["mix_k"]
     assert len(lines) == 1 + len(src.read_text().splitlines())  # (#line 1, then the lines kept)
+
+
+def test_a_kfc_workspace_parameter_becomes_the_system_workspace_on_the_kernels_first_line(tmp_path) -> None:
+    src = tmp_path / "mm.asc"
+    src.write_text("__global__ __mix__(1, 2) void mm(GM_ADDR a,\n"
+                   "    __kfc_workspace__ __gm__ uint8_t* ws, Tiling t);\n"  # (a declaration: nothing added)
+                   "__global__ __mix__(1, 2) void mm(GM_ADDR a,\n"
+                   "    __kfc_workspace__ __gm__ uint8_t* ws, Tiling t)\n"
+                   "{\n    body(); // __kfc_workspace__ uint8_t* x { in a comment\n}\n"
+                   "void other(uint8_t* ws) {}\n")
+    staged = Path(stage_source(str(src), str(tmp_path / "out"))).read_text().splitlines()
+    assert staged[0] == f'#line 1 "{src}"'
+    body = staged[1:]
+    assert len(body) == 8 and body[4] == "{ AscendC::SetSysWorkspace(ws);"
+    assert sum("SetSysWorkspace" in line for line in body) == 1

@@ -21,6 +21,9 @@ The rule:
 
 For M=128 N=256 K=64 half on one core this gives what a CPU-debug test would set by hand:
 baseM=128 baseN=256 baseK=64, singleCore* = the whole matrix, usedCoreNum 1, dbL0A 2, dbL0B 2.
+
+Host C++ code computes tilings with ``tiling/tiling_api.h`` (``matmul_tiling::MultiCoreMatmulTiling``),
+whose rule gives the same cut and base blocks for such plain requests and also fits L1 (stepKa/depthA1).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Mapping
 import numpy as np
 
 from mpnpu.errors import UsageError
+from mpnpu.runtime.config import DEFAULT_SPEC
 
 #: every TCubeTiling field, in the struct's order (all int32)
 FIELDS = (
@@ -40,12 +44,13 @@ FIELDS = (
     "depthAL1CacheUB", "depthBL1CacheUB", "dbL0A", "dbL0B", "dbL0C", "mxTypePara",
     "ALayoutInfoB", "ALayoutInfoS", "ALayoutInfoN", "ALayoutInfoG", "ALayoutInfoD",
     "BLayoutInfoB", "BLayoutInfoS", "BLayoutInfoN", "BLayoutInfoG", "BLayoutInfoD",
-    "CLayoutInfoB", "CLayoutInfoS1", "CLayoutInfoN", "CLayoutInfoG", "CLayoutInfoS2", "BatchNum", "reserved",
+    "CLayoutInfoB", "CLayoutInfoS1", "CLayoutInfoN", "CLayoutInfoG", "CLayoutInfoS2", "BatchNum",
 )
 
-L0A_BYTES = 64 * 1024
-L0B_BYTES = 64 * 1024
-L0C_BYTES = 128 * 1024
+#: the chip's L0 sizes (DeviceSpec; include/mpnpu/device_model.h states the same for C++)
+L0A_BYTES = DEFAULT_SPEC.l0a_bytes
+L0B_BYTES = DEFAULT_SPEC.l0b_bytes
+L0C_BYTES = DEFAULT_SPEC.l0c_bytes
 #: GM bytes the matmul server needs per AI core for one Matmul object (include/mpnpu/cube/matmul_kfc.h)
 KFC_PROTO_BYTES = 64 * 1024
 KFC_STAGE_BYTES = 256 * 1024

@@ -121,7 +121,8 @@ def _count(text: str) -> int:
 
 @dataclass
 class Prepared:
-    """A source ready to compile: its path (a prepared copy if it held ``<<<>>>`` launches), the
+    """A source ready to compile: its path (a prepared copy if it held ``<<<>>>`` launches or a
+    ``__kfc_workspace__`` kernel parameter, see :func:`set_kfc_workspaces`), the
     kernel the first launch named and how many arguments it passed (``None`` when there was none),
     and every launch as (kernel, argument count) — a sample may launch one kernel per scenario."""
 
@@ -138,14 +139,34 @@ class Prepared:
         return counts.pop() if len(counts) == 1 else None
 
 
+_KFC_WORKSPACE = re.compile(r"\b__kfc_workspace__\s+(?:__gm__\s+)?[\w:]+\s*\*\s*(?P<name>[A-Za-z_]\w*)")
+
+
+def set_kfc_workspaces(text: str) -> str:
+    """``text`` with each kernel whose parameter is marked ``__kfc_workspace__`` starting (on the line
+    of its opening brace) by making that parameter the system workspace, as the chip's toolchain
+    does for the matmul server: ``AscendC::SetSysWorkspace(workspace);``."""
+    blank = blank_comments_and_strings(text)
+    inserts = []
+    for m in _KFC_WORKSPACE.finditer(blank):
+        brace, semi = blank.find("{", m.end()), blank.find(";", m.end())
+        if brace < 0 or 0 <= semi < brace:
+            continue  # (a declaration, not the definition)
+        inserts.append((brace + 1, f" AscendC::SetSysWorkspace({m.group('name')});"))
+    for at, code in reversed(inserts):
+        text = text[:at] + code + text[at:]
+    return text
+
+
 def prepare_source(path: str) -> Prepared:
     """Replace each of a sample's ``kernel<<<...>>>(...)`` statements by an empty statement,
     keeping every line in place."""
     with open(path, errors="replace") as f:
-        text = f.read()
+        original_text = f.read()
+    text = set_kfc_workspaces(original_text)
     # (searched with comments and strings blanked out, which keeps every position)
     matches = list(LAUNCH_STATEMENT.finditer(blank_comments_and_strings(text)))
-    if not matches:
+    if not matches and text == original_text:
         return Prepared(os.path.abspath(path), os.path.abspath(path))
     launches = tuple((m.group("kernel"), len([a for a in m.group("args").split(",") if a.strip()]))
                      for m in matches)
@@ -165,6 +186,8 @@ def prepare_source(path: str) -> Prepared:
         # #line keeps the sample's own file and line numbers in every report and sync point name.
         f.write(f'#line 1 "{original}"\n{body}')
     os.replace(tmp, out)
+    if not launches:
+        return Prepared(out, original)
     return Prepared(out, original, launches[0][0], launches[0][1], launches)
 
 

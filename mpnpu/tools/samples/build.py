@@ -3,7 +3,9 @@
 Each ``.asc`` source is staged as a C++ file that starts with ``#line 1 "<the sample's file>"`` and has
 every ``kernel<<<blocks, l2ctrl, stream>>>(args);`` statement replaced, on the same line, by the
 launch ``ICPU_RUN_KF(kernel, blocks, args)`` makes: it runs on the multi-process device through the
-CPU-debug runtime, and every report names the sample's own file and line. The sample's ``acl/acl.h`` is mpnpu's,
+CPU-debug runtime, and every report names the sample's own file and line. A kernel parameter marked
+``__kfc_workspace__`` becomes the system workspace at the kernel's start (``SetSysWorkspace``, on the
+line of the kernel's opening brace). The sample's ``acl/acl.h`` is mpnpu's,
 built with ``MPNPU_ACL_GM`` so that ``aclrtMalloc`` gives GM the core processes share. The sample's
 files on disk are never changed.
 """
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 
 from mpnpu.ascendc.build.compiler import INCLUDE_DIR
 from mpnpu.ascendc.build.syncpoints import blank_comments_and_strings
-from mpnpu.tools.run import LAUNCH_STATEMENT
+from mpnpu.tools.run import LAUNCH_STATEMENT, set_kfc_workspaces
 from mpnpu.tools.samples.discover import Sample
 from mpnpu.tools.ut import missing
 from mpnpu.tools.ut.kernel_mode import kernel_mode_of
@@ -70,7 +72,7 @@ def _declared_mode(text: str, kernel: str) -> str | None:
 def stage_source(path: str, out_dir: str) -> str:
     """The staged copy of ``path`` (launches as ICPU_RUN_KF, lines kept); its path."""
     with open(path, errors="replace") as f:
-        text = f.read()
+        text = set_kfc_workspaces(f.read())
     parts, at = [], 0
     blanked = blank_comments_and_strings(text)
     for m in LAUNCH_STATEMENT.finditer(blanked):

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>  // (tiling headers copy structs with memcpy)
+#include <type_traits>
 
 #include "../mpnpu/datatype.h"  // (tiling headers name ge::DataType values)
 
@@ -63,7 +64,34 @@ struct TCubeTiling {
     int32_t CLayoutInfoG = 0;
     int32_t CLayoutInfoS2 = 0;
     int32_t BatchNum = 0;
-    int32_t reserved = 0;
+    // (methods after every field: mpnpu.ascendc.tiling reads the fields from this text)
+    // the host side's accessors, as a tiling struct of the definition macros has them: set_<field>,
+    // get_<field>, GetDataSize, SaveToBuffer (host code fills an optiling::TCubeTiling with them)
+#define MPNPU_TCUBE_ACCESSORS(f)                       \
+    void set_##f(int32_t mpnpu_value) { f = mpnpu_value; } \
+    int32_t get_##f() const { return f; }
+    MPNPU_TCUBE_ACCESSORS(usedCoreNum) MPNPU_TCUBE_ACCESSORS(M) MPNPU_TCUBE_ACCESSORS(N) MPNPU_TCUBE_ACCESSORS(Ka)
+    MPNPU_TCUBE_ACCESSORS(Kb) MPNPU_TCUBE_ACCESSORS(singleCoreM) MPNPU_TCUBE_ACCESSORS(singleCoreN)
+    MPNPU_TCUBE_ACCESSORS(singleCoreK) MPNPU_TCUBE_ACCESSORS(baseM) MPNPU_TCUBE_ACCESSORS(baseN)
+    MPNPU_TCUBE_ACCESSORS(baseK) MPNPU_TCUBE_ACCESSORS(depthA1) MPNPU_TCUBE_ACCESSORS(depthB1)
+    MPNPU_TCUBE_ACCESSORS(stepM) MPNPU_TCUBE_ACCESSORS(stepN) MPNPU_TCUBE_ACCESSORS(isBias)
+    MPNPU_TCUBE_ACCESSORS(transLength) MPNPU_TCUBE_ACCESSORS(iterateOrder) MPNPU_TCUBE_ACCESSORS(shareMode)
+    MPNPU_TCUBE_ACCESSORS(shareL1Size) MPNPU_TCUBE_ACCESSORS(shareL0CSize) MPNPU_TCUBE_ACCESSORS(shareUbSize)
+    MPNPU_TCUBE_ACCESSORS(batchM) MPNPU_TCUBE_ACCESSORS(batchN) MPNPU_TCUBE_ACCESSORS(singleBatchM)
+    MPNPU_TCUBE_ACCESSORS(singleBatchN) MPNPU_TCUBE_ACCESSORS(stepKa) MPNPU_TCUBE_ACCESSORS(stepKb)
+    MPNPU_TCUBE_ACCESSORS(depthAL1CacheUB) MPNPU_TCUBE_ACCESSORS(depthBL1CacheUB) MPNPU_TCUBE_ACCESSORS(dbL0A)
+    MPNPU_TCUBE_ACCESSORS(dbL0B) MPNPU_TCUBE_ACCESSORS(dbL0C) MPNPU_TCUBE_ACCESSORS(mxTypePara)
+    MPNPU_TCUBE_ACCESSORS(ALayoutInfoB) MPNPU_TCUBE_ACCESSORS(ALayoutInfoS) MPNPU_TCUBE_ACCESSORS(ALayoutInfoN)
+    MPNPU_TCUBE_ACCESSORS(ALayoutInfoG) MPNPU_TCUBE_ACCESSORS(ALayoutInfoD) MPNPU_TCUBE_ACCESSORS(BLayoutInfoB)
+    MPNPU_TCUBE_ACCESSORS(BLayoutInfoS) MPNPU_TCUBE_ACCESSORS(BLayoutInfoN) MPNPU_TCUBE_ACCESSORS(BLayoutInfoG)
+    MPNPU_TCUBE_ACCESSORS(BLayoutInfoD) MPNPU_TCUBE_ACCESSORS(CLayoutInfoB) MPNPU_TCUBE_ACCESSORS(CLayoutInfoS1)
+    MPNPU_TCUBE_ACCESSORS(CLayoutInfoN) MPNPU_TCUBE_ACCESSORS(CLayoutInfoG) MPNPU_TCUBE_ACCESSORS(CLayoutInfoS2)
+    MPNPU_TCUBE_ACCESSORS(BatchNum)
+#undef MPNPU_TCUBE_ACCESSORS
+    size_t GetDataSize() const { return sizeof(TCubeTiling); }
+    void SaveToBuffer(void* mpnpu_buf, size_t mpnpu_capacity) const {
+        std::memcpy(mpnpu_buf, this, mpnpu_capacity < sizeof(TCubeTiling) ? mpnpu_capacity : sizeof(TCubeTiling));
+    }
 };
 
 // The SoftMax family's tiling (SoftMax, SimpleSoftMax): the documented fields, in order. The host's
@@ -87,6 +115,18 @@ struct SoftMaxTiling {
     uint32_t tailSplitSize = 0;
     uint32_t tailReduceSize = 0;
 };
+
+// The bytes of a T (sizeof(T) of them from `bytes`) as a T, in a constant expression: how an
+// ahead-of-time tiling holder turns its byte array into the tiling struct at compile time.
+template <class T>
+constexpr T convert_from_bytes(const uint8_t* bytes) {
+    static_assert(std::is_trivially_copyable_v<T>, "convert_from_bytes: T must be trivially copyable");
+    struct Bytes {
+        uint8_t b[sizeof(T)];
+    } raw{};
+    for (size_t i = 0; i < sizeof(T); ++i) raw.b[i] = bytes[i];
+    return __builtin_bit_cast(T, raw);
+}
 
 namespace optiling {
 using TCubeTiling = ::TCubeTiling;

@@ -157,5 +157,6 @@ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {
 }
 }  // namespace AscendC
 using AscendC::GetUserWorkspace;
+using AscendC::GetSysWorkSpacePtr;  // (kernels call it unqualified)
 
 #endif  // MPNPU_MACROS_H

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../device_model.h"
 #include "abi.h"
 #include "pipes.h"
 
@@ -121,13 +122,7 @@ struct SiteKeyHash {
     }
 };
 
-constexpr size_t UB_BYTES = 192 * 1024;
-constexpr size_t L1_BYTES = 512 * 1024;
-constexpr size_t L0A_BYTES = 64 * 1024;
-constexpr size_t L0B_BYTES = 64 * 1024;
-constexpr size_t L0C_BYTES = 128 * 1024;
-constexpr size_t BT_BYTES = 1024;
-constexpr size_t FB_BYTES = 2048;
+// (UB_BYTES, L1_BYTES, L0A/B/C_BYTES, BT_BYTES, FB_BYTES: the chip's figures, ../device_model.h)
 constexpr size_t SPR_BYTES = 8;  // the special registers traced as memory (MPNPU_MEM_SPR): the accumulator
 constexpr uint32_t BLOCK_BYTES = 32;  // a data block: the unit of copies and vector strides
 
