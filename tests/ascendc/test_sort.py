@@ -65,7 +65,7 @@ def test_sort32_then_mrgsort(dt, mode: int) -> None:
     if mode == 2:  # stop when the first queue runs out: at the first of the queues' last records taken
         taken = [0] * 4
         n = 0
-        for s_, i_ in zip(ms, mi):
+        for i_ in mi:
             q = int(i_) // 32
             taken[q] += 1
             n += 1
