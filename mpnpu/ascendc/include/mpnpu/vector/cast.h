@@ -450,6 +450,12 @@ inline void cast_to_int4(const Plan& p, const AscendC::LocalTensor<int4b_t>& dst
     }
 }
 
+template <typename U>
+inline void cast_int4_level0(const Plan& p, const AscendC::LocalTensor<int4b_t>& dst, const AscendC::LocalTensor<U>& src,
+                             const AscendC::UnaryRepeatParams& rp, AscendC::RoundMode mode, const Site& site) {
+    cast_to_int4(p, dst, rp.dstBlkStride, rp.dstRepStride, src, geo(rp.srcBlkStride, rp.srcRepStride), mode, site);
+}
+
 template <typename T, typename U>
 inline void cast_int4_check(AscendC::RoundMode mode, const Site& site) {
     if constexpr (!std::is_same_v<U, half>)
@@ -498,9 +504,8 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     constexpr uint32_t lanes = mpnpu::vec::cast_lanes<T, U>();
     if constexpr (std::is_same_v<T, int4b_t>) {
         mpnpu::vec::cast_int4_check<T, U>(roundMode, site);
-        mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, lanes, site, "Cast");
-        mpnpu::vec::cast_to_int4(p, dst, repeatParams.dstBlkStride, repeatParams.dstRepStride, src,
-                                 mpnpu::vec::geo(repeatParams.srcBlkStride, repeatParams.srcRepStride), roundMode, site);
+        mpnpu::vec::cast_int4_level0(mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, lanes, site, "Cast"), dst, src,
+                                     repeatParams, roundMode, site);
     } else {
         mpnpu::vec::cast_check<T, U>(roundMode, site);
         mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, lanes, site, "Cast");
@@ -515,9 +520,8 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     constexpr uint32_t lanes = mpnpu::vec::cast_lanes<T, U>();
     if constexpr (std::is_same_v<T, int4b_t>) {
         mpnpu::vec::cast_int4_check<T, U>(roundMode, site);
-        mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(mask, repeatTime, lanes, site, "Cast");
-        mpnpu::vec::cast_to_int4(p, dst, repeatParams.dstBlkStride, repeatParams.dstRepStride, src,
-                                 mpnpu::vec::geo(repeatParams.srcBlkStride, repeatParams.srcRepStride), roundMode, site);
+        mpnpu::vec::cast_int4_level0(mpnpu::vec::plan_level0_len<isSetMask>(mask, repeatTime, lanes, site, "Cast"), dst, src,
+                                     repeatParams, roundMode, site);
     } else {
         mpnpu::vec::cast_check<T, U>(roundMode, site);
         mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(mask, repeatTime, lanes, site, "Cast");
