@@ -195,7 +195,8 @@ def test_each_sample_is_built_run_and_verified_and_the_command_reports_it(tree, 
                       "03_basic_api/lacking": "build-failed", "03_basic_api/next_chip": "out-of-scope",
                       "04_advanced_api/softmax_like": "out-of-scope"}
     assert data["counts"] == {"found": 5, "in_scope": 3, "with_verify": 3, "built": 2, "ran": 2, "passed": 1,
-                              "failed": 1, "ran_unverified": 0, "run_failed": 0, "build_failed": 1}
+                              "failed": 1, "ran_unverified": 0, "run_failed": 0, "build_failed": 1,
+                              "needs_package": 0}
     lacking = next(s for s in data["samples"] if s["name"] == "03_basic_api/lacking")
     assert any(m["name"] == "AscendC::NotAnApi" or m["name"] == "NotAnApi" for m in lacking["missing"]), lacking
     assert any(m["where"].endswith("add_one.asc:19") for m in lacking["missing"]), lacking["missing"]
