@@ -127,3 +127,40 @@ def test_task_sync_calls_order_nothing_on_one_launch_and_are_called_once_per_cor
     msg = str(ei.value)
     assert "WaitPreTaskEnd: called a second time on this core (the first at " in msg, msg
     assert f"block_sync.cpp:{line_of(SRC, 'a second time on this core')}" in msg, msg
+
+
+def _group(cores: int, arrive: int, sync: int, rounds: int, bad: int = 0):
+    k = kernel(SRC, "group_barrier")
+    with device(cores, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.zeros(8 * (cores + 1), np.int32))
+        ws = dev.to_device("ws", np.zeros(128 * cores, np.int32))  # (512 bytes a waiter, zeroed)
+        r = dev.launch_with(LaunchOptions(trace=True), k, out, ws, arrive, sync, rounds, bad)
+        return r, dev.to_host(out).reshape(cores + 1, 8)
+
+
+@pytest.mark.parametrize("cores,arrive,rounds", [(3, 1, 1), (4, 2, 1), (4, 2, 3)])
+def test_group_barrier_waiters_see_every_arrivers_work(cores: int, arrive: int, rounds: int) -> None:
+    """Each round the arrivers add b + 1 into out[0]; a waiter copies out[0] after each Wait, so its last
+    copy (after the last round's Wait) holds every add of every round. (Over several rounds an arriver's
+    next adds are not ordered against a waiter's read of the round before: racecheck rightly says so, and
+    only the one-round launches are checked for no hazard.)"""
+    r, out = _group(cores, arrive, 1, rounds)
+    total = sum(b + 1 for b in range(arrive)) * rounds
+    assert out[0, 0] == total
+    for w in range(arrive, cores):
+        assert out[w + 1, 0] == total
+    if rounds == 1:
+        assert [h for h in analyze(r.trace) if h.scope == "GM"] == []
+
+
+def test_without_the_group_barrier_the_waiters_reads_race_the_adds() -> None:
+    r, _ = _group(3, 1, 0, 1)
+    assert [h for h in analyze(r.trace) if h.tensor == "out" and h.scope == "GM"]
+
+
+def test_group_barrier_misuse_is_an_error_at_the_line() -> None:
+    with pytest.raises(KernelError) as ei:
+        _group(3, 1, 1, 1, bad=1)
+    msg = str(ei.value)
+    assert "GroupBarrier::Wait: index 3 is outside the Wait group [0, 2)" in msg, msg
+    assert f"block_sync.cpp:{line_of(SRC, '// the Wait')}" in msg, msg

@@ -117,3 +117,43 @@ extern "C" __global__ __aicore__ void task_sync(GM_ADDR x, GM_ADDR out, int32_t 
     DataCopy(outGm, t, 64);
     SetNextTaskStart();
 }
+
+// GroupBarrier: cores [0, arrive) each add their block number + 1 into out[0] (an atomic add copy), then
+// Arrive; the other cores Wait, then copy out[0] into their own slot out[8 * b]. ``rounds`` rounds;
+// ``sync`` 0 leaves the barrier out (the waiters' reads race the adds); ``bad`` 1 waits with an index
+// outside the Wait group.
+extern "C" __global__ __aicore__ void group_barrier(GM_ADDR out, GM_ADDR ws, int32_t arrive, int32_t sync,
+                                                    int32_t rounds, int32_t bad) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    const int32_t b = int32_t(GetBlockIdx()), n = int32_t(GetBlockNum());
+    GlobalTensor<int32_t> og;
+    og.SetGlobalBuffer((__gm__ int32_t*)out, 8 * (n + 1));
+    GroupBarrier<PipeMode::MTE3_MODE> bar(ws, uint32_t(arrive), uint32_t(n - arrive));
+    LocalTensor<int32_t> t = buf.Get<int32_t>(8);
+    for (int32_t r = 0; r < rounds; ++r) {
+        if (b < arrive) {
+            Duplicate(t, 0, 8);
+            PipeBarrier<PIPE_V>();
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            t.SetValue(0, b + 1);
+            SetFlag<HardEvent::S_MTE3>(0);
+            WaitFlag<HardEvent::S_MTE3>(0);
+            SetAtomicAdd<int32_t>();
+            DataCopy(og, t, 8);
+            DisableDmaAtomic();
+            if (sync) bar.Arrive(uint32_t(b));
+        } else {
+            if (sync) bar.Wait(bad ? uint32_t(n) : uint32_t(b - arrive));  // the Wait
+            DataCopy(t, og, 8);
+            SetFlag<HardEvent::MTE2_MTE3>(0);
+            WaitFlag<HardEvent::MTE2_MTE3>(0);
+            DataCopy(og[8 * (b + 1)], t, 8);
+            SetFlag<HardEvent::MTE3_MTE2>(0);
+            WaitFlag<HardEvent::MTE3_MTE2>(0);
+        }
+    }
+}

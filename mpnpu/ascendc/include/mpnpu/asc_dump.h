@@ -24,6 +24,7 @@
 
 #include "native/rt.h"
 #include "types.h"
+#include "vector/engine.h"
 
 namespace mpnpu {
 namespace dump {
@@ -41,16 +42,6 @@ inline int memory_of(const void* p) {
 inline const char* memory_name(int mem) {
     static const char* names[] = {"UB", "L1", "L0A", "L0B", "L0C", "BT", "FB", "SPR"};
     return mem >= 0 && mem < MPNPU_MEM_COUNT ? names[mem] : "GM";
-}
-
-template <typename T>
-inline const char* type_label() {
-    if constexpr (std::is_same_v<T, half>) return "half";
-    else if constexpr (std::is_same_v<T, bfloat16_t>) return "bfloat16_t";
-    else if constexpr (std::is_same_v<T, float>) return "float";
-    else if constexpr (std::is_same_v<T, bool>) return "bool";
-    else if constexpr (std::is_signed_v<T>) return sizeof(T) == 1 ? "int8_t" : sizeof(T) == 2 ? "int16_t" : sizeof(T) == 4 ? "int32_t" : "int64_t";
-    else return sizeof(T) == 1 ? "uint8_t" : sizeof(T) == 2 ? "uint16_t" : sizeof(T) == 4 ? "uint32_t" : "uint64_t";
 }
 
 template <typename T>
@@ -86,7 +77,7 @@ inline void dump(const T* input, uint32_t desc, uint32_t dump_size, int want, co
     char head[160];
     const CoreState& c = core();
     std::snprintf(head, sizeof head, "[asc_dump] %s%lld desc %u: %u x %s in %s", is_aic() ? "aic" : "aiv",
-                  static_cast<long long>(c.launch.block_idx), desc, dump_size, type_label<T>(), memory_name(mem));
+                  static_cast<long long>(c.launch.block_idx), desc, dump_size, vec::type_name<T>(), memory_name(mem));
     text += head;
     if (mem >= 0) text += " at byte " + std::to_string(at);
     text += "\n";

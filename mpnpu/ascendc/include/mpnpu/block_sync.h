@@ -43,13 +43,12 @@ constexpr uint64_t SLOT_BYTES = 32;
 
 // The int32 word at ``byte`` bytes into the workspace, checked to lie inside it (the tensor's size
 // when it has one, and under memcheck the GM allocation it belongs to).
-inline int32_t* word(const AscendC::GlobalTensor<int32_t>& ws, uint64_t byte, const Site& site, const char* call) {
-    int32_t* base = ws.GetPhyAddr();
+// (``bytes``: the workspace's size, 0 when unknown)
+inline int32_t* word_at(int32_t* base, uint64_t bytes, uint64_t byte, const Site& site, const char* call) {
     if (!base) api_error(site, "%s: the GM workspace has no buffer (SetGlobalBuffer was not called)", call);
-    const uint64_t n = ws.GetSize();
-    if (n && byte + sizeof(int32_t) > n * sizeof(int32_t))
+    if (bytes && byte + sizeof(int32_t) > bytes)
         api_error(site, "%s: the flag word at byte %llu lies beyond the GM workspace's %llu bytes", call,
-                  static_cast<unsigned long long>(byte), static_cast<unsigned long long>(n * sizeof(int32_t)));
+                  static_cast<unsigned long long>(byte), static_cast<unsigned long long>(bytes));
     int32_t* w = base + byte / sizeof(int32_t);
     CoreState& c = core();
     if (c.memcheck) {
@@ -61,6 +60,9 @@ inline int32_t* word(const AscendC::GlobalTensor<int32_t>& ws, uint64_t byte, co
             illegal_gm(true, site, base, lo, lo + sizeof(int32_t), region, call);
     }
     return w;
+}
+inline int32_t* word(const AscendC::GlobalTensor<int32_t>& ws, uint64_t byte, const Site& site, const char* call) {
+    return word_at(ws.GetPhyAddr(), ws.GetSize() * sizeof(int32_t), byte, site, call);
 }
 
 inline void check_ub(const AscendC::LocalTensor<int32_t>& ub, uint32_t bytes, const Site& site, const char* call) {
@@ -214,6 +216,66 @@ inline void NotifyNextBlock(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int3
     mpnpu::gmflag::check_ub(ubWorkspace, uint32_t(mpnpu::gmflag::vector_cores() * 32 + 32), site, call);
     mpnpu::gmflag::release(mpnpu::gmflag::word(gmWorkspace, uint64_t(GetBlockIdx()) * 32, site, call), 1, true, site);
 }
+
+// The unit that sends a GroupBarrier's messages (only MTE3_MODE is documented for use).
+enum class PipeMode : uint8_t { SCALAR_MODE = 0, MTE3_MODE = 1, MAX };
+
+// A barrier between two groups of vector cores: the waiters' Wait(i) returns once every one of the
+// arriveSize cores has called Arrive (round after round, in a loop). mpnpu keeps the messages in the
+// workspace the kernel gives (512 bytes per waiter, as documented, zeroed by the kernel): in waiter w's
+// 512 bytes, int32 word a counts arriver a's Arrive calls and the last word w's own rounds. An Arrive
+// comes after everything its core issued before it (a barrier of every pipe: more than the chip's
+// MTE3 message orders, never less); a Wait blocks, shows on the status board and is traced as
+// IBWait's is (deadlock report, racecheck edges).
+template <PipeMode pipeMode>
+class GroupBarrier {
+public:
+    inline GroupBarrier(GM_ADDR groupWorkspace, uint32_t arriveSizeIn, uint32_t waitSizeIn, MPNPU_SITE)
+        : ws_(reinterpret_cast<int32_t*>(groupWorkspace)), arrive_(arriveSizeIn), wait_(waitSizeIn) {
+        static_assert(pipeMode == PipeMode::MTE3_MODE, "GroupBarrier: only PipeMode::MTE3_MODE is supported");
+        if (!groupWorkspace) mpnpu::api_error(site, "GroupBarrier: the GM workspace is null");
+        if (reinterpret_cast<uintptr_t>(groupWorkspace) % 512 != 0)
+            mpnpu::api_error(site, "GroupBarrier: the GM workspace must be 512-byte aligned");
+        if (arriveSizeIn == 0 || waitSizeIn == 0)
+            mpnpu::api_error(site, "GroupBarrier: the Arrive group (%u) and the Wait group (%u) must not be empty",
+                             arriveSizeIn, waitSizeIn);
+        if (arriveSizeIn > WORDS - 1)
+            mpnpu::api_error(site, "GroupBarrier: an Arrive group of %u cores; mpnpu's layout of the documented 512 "
+                                   "bytes per waiter holds at most %u", arriveSizeIn, WORDS - 1);
+    }
+    // The GM bytes the barrier's messages take: 512 per waiter.
+    inline uint64_t GetWorkspaceLen() const { return uint64_t(wait_) * AREA; }
+
+    inline void Arrive(uint32_t arriveIndex, MPNPU_SITE) {
+        mpnpu::gmflag::only_vector(site, "GroupBarrier::Arrive");
+        if (arriveIndex >= arrive_)
+            mpnpu::api_error(site, "GroupBarrier::Arrive: index %u is outside the Arrive group [0, %u)", arriveIndex,
+                             arrive_);
+        for (uint32_t w = 0; w < wait_; ++w)
+            mpnpu::gmflag::release(at(w, arriveIndex, site, "GroupBarrier::Arrive"), 1, true, site);
+    }
+
+    inline void Wait(uint32_t waitIndex, MPNPU_SITE) {
+        mpnpu::gmflag::only_vector(site, "GroupBarrier::Wait");
+        if (waitIndex >= wait_)
+            mpnpu::api_error(site, "GroupBarrier::Wait: index %u is outside the Wait group [0, %u)", waitIndex, wait_);
+        int32_t* rounds = at(waitIndex, WORDS - 1, site, "GroupBarrier::Wait");
+        const int32_t round = __atomic_load_n(rounds, __ATOMIC_SEQ_CST) + 1;
+        for (uint32_t a = 0; a < arrive_; ++a)
+            mpnpu::gmflag::wait_at_least(at(waitIndex, a, site, "GroupBarrier::Wait"), round, site,
+                                         "GroupBarrier::Wait");
+        __atomic_store_n(rounds, round, __ATOMIC_SEQ_CST);
+    }
+
+private:
+    static constexpr uint32_t AREA = 512, WORDS = AREA / sizeof(int32_t);
+    int32_t* at(uint32_t w, uint32_t word, const mpnpu::Site& site, const char* call) const {
+        return mpnpu::gmflag::word_at(ws_, GetWorkspaceLen(), uint64_t(w) * AREA + uint64_t(word) * sizeof(int32_t),
+                                      site, call);
+    }
+    int32_t* ws_;
+    uint32_t arrive_, wait_;
+};
 
 }  // namespace AscendC
 

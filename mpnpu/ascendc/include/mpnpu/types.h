@@ -154,6 +154,15 @@ enum event_t : uint8_t {
 
 typedef unsigned char __gm_uint8_t;  // the bytes behind GM_ADDR
 
+// A signed 4-bit integer. In memory two share a byte, the even element in the low 4 bits (the only
+// call that writes them packed here is Cast half -> int4b_t); as a scalar type, one per int8.
+struct int4b_t {
+    int8_t value = 0;
+    constexpr int4b_t() = default;
+    constexpr int4b_t(int v) : value(int8_t(((v + 8) & 0xF) - 8)) {}  // NOLINT: wraps into -8..7
+    constexpr operator int() const { return value; }
+};
+
 namespace AscendC {
 
 // HardEvent::SRC_DST: pipe DST waits for pipe SRC. The numbering is mpnpu's own.

@@ -59,13 +59,7 @@ inline void ascendc_assert_check(const Site& site, const char* text, bool cond, 
 using float16_t = half;
 using float32_t = float;
 
-// A signed 4-bit integer (two per byte in memory); as a scalar type here, one per int8.
-struct int4b_t {
-    int8_t value = 0;
-    constexpr int4b_t() = default;
-    constexpr int4b_t(int v) : value(int8_t(((v + 8) & 0xF) - 8)) {}  // NOLINT: wraps into -8..7
-    constexpr operator int() const { return value; }
-};
+// (int4b_t, the signed 4-bit integer: types.h)
 
 namespace AscendC {
 using ::int4b_t;  // (kernels name it AscendC::int4b_t too)

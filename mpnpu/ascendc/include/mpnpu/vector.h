@@ -11,6 +11,7 @@
 //   reduce.h          ReduceSum/Max/Min, ReduceRepeat (WholeReduce*), ReduceDataBlock (BlockReduce*)
 //   fill_gather.h     Duplicate Brcb CreateVecIndex Gather Gatherb GatherMask
 //   transpose.h       TransDataTo5HD (TransDataTo5HDImpl), Transpose
+//   sort.h            Sort32, MrgSort (MrgSortSrcList, MrgSort4Info)
 //
 // docs/ascendc-vector-api.md lists every call, form and element type.
 #ifndef MPNPU_VECTOR_H
@@ -26,5 +27,6 @@
 #include "vector/reduce.h"
 #include "vector/fill_gather.h"
 #include "vector/transpose.h"
+#include "vector/sort.h"
 
 #endif  // MPNPU_VECTOR_H

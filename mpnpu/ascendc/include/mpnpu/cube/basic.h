@@ -1,6 +1,7 @@
 // The cube core's instructions: GM -> L1 with ND2NZ conversion (DataCopy with Nd2NzParams), L1 ->
 // L0A / L0B (LoadData, LoadDataWithTranspose), the matrix multiply (Mmad: L0A x L0B -> L0C) and
-// L0C -> GM (Fixpipe, and the older DataCopy with DataCopyCO12DstParams).
+// L0C -> GM (Fixpipe, and the older DataCopy with DataCopyCO12DstParams), and Fill (older name
+// InitConstValue: L1 / L0A / L0B set to one value).
 //
 // Layouts. The bytes in local memory are laid out as on the chip, so that kernels computing
 // fractal offsets themselves (a2Local[i * baseK * 16], startIndex, srcStride ...) get what they
@@ -571,6 +572,65 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src, cons
     mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
                          nd, nd ? f.nd_num : 1u, nd ? f.src_nd_stride : 0u, nd ? f.dst_nd_stride : 0u,
                          intriParams.quantPre, intriParams.reluPre != 0, site, "DataCopy L0C->GM");
+}
+
+// Fill / InitConstValue: repeatTimes repeats of blockNum blocks set to initValue, dstGap blocks
+// between repeats; a block is 32 bytes in L1 (on PIPE_MTE2) and 512 bytes in L0A / L0B (on PIPE_MTE1),
+// dstGap in the same unit. repeatTimes or blockNum 0 does nothing.
+template <typename T>
+struct InitConstValueParams {
+    InitConstValueParams() {}
+    InitConstValueParams(uint16_t repeatTimesIn, uint16_t blockNumIn, uint16_t dstGapIn, T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;
+    uint16_t blockNum = 0;
+    uint16_t dstGap = 0;
+    T initValue{};
+};
+
+}  // namespace AscendC
+namespace mpnpu {
+namespace cube {
+template <typename T, typename U>
+inline void fill(const AscendC::LocalTensor<T>& dst, const AscendC::InitConstValueParams<U>& p, const Site& site,
+                 const char* what) {
+    static_assert(std::is_same_v<T, U>, "Fill / InitConstValue: the value's type must be the tensor's");
+    const int mem = dst.mpnpu_mem();
+    if (mem != MPNPU_MEM_L1 && mem != MPNPU_MEM_L0A && mem != MPNPU_MEM_L0B)
+        api_error(site, "%s: dst must be in L1, L0A or L0B (A1/B1, A2, B2), it is in %s", what, mem_name(mem));
+    if (p.repeatTimes > 32767 || p.blockNum > 32767)
+        api_error(site, "%s: repeatTimes %u / blockNum %u is outside [0, 32767]", what, unsigned(p.repeatTimes),
+                  unsigned(p.blockNum));
+    const bool l1 = mem == MPNPU_MEM_L1;
+    const uint64_t block = l1 ? 32 : 512;
+    const uint8_t pipe = l1 ? P_MTE2 : P_MTE1;
+    if (dst.mpnpu_offset() % block)
+        api_error(site, "%s: dst must start %llu-byte aligned in %s (it starts at byte %llu)", what,
+                  static_cast<unsigned long long>(block), mem_name(mem),
+                  static_cast<unsigned long long>(dst.mpnpu_offset()));
+    if (p.repeatTimes == 0 || p.blockNum == 0) return;
+    const uint64_t run = uint64_t(p.blockNum) * block, step = run + uint64_t(p.dstGap) * block;
+    dst.mpnpu_touch_bytes('W', pipe, 0, (uint64_t(p.repeatTimes) - 1) * step + run, site, what);
+    uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+    const T v = p.initValue;
+    const uint64_t reps = p.repeatTimes;
+    core().pipes.run(pipe, [=] {
+        for (uint64_t r = 0; r < reps; ++r)
+            for (uint64_t i = 0; i < run; i += sizeof(T)) std::memcpy(d + r * step + i, &v, sizeof(T));
+    });
+}
+}  // namespace cube
+}  // namespace mpnpu
+namespace AscendC {
+
+template <typename T, typename U = T>
+inline void Fill(const LocalTensor<T>& dst, const InitConstValueParams<U>& initConstValueParams, MPNPU_SITE) {
+    mpnpu::cube::fill(dst, initConstValueParams, site, "Fill");
+}
+template <typename T, typename U = T>
+inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<U>& initConstValueParams,
+                           MPNPU_SITE) {
+    mpnpu::cube::fill(dst, initConstValueParams, site, "InitConstValue");
 }
 
 inline void SetFixpipeNz2ndFlag(uint16_t ndNum, uint16_t srcNdStride, uint16_t dstNdStride, MPNPU_SITE) {

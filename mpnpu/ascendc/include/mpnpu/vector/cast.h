@@ -1,7 +1,9 @@
 // Cast (element type conversion with a RoundMode) and SetDeqScale (the int32 -> half scale).
 //
 // The type pairs and the round modes each pair takes are those of the Atlas A2/A3 products
-// (int4b_t excepted); another pair or mode is reported as an API error naming both. A repeat has
+// (half -> int4b_t included: the integer rounded as the mode says and saturated to [-8, 7], two to a
+// byte, the even lane in the low 4 bits; dst strides count 32-byte blocks of 64 such values); another
+// pair or mode is reported as an API error naming both. A repeat has
 // as many lanes as 256 bytes hold of the wider type; each operand keeps its own element size
 // within its blocks (a half -> float repeat reads 4 blocks of half and writes 8 blocks of float).
 //
@@ -16,6 +18,8 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -414,9 +418,55 @@ inline void cast_apply(const Plan& p, const AscendC::LocalTensor<T>& dst, const 
     if constexpr (cast_modes<T, U>() != 0) cast();  // (cast_check has refused any other pair)
 }
 
+// half -> int4b_t: lane j of repeat r goes to 4-bit slot r * dRep * 64 + (j / 64) * dBlk * 64 + j % 64
+// of dst's bytes (dst strides in 32-byte blocks), as int8 conversion then saturation to [-8, 7].
+template <typename U>
+inline void cast_to_int4(const Plan& p, const AscendC::LocalTensor<int4b_t>& dst, uint64_t dBlk, uint64_t dRep,
+                         const AscendC::LocalTensor<U>& src, const Geo& gs, AscendC::RoundMode mode, const Site& site) {
+    const char* name = "Cast";
+    start(site, name);
+    check_operand(dst, 32, site, name, "dst");
+    check_operand(src, 32, site, name, "src");
+    if (p.none()) return;
+    auto slot = [&](uint64_t r, uint32_t j) { return r * dRep * 64 + uint64_t(j / 64) * dBlk * 64 + j % 64; };
+    Hull hd;
+    for (uint64_t r = 0; r < p.repeats; ++r)
+        each_lane(p.bits(r), [&](uint32_t j) { hd.add(slot(r, j) / 2, slot(r, j) / 2 + 1); });
+    touch(src, 'R', hull_of(p, sizeof(U), gs), site, name);
+    touch(dst, 'W', hd, site, name);
+    if constexpr (!std::is_same_v<U, half>) return;  // (refused by cast_int4_check before)
+    Lane ls = lane_of(src, gs);
+    std::vector<std::pair<uint64_t, int8_t>> out;
+    for (uint64_t r = 0; r < p.repeats; ++r)
+        each_lane(p.bits(r), [&](uint32_t j) {
+            int8_t v = convert<int8_t, U>(ld<U>(ls.at(r, j)), mode);
+            out.emplace_back(slot(r, j), int8_t(v < -8 ? -8 : v > 7 ? 7 : v));
+        });
+    uint8_t* d = base(dst);
+    for (const auto& [s, v] : out) {
+        uint8_t& byte = d[s / 2];
+        const uint8_t nib = uint8_t(v) & 0xF;
+        byte = (s % 2) ? uint8_t((byte & 0x0F) | (nib << 4)) : uint8_t((byte & 0xF0) | nib);
+    }
+}
+
+template <typename U>
+inline void cast_int4_level0(const Plan& p, const AscendC::LocalTensor<int4b_t>& dst, const AscendC::LocalTensor<U>& src,
+                             const AscendC::UnaryRepeatParams& rp, AscendC::RoundMode mode, const Site& site) {
+    cast_to_int4(p, dst, rp.dstBlkStride, rp.dstRepStride, src, geo(rp.srcBlkStride, rp.srcRepStride), mode, site);
+}
+
+template <typename T, typename U>
+inline void cast_int4_check(AscendC::RoundMode mode, const Site& site) {
+    if constexpr (!std::is_same_v<U, half>)
+        api_error(site, "Cast: %s -> int4b_t is not a supported conversion (it takes half)", type_name<U>());
+    else cast_check<int8_t, half>(mode, site);
+}
+
 template <typename T, typename U>
 constexpr uint32_t cast_lanes() {
-    return lanes_for(sizeof(T) > sizeof(U) ? uint32_t(sizeof(T)) : uint32_t(sizeof(U)));
+    if constexpr (std::is_same_v<T, int4b_t>) return 128;  // (a repeat of half sources)
+    else return lanes_for(sizeof(T) > sizeof(U) ? uint32_t(sizeof(T)) : uint32_t(sizeof(U)));
 }
 
 }  // namespace vec
@@ -427,35 +477,57 @@ namespace AscendC {
 template <typename T, typename U>
 inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
                  const uint32_t count, MPNPU_SITE) {
-    mpnpu::vec::cast_check<T, U>(roundMode, site);
-    if (count > 0) {
-        mpnpu::vec::check_count(dst, count, site, "Cast", "dst");
+    if constexpr (std::is_same_v<T, int4b_t>) {
+        mpnpu::vec::cast_int4_check<T, U>(roundMode, site);
+        if (count > 2ull * dst.GetSize())
+            mpnpu::api_error(site, "Cast: count %u exceeds dst's %llu int4b_t values", count,
+                             2ull * dst.GetSize());
         mpnpu::vec::check_count(src, count, site, "Cast", "src");
+        mpnpu::vec::Plan p = mpnpu::vec::plan_count<true>(count, 128, site, "Cast");
+        mpnpu::vec::cast_to_int4(p, dst, 1, 2, src, mpnpu::vec::contiguous(128, sizeof(U)), roundMode, site);
+    } else {
+        mpnpu::vec::cast_check<T, U>(roundMode, site);
+        if (count > 0) {
+            mpnpu::vec::check_count(dst, count, site, "Cast", "dst");
+            mpnpu::vec::check_count(src, count, site, "Cast", "src");
+        }
+        constexpr uint32_t lanes = mpnpu::vec::cast_lanes<T, U>();
+        mpnpu::vec::Plan p = mpnpu::vec::plan_count<true>(count, lanes, site, "Cast");
+        mpnpu::vec::cast_apply(p, dst, mpnpu::vec::contiguous(lanes, sizeof(T)), src,
+                               mpnpu::vec::contiguous(lanes, sizeof(U)), roundMode, site);
     }
-    constexpr uint32_t lanes = mpnpu::vec::cast_lanes<T, U>();
-    mpnpu::vec::Plan p = mpnpu::vec::plan_count<true>(count, lanes, site, "Cast");
-    mpnpu::vec::cast_apply(p, dst, mpnpu::vec::contiguous(lanes, sizeof(T)), src,
-                           mpnpu::vec::contiguous(lanes, sizeof(U)), roundMode, site);
 }
 
 template <typename T, typename U, bool isSetMask = true>
 inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
                  const uint64_t mask[], const int64_t repeatTime, const UnaryRepeatParams& repeatParams, MPNPU_SITE) {
-    mpnpu::vec::cast_check<T, U>(roundMode, site);
     constexpr uint32_t lanes = mpnpu::vec::cast_lanes<T, U>();
-    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, lanes, site, "Cast");
-    mpnpu::vec::cast_apply(p, dst, mpnpu::vec::geo(repeatParams.dstBlkStride, repeatParams.dstRepStride), src,
-                           mpnpu::vec::geo(repeatParams.srcBlkStride, repeatParams.srcRepStride), roundMode, site);
+    if constexpr (std::is_same_v<T, int4b_t>) {
+        mpnpu::vec::cast_int4_check<T, U>(roundMode, site);
+        mpnpu::vec::cast_int4_level0(mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, lanes, site, "Cast"), dst, src,
+                                     repeatParams, roundMode, site);
+    } else {
+        mpnpu::vec::cast_check<T, U>(roundMode, site);
+        mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, lanes, site, "Cast");
+        mpnpu::vec::cast_apply(p, dst, mpnpu::vec::geo(repeatParams.dstBlkStride, repeatParams.dstRepStride), src,
+                               mpnpu::vec::geo(repeatParams.srcBlkStride, repeatParams.srcRepStride), roundMode, site);
+    }
 }
 
 template <typename T, typename U, bool isSetMask = true>
 inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
                  const uint64_t mask, const int64_t repeatTime, const UnaryRepeatParams& repeatParams, MPNPU_SITE) {
-    mpnpu::vec::cast_check<T, U>(roundMode, site);
     constexpr uint32_t lanes = mpnpu::vec::cast_lanes<T, U>();
-    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(mask, repeatTime, lanes, site, "Cast");
-    mpnpu::vec::cast_apply(p, dst, mpnpu::vec::geo(repeatParams.dstBlkStride, repeatParams.dstRepStride), src,
-                           mpnpu::vec::geo(repeatParams.srcBlkStride, repeatParams.srcRepStride), roundMode, site);
+    if constexpr (std::is_same_v<T, int4b_t>) {
+        mpnpu::vec::cast_int4_check<T, U>(roundMode, site);
+        mpnpu::vec::cast_int4_level0(mpnpu::vec::plan_level0_len<isSetMask>(mask, repeatTime, lanes, site, "Cast"), dst, src,
+                                     repeatParams, roundMode, site);
+    } else {
+        mpnpu::vec::cast_check<T, U>(roundMode, site);
+        mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(mask, repeatTime, lanes, site, "Cast");
+        mpnpu::vec::cast_apply(p, dst, mpnpu::vec::geo(repeatParams.dstBlkStride, repeatParams.dstRepStride), src,
+                               mpnpu::vec::geo(repeatParams.srcBlkStride, repeatParams.srcRepStride), roundMode, site);
+    }
 }
 
 // The scale an int32 -> half Cast multiplies by.

@@ -1,0 +1,49 @@
+"""Cast half -> int4b_t (mpnpu/vector/cast.h): rounded as the mode says, saturated to [-8, 7], two to a
+byte with the even element in the low 4 bits; count and level-0 forms; another source type is an
+error at the kernel's line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mpnpu.errors import KernelError
+from mpnpu.runtime.topology import KernelType
+from tests.ascendc_util import kernel, line_of, needs_cxx
+from tests.runtime_util import device
+
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks")]
+
+# RoundMode numbers (mpnpu/vector/params.h order) and numpy roundings
+MODES = {"CAST_RINT": (1, np.rint), "CAST_FLOOR": (2, np.floor), "CAST_CEIL": (3, np.ceil),
+         "CAST_TRUNC": (5, np.trunc)}
+
+
+def _reference(x: np.ndarray, fn) -> np.ndarray:
+    v = np.clip(fn(x.astype(np.float64)), -8, 7).astype(np.int64) & 0xF
+    return (v[0::2] | (v[1::2] << 4)).astype(np.uint8)
+
+
+def _run(form: int, mode: int):
+    x = (np.random.default_rng(3).uniform(-12, 12, 256)).astype(np.float16)
+    with device(1, kernel_type=KernelType.AIV) as dev:
+        xd = dev.to_device("x", x)
+        y = dev.to_device("y", np.zeros(128, np.uint8))
+        dev.launch(kernel("cast_int4.cpp", "cast_int4"), xd, y, form, mode)
+        return x, dev.to_host(y)
+
+
+@pytest.mark.parametrize("form", [0, 1], ids=["count", "level0"])
+@pytest.mark.parametrize("name", list(MODES))
+def test_half_to_int4_rounds_saturates_and_packs(form: int, name: str) -> None:
+    mode, fn = MODES[name]
+    x, got = _run(form, mode)
+    np.testing.assert_array_equal(got, _reference(x, fn))
+
+
+def test_int4_from_float_is_an_error_at_the_line() -> None:
+    with pytest.raises(KernelError) as ei:
+        _run(2, 1)
+    msg = str(ei.value)
+    assert "Cast: float -> int4b_t is not a supported conversion (it takes half)" in msg, msg
+    assert f"cast_int4.cpp:{line_of('cast_int4.cpp', '// float -> int4b_t')}" in msg, msg
