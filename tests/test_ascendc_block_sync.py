@@ -86,6 +86,7 @@ def test_without_the_block_order_the_shared_row_races() -> None:
     assert gm
 
 
+@pytest.mark.slow
 def test_an_ibwait_nothing_sets_ends_as_a_deadlock_report_naming_its_line() -> None:
     t0 = time.monotonic()
     with pytest.raises(DeadlockError) as ei:

@@ -88,6 +88,7 @@ def test_every_path_is_within_one_ulp_and_gives_the_same_bits(kernel) -> None:
     assert not out["lane"][~lanes].any()  # the masked-off lanes were left alone
 
 
+@pytest.mark.slow
 def test_the_specials_overflow_and_the_subnormal_range(kernel) -> None:
     specials = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 88.72, 88.7229, 88.73, 1000.0, -87.3, -100.0,
                          -103.9, -103.97, -104.5, -1000.0, 1e-30, -1e-30], np.float32)

@@ -355,6 +355,7 @@ def test_timeline_of_a_run_where_every_repeat_passed_draws_the_first(tmp_path, c
     assert path.stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_timeline_png_draws_the_same_repeats_as_a_picture(tmp_path, capsys) -> None:
     """mpnpu run had the Chrome trace but not its picture: --timeline-png draws the repeats --timeline
     would (with the dropped sync point marked), alone or beside the trace."""

@@ -37,6 +37,7 @@ def test_the_report_counts_the_processes_that_ran(tmp_path, op, given, block_dim
     assert f"CPU set: {processes} core {noun} " in p.stdout
 
 
+@pytest.mark.slow
 def test_help_shows_the_default_block_dim_of_the_operator() -> None:
     def default(op: str) -> str:
         text = " ".join(_batch("--op", op, "--help").stdout.split())
@@ -54,6 +55,7 @@ def test_a_device_asks_for_cpus_by_its_processes() -> None:
     assert cpus_wanted(1, 3, processes=3) == 3
 
 
+@pytest.mark.slow
 @needs_cxx
 @pytest.mark.usefixtures("no_leaks")
 def test_stress_chaos_suspends_the_vector_cores_a_vector_only_device_has(tmp_path) -> None:
@@ -71,6 +73,7 @@ def test_stress_chaos_suspends_the_vector_cores_a_vector_only_device_has(tmp_pat
     assert data["configurations"][1]["active"][0].startswith("placement pack: all 2 core processes on CPU")
 
 
+@pytest.mark.slow
 @needs_cxx
 @pytest.mark.usefixtures("no_leaks")
 def test_a_soak_shard_of_a_vector_only_operator_says_how_many_processes_it_packed(tmp_path) -> None:

@@ -84,6 +84,7 @@ def test_a_hopeless_flag_wait_names_its_line(front: str) -> None:
     assert str(err).endswith(f"; the wait is at {at}"), str(err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("front", FRONTS)
 def test_a_spin_before_sync_all_names_the_spinning_core_not_a_waiting_one(front: str) -> None:
     err = _run(front, 3)
@@ -99,6 +100,7 @@ def test_a_spin_before_sync_all_names_the_spinning_core_not_a_waiting_one(front:
     assert err.details["spinning"] == ["vector core 1 (block 0, sub 1)"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("front", FRONTS)
 def test_a_spin_with_no_sync_all_is_named_within_the_window(front: str) -> None:
     err = _run(front, 4)

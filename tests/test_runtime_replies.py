@@ -110,6 +110,7 @@ def test_one_core_failing_is_reported_without_waiting_for_a_tick() -> None:
         dev.launch(k("empty_kernel"))  # the device works on
 
 
+@pytest.mark.slow
 def test_replies_are_found_when_the_count_could_not_be_taken() -> None:
     # The other cores' counts time out while one core holds the board's lock: they send, nobody is
     # last, and the holder's row is found on the parent's tick.

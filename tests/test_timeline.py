@@ -606,6 +606,7 @@ def _overlapping_labels(fig) -> list[tuple[str, str]]:
     return found
 
 
+@pytest.mark.slow
 @needs_mpl
 def test_picture_labels_and_race_callouts_do_not_cover_each_other(launches) -> None:
     """A C++ kernel's labels are FILE:LINE names: a SyncAll's label and a dropped sync point's 2.6 ms apart

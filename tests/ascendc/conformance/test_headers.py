@@ -251,6 +251,7 @@ REFUSED = [
 ]
 
 
+@pytest.mark.slow
 def test_refused_forms_are_clear_compile_errors(tmp_path):
     """Each refused form in one translation unit: the compiler reports every static_assert."""
     body = "\n".join(f"void f{i}(AscendC::LocalTensor<float>& d) {{ {code} }}" for i, (code, _) in enumerate(REFUSED))
