@@ -445,3 +445,19 @@ def from_env(setting: Setting[T]) -> T:
         return setting.parse(text)
     except argparse.ArgumentTypeError as e:
         raise UsageError(f"{setting.env}={text!r}: {e}") from None
+
+
+def to_env(env: dict[str, str], setting: Setting[Any], value: Any) -> None:
+    """Put ``value`` into ``env`` as ``setting``'s variable, for a program mpnpu starts (the inverse of
+    :func:`from_env`): a switch on is "1", a number in its shortest form; None or a switch off takes
+    the variable out, so that the caller's own setting does not reach the program."""
+    if not setting.env:
+        raise UsageError(f"setting {setting.name} has no environment variable")
+    if value is None or value is False:
+        env.pop(setting.env, None)
+    elif value is True:
+        env[setting.env] = "1"
+    elif isinstance(value, float):
+        env[setting.env] = f"{value:g}"
+    else:
+        env[setting.env] = str(value)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mpnpu import settings
 from mpnpu.ascendc.build.compiler import cache_dir, find_compiler
 from mpnpu.tools.samples.build import SampleBuild, build_sample
 from mpnpu.tools.samples.discover import Sample, discover
@@ -125,19 +126,12 @@ def _flags() -> tuple[list[str], list[str]]:
 def environment(options: SamplesOptions) -> dict[str, str]:
     """The environment every step of a sample runs in: this process's, with the run's controls as
     the CPU-debug runtime reads them (and none of the caller's MPNPU_* controls the options leave off)."""
-    env = {**os.environ, "LC_ALL": "C", "PYTHONUNBUFFERED": "1", "MPNPU_TIMEOUT": f"{options.launch_timeout_s:g}",
-           "MPNPU_PIPES": options.pipes}
-    for name, on in (("MPNPU_RACECHECK", options.racecheck), ("MPNPU_NO_AUTO_SYNC", options.no_auto_sync)):
-        if on:
-            env[name] = "1"
-        else:
-            env.pop(name, None)
-    for name, value in (("MPNPU_PIPE_LATENCY_US", options.pipe_latency_us),
-                        ("MPNPU_STALL_GRACE", options.stall_grace_s)):
-        if value is None:
-            env.pop(name, None)
-        else:
-            env[name] = f"{value:g}"
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUNBUFFERED": "1"}
+    for setting, value in ((settings.TIMEOUT, float(options.launch_timeout_s)), (settings.PIPES, options.pipes),
+                           (settings.RACECHECK, options.racecheck), (settings.NO_AUTO_SYNC, options.no_auto_sync),
+                           (settings.PIPE_LATENCY_US, options.pipe_latency_us),
+                           (settings.STALL_GRACE, options.stall_grace_s)):
+        settings.to_env(env, setting, value)
     return env
 
 

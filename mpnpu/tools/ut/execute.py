@@ -29,6 +29,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from mpnpu import settings
 from mpnpu.tools.ut.discover import Corpus, UtTest
 
 _RUN = re.compile(r"^\[ RUN      \] (?P<name>\S+)\s*$")
@@ -188,29 +189,14 @@ def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: f
     env["OPS_NN_ROOT"] = corpus.repo
     env["BUILD_PATH"] = os.path.join(_run_root(build_dir, test, slot), "build")
     env["MPNPU_GTEST_TIMEOUT"] = f"{case_timeout:g}"
-    env["MPNPU_TIMEOUT"] = f"{launch_timeout:g}"
     env["LC_ALL"] = "C"
     env["PYTHONUNBUFFERED"] = "1"
-    if racecheck:
-        env["MPNPU_RACECHECK"] = "1"
-    else:
-        env.pop("MPNPU_RACECHECK", None)
-    for check in ("initcheck", "synccheck"):
-        if check in checks:
-            env[f"MPNPU_{check.upper()}"] = "1"
-        else:
-            env.pop(f"MPNPU_{check.upper()}", None)
-    env["MPNPU_PIPES"] = pipes
-    env["MPNPU_DEFAULT_KERNEL_MODE"] = kernel_mode
-    if no_auto_sync:
-        env["MPNPU_NO_AUTO_SYNC"] = "1"
-    else:
-        env.pop("MPNPU_NO_AUTO_SYNC", None)
-    for name, value in (("MPNPU_PIPE_LATENCY_US", pipe_latency_us), ("MPNPU_STALL_GRACE", stall_grace_s)):
-        if value is None:
-            env.pop(name, None)
-        else:
-            env[name] = f"{value:g}"
+    for setting, value in ((settings.TIMEOUT, float(launch_timeout)), (settings.RACECHECK, racecheck),
+                           (settings.INITCHECK, "initcheck" in checks), (settings.SYNCCHECK, "synccheck" in checks),
+                           (settings.PIPES, pipes), (settings.DEFAULT_KERNEL_MODE, kernel_mode),
+                           (settings.NO_AUTO_SYNC, no_auto_sync), (settings.PIPE_LATENCY_US, pipe_latency_us),
+                           (settings.STALL_GRACE, stall_grace_s)):
+        settings.to_env(env, setting, value)
     return env
 
 

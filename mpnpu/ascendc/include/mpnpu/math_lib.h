@@ -84,12 +84,6 @@ struct Floor { static constexpr const char* name = "Floor"; static double f(doub
 struct Log2 { static constexpr const char* name = "Log2"; static double f(double x) { return std::log2(x); } };
 struct Log10 { static constexpr const char* name = "Log10"; static double f(double x) { return std::log10(x); } };
 
-inline bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
-    const uint8_t* x = static_cast<const uint8_t*>(a);
-    const uint8_t* y = static_cast<const uint8_t*>(b);
-    return an && bn && x < y + bn && y < x + an;
-}
-
 // tmp: the caller's sharedTmpBuffer, or null (the framework's scratch). in_place: whether dst may be src.
 template <class Op, typename T, bool in_place = true>
 inline void unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
@@ -114,15 +108,15 @@ inline void unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor
                           name, have, need, vec::type_name<T>(), name);
             const uint32_t most = tmp_max_bytes(count, sizeof(T));
             used = count ? (have < most ? have : most) : 0;
-            if (overlaps(tmp->mpnpu_addr(), used, src.mpnpu_addr(), bytes))
+            if (vec::overlaps(tmp->mpnpu_addr(), used, src.mpnpu_addr(), bytes))
                 api_error(site, "%s: sharedTmpBuffer overlaps src (the call takes separate operands)", name);
-            if (overlaps(tmp->mpnpu_addr(), used, dst.mpnpu_addr(), bytes))
+            if (vec::overlaps(tmp->mpnpu_addr(), used, dst.mpnpu_addr(), bytes))
                 api_error(site, "%s: sharedTmpBuffer overlaps dst (the call takes separate operands)", name);
         }
         if (count == 0) return;
         const T* in = src.mpnpu_addr();
         T* out = dst.mpnpu_addr();
-        if (overlaps(in, bytes, out, bytes)) {
+        if (vec::overlaps(in, bytes, out, bytes)) {
             if (!in_place)
                 api_error(site, "%s: dst and src overlap (the call takes separate operands)", name);
             if (static_cast<const void*>(in) != static_cast<const void*>(out))

@@ -47,12 +47,6 @@ namespace bytes_mask {
 template <typename U>
 constexpr bool mask_type_ok = vec::one_of<U, bool, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t>;
 
-inline bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
-    const uint8_t* x = static_cast<const uint8_t*>(a);
-    const uint8_t* y = static_cast<const uint8_t*>(b);
-    return an && bn && x < y + bn && y < x + an;
-}
-
 // tensor_first: the tensor is src0 (mask 0 picks it) or src1 (mask 0 picks the scalar).
 template <typename T, typename U, bool reuse_mask>
 inline void select(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, T scalar,
@@ -81,14 +75,14 @@ inline void select(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTenso
         vec::check_count(mask, uint64_t(m) * mk, site, name, "mask");
         const void* s = src.mpnpu_addr();
         const void* d = dst.mpnpu_addr();
-        if (s != d && overlaps(s, bytes, d, bytes))
+        if (s != d && vec::overlaps(s, bytes, d, bytes))
             api_error(site, "%s: dst and the source tensor overlap without being the same tensor", name);
         const uint64_t mask_bytes = uint64_t(m) * mk * sizeof(U);
         for (const void* t : {s, d})
-            if (overlaps(mask.mpnpu_addr(), mask_bytes, t, bytes))
+            if (vec::overlaps(mask.mpnpu_addr(), mask_bytes, t, bytes))
                 api_error(site, "%s: mask overlaps dst or the source tensor", name);
         for (const void* t : {s, d, static_cast<const void*>(mask.mpnpu_addr())})
-            if (overlaps(tmp.mpnpu_addr(), tmp.GetSize(), t, t == mask.mpnpu_addr() ? mask_bytes : bytes))
+            if (vec::overlaps(tmp.mpnpu_addr(), tmp.GetSize(), t, t == mask.mpnpu_addr() ? mask_bytes : bytes))
                 api_error(site, "%s: sharedTmpBuffer overlaps an operand (the call takes separate operands)", name);
         if (n == 0) return;
         const uint64_t tmp_used = n * 4 < tmp.GetSize() ? n * 4 : tmp.GetSize();

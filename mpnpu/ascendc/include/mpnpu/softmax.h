@@ -102,12 +102,6 @@ inline Shape shape_of(const ::SoftMaxTiling& tiling, const AscendC::SoftMaxShape
     return s;
 }
 
-inline bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
-    const uint8_t* x = static_cast<const uint8_t*>(a);
-    const uint8_t* y = static_cast<const uint8_t*>(b);
-    return an && bn && x < y + bn && y < x + an;
-}
-
 // The per-row reduction outputs of type U: one 32-byte block a row.
 template <typename U>
 inline void check_row_output(const AscendC::LocalTensor<U>& t, const Shape& s, const Site& site, const char* name,
@@ -120,9 +114,9 @@ template <typename T>
 inline void check_tmp(const AscendC::LocalTensor<uint8_t>& tmp, const void* src, const void* dst, uint64_t bytes,
                       const Site& site, const char* name) {
     vec::check_operand(tmp, 32, site, name, "sharedTmpBuffer");
-    if (overlaps(tmp.mpnpu_addr(), tmp.GetSize(), src, bytes))
+    if (vec::overlaps(tmp.mpnpu_addr(), tmp.GetSize(), src, bytes))
         api_error(site, "%s: sharedTmpBuffer overlaps srcTensor (the call takes separate operands)", name);
-    if (overlaps(tmp.mpnpu_addr(), tmp.GetSize(), dst, bytes))
+    if (vec::overlaps(tmp.mpnpu_addr(), tmp.GetSize(), dst, bytes))
         api_error(site, "%s: sharedTmpBuffer overlaps dstTensor (the call takes separate operands)", name);
 }
 
@@ -132,7 +126,7 @@ inline void check_src_dst(const AscendC::LocalTensor<T>& dst, const AscendC::Loc
                           const Site& site, const char* name) {
     const void* a = src.mpnpu_addr();
     const void* b = dst.mpnpu_addr();
-    if (a != b && overlaps(a, bytes, b, bytes))
+    if (a != b && vec::overlaps(a, bytes, b, bytes))
         api_error(site, "%s: dstTensor and srcTensor overlap without being the same tensor (the call takes "
                   "separate operands, or the same one reused)", name);
 }
@@ -171,11 +165,11 @@ inline void run(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U
             check_row_output(*sum, s, site, name, "sumTensor");
             check_row_output(*max, s, site, name, "maxTensor");
             const uint64_t rb = uint64_t(s.m) * 32;
-            if (overlaps(sum->mpnpu_addr(), rb, max->mpnpu_addr(), rb))
+            if (vec::overlaps(sum->mpnpu_addr(), rb, max->mpnpu_addr(), rb))
                 api_error(site, "%s: sumTensor and maxTensor overlap (each is an output of its own)", name);
             for (const void* out : {static_cast<const void*>(sum->mpnpu_addr()),
                                     static_cast<const void*>(max->mpnpu_addr())})
-                if (overlaps(out, rb, src.mpnpu_addr(), bytes) || overlaps(out, rb, dst.mpnpu_addr(), bytes))
+                if (vec::overlaps(out, rb, src.mpnpu_addr(), bytes) || vec::overlaps(out, rb, dst.mpnpu_addr(), bytes))
                     api_error(site, "%s: sumTensor or maxTensor overlaps srcTensor or dstTensor", name);
         }
         src.mpnpu_touch('R', P_V, 0, n, site, name);
@@ -280,13 +274,13 @@ inline void grad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
         for (const AscendC::LocalTensor<T>* in : {&grad, &src}) {
             const void* a = in->mpnpu_addr();
             const void* b = dst.mpnpu_addr();
-            if (a != b && overlaps(a, bytes, b, out_n * sizeof(T)))
+            if (a != b && vec::overlaps(a, bytes, b, out_n * sizeof(T)))
                 api_error(site, "%s: dstTensor overlaps an input without being that tensor", name);
         }
         uint64_t tmp_used = 0;
         if (tmp) {
             check_tmp<T>(*tmp, src.mpnpu_addr(), dst.mpnpu_addr(), bytes, site, name);
-            if (overlaps(tmp->mpnpu_addr(), tmp->GetSize(), grad.mpnpu_addr(), bytes))
+            if (vec::overlaps(tmp->mpnpu_addr(), tmp->GetSize(), grad.mpnpu_addr(), bytes))
                 api_error(site, "%s: sharedTmpBuffer overlaps gradTensor (the call takes separate operands)", name);
             tmp_used = n * 4 < tmp->GetSize() ? n * 4 : tmp->GetSize();
         }
@@ -403,8 +397,8 @@ inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& g
 template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
 inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
                         const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
-                        const SoftMaxTiling& tiling, bool isFront = false, const SoftMaxShapeInfo& softmaxShapeInfo = {},
-                        MPNPU_SITE) {
+                        const SoftMaxTiling& tiling, bool isFront = false,
+                        const SoftMaxShapeInfo& softmaxShapeInfo = {}, MPNPU_SITE) {
     static_assert(!isDataFormatNZ, "SoftmaxGrad: mpnpu computes the ND format only (isDataFormatNZ = false)");
     mpnpu::softmax::grad<T>(dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling, isFront, softmaxShapeInfo,
                             site, "SoftmaxGrad");

@@ -325,6 +325,13 @@ inline void start(const Site& site, const char* name) {
 }
 
 // An operand must be a UB tensor whose first byte is ``align``-byte aligned.
+// Whether the an bytes at a and the bn bytes at b share a byte (the high-level calls' operand checks).
+inline bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
+    const uint8_t* x = static_cast<const uint8_t*>(a);
+    const uint8_t* y = static_cast<const uint8_t*>(b);
+    return an && bn && x < y + bn && y < x + an;
+}
+
 template <typename T>
 inline void check_operand(const AscendC::LocalTensor<T>& t, uint32_t align, const Site& site, const char* name,
                           const char* what) {
