@@ -560,77 +560,42 @@ MPNPU_VEC_WHOLE_REDUCE(WholeReduceMax, ReduceType::MAX, MPNPU_VEC_ORDER_PARAM, o
 MPNPU_VEC_WHOLE_REDUCE(WholeReduceMin, ReduceType::MIN, MPNPU_VEC_ORDER_PARAM, order)
 MPNPU_VEC_WHOLE_REDUCE(WholeReduceSum, ReduceType::SUM, , ReduceOrder::ORDER_VALUE_INDEX)
 
-// -- ReduceDataBlock and its older names (which take repeatTime before the mask) -----------------------
+// -- ReduceDataBlock, ReducePairElem and their older names (which take repeatTime before the mask) ----
+//
+// Each has a bit-mask and a lane-count form; RUN is the routine that does the reduction (per data
+// block, or per adjacent pair).
 
-template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
-inline void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[],
-                            const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
-                            const int32_t srcRepStride, MPNPU_SITE) {
-    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(U)),
-                                                                site, "ReduceDataBlock");
-    mpnpu::vec::reduce_block_run("ReduceDataBlock", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
-                                 site);
-}
-template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
-inline void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask,
-                            const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
-                            const int32_t srcRepStride, MPNPU_SITE) {
-    if (isSetMask && mask < 0) mpnpu::api_error(site, "ReduceDataBlock: mask %d is negative", mask);
-    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(
-        uint64_t(uint32_t(mask)), repeatTime, mpnpu::vec::lanes_for(sizeof(U)), site, "ReduceDataBlock");
-    mpnpu::vec::reduce_block_run("ReduceDataBlock", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
-                                 site);
-}
+#define MPNPU_VEC_LEVEL0_REDUCE(NAME, RUN)                                                                       \
+    template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>                                \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[],                 \
+                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,            \
+                     const int32_t srcRepStride, MPNPU_SITE) {                                                    \
+        mpnpu::vec::Plan p =                                                                                      \
+            mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(U)), site, #NAME); \
+        mpnpu::vec::RUN(#NAME, reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, site);          \
+    }                                                                                                             \
+    template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>                                \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask,                    \
+                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,            \
+                     const int32_t srcRepStride, MPNPU_SITE) {                                                    \
+        if (isSetMask && mask < 0) mpnpu::api_error(site, #NAME ": mask %d is negative", mask);                   \
+        mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(uint64_t(uint32_t(mask)), repeatTime,        \
+                                                                   mpnpu::vec::lanes_for(sizeof(U)), site, #NAME); \
+        mpnpu::vec::RUN(#NAME, reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, site);          \
+    }
 
-// -- ReducePairElem and its older name PairReduceSum (which takes repeatTime before the mask) -----------
+MPNPU_VEC_LEVEL0_REDUCE(ReduceDataBlock, reduce_block_run)
+MPNPU_VEC_LEVEL0_REDUCE(ReducePairElem, reduce_pair_run)
 
-template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
-inline void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[],
-                           const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
-                           const int32_t srcRepStride, MPNPU_SITE) {
-    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(U)),
-                                                                site, "ReducePairElem");
-    mpnpu::vec::reduce_pair_run("ReducePairElem", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
-                                site);
-}
-template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
-inline void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask,
-                           const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
-                           const int32_t srcRepStride, MPNPU_SITE) {
-    if (isSetMask && mask < 0) mpnpu::api_error(site, "ReducePairElem: mask %d is negative", mask);
-    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(
-        uint64_t(uint32_t(mask)), repeatTime, mpnpu::vec::lanes_for(sizeof(U)), site, "ReducePairElem");
-    mpnpu::vec::reduce_pair_run("ReducePairElem", reduceType, p, dst, dstRepStride, src, srcBlkStride, srcRepStride,
-                                site);
-}
-template <typename T, bool isSetMask = true>
-inline void PairReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
-                          const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,
-                          const int32_t srcRepStride, MPNPU_SITE) {
-    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(T)),
-                                                                site, "PairReduceSum");
-    mpnpu::vec::reduce_pair_run("PairReduceSum", ReduceType::SUM, p, dst, dstRepStride, src, srcBlkStride,
-                                srcRepStride, site);
-}
-template <typename T, bool isSetMask = true>
-inline void PairReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
-                          const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,
-                          const int32_t srcRepStride, MPNPU_SITE) {
-    if (isSetMask && mask < 0) mpnpu::api_error(site, "PairReduceSum: mask %d is negative", mask);
-    mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(
-        uint64_t(uint32_t(mask)), repeatTime, mpnpu::vec::lanes_for(sizeof(T)), site, "PairReduceSum");
-    mpnpu::vec::reduce_pair_run("PairReduceSum", ReduceType::SUM, p, dst, dstRepStride, src, srcBlkStride,
-                                srcRepStride, site);
-}
-
-#define MPNPU_VEC_BLOCK_REDUCE(NAME, TYPE)                                                                        \
+// The older names: one reduction each, repeatTime before the mask.
+#define MPNPU_VEC_BLOCK_REDUCE(NAME, TYPE, RUN)                                                                   \
     template <typename T, bool isSetMask = true>                                                                  \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,              \
                      const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,               \
                      const int32_t srcRepStride, MPNPU_SITE) {                                                    \
         mpnpu::vec::Plan p =                                                                                      \
             mpnpu::vec::plan_level0_bits<isSetMask>(mask, repeatTime, mpnpu::vec::lanes_for(sizeof(T)), site, #NAME); \
-        mpnpu::vec::reduce_block_run(#NAME, TYPE, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, site);   \
+        mpnpu::vec::RUN(#NAME, TYPE, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, site);                \
     }                                                                                                             \
     template <typename T, bool isSetMask = true>                                                                  \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,              \
@@ -639,12 +604,13 @@ inline void PairReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, 
         if (isSetMask && mask < 0) mpnpu::api_error(site, #NAME ": mask %d is negative", mask);                   \
         mpnpu::vec::Plan p = mpnpu::vec::plan_level0_len<isSetMask>(uint64_t(uint32_t(mask)), repeatTime,        \
                                                                    mpnpu::vec::lanes_for(sizeof(T)), site, #NAME); \
-        mpnpu::vec::reduce_block_run(#NAME, TYPE, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, site);   \
+        mpnpu::vec::RUN(#NAME, TYPE, p, dst, dstRepStride, src, srcBlkStride, srcRepStride, site);                \
     }
 
-MPNPU_VEC_BLOCK_REDUCE(BlockReduceSum, ReduceType::SUM)
-MPNPU_VEC_BLOCK_REDUCE(BlockReduceMax, ReduceType::MAX)
-MPNPU_VEC_BLOCK_REDUCE(BlockReduceMin, ReduceType::MIN)
+MPNPU_VEC_BLOCK_REDUCE(BlockReduceSum, ReduceType::SUM, reduce_block_run)
+MPNPU_VEC_BLOCK_REDUCE(BlockReduceMax, ReduceType::MAX, reduce_block_run)
+MPNPU_VEC_BLOCK_REDUCE(BlockReduceMin, ReduceType::MIN, reduce_block_run)
+MPNPU_VEC_BLOCK_REDUCE(PairReduceSum, ReduceType::SUM, reduce_pair_run)
 
 // -- ReduceSum / ReduceMax / ReduceMin -----------------------------------------------------------------
 
