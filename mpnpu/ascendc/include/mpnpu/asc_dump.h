@@ -31,11 +31,8 @@ namespace dump {
 
 // The local memory (MPNPU_MEM_*) ``p`` points into, or -1 (then GM).
 inline int memory_of(const void* p) {
-    const uint8_t* b = static_cast<const uint8_t*>(p);
-    for (int mem = 0; mem < MPNPU_MEM_COUNT; ++mem) {
-        const uint8_t* base = memory_base(mem);
-        if (base && b >= base && b < base + memory_size(mem)) return mem;
-    }
+    for (int mem = 0; mem < MPNPU_MEM_COUNT; ++mem)
+        if (offset_in(mem, p) >= 0) return mem;
     return -1;
 }
 
@@ -70,7 +67,7 @@ inline void dump(const T* input, uint32_t desc, uint32_t dump_size, int want, co
     if (mem < 0) {
         if (MpnpuEvent* rec = gm_access('R', P_S, input, input, bytes, 0, 1, uint32_t(sizeof(T)), site, call)) done(rec);
     } else {
-        at = uint64_t(reinterpret_cast<const uint8_t*>(input) - memory_base(mem));
+        at = uint64_t(offset_in(mem, input));
         local_access('R', P_S, mem, at, at + bytes, 0, memory_size(mem), site, call);
     }
     std::string text;

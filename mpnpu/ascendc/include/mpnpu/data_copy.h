@@ -422,11 +422,9 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
 template <typename T, typename P>
 inline void DataCopyPadGm2UBImpl(__ubuf__ T* dst, __gm__ T* src, const P& p, const DataCopyPadExtParams<T>& pad,
                                  MPNPU_SITE) {
-    const uint8_t* ub = mpnpu::memory_base(MPNPU_MEM_UB);
-    const uint8_t* at = reinterpret_cast<const uint8_t*>(dst);
-    if (at < ub || at >= ub + mpnpu::memory_size(MPNPU_MEM_UB))
-        mpnpu::api_error(site, "DataCopyPadGm2UBImpl: dst is not an address in UB");
-    const uint32_t addr = uint32_t(at - ub);
+    const int64_t at = mpnpu::offset_in(MPNPU_MEM_UB, static_cast<const void*>(dst));
+    if (at < 0) mpnpu::api_error(site, "DataCopyPadGm2UBImpl: dst is not an address in UB");
+    const uint32_t addr = uint32_t(at);
     if (addr % mpnpu::BLOCK_BYTES)
         mpnpu::api_error(site, "DataCopyPadGm2UBImpl: dst is UB byte %u, not 32-byte aligned", addr);
     LocalTensor<T> local(TPosition::VECIN, addr, uint32_t((mpnpu::memory_size(MPNPU_MEM_UB) - addr) / sizeof(T)),

@@ -219,6 +219,14 @@ inline size_t memory_size(int mem) {
     return mem >= 0 && mem < MPNPU_MEM_COUNT ? sizes[mem] : 0;
 }
 
+// The byte offset in local memory ``mem`` of an address in this process (what GetPhyAddr gives, or a
+// __ubuf__ / __cbuf__ pointer), or -1 when the address is not in that memory.
+inline int64_t offset_in(int mem, uint64_t addr) {
+    const uint64_t base = uint64_t(reinterpret_cast<uintptr_t>(memory_base(mem)));
+    return base && addr >= base && addr - base < memory_size(mem) ? int64_t(addr - base) : -1;
+}
+inline int64_t offset_in(int mem, const void* p) { return offset_in(mem, uint64_t(reinterpret_cast<uintptr_t>(p))); }
+
 inline void put(char*& out, char* end, const char* s) {
     while (s && *s && out < end) *out++ = *s++;
 }

@@ -202,8 +202,8 @@ inline Geo geo_src1(const AscendC::BinaryRepeatParams& rp) { return geo(rp.src1B
 // The select-bit address a mode-2 SetCmpMask stored: a pointer into this process's UB (what
 // GetPhyAddr gives), or a UB offset (what device code computes); the UB offset, or -1.
 inline int64_t ub_offset_of(uint64_t addr) {
-    uint64_t ub = uint64_t(reinterpret_cast<uintptr_t>(memory_base(MPNPU_MEM_UB)));
-    if (addr >= ub && addr < ub + UB_BYTES) return int64_t(addr - ub);
+    const int64_t at = offset_in(MPNPU_MEM_UB, addr);
+    if (at >= 0) return at;
     if (addr < UB_BYTES) return int64_t(addr);
     return -1;
 }

@@ -105,12 +105,11 @@ inline BlockRef block_of(const AscendC::LocalTensor<T>& t, const Site& site, con
 // An address a kernel took with GetPhyAddr (or a __ubuf__ pointer): where it is in UB. Memcheck
 // bounds it by the whole UB (the address does not say which buffer it came from).
 inline BlockRef block_of(uint64_t addr, const Site& site, const char* name, const char* list, int k) {
-    const uint64_t base = uint64_t(reinterpret_cast<uintptr_t>(memory_base(MPNPU_MEM_UB)));
-    const uint64_t size = memory_size(MPNPU_MEM_UB);
-    if (addr < base || addr - base >= size)
+    const int64_t at = offset_in(MPNPU_MEM_UB, addr);
+    if (at < 0)
         api_error(site, "%s: %s[%d] (0x%llx) is not an address in the Unified Buffer (take it with GetPhyAddr)", name,
                   list, k, (unsigned long long)addr);
-    return BlockRef{addr - base, 0, size};
+    return BlockRef{uint64_t(at), 0, memory_size(MPNPU_MEM_UB)};
 }
 template <typename U>
 inline BlockRef block_of(U* ptr, const Site& site, const char* name, const char* list, int k) {
