@@ -29,11 +29,13 @@ def _flags() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def program(name: str, out_dir: str) -> str:
+def program(name: str, out_dir: str, *also: str) -> str:
+    """The host program ``name`` (and the kernel sources ``also``, paths under tests/ascendc_kernels,
+    compiled as translation units of their own) built with mpnpu's CPU-debug flags."""
     exe = os.path.join(out_dir, name.replace(".cpp", ""))
     cxx = os.environ.get("CXX", "g++")
-    proc = subprocess.run([cxx, os.path.join(HOST, name), *_flags(), "-o", exe], capture_output=True, text=True,
-                          timeout=600)
+    sources = [os.path.join(HOST, name), *(os.path.join(KERNELS, a) for a in also)]
+    proc = subprocess.run([cxx, *sources, *_flags(), "-o", exe], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return exe
 
@@ -190,8 +192,9 @@ def test_drop_sync_takes_sync_call_sites_only_and_says_what_dropped_nothing(bind
     """MPNPU_DROP_SYNC=S1 (an operator's name, not a line) is one line and exit 2; so is a line of the
     program's own sources (the ICPU_RUN_KF file and what it includes) that holds no sync call, naming the
     nearest, as --drop-sync does (it ran with every sync in place, exit 0); an entry naming a file the
-    program does not include (a kernel built apart) is said to have skipped nothing when racecheck sees
-    the launch."""
+    program does not include is checked against the sources compiled into the program (a kernel built
+    as a translation unit of its own): a line there with no sync call, or a file compiled into no part
+    of the program, is refused the same way, and a real sync call there is dropped."""
     exe = program("test_two_phase.cpp", bindir)
     bad = _run(exe, MPNPU_DROP_SYNC="S1")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
@@ -203,13 +206,19 @@ def test_drop_sync_takes_sync_call_sites_only_and_says_what_dropped_nothing(bind
         assert (f"MPNPU_DROP_SYNC='{entry}': '{entry}' is not a sync point of the kernel (a sync call's FILE:LINE); "
                 f"nearest: ascendc_kernels/two_phase.cpp:{sync_all} (SyncAll)") in no_sync.stderr, no_sync.stderr
         assert no_sync.stdout == ""  # (refused before the launch)
-    nothing = _run(exe, MPNPU_DROP_SYNC="built_apart.cpp:7", MPNPU_RACECHECK="1")
-    assert nothing.returncode == 0
-    assert "MPNPU_DROP_SYNC entry built_apart.cpp:7 skipped nothing in this launch (no sync call ran at that line)" \
-        in nothing.stderr
-    sync = f"two_phase.cpp:{line_of('two_phase.cpp', 'SyncAll();')}"
+    sync = f"two_phase.cpp:{sync_all}"
     real = _run(exe, MPNPU_DROP_SYNC=sync, MPNPU_RACECHECK="1")
     assert "skipped nothing" not in real.stderr and "Potential RAW hazard" in real.stderr
+    apart = program("test_apart.cpp", bindir, "two_phase.cpp")
+    for entry in ("nofile.cpp:3", f"other/two_phase.cpp:{sync_all}"):
+        nowhere = _run(apart, MPNPU_DROP_SYNC=entry, MPNPU_RACECHECK="1")
+        assert nowhere.returncode == 2 and len(nowhere.stderr.strip().splitlines()) == 1, nowhere.stderr
+        assert f"'{entry}' names a file compiled into no part of this program" in nowhere.stderr
+        assert nowhere.stdout == ""
+    no_sync = _run(apart, MPNPU_DROP_SYNC="two_phase.cpp:1")
+    assert no_sync.returncode == 2 and "nearest: ascendc_kernels/two_phase.cpp:" in no_sync.stderr, no_sync.stderr
+    dropped = _run(apart, MPNPU_DROP_SYNC=sync, MPNPU_RACECHECK="1")
+    assert "skipped nothing" not in dropped.stderr and "Potential RAW hazard" in dropped.stderr, dropped.stderr
 
 
 @pytest.mark.slow

@@ -49,6 +49,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import functools
+import mmap
 import os
 import re
 import signal
@@ -377,27 +378,67 @@ _FILE_LINE = re.compile(r"[^:,]+:[0-9]+")
 
 @functools.lru_cache(maxsize=None)
 def _check_drop_sites(drop: tuple[str, ...], caller: str) -> None:
-    """MPNPU_DROP_SYNC entries checked as ``--drop-sync`` checks them, against the sources the program's
-    ICPU_RUN_KF line is in: that file, the files it ``#include "..."``s and the headers beside them. An
-    entry naming one of those files at a line with no sync call is a UsageError naming the nearest
-    ones. An entry naming no file among them is let through (a kernel built in a file of its own, which
-    the program does not include): a traced launch says whether it skipped anything."""
+    """MPNPU_DROP_SYNC entries checked as ``--drop-sync`` checks them, before the launch. The sources
+    looked in: the file of the program's ICPU_RUN_KF line, the files it ``#include "..."``s and the
+    headers beside them, and any other source compiled into the program under the entry's file name
+    (a kernel built as a translation unit of its own: its sync calls carry its path as a string in
+    the program, :func:`_compiled_paths`). An entry naming one of those files at a line with no sync
+    call is a UsageError naming the nearest ones; so is one naming a file compiled into no part of the
+    program, which could drop nothing. Only a file compiled in whose source is no longer on disk is
+    let through (a traced launch then says whether the entry skipped anything)."""
     from mpnpu.ascendc.build import syncpoints
 
     if not drop or not caller or not os.path.isfile(caller):
         return
-    points = syncpoints.kernel_sync_points([caller])
     files = set(syncpoints.local_includes([caller]))
     files |= {os.path.join(os.path.dirname(f), h) for f in list(files) for h in os.listdir(os.path.dirname(f))
               if h.endswith((".h", ".hpp"))}
     for entry in drop:
         name = entry.rpartition(":")[0]
-        known = {f for f in files if f == os.path.abspath(name) or f.endswith(os.sep + name.lstrip("./"))}
+        suffix = os.sep + name.lstrip("./")
+        known = {f for f in files if f == os.path.abspath(name) or f.endswith(suffix)}
+        if not known:
+            compiled = _compiled_paths(os.path.basename(name))
+            named = {p for p in compiled if p == name or p.endswith(suffix)}
+            if not named:
+                also = f" (sources of that name in it: {', '.join(sorted(compiled))})" if compiled else ""
+                raise UsageError(f"MPNPU_DROP_SYNC={','.join(drop)!r}: {entry!r} names a file compiled into no part "
+                                 f"of this program{also}, so it can drop no sync call: give FILE:LINE of a sync call "
+                                 "in the kernel's sources (the file by any path suffix)")
+            known = {os.path.abspath(p) for p in named if os.path.isfile(p)}
         if known:
             try:
-                syncpoints.resolve([entry], {n: p for n, p in points.items() if p.path in known})
+                syncpoints.resolve([entry], syncpoints.kernel_sync_points(sorted(known)))
             except UsageError as e:
                 raise UsageError(f"MPNPU_DROP_SYNC={','.join(drop)!r}: {e}") from None
+
+
+def _compiled_paths(file_name: str, limit: int = 64) -> set[str]:
+    """The source paths ending in ``file_name`` that the program's files (its executable and the
+    libraries mapped into this process) hold as strings: a sync call's site is its file's
+    ``__FILE__``, so a kernel source compiled in is among them. Empty when none holds the name."""
+    needle = file_name.encode()
+    try:
+        with open("/proc/self/maps") as f:
+            mapped = {line.split(None, 5)[5].strip() for line in f if len(line.split(None, 5)) == 6}
+    except OSError:
+        return {file_name}  # (no /proc: nothing to look in, so nothing to refuse)
+    found: set[str] = set()
+    # (not /dev: the program's GM blocks and other shared memory hold data, not its code)
+    for path in sorted(p for p in mapped if p.startswith("/") and not p.startswith("/dev/")
+                       and not p.endswith(" (deleted)")):
+        try:
+            with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                at = m.find(needle)
+                while at >= 0 and len(found) < limit:
+                    end = at + len(needle)
+                    if end < len(m) and m[end] == 0:  # (the whole string ends there: a path, not a prefix)
+                        start = m.rfind(b"\0", max(0, at - 4096), at) + 1 or max(0, at - 4096)
+                        found.add(m[start:end].decode(errors="replace"))
+                    at = m.find(needle, end)
+        except (OSError, ValueError):
+            continue  # (gone, special, or empty: not a file the program's code is in)
+    return found
 
 
 def _dropped_nothing(trace: Any, drop: tuple[str, ...], where: str) -> None:
