@@ -29,13 +29,14 @@ def _flags() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def program(name: str, out_dir: str, *also: str) -> str:
+def program(name: str, out_dir: str, *also: str, cflags: tuple[str, ...] = ()) -> str:
     """The host program ``name`` (and the kernel sources ``also``, paths under tests/ascendc_kernels,
-    compiled as translation units of their own) built with mpnpu's CPU-debug flags."""
-    exe = os.path.join(out_dir, name.replace(".cpp", ""))
+    compiled as translation units of their own) built with mpnpu's CPU-debug flags and ``cflags``."""
+    exe = os.path.join(out_dir, name.replace(".cpp", "") + "".join(cflags))
     cxx = os.environ.get("CXX", "g++")
     sources = [os.path.join(HOST, name), *(os.path.join(KERNELS, a) for a in also)]
-    proc = subprocess.run([cxx, *sources, *_flags(), "-o", exe], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([cxx, *cflags, *sources, *_flags(), "-o", exe], capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr
     return exe
 
@@ -171,12 +172,13 @@ def test_an_interrupted_program_ends_in_order_with_what_finished(bindir, sig, co
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("offset", [100, 400_000])
-def test_a_raw_read_past_a_gmalloc_block_faults_and_says_how_far(bindir, offset) -> None:
+@pytest.mark.parametrize(("offset", "cflags"), [(100, ()), (400_000, ()), (100, ("-g",))])
+def test_a_raw_read_past_a_gmalloc_block_faults_and_says_how_far_and_where(bindir, offset, cflags) -> None:
     """A kernel's raw pointer read `offset` floats past a 64 KiB GmAlloc'd tensor: the block is mapped page by
     page with nothing after it, so the core faults (it used to read 0 and go on), and the report says by how
-    many bytes the address lies past which tensor."""
-    exe = program("test_raw_overrun.cpp", bindir)
+    many bytes the address lies past which tensor, and where the read is: its kernel line when the program
+    has a line table (-g), else its function and that the line needs -g."""
+    exe = program("test_raw_overrun.cpp", bindir, cflags=cflags)
     e = {k: v for k, v in os.environ.items() if not k.startswith("MPNPU_") or k == "MPNPU_CACHE_DIR"}
     r = subprocess.run([exe, str(offset)], capture_output=True, text=True, timeout=60, env=e)
     assert r.returncode == 3, r.stdout + r.stderr
@@ -184,6 +186,12 @@ def test_a_raw_read_past_a_gmalloc_block_faults_and_says_how_far(bindir, offset)
     assert r.stderr.startswith(f"mpnpu: ICPU_RUN_KF(overrun) at test_raw_overrun.cpp:{line}: vector core 0"), r.stderr
     assert "killed by signal SIGSEGV" in r.stderr
     assert f"({offset * 4} bytes past the end of x, 65536 bytes)" in r.stderr, r.stderr
+    if cflags:
+        read = line_of("cpudebug/test_raw_overrun.cpp", "the read past the end")
+        assert f"; the faulting access is at cpudebug/test_raw_overrun.cpp:{read} (overrun);" in r.stderr, r.stderr
+    else:
+        assert "; the faulting access is in overrun (test_raw_overrun was built without -g: no line table" \
+            in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
 
 

@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple, Sequence
 
 from mpnpu.errors import CoreDiedError, KernelError, LaunchError, RemoteTraceback
 
-from . import memcheck
+from . import code_lines, memcheck
 from .procutil import describe_exit
 from .protocol import ErrorReport
 from .topology import Topology
@@ -38,7 +38,7 @@ def describe_failure(topology: Topology, procs: Sequence[BaseProcess], ref: str,
     if report is None:
         proc = procs[core_id]
         proc.join(0.5)
-        said = last_words(core_id) if last_words is not None else ""
+        said = code_lines.explain(last_words(core_id)) if last_words is not None else ""
         at = f" {said}" if said else ""
         return CoreDiedError(
             f"{label} died during {ref} ({describe_exit(proc.exitcode)}){at}{also}; the core pool was rebuilt",

@@ -85,7 +85,7 @@ _RUNNING, _IN_SYNC_ALL, _IN_SYNC_AIV, _IN_FLAG_WAIT = (
 ST_STATE, ST_SYNC_ALL, ST_SYNC_AIV, ST_WAIT_MODE, ST_WAIT_ID, ST_PROGRESS, ST_WAIT_TAKEN, ST_CALLS = range(8)
 ST_COLUMNS = 8  # (how many: found with the columns by mpnpu.ascendc.native.contract)
 #: bytes of each core's last-words line
-LAST_WORDS_BYTES = 256
+LAST_WORDS_BYTES = 640  # (room for the last call, the fault address and the code address)
 #: bytes of each core's "where" line: the kernel line of the wait it blocks in, or of the spot it
 #: was at when the watchdog asked (WHERE_SIGNAL)
 WHERE_BYTES = 256

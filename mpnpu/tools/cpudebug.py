@@ -419,8 +419,8 @@ def _compiled_paths(file_name: str, limit: int = 64) -> set[str]:
     ``__FILE__``, so a kernel source compiled in is among them. Empty when none holds the name."""
     needle = file_name.encode()
     try:
-        with open("/proc/self/maps") as f:
-            mapped = {line.split(None, 5)[5].strip() for line in f if len(line.split(None, 5)) == 6}
+        with open("/proc/self/maps") as maps:
+            mapped = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6}
     except OSError:
         return {file_name}  # (no /proc: nothing to look in, so nothing to refuse)
     found: set[str] = set()

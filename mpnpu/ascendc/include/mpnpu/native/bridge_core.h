@@ -7,6 +7,8 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -114,7 +116,39 @@ inline void put_last_call(char*& out, char* end, const Site& s, const char* befo
     put(out, end, after);
 }
 
-inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
+// The instruction a fatal signal stopped, from the signal's saved context (0 where unknown).
+inline uintptr_t fault_pc(void* uc) {
+    if (!uc) return 0;
+#if defined(__x86_64__)
+    return uintptr_t(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+    return uintptr_t(static_cast<ucontext_t*>(uc)->uc_mcontext.pc);
+#else
+    return 0;
+#endif
+}
+
+// "; code /path/of/object+0xOFFSET" for the faulting instruction, which the parent turns into the
+// kernel line (mpnpu.runtime.code_lines). dladdr is not on the async-signal-safe list, but the fault
+// is in the kernel's code, not the loader's, and the process dies next whatever it does.
+inline void put_code_address(char*& out, char* end, uintptr_t pc) {
+    Dl_info dl{};
+    if (!pc || !dladdr(reinterpret_cast<void*>(pc), &dl) || !dl.dli_fname || !dl.dli_fbase) return;
+    char exe[512];
+    const char* object = dl.dli_fname;
+    if (object[0] != '/') {  // the program itself (named as it was started): its absolute path
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0) return;
+        exe[n] = 0;
+        object = exe;
+    }
+    put(out, end, "; code ");
+    put(out, end, object);
+    put(out, end, "+");
+    put_hex(out, end, uint64_t(pc - reinterpret_cast<uintptr_t>(dl.dli_fbase)));
+}
+
+inline void on_fatal_signal(int sig, siginfo_t* info, void* uc) {
     CoreState& c = core();
     const MpnpuLaunch& l = c.launch;
     if (c.in_launch && l.last_words && l.last_words_size > 1) {
@@ -125,6 +159,7 @@ inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
         if ((sig == SIGSEGV || sig == SIGBUS) && info) {  // where it reached (GM past a block's end, say)
             put(out, end, "; fault address ");
             put_hex(out, end, uint64_t(reinterpret_cast<uintptr_t>(info->si_addr)));
+            put_code_address(out, end, fault_pc(uc));
         }
         *out = 0;
     }
