@@ -10,6 +10,13 @@ using namespace AscendC;
 
 constexpr CumSumConfig kRunning{true, false, false};
 
+// A kernel's own constant hides the API's of the same name (EIGHT and SIXTEEN, which kernels name without
+// defining: mpnpu/utils.h).
+namespace own {
+constexpr uint32_t SIXTEEN = 16;
+inline int32_t concat_repeats(uint32_t scores) { return int32_t(scores / SIXTEEN); }
+}  // namespace own
+
 template <typename T>
 __aicore__ inline void run(GM_ADDR x, GM_ADDR vals, GM_ADDR idxs, GM_ADDR cums, GM_ADDR sums, GM_ADDR counts,
                            int32_t mode) {
@@ -28,7 +35,7 @@ __aicore__ inline void run(GM_ADDR x, GM_ADDR vals, GM_ADDR idxs, GM_ADDR cums, 
     constexpr uint32_t per = 8 / sizeof(T);  // T elements in one record
     LocalTensor<T> scores = buf.GetWithOffset<T>(96, 0);
     LocalTensor<uint32_t> index = buf.GetWithOffset<uint32_t>(96, 512);
-    LocalTensor<T> sorted = buf.GetWithOffset<T>(96 * per, 1024);
+    LocalTensor<T> sorted = buf.GetWithOffset<T>(96 * per, 128 * EIGHT);
     LocalTensor<T> tmp = buf.GetWithOffset<T>(96 * per, 2048);
     LocalTensor<T> values = buf.GetWithOffset<T>(96, 3072);
     LocalTensor<uint32_t> order = buf.GetWithOffset<uint32_t>(96, 3584);
@@ -45,7 +52,7 @@ __aicore__ inline void run(GM_ADDR x, GM_ADDR vals, GM_ADDR idxs, GM_ADDR cums, 
     SetFlag<HardEvent::MTE2_V>(0);
     WaitFlag<HardEvent::MTE2_V>(0);
     LocalTensor<T> prepared;
-    Concat(prepared, scores, tmp, 6);
+    Concat(prepared, scores, tmp, own::concat_repeats(96));
     Sort<T, true>(sorted, prepared, index, tmp, mode == 1 ? 300 : 3);  // the full sort
     Sort<T, false>(groups, prepared, index, tmp, 3);
     Extract(values, order, sorted, 3);
