@@ -80,7 +80,7 @@ class Memory(enum.IntEnum):
     L0C = 4
     BT = 5
     FB = 6
-    SPR = 7  # a core's special registers, as bytes: [0, 8) the ReduceSum accumulator (GetAccVal)
+    SPR = 7  # a core's special registers as bytes: [0, 8) GetAccVal's accumulator, [8, 16) GetMrgSortResult's counts
 
 
 class NativeSyncError(enum.IntEnum):

@@ -68,6 +68,11 @@ using ::int4b_t;  // (kernels name it AscendC::int4b_t too)
 constexpr uint32_t TOTAL_UB_SIZE = uint32_t(mpnpu::UB_BYTES);
 constexpr uint32_t TOTAL_L1_SIZE = uint32_t(mpnpu::L1_BYTES);
 constexpr uint32_t MAX_REPEAT_TIMES = 255;
+// EIGHT and SIXTEEN: on no API page. A public kernel (ops-nn index/top_k_top_p_sample) names them without
+// defining them, so the vendor's headers give them somewhere a kernel sees after using namespace AscendC;
+// the values are their names. A kernel's own constants of these names (in its namespace) hide them.
+constexpr uint32_t EIGHT = 8;
+constexpr uint32_t SIXTEEN = 16;
 
 // ``value`` rounded up to a multiple of ``align`` / the ceiling of a division (0 when divided by 0).
 template <typename T, typename U>

@@ -11,7 +11,7 @@
 //   reduce.h          ReduceSum/Max/Min, ReduceRepeat (WholeReduce*), ReduceDataBlock (BlockReduce*)
 //   fill_gather.h     Duplicate Brcb CreateVecIndex Gather Gatherb GatherMask
 //   transpose.h       TransDataTo5HD (TransDataTo5HDImpl), Transpose
-//   sort.h            Sort32, MrgSort (MrgSortSrcList, MrgSort4Info)
+//   sort.h            Sort32, MrgSort (MrgSortSrcList, MrgSort4Info), GetMrgSortResult
 //
 // docs/ascendc-vector-api.md lists every call, form and element type.
 #ifndef MPNPU_VECTOR_H

@@ -123,7 +123,10 @@ struct SiteKeyHash {
 };
 
 // (UB_BYTES, L1_BYTES, L0A/B/C_BYTES, BT_BYTES, FB_BYTES: the chip's figures, ../device_model.h)
-constexpr size_t SPR_BYTES = 8;  // the special registers traced as memory (MPNPU_MEM_SPR): the accumulator
+// the special registers traced as memory (MPNPU_MEM_SPR): [0, 8) the accumulator (GetAccVal), [8, 16)
+// the last MrgSort's four per-queue counts (GetMrgSortResult)
+constexpr size_t SPR_BYTES = 16;
+constexpr uint64_t SPR_MRGSORT = 8;
 constexpr uint32_t BLOCK_BYTES = 32;  // a data block: the unit of copies and vector strides
 
 // Vector-unit state that one instruction leaves for later ones to use, per core: the vector mask
@@ -135,6 +138,8 @@ struct VectorRegs {
     uint64_t cmp[2] = {0, 0};
     uint16_t deq_scale = 0x3C00;  // half 1.0
     uint64_t acc = 0;             // the last ReduceSum's result (GetAccVal), its bits in the low bytes
+    uint16_t mrg[4] = {0, 0, 0, 0};  // records the last MrgSort took from each queue (GetMrgSortResult)
+    bool mrg_suspend = false;        // whether that MrgSort had ifExhaustedSuspension set
 };
 
 struct CoreState {

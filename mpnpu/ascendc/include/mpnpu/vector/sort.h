@@ -1,4 +1,5 @@
-// Sorting (the proposal instructions): Sort32 and MrgSort (with MrgSortSrcList and MrgSort4Info).
+// Sorting (the proposal instructions): Sort32 and MrgSort (with MrgSortSrcList and MrgSort4Info), and
+// GetMrgSortResult.
 //
 // A sorted queue is a run of 8-byte (score, index) records: the score in the low bytes (4 for float;
 // 2 for half, then 2 reserved bytes, written 0 here) and the uint32_t index in the high 4 bytes.
@@ -10,12 +11,22 @@
 //            queue its order); ifExhaustedSuspension stops at the first queue that runs out;
 //            repeatTimes > 1 (four queues of one length, one after the other, validBit 15, no
 //            suspension) merges each next group of four, source and destination moving by their length
-// Scores compare as floats (half widened); a NaN's place is undefined (the pages say nothing of it).
-// Both run on PIPE_V, read before they write; memchecked and traced as every vector instruction.
+//   GetMrgSortResult  how many records the last MrgSort took from each of its four queues (its last
+//            repeat's; 0 for a queue it did not merge). The pages define the counts only after a
+//            MrgSort with ifExhaustedSuspension: called when the core's last MrgSort had it off, or
+//            before any, it is an API error. MrgSort writes the counts on PIPE_V and GetMrgSortResult
+//            reads them on the scalar unit (PIPE_S), traced as bytes [8, 16) of memory SPR (the special
+//            registers), so racecheck wants a V_S flag between them (or the compiler's automatic
+//            synchronisation), as for GetAccVal.
+// Scores compare as floats (half widened). The pages give a NaN no place; mpnpu puts NaNs before every
+// number (among themselves in their order), so that the order is total.
+// Sort32 and MrgSort run on PIPE_V, read before they write; memchecked and traced as every vector
+// instruction.
 #ifndef MPNPU_VECTOR_SORT_H
 #define MPNPU_VECTOR_SORT_H
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -36,6 +47,26 @@ inline float score_of(const Record& r) {
     T s;
     std::memcpy(static_cast<void*>(&s), r.bytes, sizeof(T));
     return float(s);
+}
+
+// a goes before b: the larger score, NaN before any number; equal scores (and two NaNs) are neither.
+template <typename T>
+inline bool score_before(const Record& a, const Record& b) {
+    const float x = score_of<T>(a), y = score_of<T>(b);
+    if (std::isnan(x)) return !std::isnan(y);
+    return !std::isnan(y) && x > y;
+}
+
+// n records of the scores at s and the uint32_t indices at idx.
+template <typename T>
+inline std::vector<Record> make_records(const uint8_t* s, const uint8_t* idx, uint64_t n) {
+    std::vector<Record> recs(n);
+    for (uint64_t i = 0; i < n; ++i) {
+        std::memset(recs[i].bytes, 0, 8);
+        std::memcpy(recs[i].bytes, s + i * sizeof(T), sizeof(T));
+        std::memcpy(recs[i].bytes + 4, idx + i * 4, 4);
+    }
+    return recs;
 }
 
 template <typename T>
@@ -66,17 +97,9 @@ inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const 
         touch(src0, 'R', Hull{0, n * sizeof(T)}, site, name);
         touch(src1, 'R', Hull{0, n * 4}, site, name);
         touch(dst, 'W', Hull{0, n * 8}, site, name);
-        std::vector<Record> recs(n);
-        const uint8_t* s0 = base(src0);
-        const uint8_t* s1 = base(src1);
-        for (uint64_t i = 0; i < n; ++i) {
-            std::memset(recs[i].bytes, 0, 8);
-            std::memcpy(recs[i].bytes, s0 + i * sizeof(T), sizeof(T));
-            std::memcpy(recs[i].bytes + 4, s1 + i * 4, 4);
-        }
+        std::vector<Record> recs = make_records<T>(base(src0), base(src1), n);
         for (uint64_t r = 0; r < uint64_t(repeatTime); ++r)
-            std::stable_sort(recs.begin() + long(r * 32), recs.begin() + long(r * 32 + 32),
-                             [](const Record& a, const Record& b) { return score_of<T>(a) > score_of<T>(b); });
+            std::stable_sort(recs.begin() + long(r * 32), recs.begin() + long(r * 32 + 32), score_before<T>);
         std::memcpy(base(dst), recs.data(), n * 8);
     }
 }
@@ -146,9 +169,11 @@ inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& src, con
         }
         std::vector<Record> out;
         out.reserve(reps * total);
+        uint64_t pos[4] = {};
         for (uint64_t r = 0; r < reps; ++r) {
             const Record* heads[4] = {};
-            uint64_t left[4] = {}, pos[4] = {};
+            uint64_t left[4] = {};
+            for (uint64_t& p : pos) p = 0;
             for (int q = 0; q < k; ++q) {
                 heads[q] = reinterpret_cast<const Record*>(base(*qs[q]) + r * step);
                 left[q] = params.elementLengths[q];
@@ -161,7 +186,7 @@ inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& src, con
                         exhausted = true;
                         continue;
                     }
-                    if (best < 0 || score_of<T>(heads[q][pos[q]]) > score_of<T>(heads[best][pos[best]])) best = q;
+                    if (best < 0 || score_before<T>(heads[q][pos[q]], heads[best][pos[best]])) best = q;
                 }
                 if (best < 0 || (exhausted && params.ifExhaustedSuspension)) break;
                 out.push_back(heads[best][pos[best]++]);
@@ -169,7 +194,28 @@ inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& src, con
         }
         touch(dst, 'W', Hull{0, out.size() * 8}, site, name);
         if (!out.empty()) std::memcpy(base(dst), out.data(), out.size() * 8);
+        mpnpu::VectorRegs& regs = mpnpu::core().vec;
+        for (int q = 0; q < 4; ++q) regs.mrg[q] = uint16_t(pos[q]);
+        regs.mrg_suspend = params.ifExhaustedSuspension;
+        mpnpu::local_access('W', mpnpu::P_V, MPNPU_MEM_SPR, mpnpu::SPR_MRGSORT, mpnpu::SPR_MRGSORT + 8, 0,
+                            mpnpu::SPR_BYTES, site, name);
     }
+}
+
+inline void GetMrgSortResult(uint16_t& mrgSortList1, uint16_t& mrgSortList2, uint16_t& mrgSortList3,
+                             uint16_t& mrgSortList4, MPNPU_SITE) {
+    const char* name = "GetMrgSortResult";
+    mpnpu::vec::start(site, name);
+    const mpnpu::VectorRegs& regs = mpnpu::core().vec;
+    if (!regs.mrg_suspend)
+        mpnpu::api_error(site, "GetMrgSortResult: the counts are defined after a MrgSort with ifExhaustedSuspension "
+                               "set, and this core's last MrgSort did not set it (or none ran)");
+    mpnpu::local_access('R', mpnpu::P_S, MPNPU_MEM_SPR, mpnpu::SPR_MRGSORT, mpnpu::SPR_MRGSORT + 8, 0,
+                        mpnpu::SPR_BYTES, site, name);
+    mrgSortList1 = regs.mrg[0];
+    mrgSortList2 = regs.mrg[1];
+    mrgSortList3 = regs.mrg[2];
+    mrgSortList4 = regs.mrg[3];
 }
 
 }  // namespace AscendC
