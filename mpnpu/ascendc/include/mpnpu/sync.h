@@ -355,6 +355,23 @@ inline void CrossCoreWaitFlag(uint16_t flagId, MPNPU_SITE) {
     mpnpu::cross_core_wait(modeId, flagId, site);
 }
 
+// NotifyEvent / WaitEvent: the cube <-> vector flags of one AI core under other names. No API page
+// describes them; this is inferred from how kernels use them (the dev kit's AIV ND2NZ tuning guide
+// and public matmul kernels): the vector cores NotifyEvent<PIPE_MTE3>(id) after writing what the cube
+// core reads, which WaitEvent(id)s; the cube core NotifyEvent<PIPE_FIX>(id) after writing C, which
+// both vector cores WaitEvent(id) for; a comment in one kernel notes the 15-set limit of a flag.
+// So NotifyEvent<pipe>(id) is CrossCoreSetFlag<2, pipe>(id) and WaitEvent(id) is CrossCoreWaitFlag(id).
+template <pipe_t pipe>
+inline void NotifyEvent(uint16_t flagId, MPNPU_SITE) {
+    mpnpu::cross_core_set(2, uint8_t(pipe), flagId, site);
+}
+
+template <pipe_t pipe = PIPE_S>
+inline void WaitEvent(uint16_t flagId, MPNPU_SITE) {
+    mpnpu::before_user_sync(site);
+    mpnpu::cross_core_wait(mpnpu::ANY_MODE, flagId, site);
+}
+
 }  // namespace AscendC
 
 // The older intrinsic spellings some kernels still use.

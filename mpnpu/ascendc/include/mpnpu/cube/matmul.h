@@ -50,6 +50,8 @@ public:
     using DstT = typename C_TYPE::T;
     using BiasT = typename BIAS_TYPE::T;
     using L0cT = acc_t<SrcAT, SrcBT, BiasT>;
+    static constexpr bool kNzA = A_TYPE::format == CubeFormat::NZ, kNzB = B_TYPE::format == CubeFormat::NZ;
+    static constexpr bool kNzC = C_TYPE::format == CubeFormat::NZ && C_TYPE::pos != AscendC::TPosition::CO1;
 
     static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig>,
                   "mpnpu's Matmul takes a MatmulConfig as MM_CFG (MatmulApiStaticTiling is not implemented)");
@@ -57,11 +59,12 @@ public:
     static_assert(A_TYPE::pos == AscendC::TPosition::GM && B_TYPE::pos == AscendC::TPosition::GM,
                   "mpnpu's Matmul reads A and B from GM (VECOUT / TSCM inputs are not implemented)");
     static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM, "mpnpu's Matmul reads the bias from GM");
-    static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND,
-                  "mpnpu's Matmul takes A and B in CubeFormat::ND");
+    static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ) &&
+                      (B_TYPE::format == CubeFormat::ND || B_TYPE::format == CubeFormat::NZ),
+                  "mpnpu's Matmul takes A and B in CubeFormat::ND or CubeFormat::NZ");
     static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN ||
-                      (C_TYPE::format == CubeFormat::NZ && C_TYPE::pos == AscendC::TPosition::CO1),
-                  "mpnpu's Matmul writes C in CubeFormat::ND (NZ only into a CO1 tensor of Iterate)");
+                      C_TYPE::format == CubeFormat::NZ,
+                  "mpnpu's Matmul writes C in CubeFormat::ND, ND_ALIGN or NZ");
     static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::CO1,
                   "mpnpu's Matmul writes C to GM, VECIN or a CO1 tensor");
     static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
@@ -245,7 +248,7 @@ public:
             wait_for(post(w, site), site);
         } else {
             hold_point(site, 0);
-            compute_tile<SrcAT, SrcBT, BiasT>(setup_, cursor_, held_[0], enPartialSum, site, "Iterate");
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(setup_, cursor_, held_[0], enPartialSum, site, "Iterate");
             hold_point(site, 1);
             pipe_barrier(P_ALL, site);
         }
@@ -280,7 +283,7 @@ public:
                 for (int64_t j = 0; j < tile.tn; ++j) acc[size_t(i * tile.tn + j)] = l0c[at_nz(i, j)];
         }
         hold_point(site, 0);
-        compute_tile<SrcAT, SrcBT, BiasT>(setup_, cursor_, acc, enPartialSum, site, "Iterate");
+        compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(setup_, cursor_, acc, enPartialSum, site, "Iterate");
         hold_point(site, 1);
         localCmatrix.mpnpu_touch('W', P_M, 0, uint64_t(n1 * m1 * 256), site, "Matmul::Iterate");
         for (int64_t i = 0; i < tile.tm; ++i)
@@ -436,7 +439,7 @@ public:
         switch (w.op) {
             case OP_ITERATE:
                 check_setup(st, site, "Matmul::Iterate");
-                compute_tile<SrcAT, SrcBT, BiasT>(st, w.tile, held, w.partial != 0, site, "Iterate");
+                compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, w.tile, held, w.partial != 0, site, "Iterate");
                 held_tile_[s] = w.tile;
                 break;
             case OP_GETC: {
@@ -450,7 +453,7 @@ public:
                 if (w.to_ub) {
                     setup_ = st;
                     for (int32_t t = 0; t < tile_count(st); ++t) {
-                        compute_tile<SrcAT, SrcBT, BiasT>(st, t, held, false, site, "IterateAll");
+                        compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, held, false, site, "IterateAll");
                         store_gm_tile(t, held, c_base, c, 0, false, true, site, "IterateAll");
                     }
                 } else {
@@ -505,32 +508,43 @@ protected:
     void store_gm_tile(int32_t t, const std::vector<L0cT>& acc, const uint8_t* base, DstT* c, int enAtomic,
                        bool sequential, bool ub, const Site& site, const char* call) {
         const Tile tile = tile_of(setup_, t);
-        const int64_t ld = sequential ? setup_.tiling.baseN : ub ? setup_.singleN : (setup_.orgKc ? setup_.orgKc : setup_.orgN);
-        const int64_t off = tile_offset(setup_, tile, t, sequential, false, ld);
+        const CDest<DstT> dst = c_dest(setup_, tile, t, sequential, false, ub, c);
         if (ub) {
-            const uint64_t end = uint64_t(off + int64_t(tile.tm - 1) * ld + tile.tn) * sizeof(DstT);
+            const uint64_t end = uint64_t(dst.p - c + int64_t(tile.tm - 1) * dst.ld + tile.tn) * sizeof(DstT);
             if (end > STAGE_BYTES)
                 api_error(site, "Matmul::%s to a LocalTensor: %llu bytes of C exceed mpnpu's %llu-byte staging area", call,
                           (unsigned long long)end, (unsigned long long)STAGE_BYTES);
         }
-        store_tile<DstT, L0cT>(tile, acc, base, c + off, ld, enAtomic, MM_CFG.enableRelu, site, call);
+        store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, MM_CFG.enableRelu, site, call);
     }
 
     void iterate_all_gm(const Setup& st, const uint8_t* base, DstT* c, int enAtomic, bool sequential,
                         std::vector<L0cT>& acc, const Site& site) {
-        const int64_t ld = sequential ? st.tiling.baseN : (st.orgKc ? st.orgKc : st.orgN);
         for (int32_t t = 0; t < tile_count(st); ++t) {
             const Tile tile = tile_of(st, t);
-            compute_tile<SrcAT, SrcBT, BiasT>(st, t, acc, false, site, "IterateAll");
-            store_tile<DstT, L0cT>(tile, acc, base, c + tile_offset(st, tile, t, sequential, true, ld), ld, enAtomic,
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, "IterateAll");
+            store_tile<DstT, L0cT>(tile, acc, base, c_dest(st, tile, t, sequential, true, false, c), enAtomic,
                                    MM_CFG.enableRelu, site, "IterateAll");
         }
+    }
+
+    // Where tile t of C goes in GM (or, ``ub``, in a UB staging area, rows singleN apart). NZ: the
+    // C matrix has orgM rows (sequential: each tile is a baseM-row NZ matrix of its own).
+    static CDest<DstT> c_dest(const Setup& st, const Tile& tile, int32_t t, bool sequential, bool all, bool ub, DstT* c) {
+        if constexpr (kNzC) {
+            if (sequential) return {c + (all ? int64_t(t) * st.tiling.baseM * st.tiling.baseN : 0), 0,
+                                    align16(st.tiling.baseM), 0, 0};
+            return {c, 0, align16(st.orgM), tile.m0, tile.n0};
+        }
+        const int64_t ld = sequential ? st.tiling.baseN : ub ? st.singleN : (st.orgKc ? st.orgKc : st.orgN);
+        return {c + tile_offset(st, tile, t, sequential, all, ld), ld, 0, 0, 0};
     }
 
     // A request whose C goes to this vector core's UB: the cube core writes the staging area,
     // this core copies it in (a GM -> UB move on PIPE_MTE2, as the kernel's queues expect).
     void to_ub(uint32_t op, const AscendC::LocalTensor<DstT>& ub, int32_t t, bool sequential, const Site& site,
                const char* what) {
+        if (kNzC) unsupported(site, "Matmul: C in CubeFormat::NZ to a LocalTensor (mpnpu writes NZ C to GM only)");
         if (ub.mpnpu_mem() != MPNPU_MEM_UB) api_error(site, "%s: the C tensor must be in UB (VECIN)", what);
         check_ub_aligned(ub.mpnpu_offset(), site, what);
         Wire w = wire(op, site);
