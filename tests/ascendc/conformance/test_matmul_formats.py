@@ -11,6 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mpnpu.errors import KernelError
+from mpnpu.racecheck import analyze
+from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import needs_cxx
 from tests.runtime_util import device
@@ -19,10 +22,11 @@ pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 KERNEL = Path(__file__).parent / "kernels" / "matmul_nz.cpp"
 WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
-TRANS_A, TRANS_B, ITERATE = 1, 2, 4
+TRANS_A, TRANS_B, ITERATE, NO_SYNC = 1, 2, 4, 8
 A_NZ, B_NZ, C_NZ = 1, 2, 4
 TYPES = {"float16": (0, np.float16, np.float32), "float32": (1, np.float32, np.float32),
-         "float16->float16": (2, np.float16, np.float16), "int8": (3, np.int8, np.int32)}
+         "float16->float16": (2, np.float16, np.float16), "int8": (3, np.int8, np.int32),
+         "tscm": (4, np.float16, np.float32)}
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +52,7 @@ def from_nz(flat: np.ndarray, rows: int, cols: int, c0: int) -> np.ndarray:
     return flat.reshape(blocks, rp, c0).transpose(1, 0, 2).reshape(rp, blocks * c0)[:rows, :cols]
 
 
-def run_nz(kernels, m, n, k, fmt, mode, base=(32, 32, 16), types="float16", seed=0):
+def run_nz(kernels, m, n, k, fmt, mode, base=(32, 32, 16), types="float16", seed=0, trace=False):
     code, src, dst = TYPES[types]
     rng = np.random.default_rng(seed)
     if src is np.int8:
@@ -63,16 +67,18 @@ def run_nz(kernels, m, n, k, fmt, mode, base=(32, 32, 16), types="float16", seed
     sb = b.T.copy() if mode & TRANS_B else b
     a_dev = to_nz(sa, c0_ab, pad) if fmt & A_NZ else sa
     b_dev = to_nz(sb, c0_ab, pad) if fmt & B_NZ else sb
+    if types == "tscm":  # A and B are NZ, copied into L1 whole; fmt only says whether A's L1 is short
+        a_dev, b_dev, fmt = to_nz(sa, 16, pad), to_nz(sb, 16, pad), fmt & A_NZ
     sentinel = dst(-12345)
     c_init = (np.full(-(-m // 16) * 16 * -(-n // c0_c) * c0_c, sentinel, dst) if fmt & C_NZ
               else np.full((m, n), sentinel, dst))
     with device(1, kernel_type=KernelType.AIC) as dev:
         args = [dev.to_device("a", a_dev), dev.to_device("b", b_dev), dev.to_device("c", c_init)]
-        dev.launch(kernels["nz"], *args, m, n, k, *base, mode, fmt, code)
+        r = dev.launch_with(LaunchOptions(trace=trace), kernels["nz"], *args, m, n, k, *base, mode, fmt, code)
         out = dev.to_host(args[2])
     out = from_nz(out, m, n, c0_c) if fmt & C_NZ else out.reshape(m, n)
     ref = a.astype(np.int64) @ b.astype(np.int64)
-    return out, ref
+    return (out, ref, r) if trace else (out, ref)
 
 
 @pytest.mark.parametrize("fmt", range(8))
@@ -89,6 +95,25 @@ def test_nz_other_element_types(kernels, types, mode) -> None:
     # float: C0 8 (K 20 leaves a partial block of 4); int8: C0 32, C int32 in 16-wide blocks
     out, ref = run_nz(kernels, 24, 40, 20 if types == "float32" else 40, A_NZ | B_NZ | C_NZ, mode, types=types)
     np.testing.assert_array_equal(out.astype(np.int64), ref)
+
+
+@pytest.mark.parametrize("mode", [0, TRANS_A | TRANS_B])
+def test_tscm_a_and_b_in_l1_equal_numpy(kernels, mode) -> None:
+    # the kernel copies A and B (NZ) into TSCM buffers with DataCopy and syncs MTE2 -> MTE1 before the Matmul
+    out, ref, r = run_nz(kernels, 40, 56, 24, 0, mode, types="tscm", trace=True)
+    np.testing.assert_array_equal(out, ref.astype(np.float32))
+    assert analyze(r.trace) == []
+
+
+def test_racecheck_sees_the_matmul_read_tscm_on_mte1(kernels) -> None:
+    *_, r = run_nz(kernels, 40, 56, 24, 0, NO_SYNC, types="tscm", trace=True)
+    hazards = analyze(r.trace)
+    assert hazards and {h.kind for h in hazards} == {"RAW"}, hazards
+
+
+def test_a_tscm_tensor_too_small_is_memcheck_at_the_kernel_line(kernels) -> None:
+    with pytest.raises(KernelError, match=r"(?s)L1.*matmul_nz\.cpp"):
+        run_nz(kernels, 40, 56, 24, A_NZ, 0, types="tscm")
 
 
 # -- GetMMConfig ---------------------------------------------------------------------------------------------------

@@ -2,13 +2,16 @@
 //   mm_nz      MatmulImpl with A, B and C each in CubeFormat::ND or CubeFormat::NZ (fmt bits 1, 2, 4),
 //              A and B optionally transposed (mode bits 1, 2), IterateAll or Iterate + GetTensorC
 //              (mode bit 4); its configuration comes from GetMMConfig. types: 0 half -> float,
-//              1 float -> float, 2 half -> half, 3 int8_t -> int32_t (the last three with A, B, C NZ).
+//              1 float -> float, 2 half -> half, 3 int8_t -> int32_t (the last three with A, B, C NZ);
+//              4 half -> float with A and B (NZ) copied to L1 and given as TSCM tensors (fmt bit 1:
+//              A's tensor is one fractal short, which memcheck reports; mode bit 8: no MTE2 -> MTE1
+//              sync between the copies and the Matmul, a race).
 //   mm_config  the fields of configurations GetMMConfig returns, as int32 values (CONFIG_FIELDS each).
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
 
-constexpr int32_t MODE_TRANS_A = 1, MODE_TRANS_B = 2, MODE_ITERATE = 4;
+constexpr int32_t MODE_TRANS_A = 1, MODE_TRANS_B = 2, MODE_ITERATE = 4, MODE_NO_SYNC = 8;
 
 constexpr MatmulFuncParams kPreloadN{false, false, false, false, 2, IterateOrder::UNDEF, ScheduleType::INNER_PRODUCT,
                                      true, true};
@@ -35,6 +38,42 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR c, const TCubeTiling& t, int32_t m
     } else {
         mm.IterateAll(cGm);
     }
+    mm.End();
+}
+
+// A and B copied from GM (NZ) into TSCM buffers of L1, the Matmul reading them there.
+static void run_tscm(GM_ADDR a, GM_ADDR b, GM_ADDR c, const TCubeTiling& t, int32_t mode, int32_t fmt) {
+    using aType = MatmulType<TPosition::TSCM, CubeFormat::NZ, half, true>;
+    using bType = MatmulType<TPosition::TSCM, CubeFormat::NZ, half, true>;
+    using cType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    using biasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    const bool ta = (mode & MODE_TRANS_A) != 0, tb = (mode & MODE_TRANS_B) != 0;
+    auto nz_elems = [](int32_t rows, int32_t cols) { return uint32_t((rows + 15) / 16 * 16 * ((cols + 15) / 16 * 16)); };
+    const uint32_t na = ta ? nz_elems(t.Ka, t.M) : nz_elems(t.M, t.Ka);
+    const uint32_t nb = tb ? nz_elems(t.N, t.Kb) : nz_elems(t.Kb, t.N);
+    GlobalTensor<half> aGm, bGm;
+    GlobalTensor<float> cGm;
+    aGm.SetGlobalBuffer((__gm__ half*)a);
+    bGm.SetGlobalBuffer((__gm__ half*)b);
+    cGm.SetGlobalBuffer((__gm__ float*)c);
+    TPipe pipe;
+    TBuf<TPosition::TSCM> aBuf, bBuf;
+    const uint32_t aLen = (fmt & 1) ? na - 16 * 16 : na;  // fmt bit 1: one fractal short
+    pipe.InitBuffer(aBuf, aLen * uint32_t(sizeof(half)));
+    pipe.InitBuffer(bBuf, nb * uint32_t(sizeof(half)));
+    LocalTensor<half> aL1 = aBuf.Get<half>(), bL1 = bBuf.Get<half>();
+    DataCopy(aL1, aGm, aLen);
+    DataCopy(bL1, bGm, nb);
+    if (!(mode & MODE_NO_SYNC)) {
+        SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    }
+    MatmulImpl<aType, bType, cType, biasType, kNzCfg> mm;
+    mm.Init(&t);
+    mm.SetTensorA(aL1, ta);
+    mm.SetTensorB(bL1, tb);
+    mm.DisableBias();
+    mm.IterateAll(cGm);
     mm.End();
 }
 
@@ -68,7 +107,8 @@ extern "C" __global__ __aicore__ void mm_nz(GM_ADDR a, GM_ADDR b, GM_ADDR c, int
         case 0: by_format<half, float, float>(a, b, c, t, mode, fmt); break;
         case 1: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, float, float, float>(a, b, c, t, mode); break;
         case 2: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, half, half, float>(a, b, c, t, mode); break;
-        default: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, int8_t, int32_t, int32_t>(a, b, c, t, mode); break;
+        case 3: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, int8_t, int32_t, int32_t>(a, b, c, t, mode); break;
+        default: run_tscm(a, b, c, t, mode, fmt); break;
     }
 }
 

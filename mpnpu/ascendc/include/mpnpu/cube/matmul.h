@@ -56,8 +56,11 @@ public:
     static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig>,
                   "mpnpu's Matmul takes a MatmulConfig as MM_CFG (MatmulApiStaticTiling is not implemented)");
     static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
-    static_assert(A_TYPE::pos == AscendC::TPosition::GM && B_TYPE::pos == AscendC::TPosition::GM,
-                  "mpnpu's Matmul reads A and B from GM (VECOUT / TSCM inputs are not implemented)");
+    static_assert(gm_or<A_TYPE>(AscendC::TPosition::TSCM) && gm_or<B_TYPE>(AscendC::TPosition::TSCM),
+                  "mpnpu's Matmul reads A and B from GM or TSCM (VECOUT inputs are not implemented)");
+    static_assert((A_TYPE::pos != AscendC::TPosition::TSCM || A_TYPE::format == CubeFormat::NZ) &&
+                      (B_TYPE::pos != AscendC::TPosition::TSCM || B_TYPE::format == CubeFormat::NZ),
+                  "a TSCM input of mpnpu's Matmul is in CubeFormat::NZ");
     static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM, "mpnpu's Matmul reads the bias from GM");
     static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ) &&
                       (B_TYPE::format == CubeFormat::ND || B_TYPE::format == CubeFormat::NZ),
@@ -121,40 +124,21 @@ public:
         cursor_ = 0;
     }
     void SetTensorA(const AscendC::GlobalTensor<SrcAT>& gm, bool isTransposeA = false, MPNPU_SITE) {
-        at(site);
-        if (isTransposeA && !A_TYPE::isTrans)
-            api_error(site, "Matmul::SetTensorA: isTransposeA needs A's MatmulType with ISTRANS = true");
-        setup_.a_base = reinterpret_cast<const uint8_t*>(gm.mpnpu_base());
-        setup_.a = reinterpret_cast<const uint8_t*>(gm.mpnpu_addr());
-        setup_.transA = isTransposeA;
-        setup_.a_file = rel(site.file);
-        setup_.a_line = site.line;
-        cursor_ = 0;
+        set_matrix<A_TYPE>(side_a(), 'A', gm.mpnpu_base(), gm.mpnpu_addr(), isTransposeA, nullptr, site);
     }
+    // A TSCM tensor (L1, NZ): the matrix the single-core computation reads, whole (as a GM one).
     void SetTensorA(const AscendC::LocalTensor<SrcAT>& leftMatrix, bool isTransposeA = false, MPNPU_SITE) {
-        (void)leftMatrix;
-        (void)isTransposeA;
-        unsupported(site, "Matmul::SetTensorA with a LocalTensor (mpnpu's Matmul reads A from GM)");
+        set_matrix<A_TYPE>(side_a(), 'A', nullptr, leftMatrix.mpnpu_addr(), isTransposeA, &leftMatrix, site);
     }
     void SetTensorA(SrcAT aScalar, MPNPU_SITE) {
         (void)aScalar;
         unsupported(site, "Matmul::SetTensorA with a scalar");
     }
     void SetTensorB(const AscendC::GlobalTensor<SrcBT>& gm, bool isTransposeB = false, MPNPU_SITE) {
-        at(site);
-        if (isTransposeB && !B_TYPE::isTrans)
-            api_error(site, "Matmul::SetTensorB: isTransposeB needs B's MatmulType with ISTRANS = true");
-        setup_.b_base = reinterpret_cast<const uint8_t*>(gm.mpnpu_base());
-        setup_.b = reinterpret_cast<const uint8_t*>(gm.mpnpu_addr());
-        setup_.transB = isTransposeB;
-        setup_.b_file = rel(site.file);
-        setup_.b_line = site.line;
-        cursor_ = 0;
+        set_matrix<B_TYPE>(side_b(), 'B', gm.mpnpu_base(), gm.mpnpu_addr(), isTransposeB, nullptr, site);
     }
     void SetTensorB(const AscendC::LocalTensor<SrcBT>& rightMatrix, bool isTransposeB = false, MPNPU_SITE) {
-        (void)rightMatrix;
-        (void)isTransposeB;
-        unsupported(site, "Matmul::SetTensorB with a LocalTensor (mpnpu's Matmul reads B from GM)");
+        set_matrix<B_TYPE>(side_b(), 'B', nullptr, rightMatrix.mpnpu_addr(), isTransposeB, &rightMatrix, site);
     }
     void SetTensorB(SrcBT bScalar, MPNPU_SITE) {
         (void)bScalar;
@@ -470,6 +454,52 @@ public:
     }
 
 protected:
+    // The fields of setup_ that say where A (or B) is.
+    struct Side {
+        const uint8_t*& base;
+        const uint8_t*& p;
+        int32_t& trans;
+        int32_t& l1;
+        uint64_t& lo;
+        uint64_t& hi;
+        int64_t& file;
+        int32_t& line;
+    };
+    Side side_a() {
+        return {setup_.a_base, setup_.a, setup_.transA, setup_.a_l1, setup_.a_lo, setup_.a_hi, setup_.a_file, setup_.a_line};
+    }
+    Side side_b() {
+        return {setup_.b_base, setup_.b, setup_.transB, setup_.b_l1, setup_.b_lo, setup_.b_hi, setup_.b_file, setup_.b_line};
+    }
+
+    // SetTensorA / SetTensorB: a GM matrix (its buffer ``base``, the matrix at ``p``), or (``local``)
+    // a TSCM tensor: in L1, on the cube core that computes (a vector core has no L1 to give).
+    // (A and B have one element type)
+    template <class X>
+    void set_matrix(Side side, char which, const SrcAT* base, const SrcAT* p, bool trans,
+                    const AscendC::LocalTensor<SrcAT>* local, const Site& site) {
+        at(site);
+        const char* call = which == 'A' ? "Matmul::SetTensorA" : "Matmul::SetTensorB";
+        if (trans && !X::isTrans)
+            api_error(site, "%s: isTranspose%c needs %c's MatmulType with ISTRANS = true", call, which, which);
+        if (local) {
+            if (X::pos != AscendC::TPosition::TSCM)
+                unsupported(site, "%s with a LocalTensor of %c's MatmulType position other than TSCM", call, which);
+            if (local->mpnpu_mem() != MPNPU_MEM_L1)
+                api_error(site, "%s: a TSCM matrix is a LocalTensor in L1 (TSCM / A1 / B1)", call);
+            if (client_mode(site)) unsupported(site, "%s with a TSCM tensor on a vector core (mpnpu: on the cube core)", call);
+        }
+        side.base = reinterpret_cast<const uint8_t*>(base);
+        side.p = reinterpret_cast<const uint8_t*>(p);
+        side.trans = trans;
+        side.l1 = local ? 1 : 0;
+        side.lo = local ? local->mpnpu_buf_lo() : 0;
+        side.hi = local ? local->mpnpu_buf_hi() : 0;
+        side.file = rel(site.file);
+        side.line = site.line;
+        cursor_ = 0;
+    }
+
     bool client_mode(const Site& site) const {
         if (!kClients || !is_mix_launch()) {
             if (!is_aic()) {

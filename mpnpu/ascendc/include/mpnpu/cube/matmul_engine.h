@@ -42,6 +42,10 @@ struct Setup {
     // where SetTensorA / SetTensorB were called (file relative to site_anchor, line), for reports
     int64_t a_file, b_file;
     int32_t a_line, b_line;
+    // A / B given as a TSCM LocalTensor: in L1 (a / b point into it), within the bytes [lo, hi) of
+    // L1 its buffer has
+    int32_t a_l1, b_l1;
+    uint64_t a_lo, a_hi, b_lo, b_hi;
 };
 
 // An anchor in this library: a site's file name travels as its distance from here (the same
@@ -175,23 +179,50 @@ struct Operand {
     MpnpuEvent* rec;
 };
 
+// Where an operand is: a GM tensor (its buffer ``base``, the matrix at ``start``), or a TSCM tensor
+// in L1 (``l1``, the matrix at ``start`` in this process, its buffer the L1 bytes [lo, hi)).
+struct Source {
+    const uint8_t* base;
+    const uint8_t* start;
+    bool l1;
+    uint64_t lo, hi;
+};
+
 // The tile's part of A or B: the stored matrix (transposed or not) has ``rows`` x ``cols`` (ld ``ld``
 // in ND, rows rounded up to 16 in NZ) and the tile is rows [r0, r0 + nr) x columns [cs, cs + nc) of it.
+// GM is read on PIPE_MTE2 (into L1), a TSCM tensor on PIPE_MTE1 (into L0A / L0B), whole NZ block rows.
 template <typename T, bool kNz>
-inline Operand<T> operand(const uint8_t* base, const uint8_t* start, bool trans, int64_t rows, int64_t ld, int64_t r0,
-                          int64_t nr, int64_t cs, int64_t nc, std::vector<T>& nd, const Site& site, const char* what) {
-    const T* m = reinterpret_cast<const T*>(start);
+inline Operand<T> operand(const Source& src, bool trans, int64_t rows, int64_t ld, int64_t r0, int64_t nr, int64_t cs,
+                          int64_t nc, std::vector<T>& nd, const Site& site, const char* what) {
+    const T* m = reinterpret_cast<const T*>(src.start);
     if constexpr (kNz) {
         const int64_t rows_pad = align16(rows);
-        MpnpuEvent* rec = nz_access('R', P_MTE2, base, start, rows_pad, nz_c0_ab<T>(), r0, nr, cs, nc, sizeof(T), site,
-                                    what);
+        constexpr int64_t c0 = nz_c0_ab<T>();
+        MpnpuEvent* rec = nullptr;
+        if (src.l1) {
+            const uint64_t at = uint64_t(src.start - memory_base(MPNPU_MEM_L1));
+            for (int64_t b = cs / c0; b <= (cs + nc - 1) / c0; ++b) {
+                const uint64_t first = at + uint64_t((b * rows_pad + r0) * c0) * sizeof(T);
+                local_access('R', P_MTE1, MPNPU_MEM_L1, first, first + uint64_t(nr * c0) * sizeof(T), src.lo, src.hi,
+                             site, what);
+            }
+        } else {
+            rec = nz_access('R', P_MTE2, src.base, src.start, rows_pad, c0, r0, nr, cs, nc, sizeof(T), site, what);
+        }
         nd.resize(size_t(nr * nc));
-        nz_gather(m, rows_pad, r0, nr, cs, nc, nd.data());
-        return {nd.data(), nc, trans, rec};
+        T* const out = nd.data();
+        if (src.l1) {  // read by PIPE_MTE1 after its earlier work (e.g. the WaitFlag for the copy into L1)
+            CoreState& c = core();
+            c.pipes.run(P_MTE1, [=] { nz_gather(m, rows_pad, r0, nr, cs, nc, out); });
+            c.pipes.barrier(P_MTE1);
+        } else {
+            nz_gather(m, rows_pad, r0, nr, cs, nc, out);
+        }
+        return {out, nc, trans, rec};
     } else {
         (void)rows;
         const T* p = m + r0 * ld + cs;
-        MpnpuEvent* rec = gm_access('R', P_MTE2, base, p, uint64_t(nc) * sizeof(T), uint64_t(ld) * sizeof(T),
+        MpnpuEvent* rec = gm_access('R', P_MTE2, src.base, p, uint64_t(nc) * sizeof(T), uint64_t(ld) * sizeof(T),
                                     uint64_t(nr), sizeof(T), site, what);
         return {p, ld, trans, rec};
     }
@@ -207,16 +238,13 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
     // A [orgM, orgKa] (transposed: [orgKa, orgM]); B [orgKb, orgN] (transposed: [orgN, orgKb])
     thread_local std::vector<AT> a_nd;
     thread_local std::vector<BT> b_nd;
-    const Operand<AT> oa =
-        s.transA ? operand<AT, kNzA>(s.a_base, s.a, true, s.orgKa, s.orgM, 0, K, tile.m0, tm, a_nd, site,
-                                     what_set(call, "A", "SetTensorA", s.a_file, s.a_line))
-                 : operand<AT, kNzA>(s.a_base, s.a, false, s.orgM, s.orgKa, tile.m0, tm, 0, K, a_nd, site,
-                                     what_set(call, "A", "SetTensorA", s.a_file, s.a_line));
-    const Operand<BT> ob =
-        s.transB ? operand<BT, kNzB>(s.b_base, s.b, true, s.orgN, s.orgKb, tile.n0, tn, 0, K, b_nd, site,
-                                     what_set(call, "B", "SetTensorB", s.b_file, s.b_line))
-                 : operand<BT, kNzB>(s.b_base, s.b, false, s.orgKb, s.orgN, 0, K, tile.n0, tn, b_nd, site,
-                                     what_set(call, "B", "SetTensorB", s.b_file, s.b_line));
+    const Source sa{s.a_base, s.a, s.a_l1 != 0, s.a_lo, s.a_hi}, sb{s.b_base, s.b, s.b_l1 != 0, s.b_lo, s.b_hi};
+    const char* what_a = what_set(call, "A", "SetTensorA", s.a_file, s.a_line);
+    const Operand<AT> oa = s.transA ? operand<AT, kNzA>(sa, true, s.orgKa, s.orgM, 0, K, tile.m0, tm, a_nd, site, what_a)
+                                    : operand<AT, kNzA>(sa, false, s.orgM, s.orgKa, tile.m0, tm, 0, K, a_nd, site, what_a);
+    const char* what_b = what_set(call, "B", "SetTensorB", s.b_file, s.b_line);
+    const Operand<BT> ob = s.transB ? operand<BT, kNzB>(sb, true, s.orgN, s.orgKb, tile.n0, tn, 0, K, b_nd, site, what_b)
+                                    : operand<BT, kNzB>(sb, false, s.orgKb, s.orgN, 0, K, tile.n0, tn, b_nd, site, what_b);
     const AT* const a0 = oa.p;
     const BT* const b0 = ob.p;
     const int64_t lda = oa.ld, ldb = ob.ld;
