@@ -345,7 +345,7 @@ def test_a_client_that_never_ends_is_a_deadlock_not_a_hang(kernels) -> None:
 
 @pytest.mark.parametrize("a_type,message", [
     ("TPosition::VECOUT, CubeFormat::ND", r"VECOUT inputs are not implemented"),
-    ("TPosition::TSCM, CubeFormat::ND", r"a TSCM input of mpnpu's Matmul is in CubeFormat::NZ"),
+    ("TPosition::GM, CubeFormat::ZN", r"takes A and B in CubeFormat::ND or CubeFormat::NZ"),
 ])
 def test_an_unimplemented_matmul_form_does_not_compile(tmp_path, a_type, message) -> None:
     src = tmp_path / "form.cpp"

@@ -43,7 +43,7 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR c, const TCubeTiling& t, int32_t m
 
 // A and B copied from GM (NZ) into TSCM buffers of L1, the Matmul reading them there.
 static void run_tscm(GM_ADDR a, GM_ADDR b, GM_ADDR c, const TCubeTiling& t, int32_t mode, int32_t fmt) {
-    using aType = MatmulType<TPosition::TSCM, CubeFormat::NZ, half, true>;
+    using aType = MatmulType<TPosition::TSCM, CubeFormat::ND, half, true>;  // (ND: what public kernels write)
     using bType = MatmulType<TPosition::TSCM, CubeFormat::NZ, half, true>;
     using cType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
     using biasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;

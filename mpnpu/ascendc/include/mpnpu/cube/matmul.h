@@ -50,38 +50,41 @@ public:
     using DstT = typename C_TYPE::T;
     using BiasT = typename BIAS_TYPE::T;
     using L0cT = acc_t<SrcAT, SrcBT, BiasT>;
-    static constexpr bool kNzA = A_TYPE::format == CubeFormat::NZ, kNzB = B_TYPE::format == CubeFormat::NZ;
+    // A TSCM tensor holds NZ (the layout the cube loads from L1) whatever its MatmulType's format says:
+    // public kernels give a TSCM type CubeFormat::ND and fill its L1 tensor with an ND -> NZ copy.
+    static constexpr bool kNzA = A_TYPE::format == CubeFormat::NZ || A_TYPE::pos == AscendC::TPosition::TSCM;
+    static constexpr bool kNzB = B_TYPE::format == CubeFormat::NZ || B_TYPE::pos == AscendC::TPosition::TSCM;
     static constexpr bool kNzC = C_TYPE::format == CubeFormat::NZ && C_TYPE::pos != AscendC::TPosition::CO1;
 
-    static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig>,
-                  "mpnpu's Matmul takes a MatmulConfig as MM_CFG (MatmulApiStaticTiling is not implemented)");
-    static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
-    static_assert(gm_or<A_TYPE>(AscendC::TPosition::TSCM) && gm_or<B_TYPE>(AscendC::TPosition::TSCM),
-                  "mpnpu's Matmul reads A and B from GM or TSCM (VECOUT inputs are not implemented)");
-    static_assert((A_TYPE::pos != AscendC::TPosition::TSCM || A_TYPE::format == CubeFormat::NZ) &&
-                      (B_TYPE::pos != AscendC::TPosition::TSCM || B_TYPE::format == CubeFormat::NZ),
-                  "a TSCM input of mpnpu's Matmul is in CubeFormat::NZ");
-    static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM, "mpnpu's Matmul reads the bias from GM");
-    static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ) &&
-                      (B_TYPE::format == CubeFormat::ND || B_TYPE::format == CubeFormat::NZ),
-                  "mpnpu's Matmul takes A and B in CubeFormat::ND or CubeFormat::NZ");
-    static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN ||
-                      C_TYPE::format == CubeFormat::NZ,
-                  "mpnpu's Matmul writes C in CubeFormat::ND, ND_ALIGN or NZ");
-    static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::CO1,
-                  "mpnpu's Matmul writes C to GM, VECIN or a CO1 tensor");
-    static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
-                  "batch matmul layouts (LayoutMode other than NONE) are not implemented by mpnpu");
-    static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isNBatch &&
-                      !MM_CFG.isPartialOutput && MM_CFG.scheduleType == AscendC::ScheduleType::INNER_PRODUCT,
-                  "MatmulConfig: intraBlockPartSum, enableMixDualMaster, isNBatch, isPartialOutput and "
-                  "ScheduleType::OUTER_PRODUCT are not implemented by mpnpu");
-    static_assert(std::is_same_v<SrcAT, SrcBT>, "A and B must have the same element type");
-    static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float> ||
-                      std::is_same_v<SrcAT, int8_t>,
-                  "A and B are half, bfloat16_t, float or int8_t");
-
-    MatmulCore() { std::memset(static_cast<void*>(&setup_), 0, sizeof setup_); }
+    // The forms mpnpu refuses, checked where an object is constructed (not where the class is named:
+    // public kernels name every form in if-constexpr branches their tiling key leaves out).
+    MatmulCore() {
+        static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig>,
+                      "mpnpu's Matmul takes a MatmulConfig as MM_CFG (MatmulApiStaticTiling is not implemented)");
+        static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
+        static_assert(gm_or<A_TYPE>(AscendC::TPosition::TSCM) && gm_or<B_TYPE>(AscendC::TPosition::TSCM),
+                      "mpnpu's Matmul reads A and B from GM or TSCM (VECOUT inputs are not implemented)");
+        static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM, "mpnpu's Matmul reads the bias from GM");
+        static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ) &&
+                          (B_TYPE::format == CubeFormat::ND || B_TYPE::format == CubeFormat::NZ),
+                      "mpnpu's Matmul takes A and B in CubeFormat::ND or CubeFormat::NZ");
+        static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN ||
+                          C_TYPE::format == CubeFormat::NZ,
+                      "mpnpu's Matmul writes C in CubeFormat::ND, ND_ALIGN or NZ");
+        static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::CO1,
+                      "mpnpu's Matmul writes C to GM, VECIN or a CO1 tensor");
+        static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
+                      "batch matmul layouts (LayoutMode other than NONE) are not implemented by mpnpu");
+        static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isNBatch &&
+                          !MM_CFG.isPartialOutput && MM_CFG.scheduleType == AscendC::ScheduleType::INNER_PRODUCT,
+                      "MatmulConfig: intraBlockPartSum, enableMixDualMaster, isNBatch, isPartialOutput and "
+                      "ScheduleType::OUTER_PRODUCT are not implemented by mpnpu");
+        static_assert(std::is_same_v<SrcAT, SrcBT>, "A and B must have the same element type");
+        static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float> ||
+                          std::is_same_v<SrcAT, int8_t>,
+                      "A and B are half, bfloat16_t, float or int8_t");
+        std::memset(static_cast<void*>(&setup_), 0, sizeof setup_);
+    }
     MatmulCore(const MatmulCore&) = delete;
     MatmulCore& operator=(const MatmulCore&) = delete;
     // The last registered object of a vector core going away: the kernel is done with the matmul.
