@@ -11,7 +11,8 @@
 // Setters (SetOrgShape, SetSingleShape, SetTail, SetTensorA/B, SetBias, DisableBias) change this
 // core's copy of the setup; Iterate, GetTensorC, IterateAll and End do the work (the computation
 // and its GM accesses: mpnpu/cube/matmul_engine.h). What is not implemented is refused: at compile
-// time where the template arguments say so, else at the call's kernel line (mpnpu::unsupported).
+// time where the template arguments say so (when an object of the form is constructed), else at the
+// call's kernel line (mpnpu::unsupported).
 #ifndef MPNPU_CUBE_MATMUL_H
 #define MPNPU_CUBE_MATMUL_H
 
