@@ -2,7 +2,8 @@
 in CubeFormat::NZ (16-row fractals, C0 = 32 bytes of A and B, 16-wide blocks of C), alone and mixed
 with ND, transposed, with tails in M, N and K (shapes not whole fractals, base tiles not dividing the
 matrix) and padding that holds garbage; and the fields of the MatmulConfig GetMMConfig returns for
-each template mode and parameter group (kernels/matmul_nz.cpp)."""
+each template mode and parameter group (kernels/matmul_nz.cpp); TSCM inputs in L1; NotifyEvent /
+WaitEvent and SYNC_AIC_FLAG between a cube core and its vector cores (kernels/notify_wait.cpp)."""
 
 from __future__ import annotations
 
@@ -152,3 +153,25 @@ def test_get_mm_config_fields(kernels) -> None:
         got = dev.to_host(out).reshape(len(EXPECTED), len(FIELDS))
     for i, want in enumerate(EXPECTED):
         assert dict(zip(FIELDS, got[i].tolist())) == want, i
+
+
+# -- NotifyEvent / WaitEvent and SYNC_AIC_FLAG ----------------------------------------------------------------------
+
+NOTIFY = Path(__file__).parent / "kernels" / "notify_wait.cpp"
+
+
+def test_notify_and_wait_event_order_the_cube_and_its_vector_cores() -> None:
+    from mpnpu.ascendc import compile_kernel
+
+    k = compile_kernel(str(NOTIFY), "notify_wait", flags=WARN, kernel_type=KernelType.MIX_1_2)
+    for drop in (0, 1):
+        with device(1, kernel_type=KernelType.MIX_1_2) as dev:
+            out = dev.to_device("out", np.zeros(8, np.int32))
+            r = dev.launch_with(LaunchOptions(trace=True), k, out, drop)
+            got = dev.to_host(out)
+        hazards = analyze(r.trace)
+        if drop:  # the cube core reads the vector cores' values with nothing ordering the reads
+            assert "RAW" in {h.kind for h in hazards}, hazards
+        else:
+            assert hazards == []
+            assert got[:5].tolist() == [10, 20, 30, 30, 30]

@@ -342,6 +342,14 @@ inline void SetNextTaskStart(MPNPU_SITE) {
     mpnpu::task_sync(c.task_set_at, "SetNextTaskStart", site);
 }
 
+// SYNC_AIC_FLAG: the flag id public kernels for this chip class pass to CrossCoreSetFlag<0, ...> /
+// CrossCoreWaitFlag for a barrier of all cores of one type without declaring it (they declare their
+// own, as 1, only for other chips; the dev kit's cross-core flag sample declares one of that name
+// as 11). On no API page: the name is inferred from those kernels and the value taken from the
+// sample, inside the 11-14 the device's SyncAll is documented to be built on (so a kernel that also
+// calls SyncAll is told of the collision, as for any id there).
+constexpr uint16_t SYNC_AIC_FLAG = 11;
+
 template <uint8_t modeId, pipe_t pipe>
 inline void CrossCoreSetFlag(uint16_t flagId, MPNPU_SITE) {
     mpnpu::cross_core_set(modeId, uint8_t(pipe), flagId, site);
