@@ -27,6 +27,7 @@
 #include "mpnpu/math_lib.h"
 #include "mpnpu/softmax.h"
 #include "mpnpu/select_bytes_mask.h"
+#include "mpnpu/dequant.h"
 #include "mpnpu/datatype.h"
 #include "mpnpu/debug.h"
 #include "mpnpu/dump.h"
