@@ -343,13 +343,17 @@ def test_a_client_that_never_ends_is_a_deadlock_not_a_hang(kernels) -> None:
 # -- what is refused ------------------------------------------------------------------------------------------
 
 
-def test_an_unimplemented_matmul_form_does_not_compile(tmp_path) -> None:
-    src = tmp_path / "tscm.cpp"
+@pytest.mark.parametrize("a_type,message", [
+    ("TPosition::VECOUT, CubeFormat::ND", r"VECOUT inputs are not implemented"),
+    ("TPosition::GM, CubeFormat::ZN", r"takes A and B in CubeFormat::ND or CubeFormat::NZ"),
+])
+def test_an_unimplemented_matmul_form_does_not_compile(tmp_path, a_type, message) -> None:
+    src = tmp_path / "form.cpp"
     src.write_text('#include "lib/matmul_intf.h"\nusing namespace AscendC;\n'
                    "extern \"C\" __global__ __aicore__ void k(GM_ADDR x) {\n"
-                   "    Matmul<MatmulType<TPosition::TSCM, CubeFormat::NZ, half>, MatmulType<TPosition::GM, "
+                   f"    Matmul<MatmulType<{a_type}, half>, MatmulType<TPosition::GM, "
                    "CubeFormat::ND, half>, MatmulType<TPosition::GM, CubeFormat::ND, float>> mm;\n    (void)x;\n}\n")
-    with pytest.raises(CompileError, match=r"VECOUT / TSCM inputs are not implemented"):
+    with pytest.raises(CompileError, match=message):
         compile_kernel(str(src), "k")
 
 

@@ -30,6 +30,7 @@
 #include "mpnpu/cumsum.h"
 #include "mpnpu/sum.h"
 #include "mpnpu/select_bytes_mask.h"
+#include "mpnpu/dequant.h"
 #include "mpnpu/datatype.h"
 #include "mpnpu/debug.h"
 #include "mpnpu/dump.h"

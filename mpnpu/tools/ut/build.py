@@ -54,6 +54,24 @@ GTEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gtest")
 GTEST_INCLUDE = os.path.join(GTEST_DIR, "include")
 GTEST_MAIN = os.path.join(GTEST_DIR, "gtest_main.cpp")
 
+#: the data formats a kernel's build defines for it to compare its FORMAT_<input> against (as
+#: ``#if FORMAT_X1 == FORMAT_FRACTAL_NZ``, with the test's ``-DFORMAT_X1=FORMAT_ND``); the values are
+#: the formats' places in the documented list of formats (C_FORMAT_ND is its third, C_FORMAT_FRACTAL_NZ
+#: its thirtieth). Not for a unit that spells the host's ``ge::FORMAT_ND`` itself (see _format_flags).
+KERNEL_FORMAT_DEFINES = ("-DFORMAT_ND=2", "-DFORMAT_FRACTAL_NZ=29")
+
+
+def _format_flags(source: str) -> tuple[str, ...]:
+    """The format defines for a unit compiling ``source`` (a kernel, or a test including one), unless
+    its own text names the host's enumerators (``ge::FORMAT_ND``), which the macros would break."""
+    try:
+        with open(source, encoding="utf-8", errors="replace") as f:
+            if "ge::FORMAT_" in f.read():
+                return ()
+    except OSError:
+        pass
+    return KERNEL_FORMAT_DEFINES
+
 #: what intf_llt_pub_asan_cxx17 (the repository's test interface target) adds to every compile
 REPO_FLAGS = ("-std=c++17", "-fPIC", "-w", "-D_GLIBCXX_USE_CXX11_ABI=0", "-DCFG_BUILD_DEBUG")
 #: the shared helpers every test links (cmake/ut.cmake add_opkernel_ut_modules)
@@ -567,7 +585,8 @@ class Builder:
             else:
                 sources.append(staged.kernel)
         for src in sources:
-            unit = compile_unit(self.tool, self.cache, src, flags, self.shown(src), self.env)
+            unit_flags = [*flags, *_format_flags(src)]
+            unit = compile_unit(self.tool, self.cache, src, unit_flags, self.shown(src), self.env)
             result.units.append(unit)
             if not unit.ok:
                 found = missing.parse(unit.stderr, self.is_user, self.shown)
@@ -575,7 +594,7 @@ class Builder:
                 result.error_count += missing.count_errors(unit.stderr)
                 result.errors += missing.error_lines(unit.stderr, 20 - len(result.errors))
                 if self.stubs and any(m.kind == "header" for m in found):
-                    self._behind_headers(result, staged, src, flags, found)
+                    self._behind_headers(result, staged, src, unit_flags, found)
         if result.compiled and link:
             self._link(result)
         result.missing = missing.mark_corpus_names(_unique(result.missing), self.defined.union(reached.files))

@@ -47,6 +47,10 @@
 #define __CCE_AICORE__ 220
 #endif
 
+// __BLOCK_LOCAL__: a variable each core has its own copy of (the dev kit's API design notes: a
+// block-level thread-local variable). Each mpnpu core is a process of its own, so every global is.
+#define __BLOCK_LOCAL__
+
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
 #endif

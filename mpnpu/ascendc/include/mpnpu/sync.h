@@ -342,6 +342,14 @@ inline void SetNextTaskStart(MPNPU_SITE) {
     mpnpu::task_sync(c.task_set_at, "SetNextTaskStart", site);
 }
 
+// SYNC_AIC_FLAG: the flag id public kernels for this chip class pass to CrossCoreSetFlag<0, ...> /
+// CrossCoreWaitFlag for a barrier of all cores of one type without declaring it (they declare their
+// own, as 1, only for other chips; the dev kit's cross-core flag sample declares one of that name
+// as 11). On no API page: the name is inferred from those kernels and the value taken from the
+// sample, inside the 11-14 the device's SyncAll is documented to be built on (so a kernel that also
+// calls SyncAll is told of the collision, as for any id there).
+constexpr uint16_t SYNC_AIC_FLAG = 11;
+
 template <uint8_t modeId, pipe_t pipe>
 inline void CrossCoreSetFlag(uint16_t flagId, MPNPU_SITE) {
     mpnpu::cross_core_set(modeId, uint8_t(pipe), flagId, site);
@@ -353,6 +361,23 @@ template <uint8_t modeId = mpnpu::ANY_MODE, pipe_t pipe = PIPE_S>
 inline void CrossCoreWaitFlag(uint16_t flagId, MPNPU_SITE) {
     mpnpu::before_user_sync(site);
     mpnpu::cross_core_wait(modeId, flagId, site);
+}
+
+// NotifyEvent / WaitEvent: the cube <-> vector flags of one AI core under other names. No API page
+// describes them; this is inferred from how kernels use them (the dev kit's AIV ND2NZ tuning guide
+// and public matmul kernels): the vector cores NotifyEvent<PIPE_MTE3>(id) after writing what the cube
+// core reads, which WaitEvent(id)s; the cube core NotifyEvent<PIPE_FIX>(id) after writing C, which
+// both vector cores WaitEvent(id) for; a comment in one kernel notes the 15-set limit of a flag.
+// So NotifyEvent<pipe>(id) is CrossCoreSetFlag<2, pipe>(id) and WaitEvent(id) is CrossCoreWaitFlag(id).
+template <pipe_t pipe>
+inline void NotifyEvent(uint16_t flagId, MPNPU_SITE) {
+    mpnpu::cross_core_set(2, uint8_t(pipe), flagId, site);
+}
+
+template <pipe_t pipe = PIPE_S>
+inline void WaitEvent(uint16_t flagId, MPNPU_SITE) {
+    mpnpu::before_user_sync(site);
+    mpnpu::cross_core_wait(mpnpu::ANY_MODE, flagId, site);
 }
 
 }  // namespace AscendC

@@ -203,6 +203,12 @@ struct DataCopyExtParams {
         : blockCount(count), blockLen(len), srcStride(srcGap), dstStride(dstGap), rsv(reserved) {}
 };
 
+// Names kernels give the copy parameters' defaults (on no API page; inferred from their use, as the
+// burst count and the strides of a copy of one contiguous run): the documented defaults of
+// DataCopyParams / DataCopyExtParams, one block and no gaps.
+constexpr uint16_t DEFAULT_DATA_COPY_NBURST = 1;
+constexpr uint32_t DEFAULT_DATA_COPY_STRIDE = 0;
+
 template <typename T>
 struct DataCopyPadExtParams {
     bool isPad = false;        // fill the padding with paddingValue (else SetPadValue's value, or undefined)

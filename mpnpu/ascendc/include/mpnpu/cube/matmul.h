@@ -11,7 +11,8 @@
 // Setters (SetOrgShape, SetSingleShape, SetTail, SetTensorA/B, SetBias, DisableBias) change this
 // core's copy of the setup; Iterate, GetTensorC, IterateAll and End do the work (the computation
 // and its GM accesses: mpnpu/cube/matmul_engine.h). What is not implemented is refused: at compile
-// time where the template arguments say so, else at the call's kernel line (mpnpu::unsupported).
+// time where the template arguments say so (when an object of the form is constructed), else at the
+// call's kernel line (mpnpu::unsupported).
 #ifndef MPNPU_CUBE_MATMUL_H
 #define MPNPU_CUBE_MATMUL_H
 
@@ -50,32 +51,41 @@ public:
     using DstT = typename C_TYPE::T;
     using BiasT = typename BIAS_TYPE::T;
     using L0cT = acc_t<SrcAT, SrcBT, BiasT>;
+    // A TSCM tensor holds NZ (the layout the cube loads from L1) whatever its MatmulType's format says:
+    // public kernels give a TSCM type CubeFormat::ND and fill its L1 tensor with an ND -> NZ copy.
+    static constexpr bool kNzA = A_TYPE::format == CubeFormat::NZ || A_TYPE::pos == AscendC::TPosition::TSCM;
+    static constexpr bool kNzB = B_TYPE::format == CubeFormat::NZ || B_TYPE::pos == AscendC::TPosition::TSCM;
+    static constexpr bool kNzC = C_TYPE::format == CubeFormat::NZ && C_TYPE::pos != AscendC::TPosition::CO1;
 
-    static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig>,
-                  "mpnpu's Matmul takes a MatmulConfig as MM_CFG (MatmulApiStaticTiling is not implemented)");
-    static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
-    static_assert(A_TYPE::pos == AscendC::TPosition::GM && B_TYPE::pos == AscendC::TPosition::GM,
-                  "mpnpu's Matmul reads A and B from GM (VECOUT / TSCM inputs are not implemented)");
-    static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM, "mpnpu's Matmul reads the bias from GM");
-    static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND,
-                  "mpnpu's Matmul takes A and B in CubeFormat::ND");
-    static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN ||
-                      (C_TYPE::format == CubeFormat::NZ && C_TYPE::pos == AscendC::TPosition::CO1),
-                  "mpnpu's Matmul writes C in CubeFormat::ND (NZ only into a CO1 tensor of Iterate)");
-    static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::CO1,
-                  "mpnpu's Matmul writes C to GM, VECIN or a CO1 tensor");
-    static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
-                  "batch matmul layouts (LayoutMode other than NONE) are not implemented by mpnpu");
-    static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isNBatch &&
-                      !MM_CFG.isPartialOutput && MM_CFG.scheduleType == AscendC::ScheduleType::INNER_PRODUCT,
-                  "MatmulConfig: intraBlockPartSum, enableMixDualMaster, isNBatch, isPartialOutput and "
-                  "ScheduleType::OUTER_PRODUCT are not implemented by mpnpu");
-    static_assert(std::is_same_v<SrcAT, SrcBT>, "A and B must have the same element type");
-    static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float> ||
-                      std::is_same_v<SrcAT, int8_t>,
-                  "A and B are half, bfloat16_t, float or int8_t");
-
-    MatmulCore() { std::memset(static_cast<void*>(&setup_), 0, sizeof setup_); }
+    // The forms mpnpu refuses, checked where an object is constructed (not where the class is named:
+    // public kernels name every form in if-constexpr branches their tiling key leaves out).
+    MatmulCore() {
+        static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig>,
+                      "mpnpu's Matmul takes a MatmulConfig as MM_CFG (MatmulApiStaticTiling is not implemented)");
+        static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
+        static_assert(gm_or<A_TYPE>(AscendC::TPosition::TSCM) && gm_or<B_TYPE>(AscendC::TPosition::TSCM),
+                      "mpnpu's Matmul reads A and B from GM or TSCM (VECOUT inputs are not implemented)");
+        static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM, "mpnpu's Matmul reads the bias from GM");
+        static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ) &&
+                          (B_TYPE::format == CubeFormat::ND || B_TYPE::format == CubeFormat::NZ),
+                      "mpnpu's Matmul takes A and B in CubeFormat::ND or CubeFormat::NZ");
+        static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN ||
+                          C_TYPE::format == CubeFormat::NZ,
+                      "mpnpu's Matmul writes C in CubeFormat::ND, ND_ALIGN or NZ");
+        static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::CO1,
+                      "mpnpu's Matmul writes C to GM, VECIN or a CO1 tensor");
+        static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
+                      "batch matmul layouts (LayoutMode other than NONE) are not implemented by mpnpu");
+        static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isNBatch &&
+                          !MM_CFG.isPartialOutput && MM_CFG.scheduleType == AscendC::ScheduleType::INNER_PRODUCT,
+                      "MatmulConfig: intraBlockPartSum, enableMixDualMaster, isNBatch, isPartialOutput and "
+                      "ScheduleType::OUTER_PRODUCT are not implemented by mpnpu");
+        static_assert(std::is_same_v<SrcAT, SrcBT>, "A and B must have the same element type");
+        static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float> ||
+                          std::is_same_v<SrcAT, int8_t>,
+                      "A and B are half, bfloat16_t, float or int8_t");
+        std::memset(static_cast<void*>(&setup_), 0, sizeof setup_);
+    }
     MatmulCore(const MatmulCore&) = delete;
     MatmulCore& operator=(const MatmulCore&) = delete;
     // The last registered object of a vector core going away: the kernel is done with the matmul.
@@ -118,40 +128,21 @@ public:
         cursor_ = 0;
     }
     void SetTensorA(const AscendC::GlobalTensor<SrcAT>& gm, bool isTransposeA = false, MPNPU_SITE) {
-        at(site);
-        if (isTransposeA && !A_TYPE::isTrans)
-            api_error(site, "Matmul::SetTensorA: isTransposeA needs A's MatmulType with ISTRANS = true");
-        setup_.a_base = reinterpret_cast<const uint8_t*>(gm.mpnpu_base());
-        setup_.a = reinterpret_cast<const uint8_t*>(gm.mpnpu_addr());
-        setup_.transA = isTransposeA;
-        setup_.a_file = rel(site.file);
-        setup_.a_line = site.line;
-        cursor_ = 0;
+        set_matrix<A_TYPE>(side_a(), 'A', gm.mpnpu_base(), gm.mpnpu_addr(), isTransposeA, nullptr, site);
     }
+    // A TSCM tensor (L1, NZ): the matrix the single-core computation reads, whole (as a GM one).
     void SetTensorA(const AscendC::LocalTensor<SrcAT>& leftMatrix, bool isTransposeA = false, MPNPU_SITE) {
-        (void)leftMatrix;
-        (void)isTransposeA;
-        unsupported(site, "Matmul::SetTensorA with a LocalTensor (mpnpu's Matmul reads A from GM)");
+        set_matrix<A_TYPE>(side_a(), 'A', nullptr, leftMatrix.mpnpu_addr(), isTransposeA, &leftMatrix, site);
     }
     void SetTensorA(SrcAT aScalar, MPNPU_SITE) {
         (void)aScalar;
         unsupported(site, "Matmul::SetTensorA with a scalar");
     }
     void SetTensorB(const AscendC::GlobalTensor<SrcBT>& gm, bool isTransposeB = false, MPNPU_SITE) {
-        at(site);
-        if (isTransposeB && !B_TYPE::isTrans)
-            api_error(site, "Matmul::SetTensorB: isTransposeB needs B's MatmulType with ISTRANS = true");
-        setup_.b_base = reinterpret_cast<const uint8_t*>(gm.mpnpu_base());
-        setup_.b = reinterpret_cast<const uint8_t*>(gm.mpnpu_addr());
-        setup_.transB = isTransposeB;
-        setup_.b_file = rel(site.file);
-        setup_.b_line = site.line;
-        cursor_ = 0;
+        set_matrix<B_TYPE>(side_b(), 'B', gm.mpnpu_base(), gm.mpnpu_addr(), isTransposeB, nullptr, site);
     }
     void SetTensorB(const AscendC::LocalTensor<SrcBT>& rightMatrix, bool isTransposeB = false, MPNPU_SITE) {
-        (void)rightMatrix;
-        (void)isTransposeB;
-        unsupported(site, "Matmul::SetTensorB with a LocalTensor (mpnpu's Matmul reads B from GM)");
+        set_matrix<B_TYPE>(side_b(), 'B', nullptr, rightMatrix.mpnpu_addr(), isTransposeB, &rightMatrix, site);
     }
     void SetTensorB(SrcBT bScalar, MPNPU_SITE) {
         (void)bScalar;
@@ -245,7 +236,7 @@ public:
             wait_for(post(w, site), site);
         } else {
             hold_point(site, 0);
-            compute_tile<SrcAT, SrcBT, BiasT>(setup_, cursor_, held_[0], enPartialSum, site, "Iterate");
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(setup_, cursor_, held_[0], enPartialSum, site, "Iterate");
             hold_point(site, 1);
             pipe_barrier(P_ALL, site);
         }
@@ -280,7 +271,7 @@ public:
                 for (int64_t j = 0; j < tile.tn; ++j) acc[size_t(i * tile.tn + j)] = l0c[at_nz(i, j)];
         }
         hold_point(site, 0);
-        compute_tile<SrcAT, SrcBT, BiasT>(setup_, cursor_, acc, enPartialSum, site, "Iterate");
+        compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(setup_, cursor_, acc, enPartialSum, site, "Iterate");
         hold_point(site, 1);
         localCmatrix.mpnpu_touch('W', P_M, 0, uint64_t(n1 * m1 * 256), site, "Matmul::Iterate");
         for (int64_t i = 0; i < tile.tm; ++i)
@@ -436,7 +427,7 @@ public:
         switch (w.op) {
             case OP_ITERATE:
                 check_setup(st, site, "Matmul::Iterate");
-                compute_tile<SrcAT, SrcBT, BiasT>(st, w.tile, held, w.partial != 0, site, "Iterate");
+                compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, w.tile, held, w.partial != 0, site, "Iterate");
                 held_tile_[s] = w.tile;
                 break;
             case OP_GETC: {
@@ -450,7 +441,7 @@ public:
                 if (w.to_ub) {
                     setup_ = st;
                     for (int32_t t = 0; t < tile_count(st); ++t) {
-                        compute_tile<SrcAT, SrcBT, BiasT>(st, t, held, false, site, "IterateAll");
+                        compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, held, false, site, "IterateAll");
                         store_gm_tile(t, held, c_base, c, 0, false, true, site, "IterateAll");
                     }
                 } else {
@@ -467,6 +458,52 @@ public:
     }
 
 protected:
+    // The fields of setup_ that say where A (or B) is.
+    struct Side {
+        const uint8_t*& base;
+        const uint8_t*& p;
+        int32_t& trans;
+        int32_t& l1;
+        uint64_t& lo;
+        uint64_t& hi;
+        int64_t& file;
+        int32_t& line;
+    };
+    Side side_a() {
+        return {setup_.a_base, setup_.a, setup_.transA, setup_.a_l1, setup_.a_lo, setup_.a_hi, setup_.a_file, setup_.a_line};
+    }
+    Side side_b() {
+        return {setup_.b_base, setup_.b, setup_.transB, setup_.b_l1, setup_.b_lo, setup_.b_hi, setup_.b_file, setup_.b_line};
+    }
+
+    // SetTensorA / SetTensorB: a GM matrix (its buffer ``base``, the matrix at ``p``), or (``local``)
+    // a TSCM tensor: in L1, on the cube core that computes (a vector core has no L1 to give).
+    // (A and B have one element type)
+    template <class X>
+    void set_matrix(Side side, char which, const SrcAT* base, const SrcAT* p, bool trans,
+                    const AscendC::LocalTensor<SrcAT>* local, const Site& site) {
+        at(site);
+        const char* call = which == 'A' ? "Matmul::SetTensorA" : "Matmul::SetTensorB";
+        if (trans && !X::isTrans)
+            api_error(site, "%s: isTranspose%c needs %c's MatmulType with ISTRANS = true", call, which, which);
+        if (local) {
+            if (X::pos != AscendC::TPosition::TSCM)
+                unsupported(site, "%s with a LocalTensor of %c's MatmulType position other than TSCM", call, which);
+            if (local->mpnpu_mem() != MPNPU_MEM_L1)
+                api_error(site, "%s: a TSCM matrix is a LocalTensor in L1 (TSCM / A1 / B1)", call);
+            if (client_mode(site)) unsupported(site, "%s with a TSCM tensor on a vector core (mpnpu: on the cube core)", call);
+        }
+        side.base = reinterpret_cast<const uint8_t*>(base);
+        side.p = reinterpret_cast<const uint8_t*>(p);
+        side.trans = trans;
+        side.l1 = local ? 1 : 0;
+        side.lo = local ? local->mpnpu_buf_lo() : 0;
+        side.hi = local ? local->mpnpu_buf_hi() : 0;
+        side.file = rel(site.file);
+        side.line = site.line;
+        cursor_ = 0;
+    }
+
     bool client_mode(const Site& site) const {
         if (!kClients || !is_mix_launch()) {
             if (!is_aic()) {
@@ -505,32 +542,43 @@ protected:
     void store_gm_tile(int32_t t, const std::vector<L0cT>& acc, const uint8_t* base, DstT* c, int enAtomic,
                        bool sequential, bool ub, const Site& site, const char* call) {
         const Tile tile = tile_of(setup_, t);
-        const int64_t ld = sequential ? setup_.tiling.baseN : ub ? setup_.singleN : (setup_.orgKc ? setup_.orgKc : setup_.orgN);
-        const int64_t off = tile_offset(setup_, tile, t, sequential, false, ld);
+        const CDest<DstT> dst = c_dest(setup_, tile, t, sequential, false, ub, c);
         if (ub) {
-            const uint64_t end = uint64_t(off + int64_t(tile.tm - 1) * ld + tile.tn) * sizeof(DstT);
+            const uint64_t end = uint64_t(dst.p - c + int64_t(tile.tm - 1) * dst.ld + tile.tn) * sizeof(DstT);
             if (end > STAGE_BYTES)
                 api_error(site, "Matmul::%s to a LocalTensor: %llu bytes of C exceed mpnpu's %llu-byte staging area", call,
                           (unsigned long long)end, (unsigned long long)STAGE_BYTES);
         }
-        store_tile<DstT, L0cT>(tile, acc, base, c + off, ld, enAtomic, MM_CFG.enableRelu, site, call);
+        store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, MM_CFG.enableRelu, site, call);
     }
 
     void iterate_all_gm(const Setup& st, const uint8_t* base, DstT* c, int enAtomic, bool sequential,
                         std::vector<L0cT>& acc, const Site& site) {
-        const int64_t ld = sequential ? st.tiling.baseN : (st.orgKc ? st.orgKc : st.orgN);
         for (int32_t t = 0; t < tile_count(st); ++t) {
             const Tile tile = tile_of(st, t);
-            compute_tile<SrcAT, SrcBT, BiasT>(st, t, acc, false, site, "IterateAll");
-            store_tile<DstT, L0cT>(tile, acc, base, c + tile_offset(st, tile, t, sequential, true, ld), ld, enAtomic,
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, "IterateAll");
+            store_tile<DstT, L0cT>(tile, acc, base, c_dest(st, tile, t, sequential, true, false, c), enAtomic,
                                    MM_CFG.enableRelu, site, "IterateAll");
         }
+    }
+
+    // Where tile t of C goes in GM (or, ``ub``, in a UB staging area, rows singleN apart). NZ: the
+    // C matrix has orgM rows (sequential: each tile is a baseM-row NZ matrix of its own).
+    static CDest<DstT> c_dest(const Setup& st, const Tile& tile, int32_t t, bool sequential, bool all, bool ub, DstT* c) {
+        if constexpr (kNzC) {
+            if (sequential) return {c + (all ? int64_t(t) * st.tiling.baseM * st.tiling.baseN : 0), 0,
+                                    align16(st.tiling.baseM), 0, 0};
+            return {c, 0, align16(st.orgM), tile.m0, tile.n0};
+        }
+        const int64_t ld = sequential ? st.tiling.baseN : ub ? st.singleN : (st.orgKc ? st.orgKc : st.orgN);
+        return {c + tile_offset(st, tile, t, sequential, all, ld), ld, 0, 0, 0};
     }
 
     // A request whose C goes to this vector core's UB: the cube core writes the staging area,
     // this core copies it in (a GM -> UB move on PIPE_MTE2, as the kernel's queues expect).
     void to_ub(uint32_t op, const AscendC::LocalTensor<DstT>& ub, int32_t t, bool sequential, const Site& site,
                const char* what) {
+        if (kNzC) unsupported(site, "Matmul: C in CubeFormat::NZ to a LocalTensor (mpnpu writes NZ C to GM only)");
         if (ub.mpnpu_mem() != MPNPU_MEM_UB) api_error(site, "%s: the C tensor must be in UB (VECIN)", what);
         check_ub_aligned(ub.mpnpu_offset(), site, what);
         Wire w = wire(op, site);

@@ -1,8 +1,8 @@
 // The matmul API's types: CubeFormat, LayoutMode, MatmulType (where each matrix lives, its format,
 // element type and whether it may be transposed), MatmulConfig (the template configuration, its
 // fields in the documented order, so positional initialisation means what the documentation says)
-// and the helpers that produce configurations (GetNormalConfig, GetMDLConfig, ..., CFG_NORM,
-// CFG_MDL, CFG_IBSHARE_NORM, MM_CFG_BB).
+// and the helpers that produce configurations (GetNormalConfig, GetMDLConfig, ..., GetMMConfig and
+// its parameter groups, CFG_NORM, CFG_MDL, CFG_IBSHARE_NORM, MM_CFG_BB).
 //
 // mpnpu computes every configuration the same way (mpnpu/cube/matmul_engine.h); the fields that
 // change what a kernel observes are honoured (enableRelu), those that would change the protocol or
@@ -11,6 +11,7 @@
 #define MPNPU_CUBE_MATMUL_CONFIG_H
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../types.h"
 
@@ -191,6 +192,120 @@ constexpr MatmulConfig GetBasicConfig(const uint32_t basicM, const uint32_t basi
     return c;
 }
 
+// GetMMConfig<mode>(params...): the template ``mode`` names (CONFIG_NORM: GetNormalConfig(),
+// CONFIG_MDL: GetMDLConfig(), CONFIG_SPECIALMDL: GetSpecialMDLConfig(), CONFIG_IBSHARE:
+// GetIBShareNormConfig()), then each parameter group given (any of the four, in any order) sets
+// its fields of the configuration. The groups' fields are in the documented order, so positional
+// initialisation means what the documentation says; a field left out keeps the default below
+// (MatmulBatchParams::batchMode defaults to BATCH_LESS_THAN_L1, as GetNormalConfig's does;
+// MatmulFuncParams's fields to those of a default MatmulConfig).
+enum class MatmulConfigMode : uint8_t { CONFIG_NORM = 0, CONFIG_MDL, CONFIG_SPECIALMDL, CONFIG_IBSHARE };
+
+struct MatmulShapeParams {
+    uint32_t singleCoreM = 0;
+    uint32_t singleCoreN = 0;
+    uint32_t singleCoreK = 0;
+    uint32_t basicM = 0;
+    uint32_t basicN = 0;
+    uint32_t basicK = 0;
+};
+
+struct MatmulQuantParams {
+    bool isPerTensor = false;
+    bool hasAntiQuantOffset = false;
+};
+
+struct MatmulBatchParams {
+    bool isNBatch = false;
+    BatchMode batchMode = BatchMode::BATCH_LESS_THAN_L1;
+    bool isBiasBatch = true;
+    BatchOutMode bmmOutMode = BatchOutMode::SINGLE_BATCH;
+};
+
+// (the first field sets MatmulConfig::intrinsicsCheck; the documentation names it intrinsicsLimit)
+struct MatmulFuncParams {
+    bool intrinsicsLimit = false;
+    bool enVecND2NZ = false;
+    bool enableDoubleCache = false;
+    bool enableL1CacheUB = false;
+    uint32_t doMTE2Preload = 0;
+    IterateOrder iterateOrder = IterateOrder::UNDEF;
+    ScheduleType scheduleType = ScheduleType::INNER_PRODUCT;
+    bool enableReuse = true;
+    bool enableUBReuse = false;
+    bool isPartialOutput = false;
+    bool isA2B2Shared = false;
+    bool isEnableChannelSplit = false;
+    bool enableKdimReorderLoad = false;
+    bool enableL1BankConflictOptimise = false;
+};
+
+}  // namespace AscendC
+
+namespace mpnpu {
+namespace mm {
+
+constexpr void apply_params(AscendC::MatmulConfig& c, const AscendC::MatmulShapeParams& p) {
+    c.singleCoreM = p.singleCoreM;
+    c.singleCoreN = p.singleCoreN;
+    c.singleCoreK = p.singleCoreK;
+    c.basicM = p.basicM;
+    c.basicN = p.basicN;
+    c.basicK = p.basicK;
+}
+constexpr void apply_params(AscendC::MatmulConfig& c, const AscendC::MatmulQuantParams& p) {
+    c.isPerTensor = p.isPerTensor;
+    c.hasAntiQuantOffset = p.hasAntiQuantOffset;
+}
+constexpr void apply_params(AscendC::MatmulConfig& c, const AscendC::MatmulBatchParams& p) {
+    c.isNBatch = p.isNBatch;
+    c.batchMode = p.batchMode;
+    c.isBiasBatch = p.isBiasBatch;
+    c.bmmOutMode = p.bmmOutMode;
+}
+constexpr void apply_params(AscendC::MatmulConfig& c, const AscendC::MatmulFuncParams& p) {
+    c.intrinsicsCheck = p.intrinsicsLimit;
+    c.enVecND2NZ = p.enVecND2NZ;
+    c.enableDoubleCache = p.enableDoubleCache;
+    c.enableL1CacheUB = p.enableL1CacheUB;
+    c.doMTE2Preload = p.doMTE2Preload;
+    c.iterateOrder = p.iterateOrder;
+    c.scheduleType = p.scheduleType;
+    c.enableReuse = p.enableReuse;
+    c.enableUBReuse = p.enableUBReuse;
+    c.isPartialOutput = p.isPartialOutput;
+    c.isA2B2Shared = p.isA2B2Shared;
+    c.isEnableChannelSplit = p.isEnableChannelSplit;
+    c.enableKdimReorderLoad = p.enableKdimReorderLoad;
+    c.enableL1BankConflictOptimise = p.enableL1BankConflictOptimise;
+}
+
+template <class P>
+constexpr bool is_config_params =
+    std::is_same_v<P, AscendC::MatmulShapeParams> || std::is_same_v<P, AscendC::MatmulQuantParams> ||
+    std::is_same_v<P, AscendC::MatmulBatchParams> || std::is_same_v<P, AscendC::MatmulFuncParams>;
+
+}  // namespace mm
+}  // namespace mpnpu
+
+namespace AscendC {
+
+template <MatmulConfigMode configMode, typename... ArgTypes>
+constexpr MatmulConfig GetMMConfig(ArgTypes&&... args) {
+    static_assert((mpnpu::mm::is_config_params<std::decay_t<ArgTypes>> && ...),
+                  "GetMMConfig takes MatmulShapeParams, MatmulQuantParams, MatmulBatchParams and MatmulFuncParams");
+    static_assert(configMode == MatmulConfigMode::CONFIG_NORM || configMode == MatmulConfigMode::CONFIG_MDL ||
+                      configMode == MatmulConfigMode::CONFIG_SPECIALMDL ||
+                      configMode == MatmulConfigMode::CONFIG_IBSHARE,
+                  "GetMMConfig: the mode is CONFIG_NORM, CONFIG_MDL, CONFIG_SPECIALMDL or CONFIG_IBSHARE");
+    MatmulConfig c = configMode == MatmulConfigMode::CONFIG_MDL          ? GetMDLConfig()
+                     : configMode == MatmulConfigMode::CONFIG_SPECIALMDL ? GetSpecialMDLConfig()
+                     : configMode == MatmulConfigMode::CONFIG_IBSHARE    ? GetIBShareNormConfig()
+                                                                          : GetNormalConfig();
+    (mpnpu::mm::apply_params(c, args), ...);
+    return c;
+}
+
 // inline: one object with external linkage, so that a kernel's class holding a Matmul<..., CFG_NORM>
 // member has no internal-linkage subobject (g++'s -Wsubobject-linkage, since mpnpu's build includes
 // the kernel's source from a generated file).
@@ -217,11 +332,17 @@ using AscendC::CFG_NORM;
 using AscendC::GetBasicConfig;
 using AscendC::GetIBShareNormConfig;
 using AscendC::GetMDLConfig;
+using AscendC::GetMMConfig;
 using AscendC::GetNormalConfig;
 using AscendC::GetSpecialMDLConfig;
 using AscendC::IterateMode;
 using AscendC::IterateOrder;
+using AscendC::MatmulBatchParams;
 using AscendC::MatmulConfig;
+using AscendC::MatmulConfigMode;
+using AscendC::MatmulFuncParams;
+using AscendC::MatmulQuantParams;
+using AscendC::MatmulShapeParams;
 using AscendC::MM_CFG_BB;
 using AscendC::ScheduleType;
 

@@ -12,6 +12,7 @@
 #define MPNPU_CUBE_MATMUL_ENGINE_H
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -41,6 +42,10 @@ struct Setup {
     // where SetTensorA / SetTensorB were called (file relative to site_anchor, line), for reports
     int64_t a_file, b_file;
     int32_t a_line, b_line;
+    // A / B given as a TSCM LocalTensor: in L1 (a / b point into it), within the bytes [lo, hi) of
+    // L1 its buffer has
+    int32_t a_l1, b_l1;
+    uint64_t a_lo, a_hi, b_lo, b_hi;
 };
 
 // An anchor in this library: a site's file name travels as its distance from here (the same
@@ -131,31 +136,120 @@ inline const char* what_set(const char* call, const char* operand, const char* s
 template <typename AT, typename BT, typename BiasT>
 using acc_t = std::conditional_t<std::is_same_v<AT, int8_t>, int32_t, float>;
 
+// The NZ layout (CubeFormat::NZ) of a matrix with ``rows`` rows: fractals of 16 rows x c0 columns,
+// the columns cut into blocks of c0 (32 bytes of A and B: 16 half, 8 float, 32 int8; C's blocks are
+// 16 wide, 32 for 1-byte types), each block all the rows (rounded up to 16) one after another, each
+// row of a block its c0 elements. Element (r, c) counted from a tensor that starts at a block's
+// first column (a row offset within a block moves the start by whole rows of c0).
+inline int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
+inline int64_t nz_index(int64_t r, int64_t c, int64_t rows_pad, int64_t c0) {
+    return ((c / c0) * rows_pad + r) * c0 + c % c0;
+}
+template <typename T>
+constexpr int64_t nz_c0_ab() { return 32 / int64_t(sizeof(T)); }
+template <typename T>
+constexpr int64_t nz_c0_c() { return sizeof(T) == 1 ? 32 : 16; }
+
+// The accesses of rows [r0, r0 + nr) x columns [cs, cs + nc) of an NZ matrix: per column block one
+// run of nr whole rows of the block (what the cube's copies move).
+inline MpnpuEvent* nz_access(char kind, uint8_t pipe, const uint8_t* base, const uint8_t* p, int64_t rows_pad,
+                             int64_t c0, int64_t r0, int64_t nr, int64_t cs, int64_t nc, uint32_t es,
+                             const Site& site, const char* what) {
+    const int64_t first = cs / c0, blocks = (cs + nc - 1) / c0 - first + 1;
+    return gm_access(kind, pipe, base, p + uint64_t((first * rows_pad + r0) * c0) * es, uint64_t(nr * c0) * es,
+                     uint64_t(rows_pad * c0) * es, uint64_t(blocks), es, site, what);
+}
+
+// Rows [r0, r0 + nr) x columns [cs, cs + nc) of an NZ matrix into ``out`` (row-major, nc wide).
+template <typename T>
+inline void nz_gather(const T* p, int64_t rows_pad, int64_t r0, int64_t nr, int64_t cs, int64_t nc, T* out) {
+    constexpr int64_t c0 = nz_c0_ab<T>();
+    for (int64_t r = 0; r < nr; ++r)
+        for (int64_t c = 0; c < nc; ++c) out[r * nc + c] = p[nz_index(r0 + r, cs + c, rows_pad, c0)];
+}
+
+// One operand of a tile as row-major rows: where the tile's first element is, the row stride and
+// whether the rows are the transposed matrix's. An ND operand is read in place; an NZ one is
+// gathered into ``nd`` first.
+template <typename T>
+struct Operand {
+    const T* p;
+    int64_t ld;
+    bool trans;
+    MpnpuEvent* rec;
+};
+
+// Where an operand is: a GM tensor (its buffer ``base``, the matrix at ``start``), or a TSCM tensor
+// in L1 (``l1``, the matrix at ``start`` in this process, its buffer the L1 bytes [lo, hi)).
+struct Source {
+    const uint8_t* base;
+    const uint8_t* start;
+    bool l1;
+    uint64_t lo, hi;
+};
+
+// The tile's part of A or B: the stored matrix (transposed or not) has ``rows`` x ``cols`` (ld ``ld``
+// in ND, rows rounded up to 16 in NZ) and the tile is rows [r0, r0 + nr) x columns [cs, cs + nc) of it.
+// GM is read on PIPE_MTE2 (into L1), a TSCM tensor on PIPE_MTE1 (into L0A / L0B), whole NZ block rows.
+template <typename T, bool kNz>
+inline Operand<T> operand(const Source& src, bool trans, int64_t rows, int64_t ld, int64_t r0, int64_t nr, int64_t cs,
+                          int64_t nc, std::vector<T>& nd, const Site& site, const char* what) {
+    const T* m = reinterpret_cast<const T*>(src.start);
+    if constexpr (kNz) {
+        const int64_t rows_pad = align16(rows);
+        constexpr int64_t c0 = nz_c0_ab<T>();
+        MpnpuEvent* rec = nullptr;
+        if (src.l1) {
+            const uint64_t at = uint64_t(src.start - memory_base(MPNPU_MEM_L1));
+            for (int64_t b = cs / c0; b <= (cs + nc - 1) / c0; ++b) {
+                const uint64_t first = at + uint64_t((b * rows_pad + r0) * c0) * sizeof(T);
+                local_access('R', P_MTE1, MPNPU_MEM_L1, first, first + uint64_t(nr * c0) * sizeof(T), src.lo, src.hi,
+                             site, what);
+            }
+        } else {
+            rec = nz_access('R', P_MTE2, src.base, src.start, rows_pad, c0, r0, nr, cs, nc, sizeof(T), site, what);
+        }
+        nd.resize(size_t(nr * nc));
+        T* const out = nd.data();
+        if (src.l1) {  // read by PIPE_MTE1 after its earlier work (e.g. the WaitFlag for the copy into L1)
+            CoreState& c = core();
+            c.pipes.run(P_MTE1, [=] { nz_gather(m, rows_pad, r0, nr, cs, nc, out); });
+            c.pipes.barrier(P_MTE1);
+        } else {
+            nz_gather(m, rows_pad, r0, nr, cs, nc, out);
+        }
+        return {out, nc, trans, rec};
+    } else {
+        (void)rows;
+        const T* p = m + r0 * ld + cs;
+        MpnpuEvent* rec = gm_access('R', P_MTE2, src.base, p, uint64_t(nc) * sizeof(T), uint64_t(ld) * sizeof(T),
+                                    uint64_t(nr), sizeof(T), site, what);
+        return {p, ld, trans, rec};
+    }
+}
+
 // Computes tile ``t`` into ``out`` (tm x tn, row stride tn); ``partial``: add onto what ``out`` holds.
-template <typename AT, typename BT, typename BiasT, typename Acc>
+// kNzA / kNzB: A / B are stored in the NZ layout.
+template <typename AT, typename BT, typename BiasT, bool kNzA = false, bool kNzB = false, typename Acc>
 inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool partial, const Site& site,
                          const char* call) {
     const Tile tile = tile_of(s, t);
     const int64_t K = s.singleK, tm = tile.tm, tn = tile.tn;
-    const AT* A = reinterpret_cast<const AT*>(s.a);
-    const BT* B = reinterpret_cast<const BT*>(s.b);
-    // A [orgM, orgKa] row-major (transposed: [orgKa, orgM]); B [orgKb, orgN] (transposed: [orgN, orgKb])
-    const int64_t lda = s.transA ? s.orgM : s.orgKa, ldb = s.transB ? s.orgKb : s.orgN;
-    const AT* a0 = s.transA ? A + tile.m0 : A + int64_t(tile.m0) * lda;
-    const BT* b0 = s.transB ? B + int64_t(tile.n0) * ldb : B + tile.n0;
-    MpnpuEvent *ra = nullptr, *rb = nullptr, *rbias = nullptr;
-    if (s.transA)
-        ra = gm_access('R', P_MTE2, s.a_base, a0, uint64_t(tm) * sizeof(AT), uint64_t(lda) * sizeof(AT), uint64_t(K),
-                       sizeof(AT), site, what_set(call, "A", "SetTensorA", s.a_file, s.a_line));
-    else
-        ra = gm_access('R', P_MTE2, s.a_base, a0, uint64_t(K) * sizeof(AT), uint64_t(lda) * sizeof(AT), uint64_t(tm),
-                       sizeof(AT), site, what_set(call, "A", "SetTensorA", s.a_file, s.a_line));
-    if (s.transB)
-        rb = gm_access('R', P_MTE2, s.b_base, b0, uint64_t(K) * sizeof(BT), uint64_t(ldb) * sizeof(BT), uint64_t(tn),
-                       sizeof(BT), site, what_set(call, "B", "SetTensorB", s.b_file, s.b_line));
-    else
-        rb = gm_access('R', P_MTE2, s.b_base, b0, uint64_t(tn) * sizeof(BT), uint64_t(ldb) * sizeof(BT), uint64_t(K),
-                       sizeof(BT), site, what_set(call, "B", "SetTensorB", s.b_file, s.b_line));
+    // A [orgM, orgKa] (transposed: [orgKa, orgM]); B [orgKb, orgN] (transposed: [orgN, orgKb])
+    thread_local std::vector<AT> a_nd;
+    thread_local std::vector<BT> b_nd;
+    const Source sa{s.a_base, s.a, s.a_l1 != 0, s.a_lo, s.a_hi}, sb{s.b_base, s.b, s.b_l1 != 0, s.b_lo, s.b_hi};
+    const char* what_a = what_set(call, "A", "SetTensorA", s.a_file, s.a_line);
+    const Operand<AT> oa = s.transA ? operand<AT, kNzA>(sa, true, s.orgKa, s.orgM, 0, K, tile.m0, tm, a_nd, site, what_a)
+                                    : operand<AT, kNzA>(sa, false, s.orgM, s.orgKa, tile.m0, tm, 0, K, a_nd, site, what_a);
+    const char* what_b = what_set(call, "B", "SetTensorB", s.b_file, s.b_line);
+    const Operand<BT> ob = s.transB ? operand<BT, kNzB>(sb, true, s.orgN, s.orgKb, tile.n0, tn, 0, K, b_nd, site, what_b)
+                                    : operand<BT, kNzB>(sb, false, s.orgKb, s.orgN, 0, K, tile.n0, tn, b_nd, site, what_b);
+    const AT* const a0 = oa.p;
+    const BT* const b0 = ob.p;
+    const int64_t lda = oa.ld, ldb = ob.ld;
+    const bool transA = oa.trans, transB = ob.trans;
+    MpnpuEvent *ra = oa.rec, *rb = ob.rec, *rbias = nullptr;
     const BiasT* bias = s.hasBias ? reinterpret_cast<const BiasT*>(s.bias) + tile.n0 : nullptr;
     if (bias)
         rbias = gm_access('R', P_MTE2, s.bias_base, bias, uint64_t(tn) * sizeof(BiasT), 0, 1, sizeof(BiasT), site,
@@ -171,10 +265,10 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
     if constexpr (std::is_same_v<Acc, int32_t>) {
         for (int64_t i = 0; i < tm; ++i)
             for (int64_t kk = 0; kk < K; ++kk) {
-                int32_t av = s.transA ? a0[kk * lda + i] : a0[i * lda + kk];
+                int32_t av = transA ? a0[kk * lda + i] : a0[i * lda + kk];
                 const int64_t base = i * tn;
                 for (int64_t j = 0; j < tn; ++j)
-                    out[size_t(base + j)] += av * int32_t(s.transB ? b0[j * ldb + kk] : b0[kk * ldb + j]);
+                    out[size_t(base + j)] += av * int32_t(transB ? b0[j * ldb + kk] : b0[kk * ldb + j]);
             }
     } else {
         thread_local std::vector<float> af_buf, line_buf;
@@ -188,7 +282,7 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
         float* const panels = gemm::panel_buffer(int(tn), int(K));
         // every source run is contiguous (a row of A or B, or of the transposed matrix): converted
         // whole, then scattered where the layout wants it, eight runs at a time
-        if (s.transA) {  // A^T rows: kk fixed, i running
+        if (transA) {  // A^T rows: kk fixed, i running
             for (int64_t kk = 0; kk < K; kk += 8) {
                 const int64_t nk = K - kk < 8 ? K - kk : 8;
                 for (int64_t q = 0; q < nk; ++q) gemm::to_float_row(a0 + (kk + q) * lda, line + q * tm, size_t(tm));
@@ -202,7 +296,7 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
         for (int64_t j0 = 0; j0 < tn; j0 += NR) {
             const int64_t w = tn - j0 < NR ? tn - j0 : NR;
             float* const panel = panels + size_t(j0 * K);
-            if (s.transB) {  // B^T rows: column j0 + q of B, kk running
+            if (transB) {  // B^T rows: column j0 + q of B, kk running
                 for (int64_t q = 0; q < w; ++q) gemm::to_float_row(b0 + (j0 + q) * ldb, line + q * K, size_t(K));
                 gemm::pack_panel_transposed(line, K, w, panel);
             } else {
@@ -220,37 +314,61 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
     done(rbias);
 }
 
-// Stores a computed tile (tm x tn) at ``dst`` (rows ``ldc`` elements apart), converted to CT;
-// enAtomic: 0 plain, 1 add, 2 max, 3 min.
+// Where a tile of C goes: ND, the tile's first element and the row stride; NZ (rows_pad > 0), the
+// start of the C matrix, its rows rounded up to 16 and the tile's first row and column in it.
+template <typename CT>
+struct CDest {
+    CT* p;
+    int64_t ld;
+    int64_t rows_pad;
+    int64_t r0, c0;
+};
+
+// Stores a computed tile (tm x tn) at ``dst``, converted to CT; enAtomic: 0 plain, 1 add, 2 max, 3 min.
 template <typename CT, typename Acc>
-inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint8_t* base, CT* dst, int64_t ldc,
+inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint8_t* base, const CDest<CT>& dst,
                        int enAtomic, bool relu, const Site& site, const char* call) {
     CoreState& c = core();
     const int saved = c.atomic_op;
     if (enAtomic < 0 || enAtomic > 3) api_error(site, "Matmul::%s: enAtomic must be 0, 1, 2 or 3 (got %d)", call, enAtomic);
     if (enAtomic) c.atomic_op = enAtomic;
-    MpnpuEvent* rec = gm_access(gm_write_kind(), P_FIX, base, dst, uint64_t(tile.tn) * sizeof(CT), uint64_t(ldc) * sizeof(CT),
-                            uint64_t(tile.tm), sizeof(CT), site, what_of(call, "writing C"));
+    constexpr int64_t cb = nz_c0_c<CT>();
+    MpnpuEvent* rec =
+        dst.rows_pad ? nz_access(gm_write_kind(), P_FIX, base, reinterpret_cast<const uint8_t*>(dst.p), dst.rows_pad, cb,
+                                 dst.r0, tile.tm, dst.c0, tile.tn, sizeof(CT), site, what_of(call, "writing C"))
+                     : gm_access(gm_write_kind(), P_FIX, base, dst.p, uint64_t(tile.tn) * sizeof(CT),
+                                 uint64_t(dst.ld) * sizeof(CT), uint64_t(tile.tm), sizeof(CT), site,
+                                 what_of(call, "writing C"));
     thread_local std::vector<CT> row_buf;
     row_buf.resize(size_t(tile.tn));
     CT* const row = row_buf.data();
     const int op = core().atomic_op;
     for (int32_t i = 0; i < tile.tm; ++i) {
         const Acc* src = acc.data() + int64_t(i) * tile.tn;
+        bool converted = false;
         if constexpr (std::is_same_v<Acc, float> && !std::is_integral_v<CT>) {
             if (!relu) {
                 gemm::from_float_row(src, row, size_t(tile.tn));
-                store_gm(dst + int64_t(i) * ldc, row, uint64_t(tile.tn), op);
-                continue;
+                converted = true;
             }
         }
-        for (int32_t j = 0; j < tile.tn; ++j) {
-            Acc v = src[j];
-            if (relu && v < Acc(0)) v = Acc(0);
-            if constexpr (std::is_integral_v<CT>) row[size_t(j)] = static_cast<CT>(v);
-            else row[size_t(j)] = from_float<CT>(float(v));
+        if (!converted) {
+            for (int32_t j = 0; j < tile.tn; ++j) {
+                Acc v = src[j];
+                if (relu && v < Acc(0)) v = Acc(0);
+                if constexpr (std::is_integral_v<CT>) row[size_t(j)] = static_cast<CT>(v);
+                else row[size_t(j)] = from_float<CT>(float(v));
+            }
         }
-        store_gm(dst + int64_t(i) * ldc, row, uint64_t(tile.tn), op);
+        if (!dst.rows_pad) {
+            store_gm(dst.p + int64_t(i) * dst.ld, row, uint64_t(tile.tn), op);
+            continue;
+        }
+        for (int64_t j = 0; j < tile.tn;) {  // the row's runs within each column block
+            const int64_t col = dst.c0 + j, run = std::min<int64_t>(cb - col % cb, tile.tn - j);
+            store_gm(dst.p + nz_index(dst.r0 + i, col, dst.rows_pad, cb), row + j, uint64_t(run), op);
+            j += run;
+        }
     }
     done(rec);
     c.atomic_op = saved;
