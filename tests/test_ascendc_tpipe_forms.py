@@ -36,7 +36,8 @@ def _run(drop: tuple[str, ...] = (), **defines: str):
 def _error_at(entry: str, line_text: str, message: str, **defines: str) -> None:
     k = kernel(SRC, entry, kernel_type=KernelType.AIV, **defines)
     with Device(1, kernel_type=KernelType.AIV) as dev:
-        args = [dev.empty(n, 2 * N, "float32") for n in (("x", "y", "out") if entry == "forms" else ("x",))]
+        names = {"forms": ("x", "y", "out"), "long_view": ("x", "out")}.get(entry, ("x",))
+        args = [dev.empty(n, 2 * N, "float32") for n in names]
         with pytest.raises(KernelError, match=message) as e:
             dev.launch(k, *args)
     assert f"{SRC}:{line_of(SRC, line_text)}" in str(e.value), str(e.value)
@@ -86,3 +87,36 @@ def test_a_config_matching_initbuffer_runs() -> None:
 
 def test_a_tquesync_between_pipes_no_event_joins_is_an_error_at_the_line() -> None:
     _error_at("bad_sync", "sync.SetFlag(0);  // no MTE3_M event", r"TQueSync<PIPE_MTE3, PIPE_M>: no event goes")
+
+
+def _long_view(**defines: str) -> np.ndarray:
+    k = kernel(SRC, "long_view", kernel_type=KernelType.AIV, **defines)
+    x = np.arange(64, dtype=np.float32)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.empty("out", 64, "float32")
+        dev.launch(k, dev.to_device("x", x), out)
+        return dev.to_host(out) - x
+
+
+@pytest.mark.slow
+def test_a_view_longer_than_its_tbuf_runs_while_accesses_stay_inside() -> None:
+    # A documented limit the device does not check: the view alone changes nothing.
+    assert np.array_equal(_long_view(), np.ones(64, np.float32))
+
+
+@pytest.mark.slow
+def test_an_access_past_the_tbuf_through_a_long_view_is_a_memcheck_report() -> None:
+    k = kernel(SRC, "long_view", kernel_type=KernelType.AIV, MPNPU_TEST_TOUCH="72")
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        args = [dev.empty(n, 64, "float32") for n in ("x", "out")]
+        with pytest.raises(KernelError) as e:
+            dev.launch(k, *args)
+    msg = str(e.value)
+    assert "MemcheckError" in msg and "Adds" in msg, msg
+    assert f"{SRC}:{line_of(SRC, '// the access')}" in msg, msg
+
+
+@pytest.mark.slow
+def test_a_tbuf_view_past_the_end_of_ub_is_an_error_at_the_line() -> None:
+    _error_at("long_view", "// the long view", "TBuf::Get: 65536 elements of 4 bytes at byte 0 of a buffer at "
+              "byte 0 run past the end of UB", MPNPU_TEST_VIEW="65536")

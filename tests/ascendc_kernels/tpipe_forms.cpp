@@ -105,3 +105,29 @@ extern "C" __global__ __aicore__ void bad_sync(GM_ADDR x) {
     TQueSync<PIPE_MTE3, PIPE_M> sync;
     sync.SetFlag(0);  // no MTE3_M event
 }
+
+// A TBuf view longer than its buffer: the device does not check the view, only accesses matter.
+// out[0:64] = x[0:64] + 1 through a 256-byte buffer taken as a view of MPNPU_TEST_VIEW floats;
+// MPNPU_TEST_TOUCH floats of it are written.
+#ifndef MPNPU_TEST_VIEW
+#define MPNPU_TEST_VIEW 128
+#endif
+#ifndef MPNPU_TEST_TOUCH
+#define MPNPU_TEST_TOUCH 64
+#endif
+extern "C" __global__ __aicore__ void long_view(GM_ADDR x, GM_ADDR out) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> small;
+    pipe.InitBuffer(small, 64 * sizeof(float));
+    TBuf<TPosition::VECCALC> other;
+    pipe.InitBuffer(other, 64 * sizeof(float));
+    LocalTensor<float> v = small.GetWithOffset<float>(MPNPU_TEST_VIEW, 0);  // the long view
+    GlobalTensor<float> xg, og;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64);
+    og.SetGlobalBuffer((__gm__ float*)out, 64);
+    DataCopy(v, xg, 64);
+    PipeBarrier<PIPE_ALL>();
+    Adds(v, v, 1.0f, MPNPU_TEST_TOUCH);  // the access
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(og, v, 64);
+}

@@ -307,14 +307,20 @@ public:
     LocalTensor<T> Get(uint32_t len, MPNPU_SITE) const {
         return GetWithOffset<T>(len, 0, site);
     }
-    // ``size`` elements starting ``bufOffset`` bytes into the buffer.
+    // ``size`` elements starting ``bufOffset`` bytes into the buffer. The documented limit (the view
+    // within the buffer) is not checked by the device and changes nothing until an access: a view that
+    // runs past the buffer is given as asked, and memcheck reports an access past the buffer's end.
+    // Only a view past the end of the memory itself (which no access could use) stops the kernel.
     template <typename T>
     LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, MPNPU_SITE) const {
         mpnpu::at(site);
         if (!ready_) mpnpu::api_error(site, "TBuf::Get: the buffer has no memory yet (TPipe::InitBuffer first)");
-        if (uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > slot_.bytes)
-            mpnpu::api_error(site, "TBuf::Get: %u elements of %zu bytes at byte %u exceed the buffer's %llu bytes",
-                             size, sizeof(T), bufOffset, (unsigned long long)slot_.bytes);
+        if (slot_.offset + uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > mpnpu::memory_size(slot_.mem))
+            mpnpu::api_error(site,
+                             "TBuf::Get: %u elements of %zu bytes at byte %u of a buffer at byte %llu run past the "
+                             "end of %s (%llu bytes)",
+                             size, sizeof(T), bufOffset, (unsigned long long)slot_.offset,
+                             mpnpu::mem_name(slot_.mem), (unsigned long long)mpnpu::memory_size(slot_.mem));
         LocalTensor<T> t;
         t.mpnpu_init(slot_.mem, pos, slot_.offset + bufOffset, size, slot_.offset, slot_.offset + slot_.bytes);
         return t;
