@@ -212,6 +212,19 @@ def test_reduce_max_work_buffer_too_small(run):
     run(sim)
 
 
+@pytest.mark.parametrize("rtype", [MAX, MIN])
+def test_reduce_maxmin_tmp_reusing_src_needs_no_minimum(run, rtype):
+    """A sharedTmpBuffer that reuses src's space is not held to the documented minimum (the pages
+    say so): 5 floats of an 8-float buffer, with index, as dst, src and tmp at once (the minimum for
+    a separate buffer would be 16 elements)."""
+    sim = Sim(4096, seed=9)
+    lay = Layout(sim)
+    lay.add("src", "f32", 32)
+    lay.add("pad", "f32", 32)
+    sim.call("Reduce", T="f32", dst="src", src="src", tmp="src", rtype=rtype, index=1, form="count", count=5)
+    run(sim)
+
+
 def test_reduce_max_half_index_limit(run):
     """A half ReduceMax index must fit in 16 bits."""
     sim = Sim(192 * 1024, seed=6)
