@@ -494,6 +494,13 @@ def run_kf(desc_addr: int) -> int:
         print(f"mpnpu: {where}: {e}", file=sys.stderr)
         shutdown()
         return int(ExitCode.USAGE)
+    if d.block_dim == 0:
+        # Outside the documented 1..65535: the chip's runtime refuses the launch and no core runs;
+        # the program goes on (a unit test may launch 0 blocks on purpose).
+        print(f"mpnpu: {where}: block_dim 0 launches no core (outside the documented 1..65535, a launch "
+              "the chip's runtime refuses): nothing ran", file=sys.stderr)
+        _current_call = ""
+        return 0
     try:
         status = _run_kf(d, kernel, where, controls)
     except MpnpuError as e:
