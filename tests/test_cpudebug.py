@@ -322,10 +322,10 @@ def test_a_struct_passed_by_value_reaches_every_core(bindir) -> None:
 def test_a_launch_of_zero_blocks_runs_nothing_and_says_so(bindir) -> None:
     # Outside the documented 1..65535: the chip's runtime refuses the launch and no core runs; a
     # program that goes on (as a unit test that launches 0 blocks on purpose does) goes on here too.
-    r = _run(program("test_zero_blocks.cpp", bindir))
+    r = _run(program("test_two_phase.cpp", bindir, cflags=("-DMPNPU_TEST_ZERO_BLOCKS",)))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split("\n")[:2] == ["after 0 blocks -1", "after 4 blocks 1024"], r.stdout
-    run_line = line_of("cpudebug/test_zero_blocks.cpp", "// no block")
+    assert r.stdout.split("\n")[:2] == ["total 1024", "after 0 blocks -1"], r.stdout
+    run_line = line_of("cpudebug/test_two_phase.cpp", "// no block")
     assert r.stderr.strip() == (
-        f"mpnpu: ICPU_RUN_KF(two_phase) at test_zero_blocks.cpp:{run_line}: block_dim 0 launches no core "
+        f"mpnpu: ICPU_RUN_KF(two_phase) at test_two_phase.cpp:{run_line}: block_dim 0 launches no core "
         "(outside the documented 1..65535, a launch the chip's runtime refuses): nothing ran"), r.stderr
