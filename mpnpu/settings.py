@@ -400,6 +400,12 @@ PCH: Setting[bool] = Setting(
     "pch", "build C++ kernels with mpnpu's precompiled header where the compiler takes it (g++)", switch, True,
     env="MPNPU_PCH", env_help="read by every build of a C++ kernel",
 )
+KERNEL_OPT: Setting[str] = Setting(
+    "kernel_opt", "the optimisation level of mpnpu's builds of C++ kernels, as -O takes it (0-3, g, s; default "
+                  "{default}): 0 or g for a kernel to step through in a debugger; each level has its own cached builds",
+    one_of("0", "1", "2", "3", "g", "s"), "2",
+    env="MPNPU_KERNEL_OPT", env_help="read by every build of a C++ kernel",
+)
 NATIVE_SYNC: Setting[bool] = Setting(
     "native_sync", "a C++ kernel's SyncAll and cross-core flags run in the library (off: every one calls back into "
                    "the core process, e.g. to measure the two side by side)", switch, True,
@@ -421,7 +427,7 @@ SETTINGS: dict[str, Setting[Any]] = _table(
     BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, STALL_GRACE, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
     REPEAT, SEED, RACECHECK, INITCHECK, SYNCCHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, DEFAULT_KERNEL_MODE,
     MUTATE_SYNCS, MIN_SCORE,
-    PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
+    PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, KERNEL_OPT, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
 )
 
 

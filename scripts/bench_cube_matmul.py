@@ -27,7 +27,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from mpnpu.ascendc.build.compiler import BASE_FLAGS, INCLUDE_DIR, find_compiler  # noqa: E402
+from mpnpu.ascendc.build.compiler import INCLUDE_DIR, base_flags, find_compiler  # noqa: E402
 
 PROGRAM = r"""
 #include <chrono>
@@ -102,7 +102,7 @@ def build(dtype: str, tmp: str) -> str:
     src, exe = os.path.join(tmp, "bench.cpp"), os.path.join(tmp, "bench")
     with open(src, "w") as f:
         f.write(PROGRAM)
-    flags = [f for f in BASE_FLAGS if f not in ("-shared", "-fPIC", "-fvisibility=hidden")]
+    flags = [f for f in base_flags() if f not in ("-shared", "-fPIC", "-fvisibility=hidden")]
     subprocess.run([*find_compiler(), *flags, f"-I{INCLUDE_DIR}", f"-DDTYPE={dtype}", src, "-o", exe], check=True)
     return exe
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 from typing import Iterator
 
 import psutil
@@ -31,8 +33,14 @@ from tests.waiting import wait_for
 # subprocesses need was compiled a second time (about a fifth of the suite's compiling).
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(mpnpu.__file__)))
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+# The suite builds its C++ kernels at -O1 unless told otherwise: a third less compiling than the
+# default -O2 for kernels that behave the same, and from an empty build cache most of the suite's
+# time is compiling (docs/ascendc.md, "Optimisation level").
+os.environ.setdefault("MPNPU_KERNEL_OPT", "1")
 
 SHM_DIR = "/dev/shm"
+#: the session's prebuild process (tests/prebuild.py), while it runs
+_prebuild: subprocess.Popen[bytes] | None = None
 
 
 def shm_segments() -> set[str]:
@@ -58,10 +66,14 @@ def _tracker_pid() -> int | None:
 
 
 def live_children() -> list[psutil.Process]:
+    """The live descendants of this process, but for the session's prebuild process and the
+    compilers it runs (:func:`pytest_collection_finish`): they are no test's."""
     out = []
+    prebuild = _prebuild.pid if _prebuild is not None else None
     for p in psutil.Process().children(recursive=True):
         try:
-            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and (
+                    prebuild is None or prebuild not in {p.pid, *(a.pid for a in p.parents())}):
                 out.append(p)
         except psutil.NoSuchProcess:
             pass
@@ -190,3 +202,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for i, item in enumerate(group):
             if i not in keep:
                 item.add_marker(pytest.mark.slow)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start building, in a process of its own, the C++ libraries the selected tests will need most
+    (tests/prebuild.py): those of each module whose ``PREBUILD`` names them, when a selected test
+    of it uses the module's ``built`` fixture. MPNPU_TEST_PREBUILD=0 turns it off."""
+    global _prebuild
+    if session.config.option.collectonly or os.environ.get("MPNPU_TEST_PREBUILD", "1") == "0":
+        return
+    groups = sorted({g for item in session.items if "built" in getattr(item, "fixturenames", ())
+                     for g in getattr(getattr(item, "module", None), "PREBUILD", ())})
+    if groups:
+        _prebuild = subprocess.Popen([sys.executable, "-m", "tests.prebuild", *groups], cwd=_PACKAGE_ROOT,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The prebuild process ends with the session, done or not (its compilers with it)."""
+    global _prebuild
+    if _prebuild is not None and _prebuild.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(_prebuild.pid, signal.SIGKILL)
+        _prebuild.wait(timeout=10)
+    _prebuild = None

@@ -104,3 +104,27 @@ def test_the_kernel_type_is_read_from_the_source(tmp_path) -> None:
     p = tmp_path / "mix.cpp"
     p.write_text("__global__ __mix__(1, 2) void f() {}\n")
     assert detect_kernel_type([str(p)]) is KernelType.MIX_1_2
+
+
+def test_the_optimisation_level_comes_from_the_setting_and_keys_the_cache(tmp_path, monkeypatch) -> None:
+    """MPNPU_KERNEL_OPT sets the -O of every kernel build (default -O2) and is part of the cache key, so
+    builds of each level are kept apart; a bad value is a one-line usage error."""
+    from mpnpu.ascendc.build import compiler
+    from mpnpu.errors import UsageError
+
+    source = tmp_path / "k.cpp"
+    source.write_text("// a kernel source\n")
+    spec = BuildSpec((str(source),), "k")
+    keys = {}
+    for level, flag in (("", "-O2"), ("0", "-O0"), ("g", "-Og")):
+        if level:
+            monkeypatch.setenv("MPNPU_KERNEL_OPT", level)
+        else:
+            monkeypatch.delenv("MPNPU_KERNEL_OPT", raising=False)
+        cmd = compiler._command(["g++"], spec, "entry.cpp", "out.so", "deps.d")
+        assert [f for f in cmd if f.startswith("-O")] == [flag]
+        keys[flag] = compiler._key(["/bin/true"], spec)
+    assert len(set(keys.values())) == 3
+    monkeypatch.setenv("MPNPU_KERNEL_OPT", "fast")
+    with pytest.raises(UsageError, match="MPNPU_KERNEL_OPT.*expected one of 0, 1, 2, 3, g, s"):
+        compiler.base_flags()

@@ -3,8 +3,12 @@ recent ones, the one just built and the CPU-debug host libraries (loaded by path
 
 from __future__ import annotations
 
+import json
 import os
+import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from mpnpu.ascendc.build import cache
 
@@ -37,3 +41,35 @@ def test_a_cache_hit_counts_as_a_use(tmp_path) -> None:
     cache.used(e)
     assert os.path.getmtime(e) > before + 3000
     assert [p for _, _, p in cache.entries(str(tmp_path))] == [e]
+
+
+def test_two_builds_of_one_library_at_once_compile_it_once(tmp_path, monkeypatch) -> None:
+    """Two builds of the same library started together (a batch and the tests beside it, two runs on one
+    cache): the second waits on the library's build lock and takes the first's result, no second compile."""
+    from mpnpu.ascendc.build import compiler
+
+    monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path))
+    compiles: list[int] = []
+
+    def compile_slowly(folder: str, lib: str, spec: object, cxx: object) -> None:
+        compiles.append(threading.get_ident())
+        time.sleep(0.3)  # (long enough for the other build to find no library and reach the lock)
+        with open(lib, "wb") as f:
+            f.write(b"\0")
+        with open(os.path.join(folder, "deps.json"), "w") as f:
+            json.dump({}, f)
+
+    monkeypatch.setattr(compiler, "_compile_into", compile_slowly)
+    source = tmp_path / "k.cpp"
+    source.write_text("// a kernel source\n")
+    spec = compiler.BuildSpec((str(source),), "k")
+    start = threading.Barrier(2)
+
+    def build_once(_: int) -> compiler.Built:
+        start.wait(timeout=10)
+        return compiler.build(spec, cxx=[sys.executable])
+
+    with ThreadPoolExecutor(2) as pool:
+        built = list(pool.map(build_once, range(2)))
+    assert len(compiles) == 1
+    assert sorted(b.cached for b in built) == [False, True] and built[0].path == built[1].path

@@ -18,10 +18,8 @@ module is skipped.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import importlib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import pytest
@@ -32,9 +30,12 @@ from mpnpu.report.hazards import format_hazards
 from mpnpu.runtime.config import DEFAULT_OPTIONS
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.topology import KernelType
+from tests import prebuild
 from tests.ascendc_util import needs_cxx
 
 pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks", "time_limit"), pytest.mark.time_limit(60)]
+#: built beside the first tests of the session (tests/prebuild.py)
+PREBUILD = ("gallery-cxx",)
 
 KERNELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels")
 
@@ -118,21 +119,10 @@ def _op(folder: str):
     return importlib.import_module(f"mpnpu.kernels.{folder}.operator").OPERATOR_CXX
 
 
-def _dtypes(folder: str) -> tuple[str | None, ...]:
-    try:
-        return importlib.import_module(f"mpnpu.kernels.{folder}.cases").DTYPES
-    except ModuleNotFoundError:  # the intra-core kernels make float32 cases only
-        return (None,)
+_dtypes = prebuild.gallery_dtypes
 
 
-@functools.cache
-def _only(folder: str, dtype: str | None):
-    """The C++ operator with its cases restricted to one dtype (itself for a one-dtype kernel)."""
-    op = _op(folder)
-    if dtype is None:
-        return op
-    cases = importlib.import_module(f"mpnpu.kernels.{folder}.cases")
-    return dataclasses.replace(op, make=functools.partial(cases.make, dtypes=(dtype,)))
+_only = prebuild.gallery_operator  # (the C++ operator with its cases of one dtype)
 
 
 def _device(op, block_dim: int, **kwargs) -> Device:
@@ -155,10 +145,9 @@ def _site(folder: str, text: str) -> str:
 
 @pytest.fixture(scope="module", autouse=True)
 def built() -> None:
-    """Every library of the gallery (one per kernel and element type), two compilers at a time."""
-    jobs = [(folder, dtype) for folder in GALLERY for dtype in _dtypes(folder)]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(lambda job: _only(*job).kernel_for(_only(*job).make_case(0, 0)), jobs))
+    """Every library of the gallery (one per kernel and element type), two compilers at a time (the
+    session's prebuild process may have built them already)."""
+    prebuild.gallery_cxx(2, tuple(GALLERY))
 
 
 def _key(h) -> tuple:

@@ -5,7 +5,7 @@
     sources (+ tiling header, -D defines)
       └─ entry.cpp (generated): #include <the entry's source> ; #include "mpnpu/native/bridge.h" ;
                                  MPNPU_EXPORT_ENTRY(<entry>)
-           └─ $CXX -std=c++17 -O2 -shared -fPIC -fvisibility=hidden -I<mpnpu's headers> ...
+           └─ $CXX -std=c++17 -O<MPNPU_KERNEL_OPT, default 2> -shared -fPIC -fvisibility=hidden -I<mpnpu's headers> ...
                    [-include <cache>/pch/<key>/mpnpu_pch.h: g++, mpnpu's headers precompiled (mpnpu.ascendc.build.pch)]
                 └─ <cache>/<key>/lib<entry>.so   (+ deps.json: every file the compiler read, hashed)
 
@@ -20,6 +20,7 @@ file:line; a missing compiler is one line saying how to get one.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -28,9 +29,11 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from mpnpu import settings
 from mpnpu.errors import UsageError
@@ -39,7 +42,13 @@ from . import cache, pch
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
 #: flags every kernel library is built with (ours; a kernel's own come after them)
-BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-strict-aliasing", "-pthread")
+BASE_FLAGS = ("-std=c++17", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-strict-aliasing", "-pthread")
+
+
+def base_flags() -> tuple[str, ...]:
+    """The flags of every kernel build: :data:`BASE_FLAGS` and the optimisation level of the
+    KERNEL_OPT setting (``MPNPU_KERNEL_OPT``, default -O2)."""
+    return (*BASE_FLAGS, f"-O{settings.from_env(settings.KERNEL_OPT)}")
 _COMPILERS = ("g++", "clang++", "c++")
 
 
@@ -152,7 +161,7 @@ def entry_source(spec: BuildSpec) -> str:
 
 def _command(cxx: Sequence[str], spec: BuildSpec, entry_path: str, out: str, deps: str,
              pch: Sequence[str] = ()) -> list[str]:
-    cmd = [*cxx, *BASE_FLAGS, f"-I{INCLUDE_DIR}"]
+    cmd = [*cxx, *base_flags(), f"-I{INCLUDE_DIR}"]
     for d in spec.include_dirs:
         cmd.append(f"-I{os.path.abspath(d)}")
     # The kernel's own folders, as its build system would have them.
@@ -171,7 +180,7 @@ def _command(cxx: Sequence[str], spec: BuildSpec, entry_path: str, out: str, dep
 def _key(cxx: Sequence[str], spec: BuildSpec) -> str:
     h = hashlib.sha256()
     h.update(entry_source(spec).encode())
-    h.update(json.dumps([list(BASE_FLAGS), list(spec.flags), sorted(spec.defines.items()),
+    h.update(json.dumps([list(base_flags()), list(spec.flags), sorted(spec.defines.items()),
                          [os.path.abspath(d) for d in spec.include_dirs],
                          os.path.abspath(spec.tiling_header) if spec.tiling_header else None,
                          [os.path.abspath(s) for s in spec.sources]]).encode())
@@ -231,6 +240,42 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
         cache.used(folder)
         return Built(lib, spec, cached=True)
     os.makedirs(folder, exist_ok=True)
+    with _building(folder):
+        if not force and _cache_place(compiler, spec)[2]:  # (another process built it meanwhile)
+            cache.used(folder)
+            return Built(lib, spec, cached=True)
+        _compile_into(folder, lib, spec, compiler)
+    cache.prune(cache_dir(), keep=[folder])  # bounded: the least recently used entries go first
+    return Built(lib, spec, cached=False)
+
+
+#: how long a build waits for another process's build of the same library before compiling it itself
+BUILD_WAIT_S = 660.0
+
+
+@contextmanager
+def _building(folder: str) -> Iterator[None]:
+    """Hold the library's build lock (an exclusive ``flock`` on ``<folder>/.lock``): two processes
+    that need the same library (a batch and the tests beside it, two runs sharing a cache) compile
+    it once, the second taking the first's result. A lock held past :data:`BUILD_WAIT_S` (longer
+    than any compile may take) is given up on, and the library compiled regardless."""
+    fd = os.open(os.path.join(folder, ".lock"), os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        deadline = time.monotonic() + BUILD_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # (releases the lock)
+
+
+def _compile_into(folder: str, lib: str, spec: BuildSpec, compiler: Sequence[str]) -> None:
     with tempfile.TemporaryDirectory(dir=folder, prefix="build-") as tmp:
         entry_path = os.path.join(tmp, "mpnpu_entry.cpp")
         with open(entry_path, "w") as f:
@@ -251,8 +296,6 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
             json.dump(digests, f)
         os.replace(out, lib)
         os.replace(os.path.join(tmp, "deps.json"), os.path.join(folder, "deps.json"))
-    cache.prune(cache_dir(), keep=[folder])  # bounded: the least recently used entries go first
-    return Built(lib, spec, cached=False)
 
 
 def _pch_args(compiler: Sequence[str], spec: BuildSpec) -> list[str]:
@@ -260,7 +303,7 @@ def _pch_args(compiler: Sequence[str], spec: BuildSpec) -> list[str]:
     identity = _compiler_identity(tuple(compiler))
     if not pch.enabled(identity) or not pch.applies(spec.sources, spec.tiling_header, INCLUDE_DIR, headers_digest()):
         return []
-    return pch.pch_args(compiler, identity, [*BASE_FLAGS, *spec.flags], INCLUDE_DIR, cache_dir(), headers_digest())
+    return pch.pch_args(compiler, identity, [*base_flags(), *spec.flags], INCLUDE_DIR, cache_dir(), headers_digest())
 
 
 def _compile(cmd: Sequence[str], spec: BuildSpec, compiler: Sequence[str]) -> subprocess.CompletedProcess[str]:
