@@ -33,6 +33,7 @@ from mpnpu.errors import (
     SyncAllNotReachedError,
     UsageError,
 )
+from mpnpu.runtime.checks import MAX_WAVES
 from mpnpu.runtime.config import DEFAULT_SPEC
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import process_asleep
@@ -277,13 +278,16 @@ def test_core_killed_between_launches() -> None:
 # -- configuration -------------------------------------------------------------------------------
 
 
-def test_block_dim_above_ai_cores_is_refused_before_any_process_starts() -> None:
+def test_block_dim_above_the_waves_mpnpu_runs_is_refused_before_any_process_starts() -> None:
+    """A launch wider than the AI cores runs in waves (tests/test_ascendc_launch.py); past
+    MAX_WAVES of them it is refused, before any process starts."""
     before_children = {p.pid for p in live_children()}
     before_shm = shm_segments()
+    wide = MAX_WAVES * DEFAULT_SPEC.ai_cores + 1
     with pytest.raises(DeviceConfigError) as ei:
-        Device(DEFAULT_SPEC.ai_cores + 1, options=OPTIONS)
+        Device(wide, options=OPTIONS)
     assert isinstance(ei.value, UsageError)
-    assert ei.value.details == {"block_dim": DEFAULT_SPEC.ai_cores + 1, "ai_cores": DEFAULT_SPEC.ai_cores}
+    assert ei.value.details == {"block_dim": wide, "ai_cores": DEFAULT_SPEC.ai_cores}
     assert str(DEFAULT_SPEC.ai_cores) in str(ei.value)
     assert {p.pid for p in live_children()} <= before_children
     assert shm_segments() <= before_shm

@@ -35,7 +35,7 @@ import numpy as np
 from mpnpu.errors import DeviceClosedError, DeviceConfigError, TraceError, UsageError
 
 from . import protocol
-from .checks import check_block_dim
+from .checks import check_launch_width
 from .config import (
     DEFAULT_BLOCK_DIM,
     DEFAULT_OPTIONS,
@@ -112,7 +112,7 @@ class Device:
         ``kernel_type``: which cores a launch starts (mpnpu.runtime.topology.KernelType): by default
         each AI core is 1 cube + 2 vector core processes; a vector-only device runs ``block_dim``
         vector core processes, and so on."""
-        check_block_dim(block_dim, spec, kernel_type)
+        check_launch_width(block_dim, spec, kernel_type)
         if start_method not in multiprocessing.get_all_start_methods():
             raise DeviceConfigError(f"start method {start_method!r} is not available here")
         self.topology = Topology(block_dim, kernel_type)
