@@ -86,3 +86,14 @@ def test_a_config_matching_initbuffer_runs() -> None:
 
 def test_a_tquesync_between_pipes_no_event_joins_is_an_error_at_the_line() -> None:
     _error_at("bad_sync", "sync.SetFlag(0);  // no MTE3_M event", r"TQueSync<PIPE_MTE3, PIPE_M>: no event goes")
+
+
+def test_a_buffer_length_is_rounded_up_to_32_bytes_for_the_whole_buffer_tensor() -> None:
+    """InitBuffer rounds a length that is not a multiple of 32 bytes up to one (the TPipe and
+    TBuf pages): a 24-byte buffer of float gives an 8-element tensor, and a ReduceMax whose
+    sharedTmpBuffer needs 32 bytes may use it (dynamic_quant's 6-element rows in the corpus)."""
+    k = kernel("tbuf_len.cpp", "tbuf_len", kernel_type=KernelType.AIV)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.full(8, -1, np.int32))
+        dev.launch(k, out)
+        assert dev.to_host(out)[:4].tolist() == [8, 8, 8, 9]

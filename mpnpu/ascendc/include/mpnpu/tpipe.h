@@ -336,7 +336,7 @@ bool TPipe::InitBuffer(TBuf<P>& buf, uint32_t len, mpnpu::Site site) {
     mpnpu::check_core_has(mem, P, site, "TPipe::InitBuffer");
     uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
     uint64_t at = mpnpu::reserve(mem, state_->used[mem], size, site, "TPipe::InitBuffer");
-    buf.mpnpu_init(mem, at, len);
+    buf.mpnpu_init(mem, at, size);  // (a len that is no multiple of 32 bytes is rounded up: Get() has it all)
     return true;
 }
 
@@ -371,7 +371,7 @@ public:
     bool InitBuffer(TBuf<P>& buf, uint32_t len, MPNPU_SITE) {
         mpnpu::at(site);
         check_memory(P, site);
-        buf.mpnpu_init(mem_, carve(round_up(len), 1, site), len);
+        buf.mpnpu_init(mem_, carve(round_up(len), 1, site), round_up(len));
         return true;
     }
     template <class T>
