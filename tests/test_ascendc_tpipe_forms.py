@@ -97,3 +97,23 @@ def test_a_buffer_length_is_rounded_up_to_32_bytes_for_the_whole_buffer_tensor()
         out = dev.to_device("out", np.full(8, -1, np.int32))
         dev.launch(k, out)
         assert dev.to_host(out)[:4].tolist() == [8, 8, 8, 9]
+
+
+def test_queue_buffers_hold_event_ids_until_free_all_event_gives_them_back() -> None:
+    """The TQue page's limit: a queue buffer holds an event id per direction, 8 of them at a
+    position on this chip class (4 double-buffered queues). FreeAllEvent gives a queue's ids back,
+    so a ninth queue made after it runs (the page's own example); a ninth buffer in use without it
+    is an error at its AllocTensor."""
+    x = np.random.default_rng(5).normal(size=12 * 64).astype(np.float32)
+    k = kernel("many_queues.cpp", "many_queues", kernel_type=KernelType.AIV)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.zeros(12 * 64, np.float32))
+        r = dev.launch_with(LaunchOptions(trace=True), k, dev.to_device("x", x), out)
+        np.testing.assert_array_equal(dev.to_host(out)[:9 * 64], x[:9 * 64] + 1)
+        assert analyze(r.trace) == []
+    k2 = kernel("many_queues.cpp", "many_queues", kernel_type=KernelType.AIV, MPNPU_TEST_DOUBLE_BUFFERED="1")
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        with pytest.raises(KernelError, match=r"TQue::AllocTensor: all 8 event ids of HardEvent::MTE2_V are taken "
+                                              r".*4 queues when double-buffered") as e:
+            dev.launch(k2, dev.to_device("x", x), dev.empty("out", 12 * 64, "float32"))
+    assert f"many_queues.cpp:{line_of('many_queues.cpp', 'the tile')}" in str(e.value), str(e.value)

@@ -187,6 +187,19 @@ struct TQueConfig {
 struct PipeState {
     uint64_t used[MPNPU_MEM_COUNT] = {};
     uint8_t taken[size_t(HardEvent::MAX)] = {};
+
+    // The lowest free id of ``evt``, reserved; -1 when all 8 are taken.
+    int32_t take(HardEvent evt) {
+        uint8_t& t = taken[size_t(evt)];
+        for (int i = 0; i < 8; ++i) {
+            if (!(t & (1u << i))) {
+                t = uint8_t(t | (1u << i));
+                return i;
+            }
+        }
+        return -1;
+    }
+    void give_back(HardEvent evt, int32_t id) { taken[size_t(evt)] = uint8_t(taken[size_t(evt)] & ~(1u << id)); }
 };
 
 class TPipe {
@@ -240,16 +253,15 @@ public:
 
     template <HardEvent evt>
     TEventID AllocEventID(MPNPU_SITE) {
-        uint8_t& taken = state_->taken[size_t(evt)];
-        for (int i = 0; i < 8; ++i) {
-            if (!(taken & (1u << i))) {
-                taken = uint8_t(taken | (1u << i));
-                return TEventID(i);
-            }
-        }
-        mpnpu::api_error(site, "AllocEventID<HardEvent::%s>: all 8 event ids are allocated (release one first; "
-                               "every queue buffer holds one id per direction)", mpnpu::event_pipes(evt).name);
+        int32_t id = state_->take(evt);
+        if (id < 0)
+            mpnpu::api_error(site, "AllocEventID<HardEvent::%s>: all 8 event ids are allocated (release one first; "
+                                   "%s)", mpnpu::event_pipes(evt).name, kQueueIds);
+        return TEventID(id);
     }
+    // How a queue holds event ids (said in the errors of running out of them).
+    static constexpr const char* kQueueIds =
+        "a queue buffer holds one id per direction from its first AllocTensor until its queue's FreeAllEvent";
 
     template <HardEvent evt>
     void ReleaseEventID(TEventID id, MPNPU_SITE) {
@@ -279,6 +291,7 @@ public:
     }
 
     // -- for mpnpu ---------------------------------------------------------------------------------------
+    const std::shared_ptr<PipeState>& mpnpu_state() const { return state_; }
     uint64_t mpnpu_reserve(int mem, uint64_t len, const mpnpu::Site& site, const char* what) {
         return mpnpu::reserve(mem, state_->used[mem], len, site, what);
     }
@@ -482,11 +495,16 @@ public:
         if (num > kMaxBuffers) mpnpu::api_error(site, "TPipe::InitBuffer: at most %d buffers per queue", kMaxBuffers);
         fwd_ = mpnpu::event_of(producer_, consumer_);
         bwd_ = mpnpu::event_of(consumer_, producer_);
+        if (fwd_ == HardEvent::MAX || bwd_ == HardEvent::MAX)
+            mpnpu::api_error(site, "a queue between these positions has no event");
+        // A buffer takes its event ids from the pipe when it is first allocated and keeps them until
+        // the queue's FreeAllEvent gives them back (the TQue and FreeAllEvent pages).
+        pipe_ = pipe.mpnpu_state();
         num_ = num;
         for (int i = 0; i < num; ++i) {
             slots_[i] = BufferSlot{mem, first + uint64_t(i) * len, len};
-            fwd_id_[i] = alloc_id(pipe, fwd_, site);
-            bwd_id_[i] = alloc_id(pipe, bwd_, site);
+            fwd_id_[i] = -1;
+            bwd_id_[i] = -1;
             reused_[i] = false;
             held_[i] = false;
             free_[i] = int8_t(i);
@@ -525,6 +543,10 @@ public:
             mpnpu::api_error(site, "TQue::AllocTensor: all %d buffers are in use (FreeTensor one first; the device "
                                    "would hang)", int(num_));
         int s = free_[0];
+        if (fwd_id_[s] < 0) {
+            fwd_id_[s] = take(fwd_, site);
+            bwd_id_[s] = take(bwd_, site);
+        }
         for (int i = 1; i < n_free_; ++i) free_[i - 1] = free_[i];
         --n_free_;
         if (reused_[s]) mpnpu::wait_flag(bwd_, bwd_id_[s], site);
@@ -601,27 +623,32 @@ public:
     bool HasTensorInQue() const { return n_queued_ > 0; }
     int32_t GetTensorCountInQue() const { return n_queued_; }
     bool HasIdleBuffer() const { return n_free_ > 0; }
-    // Consume the events the queue's last FreeTensors raised (so none is left set at the end).
+    // Consume the events the queue's last FreeTensors raised (so none is left set at the end), and
+    // give the event ids of the buffers not in use back to the pipe (another queue may take them).
     void FreeAllEvent(MPNPU_SITE) {
         for (int i = 0; i < num_; ++i) {
-            if (reused_[i] && !held_[i]) {
+            if (held_[i]) continue;
+            if (reused_[i]) {
                 mpnpu::wait_flag(bwd_, bwd_id_[i], site);
                 reused_[i] = false;
+            }
+            if (fwd_id_[i] >= 0) {
+                pipe_->give_back(fwd_, fwd_id_[i]);
+                pipe_->give_back(bwd_, bwd_id_[i]);
+                fwd_id_[i] = bwd_id_[i] = -1;
             }
         }
     }
 
 private:
-    static TEventID alloc_id(TPipe& pipe, HardEvent evt, const mpnpu::Site& site) {
-        switch (evt) {
-#define MPNPU_ALLOC_CASE(E) \
-    case HardEvent::E: return pipe.AllocEventID<HardEvent::E>(site);
-            MPNPU_ALLOC_CASE(MTE2_V) MPNPU_ALLOC_CASE(V_MTE2) MPNPU_ALLOC_CASE(V_MTE3) MPNPU_ALLOC_CASE(MTE3_V)
-            MPNPU_ALLOC_CASE(MTE2_MTE1) MPNPU_ALLOC_CASE(MTE1_MTE2) MPNPU_ALLOC_CASE(MTE1_M) MPNPU_ALLOC_CASE(M_MTE1)
-            MPNPU_ALLOC_CASE(M_FIX) MPNPU_ALLOC_CASE(FIX_M)
-#undef MPNPU_ALLOC_CASE
-            default: mpnpu::api_error(site, "a queue between these positions has no event");
-        }
+    // An event id of the pipe for a buffer (the kernel's AllocEventID ids are the same 8).
+    TEventID take(HardEvent evt, const mpnpu::Site& site) {
+        int32_t id = pipe_->take(evt);
+        if (id < 0)
+            mpnpu::api_error(site, "TQue::AllocTensor: all 8 event ids of HardEvent::%s are taken (%s; on this "
+                                   "chip class a position has at most 8 queue buffers in use, 4 queues when "
+                                   "double-buffered)", mpnpu::event_pipes(evt).name, TPipe::kQueueIds);
+        return TEventID(id);
     }
     int32_t depth_limit() const { return depth > 0 ? depth : num_; }
     void check_ready(const mpnpu::Site& site, const char* what) const {
@@ -635,6 +662,7 @@ private:
 
     uint8_t producer_ = mpnpu::P_MTE2, consumer_ = mpnpu::P_V;
     HardEvent fwd_ = HardEvent::MTE2_V, bwd_ = HardEvent::V_MTE2;
+    std::shared_ptr<PipeState> pipe_;  // whose event ids the buffers' trips take
     int num_ = 0;
     BufferSlot slots_[kMaxBuffers];
     TEventID fwd_id_[kMaxBuffers] = {};
