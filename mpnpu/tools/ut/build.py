@@ -688,17 +688,11 @@ def _cases_commented_out(sources: Sequence[str]) -> list[str]:
     """Why gtest will run no case: every TEST / TEST_F / TEST_P line of the test sources is commented
     out (a repository that disabled a test this way still registers it)."""
     active = commented = 0
-    for src in sources:
-        try:
-            with open(src, errors="replace") as f:
-                text = f.read()
-        except OSError:
-            continue
-        for m in _CASE.finditer(text):
-            if m.group(1):
-                commented += 1
-            else:
-                active += 1
+    for src in filter(os.path.isfile, sources):
+        with open(src, errors="replace") as f:
+            marks = [m.group(1) for m in _CASE.finditer(f.read())]
+        commented += sum(1 for c in marks if c)
+        active += sum(1 for c in marks if not c)
     if active or not commented:
         return []
     return [f"every test case of the test source is commented out (its {commented} TEST/TEST_F lines start with //): "
