@@ -88,6 +88,7 @@ def test_a_tquesync_between_pipes_no_event_joins_is_an_error_at_the_line() -> No
     _error_at("bad_sync", "sync.SetFlag(0);  // no MTE3_M event", r"TQueSync<PIPE_MTE3, PIPE_M>: no event goes")
 
 
+@pytest.mark.slow
 def test_a_buffer_length_is_rounded_up_to_32_bytes_for_the_whole_buffer_tensor() -> None:
     """InitBuffer rounds a length that is not a multiple of 32 bytes up to one (the TPipe and
     TBuf pages): a 24-byte buffer of float gives an 8-element tensor, and a ReduceMax whose
@@ -99,6 +100,7 @@ def test_a_buffer_length_is_rounded_up_to_32_bytes_for_the_whole_buffer_tensor()
         assert dev.to_host(out)[:4].tolist() == [8, 8, 8, 9]
 
 
+@pytest.mark.slow
 def test_queue_buffers_hold_event_ids_until_free_all_event_gives_them_back() -> None:
     """The TQue page's limit: a queue buffer holds an event id per direction, 8 of them at a
     position on this chip class (4 double-buffered queues). FreeAllEvent gives a queue's ids back,
