@@ -296,6 +296,22 @@ def test_block_dim_above_the_waves_mpnpu_runs_is_refused_before_any_process_star
             Device(bad, options=OPTIONS)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
+def test_a_launch_wider_than_the_cores_runs_in_waves_of_at_most_the_core_count() -> None:
+    """49 blocks on 48 vector cores: the 49th starts only once a block of the first wave has ended
+    (each of those holds its core 2 s, longer than the cores take to start on a loaded machine), as
+    the chip starts it on the first core that frees."""
+    from mpnpu.runtime.topology import KernelType
+
+    with device(49, kernel_type=KernelType.AIV) as dev:
+        stamps = dev.to_device("stamps", np.zeros((49, 2), np.int64))
+        dev.launch(k("wave_stamps"), stamps, 48, 2.0)
+        t = dev.to_host(stamps)
+    assert (t[:, 1] >= t[:, 0]).all() and (t[:, 0] > 0).all()
+    assert t[48, 0] >= t[:48, 1].min()  # after the first block that ended
+    assert t[48, 0] < t[:48, 1].max() + 1_000_000_000  # and not held up long after it
+
+
 def test_bad_kernel_reference_is_a_usage_error_without_touching_the_pool() -> None:
     with device(1) as dev:
         gen = dev.pool_generation

@@ -54,9 +54,10 @@ def check_launch_width(block_dim: Any, spec: DeviceSpec = DEFAULT_SPEC, kernel_t
     """``block_dim`` if a device can run a launch that wide, else a :class:`DeviceConfigError`.
 
     On the chip a launch wider than the cores runs in waves: a block starts when a core is free.
-    Its blocks are independent unless the kernel syncs them, so mpnpu runs one core process per
-    block; the calls that would hang on the chip in such a launch (SyncAll, a mode-0 flag wait) are
-    refused when a core makes them (mpnpu.runtime.kcontext). Up to :data:`MAX_WAVES` waves.
+    mpnpu runs it so (a core process per block, at most :func:`cores_at_once` blocks at a time, the
+    next started as one ends: mpnpu.runtime.pool.Waves); the calls that would hang on the chip in
+    such a launch (SyncAll, a mode-0 flag wait) are refused when a core makes them
+    (mpnpu.runtime.kcontext). Up to :data:`MAX_WAVES` waves.
     """
     if not is_int(block_dim) or block_dim < 1:
         raise DeviceConfigError(f"block_dim must be a positive integer, got {block_dim!r}")
