@@ -307,6 +307,10 @@ def test_a_launch_wider_than_the_cores_runs_in_waves_of_at_most_the_core_count()
         stamps = dev.to_device("stamps", np.zeros((49, 2), np.int64))
         dev.launch(k("wave_stamps"), stamps, 48, 2.0)
         t = dev.to_host(stamps)
+        # a SyncAll there would wait for blocks that cannot start: refused, not hung
+        with pytest.raises(KernelError, match=r"SyncAll at tests/kernels_for_tests.py:\d+ in a launch of 49 blocks, "
+                                              r"wider than the device's 48 vector cores"):
+            dev.launch(k("sync_aiv_rounds"), filled(dev, "data", (1, 49)), filled(dev, "seen", (49, 1, 49)), 1, 0.0)
     assert (t[:, 1] >= t[:, 0]).all() and (t[:, 0] > 0).all()
     assert t[48, 0] >= t[:48, 1].min()  # after the first block that ended
     assert t[48, 0] < t[:48, 1].max() + 1_000_000_000  # and not held up long after it
