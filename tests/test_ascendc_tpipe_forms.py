@@ -119,3 +119,21 @@ def test_queue_buffers_hold_event_ids_until_free_all_event_gives_them_back() -> 
                                               r".*4 queues when double-buffered") as e:
             dev.launch(k2, dev.to_device("x", x), dev.empty("out", 12 * 64, "float32"))
     assert f"many_queues.cpp:{line_of('many_queues.cpp', 'the tile')}" in str(e.value), str(e.value)
+
+
+@pytest.mark.slow
+def test_a_queue_copied_by_value_names_the_same_buffers_and_their_event_ids() -> None:
+    """The event ids belong to the buffers, so a copy of a queue that takes them first hands them to
+    the original too: its FreeTensor's set meets the copy's still pending one (synccheck's duplicate
+    event id), the defect ops-nn's apply_fused_ema_adam shows (docs/public-kernels.md)."""
+    from mpnpu.racecheck.findings import DUPLICATE_ID
+    from mpnpu.racecheck.synccheck import synccheck
+
+    k = kernel("many_queues.cpp", "many_queues", kernel_type=KernelType.AIV, MPNPU_TEST_COPIED="1")
+    x = np.arange(12 * 64, dtype=np.float32)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.zeros(12 * 64, np.float32))
+        r = dev.launch_with(LaunchOptions(trace=True), k, dev.to_device("x", x), out)
+        np.testing.assert_array_equal(dev.to_host(out)[:2 * 64], x[:2 * 64] + 1)
+    found = [(f.kind, f.subject) for f in synccheck(r.trace)]
+    assert (DUPLICATE_ID, "SetFlag<V_MTE2>(0)") in found, found

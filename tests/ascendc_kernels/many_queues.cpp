@@ -2,7 +2,9 @@
 // VECIN queues carry x's first 8 tiles, the first queue gives its event ids back (FreeAllEvent),
 // and a ninth queue, made after that, carries the last tile; out = the 9 tiles, each plus 1. With
 // MPNPU_TEST_DOUBLE_BUFFERED: six double-buffered VECIN queues take turns over their buffers, and
-// the ninth buffer in use has no event id left.
+// the ninth buffer in use has no event id left. With MPNPU_TEST_COPIED: a queue passed by value
+// carries a tile before the queue itself carries the next (the copy names the same buffer, whose
+// event ids it takes; the original does not learn of the copy's FreeTensor).
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -37,9 +39,19 @@ private:
     GlobalTensor<float> xg_, og_;
 };
 
+// The queue taken by value, as a kernel may pass it by mistake.
+__aicore__ inline void CarryByValue(Tiles& tiles, TQue<TPosition::VECIN, 1> que, int32_t t) {
+    tiles.Carry(que, t);
+}
+
 extern "C" __global__ __aicore__ void many_queues(GM_ADDR x, GM_ADDR out) {
     Tiles tiles(x, out);
-#ifdef MPNPU_TEST_DOUBLE_BUFFERED
+#if defined(MPNPU_TEST_COPIED)
+    TQue<TPosition::VECIN, 1> q;
+    tiles.pipe_.InitBuffer(q, 1, TILE * sizeof(float));
+    CarryByValue(tiles, q, 0);
+    tiles.Carry(q, 1);  // the original's FreeTensor
+#elif defined(MPNPU_TEST_DOUBLE_BUFFERED)
     TQue<TPosition::VECIN, 2> in[6];
     for (int q = 0; q < 6; ++q) tiles.pipe_.InitBuffer(in[q], 2, TILE * sizeof(float));
     for (int t = 0; t < 12; ++t) tiles.Carry(in[t % 6], t);

@@ -501,10 +501,11 @@ public:
         // the queue's FreeAllEvent gives them back (the TQue and FreeAllEvent pages).
         pipe_ = pipe.mpnpu_state();
         num_ = num;
+        buf_ids_ = std::make_shared<BufferIds>();
         for (int i = 0; i < num; ++i) {
             slots_[i] = BufferSlot{mem, first + uint64_t(i) * len, len};
-            fwd_id_[i] = -1;
-            bwd_id_[i] = -1;
+            buf_ids_->fwd[i] = -1;
+            buf_ids_->bwd[i] = -1;
             reused_[i] = false;
             held_[i] = false;
             free_[i] = int8_t(i);
@@ -543,13 +544,13 @@ public:
             mpnpu::api_error(site, "TQue::AllocTensor: all %d buffers are in use (FreeTensor one first; the device "
                                    "would hang)", int(num_));
         int s = free_[0];
-        if (fwd_id_[s] < 0) {
-            fwd_id_[s] = take(fwd_, site);
-            bwd_id_[s] = take(bwd_, site);
+        if (buf_ids_->fwd[s] < 0) {
+            buf_ids_->fwd[s] = take(fwd_, site);
+            buf_ids_->bwd[s] = take(bwd_, site);
         }
         for (int i = 1; i < n_free_; ++i) free_[i - 1] = free_[i];
         --n_free_;
-        if (reused_[s]) mpnpu::wait_flag(bwd_, bwd_id_[s], site);
+        if (reused_[s]) mpnpu::wait_flag(bwd_, buf_ids_->bwd[s], site);
         held_[s] = true;
         const BufferSlot& b = slots_[s];
         LocalTensor<T> t;
@@ -569,7 +570,7 @@ public:
         if (n_queued_ >= depth_limit())
             mpnpu::api_error(site, "TQue::EnQue: the queue's depth is %d and %d tensors are already enqueued",
                              int(depth_limit()), int(n_queued_));
-        mpnpu::set_flag(fwd_, fwd_id_[s], site);
+        mpnpu::set_flag(fwd_, buf_ids_->fwd[s], site);
         queued_[(head_ + n_queued_) % kMaxBuffers] = int8_t(s);
         queued_off_[(head_ + n_queued_) % kMaxBuffers] = tensor.mpnpu_offset();
         queued_size_[(head_ + n_queued_) % kMaxBuffers] = uint64_t(tensor.GetSize()) * sizeof(T);
@@ -592,7 +593,7 @@ public:
         uint64_t off = queued_off_[head_], bytes = queued_size_[head_];
         head_ = (head_ + 1) % kMaxBuffers;
         --n_queued_;
-        mpnpu::wait_flag(fwd_, fwd_id_[s], site);
+        mpnpu::wait_flag(fwd_, buf_ids_->fwd[s], site);
         const BufferSlot& b = slots_[s];
         LocalTensor<T> t;
         t.mpnpu_init(b.mem, mpnpu_position(), off, uint32_t(bytes / sizeof(T)), b.offset, b.offset + b.bytes);
@@ -613,7 +614,7 @@ public:
         check_ready(site, "FreeTensor");
         int s = slot_of(tensor.mpnpu_buf_lo(), site, "FreeTensor");
         if (!held_[s]) mpnpu::api_error(site, "TQue::FreeTensor: the tensor's buffer is not allocated (freed twice?)");
-        mpnpu::set_flag(bwd_, bwd_id_[s], site);
+        mpnpu::set_flag(bwd_, buf_ids_->bwd[s], site);
         held_[s] = false;
         reused_[s] = true;
         free_[n_free_++] = int8_t(s);
@@ -629,13 +630,13 @@ public:
         for (int i = 0; i < num_; ++i) {
             if (held_[i]) continue;
             if (reused_[i]) {
-                mpnpu::wait_flag(bwd_, bwd_id_[i], site);
+                mpnpu::wait_flag(bwd_, buf_ids_->bwd[i], site);
                 reused_[i] = false;
             }
-            if (fwd_id_[i] >= 0) {
-                pipe_->give_back(fwd_, fwd_id_[i]);
-                pipe_->give_back(bwd_, bwd_id_[i]);
-                fwd_id_[i] = bwd_id_[i] = -1;
+            if (buf_ids_->fwd[i] >= 0) {
+                pipe_->give_back(fwd_, buf_ids_->fwd[i]);
+                pipe_->give_back(bwd_, buf_ids_->bwd[i]);
+                buf_ids_->fwd[i] = buf_ids_->bwd[i] = -1;
             }
         }
     }
@@ -665,8 +666,13 @@ private:
     std::shared_ptr<PipeState> pipe_;  // whose event ids the buffers' trips take
     int num_ = 0;
     BufferSlot slots_[kMaxBuffers];
-    TEventID fwd_id_[kMaxBuffers] = {};
-    TEventID bwd_id_[kMaxBuffers] = {};
+    // The event ids of each buffer (-1: not taken yet), shared by copies of the queue: they belong to
+    // the buffers (the TQue page), which a copy of the queue object still names.
+    struct BufferIds {
+        TEventID fwd[kMaxBuffers];
+        TEventID bwd[kMaxBuffers];
+    };
+    std::shared_ptr<BufferIds> buf_ids_;
     bool reused_[kMaxBuffers] = {};
     bool held_[kMaxBuffers] = {};
     int8_t free_[kMaxBuffers] = {};
