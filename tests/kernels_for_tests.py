@@ -557,3 +557,17 @@ def busy_with_calls(who: int, seconds: float) -> None:
         while time.monotonic() < deadline:
             api.get_block_idx()
     api.sync_all()
+
+
+# -- launches wider than the device's cores ----------------------------------------------------------
+
+
+def wave_stamps(stamps, first_wave: int, hold_s: float) -> None:
+    """Block b writes [start, end] (monotonic ns) into stamps[b]; the blocks below ``first_wave`` hold
+    their core ``hold_s`` seconds, so a block the device starts only as a core frees starts after
+    one of them ended."""
+    b = api.get_block_idx()
+    t0 = time.monotonic_ns()
+    if b < first_wave:
+        time.sleep(hold_s)
+    put(stamps[b], [t0, time.monotonic_ns()], np.int64)

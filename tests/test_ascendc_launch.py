@@ -62,6 +62,33 @@ def test_a_two_phase_sum_is_right_with_its_syncall() -> None:
             assert dev.to_host(out)[0] == np.arange(1024).sum()
 
 
+@pytest.mark.slow
+def test_a_launch_wider_than_the_vector_cores_runs_every_block_with_its_own_index() -> None:
+    """On the chip 49 blocks on 48 vector cores run in waves; without SyncAll the blocks are
+    independent, and each sees its own GetBlockIdx and the launch's GetBlockNum."""
+    k = kernel("identity.cpp", "identity", kernel_type=KernelType.AIV)
+    with device(49, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.full(128 * 8, -1, np.int32))
+        dev.launch(k, out)
+        rows = dev.to_host(out).reshape(128, 8)
+    assert rows[:49, :6].tolist() == [[v, 49, 0, 1, 1, 1] for v in range(49)]
+    assert (rows[49:] == -1).all()
+
+
+@pytest.mark.slow
+def test_a_syncall_in_a_launch_wider_than_the_cores_is_refused_at_its_line() -> None:
+    """The SyncAll would wait for blocks that start only after earlier blocks end: a hang on the chip."""
+    k = kernel("two_phase.cpp", "two_phase")
+    with device(49, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.ones(49 * 8, dtype=np.float32))
+        parts, out = dev.empty("partials", 49 * 8, "float32"), dev.empty("out", 8, "float32")
+        with pytest.raises(KernelError) as info:
+            dev.launch(k, x, parts, out, 49 * 8)
+    line = line_of("two_phase.cpp", "SyncAll();")
+    assert f"SyncAll at ascendc_kernels/two_phase.cpp:{line} in a launch of 49 blocks, wider than the " \
+           "device's 48 vector cores: on the chip blocks 48..48 start only as earlier blocks end" in str(info.value)
+
+
 def test_wrong_arguments_are_one_usage_error_before_any_core_runs() -> None:
     k = kernel("two_phase.cpp", "two_phase")
     with device(2, kernel_type=KernelType.AIV) as dev:

@@ -120,3 +120,54 @@ def test_an_access_past_the_tbuf_through_a_long_view_is_a_memcheck_report() -> N
 def test_a_tbuf_view_past_the_end_of_ub_is_an_error_at_the_line() -> None:
     _error_at("long_view", "// the long view", "TBuf::Get: 65536 elements of 4 bytes at byte 0 of a buffer at "
               "byte 0 run past the end of UB", MPNPU_TEST_VIEW="65536")
+
+
+@pytest.mark.slow
+def test_a_buffer_length_is_rounded_up_to_32_bytes_for_the_whole_buffer_tensor() -> None:
+    """InitBuffer rounds a length that is not a multiple of 32 bytes up to one (the TPipe and
+    TBuf pages): a 24-byte buffer of float gives an 8-element tensor, and a ReduceMax whose
+    sharedTmpBuffer needs 32 bytes may use it (dynamic_quant's 6-element rows in the corpus)."""
+    k = kernel("tbuf_len.cpp", "tbuf_len", kernel_type=KernelType.AIV)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.full(8, -1, np.int32))
+        dev.launch(k, out)
+        assert dev.to_host(out)[:4].tolist() == [8, 8, 8, 9]
+
+
+@pytest.mark.slow
+def test_queue_buffers_hold_event_ids_until_free_all_event_gives_them_back() -> None:
+    """The TQue page's limit: a queue buffer holds an event id per direction, 8 of them at a
+    position on this chip class (4 double-buffered queues). FreeAllEvent gives a queue's ids back,
+    so a ninth queue made after it runs (the page's own example); a ninth buffer in use without it
+    is an error at its AllocTensor."""
+    x = np.random.default_rng(5).normal(size=12 * 64).astype(np.float32)
+    k = kernel("many_queues.cpp", "many_queues", kernel_type=KernelType.AIV)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.zeros(12 * 64, np.float32))
+        r = dev.launch_with(LaunchOptions(trace=True), k, dev.to_device("x", x), out)
+        np.testing.assert_array_equal(dev.to_host(out)[:9 * 64], x[:9 * 64] + 1)
+        assert analyze(r.trace) == []
+    k2 = kernel("many_queues.cpp", "many_queues", kernel_type=KernelType.AIV, MPNPU_TEST_DOUBLE_BUFFERED="1")
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        with pytest.raises(KernelError, match=r"TQue::AllocTensor: all 8 event ids of HardEvent::MTE2_V are taken "
+                                              r".*4 queues when double-buffered") as e:
+            dev.launch(k2, dev.to_device("x", x), dev.empty("out", 12 * 64, "float32"))
+    assert f"many_queues.cpp:{line_of('many_queues.cpp', 'the tile')}" in str(e.value), str(e.value)
+
+
+@pytest.mark.slow
+def test_a_queue_copied_by_value_names_the_same_buffers_and_their_event_ids() -> None:
+    """The event ids belong to the buffers, so a copy of a queue that takes them first hands them to
+    the original too: its FreeTensor's set meets the copy's still pending one (synccheck's duplicate
+    event id), the defect ops-nn's apply_fused_ema_adam shows (docs/public-kernels.md)."""
+    from mpnpu.racecheck.findings import DUPLICATE_ID
+    from mpnpu.racecheck.synccheck import synccheck
+
+    k = kernel("many_queues.cpp", "many_queues", kernel_type=KernelType.AIV, MPNPU_TEST_COPIED="1")
+    x = np.arange(12 * 64, dtype=np.float32)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.zeros(12 * 64, np.float32))
+        r = dev.launch_with(LaunchOptions(trace=True), k, dev.to_device("x", x), out)
+        np.testing.assert_array_equal(dev.to_host(out)[:2 * 64], x[:2 * 64] + 1)
+    found = [(f.kind, f.subject) for f in synccheck(r.trace)]
+    assert (DUPLICATE_ID, "SetFlag<V_MTE2>(0)") in found, found

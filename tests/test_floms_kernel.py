@@ -232,13 +232,13 @@ def test_bad_input_is_a_usage_error_before_anything_runs(dev, monkeypatch, kwarg
     assert dev.gm.stats() == before
 
 
-@pytest.mark.parametrize("block_dim", [0, -1, 25, True, 1.5])
+@pytest.mark.parametrize("block_dim", [0, -1, 97, True, 1.5])
 def test_bad_block_dim_is_a_device_config_error(block_dim) -> None:
     with pytest.raises(DeviceConfigError) as info:
         Device(block_dim, options=OPTIONS)
     assert isinstance(info.value, UsageError)  # the CLIs turn it into exit code 2
-    if block_dim == 25:
-        assert "24 AI cores" in str(info.value)
+    if block_dim == 97:  # (a launch wider than the cores runs in waves, up to 4 of them)
+        assert "4 waves of the 24 AI cores" in str(info.value)
 
 
 # -- the caching allocator hands the next call stale blocks --------------------------------------

@@ -33,6 +33,7 @@ from mpnpu.errors import (
     SyncAllNotReachedError,
     UsageError,
 )
+from mpnpu.runtime.checks import MAX_WAVES
 from mpnpu.runtime.config import DEFAULT_SPEC
 from mpnpu.runtime.device import Device
 from mpnpu.runtime.procutil import process_asleep
@@ -277,19 +278,42 @@ def test_core_killed_between_launches() -> None:
 # -- configuration -------------------------------------------------------------------------------
 
 
-def test_block_dim_above_ai_cores_is_refused_before_any_process_starts() -> None:
+def test_block_dim_above_the_waves_mpnpu_runs_is_refused_before_any_process_starts() -> None:
+    """A launch wider than the AI cores runs in waves (tests/test_ascendc_launch.py); past
+    MAX_WAVES of them it is refused, before any process starts."""
     before_children = {p.pid for p in live_children()}
     before_shm = shm_segments()
+    wide = MAX_WAVES * DEFAULT_SPEC.ai_cores + 1
     with pytest.raises(DeviceConfigError) as ei:
-        Device(DEFAULT_SPEC.ai_cores + 1, options=OPTIONS)
+        Device(wide, options=OPTIONS)
     assert isinstance(ei.value, UsageError)
-    assert ei.value.details == {"block_dim": DEFAULT_SPEC.ai_cores + 1, "ai_cores": DEFAULT_SPEC.ai_cores}
+    assert ei.value.details == {"block_dim": wide, "ai_cores": DEFAULT_SPEC.ai_cores}
     assert str(DEFAULT_SPEC.ai_cores) in str(ei.value)
     assert {p.pid for p in live_children()} <= before_children
     assert shm_segments() <= before_shm
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(DeviceConfigError):
             Device(bad, options=OPTIONS)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_a_launch_wider_than_the_cores_runs_in_waves_of_at_most_the_core_count() -> None:
+    """49 blocks on 48 vector cores: the 49th starts only once a block of the first wave has ended
+    (each of those holds its core 2 s, longer than the cores take to start on a loaded machine), as
+    the chip starts it on the first core that frees."""
+    from mpnpu.runtime.topology import KernelType
+
+    with device(49, kernel_type=KernelType.AIV) as dev:
+        stamps = dev.to_device("stamps", np.zeros((49, 2), np.int64))
+        dev.launch(k("wave_stamps"), stamps, 48, 2.0)
+        t = dev.to_host(stamps)
+        # a SyncAll there would wait for blocks that cannot start: refused, not hung
+        with pytest.raises(KernelError, match=r"SyncAll at tests/kernels_for_tests.py:\d+ in a launch of 49 blocks, "
+                                              r"wider than the device's 48 vector cores"):
+            dev.launch(k("sync_aiv_rounds"), filled(dev, "data", (1, 49)), filled(dev, "seen", (49, 1, 49)), 1, 0.0)
+    assert (t[:, 1] >= t[:, 0]).all() and (t[:, 0] > 0).all()
+    assert t[48, 0] >= t[:48, 1].min()  # after the first block that ended
+    assert t[48, 0] < t[:48, 1].max() + 1_000_000_000  # and not held up long after it
 
 
 def test_bad_kernel_reference_is_a_usage_error_without_touching_the_pool() -> None:

@@ -734,3 +734,18 @@ def test_the_kernel_type_the_chip_would_launch_is_read_from_the_kernels_files() 
     assert launched_mode(["// Mmad in a comment\nAdd(z, x, y, n);"]) == "aiv"
     assert launched_mode(["__global__ __cube__ void k(GM_ADDR a) { Mmad(c, a, b, p); }"]) == "aic"
     assert launched_mode(["__global__ __mix__(1, 2) void k(GM_ADDR a) {}"]) == "mix"
+
+
+def test_a_test_source_whose_every_case_is_commented_out_is_said_to_run_none(tmp_path) -> None:
+    """ge_glu_v2's unit test registers for the chip and builds, and every TEST_F line starts with //:
+    the report says why gtest ran no case."""
+    from mpnpu.tools.ut.build import _cases_commented_out
+
+    off = tmp_path / "test_off.cpp"
+    off.write_text("#include <gtest/gtest.h>\n// TEST_F(t, a)\n// {\n// }\n  //TEST_F(t, b) {}\n")
+    on = tmp_path / "test_on.cpp"
+    on.write_text("// TEST_F(t, a) {}\nTEST_F(t, b) {}\n")
+    assert _cases_commented_out([str(off)]) == [
+        "every test case of the test source is commented out (its 2 TEST/TEST_F lines start with //): gtest runs none"]
+    assert _cases_commented_out([str(off), str(on)]) == []
+    assert _cases_commented_out([str(tmp_path / "none.cpp")]) == []

@@ -21,8 +21,9 @@ class DeviceSpec:
     """What the emulated chip has: AI core count and local buffer capacities (bytes).
 
     The defaults are those of an Atlas A2 class chip (24 AI cores, each 1 cube + 2 vector cores).
-    On the device a launch with more AI cores than the chip has makes SyncAll hang, because the
-    extra blocks run only after the first ones finish; mpnpu refuses such a launch instead.
+    On the device a launch wider than the cores runs in waves (the extra blocks start only as earlier
+    ones finish), so a SyncAll in it would hang; mpnpu runs such a launch and refuses that SyncAll
+    (mpnpu.runtime.checks.check_launch_width).
     """
 
     name: str = "Atlas A2 (24 AI cores)"

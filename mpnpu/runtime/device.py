@@ -35,7 +35,7 @@ import numpy as np
 from mpnpu.errors import DeviceClosedError, DeviceConfigError, TraceError, UsageError
 
 from . import protocol
-from .checks import check_block_dim
+from .checks import check_launch_width, cores_at_once
 from .config import (
     DEFAULT_BLOCK_DIM,
     DEFAULT_OPTIONS,
@@ -50,7 +50,7 @@ from .dtypes import DTypeLike, from_float32, get_dtype
 from .gm import GlobalMemory, GlobalTensor, sweep_stale_segments
 from .hold import HoldOutcome, HoldPlan, check_plan
 from .insert import parse_inserts
-from .pool import CorePool
+from .pool import CorePool, Waves
 from .protocol import LaunchCommand
 from .seam import KernelHooks, hooks_of, plain_launch
 from .spin import with_env_spin
@@ -112,7 +112,7 @@ class Device:
         ``kernel_type``: which cores a launch starts (mpnpu.runtime.topology.KernelType): by default
         each AI core is 1 cube + 2 vector core processes; a vector-only device runs ``block_dim``
         vector core processes, and so on."""
-        check_block_dim(block_dim, spec, kernel_type)
+        check_launch_width(block_dim, spec, kernel_type)
         if start_method not in multiprocessing.get_all_start_methods():
             raise DeviceConfigError(f"start method {start_method!r} is not available here")
         self.topology = Topology(block_dim, kernel_type)
@@ -371,11 +371,19 @@ class Device:
         self._flags_left = []
         self._state.busy = True
         start = time.perf_counter()
+        # A launch wider than the device's cores runs in waves, as on the chip (mpnpu.runtime.checks).
+        at_once = cores_at_once(self.spec, self.kernel_type)
+        waves = None
+        if self.block_dim > at_once:
+            waves = Waves(framed, [self.topology.block_cores(b) for b in range(self.block_dim)], at_once)
         try:
-            pool.broadcast(framed)
+            if waves is None:
+                pool.broadcast(framed)
+            else:
+                pool.broadcast(framed, waves.first())
             if sent is None and reusable:  # (a core that missed it is dead: the pool is replaced)
                 pool.kernel_handles[id(ref)] = (handle, ref)
-            replies, failure = pool.collect(launch_id, kernel_name(ref), limit, self.options)
+            replies, failure = pool.collect(launch_id, kernel_name(ref), limit, self.options, waves)
         except BaseException:
             # Ctrl-C / SIGTERM / anything unexpected mid-launch: the cores are in an unknown
             # state, so end them now; a later launch forks a fresh pool.

@@ -35,6 +35,7 @@ import numpy as np
 
 from mpnpu.errors import KernelAPIError
 
+from .checks import cores_at_once
 from .pipe_events import ASYNC_PIPES, Pipe
 from .topology import SYNC_ALL_FLAG_IDS, CoreType, check_flag
 from .trace import (
@@ -226,6 +227,7 @@ def sync_all(c: CoreContext, aiv_only: bool = False, name: str = "", site: Site 
             "(guard it with ASCEND_IS_AIV / is_aiv())"
         )
     c.sync_all_site = _resolve(site)
+    _fits_the_cores(c, "SyncAll", c.sync_all_site)
     if c.sync_all_ids_site:
         _sync_all_collision(c, c.sync_all_ids_site, c.sync_all_site)
     # Like the device's SyncAll, it first waits for this core's pipes: what a core wrote before the
@@ -235,6 +237,18 @@ def sync_all(c: CoreContext, aiv_only: bool = False, name: str = "", site: Site 
     c.sync.sync_all(c.info.core_id, aiv_only, c.options.sync_timeout_s, c.sync_all_site)
     if c.events is not None:
         c.events.append(SyncAllEvent(aiv_only, name, c.stage, _resolve(site), t0, clock_ns()))
+
+
+def _fits_the_cores(c: CoreContext, call: str, site: str) -> None:
+    """Refuse a call that waits for every core of the launch in a launch wider than the device's cores:
+    on the chip the blocks past its cores start only as earlier blocks end (mpnpu.runtime.checks)."""
+    width, limit = c.topology.block_dim, cores_at_once(c.spec, c.topology.kernel_type)
+    if width > limit:
+        raise KernelAPIError(
+            f"{c.info.label}: {call} at {site or '?'} in a launch of {width} blocks, wider than the device's "
+            f"{limit} {'vector' if limit != c.spec.ai_cores else 'AI'} cores: on the chip blocks {limit}.."
+            f"{width - 1} start only as earlier blocks end, so it would wait for blocks that cannot start "
+            f"and hang; launch at most {limit} blocks")
 
 
 def _sync_all_collision(c: CoreContext, flag_site: str, sync_site: str) -> None:
@@ -303,6 +317,8 @@ def flag_wait(c: CoreContext, mode: int, flag_id: int, name: str = "", site: Sit
         return
     if flag_id in SYNC_ALL_FLAG_IDS:
         _uses_sync_all_id(c, flag_id, site)
+    if mode == 0:  # (a wait for a set from every core of the type)
+        _fits_the_cores(c, f"a mode-0 CrossCoreWaitFlag({flag_id})", _resolve(site))
     if c.pipes.asynchronous:
         c.pipes.flush_signals("cross_core_wait_flag")
         c.pipes.wake_pipes()  # the rest of this core's queued work runs while it waits

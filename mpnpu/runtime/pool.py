@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, Sequence
 
 from mpnpu.errors import DeadlockError, LaunchError, LaunchTimeoutError
 
@@ -40,6 +40,37 @@ from .protocol import ExitCommand, LaunchDone, LaunchFailed
 from .sync import SyncObjects
 from .topology import Topology
 from .watchdog import Watchdog
+
+#: how often the parent looks for a finished block while blocks of a wide launch wait to start (s)
+WAVE_POLL_S = 0.002
+
+
+@dataclass
+class Waves:
+    """A launch wider than the device's cores, as the chip runs it: at most ``at_once`` blocks at a
+    time, the next block (in block order) started when one ends."""
+
+    framed: bytes  # the launch command every block's cores get
+    blocks: list[tuple[int, ...]]  # core ids of each block, in block order
+    at_once: int
+    started: int = 0
+
+    @property
+    def waiting(self) -> bool:
+        return self.started < len(self.blocks)
+
+    def first(self) -> list[int]:
+        """Core ids of the first wave (marked started)."""
+        self.started = min(self.at_once, len(self.blocks))
+        return [c for block in self.blocks[:self.started] for c in block]
+
+    def start_more(self, pool: "CorePool", pending: set[int]) -> None:
+        """Start blocks while fewer than ``at_once`` started blocks still have a core running."""
+        running = sum(1 for block in self.blocks[:self.started] if any(c in pending for c in block))
+        while running < self.at_once and self.waiting:
+            pool.broadcast(self.framed, self.blocks[self.started])
+            self.started += 1
+            running += 1
 
 
 @dataclass
@@ -100,19 +131,21 @@ class CorePool:
         """Pids of the core processes, by core id."""
         return [p.pid for p in self.procs if p.pid is not None]
 
-    def broadcast(self, framed: bytes) -> None:
-        """Write one framed message to every core; stops at a dead core (its sentinel tells)."""
-        for fd in self.fds:
+    def broadcast(self, framed: bytes, cores: Sequence[int] | None = None) -> None:
+        """Write one framed message to every core (or to ``cores``); stops at a dead core (its
+        sentinel tells)."""
+        for fd in self.fds if cores is None else [self.fds[c] for c in cores]:
             if not wire.write_all(fd, framed):
                 break
 
-    def collect(self, launch_id: int, ref: str, limit: float,
-                options: RuntimeOptions) -> tuple[list[LaunchDone | None], LaunchError | None]:
+    def collect(self, launch_id: int, ref: str, limit: float, options: RuntimeOptions,
+                waves: Waves | None = None) -> tuple[list[LaunchDone | None], LaunchError | None]:
         """Wait for every core's reply to launch ``launch_id``: (replies by core id, the failure if any).
 
         Returns early with the failure when a core died (barriers may be wedged: nobody else will
         report), ``options.failure_grace_s`` after a core raised, when the watchdog names a wait
-        that can never end, or at ``limit`` seconds.
+        that can never end, or at ``limit`` seconds. ``waves``: the blocks of a launch wider than
+        the device's cores not started yet, each started here as an earlier block ends.
         """
         topo = self.topology
         n = topo.n_cores
@@ -126,6 +159,9 @@ class CorePool:
         next_check = time.monotonic() + tick
         board = self.sync.replies
         while pending:
+            if waves is not None and waves.waiting and first_failure_at is None and not failures:
+                board.take(launch_id, pending, replies)  # (a finished core wakes nobody: look)
+                waves.start_more(self, pending)
             now = time.monotonic()
             if first_failure_at is not None and now - first_failure_at >= options.failure_grace_s:
                 break
@@ -142,6 +178,8 @@ class CorePool:
                     pending=sorted(pending), stuck=stuck,
                 )
             wait_s = min(tick, deadline - now)
+            if waves is not None and waves.waiting:
+                wait_s = min(wait_s, WAVE_POLL_S)
             if first_failure_at is not None:  # (the cores that finish meanwhile wake nobody)
                 wait_s = min(wait_s, first_failure_at + options.failure_grace_s - now)
             events = self.poller.poll(max(0.0, wait_s) * 1000.0)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
 from . import kcontext
+from .checks import cores_at_once
 from .sync import ST_CALLS, ST_COLUMNS
 
 if TYPE_CHECKING:
@@ -263,6 +264,10 @@ class NativeCore:
         return self._ctx.sync.status_address() + (self.core_id * ST_COLUMNS + ST_CALLS) * 8
 
     def native_routes(self) -> NativeRoutes | None:
+        """The sync objects native code may drive itself, or None: every sync calls back (so in a
+        launch wider than the device's cores, whose SyncAll the core process refuses)."""
+        if self.block_num > cores_at_once(self._ctx.spec, self.kernel_type):
+            return None
         return self._ctx.sync.native_routes(self.core_id)
 
     def status_address(self) -> int:

@@ -165,6 +165,12 @@ class Topology:
         per = self.vectors_per_block
         return tuple(self.n_cube + per * ai_core + s for s in range(per))
 
+    def block_cores(self, block: int) -> tuple[int, ...]:
+        """Core ids of block ``block`` (an AI core's cube and vector cores in a mixed launch, one core
+        otherwise): what the chip starts together on one of its cores."""
+        cube = (self.cube_id(block),) if self.n_cube else ()
+        return cube + (self.vector_ids_of(block) if self.n_vector else ())
+
     @cached_property
     def cube_ids(self) -> tuple[int, ...]:
         return tuple(range(self.n_cube))

@@ -577,6 +577,7 @@ class Builder:
             result.notes.append("no test source for this chip (cmake/ut.cmake finds no test_<op>*.cpp to build)")
             result.seconds = time.monotonic() - start
             return result
+        result.notes += _cases_commented_out(test.sources)
         flags = self.flags(staged, test)
         sources = list(test.sources)
         if staged.kernel:
@@ -678,6 +679,24 @@ def _unregistered_dtypes(test: UtTest, found: list[missing.Missing]) -> list[str
     return [f"the kernel uses {', '.join(lacking)}, which its registration (AddOpTestCase at "
             f"{os.path.basename(test.cmake)}:{test.line}) does not define and the repository's unit-test "
             "build does not generate: the test cannot build as registered"]
+
+
+_CASE = re.compile(r"^[ \t]*(//[ \t]*)?TEST(?:_F|_P)?[ \t]*\(", re.M)
+
+
+def _cases_commented_out(sources: Sequence[str]) -> list[str]:
+    """Why gtest will run no case: every TEST / TEST_F / TEST_P line of the test sources is commented
+    out (a repository that disabled a test this way still registers it)."""
+    active = commented = 0
+    for src in filter(os.path.isfile, sources):
+        with open(src, errors="replace") as f:
+            marks = [m.group(1) for m in _CASE.finditer(f.read())]
+        commented += sum(1 for c in marks if c)
+        active += sum(1 for c in marks if not c)
+    if active or not commented:
+        return []
+    return [f"every test case of the test source is commented out (its {commented} TEST/TEST_F lines start with //): "
+            "gtest runs none"]
 
 
 def _unique(items: list[missing.Missing]) -> list[missing.Missing]:

@@ -187,6 +187,19 @@ struct TQueConfig {
 struct PipeState {
     uint64_t used[MPNPU_MEM_COUNT] = {};
     uint8_t taken[size_t(HardEvent::MAX)] = {};
+
+    // The lowest free id of ``evt``, reserved; -1 when all 8 are taken.
+    int32_t take(HardEvent evt) {
+        uint8_t& t = taken[size_t(evt)];
+        for (int i = 0; i < 8; ++i) {
+            if (!(t & (1u << i))) {
+                t = uint8_t(t | (1u << i));
+                return i;
+            }
+        }
+        return -1;
+    }
+    void give_back(HardEvent evt, int32_t id) { taken[size_t(evt)] = uint8_t(taken[size_t(evt)] & ~(1u << id)); }
 };
 
 class TPipe {
@@ -240,16 +253,15 @@ public:
 
     template <HardEvent evt>
     TEventID AllocEventID(MPNPU_SITE) {
-        uint8_t& taken = state_->taken[size_t(evt)];
-        for (int i = 0; i < 8; ++i) {
-            if (!(taken & (1u << i))) {
-                taken = uint8_t(taken | (1u << i));
-                return TEventID(i);
-            }
-        }
-        mpnpu::api_error(site, "AllocEventID<HardEvent::%s>: all 8 event ids are allocated (release one first; "
-                               "every queue buffer holds one id per direction)", mpnpu::event_pipes(evt).name);
+        int32_t id = state_->take(evt);
+        if (id < 0)
+            mpnpu::api_error(site, "AllocEventID<HardEvent::%s>: all 8 event ids are allocated (release one first; "
+                                   "%s)", mpnpu::event_pipes(evt).name, kQueueIds);
+        return TEventID(id);
     }
+    // How a queue holds event ids (said in the errors of running out of them).
+    static constexpr const char* kQueueIds =
+        "a queue buffer holds one id per direction from its first AllocTensor until its queue's FreeAllEvent";
 
     template <HardEvent evt>
     void ReleaseEventID(TEventID id, MPNPU_SITE) {
@@ -279,6 +291,7 @@ public:
     }
 
     // -- for mpnpu ---------------------------------------------------------------------------------------
+    const std::shared_ptr<PipeState>& mpnpu_state() const { return state_; }
     uint64_t mpnpu_reserve(int mem, uint64_t len, const mpnpu::Site& site, const char* what) {
         return mpnpu::reserve(mem, state_->used[mem], len, site, what);
     }
@@ -342,7 +355,7 @@ bool TPipe::InitBuffer(TBuf<P>& buf, uint32_t len, mpnpu::Site site) {
     mpnpu::check_core_has(mem, P, site, "TPipe::InitBuffer");
     uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
     uint64_t at = mpnpu::reserve(mem, state_->used[mem], size, site, "TPipe::InitBuffer");
-    buf.mpnpu_init(mem, at, len);
+    buf.mpnpu_init(mem, at, size);  // (a len that is no multiple of 32 bytes is rounded up: Get() has it all)
     return true;
 }
 
@@ -377,7 +390,7 @@ public:
     bool InitBuffer(TBuf<P>& buf, uint32_t len, MPNPU_SITE) {
         mpnpu::at(site);
         check_memory(P, site);
-        buf.mpnpu_init(mem_, carve(round_up(len), 1, site), len);
+        buf.mpnpu_init(mem_, carve(round_up(len), 1, site), round_up(len));
         return true;
     }
     template <class T>
@@ -488,11 +501,17 @@ public:
         if (num > kMaxBuffers) mpnpu::api_error(site, "TPipe::InitBuffer: at most %d buffers per queue", kMaxBuffers);
         fwd_ = mpnpu::event_of(producer_, consumer_);
         bwd_ = mpnpu::event_of(consumer_, producer_);
+        if (fwd_ == HardEvent::MAX || bwd_ == HardEvent::MAX)
+            mpnpu::api_error(site, "a queue between these positions has no event");
+        // A buffer takes its event ids from the pipe when it is first allocated and keeps them until
+        // the queue's FreeAllEvent gives them back (the TQue and FreeAllEvent pages).
+        pipe_ = pipe.mpnpu_state();
         num_ = num;
+        buf_ids_ = std::make_shared<BufferIds>();
         for (int i = 0; i < num; ++i) {
             slots_[i] = BufferSlot{mem, first + uint64_t(i) * len, len};
-            fwd_id_[i] = alloc_id(pipe, fwd_, site);
-            bwd_id_[i] = alloc_id(pipe, bwd_, site);
+            buf_ids_->fwd[i] = -1;
+            buf_ids_->bwd[i] = -1;
             reused_[i] = false;
             held_[i] = false;
             free_[i] = int8_t(i);
@@ -531,9 +550,13 @@ public:
             mpnpu::api_error(site, "TQue::AllocTensor: all %d buffers are in use (FreeTensor one first; the device "
                                    "would hang)", int(num_));
         int s = free_[0];
+        if (buf_ids_->fwd[s] < 0) {
+            buf_ids_->fwd[s] = take(fwd_, site);
+            buf_ids_->bwd[s] = take(bwd_, site);
+        }
         for (int i = 1; i < n_free_; ++i) free_[i - 1] = free_[i];
         --n_free_;
-        if (reused_[s]) mpnpu::wait_flag(bwd_, bwd_id_[s], site);
+        if (reused_[s]) mpnpu::wait_flag(bwd_, buf_ids_->bwd[s], site);
         held_[s] = true;
         const BufferSlot& b = slots_[s];
         LocalTensor<T> t;
@@ -553,7 +576,7 @@ public:
         if (n_queued_ >= depth_limit())
             mpnpu::api_error(site, "TQue::EnQue: the queue's depth is %d and %d tensors are already enqueued",
                              int(depth_limit()), int(n_queued_));
-        mpnpu::set_flag(fwd_, fwd_id_[s], site);
+        mpnpu::set_flag(fwd_, buf_ids_->fwd[s], site);
         queued_[(head_ + n_queued_) % kMaxBuffers] = int8_t(s);
         queued_off_[(head_ + n_queued_) % kMaxBuffers] = tensor.mpnpu_offset();
         queued_size_[(head_ + n_queued_) % kMaxBuffers] = uint64_t(tensor.GetSize()) * sizeof(T);
@@ -576,7 +599,7 @@ public:
         uint64_t off = queued_off_[head_], bytes = queued_size_[head_];
         head_ = (head_ + 1) % kMaxBuffers;
         --n_queued_;
-        mpnpu::wait_flag(fwd_, fwd_id_[s], site);
+        mpnpu::wait_flag(fwd_, buf_ids_->fwd[s], site);
         const BufferSlot& b = slots_[s];
         LocalTensor<T> t;
         t.mpnpu_init(b.mem, mpnpu_position(), off, uint32_t(bytes / sizeof(T)), b.offset, b.offset + b.bytes);
@@ -597,7 +620,7 @@ public:
         check_ready(site, "FreeTensor");
         int s = slot_of(tensor.mpnpu_buf_lo(), site, "FreeTensor");
         if (!held_[s]) mpnpu::api_error(site, "TQue::FreeTensor: the tensor's buffer is not allocated (freed twice?)");
-        mpnpu::set_flag(bwd_, bwd_id_[s], site);
+        mpnpu::set_flag(bwd_, buf_ids_->bwd[s], site);
         held_[s] = false;
         reused_[s] = true;
         free_[n_free_++] = int8_t(s);
@@ -607,27 +630,32 @@ public:
     bool HasTensorInQue() const { return n_queued_ > 0; }
     int32_t GetTensorCountInQue() const { return n_queued_; }
     bool HasIdleBuffer() const { return n_free_ > 0; }
-    // Consume the events the queue's last FreeTensors raised (so none is left set at the end).
+    // Consume the events the queue's last FreeTensors raised (so none is left set at the end), and
+    // give the event ids of the buffers not in use back to the pipe (another queue may take them).
     void FreeAllEvent(MPNPU_SITE) {
         for (int i = 0; i < num_; ++i) {
-            if (reused_[i] && !held_[i]) {
-                mpnpu::wait_flag(bwd_, bwd_id_[i], site);
+            if (held_[i]) continue;
+            if (reused_[i]) {
+                mpnpu::wait_flag(bwd_, buf_ids_->bwd[i], site);
                 reused_[i] = false;
+            }
+            if (buf_ids_->fwd[i] >= 0) {
+                pipe_->give_back(fwd_, buf_ids_->fwd[i]);
+                pipe_->give_back(bwd_, buf_ids_->bwd[i]);
+                buf_ids_->fwd[i] = buf_ids_->bwd[i] = -1;
             }
         }
     }
 
 private:
-    static TEventID alloc_id(TPipe& pipe, HardEvent evt, const mpnpu::Site& site) {
-        switch (evt) {
-#define MPNPU_ALLOC_CASE(E) \
-    case HardEvent::E: return pipe.AllocEventID<HardEvent::E>(site);
-            MPNPU_ALLOC_CASE(MTE2_V) MPNPU_ALLOC_CASE(V_MTE2) MPNPU_ALLOC_CASE(V_MTE3) MPNPU_ALLOC_CASE(MTE3_V)
-            MPNPU_ALLOC_CASE(MTE2_MTE1) MPNPU_ALLOC_CASE(MTE1_MTE2) MPNPU_ALLOC_CASE(MTE1_M) MPNPU_ALLOC_CASE(M_MTE1)
-            MPNPU_ALLOC_CASE(M_FIX) MPNPU_ALLOC_CASE(FIX_M)
-#undef MPNPU_ALLOC_CASE
-            default: mpnpu::api_error(site, "a queue between these positions has no event");
-        }
+    // An event id of the pipe for a buffer (the kernel's AllocEventID ids are the same 8).
+    TEventID take(HardEvent evt, const mpnpu::Site& site) {
+        int32_t id = pipe_->take(evt);
+        if (id < 0)
+            mpnpu::api_error(site, "TQue::AllocTensor: all 8 event ids of HardEvent::%s are taken (%s; on this "
+                                   "chip class a position has at most 8 queue buffers in use, 4 queues when "
+                                   "double-buffered)", mpnpu::event_pipes(evt).name, TPipe::kQueueIds);
+        return TEventID(id);
     }
     int32_t depth_limit() const { return depth > 0 ? depth : num_; }
     void check_ready(const mpnpu::Site& site, const char* what) const {
@@ -641,10 +669,16 @@ private:
 
     uint8_t producer_ = mpnpu::P_MTE2, consumer_ = mpnpu::P_V;
     HardEvent fwd_ = HardEvent::MTE2_V, bwd_ = HardEvent::V_MTE2;
+    std::shared_ptr<PipeState> pipe_;  // whose event ids the buffers' trips take
     int num_ = 0;
     BufferSlot slots_[kMaxBuffers];
-    TEventID fwd_id_[kMaxBuffers] = {};
-    TEventID bwd_id_[kMaxBuffers] = {};
+    // The event ids of each buffer (-1: not taken yet), shared by copies of the queue: they belong to
+    // the buffers (the TQue page), which a copy of the queue object still names.
+    struct BufferIds {
+        TEventID fwd[kMaxBuffers];
+        TEventID bwd[kMaxBuffers];
+    };
+    std::shared_ptr<BufferIds> buf_ids_;
     bool reused_[kMaxBuffers] = {};
     bool held_[kMaxBuffers] = {};
     int8_t free_[kMaxBuffers] = {};
