@@ -113,8 +113,9 @@ inline void check_setup(const Setup& s, const Site& site, const char* what) {
                   s.singleN, s.singleK);
     if (!s.a) api_error(site, "%s: no A matrix (SetTensorA first)", what);
     if (!s.b) api_error(site, "%s: no B matrix (SetTensorB first)", what);
-    if (s.hasBias && !s.bias)
-        api_error(site, "%s: the tiling enables a bias (isBias) but SetBias was not called (or call DisableBias)", what);
+    // The tiling's isBias with no SetBias: no bias is added. The documentation does not say; this is
+    // inferred from kernels, which read isBias and call SetBias only for a bias the cube adds (an int32
+    // one of an int8 matmul), adding a bias of another type on the vector cores afterwards.
 }
 
 // "Matmul::IterateAll (reading A)": the call and the operand, for memcheck's report.
@@ -250,7 +251,7 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
     const int64_t lda = oa.ld, ldb = ob.ld;
     const bool transA = oa.trans, transB = ob.trans;
     MpnpuEvent *ra = oa.rec, *rb = ob.rec, *rbias = nullptr;
-    const BiasT* bias = s.hasBias ? reinterpret_cast<const BiasT*>(s.bias) + tile.n0 : nullptr;
+    const BiasT* bias = s.hasBias && s.bias ? reinterpret_cast<const BiasT*>(s.bias) + tile.n0 : nullptr;
     if (bias)
         rbias = gm_access('R', P_MTE2, s.bias_base, bias, uint64_t(tn) * sizeof(BiasT), 0, 1, sizeof(BiasT), site,
                           what_of(call, "reading the bias"));
