@@ -577,6 +577,26 @@ def test_the_pipes_reach_each_test_program_through_its_environment(tmp_path) -> 
     assert late["MPNPU_PIPES"] == "async" and late["MPNPU_PIPE_LATENCY_US"] == "2500"
 
 
+def test_a_test_binary_runs_from_its_run_folder_four_levels_below_the_repository_view(tmp_path) -> None:
+    # tests that find their case files from their own path (/proc/self/exe + "../../../../") see the repository
+    from mpnpu.tools.ut import execute
+
+    repo = fake_repo(tmp_path)
+    (repo / "cases.csv").write_text("one case\n")
+    corpus = Corpus.at(str(repo))
+    test = discover(corpus).tests[0]
+    binary = tmp_path / "b" / "bin" / "t"
+    binary.parent.mkdir(parents=True)
+    binary.write_text('#!/bin/sh\ncat "$(dirname "$0")/../../../../cases.csv"\n')
+    binary.chmod(0o755)
+    cwd = execute.run_dir(str(tmp_path / "b"), test, corpus)
+    env = execute.environment(str(tmp_path / "b"), test, corpus, case_timeout=5, launch_timeout=5, racecheck=False)
+    for _ in range(2):  # a second run replaces the first's placed binary
+        run = execute.run_binary(str(binary), cwd, env, 30)
+        assert run.exit_code == 0 and run.output_tail == "one case\n", run
+    assert os.path.samefile(os.path.join(cwd, "t"), binary)
+
+
 def test_no_auto_sync_reaches_each_test_program_from_the_command_line(tmp_path, monkeypatch) -> None:
     from mpnpu.cli.commands import ut as ut_command
     from mpnpu.cli.main import cli
