@@ -6,7 +6,8 @@
 //              4 half -> float with A and B (NZ) copied to L1 and given as TSCM tensors (fmt bit 1:
 //              A's tensor is one fractal short, which memcheck reports; mode bit 8: no MTE2 -> MTE1
 //              sync between the copies and the Matmul, a race).
-//   mm_config  the fields of configurations GetMMConfig returns, as int32 values (CONFIG_FIELDS each).
+//   mm_config  the fields of configurations GetMMConfig returns, as int32 values (CONFIG_FIELDS each), then
+//              ToMatmulConfig(config 4).singleCoreM and TOTAL_L0C_SIZE.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -153,4 +154,11 @@ extern "C" __global__ __aicore__ void mm_config(GM_ADDR out) {
         put(o[uint64_t(at)], c);
         at += CONFIG_FIELDS;
     }
+    // then: ToMatmulConfig of a MatmulConfig (its fields), TOTAL_L0C_SIZE; the Mmad order setters run
+    static_assert(ToMatmulConfig(CFG_MDL).doMultiDataLoad && !ToMatmulConfig(CFG_NORM).doMultiDataLoad, "fields");
+    SetMMRowMajor();
+    SetMMColumnMajor();
+    SetMMLayoutTransform(true);
+    o.SetValue(uint64_t(at), int32_t(ToMatmulConfig(kConfigs[4]).singleCoreM));
+    o.SetValue(uint64_t(at + 1), int32_t(TOTAL_L0C_SIZE));
 }
