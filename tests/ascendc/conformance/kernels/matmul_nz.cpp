@@ -162,3 +162,16 @@ extern "C" __global__ __aicore__ void mm_config(GM_ADDR out) {
     o.SetValue(uint64_t(at), int32_t(ToMatmulConfig(kConfigs[4]).singleCoreM));
     o.SetValue(uint64_t(at + 1), int32_t(TOTAL_L0C_SIZE));
 }
+
+// -- matmul::CeilDiv beside a kernel's own CeilDiv(T, T) template (as common kernel headers define one) ----------
+
+template <typename T>
+constexpr T CeilDiv(T a, T b) {
+    return b == 0 ? a : (a + b - 1) / b;
+}
+namespace uses_matmul {
+using namespace matmul;
+static_assert(CeilDiv(7u, 0u) == 7u, "the kernel's own template is preferred for one type");
+static_assert(CeilDiv(7u, 2) == 4u && CeilDiv(int64_t(9), 4u) == 3, "matmul::CeilDiv for mixed types");
+static_assert(matmul::CeilDiv(7, 0) == 0, "matmul::CeilDiv by 0 is 0");
+}  // namespace uses_matmul

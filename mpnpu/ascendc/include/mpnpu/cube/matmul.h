@@ -672,6 +672,15 @@ class MatmulImpl : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYP
 
 // The older spelling: matmul::Matmul, matmul::MatmulType, ...
 namespace matmul {
+// CeilDiv(a, b): a / b rounded up (0 when b is 0, as DivCeil). Not on an API page: public kernels call it
+// unqualified after ``using namespace matmul`` without defining it (ops-nn batch_mat_mul_v3,
+// transpose_batch_mat_mul, rotate_quant), so the matmul library's namespace gives it. Two template
+// parameters, so a kernel's own CeilDiv(T, T) template (or a plain function) is preferred where both
+// are seen.
+template <typename T, typename U>
+constexpr auto CeilDiv(T a, U b) -> std::common_type_t<T, U> {
+    return AscendC::DivCeil(a, b);
+}
 using AscendC::Matmul;
 using AscendC::MatmulCallBackFunc;
 using AscendC::MatmulConfig;
