@@ -219,13 +219,16 @@ public:
     void IterateNBatch(X&&...) {
         static_assert(sizeof...(X) == size_t(-1), "batch matmul (IterateNBatch) is not implemented by mpnpu");
     }
-    template <class... X>
-    void SetSelfDefineData(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetSelfDefineData is not implemented by mpnpu");
+    // The values handed to MatmulCallBackFunc's copy routines (tilingPtr, dataPtr): kept; mpnpu's Matmul
+    // has no callbacks (a Matmul declared with one is refused), so nothing reads them. (The
+    // SetSelfDefineData(T) form is not on this chip class.)
+    void SetUserDefInfo(const uint64_t tilingPtr, MPNPU_SITE) {
+        at(site);
+        user_def_info_ = tilingPtr;
     }
-    template <class... X>
-    void SetUserDefInfo(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetUserDefInfo is not implemented by mpnpu");
+    void SetSelfDefineData(const uint64_t dataPtr, MPNPU_SITE) {
+        at(site);
+        self_define_data_ = dataPtr;
     }
 
     // -- computing ----------------------------------------------------------------------------------------
@@ -651,6 +654,7 @@ protected:
     bool client_reg_ = false;
     int64_t pending_ = -1;
     uint8_t sub_block_ = 0;
+    uint64_t user_def_info_ = 0, self_define_data_ = 0;
     std::vector<L0cT> held_[2];
     int32_t held_tile_[2] = {-1, -1};
 };
