@@ -166,14 +166,15 @@ def test_unit_flags_order_mmad_and_fixpipe(kernels) -> None:
 M_TRANS_A, M_TRANS_B, M_BIAS, M_ATOMIC, M_ITERATE, M_CO1, M_DATACOPY = 1, 2, 4, 8, 16, 32, 64
 
 
-def _impl(kernels, m, n, k, mode, *, cores=1, block_dim=1, rounds=1, src="float16", dst="float32", seed=1, **base):
+def _impl(kernels, m, n, k, mode, *, cores=1, block_dim=1, rounds=1, src="float16", dst="float32", seed=1,
+          tiling_bias=None, **base):
     rng = _rng(seed)
     a_dev, a = _inputs(rng, (m, k), src)
     b_dev, b = _inputs(rng, (k, n), src)
     bias = rng.standard_normal(n).astype(np.float32)
     c0 = rng.standard_normal((m, n)).astype(np.float32).astype(dst)
     t = matmul_tiling(m, n, k, in_dtype="float16" if src == BF16 else src, out_dtype=dst, cores=cores,
-                      bias=bool(mode & M_BIAS), **base)
+                      bias=bool(mode & M_BIAS) if tiling_bias is None else tiling_bias, **base)
     packed = kernels["layout"].pack({**as_fields(t, "cube"), "mode": mode, "rounds": rounds})
     with device(block_dim, kernel_type=KernelType.MIX_1_2) as dev:
         args = [dev.to_device("a", a_dev.T.copy() if mode & M_TRANS_A else a_dev),
@@ -197,6 +198,13 @@ def _impl(kernels, m, n, k, mode, *, cores=1, block_dim=1, rounds=1, src="float1
 ])
 def test_matmul_impl_equals_numpy(kernels, m, n, k, mode, base) -> None:
     out, ref = _impl(kernels, m, n, k, mode, **base)
+    _close(out, ref)
+
+
+@pytest.mark.parametrize("mode", [0, M_ITERATE])
+def test_a_tiling_with_a_bias_the_kernel_never_sets_adds_none(kernels, mode) -> None:
+    # isBias and no SetBias (kernels that add a bias of another type on the vector cores do this)
+    out, ref = _impl(kernels, 64, 96, 32, mode, tiling_bias=True, base_m=32, base_n=32)
     _close(out, ref)
 
 

@@ -69,12 +69,16 @@ def test_template_argument_declarations_are_data_the_kernel_may_read(tmp_path) -
         '#include <cstdio>\n#include "ascendc/host_api/tiling/template_argument.h"\n'
         "ASCENDC_TPL_ARGS_DECL(Op, ASCENDC_TPL_UINT_DECL(tile, ASCENDC_TPL_8_BW, ASCENDC_TPL_UI_RANGE, 1, 0, 3),\n"
         "    ASCENDC_TPL_BOOL_DECL(split, 0, 1), ASCENDC_TPL_FORMAT_DECL(fmt, C_FORMAT_ND));\n"
+        # a helper macro that ends with a comma, used as kernels do: ARGS_SEL(HELPER(...), ) (empty entries)
+        "#define BOTH(t) ASCENDC_TPL_UINT_SEL(tile, ASCENDC_TPL_UI_LIST, t), ASCENDC_TPL_BOOL_SEL(split, 0),\n"
         "ASCENDC_TPL_SEL(ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_UINT_SEL(tile, ASCENDC_TPL_UI_LIST, 1, 2),\n"
         "    ASCENDC_TPL_BOOL_SEL(split, 1), ASCENDC_TPL_KERNEL_TYPE_SEL(ASCENDC_TPL_AIV_ONLY)),\n"
-        "    ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_UINT_SEL(tile, ASCENDC_TPL_UI_LIST, 3)));\n"
-        "int main() { std::printf(\"%zu %s %u %zu %zu %s\\n\", g_tilingDeclareParams.size(),\n"
+        "    ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_UINT_SEL(tile, ASCENDC_TPL_UI_LIST, 3)),\n"
+        "    ASCENDC_TPL_ARGS_SEL(BOTH(2), ));\n"
+        "int main() { std::printf(\"%zu %s %u %zu %zu %s %zu %s\\n\", g_tilingDeclareParams.size(),\n"
         "    g_tilingDeclareParams[0].name, unsigned(g_tilingDeclareParams[0].bit_width),\n"
-        "    g_tilingSelectParams.size(), g_tilingSelectParams[0].size(), g_tilingSelectParams[0][2].name); }\n")
+        "    g_tilingSelectParams.size(), g_tilingSelectParams[0].size(), g_tilingSelectParams[0][2].name,\n"
+        "    g_tilingSelectParams[2].size(), g_tilingSelectParams[2][1].name); }\n")
     from mpnpu.ascendc.build.compiler import INCLUDE_DIR
 
     exe = tmp_path / "tpl"
@@ -82,7 +86,7 @@ def test_template_argument_declarations_are_data_the_kernel_may_read(tmp_path) -
                          f"-I{INCLUDE_DIR}", str(src), "-o", str(exe)], capture_output=True, text=True, timeout=300)
     assert cc.returncode == 0, cc.stderr
     assert subprocess.run([str(exe)], capture_output=True, text=True, timeout=30).stdout.split() == \
-        ["3", "tile", "8", "2", "3", "kernel_type"]
+        ["3", "tile", "8", "3", "3", "kernel_type", "2", "split"]
 
 
 _KEY_PROGRAM = r"""

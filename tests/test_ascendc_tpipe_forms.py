@@ -171,3 +171,33 @@ def test_a_queue_copied_by_value_names_the_same_buffers_and_their_event_ids() ->
         np.testing.assert_array_equal(dev.to_host(out)[:2 * 64], x[:2 * 64] + 1)
     found = [(f.kind, f.subject) for f in synccheck(r.trace)]
     assert (DUPLICATE_ID, "SetFlag<V_MTE2>(0)") in found, found
+
+
+def _shared_init(block_dim: int, misuse: int = 0):
+    k = kernel(SRC, "shared_init", kernel_type=KernelType.MIX_1_2, MPNPU_TEST_MISUSE=str(misuse))
+    x = np.random.default_rng(4).normal(size=N).astype(np.float32)
+    with Device(block_dim, kernel_type=KernelType.MIX_1_2) as dev:
+        out = dev.empty("out", N, "float32")
+        r = dev.launch_with(LaunchOptions(trace=True), k, dev.to_device("x", x), out)
+        return x, dev.to_host(out), r.trace
+
+
+@pytest.mark.slow
+def test_every_core_may_initbuffer_the_other_kind_of_cores_memory() -> None:
+    """InitBuffer only assigns addresses: a mix kernel's one Init on both kinds of core is legal."""
+    x, out, trace = _shared_init(2)
+    assert np.array_equal(out, x * 2)
+    assert analyze(trace) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("misuse, line_text, message", [
+    (1, "// VECIN on the cube core", r"TQue::AllocTensor: VECIN \(UB\) is on vector cores, and this is a cube core"),
+    (2, "// VECCALC on the cube core", r"TBuf::Get: VECCALC \(UB\) is on vector cores, and this is a cube core"),
+    (3, "// A1 on a vector core", r"TQue::AllocTensor: A1 \(L1\) is on cube cores, and this is a vector core"),
+])
+def test_the_first_use_of_the_other_kind_of_cores_memory_is_the_error(misuse: int, line_text: str,
+                                                                      message: str) -> None:
+    with pytest.raises(KernelError, match=message) as e:
+        _shared_init(1, misuse)
+    assert f"{SRC}:{line_of(SRC, line_text)}" in str(e.value), str(e.value)

@@ -277,6 +277,16 @@ def test_a_launch_with_other_argument_types_runs_on_the_core_processes_an_earlie
 
 
 @pytest.mark.slow
+def test_a_lambda_with_or_without_captures_is_a_kernel(bindir) -> None:
+    """ICPU_RUN_KF(lambda, ...): a lambda without captures is a function; one with captures runs as a
+    copy of itself in GM (a struct captured by copy keeps the values it had), on the core processes
+    an earlier launch forked."""
+    r = _run(program("test_lambda.cpp", bindir))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == "10 11\n120 123\n" and r.stderr == ""
+
+
+@pytest.mark.slow
 def test_a_vector_kernel_launched_without_a_kernel_mode_is_told_why_a_cube_core_ran_it(bindir) -> None:
     """No SetKernelMode: MIX_MODE, the documented CPU-debug default, starts a cube core per block, and a
     vector kernel's UB buffer fails there; the one line says so and how the test chooses the mode."""

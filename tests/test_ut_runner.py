@@ -577,6 +577,26 @@ def test_the_pipes_reach_each_test_program_through_its_environment(tmp_path) -> 
     assert late["MPNPU_PIPES"] == "async" and late["MPNPU_PIPE_LATENCY_US"] == "2500"
 
 
+def test_a_test_binary_runs_from_its_run_folder_four_levels_below_the_repository_view(tmp_path) -> None:
+    # tests that find their case files from their own path (/proc/self/exe + "../../../../") see the repository
+    from mpnpu.tools.ut import execute
+
+    repo = fake_repo(tmp_path)
+    (repo / "cases.csv").write_text("one case\n")
+    corpus = Corpus.at(str(repo))
+    test = discover(corpus).tests[0]
+    binary = tmp_path / "b" / "bin" / "t"
+    binary.parent.mkdir(parents=True)
+    binary.write_text('#!/bin/sh\ncat "$(dirname "$0")/../../../../cases.csv"\n')
+    binary.chmod(0o755)
+    cwd = execute.run_dir(str(tmp_path / "b"), test, corpus)
+    env = execute.environment(str(tmp_path / "b"), test, corpus, case_timeout=5, launch_timeout=5, racecheck=False)
+    for _ in range(2):  # a second run replaces the first's placed binary
+        run = execute.run_binary(str(binary), cwd, env, 30)
+        assert run.exit_code == 0 and run.output_tail == "one case\n", run
+    assert os.path.samefile(os.path.join(cwd, "t"), binary)
+
+
 def test_no_auto_sync_reaches_each_test_program_from_the_command_line(tmp_path, monkeypatch) -> None:
     from mpnpu.cli.commands import ut as ut_command
     from mpnpu.cli.main import cli
@@ -699,6 +719,35 @@ def test_a_kernel_finds_a_sibling_operators_header_and_the_repository_from_its_s
     assert open(upward).read() == "#define FROM_REPO 1\n"
     assert os.path.islink(os.path.join(siblings, "base_op", "base_helpers.h"))
     assert sorted(os.listdir(siblings)) == ["base_op", "new_op", "other"]
+
+
+@needs_cxx
+def test_a_staged_header_finds_another_operators_header_from_where_it_really_is(tmp_path) -> None:
+    """A header of the operator's op_kernel that includes ``../../<other op>/op_kernel/x.h``: the stage
+    links the header, and the compiler resolves the path from the link's folder; the operator's own
+    op_kernel folder searched last (-idirafter) finds it from where the header really is."""
+    from mpnpu.tools.ut.build import stage_common, stage_test
+    from mpnpu.tools.ut.discover import Corpus, UtTest
+
+    repo = tmp_path / "ops"
+    write(repo, {
+        "cmake/ut.cmake": "# layout marker\n",
+        "matmul/peer/op_kernel/peer_tiling.h": "#define FROM_PEER 7\n",
+        "matmul/bmm/op_kernel/bmm_tiling.h": '#include "../../peer/op_kernel/peer_tiling.h"\n',
+        "matmul/bmm/op_kernel/bmm.cpp": '#include "bmm_tiling.h"\nint peer = FROM_PEER;\n',
+    })
+    corpus = Corpus.at(str(repo))
+    build = str(tmp_path / "build")
+    test = UtTest(op="bmm", op_dir="matmul/bmm", cmake=str(repo / "x"), line=1, socs=("ascend910B1",),
+                  in_scope=True, kernel="bmm.cpp")
+    staged = stage_test(corpus, test, build, stage_common(corpus, build))
+    assert staged.kernel and os.path.islink(os.path.join(os.path.dirname(staged.kernel), "bmm_tiling.h"))
+    cc = [os.environ.get("CXX", "g++"), "-E", "-P", *[f"-I{d}" for d in staged.include_dirs if os.path.isdir(d)]]
+    without = subprocess.run([*cc, staged.kernel], capture_output=True, text=True, timeout=60)
+    assert without.returncode != 0 and "peer_tiling.h" in without.stderr
+    found = subprocess.run([*cc, *[f"-idirafter{d}" for d in staged.after_dirs], staged.kernel], capture_output=True,
+                           text=True, timeout=60)
+    assert found.returncode == 0 and "int peer = 7;" in found.stdout, found.stderr
 
 
 def test_a_kernel_dtype_its_registration_does_not_define_is_said_to_stop_the_test_as_registered() -> None:

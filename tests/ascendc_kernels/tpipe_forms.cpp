@@ -131,3 +131,54 @@ extern "C" __global__ __aicore__ void long_view(GM_ADDR x, GM_ADDR out) {
     PipeBarrier<PIPE_ALL>();
     DataCopy(og, v, 64);
 }
+
+#ifndef MPNPU_TEST_MISUSE
+#define MPNPU_TEST_MISUSE 0
+#endif
+
+// A mix kernel that sets up all its buffers on every core, as one Init shared by both kinds of core
+// does: InitBuffer only assigns addresses, so the cube core may take VECIN / VECCALC buffers and the
+// vector cores an A1 queue. Each core then uses only its own; out = 2 x on the vector cores.
+// MPNPU_TEST_MISUSE 1: the cube core allocates from its VECIN queue; 2: it takes the VECCALC TBuf;
+// 3: a vector core allocates from the A1 queue. Each is an error at that line.
+extern "C" __global__ __aicore__ void shared_init(GM_ADDR x, GM_ADDR out) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> inQue;
+    TBuf<TPosition::VECCALC> work;
+    TQue<QuePosition::A1, 1> l1Que;
+    pipe.InitBuffer(inQue, 1, N * sizeof(float));
+    pipe.InitBuffer(work, N * sizeof(float));
+    pipe.InitBuffer(l1Que, 1, 512);
+    if ASCEND_IS_AIC {
+        if (MPNPU_TEST_MISUSE == 1) {
+            LocalTensor<float> bad = inQue.AllocTensor<float>();  // VECIN on the cube core
+            inQue.FreeTensor(bad);
+        }
+        if (MPNPU_TEST_MISUSE == 2) {
+            LocalTensor<float> bad = work.Get<float>();  // VECCALC on the cube core
+            (void)bad;
+        }
+        LocalTensor<half> l1 = l1Que.AllocTensor<half>();
+        l1Que.FreeTensor(l1);
+        return;
+    }
+    if (MPNPU_TEST_MISUSE == 3) {
+        LocalTensor<half> bad = l1Que.AllocTensor<half>();  // A1 on a vector core
+        l1Que.FreeTensor(bad);
+    }
+    uint32_t n = N / GetBlockNum() / GetTaskRation();
+    uint32_t at = GetBlockIdx() * n;
+    GlobalTensor<float> xg, og;
+    xg.SetGlobalBuffer((__gm__ float*)x + at, n);
+    og.SetGlobalBuffer((__gm__ float*)out + at, n);
+    LocalTensor<float> a = inQue.AllocTensor<float>();
+    DataCopy(a, xg, n);
+    inQue.EnQue(a);
+    LocalTensor<float> b = work.Get<float>();
+    Muls(b, inQue.DeQue<float>(), 2.0f, n);  // the dequeued tensor is a's buffer
+    inQue.FreeTensor(a);
+    TEventID e = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(e);
+    WaitFlag<HardEvent::V_MTE3>(e);
+    DataCopy(og, b, n);
+}

@@ -29,6 +29,7 @@
 #include "mpnpu/sort_lib.h"
 #include "mpnpu/cumsum.h"
 #include "mpnpu/sum.h"
+#include "mpnpu/reduce_lib.h"
 #include "mpnpu/select_bytes_mask.h"
 #include "mpnpu/dequant.h"
 #include "mpnpu/datatype.h"

@@ -444,6 +444,10 @@ class Staged:
     tiling_include: str | None  # the header -include'd into every unit
     include_dirs: tuple[str, ...]
     notes: tuple[str, ...]
+    # searched last (-idirafter): the operator's and its dependencies' own op_kernel folders in the
+    # repository, so a staged (linked) header's ``"../../<other op>/op_kernel/x.h"``, which the compiler
+    # resolves from the link's folder in the stage, is found from where the header really is
+    after_dirs: tuple[str, ...] = ()
 
 
 def stage_test(corpus: Corpus, test: UtTest, build_dir: str, common_root: str,
@@ -490,7 +494,9 @@ def stage_test(corpus: Corpus, test: UtTest, build_dir: str, common_root: str,
     dirs = [os.path.join(corpus.repo, "tests", "ut", "op_kernel"), os.path.join(corpus.repo, "tests", "ut", "common"),
             os.path.join(corpus.repo, "conv", "conv3d_backprop_input_v2", "op_kernel"), os.path.join(tbe, test.op),
             tbe, os.path.join(tbe, "common"), *_opbase_dirs(corpus), *test.include_dirs]
-    return Staged(root, tbe, kernel, tiling, tuple(dirs), tuple(notes))
+    after = [os.path.join(op_root, "op_kernel"),
+             *(os.path.join(os.path.dirname(op_root), dep, "op_kernel") for dep in test.deps)]
+    return Staged(root, tbe, kernel, tiling, tuple(dirs), tuple(notes), tuple(d for d in after if os.path.isdir(d)))
 
 
 def _opbase_dirs(corpus: Corpus) -> list[str]:
@@ -555,7 +561,8 @@ class Builder:
         tiling = (["-include", staged.tiling_include] if staged.tiling_include
                   else ["-DMPNPU_TILING_FROM_REGISTRATION"])
         return [*REPO_FLAGS, self.tool.opt, *mp_other, *test.defines(), *tiling,
-                *[f"-I{d}" for d in staged.include_dirs], f"-I{GTEST_INCLUDE}", *mp_includes]
+                *[f"-I{d}" for d in staged.include_dirs], f"-I{GTEST_INCLUDE}", *mp_includes,
+                *[f"-idirafter{d}" for d in staged.after_dirs]]
 
     def build(self, test: UtTest, link: bool = True) -> Build:
         """Compile every unit of ``test`` (all of them, so every missing name shows), then link."""
@@ -566,10 +573,11 @@ class Builder:
         files = [*test.sources, *([staged.kernel] if staged.kernel else [])]
         if staged.tiling_include:
             files.append(staged.tiling_include)
-        reached = reach(files, [d for d in staged.include_dirs if os.path.isdir(d)])
+        search = [d for d in (*staged.include_dirs, *staged.after_dirs) if os.path.isdir(d)]
+        reached = reach(files, search)
         result.high_level_headers, result.high_level_names = list(reached.headers), list(reached.names)
         if staged.kernel:
-            kernel_files = reach([staged.kernel], [d for d in staged.include_dirs if os.path.isdir(d)]).files
+            kernel_files = reach([staged.kernel], search).files
             result.kernel_mode = kernel_mode_of(list(kernel_files))
             result.notes.append(f"launches without SetKernelMode run as {result.kernel_mode} (the kernel type the "
                                 "chip would launch it as; the CPU-debug default is mix)")

@@ -212,11 +212,26 @@ def stop_running() -> None:
         _stop(proc)
 
 
+def placed_binary(binary: str, cwd: str) -> str:
+    """The test binary as a file of the run folder ``cwd`` (a hard link, else a copy): tests that find
+    their data from their own path (/proc/self/exe, which a symbolic link would not change) then
+    see the repository view four levels up, as in the repository's own build folder."""
+    placed = os.path.join(cwd, os.path.basename(binary))
+    if os.path.lexists(placed):
+        os.unlink(placed)
+    try:
+        os.link(binary, placed)
+    except OSError:
+        shutil.copy2(binary, placed)
+    return placed
+
+
 def run_binary(binary: str, cwd: str, env: dict[str, str], timeout: float) -> BinaryRun:
-    """Run a test binary to its end or its timeout and read its output."""
+    """Run a test binary (placed in the run folder ``cwd``) to its end or its timeout and read its
+    output."""
     start = time.monotonic()
-    proc = subprocess.Popen([binary], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen([placed_binary(binary, cwd)], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     with _LIVE_LOCK:
         _LIVE.add(proc)
     timed_out = False

@@ -148,11 +148,14 @@ EXPECTED = [NORM, MDL, SPECIAL_MDL, IBSHARE, NORM | SHAPE | QUANT | BATCH | FUNC
 
 def test_get_mm_config_fields(kernels) -> None:
     with device(1, kernel_type=KernelType.AIC) as dev:
-        out = dev.empty("out", (len(EXPECTED) * len(FIELDS),), np.int32)
+        out = dev.empty("out", (len(EXPECTED) * len(FIELDS) + 2,), np.int32)
         dev.launch(kernels["config"], out)
-        got = dev.to_host(out).reshape(len(EXPECTED), len(FIELDS))
+        flat = dev.to_host(out)
+    got = flat[:-2].reshape(len(EXPECTED), len(FIELDS))
     for i, want in enumerate(EXPECTED):
         assert dict(zip(FIELDS, got[i].tolist())) == want, i
+    # ToMatmulConfig of a MatmulConfig is that configuration; TOTAL_L0C_SIZE is L0C's 128 KiB
+    assert flat[-2:].tolist() == [SHAPE["singleCoreM"], 128 * 1024]
 
 
 # -- NotifyEvent / WaitEvent and SYNC_AIC_FLAG ----------------------------------------------------------------------

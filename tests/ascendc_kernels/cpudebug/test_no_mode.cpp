@@ -1,5 +1,5 @@
 // Host program launching a vector kernel without SetKernelMode: MIX_MODE, the CPU-debug default, starts
-// a cube core per block too, and the cube core cannot take UB. mpnpu must say why.
+// a cube core per block too, and the cube core cannot use UB (its first use, buf.Get, says so). mpnpu must say why.
 #include <cstdio>
 
 #include "tikicpulib.h"
@@ -7,8 +7,8 @@
 extern "C" __global__ __aicore__ void vector_work(GM_ADDR out) {
     AscendC::TPipe pipe;
     AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
-    pipe.InitBuffer(buf, 256);  // UB
-    AscendC::LocalTensor<float> t = buf.Get<float>();
+    pipe.InitBuffer(buf, 256);  // only addresses: allowed on any core
+    AscendC::LocalTensor<float> t = buf.Get<float>();  // UB
     AscendC::Duplicate(t, 1.0f, 64);
     (void)out;
 }

@@ -154,13 +154,50 @@ void run_kf(const char* name, void (*kernel)(P...), uint32_t block_dim, const ch
     struct_copies().clear();
 }
 
+// A lambda with captures as the kernel (unit tests write one that picks the kernel instance from
+// their parameters): the core processes call a copy of the lambda object in GM, through
+// call_copy, which takes the copy's address as a first argument of its own. The copy is the
+// object's bytes (it is never destroyed); what the captures point to is read where it is in each
+// core process's memory, so a capture that points into this program's heap (a std::string, say)
+// holds what it held when that core process was forked: plain values are safe.
+template <class M>
+struct CallCopy;
+template <class F, class R, class... P>
+struct CallCopy<R (F::*)(P...) const> {
+    static void call(void* self, P... args) { (*static_cast<const F*>(self))(args...); }
+};
+template <class F, class R, class... P>
+struct CallCopy<R (F::*)(P...)> {
+    static void call(void* self, P... args) { (*static_cast<F*>(self))(args...); }
+};
+
+template <class F, class = void>
+struct IsPlainKernel : std::false_type {};
+template <class F>
+struct IsPlainKernel<F, std::void_t<decltype(+std::declval<F&>())>> : std::true_type {};
+
+template <class G, typename... A>
+void launch(const char* name, G&& func, uint32_t block_dim, const char* arg_names, const char* file, int line,
+            A... args) {
+    using F = std::remove_reference_t<G>;
+    if constexpr (IsPlainKernel<F>::value) {  // a kernel function, or a lambda without captures
+        run_kf(name, +func, block_dim, arg_names, file, line, args...);
+    } else {
+        static_assert(std::is_class_v<F>, "ICPU_RUN_KF: the kernel is a function or a lambda");
+        void* copy = mpnpu_cpudebug_gm_alloc(sizeof(F));
+        std::memcpy(copy, static_cast<const void*>(&func), sizeof(F));
+        const std::string names = std::string("captures, ") + arg_names;
+        run_kf(name, &CallCopy<decltype(&F::operator())>::call, block_dim, names.c_str(), file, line, copy, args...);
+        mpnpu_cpudebug_gm_free(copy);
+    }
+}
+
 }  // namespace cpudebug
 }  // namespace mpnpu
 
 #define ICPU_SET_TILING_KEY(key) mpnpu_cpudebug_set_tiling_key(uint64_t(key))
-// `+(func)` turns a kernel function, or a lambda without captures, into a function pointer.
 #define ICPU_RUN_KF(func, blockdim, ...) \
-    ::mpnpu::cpudebug::run_kf(#func, +(func), uint32_t(blockdim), #__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
+    ::mpnpu::cpudebug::launch(#func, func, uint32_t(blockdim), #__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
 
 // The bounded memory functions of the secure C library that these tests call (securec.h).
 #ifndef MPNPU_NO_SECUREC

@@ -51,6 +51,46 @@ inline uint64_t tmp_bytes(uint64_t n, uint32_t typeSize) {
     return (repeats * typeSize + 31) / 32 * 32;
 }
 
+// The operands' checks (UB, 32-byte aligned, within their tensors, dst apart from src, the scratch's
+// used part apart from both) and their accesses on PIPE_V: src read (elems), the scratch, dst written
+// (outs). Returns false when there is nothing to compute.
+template <typename T>
+inline bool check_and_trace(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                            const AscendC::LocalTensor<uint8_t>* tmp, uint64_t elems, uint64_t outs, uint64_t need,
+                            const Site& site, const char* name) {
+    vec::check_operand(dst, 32, site, name, "dstTensor");
+    vec::check_operand(src, 32, site, name, "srcTensor");
+    vec::check_count(src, elems, site, name, "srcTensor");
+    vec::check_count(dst, outs, site, name, "dstTensor");
+    if (vec::overlaps(src.mpnpu_addr(), elems * sizeof(T), dst.mpnpu_addr(), outs * sizeof(T)))
+        api_error(site, "%s: dstTensor overlaps srcTensor (the call takes separate operands)", name);
+    uint64_t used = 0;
+    if (tmp)
+        used = lib::check_scratch(*tmp, need,
+                                  {lib::span_of(src, elems, "srcTensor"), lib::span_of(dst, outs, "dstTensor")}, site,
+                                  name, "sharedTmpBuffer");
+    if (outs == 0 || elems == 0) return false;
+    src.mpnpu_touch('R', P_V, 0, elems, site, name);
+    if (tmp) lib::trace_scratch(*tmp, used, site, name);
+    dst.mpnpu_touch('W', P_V, 0, outs, site, name);
+    return true;
+}
+
+// The sum of row[0..n) as ReduceSum's count form adds it: each 256-byte repeat by a binary tree of
+// adjacent pairs (lanes past n count as 0), the repeats' sums then one after another.
+template <typename T>
+inline T row_sum(const T* row, uint64_t n) {
+    constexpr uint32_t lanes = 256 / sizeof(T);
+    T total = vec::from_calc<T>(0);
+    for (uint64_t first = 0; first < n; first += lanes) {
+        T v[lanes];
+        for (uint32_t j = 0; j < lanes; ++j) v[j] = first + j < n ? row[first + j] : vec::from_calc<T>(0);
+        const T s = vec::tree_sum(v, lanes);
+        total = first == 0 ? s : vec::add_round(total, s);
+    }
+    return total;
+}
+
 template <typename T>
 inline void run(int32_t reduceDim, bool isBasicBlock, const AscendC::LocalTensor<T>& dst,
                 const AscendC::LocalTensor<T>& src, const AscendC::LocalTensor<uint8_t>* tmp,
@@ -68,36 +108,11 @@ inline void run(int32_t reduceDim, bool isBasicBlock, const AscendC::LocalTensor
         if (p.inner != aligned)
             api_error(site, "Sum: sumParams.inner %u is not n %u rounded up to 32 bytes (%llu for %s)", p.inner, p.n,
                       (unsigned long long)aligned, vec::type_name<T>());
-        vec::check_operand(dst, 32, site, name, "dstTensor");
-        vec::check_operand(src, 32, site, name, "srcTensor");
         const uint64_t rows = p.outter, elems = rows * p.inner;
-        vec::check_count(src, elems, site, name, "srcTensor");
-        vec::check_count(dst, rows, site, name, "dstTensor");
-        if (vec::overlaps(src.mpnpu_addr(), elems * sizeof(T), dst.mpnpu_addr(), rows * sizeof(T)))
-            api_error(site, "Sum: dstTensor overlaps srcTensor (the call takes separate operands)");
-        uint64_t used = 0;
-        if (tmp)
-            used = lib::check_scratch(*tmp, tmp_bytes(p.n, sizeof(T)),
-                                      {lib::span_of(src, elems, "srcTensor"), lib::span_of(dst, rows, "dstTensor")},
-                                      site, name, "sharedTmpBuffer");
-        if (rows == 0) return;
-        src.mpnpu_touch('R', P_V, 0, elems, site, name);
-        if (tmp) lib::trace_scratch(*tmp, used, site, name);
-        dst.mpnpu_touch('W', P_V, 0, rows, site, name);
-        constexpr uint32_t lanes = 256 / sizeof(T);
+        if (!check_and_trace(dst, src, tmp, elems, rows, tmp_bytes(p.n, sizeof(T)), site, name)) return;
         const T* in = src.mpnpu_addr();
         T* out = dst.mpnpu_addr();
-        for (uint64_t r = 0; r < rows; ++r) {
-            const T* row = in + r * p.inner;
-            T total = vec::from_calc<T>(0);
-            for (uint64_t first = 0; first < p.n; first += lanes) {
-                T v[lanes];
-                for (uint32_t j = 0; j < lanes; ++j) v[j] = first + j < p.n ? row[first + j] : vec::from_calc<T>(0);
-                const T s = vec::tree_sum(v, lanes);
-                total = first == 0 ? s : vec::add_round(total, s);
-            }
-            out[r] = total;
-        }
+        for (uint64_t r = 0; r < rows; ++r) out[r] = row_sum(in + r * p.inner, p.n);
     }
 }
 

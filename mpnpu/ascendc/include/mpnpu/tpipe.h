@@ -80,8 +80,16 @@ inline uint64_t reserve(int mem, uint64_t& used, uint64_t len, const Site& site,
     return at;
 }
 
-inline void check_core_has(int mem, AscendC::TPosition pos, const Site& site, const char* what) {
+inline void check_local(int mem, AscendC::TPosition pos, const Site& site, const char* what) {
     if (mem < 0) api_error(site, "%s: position %s is not local memory", what, position_name(pos));
+}
+
+// The memory is on this kind of core. TPipe::InitBuffer / InitBufPool do not ask: on the device they
+// only assign addresses (no memory is touched), so a kernel may set up its vector queues on the cube
+// core too (mix kernels do, with one init for both kinds of core); the first real use of such a buffer
+// there (AllocTensor, DeQue, Get) is the error.
+inline void check_core_has(int mem, AscendC::TPosition pos, const Site& site, const char* what) {
+    check_local(mem, pos, site, what);
     int want = memory_core_type(mem);
     if (want != core().launch.core_type)
         api_error(site, "%s: %s (%s) is on %s cores, and this is a %s core", what, position_name(pos), mem_name(mem),
@@ -232,7 +240,7 @@ public:
         mpnpu::at(site);
         TPosition pos = que.mpnpu_position();
         int mem = mpnpu::position_memory(pos);
-        mpnpu::check_core_has(mem, pos, site, "TPipe::InitBuffer");
+        mpnpu::check_local(mem, pos, site, "TPipe::InitBuffer");
         if (num == 0) mpnpu::api_error(site, "TPipe::InitBuffer: a queue needs at least one buffer");
         que.mpnpu_check_config(num, len, site);
         uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
@@ -328,6 +336,7 @@ public:
     LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, MPNPU_SITE) const {
         mpnpu::at(site);
         if (!ready_) mpnpu::api_error(site, "TBuf::Get: the buffer has no memory yet (TPipe::InitBuffer first)");
+        mpnpu::check_core_has(slot_.mem, pos, site, "TBuf::Get");
         if (slot_.offset + uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > mpnpu::memory_size(slot_.mem))
             mpnpu::api_error(site,
                              "TBuf::Get: %u elements of %zu bytes at byte %u of a buffer at byte %llu run past the "
@@ -352,7 +361,7 @@ template <TPosition P>
 bool TPipe::InitBuffer(TBuf<P>& buf, uint32_t len, mpnpu::Site site) {
     mpnpu::at(site);
     int mem = mpnpu::position_memory(P);
-    mpnpu::check_core_has(mem, P, site, "TPipe::InitBuffer");
+    mpnpu::check_local(mem, P, site, "TPipe::InitBuffer");
     uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
     uint64_t at = mpnpu::reserve(mem, state_->used[mem], size, site, "TPipe::InitBuffer");
     buf.mpnpu_init(mem, at, size);  // (a len that is no multiple of 32 bytes is rounded up: Get() has it all)
@@ -475,7 +484,7 @@ template <class T>
 bool TPipe::InitBufPool(T& bufPool, uint32_t len, mpnpu::Site site) {
     mpnpu::at(site);
     int mem = mpnpu::position_memory(T::mpnpu_position);
-    mpnpu::check_core_has(mem, T::mpnpu_position, site, "TPipe::InitBufPool");
+    mpnpu::check_local(mem, T::mpnpu_position, site, "TPipe::InitBufPool");
     uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
     bufPool.mpnpu_init(mem, mpnpu::reserve(mem, state_->used[mem], size, site, "TPipe::InitBufPool"), size);
     return true;
@@ -546,6 +555,7 @@ public:
     LocalTensor<T> AllocTensor(MPNPU_SITE) {
         mpnpu::at(site);
         check_ready(site, "AllocTensor");
+        mpnpu::check_core_has(slots_[0].mem, mpnpu_position(), site, "TQue::AllocTensor");
         if (n_free_ == 0)
             mpnpu::api_error(site, "TQue::AllocTensor: all %d buffers are in use (FreeTensor one first; the device "
                                    "would hang)", int(num_));
@@ -594,6 +604,7 @@ public:
     LocalTensor<T> DeQue(MPNPU_SITE) {
         mpnpu::at(site);
         check_ready(site, "DeQue");
+        mpnpu::check_core_has(slots_[0].mem, mpnpu_position(), site, "TQue::DeQue");
         if (n_queued_ == 0) mpnpu::api_error(site, "TQue::DeQue: nothing is enqueued (the device would hang)");
         int s = queued_[head_];
         uint64_t off = queued_off_[head_], bytes = queued_size_[head_];

@@ -6,7 +6,8 @@
 //              4 half -> float with A and B (NZ) copied to L1 and given as TSCM tensors (fmt bit 1:
 //              A's tensor is one fractal short, which memcheck reports; mode bit 8: no MTE2 -> MTE1
 //              sync between the copies and the Matmul, a race).
-//   mm_config  the fields of configurations GetMMConfig returns, as int32 values (CONFIG_FIELDS each).
+//   mm_config  the fields of configurations GetMMConfig returns, as int32 values (CONFIG_FIELDS each), then
+//              ToMatmulConfig(config 4).singleCoreM and TOTAL_L0C_SIZE.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -30,6 +31,8 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR c, const TCubeTiling& t, int32_t m
     cGm.SetGlobalBuffer((__gm__ C*)c);
     MatmulImpl<aType, bType, cType, biasType, kNzCfg> mm;
     mm.Init(&t);
+    mm.SetUserDefInfo(reinterpret_cast<uint64_t>(&t));  // (for callbacks: kept, changes nothing)
+    mm.SetSelfDefineData(uint64_t(mode));
     mm.SetTensorA(aGm, (mode & MODE_TRANS_A) != 0);
     mm.SetTensorB(bGm, (mode & MODE_TRANS_B) != 0);
     mm.DisableBias();
@@ -153,4 +156,24 @@ extern "C" __global__ __aicore__ void mm_config(GM_ADDR out) {
         put(o[uint64_t(at)], c);
         at += CONFIG_FIELDS;
     }
+    // then: ToMatmulConfig of a MatmulConfig (its fields), TOTAL_L0C_SIZE; the Mmad order setters run
+    static_assert(ToMatmulConfig(CFG_MDL).doMultiDataLoad && !ToMatmulConfig(CFG_NORM).doMultiDataLoad, "fields");
+    SetMMRowMajor();
+    SetMMColumnMajor();
+    SetMMLayoutTransform(true);
+    o.SetValue(uint64_t(at), int32_t(ToMatmulConfig(kConfigs[4]).singleCoreM));
+    o.SetValue(uint64_t(at + 1), int32_t(TOTAL_L0C_SIZE));
 }
+
+// -- matmul::CeilDiv beside a kernel's own CeilDiv(T, T) template (as common kernel headers define one) ----------
+
+template <typename T>
+constexpr T CeilDiv(T a, T b) {
+    return b == 0 ? a : (a + b - 1) / b;
+}
+namespace uses_matmul {
+using namespace matmul;
+static_assert(CeilDiv(7u, 0u) == 7u, "the kernel's own template is preferred for one type");
+static_assert(CeilDiv(7u, 2) == 4u && CeilDiv(int64_t(9), 4u) == 3, "matmul::CeilDiv for mixed types");
+static_assert(matmul::CeilDiv(7, 0) == 0, "matmul::CeilDiv by 0 is 0");
+}  // namespace uses_matmul

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../data_copy.h"
+#include "../device_model.h"
 #include "../native/rt.h"
 #include "../sync.h"
 #include "../tensor.h"
@@ -95,6 +96,7 @@ struct FixState {
     uint16_t dst_nd_stride = 0;
     uint64_t pre_quant = 0;
     const uint64_t* quant_table = nullptr;  // SetFixPipeConfig's quantPre tensor (in the fixpipe buffer)
+    bool row_major = false;                 // SetMMRowMajor / SetMMColumnMajor (no effect on the result)
 };
 inline FixState& fix_state() {
     static FixState s;
@@ -676,6 +678,21 @@ inline void SetFixpipePreQuantFlag(uint64_t config, MPNPU_SITE) {
     mpnpu::at(site);
     mpnpu::cube::fix_state().pre_quant = config;
 }
+
+// The order in which Mmad produces its result (column major: along M first, then N; row major: along N
+// first). Only the order of the work: mpnpu's Mmad computes the same result either way, so the
+// setting is kept and changes nothing.
+inline void SetMMColumnMajor() { mpnpu::cube::fix_state().row_major = false; }
+inline void SetMMRowMajor() { mpnpu::cube::fix_state().row_major = true; }
+// The older name (the API's change list): true is SetMMRowMajor, false SetMMColumnMajor.
+inline void SetMMLayoutTransform(bool rowMajor) {
+    if (rowMajor) SetMMRowMajor();
+    else SetMMColumnMajor();
+}
+
+// The bytes of L0C. Not on an API page: a public kernel (ops-nn batch_mat_mul_v3) divides it by a
+// tile's bytes to count the tiles L0C holds, so it is this chip class's L0C size.
+constexpr uint32_t TOTAL_L0C_SIZE = uint32_t(mpnpu::L0C_BYTES);
 
 }  // namespace AscendC
 

@@ -188,13 +188,24 @@ public:
         sub_block_ = subBlockIdx;
     }
     uint8_t GetSubBlockIdx() const { return sub_block_; }
-    template <class... X>
-    void SetQuantScalar(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetQuantScalar is not implemented by mpnpu");
+    // The (de)quantisation of C on its way out (mpnpu/cube/matmul_engine.h, quantize): int8_t A and B
+    // with a half, bfloat16_t or int8_t C, or half / bfloat16_t A and B with an int8_t C. Kept until Init
+    // or the other setter.
+    void SetQuantScalar(const uint64_t quantScalar, MPNPU_SITE) {
+        check_quant(site, "Matmul::SetQuantScalar");
+        setup_.quant_mode = 1;
+        setup_.quant_scalar = quantScalar;
+        setup_.quant_base = setup_.quant = nullptr;
     }
-    template <class... X>
-    void SetQuantVector(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetQuantVector is not implemented by mpnpu");
+    void SetQuantVector(const AscendC::GlobalTensor<uint64_t>& quantTensor, MPNPU_SITE) {
+        check_quant(site, "Matmul::SetQuantVector");
+        setup_.quant_mode = 2;
+        setup_.quant_base = reinterpret_cast<const uint8_t*>(quantTensor.mpnpu_base());
+        setup_.quant = reinterpret_cast<const uint8_t*>(quantTensor.mpnpu_addr());
+    }
+    void SetQuantVector(const AscendC::LocalTensor<uint64_t>& quantTensor, MPNPU_SITE) {
+        (void)quantTensor;
+        unsupported(site, "Matmul::SetQuantVector with a LocalTensor (mpnpu reads the parameters from GM)");
     }
     template <class... X>
     void SetBatchNum(X&&...) {
@@ -208,13 +219,16 @@ public:
     void IterateNBatch(X&&...) {
         static_assert(sizeof...(X) == size_t(-1), "batch matmul (IterateNBatch) is not implemented by mpnpu");
     }
-    template <class... X>
-    void SetSelfDefineData(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetSelfDefineData is not implemented by mpnpu");
+    // The values handed to MatmulCallBackFunc's copy routines (tilingPtr, dataPtr): kept; mpnpu's Matmul
+    // has no callbacks (a Matmul declared with one is refused), so nothing reads them. (The
+    // SetSelfDefineData(T) form is not on this chip class.)
+    void SetUserDefInfo(const uint64_t tilingPtr, MPNPU_SITE) {
+        at(site);
+        user_def_info_ = tilingPtr;
     }
-    template <class... X>
-    void SetUserDefInfo(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "Matmul::SetUserDefInfo is not implemented by mpnpu");
+    void SetSelfDefineData(const uint64_t dataPtr, MPNPU_SITE) {
+        at(site);
+        self_define_data_ = dataPtr;
     }
 
     // -- computing ----------------------------------------------------------------------------------------
@@ -419,6 +433,8 @@ public:
         st.b = decode(w.b, site);
         st.bias_base = decode(w.bias_base, site);
         st.bias = decode(w.bias, site);
+        st.quant_base = decode(w.quant_base, site);
+        st.quant = decode(w.quant, site);
         const uint8_t* c_base = w.to_ub ? chunk : decode(w.c_base, site);
         DstT* c = w.to_ub ? reinterpret_cast<DstT*>(stage(chunk, w.obj, s))
                           : reinterpret_cast<DstT*>(const_cast<uint8_t*>(decode(w.c, site)));
@@ -504,6 +520,21 @@ protected:
         cursor_ = 0;
     }
 
+    void check_quant(const Site& site, const char* call) const {
+        at(site);
+        constexpr bool int8_in = std::is_same_v<SrcAT, int8_t>;
+        // (bfloat16_t C from int8_t: not on the pages, which list half and int8_t; public kernels dequantise
+        // to it, so it is taken, as acc x scale rounded to bfloat16_t)
+        constexpr bool ok = int8_in ? std::is_same_v<DstT, half> || std::is_same_v<DstT, int8_t> ||
+                                          std::is_same_v<DstT, bfloat16_t>
+                                    : (std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t>) &&
+                                          std::is_same_v<DstT, int8_t>;
+        if (!ok)
+            api_error(site, "%s: quantisation takes int8_t A and B with a half, bfloat16_t or int8_t C, or half / "
+                            "bfloat16_t A and B with an int8_t C (here %s A and B, %s C)", call, vec::type_name<SrcAT>(),
+                      vec::type_name<DstT>());
+    }
+
     bool client_mode(const Site& site) const {
         if (!kClients || !is_mix_launch()) {
             if (!is_aic()) {
@@ -525,12 +556,15 @@ protected:
         w.obj = index_;
         w.setup = setup_;
         w.setup.a_base = w.setup.a = w.setup.b_base = w.setup.b = w.setup.bias_base = w.setup.bias = nullptr;
+        w.setup.quant_base = w.setup.quant = nullptr;
         w.a_base = encode(setup_.a_base, site, "Matmul::SetTensorA");
         w.a = encode(setup_.a, site, "Matmul::SetTensorA");
         w.b_base = encode(setup_.b_base, site, "Matmul::SetTensorB");
         w.b = encode(setup_.b, site, "Matmul::SetTensorB");
         w.bias_base = encode(setup_.hasBias ? setup_.bias_base : nullptr, site, "Matmul::SetBias");
         w.bias = encode(setup_.hasBias ? setup_.bias : nullptr, site, "Matmul::SetBias");
+        w.quant_base = encode(setup_.quant_base, site, "Matmul::SetQuantVector");
+        w.quant = encode(setup_.quant, site, "Matmul::SetQuantVector");
         w.c_base.arg = w.c.arg = -1;
         client().used |= 1u << index_;
         client().ended &= ~(1u << index_);
@@ -549,7 +583,7 @@ protected:
                 api_error(site, "Matmul::%s to a LocalTensor: %llu bytes of C exceed mpnpu's %llu-byte staging area", call,
                           (unsigned long long)end, (unsigned long long)STAGE_BYTES);
         }
-        store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, MM_CFG.enableRelu, site, call);
+        store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, MM_CFG.enableRelu, setup_, site, call);
     }
 
     void iterate_all_gm(const Setup& st, const uint8_t* base, DstT* c, int enAtomic, bool sequential,
@@ -558,7 +592,7 @@ protected:
             const Tile tile = tile_of(st, t);
             compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, "IterateAll");
             store_tile<DstT, L0cT>(tile, acc, base, c_dest(st, tile, t, sequential, true, false, c), enAtomic,
-                                   MM_CFG.enableRelu, site, "IterateAll");
+                                   MM_CFG.enableRelu, st, site, "IterateAll");
         }
     }
 
@@ -620,6 +654,7 @@ protected:
     bool client_reg_ = false;
     int64_t pending_ = -1;
     uint8_t sub_block_ = 0;
+    uint64_t user_def_info_ = 0, self_define_data_ = 0;
     std::vector<L0cT> held_[2];
     int32_t held_tile_[2] = {-1, -1};
 };
@@ -641,6 +676,15 @@ class MatmulImpl : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYP
 
 // The older spelling: matmul::Matmul, matmul::MatmulType, ...
 namespace matmul {
+// CeilDiv(a, b): a / b rounded up (0 when b is 0, as DivCeil). Not on an API page: public kernels call it
+// unqualified after ``using namespace matmul`` without defining it (ops-nn batch_mat_mul_v3,
+// transpose_batch_mat_mul, rotate_quant), so the matmul library's namespace gives it. Two template
+// parameters, so a kernel's own CeilDiv(T, T) template (or a plain function) is preferred where both
+// are seen.
+template <typename T, typename U>
+constexpr auto CeilDiv(T a, U b) -> std::common_type_t<T, U> {
+    return AscendC::DivCeil(a, b);
+}
 using AscendC::Matmul;
 using AscendC::MatmulCallBackFunc;
 using AscendC::MatmulConfig;

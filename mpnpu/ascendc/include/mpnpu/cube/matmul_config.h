@@ -314,6 +314,12 @@ inline constexpr MatmulConfig CFG_MDL = GetMDLConfig();
 inline constexpr MatmulConfig CFG_IBSHARE_NORM = GetIBShareNormConfig();
 inline constexpr MatmulConfig MM_CFG_BB = GetBasicConfig(128, 128, 128);
 
+// The MatmulConfig of a Matmul's MM_CFG argument. Not on an API page: public kernels write
+// ``ToMatmulConfig(MM_CFG).bmmOutMode`` of a MatmulConfig MM_CFG, so it gives the configuration's
+// fields; mpnpu's MM_CFG is always a MatmulConfig (MatmulApiStaticTiling is refused), so it is the
+// configuration itself.
+constexpr MatmulConfig ToMatmulConfig(const MatmulConfig& config) { return config; }
+
 // MatmulCallBackFunc<copy-out, copy-A1, copy-B1>: user copy routines (mpnpu has the default ones
 // only; a callback given here is refused when the Matmul is instantiated).
 template <auto DataCopyOut = nullptr, auto CopyA1 = nullptr, auto CopyB1 = nullptr>
@@ -345,5 +351,6 @@ using AscendC::MatmulQuantParams;
 using AscendC::MatmulShapeParams;
 using AscendC::MM_CFG_BB;
 using AscendC::ScheduleType;
+using AscendC::ToMatmulConfig;
 
 #endif  // MPNPU_CUBE_MATMUL_CONFIG_H

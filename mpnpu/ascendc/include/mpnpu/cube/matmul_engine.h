@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -46,6 +47,12 @@ struct Setup {
     // L1 its buffer has
     int32_t a_l1, b_l1;
     uint64_t a_lo, a_hi, b_lo, b_hi;
+    // SetQuantScalar (1: quant_scalar) / SetQuantVector (2: one uint64_t per column of C at quant in
+    // the GM tensor quant_base), 0: neither (see Quant below)
+    int32_t quant_mode, quant_pad;
+    uint64_t quant_scalar;
+    const uint8_t* quant_base;
+    const uint8_t* quant;
 };
 
 // An anchor in this library: a site's file name travels as its distance from here (the same
@@ -113,8 +120,9 @@ inline void check_setup(const Setup& s, const Site& site, const char* what) {
                   s.singleN, s.singleK);
     if (!s.a) api_error(site, "%s: no A matrix (SetTensorA first)", what);
     if (!s.b) api_error(site, "%s: no B matrix (SetTensorB first)", what);
-    if (s.hasBias && !s.bias)
-        api_error(site, "%s: the tiling enables a bias (isBias) but SetBias was not called (or call DisableBias)", what);
+    // The tiling's isBias with no SetBias: no bias is added. The documentation does not say; this is
+    // inferred from kernels, which read isBias and call SetBias only for a bias the cube adds (an int32
+    // one of an int8 matmul), adding a bias of another type on the vector cores afterwards.
 }
 
 // "Matmul::IterateAll (reading A)": the call and the operand, for memcheck's report.
@@ -250,7 +258,7 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
     const int64_t lda = oa.ld, ldb = ob.ld;
     const bool transA = oa.trans, transB = ob.trans;
     MpnpuEvent *ra = oa.rec, *rb = ob.rec, *rbias = nullptr;
-    const BiasT* bias = s.hasBias ? reinterpret_cast<const BiasT*>(s.bias) + tile.n0 : nullptr;
+    const BiasT* bias = s.hasBias && s.bias ? reinterpret_cast<const BiasT*>(s.bias) + tile.n0 : nullptr;
     if (bias)
         rbias = gm_access('R', P_MTE2, s.bias_base, bias, uint64_t(tn) * sizeof(BiasT), 0, 1, sizeof(BiasT), site,
                           what_of(call, "reading the bias"));
@@ -314,6 +322,36 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
     done(rbias);
 }
 
+// The (de)quantisation on the way out of L0C (Setup's quant_*: SetQuantScalar / SetQuantVector), as
+// their pages give
+// the uint64_t parameter: the float scale's bits masked with 0xFFFFE000 in bits 0-31 (so the scale
+// keeps 10 bits of mantissa), bit 46 set, and an optional offset in bits 37-45 (9-bit two's
+// complement). C = acc x scale, then converted to C's type; for an int8_t C the offset is added and
+// the sum rounded to nearest (ties to even: mpnpu's choice, the pages do not say) and saturated.
+// ReLU (MatmulConfig enableRelu), when on, applies to the accumulator before the scale.
+inline float quant_scale(uint64_t q) {
+    const uint32_t bits = uint32_t(q) & 0xFFFFE000u;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+inline int32_t quant_offset(uint64_t q) {
+    const int32_t v = int32_t((q >> 37) & 0x1FFu);
+    return v >= 0x100 ? v - 0x200 : v;
+}
+
+template <typename CT>
+inline CT quantize(float acc, uint64_t q) {
+    const float v = acc * quant_scale(q);
+    if constexpr (std::is_same_v<CT, int8_t>) {
+        const float r = std::nearbyint(v + float(quant_offset(q)));
+        if (std::isnan(r)) return CT(0);
+        return CT(r > 127.0f ? 127 : r < -128.0f ? -128 : int32_t(r));
+    } else {
+        return from_float<CT>(v);
+    }
+}
+
 // Where a tile of C goes: ND, the tile's first element and the row stride; NZ (rows_pad > 0), the
 // start of the C matrix, its rows rounded up to 16 and the tile's first row and column in it.
 template <typename CT>
@@ -327,7 +365,7 @@ struct CDest {
 // Stores a computed tile (tm x tn) at ``dst``, converted to CT; enAtomic: 0 plain, 1 add, 2 max, 3 min.
 template <typename CT, typename Acc>
 inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint8_t* base, const CDest<CT>& dst,
-                       int enAtomic, bool relu, const Site& site, const char* call) {
+                       int enAtomic, bool relu, const Setup& st, const Site& site, const char* call) {
     CoreState& c = core();
     const int saved = c.atomic_op;
     if (enAtomic < 0 || enAtomic > 3) api_error(site, "Matmul::%s: enAtomic must be 0, 1, 2 or 3 (got %d)", call, enAtomic);
@@ -339,6 +377,10 @@ inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint
                      : gm_access(gm_write_kind(), P_FIX, base, dst.p, uint64_t(tile.tn) * sizeof(CT),
                                  uint64_t(dst.ld) * sizeof(CT), uint64_t(tile.tm), sizeof(CT), site,
                                  what_of(call, "writing C"));
+    const uint64_t* qvec = st.quant_mode == 2 ? reinterpret_cast<const uint64_t*>(st.quant) + tile.n0 : nullptr;
+    MpnpuEvent* rq = qvec ? gm_access('R', P_MTE2, st.quant_base, qvec, uint64_t(tile.tn) * sizeof(uint64_t), 0, 1,
+                                      sizeof(uint64_t), site, what_of(call, "reading SetQuantVector's parameters"))
+                          : nullptr;
     thread_local std::vector<CT> row_buf;
     row_buf.resize(size_t(tile.tn));
     CT* const row = row_buf.data();
@@ -346,8 +388,16 @@ inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint
     for (int32_t i = 0; i < tile.tm; ++i) {
         const Acc* src = acc.data() + int64_t(i) * tile.tn;
         bool converted = false;
+        if (st.quant_mode) {
+            for (int32_t j = 0; j < tile.tn; ++j) {
+                Acc v = src[j];
+                if (relu && v < Acc(0)) v = Acc(0);
+                row[size_t(j)] = quantize<CT>(float(v), qvec ? qvec[j] : st.quant_scalar);
+            }
+            converted = true;
+        }
         if constexpr (std::is_same_v<Acc, float> && !std::is_integral_v<CT>) {
-            if (!relu) {
+            if (!relu && !converted) {
                 gemm::from_float_row(src, row, size_t(tile.tn));
                 converted = true;
             }
@@ -370,6 +420,7 @@ inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint
             j += run;
         }
     }
+    done(rq);
     done(rec);
     c.atomic_op = saved;
 }

@@ -72,7 +72,7 @@ struct Wire {
     int32_t line, pad2;
     int64_t file, func;  // the client's call site, relative to site_anchor (one library, every process)
     Setup setup;         // pointers zeroed; they travel below
-    WirePtr a_base, a, b_base, b, bias_base, bias, c_base, c;
+    WirePtr a_base, a, b_base, b, bias_base, bias, c_base, c, quant_base, quant;
 };
 static_assert(sizeof(Wire) <= WIRE_BYTES, "a matmul request must fit its ring slot");
 static_assert(RESP_AT + MAX_CLIENTS * RING * RESP_BYTES <= PROTO_BYTES, "the rings and responses fit the protocol area");

@@ -80,36 +80,97 @@ struct Param {
         : name(n), kind(k), bit_width(bw), values(std::move(v)), role(r) {}
 };
 
+// A parameter from its values (a call, not a braced list: its commas are inside parentheses, so an
+// entry passes whole through ASCENDC_TPL_ARGS_SEL's counting of its arguments).
+template <class... V>
+Param param(const char* name, uint32_t kind, uint8_t bit_width, const char* role, V... values) {
+    return Param(name, kind, bit_width, std::vector<uint64_t>{static_cast<uint64_t>(values)...}, role);
+}
+
+// The entries of one ASCENDC_TPL_ARGS_SEL.
+struct Sel {
+    std::vector<Param> list;
+    Sel& add(Param p) {
+        list.push_back(std::move(p));
+        return *this;
+    }
+    Sel& add() { return *this; }
+};
+
 }  // namespace tpl
 }  // namespace mpnpu
 
 using TilingDeclareParams = std::vector<::mpnpu::tpl::Param>;
 using TilingSelectParams = std::vector<std::vector<::mpnpu::tpl::Param>>;
 
-#define ASCENDC_TPL_DTYPE_DECL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "DECL"}
-#define ASCENDC_TPL_DATATYPE_DECL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "DECL"}
-#define ASCENDC_TPL_FORMAT_DECL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_FORMAT, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "DECL"}
-#define ASCENDC_TPL_UINT_DECL(x, bw, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_UINT, bw, {__VA_ARGS__}, "DECL"}
-#define ASCENDC_TPL_BOOL_DECL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_BOOL, ASCENDC_TPL_1_BW, {__VA_ARGS__}, "DECL"}
+#define ASCENDC_TPL_DTYPE_DECL(x, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, "DECL", __VA_ARGS__)
+#define ASCENDC_TPL_DATATYPE_DECL(x, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, "DECL", __VA_ARGS__)
+#define ASCENDC_TPL_FORMAT_DECL(x, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_FORMAT, ASCENDC_TPL_8_BW, "DECL", __VA_ARGS__)
+#define ASCENDC_TPL_UINT_DECL(x, bw, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_UINT, bw, "DECL", __VA_ARGS__)
+#define ASCENDC_TPL_BOOL_DECL(x, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_BOOL, ASCENDC_TPL_1_BW, "DECL", __VA_ARGS__)
 #define ASCENDC_TPL_KERNEL_TYPE_DECL(x, ...) \
-    ::mpnpu::tpl::Param{#x, ASCENDC_TPL_SHARED_KERNEL_TYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "DECL"}
+    ::mpnpu::tpl::param(#x, ASCENDC_TPL_SHARED_KERNEL_TYPE, ASCENDC_TPL_8_BW, "DECL", __VA_ARGS__)
 
-#define ASCENDC_TPL_DTYPE_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
-#define ASCENDC_TPL_DATATYPE_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
-#define ASCENDC_TPL_FORMAT_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_FORMAT, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
-#define ASCENDC_TPL_UINT_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_UINT, 0, {__VA_ARGS__}, "SEL"}
-#define ASCENDC_TPL_BOOL_SEL(x, ...) ::mpnpu::tpl::Param{#x, ASCENDC_TPL_BOOL, ASCENDC_TPL_1_BW, {__VA_ARGS__}, "SEL"}
+#define ASCENDC_TPL_DTYPE_SEL(x, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, "SEL", __VA_ARGS__)
+#define ASCENDC_TPL_DATATYPE_SEL(x, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_DTYPE, ASCENDC_TPL_8_BW, "SEL", __VA_ARGS__)
+#define ASCENDC_TPL_FORMAT_SEL(x, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_FORMAT, ASCENDC_TPL_8_BW, "SEL", __VA_ARGS__)
+#define ASCENDC_TPL_UINT_SEL(x, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_UINT, 0, "SEL", __VA_ARGS__)
+#define ASCENDC_TPL_BOOL_SEL(x, ...) ::mpnpu::tpl::param(#x, ASCENDC_TPL_BOOL, ASCENDC_TPL_1_BW, "SEL", __VA_ARGS__)
 #define ASCENDC_TPL_KERNEL_TYPE_SEL(...) \
-    ::mpnpu::tpl::Param{"kernel_type", ASCENDC_TPL_KERNEL_TYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
+    ::mpnpu::tpl::param("kernel_type", ASCENDC_TPL_KERNEL_TYPE, ASCENDC_TPL_8_BW, "SEL", __VA_ARGS__)
 #define ASCENDC_TPL_DETERMINISTIC_SEL(...) \
-    ::mpnpu::tpl::Param{"deterministic", ASCENDC_TPL_DETERMINISTIC, ASCENDC_TPL_1_BW, {__VA_ARGS__}, "SEL"}
+    ::mpnpu::tpl::param("deterministic", ASCENDC_TPL_DETERMINISTIC, ASCENDC_TPL_1_BW, "SEL", __VA_ARGS__)
 #define ASCENDC_TPL_SHARED_KERNEL_TYPE_SEL(x, ...) \
-    ::mpnpu::tpl::Param{#x, ASCENDC_TPL_SHARED_KERNEL_TYPE, ASCENDC_TPL_8_BW, {__VA_ARGS__}, "SEL"}
+    ::mpnpu::tpl::param(#x, ASCENDC_TPL_SHARED_KERNEL_TYPE, ASCENDC_TPL_8_BW, "SEL", __VA_ARGS__)
 // (a combination's tiling struct matters to the host's tiling only)
 #define ASCENDC_TPL_TILING_STRUCT_SEL(x, ...)
 
 #define ASCENDC_TPL_ARGS_DECL(x, ...) [[maybe_unused]] static TilingDeclareParams g_tilingDeclareParams{__VA_ARGS__}
-#define ASCENDC_TPL_ARGS_SEL(...) std::vector<::mpnpu::tpl::Param>{__VA_ARGS__}
+// ASCENDC_TPL_ARGS_SEL takes empty entries too (kernels' helper macros end with a comma, and write
+// ``ASCENDC_TPL_ARGS_SEL(HELPER(...), )``): each entry becomes a ``.add(entry)`` of a builder, an empty
+// one ``.add()``, which adds nothing. At most 32 entries.
+#define ASCENDC_TPL_ARGS_SEL(...) \
+    (::mpnpu::tpl::Sel() MPNPU_TPL_CAT(MPNPU_TPL_ADD_, MPNPU_TPL_COUNT(__VA_ARGS__))(__VA_ARGS__)).list
+#define MPNPU_TPL_CAT(a, b) MPNPU_TPL_CAT_(a, b)
+#define MPNPU_TPL_CAT_(a, b) a##b
+#define MPNPU_TPL_COUNT(...) \
+    MPNPU_TPL_COUNT_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, \
+    15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define MPNPU_TPL_COUNT_( \
+    _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, \
+    _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, N, ...) N
+#define MPNPU_TPL_ADD_1(x) .add(x)
+#define MPNPU_TPL_ADD_2(x, ...) .add(x) MPNPU_TPL_ADD_1(__VA_ARGS__)
+#define MPNPU_TPL_ADD_3(x, ...) .add(x) MPNPU_TPL_ADD_2(__VA_ARGS__)
+#define MPNPU_TPL_ADD_4(x, ...) .add(x) MPNPU_TPL_ADD_3(__VA_ARGS__)
+#define MPNPU_TPL_ADD_5(x, ...) .add(x) MPNPU_TPL_ADD_4(__VA_ARGS__)
+#define MPNPU_TPL_ADD_6(x, ...) .add(x) MPNPU_TPL_ADD_5(__VA_ARGS__)
+#define MPNPU_TPL_ADD_7(x, ...) .add(x) MPNPU_TPL_ADD_6(__VA_ARGS__)
+#define MPNPU_TPL_ADD_8(x, ...) .add(x) MPNPU_TPL_ADD_7(__VA_ARGS__)
+#define MPNPU_TPL_ADD_9(x, ...) .add(x) MPNPU_TPL_ADD_8(__VA_ARGS__)
+#define MPNPU_TPL_ADD_10(x, ...) .add(x) MPNPU_TPL_ADD_9(__VA_ARGS__)
+#define MPNPU_TPL_ADD_11(x, ...) .add(x) MPNPU_TPL_ADD_10(__VA_ARGS__)
+#define MPNPU_TPL_ADD_12(x, ...) .add(x) MPNPU_TPL_ADD_11(__VA_ARGS__)
+#define MPNPU_TPL_ADD_13(x, ...) .add(x) MPNPU_TPL_ADD_12(__VA_ARGS__)
+#define MPNPU_TPL_ADD_14(x, ...) .add(x) MPNPU_TPL_ADD_13(__VA_ARGS__)
+#define MPNPU_TPL_ADD_15(x, ...) .add(x) MPNPU_TPL_ADD_14(__VA_ARGS__)
+#define MPNPU_TPL_ADD_16(x, ...) .add(x) MPNPU_TPL_ADD_15(__VA_ARGS__)
+#define MPNPU_TPL_ADD_17(x, ...) .add(x) MPNPU_TPL_ADD_16(__VA_ARGS__)
+#define MPNPU_TPL_ADD_18(x, ...) .add(x) MPNPU_TPL_ADD_17(__VA_ARGS__)
+#define MPNPU_TPL_ADD_19(x, ...) .add(x) MPNPU_TPL_ADD_18(__VA_ARGS__)
+#define MPNPU_TPL_ADD_20(x, ...) .add(x) MPNPU_TPL_ADD_19(__VA_ARGS__)
+#define MPNPU_TPL_ADD_21(x, ...) .add(x) MPNPU_TPL_ADD_20(__VA_ARGS__)
+#define MPNPU_TPL_ADD_22(x, ...) .add(x) MPNPU_TPL_ADD_21(__VA_ARGS__)
+#define MPNPU_TPL_ADD_23(x, ...) .add(x) MPNPU_TPL_ADD_22(__VA_ARGS__)
+#define MPNPU_TPL_ADD_24(x, ...) .add(x) MPNPU_TPL_ADD_23(__VA_ARGS__)
+#define MPNPU_TPL_ADD_25(x, ...) .add(x) MPNPU_TPL_ADD_24(__VA_ARGS__)
+#define MPNPU_TPL_ADD_26(x, ...) .add(x) MPNPU_TPL_ADD_25(__VA_ARGS__)
+#define MPNPU_TPL_ADD_27(x, ...) .add(x) MPNPU_TPL_ADD_26(__VA_ARGS__)
+#define MPNPU_TPL_ADD_28(x, ...) .add(x) MPNPU_TPL_ADD_27(__VA_ARGS__)
+#define MPNPU_TPL_ADD_29(x, ...) .add(x) MPNPU_TPL_ADD_28(__VA_ARGS__)
+#define MPNPU_TPL_ADD_30(x, ...) .add(x) MPNPU_TPL_ADD_29(__VA_ARGS__)
+#define MPNPU_TPL_ADD_31(x, ...) .add(x) MPNPU_TPL_ADD_30(__VA_ARGS__)
+#define MPNPU_TPL_ADD_32(x, ...) .add(x) MPNPU_TPL_ADD_31(__VA_ARGS__)
 #define ASCENDC_TPL_SEL(...) [[maybe_unused]] static TilingSelectParams g_tilingSelectParams{__VA_ARGS__}
 
 namespace mpnpu {
