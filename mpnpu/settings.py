@@ -402,7 +402,8 @@ PCH: Setting[bool] = Setting(
 )
 KERNEL_OPT: Setting[str] = Setting(
     "kernel_opt", "the optimisation level of mpnpu's builds of C++ kernels, as -O takes it (0-3, g, s; default "
-                  "{default}): 0 or g for a kernel to step through in a debugger; each level has its own cached builds",
+                  "{default}): 0 or g add a line table (-g), for a kernel to step through in a debugger; each level "
+                  "has its own cached builds",
     one_of("0", "1", "2", "3", "g", "s"), "2",
     env="MPNPU_KERNEL_OPT", env_help="read by every build of a C++ kernel",
 )

@@ -39,6 +39,8 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ
 os.environ.setdefault("MPNPU_KERNEL_OPT", "1")
 
 SHM_DIR = "/dev/shm"
+#: the checkout the tests are in (tests/prebuild.py runs from there)
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: the session's prebuild process (tests/prebuild.py), while it runs
 _prebuild: subprocess.Popen[bytes] | None = None
 
@@ -69,7 +71,7 @@ def live_children() -> list[psutil.Process]:
     """The live descendants of this process, but for the session's prebuild process and the
     compilers it runs (:func:`pytest_collection_finish`): they are no test's."""
     out = []
-    prebuild = _prebuild.pid if _prebuild is not None else None
+    prebuild = _prebuild.pid if _prebuild is not None and _prebuild.poll() is None else None
     for p in psutil.Process().children(recursive=True):
         try:
             if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and (
@@ -214,8 +216,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     groups = sorted({g for item in session.items if "built" in getattr(item, "fixturenames", ())
                      for g in getattr(getattr(item, "module", None), "PREBUILD", ())})
     if groups:
-        _prebuild = subprocess.Popen([sys.executable, "-m", "tests.prebuild", *groups], cwd=_PACKAGE_ROOT,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        _prebuild = subprocess.Popen([sys.executable, "-m", "tests.prebuild", *groups], cwd=_ROOT,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=_die_with_parent)
+
+
+def _die_with_parent() -> None:
+    """(In the prebuild process before it starts) be killed when the test process dies, however it
+    dies: a crashed session leaves no compiler running."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

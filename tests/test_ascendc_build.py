@@ -123,6 +123,7 @@ def test_the_optimisation_level_comes_from_the_setting_and_keys_the_cache(tmp_pa
             monkeypatch.delenv("MPNPU_KERNEL_OPT", raising=False)
         cmd = compiler._command(["g++"], spec, "entry.cpp", "out.so", "deps.d")
         assert [f for f in cmd if f.startswith("-O")] == [flag]
+        assert ("-g" in cmd) == (flag != "-O2")  # (the debugging levels have a line table)
         keys[flag] = compiler._key(["/bin/true"], spec)
     assert len(set(keys.values())) == 3
     monkeypatch.setenv("MPNPU_KERNEL_OPT", "fast")

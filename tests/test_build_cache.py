@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import time
+import types
 from concurrent.futures import ThreadPoolExecutor
 
 from mpnpu.ascendc.build import cache
@@ -50,26 +51,48 @@ def test_two_builds_of_one_library_at_once_compile_it_once(tmp_path, monkeypatch
 
     monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path))
     compiles: list[int] = []
+    waiting = threading.Event()  # set when a build finds the lock taken and waits
+    monkeypatch.setattr(cache, "time", types.SimpleNamespace(
+        monotonic=time.monotonic, sleep=lambda s: (waiting.set(), time.sleep(s))))
 
-    def compile_slowly(folder: str, lib: str, spec: object, cxx: object) -> None:
+    def compile_once_the_other_waits(folder: str, lib: str, spec: object, cxx: object) -> None:
         compiles.append(threading.get_ident())
-        time.sleep(0.3)  # (long enough for the other build to find no library and reach the lock)
+        assert waiting.wait(timeout=20), "the second build never waited on the lock"
         with open(lib, "wb") as f:
             f.write(b"\0")
         with open(os.path.join(folder, "deps.json"), "w") as f:
             json.dump({}, f)
 
-    monkeypatch.setattr(compiler, "_compile_into", compile_slowly)
+    monkeypatch.setattr(compiler, "_compile_into", compile_once_the_other_waits)
     source = tmp_path / "k.cpp"
     source.write_text("// a kernel source\n")
     spec = compiler.BuildSpec((str(source),), "k")
-    start = threading.Barrier(2)
-
-    def build_once(_: int) -> compiler.Built:
-        start.wait(timeout=10)
-        return compiler.build(spec, cxx=[sys.executable])
-
     with ThreadPoolExecutor(2) as pool:
-        built = list(pool.map(build_once, range(2)))
+        built = list(pool.map(lambda _: compiler.build(spec, cxx=[sys.executable]), range(2)))
     assert len(compiles) == 1
     assert sorted(b.cached for b in built) == [False, True] and built[0].path == built[1].path
+
+
+def test_prune_spares_an_entry_being_built(tmp_path) -> None:
+    """An old entry whose build lock another build holds (a long compile) is not removed under it."""
+    busy = _entry(tmp_path / "ffff", 400, 3600)
+    idle = _entry(tmp_path / "gggg", 400, 3000)
+    held = threading.Event()
+    done = threading.Event()
+
+    def hold() -> None:
+        with cache.building(busy):
+            os.utime(busy, (time.time() - 7200, time.time() - 7200))  # (the oldest, as a long build's)
+            held.set()
+            done.wait(timeout=20)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        assert held.wait(timeout=20)
+        assert cache.prune(str(tmp_path), max_bytes=100) == [idle]
+        assert os.path.exists(busy)
+    finally:
+        done.set()
+        t.join(timeout=20)
+    assert cache.prune(str(tmp_path), max_bytes=100) == [busy]  # its build over, it goes like any other

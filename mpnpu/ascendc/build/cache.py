@@ -11,16 +11,18 @@ An *entry* is one of those folders (or files). Using an entry touches it (:func:
 modification time is when it was last built or used; after each build, :func:`prune` removes the
 least recently used entries until the cache is at most :data:`mpnpu.settings.CACHE_MAX_MB`.
 Entries used in the last minute are never removed (a build or a run may be reading them now), nor
-the one just built. Removing a library a running process has loaded is safe on Linux (the process
-keeps the file it mapped).
+the one just built, nor one being built (its build lock held, :func:`building`). Removing a library
+a running process has loaded is safe on Linux (the process keeps the file it mapped).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import time
-from typing import Iterable
+from contextlib import contextmanager
+from typing import Iterable, Iterator
 
 from mpnpu import settings
 
@@ -31,6 +33,49 @@ CONTAINERS = ("pch", "prepared", "tiling")
 KEPT = ("cpudebug",)
 #: an entry used more recently than this (seconds) is never pruned
 RECENT_S = 60.0
+#: the build lock's file in an entry's folder (:func:`building`)
+LOCK = ".lock"
+#: how long a build waits for another process's build of the same entry before building it itself
+BUILD_WAIT_S = 660.0
+
+
+@contextmanager
+def building(folder: str) -> Iterator[None]:
+    """Hold the build lock of the entry ``folder`` (an exclusive ``flock`` on ``<folder>/.lock``):
+    two processes that need the same library or precompiled header (a batch and the tests beside
+    it, two runs sharing a cache) build it once, the second finding the first's result when it gets
+    the lock. A lock held past :data:`BUILD_WAIT_S` (longer than any compile may take) is given up
+    on, and the entry built regardless. The entry counts as used once the lock is held."""
+    fd = os.open(os.path.join(folder, LOCK), os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        deadline = time.monotonic() + BUILD_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        used(folder)
+        yield
+    finally:
+        os.close(fd)  # (releases the lock)
+
+
+def _being_built(path: str) -> bool:
+    """Whether another process holds the build lock of the entry ``path`` now."""
+    try:
+        fd = os.open(os.path.join(path, LOCK), os.O_RDWR)
+    except OSError:
+        return False  # (no lock file: nothing ever built it under a lock)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def used(path: str) -> None:
@@ -92,7 +137,7 @@ def prune(root: str, keep: Iterable[str] = (), max_bytes: int | None = None) -> 
     for mtime, size, path in found:
         if total <= cap:
             break
-        if os.path.abspath(path) in spared or now - mtime < RECENT_S:
+        if os.path.abspath(path) in spared or now - mtime < RECENT_S or (os.path.isdir(path) and _being_built(path)):
             continue
         if os.path.isdir(path):
             shutil.rmtree(path, ignore_errors=True)

@@ -20,7 +20,6 @@ file:line; a missing compiler is one line saying how to get one.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -29,11 +28,9 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from mpnpu import settings
 from mpnpu.errors import UsageError
@@ -47,8 +44,10 @@ BASE_FLAGS = ("-std=c++17", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-str
 
 def base_flags() -> tuple[str, ...]:
     """The flags of every kernel build: :data:`BASE_FLAGS` and the optimisation level of the
-    KERNEL_OPT setting (``MPNPU_KERNEL_OPT``, default -O2)."""
-    return (*BASE_FLAGS, f"-O{settings.from_env(settings.KERNEL_OPT)}")
+    KERNEL_OPT setting (``MPNPU_KERNEL_OPT``, default -O2), with a line table (-g) at levels 0 and
+    g, the ones for stepping through a kernel (a fault then names its line too)."""
+    level = settings.from_env(settings.KERNEL_OPT)
+    return (*BASE_FLAGS, f"-O{level}", *(("-g",) if level in ("0", "g") else ()))
 _COMPILERS = ("g++", "clang++", "c++")
 
 
@@ -240,39 +239,13 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
         cache.used(folder)
         return Built(lib, spec, cached=True)
     os.makedirs(folder, exist_ok=True)
-    with _building(folder):
+    with cache.building(folder):
         if not force and _cache_place(compiler, spec)[2]:  # (another process built it meanwhile)
             cache.used(folder)
             return Built(lib, spec, cached=True)
         _compile_into(folder, lib, spec, compiler)
     cache.prune(cache_dir(), keep=[folder])  # bounded: the least recently used entries go first
     return Built(lib, spec, cached=False)
-
-
-#: how long a build waits for another process's build of the same library before compiling it itself
-BUILD_WAIT_S = 660.0
-
-
-@contextmanager
-def _building(folder: str) -> Iterator[None]:
-    """Hold the library's build lock (an exclusive ``flock`` on ``<folder>/.lock``): two processes
-    that need the same library (a batch and the tests beside it, two runs sharing a cache) compile
-    it once, the second taking the first's result. A lock held past :data:`BUILD_WAIT_S` (longer
-    than any compile may take) is given up on, and the library compiled regardless."""
-    fd = os.open(os.path.join(folder, ".lock"), os.O_CREAT | os.O_RDWR, 0o644)
-    try:
-        deadline = time.monotonic() + BUILD_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)  # (releases the lock)
 
 
 def _compile_into(folder: str, lib: str, spec: BuildSpec, compiler: Sequence[str]) -> None:

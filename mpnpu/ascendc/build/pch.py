@@ -35,7 +35,7 @@ from typing import Sequence
 
 from mpnpu import settings
 
-from .cache import used
+from .cache import building, used
 
 PCH_NAME = "mpnpu_pch.h"
 #: the headers the precompiled header holds, relative to mpnpu's include directory
@@ -121,6 +121,16 @@ def pch_args(cxx: Sequence[str], identity: str, flags: Sequence[str], include_di
     if os.path.exists(failed):
         return []
     os.makedirs(folder, exist_ok=True)
+    with building(folder):  # (one build of it at a time: another process's may have made it meanwhile)
+        if os.path.isfile(gch) and os.path.isfile(header):
+            return ["-include", header]
+        if os.path.exists(failed):
+            return []
+        return _build(cxx, flags, include_dir, header, gch, failed, folder)
+
+
+def _build(cxx: Sequence[str], flags: Sequence[str], include_dir: str, header: str, gch: str, failed: str,
+           folder: str) -> list[str]:
     text = "".join(f'#include "{os.path.join(include_dir, h)}"\n' for h in PCH_HEADERS)
     with tempfile.TemporaryDirectory(dir=folder, prefix="build-") as tmp:
         tmp_header = os.path.join(tmp, PCH_NAME)
