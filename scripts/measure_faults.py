@@ -46,13 +46,13 @@ class Case:
     timeout_s: float = 400.0
 
 
-def _program(name: str, out: str) -> str:
-    exe = os.path.join(out, name.replace(".cpp", ""))
+def _program(name: str, out: str, *cflags: str) -> str:
+    exe = os.path.join(out, name.replace(".cpp", "") + "".join(cflags))
     if not os.path.exists(exe):
         flags = subprocess.run([PY, "-m", "mpnpu.ascendc", "--cflags", "--libs"], capture_output=True, text=True,
                                check=True).stdout.split()
-        subprocess.run([os.environ.get("CXX", "g++"), os.path.join(KERNELS, "cpudebug", name), *flags, "-o", exe],
-                       check=True, capture_output=True, text=True)
+        subprocess.run([os.environ.get("CXX", "g++"), *cflags, os.path.join(KERNELS, "cpudebug", name), *flags,
+                        "-o", exe], check=True, capture_output=True, text=True)
     return exe
 
 
@@ -85,6 +85,8 @@ def cases() -> list[Case]:
              lambda d: [_program("test_raw_overrun.cpp", d), "100"]),
         Case("cpudebug: raw read 400000 floats past a GmAlloc block",
              lambda d: [_program("test_raw_overrun.cpp", d), "400000"]),
+        Case("cpudebug: raw read 100 floats past a GmAlloc block, program built with -g",
+             lambda d: [_program("test_raw_overrun.cpp", d, "-g"), "100"]),
         Case("cpudebug: MPNPU_PIPES=fast",
              lambda d: [_program("test_two_phase.cpp", d)], {"MPNPU_PIPES": "fast"}),
         Case("batch: Ctrl-C mid-batch",
