@@ -129,6 +129,14 @@ public:
     // that place their buffers themselves (defined with the memories, in tpipe.h).
     LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, MPNPU_SITE);
 
+    // dst = src0 + src1 and the other whole-tensor operators (mpnpu/vector/binary.h): the expression
+    // the operator made is computed into this tensor.
+    template <typename E, typename = typename E::mpnpu_whole_tensor>
+    LocalTensor& operator=(const E& expr) {
+        expr.run(*this, expr.src0, expr.src1, expr.site);
+        return *this;
+    }
+
     LocalTensor operator[](uint32_t offset) const {
         LocalTensor v = *this;
         v.off_ = off_ + uint64_t(offset) * sizeof(T);

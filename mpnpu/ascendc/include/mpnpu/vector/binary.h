@@ -22,6 +22,18 @@
 namespace mpnpu {
 namespace vec {
 
+// The expression a whole-tensor operator (dst = src0 + src1) makes: its operands (copies: views are
+// small values), how to compute it into a destination, and the site its reports name.
+template <typename T>
+struct WholeTensor {
+    using mpnpu_whole_tensor = void;
+    AscendC::LocalTensor<T> src0;
+    AscendC::LocalTensor<T> src1;
+    void (*run)(const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&,
+                const Site&);
+    Site site;
+};
+
 struct OpAdd {
     template <typename T>
     static constexpr bool ok = one_of<T, int16_t, half, bfloat16_t, int32_t, float>;
@@ -325,21 +337,31 @@ MPNPU_VEC_LOGIC_COUNT(And, mpnpu::vec::OpAnd)
 MPNPU_VEC_BINARY_LEVEL0(And, mpnpu::vec::OpAnd)
 MPNPU_VEC_LOGIC_COUNT(Or, mpnpu::vec::OpOr)
 
-// The whole-tensor operators (dst = src0 + src1, ...) are not implemented: a clear compile error.
-#define MPNPU_VEC_REFUSED_OPERATOR(OP, CALL)                                                                      \
+// The whole-tensor operators: ``dst = src0 + src1`` computes as many elements as dst holds (the Add
+// page: the count of the operator form is the destination's whole length), as Add(dst, src0, src1,
+// count) would; likewise -, *, / and, on 16-bit integers (32-bit as pairs of halves), & and |. The
+// operator yields an expression that the destination's assignment computes. An operator has no room
+// for the caller's line, so its reports name the form instead of a line.
+#define MPNPU_VEC_WHOLE_TENSOR_OPERATOR(OP, NAME, RUN)                                                            \
     template <typename T>                                                                                         \
-    inline LocalTensor<T> operator OP(const LocalTensor<T>& a, const LocalTensor<T>& b) {                         \
-        static_assert(mpnpu::vec::refused<T>, "the whole-tensor operator form (dst = src0 " #OP " src1) is not "   \
-                                              "implemented by mpnpu: call " CALL "(dst, src0, src1, count)");   \
-        return a.mpnpu_addr() ? a : b;                                                                            \
+    inline mpnpu::vec::WholeTensor<T> operator OP(const LocalTensor<T>& a, const LocalTensor<T>& b) {             \
+        return {a, b, [](const LocalTensor<T>& d, const LocalTensor<T>& s0, const LocalTensor<T>& s1,             \
+                         const mpnpu::Site& site) { RUN; },                                                      \
+                ::mpnpu::Site{"(dst = src0 " #OP " src1, the whole-tensor " NAME ")", 0, NAME}};                  \
     }
 
-MPNPU_VEC_REFUSED_OPERATOR(+, "Add")
-MPNPU_VEC_REFUSED_OPERATOR(-, "Sub")
-MPNPU_VEC_REFUSED_OPERATOR(*, "Mul")
-MPNPU_VEC_REFUSED_OPERATOR(/, "Div")
-MPNPU_VEC_REFUSED_OPERATOR(&, "And")
-MPNPU_VEC_REFUSED_OPERATOR(|, "Or")
+MPNPU_VEC_WHOLE_TENSOR_OPERATOR(+, "Add", (mpnpu::vec::binary_count<mpnpu::vec::OpAdd, T, true>(
+    "Add", d, s0, s1, int32_t(d.GetSize()), site)))
+MPNPU_VEC_WHOLE_TENSOR_OPERATOR(-, "Sub", (mpnpu::vec::binary_count<mpnpu::vec::OpSub, T, true>(
+    "Sub", d, s0, s1, int32_t(d.GetSize()), site)))
+MPNPU_VEC_WHOLE_TENSOR_OPERATOR(*, "Mul", (mpnpu::vec::binary_count<mpnpu::vec::OpMul, T, true>(
+    "Mul", d, s0, s1, int32_t(d.GetSize()), site)))
+MPNPU_VEC_WHOLE_TENSOR_OPERATOR(/, "Div", (mpnpu::vec::binary_count<mpnpu::vec::OpDiv, T, true>(
+    "Div", d, s0, s1, int32_t(d.GetSize()), site)))
+MPNPU_VEC_WHOLE_TENSOR_OPERATOR(&, "And", (mpnpu::vec::logic_count<mpnpu::vec::OpAnd>(
+    "And", d, s0, s1, int32_t(d.GetSize()) * int32_t(sizeof(T) == 4 ? 2 : 1), site)))
+MPNPU_VEC_WHOLE_TENSOR_OPERATOR(|, "Or", (mpnpu::vec::logic_count<mpnpu::vec::OpOr>(
+    "Or", d, s0, s1, int32_t(d.GetSize()) * int32_t(sizeof(T) == 4 ? 2 : 1), site)))
 
 }  // namespace AscendC
 
