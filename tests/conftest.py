@@ -13,14 +13,11 @@ Leftovers are cleaned up after the assertion so that one failure does not cascad
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import json
 import os
 import signal
 import subprocess
 import sys
-import tempfile
 from typing import Iterator
 
 import psutil
@@ -210,22 +207,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start building, in a process of its own, the C++ libraries the selected tests will need, in
-    the order they need them (tests/prebuild.py): each module's ``PREBUILD`` groups when a selected
-    test of it uses the module's ``built`` fixture, and the test kernels their code names with
-    constant arguments. MPNPU_TEST_PREBUILD=0 turns it off."""
+    """Start building, in a process of its own, the C++ libraries the selected tests will need most
+    (tests/prebuild.py): those of each module whose ``PREBUILD`` names them, when a selected test
+    of it uses the module's ``built`` fixture. MPNPU_TEST_PREBUILD=0 turns it off."""
     global _prebuild
     if session.config.option.collectonly or os.environ.get("MPNPU_TEST_PREBUILD", "1") == "0":
         return
-    from tests import prebuild
-
-    steps = prebuild.plan(session.items)
-    if steps:
-        fd, plan_file = tempfile.mkstemp(prefix="mpnpu-prebuild-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(steps, f)
-        atexit.register(lambda: os.path.exists(plan_file) and os.unlink(plan_file))
-        _prebuild = subprocess.Popen([sys.executable, "-m", "tests.prebuild", plan_file], cwd=_ROOT,
+    groups = sorted({g for item in session.items if "built" in getattr(item, "fixturenames", ())
+                     for g in getattr(getattr(item, "module", None), "PREBUILD", ())})
+    if groups:
+        _prebuild = subprocess.Popen([sys.executable, "-m", "tests.prebuild", *groups], cwd=_ROOT,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                      preexec_fn=_die_with_parent)
 
