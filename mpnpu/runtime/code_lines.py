@@ -56,7 +56,7 @@ def explain(message: str) -> str:
         said = f"; the faulting access is at {where}" + (f" ({name})" if name else "")
     elif name:
         said = (f"; the faulting access is in {name} ({os.path.basename(obj)} was built without -g: no line "
-                "table to name its line; MPNPU_KERNEL_OPT=g gives mpnpu's kernel builds one)")
+                "table to name its line: build with -g, or MPNPU_KERNEL_OPT=g for mpnpu's own kernel builds)")
     else:
         said = f"; the faulting access is at {os.path.basename(obj)}+0x{offset:x}"
     return message[:m.start()] + said + message[m.end():]
