@@ -482,10 +482,15 @@ def stage_test(corpus: Corpus, test: UtTest, build_dir: str, common_root: str,
 
         try:
             text = kernel_tiling_header(test.host_tiling)
-            tiling = os.path.join(root, f"{test.op}_tiling_data.h")
-            with open(tiling, "w") as f:
-                f.write(text)
-            notes.append(f"tiling header made by mpnpu from {os.path.relpath(test.host_tiling, corpus.repo)}")
+            own = _defines_its_own(test.ut_dir, text)
+            if own:
+                notes.append(f"no tiling header made from {os.path.relpath(test.host_tiling, corpus.repo)}: the test "
+                             f"folder's {own} defines its tiling structs itself")
+            else:
+                tiling = os.path.join(root, f"{test.op}_tiling_data.h")
+                with open(tiling, "w") as f:
+                    f.write(text)
+                notes.append(f"tiling header made by mpnpu from {os.path.relpath(test.host_tiling, corpus.repo)}")
         except UsageError as e:
             notes.append(f"no tiling header: {e}")
     elif tiling is None:
@@ -497,6 +502,22 @@ def stage_test(corpus: Corpus, test: UtTest, build_dir: str, common_root: str,
     after = [os.path.join(op_root, "op_kernel"),
              *(os.path.join(os.path.dirname(op_root), dep, "op_kernel") for dep in test.deps)]
     return Staged(root, tbe, kernel, tiling, tuple(dirs), tuple(notes), tuple(d for d in after if os.path.isdir(d)))
+
+
+def _defines_its_own(ut_dir: str, tiling_text: str) -> str:
+    """The header of the test folder that defines a struct ``tiling_text`` declares itself (a test that brings
+    its own tiling structs under another name than ``<op>_tiling_def.h``), or "": a header made from
+    op_host as well would define them twice."""
+    structs = set(re.findall(r"\bBEGIN_TILING_DATA_DEF\((\w+)\)", tiling_text))
+    for path in sorted(glob.glob(os.path.join(glob.escape(ut_dir), "*.h"))):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if any(re.search(rf"\bstruct\s+{name}\s*\{{", text) for name in structs):
+            return os.path.basename(path)
+    return ""
 
 
 def _opbase_dirs(corpus: Corpus) -> list[str]:
