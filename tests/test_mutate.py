@@ -70,7 +70,10 @@ def test_a_sync_another_one_already_gives_survives_redundant(exe) -> None:
     first, second = _site("SyncAll();"), _site("if (extra_sync) SyncAll();")
     for site in (first, second):
         assert m[site].status == SURVIVED and m[site].survivor_class == REDUNDANT and m[site].hazards == 0
-    assert m[_site("CrossCoreWaitFlag(")].status == KILLED
+    # The wait is not redundant: killed by the check or the directed run, or (when every directed try
+    # misses on a loaded machine, as in the test above) surviving untested with racecheck's hazard.
+    wait = m[_site("CrossCoreWaitFlag(")]
+    assert wait.status == KILLED or (wait.survivor_class == UNTESTED and wait.hazards >= 1), wait
 
 
 def test_the_gate_fails_below_its_threshold_and_reports_in_json_and_junit(exe, tmp_path) -> None:
