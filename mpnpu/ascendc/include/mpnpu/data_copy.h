@@ -132,7 +132,7 @@ inline void copy_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTe
     hold_point(site, 1);
 }
 
-inline uint64_t align32(uint64_t n) { return (n + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES; }
+inline uint64_t align32(uint64_t n) { return block_round_up(n); }
 
 }  // namespace mpnpu
 

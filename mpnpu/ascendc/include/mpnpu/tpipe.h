@@ -71,7 +71,7 @@ inline AscendC::HardEvent event_of(uint8_t src, uint8_t dst) {
 
 // Reserves ``len`` bytes (rounded up to 32) of ``mem`` at ``used``; the capacity check of the chip.
 inline uint64_t reserve(int mem, uint64_t& used, uint64_t len, const Site& site, const char* what) {
-    uint64_t size = (len + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES;
+    uint64_t size = block_round_up(len);
     if (used + size > memory_size(mem))
         api_error(site, "%s: %s overflow: %llu bytes asked with %llu of %llu already in use", what, mem_name(mem),
                   (unsigned long long)size, (unsigned long long)used, (unsigned long long)memory_size(mem));
@@ -243,7 +243,7 @@ public:
         mpnpu::check_local(mem, pos, site, "TPipe::InitBuffer");
         if (num == 0) mpnpu::api_error(site, "TPipe::InitBuffer: a queue needs at least one buffer");
         que.mpnpu_check_config(num, len, site);
-        uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+        uint64_t size = mpnpu::block_round_up(len);
         uint64_t first = mpnpu::reserve(mem, state_->used[mem], size * num, site, "TPipe::InitBuffer");
         que.mpnpu_init(*this, mem, num, first, size, site);
         return true;
@@ -362,7 +362,7 @@ bool TPipe::InitBuffer(TBuf<P>& buf, uint32_t len, mpnpu::Site site) {
     mpnpu::at(site);
     int mem = mpnpu::position_memory(P);
     mpnpu::check_local(mem, P, site, "TPipe::InitBuffer");
-    uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    uint64_t size = mpnpu::block_round_up(len);
     uint64_t at = mpnpu::reserve(mem, state_->used[mem], size, site, "TPipe::InitBuffer");
     buf.mpnpu_init(mem, at, size);  // (a len that is no multiple of 32 bytes is rounded up: Get() has it all)
     return true;
@@ -449,7 +449,7 @@ public:
 
 private:
     static uint64_t round_up(uint32_t len) {
-        return (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+        return mpnpu::block_round_up(len);
     }
     void check_memory(TPosition p, const mpnpu::Site& site) const {
         if (!ready_) mpnpu::api_error(site, "TBufPool::InitBuffer: the pool has no memory yet (InitBufPool first)");
@@ -485,7 +485,7 @@ bool TPipe::InitBufPool(T& bufPool, uint32_t len, mpnpu::Site site) {
     mpnpu::at(site);
     int mem = mpnpu::position_memory(T::mpnpu_position);
     mpnpu::check_local(mem, T::mpnpu_position, site, "TPipe::InitBufPool");
-    uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    uint64_t size = mpnpu::block_round_up(len);
     bufPool.mpnpu_init(mem, mpnpu::reserve(mem, state_->used[mem], size, site, "TPipe::InitBufPool"), size);
     return true;
 }
@@ -493,7 +493,7 @@ bool TPipe::InitBufPool(T& bufPool, uint32_t len, mpnpu::Site site) {
 template <class T, class U>
 bool TPipe::InitBufPool(T& bufPool, uint32_t len, U& shareBuf, mpnpu::Site site) {
     mpnpu::at(site);
-    uint64_t size = (uint64_t(len) + mpnpu::BLOCK_BYTES - 1) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    uint64_t size = mpnpu::block_round_up(len);
     bufPool.mpnpu_share(shareBuf, size, site);
     return true;
 }

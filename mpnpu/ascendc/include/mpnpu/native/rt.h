@@ -128,6 +128,8 @@ struct SiteKeyHash {
 constexpr size_t SPR_BYTES = 16;
 constexpr uint64_t SPR_MRGSORT = 8;
 constexpr uint32_t BLOCK_BYTES = 32;  // a data block: the unit of copies and vector strides
+// ``bytes`` rounded up to whole data blocks (what a buffer of that length takes).
+constexpr uint64_t block_round_up(uint64_t bytes) { return (bytes + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES; }
 
 // Vector-unit state that one instruction leaves for later ones to use, per core: the vector mask
 // (SetVectorMask / the level-0 calls' own masks; in counter mode mask[0] is an element count), the
