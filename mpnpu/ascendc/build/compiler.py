@@ -240,9 +240,8 @@ def build(spec: BuildSpec, *, cxx: Sequence[str] | None = None, force: bool = Fa
         return Built(lib, spec, cached=True)
     os.makedirs(folder, exist_ok=True)
     with cache.building(folder):
-        if not force and _cache_place(compiler, spec)[2]:  # (another process built it meanwhile)
-            cache.used(folder)
-            return Built(lib, spec, cached=True)
+        if not force and _cache_place(compiler, spec)[2]:  # (another process built it meanwhile; the lock
+            return Built(lib, spec, cached=True)           # counted the entry as used)
         _compile_into(folder, lib, spec, compiler)
     cache.prune(cache_dir(), keep=[folder])  # bounded: the least recently used entries go first
     return Built(lib, spec, cached=False)
