@@ -109,6 +109,10 @@ def cases() -> list[Case]:
               (3, "a core spins after its last API call while the others wait in SyncAll", []),
               (3, "the same with --timeout 10", ["--timeout", "10"]),
               (4, "a core spins before its first API call, the others finish", []))),
+        Case("run: block_sync.cpp mode 5, 49 blocks on 48 vector cores (a wait across waves)",
+             lambda d: [PY, "-m", "mpnpu", "run", os.path.join(KERNELS, "block_sync.cpp:block_sync"),
+                        "gm:float32:8:0", "gm:float32:400:0", "gm:int32:4096:0", "i32:5", "i32:1", "i32:1",
+                        "--block-dim", "49"]),
         Case("batch: --block-dim 0",
              lambda d: [PY, "-m", "mpnpu", "batch", "--op", "floms", "--block-dim", "0"]),
     ]

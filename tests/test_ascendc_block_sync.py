@@ -13,7 +13,7 @@ import pytest
 
 from mpnpu.errors import DeadlockError, KernelError
 from mpnpu.racecheck import analyze
-from mpnpu.runtime.config import LaunchOptions
+from mpnpu.runtime.config import DeviceSpec, LaunchOptions
 from mpnpu.runtime.topology import KernelType
 from mpnpu.runtime.trace import GmFlagEvent
 from tests.ascendc_util import kernel, line_of, needs_cxx
@@ -97,6 +97,28 @@ def test_an_ibwait_nothing_sets_ends_as_a_deadlock_report_naming_its_line() -> N
     assert msg.startswith("deadlock: every running core has been blocked"), msg
     assert "a wait on the GM flag word at byte 64 of its workspace" in msg, msg  # ((event 1 * 2 cores + block 0) * 32)
     assert f"block_sync.cpp:{line_of(SRC, 'nothing sets (block 0, event 1)')}" in msg, msg
+
+
+@pytest.mark.slow
+def test_a_wait_across_the_waves_of_a_wide_launch_ends_as_a_deadlock_report_naming_its_line() -> None:
+    """Two vector cores, three blocks: blocks 0 and 1 wait for block 2's IBSet, and block 2 starts
+    only when one of them ends, as on the chip. The report comes within the stall window (not at
+    the launch timeout), names the wait's line and says block 2 never started; with three
+    vector cores the same kernel runs."""
+    two_cores = DeviceSpec(name="2 vector cores", ai_cores=1)
+    t0 = time.monotonic()
+    with device(3, kernel_type=KernelType.AIV, spec=two_cores) as dev:
+        ws = dev.to_device("ws", np.zeros(64 * 8, np.int32))
+        x, out = dev.to_device("x", np.zeros(ROW, np.float32)), dev.empty("out", 4 * ROW, "float32")
+        with pytest.raises(DeadlockError) as ei:
+            dev.launch(_k(), x, out, ws, 5, 1, 1)
+    took, msg = time.monotonic() - t0, str(ei.value)
+    assert took < OPTIONS.stall_grace_s + 20, took
+    assert msg.startswith("deadlock: every running core has been blocked"), msg
+    wait_line = line_of(SRC, "IBWait(wsGm_, ub, cores_ - 1, 0);")
+    assert f"block_sync.cpp:{wait_line}" in msg, msg
+    assert "block 2 not started: in a launch wider than the device's cores" in msg, msg
+    _launch(3, 5, 1, trace=False)  # every block has a core: block 2's set frees the others
 
 
 @pytest.mark.parametrize("mode,text,needle", [

@@ -465,3 +465,22 @@ def test_an_interrupted_run_reports_the_repeats_that_finished_and_exits_130(tmp_
     assert done and int(done.group(1)) >= 1, out
     assert out.strip().splitlines()[-1] == (f"verdict: INTERRUPTED after {done.group(1)} of 100000 repeats: "
                                             "every finished repeat passed"), out
+
+
+@pytest.mark.slow
+def test_mpnpu_run_takes_a_launch_in_waves_and_names_a_wait_across_them(capsys) -> None:
+    """--block-dim counts blocks as the <<<>>> launch does: 49 blocks of a vector-only kernel run in
+    waves on the 48 vector cores. block_sync.cpp's mode 5 has every block wait for the last one's
+    IBSet, which starts only once another block ends: a deadlock report at the wait's line, saying
+    block 48 never started (exit 3). Past 4 waves: exit 2 before anything is built."""
+    from mpnpu.cli.main import cli
+
+    src = source("block_sync.cpp")
+    args = [f"{src}:block_sync", "gm:float32:8:0", "gm:float32:400:0", "gm:int32:4096:0", "i32:5", "i32:1", "i32:1",
+            "--quiet", "--stall-grace", "2"]
+    assert cli(["run", *args, "--block-dim", "49"]) == 3
+    err = capsys.readouterr().err
+    assert f"block_sync.cpp:{line_of('block_sync.cpp', 'IBWait(wsGm_, ub, cores_ - 1, 0);')}" in err, err
+    assert "block 48 not started: in a launch wider than the device's cores" in err, err
+    assert cli(["run", *args, "--block-dim", "193"]) == 2
+    assert "block_dim 193 exceeds 4 waves of the 48 vector cores" in capsys.readouterr().err

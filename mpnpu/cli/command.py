@@ -33,6 +33,9 @@ class Use:
     name: str
     default: Any = None
     help: str = ""
+    #: the command's own parser of the option's text, where it takes other values than the table's
+    #: (``mpnpu run``'s --block-dim: a launch in waves, checked against the kernel's type later)
+    type: Callable[[str], Any] | None = None
 
 
 OptionUse = Union[str, Use]
@@ -89,6 +92,8 @@ class Command:
             kwargs = dict(o.kwargs)
             if isinstance(u, Use):
                 kwargs["default"] = u.default
+                if u.type is not None:
+                    kwargs["type"] = u.type
             if name == "block_dim" and op is not None and kwargs.get("default") == DEFAULT_BLOCK_DIM:
                 kwargs["default"] = default_block_dim(op)  # (a vector-only kernel: its AI core's 2 vector cores)
             text = o.help_text(kwargs.get("default"))

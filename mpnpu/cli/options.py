@@ -29,7 +29,7 @@ from mpnpu import settings
 from mpnpu.errors import UsageError
 from mpnpu.harness.runner import DEFAULT_MAX_SAME_ERRORS
 from mpnpu.harness.stress.plan import PLACEMENTS
-from mpnpu.runtime.checks import check_block_dim
+from mpnpu.runtime.checks import check_block_dim, check_launch_width
 from mpnpu.runtime.config import DEFAULT_OPTIONS, RuntimeOptions
 from mpnpu.runtime.topology import KernelType
 from mpnpu.scale.backend import Backend
@@ -72,6 +72,17 @@ def block_dim(text: str) -> int:
     value = settings.BLOCK_DIM.parse(text)
     try:
         return check_block_dim(value)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def launch_width(text: str) -> int:
+    """A block count a launch of a kernel of any type may have on the device, waves included (up to
+    MAX_WAVES times its vector cores): for a command whose kernel's type is known only once its
+    source is read, where the device checks the width against that type (``mpnpu run``)."""
+    value = settings.BLOCK_DIM.parse(text)
+    try:
+        return check_launch_width(value, kernel_type=KernelType.AIV)
     except UsageError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

@@ -59,6 +59,10 @@ class Waves:
     def waiting(self) -> bool:
         return self.started < len(self.blocks)
 
+    def unstarted(self) -> list[int]:
+        """Core ids of the blocks not started yet."""
+        return [c for block in self.blocks[self.started:] for c in block]
+
     def first(self) -> list[int]:
         """Core ids of the first wave (marked started)."""
         self.started = min(self.at_once, len(self.blocks))
@@ -172,7 +176,7 @@ class CorePool:
                 running = ", ".join(topo.core(i).label for i in sorted(pending)[:4])
                 more = f" and {len(pending) - 4} more" if len(pending) > 4 else ""
                 watchdog = watchdog or Watchdog(self.sync, topo, options.stall_grace_s, self.procs)
-                stuck = watchdog.describe_stuck(sorted(pending)[:8])
+                stuck = watchdog.describe_stuck(sorted(pending)[:8], waves.unstarted() if waves else ())
                 return replies, LaunchTimeoutError(
                     f"launch of {ref} did not finish within {limit:g} s; still running: {running}{more} ({stuck})",
                     pending=sorted(pending), stuck=stuck,
@@ -221,7 +225,7 @@ class CorePool:
                 next_check = now + tick
                 if watchdog is None:
                     watchdog = Watchdog(self.sync, topo, options.stall_grace_s, self.procs)
-                problem = watchdog.check(now)
+                problem = watchdog.check(now, waves.unstarted() if waves else ())
                 if problem is not None:
                     return replies, problem
         if failures:
@@ -230,7 +234,7 @@ class CorePool:
                 # Only waits timed out, and cores are still at work: the cause is where those are,
                 # not the core that gave up waiting first.
                 watchdog = watchdog or Watchdog(self.sync, topo, options.stall_grace_s, self.procs)
-                stuck = watchdog.describe_stuck(sorted(pending)[:8])
+                stuck = watchdog.describe_stuck(sorted(pending)[:8], waves.unstarted() if waves else ())
                 hang = DeadlockError(f"hang: {stuck}; the cores waiting for them timed out: {err}",
                                      stuck=stuck, timed_out=[topo.core(f.core_id).label for f in failures])
                 hang.__cause__ = err

@@ -264,11 +264,14 @@ class NativeCore:
         return self._ctx.sync.status_address() + (self.core_id * ST_COLUMNS + ST_CALLS) * 8
 
     def native_routes(self) -> NativeRoutes | None:
-        """The sync objects native code may drive itself, or None: every sync calls back (so in a
-        launch wider than the device's cores, whose SyncAll the core process refuses)."""
-        if self.block_num > cores_at_once(self._ctx.spec, self.kernel_type):
-            return None
-        return self._ctx.sync.native_routes(self.core_id)
+        """The sync objects native code may drive itself, or None: every sync calls back. In a launch
+        wider than the device's cores (whose SyncAll the core process refuses, and whose flags it
+        routes) only the status board: SyncAll and flags call back, but a wait on a GM flag word
+        still shows there, so that the watchdog sees a wait across waves that can never end."""
+        routes = self._ctx.sync.native_routes(self.core_id)
+        if routes is not None and self.block_num > cores_at_once(self._ctx.spec, self.kernel_type):
+            return routes.status_only()
+        return routes
 
     def status_address(self) -> int:
         return self._ctx.sync.status_address()

@@ -21,6 +21,7 @@ anew, because a core killed inside ``Barrier.wait`` wedges that barrier for good
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import enum
 import functools
 import signal
@@ -464,6 +465,11 @@ class NativeRoutes:
     barrier_aiv: tuple[int, int, int, int, int, int]
     flags: dict[tuple[int, int], tuple[tuple[tuple[int, int, int], ...], tuple[int, ...]]]
     mode_wake: int
+
+    def status_only(self) -> "NativeRoutes":
+        """The same status board, with no barrier (parties 0) and no flag route: native code
+        shows its waits on GM flag words there, and calls back for SyncAll and every flag."""
+        return dataclasses.replace(self, barrier_all=(0,) * 6, barrier_aiv=(0,) * 6, flags={})
 
 
 def barrier_handles(barrier: Any) -> tuple[tuple[int, int, int, int, int, int], Any]:

@@ -90,10 +90,13 @@ class Watchdog:
         proc = self._procs[core_id]
         return process_asleep(proc if isinstance(proc, int) else proc.pid)  # type: ignore[arg-type]  # started
 
-    def check(self, now: float) -> LaunchError | None:
+    def check(self, now: float, unstarted: Sequence[int] = ()) -> LaunchError | None:
         """The error that describes a wait that can never end, or None while none is certain.
 
         ``now`` is ``time.monotonic()``; a stall must last ``stall_grace_s`` between checks.
+        ``unstarted``: the cores of blocks of a launch wider than the device's cores that wait for a
+        free core (they start only as a started block ends: while every started core is blocked,
+        none will).
         """
         st = self._sync.status_view().copy()
         state = st[:, ST_STATE]
@@ -101,7 +104,7 @@ class Watchdog:
             self._stall_key = None
             return None
         return (self._unreachable_sync_all(st, state) or self._unsatisfiable_flag(st, state)
-                or self._stuck(st, state, now))
+                or self._stuck(st, state, now, unstarted))
 
     def _unreachable_sync_all(self, st: np.ndarray, state: np.ndarray) -> LaunchError | None:
         for aiv_only, col, waiting_state in ((False, ST_SYNC_ALL, CoreState.IN_SYNC_ALL),
@@ -276,10 +279,14 @@ class Watchdog:
 
     # -- a stall: every unfinished core blocked, or blocked but for cores that spin ----------------
 
-    def _stuck(self, st: np.ndarray, state: np.ndarray, now: float) -> LaunchError | None:
+    def _stuck(self, st: np.ndarray, state: np.ndarray, now: float,
+               unstarted: Sequence[int] = ()) -> LaunchError | None:
         blocked_mask = np.isin(state, self._BLOCKED)
         done_mask = (state == CoreState.DONE) | (state == CoreState.FAILED)
-        running = [int(c) for c in np.flatnonzero(~(blocked_mask | done_mask))]
+        not_running = blocked_mask | done_mask
+        if unstarted:
+            not_running[list(unstarted)] = True
+        running = [int(c) for c in np.flatnonzero(~not_running)]
         # Someone must be waiting on the running cores, or have finished: cores that all run are
         # left alone (long work is not a hang; the launch timeout bounds it).
         if running and len(running) == len(state):
@@ -309,7 +316,7 @@ class Watchdog:
         if not running:
             return DeadlockError(
                 f"deadlock: every running core has been blocked for {self._grace:g} s ({'; '.join(waits[:6])}"
-                f"{'; ...' if len(waits) > 6 else ''})",
+                f"{'; ...' if len(waits) > 6 else ''}){self._unstarted_text(unstarted)}",
                 waits=waits,
             )
         spinning = []
@@ -330,14 +337,30 @@ class Watchdog:
             waits=waits, spinning=[self._topo.core(c).label for c in running], spins=spinning,
         )
 
-    def describe_stuck(self, pending: Sequence[int]) -> str:
+    def describe_stuck(self, pending: Sequence[int], unstarted: Sequence[int] = ()) -> str:
         """Who of ``pending`` is stuck where, as the launch timeout says it: blocked cores with the
-        kernel line of their wait and whom they wait for, running ones with where they are."""
+        kernel line of their wait and whom they wait for, running ones with where they are
+        (``unstarted``: cores of blocks still waiting for a free core, said as such)."""
         st = self._sync.status_view().copy()
         state = st[:, ST_STATE]
-        said = self._ask_where([c for c in pending if int(state[c]) not in self._BLOCKED], 0.5)
-        return "; ".join(self._blocked_text(st, state, c) if c not in said else self._running_text(c, said[c], None)
-                         for c in pending)
+        waiting = set(unstarted)
+        started = [c for c in pending if c not in waiting]
+        said = self._ask_where([c for c in started if int(state[c]) not in self._BLOCKED], 0.5)
+        text = "; ".join(self._blocked_text(st, state, c) if c not in said else self._running_text(c, said[c], None)
+                         for c in started)
+        tail = self._unstarted_text(unstarted)
+        return f"{text}{tail}" if text else tail[2:]
+
+    def _unstarted_text(self, unstarted: Sequence[int]) -> str:
+        """"; blocks 48..49 not started: ..." for the cores of a wide launch's waiting blocks."""
+        if not unstarted:
+            return ""
+        blocks = sorted({self._topo.core(c).ai_core for c in unstarted})
+        which = f"block {blocks[0]}" if len(blocks) == 1 else (
+            f"blocks {blocks[0]}..{blocks[-1]}" if blocks[-1] - blocks[0] + 1 == len(blocks)
+            else "blocks " + ", ".join(map(str, blocks)))
+        return (f"; {which} not started: in a launch wider than the device's cores a block starts only "
+                "when a started block ends")
 
 
 __all__ = ["Watchdog"]

@@ -7,6 +7,8 @@
 //   2 a wait no core satisfies: core 1 waits for (block 0, event 1), which nothing sets.
 //   3 misuse: an IBSet naming a block the launch does not have.
 //   4 misuse: a UB workspace smaller than the documented 32 bytes.
+//   5 every block but the last waits for the last block's set: fine while every block has a core; in a
+//     launch wider than the cores the last block starts only when another ends, which none will.
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -69,6 +71,12 @@ public:
         IBSet(wsGm_, ub, cores_, 0);  // one past the last block
     }
 
+    __aicore__ inline void WaitForLast() {
+        LocalTensor<int32_t> ub = syncBuf_.Get<int32_t>();
+        if (me_ == cores_ - 1) IBSet(wsGm_, ub, me_, 0);
+        else IBWait(wsGm_, ub, cores_ - 1, 0);  // the last block's set
+    }
+
     __aicore__ inline void SmallUb() {
         LocalTensor<int32_t> ub = syncBuf_.Get<int32_t>(4);
         IBSet(wsGm_, ub, me_, 0);  // 16 bytes of UB workspace
@@ -91,7 +99,8 @@ extern "C" __global__ __aicore__ void block_sync(GM_ADDR x, GM_ADDR out, GM_ADDR
     else if (mode == 1) op.Ordered(sync, rounds);
     else if (mode == 2) op.Unsatisfied();
     else if (mode == 3) op.BadBlock();
-    else op.SmallUb();
+    else if (mode == 4) op.SmallUb();
+    else op.WaitForLast();
 }
 
 // SuperKernel early start on one launch (WaitPreTaskEnd before the first copy, SetNextTaskStart

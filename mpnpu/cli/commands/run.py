@@ -16,7 +16,7 @@ import os
 
 from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import exit_status, progress_bar
-from mpnpu.cli.options import DEVICE, runtime_options
+from mpnpu.cli.options import DEVICE, launch_width, runtime_options
 from mpnpu.cli.outputs import check_reports, write_reports
 from mpnpu.errors import UsageError
 from mpnpu.report.text import format_text
@@ -97,9 +97,11 @@ COMMAND = Command(
            "in:input/input_y.bin:float16 out:output/output_z.bin:float16:16384 --golden output/golden.bin "
            "--repeat 20;  mpnpu run add.cpp:add_custom ... --racecheck --drop-sync add.cpp:45",
     options=("source", "kernel_args",
-             Use("block_dim", 1, help="the kernel's block count, as its <<<>>> launch gives it: vector cores of a "
-                                      "vector-only kernel, AI cores (1 cube + 2 vector cores each) of a mix kernel, "
-                                      "cube cores of a cube-only one (default {default})"),
+             Use("block_dim", 1, type=launch_width,
+                 help="the kernel's block count, as its <<<>>> launch gives it: vector cores of a "
+                      "vector-only kernel, AI cores (1 cube + 2 vector cores each) of a mix kernel, cube cores of a "
+                      "cube-only one (default {default}); a launch wider than the device's cores runs in waves, as "
+                      "on the chip, up to 4 of them"),
              Use("repeat", 1, help="how many times the kernel runs, each run checked against --golden and against "
                                    "the first run (default {default})"),
              "golden", "rtol", "atol", "define", "include", "pre_include", "tiling_key", "kernel_type",

@@ -139,7 +139,10 @@ inline void sync_all(bool aiv_only, const Site& site) {
                         "(guard it with ASCEND_IS_AIV, or use SyncAll<false>())");
     c.pipes.barrier(P_ALL);  // what this core wrote before the barrier has landed when any core leaves it
     uint64_t t0 = c.tracing ? now_ns() : 0;
-    if (MpnpuNativeSync* nat = c.launch.native) {  // on the core process's barrier, without a callback
+    // On the core process's barrier, without a callback; through the core process where the launch
+    // hands over no barrier (one wider than the cores, whose SyncAll the core process refuses).
+    MpnpuNativeSync* nat = c.launch.native;
+    if (nat && (aiv_only ? nat->barrier_aiv : nat->barrier_all).parties) {
         int64_t count = 0;
         write_where(site);  // (what the watchdog names while this core waits)
         if (int32_t rc = native::sync_all(*nat, aiv_only, &count))

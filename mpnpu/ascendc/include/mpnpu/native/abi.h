@@ -49,7 +49,7 @@ typedef struct MpnpuNativeBarrier {
     void* woken;      /* sem_t* of its woken count */
     void* wait_sem;   /* sem_t* it wakes sleepers with */
     int32_t* words;   /* the Barrier's shared [state, count] */
-    int32_t parties;
+    int32_t parties;  /* 0: no barrier handed over (SyncAll calls back into the core process) */
     int32_t pad;
 } MpnpuNativeBarrier;
 
