@@ -213,6 +213,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     global _prebuild
     if session.config.option.collectonly or os.environ.get("MPNPU_TEST_PREBUILD", "1") == "0":
         return
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return  # (under pytest-xdist one worker's prebuild serves all: they share the build cache)
     groups = sorted({g for item in session.items if "built" in getattr(item, "fixturenames", ())
                      for g in getattr(getattr(item, "module", None), "PREBUILD", ())})
     if groups:
