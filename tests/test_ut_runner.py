@@ -801,14 +801,19 @@ def test_a_test_source_whose_every_case_is_commented_out_is_said_to_run_none(tmp
 
 
 def test_no_tiling_header_is_made_for_a_test_that_defines_its_tiling_structs_itself(tmp_path) -> None:
-    """A test folder whose own header (not named <op>_tiling_def.h) defines the tiling structs its op_host
-    declares: a header made from op_host as well would define them twice (ops-nn's
-    fused_linear_cross_entropy_loss_grad), so none is made; a folder without them gets one."""
+    """A test folder whose own header (not named <op>_tiling_def.h), included by its test source, defines
+    the tiling structs its op_host declares: a header made from op_host as well would define them twice
+    (ops-nn's fused_linear_cross_entropy_loss_grad), so none is made; a folder without them gets one, and
+    so does one whose header defines them but no test source includes it (ops-nn's index_put_with_sort:
+    its test takes the structs from the header made from op_host)."""
     from mpnpu.tools.ut.build import _defines_its_own
 
     made = "BEGIN_TILING_DATA_DEF(FooTilingData)\nTILING_DATA_FIELD_DEF(uint32_t, n);\nEND_TILING_DATA_DEF;\n"
     (tmp_path / "foo_tiling_data_def.h").write_text("#pragma once\nstruct FooTilingData {\n    uint32_t n;\n};\n")
     (tmp_path / "other.h").write_text("struct FooTilingDataLike { int x; };\n")
+    (tmp_path / "test_foo.cpp").write_text('#include "gtest/gtest.h"\n')
+    assert _defines_its_own(str(tmp_path), made) == ""  # defined, but no test source includes it
+    (tmp_path / "test_foo.cpp").write_text('#include "gtest/gtest.h"\n  #include "foo_tiling_data_def.h"\n')
     assert _defines_its_own(str(tmp_path), made) == "foo_tiling_data_def.h"
     assert _defines_its_own(str(tmp_path), made.replace("FooTilingData", "BarTilingData")) == ""
     (tmp_path / "foo_tiling_data_def.h").unlink()

@@ -28,6 +28,7 @@ is kept the same way (its dependencies from -M -MG), so an unchanged corpus is n
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import glob
 import hashlib
 import json
@@ -505,11 +506,19 @@ def stage_test(corpus: Corpus, test: UtTest, build_dir: str, common_root: str,
 
 
 def _defines_its_own(ut_dir: str, tiling_text: str) -> str:
-    """The header of the test folder that defines a struct ``tiling_text`` declares itself (a test that brings
-    its own tiling structs under another name than ``<op>_tiling_def.h``), or "": a header made from
-    op_host as well would define them twice."""
+    """The header of the test folder that defines a struct ``tiling_text`` declares itself and that
+    the test's own sources include (a test that brings its own tiling structs under another name
+    than ``<op>_tiling_def.h``), or "": a header made from op_host as well would define them twice.
+    A header no test source includes does not count: the test then takes the structs from the
+    header made from op_host, as the repository's flow gives them (index_put_with_sort)."""
     structs = set(re.findall(r"\bBEGIN_TILING_DATA_DEF\((\w+)\)", tiling_text))
+    included = set()
+    for src in glob.glob(os.path.join(glob.escape(ut_dir), "*.cpp")):
+        with contextlib.suppress(OSError), open(src, encoding="utf-8", errors="replace") as f:
+            included.update(os.path.basename(h) for h in re.findall(r'^\s*#\s*include\s*"([^"]+)"', f.read(), re.M))
     for path in sorted(glob.glob(os.path.join(glob.escape(ut_dir), "*.h"))):
+        if os.path.basename(path) not in included:
+            continue
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()
