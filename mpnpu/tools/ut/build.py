@@ -512,7 +512,7 @@ def _defines_its_own(ut_dir: str, tiling_text: str) -> str:
     A header no test source includes does not count: the test then takes the structs from the
     header made from op_host, as the repository's flow gives them (index_put_with_sort)."""
     structs = set(re.findall(r"\bBEGIN_TILING_DATA_DEF\((\w+)\)", tiling_text))
-    included = set()
+    included: set[str] = set()
     for src in glob.glob(os.path.join(glob.escape(ut_dir), "*.cpp")):
         with contextlib.suppress(OSError), open(src, encoding="utf-8", errors="replace") as f:
             included.update(os.path.basename(h) for h in re.findall(r'^\s*#\s*include\s*"([^"]+)"', f.read(), re.M))
