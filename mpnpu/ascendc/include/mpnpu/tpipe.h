@@ -46,9 +46,16 @@ inline const char* position_name(AscendC::TPosition pos) {
 
 inline int memory_core_type(int mem) { return mem == MPNPU_MEM_UB ? 0 : 1; }
 
-// (producer, consumer) pipes of a queue between two positions.
+// (producer, consumer) pipes of a queue between two positions. A queue bound from VECIN to VECOUT
+// (TQueBind<VECIN, VECOUT>) takes a buffer copied in straight out again, MTE2 -> MTE3; a trip
+// through it named by positions (EnQue<GM, VECIN>, EnQue<VECOUT, GM>) takes that trip's pipes.
 inline bool queue_pipes(AscendC::TPosition src, AscendC::TPosition dst, uint8_t& producer, uint8_t& consumer) {
     using P = AscendC::TPosition;
+    if (src == P::VECIN && dst == P::VECOUT) {
+        producer = P_MTE2;
+        consumer = P_MTE3;
+        return true;
+    }
     P pos = src == dst ? src : (src == P::GM ? dst : src);
     switch (pos) {
         case P::VECIN: producer = P_MTE2; consumer = P_V; return true;
@@ -583,20 +590,36 @@ public:
         mpnpu::at(site);
         check_ready(site, "EnQue");
         int s = slot_of(tensor.mpnpu_buf_lo(), site, "EnQue");
+        return enqueue(tensor, s, fwd_, buf_ids_->fwd[s], site);
+    }
+    // A trip named by positions (EnQue<VECOUT, GM>: the vector core's result to the copy out) sets
+    // the event of that trip's pipes, with an id the buffer takes for it on first use.
+    template <TPosition srcUserPos, TPosition dstUserPos, typename T>
+    bool EnQue(const LocalTensor<T>& tensor, MPNPU_SITE) {
+        mpnpu::at(site);
+        check_ready(site, "EnQue");
+        int s = slot_of(tensor.mpnpu_buf_lo(), site, "EnQue");
+        HardEvent evt = trip_event(srcUserPos, dstUserPos, site);
+        return enqueue(tensor, s, evt, evt == fwd_ ? buf_ids_->fwd[s] : trip_id(s, evt, site), site);
+    }
+
+private:
+    template <typename T>
+    bool enqueue(const LocalTensor<T>& tensor, int s, HardEvent evt, TEventID id, const mpnpu::Site& site) {
         if (n_queued_ >= depth_limit())
             mpnpu::api_error(site, "TQue::EnQue: the queue's depth is %d and %d tensors are already enqueued",
                              int(depth_limit()), int(n_queued_));
-        mpnpu::set_flag(fwd_, buf_ids_->fwd[s], site);
+        mpnpu::set_flag(evt, id, site);
+        queued_evt_[(head_ + n_queued_) % kMaxBuffers] = evt;
+        queued_id_[(head_ + n_queued_) % kMaxBuffers] = id;
         queued_[(head_ + n_queued_) % kMaxBuffers] = int8_t(s);
         queued_off_[(head_ + n_queued_) % kMaxBuffers] = tensor.mpnpu_offset();
         queued_size_[(head_ + n_queued_) % kMaxBuffers] = uint64_t(tensor.GetSize()) * sizeof(T);
         ++n_queued_;
         return true;
     }
-    template <TPosition srcUserPos, TPosition dstUserPos, typename T>
-    bool EnQue(const LocalTensor<T>& tensor, MPNPU_SITE) {
-        return EnQue(tensor, site);
-    }
+
+public:
 
     // With no type (``que.DeQue();``, as kernels write it to only wait for the enqueued copy): the
     // tensor as bytes.
@@ -608,9 +631,11 @@ public:
         if (n_queued_ == 0) mpnpu::api_error(site, "TQue::DeQue: nothing is enqueued (the device would hang)");
         int s = queued_[head_];
         uint64_t off = queued_off_[head_], bytes = queued_size_[head_];
+        HardEvent evt = queued_evt_[head_];
+        TEventID id = queued_id_[head_];
         head_ = (head_ + 1) % kMaxBuffers;
         --n_queued_;
-        mpnpu::wait_flag(fwd_, buf_ids_->fwd[s], site);
+        mpnpu::wait_flag(evt, id, site);  // the event its EnQue set (a trip named by positions: that trip's)
         const BufferSlot& b = slots_[s];
         LocalTensor<T> t;
         t.mpnpu_init(b.mem, mpnpu_position(), off, uint32_t(bytes / sizeof(T)), b.offset, b.offset + b.bytes);
@@ -655,10 +680,36 @@ public:
                 pipe_->give_back(bwd_, buf_ids_->bwd[i]);
                 buf_ids_->fwd[i] = buf_ids_->bwd[i] = -1;
             }
+            for (int k = 0; k < kTrips; ++k) {
+                if (buf_ids_->trip_id[i][k] >= 0) pipe_->give_back(buf_ids_->trip_evt[i][k], buf_ids_->trip_id[i][k]);
+                buf_ids_->trip_id[i][k] = -1;
+            }
         }
     }
 
 private:
+    // The event of a trip named by positions (EnQue<src, dst> / DeQue<src, dst>).
+    static HardEvent trip_event(TPosition from, TPosition to, const mpnpu::Site& site) {
+        uint8_t p = 0, c = 0;
+        if (!mpnpu::queue_pipes(from, to, p, c) || mpnpu::event_of(p, c) == HardEvent::MAX)
+            mpnpu::api_error(site, "TQue::EnQue<%s, %s>: no queue trip between these positions",
+                             mpnpu::position_name(from), mpnpu::position_name(to));
+        return mpnpu::event_of(p, c);
+    }
+    // The buffer's id for a trip's event other than the queue's own (taken on first use, kept until
+    // FreeAllEvent, as the buffer's own ids are).
+    TEventID trip_id(int s, HardEvent evt, const mpnpu::Site& site) {
+        for (int k = 0; k < kTrips; ++k)
+            if (buf_ids_->trip_id[s][k] >= 0 && buf_ids_->trip_evt[s][k] == evt) return buf_ids_->trip_id[s][k];
+        for (int k = 0; k < kTrips; ++k) {
+            if (buf_ids_->trip_id[s][k] < 0) {
+                buf_ids_->trip_evt[s][k] = evt;
+                buf_ids_->trip_id[s][k] = take(evt, site);
+                return buf_ids_->trip_id[s][k];
+            }
+        }
+        mpnpu::unsupported(site, "TQue::EnQue: more than %d kinds of trip through one queue buffer", kTrips);
+    }
     // An event id of the pipe for a buffer (the kernel's AllocEventID ids are the same 8).
     TEventID take(HardEvent evt, const mpnpu::Site& site) {
         int32_t id = pipe_->take(evt);
@@ -685,9 +736,16 @@ private:
     BufferSlot slots_[kMaxBuffers];
     // The event ids of each buffer (-1: not taken yet), shared by copies of the queue: they belong to
     // the buffers (the TQue page), which a copy of the queue object still names.
+    static constexpr int kTrips = 3;  // trips named by positions a buffer may take besides its own
     struct BufferIds {
         TEventID fwd[kMaxBuffers];
         TEventID bwd[kMaxBuffers];
+        HardEvent trip_evt[kMaxBuffers][kTrips] = {};
+        TEventID trip_id[kMaxBuffers][kTrips];
+        BufferIds() {
+            for (auto& row : trip_id)
+                for (TEventID& id : row) id = -1;
+        }
     };
     std::shared_ptr<BufferIds> buf_ids_;
     bool reused_[kMaxBuffers] = {};
@@ -695,6 +753,8 @@ private:
     int8_t free_[kMaxBuffers] = {};
     int n_free_ = 0;
     int8_t queued_[kMaxBuffers] = {};
+    HardEvent queued_evt_[kMaxBuffers] = {};  // the event each enqueued tensor's EnQue set, and its id
+    TEventID queued_id_[kMaxBuffers] = {};
     uint64_t queued_off_[kMaxBuffers] = {};
     uint64_t queued_size_[kMaxBuffers] = {};
     int n_queued_ = 0;
