@@ -47,3 +47,13 @@ def test_int4_from_float_is_an_error_at_the_line() -> None:
     msg = str(ei.value)
     assert "Cast: float -> int4b_t is not a supported conversion (it takes half)" in msg, msg
     assert f"cast_int4.cpp:{line_of('cast_int4.cpp', '// float -> int4b_t')}" in msg, msg
+
+
+def test_a_global_tensor_of_int4b_t_indexes_two_values_to_a_byte() -> None:
+    """``gm[n]`` of a GlobalTensor<int4b_t> starts n / 2 bytes in (ops-nn's dynamic_quant_v2 writes its
+    int4 rows at gm[row * rowLen], each core's rows then in its own bytes); before, n bytes."""
+    k = kernel("int4_gm.cpp", "int4_gm")
+    with device(1, kernel_type=KernelType.AIV) as dev:
+        y, out = dev.to_device("y", np.zeros(2048, np.int8)), dev.to_device("out", np.full(4, -1, np.int64))
+        dev.launch(k, y, out)
+        assert dev.to_host(out).tolist() == [1024, 3, 1024, 3]

@@ -39,9 +39,15 @@ public:
         size_ = 0;
     }
 
+    // The tensor from element ``offset`` on. Two int4b_t values share a byte (the even one in the low
+    // half), so an offset of n of them is n / 2 bytes, as the API counts int4b_t elements; pointer
+    // arithmetic on a GM_ADDR cast to int4b_t* still counts bytes, as kernels halve it by hand.
     GlobalTensor operator[](uint64_t offset) const {
         GlobalTensor v = *this;
-        v.addr_ = addr_ + offset;
+        if constexpr (std::is_same_v<T, ::int4b_t>)
+            v.addr_ = reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(addr_) + offset / 2);
+        else
+            v.addr_ = addr_ + offset;
         v.size_ = size_ > offset ? size_ - offset : 0;
         return v;
     }
