@@ -201,3 +201,18 @@ def test_the_first_use_of_the_other_kind_of_cores_memory_is_the_error(misuse: in
     with pytest.raises(KernelError, match=message) as e:
         _shared_init(1, misuse)
     assert f"{SRC}:{line_of(SRC, line_text)}" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("how", [0, 1, 2], ids=["Destroy", "Reset", "DestroyWithoutPipeAll"])
+def test_ending_a_pipe_takes_the_sets_its_queues_left_so_the_next_pipe_pairs_its_own(how: int) -> None:
+    """Two stages, each on a TPipe of its own; the first leaves its queues' last FreeTensor sets
+    untaken, and the second's queues get the same event ids. Ending the first pipe takes those sets,
+    so each wait of the second stage pairs with its own stage's set: the output is right and
+    racecheck finds nothing (ops-nn's embedding_dense_grad_v2 reported 4 hazards before)."""
+    k = kernel("pipe_destroy.cpp", "pipe_destroy")
+    x = np.arange(4 * 256, dtype=np.float32)
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        xd, out = dev.to_device("x", x), dev.to_device("out", np.zeros(4 * 256, np.float32))
+        r = dev.launch_with(LaunchOptions(trace=True), k, xd, out, how)
+        np.testing.assert_array_equal(dev.to_host(out), np.concatenate([2 * x[:512], x[512:] + 1]))
+    assert analyze(r.trace) == []

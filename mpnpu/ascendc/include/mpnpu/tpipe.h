@@ -234,12 +234,22 @@ public:
     }
 
     void Init() {}
-    // Release every buffer and event id (the pipe can be used again from the start).
-    void Reset() {
+    // Release every buffer and event id (the pipe can be used again from the start; the Reset page:
+    // back to its initial state). A set no wait took (a queue's last FreeTensor before the kernel moves
+    // on without FreeAllEvent) is taken here, so that the next pipe's queues, which get the same ids,
+    // do not pair their waits with it.
+    void Reset(MPNPU_SITE) {
+        mpnpu::consume_pending_flags(site);
         for (uint64_t& u : state_->used) u = 0;
         for (uint8_t& t : state_->taken) t = 0;
     }
-    void Destroy() { Reset(); }
+    // Reset after a barrier of every pipe (what DestroyWithoutPipeAll leaves out): the documented way
+    // to end one TPipe before the next (only one exists at a time).
+    void Destroy(MPNPU_SITE) {
+        mpnpu::pipe_barrier(uint8_t(PIPE_ALL), site);
+        Reset(site);
+    }
+    void DestroyWithoutPipeAll(MPNPU_SITE) { Reset(site); }
 
     template <class Q>
     bool InitBuffer(Q& que, uint8_t num, uint32_t len, MPNPU_SITE) {

@@ -175,6 +175,13 @@ public:
         return true;
     }
 
+    // How many SetFlag<evt>(id) are raised or still queued on their pipe, not yet consumed by a WaitFlag.
+    int outstanding(int evt, int id) {
+        if (!async_) return raised_[evt][id];
+        std::unique_lock<std::mutex> lock(mu_);
+        return raised_[evt][id] + queued_sets_[evt][id];
+    }
+
     // PipeBarrier<pipe> (P_ALL: every pipe): everything issued to it has completed.
     void barrier(int pipe) {
         if (!async_) return;
