@@ -204,9 +204,9 @@ def test_the_first_use_of_the_other_kind_of_cores_memory_is_the_error(misuse: in
 
 
 @pytest.mark.parametrize("how", [0, 1, 2], ids=["Destroy", "Reset", "DestroyWithoutPipeAll"])
-def test_ending_a_pipe_takes_the_sets_its_queues_left_so_the_next_pipe_pairs_its_own(how: int) -> None:
+def test_ending_a_pipe_forgets_the_sets_its_queues_left_so_the_next_pipe_pairs_its_own(how: int) -> None:
     """Two stages, each on a TPipe of its own; the first leaves its queues' last FreeTensor sets
-    untaken, and the second's queues get the same event ids. Ending the first pipe takes those sets,
+    untaken, and the second's queues get the same event ids. Ending the first pipe forgets those sets,
     so each wait of the second stage pairs with its own stage's set: the output is right and
     racecheck finds nothing (ops-nn's embedding_dense_grad_v2 reported 4 hazards before)."""
     k = kernel("pipe_destroy.cpp", "pipe_destroy")

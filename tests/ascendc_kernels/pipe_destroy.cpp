@@ -1,8 +1,10 @@
 // Two stages on one vector core, each with a TPipe of its own, as the pages say to do it (end one
-// pipe before the next): stage 1 on tiles 0-1 (out = 2x), then ``how`` 0 pipe.Destroy(), 1
-// pipe.Reset(), 2 pipe.DestroyWithoutPipeAll() plus a PipeBarrier<PIPE_ALL>; stage 2 on tiles 2-3
-// (out = x + 1) on a new pipe whose queues get the same event ids. Stage 1's last FreeTensors leave
-// their sets untaken (no FreeAllEvent): the end of the pipe takes them.
+// pipe before the next): stage 1 on tiles 0-1 (out = 2x), then ``how`` 0 pipe.Destroy(), 1 a
+// PipeBarrier<PIPE_ALL> and pipe.Reset(), 2 the barrier and pipe.DestroyWithoutPipeAll() (those two
+// order nothing themselves: without the barrier, stage 2's first copy in would race stage 1's last
+// reads of the same bytes); stage 2 on tiles 2-3 (out = x + 1) on a new pipe whose queues get the
+// same event ids. Stage 1's last FreeTensors leave their sets untaken (no FreeAllEvent): ending the
+// pipe forgets them, so stage 2's waits pair with stage 2's own sets.
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -41,6 +43,7 @@ extern "C" __global__ __aicore__ void pipe_destroy(GM_ADDR x, GM_ADDR out, int32
         if (how == 0) {
             pipe.Destroy();
         } else if (how == 1) {
+            PipeBarrier<PIPE_ALL>();
             pipe.Reset();
         } else {
             PipeBarrier<PIPE_ALL>();

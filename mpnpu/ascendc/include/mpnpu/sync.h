@@ -102,17 +102,19 @@ inline void wait_flag(AscendC::HardEvent evt, int32_t id, const Site& site) {
     pipe_sync_record('w', p.dst, int32_t(evt), id, site);
 }
 
-// Every SetFlag of this core not yet waited for, waited for now (TPipe::Reset / Destroy: the pipe's
-// event ids start again from their initial state, so a set left by a queue's last FreeTensor cannot
-// satisfy a wait of the next pipe's queues one trip early). Recorded as waits at ``site``.
+// Every SetFlag of this core no WaitFlag will take, forgotten (TPipe::Reset / Destroy: the pipe's event
+// ids start again from their initial state, so a set left by a queue's last FreeTensor cannot satisfy
+// a wait of the next pipe's queues one trip early). Each is taken on its own pipe, recorded there, so
+// it orders nothing new: the pages promise the initial state, not a sync (Destroy's barrier of every
+// pipe is its own, recorded by the caller).
 inline void consume_pending_flags(const Site& site) {
+    // (first let every pipe run what it was issued, unrecorded: a wait already issued then has taken
+    // its set, and what is left raised is what no wait will take; this moves only when work runs)
+    core().pipes.barrier(P_ALL);
     for (int evt = 0; evt < int(AscendC::HardEvent::MAX); ++evt)
         for (int id = 0; id < 8; ++id)
-            for (int n = core().pipes.outstanding(evt, id); n > 0; --n) {
-                const EventPipes& p = event_pipes(AscendC::HardEvent(evt));
-                core().pipes.wait_flag(evt, id, p.src, p.dst, site.file, site.line, site.func);
-                pipe_sync_record('w', p.dst, int32_t(evt), id, site);
-            }
+            for (int n = core().pipes.forget_raised(evt, id); n > 0; --n)
+                pipe_sync_record('w', event_pipes(AscendC::HardEvent(evt)).src, int32_t(evt), id, site);
 }
 
 inline void pipe_barrier(uint8_t pipe, const Site& site) {

@@ -236,8 +236,8 @@ public:
     void Init() {}
     // Release every buffer and event id (the pipe can be used again from the start; the Reset page:
     // back to its initial state). A set no wait took (a queue's last FreeTensor before the kernel moves
-    // on without FreeAllEvent) is taken here, so that the next pipe's queues, which get the same ids,
-    // do not pair their waits with it.
+    // on without FreeAllEvent) is forgotten here, ordering nothing, so that the next pipe's queues,
+    // which get the same ids, do not pair their waits with it.
     void Reset(MPNPU_SITE) {
         mpnpu::consume_pending_flags(site);
         for (uint64_t& u : state_->used) u = 0;

@@ -175,11 +175,14 @@ public:
         return true;
     }
 
-    // How many SetFlag<evt>(id) are raised or still queued on their pipe, not yet consumed by a WaitFlag.
-    int outstanding(int evt, int id) {
-        if (!async_) return raised_[evt][id];
-        std::unique_lock<std::mutex> lock(mu_);
-        return raised_[evt][id] + queued_sets_[evt][id];
+    // Forget the raised SetFlag<evt>(id) no WaitFlag took (call after barrier(P_ALL): then nothing is
+    // queued); how many there were.
+    int forget_raised(int evt, int id) {
+        std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+        if (async_) lock.lock();
+        const int n = raised_[evt][id];
+        raised_[evt][id] = 0;
+        return n;
     }
 
     // PipeBarrier<pipe> (P_ALL: every pipe): everything issued to it has completed.
