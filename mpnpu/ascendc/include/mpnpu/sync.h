@@ -107,7 +107,7 @@ inline void wait_flag(AscendC::HardEvent evt, int32_t id, const Site& site) {
 // a wait of the next pipe's queues one trip early). Each is taken on its own pipe, recorded there, so
 // it orders nothing new: the pages promise the initial state, not a sync (Destroy's barrier of every
 // pipe is its own, recorded by the caller).
-inline void consume_pending_flags(const Site& site) {
+inline void forget_pending_flags(const Site& site) {
     // (first let every pipe run what it was issued, unrecorded: a wait already issued then has taken
     // its set, and what is left raised is what no wait will take; this moves only when work runs)
     core().pipes.barrier(P_ALL);

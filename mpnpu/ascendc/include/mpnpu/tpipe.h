@@ -239,7 +239,7 @@ public:
     // on without FreeAllEvent) is forgotten here, ordering nothing, so that the next pipe's queues,
     // which get the same ids, do not pair their waits with it.
     void Reset(MPNPU_SITE) {
-        mpnpu::consume_pending_flags(site);
+        mpnpu::forget_pending_flags(site);
         for (uint64_t& u : state_->used) u = 0;
         for (uint8_t& t : state_->taken) t = 0;
     }
@@ -701,10 +701,11 @@ private:
     // The event of a trip named by positions (EnQue<src, dst> / DeQue<src, dst>).
     static HardEvent trip_event(TPosition from, TPosition to, const mpnpu::Site& site) {
         uint8_t p = 0, c = 0;
-        if (!mpnpu::queue_pipes(from, to, p, c) || mpnpu::event_of(p, c) == HardEvent::MAX)
+        const HardEvent evt = mpnpu::queue_pipes(from, to, p, c) ? mpnpu::event_of(p, c) : HardEvent::MAX;
+        if (evt == HardEvent::MAX)
             mpnpu::api_error(site, "TQue::EnQue<%s, %s>: no queue trip between these positions",
                              mpnpu::position_name(from), mpnpu::position_name(to));
-        return mpnpu::event_of(p, c);
+        return evt;
     }
     // The buffer's id for a trip's event other than the queue's own (taken on first use, kept until
     // FreeAllEvent, as the buffer's own ids are).
