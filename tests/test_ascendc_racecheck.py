@@ -119,6 +119,30 @@ def test_vector_to_scalar_is_the_compilers_sync_unless_built_without_it() -> Non
     assert {h.first.site for h in v_to_s} == {muls} and {h.kind for h in v_to_s} == {"RAW", "WAR", "WAW"}
 
 
+def _copy_then_get(auto_sync: bool, launches: int) -> list[float]:
+    from mpnpu.runtime.config import RuntimeOptions
+
+    k = kernel("auto_sync.cpp", "copy_then_get")
+    with device(1, kernel_type=KernelType.AIV, options=RuntimeOptions(auto_sync=auto_sync)) as dev:
+        a = dev.to_device("a", np.arange(64, dtype=np.float32))
+        out = dev.empty("out", 64, "float32")
+        seen = []
+        for _ in range(launches):
+            dev.launch(k, a, out)
+            seen.append(float(dev.to_host(out)[0]))
+        return seen
+
+
+def test_a_scalar_read_waits_for_the_copy_it_reads_when_built_with_auto_sync() -> None:
+    """GetValue of what a DataCopy just brought in, no sync of the kernel's own: the compiler's automatic
+    synchronisation makes the scalar unit wait for the copy, so every launch reads the copied value (the
+    copy queued on MTE2 used to be read before it ran); built without it, the read races the copy and sees
+    the vector unit's earlier -1 (the queued copy runs only when something needs it: no launch of 10 has it
+    done by then unless the scheduler ran the pipe's thread first, so at least one -1 is the bound)."""
+    assert _copy_then_get(True, 10) == [5.0] * 10
+    assert -1.0 in _copy_then_get(False, 10)
+
+
 def test_a_mode0_wait_orders_the_cores_own_set_before_what_follows() -> None:
     """MTE3 writes GM, a mode-0 flag is raised on MTE3 and waited for (the core's own set is among those the
     wait needs), then MTE2 reads the same GM: ordered on the device, so no hazard; without the wait, the

@@ -171,7 +171,8 @@ class NativeCore:
     context is a front end's to touch."""
 
     __slots__ = ("_ctx", "core_id", "core_type", "block_idx", "block_num", "sub_block_idx", "sub_block_num",
-                 "kernel_type", "n_cores", "sync_timeout_s", "pipes_mode", "pipe_latency_us", "spin_us")
+                 "kernel_type", "n_cores", "sync_timeout_s", "pipes_mode", "pipe_latency_us", "spin_us",
+                 "auto_sync")
 
     def __init__(self, ctx: CoreContext) -> None:
         self._ctx = ctx
@@ -188,6 +189,7 @@ class NativeCore:
         self.pipes_mode: str = options.pipes  # RuntimeOptions.pipes
         self.pipe_latency_us: float = options.pipe_latency_us
         self.spin_us: float | None = options.spin_us  # None: the budget follows the CPUs
+        self.auto_sync: bool = options.auto_sync  # the compiler's automatic synchronisation is modelled
 
     # -- the launch running now
     @property

@@ -39,6 +39,16 @@ class KernelTypeNumber(enum.IntEnum):
     MIX_AIC_1_2 = 5
 
 
+class PipesFlag(enum.IntEnum):
+    """How a launch's core runs its pipes (MpnpuLaunch.pipes, a mask): MPNPU_PIPES_*."""
+
+    #: MTE1/MTE2/MTE3/FIX asynchronous, each in issue order (unset: every instruction at issue)
+    ASYNC = 1
+    #: the compiler's automatic synchronisation: a scalar access of local memory waits for the
+    #: queued MTE2/MTE3 instructions that touch its bytes (docs/pipes.md)
+    AUTO_SYNC = 2
+
+
 class RunResult(enum.IntEnum):
     """What mpnpu_run returns: MPNPU_RUN_*."""
 
@@ -227,7 +237,7 @@ class Launch(ctypes.Structure):
         ("sys_workspace_bytes", ctypes.c_uint64),
         ("last_words", ctypes.c_void_p),
         ("last_words_size", ctypes.c_int32),
-        ("pipes_async", ctypes.c_int32),
+        ("pipes", ctypes.c_int32),
         ("pipe_latency_ns", ctypes.c_uint64),
         ("sync_timeout_ns", ctypes.c_uint64),
         ("n_inserts", ctypes.c_int32),

@@ -623,7 +623,8 @@ def _launch_struct(core: NativeCore, kernel_type: KernelType, n_slots: int,
         launch.where = core.where_address()
         launch.where_size = WHERE_BYTES
         # A C++ kernel orders its own pipes: asynchronous unless the launch asks for them in order.
-        launch.pipes_async = 0 if core.pipes_mode == "sync" else 1
+        launch.pipes = ((0 if core.pipes_mode == "sync" else abi.PipesFlag.ASYNC)
+                        | (abi.PipesFlag.AUTO_SYNC if core.auto_sync else 0))
         launch.pipe_latency_ns = int(core.pipe_latency_us * 1000)
         launch.sync_timeout_ns = int(core.sync_timeout_s * 1e9)
         native = native_sync_for(core)

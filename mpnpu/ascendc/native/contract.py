@@ -74,6 +74,7 @@ class StructMirror:
 ENUMS: tuple[tuple[str, type[enum.IntEnum]], ...] = (
     ("MPNPU_STATE_", sync.CoreState),
     ("MPNPU_KT_", abi.KernelTypeNumber),
+    ("MPNPU_PIPES_", abi.PipesFlag),
     ("MPNPU_RUN_", abi.RunResult),
     ("MPNPU_FAULT_", abi.FaultKind),
     ("MPNPU_EV_", abi.EventType),

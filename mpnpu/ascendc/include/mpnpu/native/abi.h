@@ -127,7 +127,8 @@ typedef struct MpnpuLaunch {
     uint64_t sys_workspace_bytes; /* what GetUserWorkspace skips (0 in CPU-debug style) */
     char* last_words;             /* where a fatal signal handler leaves "at file:line (function)" */
     int32_t last_words_size;
-    int32_t pipes_async;          /* run MTE1/MTE2/MTE3/FIX asynchronously (mpnpu/native/pipes.h) */
+    int32_t pipes;                /* MPNPU_PIPES_* mask: asynchronous MTE1/MTE2/MTE3/FIX, the compiler's
+                                     automatic synchronisation (mpnpu/native/pipes.h) */
     uint64_t pipe_latency_ns;     /* the longest a queued instruction waits while the core keeps issuing */
     uint64_t sync_timeout_ns;     /* the longest the kernel thread waits for its own pipes */
     int32_t n_inserts;            /* syncs inserted at function boundaries, this core's only */

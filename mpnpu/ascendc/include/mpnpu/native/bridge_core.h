@@ -256,7 +256,7 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.pipes.configure(&pipe_error, &now_ns);
     c.pipes.source_of_ = &event_source;
     c.vec = VectorRegs{};
-    c.pipes.reset(l->pipes_async != 0, l->pipe_latency_ns ? l->pipe_latency_ns : 100000, l->sync_timeout_ns);
+    c.pipes.reset((l->pipes & MPNPU_PIPES_ASYNC) != 0, (l->pipes & MPNPU_PIPES_AUTO_SYNC) != 0, l->pipe_latency_ns ? l->pipe_latency_ns : 100000, l->sync_timeout_ns);
     c.in_launch = true;
 }
 

@@ -49,6 +49,11 @@
 #define MPNPU_KT_MIX_AIC_1_1               4  // KernelTypeNumber.MIX_AIC_1_1
 #define MPNPU_KT_MIX_AIC_1_2               5  // KernelTypeNumber.MIX_AIC_1_2
 
+// mpnpu.ascendc.native.abi.PipesFlag: How a launch's core runs its pipes (MpnpuLaunch.pipes, a
+// mask): MPNPU_PIPES_*.
+#define MPNPU_PIPES_ASYNC                  1  // PipesFlag.ASYNC
+#define MPNPU_PIPES_AUTO_SYNC              2  // PipesFlag.AUTO_SYNC
+
 // mpnpu.ascendc.native.abi.RunResult: What mpnpu_run returns: MPNPU_RUN_*.
 #define MPNPU_RUN_OK                       0  // RunResult.OK
 #define MPNPU_RUN_FAULT                    1  // RunResult.FAULT

@@ -84,7 +84,7 @@ static_assert(offsetof(MpnpuLaunch, core_calls) == 88 && sizeof(MpnpuLaunch::cor
 static_assert(offsetof(MpnpuLaunch, sys_workspace_bytes) == 96 && sizeof(MpnpuLaunch::sys_workspace_bytes) == 8, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: sys_workspace_bytes");
 static_assert(offsetof(MpnpuLaunch, last_words) == 104 && sizeof(MpnpuLaunch::last_words) == 8, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: last_words");
 static_assert(offsetof(MpnpuLaunch, last_words_size) == 112 && sizeof(MpnpuLaunch::last_words_size) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: last_words_size");
-static_assert(offsetof(MpnpuLaunch, pipes_async) == 116 && sizeof(MpnpuLaunch::pipes_async) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: pipes_async");
+static_assert(offsetof(MpnpuLaunch, pipes) == 116 && sizeof(MpnpuLaunch::pipes) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: pipes");
 static_assert(offsetof(MpnpuLaunch, pipe_latency_ns) == 120 && sizeof(MpnpuLaunch::pipe_latency_ns) == 8, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: pipe_latency_ns");
 static_assert(offsetof(MpnpuLaunch, sync_timeout_ns) == 128 && sizeof(MpnpuLaunch::sync_timeout_ns) == 8, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: sync_timeout_ns");
 static_assert(offsetof(MpnpuLaunch, n_inserts) == 136 && sizeof(MpnpuLaunch::n_inserts) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: n_inserts");

@@ -25,6 +25,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "abi.h"
 
@@ -58,9 +59,11 @@ public:
 
     bool asynchronous() const { return async_; }
 
-    void reset(bool async, uint64_t latency_ns, uint64_t timeout_ns) {
+    void reset(bool async, bool auto_sync, uint64_t latency_ns, uint64_t timeout_ns) {
         std::unique_lock<std::mutex> lock(mu_);
         for (auto& q : q_) q.clear();
+        for (int p = 0; p < N_PIPES; ++p) appended_[p] = done_[p] = 0;
+        footprints_.clear();
         for (auto& r : raised_)
             for (int& v : r) v = 0;
         for (auto& r : queued_sets_)
@@ -70,6 +73,7 @@ public:
         ++generation_;
         oldest_ = NEVER;
         async_ = async;
+        auto_sync_ = async && auto_sync;  // (in order, every instruction has completed at issue)
         latency_ns_ = latency_ns;
         timeout_ns_ = timeout_ns ? timeout_ns : 60'000'000'000ull;
     }
@@ -77,7 +81,7 @@ public:
     // The kernel raised: drop what is queued; let what is executing finish (never into the next launch).
     void abort() {
         std::unique_lock<std::mutex> lock(mu_);
-        for (auto& q : q_) q.clear();
+        discard_queues();
         ++generation_;
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         while (running_ && std::chrono::steady_clock::now() < deadline)
@@ -204,6 +208,43 @@ public:
 
     void finish() { barrier(6); }
 
+    // -- the compiler's automatic synchronisation (docs/pipes.md): it makes a scalar access of local
+    // memory wait for the earlier MTE2 and MTE3 instructions that touch the same bytes. Without it
+    // here, a GetValue would read a destination its DataCopy has not filled yet: a race a kernel
+    // built as the vendor builds it by default cannot have. The kernel thread alone calls these.
+
+    // An MTE2/MTE3 instruction about to be issued touches local bytes [start, stop) of ``mem``.
+    void note_local(int pipe, int mem, uint64_t start, uint64_t stop, bool writes) {
+        if (!auto_sync_ || (pipe != 4 && pipe != 5)) return;  // PIPE_MTE2, PIPE_MTE3
+        if (footprints_.size() >= 256) {
+            std::unique_lock<std::mutex> lock(mu_);
+            prune_footprints(true);
+        }
+        footprints_.push_back(Footprint{start, stop, appended_[pipe], int8_t(pipe), int8_t(mem), writes});
+    }
+
+    // A scalar access of local bytes [start, stop) of ``mem``: first, the queued MTE2/MTE3
+    // instructions it depends on (it reads what they write, or writes what they touch) complete.
+    void before_scalar(int mem, uint64_t start, uint64_t stop, bool writes) {
+        if (footprints_.empty()) return;
+        std::unique_lock<std::mutex> lock(mu_);
+        check_error(lock);
+        uint64_t upto[N_PIPES] = {};  // per pipe: 1 + the last instruction to complete first
+        for (const Footprint& f : footprints_)
+            if (f.mem == mem && f.start < stop && start < f.stop && (writes || f.writes) && f.seq >= done_[f.pipe] &&
+                f.seq < appended_[f.pipe] && f.seq + 1 > upto[f.pipe])
+                upto[f.pipe] = f.seq + 1;
+        prune_footprints(false);
+        for (int p = 0; p < N_PIPES; ++p) {
+            if (!upto[p]) continue;
+            const uint64_t n = upto[p];
+            drain_through(lock, p, [&] { return done_[p] >= n; }, 0);
+            int one[1] = {p};
+            block_until(lock, [&] { return done_[p] >= n; }, one, 1,
+                        "a scalar access of local memory (the compiler's automatic sync)");
+        }
+    }
+
     // The kernel thread is about to wait outside the core: let the pipes work through their queues.
     void wake() {
         if (!async_) return;
@@ -220,6 +261,7 @@ private:
     bool pending(int pipe) const { return !q_[pipe].empty() || busy_[pipe]; }
 
     void append(int pipe, Op op) {
+        ++appended_[pipe];
         if (oldest_ == NEVER) oldest_ = op.issued;
         q_[pipe].push_back(std::move(op));
     }
@@ -269,6 +311,7 @@ private:
             if (raised_[op.event][op.id] <= 0) return 0;
             --raised_[op.event][op.id];
             q.pop_front();
+            ++done_[pipe];
             kernel_cv_.notify_all();
             return 1;
         }
@@ -276,6 +319,7 @@ private:
             int evt = op.event, id = op.id;
             --queued_sets_[evt][id];
             q.pop_front();
+            ++done_[pipe];
             raise_event(evt, id, !by_kernel);
             return 1;
         }
@@ -301,10 +345,11 @@ private:
         busy_[pipe] = false;
         --running_;
         if (gen == generation_) {
+            ++done_[pipe];
             if (op.kind == SIGNAL) --signals_[pipe];
             if (err && !error_) {
                 error_ = err;
-                for (auto& q : q_) q.clear();
+                discard_queues();
             }
         }
         kernel_cv_.notify_all();
@@ -336,6 +381,24 @@ private:
             drain_through(lock, src, [&] { return raised_[evt][id] > 0; }, depth + 1);
             if (raised_[evt][id] <= 0) return;
         }
+    }
+
+    // Drop every queued instruction (they count as completed: nothing waits for them any more).
+    void discard_queues() {
+        for (int p = 0; p < N_PIPES; ++p) {
+            q_[p].clear();
+            done_[p] = appended_[p] - (busy_[p] ? 1 : 0);
+        }
+        footprints_.clear();
+    }
+
+    // Forget the footprints of completed instructions (and, unless one is about to be issued, of
+    // instructions never issued: a local access with no queued work after it).
+    void prune_footprints(bool issuing) {
+        size_t kept = 0;
+        for (const Footprint& f : footprints_)
+            if (f.seq >= done_[f.pipe] && (issuing || f.seq < appended_[f.pipe])) footprints_[kept++] = f;
+        footprints_.resize(kept);
     }
 
     void wake_pipes() {
@@ -457,6 +520,16 @@ private:
     uint64_t latency_ns_ = 100'000;
     uint64_t timeout_ns_ = 60'000'000'000ull;
     bool async_ = false;
+    bool auto_sync_ = false;
+    uint64_t appended_[N_PIPES] = {};  // instructions issued to each queue, and completed (in order)
+    uint64_t done_[N_PIPES] = {};
+    struct Footprint {
+        uint64_t start, stop;
+        uint64_t seq;  // the instruction's number in its pipe's queue
+        int8_t pipe, mem;
+        bool writes;
+    };
+    std::vector<Footprint> footprints_;  // of queued MTE2/MTE3 instructions (auto-sync); the kernel thread's
     std::exception_ptr error_;
     ErrorFn on_error_ = nullptr;
     ClockFn clock_ = nullptr;
