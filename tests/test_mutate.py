@@ -116,3 +116,23 @@ def test_gtest_failures_are_named_without_its_summary_lines_and_sites_match_by_f
     how, tests, detail = classify_failure(_Run(1, out, "", 0.1))
     assert how == "gtest failure" and tests == ["suite.case_a"] and detail == "1 test failed: suite.case_a"
     assert _same_site("op_kernel/k.h:12", "k/k.h:12") and not _same_site("op_kernel/k.h:12", "k/k.h:13")
+
+
+def test_a_unit_test_programs_log_selects_the_tests_that_executed_each_site() -> None:
+    """A launch's log line names its test and the settings it started with: a mutant then runs only the
+    tests that executed its site, each started with those settings; one launch outside a named test (or
+    a name a filter cannot say) and every mutant runs the program whole."""
+    from mpnpu.tools.mutate import learn
+
+    def line(test, sites, state="1:0"):
+        return json.dumps({"kernel": "k", "sites": {s: {"call": "SetFlag", "count": 1} for s in sites},
+                           **({"test": test, "state": state} if test else {})})
+
+    log = "\n".join([line("s.a", ["k.h:1", "k.h:2"]), line("s.b", ["k.h:2"], "2:7"), line("s.b", ["k.h:3"], "2:7")])
+    got = learn(log)
+    assert list(got.sites) == ["k.h:1", "k.h:2", "k.h:3"]
+    assert got.only("k.h:1") == (["--gtest_filter=s.a"], {"MPNPU_GTEST_STATES": "s.a=1:0"})
+    assert got.only("k.h:2") == (["--gtest_filter=s.a:s.b"], {"MPNPU_GTEST_STATES": "s.a=1:0;s.b=2:7"})
+    assert learn(log + "\n" + line(None, ["k.h:4"])).only("k.h:1") == ([], {})
+    assert learn(line("P/s.c/0*", ["k.h:1"])).only("k.h:1") == ([], {})
+

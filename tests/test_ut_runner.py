@@ -148,6 +148,8 @@ TEST(vsum_test, runs) {
     ICPU_RUN_KF(vsum, 2, ws, out, tiling);
     AscendC::GmFree(ws); AscendC::GmFree(out); AscendC::GmFree(tiling);
 }
+
+TEST(vsum_test, launches_nothing) { EXPECT_EQ(1 + 1, 2); }
 """
 
 LACKING_KERNEL = """\
@@ -644,6 +646,8 @@ def test_mutate_syncs_tests_each_passing_test_in_folders_of_its_own_and_reports_
     assert [sites[k]["status"] for k in ("15", "16", "20", "21")] == ["killed", "survived", "killed", "survived"]
     assert sites["16"]["survivor_class"] == sites["21"]["survivor_class"] == "untested"  # racecheck sees the races
     assert m["score"] == 0.5
+    # each mutant ran the one test whose launch executed its site (the other launches nothing)
+    assert {tuple(x["ran"]) for x in m["mutants"]} == {("vsum_test.runs",)}
     assert data["mutation"]["tests"] == 1 and data["mutation"]["executed"] == 4 and data["mutation"]["killed"] == 2
     # each slot ran in a run folder of its own
     assert {p.name for p in (root / "build" / "run").iterdir() if "mutant" in p.name} == {

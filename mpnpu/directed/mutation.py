@@ -63,8 +63,26 @@ def executed_sync_sites(trace: Any, by_site: bool = True) -> dict[str, dict[str,
     return sites
 
 
+def _live_env(name: str) -> str | None:
+    """A variable of this process's environment as it is now: a CPU-debug host program sets its test's
+    name after the Python it embeds started (``os.environ`` is a copy taken at that start)."""
+    import ctypes
+
+    getenv = ctypes.CDLL(None).getenv
+    getenv.restype = ctypes.c_char_p
+    value = getenv(name.encode())
+    return value.decode() if value else None
+
+
 def log_sync_sites(trace: Any, kernel: str, path: str, by_site: bool = True) -> None:
     """Append one JSON line to ``path`` (what ``MPNPU_SYNC_LOG`` names): the launch's kernel and its
-    :func:`executed_sync_sites`; the format mutation testing learns a program's sync points from."""
+    :func:`executed_sync_sites`; the format mutation testing learns a program's sync points from.
+    In a unit-test program of ``mpnpu ut``, the line also names the test that launched
+    (``"test"``) and the CPU-debug settings it started with (``"state"``, "MODE:KEY")."""
+    line: dict[str, Any] = {"kernel": kernel, "sites": executed_sync_sites(trace, by_site)}
+    test = _live_env("MPNPU_GTEST_TEST")
+    if test:
+        line["test"] = test
+        line["state"] = _live_env("MPNPU_GTEST_TEST_STATE") or ""
     with open(path, "a") as f:
-        f.write(json.dumps({"kernel": kernel, "sites": executed_sync_sites(trace, by_site)}) + "\n")
+        f.write(json.dumps(line) + "\n")

@@ -5,7 +5,10 @@
     baseline    the program as it is, MPNPU_SYNC_LOG set: it must pass (exit 0); every sync call site
                 its launches executed is learnt (mpnpu.tools.cpudebug writes them)
     mutants     one run per executed site, MPNPU_DROP_SYNC=<site> (a run-time switch: nothing is
-                rebuilt), side by side in ``jobs`` slots; a run that fails is the site **killed**,
+                rebuilt), side by side in ``jobs`` slots; in a unit-test program of ``mpnpu ut``,
+                only the tests whose launches executed the site run (--gtest_filter, each test
+                started with the CPU-debug settings it had: Learnt.only), and a kill seen that way
+                is confirmed by the program whole; a run that fails is the site **killed**,
                 and how: the program's own check (a non-zero exit), a gtest failure (which tests),
                 a deadlock or another device error mpnpu reported, a time-out
     survivors   each rerun with MPNPU_RACECHECK=1 and MPNPU_DIRECTED=1: racecheck's first hazard
@@ -77,11 +80,13 @@ class Mutant:
     detail: str = ""  # the first line mpnpu or the program said about it
     exit_code: int | None = None
     seconds: float = 0.0
+    #: the tests its runs ran (those that executed the site); empty: the program whole
+    ran: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"site": self.site, "call": self.call, "status": self.status, "how": self.how, "tests": self.tests,
                 "survivor_class": self.survivor_class, "hazards": self.hazards, "detail": self.detail,
-                "exit_code": self.exit_code, "seconds": round(self.seconds, 3)}
+                "exit_code": self.exit_code, "seconds": round(self.seconds, 3), "ran": self.ran}
 
 
 @dataclass
@@ -156,12 +161,54 @@ def _clean_env(base: Mapping[str, str]) -> dict[str, str]:
 
 def executed_sites(log_text: str) -> dict[str, str]:
     """site -> call, from an MPNPU_SYNC_LOG file: every site any launch executed, in first-seen order."""
-    sites: dict[str, str] = {}
-    for line in log_text.splitlines():
-        if line.strip():
-            for site, info in json.loads(line)["sites"].items():
-                sites.setdefault(site, info["call"])
-    return sites
+    return learn(log_text).sites
+
+
+#: what a test name may hold for a --gtest_filter of names to select it alone (no pattern characters)
+_PLAIN_TEST_NAME = re.compile(r"[A-Za-z0-9_/.]+")
+
+
+@dataclass
+class Learnt:
+    """What the baseline's MPNPU_SYNC_LOG says: every executed site (site -> call, first-seen order)
+    and, when every launch named its test (a unit-test program of ``mpnpu ut``), which tests
+    executed each site and the CPU-debug settings each test started with."""
+
+    sites: dict[str, str] = field(default_factory=dict)
+    tests_of: dict[str, list[str]] = field(default_factory=dict)
+    state_of: dict[str, str] = field(default_factory=dict)
+
+    def only(self, site: str) -> tuple[list[str], dict[str, str]]:
+        """(arguments, environment) that run only the tests that executed ``site``, each started with
+        the settings it had in the run of them all; ([], {}) to run the program whole."""
+        tests = self.tests_of.get(site)
+        if not tests:
+            return [], {}
+        states = ";".join(f"{t}={self.state_of[t]}" for t in tests if self.state_of.get(t))
+        return [f"--gtest_filter={':'.join(tests)}"], ({"MPNPU_GTEST_STATES": states} if states else {})
+
+
+def learn(log_text: str) -> Learnt:
+    """:class:`Learnt` from an MPNPU_SYNC_LOG file's text."""
+    out = Learnt()
+    by_test = True
+    for text in log_text.splitlines():
+        if not text.strip():
+            continue
+        line = json.loads(text)
+        test = line.get("test")
+        by_test = by_test and bool(test) and bool(_PLAIN_TEST_NAME.fullmatch(test))
+        for site, info in line["sites"].items():
+            out.sites.setdefault(site, info["call"])
+            if test:
+                tests = out.tests_of.setdefault(site, [])
+                if test not in tests:
+                    tests.append(test)
+        if test:
+            out.state_of.setdefault(test, line.get("state", ""))
+    if not by_test:  # a launch outside any named test (or a name a filter cannot say): run everything
+        out.tests_of.clear()
+    return out
 
 
 def classify_failure(run: _Run) -> tuple[str, list[str], str]:
@@ -222,7 +269,8 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
             how, _, detail = classify_failure(baseline)
             raise UsageError(f"{argv[0]} fails as it is ({how}: {detail}); mutation testing needs a program "
                              f"that passes")
-        sites = executed_sites(open(log).read()) if os.path.exists(log) else {}
+        learnt = learn(open(log).read()) if os.path.exists(log) else Learnt()
+        sites = learnt.sites
     report = MutationReport(list(argv), [Mutant(site, call) for site, call in sites.items()], baseline.seconds)
     report.uncovered = sorted(s for s in sources_sites if not any(_same_site(s, t) for t in sites))
 
@@ -234,14 +282,25 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
             slots.put((cwd, place_env))
 
     def _mutant(m: Mutant, cwd: str | None, base: dict[str, str]) -> None:
-        r = _run(argv, {**base, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
-        m.exit_code, m.seconds = r.code, r.seconds
+        # Only the tests that executed the site run: the others never reach the dropped call, so they
+        # run as in the baseline. A kill seen that way is confirmed by the program whole (a test may
+        # need files an earlier test wrote).
+        extra, only_env = learnt.only(m.site)
+        m.ran = [t for t in learnt.tests_of.get(m.site, [])]
+        r = _run([*argv, *extra], {**base, **only_env, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
+        m.seconds = r.seconds
+        if r.code != 0 and extra:
+            whole = _run(argv, {**base, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
+            m.seconds += whole.seconds
+            if whole.code == 0:  # not killed after all: the rest of its runs are whole too
+                r, extra, only_env, m.ran = whole, [], {}, []
+        m.exit_code = r.code
         if r.code != 0:
             m.status = KILLED
             m.how, m.tests, m.detail = classify_failure(r)
         else:
-            check = _run(argv, {**base, "MPNPU_DROP_SYNC": m.site, "MPNPU_RACECHECK": "1", "MPNPU_DIRECTED": "1"},
-                         timeout_s, cwd)
+            check = _run([*argv, *extra], {**base, **only_env, "MPNPU_DROP_SYNC": m.site, "MPNPU_RACECHECK": "1",
+                                           "MPNPU_DIRECTED": "1"}, timeout_s, cwd)
             m.seconds += check.seconds
             m.hazards = sum(int(n) for n in _HAZARDS.findall(check.stderr))
             if check.code != 0:  # the race, forced by a hold (or shown by the traced run), was caught

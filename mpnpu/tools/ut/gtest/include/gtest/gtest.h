@@ -16,6 +16,8 @@
 // start with them as they would in one process. The environment changes that:
 //   MPNPU_GTEST_FORK=0       run every test in the program's own process, as GoogleTest does
 //   MPNPU_GTEST_TIMEOUT=S    fail a test still running after S seconds (SIGTERM, then SIGKILL 10 s later)
+//   MPNPU_GTEST_STATES=...   the CPU-debug settings named tests start with (start_state, below)
+// Each test runs with MPNPU_GTEST_TEST (its name) and MPNPU_GTEST_TEST_STATE (its starting settings) set.
 #ifndef MPNPU_GTEST_GTEST_H
 #define MPNPU_GTEST_GTEST_H
 
@@ -630,6 +632,44 @@ inline bool has_host_state() {
     return mpnpu_cpudebug_host_state && mpnpu_cpudebug_set_kernel_mode && mpnpu_cpudebug_set_tiling_key;
 }
 
+// What the program's launches log (MPNPU_SYNC_LOG) of the test running now: its name and the CPU-debug
+// settings it started with. Mutation testing learns from them which tests execute a sync point, and
+// runs only those for that point, each started with those settings.
+inline void announce(const TestEntry& t) {
+    const std::string name = t.suite + "." + t.name;
+    setenv("MPNPU_GTEST_TEST", name.c_str(), 1);
+    if (!has_host_state()) return;
+    HostState hs;
+    mpnpu_cpudebug_host_state(&hs.mode, &hs.key);
+    char state[48];
+    std::snprintf(state, sizeof state, "%d:%llu", int(hs.mode), (unsigned long long)hs.key);
+    setenv("MPNPU_GTEST_TEST_STATE", state, 1);
+}
+
+// MPNPU_GTEST_STATES="Suite.Name=MODE:KEY;...": the settings a named test starts with. A run of some of
+// the tests gives each the settings it found in the run of them all (a test may rely on those an earlier
+// test left).
+inline void start_state(const TestEntry& t) {
+    const char* all = std::getenv("MPNPU_GTEST_STATES");
+    if (!all || !has_host_state()) return;
+    const std::string want = t.suite + "." + t.name + "=";
+    const std::string text = all;
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find(';', at);
+        if (end == std::string::npos) end = text.size();
+        if (text.compare(at, want.size(), want) == 0) {
+            int mode = 0;
+            unsigned long long key = 0;
+            if (std::sscanf(text.c_str() + at + want.size(), "%d:%llu", &mode, &key) == 2) {
+                mpnpu_cpudebug_set_kernel_mode(int32_t(mode));
+                mpnpu_cpudebug_set_tiling_key(uint64_t(key));
+            }
+            return;
+        }
+        at = end + 1;
+    }
+}
+
 inline bool forking() {
     const char* v = std::getenv("MPNPU_GTEST_FORK");
     return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "no") == 0 || std::strcmp(v, "off") == 0));
@@ -779,6 +819,8 @@ inline int run_all() {
         for (const TestEntry* t : here) {
             std::printf("[ RUN      ] %s.%s\n", t->suite.c_str(), t->name.c_str());
             std::fflush(stdout);
+            start_state(*t);
+            announce(*t);
             const auto start = std::chrono::steady_clock::now();
             Result r = fork_each ? run_forked(*t) : run_here(*t);
             const long long ms = ms_since(start);
