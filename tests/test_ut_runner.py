@@ -490,6 +490,19 @@ def test_a_forked_test_hands_its_cpu_debug_settings_to_the_tests_after_it(tmp_pa
     assert cases == {"S.a_sets": "passed", "S.b_sees_them": "failed", "S.c_sees_a_failed_tests_too": "passed",
                      "S.d_dies_after_setting": "failed", "S.e_keeps_the_last_finished_tests": "passed"}, out.stdout
     assert "Expected equality" not in out.stdout, out.stdout
+    # Run alone, e starts with nothing set; given the settings it had in the run of them all (what mutation
+    # testing passes), it sees them. GTEST_FAIL_FAST skips the tests after the first failed one.
+    alone = subprocess.run([str(exe), "--gtest_filter=S.e_keeps_the_last_finished_tests"], capture_output=True,
+                           text=True, timeout=120)
+    assert [c.status for c in parse_output(alone.stdout)] == ["failed"]
+    states = "S.x=1:1;S.e_keeps_the_last_finished_tests=2:9"
+    given = subprocess.run([str(exe), "--gtest_filter=S.e_keeps_the_last_finished_tests"], capture_output=True,
+                           text=True, timeout=120, env={**os.environ, "MPNPU_GTEST_STATES": states})
+    assert [c.status for c in parse_output(given.stdout)] == ["passed"], given.stdout
+    fast = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "GTEST_FAIL_FAST": "1"})
+    assert {c.name: c.status for c in parse_output(fast.stdout)} == {"S.a_sets": "passed", "S.b_sees_them": "failed"}
+    assert "[  SKIPPED ] S.c_sees_a_failed_tests_too" in fast.stdout and fast.returncode == 1
 
 
 # -- the whole run on our repository --------------------------------------------------------------------------------

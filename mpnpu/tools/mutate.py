@@ -150,7 +150,7 @@ def _run(argv: Sequence[str], env: Mapping[str, str], timeout_s: float, cwd: str
 
 #: the controls each run sets for itself (the caller's would change what a run does or reports)
 _CONTROLS = tuple(s.env for s in (settings.DROP_SYNC, settings.SYNC_LOG, settings.RACECHECK, settings.DIRECTED,
-                                  settings.TIMELINE))
+                                  settings.TIMELINE)) + ("GTEST_FAIL_FAST", "MPNPU_GTEST_STATES")
 
 
 def _clean_env(base: Mapping[str, str]) -> dict[str, str]:
@@ -163,6 +163,9 @@ def executed_sites(log_text: str) -> dict[str, str]:
     """site -> call, from an MPNPU_SYNC_LOG file: every site any launch executed, in first-seen order."""
     return learn(log_text).sites
 
+
+#: a mutant's run stops at the first failed test (GoogleTest's variable; other programs ignore it)
+_FAIL_FAST = {"GTEST_FAIL_FAST": "1"}
 
 #: what a test name may hold for a --gtest_filter of names to select it alone (no pattern characters)
 _PLAIN_TEST_NAME = re.compile(r"[A-Za-z0-9_/.]+")
@@ -287,10 +290,11 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
         # need files an earlier test wrote).
         extra, only_env = learnt.only(m.site)
         m.ran = [t for t in learnt.tests_of.get(m.site, [])]
-        r = _run([*argv, *extra], {**base, **only_env, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
+        # A mutant stops at its first kill: GoogleTest's GTEST_FAIL_FAST skips the tests after a failed one.
+        r = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
         m.seconds = r.seconds
         if r.code != 0 and extra:
-            whole = _run(argv, {**base, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
+            whole = _run(argv, {**base, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
             m.seconds += whole.seconds
             if whole.code == 0:  # not killed after all: the rest of its runs are whole too
                 r, extra, only_env, m.ran = whole, [], {}, []
@@ -299,8 +303,8 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
             m.status = KILLED
             m.how, m.tests, m.detail = classify_failure(r)
         else:
-            check = _run([*argv, *extra], {**base, **only_env, "MPNPU_DROP_SYNC": m.site, "MPNPU_RACECHECK": "1",
-                                           "MPNPU_DIRECTED": "1"}, timeout_s, cwd)
+            check = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site,
+                                           "MPNPU_RACECHECK": "1", "MPNPU_DIRECTED": "1"}, timeout_s, cwd)
             m.seconds += check.seconds
             m.hazards = sum(int(n) for n in _HAZARDS.findall(check.stderr))
             if check.code != 0:  # the race, forced by a hold (or shown by the traced run), was caught

@@ -6,7 +6,8 @@
 // SetUpTestSuite / SetUpTestCase, TearDownTestSuite / TearDownTestCase), testing::TestWithParam and
 // GetParam(), the EXPECT_* / ASSERT_* assertions (boolean, comparison, floating point, C string, exception),
 // FAIL, ADD_FAILURE, SUCCEED, GTEST_SKIP, SCOPED_TRACE, messages streamed into any of them (<< "why"),
-// testing::Environment, InitGoogleTest (--gtest_filter, --gtest_list_tests, --gtest_also_run_disabled_tests)
+// testing::Environment, InitGoogleTest (--gtest_filter, --gtest_list_tests, --gtest_also_run_disabled_tests,
+// --gtest_fail_fast; GTEST_FILTER and GTEST_FAIL_FAST in the environment)
 // and RUN_ALL_TESTS. The output has GoogleTest's form ([ RUN      ], [       OK ], [  FAILED  ], ...).
 //
 // Unlike GoogleTest, each test runs in a process of its own, forked from the program after its suite's
@@ -545,6 +546,7 @@ struct Options {
     std::string filter = "*";
     bool list = false;
     bool disabled = false;
+    bool fail_fast = false;  // --gtest_fail_fast / GTEST_FAIL_FAST: the tests after a failed one are skipped
 };
 
 inline Options& options() {
@@ -817,6 +819,11 @@ inline int run_all() {
         std::fflush(stdout);
         if (here.front()->suite_setup) here.front()->suite_setup();
         for (const TestEntry* t : here) {
+            if (options().fail_fast && !failed.empty()) {
+                std::printf("[  SKIPPED ] %s (0 ms)\n", shown_name(*t).c_str());
+                skipped.push_back(t);
+                continue;
+            }
             std::printf("[ RUN      ] %s.%s\n", t->suite.c_str(), t->name.c_str());
             std::fflush(stdout);
             start_state(*t);
@@ -859,6 +866,8 @@ inline int run_all() {
 inline void take_flags(int* argc, char** argv) {
     const char* env = std::getenv("GTEST_FILTER");
     if (env) options().filter = env;
+    const char* fast = std::getenv("GTEST_FAIL_FAST");
+    options().fail_fast = fast && *fast && std::strcmp(fast, "0") != 0;
     if (!argc || !argv) return;
     int kept = 1;
     for (int i = 1; i < *argc; ++i) {
@@ -869,6 +878,8 @@ inline void take_flags(int* argc, char** argv) {
             options().list = true;
         } else if (a == "--gtest_also_run_disabled_tests") {
             options().disabled = true;
+        } else if (a == "--gtest_fail_fast" || a == "--gtest_fail_fast=1" || a == "--gtest_fail_fast=true") {
+            options().fail_fast = true;
         } else if (a.rfind("--gtest_", 0) == 0) {
             // other GoogleTest flags (colour, output files, repeats) are accepted and have no effect here
         } else {
