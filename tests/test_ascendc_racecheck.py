@@ -155,6 +155,30 @@ def test_a_mode0_wait_orders_the_cores_own_set_before_what_follows() -> None:
     assert (h.kind, h.scope, h.first.pipe, h.second.pipe) == ("RAW", "core", "PIPE_MTE3", "PIPE_MTE2")
 
 
+def test_a_copy_out_released_by_a_set_on_its_pipe_stays_released_after_a_set_on_another() -> None:
+    """Each vector core copies its slot out on MTE3, raises flag 1 on MTE3, then flag 2 on MTE2 (which
+    does not wait for the copy out), and reads the other core's slot after waiting for flag 1: ordered on
+    the device, so no hazard (racecheck used to take the later MTE2 set as the copy out's release and report
+    the read); with flag 1's wait dropped, the RAW between the cores at those lines."""
+    k = kernel("per_set_release.cpp", "per_set_release")
+
+    def run(drop=()):
+        with device(2, kernel_type=KernelType.AIV) as dev:
+            x = dev.to_device("x", np.zeros(16, dtype=np.float32))
+            slots, out = dev.empty("slots", 16, "float32"), dev.empty("out", 16, "float32")
+            r = dev.launch_with(LaunchOptions(trace=True, drop_syncs=drop), k, x, slots, out)
+            return r.trace, dev.to_host(out)
+
+    trace, out = run()
+    assert [h for h in analyze(trace) if h.scope == "GM"] == [] and out.tolist() == [2.0] * 8 + [1.0] * 8
+    wait = f"per_set_release.cpp:{line_of('per_set_release.cpp', 'CrossCoreWaitFlag(1)')}"
+    copy_out = f"ascendc_kernels/per_set_release.cpp:{line_of('per_set_release.cpp', 'DataCopy(sg[me')}"
+    read = f"ascendc_kernels/per_set_release.cpp:{line_of('per_set_release.cpp', 'DataCopy(other')}"
+    dropped, _ = run(drop=(wait,))
+    gm = [h for h in analyze(dropped) if h.scope == "GM"]
+    assert gm and {(h.first.site, h.second.site) for h in gm} <= {(copy_out, read), (read, copy_out)}, gm
+
+
 def _flag_pipe(drop=()):
     k = kernel("flag_pipe.cpp", "flag_pipe")
     with device(1) as dev:

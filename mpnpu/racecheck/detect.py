@@ -41,8 +41,8 @@ import numpy as np
 
 from mpnpu.errors import TraceError
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard, stage_label
-from mpnpu.racecheck.hb import SyncEvent, VectorClocks, compute_clocks
-from mpnpu.racecheck.intracore import analyze_local, release_epochs
+from mpnpu.racecheck.hb import SyncEvent, VectorClocks, compute_clocks, pipe_column
+from mpnpu.racecheck.intracore import analyze_local, release_points
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -101,7 +101,9 @@ class _Walk:
     core: np.ndarray  # per access: core id
     pos: np.ndarray  # per access: index in its core's event list
     epoch: np.ndarray  # per access: sync events before it on its core
-    release: np.ndarray  # per access: the first of its core's sync events from which on every release orders it
+    release: np.ndarray  # per access: its core's pipe that made it (-1: program order) ...
+    stamp: np.ndarray  # ... and its stamp on that pipe (program order: its epoch + 1): intracore.release_points
+    released: list[list[tuple[int, ...] | None]] | None  # per core and sync event: the pipe clock it releases
     kind: np.ndarray  # per access: 0 READ, 1 WRITE, 2 ATOMIC
     stage: np.ndarray  # per access: stage id (index in stage_names)
     loc: np.ndarray  # per access: id of (tensor, stage, site), the merge granularity
@@ -131,6 +133,9 @@ def _walk(trace: LaunchTrace) -> _Walk:
     a_pos: list[int] = []
     a_epoch: list[int] = []
     a_release: list[int] = []
+    a_stamp: list[int] = []
+    released: list[list[tuple[int, ...] | None]] = []
+    by_pipe = False
     a_nd: list[int] = []
     syncs: list[list[SyncEvent]] = []
     dropped: list[list[DroppedSyncEvent]] = []
@@ -167,11 +172,17 @@ def _walk(trace: LaunchTrace) -> _Walk:
         syncs.append(sync_c)
         dropped.append(drop_c)
         # Accesses made on asynchronous pipes are released only by the syncs their pipe has
-        # reached (a flag raised on another pipe does not wait for them): intracore.release_epochs.
+        # reached (a flag raised on another pipe does not wait for them): intracore.release_points.
         if any(ev.pipe for ev in events[len(a_release):]):
-            a_release += release_epochs(evs)
+            points, rel = release_points(evs)
+            a_release += [p for p, _ in points]
+            a_stamp += [st for _, st in points]
+            released.append(rel)
+            by_pipe = True
         else:
-            a_release += a_epoch[len(a_release):]
+            a_stamp += [e + 1 for e in a_epoch[len(a_release):]]
+            a_release += [-1] * (len(a_epoch) - len(a_release))
+            released.append([None] * len(sync_c))
         stage_seqs.append(list(seen))
 
     i64 = np.int64
@@ -233,6 +244,8 @@ def _walk(trace: LaunchTrace) -> _Walk:
         pos=np.array(a_pos, dtype=i64),
         epoch=np.array(a_epoch, dtype=i64),
         release=np.array(a_release, dtype=i64),
+        stamp=np.array(a_stamp, dtype=i64),
+        released=released if by_pipe else None,
         kind=kind,
         stage=stage_all[:n],
         loc=loc,
@@ -417,10 +430,14 @@ def find_conflicts(trace: LaunchTrace) -> Conflicts:
     Raises ValueError for an inconsistent trace (see :func:`mpnpu.racecheck.hb.compute_clocks`).
     """
     w = _walk(trace)
-    clocks = compute_clocks(trace, syncs=w.syncs)
+    clocks = compute_clocks(trace, syncs=w.syncs, covers=w.released)
     topo = clocks.topology
     vc = clocks.vc
     gseg = clocks.base[w.core] + w.epoch  # clock row of every access
+    # the column of another core's clock row that says whether it acquired each access: the access's
+    # core's count (program order) or its pipe's component (intracore.release_points)
+    col = np.where(w.release < 0, w.core, pipe_column(topo.n_cores, w.core, np.maximum(w.release, 0))) \
+        if w.released is not None else w.core
 
     rk = w.kind[w.r_acc]
     reads, writes, atomics = (np.flatnonzero(rk == k) for k in range(3))
@@ -448,8 +465,8 @@ def find_conflicts(trace: LaunchTrace) -> Conflicts:
             if not len(sel):
                 continue
             a, b, ca, cb, ra, rb = a[sel], b[sel], ca[sel], cb[sel], ra[sel], rb[sel]
-            a_before_b = w.release[a] + 1 <= vc[gseg[b], ca]
-            b_before_a = w.release[b] + 1 <= vc[gseg[a], cb]
+            a_before_b = w.stamp[a] <= vc[gseg[b], col[a]]
+            b_before_a = w.stamp[b] <= vc[gseg[a], col[b]]
             sel = np.flatnonzero(~(a_before_b | b_before_a))
             if not len(sel):
                 continue

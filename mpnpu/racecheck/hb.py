@@ -30,6 +30,13 @@ Why that is exact: component c_a of b's clock only grows by acquiring (via a wai
 departure, possibly transitively) a clock that c_a released at some sync event ending epoch
 e' >= e_a, and that sync event is after a in c_a's program order.
 
+With pipes (a compiled kernel's GM accesses are made by MTE2, MTE3 or the scalar unit), a release
+covers an access only if its pipe has reached it (:func:`mpnpu.racecheck.intracore.release_points`):
+then each row also holds one component per pipe of every core, and the test for an access made on
+pipe q with stamp st is ``st <= vc[base[c_b] + e_b, pipe_column(c_a, q)]``. A release sets its own
+core's pipe components to what it covers (never lowering what the core acquired of them), so
+acquiring a later release that does not cover an access says nothing of that access.
+
 The clocks are built by replaying the sync events of all cores (each core advances until it
 reaches a wait whose sets, or a barrier whose arrivals, are not replayed yet). A trace whose syncs
 cannot all be replayed (a wait without its set, unequal SyncAll counts, a cycle) is inconsistent —
@@ -46,6 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpnpu.errors import NotFoundError, TraceError
+from mpnpu.runtime.pipe_events import ANALYSED_PIPES
 from mpnpu.runtime.topology import CoreType, Topology
 from mpnpu.runtime.trace import (
     FlagSetEvent,
@@ -55,6 +63,9 @@ from mpnpu.runtime.trace import (
     SyncAllEvent,
     TraceEvent,
 )
+
+#: clock components per core for its pipes (ANALYSED_PIPES order), when releases are per pipe
+N_PIPES = len(ANALYSED_PIPES)
 
 #: Event types that create happens-before edges (and so start a new epoch on their core).
 SYNC_TYPES: tuple[type, ...] = (SyncAllEvent, FlagSetEvent, FlagWaitEvent, GmFlagEvent)
@@ -71,7 +82,7 @@ class VectorClocks:
 
     topology: Topology
     base: np.ndarray  # int64, (n_cores + 1,)
-    vc: np.ndarray  # int32, (total epochs, n_cores)
+    vc: np.ndarray  # int32, (total epochs, n_cores [+ n_cores * N_PIPES: per-pipe components])
 
     def n_epochs(self, core: int) -> int:
         """Number of epochs of ``core`` (its sync events + 1)."""
@@ -181,11 +192,16 @@ def _check_counts(topo: Topology, syncs: Sequence[Sequence[SyncEvent]]) -> None:
                 )
 
 
-def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | None = None) -> VectorClocks:
+def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | None = None,
+                   covers: Sequence[Sequence[tuple[int, ...] | None]] | None = None) -> VectorClocks:
     """Vector clocks of every epoch of every core of ``trace``.
 
     ``syncs`` (optional) are the per-core sync events as :func:`sync_events` returns them, for a
-    caller that already walked the trace. Raises ValueError for an inconsistent trace.
+    caller that already walked the trace. ``covers`` (optional, with ``syncs``): per core and sync
+    event, the pipe clock that event releases (:func:`mpnpu.racecheck.intracore.release_points`).
+    With it, each row also has one component per pipe of every core after the ``n_cores`` counts:
+    column ``n_cores + c * N_PIPES + q`` is how far into core c's pipe q the epoch has acquired
+    (:func:`pipe_column`). Raises ValueError for an inconsistent trace.
     """
     topo = trace.topology
     n = topo.n_cores
@@ -198,7 +214,8 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | No
         syncs = [sync_events(evs) for evs in trace.events]
     _check_counts(topo, syncs)
 
-    vc = [np.zeros(n, dtype=np.int32) for _ in range(n)]
+    width = n + (n * N_PIPES if covers is not None else 0)
+    vc = [np.zeros(width, dtype=np.int32) for _ in range(n)]
     for c in range(n):
         vc[c][c] = 1
     snaps: list[list[np.ndarray]] = [[vc[c].copy()] for c in range(n)]
@@ -218,6 +235,17 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | No
         order.sort()
     gm_released: dict[tuple[int, int], np.ndarray] = {}  # (core, index) of a release -> its clock
 
+    def release(c: int, i: int) -> np.ndarray:
+        """What core c's i-th sync event releases: its clock, with c's pipes as far as the event covers
+        (never less than what c acquired of them from others, who had it from c)."""
+        rel: np.ndarray = vc[c].copy()
+        if covers is not None:
+            cov = covers[c][i]
+            if cov is not None:
+                own = rel[n + c * N_PIPES:n + (c + 1) * N_PIPES]
+                np.maximum(own, cov, out=own)
+        return rel
+
     def step(c: int) -> None:
         # A sync event ends the core's epoch: bump its own clock and snapshot the new epoch.
         ptr[c] += 1
@@ -232,7 +260,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | No
             ev = evs[ptr[c]]
             if isinstance(ev, GmFlagEvent):
                 if ev.op != "wait":
-                    gm_released[(c, ptr[c])] = vc[c].copy()
+                    gm_released[(c, ptr[c])] = release(c, ptr[c])
                 elif ev.target > 0:
                     _, sc, si = gm_order[ev.key][ev.target - 1]
                     got = gm_released.get((sc, si))
@@ -241,7 +269,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | No
                     np.maximum(vc[c], got, out=vc[c])
                 step(c)
             elif isinstance(ev, FlagSetEvent):
-                rel = vc[c].copy()
+                rel = release(c, ptr[c])
                 for r in topo.flag_receivers(ev.mode, c):
                     released[(ev.mode, ev.flag_id, r, c)].append(rel)
                 step(c)
@@ -258,7 +286,7 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | No
                 kind = 1 if ev.aiv_only else 0
                 key = (bool(ev.aiv_only), n_barriers[c][kind])
                 arr = arrived.setdefault(key, {})
-                arr[c] = vc[c]
+                arr[c] = release(c, ptr[c])
                 parties = parties_of[key[0]]
                 if len(arr) < len(parties):
                     return moved  # wait for the other parties of this round
@@ -293,3 +321,10 @@ def compute_clocks(trace: LaunchTrace, syncs: Sequence[Sequence[SyncEvent]] | No
     np.cumsum(counts, out=base[1:])
     mat = np.stack([row for s in snaps for row in s]).astype(np.int32, copy=False)
     return VectorClocks(topology=topo, base=base, vc=mat)
+
+
+def pipe_column(n_cores: int, core: npt.ArrayLike, pipe: npt.ArrayLike) -> np.ndarray:
+    """The column of a :class:`VectorClocks` row (built with ``covers``) that says how far into
+    ``pipe`` of ``core`` that epoch has acquired."""
+    column: np.ndarray = n_cores + np.asarray(core) * N_PIPES + np.asarray(pipe)
+    return column

@@ -368,64 +368,56 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True) -> CoreAcc
     )
 
 
-def release_epochs(events: Sequence[TraceEvent]) -> list[int]:
-    """For each GM access of one core (in order): the index of the first of the core's sync events
-    (SyncAll, cross-core set or wait, as :mod:`.hb` counts them) from which on every release — a
-    SyncAll, or a cross-core set — orders the access.
+def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]], list[tuple[int, ...] | None]]:
+    """What each GM access of one core (in order) needs from a release to be ordered before another
+    core's access, and what each of the core's sync events (SyncAll, cross-core set or wait, as
+    :mod:`.hb` counts them) releases.
 
-    Without pipes that is the access's epoch (the next sync event). An access made on pipe Q is
-    released by a cross-core set raised on pipe P only if Q's instruction happens before the set's
-    (same pipe, a flag, a barrier); a SyncAll drains every pipe. An access that a later set does not
-    order is not released before that set either — a conservative rule (the core-wide clock
-    component of :mod:`.hb` cannot say "released by set 3 but not by set 4"): it may report a race
-    that the earlier set alone would have prevented, never miss one.
+    An access made on pipe Q is ``(Q, stamp)``: its stamp among Q's instructions. A release covers it
+    when the release's pipe clock has reached that stamp: a cross-core set raised on pipe P covers
+    what P's instruction happens after (same pipe, a flag, a barrier), a SyncAll or a GM flag word's
+    release (after a barrier of every pipe) everything issued. An access made in program order (no
+    pipe) is ``(-1, epoch + 1)``: every release from its epoch on covers it (:mod:`.hb`'s count of the
+    core's sync events a clock has acquired reaches epoch + 1). Per sync event, the pipe
+    clock it releases (a tuple of one stamp per pipe), or None for a wait (it releases nothing).
+
+    So a set on MTE3 that covers an MTE3 copy out orders it before the set's waiter, whatever sets on
+    other pipes that do not cover it come later (:mod:`.hb` keeps one clock component per pipe of
+    every core).
     """
     pc = _PipeClocks()
-    access_epoch: list[int] = []
-    access_at: list[tuple[int, int]] = []  # (pipe, stamp); pipe -1: program order
-    # per sync event (hb order): None for a wait (releases nothing), else the releasing clock
-    # (SyncAll: "everything"), as (kind, clock)
-    syncs: list[tuple[str, Any]] = []  # the clock: None, or a tuple of ints
+    points: list[tuple[int, int]] = []
+    released: list[tuple[int, ...] | None] = []
     pending_set = False
     ev: Any  # its type is checked by identity below (the fast way), not narrowed
+
+    def everything() -> tuple[int, ...]:
+        return tuple(map(max, *pc.vc))
+
     for ev in events:
         t = type(ev)
         if t is Access:
             if ev.pipe:
                 p = _pipe(ev.pipe, ev)
-                access_at.append((p, pc.issue(p)[p]))
+                points.append((p, pc.issue(p)[p]))
             else:
-                access_at.append((-1, 0))
-            access_epoch.append(len(syncs))
+                points.append((-1, len(released) + 1))
         elif t is SyncAllEvent:
             pc.sync(ev)
-            syncs.append(("all", None))
+            released.append(everything())
         elif t is FlagSetEvent:
-            syncs.append(("all", None))  # until its PipeSyncEvent "xset" says on which pipe
+            released.append(everything())  # until its PipeSyncEvent "xset" says on which pipe
             pending_set = True
         elif t is FlagWaitEvent:
-            syncs.append(("wait", None))
+            released.append(None)
         elif t is GmFlagEvent:  # (a release follows a barrier of every pipe of its core)
-            syncs.append(("wait", None) if ev.op == "wait" else ("all", None))
+            released.append(None if ev.op == "wait" else everything())
         elif t is PipeSyncEvent:
             clock = pc.sync(ev)
-            if ev.op == "xset" and pending_set:
-                syncs[-1] = ("set", tuple(clock))  # type: ignore[arg-type]  # an xset issues: a clock
+            if ev.op == "xset" and pending_set and clock is not None:
+                released[-1] = tuple(clock)  # an xset issues: the clock of its pipe's instruction
             pending_set = False
-    n = len(syncs)
-    out = []
-    for (p, st), e in zip(access_at, access_epoch):
-        if p < 0:
-            out.append(e)
-            continue
-        release = n  # never released
-        for j in range(n - 1, e - 1, -1):
-            kind, clock = syncs[j]
-            if kind == "set" and clock[p] < st:
-                break  # a set its pipe raises without waiting for this access
-            release = j
-        out.append(release)
-    return out
+    return points, released
 
 
 def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
