@@ -186,6 +186,24 @@ def _flag_pipe(drop=()):
         return dev.launch_with(LaunchOptions(trace=True, drop_syncs=drop), k, parts, out).trace
 
 
+def test_a_trace_without_a_site_is_what_a_launch_that_dropped_it_records() -> None:
+    """Mutation testing works out a survivor's hazards from the baseline's trace with the site's sync events
+    taken out (DroppedSyncEvents in their place): racecheck of that trace equals racecheck of a launch that
+    dropped the site, hazard for hazard."""
+    from mpnpu.directed.mutation import hazards_without, without_site
+    from mpnpu.runtime.trace import DroppedSyncEvent, FlagWaitEvent
+
+    traced = _flag_pipe()
+    site = next(ev.site for evs in traced.events for ev in evs if type(ev) is FlagWaitEvent)
+    cut = without_site(traced, site)
+    assert not any(type(ev) is FlagWaitEvent for evs in cut.events for ev in evs)
+    assert sum(type(ev) is DroppedSyncEvent for evs in cut.events for ev in evs) == 1 and site in cut.dropped_syncs
+    dropped = _flag_pipe(drop=(site.split("/", 1)[-1],))
+    key = [(h.kind, h.scope, h.first.site, h.second.site, h.gap) for h in analyze(dropped)]
+    assert key and [(h.kind, h.scope, h.first.site, h.second.site, h.gap) for h in analyze(cut)] == key
+    assert hazards_without(traced, site) == len(key)
+
+
 def test_a_flag_raised_on_the_wrong_pipe_is_named_as_the_fault() -> None:
     """The vector cores copy their partials out on MTE3 and raise the cube's flag on PIPE_V: racecheck's
     RAW names that flag, its pipe and the fix (not "no SyncAll between ..."); with the wait dropped instead,

@@ -60,6 +60,8 @@ def test_a_sync_whose_output_no_check_reads_survives_untested(exe) -> None:
     wait = _by_site(r)[_site("CrossCoreWaitFlag(")]
     assert wait.status == SURVIVED and wait.survivor_class == UNTESTED and wait.hazards >= 1
     assert [x.status for x in r.mutants].count(KILLED) == 2 and r.score == pytest.approx(2 / 3)
+    # the baseline's trace with the wait taken out gives the hazards the mutant's own racecheck run found
+    assert wait.hazards_without == wait.hazards
 
 
 def test_a_sync_another_one_already_gives_survives_redundant(exe) -> None:
@@ -70,6 +72,7 @@ def test_a_sync_another_one_already_gives_survives_redundant(exe) -> None:
     first, second = _site("SyncAll();"), _site("if (extra_sync) SyncAll();")
     for site in (first, second):
         assert m[site].status == SURVIVED and m[site].survivor_class == REDUNDANT and m[site].hazards == 0
+        assert m[site].hazards_without == 0  # known from the baseline's trace: no racecheck run of its own
     # The wait is not redundant: killed by the check or the directed run, or (when every directed try
     # misses on a loaded machine, as in the test above) surviving untested with racecheck's hazard.
     wait = m[_site("CrossCoreWaitFlag(")]
@@ -135,4 +138,3 @@ def test_a_unit_test_programs_log_selects_the_tests_that_executed_each_site() ->
     assert got.only("k.h:2") == (["--gtest_filter=s.a:s.b"], {"MPNPU_GTEST_STATES": "s.a=1:0;s.b=2:7"})
     assert learn(log + "\n" + line(None, ["k.h:4"])).only("k.h:1") == ([], {})
     assert learn(line("P/s.c/0*", ["k.h:1"])).only("k.h:1") == ([], {})
-

@@ -63,6 +63,65 @@ def executed_sync_sites(trace: Any, by_site: bool = True) -> dict[str, dict[str,
     return sites
 
 
+#: traces of at most this many events get each executed site's hazards computed without it
+#: (:func:`hazards_without`); a bigger one leaves that to the mutant's own racecheck run
+ANALYTIC_EVENTS = 400_000
+
+#: the runtime's name of the call a dropped sync event skipped (DroppedSyncEvent.call)
+_DROPPED_CALL = {"SyncAllEvent": "sync_all", "FlagSetEvent": "cross_core_set_flag",
+                 "FlagWaitEvent": "cross_core_wait_flag", "GmFlagEvent": "gm_flag"}
+_DROPPED_PIPE_CALL = {"set": "set_flag", "wait": "wait_flag", "barrier": "pipe_barrier"}
+
+
+def without_site(trace: Any, site: str) -> Any:
+    """``trace`` as a launch that dropped the sync point ``site`` would have recorded it: each of its
+    sync events there is a DroppedSyncEvent (a cross-core set's pipe event goes with it). The accesses
+    are the same: a dropped sync changes the order of what a kernel does, not what it does."""
+    from mpnpu.runtime.trace import (
+        DroppedSyncEvent,
+        FlagSetEvent,
+        FlagWaitEvent,
+        GmFlagEvent,
+        PipeSyncEvent,
+        SyncAllEvent,
+    )
+
+    kinds = (SyncAllEvent, FlagSetEvent, FlagWaitEvent, GmFlagEvent, PipeSyncEvent)
+    cores = []
+    for events in trace.events:
+        if not any(type(ev) in kinds and ev.site == site for ev in events):
+            cores.append(events)
+            continue
+        out = []
+        for ev in events:
+            if type(ev) not in kinds or ev.site != site:
+                out.append(ev)
+            elif type(ev) is PipeSyncEvent:
+                if ev.op in _DROPPED_PIPE_CALL:
+                    out.append(DroppedSyncEvent(ev.name, _DROPPED_PIPE_CALL[ev.op], ev.stage, ev.site, ev.t0, ev.t1))
+            else:
+                out.append(DroppedSyncEvent(ev.name, _DROPPED_CALL[type(ev).__name__], ev.stage, ev.site, ev.t0,
+                                            ev.t1))
+        cores.append(tuple(out))
+    return trace._replace(events=tuple(cores), dropped_syncs=trace.dropped_syncs | {site})
+
+
+def hazards_without(trace: Any, site: str) -> int | None:
+    """racecheck's hazard count for ``trace`` with the sync point ``site`` dropped
+    (:func:`without_site`), or None when that trace cannot be analysed (its syncs cannot pair up:
+    such a mutant deadlocks on the device). racecheck pairs waits with sets by their order, as the
+    device does, so a later wait takes the set a dropped one would have taken, exactly as in a run
+    of the mutant; only a kernel whose accesses depend on the timing of what it reads (a polled flag)
+    could record other accesses in such a run."""
+    from mpnpu.errors import TraceError
+    from mpnpu.racecheck import analyze
+
+    try:
+        return len(analyze(without_site(trace, site)))
+    except (TraceError, ValueError):
+        return None
+
+
 def _live_env(name: str) -> str | None:
     """A variable of this process's environment as it is now: a CPU-debug host program sets its test's
     name after the Python it embeds started (``os.environ`` is a copy taken at that start)."""
@@ -78,8 +137,14 @@ def log_sync_sites(trace: Any, kernel: str, path: str, by_site: bool = True) -> 
     """Append one JSON line to ``path`` (what ``MPNPU_SYNC_LOG`` names): the launch's kernel and its
     :func:`executed_sync_sites`; the format mutation testing learns a program's sync points from.
     In a unit-test program of ``mpnpu ut``, the line also names the test that launched
-    (``"test"``) and the CPU-debug settings it started with (``"state"``, "MODE:KEY")."""
-    line: dict[str, Any] = {"kernel": kernel, "sites": executed_sync_sites(trace, by_site)}
+    (``"test"``) and the CPU-debug settings it started with (``"state"``, "MODE:KEY"). For a
+    compiled kernel's trace of at most :data:`ANALYTIC_EVENTS` events, each site also carries
+    ``"hazards_without"`` (:func:`hazards_without`)."""
+    sites = executed_sync_sites(trace, by_site)
+    if by_site and sum(len(evs) for evs in trace.events) <= ANALYTIC_EVENTS:
+        for site, entry in sites.items():
+            entry["hazards_without"] = hazards_without(trace, site)
+    line: dict[str, Any] = {"kernel": kernel, "sites": sites}
     test = _live_env("MPNPU_GTEST_TEST")
     if test:
         line["test"] = test

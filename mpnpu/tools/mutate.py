@@ -11,7 +11,9 @@
                 is confirmed by the program whole; a run that fails is the site **killed**,
                 and how: the program's own check (a non-zero exit), a gtest failure (which tests),
                 a deadlock or another device error mpnpu reported, a time-out
-    survivors   each rerun with MPNPU_RACECHECK=1 and MPNPU_DIRECTED=1: racecheck's first hazard
+    survivors   when racecheck of the baseline's traces with the site taken out finds no hazard
+                (mpnpu.directed.mutation.hazards_without), **redundant** without another run;
+                otherwise rerun with MPNPU_RACECHECK=1 and MPNPU_DIRECTED=1: racecheck's first hazard
                 between cores is forced by a hold (the audit's directed runs), and a failure there
                 kills the mutant too ("... in a directed run"); otherwise a hazard that no assertion caught is
                 **untested** (the sync protects something no test checks, or a race these inputs
@@ -82,11 +84,14 @@ class Mutant:
     seconds: float = 0.0
     #: the tests its runs ran (those that executed the site); empty: the program whole
     ran: list[str] = field(default_factory=list)
+    #: racecheck's hazards in the baseline's traces with the site taken out (None: not worked out)
+    hazards_without: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"site": self.site, "call": self.call, "status": self.status, "how": self.how, "tests": self.tests,
                 "survivor_class": self.survivor_class, "hazards": self.hazards, "detail": self.detail,
-                "exit_code": self.exit_code, "seconds": round(self.seconds, 3), "ran": self.ran}
+                "exit_code": self.exit_code, "seconds": round(self.seconds, 3), "ran": self.ran,
+                "hazards_without": self.hazards_without}
 
 
 @dataclass
@@ -180,6 +185,9 @@ class Learnt:
     sites: dict[str, str] = field(default_factory=dict)
     tests_of: dict[str, list[str]] = field(default_factory=dict)
     state_of: dict[str, str] = field(default_factory=dict)
+    #: site -> racecheck's hazards over the baseline's launches with the site dropped from their traces
+    #: (None: some launch's could not be worked out; mpnpu.directed.mutation.hazards_without)
+    hazards_without: dict[str, int | None] = field(default_factory=dict)
 
     def only(self, site: str) -> tuple[list[str], dict[str, str]]:
         """(arguments, environment) that run only the tests that executed ``site``, each started with
@@ -203,6 +211,8 @@ def learn(log_text: str) -> Learnt:
         by_test = by_test and bool(test) and bool(_PLAIN_TEST_NAME.fullmatch(test))
         for site, info in line["sites"].items():
             out.sites.setdefault(site, info["call"])
+            known, more = out.hazards_without.get(site, 0), info.get("hazards_without")
+            out.hazards_without[site] = None if known is None or more is None else known + more
             if test:
                 tests = out.tests_of.setdefault(site, [])
                 if test not in tests:
@@ -289,7 +299,8 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
         # run as in the baseline. A kill seen that way is confirmed by the program whole (a test may
         # need files an earlier test wrote).
         extra, only_env = learnt.only(m.site)
-        m.ran = [t for t in learnt.tests_of.get(m.site, [])]
+        m.ran = list(learnt.tests_of.get(m.site, []))
+        m.hazards_without = learnt.hazards_without.get(m.site)
         # A mutant stops at its first kill: GoogleTest's GTEST_FAIL_FAST skips the tests after a failed one.
         r = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
         m.seconds = r.seconds
@@ -302,6 +313,10 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
         if r.code != 0:
             m.status = KILLED
             m.how, m.tests, m.detail = classify_failure(r)
+        elif learnt.hazards_without.get(m.site) == 0:
+            # racecheck of the baseline's traces with the site taken out finds nothing: no race to force
+            m.status, m.survivor_class = SURVIVED, REDUNDANT
+            m.detail = "racecheck finds no hazard without it, for these inputs"
         else:
             check = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site,
                                            "MPNPU_RACECHECK": "1", "MPNPU_DIRECTED": "1"}, timeout_s, cwd)
