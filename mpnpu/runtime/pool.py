@@ -162,6 +162,11 @@ class CorePool:
         tick = options.watchdog_interval_s
         next_check = time.monotonic() + tick
         board = self.sync.replies
+
+        def unstarted() -> Sequence[int]:
+            """The blocks of a wide launch not started yet (what the watchdog names as not started)."""
+            return waves.unstarted() if waves else ()
+
         while pending:
             if waves is not None and waves.waiting and first_failure_at is None and not failures:
                 board.take(launch_id, pending, replies)  # (a finished core wakes nobody: look)
@@ -176,7 +181,7 @@ class CorePool:
                 running = ", ".join(topo.core(i).label for i in sorted(pending)[:4])
                 more = f" and {len(pending) - 4} more" if len(pending) > 4 else ""
                 watchdog = watchdog or Watchdog(self.sync, topo, options.stall_grace_s, self.procs)
-                stuck = watchdog.describe_stuck(sorted(pending)[:8], waves.unstarted() if waves else ())
+                stuck = watchdog.describe_stuck(sorted(pending)[:8], unstarted())
                 return replies, LaunchTimeoutError(
                     f"launch of {ref} did not finish within {limit:g} s; still running: {running}{more} ({stuck})",
                     pending=sorted(pending), stuck=stuck,
@@ -225,7 +230,7 @@ class CorePool:
                 next_check = now + tick
                 if watchdog is None:
                     watchdog = Watchdog(self.sync, topo, options.stall_grace_s, self.procs)
-                problem = watchdog.check(now, waves.unstarted() if waves else ())
+                problem = watchdog.check(now, unstarted())
                 if problem is not None:
                     return replies, problem
         if failures:
@@ -234,7 +239,7 @@ class CorePool:
                 # Only waits timed out, and cores are still at work: the cause is where those are,
                 # not the core that gave up waiting first.
                 watchdog = watchdog or Watchdog(self.sync, topo, options.stall_grace_s, self.procs)
-                stuck = watchdog.describe_stuck(sorted(pending)[:8], waves.unstarted() if waves else ())
+                stuck = watchdog.describe_stuck(sorted(pending)[:8], unstarted())
                 hang = DeadlockError(f"hang: {stuck}; the cores waiting for them timed out: {err}",
                                      stuck=stuck, timed_out=[topo.core(f.core_id).label for f in failures])
                 hang.__cause__ = err
