@@ -314,3 +314,15 @@ def test_a_kfc_workspace_parameter_becomes_the_system_workspace_on_the_kernels_f
     body = staged[1:]
     assert len(body) == 8 and body[4] == "{ AscendC::SetSysWorkspace(ws);"
     assert sum("SetSysWorkspace" in line for line in body) == 1
+
+
+def test_a_relative_build_dir_is_taken_from_where_the_command_runs(tmp_path, monkeypatch) -> None:
+    """A sample's steps run in a folder of their own: a relative --build-dir is made absolute first (it once
+    named the program by a path that no longer led anywhere from there)."""
+    from mpnpu.cli.commands.samples import COMMAND as SAMPLES
+    from mpnpu.cli.commands.ut import COMMAND as UT
+
+    monkeypatch.chdir(tmp_path)
+    for command, positional in ((SAMPLES, "tree"), (UT, "checkout")):
+        args = command.parser().parse_args([positional, "--build-dir", "b"])
+        assert args.build_dir == str(tmp_path / "b")

@@ -351,7 +351,8 @@ OPTIONS: dict[str, Option] = _table(
     _o("-j", RUNS, "build N tests at a time; the built ones run one at a time meanwhile (default {default})",
        type=positive_int, default=1, metavar="N"),
     _o("--build-dir", RUNS, "where the unit tests' object cache, staged sources, binaries and run folders are kept "
-                            "(default: beside mpnpu's kernel build cache)", default=None, metavar="DIR"),
+                            "(default: beside mpnpu's kernel build cache)", default=None, metavar="DIR",
+       type=os.path.abspath),  # (the runs happen in folders of their own: a relative path would move)
     _o("--build-opt", RUNS, "the optimisation level of the unit tests' builds, as -O takes it (default {default})",
        choices=("0", "1", "2", "3", "g", "s"), default="1"),
     _o("--build-only", RUNS, "build the unit tests and report what they need, without running them",
