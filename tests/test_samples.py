@@ -17,6 +17,7 @@ from mpnpu.tools.samples.discover import discover
 from tests.ascendc_util import needs_cxx
 
 KERNEL = textwrap.dedent("""\
+    #include <cstdio>
     #include "acl/acl.h"
     #include "kernel_operator.h"
     #include "data_utils.h"
@@ -57,6 +58,9 @@ KERNEL = textwrap.dedent("""\
         aclrtSynchronizeStream(stream);
         aclrtMemcpy(yHost, bytes, yDevice, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
         WriteFile("./output/output.bin", yHost, bytes);
+        bool same = true;  // (the high-level API samples' way: the program compares and says so)
+        for (uint32_t i = 0; i < 2 * N; ++i) same = same && ((float*)yHost)[i] == float(i) + 1.0f;
+        printf(same ? "test pass!\\n" : "test failed!\\n");
         aclrtFree(xDevice);
         aclrtFree(yDevice);
         aclrtFreeHost(xHost);
@@ -101,6 +105,11 @@ README = textwrap.dedent("""\
     """)
 
 
+#: a README whose recipe has no verify step, and a block of the program's expected output
+SELF_CHECK_README = README.replace("python3 ../scripts/verify_result.py output/output.bin output/golden.bin\n", "") \
+    + "```bash\ntest pass!\n```\n"
+
+
 def _sample(root: Path, name: str, *, arch: str = "dav-2201", kernel: str = KERNEL,
             defines: str = "add_definitions(-DSTEP=${STEP_VALUE})\n", readme: str = README) -> None:
     folder = root / name
@@ -122,6 +131,8 @@ def tree(tmp_path_factory) -> Path:
     _sample(root, "03_basic_api/next_chip", arch="dav-3510",
             readme=README.replace("dav-2201", "dav-3510"))
     _sample(root, "04_advanced_api/softmax_like")
+    _sample(root, "03_basic_api/self_check", readme=SELF_CHECK_README)
+    _sample(root, "03_basic_api/self_check_two", readme=SELF_CHECK_README, defines="add_definitions(-DSTEP=2)\n")
     return root
 
 
@@ -173,7 +184,10 @@ def test_a_script_lacking_a_python_package_is_reported_as_such_not_as_a_failure(
 def test_discovery_reads_scope_defines_and_recipe(tree) -> None:
     by = {s.name: s for s in discover(str(tree))}
     assert sorted(by) == ["03_basic_api/add_one", "03_basic_api/add_two", "03_basic_api/lacking",
-                          "03_basic_api/next_chip", "04_advanced_api/softmax_like"]
+                          "03_basic_api/next_chip", "03_basic_api/self_check", "03_basic_api/self_check_two",
+                          "04_advanced_api/softmax_like"]
+    assert by["03_basic_api/self_check"].verify == [] and by["03_basic_api/self_check"].expect == ["test pass!"]
+    assert by["03_basic_api/add_one"].expect == []
     one = by["03_basic_api/add_one"]
     assert one.in_scope and one.defines == ["-DSTEP=1"] and one.program == "demo"
     assert one.gen == ["python3", "../scripts/gen_data.py"]
@@ -192,19 +206,21 @@ def test_each_sample_is_built_run_and_verified_and_the_command_reports_it(tree, 
     assert r.returncode == 1, r.stdout + r.stderr  # two samples in scope fail
     data = json.loads(out.read_text())
     status = {s["name"]: s["status"] for s in data["samples"]}
+    # the self-checking samples pass or fail by the README's expected output ("test pass!")
     assert status == {"03_basic_api/add_one": "passed", "03_basic_api/add_two": "failed",
                       "03_basic_api/lacking": "build-failed", "03_basic_api/next_chip": "out-of-scope",
-                      "04_advanced_api/softmax_like": "out-of-scope"}
-    assert data["counts"] == {"found": 5, "in_scope": 3, "with_verify": 3, "built": 2, "ran": 2, "passed": 1,
-                              "failed": 1, "ran_unverified": 0, "run_failed": 0, "build_failed": 1,
+                      "04_advanced_api/softmax_like": "out-of-scope", "03_basic_api/self_check": "passed",
+                      "03_basic_api/self_check_two": "failed"}
+    assert data["counts"] == {"found": 7, "in_scope": 5, "with_verify": 5, "built": 4, "ran": 4, "passed": 2,
+                              "failed": 2, "ran_unverified": 0, "run_failed": 0, "build_failed": 1,
                               "needs_package": 0}
     lacking = next(s for s in data["samples"] if s["name"] == "03_basic_api/lacking")
     assert any(m["name"] == "AscendC::NotAnApi" or m["name"] == "NotAnApi" for m in lacking["missing"]), lacking
-    assert any(m["where"].endswith("add_one.asc:19") for m in lacking["missing"]), lacking["missing"]
+    assert any(m["where"].endswith("add_one.asc:20") for m in lacking["missing"]), lacking["missing"]
     passed = next(s for s in data["samples"] if s["name"] == "03_basic_api/add_one")
     assert passed["kernel_mode"] == "aiv" and "test pass!" in passed["steps"][-1]["tail"]
-    assert r.stdout.strip() == ("5 samples found, 3 for this chip class: 2 built, 2 ran, "
-                                "1 of 3 passed their own verify script")
+    assert r.stdout.strip() == ("7 samples found, 5 for this chip class: 4 built, 4 ran, "
+                                "2 of 5 passed their own check (verify script or expected output)")
     assert os.listdir(tmp_path / "b" / "run")
 
 

@@ -40,7 +40,14 @@ class Sample:
     gen: list[str] = field(default_factory=list)  # the data step's argv (python3 ../scripts/gen_data.py ...)
     run_args: list[str] = field(default_factory=list)  # the program's arguments
     verify: list[str] = field(default_factory=list)  # the verify step's argv
+    #: the README's expected output ("test pass!"): what the program prints when its own check passed
+    expect: list[str] = field(default_factory=list)
     reason: str = ""  # why it is out of scope ("" when in scope)
+
+    @property
+    def checked(self) -> bool:
+        """Whether the sample checks its result: a verify step, or an expected output of the program."""
+        return bool(self.verify or self.expect)
 
     @property
     def in_scope(self) -> bool:
@@ -111,6 +118,17 @@ def _regex_matches(text: str, variables: dict[str, str]) -> dict[str, str]:
     return found
 
 
+def expected_output(readme: str) -> list[str]:
+    """The lines of the README's block of expected output: the first shell block every line of which
+    says the program passed ("test pass!"), as the high-level API samples, which compare in the program,
+    show their result; [] when there is none."""
+    for block in _BASH.findall(readme):
+        lines = [line.strip() for line in block.splitlines() if line.strip()]
+        if lines and all("pass" in line.lower() for line in lines):
+            return lines
+    return []
+
+
 def _recipe(readme: str) -> tuple[dict[str, str], list[str], list[str], list[str], str]:
     """From a README: the cmake -D values, the data step, the program's arguments, the verify step and
     the executable's name, from the first shell block that runs the program."""
@@ -179,6 +197,7 @@ def read_sample(tree: str, folder: str) -> Sample | None:
         except OSError:
             continue
     values, sample.gen, sample.run_args, sample.verify, program = _recipe(readme)
+    sample.expect = expected_output(readme)
     cache = dict(_CACHE_SET.findall(text))
     sample.arch = values.get("CMAKE_ASC_ARCHITECTURES") or cache.get("CMAKE_ASC_ARCHITECTURES", "")
     variables = {**cache, **values}

@@ -62,8 +62,13 @@ class SampleResult:
             return "needs-package"
         if not self.steps or any(s.code != 0 for s in self.steps[:-1]):
             return "run-failed"
-        if not self.sample.verify:  # (a sample that checks nothing itself: ran, with nothing to verify)
-            return "ran" if self.steps[-1].code == 0 else "run-failed"
+        if not self.sample.verify:
+            last = self.steps[-1]
+            if last.code != 0:
+                return "run-failed"
+            if self.sample.expect:  # (the program compares and prints the README's "test pass!")
+                return "passed" if all(line in last.tail for line in self.sample.expect) else "failed"
+            return "ran"  # (a sample that checks nothing itself: ran, with nothing to verify)
         return "passed" if passed(self.steps[-1]) else "failed"
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,7 +96,7 @@ class SamplesRun:
         c = collections.Counter(r.status for r in self.results)
         scope = [r for r in self.results if r.sample.in_scope]
         return {"found": len(self.results), "in_scope": len(scope),
-                "with_verify": sum(1 for r in scope if r.sample.verify),
+                "with_verify": sum(1 for r in scope if r.sample.checked),
                 "built": sum(1 for r in scope if r.build is not None and r.build.ok),
                 "ran": sum(1 for r in scope if r.status in ("passed", "failed", "ran")),
                 "passed": c["passed"], "failed": c["failed"], "ran_unverified": c["ran"],
@@ -183,7 +188,8 @@ def format_table(run: SamplesRun) -> str:
                              f"{r.needs_module.replace('_', '-')}); not run")
     c = run.counts()
     lines.append(f"{c['found']} samples found, {c['in_scope']} for this chip class: {c['built']} built, "
-                 f"{c['ran']} ran, {c['passed']} of {c['with_verify']} passed their own verify script"
+                 f"{c['ran']} ran, {c['passed']} of {c['with_verify']} passed their own check (verify script or "
+                 "expected output)"
                  + (f", {c['needs_package']} not run for a Python package their scripts need"
                     if c["needs_package"] else ""))
     top = run.missing_names()[:10]

@@ -1,6 +1,7 @@
 """The math library's one-source calls (Acos, Asin, Atan, Cos, Sin, Tan, Cosh, Sinh, Tanh, Erf, Erfc, Floor,
-Log2, Log10) against numpy: every documented form, both element types, counts with tails, a temporary buffer
-at, above and below its minimum, in place, misuse; and the host helpers' sizes."""
+Ceil, Trunc, Frac, Acosh, Asinh, Atanh, Log2, Log10) against numpy: every documented form, both element types,
+counts with tails, a temporary buffer at, above and below its minimum, in place, misuse; and the host helpers'
+sizes."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from vecref import SIZE, Sim
 # pointer of the documented type.
 ALL = ("tmp_count", "tmp", "count", "whole", "ptr")
 FORMS = {op: ALL for op in ("Acos", "Asin", "Atan", "Cos", "Sin", "Tan", "Cosh", "Sinh", "Tanh", "Erf", "Erfc",
-                            "Log2")}
+                            "Log2", "Acosh", "Asinh", "Atanh", "Trunc", "Frac")}
 FORMS["Floor"] = ("tmp_count", "count", "ptr")
+FORMS["Ceil"] = ("tmp_count", "count", "ptr")
 FORMS["Log10"] = ("count", "whole", "ptr")
 
 # Input ranges inside each function's domain (and, for half, mostly inside its range).
 RANGE = {"Acos": (-1, 1), "Asin": (-1, 1), "Tan": (-1.5, 1.5), "Cosh": (-9, 9), "Sinh": (-9, 9),
-         "Erfc": (-3, 8), "Log2": (1e-3, 1000), "Log10": (1e-3, 1000), "Floor": (-300, 300)}
+         "Erfc": (-3, 8), "Log2": (1e-3, 1000), "Log10": (1e-3, 1000), "Floor": (-300, 300),
+         "Ceil": (-300, 300), "Trunc": (-300, 300), "Frac": (-300, 300), "Acosh": (1, 50), "Atanh": (-0.99, 0.99)}
 
 # count: a whole number of repeats, a tail (not a 32-byte block), one element, none; the other forms take the
 # whole source (1024 bytes).
@@ -50,7 +53,7 @@ def _kw(form: str, count):
 @pytest.mark.parametrize("op,form,count", CASES, ids=[f"{o}-{f}-{c}" for o, f, c in CASES])
 def test_math_lib(run, op, T, form, count):
     sim, lay = _layout(op, T, seed=len(op) * 7 + len(form) + (count or 0))
-    if op == "Floor":  # integers, halves and values just below an integer among the values
+    if op in ("Floor", "Ceil", "Trunc", "Frac"):  # integers, halves and values just below an integer among them
         v = sim.get(sim.tensors["src"])
         v[::5] = np.round(v[::5])
         v[1::7] = np.round(v[1::7]) + 0.5

@@ -7,7 +7,8 @@
 // PIPE_V. Misuse is an API error at the kernel's line: a count past the end of either tensor,
 // overlapping source and destination (the documentation does not allow it), another element type.
 //
-// Acos, Asin, Atan, Cos, Sin, Tan, Cosh, Sinh, Tanh, Erf, Erfc, Floor, Log2, Log10 and their host
+// Acos, Asin, Atan, Acosh, Asinh, Atanh, Cos, Sin, Tan, Cosh, Sinh, Tanh, Erf, Erfc, Floor, Ceil, Trunc,
+// Frac, Log2, Log10 and their host
 // helpers GetXxxMaxMinTmpSize / GetXxxTmpBufferFactorSize: see "the math library's one-source calls"
 // below (the temporary buffer is checked and traced for these).
 //
@@ -26,7 +27,7 @@
 #include "types.h"
 #include "vector/engine.h"
 
-// -- the math library's one-source calls: Acos ... Tanh, Erf, Erfc, Floor, Log2, Log10 -------------------
+// -- the math library's one-source calls: Acos ... Tanh, Erf, Erfc, Floor, Ceil, Trunc, Frac, Log2, Log10 -----
 //
 // Each is computed element by element in double precision from the element's value and rounded once
 // to float (a half result then once more to half); the documented value ranges (Acos/Asin [-1, 1],
@@ -82,6 +83,13 @@ struct Erf { static constexpr const char* name = "Erf"; static double f(double x
 struct Erfc { static constexpr const char* name = "Erfc"; static double f(double x) { return std::erfc(x); } };
 struct Floor { static constexpr const char* name = "Floor"; static double f(double x) { return std::floor(x); } };
 struct Log2 { static constexpr const char* name = "Log2"; static double f(double x) { return std::log2(x); } };
+struct Acosh { static constexpr const char* name = "Acosh"; static double f(double x) { return std::acosh(x); } };
+struct Asinh { static constexpr const char* name = "Asinh"; static double f(double x) { return std::asinh(x); } };
+struct Atanh { static constexpr const char* name = "Atanh"; static double f(double x) { return std::atanh(x); } };
+struct Ceil { static constexpr const char* name = "Ceil"; static double f(double x) { return std::ceil(x); } };
+struct Trunc { static constexpr const char* name = "Trunc"; static double f(double x) { return std::trunc(x); } };
+// the fractional part, with the sign of x (Frac(-258.41888) = -0.41888...)
+struct Frac { static constexpr const char* name = "Frac"; static double f(double x) { return x - std::trunc(x); } };
 struct Log10 { static constexpr const char* name = "Log10"; static double f(double x) { return std::log10(x); } };
 
 // tmp: the caller's sharedTmpBuffer, or null (the framework's scratch). in_place: whether dst may be src.
@@ -245,6 +253,15 @@ MPNPU_MLIB_ALL_FORMS(Tanh)
 MPNPU_MLIB_ALL_FORMS(Erf)
 MPNPU_MLIB_ALL_FORMS(Erfc)
 MPNPU_MLIB_ALL_FORMS(Log2)
+MPNPU_MLIB_ALL_FORMS(Acosh)
+MPNPU_MLIB_ALL_FORMS(Asinh)
+MPNPU_MLIB_ALL_FORMS(Atanh)
+MPNPU_MLIB_ALL_FORMS(Trunc)
+MPNPU_MLIB_ALL_FORMS(Frac)
+// Ceil: only the two count forms are documented.
+MPNPU_MLIB_TMP_COUNT(Ceil)
+MPNPU_MLIB_COUNT(Ceil)
+MPNPU_MLIB_HOST(Ceil)
 // Floor: only the two count forms are documented.
 MPNPU_MLIB_TMP_COUNT(Floor)
 MPNPU_MLIB_COUNT(Floor)

@@ -1,4 +1,5 @@
-// Handlers: the math library's one-source calls (Acos ... Tanh, Erf, Erfc, Floor, Log2, Log10) and
+// Handlers: the math library's one-source calls (Acos ... Tanh, Acosh, Asinh, Atanh, Erf, Erfc, Floor, Ceil,
+// Trunc, Frac, Log2, Log10) and
 // their host helpers.
 #include <cstring>
 
@@ -19,7 +20,7 @@ struct Elems {
 
 // MathLib/T op=<name> dst src form=tmp_count (scratch, count) | tmp (scratch) | count | whole | ptr (count,
 // through a pointer of the documented type (dst, src, const uint32_t), as kernels pass Cos<T, false>).
-// Floor has the forms tmp_count, count, ptr; Log10 count, whole, ptr; the others all five.
+// Floor and Ceil have the forms tmp_count, count, ptr; Log10 count, whole, ptr; the others all five.
 #define MATH_TMP_FORMS(NAME)                                                                \
     if (form == "tmp_count") return AscendC::NAME(dst, src, j.t<uint8_t>(c, "scratch"), n); \
     if (form == "tmp") return AscendC::NAME(dst, src, j.t<uint8_t>(c, "scratch"));
@@ -58,9 +59,18 @@ struct H_MathLib {
         MATH_ALL(Erf)
         MATH_ALL(Erfc)
         MATH_ALL(Log2)
+        MATH_ALL(Acosh)
+        MATH_ALL(Asinh)
+        MATH_ALL(Atanh)
+        MATH_ALL(Trunc)
+        MATH_ALL(Frac)
         if (op == "Floor") {
             MATH_TMP_COUNT_FORM(Floor)
             MATH_PLAIN_FORMS(Floor)
+        }
+        if (op == "Ceil") {
+            MATH_TMP_COUNT_FORM(Ceil)
+            MATH_PLAIN_FORMS(Ceil)
         }
         if (op == "Log10") {
             MATH_PLAIN_FORMS(Log10)
@@ -102,6 +112,12 @@ struct H_MathHost {
         MATH_HOST(Floor)
         MATH_HOST(Log2)
         MATH_HOST(Log10)
+        MATH_HOST(Acosh)
+        MATH_HOST(Asinh)
+        MATH_HOST(Atanh)
+        MATH_HOST(Ceil)
+        MATH_HOST(Trunc)
+        MATH_HOST(Frac)
         std::memcpy(j.t<uint32_t>(c, "out").mpnpu_addr(), r, sizeof r);
     }
 };
