@@ -330,6 +330,11 @@ def test_a_kfc_workspace_parameter_becomes_the_system_workspace_on_the_kernels_f
     body = staged[1:]
     assert len(body) == 8 and body[4] == "{ AscendC::SetSysWorkspace(ws);"
     assert sum("SetSysWorkspace" in line for line in body) == 1
+    # the marker after the type, as the dev kit's matmul samples write it
+    src.write_text("extern \"C\" __global__ __mix__(1, 2) void mm(__gm__ uint8_t* a,\n"
+                   "    __gm__ uint8_t* __kfc_workspace__ workspace, __gm__ uint8_t* t)\n{\n    body();\n}\n")
+    after = Path(stage_source(str(src), str(tmp_path / "out2"))).read_text().splitlines()[1:]
+    assert after[2] == "{ AscendC::SetSysWorkspace(workspace);" and len(after) == 5
 
 
 def test_a_relative_build_dir_is_taken_from_where_the_command_runs(tmp_path, monkeypatch) -> None:

@@ -139,7 +139,10 @@ class Prepared:
         return counts.pop() if len(counts) == 1 else None
 
 
-_KFC_WORKSPACE = re.compile(r"\b__kfc_workspace__\s+(?:__gm__\s+)?[\w:]+\s*\*\s*(?P<name>[A-Za-z_]\w*)")
+#: a kernel parameter marked as the system workspace: before its type (``__kfc_workspace__ __gm__ uint8_t*
+#: ws``) or after it (``__gm__ uint8_t* __kfc_workspace__ ws``, as the dev kit's matmul samples write it)
+_KFC_WORKSPACE = re.compile(r"\b__kfc_workspace__\s+(?:__gm__\s+)?[\w:]+\s*\*\s*(?P<name>[A-Za-z_]\w*)"
+                            r"|\*\s*__kfc_workspace__\s+(?P<after>[A-Za-z_]\w*)")
 
 
 def set_kfc_workspaces(text: str) -> str:
@@ -152,7 +155,7 @@ def set_kfc_workspaces(text: str) -> str:
         brace, semi = blank.find("{", m.end()), blank.find(";", m.end())
         if brace < 0 or 0 <= semi < brace:
             continue  # (a declaration, not the definition)
-        inserts.append((brace + 1, f" AscendC::SetSysWorkspace({m.group('name')});"))
+        inserts.append((brace + 1, f" AscendC::SetSysWorkspace({m.group('name') or m.group('after')});"))
     for at, code in reversed(inserts):
         text = text[:at] + code + text[at:]
     return text
