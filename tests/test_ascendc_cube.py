@@ -272,6 +272,27 @@ def test_vector_cores_drive_their_cube_core(kernels, block_dim, mode) -> None:
     _close(out, ref)
 
 
+def test_a_cube_only_program_computes_on_the_cube_core_in_a_mix_kernel() -> None:
+    """ASCENDC_CUBE_ONLY defined: REGIST_MATMUL_OBJ on the cube core of a mix kernel registers its Matmul and
+    returns (it used to serve vector cores that never ask, a deadlock); the cube core computes C itself and
+    hands it to its vector cores with a flag."""
+    k = compile_kernel(source("cube/mm_cube_only.cpp"), "mm_cube_only", flags=WARN, kernel_type=KernelType.MIX_1_2)
+    layout = tiling_layout(source("cube/mm_tiling.h"), "MmTestTiling")
+    rng = _rng(5)
+    m, n, kk = 64, 64, 32
+    a = rng.standard_normal((m, kk)).astype(np.float16)
+    b = rng.standard_normal((kk, n)).astype(np.float16)
+    t = matmul_tiling(m, n, kk, cores=1)
+    packed = layout.pack({**as_fields(t, "cube"), "mode": 0, "rounds": 1})
+    with device(1, kernel_type=KernelType.MIX_1_2) as dev:
+        args = [dev.to_device("a", a), dev.to_device("b", b), dev.empty("c", m * n, "float32"),
+                dev.empty("out", m * n, "float32"),
+                dev.to_device("workspace", np.zeros(workspace_bytes(1, 1), np.uint8)), dev.to_device("tiling", packed)]
+        dev.launch(k, *args)
+        out = dev.to_host(args[3]).reshape(m, n)
+    _close(out, a.astype(np.float32) @ b.astype(np.float32))
+
+
 @pytest.mark.parametrize("mode", [C_ITERATE | C_BIAS, C_UB_ALL | C_TRANS_B])
 def test_a_mix_1_1_kernel_has_one_client_per_cube_core(kernels, mode) -> None:
     out, ref, *_ = _client(kernels, 128, 192, 64, mode, block_dim=2, kt=KernelType.MIX_1_1, base_m=64, base_n=64)

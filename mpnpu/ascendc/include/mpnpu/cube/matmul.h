@@ -695,8 +695,17 @@ using AscendC::MatmulType;
 // REGIST_MATMUL_OBJ(&pipe, workspace, mm[, &tiling][, mm2, &tiling2 ...]): registers the Matmul
 // objects (and Inits those given a tiling). On the cube core of a mix kernel it serves the vector
 // cores' requests until both have called End, then returns from the calling function.
+//
+// A program that defines ASCENDC_CUBE_ONLY (before it includes lib/matmul_intf.h, as the pages say: pure
+// cube mode) keeps its Matmul objects on the cube core, which computes itself; REGIST_MATMUL_OBJ then
+// serves no vector core. Whether it is defined is read where REGIST_MATMUL_OBJ is written (in the
+// kernel's file, after its #define), not where this header was first included.
+#define MPNPU_STRINGIFY_(x) #x
+#define MPNPU_STRINGIFY(x) MPNPU_STRINGIFY_(x)
+#define MPNPU_CUBE_ONLY_DEFINED (MPNPU_STRINGIFY(ASCENDC_CUBE_ONLY)[0] != 'A')
 #define REGIST_MATMUL_OBJ(tpipe, workspace, ...)                                                         \
-    if (::mpnpu::mm::regist(::mpnpu::Site::here(), (tpipe), reinterpret_cast<uint8_t*>(workspace), __VA_ARGS__)) \
+    if (::mpnpu::mm::regist(::mpnpu::Site::here(), (tpipe), reinterpret_cast<uint8_t*>(workspace),     \
+                            MPNPU_CUBE_ONLY_DEFINED, __VA_ARGS__))                                       \
     return
 
 #endif  // MPNPU_CUBE_MATMUL_H

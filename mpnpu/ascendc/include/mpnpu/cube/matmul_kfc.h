@@ -299,7 +299,7 @@ inline bool is_mix_launch() {
 
 // REGIST_MATMUL_OBJ: true on a cube core that has served its vector cores (the kernel returns).
 template <class... Args>
-inline bool regist(const Site& site, AscendC::TPipe* pipe, uint8_t* workspace, Args&&... args) {
+inline bool regist(const Site& site, AscendC::TPipe* pipe, uint8_t* workspace, bool cube_only, Args&&... args) {
     (void)pipe;
     at(site);
     RegCtx ctx;
@@ -309,7 +309,7 @@ inline bool regist(const Site& site, AscendC::TPipe* pipe, uint8_t* workspace, A
     for (int i = 0; i < ctx.n; ++i) ctx.objs[i]->mpnpu_register(uint32_t(i), ctx.tilings[i], site);
     bool clients = false;
     for (int i = 0; i < ctx.n; ++i) clients = clients || ctx.objs[i]->mpnpu_is_client_capable();
-    if (!clients || !is_mix_launch()) return false;  // the calling core computes itself
+    if (!clients || !is_mix_launch() || cube_only) return false;  // the calling core computes itself
     uint8_t* chunk = chunk_of(workspace, ctx.n, site);
     if (is_aiv()) {
         Client& c = client();
