@@ -27,7 +27,7 @@ TRANS_A, TRANS_B, ITERATE, NO_SYNC = 1, 2, 4, 8
 A_NZ, B_NZ, C_NZ = 1, 2, 4
 TYPES = {"float16": (0, np.float16, np.float32), "float32": (1, np.float32, np.float32),
          "float16->float16": (2, np.float16, np.float16), "int8": (3, np.int8, np.int32),
-         "tscm": (4, np.float16, np.float32)}
+         "tscm": (4, np.float16, np.float32), "channel split": (5, np.float16, np.float32)}
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def run_nz(kernels, m, n, k, fmt, mode, base=(32, 32, 16), types="float16", seed
         a, b = (rng.integers(-4, 4, s).astype(src) for s in ((m, k), (k, n)))  # exact in half
         pad = src(np.inf if src is np.float32 else 60000)
     c0_ab = 32 // np.dtype(src).itemsize
-    c0_c = 32 if np.dtype(dst).itemsize == 1 else 16
+    c0_c = 32 if np.dtype(dst).itemsize == 1 else 8 if types == "channel split" else 16
     sa = a.T.copy() if mode & TRANS_A else a
     sb = b.T.copy() if mode & TRANS_B else b
     a_dev = to_nz(sa, c0_ab, pad) if fmt & A_NZ else sa
@@ -87,6 +87,13 @@ def run_nz(kernels, m, n, k, fmt, mode, base=(32, 32, 16), types="float16", seed
 def test_nz_a_b_c_equal_numpy_with_tails(kernels, fmt, mode) -> None:
     # M 40 and K 24 are not whole fractals (half: 16 x 16); base tiles 32 x 32 x 16 leave tails in M and N
     out, ref = run_nz(kernels, 40, 56, 24, fmt, mode, seed=fmt * 8 + mode)
+    np.testing.assert_array_equal(out, ref.astype(np.float32))
+
+
+@pytest.mark.parametrize("mode", [0, TRANS_A | ITERATE])
+def test_channel_split_stores_a_float_c_in_16_by_8_fractals(kernels, mode) -> None:
+    # MatmulConfig::isEnableChannelSplit: each 16 x 16 fractal of a float NZ C is stored as two 16 x 8 ones
+    out, ref = run_nz(kernels, 40, 56, 24, C_NZ, mode, types="channel split", seed=3 + mode)
     np.testing.assert_array_equal(out, ref.astype(np.float32))
 
 

@@ -3,6 +3,7 @@
 //              A and B optionally transposed (mode bits 1, 2), IterateAll or Iterate + GetTensorC
 //              (mode bit 4); its configuration comes from GetMMConfig. types: 0 half -> float,
 //              1 float -> float, 2 half -> half, 3 int8_t -> int32_t (the last three with A, B, C NZ);
+//              5 half -> float, C NZ with MatmulConfig::isEnableChannelSplit (16 x 8 fractals of C);
 //              4 half -> float with A and B (NZ) copied to L1 and given as TSCM tensors (fmt bit 1:
 //              A's tensor is one fractal short, which memcheck reports; mode bit 8: no MTE2 -> MTE1
 //              sync between the copies and the Matmul, a race).
@@ -17,8 +18,15 @@ constexpr int32_t MODE_TRANS_A = 1, MODE_TRANS_B = 2, MODE_ITERATE = 4, MODE_NO_
 constexpr MatmulFuncParams kPreloadN{false, false, false, false, 2, IterateOrder::UNDEF, ScheduleType::INNER_PRODUCT,
                                      true, true};
 constexpr MatmulConfig kNzCfg = GetMMConfig<MatmulConfigMode::CONFIG_MDL>(kPreloadN);
+constexpr MatmulConfig SplitCfg() {
+    MatmulConfig cfg = kNzCfg;
+    cfg.isEnableChannelSplit = true;
+    return cfg;
+}
+constexpr MatmulConfig kSplitCfg = SplitCfg();
 
-template <CubeFormat FA, CubeFormat FB, CubeFormat FC, typename T, typename C, typename BIAS>
+template <CubeFormat FA, CubeFormat FB, CubeFormat FC, typename T, typename C, typename BIAS,
+          const MatmulConfig& CFG = kNzCfg>
 static void run(GM_ADDR a, GM_ADDR b, GM_ADDR c, const TCubeTiling& t, int32_t mode) {
     using aType = MatmulType<TPosition::GM, FA, T, true>;
     using bType = MatmulType<TPosition::GM, FB, T, true>;
@@ -29,7 +37,7 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR c, const TCubeTiling& t, int32_t m
     aGm.SetGlobalBuffer((__gm__ T*)a);
     bGm.SetGlobalBuffer((__gm__ T*)b);
     cGm.SetGlobalBuffer((__gm__ C*)c);
-    MatmulImpl<aType, bType, cType, biasType, kNzCfg> mm;
+    MatmulImpl<aType, bType, cType, biasType, CFG> mm;
     mm.Init(&t);
     mm.SetUserDefInfo(reinterpret_cast<uint64_t>(&t));  // (for callbacks: kept, changes nothing)
     mm.SetSelfDefineData(uint64_t(mode));
@@ -111,6 +119,9 @@ extern "C" __global__ __aicore__ void mm_nz(GM_ADDR a, GM_ADDR b, GM_ADDR c, int
         case 1: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, float, float, float>(a, b, c, t, mode); break;
         case 2: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, half, half, float>(a, b, c, t, mode); break;
         case 3: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, int8_t, int32_t, int32_t>(a, b, c, t, mode); break;
+        case 5:  // C (float, NZ) with MatmulConfig::isEnableChannelSplit: 16 x 8 fractals
+            run<CubeFormat::ND, CubeFormat::ND, CubeFormat::NZ, half, float, float, kSplitCfg>(a, b, c, t, mode);
+            break;
         default: run_tscm(a, b, c, t, mode, fmt); break;
     }
 }

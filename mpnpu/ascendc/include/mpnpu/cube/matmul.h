@@ -600,9 +600,10 @@ protected:
     // C matrix has orgM rows (sequential: each tile is a baseM-row NZ matrix of its own).
     static CDest<DstT> c_dest(const Setup& st, const Tile& tile, int32_t t, bool sequential, bool all, bool ub, DstT* c) {
         if constexpr (kNzC) {
+            constexpr int64_t cb = (MM_CFG.isEnableChannelSplit && sizeof(DstT) == 4) ? 8 : 0;
             if (sequential) return {c + (all ? int64_t(t) * st.tiling.baseM * st.tiling.baseN : 0), 0,
-                                    align16(st.tiling.baseM), 0, 0};
-            return {c, 0, align16(st.orgM), tile.m0, tile.n0};
+                                    align16(st.tiling.baseM), 0, 0, cb};
+            return {c, 0, align16(st.orgM), tile.m0, tile.n0, cb};
         }
         const int64_t ld = sequential ? st.tiling.baseN : ub ? st.singleN : (st.orgKc ? st.orgKc : st.orgN);
         return {c + tile_offset(st, tile, t, sequential, all, ld), ld, 0, 0, 0};

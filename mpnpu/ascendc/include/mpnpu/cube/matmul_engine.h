@@ -353,13 +353,16 @@ inline CT quantize(float acc, uint64_t q) {
 }
 
 // Where a tile of C goes: ND, the tile's first element and the row stride; NZ (rows_pad > 0), the
-// start of the C matrix, its rows rounded up to 16 and the tile's first row and column in it.
+// start of the C matrix, its rows rounded up to 16, the tile's first row and column in it, and the
+// width of its column blocks (0: nz_c0_c; 8 for a float C with MatmulConfig::isEnableChannelSplit,
+// whose 16 x 16 fractals are stored as 16 x 8 ones).
 template <typename CT>
 struct CDest {
     CT* p;
     int64_t ld;
     int64_t rows_pad;
     int64_t r0, c0;
+    int64_t cb = 0;
 };
 
 // Stores a computed tile (tm x tn) at ``dst``, converted to CT; enAtomic: 0 plain, 1 add, 2 max, 3 min.
@@ -370,7 +373,7 @@ inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint
     const int saved = c.atomic_op;
     if (enAtomic < 0 || enAtomic > 3) api_error(site, "Matmul::%s: enAtomic must be 0, 1, 2 or 3 (got %d)", call, enAtomic);
     if (enAtomic) c.atomic_op = enAtomic;
-    constexpr int64_t cb = nz_c0_c<CT>();
+    const int64_t cb = dst.cb ? dst.cb : nz_c0_c<CT>();
     MpnpuEvent* rec =
         dst.rows_pad ? nz_access(gm_write_kind(), P_FIX, base, reinterpret_cast<const uint8_t*>(dst.p), dst.rows_pad, cb,
                                  dst.r0, tile.tm, dst.c0, tile.tn, sizeof(CT), site, what_of(call, "writing C"))
