@@ -320,6 +320,12 @@ def test_ascendc_assert_ends_the_launch_with_its_message_at_its_line() -> None:
     text = str(e.value)
     assert "ascendc_assert failed: n 40 must be a multiple of 32" in text
     assert f"assert_msg.cpp:{line_of('assert_msg.cpp', '// the check')}" in text
+    with device(1, kernel_type=KernelType.AIV) as dev:  # ASCENDC_ASSERT runs its KERNEL_LOG, then ends the launch
+        y = dev.to_device("y", np.zeros(8, np.int32))
+        with pytest.raises(KernelError) as e:
+            dev.launch(k, y, 96)
+    assert "ASSERT(n != 96) failed" in str(e.value)
+    assert f"assert_msg.cpp:{line_of('assert_msg.cpp', '// the refusal')}" in str(e.value)
 
 
 def test_scalar_gm_accesses_that_bypass_the_data_cache_and_a_data_sync_barrier() -> None:

@@ -1,4 +1,4 @@
-// Small names of the kernel API that kernels use everywhere: ASSERT, AlignUp / DivCeil, the Std
+// Small names of the kernel API that kernels use everywhere: ASSERT, ASCENDC_ASSERT, KERNEL_LOG, AlignUp / DivCeil, the Std
 // namespace (the standard library's type traits under AscendC::Std), AscendCUtils, ToFloat, the
 // core-type global g_coreType, the float16_t / float32_t / int4b_t types, InitGlobalMemory / InitOutput, and
 // the cache-maintenance enumerations (CacheLine, CacheMode, DcciDst) that change nothing on a CPU, and Trap.
@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <tuple>
 #include <type_traits>
@@ -31,6 +32,38 @@ namespace mpnpu {
 #ifndef ASSERT
 #define ASSERT(cond) \
     ((cond) ? static_cast<void>(0) : ::mpnpu::assert_failed(#cond, ::mpnpu::Site{__FILE__, __LINE__, __func__}))
+#endif
+
+namespace mpnpu {
+// KERNEL_LOG(level, fmt, args...): one line on stderr, "[KERNEL_ERROR] file:line: message" (printf's
+// format; the levels KERNEL_DEBUG, KERNEL_INFO, KERNEL_WARN, KERNEL_ERROR are names the macro spells).
+template <typename... A>
+inline void kernel_log(const char* level, const char* file, int line, const char* fmt, A... args) {
+    std::fprintf(stderr, "[%s] %s:%d: ", level, file, line);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-security"
+    std::fprintf(stderr, fmt, args...);
+#pragma GCC diagnostic pop
+    std::fputc('\n', stderr);
+}
+}  // namespace mpnpu
+
+#ifndef KERNEL_LOG
+#define KERNEL_LOG(level, ...) ::mpnpu::kernel_log(#level, __FILE__, __LINE__, __VA_ARGS__)
+#endif
+
+// ASCENDC_ASSERT(cond, behavior): in a CPU-debug build (which every mpnpu build is), a false condition
+// runs ``behavior`` (the kernel's own message, usually a KERNEL_LOG) and ends the launch with one line
+// naming the kernel's file:line and the condition.
+#ifndef ASCENDC_ASSERT
+#define ASCENDC_ASSERT(cond, behavior)                                                          \
+    do {                                                                                        \
+        if (!(cond)) {                                                                          \
+            behavior;                                                                           \
+            ::mpnpu::assert_failed(#cond, ::mpnpu::Site{__FILE__, __LINE__, __func__});         \
+        }                                                                                       \
+    } while (0)
 #endif
 
 namespace mpnpu {
