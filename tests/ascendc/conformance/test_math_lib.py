@@ -17,11 +17,12 @@ FORMS = {op: ALL for op in ("Acos", "Asin", "Atan", "Cos", "Sin", "Tan", "Cosh",
                             "Log2", "Acosh", "Asinh", "Atanh", "Trunc", "Frac")}
 FORMS["Floor"] = ("tmp_count", "count", "ptr")
 FORMS["Ceil"] = ("tmp_count", "count", "ptr")
+FORMS["Log"] = ("count", "whole")  # (Log<T, false>: the natural logarithm, the vector unit's Ln)
 FORMS["Log10"] = ("count", "whole", "ptr")
 
 # Input ranges inside each function's domain (and, for half, mostly inside its range).
 RANGE = {"Acos": (-1, 1), "Asin": (-1, 1), "Tan": (-1.5, 1.5), "Cosh": (-9, 9), "Sinh": (-9, 9),
-         "Erfc": (-3, 8), "Log2": (1e-3, 1000), "Log10": (1e-3, 1000), "Floor": (-300, 300),
+         "Erfc": (-3, 8), "Log2": (1e-3, 1000), "Log10": (1e-3, 1000), "Log": (1e-3, 1000), "Floor": (-300, 300),
          "Ceil": (-300, 300), "Trunc": (-300, 300), "Frac": (-300, 300), "Acosh": (1, 50), "Atanh": (-0.99, 0.99)}
 
 # count: a whole number of repeats, a tail (not a 32-byte block), one element, none; the other forms take the

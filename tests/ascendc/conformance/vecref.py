@@ -720,7 +720,7 @@ class Sim:
         "Cosh": np.cosh, "Sinh": np.sinh, "Tanh": np.tanh, "Floor": np.floor, "Log2": np.log2, "Log10": np.log10,
         "Erf": np.vectorize(math.erf, otypes=[np.float64]), "Erfc": np.vectorize(math.erfc, otypes=[np.float64]),
         "Acosh": np.arccosh, "Asinh": np.arcsinh, "Atanh": np.arctanh, "Ceil": np.ceil, "Trunc": np.trunc,
-        "Frac": lambda x: x - np.trunc(x),
+        "Frac": lambda x: x - np.trunc(x), "Log": np.log,
     }
 
     @staticmethod

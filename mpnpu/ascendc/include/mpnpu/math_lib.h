@@ -270,6 +270,8 @@ MPNPU_MLIB_HOST(Floor)
 MPNPU_MLIB_COUNT(Log10)
 MPNPU_MLIB_WHOLE(Log10)
 MPNPU_MLIB_HOST(Log10)
+// Log itself (the natural logarithm) is the vector unit's Ln (vector/unary.h); its host helpers are here.
+MPNPU_MLIB_HOST(Log)
 }  // namespace AscendC
 
 #endif  // MPNPU_MATH_LIB_H

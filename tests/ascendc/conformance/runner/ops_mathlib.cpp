@@ -68,6 +68,10 @@ struct H_MathLib {
             MATH_TMP_COUNT_FORM(Floor)
             MATH_PLAIN_FORMS(Floor)
         }
+        if (op == "Log") {  // the library's template <typename T, bool isReuseSource> forms of Log (= Ln)
+            if (form == "count") return AscendC::Log<T, false>(dst, src, n);
+            if (form == "whole") return AscendC::Log<T, false>(dst, src);
+        }
         if (op == "Ceil") {
             MATH_TMP_COUNT_FORM(Ceil)
             MATH_PLAIN_FORMS(Ceil)
@@ -118,6 +122,7 @@ struct H_MathHost {
         MATH_HOST(Ceil)
         MATH_HOST(Trunc)
         MATH_HOST(Frac)
+        MATH_HOST(Log)
         std::memcpy(j.t<uint32_t>(c, "out").mpnpu_addr(), r, sizeof r);
     }
 };

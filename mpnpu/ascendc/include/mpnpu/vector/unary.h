@@ -331,7 +331,9 @@ MPNPU_VEC_UNARY(Relu, mpnpu::vec::OpRelu)
 MPNPU_VEC_UNARY(Not, mpnpu::vec::OpNot)
 // Log: the natural logarithm, as Ln (the math library's name for it), also in the library's forms:
 // the whole tensor (count = dst's size) and with a temporary buffer (scratch on the device, unused).
-MPNPU_VEC_UNARY(Log, mpnpu::vec::OpLn)
+// (the count form takes the library's template <typename T, bool isReuseSource = false>: Log<T, false>(...))
+MPNPU_VEC_UNARY_COUNT(Log, mpnpu::vec::OpLn, MPNPU_VEC_COMMA bool isReuseSource = false)
+MPNPU_VEC_UNARY_LEVEL0(Log, mpnpu::vec::OpLn, )
 template <typename T, bool isReuseSource = false>
 inline void Log(const LocalTensor<T>& dst, const LocalTensor<T>& src, MPNPU_SITE) {
     mpnpu::vec::unary_count<mpnpu::vec::OpLn, T, true>("Log", dst, src, dst.GetSize(), site);
