@@ -23,6 +23,7 @@ extern "C" __global__ __aicore__ void mm_cube_only(GM_ADDR a, GM_ADDR b, GM_ADDR
     if ASCEND_IS_AIC {
         matmul::Matmul<aType, bType, cType, biasType> mm;
         REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t.cube);
+        if (matmul::GetBlockIdx() >= ct.usedCoreNum) return;  // (the dev kit's samples' spelling of it)
         GlobalTensor<half> aGm, bGm;
         GlobalTensor<float> cGm;
         aGm.SetGlobalBuffer((__gm__ half*)a);

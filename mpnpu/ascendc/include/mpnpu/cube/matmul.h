@@ -686,6 +686,9 @@ template <typename T, typename U>
 constexpr auto CeilDiv(T a, U b) -> std::common_type_t<T, U> {
     return AscendC::DivCeil(a, b);
 }
+// GetBlockIdx: not on an API page; the dev kit's matmul samples compute their part of C from
+// AscendC::GetBlockIdx() and then compare matmul::GetBlockIdx() with usedCoreNum: the same index.
+using AscendC::GetBlockIdx;
 using AscendC::Matmul;
 using AscendC::MatmulCallBackFunc;
 using AscendC::MatmulConfig;
