@@ -27,7 +27,8 @@ TRANS_A, TRANS_B, ITERATE, NO_SYNC = 1, 2, 4, 8
 A_NZ, B_NZ, C_NZ = 1, 2, 4
 TYPES = {"float16": (0, np.float16, np.float32), "float32": (1, np.float32, np.float32),
          "float16->float16": (2, np.float16, np.float16), "int8": (3, np.int8, np.int32),
-         "tscm": (4, np.float16, np.float32), "channel split": (5, np.float16, np.float32)}
+         "tscm": (4, np.float16, np.float32), "channel split": (5, np.float16, np.float32),
+         "nd align": (6, np.float16, np.float32)}
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +72,14 @@ def run_nz(kernels, m, n, k, fmt, mode, base=(32, 32, 16), types="float16", seed
     if types == "tscm":  # A and B are NZ, copied into L1 whole; fmt only says whether A's L1 is short
         a_dev, b_dev, fmt = to_nz(sa, 16, pad), to_nz(sb, 16, pad), fmt & A_NZ
     sentinel = dst(-12345)
+    ld = -(-n // 8) * 8 if types == "nd align" else n  # ND_ALIGN: rows 32 bytes (8 floats) aligned
     c_init = (np.full(-(-m // 16) * 16 * -(-n // c0_c) * c0_c, sentinel, dst) if fmt & C_NZ
-              else np.full((m, n), sentinel, dst))
+              else np.full((m, ld), sentinel, dst))
     with device(1, kernel_type=KernelType.AIC) as dev:
         args = [dev.to_device("a", a_dev), dev.to_device("b", b_dev), dev.to_device("c", c_init)]
         r = dev.launch_with(LaunchOptions(trace=trace), kernels["nz"], *args, m, n, k, *base, mode, fmt, code)
         out = dev.to_host(args[2])
-    out = from_nz(out, m, n, c0_c) if fmt & C_NZ else out.reshape(m, n)
+    out = from_nz(out, m, n, c0_c) if fmt & C_NZ else out.reshape(m, ld)[:, :n]
     ref = a.astype(np.int64) @ b.astype(np.int64)
     return (out, ref, r) if trace else (out, ref)
 
@@ -87,6 +89,13 @@ def run_nz(kernels, m, n, k, fmt, mode, base=(32, 32, 16), types="float16", seed
 def test_nz_a_b_c_equal_numpy_with_tails(kernels, fmt, mode) -> None:
     # M 40 and K 24 are not whole fractals (half: 16 x 16); base tiles 32 x 32 x 16 leave tails in M and N
     out, ref = run_nz(kernels, 40, 56, 24, fmt, mode, seed=fmt * 8 + mode)
+    np.testing.assert_array_equal(out, ref.astype(np.float32))
+
+
+@pytest.mark.parametrize("mode", [0, TRANS_B])
+def test_nd_align_c_rows_are_32_bytes_apart(kernels, mode) -> None:
+    # CubeFormat::ND_ALIGN: N 57 is written in rows of 64 floats (the dev kit's matmul_format_nd_align)
+    out, ref = run_nz(kernels, 40, 57, 24, 0, mode, types="nd align", seed=11 + mode)
     np.testing.assert_array_equal(out, ref.astype(np.float32))
 
 

@@ -4,6 +4,7 @@
 //              (mode bit 4); its configuration comes from GetMMConfig. types: 0 half -> float,
 //              1 float -> float, 2 half -> half, 3 int8_t -> int32_t (the last three with A, B, C NZ);
 //              5 half -> float, C NZ with MatmulConfig::isEnableChannelSplit (16 x 8 fractals of C);
+//              6 half -> float, C in CubeFormat::ND_ALIGN;
 //              4 half -> float with A and B (NZ) copied to L1 and given as TSCM tensors (fmt bit 1:
 //              A's tensor is one fractal short, which memcheck reports; mode bit 8: no MTE2 -> MTE1
 //              sync between the copies and the Matmul, a race).
@@ -119,6 +120,9 @@ extern "C" __global__ __aicore__ void mm_nz(GM_ADDR a, GM_ADDR b, GM_ADDR c, int
         case 1: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, float, float, float>(a, b, c, t, mode); break;
         case 2: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, half, half, float>(a, b, c, t, mode); break;
         case 3: run<CubeFormat::NZ, CubeFormat::NZ, CubeFormat::NZ, int8_t, int32_t, int32_t>(a, b, c, t, mode); break;
+        case 6:  // C (float) in CubeFormat::ND_ALIGN: rows N rounded up to 8 elements (32 bytes) apart
+            run<CubeFormat::ND, CubeFormat::ND, CubeFormat::ND_ALIGN, half, float, float>(a, b, c, t, mode);
+            break;
         case 5:  // C (float, NZ) with MatmulConfig::isEnableChannelSplit: 16 x 8 fractals
             run<CubeFormat::ND, CubeFormat::ND, CubeFormat::NZ, half, float, float, kSplitCfg>(a, b, c, t, mode);
             break;

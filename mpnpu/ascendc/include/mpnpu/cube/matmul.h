@@ -605,7 +605,12 @@ protected:
                                     align16(st.tiling.baseM), 0, 0, cb};
             return {c, 0, align16(st.orgM), tile.m0, tile.n0, cb};
         }
-        const int64_t ld = sequential ? st.tiling.baseN : ub ? st.singleN : (st.orgKc ? st.orgKc : st.orgN);
+        int64_t ld = sequential ? st.tiling.baseN : ub ? st.singleN : (st.orgKc ? st.orgKc : st.orgN);
+        // ND_ALIGN: C's rows are N rounded up to 32 bytes apart (the padding columns are not written)
+        if (C_TYPE::format == CubeFormat::ND_ALIGN && !sequential && !ub) {
+            constexpr int64_t per32 = 32 / int64_t(sizeof(DstT));
+            ld = (ld + per32 - 1) / per32 * per32;
+        }
         return {c + tile_offset(st, tile, t, sequential, all, ld), ld, 0, 0, 0};
     }
 
