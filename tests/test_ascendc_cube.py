@@ -234,7 +234,7 @@ def test_matmul_impl_element_types(kernels, src, dst) -> None:
 # -- Matmul from the vector cores: REGIST_MATMUL_OBJ -----------------------------------------------------------
 
 C_TRANS_B, C_BIAS, C_ATOMIC, C_ITERATE, C_UB, C_ASYNC, C_EARLY, C_NO_END, C_SUB0 = 2, 4, 8, 16, 32, 64, 128, 256, 512
-C_UB_ALL, C_TWO, C_CROSS = 1024, 2048, 4096
+C_UB_ALL, C_TWO, C_CROSS, C_ASYNC_ITERATE = 1024, 2048, 4096, 8192
 
 
 def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, kt=KernelType.MIX_1_2,
@@ -266,7 +266,8 @@ def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace
 
 
 @pytest.mark.parametrize("block_dim", [1, 2])
-@pytest.mark.parametrize("mode", [0, C_ITERATE | C_TRANS_B | C_BIAS, C_UB, C_UB_ALL, C_ASYNC, C_TWO | C_ITERATE])
+@pytest.mark.parametrize("mode", [0, C_ITERATE | C_TRANS_B | C_BIAS, C_UB, C_UB_ALL, C_ASYNC, C_TWO | C_ITERATE,
+                                  C_UB | C_ASYNC_ITERATE])
 def test_vector_cores_drive_their_cube_core(kernels, block_dim, mode) -> None:
     out, ref, *_ = _client(kernels, 128 * block_dim, 256, 64, mode, block_dim=block_dim, base_m=64, base_n=128)
     _close(out, ref)

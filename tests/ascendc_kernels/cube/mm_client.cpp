@@ -6,7 +6,8 @@
 // (sub-block 1 only calls End); reading C before the async IterateAll is waited for (a race);
 // never calling End (the cube core's server then waits forever: a deadlock the watchdog reports);
 // IterateAll into UB; a second Matmul object used after the first one's End (accumulating C again);
-// the two vector cores meeting in a SyncAll, one before its IterateAll and one after it.
+// the two vector cores meeting in a SyncAll, one before its IterateAll and one after it; Iterate<false>
+// once and GetTensorC<false> per tile into UB.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "mm_tiling.h"
@@ -14,7 +15,7 @@ using namespace AscendC;
 
 constexpr int32_t MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE = 16, MODE_UB = 32, MODE_ASYNC = 64,
                   MODE_EARLY = 128, MODE_NO_END = 256, MODE_SUB0 = 512, MODE_UB_ALL = 1024, MODE_TWO = 2048,
-                  MODE_CROSS = 4096;
+                  MODE_CROSS = 4096, MODE_ASYNC_ITERATE = 8192;
 
 using aType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half>;
 using bType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half, true>;
@@ -69,11 +70,16 @@ extern "C" __global__ __aicore__ void mm_client(GM_ADDR a, GM_ADDR b, GM_ADDR bi
         if (t.mode & MODE_UB) {
             const int32_t mt = (tailM + ct.baseM - 1) / ct.baseM;
             int32_t tile = 0;
-            while (mm.Iterate()) {
+            // MODE_ASYNC_ITERATE: one Iterate<false>, then GetTensorC<false> per tile (packed, in order)
+            const bool async_it = t.mode & MODE_ASYNC_ITERATE;
+            const int32_t tiles = mt * ((tailN + ct.baseN - 1) / ct.baseN);
+            if (async_it) mm.template Iterate<false>();
+            while (async_it ? tile < tiles : mm.Iterate()) {
                 const int32_t tm0 = (tile % mt) * ct.baseM, tn0 = (tile / mt) * ct.baseN;
                 const int32_t tm = tailM - tm0 < ct.baseM ? tailM - tm0 : ct.baseM;
                 const int32_t tn = tailN - tn0 < ct.baseN ? tailN - tn0 : ct.baseN;
-                mm.GetTensorC(ub, 0, true);  // packed: tm rows of baseN
+                if (async_it) mm.template GetTensorC<false>(ub);
+                else mm.GetTensorC(ub, 0, true);  // packed: tm rows of baseN
                 SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
                 WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
                 DataCopy(cPart[tm0 * ct.N + tn0], ub,

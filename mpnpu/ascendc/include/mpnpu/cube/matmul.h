@@ -233,10 +233,19 @@ public:
 
     // -- computing ----------------------------------------------------------------------------------------
 
+    // Iterate<false>(): the asynchronous form, called once; then GetTensorC<false> gets the tiles one
+    // by one, in Iterate's order. mpnpu computes each tile when its GetTensorC<false> asks for it (the
+    // same values; the cube working ahead into the workspace meanwhile is not modelled).
     template <bool sync = true>
     bool Iterate(bool enPartialSum = false, MPNPU_SITE) {
         at(site);
-        if (!sync) unsupported(site, "Matmul::Iterate<false> (asynchronous Iterate)");
+        if (!sync) {
+            if (served_) return false;
+            if (enPartialSum) unsupported(site, "Matmul::Iterate<false> with enPartialSum");
+            check_setup(setup_, site, "Matmul::Iterate<false>");
+            async_next_ = 0;
+            return true;
+        }
         if (served_) return false;
         check_setup(setup_, site, "Matmul::Iterate");
         if (cursor_ >= tile_count(setup_)) {
@@ -298,7 +307,12 @@ public:
     void GetTensorC(const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
                     MPNPU_SITE) {
         at(site);
-        if (!sync) unsupported(site, "Matmul::GetTensorC<false> (asynchronous GetTensorC)");
+        if (!sync) {
+            if (!async_tile(site)) return;
+            GetTensorC<true>(gm, enAtomic, enSequentialWrite, site);
+            async_done();
+            return;
+        }
         if (served_) return;
         if (cursor_ <= 0) api_error(site, "Matmul::GetTensorC: no Iterate has computed a tile to get");
         if (client_mode(site)) {
@@ -326,8 +340,14 @@ public:
         (void)width;
         (void)srcGap;
         (void)dstGap;
-        if (!sync) unsupported(site, "Matmul::GetTensorC<false> (asynchronous GetTensorC)");
         if (doPad) unsupported(site, "Matmul::GetTensorC<sync, doPad = true>");
+        if (!sync) {  // (one tile of the workspace at a time, packed: the dev kit's asynchronous sample takes
+                      // each into a baseM x baseN buffer)
+            if (!async_tile(site)) return;
+            GetTensorC<true, false>(c, enAtomic, true, height, width, srcGap, dstGap, site);
+            async_done();
+            return;
+        }
         if (served_) return;
         if (enAtomic) unsupported(site, "Matmul::GetTensorC to a LocalTensor with enAtomic");
         if (cursor_ <= 0) api_error(site, "Matmul::GetTensorC: no Iterate has computed a tile to get");
@@ -339,8 +359,10 @@ public:
     template <bool sync = true>
     void GetTensorC(const AscendC::GlobalTensor<DstT>& gm, const AscendC::LocalTensor<DstT>& co2Local,
                     uint8_t enAtomic = 0, bool enSequentialWrite = false, MPNPU_SITE) {
-        GetTensorC<sync>(gm, enAtomic, enSequentialWrite, site);
-        GetTensorC<sync>(co2Local, 0, enSequentialWrite, 0, 0, 0, 0, site);
+        if (!sync && !async_tile(site)) return;
+        GetTensorC<true>(gm, enAtomic, enSequentialWrite, site);
+        GetTensorC<true>(co2Local, 0, enSequentialWrite, 0, 0, 0, 0, site);
+        if (!sync) async_done();
     }
 
     template <bool sync = true>
@@ -653,7 +675,24 @@ protected:
         hold_point(site, 1);
     }
 
+    // GetTensorC<false> after Iterate<false>: computes the next tile (false: nothing to get, served)
+    bool async_tile(const Site& site) {
+        if (served_) return false;
+        if (async_next_ < 0)
+            api_error(site, "Matmul::GetTensorC<false>: no asynchronous Iterate<false> has tiles left to get");
+        cursor_ = async_next_;
+        Iterate<true>(false, site);
+        return true;
+    }
+    void async_done() {
+        if (++async_next_ >= tile_count(setup_)) {
+            async_next_ = -1;
+            cursor_ = 0;
+        }
+    }
+
     Setup setup_;
+    int32_t async_next_ = -1;  // the next tile GetTensorC<false> gets after Iterate<false> (-1: none)
     int32_t cursor_ = 0;
     uint32_t index_ = 0;
     bool served_ = false;

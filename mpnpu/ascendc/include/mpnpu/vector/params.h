@@ -17,6 +17,9 @@ constexpr int32_t DEFAULT_BLK_NUM = 8;           // blocks per repeat
 constexpr int32_t DEFAULT_BLK_STRIDE = 1;        // consecutive blocks
 constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;     // consecutive repeats
 constexpr uint32_t ONE_BLK_SIZE = 32;            // bytes in a data block
+// On no API page: the dev kit's guide and matmul samples divide a byte count by it to get the data
+// blocks a DataCopyParams' blockLen counts, so it is a data block's bytes.
+constexpr uint32_t DEFAULT_C0_SIZE = ONE_BLK_SIZE;
 // Floats in one data block. On no API page: kernels use it as a block's float count
 // (``repStride = alignedLen / ONE_BLK_FLOAT_NUM``), some after including
 // impl/dav_c220/kernel_operator_reg_others_impl.h, some without.
