@@ -1,5 +1,5 @@
 // Kernels of our own for the small names of mpnpu/utils.h: ASSERT, AlignUp / DivCeil, AscendC::Std,
-// ToFloat, g_coreType, InitGlobalMemory, TBuf::AllocTensor, AscendCUtils.
+// ToFloat, g_coreType, InitGlobalMemory / InitOutput / Fill, TBuf::AllocTensor, AscendCUtils.
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -14,6 +14,8 @@ extern "C" __global__ __aicore__ void utils_names(GM_ADDR out, GM_ADDR ws, uint3
     if (g_coreType == AIV && GetBlockIdx() == 0) {
         InitGlobalMemory(wg, 64, 2.5f);
         InitOutput(wg[32], 16, 4.0f);
+        GlobalTensor<float> tail = wg[48];
+        Fill(tail, 8, 6.0f);  // (the high-level API's name for the same fill)
         TPipe pipe;
         TBuf<TPosition::VECCALC> buf;
         pipe.InitBuffer(buf, 1024);
@@ -27,6 +29,7 @@ extern "C" __global__ __aicore__ void utils_names(GM_ADDR out, GM_ADDR ws, uint3
         og.SetValue(4, float(AscendCUtils::GetC0Count(2)));
         og.SetValue(5, wg.GetValue(63));
         og.SetValue(6, wg.GetValue(40));
+        og.SetValue(7, wg.GetValue(50));
     }
 }
 

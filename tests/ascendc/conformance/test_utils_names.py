@@ -18,10 +18,10 @@ def test_utils_names_compute_what_they_are_documented_to() -> None:
     with device(2, kernel_type=KernelType.AIV) as dev:
         out, ws = dev.empty("out", 8, "float32"), dev.empty("ws", 64, "float32")
         dev.launch(k, out, ws, 0)
-        got = dev.to_host(out)[:7].tolist()
+        got = dev.to_host(out)[:8].tolist()
     # AlignUp(10, 8), DivCeil(10, 4), Std::max + Std::is_same_v + Conditional, ToFloat(bf16 1.5), C0 of
     # 2-byte type, the last element InitGlobalMemory wrote, one InitOutput wrote over it
-    assert got == [16.0, 3.0, 7.75, 1.5, 16.0, 2.5, 4.0]
+    assert got == [16.0, 3.0, 7.75, 1.5, 16.0, 2.5, 4.0, 6.0]
 
 
 def test_a_failed_assert_is_one_line_at_the_kernels_line() -> None:

@@ -1,6 +1,7 @@
 // Small names of the kernel API that kernels use everywhere: ASSERT, ASCENDC_ASSERT, KERNEL_LOG, AlignUp / DivCeil, the Std
 // namespace (the standard library's type traits under AscendC::Std), AscendCUtils, ToFloat, the
-// core-type global g_coreType, the float16_t / float32_t / int4b_t types, InitGlobalMemory / InitOutput, and
+// core-type global g_coreType, the float16_t / float32_t / int4b_t types, InitGlobalMemory / InitOutput /
+// Fill (of GM), and
 // the cache-maintenance enumerations (CacheLine, CacheMode, DcciDst) that change nothing on a CPU, and Trap.
 // Written from the documented behaviour of each; see docs/ascendc.md's API table.
 #ifndef MPNPU_UTILS_H
@@ -198,6 +199,11 @@ inline void InitGlobalMemory(const GlobalTensor<T>& gm, uint64_t size, const V& 
 template <typename T, typename V>
 inline void InitOutput(const GlobalTensor<T>& gm, uint64_t size, const V& value, MPNPU_SITE) {
     InitGlobalMemory(gm, size, value, site);
+}
+// Fill (the high-level API's tensor transforms): the same fill of size elements of GM with value
+template <typename T>
+inline void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value, MPNPU_SITE) {
+    InitGlobalMemory(gmWorkspaceAddr, size, value, site);
 }
 
 // Trap: the kernel's own stop for a case it cannot handle (on the device it halts the AI core; in a
