@@ -17,6 +17,7 @@ FORMS = {op: ALL for op in ("Acos", "Asin", "Atan", "Cos", "Sin", "Tan", "Cosh",
                             "Log2", "Acosh", "Asinh", "Atanh", "Trunc", "Frac")}
 FORMS["Floor"] = ("tmp_count", "count", "ptr")
 FORMS["Ceil"] = ("tmp_count", "count", "ptr")
+FORMS["ClampMin"] = FORMS["ClampMax"] = ("tmp_count", "count")  # (the bound: 0.5)
 FORMS["Log"] = ("count", "whole")  # (Log<T, false>: the natural logarithm, the vector unit's Ln)
 FORMS["Log10"] = ("count", "whole", "ptr")
 

@@ -721,6 +721,7 @@ class Sim:
         "Erf": np.vectorize(math.erf, otypes=[np.float64]), "Erfc": np.vectorize(math.erfc, otypes=[np.float64]),
         "Acosh": np.arccosh, "Asinh": np.arcsinh, "Atanh": np.arctanh, "Ceil": np.ceil, "Trunc": np.trunc,
         "Frac": lambda x: x - np.trunc(x), "Log": np.log,
+        "ClampMin": lambda x: np.maximum(x, 0.5), "ClampMax": lambda x: np.minimum(x, 0.5),
     }
 
     @staticmethod
@@ -745,10 +746,10 @@ class Sim:
         with np.errstate(all="ignore"):
             y = np.asarray(self.MATH[op](x), np.float64).astype(np.float32)
         self.wr(d, np.arange(n) * sz, from_f32(y, T))
-        # Floor, Ceil, Trunc, Frac are exact; the others, float: 2 ulps (libm and numpy's float64 functions may
-        # differ by one ulp before rounding); half: 1 ulp (a float result one ulp off can round to the
-        # neighbouring half)
-        if op not in ("Floor", "Ceil", "Trunc", "Frac"):
+        # Floor, Ceil, Trunc, Frac, ClampMin, ClampMax are exact; the others, float: 2 ulps (libm and numpy's
+        # float64 functions may differ by one ulp before rounding); half: 1 ulp (a float result one ulp off
+        # can round to the neighbouring half)
+        if op not in ("Floor", "Ceil", "Trunc", "Frac", "ClampMin", "ClampMax"):
             exp.approx.append((dst, 2.4e-7, 0.0, 1))
 
     def ref_MathHost(self, exp, T, op, n, out):

@@ -92,6 +92,19 @@ struct Trunc { static constexpr const char* name = "Trunc"; static double f(doub
 struct Frac { static constexpr const char* name = "Frac"; static double f(double x) { return x - std::trunc(x); } };
 struct Log10 { static constexpr const char* name = "Log10"; static double f(double x) { return std::log10(x); } };
 
+// ClampMin / ClampMax: src with the values below (above) the call's scalar replaced by it. The bound is
+// the scalar of the call running now on this kernel thread (set just before, read by f).
+struct ClampMin {
+    static constexpr const char* name = "ClampMin";
+    static inline thread_local double bound = 0;
+    static double f(double x) { return x < bound ? bound : x; }
+};
+struct ClampMax {
+    static constexpr const char* name = "ClampMax";
+    static inline thread_local double bound = 0;
+    static double f(double x) { return x > bound ? bound : x; }
+};
+
 // tmp: the caller's sharedTmpBuffer, or null (the framework's scratch). in_place: whether dst may be src.
 template <class Op, typename T, bool in_place = true>
 inline void unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
@@ -238,7 +251,27 @@ inline void lib_unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTe
     MPNPU_MLIB_WHOLE(NAME)         \
     MPNPU_MLIB_HOST(NAME)
 
+// ClampMin / ClampMax(dst, src, [sharedTmpBuffer,] scalar, calCount), and their host helpers.
+#define MPNPU_MLIB_CLAMP(NAME)                                                                                     \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
+                     const LocalTensor<uint8_t>& sharedTmpBuffer, const T scalar, const uint32_t calCount,         \
+                     MPNPU_SITE) {                                                                                 \
+        mpnpu::mlib::NAME::bound = double(float(scalar));                                                          \
+        mpnpu::mlib::unary<mpnpu::mlib::NAME>(dstTensor, srcTensor, &sharedTmpBuffer, calCount, site);             \
+    }                                                                                                              \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const T scalar,             \
+                     const uint32_t calCount, MPNPU_SITE) {                                                        \
+        mpnpu::mlib::NAME::bound = double(float(scalar));                                                          \
+        mpnpu::mlib::unary<mpnpu::mlib::NAME>(dstTensor, srcTensor, nullptr, calCount, site);                      \
+    }                                                                                                              \
+    MPNPU_MLIB_HOST(NAME)
+
 namespace AscendC {
+MPNPU_MLIB_CLAMP(ClampMin)
+MPNPU_MLIB_CLAMP(ClampMax)
+MPNPU_MLIB_HOST(Clamp)  // (the pages' one helper for the Clamp family: GetClampMaxMinTmpSize)
 MPNPU_LIB_UNARY(Sigmoid, mpnpu::LibSigmoid)
 MPNPU_LIB_UNARY(Sign, mpnpu::LibSign)
 MPNPU_MLIB_ALL_FORMS(Acos)

@@ -72,6 +72,16 @@ struct H_MathLib {
             if (form == "count") return AscendC::Log<T, false>(dst, src, n);
             if (form == "whole") return AscendC::Log<T, false>(dst, src);
         }
+        if (op == "ClampMin" || op == "ClampMax") {  // the scalar bound: 0.5
+            const T b = T(0.5f);
+            const bool lo = op == "ClampMin";
+            if (form == "tmp_count") {
+                if (lo) return AscendC::ClampMin<T, false>(dst, src, j.t<uint8_t>(c, "scratch"), b, n);
+                return AscendC::ClampMax<T, false>(dst, src, j.t<uint8_t>(c, "scratch"), b, n);
+            }
+            if (form == "count") return lo ? AscendC::ClampMin<T, false>(dst, src, b, n)
+                                           : AscendC::ClampMax<T, false>(dst, src, b, n);
+        }
         if (op == "Ceil") {
             MATH_TMP_COUNT_FORM(Ceil)
             MATH_PLAIN_FORMS(Ceil)
@@ -123,6 +133,8 @@ struct H_MathHost {
         MATH_HOST(Trunc)
         MATH_HOST(Frac)
         MATH_HOST(Log)
+        MATH_HOST(ClampMin)
+        MATH_HOST(ClampMax)
         std::memcpy(j.t<uint32_t>(c, "out").mpnpu_addr(), r, sizeof r);
     }
 };
