@@ -87,7 +87,7 @@ def test_math_lib_tmp_minimum(run, T, extra):
 
 
 @pytest.mark.parametrize("T", ["f16", "f32"])
-@pytest.mark.parametrize("op", list(FORMS))
+@pytest.mark.parametrize("op", [*FORMS, "Sigmoid", "Sign"])
 def test_math_host_helpers(run, op, T):
     """GetXxxMaxMinTmpSize and GetXxxTmpBufferFactorSize for short and long shapes; a buffer of the factor
     rule's size holds the piece it promises."""

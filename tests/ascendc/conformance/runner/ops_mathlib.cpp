@@ -135,6 +135,8 @@ struct H_MathHost {
         MATH_HOST(Log)
         MATH_HOST(ClampMin)
         MATH_HOST(ClampMax)
+        MATH_HOST(Sigmoid)
+        MATH_HOST(Sign)
         std::memcpy(j.t<uint32_t>(c, "out").mpnpu_addr(), r, sizeof r);
     }
 };
