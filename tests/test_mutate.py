@@ -138,3 +138,11 @@ def test_a_unit_test_programs_log_selects_the_tests_that_executed_each_site() ->
     assert got.only("k.h:2") == (["--gtest_filter=s.a:s.b"], {"MPNPU_GTEST_STATES": "s.a=1:0;s.b=2:7"})
     assert learn(log + "\n" + line(None, ["k.h:4"])).only("k.h:1") == ([], {})
     assert learn(line("P/s.c/0*", ["k.h:1"])).only("k.h:1") == ([], {})
+
+
+def test_an_interrupted_caller_leaves_the_mutants_not_started(exe) -> None:
+    """mpnpu ut stops between mutants when it is interrupted (its report is written then): a mutant not
+    started stays unclassified and the report says it was interrupted (it used to go on to the end of the
+    test, after the report, keeping its core processes at work)."""
+    r = mutate_program([exe, "checked"], jobs=1, timeout_s=120, stop=lambda: True)
+    assert r.interrupted and r.mutants and all(m.status == "" and m.exit_code is None for m in r.mutants)

@@ -249,7 +249,8 @@ Place = tuple[str | None, Mapping[str, str]]
 def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300.0,
                    env: Mapping[str, str] | None = None, sources_sites: Sequence[str] = (),
                    progress: Callable[[int, int, Mutant], None] | None = None,
-                   places: Sequence[Place] | None = None) -> MutationReport:
+                   places: Sequence[Place] | None = None,
+                   stop: Callable[[], bool] | None = None) -> MutationReport:
     """Mutation-test the CPU-debug program ``argv`` (built with ``python -m mpnpu.ascendc --cflags
     --libs``): see the module docstring. ``sources_sites``: sync call sites read from its sources
     (:func:`mpnpu.ascendc.build.syncpoints`), so that those no launch executed are listed as uncovered.
@@ -258,7 +259,9 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
     ``places``: one (working directory, environment) per slot, for a program that writes and reads
     files where it runs (a unit test's generated data and outputs): runs side by side each take a
     place of their own, so no mutant reads another's files; the baseline runs in the first. Default:
-    ``jobs`` slots in this process's directory, with ``env``."""
+    ``jobs`` slots in this process's directory, with ``env``. ``stop()``: true once the caller was
+    interrupted (asked from another thread): the mutants not started yet are left unclassified and
+    the report says it was interrupted."""
     if not argv:
         raise UsageError("give the program to run, after --")
     if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
@@ -288,6 +291,9 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
     report.uncovered = sorted(s for s in sources_sites if not any(_same_site(s, t) for t in sites))
 
     def one(m: Mutant) -> None:
+        if stop is not None and stop():
+            report.interrupted = True
+            return
         cwd, place_env = slots.get()
         try:
             _mutant(m, cwd, place_env)

@@ -90,7 +90,8 @@ def _apply_build(r: TestResult, b: Build) -> None:
     r.compiles_with_stand_ins = b.compiles_with_stand_ins
 
 
-def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: UtOptions) -> None:
+def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: UtOptions,
+            stop: threading.Event | None = None) -> None:
     """Sync mutation testing of a test that passed: each sync site it executes dropped in turn
     (:func:`mpnpu.tools.mutate.mutate_program`), each mutant in a run folder of its own; the sync
     sites of the operator's kernel folder that no launch executed are listed as uncovered."""
@@ -112,7 +113,8 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
                if n.endswith((".cpp", ".h", ".hpp", ".inl"))] if os.path.isdir(kernel_dir) else []
     try:
         r.mutation = mutate_program([b.binary], jobs=options.mutate_jobs, timeout_s=options.binary_timeout_s,
-                                    sources_sites=sorted(scan(sources)), places=places)
+                                    sources_sites=sorted(scan(sources)), places=places,
+                                    stop=stop.is_set if stop is not None else None)
     except UsageError as e:  # (a test that passed once and failed its baseline: flaky, or fails in a new folder)
         r.mutation_error = str(e)
 
@@ -165,7 +167,7 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
                                       no_auto_sync=options.no_auto_sync, stall_grace_s=options.stall_grace_s)
             r.run = execute.run_binary(b.binary, cwd, env, options.binary_timeout_s)
             if options.mutate_syncs and r.status == "passed" and not stop.is_set():
-                _mutate(r, b, corpus, build_dir, options)
+                _mutate(r, b, corpus, build_dir, options, stop)
             if progress is not None:
                 progress(r)
 
