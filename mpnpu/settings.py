@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar
 
@@ -423,12 +424,38 @@ OPS_NN: Setting[str | None] = Setting(
     env="MPNPU_OPS_NN", env_help="read when such an operator is loaded",
 )
 
+def _gtest_name(text: str) -> str:
+    """A GoogleTest test's full name (Suite.Name, a parameterised one's with its / parts)."""
+    if not re.fullmatch(r"[A-Za-z0-9_/.]+", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a test's name (Suite.Name)")
+    return text
+
+
+def _gtest_state(text: str) -> str:
+    """CPU-debug settings as mpnpu's gtest writes them: MODE:KEY."""
+    if not re.fullmatch(r"-?[0-9]+:[0-9]+", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not MODE:KEY")
+    return text
+
+
+GTEST_TEST: Setting[str | None] = Setting(
+    "gtest_test", "the unit test a program of mpnpu ut is running now (Suite.Name)", _gtest_name, None,
+    env="MPNPU_GTEST_TEST", env_help="set by mpnpu's gtest for each test; a launch's MPNPU_SYNC_LOG line records it",
+)
+GTEST_TEST_STATE: Setting[str | None] = Setting(
+    "gtest_test_state", "the CPU-debug settings (MODE:KEY) the unit test running now started with", _gtest_state,
+    None,
+    env="MPNPU_GTEST_TEST_STATE", env_help="set by mpnpu's gtest for each test; a launch's MPNPU_SYNC_LOG line "
+                                           "records it",
+)
+
 #: every setting, by name
 SETTINGS: dict[str, Setting[Any]] = _table(
     BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, STALL_GRACE, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
     REPEAT, SEED, RACECHECK, INITCHECK, SYNCCHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, DEFAULT_KERNEL_MODE,
     MUTATE_SYNCS, MIN_SCORE,
-    PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, KERNEL_OPT, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
+    PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, KERNEL_OPT, NATIVE_SYNC, NATIVE_SERVE, OPS_NN, GTEST_TEST,
+    GTEST_TEST_STATE,
 )
 
 
@@ -440,6 +467,20 @@ def env_text(setting: Setting[Any]) -> str:
     if not setting.env:
         raise UsageError(f"setting {setting.name} has no environment variable")
     return os.environ.get(setting.env, "").strip()
+
+
+def live_text(setting: Setting[Any]) -> str:
+    """The text of ``setting``'s variable as the process's environment has it now, stripped: a
+    CPU-debug host program sets some (the test it runs) after the Python it embeds started, and
+    ``os.environ`` is a copy taken at that start."""
+    import ctypes
+
+    if not setting.env:
+        raise UsageError(f"setting {setting.name} has no environment variable")
+    getenv = ctypes.CDLL(None).getenv
+    getenv.restype = ctypes.c_char_p
+    value = getenv(setting.env.encode())
+    return value.decode(errors="replace").strip() if value else ""
 
 
 def from_env(setting: Setting[T]) -> T:

@@ -122,17 +122,6 @@ def hazards_without(trace: Any, site: str) -> int | None:
         return None
 
 
-def _live_env(name: str) -> str | None:
-    """A variable of this process's environment as it is now: a CPU-debug host program sets its test's
-    name after the Python it embeds started (``os.environ`` is a copy taken at that start)."""
-    import ctypes
-
-    getenv = ctypes.CDLL(None).getenv
-    getenv.restype = ctypes.c_char_p
-    value = getenv(name.encode())
-    return value.decode() if value else None
-
-
 def log_sync_sites(trace: Any, kernel: str, path: str, by_site: bool = True) -> None:
     """Append one JSON line to ``path`` (what ``MPNPU_SYNC_LOG`` names): the launch's kernel and its
     :func:`executed_sync_sites`; the format mutation testing learns a program's sync points from.
@@ -145,9 +134,11 @@ def log_sync_sites(trace: Any, kernel: str, path: str, by_site: bool = True) -> 
         for site, entry in sites.items():
             entry["hazards_without"] = hazards_without(trace, site)
     line: dict[str, Any] = {"kernel": kernel, "sites": sites}
-    test = _live_env("MPNPU_GTEST_TEST")
+    from mpnpu import settings
+
+    test = settings.live_text(settings.GTEST_TEST)
     if test:
         line["test"] = test
-        line["state"] = _live_env("MPNPU_GTEST_TEST_STATE") or ""
+        line["state"] = settings.live_text(settings.GTEST_TEST_STATE)
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")
