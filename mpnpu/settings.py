@@ -424,9 +424,14 @@ OPS_NN: Setting[str | None] = Setting(
     env="MPNPU_OPS_NN", env_help="read when such an operator is loaded",
 )
 
+#: a GoogleTest test's full name as mpnpu's gtest writes it (Suite.Name, a parameterised one's with its
+#: / parts): no character a --gtest_filter pattern gives a meaning to
+GTEST_NAME = re.compile(r"[A-Za-z0-9_/.]+")
+
+
 def _gtest_name(text: str) -> str:
-    """A GoogleTest test's full name (Suite.Name, a parameterised one's with its / parts)."""
-    if not re.fullmatch(r"[A-Za-z0-9_/.]+", text):
+    """A GoogleTest test's full name (:data:`GTEST_NAME`)."""
+    if not GTEST_NAME.fullmatch(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a test's name (Suite.Name)")
     return text
 

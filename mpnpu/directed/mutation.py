@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mpnpu import settings
+
 KILLED = "killed"
 SURVIVED = "survived"
 #: how a mutant was killed
@@ -134,8 +136,6 @@ def log_sync_sites(trace: Any, kernel: str, path: str, by_site: bool = True) -> 
         for site, entry in sites.items():
             entry["hazards_without"] = hazards_without(trace, site)
     line: dict[str, Any] = {"kernel": kernel, "sites": sites}
-    from mpnpu import settings
-
     test = settings.live_text(settings.GTEST_TEST)
     if test:
         line["test"] = test

@@ -101,9 +101,9 @@ class _Walk:
     core: np.ndarray  # per access: core id
     pos: np.ndarray  # per access: index in its core's event list
     epoch: np.ndarray  # per access: sync events before it on its core
-    release: np.ndarray  # per access: its core's pipe that made it (-1: program order) ...
+    pipe: np.ndarray  # per access: the pipe of its core that made it (-1: program order) ...
     stamp: np.ndarray  # ... and its stamp on that pipe (program order: its epoch + 1): intracore.release_points
-    released: list[list[tuple[int, ...] | None]] | None  # per core and sync event: the pipe clock it releases
+    covers: list[list[tuple[int, ...] | None]] | None  # per core and sync event: the pipe clock it releases
     kind: np.ndarray  # per access: 0 READ, 1 WRITE, 2 ATOMIC
     stage: np.ndarray  # per access: stage id (index in stage_names)
     loc: np.ndarray  # per access: id of (tensor, stage, site), the merge granularity
@@ -132,9 +132,9 @@ def _walk(trace: LaunchTrace) -> _Walk:
     a_core: list[int] = []
     a_pos: list[int] = []
     a_epoch: list[int] = []
-    a_release: list[int] = []
+    a_pipe: list[int] = []
     a_stamp: list[int] = []
-    released: list[list[tuple[int, ...] | None]] = []
+    covers: list[list[tuple[int, ...] | None]] = []
     by_pipe = False
     a_nd: list[int] = []
     syncs: list[list[SyncEvent]] = []
@@ -173,16 +173,16 @@ def _walk(trace: LaunchTrace) -> _Walk:
         dropped.append(drop_c)
         # Accesses made on asynchronous pipes are released only by the syncs their pipe has
         # reached (a flag raised on another pipe does not wait for them): intracore.release_points.
-        if any(ev.pipe for ev in events[len(a_release):]):
-            points, rel = release_points(evs)
-            a_release += [p for p, _ in points]
+        if any(ev.pipe for ev in events[len(a_pipe):]):
+            points, cov = release_points(evs)
+            a_pipe += [p for p, _ in points]
             a_stamp += [st for _, st in points]
-            released.append(rel)
+            covers.append(cov)
             by_pipe = True
-        else:
-            a_stamp += [e + 1 for e in a_epoch[len(a_release):]]
-            a_release += [-1] * (len(a_epoch) - len(a_release))
-            released.append([None] * len(sync_c))
+        else:  # (release_points' rule for accesses in program order, without its walk)
+            a_stamp += [e + 1 for e in a_epoch[len(a_pipe):]]
+            a_pipe += [-1] * (len(a_epoch) - len(a_pipe))
+            covers.append([None] * len(sync_c))
         stage_seqs.append(list(seen))
 
     i64 = np.int64
@@ -243,9 +243,9 @@ def _walk(trace: LaunchTrace) -> _Walk:
         core=np.array(a_core, dtype=i64),
         pos=np.array(a_pos, dtype=i64),
         epoch=np.array(a_epoch, dtype=i64),
-        release=np.array(a_release, dtype=i64),
+        pipe=np.array(a_pipe, dtype=i64),
         stamp=np.array(a_stamp, dtype=i64),
-        released=released if by_pipe else None,
+        covers=covers if by_pipe else None,
         kind=kind,
         stage=stage_all[:n],
         loc=loc,
@@ -430,14 +430,14 @@ def find_conflicts(trace: LaunchTrace) -> Conflicts:
     Raises ValueError for an inconsistent trace (see :func:`mpnpu.racecheck.hb.compute_clocks`).
     """
     w = _walk(trace)
-    clocks = compute_clocks(trace, syncs=w.syncs, covers=w.released)
+    clocks = compute_clocks(trace, syncs=w.syncs, covers=w.covers)
     topo = clocks.topology
     vc = clocks.vc
     gseg = clocks.base[w.core] + w.epoch  # clock row of every access
     # the column of another core's clock row that says whether it acquired each access: the access's
     # core's count (program order) or its pipe's component (intracore.release_points)
-    col = np.where(w.release < 0, w.core, pipe_column(topo.n_cores, w.core, np.maximum(w.release, 0))) \
-        if w.released is not None else w.core
+    col = np.where(w.pipe < 0, w.core, pipe_column(topo.n_cores, w.core, np.maximum(w.pipe, 0))) \
+        if w.covers is not None else w.core
 
     rk = w.kind[w.r_acc]
     reads, writes, atomics = (np.flatnonzero(rk == k) for k in range(3))

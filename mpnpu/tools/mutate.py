@@ -172,9 +172,6 @@ def executed_sites(log_text: str) -> dict[str, str]:
 #: a mutant's run stops at the first failed test (GoogleTest's variable; other programs ignore it)
 _FAIL_FAST = {"GTEST_FAIL_FAST": "1"}
 
-#: what a test name may hold for a --gtest_filter of names to select it alone (no pattern characters)
-_PLAIN_TEST_NAME = re.compile(r"[A-Za-z0-9_/.]+")
-
 
 @dataclass
 class Learnt:
@@ -208,7 +205,7 @@ def learn(log_text: str) -> Learnt:
             continue
         line = json.loads(text)
         test = line.get("test")
-        by_test = by_test and bool(test) and bool(_PLAIN_TEST_NAME.fullmatch(test))
+        by_test = by_test and bool(test) and bool(settings.GTEST_NAME.fullmatch(test))
         for site, info in line["sites"].items():
             out.sites.setdefault(site, info["call"])
             known, more = out.hazards_without.get(site, 0), info.get("hazards_without")

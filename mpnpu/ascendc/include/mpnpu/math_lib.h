@@ -92,23 +92,23 @@ struct Trunc { static constexpr const char* name = "Trunc"; static double f(doub
 struct Frac { static constexpr const char* name = "Frac"; static double f(double x) { return x - std::trunc(x); } };
 struct Log10 { static constexpr const char* name = "Log10"; static double f(double x) { return std::log10(x); } };
 
-// ClampMin / ClampMax: src with the values below (above) the call's scalar replaced by it. The bound is
-// the scalar of the call running now on this kernel thread (set just before, read by f).
+// ClampMin / ClampMax: src with the values below (above) the call's scalar, ``bound``, replaced by it.
 struct ClampMin {
     static constexpr const char* name = "ClampMin";
-    static inline thread_local double bound = 0;
-    static double f(double x) { return x < bound ? bound : x; }
+    double bound;
+    double f(double x) const { return x < bound ? bound : x; }
 };
 struct ClampMax {
     static constexpr const char* name = "ClampMax";
-    static inline thread_local double bound = 0;
-    static double f(double x) { return x > bound ? bound : x; }
+    double bound;
+    double f(double x) const { return x > bound ? bound : x; }
 };
 
 // tmp: the caller's sharedTmpBuffer, or null (the framework's scratch). in_place: whether dst may be src.
+// op: the function (a call's own parameters, such as ClampMin's bound, are its members).
 template <class Op, typename T, bool in_place = true>
 inline void unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
-                  const AscendC::LocalTensor<uint8_t>* tmp, uint64_t count, const Site& site) {
+                  const AscendC::LocalTensor<uint8_t>* tmp, uint64_t count, const Site& site, const Op& op = Op{}) {
     const char* name = Op::name;
     vec::start(site, name);
     vec::need_type<T>(vec::one_of<T, half, float>, site, name, "half, float");
@@ -151,7 +151,7 @@ inline void unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor
         }
         dst.mpnpu_touch('W', P_V, 0, count, site, name);
         for (uint64_t i = 0; i < count; ++i)
-            out[i] = from_float<T>(static_cast<float>(Op::f(to_float(in[i]))));
+            out[i] = from_float<T>(static_cast<float>(op.f(to_float(in[i]))));
     }
 }
 
@@ -257,14 +257,13 @@ inline void lib_unary(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTe
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
                      const LocalTensor<uint8_t>& sharedTmpBuffer, const T scalar, const uint32_t calCount,         \
                      MPNPU_SITE) {                                                                                 \
-        mpnpu::mlib::NAME::bound = double(float(scalar));                                                          \
-        mpnpu::mlib::unary<mpnpu::mlib::NAME>(dstTensor, srcTensor, &sharedTmpBuffer, calCount, site);             \
+        mpnpu::mlib::unary(dstTensor, srcTensor, &sharedTmpBuffer, calCount, site,                                 \
+                           mpnpu::mlib::NAME{double(float(scalar))});                                              \
     }                                                                                                              \
     template <typename T, bool isReuseSource = false>                                                              \
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const T scalar,             \
                      const uint32_t calCount, MPNPU_SITE) {                                                        \
-        mpnpu::mlib::NAME::bound = double(float(scalar));                                                          \
-        mpnpu::mlib::unary<mpnpu::mlib::NAME>(dstTensor, srcTensor, nullptr, calCount, site);                      \
+        mpnpu::mlib::unary(dstTensor, srcTensor, nullptr, calCount, site, mpnpu::mlib::NAME{double(float(scalar))}); \
     }                                                                                                              \
     MPNPU_MLIB_HOST(NAME)
 

@@ -507,8 +507,8 @@ inline void local_access(char kind, uint8_t pipe, int mem, uint64_t start, uint6
         illegal_local(kind != 'R', where, mem, start, stop, buf_lo, buf_hi, what);
     if (pipe == P_S)
         c.pipes.before_scalar(mem, start, stop, kind != 'R');
-    else if (pipe == P_MTE2 || pipe == P_MTE3)
-        c.pipes.note_local(pipe, mem, start, stop, kind != 'R');
+    else
+        c.pipes.note_local(pipe, mem, start, stop, kind != 'R');  // (it keeps MTE2's and MTE3's only)
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_LOCAL, uint8_t(kind), pipe, where);
         e.mem = uint8_t(mem);
