@@ -428,10 +428,15 @@ def test_a_segment_interrupted_while_it_is_zero_filled_is_ended(monkeypatch) -> 
     fake = types.SimpleNamespace(**{n: getattr(real_np, n) for n in ("uint8",)})
     fake.frombuffer = lambda buf, dtype: real_np.frombuffer(buf, dtype=dtype).view(Interrupted)
     monkeypatch.setattr(segments, "np", fake)
-    before, still_mapped = set(os.listdir("/dev/shm")), len(segments._STILL_MAPPED)
+    from tests.conftest import segment_pid, shm_segments
+
+    def mine() -> set[str]:  # (another xdist worker's segments come and go meanwhile)
+        return {s for s in shm_segments() if segment_pid(s) == os.getpid()}
+
+    before, still_mapped = mine(), len(segments._STILL_MAPPED)
     with pytest.raises(KeyboardInterrupt):
         segments.create_segment(1 << 16, "test")
-    assert set(os.listdir("/dev/shm")) - before == set()  # unlinked
+    assert mine() - before == set()  # unlinked
     assert len(segments._STILL_MAPPED) == still_mapped  # and closed: the view was dropped first
 
 
