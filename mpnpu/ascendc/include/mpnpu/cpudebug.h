@@ -68,9 +68,8 @@ struct LaunchAs {
 // API calls use it), as a table rather than exported symbols.
 inline int64_t export_events(const MpnpuEvent** out) {
     CoreState& c = core();
-    c.events_flat.assign(c.events.begin(), c.events.end());
-    *out = c.events_flat.empty() ? nullptr : c.events_flat.data();
-    return int64_t(c.events_flat.size());
+    *out = c.events.data(c.events_flat);
+    return int64_t(c.events.size());
 }
 
 inline int32_t export_site(int32_t id, const char** file, int32_t* line, const char** func) {

@@ -25,9 +25,8 @@ MPNPU_EXPORT int32_t mpnpu_abi_version() { return MPNPU_ABI_VERSION; }
 
 MPNPU_EXPORT int64_t mpnpu_events(const MpnpuEvent** out) {
     mpnpu::CoreState& c = mpnpu::core();
-    c.events_flat.assign(c.events.begin(), c.events.end());
-    *out = c.events_flat.empty() ? nullptr : c.events_flat.data();
-    return int64_t(c.events_flat.size());
+    *out = c.events.data(c.events_flat);
+    return int64_t(c.events.size());
 }
 
 MPNPU_EXPORT int32_t mpnpu_site_count() { return int32_t(mpnpu::core().sites.size()); }

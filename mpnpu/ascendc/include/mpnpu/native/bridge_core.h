@@ -230,17 +230,20 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.regions.assign(l->regions, l->regions + l->n_regions);
     std::sort(c.regions.begin(), c.regions.end(),
               [](const MpnpuRegion& a, const MpnpuRegion& b) { return a.addr < b.addr; });
-    c.dropped.clear();
-    for (int32_t i = 0; i < l->n_dropped; ++i) c.dropped.emplace_back(l->dropped[i]);
+    std::vector<std::string> dropped;
+    for (int32_t i = 0; i < l->n_dropped; ++i) dropped.emplace_back(l->dropped[i]);
     c.inserts.assign(l->inserts, l->inserts + (l->inserts ? l->n_inserts : 0));
     if (!c.inserts.empty() && c.lib_base == 0) {
         Dl_info info{};
         if (dladdr(reinterpret_cast<void*>(&core), &info) != 0) c.lib_base = uintptr_t(info.dli_fbase);
     }
-    c.holding = l->hold_site != nullptr && l->hold_site[0] != 0;
-    c.hold_site = c.holding ? l->hold_site : "";
-    c.site_ids.clear();
-    c.sites.clear();
+    bool holding = l->hold_site != nullptr && l->hold_site[0] != 0;
+    std::string hold_site = holding ? l->hold_site : "";
+    // (the sites named keep their ids while what marks them stays: see CoreState::sites)
+    if (dropped != c.dropped || holding != c.holding || hold_site != c.hold_site) clear_sites(c);
+    c.dropped = std::move(dropped);
+    c.holding = holding;
+    c.hold_site = std::move(hold_site);
     c.sync_all_at = Site{nullptr, 0, nullptr};
     c.sync_ids_at = Site{nullptr, 0, nullptr};
     c.task_wait_at = Site{nullptr, 0, nullptr};

@@ -12,6 +12,7 @@
 #ifndef MPNPU_RT_H
 #define MPNPU_RT_H
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +21,7 @@
 #include <ctime>
 #include <exception>
 #include <string>
-#include <deque>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -110,6 +111,38 @@ struct SiteInfo {
     bool hold = false;
 };
 
+// A launch's trace records: fixed-size chunks kept from launch to launch, so that a traced batch
+// (about the same records every launch) allocates and page-faults only in its first launch. A record
+// stays where it is for the whole launch: a queued copy fills in its times after later records.
+class EventLog {
+  public:
+    static constexpr size_t CHUNK = 4096;  // records per chunk (256 KiB)
+    MpnpuEvent& push() {
+        size_t chunk = size_ / CHUNK;
+        if (chunk == chunks_.size()) chunks_.emplace_back(new MpnpuEvent[CHUNK]);
+        return chunks_[chunk][size_++ % CHUNK];
+    }
+    void clear() {
+        size_ = 0;
+        // (a launch of millions of records keeps no more than 64 chunks past its end)
+        if (chunks_.size() > 64) chunks_.resize(64);
+    }
+    size_t size() const { return size_; }
+    // The records in one array: the first chunk itself when they fit in it, else copied into ``flat``.
+    const MpnpuEvent* data(std::vector<MpnpuEvent>& flat) const {
+        if (size_ == 0) return nullptr;
+        if (size_ <= CHUNK) return chunks_[0].get();
+        flat.resize(size_);
+        for (size_t done = 0, i = 0; done < size_; done += CHUNK, ++i)
+            std::memcpy(flat.data() + done, chunks_[i].get(), std::min(CHUNK, size_ - done) * sizeof(MpnpuEvent));
+        return flat.data();
+    }
+
+  private:
+    std::vector<std::unique_ptr<MpnpuEvent[]>> chunks_;
+    size_t size_ = 0;
+};
+
 struct SiteKey {
     const char* file;
     int line;
@@ -164,10 +197,22 @@ struct CoreState {
     std::vector<MpnpuInsert> inserts;
     uintptr_t lib_base = 0;
     std::string hold_site;
+    // The sites named so far. Kept from launch to launch while the dropped syncs and the hold site
+    // stay the same (a site's dropped and hold marks are decided when it is first named), so a batch
+    // names each site once, not once per launch; ids are the library's until the table is cleared.
     std::unordered_map<SiteKey, int32_t, SiteKeyHash> site_ids;
     std::vector<SiteInfo> sites;
-    std::deque<MpnpuEvent> events;  // (a deque: a queued copy fills in its record's times later)
-    std::vector<MpnpuEvent> events_flat;  // the records in one array, for the core process
+    // a direct-mapped cache in front of site_ids: a record's site costs a compare, not a hash lookup
+    struct SiteSlot {
+        const char* file;
+        const char* func;
+        int line;
+        int32_t id;
+    };
+    static constexpr size_t SITE_SLOTS = 1024;
+    SiteSlot site_cache[SITE_SLOTS] = {};
+    EventLog events;
+    std::vector<MpnpuEvent> events_flat;  // the records in one array when they span several chunks
     PipeEngine pipes;
     MpnpuFault fault{};
     Site last{nullptr, 0, nullptr};  // the last API call's site (named if the kernel then crashes)
@@ -347,11 +392,25 @@ inline bool names_site(const std::string& entry, const std::string& name) {
     return entry.size() == name.size() || name[name.size() - entry.size() - 1] == '/';
 }
 
+// Forget every site named (the dropped syncs or the hold site changed: their marks are decided when
+// a site is first named).
+inline void clear_sites(CoreState& c) {
+    c.site_ids.clear();
+    c.sites.clear();
+    std::memset(c.site_cache, 0, sizeof c.site_cache);
+}
+
 inline int32_t site_id(const Site& s) {
     CoreState& c = core();
+    size_t slot = ((uintptr_t(s.file) >> 3) ^ (size_t(s.line) * 0x9E3779B1u)) & (CoreState::SITE_SLOTS - 1);
+    CoreState::SiteSlot& hit = c.site_cache[slot];
+    if (hit.file == s.file && hit.line == s.line && hit.func == s.func && s.file) return hit.id;
     SiteKey key{s.file, s.line, s.func};
     auto it = c.site_ids.find(key);
-    if (it != c.site_ids.end()) return it->second;
+    if (it != c.site_ids.end()) {
+        hit = CoreState::SiteSlot{s.file, s.func, s.line, it->second};
+        return it->second;
+    }
     SiteInfo info;
     info.site = s;
     info.name = site_name(s);
@@ -361,6 +420,7 @@ inline int32_t site_id(const Site& s) {
     int32_t id = int32_t(c.sites.size());
     c.sites.push_back(std::move(info));
     c.site_ids.emplace(key, id);
+    hit = CoreState::SiteSlot{s.file, s.func, s.line, id};
     return id;
 }
 
@@ -368,8 +428,7 @@ inline int32_t site_id(const Site& s) {
 
 inline MpnpuEvent& record(uint8_t type, uint8_t kind, uint8_t pipe, const Site& where) {
     CoreState& c = core();
-    c.events.emplace_back();
-    MpnpuEvent& e = c.events.back();
+    MpnpuEvent& e = c.events.push();
     std::memset(&e, 0, sizeof e);
     e.type = type;
     e.kind = kind;
