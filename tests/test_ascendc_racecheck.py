@@ -61,6 +61,29 @@ def test_dropping_the_syncall_by_its_line_shows_the_raw_at_the_cxx_lines() -> No
     assert {pair[1] for pair in h.core_pairs} == {"aiv0"}
 
 
+def test_dropping_and_keeping_the_syncall_in_turn_on_one_device_is_decided_per_launch() -> None:
+    """The library keeps its sites (and their ids) from launch to launch: a launch that drops the
+    SyncAll after one that kept it drops it, and the next that keeps it keeps it, each with its
+    hazards named at the kernel's lines."""
+    line = line_of("two_phase.cpp", "SyncAll();")
+    sync = f"ascendc_kernels/two_phase.cpp:{line}"
+    k = kernel("two_phase.cpp", "two_phase")
+    seen = []
+    with device(4, kernel_type=KernelType.AIV) as dev:
+        x = dev.to_device("x", np.ones(4 * 256, np.float32))
+        parts, out = dev.empty("partials", 32, "float32"), dev.empty("out", 8, "float32")
+        for drop in ((), (f"two_phase.cpp:{line}",), (), (f"two_phase.cpp:{line}",), ()):
+            r = dev.launch_with(LaunchOptions(trace=True, drop_syncs=drop), k, x, parts, out, 4 * 256)
+            gm = [h for h in analyze(r.trace) if h.scope == "GM"]
+            syncs = {ev.site for evs in r.trace.events for ev in evs if type(ev).__name__ == "SyncAllEvent"}
+            seen.append((bool(drop), [(h.kind, h.dropped_syncs) for h in gm], syncs))
+    for dropped, hazards, syncs in seen:
+        if dropped:
+            assert hazards == [("RAW", (sync,))] and syncs == set()
+        else:
+            assert hazards == [] and syncs == {sync}
+
+
 def test_without_the_syncall_the_race_is_real() -> None:
     # Core 0 reads the partials right after writing its own: the other cores are at most a few
     # microseconds behind, so it reads at least one stale (-1) row in most runs. The bound is loose

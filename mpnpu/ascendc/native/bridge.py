@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
@@ -78,6 +78,9 @@ class Library:
     serve: Any = None
     #: (serve struct, segment key, root offset, bytes, address) -> 1: a window into the loop's table
     serve_window: Any = None
+    #: site id -> (site name, function): the library keeps a site's id for as long as it is loaded in
+    #: the process (include/mpnpu/native/rt.h, CoreState::sites), so its name is looked up once
+    site_names: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
     def from_functions(cls, path: str, params: tuple[str, ...], run: Any, events: Any, site: Any,
@@ -202,7 +205,7 @@ class _Launch:
         self.lib = lib
         self.core = core
         self.pending: BaseException | None = None  # what a callback raised
-        self.sites: dict[int, tuple[str, str]] = {}  # site id -> (site name, function)
+        self.sites = lib.site_names  # site id -> (site name, function)
 
     def flag_was_set(self, mode: int, flag_id: int) -> None:
         """A callback set flag (mode, id) (the core process's port marks it; see mpnpu.ascendc.native.serve)."""
@@ -219,9 +222,9 @@ class _Launch:
                 if got is None:
                     got = _SITE_NAMES[raw] = (site_name((raw[0] or b"?").decode(errors="replace"), raw[1]),
                                               (raw[2] or b"?").decode(errors="replace"))
+                self.sites[site_id] = got
             else:
-                got = ("?", "?")
-            self.sites[site_id] = got
+                got = ("?", "?")  # (not kept: no such site yet)
         return got
 
 
@@ -479,8 +482,6 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
             last[2] = run_args
             repeat[:] = [seen, windows_of.generation]
         state.pending = None  # (one _Launch for every launch of this library on this core)
-        if state.sites:
-            state.sites = {}  # (a launch numbers its sites afresh)
         _current = state
         try:
             rc = call(p_launch, c_slots, n_params)
@@ -712,10 +713,9 @@ def _site_table(state: _Launch, ids: Sequence[int]) -> tuple[tuple[int, str, str
         if got is None:
             if call(i, *args):
                 raw = (f.value, ln.value, fn.value)
-                got = names.get(raw) or state.site(i)
+                got = known[i] = names.get(raw) or state.site(i)
             else:
                 got = ("?", "?")
-            known[i] = got
         out.append((i, *got))
     return tuple(out)
 

@@ -54,28 +54,21 @@ def enabled() -> bool:
 
 class _ServeLaunch:
     """What the library's callbacks act on while the loop runs (a bridge.CallbackTarget): the
-    launch running now (the library of the loop's current entry, its sites numbered afresh by each
-    launch)."""
+    launch running now (the library of the loop's current entry)."""
 
     def __init__(self, loop: "NativeLoop", core: NativeCore) -> None:
         self.loop = loop
         self.core = core
         self.pending: BaseException | None = None
-        self._sites: dict[int, tuple[str, str]] = {}
-        self._sites_of = (-1, -1)  # (launch id, entry) the cached sites belong to
 
     @property
     def lib(self) -> Library:
         return self.loop.entries[int(self.loop.s.entry)].lib
 
     def site(self, site_id: int) -> tuple[str, str]:
-        s = self.loop.s
-        if self._sites_of != (s.launch_id, s.entry):
-            self._sites, self._sites_of = {}, (s.launch_id, s.entry)
-        got = self._sites.get(site_id)
-        if got is None:
-            got = self._sites[site_id] = bridge._Launch(self.lib, self.core).site(site_id)
-        return got
+        lib = self.lib
+        got = lib.site_names.get(site_id)  # (ids are the library's for good: bridge.Library.site_names)
+        return got if got is not None else bridge._Launch(lib, self.core).site(site_id)
 
     def flag_was_set(self, mode: int, flag_id: int) -> None:
         # (the loop reports it with the flags the library set natively: the parent clears them all)

@@ -239,11 +239,12 @@ inline void begin_launch(const MpnpuLaunch* l) {
     }
     bool holding = l->hold_site != nullptr && l->hold_site[0] != 0;
     std::string hold_site = holding ? l->hold_site : "";
-    // (the sites named keep their ids while what marks them stays: see CoreState::sites)
-    if (dropped != c.dropped || holding != c.holding || hold_site != c.hold_site) clear_sites(c);
-    c.dropped = std::move(dropped);
-    c.holding = holding;
-    c.hold_site = std::move(hold_site);
+    if (dropped != c.dropped || holding != c.holding || hold_site != c.hold_site) {
+        c.dropped = std::move(dropped);
+        c.holding = holding;
+        c.hold_site = std::move(hold_site);
+        for (SiteInfo& info : c.sites) mark_site(c, info);  // (the sites keep their ids: CoreState::sites)
+    }
     c.sync_all_at = Site{nullptr, 0, nullptr};
     c.sync_ids_at = Site{nullptr, 0, nullptr};
     c.task_wait_at = Site{nullptr, 0, nullptr};

@@ -197,9 +197,10 @@ struct CoreState {
     std::vector<MpnpuInsert> inserts;
     uintptr_t lib_base = 0;
     std::string hold_site;
-    // The sites named so far. Kept from launch to launch while the dropped syncs and the hold site
-    // stay the same (a site's dropped and hold marks are decided when it is first named), so a batch
-    // names each site once, not once per launch; ids are the library's until the table is cleared.
+    // The sites named so far, kept from launch to launch: a batch names each site once, not once per
+    // launch, and a site's id is the same in every launch of the library in this process (the core
+    // process keeps their names by id). A launch with other dropped syncs or another hold site marks
+    // them again (mark_site).
     std::unordered_map<SiteKey, int32_t, SiteKeyHash> site_ids;
     std::vector<SiteInfo> sites;
     // a direct-mapped cache in front of site_ids: a record's site costs a compare, not a hash lookup
@@ -392,12 +393,12 @@ inline bool names_site(const std::string& entry, const std::string& name) {
     return entry.size() == name.size() || name[name.size() - entry.size() - 1] == '/';
 }
 
-// Forget every site named (the dropped syncs or the hold site changed: their marks are decided when
-// a site is first named).
-inline void clear_sites(CoreState& c) {
-    c.site_ids.clear();
-    c.sites.clear();
-    std::memset(c.site_cache, 0, sizeof c.site_cache);
+// Decide a site's dropped and hold marks from the launch's dropped syncs and hold site.
+inline void mark_site(const CoreState& c, SiteInfo& info) {
+    info.dropped = false;
+    for (const std::string& d : c.dropped)
+        if (names_site(d, info.name)) info.dropped = true;
+    info.hold = c.holding && names_site(c.hold_site, info.name);
 }
 
 inline int32_t site_id(const Site& s) {
@@ -414,9 +415,7 @@ inline int32_t site_id(const Site& s) {
     SiteInfo info;
     info.site = s;
     info.name = site_name(s);
-    for (const std::string& d : c.dropped)
-        if (names_site(d, info.name)) info.dropped = true;
-    info.hold = c.holding && names_site(c.hold_site, info.name);
+    mark_site(c, info);
     int32_t id = int32_t(c.sites.size());
     c.sites.push_back(std::move(info));
     c.site_ids.emplace(key, id);
