@@ -235,6 +235,8 @@ struct LayerNormGradBetaTiling {
     uint32_t reserved = 0;
 };
 
+// DeepNorm's tiling: LayerNormTiling's fields, documented again for it. (Written out, not derived:
+// mpnpu.ascendc.tiling reads a struct's fields from its own text and does not follow a base class.)
 struct DeepNormTiling {
     uint32_t bLength = 0;
     uint32_t sLength = 0;

@@ -15,7 +15,7 @@
 //  * A tiling helper turns its stackBufferSize into the rows a pass takes (bsCurLength, aCurLength,
 //    oneCalSize / H, mainBsLength): as many whole rows as fit, at most all of them. A stack below the
 //    minimum gives 0 rows, which the kernel call refuses. The kernel call, given a sharedTmpBuffer,
-//    needs bufs x rows-a-pass x width x 4 bytes of it (more is an error's opposite: it is simply not
+//    needs bufs x rows-a-pass x width x 4 bytes of it (a larger buffer is fine: the rest is not
 //    used), and traces that part as written and read.
 //  * RmsNorm adds one float per row of a pass, the rows rounded up to a 32-byte block (its sum of
 //    squares): minimum (bufs x H + 8) x 4 bytes.
@@ -106,16 +106,22 @@ inline uint32_t float_bits(float f) {
     return u;
 }
 
-// The fields the B x S x H tilings of LayerNorm and DeepNorm share (same names in both structs).
+// The shape fields every B x S x H tiling has (same names in each struct).
+template <class Tiling>
+inline void set_shape(Tiling& t, uint32_t b, uint32_t s, uint32_t h, uint32_t oriH) {
+    t.bLength = b;
+    t.sLength = s;
+    t.hLength = h;
+    t.originalHLength = oriH;
+}
+
+// The fields the B x S x H tilings of LayerNorm and DeepNorm share.
 template <class Tiling>
 inline void fill_bsh(Tiling& t, Call c, uint32_t b, uint32_t s, uint32_t h, uint32_t oriH, uint32_t stack,
                      uint32_t typeSize) {
     t = Tiling{};
     const uint32_t bs = b * s, n = bs * h, rows = rows_fitting(c, typeSize, bs, h, stack);
-    t.bLength = b;
-    t.sLength = s;
-    t.hLength = h;
-    t.originalHLength = oriH;
+    set_shape(t, b, s, h, oriH);
     t.inputXSize = n;
     t.meanVarSize = bs;
     t.numberOfTmpBuf = row_bufs(c, typeSize);
@@ -146,6 +152,28 @@ inline Bsh bsh_of(const ge::Shape& shape) {
     return v;
 }
 
+// GetXxxMaxMinTmpSize of a B x S x H call.
+inline void bsh_min_max(Call c, const ge::Shape& shape, uint32_t typeSize, uint32_t& maxValue, uint32_t& minValue) {
+    const Bsh v = bsh_of(shape);
+    min_max(c, typeSize, v.b * v.s, v.h, maxValue, minValue);
+}
+
+// The start the grads' tilings share: the struct reset, its stack (in floats) and shape set; the shape
+// and the rows a pass.
+struct GradStart {
+    Bsh v;
+    uint32_t bs, rows;
+};
+template <class Tiling>
+inline GradStart grad_start(Tiling& t, Call c, const ge::Shape& shape, uint32_t stack, uint32_t typeSize) {
+    t = Tiling{};
+    const Bsh v = bsh_of(shape);
+    const GradStart g{v, v.b * v.s, rows_fitting(c, typeSize, v.b * v.s, v.h, stack)};
+    t.stackBufferSize = stack / kFloatBytes;
+    set_shape(t, v.b, v.s, v.h, v.oriH);
+    return g;
+}
+
 // The basic block of DeepNorm and RmsNorm: H a multiple of 64 up to hMax, B x S a multiple of 8.
 inline bool basic_block_ok(uint32_t bs, uint32_t h, uint32_t hMax) {
     return h % 64 == 0 && h > 0 && h <= hMax && bs % 8 == 0;
@@ -162,8 +190,7 @@ namespace AscendC {
 inline void GetLayerNormMaxMinTmpSize(const TensorShape& srcShape, const uint32_t typeSize, const bool isReuseSource,
                                       uint32_t& maxValue, uint32_t& minValue) {
     (void)isReuseSource;  // (mpnpu never writes the source, so reusing it saves nothing)
-    const mpnpu::norm::Bsh v = mpnpu::norm::bsh_of(srcShape);
-    mpnpu::norm::min_max(mpnpu::norm::Call::LayerNorm, typeSize, v.b * v.s, v.h, maxValue, minValue);
+    mpnpu::norm::bsh_min_max(mpnpu::norm::Call::LayerNorm, srcShape, typeSize, maxValue, minValue);
 }
 inline void GetLayerNormNDTilingInfo(const TensorShape& srcShape, const uint32_t stackBufferSize,
                                      const uint32_t typeSize, const bool isReuseSource, LayerNormTiling& tiling) {
@@ -242,24 +269,17 @@ inline void GetNormalizeMaxMinTmpSize(const TensorShape& srcShape, const uint32_
 inline void GetLayerNormGradMaxMinTmpSize(const TensorShape& srcShape, const uint32_t typeSize,
                                           const bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
     (void)isReuseSource;
-    const mpnpu::norm::Bsh v = mpnpu::norm::bsh_of(srcShape);
-    mpnpu::norm::min_max(mpnpu::norm::Call::LayerNormGrad, typeSize, v.b * v.s, v.h, maxValue, minValue);
+    mpnpu::norm::bsh_min_max(mpnpu::norm::Call::LayerNormGrad, srcShape, typeSize, maxValue, minValue);
 }
 inline void GetLayerNormGradNDTilingInfo(const TensorShape srcShape, const uint32_t stackBufferSize,
                                          const uint32_t typeSize, const bool isReuseSource,
                                          LayerNormGradTiling& tiling) {
     (void)isReuseSource;
-    using mpnpu::norm::Call;
-    tiling = LayerNormGradTiling{};
-    const mpnpu::norm::Bsh v = mpnpu::norm::bsh_of(srcShape);
-    const uint32_t bs = v.b * v.s, rows = mpnpu::norm::rows_fitting(Call::LayerNormGrad, typeSize, bs, v.h,
-                                                                      stackBufferSize);
+    const mpnpu::norm::GradStart g =
+        mpnpu::norm::grad_start(tiling, mpnpu::norm::Call::LayerNormGrad, srcShape, stackBufferSize, typeSize);
+    const mpnpu::norm::Bsh& v = g.v;
+    const uint32_t bs = g.bs, rows = g.rows;
     const uint32_t one = rows * v.h;  // one intermediate of a pass, in elements
-    tiling.stackBufferSize = stackBufferSize / mpnpu::norm::kFloatBytes;
-    tiling.bLength = v.b;
-    tiling.sLength = v.s;
-    tiling.hLength = v.h;
-    tiling.originalHLength = v.oriH;
     tiling.oneCalSize = one;
     tiling.nohCalSize = rows;
     tiling.loopNum = rows ? bs / rows : 0;
@@ -282,27 +302,20 @@ inline void GetLayerNormGradNDTilingInfo(const TensorShape srcShape, const uint3
 inline void GetLayerNormGradBetaMaxMinTmpSize(const TensorShape& srcShape, const uint32_t typeSize,
                                               const bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
     (void)isReuseSource;
-    const mpnpu::norm::Bsh v = mpnpu::norm::bsh_of(srcShape);
-    mpnpu::norm::min_max(mpnpu::norm::Call::LayerNormGradBeta, typeSize, v.b * v.s, v.h, maxValue, minValue);
+    mpnpu::norm::bsh_min_max(mpnpu::norm::Call::LayerNormGradBeta, srcShape, typeSize, maxValue, minValue);
 }
 inline void GetLayerNormGradBetaNDTilingInfo(const TensorShape srcShape, const uint32_t stackBufferSize,
                                              const uint32_t typeSize, const bool isReuseSource,
                                              LayerNormGradBetaTiling& tiling) {
     (void)isReuseSource;
-    using mpnpu::norm::Call;
-    tiling = LayerNormGradBetaTiling{};
-    const mpnpu::norm::Bsh v = mpnpu::norm::bsh_of(srcShape);
-    const uint32_t bs = v.b * v.s, rows = mpnpu::norm::rows_fitting(Call::LayerNormGradBeta, typeSize, bs, v.h,
-                                                                      stackBufferSize);
-    tiling.stackBufferSize = stackBufferSize / mpnpu::norm::kFloatBytes;
-    tiling.bLength = v.b;
-    tiling.sLength = v.s;
-    tiling.hLength = v.h;
-    tiling.originalHLength = v.oriH;
+    const mpnpu::norm::GradStart g =
+        mpnpu::norm::grad_start(tiling, mpnpu::norm::Call::LayerNormGradBeta, srcShape, stackBufferSize, typeSize);
+    const mpnpu::norm::Bsh& v = g.v;
+    const uint32_t bs = g.bs, rows = g.rows;
     tiling.bshLength = bs * v.h;
     tiling.bsLength = bs;
     tiling.oneCalSize = rows * v.h;
-    tiling.numberOfTmpBuf = mpnpu::norm::row_bufs(Call::LayerNormGradBeta, typeSize);
+    tiling.numberOfTmpBuf = mpnpu::norm::row_bufs(mpnpu::norm::Call::LayerNormGradBeta, typeSize);
     tiling.loopRound = rows ? bs / rows : 0;
     tiling.inputTailSize = rows ? (bs % rows) * v.h : 0;
     tiling.inputTailPos = bs * v.h - tiling.inputTailSize;
@@ -363,10 +376,7 @@ inline bool GetRmsNormTilingInfo(const TensorShape& srcShape, const TensorShape&
     uint32_t rows = mpnpu::norm::rows_fitting(Call::RmsNorm, typeSize, bs, v.h, stackBufferByteSize);
     if (isBasicBlock && rows >= 8) rows -= rows % 8;  // (a basic block pass takes whole blocks of 8 rows)
     if (rows == 0) return false;
-    tiling.bLength = v.b;
-    tiling.sLength = v.s;
-    tiling.hLength = v.h;
-    tiling.originalHLength = oriH;
+    mpnpu::norm::set_shape(tiling, v.b, v.s, v.h, oriH);
     tiling.reciprocalOfHLength = 1.0f / float(oriH);
     tiling.mainBshLength = rows * v.h;
     tiling.mainBsLength = rows;
