@@ -208,7 +208,7 @@ def test_layernorm_grad_in_place(run):
     lay.add("dy2", "f32", rows * h * 4, -2, 2)
     sim.call("LayerNormGrad", T="f32", b=b, s=s, h=h, orih=h, stack=4096, form="fw", pdx="dy", res="x", dy="dy",
              x="x", var="var", mean="mean", gamma="gamma", eps=EPS)
-    sim.call("LayerNormGradBeta", T="f32", b=b, s=s, h=h, orih=h, stack=4096, form="fw", pdg="x", pdb="dy2",
+    sim.call("LayerNormGradBeta", T="f32", b=b, s=s, h=h, orih=h, stack=4096, form="fw", pdg="dy2", pdb="x",
              res="x", dy="dy2")
     run(sim)
 
@@ -424,8 +424,10 @@ def test_grad_misuse(run):
              expect_error="LayerNormGrad: outputPdX and resForGamma overlap (each output needs its own space)")
     run(sim)
     sim = _misuse_sim(t)
-    sim.call("LayerNormGradBeta", T="f32", b=1, s=4, h=16, orih=16, stack=4096, form="fw", pdg="g", pdb="res",
-             res="res", dy="dy", expect_error="LayerNormGradBeta: outputPdBeta and resForGamma overlap")
+    sim.tensor("res_mid", "f32", sim.tensors["res"].offset + 32, 16)  # half-way into resForGamma's bytes
+    sim.call("LayerNormGradBeta", T="f32", b=1, s=4, h=16, orih=16, stack=4096, form="fw", pdg="g", pdb="res_mid",
+             res="res", dy="dy", expect_error="LayerNormGradBeta: outputPdBeta and resForGamma overlap (this output "
+             "may reuse that input only as the same tensor)")
     run(sim)
 
 

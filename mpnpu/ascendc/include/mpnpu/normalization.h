@@ -417,14 +417,15 @@ inline void layer_norm_grad(const AscendC::LocalTensor<T>& pdx, const AscendC::L
         api_error(site, "%s: only the ND format is supported (shapeInfo.dataFormat = DataFormat::ND)", name);
     const Rows s = bsh_shape<T>(tiling, tiling.nohCalSize, site, name, "GetLayerNormGradNDTilingInfo");
     const uint64_t n = s.rows * s.h;
-    // (the page: sources and destinations may share space; as the same tensor here)
+    // (the page: sources and destinations may share space; any output on any input, as the same tensor:
+    // every input is read whole before an output is written)
     const Span so = operand(pdx, n, true, 1, site, name, "outputPdX");
-    const Span sr = operand(res, n, true, 2, site, name, "resForGamma");
+    const Span sr = operand(res, n, true, 1, site, name, "resForGamma");
     const Span sdy = operand(dy, n, false, 1, site, name, "inputDy");
-    const Span sx = operand(x, n, false, 2, site, name, "inputX");
-    const Span sv = operand(variance, s.rows, false, 0, site, name, "inputVariance");
-    const Span sm = operand(mean, s.rows, false, 0, site, name, "inputMean");
-    const Span sg = operand(gamma, s.h, false, 0, site, name, "inputGamma");
+    const Span sx = operand(x, n, false, 1, site, name, "inputX");
+    const Span sv = operand(variance, s.rows, false, 1, site, name, "inputVariance");
+    const Span sm = operand(mean, s.rows, false, 1, site, name, "inputMean");
+    const Span sg = operand(gamma, s.h, false, 1, site, name, "inputGamma");
     check_spans({so, sr, sdy, sx, sv, sm, sg}, site, name);
     const std::vector<double> d = load(dy, n, site, name), xv = load(x, n, site, name);
     const std::vector<double> vv = load(variance, s.rows, site, name), mv = load(mean, s.rows, site, name);
@@ -465,10 +466,11 @@ inline void layer_norm_grad_beta(const AscendC::LocalTensor<T>& pdGamma, const A
     vec::start(site, name);
     const Rows s = bsh_shape<T>(tiling, tiling.bsCurLength, site, name, "GetLayerNormGradBetaNDTilingInfo");
     const uint64_t n = s.rows * s.h;
+    // (as LayerNormGrad: any output on any input, as the same tensor)
     const Span sg = operand(pdGamma, s.h, true, 1, site, name, "outputPdGamma");
-    const Span sb = operand(pdBeta, s.h, true, 2, site, name, "outputPdBeta");
+    const Span sb = operand(pdBeta, s.h, true, 1, site, name, "outputPdBeta");
     const Span sr = operand(res, n, false, 1, site, name, "resForGamma");
-    const Span sd = operand(dy, n, false, 2, site, name, "inputDy");
+    const Span sd = operand(dy, n, false, 1, site, name, "inputDy");
     check_spans({sg, sb, sr, sd}, site, name);
     const std::vector<double> rv = load(res, n, site, name), dv = load(dy, n, site, name);
     use_tmp(tmp, pass_bytes(Call::LayerNormGradBeta, sizeof(T), s.pass, s.rows, s.h), {sg, sb, sr, sd}, site, name,
