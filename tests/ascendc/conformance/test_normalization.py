@@ -462,3 +462,20 @@ def test_welford_finalize_misuse(run, over, msg):
     kw.update(over)
     sim.call("WelfordFinalize", T="f32", expect_error=msg, **kw)
     run(sim)
+
+
+def test_the_framework_buffer_must_hold_the_pass(run):
+    """Without a sharedTmpBuffer the call takes the Unified Buffer the pipe has not given out: here 32 KB (the
+    job's image takes 160 KB of 192), fewer than the 128 KB a tiling of the maximum's pass needs."""
+    b, s, h = 1, 64, 256
+    rows = b * s
+    sim, lay = _sim(seed=12, size=160 * 1024)
+    for name, n in (("x", rows * h), ("mean", rows), ("var", rows), ("gamma", h), ("beta", h)):
+        lay.add(name, "f32", n * 4, -4, 4)
+    hi, lo = tmp_minmax("LayerNorm", 4, rows, h)
+    kw = dict(T="f32", b=b, s=s, h=h, orih=h, form="fw", y="x", mean="mean", var="var", x="x", gamma="gamma",
+              beta="beta", eps=EPS)
+    sim.call("LayerNorm", stack=lo, **kw)  # one row a pass: 2 KB
+    sim.call("LayerNorm", stack=hi, **kw, expect_error="LayerNorm: the framework's buffer (the Unified Buffer the "
+             f"pipe has not given out: 32768 bytes) is smaller than the {hi} bytes this call needs")
+    run(sim)

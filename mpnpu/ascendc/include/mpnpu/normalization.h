@@ -34,8 +34,10 @@
 // Temporary buffer: the caller's sharedTmpBuffer (in UB, 32-byte aligned, overlapping no operand, as
 // documented) must hold what the tiling's pass needs (tiling/normalization_tiling.h: a smaller one is
 // an API error naming the host helper whose minimum it is below); that part is traced as written and
-// then read on PIPE_V. The framework's own scratch (the forms without sharedTmpBuffer) is not
-// modelled. The tiling's split is not otherwise followed: each call is computed whole.
+// then read on PIPE_V. The framework's own buffer (the forms without sharedTmpBuffer) is the Unified
+// Buffer the core's TPipe has not given out: the call checks that it holds the same bytes (an API
+// error otherwise), and does not trace it. The tiling's split is not otherwise followed: each call is
+// computed whole.
 //
 // Operands: every tensor in UB and 32-byte aligned, large enough for the shape; the overlaps the pages
 // allow (LayerNorm [B,S,H]'s output on inputX, the grads' outputs on their inputs, DeepNorm's dst on
@@ -57,6 +59,7 @@
 #include "../tiling/normalization_tiling.h"
 #include "native/rt.h"
 #include "tensor.h"
+#include "tpipe.h"
 #include "types.h"
 #include "vector/engine.h"
 
@@ -175,7 +178,19 @@ inline Span operand(const AscendC::LocalTensor<T>& t, uint64_t n, bool out, int 
 // overlapping no operand. Traced as written and read; returns the bytes used.
 inline uint64_t use_tmp(const AscendC::LocalTensor<uint8_t>* tmp, uint64_t need, std::initializer_list<Span> spans,
                         const Site& site, const char* name, const char* helper) {
-    if (!tmp) return 0;
+    if (!tmp) {
+        // The framework's buffer is the Unified Buffer the core's pipe has not given out (the kernel
+        // reserves it by leaving it free): it must hold the same bytes. Not traced (no buffer owns it).
+        const AscendC::TPipe* pipe = GetTPipePtr();
+        if (pipe == nullptr) return 0;
+        const uint64_t used = pipe->mpnpu_state()->used[MPNPU_MEM_UB], size = memory_size(MPNPU_MEM_UB);
+        const uint64_t left = size > used ? size - used : 0;
+        if (left < need)
+            api_error(site, "%s: the framework's buffer (the Unified Buffer the pipe has not given out: %llu bytes) "
+                      "is smaller than the %llu bytes this call needs (leave at least %s's minimum, and what the "
+                      "tiling's pass takes)", name, (unsigned long long)left, (unsigned long long)need, helper);
+        return 0;
+    }
     vec::check_operand(*tmp, 32, site, name, "sharedTmpBuffer");
     if (tmp->GetSize() < need)
         api_error(site, "%s: sharedTmpBuffer has %u bytes, fewer than the %llu this call needs (at least %s's "
@@ -687,13 +702,11 @@ inline void normalize(const LocalTensor<T>& output, const LocalTensor<float>& ou
                          para.aLength);
     const mpnpu::norm::Ar s =
         mpnpu::norm::ar_shape<T>(para.aLength, para.rLength, para.rLengthWithPadding, site, name);
-    // no tiling: the call takes as many rows a pass as the buffer holds (at least one row's worth)
-    uint64_t need = 0;
-    if (tmp) {
-        using mpnpu::norm::Call;
-        const uint32_t rows = mpnpu::norm::rows_fitting(Call::Normalize, sizeof(T), s.a, s.rp, tmp->GetSize());
-        need = mpnpu::norm::rows_bytes(Call::Normalize, sizeof(T), rows ? rows : 1, s.rp);
-    }
+    // no tiling: the call takes as many rows a pass as the caller's buffer holds (at least one row's
+    // worth); the framework's buffer needs one row's worth
+    using mpnpu::norm::Call;
+    const uint32_t rows = tmp ? mpnpu::norm::rows_fitting(Call::Normalize, sizeof(T), s.a, s.rp, tmp->GetSize()) : 1;
+    const uint64_t need = mpnpu::norm::rows_bytes(Call::Normalize, sizeof(T), rows ? rows : 1, s.rp);
     mpnpu::norm::layer_norm_ar<U, T>(output, nullptr, outputRstd, &inputMean, &inputVariance, inputX, gamma, beta,
                                      tmp, epsilon, s, need, config.isNoGamma, config.isNoBeta, true, site, name,
                                      "GetNormalizeMaxMinTmpSize");
