@@ -246,6 +246,19 @@ REFUSED = [
      "Select with a scalar src0 (the flexible scalar position form)"),
     ("AscendC::SetDeqScale(d.ReinterpretCast<uint64_t>(), AscendC::VdeqInfo());",
      "SetDeqScale(vdeq, vdeqInfo) feeds CastDequant"),
+    # the normalization calls' refused forms (mpnpu/normalization.h)
+    ("AscendC::LocalTensor<half> h; LayerNormTiling t; AscendC::LayerNorm<half, true>(h, h, h, h, h, h, half(0), t);",
+     "LayerNorm: isReuseSource is for float data only"),
+    ("static constexpr AscendC::LayerNormConfig c{false, false, true, true}; LayerNormSeparateTiling t; "
+     "AscendC::LayerNorm<float, float, false, c>(d, d, d, d, d, d, 0.0f, AscendC::LayerNormPara{}, t);",
+     "LayerNorm: isOnlyOutput = true is not supported"),
+    ("static constexpr AscendC::NormalizeConfig c{AscendC::ReducePattern::RA, -1, false, false, false}; "
+     "AscendC::Normalize<float, float, false, c>(d, d, d, d, d, d, d, 0.0f, AscendC::NormalizePara{});",
+     "Normalize: only ReducePattern::AR is supported"),
+    ("AscendC::LocalTensor<int32_t> i; RmsNormTiling t; AscendC::RmsNorm<int32_t>(i, i, i, 0, t);",
+     "RmsNorm: T is half or float"),
+    ("AscendC::LocalTensor<half> h; AscendC::WelfordUpdate<float, half>(h, h, h, h, d, AscendC::WelfordUpdateParam{});",
+     "WelfordUpdate: U (the means and variances) is float"),
 ]
 
 

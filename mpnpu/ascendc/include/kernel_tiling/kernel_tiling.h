@@ -116,6 +116,171 @@ struct SoftMaxTiling {
     uint32_t tailReduceSize = 0;
 };
 
+// The normalization APIs' tilings (mpnpu/normalization.h): the documented fields, in the documented
+// order. The host helpers (tiling/normalization_tiling.h) fill them by mpnpu's own rule, said there;
+// mpnpu's kernels read the shape fields and the rows a pass takes (which decide how much of the
+// temporary buffer a call uses), and compute each call whole.
+struct LayerNormTiling {
+    uint32_t bLength = 0;
+    uint32_t sLength = 0;
+    uint32_t hLength = 0;
+    uint32_t originalHLength = 0;
+    uint32_t inputXSize = 0;
+    uint32_t meanVarSize = 0;
+    uint32_t numberOfTmpBuf = 0;
+    uint32_t meanTmpTensorPos = 0;
+    uint32_t meanTmpTensorSize = 0;
+    uint32_t varianceTmpTensorPos = 0;
+    uint32_t varianceTmpTensorSize = 0;
+    uint32_t tmpBufSize = 0;
+    uint32_t oneTmpSize = 0;
+    uint32_t firstTmpStartPos = 0;
+    uint32_t secondTmpStartPos = 0;
+    uint32_t thirdTmpStartPos = 0;
+    uint32_t loopRound = 0;
+    uint32_t inputRoundSize = 0;
+    uint32_t inputTailSize = 0;
+    uint32_t inputTailPos = 0;
+    uint32_t meanVarRoundSize = 0;
+    uint32_t meanVarTailSize = 0;
+    uint32_t meanVarTailPos = 0;
+    uint32_t bshCurLength = 0;
+    uint32_t bsCurLength = 0;
+    float lastDimValueBack = 0.0f;
+};
+
+// The [A, R] LayerNorm's tiling (the form with LayerNormPara).
+struct LayerNormSeparateTiling {
+    uint32_t aLength = 0;
+    uint32_t rLength = 0;
+    uint32_t halfAddRepeatTimes = 0;
+    uint32_t rHeadLength = 0;
+    float k2Rec = 0;
+    float k2RRec = 0;
+    uint32_t inputXSize = 0;
+    uint32_t meanVarSize = 0;
+    uint32_t numberOfTmpBuf = 0;
+    uint32_t varianceTmpTensorPos = 0;
+    uint32_t varianceTmpTensorSize = 0;
+    uint32_t tmpBufSize = 0;
+    uint32_t oneTmpSize = 0;
+    uint32_t firstTmpStartPos = 0;
+    uint32_t secondTmpStartPos = 0;
+    uint32_t thirdTmpStartPos = 0;
+    uint32_t loopRound = 0;
+    uint32_t inputRoundSize = 0;
+    uint32_t inputTailSize = 0;
+    uint32_t inputTailPos = 0;
+    uint32_t meanVarRoundSize = 0;
+    uint32_t meanVarTailSize = 0;
+    uint32_t meanVarTailPos = 0;
+    uint32_t arCurLength = 0;
+    uint32_t aCurLength = 0;
+    float rValueBack = 0;
+};
+
+struct LayerNormGradTiling {
+    uint32_t stackBufferSize = 0;
+    uint32_t bLength = 0;
+    uint32_t sLength = 0;
+    uint32_t hLength = 0;
+    uint32_t originalHLength = 0;
+    uint32_t oneCalSize = 0;
+    uint32_t nohCalSize = 0;
+    uint32_t loopNum = 0;
+    uint32_t tailSize = 0;
+    uint32_t nohTailSize = 0;
+    uint32_t tmpTensorBSHPos = 0;
+    uint32_t tmpTensorBSHSize = 0;
+    uint32_t pdVarTensorPos = 0;
+    uint32_t pdVarTensorSize = 0;
+    uint32_t pdMeanTensorPos = 0;
+    uint32_t pdMeanTensorSize = 0;
+    uint32_t x1TensorPos = 0;
+    uint32_t x1TensorSize = 0;
+    uint32_t x2TensorPos = 0;
+    uint32_t x2TensorSize = 0;
+    uint32_t x3TensorPos = 0;
+    uint32_t x3TensorSize = 0;
+    uint32_t tmpTensorPos = 0;
+    uint32_t tmpTensorSize = 0;
+    uint32_t tmpTensor1Pos = 0;
+    uint32_t tmpTensor1Size = 0;
+    uint32_t tmpTensor2Pos = 0;
+    uint32_t tmpTensor2Size = 0;
+    uint32_t lastDimValueBack = 0;        // (documented as uint32_t: the bits of the float 1 / H)
+    uint32_t lastDimValueBackMulTwo = 0;  // (the bits of the float 2 / H)
+};
+
+struct LayerNormGradBetaTiling {
+    uint32_t stackBufferSize = 0;
+    uint32_t bLength = 0;
+    uint32_t sLength = 0;
+    uint32_t hLength = 0;
+    uint32_t originalHLength = 0;
+    uint32_t bshLength = 0;
+    uint32_t bsLength = 0;
+    uint32_t oneCalSize = 0;
+    uint32_t numberOfTmpBuf = 0;
+    uint32_t loopRound = 0;
+    uint32_t inputTailSize = 0;
+    uint32_t inputTailPos = 0;
+    uint32_t bsTailSize = 0;
+    uint32_t bshCurLength = 0;
+    uint32_t bsCurLength = 0;
+    uint32_t gammaTempTensorPos = 0;
+    uint32_t betaTempTensorPos = 0;
+    uint32_t inputDyTmpTensorPos = 0;
+    uint32_t resForGammaTmpTensorPos = 0;
+    uint32_t reserved = 0;
+};
+
+// DeepNorm's tiling: LayerNormTiling's fields, documented again for it. (Written out, not derived:
+// mpnpu.ascendc.tiling reads a struct's fields from its own text and does not follow a base class.)
+struct DeepNormTiling {
+    uint32_t bLength = 0;
+    uint32_t sLength = 0;
+    uint32_t hLength = 0;
+    uint32_t originalHLength = 0;
+    uint32_t inputXSize = 0;
+    uint32_t meanVarSize = 0;
+    uint32_t numberOfTmpBuf = 0;
+    uint32_t meanTmpTensorPos = 0;
+    uint32_t meanTmpTensorSize = 0;
+    uint32_t varianceTmpTensorPos = 0;
+    uint32_t varianceTmpTensorSize = 0;
+    uint32_t tmpBufSize = 0;
+    uint32_t oneTmpSize = 0;
+    uint32_t firstTmpStartPos = 0;
+    uint32_t secondTmpStartPos = 0;
+    uint32_t thirdTmpStartPos = 0;
+    uint32_t loopRound = 0;
+    uint32_t inputRoundSize = 0;
+    uint32_t inputTailSize = 0;
+    uint32_t inputTailPos = 0;
+    uint32_t meanVarRoundSize = 0;
+    uint32_t meanVarTailSize = 0;
+    uint32_t meanVarTailPos = 0;
+    uint32_t bshCurLength = 0;
+    uint32_t bsCurLength = 0;
+    float lastDimValueBack = 0;
+};
+
+struct RmsNormTiling {
+    uint32_t bLength = 0;
+    uint32_t sLength = 0;
+    uint32_t hLength = 0;
+    uint32_t originalHLength = 0;
+    float reciprocalOfHLength = 0;
+    uint32_t mainBshLength = 0;
+    uint32_t mainBsLength = 0;
+    uint32_t mainBsLengthAlign = 0;
+    uint32_t loopRound = 0;
+    uint32_t inputTailPos = 0;
+    uint32_t tailBshLength = 0;
+    uint32_t tailBsLength = 0;
+};
+
 // The bytes of a T (sizeof(T) of them from `bytes`) as a T, in a constant expression: how an
 // ahead-of-time tiling holder turns its byte array into the tiling struct at compile time.
 template <class T>
@@ -131,11 +296,23 @@ constexpr T convert_from_bytes(const uint8_t* bytes) {
 namespace optiling {
 using TCubeTiling = ::TCubeTiling;
 using SoftMaxTiling = ::SoftMaxTiling;
+using LayerNormTiling = ::LayerNormTiling;
+using LayerNormSeparateTiling = ::LayerNormSeparateTiling;
+using LayerNormGradTiling = ::LayerNormGradTiling;
+using LayerNormGradBetaTiling = ::LayerNormGradBetaTiling;
+using DeepNormTiling = ::DeepNormTiling;
+using RmsNormTiling = ::RmsNormTiling;
 }
 namespace AscendC {
 namespace tiling {
 using TCubeTiling = ::TCubeTiling;
 using SoftMaxTiling = ::SoftMaxTiling;
+using LayerNormTiling = ::LayerNormTiling;
+using LayerNormSeparateTiling = ::LayerNormSeparateTiling;
+using LayerNormGradTiling = ::LayerNormGradTiling;
+using LayerNormGradBetaTiling = ::LayerNormGradBetaTiling;
+using DeepNormTiling = ::DeepNormTiling;
+using RmsNormTiling = ::RmsNormTiling;
 }
 }  // namespace AscendC
 

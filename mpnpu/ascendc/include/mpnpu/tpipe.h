@@ -830,6 +830,31 @@ private:
     uint64_t used_ = 0;
 };
 
+// PopStackBuffer<T, pos>(popLocal): popLocal becomes the rest of pos's memory, from the end of what the
+// core's TPipe has given out to the end of the memory (documented: all the space left there). The
+// space is not reserved: it is the pipe's free space, so a buffer the pipe gives out later shares
+// it (the pages forbid nesting and mixing with the high-level calls that pop the same stack; mpnpu's
+// high-level calls do not pop it). False, with popLocal unchanged, when no TPipe exists or nothing
+// is left.
+template <typename T, TPosition pos>
+inline bool PopStackBuffer(LocalTensor<T>& popLocal, MPNPU_SITE) {
+    static_assert(std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t> ||
+                      std::is_same_v<T, uint16_t> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t> ||
+                      std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t> || std::is_same_v<T, float> ||
+                      std::is_same_v<T, half>,
+                  "PopStackBuffer: T is one of uint8_t, int8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, "
+                  "uint64_t, float, half");
+    mpnpu::at(site);
+    TPipe* pipe = GetTPipePtr();
+    if (pipe == nullptr) return false;
+    const int mem = mpnpu::position_memory(pos);
+    mpnpu::check_core_has(mem, pos, site, "PopStackBuffer");
+    const uint64_t used = pipe->mpnpu_state()->used[mem], end = mpnpu::memory_size(mem);
+    if (used + sizeof(T) > end) return false;
+    popLocal.mpnpu_init(mem, pos, used, uint32_t((end - used) / sizeof(T)), used, end);
+    return true;
+}
+
 }  // namespace AscendC
 
 #endif  // MPNPU_TPIPE_H

@@ -244,17 +244,23 @@ __attribute__((always_inline)) constexpr inline std::common_type_t<A, B> Ceil(A 
     return C(b) == 0 ? C(0) : C((C(a) + C(b) - 1) / C(b));
 }
 
+// The layout a tensor's ShapeInfo says its data has (kernels set it; mpnpu's calls compute ND only).
+enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
+
 struct ShapeInfo {
     uint8_t shapeDim = 0;
     uint8_t originalShapeDim = 0;
     uint32_t shape[8] = {};
     uint32_t originalShape[8] = {};
+    DataFormat dataFormat = DataFormat::ND;
     ShapeInfo() = default;
-    ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[]) : ShapeInfo(inputShapeDim, inputShape, 0, nullptr) {}
+    ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[], DataFormat inputFormat = DataFormat::ND)
+        : ShapeInfo(inputShapeDim, inputShape, 0, nullptr, inputFormat) {}
     ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[], uint8_t inputOriginalShapeDim,
-              const uint32_t inputOriginalShape[])
+              const uint32_t inputOriginalShape[], DataFormat inputFormat = DataFormat::ND)
         : shapeDim(inputShapeDim > 8 ? 8 : inputShapeDim),
-          originalShapeDim(inputOriginalShapeDim > 8 ? 8 : inputOriginalShapeDim) {
+          originalShapeDim(inputOriginalShapeDim > 8 ? 8 : inputOriginalShapeDim),
+          dataFormat(inputFormat) {
         for (uint8_t i = 0; i < shapeDim; ++i) shape[i] = inputShape[i];
         for (uint8_t i = 0; i < originalShapeDim; ++i) originalShape[i] = inputOriginalShape[i];
     }

@@ -163,6 +163,14 @@ struct AscendCUtils {
     template <typename T>
     static constexpr uint32_t GetBitSize() { return uint32_t(sizeof(T) * 8); }
     static uint32_t GetBitSize(uint32_t byteSize) { return byteSize * 8; }
+    // The vector unit's float overflow mode (1: on, 0: off), which kernels set around calls whose
+    // intermediates may overflow. mpnpu's vector results are IEEE-754 in either mode (an overflow
+    // gives inf, as in the mode that keeps inf/nan), so the mode is only checked to be 0 or 1.
+    static void SetOverflow(uint64_t ctrlValue, MPNPU_SITE) {
+        if (ctrlValue > 1)
+            mpnpu::api_error(site, "AscendCUtils::SetOverflow(%llu): the mode is 0 or 1",
+                             (unsigned long long)ctrlValue);
+    }
 };
 
 // Cache maintenance (DataCacheCleanAndInvalid): the cache these control does not exist on a CPU,

@@ -43,6 +43,7 @@
 #include "../kernel_tiling/kernel_tiling.h"
 #include "platform/platform_ascendc.h"
 #include "../graph/tensor_shape.h"  // (the high-level APIs' tiling helpers take AscendC::TensorShape)
+#include "normalization_tiling.h"
 
 namespace matmul_tiling {
 

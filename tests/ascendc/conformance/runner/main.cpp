@@ -124,7 +124,10 @@ int main(int argc, char** argv) {
     rep << "regs " << core.vec.mask[0] << " " << core.vec.mask[1] << " " << (core.vec.counter ? 1 : 0) << " "
         << core.vec.cmp[0] << " " << core.vec.cmp[1] << "\n";
     rep << "acc " << core.vec.acc << "\n";
-    for (const MpnpuEvent& e : core.events) {
+    std::vector<MpnpuEvent> flat;  // (the log keeps its records in chunks: one array of them)
+    const MpnpuEvent* recs = core.events.data(flat);
+    for (size_t k = 0; k < core.events.size(); ++k) {
+        const MpnpuEvent& e = recs[k];
         if (e.type != MPNPU_EV_LOCAL) continue;
         if (e.mem == MPNPU_MEM_SPR) {  // the special registers (GetAccVal's accumulator)
             rep << "spr " << char(e.kind) << " " << int(e.pipe) << "\n";
