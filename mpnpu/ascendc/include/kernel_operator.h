@@ -26,6 +26,7 @@
 #include "mpnpu/broadcast.h"
 #include "mpnpu/math_lib.h"
 #include "mpnpu/softmax.h"
+#include "mpnpu/softmax_flash.h"
 #include "mpnpu/sort_lib.h"
 #include "mpnpu/cumsum.h"
 #include "mpnpu/sum.h"

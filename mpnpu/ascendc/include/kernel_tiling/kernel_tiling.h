@@ -116,6 +116,11 @@ struct SoftMaxTiling {
     uint32_t tailReduceSize = 0;
 };
 
+// LogSoftMax's tiling: the pages name the struct only; mpnpu makes it SoftMaxTiling under another name
+// (LogSoftMaxTilingFunc fills it as SoftMaxTilingFunc does; LogSoftMax reads srcM and srcK alone, when
+// its SoftMaxShapeInfo gives no shape).
+using LogSoftMaxTiling = SoftMaxTiling;
+
 // The bytes of a T (sizeof(T) of them from `bytes`) as a T, in a constant expression: how an
 // ahead-of-time tiling holder turns its byte array into the tiling struct at compile time.
 template <class T>
@@ -131,11 +136,13 @@ constexpr T convert_from_bytes(const uint8_t* bytes) {
 namespace optiling {
 using TCubeTiling = ::TCubeTiling;
 using SoftMaxTiling = ::SoftMaxTiling;
+using LogSoftMaxTiling = ::LogSoftMaxTiling;
 }
 namespace AscendC {
 namespace tiling {
 using TCubeTiling = ::TCubeTiling;
 using SoftMaxTiling = ::SoftMaxTiling;
+using LogSoftMaxTiling = ::LogSoftMaxTiling;
 }
 }  // namespace AscendC
 

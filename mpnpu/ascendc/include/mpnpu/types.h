@@ -8,6 +8,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "lib_types.h"  // (ShapeInfo carries a DataFormat)
+
 namespace mpnpu {
 
 // float32 <-> 16-bit floats by bit manipulation, rounding to nearest with ties to even (what the
@@ -249,12 +251,16 @@ struct ShapeInfo {
     uint8_t originalShapeDim = 0;
     uint32_t shape[8] = {};
     uint32_t originalShape[8] = {};
+    DataFormat dataFormat = DataFormat::ND;
     ShapeInfo() = default;
     ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[]) : ShapeInfo(inputShapeDim, inputShape, 0, nullptr) {}
+    ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[], DataFormat inputFormat)
+        : ShapeInfo(inputShapeDim, inputShape, inputShapeDim, inputShape, inputFormat) {}
     ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[], uint8_t inputOriginalShapeDim,
-              const uint32_t inputOriginalShape[])
+              const uint32_t inputOriginalShape[], DataFormat inputFormat = DataFormat::ND)
         : shapeDim(inputShapeDim > 8 ? 8 : inputShapeDim),
-          originalShapeDim(inputOriginalShapeDim > 8 ? 8 : inputOriginalShapeDim) {
+          originalShapeDim(inputOriginalShapeDim > 8 ? 8 : inputOriginalShapeDim),
+          dataFormat(inputFormat) {
         for (uint8_t i = 0; i < shapeDim; ++i) shape[i] = inputShape[i];
         for (uint8_t i = 0; i < originalShapeDim; ++i) originalShape[i] = inputOriginalShape[i];
     }
