@@ -33,6 +33,7 @@
 #include "mpnpu/reduce_lib.h"
 #include "mpnpu/select_bytes_mask.h"
 #include "mpnpu/dequant.h"
+#include "mpnpu/quant.h"
 #include "mpnpu/datatype.h"
 #include "mpnpu/debug.h"
 #include "mpnpu/dump.h"
