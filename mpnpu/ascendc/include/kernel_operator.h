@@ -28,6 +28,7 @@
 #include "mpnpu/softmax.h"
 #include "mpnpu/softmax_flash.h"
 #include "mpnpu/sort_lib.h"
+#include "mpnpu/topk.h"
 #include "mpnpu/cumsum.h"
 #include "mpnpu/sum.h"
 #include "mpnpu/reduce_lib.h"

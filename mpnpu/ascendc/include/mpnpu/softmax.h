@@ -491,7 +491,7 @@ inline bool AdjustSoftMaxRes(const LocalTensor<T1>& softMaxRes, const LocalTenso
             std::memcpy(&bits, &v, sizeof(T2));  // (zero-extended: a half's 16 bits)
             if (bits != from) continue;
             found = true;
-            softMaxRes.mpnpu_touch('W', mpnpu::P_V, uint64_t(r) * k, uint64_t(r + 1) * k, site, name);
+            softMaxRes.mpnpu_touch('W', mpnpu::P_V, uint64_t(r) * k, k, site, name);
             for (uint32_t j = 0; j < k; ++j) res[uint64_t(r) * k + j] = to;
         }
     }
