@@ -16,9 +16,10 @@
 // written as exp(x - max) / sum. Rows past oriSrcM are computed like the others.
 //
 // Arithmetic: in float for both element types (half rows are widened, each result rounded once
-// to half); exp, the sum and the division in float, the sum added in order along the row. The
-// device's own reduction order and its exp are not bit-exact with this; conformance compares within
-// the rounding of the type.
+// to half); exp, the sum and the division in float, the sum added in order along the row
+// (SoftmaxGrad's row sum of grad * src: as Sum adds, each 64-float repeat by a tree of adjacent pairs,
+// the repeats then in order). The device's own reduction order and its exp are not bit-exact with
+// this; conformance compares within the rounding of the type.
 //
 // The temporary buffer. The caller's sharedTmpBuffer (checked: in UB, 32-byte aligned, overlapping
 // neither src nor dst, as documented) is traced as written and read on PIPE_V, its first
@@ -42,6 +43,7 @@
 #include "../graph/tensor_shape.h"
 #include "../kernel_tiling/kernel_tiling.h"
 #include "native/rt.h"
+#include "sum.h"
 #include "tensor.h"
 #include "types.h"
 #include "vector/engine.h"
@@ -316,11 +318,11 @@ inline void grad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
         }
         const T* g = grad.mpnpu_addr();
         const T* x = src.mpnpu_addr();
-        std::vector<float> out(out_n);
+        std::vector<float> out(out_n), prod(s.k);
         for (uint32_t r = 0; r < s.m; ++r) {
             const uint64_t row = uint64_t(r) * s.k;
-            float d = 0.0f;
-            for (uint32_t j = 0; j < s.ori_k; ++j) d += to_float(g[row + j]) * to_float(x[row + j]);
+            for (uint32_t j = 0; j < s.ori_k; ++j) prod[j] = to_float(g[row + j]) * to_float(x[row + j]);
+            const float d = sumlib::row_sum(prod.data(), s.ori_k);  // (the vector unit's pairwise tree)
             if (front) {
                 for (uint32_t j = 0; j < per; ++j) out[uint64_t(r) * per + j] = d;
             } else {
