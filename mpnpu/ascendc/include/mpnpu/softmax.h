@@ -22,8 +22,9 @@
 // this; conformance compares within the rounding of the type.
 //
 // The temporary buffer. The caller's sharedTmpBuffer (checked: in UB, 32-byte aligned, overlapping
-// neither src nor dst, as documented) is traced as written and read on PIPE_V, its first
-// 4 x k bytes per row of the call, at most its size; the framework's own scratch is not modelled.
+// neither src nor dst, as documented, and at least one row of k floats: the minimum the host's
+// Get*MinTmpSize gives) is traced as written and read on PIPE_V over the whole rows of 4 x k bytes it
+// holds, at most the call's m; the framework's own scratch is not modelled.
 // The tiling's split is not followed (the call is computed whole), so its other fields are not read.
 //
 // Operands: every tensor in UB, 32-byte aligned; src and dst may be the same tensor (documented:
