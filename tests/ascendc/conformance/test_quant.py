@@ -1,10 +1,11 @@
 """AscendQuant and AscendAntiQuant against numpy (kernels/quant.cpp). Quant: round half to even of
-src * scale + offset, saturated to int8, for scalars and per-channel tensors (the scale, and the offset,
-repeating every scaleCount elements), every documented form with and without the buffer and counts,
-float and half, counts that stop short of the tensor (the rest of dst untouched). AntiQuant:
-scale * (src + offset) per group of rows (or, transposed, of columns), each step rounded to half for a
-half destination, in float for bfloat16_t; the parameters' shape from AntiQuantShapeInfo, from offset's
-ShapeInfo, or taken as one row; the scalar forms. Misuse at the kernel's line."""
+src * scale + offset computed in half (operands and each step), saturated to int8, for scalars and
+per-channel tensors (the scale, and the offset, repeating every scaleCount elements), every documented
+form with and without the buffer and counts, float and half, counts that stop short of the tensor (the
+rest of dst untouched). AntiQuant: scale * (src + offset) per group of rows (or, transposed, of
+columns), each step rounded to half for a half destination, in float for bfloat16_t; the parameters'
+shape from AntiQuantShapeInfo, from offset's ShapeInfo, or taken as one row; the scalar forms. Misuse
+at the kernel's line."""
 
 from __future__ import annotations
 
@@ -62,11 +63,12 @@ def quantise(kernel, dt, form, n=256, cal=None, count=64, seed=0, trace=False):
     used = n if whole else cal
     width = count  # (the parameter tensors are count elements: the whole forms take their size)
     idx = np.arange(used)
+    r_ = (lambda v: np.asarray(v, np.float32).astype(np.float16).astype(np.float32))  # noqa: E731  (in half)
     if form < 4:
-        v = x[:used].astype(np.float32) * SCALE + OFFSET
+        v = r_(r_(r_(x[:used]) * r_(SCALE)) + r_(OFFSET))
     else:
-        off = offset[idx % width] if form in (5, 6) else np.float32(np.asarray(OFFSET, dt))
-        v = x[:used].astype(np.float32) * scale[idx % width] + off
+        off = offset[idx % width] if form in (5, 6) else r_(OFFSET)
+        v = r_(r_(r_(x[:used]) * r_(scale[idx % width])) + r_(off))
     want = np.full(n, INIT, np.int8)
     want[:used] = np.clip(np.rint(v), -128, 127).astype(np.int8)
     return out, want, r

@@ -49,7 +49,7 @@ def launch(kernel, mode, types, m, k, ori_k=None, tmp=0, flag=0, x=None, stats=N
     with device(1, kernel_type=KernelType.AIV) as dev:
         args = [dev.to_device("x", x.ravel()), dev.to_device("stats", blocks),
                 dev.to_device("y", np.zeros(m * k, dt)), dev.to_device("out", np.zeros(4 * m * 32, np.uint8)),
-                dev.to_device("misc", np.zeros(16, np.uint32))]
+                dev.to_device("misc", np.zeros(24, np.uint32))]
         r = dev.launch_with(LaunchOptions(trace=trace), kernel, *args, m, k, ori_k, mode, code, tmp, flag)
         y = dev.to_host(args[2]).reshape(m, k)
         out = dev.to_host(args[3])
@@ -186,6 +186,8 @@ def test_host_helpers_sizes_and_tiling(kernel, types, m, ori_k, tmp) -> None:
     split = min(m, tmp // lo)
     stat_size = np.dtype(TYPES[types][2]).itemsize
     assert list(res["misc"][10:16]) == [m, k16, split, m // split, m % split, 32 // stat_size]
+    split_k = min(m, tmp // (k16 * 4))  # the kernel side's form: the call's srcK as given (here k16)
+    assert list(res["misc"][16:20]) == [m, k16, split_k, m % split_k]
 
 
 @pytest.mark.parametrize("mode,k,tmp,message", [

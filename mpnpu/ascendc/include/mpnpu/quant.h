@@ -2,8 +2,11 @@
 // unit, the forms of this chip class, with the host helpers GetAscendQuantMaxMinTmpSize and
 // GetAscendAntiQuant{MaxMin,Max,Min}TmpSize (GetAscendDequantMaxMinTmpSize is in dequant.h).
 //
-// AscendQuant: dst[i] = round(src[i] * scale + offset), computed in float, rounded half to even
-// (CAST_RINT) and saturated to [-128, 127]. PER_TENSOR: scale and offset are float scalars.
+// AscendQuant: dst[i] = round(src[i] * scale + offset), rounded half to even (CAST_RINT) and saturated
+// to [-128, 127]. Computed in half for both source types: this chip class converts to int8 only from
+// half, so mpnpu's model takes the source, the scale and the offset as halves and rounds the product
+// and the sum to half (the dev kit's quant sample, float data on this chip class, checks against
+// exactly that: its golden is computed in float16). A float source beyond half's range saturates. PER_TENSOR: scale and offset are float scalars.
 // PER_CHANNEL: scale (and the offset, a tensor or a scalar of the source type) repeat every
 // scaleCount elements: dst[i] uses scale[i % scaleCount] (and offset[i % offsetCount]); scaleCount a
 // multiple of 32 and calCount of scaleCount, offsetCount = scaleCount (documented). The forms without
@@ -135,8 +138,11 @@ inline void quant(const AscendC::LocalTensor<int8_t>& dst, const AscendC::LocalT
         dst.mpnpu_touch('W', P_V, 0, calCount, site, name);
         const T* in = src.mpnpu_addr();
         int8_t* out = dst.mpnpu_addr();
+        // in half (see the top of this file): the source, the scale and the offset as halves, the product
+        // and the sum each rounded to half, then half -> int8
+        const auto h = [](float v) { return to_float(from_float<half>(v)); };
         for (uint64_t i = 0; i < calCount; ++i)
-            out[i] = to_int8(to_float(in[i]) * sc[i % sc.size()] + of[i % of.size()]);
+            out[i] = to_int8(h(h(h(to_float(in[i])) * h(sc[i % sc.size()])) + h(of[i % of.size()])));
     }
 }
 

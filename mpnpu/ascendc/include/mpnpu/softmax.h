@@ -57,8 +57,8 @@ struct SoftMaxShapeInfo {
     uint32_t srcK = 0;
     uint32_t oriSrcM = 0;
     uint32_t oriSrcK = 0;
-    SoftMaxShapeInfo() = default;
-    SoftMaxShapeInfo(uint32_t m, uint32_t k, uint32_t oriM, uint32_t oriK)
+    constexpr SoftMaxShapeInfo() = default;
+    constexpr SoftMaxShapeInfo(uint32_t m, uint32_t k, uint32_t oriM, uint32_t oriK)
         : srcM(m), srcK(k), oriSrcM(oriM), oriSrcK(oriK) {}
 };
 
@@ -530,36 +530,44 @@ inline HostShape host_shape(const ge::Shape& shape) {
     return {m, k};
 }
 
-inline uint32_t clamp32(uint64_t v) { return v > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(v); }
+constexpr uint32_t clamp32(uint64_t v) { return v > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(v); }
 inline uint32_t host_min_tmp(const ge::Shape& shape) { return clamp32(host_shape(shape).k * 4); }
 inline uint32_t host_max_tmp(const ge::Shape& shape) {
     const HostShape s = host_shape(shape);
     return clamp32(s.m * s.k * 4);
 }
 
-template <typename Tiling>
-inline void host_tiling(const ge::Shape& shape, uint32_t sumTypeSize, uint32_t localWorkSpaceSize, Tiling& t) {
-    const HostShape s = host_shape(shape);
-    const uint64_t row = s.k * 4;
-    const uint64_t split = row ? (localWorkSpaceSize / row < s.m ? localWorkSpaceSize / row : s.m) : 0;
+// The tiling of the model for m rows of k (k already rounded up), in a constant expression (the
+// kernel-side SoftMaxFlashV2TilingFunc is constexpr).
+constexpr ::SoftMaxTiling tiling_of(uint64_t m, uint64_t k, uint32_t sumTypeSize, uint32_t localWorkSpaceSize) {
+    const uint64_t row = k * 4;
+    const uint64_t split = row ? (localWorkSpaceSize / row < m ? localWorkSpaceSize / row : m) : 0;
     const uint32_t block = sumTypeSize ? 32 / sumTypeSize : 0;
-    t = Tiling{};
-    t.srcM = clamp32(s.m);
-    t.srcK = clamp32(s.k);
-    t.srcSize = clamp32(s.m * s.k);
-    t.outMaxM = clamp32(s.m);
+    const uint64_t tail = split ? m % split : 0;
+    ::SoftMaxTiling t{};
+    t.srcM = clamp32(m);
+    t.srcK = clamp32(k);
+    t.srcSize = clamp32(m * k);
+    t.outMaxM = clamp32(m);
     t.outMaxK = block;
-    t.outMaxSize = clamp32(s.m * block);
+    t.outMaxSize = clamp32(m * block);
     t.splitM = clamp32(split);
-    t.splitK = clamp32(s.k);
-    t.splitSize = clamp32(split * s.k);
+    t.splitK = clamp32(k);
+    t.splitSize = clamp32(split * k);
     t.reduceM = clamp32(split);
     t.reduceK = block;
     t.reduceSize = clamp32(split * block);
-    t.rangeM = split ? clamp32(s.m / split) : 0;
-    t.tailM = split ? clamp32(s.m % split) : 0;
-    t.tailSplitSize = clamp32(uint64_t(t.tailM) * s.k);
-    t.tailReduceSize = clamp32(uint64_t(t.tailM) * block);
+    t.rangeM = split ? clamp32(m / split) : 0;
+    t.tailM = clamp32(tail);
+    t.tailSplitSize = clamp32(tail * k);
+    t.tailReduceSize = clamp32(tail * block);
+    return t;
+}
+
+inline void host_tiling(const ge::Shape& shape, uint32_t sumTypeSize, uint32_t localWorkSpaceSize,
+                        ::SoftMaxTiling& t) {
+    const HostShape s = host_shape(shape);
+    t = tiling_of(s.m, s.k, sumTypeSize, localWorkSpaceSize);
 }
 
 }  // namespace softmax
@@ -619,6 +627,17 @@ inline void SoftMaxFlashV2TilingFunc(const TensorShape& srcShape, const uint32_t
                                      const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
     (void)dataTypeSize1, (void)isUpdate, (void)isBasicBlock, (void)isFlashOutputBrc;
     mpnpu::softmax::host_tiling(srcShape, dataTypeSize2, localWorkSpaceSize, softmaxFlashTiling);
+}
+
+// The kernel side's form (a shape that differs from the host's): the same model for the call's srcM x
+// srcK (srcK as given: already 32-byte aligned on the kernel side).
+constexpr SoftMaxTiling SoftMaxFlashV2TilingFunc(const SoftMaxShapeInfo& shapeInfo, const uint32_t dataTypeSize1,
+                                                 const uint32_t dataTypeSize2, const uint32_t localWorkSpaceSize,
+                                                 const bool isUpdate = false, const bool isBasicBlock = false,
+                                                 const bool isDataFormatNZ = false,
+                                                 const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1, (void)isUpdate, (void)isBasicBlock, (void)isDataFormatNZ, (void)isFlashOutputBrc;
+    return mpnpu::softmax::tiling_of(shapeInfo.srcM, shapeInfo.srcK, dataTypeSize2, localWorkSpaceSize);
 }
 
 inline void GetSoftMaxFlashV3MaxMinTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize1,

@@ -27,8 +27,8 @@
 // Accesses on PIPE_V, memchecked; the sharedTmpBuffer (in UB, 32-byte aligned, at least a row of srcK
 // floats, overlapping neither src nor dst) is traced as written and read over the rows it holds;
 // the framework's own scratch (the forms without one) is not modelled. Not provided: the outReduceMax
-// forms, SOFTMAX_OUTPUT_WITHOUT_BRC (a static_assert), the NZ format (a static_assert), and the
-// kernel-side SoftMaxFlashV2TilingFunc.
+// forms, SOFTMAX_OUTPUT_WITHOUT_BRC (a static_assert) and the NZ format (a static_assert). (The
+// kernel-side SoftMaxFlashV2TilingFunc is in softmax.h, with the host helpers.)
 #ifndef MPNPU_SOFTMAX_FLASH_H
 #define MPNPU_SOFTMAX_FLASH_H
 

@@ -98,6 +98,13 @@ static void run(GM_ADDR x, GM_ADDR stats, GM_ADDR y, GM_ADDR out, GM_ADDR misc, 
         SoftMaxTilingFunc(shape, sizeof(U), tmpBytes, t);
         const uint32_t fields[6] = {t.srcM, t.srcK, t.splitM, t.rangeM, t.tailM, t.reduceK};
         for (uint32_t i = 0; i < 6; ++i) miscGm.SetValue(10 + i, fields[i]);
+        // the kernel side's form, for the call's (aligned) shape, also in a constant expression
+        constexpr SoftMaxTiling fixed = SoftMaxFlashV2TilingFunc(SoftMaxShapeInfo{8, 64, 8, 64}, 4, 4, 1024);
+        static_assert(fixed.splitM == 4 && fixed.rangeM == 2 && fixed.tailM == 0 && fixed.reduceK == 8,
+                      "SoftMaxFlashV2TilingFunc: 1024 bytes hold 4 rows of 64 floats");
+        const SoftMaxTiling kt = SoftMaxFlashV2TilingFunc(info, sizeof(T), sizeof(U), tmpBytes, true);
+        const uint32_t kernelFields[4] = {kt.srcM, kt.srcK, kt.splitM, kt.tailM};
+        for (uint32_t i = 0; i < 4; ++i) miscGm.SetValue(16 + i, kernelFields[i]);
         return;
     }
     SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
