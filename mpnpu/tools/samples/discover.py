@@ -87,11 +87,12 @@ def _holds(cond: str, variables: dict[str, str]) -> bool | None:
     return None
 
 
-def _known_live(text: str, variables: dict[str, str]) -> str:
-    """``text`` without the lines of if() branches known not to be taken (a branch whose condition is
-    unknown is kept, as every branch was before conditions were read)."""
+def _live_lines(text: str, variables: dict[str, str], unknown_taken: bool) -> list[str]:
+    """The lines of ``text`` outside any if(), or in a branch that may be taken with ``variables``: a branch
+    known to hold, or one whose condition is unknown; with ``unknown_taken`` an unknown condition also
+    counts as the branch taken (so the rest of its chain is not)."""
     kept: list[str] = []
-    stack: list[list[bool]] = []  # per open if(): [this branch live, a branch known taken]
+    stack: list[list[bool]] = []  # per open if(): [this branch live, a branch already taken]
     for line in text.splitlines():
         m = _IF.match(line)
         if m:
@@ -101,15 +102,22 @@ def _known_live(text: str, variables: dict[str, str]) -> str:
                     stack.pop()
                 continue
             holds = True if word == "else" else _holds(cond, variables)
+            takes = holds is True or (unknown_taken and holds is None)
             if word == "if":
-                stack.append([holds is not False, holds is True])
+                stack.append([holds is not False, takes])
             elif stack:
                 taken = stack[-1][1]
-                stack[-1] = [not taken and holds is not False, taken or holds is True]
+                stack[-1] = [not taken and holds is not False, taken or (not taken and takes)]
             continue
         if all(frame[0] for frame in stack):
             kept.append(line)
-    return "\n".join(kept)
+    return kept
+
+
+def _known_live(text: str, variables: dict[str, str]) -> str:
+    """``text`` without the lines of if() branches known not to be taken (a branch whose condition is
+    unknown is kept, as every branch was before conditions were read)."""
+    return "\n".join(_live_lines(text, variables, unknown_taken=False))
 
 
 def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
@@ -117,28 +125,10 @@ def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
     if(), and those in the branch of an ``if(VAR STREQUAL "value")`` chain that holds (a condition of
     another form counts as holding in its first branch only)."""
     found: dict[str, str] = {}
-    stack: list[list[bool]] = []  # per open if(): [this branch active, a branch already taken]
-    for line in text.splitlines():
-        m = _IF.match(line)
-        if m:
-            word, cond = m.group(1).lower(), m.group(2)
-            if word == "endif":
-                if stack:
-                    stack.pop()
-                continue
-            holds = _holds(cond, variables)
-            if word == "if":
-                active = holds is not False
-                stack.append([active, active])
-            elif stack:
-                taken = stack[-1][1]
-                active = not taken and (word == "else" or holds is not False)
-                stack[-1] = [active, taken or active]
-            continue
-        if all(frame[0] for frame in stack):
-            st = _SET.match(line)
-            if st:
-                found.setdefault(st.group(1), st.group(2))
+    for line in _live_lines(text, variables, unknown_taken=True):
+        st = _SET.match(line)
+        if st:
+            found.setdefault(st.group(1), st.group(2))
     return found
 
 
