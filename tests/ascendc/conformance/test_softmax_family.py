@@ -177,7 +177,8 @@ def test_softmax_grad_row_sum_is_pairwise(kernel, types) -> None:
 
 
 @pytest.mark.parametrize("types", ["f32", "f16_f32"])
-@pytest.mark.parametrize("m,ori_k,tmp", [(4, 64, 1000), (5, 37, 300), (8, 200, 2048)])
+@pytest.mark.parametrize("m,ori_k,tmp", [(4, 64, 1000), (5, 37, 300), (8, 200, 2048), (16, 128, 8 * 512),
+                                         (16, 128, 6 * 512)])
 def test_host_helpers_sizes_and_tiling(kernel, types, m, ori_k, tmp) -> None:
     res = launch(kernel, 6, types, m, -(-ori_k // 16) * 16, ori_k, tmp=tmp)
     k16 = -(-ori_k // 16) * 16
@@ -188,6 +189,9 @@ def test_host_helpers_sizes_and_tiling(kernel, types, m, ori_k, tmp) -> None:
     assert list(res["misc"][10:16]) == [m, k16, split, m // split, m % split, 32 // stat_size]
     split_k = min(m, tmp // (k16 * 4))  # the kernel side's form: the call's srcK as given (here k16)
     assert list(res["misc"][16:20]) == [m, k16, split_k, m % split_k]
+    data_size = np.dtype(TYPES[types][1]).itemsize  # IsBasicBlockInSoftMax: k a multiple of 64 in
+    basic = k16 % 64 == 0 and 256 // data_size <= k16 < 2048 and split % 8 == 0 and (m % split) % 8 == 0
+    assert res["misc"][20] == int(basic)  # [256 / size, 2048), the split's rows multiples of 8
 
 
 @pytest.mark.parametrize("mode,k,tmp,message", [

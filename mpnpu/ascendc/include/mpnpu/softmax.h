@@ -607,6 +607,15 @@ inline void SoftMaxGradTilingFunc(const TensorShape& srcShape, const uint32_t da
     mpnpu::softmax::host_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxGradTiling);
 }
 
+// Whether a tiling's split meets the basic-block shape the SoftMax page gives for isBasicBlock: the row
+// length srcK a multiple of 64 in [256 / dataTypeSize, 2048), and the rows computed together (splitM,
+// and the tail's tailM) multiples of 8. (mpnpu computes either way; kernels use the answer to choose.)
+inline bool IsBasicBlockInSoftMax(SoftMaxTiling& tiling, const uint32_t dataTypeSize = 2) {
+    const uint32_t k = tiling.srcK;
+    return dataTypeSize != 0 && k % 64 == 0 && k >= 256 / dataTypeSize && k < 2048 && tiling.splitM != 0 &&
+           tiling.splitM % 8 == 0 && tiling.tailM % 8 == 0;
+}
+
 // (isBasicBlock and isFlashOutputBrc do not change mpnpu's sizes; the kernel refuses the
 // SOFTMAX_OUTPUT_WITHOUT_BRC mode isFlashOutputBrc goes with.)
 inline uint32_t GetSoftMaxFlashV2MinTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize1,

@@ -105,6 +105,7 @@ static void run(GM_ADDR x, GM_ADDR stats, GM_ADDR y, GM_ADDR out, GM_ADDR misc, 
         const SoftMaxTiling kt = SoftMaxFlashV2TilingFunc(info, sizeof(T), sizeof(U), tmpBytes, true);
         const uint32_t kernelFields[4] = {kt.srcM, kt.srcK, kt.splitM, kt.tailM};
         for (uint32_t i = 0; i < 4; ++i) miscGm.SetValue(16 + i, kernelFields[i]);
+        miscGm.SetValue(20, IsBasicBlockInSoftMax(t, sizeof(T)) ? 1u : 0u);
         return;
     }
     SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
