@@ -147,6 +147,21 @@ def test_a_define_set_in_the_branch_for_this_chip_class(tmp_path) -> None:
     assert sample.defines == ["-DNPU_ARCH=2201", "-DSTEP=1"]
 
 
+def test_a_define_under_an_option_left_off_is_not_taken(tmp_path) -> None:
+    """``option(USE_FRONT_MODE "..." OFF)`` then ``if(USE_FRONT_MODE) target_compile_definitions(...)
+    endif()``: the README's first recipe does not turn the option on, so the define stays out; an
+    option on by default (or a condition mpnpu cannot read) keeps its branch's defines."""
+    defines = ('option(USE_FRONT_MODE "front" OFF)\noption(USE_TAIL "tail" ON)\n'
+               "if(USE_FRONT_MODE)\n    target_compile_definitions(demo PRIVATE FRONT)\n"
+               "else()\n    target_compile_definitions(demo PRIVATE BACK)\nendif()\n"
+               "if(NOT USE_TAIL)\n    add_definitions(-DNO_TAIL)\nendif()\n"
+               "if(USE_TAIL)\n    add_definitions(-DTAIL)\nendif()\n"
+               "if(EXISTS somewhere)\n    add_definitions(-DMAYBE)\nendif()\n")
+    _sample(tmp_path, "s", defines=defines)
+    (sample,) = discover(str(tmp_path))
+    assert sample.defines == ["-DBACK", "-DTAIL", "-DMAYBE"]
+
+
 def test_a_define_from_a_regex_match_of_the_architecture(tmp_path) -> None:
     """``string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")`` then
     ``add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})``: the define is the number the regex finds."""

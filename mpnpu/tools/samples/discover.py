@@ -68,12 +68,31 @@ _STREQUAL = re.compile(r'^\s*\$?\{?(\w+)\}?\s+STREQUAL\s+"?([^"\s]*)"?\s*$')
 _SET = re.compile(r'^\s*set\s*\(\s*(\w+)\s+"?([^"\s)]*)"?\s*\)\s*$', re.I)
 
 
-def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
-    """The ``set(NAME value)`` statements of a CMake file that apply with ``variables``: those outside any
-    if(), and those in the branch of an ``if(VAR STREQUAL "value")`` chain that holds (a condition of
-    another form counts as holding in its first branch only)."""
-    found: dict[str, str] = {}
-    stack: list[list[bool]] = []  # per open if(): [this branch active, a branch already taken]
+_OPTION = re.compile(r'^\s*option\s*\(\s*(\w+)\s+"[^"]*"\s+(\w+)\s*\)', re.I | re.M)
+_BARE = re.compile(r"^\s*(NOT\s+)?\$?\{?(\w+)\}?\s*$", re.I)
+_FALSE = {"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"}
+
+
+def _holds(cond: str, variables: dict[str, str]) -> bool | None:
+    """Whether an if() condition holds with ``variables``: ``VAR STREQUAL "value"``, or a bare ``VAR`` /
+    ``NOT VAR`` (CMake's truth of its value); None for another form or an unknown variable."""
+    c = _STREQUAL.match(cond)
+    if c:
+        return (variables.get(c.group(1)) == c.group(2)) if c.group(1) in variables else None
+    b = _BARE.match(cond)
+    if b and b.group(2) in variables:
+        value = variables[b.group(2)].upper()
+        true = value not in _FALSE and not value.endswith("-NOTFOUND")
+        return true != bool(b.group(1))
+    return None
+
+
+def _live_lines(text: str, variables: dict[str, str], unknown_taken: bool) -> list[str]:
+    """The lines of ``text`` outside any if(), or in a branch that may be taken with ``variables``: a branch
+    known to hold, or one whose condition is unknown; with ``unknown_taken`` an unknown condition also
+    counts as the branch taken (so the rest of its chain is not)."""
+    kept: list[str] = []
+    stack: list[list[bool]] = []  # per open if(): [this branch live, a branch already taken]
     for line in text.splitlines():
         m = _IF.match(line)
         if m:
@@ -82,20 +101,34 @@ def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
                 if stack:
                     stack.pop()
                 continue
-            c = _STREQUAL.match(cond)
-            holds = (variables.get(c.group(1)) == c.group(2)) if c and c.group(1) in variables else None
+            holds = True if word == "else" else _holds(cond, variables)
+            takes = holds is True or (unknown_taken and holds is None)
             if word == "if":
-                active = holds is not False
-                stack.append([active, active])
+                stack.append([holds is not False, takes])
             elif stack:
                 taken = stack[-1][1]
-                active = not taken and (word == "else" or holds is not False)
-                stack[-1] = [active, taken or active]
+                stack[-1] = [not taken and holds is not False, taken or (not taken and takes)]
             continue
         if all(frame[0] for frame in stack):
-            st = _SET.match(line)
-            if st:
-                found.setdefault(st.group(1), st.group(2))
+            kept.append(line)
+    return kept
+
+
+def _known_live(text: str, variables: dict[str, str]) -> str:
+    """``text`` without the lines of if() branches known not to be taken (a branch whose condition is
+    unknown is kept, as every branch was before conditions were read)."""
+    return "\n".join(_live_lines(text, variables, unknown_taken=False))
+
+
+def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
+    """The ``set(NAME value)`` statements of a CMake file that apply with ``variables``: those outside any
+    if(), and those in the branch of an ``if(VAR STREQUAL "value")`` chain that holds (a condition of
+    another form counts as holding in its first branch only)."""
+    found: dict[str, str] = {}
+    for line in _live_lines(text, variables, unknown_taken=True):
+        st = _SET.match(line)
+        if st:
+            found.setdefault(st.group(1), st.group(2))
     return found
 
 
@@ -200,10 +233,11 @@ def read_sample(tree: str, folder: str) -> Sample | None:
     sample.expect = expected_output(readme)
     cache = dict(_CACHE_SET.findall(text))
     sample.arch = values.get("CMAKE_ASC_ARCHITECTURES") or cache.get("CMAKE_ASC_ARCHITECTURES", "")
-    variables = {**cache, **values}
+    options = {name: default for name, default in _OPTION.findall(text)}  # option(NAME "doc" OFF)
+    variables = {**options, **cache, **values}
     variables = {**variables, **{k: v for k, v in _plain_sets(text, variables).items() if k not in variables}}
     variables = {**variables, **{k: v for k, v in _regex_matches(text, variables).items() if k not in variables}}
-    for group in _DEFINITIONS.findall(text):
+    for group in _DEFINITIONS.findall(_known_live(text, variables)):
         for token in group.split():
             if token in ("PRIVATE", "PUBLIC", "INTERFACE", sample.program):
                 continue

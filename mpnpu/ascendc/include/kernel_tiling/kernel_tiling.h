@@ -281,6 +281,50 @@ struct RmsNormTiling {
     uint32_t tailBsLength = 0;
 };
 
+// LogSoftMax's tiling: the pages name the struct only; mpnpu makes it SoftMaxTiling under another name
+// (LogSoftMaxTilingFunc fills it as SoftMaxTilingFunc does; LogSoftMax reads srcM and srcK alone, when
+// its SoftMaxShapeInfo gives no shape).
+using LogSoftMaxTiling = SoftMaxTiling;
+
+// TopK's tiling: the documented fields, in order. TopKTilingFunc fills the sizes mpnpu's TopK model
+// uses (tmpLocalSize, allDataSize, innerDataSize, sortRepeat, kAlignFourBytes, kAlignTwoBytes); the
+// device's mask and offset fields stay 0 (mpnpu's TopK has no vector masks or queue offsets to
+// describe), and the kernel side takes its shape from TopKInfo.
+struct TopkTiling {
+    int32_t tmpLocalSize = 0;
+    int32_t allDataSize = 0;
+    int32_t innerDataSize = 0;
+    uint32_t sortRepeat = 0;
+    int32_t mrgSortRepeat = 0;
+    int32_t kAlignFourBytes = 0;
+    int32_t kAlignTwoBytes = 0;
+    int32_t maskOffset = 0;
+    int32_t maskVreducev2FourBytes = 0;
+    int32_t maskVreducev2TwoBytes = 0;
+    int32_t mrgSortSrc1offset = 0;
+    int32_t mrgSortSrc2offset = 0;
+    int32_t mrgSortSrc3offset = 0;
+    int32_t mrgSortTwoQueueSrc1Offset = 0;
+    int32_t mrgFourQueueTailPara1 = 0;
+    int32_t mrgFourQueueTailPara2 = 0;
+    int32_t srcIndexOffset = 0;
+    uint32_t copyUbToUbBlockCount = 0;
+    int32_t topkMrgSrc1MaskSizeOffset = 0;
+    int32_t topkNSmallSrcIndexOffset = 0;
+    uint32_t vreduceValMask0 = 0;
+    uint32_t vreduceValMask1 = 0;
+    uint32_t vreduceIdxMask0 = 0;
+    uint32_t vreduceIdxMask1 = 0;
+    uint16_t vreducehalfValMask0 = 0;
+    uint16_t vreducehalfValMask1 = 0;
+    uint16_t vreducehalfValMask2 = 0;
+    uint16_t vreducehalfValMask3 = 0;
+    uint16_t vreducehalfValMask4 = 0;
+    uint16_t vreducehalfValMask5 = 0;
+    uint16_t vreducehalfValMask6 = 0;
+    uint16_t vreducehalfValMask7 = 0;
+};
+
 // The bytes of a T (sizeof(T) of them from `bytes`) as a T, in a constant expression: how an
 // ahead-of-time tiling holder turns its byte array into the tiling struct at compile time.
 template <class T>
@@ -302,6 +346,8 @@ using LayerNormGradTiling = ::LayerNormGradTiling;
 using LayerNormGradBetaTiling = ::LayerNormGradBetaTiling;
 using DeepNormTiling = ::DeepNormTiling;
 using RmsNormTiling = ::RmsNormTiling;
+using LogSoftMaxTiling = ::LogSoftMaxTiling;
+using TopkTiling = ::TopkTiling;
 }
 namespace AscendC {
 namespace tiling {
@@ -313,6 +359,8 @@ using LayerNormGradTiling = ::LayerNormGradTiling;
 using LayerNormGradBetaTiling = ::LayerNormGradBetaTiling;
 using DeepNormTiling = ::DeepNormTiling;
 using RmsNormTiling = ::RmsNormTiling;
+using LogSoftMaxTiling = ::LogSoftMaxTiling;
+using TopkTiling = ::TopkTiling;
 }
 }  // namespace AscendC
 

@@ -16,13 +16,15 @@
 // written as exp(x - max) / sum. Rows past oriSrcM are computed like the others.
 //
 // Arithmetic: in float for both element types (half rows are widened, each result rounded once
-// to half); exp, the sum and the division in float, the sum added in order along the row. The
-// device's own reduction order and its exp are not bit-exact with this; conformance compares within
-// the rounding of the type.
+// to half); exp, the sum and the division in float, the sum added in order along the row
+// (SoftmaxGrad's row sum of grad * src: as Sum adds, each 64-float repeat by a tree of adjacent pairs,
+// the repeats then in order). The device's own reduction order and its exp are not bit-exact with
+// this; conformance compares within the rounding of the type.
 //
 // The temporary buffer. The caller's sharedTmpBuffer (checked: in UB, 32-byte aligned, overlapping
-// neither src nor dst, as documented) is traced as written and read on PIPE_V, its first
-// 4 x k bytes per row of the call, at most its size; the framework's own scratch is not modelled.
+// neither src nor dst, as documented, and at least one row of k floats: the minimum the host's
+// Get*MinTmpSize gives) is traced as written and read on PIPE_V over the whole rows of 4 x k bytes it
+// holds, at most the call's m; the framework's own scratch is not modelled.
 // The tiling's split is not followed (the call is computed whole), so its other fields are not read.
 //
 // Operands: every tensor in UB, 32-byte aligned; src and dst may be the same tensor (documented:
@@ -35,11 +37,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "../graph/tensor_shape.h"
 #include "../kernel_tiling/kernel_tiling.h"
 #include "native/rt.h"
+#include "sum.h"
 #include "tensor.h"
 #include "types.h"
 #include "vector/engine.h"
@@ -52,8 +57,8 @@ struct SoftMaxShapeInfo {
     uint32_t srcK = 0;
     uint32_t oriSrcM = 0;
     uint32_t oriSrcK = 0;
-    SoftMaxShapeInfo() = default;
-    SoftMaxShapeInfo(uint32_t m, uint32_t k, uint32_t oriM, uint32_t oriK)
+    constexpr SoftMaxShapeInfo() = default;
+    constexpr SoftMaxShapeInfo(uint32_t m, uint32_t k, uint32_t oriM, uint32_t oriK)
         : srcM(m), srcK(k), oriSrcM(oriM), oriSrcK(oriK) {}
 };
 
@@ -81,7 +86,8 @@ struct Shape {
     uint32_t m, k, ori_m, ori_k;
 };
 
-inline Shape shape_of(const ::SoftMaxTiling& tiling, const AscendC::SoftMaxShapeInfo& info,
+template <typename Tiling>  // (SoftMaxTiling or LogSoftMaxTiling: srcM and srcK alike)
+inline Shape shape_of(const Tiling& tiling, const AscendC::SoftMaxShapeInfo& info,
                       const AscendC::SoftmaxConfig& config, uint32_t type_size, const Site& site, const char* name) {
     Shape s{info.srcM, info.srcK, info.oriSrcM, info.oriSrcK};
     if (s.m == 0 && s.k == 0) s = Shape{tiling.srcM, tiling.srcK, tiling.srcM, tiling.srcK};
@@ -108,6 +114,20 @@ inline void check_row_output(const AscendC::LocalTensor<U>& t, const Shape& s, c
                              const char* what) {
     vec::check_operand(t, 32, site, name, what);
     vec::check_count(t, uint64_t(s.m) * (32 / sizeof(U)), site, name, what);
+}
+
+// mpnpu's model of the family's sharedTmpBuffer: a row of srcK floats (the row widened, its exp) for each
+// row it holds at once. The minimum is one row; the call uses as many whole rows as fit, at most the
+// call's m (Get*MinTmpSize / Get*MaxTmpSize give these bounds for the host's shape).
+inline uint64_t tmp_used_bytes(const AscendC::LocalTensor<uint8_t>& tmp, const Shape& s, const Site& site,
+                               const char* name) {
+    const uint64_t row = uint64_t(s.k) * 4, have = tmp.GetSize();
+    if (have < row)
+        api_error(site, "%s: sharedTmpBuffer has %llu bytes, below the minimum %llu (one row of srcK = %u floats; "
+                  "the host's minimum-size helper gives it)", name, (unsigned long long)have,
+                  (unsigned long long)row, s.k);
+    const uint64_t rows = have / row < s.m ? have / row : s.m;
+    return rows * row;
 }
 
 template <typename T>
@@ -145,22 +165,28 @@ inline uint64_t check_data(const AscendC::LocalTensor<T>& dst, const AscendC::Lo
     check_src_dst(dst, src, bytes, site, name);
     if (!tmp) return 0;
     check_tmp<T>(*tmp, src.mpnpu_addr(), dst.mpnpu_addr(), bytes, site, name);
-    return n * 4 < tmp->GetSize() ? n * 4 : tmp->GetSize();
+    return tmp_used_bytes(*tmp, s, site, name);
 }
 
 // SoftMax: dst = exp(x - rowmax) / rowsum; the row's max and sum into max/sum (U), when given.
-template <typename T, typename U>
+// LogSoftMax (as_log set): dst = log10(exp(x - rowmax) / rowsum), the quotient rounded to float first.
+template <typename T, typename U, typename Tiling>
 inline void run(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>* sum,
                 const AscendC::LocalTensor<U>* max, const AscendC::LocalTensor<T>& src,
-                const AscendC::LocalTensor<uint8_t>* tmp, const ::SoftMaxTiling& tiling,
-                const AscendC::SoftMaxShapeInfo& info, const AscendC::SoftmaxConfig& config, const Site& site) {
-    const char* name = "SoftMax";
+                const AscendC::LocalTensor<uint8_t>* tmp, const Tiling& tiling,
+                const AscendC::SoftMaxShapeInfo& info, const AscendC::SoftmaxConfig& config, const Site& site,
+                const char* name = "SoftMax", bool as_log = false) {
     vec::start(site, name);
     vec::need_type<T>(vec::one_of<T, half, float>, site, name, "half, float");
     if constexpr (vec::one_of<T, half, float>) {
         const Shape s = shape_of(tiling, info, config, sizeof(T), site, name);
         const uint64_t n = uint64_t(s.m) * s.k, bytes = n * sizeof(T);
         const uint64_t tmp_used = check_data(dst, src, tmp, s, site, name);
+        if (as_log && src.mpnpu_addr() != dst.mpnpu_addr() &&
+            vec::overlaps(src.mpnpu_addr(), bytes, dst.mpnpu_addr(), bytes))
+            api_error(site, "%s: dst and src overlap (documented: the call takes separate operands)", name);
+        if (as_log && src.mpnpu_addr() == dst.mpnpu_addr())
+            api_error(site, "%s: dst is src (documented: the call takes separate operands)", name);
         if (sum) {
             check_row_output(*sum, s, site, name, "sumTensor");
             check_row_output(*max, s, site, name, "maxTensor");
@@ -197,7 +223,8 @@ inline void run(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U
         T* out = dst.mpnpu_addr();
         for (uint32_t r = 0; r < s.m; ++r)
             for (uint32_t j = 0; j < s.k; ++j)
-                out[uint64_t(r) * s.k + j] = from_float<T>(e[uint64_t(r) * s.k + j] / row_sum[r]);
+                out[uint64_t(r) * s.k + j] = from_float<T>(
+                    as_log ? std::log10(e[uint64_t(r) * s.k + j] / row_sum[r]) : e[uint64_t(r) * s.k + j] / row_sum[r]);
         if (sum) {
             constexpr uint32_t per = 32 / sizeof(U);
             sum->mpnpu_touch('W', P_V, 0, uint64_t(s.m) * per, site, name);
@@ -282,7 +309,7 @@ inline void grad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
             check_tmp<T>(*tmp, src.mpnpu_addr(), dst.mpnpu_addr(), bytes, site, name);
             if (vec::overlaps(tmp->mpnpu_addr(), tmp->GetSize(), grad.mpnpu_addr(), bytes))
                 api_error(site, "%s: sharedTmpBuffer overlaps gradTensor (the call takes separate operands)", name);
-            tmp_used = n * 4 < tmp->GetSize() ? n * 4 : tmp->GetSize();
+            tmp_used = tmp_used_bytes(*tmp, s, site, name);
         }
         grad.mpnpu_touch('R', P_V, 0, n, site, name);
         src.mpnpu_touch('R', P_V, 0, n, site, name);
@@ -292,11 +319,11 @@ inline void grad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
         }
         const T* g = grad.mpnpu_addr();
         const T* x = src.mpnpu_addr();
-        std::vector<float> out(out_n);
+        std::vector<float> out(out_n), prod(s.k);
         for (uint32_t r = 0; r < s.m; ++r) {
             const uint64_t row = uint64_t(r) * s.k;
-            float d = 0.0f;
-            for (uint32_t j = 0; j < s.ori_k; ++j) d += to_float(g[row + j]) * to_float(x[row + j]);
+            for (uint32_t j = 0; j < s.ori_k; ++j) prod[j] = to_float(g[row + j]) * to_float(x[row + j]);
+            const float d = sumlib::row_sum(prod.data(), s.ori_k);  // (the vector unit's pairwise tree)
             if (front) {
                 for (uint32_t j = 0; j < per; ++j) out[uint64_t(r) * per + j] = d;
             } else {
@@ -419,6 +446,237 @@ inline void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<
     static_assert(!isDataFormatNZ, "SoftmaxGradFront: mpnpu computes the ND format only (isDataFormatNZ = false)");
     mpnpu::softmax::grad<T>(dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling, true, softmaxShapeInfo, site,
                             "SoftmaxGradFront");
+}
+
+// -- LogSoftMax and AdjustSoftMaxRes ------------------------------------------------------------------
+
+// LogSoftMax: dst = log10(softmax(src)) (the page's formula: base 10), the row's max and sum into max
+// and sum (of the data's type, one 32-byte block a row); dst and src must not overlap (documented).
+template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
+inline void LogSoftMax(const LocalTensor<T>& dst, const LocalTensor<T>& sum, const LocalTensor<T>& max,
+                       const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                       const LogSoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, MPNPU_SITE) {
+    static_assert(!isDataFormatNZ, "LogSoftMax: mpnpu computes the ND format only (isDataFormatNZ = false)");
+    mpnpu::softmax::run<T, T>(dst, &sum, &max, src, &sharedTmpBuffer, tiling, softmaxShapeInfo, SOFTMAX_DEFAULT_CFG,
+                              site, "LogSoftMax", true);
+}
+
+// AdjustSoftMaxRes: every row whose max (the block's first element, or with stepSizeMode != 0 the
+// row's one element) has the bit pattern `from` is set to `to` over its srcK elements; true when
+// some row was. The comparison is of bits (from is the float's, or half's, encoding, as documented).
+template <typename T1, typename T2, bool isDataFormatNZ = false, uint8_t stepSizeMode = 0>
+inline bool AdjustSoftMaxRes(const LocalTensor<T1>& softMaxRes, const LocalTensor<T2>& maxTensor, const uint32_t from,
+                             const T1 to, const SoftMaxShapeInfo& softmaxShapeInfo, MPNPU_SITE) {
+    static_assert(!isDataFormatNZ, "AdjustSoftMaxRes: mpnpu computes the ND format only (isDataFormatNZ = false)");
+    const char* name = "AdjustSoftMaxRes";
+    using mpnpu::vec::one_of;
+    mpnpu::vec::start(site, name);
+    mpnpu::vec::need_type<T1>(one_of<T1, half, float>, site, name, "half, float");
+    mpnpu::vec::need_type<T2>(one_of<T2, half, float>, site, name, "half, float (maxTensor)");
+    bool found = false;
+    if constexpr (one_of<T1, half, float> && one_of<T2, half, float>) {
+        const uint32_t m = softmaxShapeInfo.srcM, k = softmaxShapeInfo.srcK;
+        if ((uint64_t(k) * sizeof(T1)) % 32)
+            mpnpu::api_error(site, "%s: srcK %u is not 32-byte aligned", name, k);
+        const uint32_t step = stepSizeMode == 0 ? 32 / sizeof(T2) : 1;
+        const uint64_t n_max = uint64_t(m) * step;
+        mpnpu::vec::check_operand(softMaxRes, 32, site, name, "softMaxRes");
+        mpnpu::vec::check_operand(maxTensor, 32, site, name, "maxTensor");
+        mpnpu::vec::check_count(softMaxRes, uint64_t(m) * k, site, name, "softMaxRes");
+        mpnpu::vec::check_count(maxTensor, n_max, site, name, "maxTensor");
+        if (m == 0) return false;
+        maxTensor.mpnpu_touch('R', mpnpu::P_V, 0, n_max, site, name);
+        const T2* mx = maxTensor.mpnpu_addr();
+        T1* res = softMaxRes.mpnpu_addr();
+        for (uint32_t r = 0; r < m; ++r) {
+            T2 v = mx[uint64_t(r) * step];
+            uint32_t bits = 0;
+            std::memcpy(&bits, &v, sizeof(T2));  // (zero-extended: a half's 16 bits)
+            if (bits != from) continue;
+            found = true;
+            softMaxRes.mpnpu_touch('W', mpnpu::P_V, uint64_t(r) * k, k, site, name);
+            for (uint32_t j = 0; j < k; ++j) res[uint64_t(r) * k + j] = to;
+        }
+    }
+    return found;
+}
+
+}  // namespace AscendC
+
+// -- host helpers ----------------------------------------------------------------------------------------
+// The temporary-size and tiling helpers of the SoftMax family (SoftMax/SimpleSoftMax, SoftmaxGrad,
+// SoftmaxFlashV2, SoftmaxFlashV3, LogSoftMax). They follow mpnpu's model of the buffer (see
+// tmp_used_bytes above): one row of srcK floats at least, the whole shape's rows at most, with srcK the
+// shape's last axis rounded up to 16 elements (32 bytes of either data type) and m the product of the
+// others. The tiling functions fill the documented fields with a split consistent with that model:
+// splitM = the rows localWorkSpaceSize holds (at most m), rangeM = m / splitM, tailM = m % splitM,
+// reduceK = outMaxK = the elements of one 32-byte block of the max/sum type. The kernel side reads only
+// srcM and srcK (the shape, when the call's SoftMaxShapeInfo gives none); the rest describes the split
+// for code that reads it.
+namespace mpnpu {
+namespace softmax {
+
+struct HostShape {
+    uint64_t m, k;
+};
+
+inline HostShape host_shape(const ge::Shape& shape) {
+    const size_t dims = shape.GetDimNum();
+    if (dims == 0) return {0, 0};
+    uint64_t m = 1;
+    for (size_t i = 0; i + 1 < dims; ++i) m *= uint64_t(shape.GetDim(i) > 0 ? shape.GetDim(i) : 0);
+    const int64_t last = shape.GetDim(dims - 1);
+    const uint64_t k = last > 0 ? (uint64_t(last) + 15) / 16 * 16 : 0;
+    return {m, k};
+}
+
+constexpr uint32_t clamp32(uint64_t v) { return v > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(v); }
+inline uint32_t host_min_tmp(const ge::Shape& shape) { return clamp32(host_shape(shape).k * 4); }
+inline uint32_t host_max_tmp(const ge::Shape& shape) {
+    const HostShape s = host_shape(shape);
+    return clamp32(s.m * s.k * 4);
+}
+
+// The tiling of the model for m rows of k (k already rounded up), in a constant expression (the
+// kernel-side SoftMaxFlashV2TilingFunc is constexpr).
+constexpr ::SoftMaxTiling tiling_of(uint64_t m, uint64_t k, uint32_t sumTypeSize, uint32_t localWorkSpaceSize) {
+    const uint64_t row = k * 4;
+    const uint64_t split = row ? (localWorkSpaceSize / row < m ? localWorkSpaceSize / row : m) : 0;
+    const uint32_t block = sumTypeSize ? 32 / sumTypeSize : 0;
+    const uint64_t tail = split ? m % split : 0;
+    ::SoftMaxTiling t{};
+    t.srcM = clamp32(m);
+    t.srcK = clamp32(k);
+    t.srcSize = clamp32(m * k);
+    t.outMaxM = clamp32(m);
+    t.outMaxK = block;
+    t.outMaxSize = clamp32(m * block);
+    t.splitM = clamp32(split);
+    t.splitK = clamp32(k);
+    t.splitSize = clamp32(split * k);
+    t.reduceM = clamp32(split);
+    t.reduceK = block;
+    t.reduceSize = clamp32(split * block);
+    t.rangeM = split ? clamp32(m / split) : 0;
+    t.tailM = clamp32(tail);
+    t.tailSplitSize = clamp32(tail * k);
+    t.tailReduceSize = clamp32(tail * block);
+    return t;
+}
+
+inline void host_tiling(const ge::Shape& shape, uint32_t sumTypeSize, uint32_t localWorkSpaceSize,
+                        ::SoftMaxTiling& t) {
+    const HostShape s = host_shape(shape);
+    t = tiling_of(s.m, s.k, sumTypeSize, localWorkSpaceSize);
+}
+
+}  // namespace softmax
+}  // namespace mpnpu
+
+namespace AscendC {
+
+inline uint32_t GetSoftMaxMaxTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize,
+                                     const bool isReuseSource) {
+    (void)dataTypeSize, (void)isReuseSource;
+    return mpnpu::softmax::host_max_tmp(srcShape);
+}
+inline uint32_t GetSoftMaxMinTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize,
+                                     const bool isReuseSource) {
+    (void)dataTypeSize, (void)isReuseSource;
+    return mpnpu::softmax::host_min_tmp(srcShape);
+}
+inline void SoftMaxTilingFunc(const TensorShape& srcShape, const uint32_t dataTypeSize,
+                              const uint32_t localWorkSpaceSize, SoftMaxTiling& softmaxTiling) {
+    mpnpu::softmax::host_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxTiling);
+}
+
+inline uint32_t GetSoftMaxGradMaxTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize, const bool isFront,
+                                         const bool isReuseSource) {
+    (void)dataTypeSize, (void)isFront, (void)isReuseSource;
+    return mpnpu::softmax::host_max_tmp(srcShape);
+}
+inline uint32_t GetSoftMaxGradMinTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize, const bool isFront,
+                                         const bool isReuseSource) {
+    (void)dataTypeSize, (void)isFront, (void)isReuseSource;
+    return mpnpu::softmax::host_min_tmp(srcShape);
+}
+inline void SoftMaxGradTilingFunc(const TensorShape& srcShape, const uint32_t dataTypeSize,
+                                  const uint32_t localWorkSpaceSize, SoftMaxTiling& softmaxGradTiling,
+                                  const bool isFront = false) {
+    (void)isFront;
+    mpnpu::softmax::host_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxGradTiling);
+}
+
+// Whether a tiling's split meets the basic-block shape the SoftMax page gives for isBasicBlock: the row
+// length srcK a multiple of 64 in [256 / dataTypeSize, 2048), and the rows computed together (splitM,
+// and the tail's tailM) multiples of 8. (mpnpu computes either way; kernels use the answer to choose.)
+inline bool IsBasicBlockInSoftMax(SoftMaxTiling& tiling, const uint32_t dataTypeSize = 2) {
+    const uint32_t k = tiling.srcK;
+    return dataTypeSize != 0 && k % 64 == 0 && k >= 256 / dataTypeSize && k < 2048 && tiling.splitM != 0 &&
+           tiling.splitM % 8 == 0 && tiling.tailM % 8 == 0;
+}
+
+// (isBasicBlock and isFlashOutputBrc do not change mpnpu's sizes; the kernel refuses the
+// SOFTMAX_OUTPUT_WITHOUT_BRC mode isFlashOutputBrc goes with.)
+inline uint32_t GetSoftMaxFlashV2MinTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                            const uint32_t dataTypeSize2, const bool isUpdate,
+                                            const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1, (void)dataTypeSize2, (void)isUpdate, (void)isBasicBlock, (void)isFlashOutputBrc;
+    return mpnpu::softmax::host_min_tmp(srcShape);
+}
+inline uint32_t GetSoftMaxFlashV2MaxTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                            const uint32_t dataTypeSize2, const bool isUpdate,
+                                            const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1, (void)dataTypeSize2, (void)isUpdate, (void)isBasicBlock, (void)isFlashOutputBrc;
+    return mpnpu::softmax::host_max_tmp(srcShape);
+}
+inline void SoftMaxFlashV2TilingFunc(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                     const uint32_t dataTypeSize2, const uint32_t localWorkSpaceSize,
+                                     SoftMaxTiling& softmaxFlashTiling, const bool isUpdate,
+                                     const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1, (void)isUpdate, (void)isBasicBlock, (void)isFlashOutputBrc;
+    mpnpu::softmax::host_tiling(srcShape, dataTypeSize2, localWorkSpaceSize, softmaxFlashTiling);
+}
+
+// The kernel side's form (a shape that differs from the host's): the same model for the call's srcM x
+// srcK (srcK as given: already 32-byte aligned on the kernel side).
+constexpr SoftMaxTiling SoftMaxFlashV2TilingFunc(const SoftMaxShapeInfo& shapeInfo, const uint32_t dataTypeSize1,
+                                                 const uint32_t dataTypeSize2, const uint32_t localWorkSpaceSize,
+                                                 const bool isUpdate = false, const bool isBasicBlock = false,
+                                                 const bool isDataFormatNZ = false,
+                                                 const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1, (void)isUpdate, (void)isBasicBlock, (void)isDataFormatNZ, (void)isFlashOutputBrc;
+    return mpnpu::softmax::tiling_of(shapeInfo.srcM, shapeInfo.srcK, dataTypeSize2, localWorkSpaceSize);
+}
+
+inline void GetSoftMaxFlashV3MaxMinTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                           const uint32_t dataTypeSize2, uint32_t& maxValue, uint32_t& minValue,
+                                           const bool isUpdate, const bool isBasicBlock = false) {
+    (void)dataTypeSize1, (void)dataTypeSize2, (void)isUpdate, (void)isBasicBlock;
+    maxValue = mpnpu::softmax::host_max_tmp(srcShape);
+    minValue = mpnpu::softmax::host_min_tmp(srcShape);
+}
+inline void SoftMaxFlashV3TilingFunc(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                     const uint32_t dataTypeSize2, const uint32_t localWorkSpaceSize,
+                                     SoftMaxTiling& softmaxFlashV3Tiling, const bool isUpdate,
+                                     const bool isBasicBlock = false) {
+    (void)dataTypeSize1, (void)isUpdate, (void)isBasicBlock;
+    mpnpu::softmax::host_tiling(srcShape, dataTypeSize2, localWorkSpaceSize, softmaxFlashV3Tiling);
+}
+
+inline uint32_t GetLogSoftMaxMaxTmpSize(const TensorShape srcShape, const uint32_t dataTypeSize,
+                                        const bool isReuseSource) {
+    (void)dataTypeSize, (void)isReuseSource;
+    return mpnpu::softmax::host_max_tmp(srcShape);
+}
+inline uint32_t GetLogSoftMaxMinTmpSize(const TensorShape srcShape, const uint32_t dataTypeSize,
+                                        const bool isReuseSource) {
+    (void)dataTypeSize, (void)isReuseSource;
+    return mpnpu::softmax::host_min_tmp(srcShape);
+}
+inline void LogSoftMaxTilingFunc(const TensorShape srcShape, const uint32_t dataTypeSize,
+                                 const uint32_t localWorkSpaceSize, LogSoftMaxTiling& softmaxTiling) {
+    mpnpu::softmax::host_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxTiling);
 }
 
 }  // namespace AscendC

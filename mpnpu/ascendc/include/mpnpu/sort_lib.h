@@ -33,6 +33,8 @@
 #include <cstring>
 #include <vector>
 
+#include "../graph/tensor_shape.h"
+#include "lib_types.h"
 #include "native/rt.h"
 #include "scratch.h"
 #include "tensor.h"
@@ -144,6 +146,31 @@ inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& sortList
     MrgSort(dst, sortList, info, site);
     const mpnpu::VectorRegs& regs = mpnpu::core().vec;
     for (int q = 0; q < 4; ++q) sortedNum[q] = regs.mrg[q];
+}
+
+// The newer Sort's configuration (SortConfig, SortType), as its host helper takes it. mpnpu does not
+// provide the kernel-side Sort with a SortConfig (a product other than this chip class); the
+// helper's sizes are those of this header's Sort model (a full sort merges through a second copy of
+// the 8-byte records: 8 bytes an element, as both minimum and maximum), which is what kernels of this
+// chip class that size their tmp with it pass to Sort.
+enum class SortType {
+    RADIX_SORT,
+    MERGE_SORT,
+};
+struct SortConfig {
+    SortType type = SortType::RADIX_SORT;
+    bool isDescend = false;
+    bool hasSrcIndex = false;
+    bool hasDstIndex = false;
+};
+
+inline void GetSortMaxMinTmpSize(const TensorShape& srcShape, TensorDataType valueType, TensorDataType indexType,
+                                 bool isReuseSource, const SortConfig& config, uint32_t& maxValue,
+                                 uint32_t& minValue) {
+    (void)valueType, (void)indexType, (void)isReuseSource, (void)config;
+    const int64_t n = srcShape.GetShapeSize();
+    const uint64_t bytes = uint64_t(n > 0 ? n : 0) * 8;
+    maxValue = minValue = bytes > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(bytes);
 }
 
 }  // namespace AscendC

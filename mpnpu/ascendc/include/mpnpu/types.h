@@ -8,6 +8,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "lib_types.h"  // (ShapeInfo carries a DataFormat)
+
 namespace mpnpu {
 
 // float32 <-> 16-bit floats by bit manipulation, rounding to nearest with ties to even (what the
@@ -244,9 +246,6 @@ __attribute__((always_inline)) constexpr inline std::common_type_t<A, B> Ceil(A 
     return C(b) == 0 ? C(0) : C((C(a) + C(b) - 1) / C(b));
 }
 
-// The layout a tensor's ShapeInfo says its data has (kernels set it; mpnpu's calls compute ND only).
-enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
-
 struct ShapeInfo {
     uint8_t shapeDim = 0;
     uint8_t originalShapeDim = 0;
@@ -254,8 +253,9 @@ struct ShapeInfo {
     uint32_t originalShape[8] = {};
     DataFormat dataFormat = DataFormat::ND;
     ShapeInfo() = default;
-    ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[], DataFormat inputFormat = DataFormat::ND)
-        : ShapeInfo(inputShapeDim, inputShape, 0, nullptr, inputFormat) {}
+    ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[]) : ShapeInfo(inputShapeDim, inputShape, 0, nullptr) {}
+    ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[], DataFormat inputFormat)
+        : ShapeInfo(inputShapeDim, inputShape, inputShapeDim, inputShape, inputFormat) {}
     ShapeInfo(uint8_t inputShapeDim, const uint32_t inputShape[], uint8_t inputOriginalShapeDim,
               const uint32_t inputOriginalShape[], DataFormat inputFormat = DataFormat::ND)
         : shapeDim(inputShapeDim > 8 ? 8 : inputShapeDim),

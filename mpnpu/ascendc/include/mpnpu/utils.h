@@ -223,4 +223,17 @@ inline void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T 
 
 #define g_coreType (::AscendC::core_type_now())
 
+// The device compiler's scalar min and max, which kernels call unqualified (min(baseM, rowNum)): one
+// non-template overload a type, so that with `using namespace std` a call of two same-typed values
+// still picks these (a non-template beats std::min's template) rather than being ambiguous.
+#define MPNPU_SCALAR_MINMAX(T)                                  \
+    inline T min(T a, T b) { return b < a ? b : a; }            \
+    inline T max(T a, T b) { return a < b ? b : a; }
+MPNPU_SCALAR_MINMAX(int32_t)
+MPNPU_SCALAR_MINMAX(uint32_t)
+MPNPU_SCALAR_MINMAX(int64_t)
+MPNPU_SCALAR_MINMAX(uint64_t)
+MPNPU_SCALAR_MINMAX(float)
+#undef MPNPU_SCALAR_MINMAX
+
 #endif  // MPNPU_UTILS_H
