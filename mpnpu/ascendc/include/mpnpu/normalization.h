@@ -58,6 +58,7 @@
 #include "../kernel_tiling/kernel_tiling.h"
 #include "../tiling/normalization_tiling.h"
 #include "native/rt.h"
+#include "reduce_lib.h"
 #include "tensor.h"
 #include "tpipe.h"
 #include "types.h"
@@ -86,7 +87,7 @@ struct LayerNormPara {
     LayerNormPara(uint32_t a, uint32_t rPadded) : aLength(a), rLength(rPadded), rLengthWithPadding(rPadded) {}
 };
 
-enum class ReducePattern : uint32_t { AR = 0, RA = 1 };
+// (ReducePattern: reduce_lib.h's, which the library's reductions share)
 
 struct NormalizeConfig {
     ReducePattern reducePattern = ReducePattern::AR;
