@@ -124,7 +124,11 @@ int main(int argc, char** argv) {
     rep << "regs " << core.vec.mask[0] << " " << core.vec.mask[1] << " " << (core.vec.counter ? 1 : 0) << " "
         << core.vec.cmp[0] << " " << core.vec.cmp[1] << "\n";
     rep << "acc " << core.vec.acc << "\n";
-    for (const MpnpuEvent& e : core.events) {
+    // (the trace is kept in chunks: read it as one array)
+    std::vector<MpnpuEvent> flat;
+    const MpnpuEvent* evs = core.events.data(flat);
+    for (size_t i = 0; i < core.events.size(); ++i) {
+        const MpnpuEvent& e = evs[i];
         if (e.type != MPNPU_EV_LOCAL) continue;
         if (e.mem == MPNPU_MEM_SPR) {  // the special registers (GetAccVal's accumulator)
             rep << "spr " << char(e.kind) << " " << int(e.pipe) << "\n";
