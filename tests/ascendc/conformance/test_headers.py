@@ -246,6 +246,7 @@ REFUSED = [
      "Select with a scalar src0 (the flexible scalar position form)"),
     ("AscendC::SetDeqScale(d.ReinterpretCast<uint64_t>(), AscendC::VdeqInfo());",
      "SetDeqScale(vdeq, vdeqInfo) feeds CastDequant"),
+    ("AscendC::FasterGeluV2(d, d, 64u);", "FasterGeluV2: mpnpu does not implement it"),
 ]
 
 
