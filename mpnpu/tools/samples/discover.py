@@ -68,11 +68,35 @@ _STREQUAL = re.compile(r'^\s*\$?\{?(\w+)\}?\s+STREQUAL\s+"?([^"\s]*)"?\s*$')
 _SET = re.compile(r'^\s*set\s*\(\s*(\w+)\s+"?([^"\s)]*)"?\s*\)\s*$', re.I)
 
 
-def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
-    """The ``set(NAME value)`` statements of a CMake file that apply with ``variables``: those outside any
-    if(), and those in the branch of an ``if(VAR STREQUAL "value")`` chain that holds (a condition of
-    another form counts as holding in its first branch only)."""
-    found: dict[str, str] = {}
+_BARE = re.compile(r"^\s*(NOT\s+)?\$?\{?(\w+)\}?\s*$", re.I)
+_OPTION = re.compile(r'^\s*option\s*\(\s*(\w+)\s+"[^"]*"\s*(\w*)\s*\)\s*$', re.I | re.M)
+_FALSE = ("", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND")
+
+
+def _options(text: str) -> dict[str, str]:
+    """The ``option(NAME "help" [ON|OFF])`` defaults of a CMake file (OFF when none is given, as CMake's)."""
+    return {name: (value or "OFF") for name, value in _OPTION.findall(text)}
+
+
+def _holds(cond: str, variables: dict[str, str]) -> bool | None:
+    """Whether an if() condition holds with ``variables``: ``VAR STREQUAL "value"`` and a bare ``[NOT] VAR``
+    (CMake's truth of its value) are judged when VAR is known; None for anything else."""
+    c = _STREQUAL.match(cond)
+    if c:
+        return (variables.get(c.group(1)) == c.group(2)) if c.group(1) in variables else None
+    b = _BARE.match(cond)
+    if b and b.group(2) in variables:
+        value = variables[b.group(2)].upper()
+        truth = not (value in _FALSE or value.endswith("-NOTFOUND"))
+        return truth != bool(b.group(1))
+    return None
+
+
+def _active_lines(text: str, variables: dict[str, str]) -> list[str]:
+    """The lines of a CMake file that apply with ``variables``: those outside any if(), and those in the
+    branch of an if() chain that holds (a condition :func:`_holds` cannot judge counts as holding in its
+    first branch only)."""
+    out: list[str] = []
     stack: list[list[bool]] = []  # per open if(): [this branch active, a branch already taken]
     for line in text.splitlines():
         m = _IF.match(line)
@@ -82,8 +106,7 @@ def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
                 if stack:
                     stack.pop()
                 continue
-            c = _STREQUAL.match(cond)
-            holds = (variables.get(c.group(1)) == c.group(2)) if c and c.group(1) in variables else None
+            holds = _holds(cond, variables)
             if word == "if":
                 active = holds is not False
                 stack.append([active, active])
@@ -93,9 +116,17 @@ def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
                 stack[-1] = [active, taken or active]
             continue
         if all(frame[0] for frame in stack):
-            st = _SET.match(line)
-            if st:
-                found.setdefault(st.group(1), st.group(2))
+            out.append(line)
+    return out
+
+
+def _plain_sets(text: str, variables: dict[str, str]) -> dict[str, str]:
+    """The ``set(NAME value)`` statements of a CMake file that apply with ``variables`` (:func:`_active_lines`)."""
+    found: dict[str, str] = {}
+    for line in _active_lines(text, variables):
+        st = _SET.match(line)
+        if st:
+            found.setdefault(st.group(1), st.group(2))
     return found
 
 
@@ -200,10 +231,11 @@ def read_sample(tree: str, folder: str) -> Sample | None:
     sample.expect = expected_output(readme)
     cache = dict(_CACHE_SET.findall(text))
     sample.arch = values.get("CMAKE_ASC_ARCHITECTURES") or cache.get("CMAKE_ASC_ARCHITECTURES", "")
-    variables = {**cache, **values}
+    variables = {**_options(text), **cache, **values}
     variables = {**variables, **{k: v for k, v in _plain_sets(text, variables).items() if k not in variables}}
     variables = {**variables, **{k: v for k, v in _regex_matches(text, variables).items() if k not in variables}}
-    for group in _DEFINITIONS.findall(text):
+    # (only the definitions of the branches that apply: an option's if() left OFF adds none)
+    for group in _DEFINITIONS.findall("\n".join(_active_lines(text, variables))):
         for token in group.split():
             if token in ("PRIVATE", "PUBLIC", "INTERFACE", sample.program):
                 continue
