@@ -13,7 +13,7 @@
 // call keeps `nodes` intermediate float values per element, worked through a piece of at least one
 // 256-byte repeat of the input at a time. So the minimum is nodes x 4 x (256 / sizeof(T)) bytes, the
 // most it uses nodes x 4 x max(count, 256 / sizeof(T)), and the TmpBufferFactorSize helpers say
-// maxLiveNodeCount = nodes x 4 / sizeof(T) (at least 1), extraBuf = 0. The part of the buffer the
+// maxLiveNodeCount = nodes x 4 / sizeof(T), extraBuf = 0. The part of the buffer the
 // call uses is traced as written and then read; its contents are left as they were (they are
 // undefined after the call on the device). The framework-allocated form's scratch is not modelled.
 #ifndef MPNPU_LIB_ELEMENTWISE_H
@@ -42,8 +42,7 @@ inline uint32_t tmp_max(uint64_t count, uint32_t typeSize, uint32_t nodes) {
     return bytes > UINT32_MAX ? UINT32_MAX : uint32_t(bytes);
 }
 inline void tmp_factor(uint32_t typeSize, uint32_t nodes, uint32_t& maxLiveNodeCount, uint32_t& extraBuf) {
-    const uint32_t n = (typeSize == 1 || typeSize == 2 || typeSize == 4) ? nodes * 4u / typeSize : 0u;
-    maxLiveNodeCount = (n == 0 && typeSize && typeSize <= 4) ? 1u : n;
+    maxLiveNodeCount = (typeSize == 1 || typeSize == 2 || typeSize == 4) ? nodes * 4u / typeSize : 0u;
     extraBuf = 0;
 }
 // A host helper's element count: the shape's product (anything with GetShapeSize(); negative is 0).

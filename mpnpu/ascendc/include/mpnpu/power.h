@@ -26,10 +26,11 @@ template <typename T>
 inline T power_of(T base, T exp) {
     if constexpr (std::is_integral_v<T>) {
         if (exp < 0) return T(base == 1 ? 1 : (base == -1 ? ((exp & 1) ? -1 : 1) : 0));
-        T r = 1;
-        for (T b = base, e = exp; e; e >>= 1, b = T(b * b))
-            if (e & 1) r = T(r * b);
-        return r;
+        // (in uint64_t, where a product wraps instead of overflowing: the low bits are T's wrapped result)
+        uint64_t r = 1;
+        for (uint64_t b = uint64_t(int64_t(base)), e = uint64_t(exp); e; e >>= 1, b *= b)
+            if (e & 1) r *= b;
+        return static_cast<T>(r);
     } else {
         return from_float<T>(std::pow(to_float(base), to_float(exp)));
     }
