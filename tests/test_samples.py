@@ -162,6 +162,19 @@ def test_a_define_under_an_option_left_off_is_not_taken(tmp_path) -> None:
     assert sample.defines == ["-DBACK", "-DTAIL", "-DMAYBE"]
 
 
+def test_a_define_under_an_option_left_off_is_not_added(tmp_path) -> None:
+    """``option(USE_X "..." OFF)`` and ``if(USE_X) target_compile_definitions(demo PRIVATE USE_X) endif()``: the
+    README's default build leaves the option off, so the define is not added (nor its else branch's skipped);
+    a README that turns it on gets it."""
+    defines = ('option(USE_X "x mode" OFF)\nif(USE_X)\n    target_compile_definitions(demo PRIVATE USE_X)\n'
+               "else()\n    add_definitions(-DPLAIN)\nendif()\nif(NOT USE_X)\n    add_definitions(-DNOT_X)\nendif()\n")
+    _sample(tmp_path, "off", defines=defines)
+    _sample(tmp_path, "on", defines=defines, readme=README.replace("-DSTEP_VALUE=1", "-DSTEP_VALUE=1 -DUSE_X=ON"))
+    off, on = discover(str(tmp_path))  # (in path order)
+    assert off.defines == ["-DPLAIN", "-DNOT_X"]
+    assert on.defines == ["-DUSE_X"]
+
+
 def test_a_define_from_a_regex_match_of_the_architecture(tmp_path) -> None:
     """``string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")`` then
     ``add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})``: the define is the number the regex finds."""

@@ -259,6 +259,7 @@ REFUSED = [
      "RmsNorm: T is half or float"),
     ("AscendC::LocalTensor<half> h; AscendC::WelfordUpdate<float, half>(h, h, h, h, d, AscendC::WelfordUpdateParam{});",
      "WelfordUpdate: U (the means and variances) is float"),
+    ("AscendC::FasterGeluV2(d, d, 64u);", "FasterGeluV2: mpnpu does not implement it"),
 ]
 
 

@@ -51,8 +51,8 @@ constexpr bool mask_type_ok = vec::one_of<U, bool, int8_t, uint8_t, int16_t, uin
 template <typename T, typename U, bool reuse_mask>
 inline void select(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, T scalar,
                    bool tensor_first, const AscendC::LocalTensor<U>& mask, const AscendC::LocalTensor<uint8_t>& tmp,
-                   const AscendC::SelectWithBytesMaskShapeInfo& info, const Site& site) {
-    const char* name = "SelectWithBytesMask";
+                   const AscendC::SelectWithBytesMaskShapeInfo& info, const Site& site,
+                   const char* name = "SelectWithBytesMask") {
     vec::start(site, name);
     vec::need_type<T>(vec::one_of<T, half, float>, site, name, "half, float");
     if constexpr (vec::one_of<T, half, float>) {
@@ -134,6 +134,68 @@ inline void SelectWithBytesMask(const LocalTensor<T>& dst, T src0, const LocalTe
     static_assert(mpnpu::bytes_mask::mask_type_ok<U>,
                   "SelectWithBytesMask: the mask is bool, int8_t, uint8_t, int16_t, uint16_t, int32_t or uint32_t");
     mpnpu::bytes_mask::select<T, U, isReuseMask>(dst, src1, src0, false, mask, sharedTmpBuffer, info, site);
+}
+
+// Select with a SelectWithBytesMaskShapeInfo: the library's newer name for the same call (the pages'
+// Select of the data-filter group); identical behaviour, errors name Select.
+template <typename T, typename U, bool isReuseMask = true>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<T>& src0, T src1, const LocalTensor<U>& mask,
+                   const LocalTensor<uint8_t>& sharedTmpBuffer, const SelectWithBytesMaskShapeInfo& info, MPNPU_SITE) {
+    static_assert(mpnpu::bytes_mask::mask_type_ok<U>,
+                  "Select: the mask is bool, int8_t, uint8_t, int16_t, uint16_t, int32_t or uint32_t");
+    mpnpu::bytes_mask::select<T, U, isReuseMask>(dst, src0, src1, true, mask, sharedTmpBuffer, info, site, "Select");
+}
+template <typename T, typename U, bool isReuseMask = true>
+inline void Select(const LocalTensor<T>& dst, T src0, const LocalTensor<T>& src1, const LocalTensor<U>& mask,
+                   const LocalTensor<uint8_t>& sharedTmpBuffer, const SelectWithBytesMaskShapeInfo& info, MPNPU_SITE) {
+    static_assert(mpnpu::bytes_mask::mask_type_ok<U>,
+                  "Select: the mask is bool, int8_t, uint8_t, int16_t, uint16_t, int32_t or uint32_t");
+    mpnpu::bytes_mask::select<T, U, isReuseMask>(dst, src1, src0, false, mask, sharedTmpBuffer, info, site, "Select");
+}
+
+// The host helpers (also under their deprecated SelectWithBytesMask names). mpnpu's model of the
+// scratch: 4 bytes per source element (what the call traces), at most; the call needs none to be
+// correct, so the minimum is 0 ("no buffer needed", as the pages put it). The source is the larger of
+// src0Shape and src1Shape (the scalar's shape is {1}).
+template <typename Shape>
+inline uint32_t GetSelectMaxTmpSize(const Shape& src0Shape, const Shape& src1Shape, const uint32_t srcTypeSize,
+                                    const Shape& maskShape, const uint32_t maskTypeSize, const bool isReuseMask) {
+    (void)srcTypeSize, (void)maskShape, (void)maskTypeSize, (void)isReuseMask;
+    const int64_t a = src0Shape.GetShapeSize(), b = src1Shape.GetShapeSize();
+    const int64_t n = a > b ? a : b;
+    return n > 0 ? uint32_t(uint64_t(n) * 4 > UINT32_MAX ? UINT32_MAX : uint64_t(n) * 4) : 0u;
+}
+template <typename Shape>
+inline uint32_t GetSelectMinTmpSize(const Shape&, const Shape&, const uint32_t, const Shape&, const uint32_t,
+                                    const bool) {
+    return 0;
+}
+template <typename Shape>
+inline void GetSelectMaxMinTmpSize(const Shape& src0Shape, const Shape& src1Shape, const uint32_t srcTypeSize,
+                                   const Shape& maskShape, const uint32_t maskTypeSize, const bool isReuseMask,
+                                   uint32_t& maxValue, uint32_t& minValue) {
+    maxValue = GetSelectMaxTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask);
+    minValue = GetSelectMinTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask);
+}
+template <typename Shape>
+inline uint32_t GetSelectWithBytesMaskMaxTmpSize(const Shape& src0Shape, const Shape& src1Shape,
+                                                 const uint32_t srcTypeSize, const Shape& maskShape,
+                                                 const uint32_t maskTypeSize, const bool isReuseMask) {
+    return GetSelectMaxTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask);
+}
+template <typename Shape>
+inline uint32_t GetSelectWithBytesMaskMinTmpSize(const Shape& src0Shape, const Shape& src1Shape,
+                                                 const uint32_t srcTypeSize, const Shape& maskShape,
+                                                 const uint32_t maskTypeSize, const bool isReuseMask) {
+    return GetSelectMinTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask);
+}
+template <typename Shape>
+inline void GetSelectWithBytesMaskMaxMinTmpSize(const Shape& src0Shape, const Shape& src1Shape,
+                                                const uint32_t srcTypeSize, const Shape& maskShape,
+                                                const uint32_t maskTypeSize, const bool isReuseMask,
+                                                uint32_t& maxValue, uint32_t& minValue) {
+    GetSelectMaxMinTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask, maxValue,
+                           minValue);
 }
 
 }  // namespace AscendC

@@ -160,6 +160,24 @@ constexpr uint32_t axpy_lanes(uint32_t dst_size, uint32_t src_size) {
     return lanes_for(dst_size > src_size ? dst_size : src_size);
 }
 
+// dst[i] = first + i * diff for i < count (in float for half and float): ArithProgression and Arange.
+template <typename T>
+inline void progression(const AscendC::LocalTensor<T>& dst, const T first, const T diff, const int32_t count,
+                        const Site& site, const char* name) {
+    if (count < 0 || uint64_t(count) > dst.GetSize())
+        api_error(site, "%s: count %d is outside the destination's %llu elements", name, count,
+                  static_cast<unsigned long long>(dst.GetSize()));
+    dst.mpnpu_touch('W', P_V, 0, uint64_t(count), site, name);
+    T* d = dst.mpnpu_addr();
+    for (int32_t i = 0; i < count; ++i) {
+        if constexpr (std::is_integral_v<T>) {
+            d[i] = T(first + T(i) * diff);
+        } else {
+            d[i] = from_float<T>(to_float(first) + float(i) * to_float(diff));
+        }
+    }
+}
+
 }  // namespace vec
 }  // namespace mpnpu
 
@@ -205,22 +223,12 @@ MPNPU_VEC_SCALAR(ShiftRight, mpnpu::vec::OpShiftRight)
 MPNPU_VEC_SCALAR(ShiftLeft, mpnpu::vec::OpShiftLeft)
 
 // ArithProgression: dst[i] = firstValue + i * diffValue for the first ``count`` elements, written by
-// the vector unit (in float for half and float, as the unit computes).
+// the vector unit (in float for half and float, as the unit computes). (Arange, the library's newer
+// name for it with stricter arguments, shares the writing: index_lib.h.)
 template <typename T>
 inline void ArithProgression(const LocalTensor<T>& dst, const T firstValue, const T diffValue, const int32_t count,
                              MPNPU_SITE) {
-    if (count < 0 || uint64_t(count) > dst.GetSize())
-        mpnpu::api_error(site, "ArithProgression: count %d is outside the destination's %llu elements", count,
-                         static_cast<unsigned long long>(dst.GetSize()));
-    dst.mpnpu_touch('W', mpnpu::P_V, 0, uint64_t(count), site, "ArithProgression");
-    T* d = dst.mpnpu_addr();
-    for (int32_t i = 0; i < count; ++i) {
-        if constexpr (std::is_integral_v<T>) {
-            d[i] = T(firstValue + T(i) * diffValue);
-        } else {
-            d[i] = mpnpu::from_float<T>(mpnpu::to_float(firstValue) + float(i) * mpnpu::to_float(diffValue));
-        }
-    }
+    mpnpu::vec::progression(dst, firstValue, diffValue, count, site, "ArithProgression");
 }
 
 // The scalar-first ("flexible scalar position") forms of the newest product are not implemented.
