@@ -45,3 +45,17 @@ def line_of(name: str, text: str) -> int:
 def hazard_lines(hazards: Iterable[Any]) -> set[tuple[str, str, str]]:
     """(kind, line of the first access, line of the second) of each hazard, the lines as strings."""
     return {(h.kind, h.first.site.rsplit(":", 1)[1], h.second.site.rsplit(":", 1)[1]) for h in hazards}
+
+
+def run_host_program(tmp_path: Any, text: str) -> list[str]:
+    """Build the host program ``text`` against mpnpu's headers (warnings are errors) and run it: its lines."""
+    import subprocess
+
+    from mpnpu.ascendc.build.compiler import INCLUDE_DIR, find_compiler
+
+    src, exe = tmp_path / "host.cpp", tmp_path / "host"
+    src.write_text(text)
+    build = subprocess.run([*find_compiler(), "-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I",
+                            str(INCLUDE_DIR), str(src), "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-4000:]
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60).stdout.splitlines()

@@ -32,6 +32,7 @@
 #include "mpnpu/softmax.h"
 #include "mpnpu/normalization.h"
 #include "mpnpu/softmax_flash.h"
+#include "mpnpu/pad.h"
 #include "mpnpu/sort_lib.h"
 #include "mpnpu/topk.h"
 #include "mpnpu/cumsum.h"

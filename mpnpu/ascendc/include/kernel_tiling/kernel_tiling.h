@@ -178,6 +178,20 @@ struct LayerNormSeparateTiling {
     uint32_t aCurLength = 0;
     float rValueBack = 0;
 };
+// Pad's and UnPad's tilings. The pages do not list their fields: these are mpnpu's own (the shape the
+// host's PadTilingFunc / UnPadTilingFunc saw), read by mpnpu's Pad and UnPad (mpnpu/pad.h).
+struct PadTiling {
+    uint32_t srcHeight = 0;
+    uint32_t srcWidth = 0;
+    uint32_t srcOriHeight = 0;
+    uint32_t srcOriWidth = 0;
+    uint32_t tmpBufSize = 0;
+};
+struct UnPadTiling {
+    uint32_t srcHeight = 0;
+    uint32_t srcWidth = 0;
+    uint32_t tmpBufSize = 0;
+};
 
 struct LayerNormGradTiling {
     uint32_t stackBufferSize = 0;
@@ -348,6 +362,8 @@ using DeepNormTiling = ::DeepNormTiling;
 using RmsNormTiling = ::RmsNormTiling;
 using LogSoftMaxTiling = ::LogSoftMaxTiling;
 using TopkTiling = ::TopkTiling;
+using PadTiling = ::PadTiling;
+using UnPadTiling = ::UnPadTiling;
 }
 namespace AscendC {
 namespace tiling {
@@ -361,6 +377,8 @@ using DeepNormTiling = ::DeepNormTiling;
 using RmsNormTiling = ::RmsNormTiling;
 using LogSoftMaxTiling = ::LogSoftMaxTiling;
 using TopkTiling = ::TopkTiling;
+using PadTiling = ::PadTiling;
+using UnPadTiling = ::UnPadTiling;
 }
 }  // namespace AscendC
 
