@@ -345,6 +345,33 @@ def test_a_launch_runs_as_the_type_its_kernels_qualifier_declares(tmp_path) -> N
     assert len(lines) == 1 + len(src.read_text().splitlines())  # (#line 1, then the lines kept)
 
 
+def test_a_kernel_declared_per_scenario_launches_as_the_scenario_built_declares_it(tmp_path) -> None:
+    """A sample that declares its kernel ``__cube__`` under ``#if SCENARIO_NUM == 2`` and ``__aicore__``
+    otherwise (the dev kit's IBShare-B matmul) is launched as the scenario the build selects: reading
+    both branches made scenario 1 a cube-only launch, and half its output was never written."""
+    from mpnpu.tools.samples.build import stage_source
+    from mpnpu.tools.ut.kernel_mode import kernel_mode_of
+
+    src = tmp_path / "k.asc"
+    src.write_text(textwrap.dedent("""\
+        #if SCENARIO_NUM == 2
+        extern "C" __global__ __cube__ void k(GM_ADDR x)
+        #else
+        extern "C" __global__ __aicore__ void k(GM_ADDR x)
+        #endif
+        { REGIST_MATMUL_OBJ(p, w, mm, t); }
+        int main() {
+            k<<<1, nullptr, s>>>(x);
+        }
+        """))
+    launch = {n: next(line for line in open(stage_source(str(src), str(tmp_path / n), {"SCENARIO_NUM": n}))
+                      if "&k;" in line) for n in ("1", "2")}
+    assert "LaunchAs" not in launch["1"]
+    assert "LaunchAs mpnpu_as_(::KernelMode::AIC_MODE)" in launch["2"]
+    assert kernel_mode_of([str(src)], {"SCENARIO_NUM": "1"}) == "mix"
+    assert kernel_mode_of([str(src)], {"SCENARIO_NUM": "2"}) == "aic"
+
+
 def test_a_kfc_workspace_parameter_becomes_the_system_workspace_on_the_kernels_first_line(tmp_path) -> None:
     src = tmp_path / "mm.asc"
     src.write_text("__global__ __mix__(1, 2) void mm(GM_ADDR a,\n"

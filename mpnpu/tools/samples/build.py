@@ -24,6 +24,7 @@ from mpnpu.ascendc.build.syncpoints import blank_comments_and_strings
 from mpnpu.tools.run import LAUNCH_STATEMENT, set_kfc_workspaces
 from mpnpu.tools.samples.discover import Sample
 from mpnpu.tools.ut import missing
+from mpnpu.tools.ut.conditionals import active_text, parse_defines
 from mpnpu.tools.ut.kernel_mode import kernel_mode_of
 
 
@@ -69,19 +70,22 @@ def _declared_mode(text: str, kernel: str) -> str | None:
     return _MODES[m.group(1)]
 
 
-def stage_source(path: str, out_dir: str) -> str:
-    """The staged copy of ``path`` (launches as ICPU_RUN_KF, lines kept); its path."""
+def stage_source(path: str, out_dir: str, defines: dict[str, str] | None = None) -> str:
+    """The staged copy of ``path`` (launches as ICPU_RUN_KF, lines kept); its path. A kernel's type is
+    read from its qualifier in the text the build's ``defines`` select (a sample may declare its kernel
+    ``__cube__`` in one scenario and ``__aicore__`` in another)."""
     with open(path, errors="replace") as f:
         text = set_kfc_workspaces(f.read())
     parts, at = [], 0
     blanked = blank_comments_and_strings(text)
+    selected = active_text(blanked, defines or {})
     for m in LAUNCH_STATEMENT.finditer(blanked):
         config = _top_level_split(text[m.start("config"):m.end("config")])
         args = text[m.start("args"):m.end("args")]
         kernel = m.group("kernel")
         # the launch ICPU_RUN_KF makes, spelt out: a template-id's commas cannot pass through a macro
         # a kernel whose qualifier says its type runs as that type, whatever the program's other kernels are
-        mode = _declared_mode(blanked, re.sub(r"<.*", "", kernel, flags=re.S).strip())
+        mode = _declared_mode(selected, re.sub(r"<.*", "", kernel, flags=re.S).strip())
         launch_as = f"::mpnpu::cpudebug::LaunchAs mpnpu_as_(::KernelMode::{mode}); " if mode else ""
         call = (f"{{ {launch_as}auto mpnpu_kernel_ = &{kernel}; ::mpnpu::cpudebug::run_kf("
                 f"{json.dumps(re.sub(r'<.*', '', kernel))}, mpnpu_kernel_, uint32_t({config[0]}), "
@@ -101,13 +105,15 @@ def build_sample(sample: Sample, out_dir: str, cflags: list[str], libs: list[str
                  timeout_s: float = 900.0) -> SampleBuild:
     """Compile and link ``sample``'s program into ``out_dir``."""
     start = time.monotonic()
-    result = SampleBuild(kernel_mode=kernel_mode_of(sample.sources))
+    result = SampleBuild(kernel_mode=kernel_mode_of(sample.sources, parse_defines(sample.defines)))
     absent = [s for s in sample.sources if not os.path.isfile(s)]
     if absent:
         result.errors = [f"{os.path.relpath(a, sample.folder)}: a source its CMakeLists.txt names is not there"
                          for a in absent]
         return result
-    staged = [stage_source(s, os.path.join(out_dir, "src")) if s.endswith(".asc") else s for s in sample.sources]
+    defines = parse_defines(sample.defines)
+    staged = [stage_source(s, os.path.join(out_dir, "src"), defines) if s.endswith(".asc") else s
+              for s in sample.sources]
     program = os.path.join(out_dir, sample.program)
     cmd = [*cxx, "-std=c++17", "-O1", "-w", "-DMPNPU_ACL_GM", *sample.defines, f"-I{sample.folder}",
            "-include", "tikicpulib.h", *cflags, *staged, "-o", program, *libs]

@@ -47,6 +47,7 @@ from mpnpu.ascendc.build import cpudebug_lib
 from mpnpu.ascendc.build.compiler import INCLUDE_DIR, cache_dir, find_compiler
 from mpnpu.errors import UsageError
 from mpnpu.tools.ut import missing
+from mpnpu.tools.ut.conditionals import parse_defines
 from mpnpu.tools.ut.defined import DefinedNames
 from mpnpu.tools.ut.discover import Corpus, UtTest, reach
 from mpnpu.tools.ut.kernel_mode import kernel_mode_of
@@ -608,7 +609,7 @@ class Builder:
         result.high_level_headers, result.high_level_names = list(reached.headers), list(reached.names)
         if staged.kernel:
             kernel_files = reach([staged.kernel], search).files
-            result.kernel_mode = kernel_mode_of(list(kernel_files))
+            result.kernel_mode = kernel_mode_of(list(kernel_files), parse_defines(test.options))
             result.notes.append(f"launches without SetKernelMode run as {result.kernel_mode} (the kernel type the "
                                 "chip would launch it as; the CPU-debug default is mix)")
         if not test.sources:

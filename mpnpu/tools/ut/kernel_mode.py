@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from mpnpu.tools.ut.conditionals import active_text
+
 #: KERNEL_TASK_TYPE_DEFAULT values of this chip class -> the CPU-debug kernel mode that launches those cores
 _DECLARED = {
     "KERNEL_TYPE_AIV_ONLY": "aiv", "KERNEL_TYPE_MIX_AIV_1_0": "aiv",
@@ -49,13 +51,15 @@ def launched_mode(texts: list[str]) -> str:
     return "mix" if any(_CUBE.search(t) for t in cleaned) else "aiv"
 
 
-def kernel_mode_of(files: list[str]) -> str:
-    """:func:`launched_mode` of the files' texts (unreadable ones left out)."""
+def kernel_mode_of(files: list[str], defines: dict[str, str] | None = None) -> str:
+    """:func:`launched_mode` of the files' texts (unreadable ones left out), read without the ``#if``
+    branches that the build's ``defines`` rule out (a sample's other scenarios)."""
     texts = []
     for path in files:
         try:
             with open(path, errors="replace") as f:
-                texts.append(f.read())
+                text = f.read()
         except OSError:
             continue
+        texts.append(active_text(_COMMENT.sub(" ", text), defines) if defines else text)
     return launched_mode(texts)
