@@ -146,3 +146,27 @@ def test_an_interrupted_caller_leaves_the_mutants_not_started(exe) -> None:
     test, after the report, keeping its core processes at work)."""
     r = mutate_program([exe, "checked"], jobs=1, timeout_s=120, stop=lambda: True)
     assert r.interrupted and r.mutants and all(m.status == "" and m.exit_code is None for m in r.mutants)
+
+
+def test_mutants_run_as_ray_tasks_classify_as_the_slots_do(exe, tmp_path) -> None:
+    """--cluster: each mutant is a Ray task (on an embedded local cluster here), says which node ran it,
+    and comes back with the classification the slots give: the set without which the cube never wakes is a
+    deadlock, the wait no check reads survives untested."""
+    pytest.importorskip("ray")
+    from mpnpu.tools.mutate_cluster import RayMutants
+
+    with RayMutants() as runner:
+        r = mutate_program([exe, "unchecked"], jobs=2, timeout_s=120, runner=runner)
+    m = _by_site(r)
+    assert not r.interrupted and len(r.mutants) == 3
+    assert all(x.ran_on.startswith("ray node ") for x in r.mutants), [x.ran_on for x in r.mutants]
+    assert m[_site("CrossCoreSetFlag<")].status == KILLED and m[_site("CrossCoreSetFlag<")].how == BY_DEADLOCK
+    wait = m[_site("CrossCoreWaitFlag(")]
+    assert wait.status == SURVIVED and wait.survivor_class == UNTESTED and wait.hazards >= 1, wait
+
+
+def test_cluster_without_mutants_to_run_is_a_usage_error(tmp_path) -> None:
+    r = subprocess.run([sys.executable, "-m", "mpnpu", "ut", str(tmp_path), "--cluster"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "mpnpu ut: error: --cluster runs the mutants of --mutate-syncs as Ray tasks: give --mutate-syncs too"], r.stderr

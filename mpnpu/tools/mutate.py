@@ -86,12 +86,14 @@ class Mutant:
     ran: list[str] = field(default_factory=list)
     #: racecheck's hazards in the baseline's traces with the site taken out (None: not worked out)
     hazards_without: int | None = None
+    #: where its runs ran: "" on this machine's slots; "ray node HOST (ID)" for a Ray task
+    ran_on: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"site": self.site, "call": self.call, "status": self.status, "how": self.how, "tests": self.tests,
                 "survivor_class": self.survivor_class, "hazards": self.hazards, "detail": self.detail,
                 "exit_code": self.exit_code, "seconds": round(self.seconds, 3), "ran": self.ran,
-                "hazards_without": self.hazards_without}
+                "hazards_without": self.hazards_without, **({"ran_on": self.ran_on} if self.ran_on else {})}
 
 
 @dataclass
@@ -239,6 +241,60 @@ def classify_failure(run: _Run) -> tuple[str, list[str], str]:
     return BY_CHECK, failed, f"exit status {run.code}" + (f": {last}" if last else "")
 
 
+#: runs one mutant and classifies it: :func:`classify_mutant`'s arguments, the mutant it classified back
+MutantRunner = Callable[[list[str], Mutant, tuple[list[str], dict[str, str]], list[str], int | None, str | None,
+                         dict[str, str], float], Mutant]
+
+
+def classify_mutant(argv: list[str], m: Mutant, only: tuple[list[str], dict[str, str]], ran: list[str],
+                    hazards_without: int | None, cwd: str | None, base: dict[str, str], timeout_s: float) -> Mutant:
+    """Run the mutant ``m`` (``argv`` with ``m.site`` dropped) in ``cwd`` with ``base`` and classify it
+    (see the module docstring); ``m`` filled in and returned. ``only``: the arguments and environment
+    that run just the tests that executed the site (:meth:`Learnt.only`), ``ran`` their names,
+    ``hazards_without`` racecheck's count over the baseline's traces without the site. Self-contained,
+    so that it can run in another process (a Ray task) and hand ``m`` back."""
+    # Only the tests that executed the site run: the others never reach the dropped call, so they
+    # run as in the baseline. A kill seen that way is confirmed by the program whole (a test may
+    # need files an earlier test wrote).
+    extra, only_env = only
+    m.ran, m.hazards_without = list(ran), hazards_without
+    # A mutant stops at its first kill: GoogleTest's GTEST_FAIL_FAST skips the tests after a failed one.
+    r = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
+    m.seconds = r.seconds
+    if r.code != 0 and extra:
+        whole = _run(argv, {**base, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
+        m.seconds += whole.seconds
+        if whole.code == 0:  # not killed after all: the rest of its runs are whole too
+            r, extra, only_env, m.ran = whole, [], {}, []
+    m.exit_code = r.code
+    if r.code != 0:
+        m.status = KILLED
+        m.how, m.tests, m.detail = classify_failure(r)
+        return m
+    if hazards_without == 0:
+        # racecheck of the baseline's traces with the site taken out finds nothing: no race to force
+        m.status, m.survivor_class = SURVIVED, REDUNDANT
+        m.detail = "racecheck finds no hazard without it, for these inputs"
+        return m
+    check = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site,
+                                   "MPNPU_RACECHECK": "1", "MPNPU_DIRECTED": "1"}, timeout_s, cwd)
+    m.seconds += check.seconds
+    m.hazards = sum(int(n) for n in _HAZARDS.findall(check.stderr))
+    if check.code != 0:  # the race, forced by a hold (or shown by the traced run), was caught
+        m.status, m.exit_code = KILLED, check.code
+        m.how, m.tests, m.detail = classify_failure(check)
+        held = _DIRECTED.search(check.stderr)
+        if held and m.how in (BY_CHECK, BY_GTEST):
+            m.how = f"{m.how} {IN_DIRECTED_RUN}"
+            m.detail += f" ({held.group(0)})"
+        return m
+    m.status = SURVIVED
+    m.survivor_class = UNTESTED if m.hazards else REDUNDANT
+    m.detail = (f"racecheck found {m.hazards} hazard{'s' if m.hazards != 1 else ''} that no assertion caught"
+                if m.hazards else "racecheck finds no hazard without it, for these inputs")
+    return m
+
+
 #: where one run of the program happens: its working directory (None: this process's) and environment
 Place = tuple[str | None, Mapping[str, str]]
 
@@ -247,7 +303,8 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
                    env: Mapping[str, str] | None = None, sources_sites: Sequence[str] = (),
                    progress: Callable[[int, int, Mutant], None] | None = None,
                    places: Sequence[Place] | None = None,
-                   stop: Callable[[], bool] | None = None) -> MutationReport:
+                   stop: Callable[[], bool] | None = None,
+                   runner: MutantRunner | None = None) -> MutationReport:
     """Mutation-test the CPU-debug program ``argv`` (built with ``python -m mpnpu.ascendc --cflags
     --libs``): see the module docstring. ``sources_sites``: sync call sites read from its sources
     (:func:`mpnpu.ascendc.build.syncpoints`), so that those no launch executed are listed as uncovered.
@@ -258,7 +315,9 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
     place of their own, so no mutant reads another's files; the baseline runs in the first. Default:
     ``jobs`` slots in this process's directory, with ``env``. ``stop()``: true once the caller was
     interrupted (asked from another thread): the mutants not started yet are left unclassified and
-    the report says it was interrupted."""
+    the report says it was interrupted. ``runner``: where each mutant runs (default
+    :func:`classify_mutant` in this process; :class:`mpnpu.tools.mutate_cluster.RayMutants` runs them
+    as Ray tasks), at most one per place at a time."""
     if not argv:
         raise UsageError("give the program to run, after --")
     if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
@@ -287,57 +346,22 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
     report = MutationReport(list(argv), [Mutant(site, call) for site, call in sites.items()], baseline.seconds)
     report.uncovered = sorted(s for s in sources_sites if not any(_same_site(s, t) for t in sites))
 
+    run_one = runner or classify_mutant
+
     def one(m: Mutant) -> None:
         if stop is not None and stop():
             report.interrupted = True
             return
         cwd, place_env = slots.get()
         try:
-            _mutant(m, cwd, place_env)
+            got = run_one(list(argv), m, learnt.only(m.site), list(learnt.tests_of.get(m.site, [])),
+                          learnt.hazards_without.get(m.site), cwd, place_env, timeout_s)
+            m.__dict__.update(got.__dict__)  # a runner elsewhere (a Ray task) hands back a copy
         finally:
             slots.put((cwd, place_env))
-
-    def _mutant(m: Mutant, cwd: str | None, base: dict[str, str]) -> None:
-        # Only the tests that executed the site run: the others never reach the dropped call, so they
-        # run as in the baseline. A kill seen that way is confirmed by the program whole (a test may
-        # need files an earlier test wrote).
-        extra, only_env = learnt.only(m.site)
-        m.ran = list(learnt.tests_of.get(m.site, []))
-        m.hazards_without = learnt.hazards_without.get(m.site)
-        # A mutant stops at its first kill: GoogleTest's GTEST_FAIL_FAST skips the tests after a failed one.
-        r = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
-        m.seconds = r.seconds
-        if r.code != 0 and extra:
-            whole = _run(argv, {**base, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
-            m.seconds += whole.seconds
-            if whole.code == 0:  # not killed after all: the rest of its runs are whole too
-                r, extra, only_env, m.ran = whole, [], {}, []
-        m.exit_code = r.code
-        if r.code != 0:
-            m.status = KILLED
-            m.how, m.tests, m.detail = classify_failure(r)
-        elif learnt.hazards_without.get(m.site) == 0:
-            # racecheck of the baseline's traces with the site taken out finds nothing: no race to force
-            m.status, m.survivor_class = SURVIVED, REDUNDANT
-            m.detail = "racecheck finds no hazard without it, for these inputs"
-        else:
-            check = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site,
-                                           "MPNPU_RACECHECK": "1", "MPNPU_DIRECTED": "1"}, timeout_s, cwd)
-            m.seconds += check.seconds
-            m.hazards = sum(int(n) for n in _HAZARDS.findall(check.stderr))
-            if check.code != 0:  # the race, forced by a hold (or shown by the traced run), was caught
-                m.status, m.exit_code = KILLED, check.code
-                m.how, m.tests, m.detail = classify_failure(check)
-                held = _DIRECTED.search(check.stderr)
-                if held and m.how in (BY_CHECK, BY_GTEST):
-                    m.how = f"{m.how} {IN_DIRECTED_RUN}"
-                    m.detail += f" ({held.group(0)})"
-                done(m)
-                return
-            m.status = SURVIVED
-            m.survivor_class = UNTESTED if m.hazards else REDUNDANT
-            m.detail = (f"racecheck found {m.hazards} hazard{'s' if m.hazards != 1 else ''} that no assertion caught"
-                        if m.hazards else "racecheck finds no hazard without it, for these inputs")
+        if not m.status and not m.detail:  # the runner was cancelled before it ran this one
+            report.interrupted = True
+            return
         done(m)
 
     lock = threading.Lock()
@@ -349,12 +373,17 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
             if progress is not None:
                 progress(finished[0], len(report.mutants), m)
 
+    pool = ThreadPoolExecutor(max_workers=slots.qsize())
     try:
-        with ThreadPoolExecutor(max_workers=slots.qsize()) as pool:
-            for f in [pool.submit(one, m) for m in report.mutants]:
-                f.result()
+        for f in [pool.submit(one, m) for m in report.mutants]:
+            f.result()
     except KeyboardInterrupt:
         report.interrupted = True
+        cancel = getattr(run_one, "cancel", None)
+        if cancel is not None:  # mutants running elsewhere (Ray tasks) are stopped there
+            cancel()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     report.elapsed_s = time.perf_counter() - start
     return report
 

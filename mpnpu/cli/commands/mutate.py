@@ -48,10 +48,15 @@ def run_mutate(args: argparse.Namespace, op: None) -> int:
         sites = sorted(scan(source_files(args.sources)))
     def said(done: int, total: int, m: Mutant) -> None:  # a line per mutant on stderr: progress on long work
         if not args.quiet:
-            result = m.how if m.status == KILLED else f"SURVIVED ({m.survivor_class})"
+            result = (m.how if m.status == KILLED else f"SURVIVED ({m.survivor_class})" if m.status
+                      else f"not classified: {m.detail}")
             print(f"mpnpu mutate: {done}/{total} {m.site} ({m.call}): {result}", file=sys.stderr, flush=True)
 
-    report = mutate_program(program, jobs=args.jobs, timeout_s=args.run_timeout, sources_sites=sites, progress=said)
+    from mpnpu.tools.mutate_cluster import mutant_runner
+
+    with mutant_runner(args.cluster) as runner:
+        report = mutate_program(program, jobs=args.jobs, timeout_s=args.run_timeout, sources_sites=sites,
+                                progress=said, runner=runner)
     print(score_line(report, args.min_score) if args.quiet else format_mutation(report, args.min_score))
     write_reports(args, {"json": report, "junit": mutation_junit(report)})
     ok = args.min_score is None or report.score >= args.min_score
@@ -69,6 +74,11 @@ COMMAND = Command(
                 "untested (a hazard no assertion caught). The score is the share of executed sync points killed; "
                 "--min-score makes it a CI gate. The program and its data are never changed.",
     epilog="Example: mpnpu mutate --min-score 0.8 --junit mutants.xml --sources op_kernel -- ./test_add_custom",
-    options=("program", "min_score", "run_timeout", "sources", Use("jobs", 1), "json", "junit", "quiet"),
+    options=("program", "min_score", "run_timeout", "sources",
+             Use("jobs", 1, help="mutants run side by side (default {default}); with --cluster, mutants in flight"),
+             Use("cluster", help="run the mutants as Ray tasks: on the Ray cluster at ADDRESS (every node must see the "
+                                 "program and this folder at the same paths), or without ADDRESS on an embedded local "
+                                 "one (needs pip install 'mpnpu[cluster]')"),
+             "json", "junit", "quiet"),
     run=run_mutate,
 )

@@ -14,8 +14,9 @@ finished is reported).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
-from mpnpu.cli.command import Command
+from mpnpu.cli.command import Command, Use
 from mpnpu.cli.common import LazyBar, exit_status
 from mpnpu.cli.options import DEVICE
 from mpnpu.cli.outputs import write_reports
@@ -42,7 +43,12 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
         checks=tuple(c for c in ("initcheck", "synccheck") if getattr(args, c, False)))
     if args.min_score is not None and not args.mutate_syncs:
         raise UsageError("--min-score gates the sync mutation score: give --mutate-syncs too")
-    with LazyBar("tests", args.quiet) as bar:
+    if args.cluster is not None and not args.mutate_syncs:
+        raise UsageError("--cluster runs the mutants of --mutate-syncs as Ray tasks: give --mutate-syncs too")
+    from mpnpu.tools.mutate_cluster import mutant_runner
+
+    with mutant_runner(args.cluster) as runner, LazyBar("tests", args.quiet) as bar:
+        options = dataclasses.replace(options, mutate_runner=runner)
         result: UtRun = run_ut(args.checkout, options, lambda r: bar.advance(f"{r.id}: {r.status}"), bar.started)
     if args.quiet:
         print(summary_line(result.counts(), result))
@@ -79,6 +85,9 @@ COMMAND = Command(
     options=("checkout", "ops", "j", "build_dir", "build_opt", "build_only", "case_timeout", "test_timeout",
              "with_opbase", "with_ops_tensor", "racecheck", "initcheck", "synccheck", "mutate_syncs", "mutate_jobs",
              "min_score",
+             Use("cluster", help="with --mutate-syncs: run the mutants as Ray tasks, on the Ray cluster at ADDRESS "
+                                 "(every node must see the checkout and the build folder at the same paths) or "
+                                 "without ADDRESS on an embedded local one (needs pip install 'mpnpu[cluster]')"),
              *DEVICE, "json", "junit", "markdown", "quiet", "verbose"),
     run=run_unit_tests,
 )

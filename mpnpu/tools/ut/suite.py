@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from mpnpu.errors import UsageError
 from mpnpu.tools.ut import execute
@@ -46,6 +46,8 @@ class UtOptions:
     ops_tensor: str | None = None
     mutate_syncs: bool = False  # sync mutation testing of every test that passes (mpnpu.tools.mutate)
     mutate_jobs: int = 1  # mutants of a test run side by side, each in a run folder of its own
+    #: where each mutant runs (a mpnpu.tools.mutate.MutantRunner; None: in this process's slots)
+    mutate_runner: Any = None
     checks: tuple[str, ...] = ()  # "initcheck", "synccheck": MPNPU_INITCHECK / MPNPU_SYNCCHECK for every binary
     pipes: str = "kernel"  # MPNPU_PIPES for every binary
     pipe_latency_us: float | None = None  # MPNPU_PIPE_LATENCY_US (None: the default)
@@ -114,7 +116,7 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
     try:
         r.mutation = mutate_program([b.binary], jobs=options.mutate_jobs, timeout_s=options.binary_timeout_s,
                                     sources_sites=sorted(scan(sources)), places=places,
-                                    stop=stop.is_set if stop is not None else None)
+                                    stop=stop.is_set if stop is not None else None, runner=options.mutate_runner)
     except UsageError as e:  # (a test that passed once and failed its baseline: flaky, or fails in a new folder)
         r.mutation_error = str(e)
 
