@@ -408,6 +408,13 @@ KERNEL_OPT: Setting[str] = Setting(
     one_of("0", "1", "2", "3", "g", "s"), "2",
     env="MPNPU_KERNEL_OPT", env_help="read by every build of a C++ kernel",
 )
+KERNEL_UBSAN: Setting[bool] = Setting(
+    "kernel_ubsan", "build C++ kernels with the compiler's undefined-behaviour sanitizer (-fsanitize=undefined, "
+                    "stopping at the first report): a kernel's or mpnpu's own undefined behaviour then ends the core "
+                    "process that ran it, with the sanitizer's report on its stderr; sanitized builds are cached apart",
+    switch, False,
+    env="MPNPU_KERNEL_UBSAN", env_help="read by every build of a C++ kernel",
+)
 NATIVE_SYNC: Setting[bool] = Setting(
     "native_sync", "a C++ kernel's SyncAll and cross-core flags run in the library (off: every one calls back into "
                    "the core process, e.g. to measure the two side by side)", switch, True,
@@ -459,7 +466,8 @@ SETTINGS: dict[str, Setting[Any]] = _table(
     BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, STALL_GRACE, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
     REPEAT, SEED, RACECHECK, INITCHECK, SYNCCHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, DEFAULT_KERNEL_MODE,
     MUTATE_SYNCS, MIN_SCORE,
-    PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, KERNEL_OPT, NATIVE_SYNC, NATIVE_SERVE, OPS_NN, GTEST_TEST,
+    PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, KERNEL_OPT, KERNEL_UBSAN, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
+    GTEST_TEST,
     GTEST_TEST_STATE,
 )
 

@@ -40,14 +40,20 @@ from . import cache, pch
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
 #: flags every kernel library is built with (ours; a kernel's own come after them)
 BASE_FLAGS = ("-std=c++17", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-strict-aliasing", "-pthread")
+#: MPNPU_KERNEL_UBSAN=1: undefined behaviour in a kernel library ends its core at the first report (the
+#: address sanitizer is not offered: its runtime must be loaded first, and a core is a Python process)
+UBSAN_FLAGS = ("-fsanitize=undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer")
 
 
 def base_flags() -> tuple[str, ...]:
     """The flags of every kernel build: :data:`BASE_FLAGS` and the optimisation level of the
     KERNEL_OPT setting (``MPNPU_KERNEL_OPT``, default -O2), with a line table (-g) at levels 0 and
-    g, the ones for stepping through a kernel (a fault then names its line too)."""
+    g, the ones for stepping through a kernel (a fault then names its line too), and
+    :data:`UBSAN_FLAGS` when ``MPNPU_KERNEL_UBSAN`` is on."""
     level = settings.from_env(settings.KERNEL_OPT)
-    return (*BASE_FLAGS, f"-O{level}", *(("-g",) if level in ("0", "g") else ()))
+    # the sanitizer's flags are part of every build's flags, so its builds and headers are cached apart
+    ubsan = UBSAN_FLAGS if settings.from_env(settings.KERNEL_UBSAN) else ()
+    return (*BASE_FLAGS, f"-O{level}", *(("-g",) if level in ("0", "g") else ()), *ubsan)
 _COMPILERS = ("g++", "clang++", "c++")
 
 
