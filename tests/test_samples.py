@@ -402,3 +402,23 @@ def test_a_relative_build_dir_is_taken_from_where_the_command_runs(tmp_path, mon
     for command, positional in ((SAMPLES, "tree"), (UT, "checkout")):
         args = command.parser().parse_args([positional, "--build-dir", "b"])
         assert args.build_dir == str(tmp_path / "b")
+
+
+def test_a_sample_that_is_the_tree_itself_gets_a_run_folder_by_its_own_name_again_and_again(tmp_path) -> None:
+    """``mpnpu samples <one sample's folder>``: the sample's path in the tree is "."; its run folder is named
+    after the folder, and a second run into the same build folder starts afresh (it used to try to remove
+    ``run/.`` and end in a traceback)."""
+    from mpnpu.tools.samples.discover import Sample
+    from mpnpu.tools.samples.run import run_dir
+
+    folder = tmp_path / "matmul_x"
+    folder.mkdir()
+    (folder / "README.md").write_text("x")
+    sample = Sample(name=".", folder=str(folder))
+    assert sample.slug == "matmul_x" and Sample(name="a/b", folder=str(folder)).slug == "a__b"
+    root = tmp_path / "build" / "run"
+    first = run_dir(sample, str(root))
+    (Path(first) / "output" / "left.bin").write_text("old")
+    second = run_dir(sample, str(root))
+    assert first == second == str(root / "matmul_x" / "build")
+    assert not (Path(second) / "output" / "left.bin").exists() and (root / "matmul_x" / "README.md").is_symlink()

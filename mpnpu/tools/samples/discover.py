@@ -53,6 +53,13 @@ class Sample:
     def in_scope(self) -> bool:
         return not self.reason
 
+    @property
+    def slug(self) -> str:
+        """A folder name for its build and run folders: its path in the tree with "__" for "/" (the
+        folder's own name when the tree is the sample itself, whose path is ".")."""
+        name = self.name if self.name not in ("", ".") else os.path.basename(os.path.normpath(self.folder))
+        return name.replace(os.sep, "__")
+
 
 def _strip_comments(text: str) -> str:
     return re.sub(r"#[^\n]*", "", text)

@@ -31,7 +31,7 @@ class Step:
 
 def run_dir(sample: Sample, root: str) -> str:
     """A fresh run folder for ``sample`` under ``root``: links to its files, and its ``build/`` (returned)."""
-    folder = os.path.join(root, sample.name.replace(os.sep, "__"))
+    folder = os.path.join(root, sample.slug)
     if os.path.isdir(folder):
         shutil.rmtree(folder)
     os.makedirs(folder)

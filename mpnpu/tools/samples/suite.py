@@ -156,7 +156,7 @@ def run_samples(tree: str, options: SamplesOptions, progress: Callable[[SampleRe
     env = environment(options)
 
     def build(r: SampleResult) -> SampleResult:
-        out = os.path.join(root, "bin", r.sample.name.replace(os.sep, "__"))
+        out = os.path.join(root, "bin", r.sample.slug)
         r.build = build_sample(r.sample, out, cflags, libs, cxx)
         return r
 

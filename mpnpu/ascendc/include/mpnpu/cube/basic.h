@@ -32,6 +32,7 @@
 #include "../tensor.h"
 #include "../types.h"
 #include "../utils.h"
+#include "fixpipe_quant.h"
 #include "gemm.h"
 #include "params.h"
 
@@ -400,25 +401,26 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
 
 // -- L0C -> GM ------------------------------------------------------------------------------------------
 
-// The conversion of one value on its way out of L0C.
+// The conversion of one value on its way out of L0C (fixpipe_quant.h): refused when quantPre does not
+// convert L0C's U into a T, and a vector mode needs its table.
 template <typename T, typename U>
-inline void check_quant(QuantMode_t q, const Site& site, const char* what) {
-    bool ok = false;
-    if (q == QuantMode_t::NoQuant) ok = std::is_same_v<T, U>;
-    else if (q == QuantMode_t::F322F16) ok = std::is_same_v<U, float> && std::is_same_v<T, half>;
-    else if (q == QuantMode_t::F322BF16) ok = std::is_same_v<U, float> && std::is_same_v<T, bfloat16_t>;
-    else unsupported(site, "%s: quantPre %d (mpnpu has NoQuant, F322F16 and F322BF16)", what, int(q));
-    if (!ok)
-        api_error(site, "%s: quantPre %s does not convert %s L0C data to %zu-byte GM elements (float -> half needs "
-                        "F322F16, float -> bfloat16_t F322BF16, same type NoQuant)",
-                  what, q == QuantMode_t::NoQuant ? "NoQuant" : q == QuantMode_t::F322F16 ? "F322F16" : "F322BF16",
-                  std::is_same_v<U, float> ? "float" : "int32_t", sizeof(T));
+inline void check_quant(const QuantRule& q, const Site& site, const char* what) {
+    if (int(q.mode) < 0 || int(q.mode) > int(QuantMode_t::VREQ8))
+        api_error(site, "%s: quantPre %d is not a mode of this chip class", what, int(q.mode));
+    if (!quant_converts<T, U>(q.mode))
+        api_error(site, "%s: quantPre %s does not convert %s L0C data to %zu-byte elements (float -> half F322F16, "
+                        "-> bfloat16_t F322BF16, -> int8_t/uint8_t (V)QF322B8_PRE; int32_t -> half (V)DEQF16, "
+                        "-> int8_t/uint8_t (V)REQ8; the same type NoQuant)",
+                  what, quant_name(q.mode), std::is_same_v<U, float> ? "float" : "int32_t", sizeof(T));
+    if (quant_is_vector(q.mode) && q.table == nullptr)
+        api_error(site, "%s: quantPre %s takes a scale per column, and none was given (the Fixpipe form with a "
+                        "cbufWorkspace tensor, or SetFixPipeConfig for the L0C DataCopy)", what, quant_name(q.mode));
 }
 
 template <typename T, typename U>
 inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTensor<U>& src, uint32_t nSize,
                     uint32_t mSize, uint32_t srcStride, uint32_t dstStride, bool nd, uint32_t ndNum,
-                    uint32_t srcNdStride, uint32_t dstNdStride, QuantMode_t quant, bool relu, const Site& site,
+                    uint32_t srcNdStride, uint32_t dstNdStride, const QuantRule& quant, const Site& site,
                     const char* what) {
     static_assert(std::is_same_v<U, float> || std::is_same_v<U, int32_t>, "L0C holds float or int32_t");
     at(site);
@@ -426,6 +428,9 @@ inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTen
     check_memory(src, MPNPU_MEM_L0C, site, what, "the source");
     check_quant<T, U>(quant, site, what);
     if (dstStride == 0) api_error(site, "%s: dstStride must not be 0", what);
+    if (!nd && sizeof(T) == 1)
+        unsupported(site, "%s: an NZ destination of 1-byte elements in GM (mpnpu writes NZ to GM for 2- and 4-byte "
+                          "elements)", what);
     const uint64_t n1 = ceil_div(nSize, 16);
     const uint64_t nd_src = uint64_t(srcNdStride) * 256;  // fractals of 16 x 16
     uint64_t src_end = uint64_t(ndNum - 1) * nd_src + ((n1 - 1) * srcStride + mSize) * 16;
@@ -449,30 +454,25 @@ inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTen
     const int op = core().atomic_op;  // (the atomic mode at issue)
     core().pipes.run(P_FIX, [=] {  // L0C drains to GM when PIPE_FIX gets to it
     uint64_t t0 = now_ns();
+    const std::vector<uint64_t> words = table_words(quant, nSize);  // (read before anything is written)
+    const QuantRule rule{quant.mode, quant.relu, quant.scalar, words.empty() ? nullptr : words.data()};
     std::vector<T> row(nd ? nSize : 16);
     for (uint32_t d = 0; d < ndNum; ++d) {
         const U* s = l + uint64_t(d) * nd_src;
         T* o = g + uint64_t(d) * dstNdStride;
         if (nd) {
             for (uint32_t i = 0; i < mSize; ++i) {
-                for (uint32_t j = 0; j < nSize; ++j) {
-                    U v = s[(j / 16) * uint64_t(srcStride) * 16 + uint64_t(i) * 16 + j % 16];
-                    if (relu && v < U(0)) v = U(0);
-                    if constexpr (std::is_same_v<T, U>) row[j] = v;
-                    else row[j] = from_float<T>(float(v));
-                }
+                for (uint32_t j = 0; j < nSize; ++j)
+                    row[j] = quant_convert<T>(rule, s[(j / 16) * uint64_t(srcStride) * 16 + uint64_t(i) * 16 + j % 16],
+                                              j);
                 store_gm(o + uint64_t(i) * dstStride, row.data(), nSize, op);
             }
         } else {
             const uint64_t block = uint64_t(dstStride) * BLOCK_BYTES / sizeof(T);
             for (uint64_t b = 0; b < n1; ++b)
                 for (uint32_t i = 0; i < mSize; ++i) {
-                    for (uint32_t j = 0; j < 16; ++j) {
-                        U v = s[b * srcStride * 16 + uint64_t(i) * 16 + j];
-                        if (relu && v < U(0)) v = U(0);
-                        if constexpr (std::is_same_v<T, U>) row[j] = v;
-                        else row[j] = from_float<T>(float(v));
-                    }
+                    for (uint32_t j = 0; j < 16; ++j)
+                        row[j] = quant_convert<T>(rule, s[b * srcStride * 16 + uint64_t(i) * 16 + j], b * 16 + j);
                     store_gm(o + b * block + uint64_t(i) * 16, row.data(), 16, op);
                 }
         }
@@ -481,6 +481,81 @@ inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTen
     });
     if (is_hold_site(site)) core().pipes.barrier(P_FIX);
     hold_point(site, 1);
+}
+
+// L0C -> L1 on PIPE_FIX, NZ to NZ (this chip class has no NZ2ND on this path): the destination's
+// fractals are 32 bytes wide (C0 = 32 / sizeof(T) elements), Z columns dstStride 32-byte blocks apart.
+template <typename T, typename U>
+inline void fix_out_local(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& src, uint32_t nSize,
+                          uint32_t mSize, uint32_t srcStride, uint32_t dstStride, const QuantRule& quant,
+                          const Site& site, const char* what) {
+    static_assert(std::is_same_v<U, float> || std::is_same_v<U, int32_t>, "L0C holds float or int32_t");
+    at(site);
+    if (nSize == 0 || mSize == 0) return;  // a NOP, as documented
+    check_memory(src, MPNPU_MEM_L0C, site, what, "the source");
+    if (dst.mpnpu_mem() != MPNPU_MEM_L1)
+        unsupported(site, "%s: the destination is not in L1 (on this chip class the fixpipe moves L0C to GM or L1)",
+                    what);
+    if (quant.mode == QuantMode_t::NoQuant)
+        api_error(site, "%s: quantPre NoQuant is not taken on the way to L1 (the documented modes convert: F322F16, "
+                        "F322BF16, (V)DEQF16, (V)QF322B8_PRE, (V)REQ8)", what);
+    check_quant<T, U>(quant, site, what);
+    if (dstStride == 0) api_error(site, "%s: dstStride must not be 0", what);
+    check_aligned(dst.mpnpu_offset(), BLOCK_BYTES, site, what, "the L1 destination");
+    constexpr uint64_t C0 = BLOCK_BYTES / sizeof(T);
+    const uint64_t n1 = ceil_div(nSize, 16);
+    const uint64_t src_end = ((n1 - 1) * srcStride + mSize) * 16;
+    const uint64_t dst_end = (ceil_div(nSize, C0) - 1) * uint64_t(dstStride) * C0 + uint64_t(mSize) * C0;
+    hold_point(site, 0);
+    src.mpnpu_touch('R', P_FIX, 0, src_end, site, what);
+    dst.mpnpu_touch('W', P_FIX, 0, dst_end, site, what);
+    const U* l = src.mpnpu_addr();
+    T* d = dst.mpnpu_addr();
+    const QuantRule rule = quant;
+    core().pipes.run(P_FIX, [=] {  // L0C drains to L1 when PIPE_FIX gets to it
+        // the scales are read before anything is written (a table the destination overwrites still counts)
+        const std::vector<uint64_t> words = table_words(rule, nSize);
+        const QuantRule rule_now{rule.mode, rule.relu, rule.scalar, words.empty() ? nullptr : words.data()};
+        for (uint32_t i = 0; i < mSize; ++i)
+            for (uint32_t j = 0; j < nSize; ++j)
+                d[(j / C0) * dstStride * C0 + uint64_t(i) * C0 + j % C0] =
+                    quant_convert<T>(rule_now, l[(j / 16) * uint64_t(srcStride) * 16 + uint64_t(i) * 16 + j % 16], j);
+    });
+    if (is_hold_site(site)) core().pipes.barrier(P_FIX);
+    hold_point(site, 1);
+}
+
+// A vector quantPre's table (cbufWorkspace, in L1): one word per column, read by PIPE_FIX.
+template <typename S>
+inline const uint64_t* quant_table(const AscendC::LocalTensor<S>& table, QuantMode_t q, uint32_t nSize,
+                                   const Site& site, const char* what) {
+    static_assert(std::is_same_v<S, uint64_t>, "Fixpipe: cbufWorkspace is a LocalTensor<uint64_t>");
+    if (!quant_is_vector(q)) return nullptr;  // (the scalar modes and casts do not read it)
+    check_memory(table, MPNPU_MEM_L1, site, what, "cbufWorkspace");
+    check_aligned(table.mpnpu_offset(), BLOCK_BYTES, site, what, "cbufWorkspace");
+    table.mpnpu_touch('R', P_FIX, 0, nSize, site, what);
+    return table.mpnpu_addr();
+}
+
+template <typename T, typename U, const AscendC::FixpipeConfig& config>
+inline void fixpipe_gm(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTensor<U>& src,
+                       const AscendC::FixpipeParamsV220& p, const uint64_t* table, const Site& site) {
+    static_assert(config.format != AscendC::CO2Layout::COLUMN_MAJOR,
+                  "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is not on this chip");
+    if (p.isChannelSplit) unsupported(site, "Fixpipe: isChannelSplit");
+    unit_flag_wait(p.unitFlag, P_M, site, "Fixpipe L0C->GM");
+    const bool nd = config.format == AscendC::CO2Layout::ROW_MAJOR;
+    fix_out(dst, src, p.nSize, p.mSize, p.srcStride, p.dstStride, nd, nd ? p.ndNum : 1u, p.srcNdStride, p.dstNdStride,
+            QuantRule{p.quantPre, p.reluEn, p.deqScalar, table}, site, "Fixpipe L0C->GM");
+}
+
+template <typename T, typename U>
+inline void fixpipe_local(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& src,
+                          const AscendC::FixpipeParamsV220& p, const uint64_t* table, const Site& site) {
+    if (p.isChannelSplit) unsupported(site, "Fixpipe L0C->L1: isChannelSplit (documented for L0C->GM only)");
+    unit_flag_wait(p.unitFlag, P_M, site, "Fixpipe L0C->L1");
+    fix_out_local(dst, src, p.nSize, p.mSize, p.srcStride, p.dstStride,
+                  QuantRule{p.quantPre, p.reluEn, p.deqScalar, table}, site, "Fixpipe L0C->L1");
 }
 
 }  // namespace cube
@@ -538,27 +613,41 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
 }
 
 // L0C -> GM on PIPE_FIX: NZ2ND (CFG_ROW_MAJOR, the default) or NZ as it is (CFG_NZ), converting
-// per quantPre, with ReLU if reluEn; an atomic mode set by SetAtomicAdd/Max/Min applies.
+// per quantPre (fixpipe_quant.h; the scalar modes' scale is deqScalar), with ReLU if reluEn; an atomic
+// mode set by SetAtomicAdd/Max/Min applies.
 template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& intriParams,
                     MPNPU_SITE) {
-    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is not on this chip");
-    if (intriParams.isChannelSplit) mpnpu::unsupported(site, "Fixpipe: isChannelSplit");
-    mpnpu::cube::unit_flag_wait(intriParams.unitFlag, mpnpu::P_M, site, "Fixpipe L0C->GM");
-    const bool nd = config.format == CO2Layout::ROW_MAJOR;
-    mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
-                         nd, nd ? intriParams.ndNum : 1u, intriParams.srcNdStride, intriParams.dstNdStride,
-                         intriParams.quantPre, intriParams.reluEn, site, "Fixpipe L0C->GM");
+    mpnpu::cube::fixpipe_gm<T, U, config>(dst, src, intriParams, nullptr, site);
 }
 
-// L0C -> local memory (L1 / UB): not implemented by mpnpu.
+// The same, with the vector quantPre modes' table (one uint64_t per column of C, in L1).
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR, typename S = uint64_t,
+          typename std::enable_if<std::is_same<S, uint64_t>::value, bool>::type = true>
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const LocalTensor<S>& cbufWorkspace,
+                    const FixpipeParamsV220& intriParams, MPNPU_SITE) {
+    mpnpu::cube::fixpipe_gm<T, U, config>(
+        dst, src, intriParams,
+        mpnpu::cube::quant_table(cbufWorkspace, intriParams.quantPre, intriParams.nSize, site, "Fixpipe L0C->GM"),
+        site);
+}
+
+// L0C -> L1 on PIPE_FIX, NZ to NZ (CFG_ROW_MAJOR's NZ2ND does not apply on this path, as documented),
+// converting per quantPre; dstStride counts 32-byte blocks between the destination's Z columns.
 template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& intriParams,
                     MPNPU_SITE) {
-    (void)dst;
-    (void)src;
-    (void)intriParams;
-    mpnpu::unsupported(site, "Fixpipe L0C->local memory (mpnpu moves L0C to GM only)");
+    mpnpu::cube::fixpipe_local(dst, src, intriParams, nullptr, site);
+}
+
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR, typename S = uint64_t,
+          typename std::enable_if<std::is_same<S, uint64_t>::value, bool>::type = true>
+inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const LocalTensor<S>& cbufWorkspace,
+                    const FixpipeParamsV220& intriParams, MPNPU_SITE) {
+    mpnpu::cube::fixpipe_local(
+        dst, src, intriParams,
+        mpnpu::cube::quant_table(cbufWorkspace, intriParams.quantPre, intriParams.nSize, site, "Fixpipe L0C->L1"),
+        site);
 }
 
 // The older L0C -> GM copy; NZ2ND uses the SetFixpipeNz2ndFlag settings.
@@ -573,7 +662,10 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src, cons
     const bool nd = intriParams.nz2ndEn;
     mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
                          nd, nd ? f.nd_num : 1u, nd ? f.src_nd_stride : 0u, nd ? f.dst_nd_stride : 0u,
-                         intriParams.quantPre, intriParams.reluPre != 0, site, "DataCopy L0C->GM");
+                         mpnpu::cube::QuantRule{intriParams.quantPre, intriParams.reluPre != 0, f.pre_quant,
+                                                mpnpu::cube::quant_is_vector(intriParams.quantPre) ? f.quant_table
+                                                                                                   : nullptr},
+                         site, "DataCopy L0C->GM");
 }
 
 // Fill / InitConstValue: repeatTimes repeats of blockNum blocks set to initValue, dstGap blocks
