@@ -72,7 +72,7 @@ def _close(out, ref, rel=1e-5):
 
 # -- the instructions ---------------------------------------------------------------------------------------
 
-TRANS_A, TRANS_B, ACC, BIAS, RELU, ATOMIC, NZ, UNIT = 1, 2, 4, 8, 16, 32, 64, 128
+TRANS_A, TRANS_B, ACC, BIAS, RELU, ATOMIC, NZ, UNIT, FROM_TABLE = 1, 2, 4, 8, 16, 32, 64, 128, 256
 TYPES = {("float16", "float32"): 0, (BF16, "float32"): 1, ("float32", "float32"): 2, ("float16", "float16"): 3,
          (BF16, BF16): 4}
 
@@ -108,7 +108,7 @@ def _basic(k, m, n, kk, flags, src="float16", dst="float32", seed=0):
 
 
 @pytest.mark.parametrize("flags", [0, TRANS_A, TRANS_B, TRANS_A | TRANS_B, ACC, BIAS, RELU, ATOMIC, NZ,
-                                   ACC | BIAS | TRANS_B])
+                                   ACC | BIAS | TRANS_B, BIAS | FROM_TABLE])
 def test_nd2nz_loaddata_mmad_fixpipe_equal_numpy(kernels, flags) -> None:
     out, ref = _basic(kernels["basic"], 64, 48, 32, flags, seed=flags)
     _close(out, ref)

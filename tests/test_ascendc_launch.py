@@ -290,23 +290,32 @@ def test_a_kernel_with_numpy_launch_settings_reaches_the_cores() -> None:
 
 @pytest.mark.parametrize("defines,error", [
     ({}, None),
-    ({"ADDR": "100"}, "LocalTensor(pos, addr, tileSize): addr 100 is not 32-byte aligned"),
+    ({"ADDR": "100"}, "LocalTensor(pos, addr, tileSize): addr 100 is not 32-byte aligned at "
+                      f"ascendc_kernels/local_at.cpp:{line_of('local_at.cpp', '// placed here')}"),
     ({"ADDR": "196352", "TILE": "128"}, "bytes [196352, 196864) are past the end of UB (196608 bytes)"),
+    # a copy past the placed tile but inside UB does what it says (nothing allocated the tile)
+    ({"TILE": "32", "COPY_ONLY": "1"}, None),
+    # ... and past the end of UB it is an illegal write
+    ({"ADDR": "196480", "TILE": "32", "COPY_ONLY": "1"},
+     "illegal write of UB by DataCopy GM->local at ascendc_kernels/local_at.cpp:"
+     f"{line_of('local_at.cpp', 'DataCopy(t')} (local_at): bytes [196480, 196736) of UB"),
 ])
 def test_a_local_tensor_placed_by_the_kernel(defines, error) -> None:
     """LocalTensor<T>(TPosition, addr, tileSize): the tensor is at that byte of the position's memory and
-    works as any other; a misaligned address or a tile past the memory's end is an error at its line."""
+    works as any other; a misaligned address or a tile past the memory's end is an error at its line. Its
+    accesses are bounded by the memory's end, not by tileSize (nothing allocates a placed tensor)."""
     k = kernel("local_at.cpp", "local_at", kernel_type=KernelType.AIV, **defines)
     with device(1, kernel_type=KernelType.AIV) as dev:
         x = dev.to_device("x", np.arange(64, dtype=np.float32))
         y = dev.to_device("y", np.zeros(64, np.float32))
         if error is None:
             dev.launch(k, x, y)
-            np.testing.assert_array_equal(dev.to_host(y), 2 * np.arange(64, dtype=np.float32))
+            scale = 1 if "COPY_ONLY" in defines else 2
+            np.testing.assert_array_equal(dev.to_host(y), scale * np.arange(64, dtype=np.float32))
             return
         with pytest.raises(KernelError) as e:
             dev.launch(k, x, y)
-        assert error in str(e.value) and f"local_at.cpp:{line_of('local_at.cpp', '// placed here')}" in str(e.value)
+        assert error in str(e.value)
 
 
 def test_ascendc_assert_ends_the_launch_with_its_message_at_its_line() -> None:

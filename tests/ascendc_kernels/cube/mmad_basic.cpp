@@ -2,7 +2,8 @@
 // (LoadData, with fractal transposes where the layout needs them), Mmad (plain, accumulating, with
 // a bias from the bias table) and Fixpipe to GM (ND or NZ out, converted, ReLU, atomic add).
 // flags: 1 A is given transposed ([k, m]), 2 B is given transposed ([n, k]), 4 accumulate a second
-// A x B, 8 bias, 16 ReLU, 32 atomic add into C, 64 NZ output, 128 unitFlag 3 on Mmad and Fixpipe. types: 0 half -> float, 1 bfloat16_t
+// A x B, 8 bias, 16 ReLU, 32 atomic add into C, 64 NZ output, 128 unitFlag 3 on Mmad and Fixpipe, 256 with 8:
+// C starts from the bias table by cmatrixInitVal false / cmatrixSource true (no bias tensor passed). types: 0 half -> float, 1 bfloat16_t
 // -> float, 2 float -> float, 3 half -> half, 4 bfloat16_t -> bfloat16_t (A and B -> C).
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -72,15 +73,23 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t m, uint3
     } else {  // NZ of B^T is Zn already
         LoadData(b2, b1, LoadData2DParams(0, K1 * N1, 1, 0, 0, false, 0));
     }
-    if (useBias) DataCopy(bias2, bias1, DataCopyParams(1, uint16_t(np * sizeof(float) / 32), 0, 0));
+    // (into the bias table blockLen counts 64-byte units)
+    if (useBias) DataCopy(bias2, bias1, DataCopyParams(1, uint16_t(np * sizeof(float) / 64), 0, 0));
     SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
     WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
 
     MmadParams p(static_cast<uint16_t>(m), static_cast<uint16_t>(n), static_cast<uint16_t>(k));
     const uint8_t unit = (flags & 128) ? 3 : 0;
     p.unitFlag = unit;
-    if (useBias) Mmad(c1, a2, b2, bias2, p);
-    else Mmad(c1, a2, b2, p);
+    if (useBias && (flags & 256)) {
+        p.cmatrixInitVal = false;
+        p.cmatrixSource = true;
+        Mmad(c1, a2, b2, p);  // (the table is at the start of the bias table: bias2 is its first buffer)
+    } else if (useBias) {
+        Mmad(c1, a2, b2, bias2, p);
+    } else {
+        Mmad(c1, a2, b2, p);
+    }
     if (acc) {
         PipeBarrier<PIPE_M>();
         MmadParams again(uint16_t(m), uint16_t(n), uint16_t(k), 0, false, false);  // onto what L0C holds

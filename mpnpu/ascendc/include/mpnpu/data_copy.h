@@ -254,32 +254,42 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
                     block + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES, site, "DataCopy local->GM");
 }
 
-// UB -> UB on PIPE_V (from L1, as L1 -> the bias table: PIPE_MTE1).
+}  // namespace AscendC
+namespace mpnpu {
+// local -> local: UB -> UB on PIPE_V; from L1 (L1 -> the bias table) on PIPE_MTE1. Byte sizes and steps.
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, MPNPU_SITE) {
-    const uint8_t pipe = src.mpnpu_mem() == MPNPU_MEM_L1 ? mpnpu::P_MTE1 : mpnpu::P_V;
-    uint64_t block = uint64_t(p.blockLen) * mpnpu::BLOCK_BYTES;
-    uint64_t sstep = block + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES;
-    uint64_t dstep = block + uint64_t(p.dstStride) * mpnpu::BLOCK_BYTES;
-    if (p.blockCount == 0 || block == 0) return;
-    mpnpu::check_ub_aligned(dst.mpnpu_offset(), site, "DataCopy local->local");
-    mpnpu::check_ub_aligned(src.mpnpu_offset(), site, "DataCopy local->local");
-    src.mpnpu_touch_bytes('R', pipe, 0, (p.blockCount - 1) * sstep + block, site, "DataCopy local->local");
-    dst.mpnpu_touch_bytes('W', pipe, 0, (p.blockCount - 1) * dstep + block, site, "DataCopy local->local");
+inline void local_copy(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint64_t count,
+                       uint64_t block, uint64_t sstep, uint64_t dstep, const Site& site) {
+    const uint8_t pipe = src.mpnpu_mem() == MPNPU_MEM_L1 ? P_MTE1 : P_V;
+    if (count == 0 || block == 0) return;
+    check_ub_aligned(dst.mpnpu_offset(), site, "DataCopy local->local");
+    check_ub_aligned(src.mpnpu_offset(), site, "DataCopy local->local");
+    src.mpnpu_touch_bytes('R', pipe, 0, (count - 1) * sstep + block, site, "DataCopy local->local");
+    dst.mpnpu_touch_bytes('W', pipe, 0, (count - 1) * dstep + block, site, "DataCopy local->local");
     const uint8_t* s = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
     uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
-    uint64_t count = p.blockCount;
-    mpnpu::core().pipes.run(pipe, [=] {  // (inline on PIPE_V; queued behind MTE1's earlier work from L1)
+    core().pipes.run(pipe, [=] {  // (inline on PIPE_V; queued behind MTE1's earlier work from L1)
         for (uint64_t i = 0; i < count; ++i) std::memmove(d + i * dstep, s + i * sstep, block);
     });
+}
+}  // namespace mpnpu
+namespace AscendC {
+
+// UB -> UB on PIPE_V, L1 -> the bias table (C2) on PIPE_MTE1. Into the bias table, blockLen and dstGap
+// count 64-byte units on this chip class (srcGap 32-byte ones), as the L1 -> BiasTable page says.
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, MPNPU_SITE) {
+    const uint64_t unit = dst.mpnpu_mem() == MPNPU_MEM_BT ? 64 : mpnpu::BLOCK_BYTES;
+    const uint64_t block = uint64_t(p.blockLen) * unit;
+    mpnpu::local_copy(dst, src, p.blockCount, block, block + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES,
+                      block + uint64_t(p.dstStride) * unit, site);
 }
 
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, MPNPU_SITE) {
     uint64_t bytes = uint64_t(count) * sizeof(T) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
-    DataCopyParams p(1, uint16_t(bytes / mpnpu::BLOCK_BYTES), 0, 0);
     if (bytes / mpnpu::BLOCK_BYTES > 0xFFFF) mpnpu::api_error(site, "DataCopy local->local: %u elements is too long", count);
-    DataCopy(dst, src, p, site);
+    mpnpu::local_copy(dst, src, 1, bytes, bytes, bytes, site);
 }
 
 // Slices of a multi-dimensional tensor, GM -> UB (PIPE_MTE2) and UB -> GM (PIPE_MTE3): one copy per

@@ -117,7 +117,10 @@ LocalTensor<T>::LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, mpn
     if (uint64_t(addr) + bytes > mpnpu::memory_size(mem))
         mpnpu::api_error(site, "LocalTensor(pos, addr, tileSize): bytes [%u, %llu) are past the end of %s (%zu bytes)",
                          addr, (unsigned long long)(addr + bytes), mpnpu::mem_name(mem), mpnpu::memory_size(mem));
-    mpnpu_init(mem, pos, addr, tileSize, addr, addr + bytes);
+    // Nothing allocates a placed tensor: what bounds its accesses is its memory's end, not tileSize (an
+    // instruction that runs past the tile into memory no other buffer holds does on the chip what it
+    // says; the dev kit's cube samples rely on it). Only its memory's end is checked, as a device would.
+    mpnpu_init(mem, pos, addr, tileSize, addr, mpnpu::memory_size(mem));
 }
 
 using TEventID = int8_t;

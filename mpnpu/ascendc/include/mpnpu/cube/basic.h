@@ -313,8 +313,6 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
     check_aligned(fm.mpnpu_offset(), FRACTAL_BYTES, site, what, "the left matrix");
     check_aligned(filter.mpnpu_offset(), FRACTAL_BYTES, site, what, "the right matrix");
     check_aligned(dst.mpnpu_offset(), 64, site, what, "the result");
-    if (!bias && p.cmatrixSource && !p.cmatrixInitVal)
-        unsupported(site, "%s: cmatrixSource without a bias tensor (pass the bias table tensor to Mmad)", what);
     const uint64_t m = p.m, n = p.n, k = p.k;
     constexpr uint64_t K0 = c0_of<U>();
     uint64_t k1 = ceil_div(k, K0);
@@ -598,9 +596,16 @@ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 }
 
 // C (L0C) =|+= A (L0A) x B (L0B), on PIPE_M; see MmadParams for where C starts from.
+// With cmatrixInitVal false and cmatrixSource true, C starts from the bias table (BT, C2): the page names
+// no address for that form, so mpnpu reads the table from its start, n values of C's type.
 template <typename T, typename U, typename S>
 inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
                  const MmadParams& mmadParams, MPNPU_SITE) {
+    if (mmadParams.cmatrixSource && !mmadParams.cmatrixInitVal && mmadParams.n != 0) {
+        const LocalTensor<T> table(TPosition::C2, 0, (uint32_t(mmadParams.n) + 15u) / 16u * 16u);
+        mpnpu::cube::mmad(dst, fm, filter, &table, mmadParams, site);
+        return;
+    }
     mpnpu::cube::mmad(dst, fm, filter, static_cast<const LocalTensor<T>*>(nullptr), mmadParams, site);
 }
 
