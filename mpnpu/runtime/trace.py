@@ -122,12 +122,21 @@ class FlagWaitEvent(NamedTuple):
     t1: int = 0  # released
 
 
+#: GmFlagEvent.op of a write that a poll observed (racecheck's rule of polled GM)
+GM_FLAG_OBSERVED = "observed"
+
+
 class GmFlagEvent(NamedTuple):
     """A flag kept in a GM word that cores set and wait on (IBSet / IBWait, NotifyNextBlock /
     WaitPreBlock): ``op`` "release" (a set: what the core did before it is ordered before every wait
     it satisfies) or "wait" (a completed wait: it returned once the word's ``target``-th release had
     been made). ``key`` names the word (its GM tensor's region and byte offset); the releases of one
-    word count from 1 in the order of their times."""
+    word count from 1 in the order of their times.
+
+    Racecheck's rule of polled GM (:mod:`mpnpu.racecheck.polls`) adds such events of its own (name
+    "poll", negative keys): op :data:`GM_FLAG_OBSERVED` right after a write another core's poll
+    observed (it releases only what that write's instruction comes after) and a "wait" where the
+    polling core acquires it."""
 
     op: str
     key: int
