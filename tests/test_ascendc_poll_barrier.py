@@ -73,3 +73,21 @@ def test_without_a_real_poll_of_the_right_flags_the_read_races(mode: int) -> Non
     """1: no barrier; 2: one look at the flags (no loop); 3: polling only the flags before one's own."""
     r, _, _ = _launch(3, mode, 20)
     assert _raw_on_data(analyze(r.trace)), analyze(r.trace)
+
+
+def test_a_scalar_poll_of_a_flag_word_orders_the_cores() -> None:
+    """ReadGmByPassDCache in a loop until the next core's WriteGmByPassDCache shows; the last core
+    works longer, so the core before it spins."""
+    for _ in range(5):
+        r, out, spins = _launch(2, 4, 200)
+        if spins[0] > 3:
+            break
+    assert spins[0] > 3, spins
+    x = np.arange(2 * ROW, dtype=np.float32).reshape(2, ROW) * 2 + 1
+    np.testing.assert_array_equal(out, np.roll(x, -1, axis=0))
+    assert analyze(r.trace) == []
+
+
+def test_a_single_scalar_look_at_the_flag_word_still_races() -> None:
+    r, _, _ = _launch(2, 5, 200)
+    assert _raw_on_data(analyze(r.trace)), analyze(r.trace)

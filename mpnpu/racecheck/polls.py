@@ -12,8 +12,10 @@ The rule (docs/device-model.md, "Polled GM")::
     poll         a run of at least two reads whose last read began after another core's write to
                  those bytes ended, and whose read before it began before that write ended: the
                  loop stopped right after the bytes changed (it waited for the change)
-    poll site    (line, bytes) of a poll: every run at a poll site, by any core, is a poll read,
-                 including a run of one read (the core whose first look already found every flag set)
+    poll site    (line, GM tensor, number of bytes read) of a poll: every run at a poll site, by any
+                 core and of any bytes of that size, is a poll read, including a run of one read (the
+                 core whose first look already found every flag set; a core of a chain that polls its
+                 neighbour's word, found already set)
     edge         the last read r of a poll read observed a write W of another core when W ended
                  before r began and some byte W wrote there is not overwritten by a write that
                  started after W ended and ended before r began. Then what W's core did before W
@@ -22,7 +24,9 @@ The rule (docs/device-model.md, "Polled GM")::
 
 A single read that happens to see another core's write is no poll (no run of two, at a line where
 no core ever polled); neither is a fixed number of re-reads whose bytes did not change between the
-last two. The FLOMS incident's racy read is such a single read and stays reported.
+last two. The FLOMS incident's racy read is such a single read and stays reported. The other side of
+the same evidence: a loop whose every run, on every core, found its flag at the first look (a line
+no core spun at) orders nothing, and what it orders is reported.
 
 The acquire is placed after r's loop round, before the core's next GM access or sync, and only when
 that round makes the scalar unit wait for r's pipe (a wait_flag or barrier, or the compiler's
@@ -79,7 +83,7 @@ class _Run:
 
     core: int
     positions: tuple[int, ...]
-    key: tuple[str, Ranges, str]  # (segment, byte ranges, site)
+    key: tuple[str, str, int]  # its poll site if it is one: (segment, site, bytes read)
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,8 @@ def _runs(core: int, events: Sequence[TraceEvent]) -> list[_Run]:
     def close() -> None:
         nonlocal cur, key
         if cur and key is not None:
-            runs.append(_Run(core, tuple(cur), key))
+            seg, ranges, site = key
+            runs.append(_Run(core, tuple(cur), (seg, site, sum(hi - lo for lo, hi in ranges))))
         cur, key = [], None
 
     ev: Any
@@ -212,7 +217,8 @@ def _acquire_at(events: Sequence[TraceEvent], pos: int, auto_sync: bool) -> int 
     """Where the acquire of the read at ``pos`` goes (the index of the first GM access or cross-core
     sync after it, or the end), or None when nothing in between makes the scalar unit wait for it."""
     read: Any = events[pos]
-    waited = not read.pipe  # (accesses in program order: the next event is after it)
+    # (accesses in program order, and the scalar unit's own reads: the next event is after it)
+    waited = read.pipe in ("", "PIPE_S")
     ev: Any
     for j in range(pos + 1, len(events)):
         ev = events[j]

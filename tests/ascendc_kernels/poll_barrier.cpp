@@ -10,6 +10,8 @@
 //     the core wait for the flags it read).
 //   3 the barrier, but the flags polled are the ones before the core's own (out of order: the core
 //     polls until its predecessors are done, then reads its successor's row, which still races).
+//   4 scalar flags: each core stores its flag with WriteGmByPassDCache and loads the next core's
+//     with ReadGmByPassDCache until it is set (no race); 5 the same with the load's loop dropped.
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -82,8 +84,19 @@ public:
             WaitFlag<HardEvent::MTE3_MTE2>(0);
         }
         WriteRow();
-        if (mode != 1) WriteFlag();
         int32_t looks = 0;
+        if (mode == 4 || mode == 5) {
+            SetFlag<HardEvent::MTE3_S>(0);
+            WaitFlag<HardEvent::MTE3_S>(0);
+            __gm__ int32_t* words = const_cast<__gm__ int32_t*>(flagGm_.GetPhyAddr());
+            WriteGmByPassDCache<int32_t>(words + me_ * 8, 1);
+            const int32_t next = (me_ + 1) % cores_;
+            while (++looks, ReadGmByPassDCache<int32_t>(words + next * 8) != 1 && mode == 4) {
+            }
+            SetFlag<HardEvent::S_MTE2>(0);
+            WaitFlag<HardEvent::S_MTE2>(0);
+        }
+        if (mode < 4 && mode != 1) WriteFlag();
         if (mode == 0) {
             while (++looks, !LookAtFlags(cores_)) {
             }
