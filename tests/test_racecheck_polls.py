@@ -6,6 +6,7 @@ cover order nothing. Vector cores 1 and 2 of block_dim 1 (program order: no pipe
 from __future__ import annotations
 
 from mpnpu.racecheck import analyze
+from mpnpu.racecheck.pairs import hazard_pairs
 from mpnpu.racecheck.polls import poll_reads, with_polls
 from mpnpu.racecheck.reuse import AnalysisCache
 from mpnpu.runtime.trace import READ, WRITE, Access, GmFlagEvent, LaunchTrace
@@ -105,3 +106,11 @@ def test_reuse_tells_launches_with_other_poll_edges_apart() -> None:
     raced = cache.analyze(trace(writer(100, 200), reader([50, 150, 180], 300)))
     assert [h.kind for h in raced if h.tensor == "data"] == ["RAW"]
     assert cache.analysed == 2
+
+
+def test_hazard_pairs_name_the_recorded_positions() -> None:
+    # (the rule drops the poll reads and adds sync events: pairs still point into the trace as recorded)
+    c1 = writer(100, 200) + [acc(WRITE, "data", DATA, "k.py:12", 210, 211)]
+    tr = trace(c1, reader([50, 150, 250], 300))
+    [hp] = hazard_pairs(tr)
+    assert {p for pair in hp.pairs for p in (pair.first, pair.second)} == {(1, 2), (2, 3)}

@@ -265,13 +265,19 @@ def _is_poll(run: _Run, trace: LaunchTrace, writes: _Writes) -> bool:
 def with_polls(trace: LaunchTrace) -> LaunchTrace:
     """``trace`` with the happens-before edges of its polls as GM flag events and without its poll
     reads (module docstring); ``trace`` itself when it has no poll."""
+    return poll_view(trace)[0]
+
+
+def poll_view(trace: LaunchTrace) -> tuple[LaunchTrace, list[list[int]] | None]:
+    """:func:`with_polls` and, per core, the position in ``trace`` of each event of the result (-1
+    for an event the rule added); None when the result is ``trace`` itself."""
     if not any(_may_poll(evs) for evs in trace.events):
-        return trace
+        return trace, None
     runs = [r for c, evs in enumerate(trace.events) for r in _runs(c, evs)]
     writes = _writes_by_segment(trace)
     sites = {r.key for r in runs if _is_poll(r, trace, writes.get(r.key[0], _NO_WRITES))}
     if not sites:
-        return trace
+        return trace, None
     drop: list[set[int]] = [set() for _ in trace.events]
     after: list[dict[int, list[GmFlagEvent]]] = [{} for _ in trace.events]  # core -> pos -> events after it
     before: list[dict[int, list[GmFlagEvent]]] = [{} for _ in trace.events]  # core -> index -> events before it
@@ -294,18 +300,28 @@ def with_polls(trace: LaunchTrace) -> LaunchTrace:
             before[run.core].setdefault(at, []).append(
                 GmFlagEvent("wait", key, 1, POLL_NAME, last.stage, last.site, last.t0, last.t1))
     if not any(drop):
-        return trace
+        return trace, None
     events: list[tuple[TraceEvent, ...]] = []
+    origin: list[list[int]] = []
     for c, evs in enumerate(trace.events):
         out: list[TraceEvent] = []
+        was: list[int] = []
         for pos, ev in enumerate(evs):
-            out += before[c].get(pos, ())
+            added = before[c].get(pos, ())
+            out += added
+            was += [-1] * len(added)
             if pos not in drop[c]:
                 out.append(ev)
-            out += after[c].get(pos, ())
-        out += before[c].get(len(evs), ())
+                was.append(pos)
+            added = after[c].get(pos, ())
+            out += added
+            was += [-1] * len(added)
+        added = before[c].get(len(evs), ())
+        out += added
+        was += [-1] * len(added)
         events.append(tuple(out))
-    return trace._replace(events=tuple(events))
+        origin.append(was)
+    return trace._replace(events=tuple(events)), origin
 
 
 def poll_reads(trace: LaunchTrace) -> int:
@@ -318,4 +334,4 @@ def poll_reads(trace: LaunchTrace) -> int:
     return n_old - n_new
 
 
-__all__ = ["OBSERVED", "POLL_NAME", "poll_reads", "with_polls"]
+__all__ = ["OBSERVED", "POLL_NAME", "poll_reads", "poll_view", "with_polls"]
