@@ -9,7 +9,7 @@ from mpnpu.racecheck import analyze
 from mpnpu.racecheck.pairs import hazard_pairs
 from mpnpu.racecheck.polls import poll_reads, with_polls
 from mpnpu.racecheck.reuse import AnalysisCache
-from mpnpu.runtime.trace import READ, WRITE, Access, GmFlagEvent, LaunchTrace
+from mpnpu.runtime.trace import READ, WRITE, Access, GmFlagEvent, LaunchTrace, PackedEvents
 
 FLAG = ((0, 4),)
 DATA = ((0, 32),)
@@ -114,3 +114,14 @@ def test_hazard_pairs_name_the_recorded_positions() -> None:
     tr = trace(c1, reader([50, 150, 250], 300))
     [hp] = hazard_pairs(tr)
     assert {p for pair in hp.pairs for p in (pair.first, pair.second)} == {(1, 2), (2, 3)}
+
+
+def test_a_poll_in_packed_events_is_found_without_decoding_them() -> None:
+    c1 = PackedEvents.pack(writer(100, 200))
+    c2 = PackedEvents.pack(reader([50, 150, 250], 300))
+    tr = LaunchTrace(1, "k", ((), c1, c2), frozenset())
+    assert poll_reads(tr) == 3
+    assert analyze(tr) == []
+    single = PackedEvents.pack(reader([250], 300))
+    assert with_polls(LaunchTrace(1, "k", ((), c1, single), frozenset())).events[2] is single
+    assert single._events is None  # (not decoded to tell)

@@ -56,6 +56,7 @@ from mpnpu.runtime.trace import (
     READ,
     Access,
     DroppedSyncEvent,
+    EventColumns,
     FlagSetEvent,
     FlagWaitEvent,
     GmFlagEvent,
@@ -159,11 +160,19 @@ def _chunk_repeats(chunk: RecordChunk) -> bool:
     return bool(same.any())
 
 
+def _columns_repeat(part: EventColumns) -> bool:
+    """Whether a run of Python events holds two consecutive GM reads of the same bytes."""
+    kind, segment, ranges, site = part.fields(Access, ("kind", "segment", "ranges", "site"))
+    rows = list(zip(kind, segment, ranges, site))
+    return any(a[0] == READ and a == b for a, b in zip(rows, rows[1:]))
+
+
 def _may_poll(events: Sequence[TraceEvent]) -> bool:
-    """A cheap necessary condition for a poll run of two reads in one core's events (no decoding of
-    a compiled kernel's records)."""
-    if isinstance(events, PackedEvents) and all(isinstance(p, RecordChunk) for p in events.parts):
-        return any(_chunk_repeats(p) for p in events.parts)  # type: ignore[arg-type]  # checked above
+    """A cheap necessary condition for a poll run of two reads in one core's events (without
+    decoding a packed trace into events: a launch whose analysis is reused never is)."""
+    if isinstance(events, PackedEvents) and all(isinstance(p, (RecordChunk, EventColumns)) for p in events.parts):
+        return any(_chunk_repeats(p) if isinstance(p, RecordChunk) else _columns_repeat(p)  # type: ignore[arg-type]
+                   for p in events.parts)
     prev: Any = None
     for ev in events:
         if type(ev) is Access:

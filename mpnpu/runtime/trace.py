@@ -433,6 +433,17 @@ class EventColumns:
     def key(self) -> Hashable:
         return self.body
 
+    def fields(self, cls: type, names: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Columns ``names`` (not t0 or t1) of the events of type ``cls``, in program order, without
+        building a single event (empty columns when the run has none of that type)."""
+        types, _, plain = pickle.loads(self.body)
+        if cls not in types:
+            return [() for _ in names]
+        cols = plain[types.index(cls)]
+        slots = _time_slots(cls) or ()
+        kept = [f for j, f in enumerate(cls._fields) if j not in slots]  # type: ignore[attr-defined]
+        return [cols[kept.index(n)] for n in names]
+
     def times(self) -> tuple[np.ndarray, np.ndarray]:
         n = len(self.codes)
         t0 = np.zeros(n, dtype=np.int64)
