@@ -43,6 +43,7 @@ from mpnpu.errors import TraceError
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard, stage_label
 from mpnpu.racecheck.hb import SyncEvent, VectorClocks, compute_clocks, pipe_column
 from mpnpu.racecheck.intracore import analyze_local, release_points
+from mpnpu.racecheck.polls import with_polls
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -424,11 +425,16 @@ class Conflicts:
         }
 
 
-def find_conflicts(trace: LaunchTrace) -> Conflicts:
+def find_conflicts(trace: LaunchTrace, *, polls: bool = True) -> Conflicts:
     """Every pair of accesses of ``trace`` that conflict and that happens-before leaves unordered.
 
-    Raises ValueError for an inconsistent trace (see :func:`mpnpu.racecheck.hb.compute_clocks`).
+    ``polls``: first apply the rule of polled GM (:func:`mpnpu.racecheck.polls.with_polls`; False
+    for a trace it has been applied to already). The result's ``trace`` is the trace analysed, so
+    positions of its pairs are positions in it. Raises ValueError for an inconsistent trace (see
+    :func:`mpnpu.racecheck.hb.compute_clocks`).
     """
+    if polls:
+        trace = with_polls(trace)
     w = _walk(trace)
     clocks = compute_clocks(trace, syncs=w.syncs, covers=w.covers)
     topo = clocks.topology

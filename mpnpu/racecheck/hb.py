@@ -13,7 +13,9 @@ The model (docs/device-model.md, routing in :mod:`mpnpu.runtime.topology`)::
     GM flag words      (IBSet / IBWait, NotifyNextBlock / WaitPreBlock of a C++ kernel) the releases of one
                        word, by any core, counted from 1 in the order of their times: a wait that
                        returned at the word's t-th release acquires that release (what its core did
-                       before it; the release follows a barrier of every pipe of its core)
+                       before it; the release follows a barrier of every pipe of its core). The
+                       rule of polled GM (:mod:`.polls`) adds such words of its own: a write a poll
+                       observed releases what that write comes after, the poll's core acquires it
     dropped syncs,     no edges (a dropped sync simply did not happen)
     stage markers
 

@@ -49,6 +49,7 @@ from mpnpu.runtime.pipe_events import ANALYSED_PIPES
 from mpnpu.runtime.topology import CoreInfo
 from mpnpu.runtime.trace import (
     ATOMIC,
+    GM_FLAG_OBSERVED,
     READ,
     Access,
     DroppedSyncEvent,
@@ -391,6 +392,8 @@ def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]],
     pending_set = False
     ev: Any  # its type is checked by identity below (the fast way), not narrowed
 
+    last_access: tuple[int, ...] | None = None  # the clock of the newest GM access (None: program order)
+
     def everything() -> tuple[int, ...]:
         return tuple(map(max, *pc.vc))
 
@@ -399,9 +402,12 @@ def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]],
         if t is Access:
             if ev.pipe:
                 p = _pipe(ev.pipe, ev)
-                points.append((p, pc.issue(p)[p]))
+                issued = pc.issue(p)
+                points.append((p, issued[p]))
+                last_access = tuple(issued)
             else:
                 points.append((-1, len(released) + 1))
+                last_access = None
         elif t is SyncAllEvent:
             pc.sync(ev)
             released.append(everything())
@@ -411,7 +417,10 @@ def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]],
         elif t is FlagWaitEvent:
             released.append(None)
         elif t is GmFlagEvent:  # (a release follows a barrier of every pipe of its core)
-            released.append(None if ev.op == "wait" else everything())
+            if ev.op == GM_FLAG_OBSERVED:  # a write another core's poll saw: what that write comes after
+                released.append(last_access if last_access is not None else everything())
+            else:
+                released.append(None if ev.op == "wait" else everything())
         elif t is PipeSyncEvent:
             clock = pc.sync(ev)
             if ev.op == "xset" and pending_set and clock is not None:

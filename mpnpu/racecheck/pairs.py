@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from mpnpu.racecheck.detect import find_conflicts, hazards_from
 from mpnpu.racecheck.hazards import Hazard
 from mpnpu.racecheck.intracore import local_pairs
+from mpnpu.racecheck.polls import poll_view
 from mpnpu.runtime.trace import READ, LaunchTrace
 
 
@@ -45,17 +48,20 @@ def hazard_pairs(trace: LaunchTrace) -> list[HazardPairs]:
 
     Raises ValueError for an inconsistent trace, like :func:`mpnpu.racecheck.analyze`.
     """
-    conf = find_conflicts(trace)
+    view, origin = poll_view(trace)  # (positions below are the recorded trace's: origin maps them back)
+    conf = find_conflicts(view, polls=False)
     hazards = hazards_from(conf)
     if not hazards:
         return []
     w = conf._walk
+    pos = w.pos if origin is None else np.array([origin[c][p] for c, p in zip(w.core.tolist(), w.pos.tolist())],
+                                                dtype=np.int64)
     grouped: dict[tuple[str, ...], list[AccessPair]] = {h.key: [] for h in hazards}
     for a, b, lo, hi in zip(conf.first.tolist(), conf.second.tolist(), conf.byte_lo.tolist(), conf.byte_hi.tolist()):
         ea, eb = w.events[a], w.events[b]
         key = (_kind(ea.kind, eb.kind), ea.tensor, ea.stage, ea.site, eb.stage, eb.site)
         grouped[key].append(
-            AccessPair((int(w.core[a]), int(w.pos[a])), (int(w.core[b]), int(w.pos[b])), int(lo), int(hi))
+            AccessPair((int(w.core[a]), int(pos[a])), (int(w.core[b]), int(pos[b])), int(lo), int(hi))
         )
     return [HazardPairs(h, tuple(grouped[h.key])) for h in hazards]
 

@@ -37,6 +37,7 @@ import numpy as np
 from mpnpu.racecheck.detect import Grouped, find_conflicts, finish_hazards, group_conflicts
 from mpnpu.racecheck.hazards import Hazard
 from mpnpu.racecheck.intracore import analyze_local
+from mpnpu.racecheck.polls import with_polls
 from mpnpu.runtime.trace import LaunchTrace, event_times, time_index, timing_free_key
 
 #: distinct traces kept by default: a batch has one per case and variant (a few more where a race
@@ -110,11 +111,13 @@ class AnalysisCache:
                 gc.enable()
 
     def _hazards(self, trace: LaunchTrace) -> list[Hazard]:
-        key = launch_key(trace)
+        # The edges of polled GM read times: they are part of the trace the key is taken of.
+        view = with_polls(trace)
+        key = launch_key(view)
         entry = self._entries.get(key)
         self.last_reused = entry is not None
         if entry is None:
-            entry = self._analyse(trace)
+            entry = self._analyse(view, trace)
             self._entries[key] = entry
             if len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
@@ -124,14 +127,16 @@ class AnalysisCache:
             self.reused += 1
         if entry.grouped is None:
             return list(entry.local)
-        first_t1, second_t0 = _pair_times(trace, entry)
+        first_t1, second_t0 = _pair_times(view, entry)
         return finish_hazards(entry.grouped, first_t1, second_t0) + entry.local
 
     @staticmethod
-    def _analyse(trace: LaunchTrace) -> _Entry:
-        conf = find_conflicts(trace)
+    def _analyse(trace: LaunchTrace, recorded: LaunchTrace) -> _Entry:
+        """``trace``: the launch with its polls' edges (:mod:`.polls`); ``recorded``: as recorded
+        (the races inside a core are found on it)."""
+        conf = find_conflicts(trace, polls=False)
         grouped = group_conflicts(conf)
-        local = analyze_local(trace)
+        local = analyze_local(recorded)
         empty = np.zeros(0, dtype=np.int64)
         if grouped is None:
             return _Entry(None, local, empty, empty)

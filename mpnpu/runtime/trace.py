@@ -122,12 +122,21 @@ class FlagWaitEvent(NamedTuple):
     t1: int = 0  # released
 
 
+#: GmFlagEvent.op of a write that a poll observed (racecheck's rule of polled GM)
+GM_FLAG_OBSERVED = "observed"
+
+
 class GmFlagEvent(NamedTuple):
     """A flag kept in a GM word that cores set and wait on (IBSet / IBWait, NotifyNextBlock /
     WaitPreBlock): ``op`` "release" (a set: what the core did before it is ordered before every wait
     it satisfies) or "wait" (a completed wait: it returned once the word's ``target``-th release had
     been made). ``key`` names the word (its GM tensor's region and byte offset); the releases of one
-    word count from 1 in the order of their times."""
+    word count from 1 in the order of their times.
+
+    Racecheck's rule of polled GM (:mod:`mpnpu.racecheck.polls`) adds such events of its own (name
+    "poll", negative keys): op :data:`GM_FLAG_OBSERVED` right after a write another core's poll
+    observed (it releases only what that write's instruction comes after) and a "wait" where the
+    polling core acquires it."""
 
     op: str
     key: int
@@ -423,6 +432,17 @@ class EventColumns:
 
     def key(self) -> Hashable:
         return self.body
+
+    def fields(self, cls: type, names: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Columns ``names`` (not t0 or t1) of the events of type ``cls``, in program order, without
+        building a single event (empty columns when the run has none of that type)."""
+        types, _, plain = pickle.loads(self.body)
+        if cls not in types:
+            return [() for _ in names]
+        cols = plain[types.index(cls)]
+        slots = _time_slots(cls) or ()
+        kept = [f for j, f in enumerate(cls._fields) if j not in slots]  # type: ignore[attr-defined]
+        return [cols[kept.index(n)] for n in names]
 
     def times(self) -> tuple[np.ndarray, np.ndarray]:
         n = len(self.codes)

@@ -112,16 +112,20 @@ private:
 template <typename T>
 inline T ReadGmByPassDCache(__gm__ T* addr, MPNPU_SITE) {
     mpnpu::hold_point(site, 0);
-    mpnpu::gm_access('R', mpnpu::P_S, addr, addr, sizeof(T), 0, 1, sizeof(T), site, "ReadGmByPassDCache");
+    auto* rec =
+        mpnpu::gm_access('R', mpnpu::P_S, addr, addr, sizeof(T), 0, 1, sizeof(T), site, "ReadGmByPassDCache");
     T v = *addr;
+    mpnpu::done(rec);  // (the read's span ends once it has loaded: racecheck's rule of polled GM reads it)
     mpnpu::hold_point(site, 1);
     return v;
 }
 template <typename T>
 inline void WriteGmByPassDCache(__gm__ T* addr, T value, MPNPU_SITE) {
     mpnpu::hold_point(site, 0);
-    mpnpu::gm_access('W', mpnpu::P_S, addr, addr, sizeof(T), 0, 1, sizeof(T), site, "WriteGmByPassDCache");
+    auto* rec =
+        mpnpu::gm_access('W', mpnpu::P_S, addr, addr, sizeof(T), 0, 1, sizeof(T), site, "WriteGmByPassDCache");
     *addr = value;
+    mpnpu::done(rec);  // (the write's span ends once it has stored: a poll that began later saw it)
     mpnpu::hold_point(site, 1);
 }
 

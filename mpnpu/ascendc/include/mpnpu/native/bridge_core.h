@@ -250,6 +250,7 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.task_wait_at = Site{nullptr, 0, nullptr};
     c.task_set_at = Site{nullptr, 0, nullptr};
     c.events.clear();
+    c.gm_recs[0] = c.gm_recs[1] = c.gm_recs[2] = CoreState::NO_RECORD;
     std::memset(&c.fault, 0, sizeof c.fault);
     c.atomic_op = 0;
     c.pad_value = 0;

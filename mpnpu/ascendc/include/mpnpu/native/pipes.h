@@ -208,6 +208,13 @@ public:
 
     void finish() { barrier(6); }
 
+    // Whether every asynchronous pipe has completed all it was given (no queued or running work).
+    bool idle() {
+        if (!async_) return true;
+        std::unique_lock<std::mutex> lock(mu_);
+        return !pending(3) && !pending(4) && !pending(5) && !pending(7);
+    }
+
     // -- the compiler's automatic synchronisation (docs/pipes.md): it makes a scalar access of local
     // memory wait for the earlier MTE2 and MTE3 instructions that touch the same bytes. Without it
     // here, a GetValue would read a destination its DataCopy has not filled yet: a race a kernel

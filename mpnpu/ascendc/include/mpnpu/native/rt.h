@@ -128,6 +128,10 @@ class EventLog {
         if (chunks_.size() > 64) chunks_.resize(64);
     }
     size_t size() const { return size_; }
+    MpnpuEvent& at(size_t i) { return chunks_[i / CHUNK][i % CHUNK]; }
+    const MpnpuEvent& at(size_t i) const { return chunks_[i / CHUNK][i % CHUNK]; }
+    // Drop the records from ``n`` on (n <= size()).
+    void truncate(size_t n) { size_ = n; }
     // The records in one array: the first chunk itself when they fit in it, else copied into ``flat``.
     const MpnpuEvent* data(std::vector<MpnpuEvent>& flat) const {
         if (size_ == 0) return nullptr;
@@ -213,6 +217,10 @@ struct CoreState {
     static constexpr size_t SITE_SLOTS = 1024;
     SiteSlot site_cache[SITE_SLOTS] = {};
     EventLog events;
+    // Where the newest three GM records of this launch are in ``events`` (newest first; NO_RECORD: none):
+    // what fold_poll() needs to find a polling loop's identical iterations.
+    static constexpr size_t NO_RECORD = ~size_t(0);
+    size_t gm_recs[3] = {NO_RECORD, NO_RECORD, NO_RECORD};
     std::vector<MpnpuEvent> events_flat;  // the records in one array when they span several chunks
     PipeEngine pipes;
     MpnpuFault fault{};
@@ -478,6 +486,60 @@ inline int32_t find_region(const void* addr) {
     throw f;
 }
 
+// -- polling loops: identical iterations kept once -------------------------------------------------
+//
+// A core that waits for another by re-reading a GM range until it changes (a flag word polled with
+// DataCopy, a scalar check, and again) can go round millions of times, and traced, each round would
+// cost its records again: the same read, the same local accesses, the same pipe syncs. The race
+// detector learns nothing from the middle rounds that the first and the last two do not show (the
+// same instructions in the same order; mpnpu.racecheck.polls reads the poll from those), so the log
+// keeps the first round, the newest complete one and the one under way: when a GM read is about to
+// start a round whose two predecessors and the one before them are equal record for record (but for
+// their times), the middle one is dropped and the newest moved into its place.
+//
+// A round qualifies only if it holds nothing but that one GM read (first), local accesses and pipe
+// syncs (a cross-core sync, another GM access or a dropped sync ends the folding), and only once the
+// core's asynchronous pipes are idle, so that no queued copy still holds a pointer to a record that
+// moves (done()).
+
+inline bool same_but_times(const MpnpuEvent& a, const MpnpuEvent& b) {
+    return std::memcmp(&a, &b, offsetof(MpnpuEvent, t0)) == 0;
+}
+
+inline bool foldable_round(const EventLog& log, size_t from, size_t to) {
+    for (size_t i = from + 1; i < to; ++i) {
+        const uint8_t t = log.at(i).type;
+        if (t != MPNPU_EV_LOCAL && t != MPNPU_EV_PIPE_SYNC) return false;
+    }
+    return true;
+}
+
+// Before a GM read of these fields is recorded: drop the middle of three identical rounds before it.
+inline void fold_poll(CoreState& c, uint8_t pipe, int32_t site, int32_t region, uint64_t start, uint64_t run,
+                      uint64_t stride, uint64_t count, uint32_t itemsize) {
+    constexpr size_t NONE = CoreState::NO_RECORD;
+    constexpr size_t MAX_ROUND = 4096;  // records per round (a longer loop body is simply kept)
+    const size_t l = c.gm_recs[0], p = c.gm_recs[1], pp = c.gm_recs[2], s = c.events.size();
+    if (l == NONE || p == NONE || pp == NONE) return;
+    const size_t len = s - l;
+    if (len > MAX_ROUND || l - p != len || p - pp != len) return;
+    const MpnpuEvent& last = c.events.at(l);
+    if (last.type != MPNPU_EV_GM || last.kind != 'R' || last.pipe != pipe || last.site != site ||
+        last.index != region || uint32_t(last.aux) != itemsize || last.start != start || last.run != run ||
+        last.stride != stride || last.count != count)
+        return;
+    for (size_t i = 0; i < len; ++i)
+        if (!same_but_times(c.events.at(pp + i), c.events.at(p + i)) ||
+            !same_but_times(c.events.at(p + i), c.events.at(l + i)))
+            return;
+    if (!foldable_round(c.events, l, s) || !c.pipes.idle()) return;
+    for (size_t i = 0; i < len; ++i) c.events.at(p + i) = c.events.at(l + i);
+    c.events.truncate(l);
+    c.gm_recs[0] = p;
+    c.gm_recs[1] = pp;
+    c.gm_recs[2] = NONE;
+}
+
 // One GM access of ``count`` runs of ``run`` bytes, ``stride`` bytes apart, from ``first``: checked
 // against the tensor that ``base`` (the GlobalTensor's buffer) lies in, and recorded when tracing.
 // Returns the record (nullptr when not traced): call done() with it once the bytes have moved.
@@ -499,7 +561,13 @@ inline MpnpuEvent* gm_access(char kind, uint8_t pipe, const void* base, const vo
         }
     }
     if (c.tracing && region >= 0) {
+        if (kind == 'R') fold_poll(c, pipe, site_id(where), region, lo - c.regions[size_t(region)].addr, run,
+                                   count > 1 ? stride : 0, count, itemsize);
+        const size_t at = c.events.size();
         MpnpuEvent& e = record(MPNPU_EV_GM, uint8_t(kind), pipe, where);
+        c.gm_recs[2] = c.gm_recs[1];
+        c.gm_recs[1] = c.gm_recs[0];
+        c.gm_recs[0] = at;
         e.index = region;
         e.aux = int32_t(itemsize);
         e.start = lo - c.regions[size_t(region)].addr;
