@@ -27,8 +27,9 @@
 //     whole) with two buffers (depthA1 = stepM * stepKa * 2), else with one, else halved until
 //     A's and B's buffers and a bias row fit SetBufferSpace's l1Size.
 //  5. iterateOrder from SetTraverse (FIRSTN: 1, else 0); isBias from EnableBias / SetBias; the UB
-//     figures (transLength, shareUbSize) and the reserved and batch fields 0: mpnpu's Matmul stages no
-//     A/B/C data through UB.
+//     figures (transLength, shareUbSize) and the reserved fields 0: mpnpu's Matmul stages no A/B/C
+//     data through UB. The batch layout fields are what SetALayout / SetBLayout / SetCLayout /
+//     SetBatchNum / SetBatchInfoForNormal gave (0 when not called).
 //
 // GetTiling returns -1, with "MatmulApi Tiling: <why>" on stderr, when the request cannot be tiled
 // (types or shape missing, a fixed base block that breaks the alignment or does not fit, a split that
@@ -205,7 +206,51 @@ public:
         return 0;
     }
 
-    int64_t GetTiling(TCubeTiling& tiling) { return compute(tiling, dim_); }
+    // Batch matmul (IterateBatch / IterateNBatch): the extents of A's, B's and C's batch layouts (the
+    // LayoutMode of the kernel's MatmulType says how they are arranged), the largest batch count of
+    // one call, and for the NORMAL layout the batch counts and M, N, K. GetTiling copies them into the
+    // tiling's ALayoutInfo*, BLayoutInfo*, CLayoutInfo* and BatchNum; the rest of the tiling is that of
+    // one matrix (SetShape's).
+    int32_t SetALayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        return set_layout("SetALayout", aLayout_, b, s, n, g, d);
+    }
+    int32_t SetBLayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        return set_layout("SetBLayout", bLayout_, b, s, n, g, d);
+    }
+    int32_t SetCLayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        return set_layout("SetCLayout", cLayout_, b, s, n, g, d);
+    }
+    int32_t SetBatchNum(int32_t batch) {
+        if (batch <= 0) return fail("SetBatchNum(%d): the batch count must be positive", batch);
+        batchNum_ = batch;
+        return 0;
+    }
+    // (mpnpu fills the layout fields as NORMAL's [batch, rows, 1, 1, columns]: A m x k, B n x k, C m x n)
+    int32_t SetBatchInfoForNormal(int32_t batchA, int32_t batchB, int32_t m, int32_t n, int32_t k) {
+        if (batchA <= 0 || batchB <= 0 || m <= 0 || n <= 0 || k <= 0)
+            return fail("SetBatchInfoForNormal(%d, %d, %d, %d, %d): each must be positive", batchA, batchB, m, n, k);
+        const int32_t batchC = batchA > batchB ? batchA : batchB;
+        set_layout("SetBatchInfoForNormal", aLayout_, batchA, m, 1, 1, k);
+        set_layout("SetBatchInfoForNormal", bLayout_, batchB, n, 1, 1, k);
+        set_layout("SetBatchInfoForNormal", cLayout_, batchC, m, 1, 1, n);
+        if (batchNum_ <= 0) batchNum_ = batchC;
+        return 0;
+    }
+
+    int64_t GetTiling(TCubeTiling& tiling) {
+        const int64_t r = compute(tiling, dim_);
+        if (r == 0) {
+            tiling.ALayoutInfoB = aLayout_[0], tiling.ALayoutInfoS = aLayout_[1], tiling.ALayoutInfoN = aLayout_[2];
+            tiling.ALayoutInfoG = aLayout_[3], tiling.ALayoutInfoD = aLayout_[4];
+            tiling.BLayoutInfoB = bLayout_[0], tiling.BLayoutInfoS = bLayout_[1], tiling.BLayoutInfoN = bLayout_[2];
+            tiling.BLayoutInfoG = bLayout_[3], tiling.BLayoutInfoD = bLayout_[4];
+            tiling.CLayoutInfoB = cLayout_[0], tiling.CLayoutInfoS1 = cLayout_[1], tiling.CLayoutInfoN = cLayout_[2];
+            tiling.CLayoutInfoG = cLayout_[3], tiling.CLayoutInfoS2 = cLayout_[4];
+            tiling.BatchNum = batchNum_ > 0 ? batchNum_ : 0;
+            result_ = tiling;
+        }
+        return r;
+    }
 
     int32_t GetBaseM() const { return result_.baseM; }
     int32_t GetBaseN() const { return result_.baseN; }
@@ -240,6 +285,16 @@ private:
     bool isBias_ = false;
     MatrixTraverse traverse_ = MatrixTraverse::NOSET;
     int64_t l1Size_ = 0, l0ASize_ = 0, l0BSize_ = 0, l0CSize_ = 0, ubSize_ = 0, btSize_ = 0;
+    int32_t aLayout_[5] = {}, bLayout_[5] = {}, cLayout_[5] = {};
+    int32_t batchNum_ = 0;
+
+    static int32_t set_layout(const char* what, int32_t (&dst)[5], int32_t b, int32_t s, int32_t n, int32_t g,
+                              int32_t d) {
+        if (b <= 0 || s <= 0 || n <= 0 || g <= 0 || d <= 0)
+            return fail("%s(%d, %d, %d, %d, %d): each extent must be positive", what, b, s, n, g, d);
+        dst[0] = b, dst[1] = s, dst[2] = n, dst[3] = g, dst[4] = d;
+        return 0;
+    }
 
     static bool valid_or_unset(int32_t v) { return v == -1 || v > 0; }
 
@@ -445,6 +500,19 @@ public:
         shapeK = result_.singleCoreK;
         return 0;
     }
+};
+
+// A batch matmul's tiling (IterateBatch / IterateNBatch): the tiling of one matrix with the batch
+// layout setters (which every tiling class has in mpnpu). Each core computes whole batches, so the
+// matrix is not cut across cores unless SetDim asks for more than one (mpnpu's choice).
+class BatchMatmulTiling : public MultiCoreMatmulTiling {
+public:
+    BatchMatmulTiling() : MultiCoreMatmulTiling() { dim_ = 1; }
+    explicit BatchMatmulTiling(const platform_ascendc::PlatformAscendC& ascendcPlatform)
+        : MultiCoreMatmulTiling(ascendcPlatform) {
+        dim_ = 1;
+    }
+    explicit BatchMatmulTiling(const PlatformInfo& platform) : MultiCoreMatmulTiling(platform) { dim_ = 1; }
 };
 
 }  // namespace matmul_tiling

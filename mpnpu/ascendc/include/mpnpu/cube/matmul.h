@@ -56,6 +56,8 @@ public:
     static constexpr bool kNzA = A_TYPE::format == CubeFormat::NZ || A_TYPE::pos == AscendC::TPosition::TSCM;
     static constexpr bool kNzB = B_TYPE::format == CubeFormat::NZ || B_TYPE::pos == AscendC::TPosition::TSCM;
     static constexpr bool kNzC = C_TYPE::format == CubeFormat::NZ && C_TYPE::pos != AscendC::TPosition::CO1;
+    // A batch layout that cuts rows out of a wider array (a matrix's rows are not contiguous)
+    static constexpr bool kLayoutSD = A_TYPE::layout == LayoutMode::BSNGD || A_TYPE::layout == LayoutMode::SBNGD;
 
     // The forms mpnpu refuses, checked where an object is constructed (not where the class is named:
     // public kernels name every form in if-constexpr branches their tiling key leaves out).
@@ -74,11 +76,12 @@ public:
                       "mpnpu's Matmul writes C in CubeFormat::ND, ND_ALIGN or NZ");
         static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::CO1,
                       "mpnpu's Matmul writes C to GM, VECIN or a CO1 tensor");
-        static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
-                      "batch matmul layouts (LayoutMode other than NONE) are not implemented by mpnpu");
-        static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isNBatch &&
-                          !MM_CFG.isPartialOutput && MM_CFG.scheduleType == AscendC::ScheduleType::INNER_PRODUCT,
-                      "MatmulConfig: intraBlockPartSum, enableMixDualMaster, isNBatch, isPartialOutput and "
+        static_assert(A_TYPE::layout == B_TYPE::layout, "batch matmul: A and B have the same LayoutMode");
+        static_assert(!kLayoutSD || (A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND),
+                      "batch matmul: the BSNGD and SBNGD layouts take A and B in CubeFormat::ND");
+        static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isPartialOutput &&
+                          MM_CFG.scheduleType == AscendC::ScheduleType::INNER_PRODUCT,
+                      "MatmulConfig: intraBlockPartSum, enableMixDualMaster, isPartialOutput and "
                       "ScheduleType::OUTER_PRODUCT are not implemented by mpnpu");
         static_assert(std::is_same_v<SrcAT, SrcBT>, "A and B must have the same element type");
         static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float> ||
@@ -164,16 +167,18 @@ public:
     }
     void ClearBias(MPNPU_SITE) { DisableBias(site); }
     // The workspaces of asynchronous Iterate and of the vector ND2NZ path: nothing for mpnpu to keep.
+    // (IterateNBatch writes its C there)
     template <class T>
     void SetWorkspace(AscendC::GlobalTensor<T>& addr, MPNPU_SITE) {
         at(site);
-        (void)addr;
+        ws_base_ = reinterpret_cast<uint8_t*>(addr.mpnpu_base());
+        ws_ = reinterpret_cast<uint8_t*>(addr.mpnpu_addr());
     }
     template <class T>
     void SetWorkspace(const T* addr, int size, MPNPU_SITE) {
         at(site);
-        (void)addr;
         (void)size;
+        ws_base_ = ws_ = reinterpret_cast<uint8_t*>(const_cast<T*>(addr));
     }
     void SetLocalWorkspace(const AscendC::LocalTensor<uint8_t>& tmpBuffer, MPNPU_SITE) {
         at(site);
@@ -207,18 +212,101 @@ public:
         (void)quantTensor;
         unsupported(site, "Matmul::SetQuantVector with a LocalTensor (mpnpu reads the parameters from GM)");
     }
-    template <class... X>
-    void SetBatchNum(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "batch matmul (SetBatchNum) is not implemented by mpnpu");
+    // -- batch matmul --------------------------------------------------------------------------------------
+    //
+    // IterateBatch computes max(batchA, batchB) matrices C_j = A_j x B_j (+ bias) of singleM x singleN
+    // over singleK, each as IterateAll would, the matrices found by the layout of A_TYPE / B_TYPE /
+    // C_TYPE (mpnpu/cube/matmul_engine.h, layout_at; NORMAL: one after another, matrixStrideA / B
+    // elements apart when given, else a whole orgM x orgKa / orgKb x orgN matrix) from the tensors
+    // SetTensorA / SetTensorB / the call give. When batchA and batchB differ the smaller side is
+    // broadcast: C_j takes A_(j / (batchC / batchA)) and B_(j / (batchC / batchB)) (each a divisor of
+    // batchC; mpnpu's reading of "broadcast along G"). The bias (SetBias) is one row of N per C matrix
+    // (MatmulConfig isBiasBatch, the default) or one row for all (isBiasBatch false). IterateNBatch
+    // does batchLoop such calls one after another, each taking the next batchA / batchB / batchC
+    // matrices, and writes C to SetWorkspace's tensor. Not implemented: enSequentialWrite,
+    // enPartialSum, C to a LocalTensor, NZ operands of a batch.
+    void SetBatchNum(int32_t batchA, int32_t batchB, MPNPU_SITE) {
+        at(site);
+        batch_a_ = batchA;
+        batch_b_ = batchB;
     }
-    template <bool sync = true, class... X>
-    void IterateBatch(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "batch matmul (IterateBatch) is not implemented by mpnpu");
+    // (a vector core of a mix kernel)
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateBatch(const AscendC::GlobalTensor<DstT>& gm, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                      const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false, const uint8_t enAtomic = 0,
+                      MPNPU_SITE) {
+        (void)matrixStrideC;
+        batch_call(reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(), batchA, batchB, 1,
+                   enSequentialWrite, matrixStrideA, matrixStrideB, enPartialSum, enAtomic, sync, site,
+                   "Matmul::IterateBatch");
     }
-    template <bool sync = true, class... X>
-    void IterateNBatch(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "batch matmul (IterateNBatch) is not implemented by mpnpu");
+    // (pure cube mode: the batch numbers of SetBatchNum, else the tiling's BatchNum for both)
+    template <class P, class Q, std::enable_if_t<std::is_same_v<P, bool>, int> = 0>
+    void IterateBatch(const AscendC::GlobalTensor<DstT>& gm, P enPartialSum, Q enAtomic, bool enSequentialWrite,
+                      const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                      const uint32_t matrixStrideC = 0, MPNPU_SITE) {
+        (void)matrixStrideC;
+        const int32_t ba = batch_a_ > 0 ? batch_a_ : setup_.tiling.BatchNum;
+        const int32_t bb = batch_b_ > 0 ? batch_b_ : setup_.tiling.BatchNum;
+        batch_call(reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(), uint32_t(ba), uint32_t(bb), 1,
+                   enSequentialWrite, matrixStrideA, matrixStrideB, enPartialSum, uint8_t(enAtomic), true, site,
+                   "Matmul::IterateBatch");
     }
+    template <bool sync = true>
+    void IterateBatch(const AscendC::LocalTensor<DstT>& ubCmatrix, uint32_t batchA, uint32_t batchB,
+                      bool enSequentialWrite, const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false, const uint8_t enAtomic = 0,
+                      MPNPU_SITE) {
+        (void)ubCmatrix, (void)batchA, (void)batchB, (void)enSequentialWrite, (void)matrixStrideA;
+        (void)matrixStrideB, (void)matrixStrideC, (void)enPartialSum, (void)enAtomic;
+        unsupported(site, "Matmul::IterateBatch to a LocalTensor (mpnpu's IterateBatch writes C to GM)");
+    }
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateNBatch(const uint32_t batchLoop, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                       const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                       const uint32_t matrixStrideC = 0, MPNPU_SITE) {
+        static_assert(MM_CFG.isNBatch, "IterateNBatch needs MatmulConfig isNBatch = true (MatmulBatchParams)");
+        (void)matrixStrideC;
+        at(site);
+        if (served_) return;
+        if (!ws_) api_error(site, "Matmul::IterateNBatch: no workspace for C (SetWorkspace first)");
+        nbatch_next_ = 0;
+        nbatch_a_ = batchA;
+        nbatch_b_ = batchB;
+        nbatch_loops_ = batchLoop;
+        batch_call(ws_base_, reinterpret_cast<DstT*>(ws_), batchA, batchB, batchLoop, enSequentialWrite,
+                   matrixStrideA, matrixStrideB, false, 0, sync, site, "Matmul::IterateNBatch");
+    }
+    // After IterateNBatch<false>: C of the next of its batchLoop calls, as a view of the workspace
+    // starting at that call's first C matrix (where the layout puts it).
+    template <bool sync = true>
+    AscendC::GlobalTensor<DstT> GetBatchTensorC(uint32_t batchA, uint32_t batchB, bool enSequentialWrite = false,
+                                                MPNPU_SITE) {
+        at(site);
+        (void)enSequentialWrite;
+        AscendC::GlobalTensor<DstT> r;
+        if (served_) return r;
+        if (sync) unsupported(site, "Matmul::GetBatchTensorC<true> (the pages give the asynchronous form only)");
+        if (nbatch_next_ < 0 || nbatch_next_ >= int64_t(nbatch_loops_))
+            api_error(site, "Matmul::GetBatchTensorC: no IterateNBatch<false> has results left to get");
+        if (batchA != nbatch_a_ || batchB != nbatch_b_)
+            api_error(site, "Matmul::GetBatchTensorC: batchA / batchB (%u, %u) differ from IterateNBatch's (%u, %u)",
+                      batchA, batchB, nbatch_a_, nbatch_b_);
+        WaitIterateBatch(site);
+        const int64_t batchC = batchA > batchB ? batchA : batchB;
+        const BatchAt at_c = c_batch_at(setup_, nbatch_next_ * batchC);
+        r.mpnpu_set(reinterpret_cast<DstT*>(ws_base_), reinterpret_cast<DstT*>(ws_) + at_c.off, 0);
+        if (++nbatch_next_ >= int64_t(nbatch_loops_)) nbatch_next_ = -1;
+        return r;
+    }
+    template <bool sync = true>
+    void GetBatchTensorC(const AscendC::LocalTensor<DstT>& c, uint32_t batchA, uint32_t batchB,
+                         bool enSequentialWrite = false, MPNPU_SITE) {
+        (void)c, (void)batchA, (void)batchB, (void)enSequentialWrite;
+        unsupported(site, "Matmul::GetBatchTensorC to a LocalTensor");
+    }
+    void WaitIterateBatch(MPNPU_SITE) { WaitIterateAll(site); }
     // The values handed to MatmulCallBackFunc's copy routines (tilingPtr, dataPtr): kept; mpnpu's Matmul
     // has no callbacks (a Matmul declared with one is refused), so nothing reads them. (The
     // SetSelfDefineData(T) form is not on this chip class.)
@@ -486,6 +574,13 @@ public:
                     iterate_all_gm(st, c_base, c, w.enAtomic, w.sequential != 0, held, site);
                 }
                 break;
+            case OP_ITERATE_BATCH:
+                check_setup(st, site, "Matmul::IterateBatch");
+                if constexpr (!kNzA && !kNzB && !kNzC) {
+                    run_batch(st, c_base, c, w.batch_a, w.batch_b, w.batch_loops, w.stride_a, w.stride_b, w.enAtomic,
+                              held, site);
+                }
+                break;
             case OP_END:
                 held_tile_[s] = -1;
                 break;
@@ -609,14 +704,122 @@ protected:
     }
 
     void iterate_all_gm(const Setup& st, const uint8_t* base, DstT* c, int enAtomic, bool sequential,
-                        std::vector<L0cT>& acc, const Site& site) {
+                        std::vector<L0cT>& acc, const Site& site, const char* call = "IterateAll") {
         for (int32_t t = 0; t < tile_count(st); ++t) {
             const Tile tile = tile_of(st, t);
-            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, "IterateAll");
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, call);
             store_tile<DstT, L0cT>(tile, acc, base, c_dest(st, tile, t, sequential, true, false, c), enAtomic,
-                                   MM_CFG.enableRelu, st, site, "IterateAll");
+                                   MM_CFG.enableRelu, st, site, call);
         }
     }
+
+    // -- batch matmul (see IterateBatch) ----------------------------------------------------------------------
+
+    // Where C matrix q is from C's start and its row stride (NORMAL / NONE: orgM x orgN matrices).
+    static BatchAt c_batch_at(const Setup& st, int64_t q) {
+        const TCubeTiling& t = st.tiling;
+        if constexpr (C_TYPE::layout == LayoutMode::NONE || C_TYPE::layout == LayoutMode::NORMAL)
+            return {q * int64_t(st.orgM) * st.orgN, st.orgN};
+        else
+            return layout_at(C_TYPE::layout, t.CLayoutInfoB, t.CLayoutInfoS1, t.CLayoutInfoN, t.CLayoutInfoG,
+                             t.CLayoutInfoS2, q);
+    }
+
+    static void check_batch(const Setup& st, int64_t batchA, int64_t batchB, int64_t loops, const Site& site,
+                            const char* what) {
+        if (batchA <= 0 || batchB <= 0 || loops <= 0)
+            api_error(site, "%s: batchA, batchB (and batchLoop) must be positive (%lld, %lld, %lld)", what,
+                      (long long)batchA, (long long)batchB, (long long)loops);
+        const int64_t batchC = batchA > batchB ? batchA : batchB;
+        if (batchC % batchA || batchC % batchB)
+            api_error(site, "%s: batchA (%lld) and batchB (%lld) must divide the larger of them (broadcast)", what,
+                      (long long)batchA, (long long)batchB);
+        const TCubeTiling& t = st.tiling;
+        if constexpr (A_TYPE::layout != LayoutMode::NONE && A_TYPE::layout != LayoutMode::NORMAL) {
+            if (t.ALayoutInfoS <= 0 || t.ALayoutInfoD <= 0 || t.BLayoutInfoS <= 0 || t.BLayoutInfoD <= 0 ||
+                t.ALayoutInfoN <= 0 || t.ALayoutInfoG <= 0 || t.BLayoutInfoN <= 0 || t.BLayoutInfoG <= 0 ||
+                t.ALayoutInfoB <= 0 || t.BLayoutInfoB <= 0)
+                api_error(site, "%s: the tiling has no layout of A or B (SetALayout / SetBLayout on the host)", what);
+        }
+        if constexpr (C_TYPE::layout != LayoutMode::NONE && C_TYPE::layout != LayoutMode::NORMAL) {
+            if (t.CLayoutInfoB <= 0 || t.CLayoutInfoS1 <= 0 || t.CLayoutInfoN <= 0 || t.CLayoutInfoG <= 0 ||
+                t.CLayoutInfoS2 <= 0)
+                api_error(site, "%s: the tiling has no layout of C (SetCLayout on the host)", what);
+        }
+    }
+
+    void batch_call(const uint8_t* c_base, DstT* c, uint32_t batchA, uint32_t batchB, uint32_t loops, bool sequential,
+                    uint32_t strideA, uint32_t strideB, bool partial, uint8_t enAtomic, bool sync, const Site& site,
+                    const char* what) {
+        static_assert(!kNzA && !kNzB && !kNzC, "batch matmul (IterateBatch / IterateNBatch) in mpnpu takes ND A, B and C");
+        static_assert(gm_or<A_TYPE>(AscendC::TPosition::GM) && gm_or<B_TYPE>(AscendC::TPosition::GM) &&
+                          gm_or<C_TYPE>(AscendC::TPosition::GM),
+                      "batch matmul (IterateBatch / IterateNBatch) in mpnpu reads A and B from GM and writes C to GM");
+        at(site);
+        if (served_) return;
+        if (sequential) unsupported(site, "%s with enSequentialWrite", what);
+        if (partial) unsupported(site, "%s with enPartialSum", what);
+        check_setup(setup_, site, what);
+        check_batch(setup_, batchA, batchB, loops, site, what);
+        if (client_mode(site)) {
+            Wire w = wire(OP_ITERATE_BATCH, site);
+            w.batch_a = int32_t(batchA);
+            w.batch_b = int32_t(batchB);
+            w.batch_loops = int32_t(loops);
+            w.stride_a = strideA;
+            w.stride_b = strideB;
+            w.enAtomic = enAtomic;
+            w.c_base = encode(c_base, site, what);
+            w.c = encode(c, site, what);
+            const uint64_t seq = post(w, site);
+            if (sync) wait_for(seq, site);
+            else pending_ = int64_t(seq);
+        } else {
+            hold_point(site, 0);
+            run_batch(setup_, c_base, c, batchA, batchB, loops, strideA, strideB, enAtomic, held_[0], site);
+            hold_point(site, 1);
+            pipe_barrier(P_ALL, site);
+        }
+        cursor_ = 0;
+    }
+
+    // The batch computation (on the core that computes).
+    void run_batch(const Setup& st0, const uint8_t* c_base, DstT* c, int64_t batchA, int64_t batchB, int64_t loops,
+                   int64_t strideA, int64_t strideB, int enAtomic, std::vector<L0cT>& acc, const Site& site) {
+        const TCubeTiling& t = st0.tiling;
+        const int64_t batchC = batchA > batchB ? batchA : batchB;
+        constexpr LayoutMode lay = A_TYPE::layout;
+        constexpr bool plain = lay == LayoutMode::NONE || lay == LayoutMode::NORMAL;
+        const int64_t biasN = C_TYPE::layout == LayoutMode::NONE || C_TYPE::layout == LayoutMode::NORMAL
+                                  ? st0.orgN : t.CLayoutInfoS2;
+        for (int64_t l = 0; l < loops; ++l) {
+            for (int64_t j = 0; j < batchC; ++j) {
+                Setup st = st0;
+                const int64_t qa = l * batchA + j / (batchC / batchA), qb = l * batchB + j / (batchC / batchB);
+                const int64_t qc = l * batchC + j;
+                BatchAt a, b;
+                if constexpr (plain) {
+                    a = {qa * (strideA ? strideA : int64_t(st0.orgM) * st0.orgKa), 0};
+                    b = {qb * (strideB ? strideB : int64_t(st0.orgKb) * st0.orgN), 0};
+                } else {
+                    a = layout_at(lay, t.ALayoutInfoB, t.ALayoutInfoS, t.ALayoutInfoN, t.ALayoutInfoG, t.ALayoutInfoD, qa);
+                    b = layout_at(lay, t.BLayoutInfoB, t.BLayoutInfoS, t.BLayoutInfoN, t.BLayoutInfoG, t.BLayoutInfoD, qb);
+                    // (the row stride of the stored matrix: A [M, K] or, transposed, [K, M]; B [K, N] or [N, K])
+                    if (st.transA) st.orgM = int32_t(a.ld);
+                    else st.orgKa = int32_t(a.ld);
+                    if (st.transB) st.orgKb = int32_t(b.ld);
+                    else st.orgN = int32_t(b.ld);
+                }
+                st.a += a.off * int64_t(sizeof(SrcAT));
+                st.b += b.off * int64_t(sizeof(SrcBT));
+                const BatchAt cc = c_batch_at(st0, qc);
+                st.orgKc = int32_t(cc.ld);
+                if (st.hasBias && st.bias && MM_CFG.isBiasBatch) st.bias += qc * biasN * int64_t(sizeof(BiasT));
+                iterate_all_gm(st, c_base, c + cc.off, enAtomic, false, acc, site, "IterateBatch");
+            }
+        }
+    }
+
 
     // Where tile t of C goes in GM (or, ``ub``, in a UB staging area, rows singleN apart). NZ: the
     // C matrix has orgM rows (sequential: each tile is a baseM-row NZ matrix of its own).
@@ -700,6 +903,10 @@ protected:
     int64_t pending_ = -1;
     uint8_t sub_block_ = 0;
     uint64_t user_def_info_ = 0, self_define_data_ = 0;
+    int32_t batch_a_ = 0, batch_b_ = 0;           // SetBatchNum
+    uint8_t *ws_base_ = nullptr, *ws_ = nullptr;  // SetWorkspace (IterateNBatch's C)
+    uint32_t nbatch_a_ = 0, nbatch_b_ = 0, nbatch_loops_ = 0;
+    int64_t nbatch_next_ = -1;  // the next call of IterateNBatch<false> GetBatchTensorC gets (-1: none)
     std::vector<L0cT> held_[2];
     int32_t held_tile_[2] = {-1, -1};
 };

@@ -24,6 +24,7 @@
 #include "../native/rt.h"
 #include "../types.h"
 #include "gemm.h"
+#include "matmul_config.h"
 
 namespace mpnpu {
 namespace mm {
@@ -434,6 +435,34 @@ inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint
 inline int64_t tile_offset(const Setup& s, const Tile& tile, int32_t t, bool sequential, bool all, int64_t ld) {
     if (sequential) return all ? int64_t(t) * s.tiling.baseM * s.tiling.baseN : 0;
     return int64_t(tile.m0) * ld + tile.n0;
+}
+
+// -- batch matmul (IterateBatch / IterateNBatch) ---------------------------------------------------------
+//
+// A batch layout (LayoutMode) names five extents b, s, n, g, d (TCubeTiling's ALayoutInfoB..D for A,
+// BLayoutInfoB..D for B, CLayoutInfoB, S1, N, G, S2 for C); one matrix of the batch is s rows of d
+// elements, and the batches are counted over (b, n, g), g fastest:
+//   BSNGD    [b][s][n][g][d]: matrix q = (b, n, g) starts at b*s*n*g*d + (n*g + g')*d, rows n*g*d apart
+//   SBNGD    [s][b][n][g][d]: matrix q starts at q*d, rows b*n*g*d apart
+//   BNGS1S2  [b][n][g][s][d]: matrix q starts at q*s*d, rows d apart
+// NORMAL (and NONE for C) is the plain matrices one after another (see MatmulCore::batch_at).
+struct BatchAt {
+    int64_t off;  // the matrix's first element, in elements from the tensor's start
+    int64_t ld;   // its row stride
+};
+
+inline BatchAt layout_at(LayoutMode mode, int64_t b, int64_t s, int64_t n, int64_t g, int64_t d, int64_t q) {
+    (void)b;
+    switch (mode) {
+        case LayoutMode::BSNGD: {
+            const int64_t per_b = n * g > 0 ? n * g : 1;
+            return {(q / per_b) * s * n * g * d + (q % per_b) * d, n * g * d};
+        }
+        case LayoutMode::SBNGD:
+            return {q * d, b * n * g * d};
+        default:  // BNGS1S2
+            return {q * s * d, d};
+    }
 }
 
 }  // namespace mm
