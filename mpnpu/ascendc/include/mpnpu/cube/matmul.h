@@ -43,7 +43,8 @@ constexpr bool gm_or(AscendC::TPosition p) {
     return X::pos == AscendC::TPosition::GM || X::pos == p;
 }
 
-template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE, const auto& MM_CFG, class MM_CB, bool kClients>
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE, const auto& MM_CFG, class MM_CB, class MM_POLICY,
+          bool kClients>
 class MatmulCore : public Registrable {
 public:
     using SrcAT = typename A_TYPE::T;
@@ -56,6 +57,8 @@ public:
     static constexpr bool kNzA = A_TYPE::format == CubeFormat::NZ || A_TYPE::pos == AscendC::TPosition::TSCM;
     static constexpr bool kNzB = B_TYPE::format == CubeFormat::NZ || B_TYPE::pos == AscendC::TPosition::TSCM;
     static constexpr bool kNzC = C_TYPE::format == CubeFormat::NZ && C_TYPE::pos != AscendC::TPosition::CO1;
+    using kPolicy = AscendC::Impl::Detail::MpnpuPolicy;
+    static constexpr kPolicy kPol = MM_POLICY::mpnpu_policy;
     // A batch layout that cuts rows out of a wider array (a matrix's rows are not contiguous)
     static constexpr bool kLayoutSD = A_TYPE::layout == LayoutMode::BSNGD || A_TYPE::layout == LayoutMode::SBNGD;
 
@@ -79,10 +82,12 @@ public:
         static_assert(A_TYPE::layout == B_TYPE::layout, "batch matmul: A and B have the same LayoutMode");
         static_assert(!kLayoutSD || (A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND),
                       "batch matmul: the BSNGD and SBNGD layouts take A and B in CubeFormat::ND");
-        static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isPartialOutput &&
-                          MM_CFG.scheduleType == AscendC::ScheduleType::INNER_PRODUCT,
-                      "MatmulConfig: intraBlockPartSum, enableMixDualMaster, isPartialOutput and "
-                      "ScheduleType::OUTER_PRODUCT are not implemented by mpnpu");
+        static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isPartialOutput,
+                      "MatmulConfig: intraBlockPartSum, enableMixDualMaster and isPartialOutput are not implemented "
+                      "by mpnpu");
+        static_assert(MM_POLICY::mpnpu_policy != kPolicy::NBUFFER33 ||
+                          (A_TYPE::pos == AscendC::TPosition::GM && B_TYPE::pos == AscendC::TPosition::GM),
+                      "NBuffer33MatmulPolicy takes A and B in GM (its page)");
         static_assert(std::is_same_v<SrcAT, SrcBT>, "A and B must have the same element type");
         static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float> ||
                           std::is_same_v<SrcAT, int8_t>,
@@ -105,6 +110,11 @@ public:
         if (!cubeTiling) api_error(site, "Matmul::Init: the tiling is a null pointer");
         (void)tpipe;
         init_setup(setup_, *cubeTiling);
+        // With ScheduleType::OUTER_PRODUCT the configuration's iterateOrder is the order of C's base
+        // blocks (MatmulConfig's page), in place of the tiling's.
+        if constexpr (MM_CFG.scheduleType == AscendC::ScheduleType::OUTER_PRODUCT &&
+                      MM_CFG.iterateOrder != AscendC::IterateOrder::UNDEF)
+            setup_.tiling.iterateOrder = MM_CFG.iterateOrder == AscendC::IterateOrder::ORDER_N ? 1 : 0;
         cursor_ = 0;
     }
     void SetOrgShape(int orgM, int orgN, int orgK, MPNPU_SITE) { SetOrgShape(orgM, orgN, orgK, orgK, 0, site); }
@@ -326,6 +336,8 @@ public:
     // same values; the cube working ahead into the workspace meanwhile is not modelled).
     template <bool sync = true>
     bool Iterate(bool enPartialSum = false, MPNPU_SITE) {
+        static_assert(sync ? kPol != kPolicy::TRIAN_UPPER && kPol != kPolicy::TRIAN_LOWER : true,
+                      "mpnpu's TrianUpperMatmulPolicy / TrianLowerMatmulPolicy take IterateAll (not Iterate)");
         at(site);
         if (!sync) {
             if (served_) return false;
@@ -567,6 +579,7 @@ public:
                 if (w.to_ub) {
                     setup_ = st;
                     for (int32_t t = 0; t < tile_count(st); ++t) {
+                        if (skipped(st, tile_of(st, t))) continue;
                         compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, held, false, site, "IterateAll");
                         store_gm_tile(t, held, c_base, c, 0, false, true, site, "IterateAll");
                     }
@@ -703,10 +716,22 @@ protected:
         store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, MM_CFG.enableRelu, setup_, site, call);
     }
 
+    // A base block the triangle policies leave out (mi > ni below the diagonal, mi < ni above it).
+    static bool skipped(const Setup& st, const Tile& tile) {
+        if constexpr (kPol == kPolicy::TRIAN_UPPER || kPol == kPolicy::TRIAN_LOWER) {
+            const int32_t mi = tile.m0 / st.tiling.baseM, ni = tile.n0 / st.tiling.baseN;
+            return kPol == kPolicy::TRIAN_UPPER ? mi > ni : mi < ni;
+        } else {
+            (void)st, (void)tile;
+            return false;
+        }
+    }
+
     void iterate_all_gm(const Setup& st, const uint8_t* base, DstT* c, int enAtomic, bool sequential,
                         std::vector<L0cT>& acc, const Site& site, const char* call = "IterateAll") {
         for (int32_t t = 0; t < tile_count(st); ++t) {
             const Tile tile = tile_of(st, t);
+            if (skipped(st, tile)) continue;
             compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, call);
             store_tile<DstT, L0cT>(tile, acc, base, c_dest(st, tile, t, sequential, true, false, c), enAtomic,
                                    MM_CFG.enableRelu, st, site, call);
@@ -917,12 +942,13 @@ protected:
 namespace AscendC {
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
-          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>>
-class Matmul : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, true> {};
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>, class MATMUL_POLICY = Impl::Detail::MatmulPolicy>
+class Matmul : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY, true> {};
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
-          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>>
-class MatmulImpl : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, false> {};
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>, class MATMUL_POLICY = Impl::Detail::MatmulPolicy>
+class MatmulImpl
+    : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY, false> {};
 
 }  // namespace AscendC
 

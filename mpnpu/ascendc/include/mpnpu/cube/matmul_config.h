@@ -327,6 +327,31 @@ struct MatmulCallBackFunc {
     constexpr static bool mpnpu_none = DataCopyOut == nullptr && CopyA1 == nullptr && CopyB1 == nullptr;
 };
 
+// The MatmulPolicy template argument (the seventh of Matmul): the policies of this chip class the
+// MatmulPolicy page documents. MatmulPolicy (the default) and NBuffer33MatmulPolicy (a way of loading
+// A and B: the same C) compute the plain product; TrianUpperMatmulPolicy / TrianLowerMatmulPolicy
+// skip the base blocks of C below / above the diagonal: mpnpu counts base block (mi, ni) (row and
+// column of baseM x baseN blocks) below it when mi > ni and above it when mi < ni; skipped blocks are
+// neither computed nor written. (The 950's MatmulWithScalePolicy, SplitMMatmulPolicy and
+// SplitNMatmulPolicy are not provided.)
+namespace Impl {
+namespace Detail {
+enum class MpnpuPolicy : uint8_t { PLAIN = 0, TRIAN_UPPER, TRIAN_LOWER, NBUFFER33 };
+struct MatmulPolicy {
+    static constexpr MpnpuPolicy mpnpu_policy = MpnpuPolicy::PLAIN;
+};
+struct TrianUpperMatmulPolicy {
+    static constexpr MpnpuPolicy mpnpu_policy = MpnpuPolicy::TRIAN_UPPER;
+};
+struct TrianLowerMatmulPolicy {
+    static constexpr MpnpuPolicy mpnpu_policy = MpnpuPolicy::TRIAN_LOWER;
+};
+struct NBuffer33MatmulPolicy {
+    static constexpr MpnpuPolicy mpnpu_policy = MpnpuPolicy::NBUFFER33;
+};
+}  // namespace Detail
+}  // namespace Impl
+
 }  // namespace AscendC
 
 // Kernels spell these with and without AscendC:: (and the older ones through matmul::).

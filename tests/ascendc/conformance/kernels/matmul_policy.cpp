@@ -1,0 +1,84 @@
+// The MatmulPolicy template argument and ScheduleType::OUTER_PRODUCT, MatmulImpl on one cube core
+// (half A, B, float C and bias). mode: 0 MatmulPolicy (the default), 1 TrianUpperMatmulPolicy,
+// 2 TrianLowerMatmulPolicy, 3 NBuffer33MatmulPolicy (CFG_MDL), each with IterateAll (bias when
+// ``bias``); 4 OUTER_PRODUCT with iterateOrder ORDER_N and 5 with ORDER_M: Iterate + GetTensorC with
+// enSequentialWrite, tile t packed at t * baseM * baseN of C (so the order of the tiles shows), the
+// tiling's iterateOrder ``order``.
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+using namespace AscendC;
+
+using aType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+using bType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+using cType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+using biasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+using NoCb = MatmulCallBackFunc<nullptr, nullptr, nullptr>;
+
+constexpr MatmulConfig outer(IterateOrder order) {
+    MatmulConfig c = GetMDLConfig();
+    c.scheduleType = ScheduleType::OUTER_PRODUCT;
+    c.iterateOrder = order;
+    return c;
+}
+constexpr MatmulConfig CFG_OUTER_N = outer(IterateOrder::ORDER_N);
+constexpr MatmulConfig CFG_OUTER_M = outer(IterateOrder::ORDER_M);
+
+template <typename T>
+static GlobalTensor<T> gm(GM_ADDR p) {
+    GlobalTensor<T> g;
+    g.SetGlobalBuffer((__gm__ T*)p);
+    return g;
+}
+
+template <class MM>
+static void all(const TCubeTiling& t, GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, bool withBias) {
+    MM mm;
+    mm.Init(&t);
+    mm.SetTensorA(gm<half>(a));
+    mm.SetTensorB(gm<half>(b));
+    if (withBias) mm.SetBias(gm<float>(bias));
+    mm.IterateAll(gm<float>(c));
+    mm.End();
+}
+
+template <class MM>
+static void tiles(const TCubeTiling& t, GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+    MM mm;
+    mm.Init(&t);
+    mm.SetTensorA(gm<half>(a));
+    mm.SetTensorB(gm<half>(b));
+    GlobalTensor<float> cGm = gm<float>(c);
+    for (int32_t i = 0; mm.Iterate(); ++i) mm.GetTensorC(cGm[i * t.baseM * t.baseN], 0, true);
+    mm.End();
+}
+
+extern "C" __global__ __aicore__ void mm_policy(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, int32_t m, int32_t n,
+                                                int32_t k, int32_t baseM, int32_t baseN, int32_t order,
+                                                int32_t withBias, int32_t mode) {
+    TCubeTiling t{};
+    t.usedCoreNum = 1;
+    t.M = t.singleCoreM = m;
+    t.N = t.singleCoreN = n;
+    t.Ka = t.Kb = t.singleCoreK = k;
+    t.baseM = baseM;
+    t.baseN = baseN;
+    t.baseK = 32;
+    t.iterateOrder = order;
+    t.isBias = withBias;
+    switch (mode) {
+        case 1: all<MatmulImpl<aType, bType, cType, biasType, CFG_NORM, NoCb, Impl::Detail::TrianUpperMatmulPolicy>>(
+                    t, a, b, bias, c, withBias != 0);
+            break;
+        case 2: all<MatmulImpl<aType, bType, cType, biasType, CFG_NORM, NoCb, Impl::Detail::TrianLowerMatmulPolicy>>(
+                    t, a, b, bias, c, withBias != 0);
+            break;
+        case 3: all<MatmulImpl<aType, bType, cType, biasType, CFG_MDL, NoCb, Impl::Detail::NBuffer33MatmulPolicy>>(
+                    t, a, b, bias, c, withBias != 0);
+            break;
+        case 4: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_N>>(t, a, b, c); break;
+        case 5: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_M>>(t, a, b, c); break;
+        default: all<MatmulImpl<aType, bType, cType, biasType, CFG_NORM, NoCb, Impl::Detail::MatmulPolicy>>(
+                     t, a, b, bias, c, withBias != 0);
+            break;
+    }
+}

@@ -1,0 +1,142 @@
+"""The Matmul's MatmulPolicy argument and ScheduleType::OUTER_PRODUCT against numpy
+(kernels/matmul_policy.cpp): MatmulPolicy and NBuffer33MatmulPolicy give the plain product,
+TrianUpperMatmulPolicy / TrianLowerMatmulPolicy leave C's base blocks below / above the diagonal
+(block row > block column, or <) as they were, with base blocks that are not square and tails in M
+and N; with OUTER_PRODUCT the configuration's iterateOrder, not the tiling's, orders the tiles
+Iterate gives. Split K across cores with the host tiling's EnableMultiCoreSplitK (kernels/matmul_splitk.cpp)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpnpu.ascendc.build.compiler import INCLUDE_DIR
+from mpnpu.runtime.topology import KernelType
+from tests.ascendc_util import needs_cxx
+from tests.runtime_util import device
+
+pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
+
+HERE = Path(__file__).parent / "kernels"
+WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
+PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M = range(6)
+M, N, K = 100, 150, 64  # tails in M and N
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    from mpnpu.ascendc import compile_kernel
+
+    return {"policy": compile_kernel(str(HERE / "matmul_policy.cpp"), "mm_policy", flags=WARN,
+                                     kernel_type=KernelType.AIC),
+            "splitk": compile_kernel(str(HERE / "matmul_splitk.cpp"), "mm_splitk", flags=WARN,
+                                     kernel_type=KernelType.AIC)}
+
+
+def operands(seed: int):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-4, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-4, 4, (K, N)).astype(np.float16)
+    bias = rng.integers(-8, 8, N).astype(np.float32)
+    return a, b, bias
+
+
+def run(kernels, mode: int, *, base=(32, 48), order=0, bias=True, seed=0):
+    a, b, bv = operands(seed)
+    tiles = -(-M // base[0]) * -(-N // base[1]) * base[0] * base[1]  # (packed tiles need more than M x N)
+    c0 = np.full(max(M * N, tiles) if mode in (OUTER_N, OUTER_M) else M * N, -777.0, np.float32)
+    with device(1, kernel_type=KernelType.AIC) as dev:
+        args = [dev.to_device("a", a), dev.to_device("b", b), dev.to_device("bias", bv), dev.to_device("c", c0)]
+        dev.launch(kernels["policy"], *args, M, N, K, *base, order, int(bias), mode)
+        out = dev.to_host(args[3])
+    if out.size == M * N:
+        out, c0 = out.reshape(M, N), c0.reshape(M, N)
+    return out, a.astype(np.float32) @ b.astype(np.float32) + (bv if bias else 0), c0
+
+
+@pytest.mark.parametrize("mode", [PLAIN, NBUFFER33])
+def test_the_plain_policies_give_the_product(kernels, mode) -> None:
+    out, ref, _ = run(kernels, mode, seed=mode)
+    np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("mode", [UPPER, LOWER])
+@pytest.mark.parametrize("base", [(32, 48), (48, 32)])
+def test_the_triangle_policies_leave_the_other_triangles_blocks(kernels, mode, base) -> None:
+    out, ref, c0 = run(kernels, mode, base=base, seed=3)
+    rows, cols = np.indices((M, N))
+    mi, ni = rows // base[0], cols // base[1]
+    kept = mi <= ni if mode == UPPER else mi >= ni
+    np.testing.assert_array_equal(out[kept], ref[kept])
+    np.testing.assert_array_equal(out[~kept], c0[~kept])
+    assert (~kept).any() and kept.any()
+
+
+@pytest.mark.parametrize("mode,order", [(OUTER_N, 0), (OUTER_M, 1)])
+def test_outer_product_takes_the_configurations_iterate_order(kernels, mode, order) -> None:
+    bm, bn = 32, 48
+    out, ref, _ = run(kernels, mode, base=(bm, bn), order=order, bias=False, seed=5)
+    mt, nt = -(-M // bm), -(-N // bn)
+    flat = out.ravel()
+    # tile t is packed at t * bm * bn: ORDER_N walks along N first, ORDER_M down M first
+    for t in range(mt * nt):
+        mi, ni = divmod(t, nt) if mode == OUTER_N else (t % mt, t // mt)
+        tm, tn = min(bm, M - mi * bm), min(bn, N - ni * bn)
+        got = flat[t * bm * bn:t * bm * bn + tm * bn].reshape(tm, bn)[:, :tn]
+        np.testing.assert_array_equal(got, ref[mi * bm:mi * bm + tm, ni * bn:ni * bn + tn], err_msg=f"tile {t}")
+
+
+_SPLITK_DRIVER = r"""
+#include <cstdio>
+#include "tiling/tiling_api.h"
+using namespace matmul_tiling;
+int main(int argc, char** argv) {
+    if (argc != 5) return 2;
+    int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]), dim = std::atoi(argv[4]);
+    MultiCoreMatmulTiling t;
+    t.SetDim(dim);
+    t.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT16);
+    t.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT16);
+    t.SetCType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT);
+    t.SetOrgShape(m, n, k);
+    t.SetShape(m, n, k);
+    t.EnableMultiCoreSplitK(true);
+    TCubeTiling d;
+    if (t.GetTiling(d) == -1) return 1;
+    int cd, md, nd;
+    t.GetCoreNum(cd, md, nd);
+    std::printf("%d %d %d %d %d %d %d %d %d %d\n", d.usedCoreNum, d.singleCoreM, d.singleCoreN, d.singleCoreK,
+                d.baseM, d.baseN, d.baseK, cd, md, nd);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def splitk_driver(tmp_path_factory) -> str:
+    tmp = tmp_path_factory.mktemp("splitk")
+    src, exe = tmp / "driver.cpp", tmp / "driver"
+    src.write_text(_SPLITK_DRIVER.replace("#include <cstdio>", "#include <cstdio>\n#include <cstdlib>"))
+    cc = subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE_DIR}", str(src), "-o",
+                         str(exe)], capture_output=True, text=True, timeout=300)
+    assert cc.returncode == 0, cc.stderr
+    return str(exe)
+
+
+@pytest.mark.parametrize("m,n,k,dim", [(16, 16, 1024, 8), (32, 48, 512, 8)])
+def test_split_k_cores_accumulate_numpys_product(kernels, splitk_driver, m, n, k, dim) -> None:
+    out = subprocess.run([splitk_driver, str(m), str(n), str(k), str(dim)], capture_output=True, text=True,
+                         timeout=30, check=True).stdout.split()
+    used, sm, sn, sk, bm, bn, bk, cd, md, nd = map(int, out)
+    kd = -(-k // sk)
+    assert kd > 1 and k % sk == 0 and used == md * nd * kd == cd <= dim
+    rng = np.random.default_rng(k)
+    a = rng.integers(-4, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-4, 4, (k, n)).astype(np.float16)
+    with device(used, kernel_type=KernelType.AIC) as dev:
+        args = [dev.to_device("a", a), dev.to_device("b", b), dev.to_device("c", np.zeros((m, n), np.float32))]
+        dev.launch(kernels["splitk"], *args, m, n, k, sm, sn, sk, bm, bn, bk, used)
+        got = dev.to_host(args[2]).reshape(m, n)
+    np.testing.assert_array_equal(got, a.astype(np.float32) @ b.astype(np.float32))
