@@ -3,7 +3,9 @@
 TrianUpperMatmulPolicy / TrianLowerMatmulPolicy leave C's base blocks below / above the diagonal
 (block row > block column, or <) as they were, with base blocks that are not square and tails in M
 and N; with OUTER_PRODUCT the configuration's iterateOrder, not the tiling's, orders the tiles
-Iterate gives. Split K across cores with the host tiling's EnableMultiCoreSplitK (kernels/matmul_splitk.cpp)."""
+Iterate gives; a MatmulApiStaticTiling from GetMatmulApiTiling stands for the tiling when fully
+constant and fixes the base blocks when only they are constant. Split K across cores with the host
+tiling's EnableMultiCoreSplitK (kernels/matmul_splitk.cpp)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 HERE = Path(__file__).parent / "kernels"
 WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
-PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M = range(6)
+PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M, STATIC_FULL, STATIC_BASE = range(8)
 M, N, K = 100, 150, 64  # tails in M and N
 
 
@@ -47,7 +49,7 @@ def operands(seed: int):
 def run(kernels, mode: int, *, base=(32, 48), order=0, bias=True, seed=0):
     a, b, bv = operands(seed)
     tiles = -(-M // base[0]) * -(-N // base[1]) * base[0] * base[1]  # (packed tiles need more than M x N)
-    c0 = np.full(max(M * N, tiles) if mode in (OUTER_N, OUTER_M) else M * N, -777.0, np.float32)
+    c0 = np.full(max(M * N, tiles) if mode in (OUTER_N, OUTER_M, STATIC_BASE) else M * N, -777.0, np.float32)
     with device(1, kernel_type=KernelType.AIC) as dev:
         args = [dev.to_device("a", a), dev.to_device("b", b), dev.to_device("bias", bv), dev.to_device("c", c0)]
         dev.launch(kernels["policy"], *args, M, N, K, *base, order, int(bias), mode)
@@ -84,6 +86,23 @@ def test_outer_product_takes_the_configurations_iterate_order(kernels, mode, ord
     # tile t is packed at t * bm * bn: ORDER_N walks along N first, ORDER_M down M first
     for t in range(mt * nt):
         mi, ni = divmod(t, nt) if mode == OUTER_N else (t % mt, t // mt)
+        tm, tn = min(bm, M - mi * bm), min(bn, N - ni * bn)
+        got = flat[t * bm * bn:t * bm * bn + tm * bn].reshape(tm, bn)[:, :tn]
+        np.testing.assert_array_equal(got, ref[mi * bm:mi * bm + tm, ni * bn:ni * bn + tn], err_msg=f"tile {t}")
+
+
+def test_a_fully_constant_tiling_stands_for_the_tiling(kernels) -> None:
+    out, ref, _ = run(kernels, STATIC_FULL, base=(1, 1), seed=9)  # (the kernel's tiling is not used)
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_constant_base_blocks_are_the_ones_iterate_uses(kernels) -> None:
+    bm, bn = 32, 48
+    out, ref, _ = run(kernels, STATIC_BASE, base=(bm, bn), bias=False, seed=11)  # the tiling's blocks: 64 x 64
+    mt = -(-M // bm)
+    flat = out.ravel()
+    for t in range(mt * -(-N // bn)):
+        mi, ni = t % mt, t // mt
         tm, tn = min(bm, M - mi * bm), min(bn, N - ni * bn)
         got = flat[t * bm * bn:t * bm * bn + tm * bn].reshape(tm, bn)[:, :tn]
         np.testing.assert_array_equal(got, ref[mi * bm:mi * bm + tm, ni * bn:ni * bn + tn], err_msg=f"tile {t}")

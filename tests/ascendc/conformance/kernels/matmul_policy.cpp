@@ -3,7 +3,11 @@
 // 2 TrianLowerMatmulPolicy, 3 NBuffer33MatmulPolicy (CFG_MDL), each with IterateAll (bias when
 // ``bias``); 4 OUTER_PRODUCT with iterateOrder ORDER_N and 5 with ORDER_M: Iterate + GetTensorC with
 // enSequentialWrite, tile t packed at t * baseM * baseN of C (so the order of the tiles shows), the
-// tiling's iterateOrder ``order``.
+// tiling's iterateOrder ``order``. A MatmulApiStaticTiling as MM_CFG (GetMatmulApiTiling): 6 fully
+// constant (singleCore 128 x 160 x 64, base 32 x 48 x 32), REGIST_MATMUL_OBJ with a null tiling, then
+// SetOrgShape(m, n, k) and SetTail(m, n, k), IterateAll; 7 only the base blocks constant (32 x 48 x 32)
+// with a tiling whose base blocks say 64 x 64: Iterate + GetTensorC packed as in 4 (the constant
+// blocks are the ones used).
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -22,6 +26,13 @@ constexpr MatmulConfig outer(IterateOrder order) {
 }
 constexpr MatmulConfig CFG_OUTER_N = outer(IterateOrder::ORDER_N);
 constexpr MatmulConfig CFG_OUTER_M = outer(IterateOrder::ORDER_M);
+constexpr MatmulApiStaticTiling STATIC_FULL = GetMatmulApiTiling<aType, bType, cType, biasType>(
+    GetMMConfig<MatmulConfigMode::CONFIG_NORM>(MatmulShapeParams{128, 160, 64, 32, 48, 32}));
+constexpr MatmulApiStaticTiling STATIC_BASE = GetMatmulApiTiling<aType, bType, cType, biasType>(
+    GetMMConfig<MatmulConfigMode::CONFIG_MDL>(MatmulShapeParams{0, 0, 0, 32, 48, 32}));
+static_assert(STATIC_FULL.singleCoreN == 160 && STATIC_FULL.baseN == 48 && STATIC_FULL.stepKa == 2 &&
+                  STATIC_BASE.singleCoreM == 0 && ToMatmulConfig(STATIC_BASE).doMultiDataLoad,
+              "the constant tiling holds the configuration's shapes and the configuration");
 
 template <typename T>
 static GlobalTensor<T> gm(GM_ADDR p) {
@@ -42,9 +53,11 @@ static void all(const TCubeTiling& t, GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADD
 }
 
 template <class MM>
-static void tiles(const TCubeTiling& t, GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+static void tiles(const TCubeTiling& t, GM_ADDR a, GM_ADDR b, GM_ADDR c, int32_t tilingBase = 0) {
     MM mm;
-    mm.Init(&t);
+    TCubeTiling given = t;  // (tilingBase: the tiling says its base blocks are this square instead)
+    if (tilingBase) given.baseM = given.baseN = tilingBase;
+    mm.Init(&given);
     mm.SetTensorA(gm<half>(a));
     mm.SetTensorB(gm<half>(b));
     GlobalTensor<float> cGm = gm<float>(c);
@@ -75,6 +88,20 @@ extern "C" __global__ __aicore__ void mm_policy(GM_ADDR a, GM_ADDR b, GM_ADDR bi
         case 3: all<MatmulImpl<aType, bType, cType, biasType, CFG_MDL, NoCb, Impl::Detail::NBuffer33MatmulPolicy>>(
                     t, a, b, bias, c, withBias != 0);
             break;
+        case 6: {
+            TPipe pipe;
+            Matmul<aType, bType, cType, biasType, STATIC_FULL> mm;
+            REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, (TCubeTiling*)nullptr);
+            mm.SetOrgShape(m, n, k);
+            mm.SetTail(m, n, k);
+            mm.SetTensorA(gm<half>(a));
+            mm.SetTensorB(gm<half>(b));
+            if (withBias) mm.SetBias(gm<float>(bias));
+            mm.IterateAll(gm<float>(c));
+            mm.End();
+            break;
+        }
+        case 7: tiles<MatmulImpl<aType, bType, cType, biasType, STATIC_BASE>>(t, a, b, c, 64); break;
         case 4: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_N>>(t, a, b, c); break;
         case 5: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_M>>(t, a, b, c); break;
         default: all<MatmulImpl<aType, bType, cType, biasType, CFG_NORM, NoCb, Impl::Detail::MatmulPolicy>>(

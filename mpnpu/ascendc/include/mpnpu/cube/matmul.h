@@ -46,6 +46,10 @@ constexpr bool gm_or(AscendC::TPosition p) {
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE, const auto& MM_CFG, class MM_CB, class MM_POLICY,
           bool kClients>
 class MatmulCore : public Registrable {
+    // MM_CFG: a MatmulConfig, or a MatmulApiStaticTiling (its cfg; its shapes in place of a tiling)
+    static constexpr bool kStatic = std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulApiStaticTiling>;
+    static constexpr AscendC::MatmulConfig kCfg = AscendC::ToMatmulConfig(MM_CFG);
+
 public:
     using SrcAT = typename A_TYPE::T;
     using SrcBT = typename B_TYPE::T;
@@ -65,8 +69,8 @@ public:
     // The forms mpnpu refuses, checked where an object is constructed (not where the class is named:
     // public kernels name every form in if-constexpr branches their tiling key leaves out).
     MatmulCore() {
-        static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig>,
-                      "mpnpu's Matmul takes a MatmulConfig as MM_CFG (MatmulApiStaticTiling is not implemented)");
+        static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig> || kStatic,
+                      "MM_CFG is a MatmulConfig or a MatmulApiStaticTiling");
         static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
         static_assert(gm_or<A_TYPE>(AscendC::TPosition::TSCM) && gm_or<B_TYPE>(AscendC::TPosition::TSCM),
                       "mpnpu's Matmul reads A and B from GM or TSCM (VECOUT inputs are not implemented)");
@@ -82,7 +86,7 @@ public:
         static_assert(A_TYPE::layout == B_TYPE::layout, "batch matmul: A and B have the same LayoutMode");
         static_assert(!kLayoutSD || (A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND),
                       "batch matmul: the BSNGD and SBNGD layouts take A and B in CubeFormat::ND");
-        static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isPartialOutput,
+        static_assert(!kCfg.intraBlockPartSum && !kCfg.enableMixDualMaster && !kCfg.isPartialOutput,
                       "MatmulConfig: intraBlockPartSum, enableMixDualMaster and isPartialOutput are not implemented "
                       "by mpnpu");
         static_assert(MM_POLICY::mpnpu_policy != kPolicy::NBUFFER33 ||
@@ -107,15 +111,63 @@ public:
 
     void Init(const TCubeTiling* __restrict cubeTiling, AscendC::TPipe* tpipe = nullptr, MPNPU_SITE) {
         at(site);
-        if (!cubeTiling) api_error(site, "Matmul::Init: the tiling is a null pointer");
         (void)tpipe;
+        if (!cubeTiling) {
+            if constexpr (kStatic) {
+                mpnpu_init_static(site);
+                return;
+            }
+            api_error(site, "Matmul::Init: the tiling is a null pointer");
+        }
         init_setup(setup_, *cubeTiling);
+        // A constant tiling's base blocks are the ones the kernel was built with (the page: they must
+        // equal the runtime tiling's)
+        if constexpr (kStatic) {
+            if (MM_CFG.baseM > 0) setup_.tiling.baseM = MM_CFG.baseM;
+            if (MM_CFG.baseN > 0) setup_.tiling.baseN = MM_CFG.baseN;
+            if (MM_CFG.baseK > 0) setup_.tiling.baseK = MM_CFG.baseK;
+        }
         // With ScheduleType::OUTER_PRODUCT the configuration's iterateOrder is the order of C's base
         // blocks (MatmulConfig's page), in place of the tiling's.
-        if constexpr (MM_CFG.scheduleType == AscendC::ScheduleType::OUTER_PRODUCT &&
-                      MM_CFG.iterateOrder != AscendC::IterateOrder::UNDEF)
-            setup_.tiling.iterateOrder = MM_CFG.iterateOrder == AscendC::IterateOrder::ORDER_N ? 1 : 0;
+        if constexpr (kCfg.scheduleType == AscendC::ScheduleType::OUTER_PRODUCT &&
+                      kCfg.iterateOrder != AscendC::IterateOrder::UNDEF)
+            setup_.tiling.iterateOrder = kCfg.iterateOrder == AscendC::IterateOrder::ORDER_N ? 1 : 0;
         cursor_ = 0;
+    }
+    // A fully constant MatmulApiStaticTiling in place of a tiling (REGIST_MATMUL_OBJ with a null one).
+    void mpnpu_init_static(const Site& site) {
+        if constexpr (kStatic) {
+            if (MM_CFG.singleCoreM <= 0 || MM_CFG.singleCoreN <= 0 || MM_CFG.singleCoreK <= 0)
+                api_error(site, "Matmul: no tiling, and the MatmulApiStaticTiling does not fix singleCoreM/N/K "
+                                "(only a fully constant one stands for the tiling)");
+            TCubeTiling t{};
+            t.usedCoreNum = 1;
+            t.M = MM_CFG.M;
+            t.N = MM_CFG.N;
+            t.Ka = MM_CFG.Ka;
+            t.Kb = MM_CFG.Kb;
+            t.singleCoreM = MM_CFG.singleCoreM;
+            t.singleCoreN = MM_CFG.singleCoreN;
+            t.singleCoreK = MM_CFG.singleCoreK;
+            t.baseM = MM_CFG.baseM;
+            t.baseN = MM_CFG.baseN;
+            t.baseK = MM_CFG.baseK;
+            t.depthA1 = MM_CFG.depthA1;
+            t.depthB1 = MM_CFG.depthB1;
+            t.stepM = MM_CFG.stepM;
+            t.stepN = MM_CFG.stepN;
+            t.stepKa = MM_CFG.stepKa;
+            t.stepKb = MM_CFG.stepKb;
+            t.isBias = MM_CFG.isBias;
+            t.iterateOrder = MM_CFG.iterateOrder;
+            t.dbL0A = MM_CFG.dbL0A;
+            t.dbL0B = MM_CFG.dbL0B;
+            t.dbL0C = MM_CFG.dbL0C;
+            init_setup(setup_, t);
+            cursor_ = 0;
+        } else {
+            (void)site;
+        }
     }
     void SetOrgShape(int orgM, int orgN, int orgK, MPNPU_SITE) { SetOrgShape(orgM, orgN, orgK, orgK, 0, site); }
     void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0, MPNPU_SITE) {
@@ -276,7 +328,7 @@ public:
     void IterateNBatch(const uint32_t batchLoop, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
                        const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
                        const uint32_t matrixStrideC = 0, MPNPU_SITE) {
-        static_assert(MM_CFG.isNBatch, "IterateNBatch needs MatmulConfig isNBatch = true (MatmulBatchParams)");
+        static_assert(kCfg.isNBatch, "IterateNBatch needs MatmulConfig isNBatch = true (MatmulBatchParams)");
         (void)matrixStrideC;
         at(site);
         if (served_) return;
@@ -538,6 +590,7 @@ public:
         served_ = false;
         pending_ = -1;
         if (tiling) Init(tiling, nullptr, site);
+        else if constexpr (kStatic) mpnpu_init_static(site);
     }
     bool mpnpu_is_client_capable() const override { return kClients; }
     void mpnpu_served() override { served_ = true; }
@@ -713,7 +766,7 @@ protected:
                 api_error(site, "Matmul::%s to a LocalTensor: %llu bytes of C exceed mpnpu's %llu-byte staging area", call,
                           (unsigned long long)end, (unsigned long long)STAGE_BYTES);
         }
-        store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, MM_CFG.enableRelu, setup_, site, call);
+        store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, kCfg.enableRelu, setup_, site, call);
     }
 
     // A base block the triangle policies leave out (mi > ni below the diagonal, mi < ni above it).
@@ -734,7 +787,7 @@ protected:
             if (skipped(st, tile)) continue;
             compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, call);
             store_tile<DstT, L0cT>(tile, acc, base, c_dest(st, tile, t, sequential, true, false, c), enAtomic,
-                                   MM_CFG.enableRelu, st, site, call);
+                                   kCfg.enableRelu, st, site, call);
         }
     }
 
@@ -839,7 +892,7 @@ protected:
                 st.b += b.off * int64_t(sizeof(SrcBT));
                 const BatchAt cc = c_batch_at(st0, qc);
                 st.orgKc = int32_t(cc.ld);
-                if (st.hasBias && st.bias && MM_CFG.isBiasBatch) st.bias += qc * biasN * int64_t(sizeof(BiasT));
+                if (st.hasBias && st.bias && kCfg.isBiasBatch) st.bias += qc * biasN * int64_t(sizeof(BiasT));
                 iterate_all_gm(st, c_base, c + cc.off, enAtomic, false, acc, site, "IterateBatch");
             }
         }
@@ -850,7 +903,7 @@ protected:
     // C matrix has orgM rows (sequential: each tile is a baseM-row NZ matrix of its own).
     static CDest<DstT> c_dest(const Setup& st, const Tile& tile, int32_t t, bool sequential, bool all, bool ub, DstT* c) {
         if constexpr (kNzC) {
-            constexpr int64_t cb = (MM_CFG.isEnableChannelSplit && sizeof(DstT) == 4) ? 8 : 0;
+            constexpr int64_t cb = (kCfg.isEnableChannelSplit && sizeof(DstT) == 4) ? 8 : 0;
             if (sequential) return {c + (all ? int64_t(t) * st.tiling.baseM * st.tiling.baseN : 0), 0,
                                     align16(st.tiling.baseM), 0, 0, cb};
             return {c, 0, align16(st.orgM), tile.m0, tile.n0, cb};
@@ -942,13 +995,14 @@ protected:
 namespace AscendC {
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
-          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>, class MATMUL_POLICY = Impl::Detail::MatmulPolicy>
-class Matmul : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY, true> {};
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>, MATMUL_POLICY_DEFAULT_OF(MatmulPolicy)>
+class Matmul
+    : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY<MM_CFG>, true> {};
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
-          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>, class MATMUL_POLICY = Impl::Detail::MatmulPolicy>
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>, MATMUL_POLICY_DEFAULT_OF(MatmulPolicy)>
 class MatmulImpl
-    : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY, false> {};
+    : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY<MM_CFG>, false> {};
 
 }  // namespace AscendC
 
