@@ -74,7 +74,6 @@ public:
         static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
         static_assert(gm_or<A_TYPE>(AscendC::TPosition::TSCM) && gm_or<B_TYPE>(AscendC::TPosition::TSCM),
                       "mpnpu's Matmul reads A and B from GM or TSCM (VECOUT inputs are not implemented)");
-        static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM, "mpnpu's Matmul reads the bias from GM");
         static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ) &&
                           (B_TYPE::format == CubeFormat::ND || B_TYPE::format == CubeFormat::NZ),
                       "mpnpu's Matmul takes A and B in CubeFormat::ND or CubeFormat::NZ");
@@ -213,7 +212,11 @@ public:
         (void)bScalar;
         unsupported(site, "Matmul::SetTensorB with a scalar");
     }
+    // (BIAS_TYPE defaults to C_TYPE, so a Matmul with C in VECIN and no bias names a VECIN bias type:
+    // refused only where a bias is set)
     void SetBias(const AscendC::GlobalTensor<BiasT>& biasGlobal, MPNPU_SITE) {
+        static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM,
+                      "mpnpu's Matmul reads the bias from GM (BIAS_TYPE's position GM)");
         at(site);
         setup_.bias_base = reinterpret_cast<const uint8_t*>(biasGlobal.mpnpu_base());
         setup_.bias = reinterpret_cast<const uint8_t*>(biasGlobal.mpnpu_addr());
