@@ -24,7 +24,7 @@ pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 HERE = Path(__file__).parent / "kernels"
 WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
-PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M, STATIC_FULL, STATIC_BASE = range(8)
+PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M, STATIC_FULL, STATIC_BASE, PARTIAL = range(9)
 M, N, K = 100, 150, 64  # tails in M and N
 
 
@@ -38,24 +38,27 @@ def kernels():
                                      kernel_type=KernelType.AIC)}
 
 
-def operands(seed: int):
+def operands(seed: int, k: int = K):
     rng = np.random.default_rng(seed)
-    a = rng.integers(-4, 4, (M, K)).astype(np.float16)
-    b = rng.integers(-4, 4, (K, N)).astype(np.float16)
+    a = rng.integers(-4, 4, (M, k)).astype(np.float16)
+    b = rng.integers(-4, 4, (k, N)).astype(np.float16)
     bias = rng.integers(-8, 8, N).astype(np.float32)
     return a, b, bias
 
 
-def run(kernels, mode: int, *, base=(32, 48), order=0, bias=True, seed=0):
-    a, b, bv = operands(seed)
+def run(kernels, mode: int, *, base=(32, 48), order=0, bias=True, seed=0, k=K):
+    a, b, bv = operands(seed, k)
     tiles = -(-M // base[0]) * -(-N // base[1]) * base[0] * base[1]  # (packed tiles need more than M x N)
-    c0 = np.full(max(M * N, tiles) if mode in (OUTER_N, OUTER_M, STATIC_BASE) else M * N, -777.0, np.float32)
+    tiles *= -(-k // 32) if mode == PARTIAL else 1
+    c0 = np.full(max(M * N, tiles) if mode in (OUTER_N, OUTER_M, STATIC_BASE, PARTIAL) else M * N, -777.0, np.float32)
     with device(1, kernel_type=KernelType.AIC) as dev:
         args = [dev.to_device("a", a), dev.to_device("b", b), dev.to_device("bias", bv), dev.to_device("c", c0)]
-        dev.launch(kernels["policy"], *args, M, N, K, *base, order, int(bias), mode)
+        dev.launch(kernels["policy"], *args, M, N, k, *base, order, int(bias), mode)
         out = dev.to_host(args[3])
     if out.size == M * N:
         out, c0 = out.reshape(M, N), c0.reshape(M, N)
+    if mode == PARTIAL:  # the operands, for the parts' reference
+        return out, (a.astype(np.float32), b.astype(np.float32), bv), c0
     return out, a.astype(np.float32) @ b.astype(np.float32) + (bv if bias else 0), c0
 
 
@@ -106,6 +109,22 @@ def test_constant_base_blocks_are_the_ones_iterate_uses(kernels) -> None:
         tm, tn = min(bm, M - mi * bm), min(bn, N - ni * bn)
         got = flat[t * bm * bn:t * bm * bn + tm * bn].reshape(tm, bn)[:, :tn]
         np.testing.assert_array_equal(got, ref[mi * bm:mi * bm + tm, ni * bn:ni * bn + tn], err_msg=f"tile {t}")
+
+
+def test_partial_output_gives_each_tiles_k_parts_apart(kernels) -> None:
+    bm, bn, bk, k = 32, 48, 32, 72  # K parts 32, 32, 8
+    out, (a, b, bv), _ = run(kernels, PARTIAL, base=(bm, bn), seed=13, k=k)
+    mt, parts = -(-M // bm), -(-k // bk)
+    flat = out.ravel()
+    for u in range(mt * -(-N // bn) * parts):
+        t, kc = divmod(u, parts)
+        mi, ni = t % mt, t // mt
+        tm, tn = min(bm, M - mi * bm), min(bn, N - ni * bn)
+        ks = slice(kc * bk, min(k, kc * bk + bk))
+        ref = a[mi * bm:mi * bm + tm, ks] @ b[ks, ni * bn:ni * bn + tn] + (bv[ni * bn:ni * bn + tn] if kc == 0 else 0)
+        got = flat[u * bm * bn:u * bm * bn + tm * bn].reshape(tm, bn)[:, :tn]
+        np.testing.assert_array_equal(got, ref, err_msg=f"step {u}")
+    assert (flat[mt * -(-N // bn) * parts * bm * bn:] == -777.0).all()
 
 
 _SPLITK_DRIVER = r"""

@@ -7,7 +7,8 @@
 // constant (singleCore 128 x 160 x 64, base 32 x 48 x 32), REGIST_MATMUL_OBJ with a null tiling, then
 // SetOrgShape(m, n, k) and SetTail(m, n, k), IterateAll; 7 only the base blocks constant (32 x 48 x 32)
 // with a tiling whose base blocks say 64 x 64: Iterate + GetTensorC packed as in 4 (the constant
-// blocks are the ones used).
+// blocks are the ones used). 8 MatmulConfig isPartialOutput (CFG_MDL): Iterate + GetTensorC packed as
+// in 4, a step per tile and baseK part of K.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -26,6 +27,12 @@ constexpr MatmulConfig outer(IterateOrder order) {
 }
 constexpr MatmulConfig CFG_OUTER_N = outer(IterateOrder::ORDER_N);
 constexpr MatmulConfig CFG_OUTER_M = outer(IterateOrder::ORDER_M);
+constexpr MatmulConfig partial() {
+    MatmulConfig c = GetMDLConfig();
+    c.isPartialOutput = true;
+    return c;
+}
+constexpr MatmulConfig CFG_PARTIAL = partial();
 constexpr MatmulApiStaticTiling STATIC_FULL = GetMatmulApiTiling<aType, bType, cType, biasType>(
     GetMMConfig<MatmulConfigMode::CONFIG_NORM>(MatmulShapeParams{128, 160, 64, 32, 48, 32}));
 constexpr MatmulApiStaticTiling STATIC_BASE = GetMatmulApiTiling<aType, bType, cType, biasType>(
@@ -53,13 +60,15 @@ static void all(const TCubeTiling& t, GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADD
 }
 
 template <class MM>
-static void tiles(const TCubeTiling& t, GM_ADDR a, GM_ADDR b, GM_ADDR c, int32_t tilingBase = 0) {
+static void tiles(const TCubeTiling& t, GM_ADDR a, GM_ADDR b, GM_ADDR c, int32_t tilingBase = 0,
+                  GM_ADDR bias = nullptr) {
     MM mm;
     TCubeTiling given = t;  // (tilingBase: the tiling says its base blocks are this square instead)
     if (tilingBase) given.baseM = given.baseN = tilingBase;
     mm.Init(&given);
     mm.SetTensorA(gm<half>(a));
     mm.SetTensorB(gm<half>(b));
+    if (bias) mm.SetBias(gm<float>(bias));
     GlobalTensor<float> cGm = gm<float>(c);
     for (int32_t i = 0; mm.Iterate(); ++i) mm.GetTensorC(cGm[i * t.baseM * t.baseN], 0, true);
     mm.End();
@@ -102,6 +111,9 @@ extern "C" __global__ __aicore__ void mm_policy(GM_ADDR a, GM_ADDR b, GM_ADDR bi
             break;
         }
         case 7: tiles<MatmulImpl<aType, bType, cType, biasType, STATIC_BASE>>(t, a, b, c, 64); break;
+        case 8:
+            tiles<MatmulImpl<aType, bType, cType, biasType, CFG_PARTIAL>>(t, a, b, c, 0, withBias ? bias : nullptr);
+            break;
         case 4: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_N>>(t, a, b, c); break;
         case 5: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_M>>(t, a, b, c); break;
         default: all<MatmulImpl<aType, bType, cType, biasType, CFG_NORM, NoCb, Impl::Detail::MatmulPolicy>>(

@@ -85,9 +85,10 @@ public:
         static_assert(A_TYPE::layout == B_TYPE::layout, "batch matmul: A and B have the same LayoutMode");
         static_assert(!kLayoutSD || (A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND),
                       "batch matmul: the BSNGD and SBNGD layouts take A and B in CubeFormat::ND");
-        static_assert(!kCfg.intraBlockPartSum && !kCfg.enableMixDualMaster && !kCfg.isPartialOutput,
-                      "MatmulConfig: intraBlockPartSum, enableMixDualMaster and isPartialOutput are not implemented "
-                      "by mpnpu");
+        static_assert(!kCfg.intraBlockPartSum && !kCfg.enableMixDualMaster,
+                      "MatmulConfig: intraBlockPartSum and enableMixDualMaster are not implemented by mpnpu");
+        static_assert(!kCfg.isPartialOutput || (!kNzA && !kNzB),
+                      "MatmulConfig isPartialOutput: mpnpu takes A and B in CubeFormat::ND (GM) with it");
         static_assert(MM_POLICY::mpnpu_policy != kPolicy::NBUFFER33 ||
                           (A_TYPE::pos == AscendC::TPosition::GM && B_TYPE::pos == AscendC::TPosition::GM),
                       "NBuffer33MatmulPolicy takes A and B in GM (its page)");
@@ -403,7 +404,7 @@ public:
         }
         if (served_) return false;
         check_setup(setup_, site, "Matmul::Iterate");
-        if (cursor_ >= tile_count(setup_)) {
+        if (cursor_ >= iter_count(setup_)) {
             cursor_ = 0;
             return false;
         }
@@ -414,7 +415,7 @@ public:
             wait_for(post(w, site), site);
         } else {
             hold_point(site, 0);
-            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(setup_, cursor_, held_[0], enPartialSum, site, "Iterate");
+            compute_iter(setup_, cursor_, held_[0], enPartialSum, site);
             hold_point(site, 1);
             pipe_barrier(P_ALL, site);
         }
@@ -428,6 +429,7 @@ public:
     bool Iterate(bool enPartialSum, const AscendC::LocalTensor<T>& localCmatrix, MPNPU_SITE) {
         at(site);
         static_assert(std::is_same_v<T, L0cT>, "Iterate into CO1: the tensor's type is float (int32_t for int8 inputs)");
+        static_assert(!kCfg.isPartialOutput, "mpnpu's Iterate into CO1 does not take MatmulConfig isPartialOutput");
         if (!sync) unsupported(site, "Matmul::Iterate<false> (asynchronous Iterate)");
         if (served_) return false;
         if (client_mode(site)) unsupported(site, "Matmul::Iterate into a CO1 tensor on a vector core");
@@ -480,7 +482,7 @@ public:
             wait_for(post(w, site), site);
         } else {
             hold_point(site, 0);
-            store_gm_tile(cursor_ - 1, held_[0], reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(),
+            store_gm_tile(tile_index(setup_, cursor_ - 1), held_[0], reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(),
                           enAtomic, enSequentialWrite, false, site, "GetTensorC");
             hold_point(site, 1);
             pipe_barrier(P_ALL, site);
@@ -533,6 +535,7 @@ public:
         at(site);
         (void)waitIterateAll;
         if (served_) return;
+        if constexpr (kCfg.isPartialOutput) unsupported(site, "Matmul::IterateAll with MatmulConfig isPartialOutput");
         if (client_mode(site)) {
             Wire w = wire(fakeMsg ? OP_NULL : OP_ITERATE_ALL, site);
             if (!fakeMsg) check_setup(setup_, site, "Matmul::IterateAll");
@@ -558,6 +561,7 @@ public:
     template <bool sync = true>
     void IterateAll(const AscendC::LocalTensor<DstT>& ubCmatrix, uint8_t enAtomic = 0, MPNPU_SITE) {
         at(site);
+        if constexpr (kCfg.isPartialOutput) unsupported(site, "Matmul::IterateAll with MatmulConfig isPartialOutput");
         if (!sync) unsupported(site, "Matmul::IterateAll<false> to a LocalTensor");
         if (served_) return;
         if (enAtomic) unsupported(site, "Matmul::IterateAll to a LocalTensor with enAtomic");
@@ -621,13 +625,14 @@ public:
         switch (w.op) {
             case OP_ITERATE:
                 check_setup(st, site, "Matmul::Iterate");
-                compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, w.tile, held, w.partial != 0, site, "Iterate");
+                compute_iter(st, w.tile, held, w.partial != 0, site);
                 held_tile_[s] = w.tile;
                 break;
             case OP_GETC: {
                 if (held_tile_[s] != w.tile) api_error(site, "Matmul::GetTensorC: the tile was not computed");
                 setup_ = st;
-                store_gm_tile(w.tile, held, c_base, c, w.enAtomic, w.sequential != 0, w.to_ub != 0, site, "GetTensorC");
+                store_gm_tile(tile_index(st, w.tile), held, c_base, c, w.enAtomic, w.sequential != 0, w.to_ub != 0, site,
+                              "GetTensorC");
                 break;
             }
             case OP_ITERATE_ALL:
@@ -757,6 +762,27 @@ protected:
         return w;
     }
 
+    // Iterate's steps: the tiles, or with MatmulConfig isPartialOutput each tile's K in baseK parts (tile
+    // after tile, each tile's parts in K order), each part's product alone (not accumulated over K;
+    // the bias, when set, added to a tile's first part only: mpnpu's choice).
+    static int32_t k_parts(const Setup& st) { return kCfg.isPartialOutput ? cdiv(st.singleK, st.tiling.baseK) : 1; }
+    static int32_t iter_count(const Setup& st) { return tile_count(st) * k_parts(st); }
+    static int32_t tile_index(const Setup& st, int32_t u) { return u / k_parts(st); }
+    void compute_iter(const Setup& st, int32_t u, std::vector<L0cT>& acc, bool partial, const Site& site) {
+        if constexpr (kCfg.isPartialOutput && !kNzA && !kNzB) {
+            const int32_t parts = k_parts(st), kc = u % parts;
+            Setup p = st;
+            const int64_t k0 = int64_t(kc) * st.tiling.baseK;
+            p.singleK = int32_t(std::min<int64_t>(st.tiling.baseK, st.singleK - k0));
+            p.a += (st.transA ? k0 * st.orgM : k0) * int64_t(sizeof(SrcAT));
+            p.b += (st.transB ? k0 : k0 * st.orgN) * int64_t(sizeof(SrcBT));
+            if (kc > 0) p.hasBias = 0;
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(p, u / parts, acc, partial, site, "Iterate");
+        } else {
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, u, acc, partial, site, "Iterate");
+        }
+    }
+
     // Stores tile t (computed into ``acc``) to C at ``c``: in GM (rows orgN apart, or packed), or
     // into a UB staging area (rows singleN apart, or packed).
     void store_gm_tile(int32_t t, const std::vector<L0cT>& acc, const uint8_t* base, DstT* c, int enAtomic,
@@ -839,6 +865,7 @@ protected:
         at(site);
         if (served_) return;
         if (sequential) unsupported(site, "%s with enSequentialWrite", what);
+        if constexpr (kCfg.isPartialOutput) unsupported(site, "%s with MatmulConfig isPartialOutput", what);
         if (partial) unsupported(site, "%s with enPartialSum", what);
         check_setup(setup_, site, what);
         check_batch(setup_, batchA, batchB, loops, site, what);
@@ -941,9 +968,9 @@ protected:
             run = setup_.singleN;
             ld = setup_.singleN;
         } else {
-            const Tile tile = tile_of(setup_, t);
+            const Tile tile = tile_of(setup_, tile_index(setup_, t));
             ld = sequential ? setup_.tiling.baseN : setup_.singleN;
-            first = tile_offset(setup_, tile, t, sequential, false, ld);
+            first = tile_offset(setup_, tile, tile_index(setup_, t), sequential, false, ld);
             rows = tile.tm;
             run = tile.tn;
         }
@@ -969,7 +996,7 @@ protected:
         return true;
     }
     void async_done() {
-        if (++async_next_ >= tile_count(setup_)) {
+        if (++async_next_ >= iter_count(setup_)) {
             async_next_ = -1;
             cursor_ = 0;
         }
