@@ -1,5 +1,6 @@
 """The Matmul's MatmulPolicy argument and ScheduleType::OUTER_PRODUCT against numpy
-(kernels/matmul_policy.cpp): MatmulPolicy and NBuffer33MatmulPolicy give the plain product,
+(kernels/matmul_policy.cpp): MatmulPolicy and NBuffer33MatmulPolicy give the plain product, as does
+a Matmul with enableMixDualMaster on the cube core of a cube-only kernel,
 TrianUpperMatmulPolicy / TrianLowerMatmulPolicy leave C's base blocks below / above the diagonal
 (block row > block column, or <) as they were, with base blocks that are not square and tails in M
 and N; with OUTER_PRODUCT the configuration's iterateOrder, not the tiling's, orders the tiles
@@ -24,7 +25,7 @@ pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 HERE = Path(__file__).parent / "kernels"
 WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
-PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M, STATIC_FULL, STATIC_BASE, PARTIAL = range(9)
+PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M, STATIC_FULL, STATIC_BASE, PARTIAL, DUAL = range(10)
 M, N, K = 100, 150, 64  # tails in M and N
 
 
@@ -62,7 +63,7 @@ def run(kernels, mode: int, *, base=(32, 48), order=0, bias=True, seed=0, k=K):
     return out, a.astype(np.float32) @ b.astype(np.float32) + (bv if bias else 0), c0
 
 
-@pytest.mark.parametrize("mode", [PLAIN, NBUFFER33])
+@pytest.mark.parametrize("mode", [PLAIN, NBUFFER33, DUAL])
 def test_the_plain_policies_give_the_product(kernels, mode) -> None:
     out, ref, _ = run(kernels, mode, seed=mode)
     np.testing.assert_array_equal(out, ref)

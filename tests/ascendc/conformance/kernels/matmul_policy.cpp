@@ -8,7 +8,8 @@
 // SetOrgShape(m, n, k) and SetTail(m, n, k), IterateAll; 7 only the base blocks constant (32 x 48 x 32)
 // with a tiling whose base blocks say 64 x 64: Iterate + GetTensorC packed as in 4 (the constant
 // blocks are the ones used). 8 MatmulConfig isPartialOutput (CFG_MDL): Iterate + GetTensorC packed as
-// in 4, a step per tile and baseK part of K.
+// in 4, a step per tile and baseK part of K. 9 MatmulConfig enableMixDualMaster (with IBSHARE A and
+// B, as its page asks of a 1:2 kernel) registered and used on this cube core: IterateAll.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -33,6 +34,12 @@ constexpr MatmulConfig partial() {
     return c;
 }
 constexpr MatmulConfig CFG_PARTIAL = partial();
+constexpr MatmulConfig dual() {
+    MatmulConfig c = GetNormalConfig();
+    c.enableMixDualMaster = true;
+    return c;
+}
+constexpr MatmulConfig CFG_DUAL = dual();
 constexpr MatmulApiStaticTiling STATIC_FULL = GetMatmulApiTiling<aType, bType, cType, biasType>(
     GetMMConfig<MatmulConfigMode::CONFIG_NORM>(MatmulShapeParams{128, 160, 64, 32, 48, 32}));
 constexpr MatmulApiStaticTiling STATIC_BASE = GetMatmulApiTiling<aType, bType, cType, biasType>(
@@ -114,6 +121,20 @@ extern "C" __global__ __aicore__ void mm_policy(GM_ADDR a, GM_ADDR b, GM_ADDR bi
         case 8:
             tiles<MatmulImpl<aType, bType, cType, biasType, CFG_PARTIAL>>(t, a, b, c, 0, withBias ? bias : nullptr);
             break;
+        case 9: {
+            TPipe pipe;
+            Matmul<MatmulType<TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NONE, true>,
+                   MatmulType<TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NONE, true>, cType, biasType,
+                   CFG_DUAL>
+                mm;
+            REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+            mm.SetTensorA(gm<half>(a));
+            mm.SetTensorB(gm<half>(b));
+            if (withBias) mm.SetBias(gm<float>(bias));
+            mm.IterateAll(gm<float>(c));
+            mm.End();
+            break;
+        }
         case 4: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_N>>(t, a, b, c); break;
         case 5: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_M>>(t, a, b, c); break;
         default: all<MatmulImpl<aType, bType, cType, biasType, CFG_NORM, NoCb, Impl::Detail::MatmulPolicy>>(

@@ -85,8 +85,8 @@ public:
         static_assert(A_TYPE::layout == B_TYPE::layout, "batch matmul: A and B have the same LayoutMode");
         static_assert(!kLayoutSD || (A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND),
                       "batch matmul: the BSNGD and SBNGD layouts take A and B in CubeFormat::ND");
-        static_assert(!kCfg.intraBlockPartSum && !kCfg.enableMixDualMaster,
-                      "MatmulConfig: intraBlockPartSum and enableMixDualMaster are not implemented by mpnpu");
+        static_assert(!kCfg.intraBlockPartSum,
+                      "MatmulConfig: intraBlockPartSum is not implemented by mpnpu (nor on this chip class)");
         static_assert(!kCfg.isPartialOutput || (!kNzA && !kNzB),
                       "MatmulConfig isPartialOutput: mpnpu takes A and B in CubeFormat::ND (GM) with it");
         static_assert(MM_POLICY::mpnpu_policy != kPolicy::NBUFFER33 ||
@@ -599,7 +599,8 @@ public:
         if (tiling) Init(tiling, nullptr, site);
         else if constexpr (kStatic) mpnpu_init_static(site);
     }
-    bool mpnpu_is_client_capable() const override { return kClients; }
+    // (MatmulConfig enableMixDualMaster: the cube core runs the kernel's code itself, no server)
+    bool mpnpu_is_client_capable() const override { return kClients && !kCfg.enableMixDualMaster; }
     void mpnpu_served() override { served_ = true; }
     void mpnpu_client_registered() override {
         client_reg_ = true;
@@ -727,6 +728,13 @@ protected:
     }
 
     bool client_mode(const Site& site) const {
+        // MatmulConfig enableMixDualMaster: the cube and vector cores run their code apart; mpnpu has the
+        // cube core's side (a cube-only kernel, or the cube core of a mix one, computing itself)
+        if constexpr (kClients && kCfg.enableMixDualMaster) {
+            if (is_mix_launch() && !is_aic())
+                unsupported(site, "Matmul with MatmulConfig enableMixDualMaster on a vector core (mpnpu: the cube "
+                                  "core computes its own calls)");
+        }
         if (!kClients || !is_mix_launch()) {
             if (!is_aic()) {
                 if (kClients)
