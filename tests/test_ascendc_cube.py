@@ -375,7 +375,7 @@ def test_a_client_that_never_ends_is_a_deadlock_not_a_hang(kernels) -> None:
 
 @pytest.mark.parametrize("a_type,message", [
     ("TPosition::VECOUT, CubeFormat::ND", r"VECOUT inputs are not implemented"),
-    ("TPosition::GM, CubeFormat::ZN", r"takes A and B in CubeFormat::ND or CubeFormat::NZ"),
+    ("TPosition::GM, CubeFormat::ZN", r"takes A in CubeFormat::ND, NZ or VECTOR and B in CubeFormat::ND or NZ"),
 ])
 def test_an_unimplemented_matmul_form_does_not_compile(tmp_path, a_type, message) -> None:
     src = tmp_path / "form.cpp"

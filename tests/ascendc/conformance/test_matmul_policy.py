@@ -1,6 +1,7 @@
 """The Matmul's MatmulPolicy argument and ScheduleType::OUTER_PRODUCT against numpy
 (kernels/matmul_policy.cpp): MatmulPolicy and NBuffer33MatmulPolicy give the plain product, as does
-a Matmul with enableMixDualMaster on the cube core of a cube-only kernel,
+a Matmul with enableMixDualMaster on the cube core of a cube-only kernel, and an A of CubeFormat::VECTOR
+(one row),
 TrianUpperMatmulPolicy / TrianLowerMatmulPolicy leave C's base blocks below / above the diagonal
 (block row > block column, or <) as they were, with base blocks that are not square and tails in M
 and N; with OUTER_PRODUCT the configuration's iterateOrder, not the tiling's, orders the tiles
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 from mpnpu.ascendc.build.compiler import INCLUDE_DIR
+from mpnpu.errors import KernelError
 from mpnpu.runtime.topology import KernelType
 from tests.ascendc_util import needs_cxx
 from tests.runtime_util import device
@@ -25,7 +27,7 @@ pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 HERE = Path(__file__).parent / "kernels"
 WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
-PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M, STATIC_FULL, STATIC_BASE, PARTIAL, DUAL = range(10)
+PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M, STATIC_FULL, STATIC_BASE, PARTIAL, DUAL, GEMV = range(11)
 M, N, K = 100, 150, 64  # tails in M and N
 
 
@@ -126,6 +128,22 @@ def test_partial_output_gives_each_tiles_k_parts_apart(kernels) -> None:
         got = flat[u * bm * bn:u * bm * bn + tm * bn].reshape(tm, bn)[:, :tn]
         np.testing.assert_array_equal(got, ref, err_msg=f"step {u}")
     assert (flat[mt * -(-N // bn) * parts * bm * bn:] == -777.0).all()
+
+
+@pytest.mark.parametrize("m", [1, 2])
+def test_a_vector_a_is_one_row(kernels, m) -> None:
+    a, b, bv = operands(17)
+    c0 = np.full((m, N), -777.0, np.float32)
+    with device(1, kernel_type=KernelType.AIC) as dev:
+        args = [dev.to_device("a", a[:m].copy()), dev.to_device("b", b), dev.to_device("bias", bv),
+                dev.to_device("c", c0)]
+        if m > 1:
+            with pytest.raises(KernelError, match=r"IterateAll: A of CubeFormat::VECTOR is one row"):
+                dev.launch(kernels["policy"], *args, m, N, K, 32, 48, 0, 1, GEMV)
+            return
+        dev.launch(kernels["policy"], *args, m, N, K, 32, 48, 0, 1, GEMV)
+        out = dev.to_host(args[3]).reshape(m, N)
+    np.testing.assert_array_equal(out, a[:1].astype(np.float32) @ b.astype(np.float32) + bv)
 
 
 _SPLITK_DRIVER = r"""

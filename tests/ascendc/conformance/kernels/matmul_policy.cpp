@@ -9,7 +9,8 @@
 // with a tiling whose base blocks say 64 x 64: Iterate + GetTensorC packed as in 4 (the constant
 // blocks are the ones used). 8 MatmulConfig isPartialOutput (CFG_MDL): Iterate + GetTensorC packed as
 // in 4, a step per tile and baseK part of K. 9 MatmulConfig enableMixDualMaster (with IBSHARE A and
-// B, as its page asks of a 1:2 kernel) registered and used on this cube core: IterateAll.
+// B, as its page asks of a 1:2 kernel) registered and used on this cube core: IterateAll. 10 A of
+// CubeFormat::VECTOR (GEMV: m is 1): IterateAll.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -135,6 +136,10 @@ extern "C" __global__ __aicore__ void mm_policy(GM_ADDR a, GM_ADDR b, GM_ADDR bi
             mm.End();
             break;
         }
+        case 10:
+            all<MatmulImpl<MatmulType<TPosition::GM, CubeFormat::VECTOR, half>, bType, cType, biasType>>(t, a, b, bias, c,
+                                                                                                      withBias != 0);
+            break;
         case 4: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_N>>(t, a, b, c); break;
         case 5: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_M>>(t, a, b, c); break;
         default: all<MatmulImpl<aType, bType, cType, biasType, CFG_NORM, NoCb, Impl::Detail::MatmulPolicy>>(

@@ -74,9 +74,10 @@ public:
         static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
         static_assert(gm_or<A_TYPE>(AscendC::TPosition::TSCM) && gm_or<B_TYPE>(AscendC::TPosition::TSCM),
                       "mpnpu's Matmul reads A and B from GM or TSCM (VECOUT inputs are not implemented)");
-        static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ) &&
+        static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ ||
+                       A_TYPE::format == CubeFormat::VECTOR) &&
                           (B_TYPE::format == CubeFormat::ND || B_TYPE::format == CubeFormat::NZ),
-                      "mpnpu's Matmul takes A and B in CubeFormat::ND or CubeFormat::NZ");
+                      "mpnpu's Matmul takes A in CubeFormat::ND, NZ or VECTOR and B in CubeFormat::ND or NZ");
         static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN ||
                           C_TYPE::format == CubeFormat::NZ,
                       "mpnpu's Matmul writes C in CubeFormat::ND, ND_ALIGN or NZ");
@@ -398,12 +399,12 @@ public:
         if (!sync) {
             if (served_) return false;
             if (enPartialSum) unsupported(site, "Matmul::Iterate<false> with enPartialSum");
-            check_setup(setup_, site, "Matmul::Iterate<false>");
+            check_form(setup_, site, "Matmul::Iterate<false>");
             async_next_ = 0;
             return true;
         }
         if (served_) return false;
-        check_setup(setup_, site, "Matmul::Iterate");
+        check_form(setup_, site, "Matmul::Iterate");
         if (cursor_ >= iter_count(setup_)) {
             cursor_ = 0;
             return false;
@@ -434,7 +435,7 @@ public:
         if (served_) return false;
         if (client_mode(site)) unsupported(site, "Matmul::Iterate into a CO1 tensor on a vector core");
         if (localCmatrix.mpnpu_mem() != MPNPU_MEM_L0C) api_error(site, "Matmul::Iterate: the C tensor must be in CO1 (L0C)");
-        check_setup(setup_, site, "Matmul::Iterate");
+        check_form(setup_, site, "Matmul::Iterate");
         if (cursor_ >= tile_count(setup_)) {
             cursor_ = 0;
             return false;
@@ -538,7 +539,7 @@ public:
         if constexpr (kCfg.isPartialOutput) unsupported(site, "Matmul::IterateAll with MatmulConfig isPartialOutput");
         if (client_mode(site)) {
             Wire w = wire(fakeMsg ? OP_NULL : OP_ITERATE_ALL, site);
-            if (!fakeMsg) check_setup(setup_, site, "Matmul::IterateAll");
+            if (!fakeMsg) check_form(setup_, site, "Matmul::IterateAll");
             w.enAtomic = enAtomic;
             w.sequential = enSequentialWrite;
             w.c_base = encode(gm.mpnpu_base(), site, "Matmul::IterateAll");
@@ -548,7 +549,7 @@ public:
             else pending_ = int64_t(seq);
         } else {
             if (fakeMsg) return;
-            check_setup(setup_, site, "Matmul::IterateAll");
+            check_form(setup_, site, "Matmul::IterateAll");
             hold_point(site, 0);
             iterate_all_gm(setup_, reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(), enAtomic,
                            enSequentialWrite, held_[0], site);
@@ -566,7 +567,7 @@ public:
         if (served_) return;
         if (enAtomic) unsupported(site, "Matmul::IterateAll to a LocalTensor with enAtomic");
         if (!client_mode(site)) api_error(site, "Matmul::IterateAll to a LocalTensor: a cube core has no UB");
-        check_setup(setup_, site, "Matmul::IterateAll");
+        check_form(setup_, site, "Matmul::IterateAll");
         to_ub(OP_ITERATE_ALL, ubCmatrix, -1, false, site, "Matmul::IterateAll");
         cursor_ = 0;
     }
@@ -625,7 +626,7 @@ public:
         hold_point(site, 0);
         switch (w.op) {
             case OP_ITERATE:
-                check_setup(st, site, "Matmul::Iterate");
+                check_form(st, site, "Matmul::Iterate");
                 compute_iter(st, w.tile, held, w.partial != 0, site);
                 held_tile_[s] = w.tile;
                 break;
@@ -637,7 +638,7 @@ public:
                 break;
             }
             case OP_ITERATE_ALL:
-                check_setup(st, site, "Matmul::IterateAll");
+                check_form(st, site, "Matmul::IterateAll");
                 if (w.to_ub) {
                     setup_ = st;
                     for (int32_t t = 0; t < tile_count(st); ++t) {
@@ -650,7 +651,7 @@ public:
                 }
                 break;
             case OP_ITERATE_BATCH:
-                check_setup(st, site, "Matmul::IterateBatch");
+                check_form(st, site, "Matmul::IterateBatch");
                 if constexpr (!kNzA && !kNzB && !kNzC) {
                     run_batch(st, c_base, c, w.batch_a, w.batch_b, w.batch_loops, w.stride_a, w.stride_b, w.enAtomic,
                               held, site);
@@ -770,6 +771,16 @@ protected:
         return w;
     }
 
+    // The setup's checks (mpnpu/cube/matmul_engine.h), and an A of CubeFormat::VECTOR (GEMV: A is one
+    // row of K elements in GM, read as ND) being one row.
+    static void check_form(const Setup& st, const Site& site, const char* what) {
+        check_setup(st, site, what);
+        if constexpr (A_TYPE::format == CubeFormat::VECTOR) {
+            if (st.singleM != 1)
+                api_error(site, "%s: A of CubeFormat::VECTOR is one row (singleCoreM 1, here %d)", what, st.singleM);
+        }
+    }
+
     // Iterate's steps: the tiles, or with MatmulConfig isPartialOutput each tile's K in baseK parts (tile
     // after tile, each tile's parts in K order), each part's product alone (not accumulated over K;
     // the bias, when set, added to a tile's first part only: mpnpu's choice).
@@ -875,7 +886,7 @@ protected:
         if (sequential) unsupported(site, "%s with enSequentialWrite", what);
         if constexpr (kCfg.isPartialOutput) unsupported(site, "%s with MatmulConfig isPartialOutput", what);
         if (partial) unsupported(site, "%s with enPartialSum", what);
-        check_setup(setup_, site, what);
+        check_form(setup_, site, what);
         check_batch(setup_, batchA, batchB, loops, site, what);
         if (client_mode(site)) {
             Wire w = wire(OP_ITERATE_BATCH, site);
