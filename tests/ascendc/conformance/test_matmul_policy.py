@@ -7,7 +7,7 @@ TrianUpperMatmulPolicy / TrianLowerMatmulPolicy leave C's base blocks below / ab
 and N; with OUTER_PRODUCT the configuration's iterateOrder, not the tiling's, orders the tiles
 Iterate gives; a MatmulApiStaticTiling from GetMatmulApiTiling stands for the tiling when fully
 constant and fixes the base blocks when only they are constant. Split K across cores with the host
-tiling's EnableMultiCoreSplitK (kernels/matmul_splitk.cpp)."""
+tiling's EnableMultiCoreSplitK (kernels/matmul_splitk.cpp). int4b_t A and B, transposed or not."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 HERE = Path(__file__).parent / "kernels"
 WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
-PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M, STATIC_FULL, STATIC_BASE, PARTIAL, DUAL, GEMV = range(11)
+PLAIN, UPPER, LOWER, NBUFFER33, OUTER_N, OUTER_M, STATIC_FULL, STATIC_BASE, PARTIAL, DUAL, GEMV, INT4 = range(12)
 M, N, K = 100, 150, 64  # tails in M and N
 
 
@@ -144,6 +144,27 @@ def test_a_vector_a_is_one_row(kernels, m) -> None:
         dev.launch(kernels["policy"], *args, m, N, K, 32, 48, 0, 1, GEMV)
         out = dev.to_host(args[3]).reshape(m, N)
     np.testing.assert_array_equal(out, a[:1].astype(np.float32) @ b.astype(np.float32) + bv)
+
+
+def pack_int4(x: np.ndarray) -> np.ndarray:
+    """Signed 4-bit values, two a byte, the even element in the low half."""
+    flat = (x.ravel().astype(np.int16) & 0xF).astype(np.uint8)
+    return (flat[0::2] | (flat[1::2] << 4)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("trans", [0, 1, 2, 3])
+def test_int4_a_and_b_give_the_integer_product(kernels, trans) -> None:
+    m, n, k = 40, 56, 96  # tails in M and N with 32 x 48 blocks
+    rng = np.random.default_rng(trans)
+    a, b = rng.integers(-8, 8, (m, k)), rng.integers(-8, 8, (k, n))
+    bias = rng.integers(-100, 100, n).astype(np.int32)
+    with device(1, kernel_type=KernelType.AIC) as dev:
+        args = [dev.to_device("a", pack_int4(a.T if trans & 1 else a)),
+                dev.to_device("b", pack_int4(b.T if trans & 2 else b)),
+                dev.to_device("bias", bias), dev.to_device("c", np.full((m, n), -7, np.int32))]
+        dev.launch(kernels["policy"], *args, m, n, k, 32, 48, trans, 1, INT4)
+        out = dev.to_host(args[3]).reshape(m, n)
+    np.testing.assert_array_equal(out, a @ b + bias)
 
 
 _SPLITK_DRIVER = r"""

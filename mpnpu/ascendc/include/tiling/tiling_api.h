@@ -132,6 +132,7 @@ inline int64_t elem_bytes(DataType t) {
         case DataType::DT_FLOAT16:
         case DataType::DT_BF16:
             return 2;
+        case DataType::DT_INT4:  // (half a byte: sized as one here, K aligned to 64 of them)
         case DataType::DT_INT8:
         case DataType::DT_UINT8:
         case DataType::DT_HIFLOAT8:
@@ -401,7 +402,8 @@ private:
         //    kc dividing k into parts of whole kAlign multiples, so that no core has a K tail; among
         //    the cuts using the most cores the one with fewer K parts wins)
         const int64_t aM = alignM_ > 0 ? alignM_ : 16, aN = alignN_ > 0 ? alignN_ : 16;
-        const int64_t kAlignCut = detail::elem_bytes(a_.dtype) >= 2 ? 16 : 32 / detail::elem_bytes(a_.dtype);
+        const int64_t kAlignCut = a_.dtype == DataType::DT_INT4 ? 64
+                                  : detail::elem_bytes(a_.dtype) >= 2 ? 16 : 32 / detail::elem_bytes(a_.dtype);
         int64_t bestM = 0, bestN = 0, bestK = 1, bestUsed = 0;
         double bestRatio = 0.0;
         const bool alongN = c_.pos == TPosition::VECIN;
@@ -451,7 +453,7 @@ private:
         const int64_t l0c = useL0C_ >= 0 ? useL0C_ : l0CSize_;
         const int64_t bt = useBt_ >= 0 ? useBt_ : btSize_;
         const int64_t l1 = useL1_ >= 0 ? useL1_ : l1Size_;
-        const int64_t kAlign = itemA >= 2 ? 16 : 32 / itemA;
+        const int64_t kAlign = a_.dtype == DataType::DT_INT4 ? 64 : itemA >= 2 ? 16 : 32 / itemA;
         int64_t bm = fixM_ > 0 ? fixM_ : align_up(singleM < 128 ? singleM : 128, 16);
         int64_t bn = fixN_ > 0 ? fixN_ : align_up(singleN < 256 ? singleN : 256, 16);
         int64_t bk = fixK_ > 0 ? fixK_ : align_up(singleK < 64 ? singleK : 64, kAlign);

@@ -10,7 +10,8 @@
 // blocks are the ones used). 8 MatmulConfig isPartialOutput (CFG_MDL): Iterate + GetTensorC packed as
 // in 4, a step per tile and baseK part of K. 9 MatmulConfig enableMixDualMaster (with IBSHARE A and
 // B, as its page asks of a 1:2 kernel) registered and used on this cube core: IterateAll. 10 A of
-// CubeFormat::VECTOR (GEMV: m is 1): IterateAll.
+// CubeFormat::VECTOR (GEMV: m is 1): IterateAll. 11 int4b_t A and B (packed, two a byte), int32_t C
+// and bias, ``order`` bit 0 A transposed, bit 1 B transposed: IterateAll.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -140,6 +141,19 @@ extern "C" __global__ __aicore__ void mm_policy(GM_ADDR a, GM_ADDR b, GM_ADDR bi
             all<MatmulImpl<MatmulType<TPosition::GM, CubeFormat::VECTOR, half>, bType, cType, biasType>>(t, a, b, bias, c,
                                                                                                       withBias != 0);
             break;
+        case 11: {
+            using i4 = AscendC::int4b_t;
+            MatmulImpl<MatmulType<TPosition::GM, CubeFormat::ND, i4, true>, MatmulType<TPosition::GM, CubeFormat::ND, i4, true>,
+                       MatmulType<TPosition::GM, CubeFormat::ND, int32_t>, MatmulType<TPosition::GM, CubeFormat::ND, int32_t>>
+                mm;
+            mm.Init(&t);
+            mm.SetTensorA(gm<i4>(a), (order & 1) != 0);
+            mm.SetTensorB(gm<i4>(b), (order & 2) != 0);
+            if (withBias) mm.SetBias(gm<int32_t>(bias));
+            mm.IterateAll(gm<int32_t>(c));
+            mm.End();
+            break;
+        }
         case 4: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_N>>(t, a, b, c); break;
         case 5: tiles<MatmulImpl<aType, bType, cType, biasType, CFG_OUTER_M>>(t, a, b, c); break;
         default: all<MatmulImpl<aType, bType, cType, biasType, CFG_NORM, NoCb, Impl::Detail::MatmulPolicy>>(

@@ -95,8 +95,12 @@ public:
                       "NBuffer33MatmulPolicy takes A and B in GM (its page)");
         static_assert(std::is_same_v<SrcAT, SrcBT>, "A and B must have the same element type");
         static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float> ||
-                          std::is_same_v<SrcAT, int8_t>,
-                      "A and B are half, bfloat16_t, float or int8_t");
+                          std::is_same_v<SrcAT, int8_t> || std::is_same_v<SrcAT, ::int4b_t>,
+                      "A and B are half, bfloat16_t, float, int8_t or int4b_t");
+        static_assert(!std::is_same_v<SrcAT, ::int4b_t> ||
+                          (A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND &&
+                           A_TYPE::pos == AscendC::TPosition::GM && B_TYPE::pos == AscendC::TPosition::GM),
+                      "mpnpu's int4b_t Matmul takes A and B in GM, CubeFormat::ND");
         std::memset(static_cast<void*>(&setup_), 0, sizeof setup_);
     }
     MatmulCore(const MatmulCore&) = delete;
@@ -715,7 +719,7 @@ protected:
 
     void check_quant(const Site& site, const char* call) const {
         at(site);
-        constexpr bool int8_in = std::is_same_v<SrcAT, int8_t>;
+        constexpr bool int8_in = std::is_same_v<SrcAT, int8_t> || std::is_same_v<SrcAT, ::int4b_t>;
         // (bfloat16_t C from int8_t: not on the pages, which list half and int8_t; public kernels dequantise
         // to it, so it is taken, as acc x scale rounded to bfloat16_t)
         constexpr bool ok = int8_in ? std::is_same_v<DstT, half> || std::is_same_v<DstT, int8_t> ||
