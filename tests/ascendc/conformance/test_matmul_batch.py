@@ -24,7 +24,7 @@ pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 KERNEL = Path(__file__).parent / "kernels" / "matmul_batch.cpp"
 WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
-BIAS, TRANS_B, NBATCH, ASYNC, CUBE_FORM = 1, 2, 4, 8, 16
+BIAS, TRANS_B, NBATCH, ASYNC, CUBE_FORM, NO_END = 1, 2, 4, 8, 16, 32
 LAYOUTS = {"NORMAL": 0, "BSNGD": 1, "SBNGD": 2, "BNGS1S2": 3}
 M, N, K, BASE = 40, 48, 24, 32  # tails in M and N
 
@@ -137,6 +137,13 @@ def test_batch_matmul_through_a_vector_cores_matmul(kernels, layout) -> None:
     # GetBatchTensorC<false> gives each call's first C matrix, where the layout puts it
     first = {"BSNGD": [0, M * 3 * N], "BNGS1S2": [0, 3 * M * N]}[layout]
     assert offs[:2].tolist() == first and offs[2] == -1
+
+
+def test_a_kernel_with_one_matmul_object_may_leave_end_out(kernels) -> None:
+    # (End is what switching between objects needs; the dev kit's batch samples never call it)
+    got, ref, done, _, r = run(kernels, "NORMAL", BIAS | NO_END, kt=KernelType.MIX_1_2, seed=10, trace=True)
+    check(got, ref, done)
+    assert analyze(r.trace) == []
 
 
 def test_batch_counts_that_do_not_divide_are_an_error_at_the_call(kernels) -> None:

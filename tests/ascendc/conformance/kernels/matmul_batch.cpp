@@ -7,7 +7,8 @@
 // into ``cws`` (its MatmulConfig has isNBatch and isBiasBatch = false: one bias row for every matrix),
 // else IterateBatch once (isBiasBatch: a bias row per C matrix); FLAG_ASYNC IterateNBatch<false> and
 // GetBatchTensorC<false> per loop, each result's element offset from cws's start in ``offs``;
-// FLAG_CUBE_FORM SetBatchNum then the pure cube form IterateBatch(c, false, 0, false).
+// FLAG_CUBE_FORM SetBatchNum then the pure cube form IterateBatch(c, false, 0, false); FLAG_NO_END no End
+// (the kernel's one registered Matmul: End is what switching objects needs).
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -16,7 +17,7 @@ using namespace AscendC;
 #define MPNPU_TEST_CLIENT 0
 #endif
 
-constexpr int32_t FLAG_BIAS = 1, FLAG_TRANS_B = 2, FLAG_NBATCH = 4, FLAG_ASYNC = 8, FLAG_CUBE_FORM = 16;
+constexpr int32_t FLAG_BIAS = 1, FLAG_TRANS_B = 2, FLAG_NBATCH = 4, FLAG_ASYNC = 8, FLAG_CUBE_FORM = 16, FLAG_NO_END = 32;
 
 constexpr MatmulConfig CFG_NBATCH =
     GetMMConfig<MatmulConfigMode::CONFIG_NORM>(MatmulBatchParams{true, BatchMode::BATCH_LESS_THAN_L1, false});
@@ -64,7 +65,7 @@ static void compute(MM& mm, const Args& x) {
     } else {
         mm.IterateBatch(cGm, x.batchA, x.batchB, false);  // the batch call
     }
-    mm.End();
+    if (!(x.flags & FLAG_NO_END)) mm.End();
 }
 
 template <LayoutMode L, const auto& CFG>
