@@ -24,7 +24,7 @@ pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 KERNEL = Path(__file__).parent / "kernels" / "matmul_batch.cpp"
 WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
-BIAS, TRANS_B, NBATCH, ASYNC, CUBE_FORM, NO_END = 1, 2, 4, 8, 16, 32
+BIAS, TRANS_B, NBATCH, ASYNC, CUBE_FORM, NO_END, PEEK = 1, 2, 4, 8, 16, 32, 64
 LAYOUTS = {"NORMAL": 0, "BSNGD": 1, "SBNGD": 2, "BNGS1S2": 3}
 M, N, K, BASE = 40, 48, 24, 32  # tails in M and N
 
@@ -137,6 +137,21 @@ def test_batch_matmul_through_a_vector_cores_matmul(kernels, layout) -> None:
     # GetBatchTensorC<false> gives each call's first C matrix, where the layout puts it
     first = {"BSNGD": [0, M * 3 * N], "BNGS1S2": [0, 3 * M * N]}[layout]
     assert offs[:2].tolist() == first and offs[2] == -1
+
+
+def test_reading_c_before_the_async_n_batch_is_waited_for_is_a_race(kernels) -> None:
+    # the cube core's writes of C are ordered by the requests' cross-core flags: a vector core that reads C
+    # before GetBatchTensorC (or WaitIterateBatch) waited for the answer races the cube core's write
+    got, ref, done, _, r = run(kernels, "BNGS1S2", NBATCH | ASYNC | PEEK, batches=2, batch=(3, 3), loops=2,
+                               kt=KernelType.MIX_1_2, seed=12, trace=True)
+    check(got, ref, done)
+    line = next(i for i, t in enumerate(KERNEL.read_text().splitlines(), 1) if "// the early read" in t)
+    # (RAW or WAR, as the two processes happened to run: either way unordered)
+    hazards = [h for h in analyze(r.trace) if h.tensor == "cws" and h.kind in ("RAW", "WAR")]
+    assert hazards, analyze(r.trace)
+    h = hazards[0]
+    assert {h.first.core[:4], h.second.core[:4]} == {"cube", "vect"}, h
+    assert f"kernels/matmul_batch.cpp:{line}" in (h.first.site, h.second.site), h
 
 
 def test_a_kernel_with_one_matmul_object_may_leave_end_out(kernels) -> None:

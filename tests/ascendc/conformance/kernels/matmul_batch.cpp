@@ -8,7 +8,9 @@
 // else IterateBatch once (isBiasBatch: a bias row per C matrix); FLAG_ASYNC IterateNBatch<false> and
 // GetBatchTensorC<false> per loop, each result's element offset from cws's start in ``offs``;
 // FLAG_CUBE_FORM SetBatchNum then the pure cube form IterateBatch(c, false, 0, false); FLAG_NO_END no End
-// (the kernel's one registered Matmul: End is what switching objects needs).
+// (the kernel's one registered Matmul: End is what switching objects needs); FLAG_PEEK with FLAG_ASYNC:
+// reads the workspace's first C element right after IterateNBatch<false>, before anything waits for it
+// (a race), into offs[7].
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -17,7 +19,8 @@ using namespace AscendC;
 #define MPNPU_TEST_CLIENT 0
 #endif
 
-constexpr int32_t FLAG_BIAS = 1, FLAG_TRANS_B = 2, FLAG_NBATCH = 4, FLAG_ASYNC = 8, FLAG_CUBE_FORM = 16, FLAG_NO_END = 32;
+constexpr int32_t FLAG_BIAS = 1, FLAG_TRANS_B = 2, FLAG_NBATCH = 4, FLAG_ASYNC = 8, FLAG_CUBE_FORM = 16, FLAG_NO_END = 32,
+                  FLAG_PEEK = 64;
 
 constexpr MatmulConfig CFG_NBATCH =
     GetMMConfig<MatmulConfigMode::CONFIG_NORM>(MatmulBatchParams{true, BatchMode::BATCH_LESS_THAN_L1, false});
@@ -51,6 +54,7 @@ static void compute(MM& mm, const Args& x) {
             if (x.flags & FLAG_ASYNC) {
                 mm.template IterateNBatch<false>(x.loops, x.batchA, x.batchB, false);
                 GlobalTensor<int32_t> offs = gm<int32_t>(x.offs);
+                if (x.flags & FLAG_PEEK) offs.SetValue(7, int32_t(wsGm.GetValue(0)));  // the early read
                 for (int32_t l = 0; l < x.loops; ++l) {
                     GlobalTensor<float> r = mm.template GetBatchTensorC<false>(x.batchA, x.batchB, false);
                     offs.SetValue(l, int32_t(r.GetPhyAddr() - wsGm.GetPhyAddr()));
