@@ -24,7 +24,7 @@ pytestmark = [needs_cxx, pytest.mark.usefixtures("no_leaks"), pytest.mark.slow]
 
 KERNEL = Path(__file__).parent / "kernels" / "matmul_batch.cpp"
 WARN = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
-BIAS, TRANS_B, NBATCH, ASYNC, CUBE_FORM, NO_END, PEEK = 1, 2, 4, 8, 16, 32, 64
+BIAS, TRANS_B, NBATCH, ASYNC, CUBE_FORM, NO_END, PEEK, DUAL = 1, 2, 4, 8, 16, 32, 64, 128
 LAYOUTS = {"NORMAL": 0, "BSNGD": 1, "SBNGD": 2, "BNGS1S2": 3}
 M, N, K, BASE = 40, 48, 24, 32  # tails in M and N
 
@@ -159,6 +159,13 @@ def test_a_kernel_with_one_matmul_object_may_leave_end_out(kernels) -> None:
     got, ref, done, _, r = run(kernels, "NORMAL", BIAS | NO_END, kt=KernelType.MIX_1_2, seed=10, trace=True)
     check(got, ref, done)
     assert analyze(r.trace) == []
+
+
+def test_mix_dual_master_on_a_vector_core_is_refused_at_the_call(kernels) -> None:
+    line = next(i for i, t in enumerate(KERNEL.read_text().splitlines(), 1) if "// the batch call" in t)
+    with pytest.raises(KernelError, match=r"UnsupportedError: .*enableMixDualMaster on a vector core") as e:
+        run(kernels, "NORMAL", DUAL, kt=KernelType.MIX_1_2)
+    assert f"matmul_batch.cpp:{line}" in str(e.value), str(e.value)
 
 
 def test_batch_counts_that_do_not_divide_are_an_error_at_the_call(kernels) -> None:

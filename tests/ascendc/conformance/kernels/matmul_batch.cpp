@@ -10,7 +10,7 @@
 // FLAG_CUBE_FORM SetBatchNum then the pure cube form IterateBatch(c, false, 0, false); FLAG_NO_END no End
 // (the kernel's one registered Matmul: End is what switching objects needs); FLAG_PEEK with FLAG_ASYNC:
 // reads the workspace's first C element right after IterateNBatch<false>, before anything waits for it
-// (a race), into offs[7].
+// (a race), into offs[7]. FLAG_DUAL: a MatmulConfig with enableMixDualMaster (refused on a vector core).
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 using namespace AscendC;
@@ -20,8 +20,14 @@ using namespace AscendC;
 #endif
 
 constexpr int32_t FLAG_BIAS = 1, FLAG_TRANS_B = 2, FLAG_NBATCH = 4, FLAG_ASYNC = 8, FLAG_CUBE_FORM = 16, FLAG_NO_END = 32,
-                  FLAG_PEEK = 64;
+                  FLAG_PEEK = 64, FLAG_DUAL = 128;
 
+constexpr MatmulConfig dual() {
+    MatmulConfig c = GetNormalConfig();
+    c.enableMixDualMaster = true;
+    return c;
+}
+constexpr MatmulConfig CFG_DUAL = dual();
 constexpr MatmulConfig CFG_NBATCH =
     GetMMConfig<MatmulConfigMode::CONFIG_NORM>(MatmulBatchParams{true, BatchMode::BATCH_LESS_THAN_L1, false});
 
@@ -107,7 +113,8 @@ static void run(const Args& x, GM_ADDR ws, const TCubeTiling& t) {
 
 template <LayoutMode L>
 static void pick(const Args& x, GM_ADDR ws, const TCubeTiling& t) {
-    if (x.flags & FLAG_NBATCH) run<L, CFG_NBATCH>(x, ws, t);
+    if (x.flags & FLAG_DUAL) run<L, CFG_DUAL>(x, ws, t);
+    else if (x.flags & FLAG_NBATCH) run<L, CFG_NBATCH>(x, ws, t);
     else run<L, CFG_NORM>(x, ws, t);
 }
 
