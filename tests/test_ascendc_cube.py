@@ -375,7 +375,7 @@ def test_a_client_that_never_ends_is_a_deadlock_not_a_hang(kernels) -> None:
 
 @pytest.mark.parametrize("a_type,message", [
     ("TPosition::VECOUT, CubeFormat::ND", r"VECOUT inputs are not implemented"),
-    ("TPosition::GM, CubeFormat::ZN", r"takes A and B in CubeFormat::ND or CubeFormat::NZ"),
+    ("TPosition::GM, CubeFormat::ZN", r"takes A in CubeFormat::ND, NZ or VECTOR and B in CubeFormat::ND or NZ"),
 ])
 def test_an_unimplemented_matmul_form_does_not_compile(tmp_path, a_type, message) -> None:
     src = tmp_path / "form.cpp"
@@ -385,6 +385,24 @@ def test_an_unimplemented_matmul_form_does_not_compile(tmp_path, a_type, message
                    "CubeFormat::ND, half>, MatmulType<TPosition::GM, CubeFormat::ND, float>> mm;\n    (void)x;\n}\n")
     with pytest.raises(CompileError, match=message):
         compile_kernel(str(src), "k")
+
+
+def test_a_vecin_c_with_the_default_bias_type_compiles_and_set_bias_on_it_does_not(tmp_path) -> None:
+    """BIAS_TYPE defaults to C_TYPE: a Matmul with C in VECIN and no bias names a VECIN bias type, which
+    is refused only where a GM bias is set on it."""
+    def kernel(body: str) -> str:
+        src = tmp_path / f"bias{len(body)}.cpp"
+        src.write_text('#include "lib/matmul_intf.h"\nusing namespace AscendC;\n'
+                       "extern \"C\" __global__ __aicore__ void k(GM_ADDR x) {\n"
+                       "    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, half>, MatmulType<TPosition::GM, "
+                       "CubeFormat::ND, half>, MatmulType<TPosition::VECIN, CubeFormat::ND, float>> mm;\n"
+                       f"    {body}\n    (void)x;\n}}\n")
+        return str(src)
+
+    compile_kernel(kernel("mm.DisableBias();"), "k", kernel_type=KernelType.MIX_1_2)
+    with pytest.raises(CompileError, match=r"reads the bias from GM \(BIAS_TYPE's position GM\)"):
+        compile_kernel(kernel("GlobalTensor<float> g; g.SetGlobalBuffer((__gm__ float*)x); mm.SetBias(g);"), "k",
+                       kernel_type=KernelType.MIX_1_2)
 
 
 # -- the tiling helper -----------------------------------------------------------------------------------------

@@ -285,6 +285,88 @@ int main() {
     assert out == ["64", "2", str(4 * len(FIELDS)), "64"]
 
 
+def test_the_batch_layout_setters_fill_the_layout_fields(tmp_path) -> None:
+    exe = _compile(tmp_path, "batch", r"""
+#include <cstdio>
+#include "tiling/tiling_api.h"
+using namespace matmul_tiling;
+static void types(MatmulApiTilingBase& t) {
+    t.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT16);
+    t.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT16, true);
+    t.SetCType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT);
+    t.SetShape(32, 256, 64);
+}
+int main() {
+    MultiCoreMatmulTiling multi;
+    types(multi);
+    multi.SetDim(1);
+    int bad = multi.SetALayout(2, 32, 0, 3, 64);
+    multi.SetALayout(2, 32, 1, 3, 64);
+    multi.SetBLayout(2, 256, 1, 3, 64);
+    multi.SetCLayout(2, 32, 1, 3, 256);
+    multi.SetBatchNum(3);
+    TCubeTiling t{};
+    long long r = multi.GetTiling(t);
+    std::printf("%d %lld %d %d %d %d %d %d %d %d %d %d %d\n", bad, r, t.ALayoutInfoB, t.ALayoutInfoS, t.ALayoutInfoN,
+                t.ALayoutInfoG, t.ALayoutInfoD, t.BLayoutInfoS, t.BLayoutInfoD, t.CLayoutInfoS1, t.CLayoutInfoG,
+                t.CLayoutInfoS2, t.BatchNum);
+    BatchMatmulTiling batch;
+    types(batch);
+    batch.SetBatchInfoForNormal(4, 2, 32, 256, 64);
+    TCubeTiling u{};
+    r = batch.GetTiling(u);
+    std::printf("%lld %d %d %d %d %d %d %d\n", r, u.usedCoreNum, u.singleCoreM, u.singleCoreN, u.ALayoutInfoB,
+                u.BLayoutInfoB, u.CLayoutInfoB, u.BatchNum);
+}
+""")
+    lines = subprocess.run([exe], capture_output=True, text=True, timeout=30, check=True).stdout.splitlines()
+    assert list(map(int, lines[0].split())) == [-1, 0, 2, 32, 1, 3, 64, 256, 64, 32, 3, 256, 3]
+    # BatchMatmulTiling: one core computes whole matrices unless SetDim says otherwise; NORMAL's batches
+    assert list(map(int, lines[1].split())) == [0, 1, 32, 256, 4, 2, 4, 4]
+
+
+def test_matmul_config_params_and_dequant_type(tmp_path) -> None:
+    """SetMatmulConfigParams' traversal sets iterateOrder (as SetTraverse); N_BUFFER_33 cuts C into
+    parts without tails (mpnpu's choice: the dev kit's sample offsets its cores with no SetTail);
+    SetDequantType takes SCALAR and TENSOR."""
+    exe = _compile(tmp_path, "config", r"""
+#include <cstdio>
+#include "tiling/tiling_api.h"
+using namespace matmul_tiling;
+static void types(MatmulApiTilingBase& t, int m, int n, int k) {
+    t.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT16);
+    t.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT16);
+    t.SetCType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT);
+    t.SetOrgShape(m, n, k);
+    t.SetShape(m, n, k);
+}
+int main() {
+    MatmulApiTiling one;
+    types(one, 128, 128, 64);
+    one.SetMatmulConfigParams(1, false, ScheduleType::OUTER_PRODUCT, MatrixTraverse::FIRSTN, false);
+    TCubeTiling t{};
+    long long r = one.GetTiling(t);
+    std::printf("%lld %d %d %d\n", r, t.iterateOrder, one.SetDequantType(DequantType::SCALAR),
+                one.SetDequantType(DequantType::TENSOR));
+    for (int nb = 0; nb < 2; ++nb) {
+        MultiCoreMatmulTiling multi;
+        types(multi, 256, 512, 192);
+        multi.SetDim(24);
+        if (nb) multi.SetMatmulConfigParams(MatmulConfigParams(1, false, ScheduleType::N_BUFFER_33));
+        TCubeTiling u{};
+        r = multi.GetTiling(u);
+        std::printf("%lld %d %d %d\n", r, u.usedCoreNum, u.singleCoreM, u.singleCoreN);
+    }
+}
+""")
+    lines = subprocess.run([exe], capture_output=True, text=True, timeout=30, check=True).stdout.splitlines()
+    assert list(map(int, lines[0].split())) == [0, 1, 0, 0]
+    plain = list(map(int, lines[1].split()))
+    assert plain[0] == 0 and (256 % plain[2] or 512 % plain[3])  # the most cores, with a tail
+    r, used, sm, sn = map(int, lines[2].split())
+    assert r == 0 and 256 % sm == 0 and 512 % sn == 0 and used == (256 // sm) * (512 // sn) <= 24
+
+
 # -- our matmul kernels driven by the computed tilings -----------------------------------------------------
 
 

@@ -162,6 +162,17 @@ def test_a_define_under_an_option_left_off_is_not_taken(tmp_path) -> None:
     assert sample.defines == ["-DBACK", "-DTAIL", "-DMAYBE"]
 
 
+def test_a_define_under_a_numeric_equal_follows_the_readmes_value(tmp_path) -> None:
+    """``if (MODE EQUAL 1) target_compile_definitions(... LOWER) endif()``: the README's ``-DMODE=0`` leaves it
+    out, ``-DMODE=1`` takes it (the dev kit's matmul_triangle)."""
+    defines = "if (MODE EQUAL 1)\n    target_compile_definitions(demo PRIVATE LOWER)\nendif()\n"
+    _sample(tmp_path, "m0", defines=defines, readme=README.replace("-DSTEP_VALUE=1", "-DSTEP_VALUE=1 -DMODE=0"))
+    _sample(tmp_path, "m1", defines=defines, readme=README.replace("-DSTEP_VALUE=1", "-DSTEP_VALUE=1 -DMODE=1"))
+    m0, m1 = discover(str(tmp_path))
+    assert m0.defines == []
+    assert m1.defines == ["-DLOWER"]
+
+
 def test_a_define_under_an_option_left_off_is_not_added(tmp_path) -> None:
     """``option(USE_X "..." OFF)`` and ``if(USE_X) target_compile_definitions(demo PRIVATE USE_X) endif()``: the
     README's default build leaves the option off, so the define is not added (nor its else branch's skipped);

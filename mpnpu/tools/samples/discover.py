@@ -72,6 +72,7 @@ def _expand(text: str, shell: dict[str, str]) -> str:
 
 _IF = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)\)\s*$", re.I)
 _STREQUAL = re.compile(r'^\s*\$?\{?(\w+)\}?\s+STREQUAL\s+"?([^"\s]*)"?\s*$')
+_EQUAL = re.compile(r'^\s*\$?\{?(\w+)\}?\s+EQUAL\s+"?(-?\d+)"?\s*$', re.I)
 _SET = re.compile(r'^\s*set\s*\(\s*(\w+)\s+"?([^"\s)]*)"?\s*\)\s*$', re.I)
 
 
@@ -81,11 +82,20 @@ _FALSE = {"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"}
 
 
 def _holds(cond: str, variables: dict[str, str]) -> bool | None:
-    """Whether an if() condition holds with ``variables``: ``VAR STREQUAL "value"``, or a bare ``VAR`` /
+    """Whether an if() condition holds with ``variables``: ``VAR STREQUAL "value"``, ``VAR EQUAL number``
+    (CMake's numeric comparison; false when the value is no number), or a bare ``VAR`` /
     ``NOT VAR`` (CMake's truth of its value); None for another form or an unknown variable."""
     c = _STREQUAL.match(cond)
     if c:
         return (variables.get(c.group(1)) == c.group(2)) if c.group(1) in variables else None
+    e = _EQUAL.match(cond)
+    if e:
+        if e.group(1) not in variables:
+            return None
+        try:
+            return int(variables[e.group(1)]) == int(e.group(2))
+        except ValueError:
+            return False
     b = _BARE.match(cond)
     if b and b.group(2) in variables:
         value = variables[b.group(2)].upper()

@@ -69,8 +69,9 @@ def run_nz(kernels, m, n, k, fmt, mode, base=(32, 32, 16), types="float16", seed
     sb = b.T.copy() if mode & TRANS_B else b
     a_dev = to_nz(sa, c0_ab, pad) if fmt & A_NZ else sa
     b_dev = to_nz(sb, c0_ab, pad) if fmt & B_NZ else sb
-    if types == "tscm":  # A and B are NZ, copied into L1 whole; fmt only says whether A's L1 is short
-        a_dev, b_dev, fmt = to_nz(sa, 16, pad), to_nz(sb, 16, pad), fmt & A_NZ
+    if types == "tscm":  # A and B are NZ, copied into L1 whole; fmt says whether A's L1 is short (A_NZ) and
+        # whether B goes through a TSCM queue (B_NZ)
+        a_dev, b_dev, fmt = to_nz(sa, 16, pad), to_nz(sb, 16, pad), fmt & (A_NZ | B_NZ)
     sentinel = dst(-12345)
     ld = -(-n // 8) * 8 if types == "nd align" else n  # ND_ALIGN: rows 32 bytes (8 floats) aligned
     c_init = (np.full(-(-m // 16) * 16 * -(-n // c0_c) * c0_c, sentinel, dst) if fmt & C_NZ
@@ -118,6 +119,14 @@ def test_nz_other_element_types(kernels, types, mode) -> None:
 def test_tscm_a_and_b_in_l1_equal_numpy(kernels, mode) -> None:
     # the kernel copies A and B (NZ) into TSCM buffers with DataCopy and syncs MTE2 -> MTE1 before the Matmul
     out, ref, r = run_nz(kernels, 40, 56, 24, 0, mode, types="tscm", trace=True)
+    np.testing.assert_array_equal(out, ref.astype(np.float32))
+    assert analyze(r.trace) == []
+
+
+def test_a_tscm_queue_orders_its_copy_before_the_matmul_reads_it(kernels) -> None:
+    # B copied into a TSCM<TPosition::GM, 1> queue's tensor after the kernel's own MTE2 -> MTE1 flag:
+    # only the queue's EnQue / DeQue orders that copy before the Matmul's read
+    out, ref, r = run_nz(kernels, 40, 56, 24, B_NZ, 0, types="tscm", trace=True)
     np.testing.assert_array_equal(out, ref.astype(np.float32))
     assert analyze(r.trace) == []
 

@@ -61,6 +61,7 @@ inline bool queue_pipes(AscendC::TPosition src, AscendC::TPosition dst, uint8_t&
         case P::VECIN: producer = P_MTE2; consumer = P_V; return true;
         case P::VECOUT: producer = P_V; consumer = P_MTE3; return true;
         case P::A1: case P::B1: producer = P_MTE2; consumer = P_MTE1; return true;
+        case P::TSCM: producer = P_MTE2; consumer = P_MTE1; return true;  // (the matmul reads it on MTE1)
         case P::A2: case P::B2: producer = P_MTE1; consumer = P_M; return true;
         case P::CO1: producer = P_M; consumer = P_FIX; return true;
         default: return false;
@@ -525,7 +526,7 @@ public:
 
     void mpnpu_init(TPipe& pipe, int mem, uint8_t num, uint64_t first, uint64_t len, const mpnpu::Site& site) override {
         if (!mpnpu::queue_pipes(src, dst, producer_, consumer_))
-            mpnpu::unsupported(site, "TQue at %s: mpnpu has queues at VECIN, VECOUT, A1, B1, A2, B2, CO1 and CO2 "
+            mpnpu::unsupported(site, "TQue at %s: mpnpu has queues at VECIN, VECOUT, A1, B1, A2, B2, TSCM, CO1 and CO2 "
                                      "(VECCALC is a TBuf)", mpnpu::position_name(src));
         if (num > kMaxBuffers) mpnpu::api_error(site, "TPipe::InitBuffer: at most %d buffers per queue", kMaxBuffers);
         fwd_ = mpnpu::event_of(producer_, consumer_);
@@ -778,6 +779,11 @@ private:
 
 template <TPosition pos, int32_t depth, auto mask = 0>
 class TQue : public TQueBind<pos, pos, depth, mask> {};
+
+// A queue whose buffers are in L1 at the TSCM position (a Matmul's TSCM input), filled from pos (GM:
+// a copy on MTE2), as its page defines it.
+template <TPosition pos, int32_t depth, auto mask = 0>
+using TSCM = TQueBind<pos, TPosition::TSCM, depth, mask>;
 
 // Allocates local memory from the start of one memory, in order (as TPipe does, but without
 // queues or event ids).

@@ -6,7 +6,8 @@
 // meeting the documented constraints is a valid one, and mpnpu's Matmul computes with it):
 //
 //  1. Shapes. SetShape's m, n, k (a -1 takes SetOrgShape's M, N, Ka); SetOrgShape's M, N, Ka, Kb (when
-//     not called: the shape). K is never split: singleCoreK = k (or SetSingleShape's singleK).
+//     not called: the shape). K is not split (singleCoreK = k, or SetSingleShape's singleK) unless
+//     EnableMultiCoreSplitK / SetSplitK asks for it (2).
 //  2. Cores (MultiCoreMatmulTiling; MatmulApiTiling computes the whole shape on one core). C is cut
 //     into mDim x nDim parts with mDim * nDim <= SetDim's dim: a part is ceil(m / mDim) rows, rounded
 //     up to a multiple of 16 (SetAlignSplit's alignM) when M is split; the same for N. A singleM or
@@ -16,7 +17,10 @@
 //     kernel's vector cores take C base block by base block): then, among the cuts using the most
 //     cores, M is cut as little as possible, so each vector core keeps whole columns of C down M (the
 //     dev kit's mix samples index a vector core's part of C by blockIdx * singleCoreN).
-//     usedCoreNum = ceil(m / singleCoreM) * ceil(n / singleCoreN).
+//     With split K the cut is mDim x nDim x kDim cores, kDim dividing k into parts that are whole
+//     multiples of 16 elements (32 bytes of 1-byte types), so no core has a K tail; among the cuts
+//     using the most cores the one with the fewest K parts wins, then the rules above.
+//     usedCoreNum = ceil(m / singleCoreM) * ceil(n / singleCoreN) * ceil(k / singleCoreK).
 //  3. Base blocks: SetFixSplit's values, else baseM = min(128, singleCoreM), baseN = min(256,
 //     singleCoreN), baseK = min(64, singleCoreK), rounded up to 16 (baseK: to 32 bytes of A's type when
 //     that is more than 16 elements). Then whatever SetFixSplit left free is halved (baseK first, then
@@ -27,8 +31,9 @@
 //     whole) with two buffers (depthA1 = stepM * stepKa * 2), else with one, else halved until
 //     A's and B's buffers and a bias row fit SetBufferSpace's l1Size.
 //  5. iterateOrder from SetTraverse (FIRSTN: 1, else 0); isBias from EnableBias / SetBias; the UB
-//     figures (transLength, shareUbSize) and the reserved and batch fields 0: mpnpu's Matmul stages no
-//     A/B/C data through UB.
+//     figures (transLength, shareUbSize) and the reserved fields 0: mpnpu's Matmul stages no A/B/C
+//     data through UB. The batch layout fields are what SetALayout / SetBLayout / SetCLayout /
+//     SetBatchNum / SetBatchInfoForNormal gave (0 when not called).
 //
 // GetTiling returns -1, with "MatmulApi Tiling: <why>" on stderr, when the request cannot be tiled
 // (types or shape missing, a fixed base block that breaks the alignment or does not fit, a split that
@@ -74,6 +79,30 @@ enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECT
 
 enum class MatrixTraverse : int32_t { NOSET = 0, FIRSTM = 1, FIRSTN = 2 };
 
+// How the kernel's Matmul moves data (SetMatmulConfigParams); mpnpu's tiling is the same for each.
+enum class ScheduleType : int32_t { INNER_PRODUCT = 0, OUTER_PRODUCT = 1, N_BUFFER_33 = 2 };
+
+// The (de)quantisation mode the kernel uses (SetDequantType): one scale (SetQuantScalar) or one per
+// column of C (SetQuantVector). mpnpu's tiling is the same for each.
+enum class DequantType : int32_t { SCALAR = 0, TENSOR = 1 };
+
+// The kernel's MatmulConfig choices the tiling is told about (SetMatmulConfigParams).
+struct MatmulConfigParams {
+    int32_t mmConfigType;
+    bool enableL1CacheUB;
+    ScheduleType scheduleType;
+    MatrixTraverse traverse;
+    bool enVecND2NZ;
+    MatmulConfigParams(int32_t mmConfigTypeIn = 1, bool enableL1CacheUBIn = false,
+                       ScheduleType scheduleTypeIn = ScheduleType::INNER_PRODUCT,
+                       MatrixTraverse traverseIn = MatrixTraverse::NOSET, bool enVecND2NZIn = false)
+        : mmConfigType(mmConfigTypeIn),
+          enableL1CacheUB(enableL1CacheUBIn),
+          scheduleType(scheduleTypeIn),
+          traverse(traverseIn),
+          enVecND2NZ(enVecND2NZIn) {}
+};
+
 // A platform described by its figures (for tiling code that has no PlatformAscendC).
 struct PlatformInfo {
     platform_ascendc::SocVersion socVersion;
@@ -103,6 +132,7 @@ inline int64_t elem_bytes(DataType t) {
         case DataType::DT_FLOAT16:
         case DataType::DT_BF16:
             return 2;
+        case DataType::DT_INT4:  // (half a byte: sized as one here, K aligned to 64 of them)
         case DataType::DT_INT8:
         case DataType::DT_UINT8:
         case DataType::DT_HIFLOAT8:
@@ -205,7 +235,72 @@ public:
         return 0;
     }
 
-    int64_t GetTiling(TCubeTiling& tiling) { return compute(tiling, dim_); }
+    // Batch matmul (IterateBatch / IterateNBatch): the extents of A's, B's and C's batch layouts (the
+    // LayoutMode of the kernel's MatmulType says how they are arranged), the largest batch count of
+    // one call, and for the NORMAL layout the batch counts and M, N, K. GetTiling copies them into the
+    // tiling's ALayoutInfo*, BLayoutInfo*, CLayoutInfo* and BatchNum; the rest of the tiling is that of
+    // one matrix (SetShape's).
+    int32_t SetALayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        return set_layout("SetALayout", aLayout_, b, s, n, g, d);
+    }
+    int32_t SetBLayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        return set_layout("SetBLayout", bLayout_, b, s, n, g, d);
+    }
+    int32_t SetCLayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        return set_layout("SetCLayout", cLayout_, b, s, n, g, d);
+    }
+    int32_t SetBatchNum(int32_t batch) {
+        if (batch <= 0) return fail("SetBatchNum(%d): the batch count must be positive", batch);
+        batchNum_ = batch;
+        return 0;
+    }
+    // (mpnpu fills the layout fields as NORMAL's [batch, rows, 1, 1, columns]: A m x k, B n x k, C m x n)
+    int32_t SetBatchInfoForNormal(int32_t batchA, int32_t batchB, int32_t m, int32_t n, int32_t k) {
+        if (batchA <= 0 || batchB <= 0 || m <= 0 || n <= 0 || k <= 0)
+            return fail("SetBatchInfoForNormal(%d, %d, %d, %d, %d): each must be positive", batchA, batchB, m, n, k);
+        const int32_t batchC = batchA > batchB ? batchA : batchB;
+        set_layout("SetBatchInfoForNormal", aLayout_, batchA, m, 1, 1, k);
+        set_layout("SetBatchInfoForNormal", bLayout_, batchB, n, 1, 1, k);
+        set_layout("SetBatchInfoForNormal", cLayout_, batchC, m, 1, 1, n);
+        if (batchNum_ <= 0) batchNum_ = batchC;
+        return 0;
+    }
+
+    // The kernel's template (0 Norm, 1 MDL), L1 caching of UB blocks, schedule, traversal and ND2NZ:
+    // mpnpu's rule is the same for each, but a traversal other than NOSET sets iterateOrder as
+    // SetTraverse does.
+    void SetMatmulConfigParams(int32_t mmConfigTypeIn = 1, bool enableL1CacheUBIn = false,
+                               ScheduleType scheduleTypeIn = ScheduleType::INNER_PRODUCT,
+                               MatrixTraverse traverseIn = MatrixTraverse::NOSET, bool enVecND2NZIn = false) {
+        SetMatmulConfigParams(
+            MatmulConfigParams(mmConfigTypeIn, enableL1CacheUBIn, scheduleTypeIn, traverseIn, enVecND2NZIn));
+    }
+    void SetMatmulConfigParams(const MatmulConfigParams& configParams) {
+        configParams_ = configParams;
+        if (configParams.traverse != MatrixTraverse::NOSET) traverse_ = configParams.traverse;
+    }
+    // Quantisation mode: kept (mpnpu's tiling does not depend on it).
+    int32_t SetDequantType(DequantType dequantType) {
+        if (dequantType != DequantType::SCALAR && dequantType != DequantType::TENSOR)
+            return fail("SetDequantType(%d): SCALAR or TENSOR", int(dequantType));
+        dequantType_ = dequantType;
+        return 0;
+    }
+
+    int64_t GetTiling(TCubeTiling& tiling) {
+        const int64_t r = compute(tiling, dim_);
+        if (r == 0) {
+            tiling.ALayoutInfoB = aLayout_[0], tiling.ALayoutInfoS = aLayout_[1], tiling.ALayoutInfoN = aLayout_[2];
+            tiling.ALayoutInfoG = aLayout_[3], tiling.ALayoutInfoD = aLayout_[4];
+            tiling.BLayoutInfoB = bLayout_[0], tiling.BLayoutInfoS = bLayout_[1], tiling.BLayoutInfoN = bLayout_[2];
+            tiling.BLayoutInfoG = bLayout_[3], tiling.BLayoutInfoD = bLayout_[4];
+            tiling.CLayoutInfoB = cLayout_[0], tiling.CLayoutInfoS1 = cLayout_[1], tiling.CLayoutInfoN = cLayout_[2];
+            tiling.CLayoutInfoG = cLayout_[3], tiling.CLayoutInfoS2 = cLayout_[4];
+            tiling.BatchNum = batchNum_ > 0 ? batchNum_ : 0;
+            result_ = tiling;
+        }
+        return r;
+    }
 
     int32_t GetBaseM() const { return result_.baseM; }
     int32_t GetBaseN() const { return result_.baseN; }
@@ -216,6 +311,8 @@ protected:
     int32_t maxDim_ = 1;
     int32_t mDim_ = 0;
     int32_t nDim_ = 0;
+    int32_t kDim_ = 1;
+    bool splitK_ = false;
     TCubeTiling result_{};
 
     template <class... Args>
@@ -240,6 +337,18 @@ private:
     bool isBias_ = false;
     MatrixTraverse traverse_ = MatrixTraverse::NOSET;
     int64_t l1Size_ = 0, l0ASize_ = 0, l0BSize_ = 0, l0CSize_ = 0, ubSize_ = 0, btSize_ = 0;
+    int32_t aLayout_[5] = {}, bLayout_[5] = {}, cLayout_[5] = {};
+    MatmulConfigParams configParams_{};
+    DequantType dequantType_ = DequantType::SCALAR;
+    int32_t batchNum_ = 0;
+
+    static int32_t set_layout(const char* what, int32_t (&dst)[5], int32_t b, int32_t s, int32_t n, int32_t g,
+                              int32_t d) {
+        if (b <= 0 || s <= 0 || n <= 0 || g <= 0 || d <= 0)
+            return fail("%s(%d, %d, %d, %d, %d): each extent must be positive", what, b, s, n, g, d);
+        dst[0] = b, dst[1] = s, dst[2] = n, dst[3] = g, dst[4] = d;
+        return 0;
+    }
 
     static bool valid_or_unset(int32_t v) { return v == -1 || v > 0; }
 
@@ -288,25 +397,36 @@ private:
             return fail("the shape %lldx%lldx%lld exceeds the original shape (M %lld, N %lld, Ka %lld, Kb %lld)",
                         (long long)m, (long long)n, (long long)k, (long long)M, (long long)N, (long long)Ka,
                         (long long)Kb);
-        const int64_t singleK = singleK_ > 0 ? singleK_ : k;
-        if (singleK > k) return fail("singleK %lld exceeds k %lld", (long long)singleK, (long long)k);
-        // 2. the cut into cores
+        if (singleK_ > k) return fail("singleK %lld exceeds k %lld", (long long)singleK_, (long long)k);
+        // 2. the cut into cores (K too with EnableMultiCoreSplitK: into kc parts of k / kc elements,
+        //    kc dividing k into parts of whole kAlign multiples, so that no core has a K tail; among
+        //    the cuts using the most cores the one with fewer K parts wins)
         const int64_t aM = alignM_ > 0 ? alignM_ : 16, aN = alignN_ > 0 ? alignN_ : 16;
-        int64_t bestM = 0, bestN = 0, bestUsed = 0;
+        const int64_t kAlignCut = a_.dtype == DataType::DT_INT4 ? 64
+                                  : detail::elem_bytes(a_.dtype) >= 2 ? 16 : 32 / detail::elem_bytes(a_.dtype);
+        int64_t bestM = 0, bestN = 0, bestK = 1, bestUsed = 0;
         double bestRatio = 0.0;
         const bool alongN = c_.pos == TPosition::VECIN;
-        for (int64_t mc = 1; mc <= dim; ++mc) {
+        // (NBuffer33: cores' parts without tails, mpnpu's choice for a schedule that loads A's 3 x 3 base
+        // blocks whole; when no such cut exists, GetTiling fails)
+        const bool evenOnly = configParams_.scheduleType == ScheduleType::N_BUFFER_33;
+        for (int64_t kc = 1; kc <= (splitK_ && singleK_ <= 0 ? dim : 1); ++kc) {
+          if (kc > 1 && (k % kc != 0 || (k / kc) % kAlignCut != 0)) continue;
+          for (int64_t mc = 1; mc * kc <= dim; ++mc) {
             if (singleM_ > 0 && mc != cdiv(m, singleM_)) continue;
-            for (int64_t nc = 1; mc * nc <= dim; ++nc) {
+            for (int64_t nc = 1; mc * nc * kc <= dim; ++nc) {
                 if (singleN_ > 0 && nc != cdiv(n, singleN_)) continue;
                 const int64_t sm = singleM_ > 0 ? singleM_ : part(m, mc, aM);
                 const int64_t sn = singleN_ > 0 ? singleN_ : part(n, nc, aN);
                 if (cdiv(m, sm) != mc || cdiv(n, sn) != nc) continue;  // (a part left empty)
-                const int64_t used = mc * nc;
+                if (evenOnly && (m % sm != 0 || n % sn != 0)) continue;
+                const int64_t used = mc * nc * kc;
                 const double ratio = double(sm > sn ? sm : sn) / double(sm < sn ? sm : sn);
                 bool better;
                 if (bestUsed == 0 || used != bestUsed)
                     better = used > bestUsed;
+                else if (kc != bestK)
+                    better = kc < bestK;
                 else if (alongN && mc != bestM)
                     better = mc < bestM;
                 else if (ratio != bestRatio)
@@ -316,11 +436,14 @@ private:
                 if (better) {
                     bestM = mc;
                     bestN = nc;
+                    bestK = kc;
                     bestUsed = used;
                     bestRatio = ratio;
                 }
             }
+          }
         }
+        const int64_t singleK = singleK_ > 0 ? singleK_ : k / bestK;
         if (bestUsed == 0)
             return fail("no cut of %lldx%lld into at most %d cores with the single shape %dx%d", (long long)m,
                         (long long)n, dim, singleM_, singleN_);
@@ -330,7 +453,7 @@ private:
         const int64_t l0c = useL0C_ >= 0 ? useL0C_ : l0CSize_;
         const int64_t bt = useBt_ >= 0 ? useBt_ : btSize_;
         const int64_t l1 = useL1_ >= 0 ? useL1_ : l1Size_;
-        const int64_t kAlign = itemA >= 2 ? 16 : 32 / itemA;
+        const int64_t kAlign = a_.dtype == DataType::DT_INT4 ? 64 : itemA >= 2 ? 16 : 32 / itemA;
         int64_t bm = fixM_ > 0 ? fixM_ : align_up(singleM < 128 ? singleM : 128, 16);
         int64_t bn = fixN_ > 0 ? fixN_ : align_up(singleN < 256 ? singleN : 256, 16);
         int64_t bk = fixK_ > 0 ? fixK_ : align_up(singleK < 64 ? singleK : 64, kAlign);
@@ -375,7 +498,7 @@ private:
         if (useUb_ == 0 && (c_.pos == TPosition::VECIN || a_.pos == TPosition::VECOUT))
             return fail("no UB space left (SetBufferSpace ubSize 0) for a matrix in UB");
         TCubeTiling t{};
-        t.usedCoreNum = int32_t(cdiv(m, singleM) * cdiv(n, singleN));
+        t.usedCoreNum = int32_t(cdiv(m, singleM) * cdiv(n, singleN) * cdiv(k, singleK));
         t.M = int32_t(M);
         t.N = int32_t(N);
         t.Ka = int32_t(Ka);
@@ -401,6 +524,7 @@ private:
         result_ = t;
         mDim_ = int32_t(cdiv(m, singleM));
         nDim_ = int32_t(cdiv(n, singleN));
+        kDim_ = int32_t(cdiv(k, singleK));
         return 0;
     }
 };
@@ -424,15 +548,19 @@ public:
     }
     explicit MultiCoreMatmulTiling(const PlatformInfo& platform) : MatmulApiTilingBase(platform) { dim_ = maxDim_; }
 
+    // Cut K across cores too (the kernel then accumulates C with enAtomic 1 into a C it zeroed).
+    void EnableMultiCoreSplitK(bool flag) { splitK_ = flag; }
+    void SetSplitK(bool flag) { splitK_ = flag; }
     int32_t SetDim(int32_t dim) {
         if (dim <= 0 || dim > maxDim_) return fail("SetDim(%d): the core count must be in [1, %d]", dim, maxDim_);
         dim_ = dim;
         return 0;
     }
-    // After GetTiling: the cores it uses (dim = mDim * nDim), along M and along N.
+    // After GetTiling: the cores it uses (dim = mDim * nDim, times the K parts with split K), along M
+    // and along N.
     int32_t GetCoreNum(int32_t& dim, int32_t& mDim, int32_t& nDim) {
         if (mDim_ == 0) return fail("GetCoreNum before a successful GetTiling");
-        dim = mDim_ * nDim_;
+        dim = mDim_ * nDim_ * kDim_;
         mDim = mDim_;
         nDim = nDim_;
         return 0;
@@ -445,6 +573,19 @@ public:
         shapeK = result_.singleCoreK;
         return 0;
     }
+};
+
+// A batch matmul's tiling (IterateBatch / IterateNBatch): the tiling of one matrix with the batch
+// layout setters (which every tiling class has in mpnpu). Each core computes whole batches, so the
+// matrix is not cut across cores unless SetDim asks for more than one (mpnpu's choice).
+class BatchMatmulTiling : public MultiCoreMatmulTiling {
+public:
+    BatchMatmulTiling() : MultiCoreMatmulTiling() { dim_ = 1; }
+    explicit BatchMatmulTiling(const platform_ascendc::PlatformAscendC& ascendcPlatform)
+        : MultiCoreMatmulTiling(ascendcPlatform) {
+        dim_ = 1;
+    }
+    explicit BatchMatmulTiling(const PlatformInfo& platform) : MultiCoreMatmulTiling(platform) { dim_ = 1; }
 };
 
 }  // namespace matmul_tiling

@@ -70,15 +70,26 @@ static void run_tscm(GM_ADDR a, GM_ADDR b, GM_ADDR c, const TCubeTiling& t, int3
     cGm.SetGlobalBuffer((__gm__ float*)c);
     TPipe pipe;
     TBuf<TPosition::TSCM> aBuf, bBuf;
+    TSCM<TPosition::GM, 1> bQue;
     const uint32_t aLen = (fmt & 1) ? na - 16 * 16 : na;  // fmt bit 1: one fractal short
     pipe.InitBuffer(aBuf, aLen * uint32_t(sizeof(half)));
-    pipe.InitBuffer(bBuf, nb * uint32_t(sizeof(half)));
-    LocalTensor<half> aL1 = aBuf.Get<half>(), bL1 = bBuf.Get<half>();
+    LocalTensor<half> aL1 = aBuf.Get<half>(), bL1;
     DataCopy(aL1, aGm, aLen);
-    DataCopy(bL1, bGm, nb);
+    if (!(fmt & 2)) {
+        pipe.InitBuffer(bBuf, nb * uint32_t(sizeof(half)));
+        bL1 = bBuf.Get<half>();
+        DataCopy(bL1, bGm, nb);
+    }
     if (!(mode & MODE_NO_SYNC)) {
         SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
         WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    }
+    if (fmt & 2) {  // fmt bit 2: B through a TSCM queue (copied after the flag: only the queue orders it)
+        pipe.InitBuffer(bQue, 1, nb * uint32_t(sizeof(half)));
+        bL1 = bQue.AllocTensor<half>();
+        DataCopy(bL1, bGm, nb);
+        bQue.EnQue(bL1);
+        bL1 = bQue.DeQue<half>();
     }
     MatmulImpl<aType, bType, cType, biasType, kNzCfg> mm;
     mm.Init(&t);
@@ -87,6 +98,7 @@ static void run_tscm(GM_ADDR a, GM_ADDR b, GM_ADDR c, const TCubeTiling& t, int3
     mm.DisableBias();
     mm.IterateAll(cGm);
     mm.End();
+    if (fmt & 2) bQue.FreeTensor(bL1);
 }
 
 template <typename T, typename C, typename BIAS>

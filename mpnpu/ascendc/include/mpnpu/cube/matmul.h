@@ -43,8 +43,13 @@ constexpr bool gm_or(AscendC::TPosition p) {
     return X::pos == AscendC::TPosition::GM || X::pos == p;
 }
 
-template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE, const auto& MM_CFG, class MM_CB, bool kClients>
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE, const auto& MM_CFG, class MM_CB, class MM_POLICY,
+          bool kClients>
 class MatmulCore : public Registrable {
+    // MM_CFG: a MatmulConfig, or a MatmulApiStaticTiling (its cfg; its shapes in place of a tiling)
+    static constexpr bool kStatic = std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulApiStaticTiling>;
+    static constexpr AscendC::MatmulConfig kCfg = AscendC::ToMatmulConfig(MM_CFG);
+
 public:
     using SrcAT = typename A_TYPE::T;
     using SrcBT = typename B_TYPE::T;
@@ -56,34 +61,46 @@ public:
     static constexpr bool kNzA = A_TYPE::format == CubeFormat::NZ || A_TYPE::pos == AscendC::TPosition::TSCM;
     static constexpr bool kNzB = B_TYPE::format == CubeFormat::NZ || B_TYPE::pos == AscendC::TPosition::TSCM;
     static constexpr bool kNzC = C_TYPE::format == CubeFormat::NZ && C_TYPE::pos != AscendC::TPosition::CO1;
+    using kPolicy = AscendC::Impl::Detail::MpnpuPolicy;
+    static constexpr kPolicy kPol = MM_POLICY::mpnpu_policy;
+    // A batch layout that cuts rows out of a wider array (a matrix's rows are not contiguous)
+    static constexpr bool kLayoutSD = A_TYPE::layout == LayoutMode::BSNGD || A_TYPE::layout == LayoutMode::SBNGD;
 
     // The forms mpnpu refuses, checked where an object is constructed (not where the class is named:
     // public kernels name every form in if-constexpr branches their tiling key leaves out).
     MatmulCore() {
-        static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig>,
-                      "mpnpu's Matmul takes a MatmulConfig as MM_CFG (MatmulApiStaticTiling is not implemented)");
+        static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig> || kStatic,
+                      "MM_CFG is a MatmulConfig or a MatmulApiStaticTiling");
         static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
         static_assert(gm_or<A_TYPE>(AscendC::TPosition::TSCM) && gm_or<B_TYPE>(AscendC::TPosition::TSCM),
                       "mpnpu's Matmul reads A and B from GM or TSCM (VECOUT inputs are not implemented)");
-        static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM, "mpnpu's Matmul reads the bias from GM");
-        static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ) &&
+        static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ ||
+                       A_TYPE::format == CubeFormat::VECTOR) &&
                           (B_TYPE::format == CubeFormat::ND || B_TYPE::format == CubeFormat::NZ),
-                      "mpnpu's Matmul takes A and B in CubeFormat::ND or CubeFormat::NZ");
+                      "mpnpu's Matmul takes A in CubeFormat::ND, NZ or VECTOR and B in CubeFormat::ND or NZ");
         static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN ||
                           C_TYPE::format == CubeFormat::NZ,
                       "mpnpu's Matmul writes C in CubeFormat::ND, ND_ALIGN or NZ");
         static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::CO1,
                       "mpnpu's Matmul writes C to GM, VECIN or a CO1 tensor");
-        static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
-                      "batch matmul layouts (LayoutMode other than NONE) are not implemented by mpnpu");
-        static_assert(!MM_CFG.intraBlockPartSum && !MM_CFG.enableMixDualMaster && !MM_CFG.isNBatch &&
-                          !MM_CFG.isPartialOutput && MM_CFG.scheduleType == AscendC::ScheduleType::INNER_PRODUCT,
-                      "MatmulConfig: intraBlockPartSum, enableMixDualMaster, isNBatch, isPartialOutput and "
-                      "ScheduleType::OUTER_PRODUCT are not implemented by mpnpu");
+        static_assert(A_TYPE::layout == B_TYPE::layout, "batch matmul: A and B have the same LayoutMode");
+        static_assert(!kLayoutSD || (A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND),
+                      "batch matmul: the BSNGD and SBNGD layouts take A and B in CubeFormat::ND");
+        static_assert(!kCfg.intraBlockPartSum,
+                      "MatmulConfig: intraBlockPartSum is not implemented by mpnpu (nor on this chip class)");
+        static_assert(!kCfg.isPartialOutput || (!kNzA && !kNzB),
+                      "MatmulConfig isPartialOutput: mpnpu takes A and B in CubeFormat::ND (GM) with it");
+        static_assert(MM_POLICY::mpnpu_policy != kPolicy::NBUFFER33 ||
+                          (A_TYPE::pos == AscendC::TPosition::GM && B_TYPE::pos == AscendC::TPosition::GM),
+                      "NBuffer33MatmulPolicy takes A and B in GM (its page)");
         static_assert(std::is_same_v<SrcAT, SrcBT>, "A and B must have the same element type");
         static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float> ||
-                          std::is_same_v<SrcAT, int8_t>,
-                      "A and B are half, bfloat16_t, float or int8_t");
+                          std::is_same_v<SrcAT, int8_t> || std::is_same_v<SrcAT, ::int4b_t>,
+                      "A and B are half, bfloat16_t, float, int8_t or int4b_t");
+        static_assert(!std::is_same_v<SrcAT, ::int4b_t> ||
+                          (A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND &&
+                           A_TYPE::pos == AscendC::TPosition::GM && B_TYPE::pos == AscendC::TPosition::GM),
+                      "mpnpu's int4b_t Matmul takes A and B in GM, CubeFormat::ND");
         std::memset(static_cast<void*>(&setup_), 0, sizeof setup_);
     }
     MatmulCore(const MatmulCore&) = delete;
@@ -99,10 +116,63 @@ public:
 
     void Init(const TCubeTiling* __restrict cubeTiling, AscendC::TPipe* tpipe = nullptr, MPNPU_SITE) {
         at(site);
-        if (!cubeTiling) api_error(site, "Matmul::Init: the tiling is a null pointer");
         (void)tpipe;
+        if (!cubeTiling) {
+            if constexpr (kStatic) {
+                mpnpu_init_static(site);
+                return;
+            }
+            api_error(site, "Matmul::Init: the tiling is a null pointer");
+        }
         init_setup(setup_, *cubeTiling);
+        // A constant tiling's base blocks are the ones the kernel was built with (the page: they must
+        // equal the runtime tiling's)
+        if constexpr (kStatic) {
+            if (MM_CFG.baseM > 0) setup_.tiling.baseM = MM_CFG.baseM;
+            if (MM_CFG.baseN > 0) setup_.tiling.baseN = MM_CFG.baseN;
+            if (MM_CFG.baseK > 0) setup_.tiling.baseK = MM_CFG.baseK;
+        }
+        // With ScheduleType::OUTER_PRODUCT the configuration's iterateOrder is the order of C's base
+        // blocks (MatmulConfig's page), in place of the tiling's.
+        if constexpr (kCfg.scheduleType == AscendC::ScheduleType::OUTER_PRODUCT &&
+                      kCfg.iterateOrder != AscendC::IterateOrder::UNDEF)
+            setup_.tiling.iterateOrder = kCfg.iterateOrder == AscendC::IterateOrder::ORDER_N ? 1 : 0;
         cursor_ = 0;
+    }
+    // A fully constant MatmulApiStaticTiling in place of a tiling (REGIST_MATMUL_OBJ with a null one).
+    void mpnpu_init_static(const Site& site) {
+        if constexpr (kStatic) {
+            if (MM_CFG.singleCoreM <= 0 || MM_CFG.singleCoreN <= 0 || MM_CFG.singleCoreK <= 0)
+                api_error(site, "Matmul: no tiling, and the MatmulApiStaticTiling does not fix singleCoreM/N/K "
+                                "(only a fully constant one stands for the tiling)");
+            TCubeTiling t{};
+            t.usedCoreNum = 1;
+            t.M = MM_CFG.M;
+            t.N = MM_CFG.N;
+            t.Ka = MM_CFG.Ka;
+            t.Kb = MM_CFG.Kb;
+            t.singleCoreM = MM_CFG.singleCoreM;
+            t.singleCoreN = MM_CFG.singleCoreN;
+            t.singleCoreK = MM_CFG.singleCoreK;
+            t.baseM = MM_CFG.baseM;
+            t.baseN = MM_CFG.baseN;
+            t.baseK = MM_CFG.baseK;
+            t.depthA1 = MM_CFG.depthA1;
+            t.depthB1 = MM_CFG.depthB1;
+            t.stepM = MM_CFG.stepM;
+            t.stepN = MM_CFG.stepN;
+            t.stepKa = MM_CFG.stepKa;
+            t.stepKb = MM_CFG.stepKb;
+            t.isBias = MM_CFG.isBias;
+            t.iterateOrder = MM_CFG.iterateOrder;
+            t.dbL0A = MM_CFG.dbL0A;
+            t.dbL0B = MM_CFG.dbL0B;
+            t.dbL0C = MM_CFG.dbL0C;
+            init_setup(setup_, t);
+            cursor_ = 0;
+        } else {
+            (void)site;
+        }
     }
     void SetOrgShape(int orgM, int orgN, int orgK, MPNPU_SITE) { SetOrgShape(orgM, orgN, orgK, orgK, 0, site); }
     void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0, MPNPU_SITE) {
@@ -148,7 +218,11 @@ public:
         (void)bScalar;
         unsupported(site, "Matmul::SetTensorB with a scalar");
     }
+    // (BIAS_TYPE defaults to C_TYPE, so a Matmul with C in VECIN and no bias names a VECIN bias type:
+    // refused only where a bias is set)
     void SetBias(const AscendC::GlobalTensor<BiasT>& biasGlobal, MPNPU_SITE) {
+        static_assert(BIAS_TYPE::pos == AscendC::TPosition::GM,
+                      "mpnpu's Matmul reads the bias from GM (BIAS_TYPE's position GM)");
         at(site);
         setup_.bias_base = reinterpret_cast<const uint8_t*>(biasGlobal.mpnpu_base());
         setup_.bias = reinterpret_cast<const uint8_t*>(biasGlobal.mpnpu_addr());
@@ -164,16 +238,18 @@ public:
     }
     void ClearBias(MPNPU_SITE) { DisableBias(site); }
     // The workspaces of asynchronous Iterate and of the vector ND2NZ path: nothing for mpnpu to keep.
+    // (IterateNBatch writes its C there)
     template <class T>
     void SetWorkspace(AscendC::GlobalTensor<T>& addr, MPNPU_SITE) {
         at(site);
-        (void)addr;
+        ws_base_ = reinterpret_cast<uint8_t*>(addr.mpnpu_base());
+        ws_ = reinterpret_cast<uint8_t*>(addr.mpnpu_addr());
     }
     template <class T>
     void SetWorkspace(const T* addr, int size, MPNPU_SITE) {
         at(site);
-        (void)addr;
         (void)size;
+        ws_base_ = ws_ = reinterpret_cast<uint8_t*>(const_cast<T*>(addr));
     }
     void SetLocalWorkspace(const AscendC::LocalTensor<uint8_t>& tmpBuffer, MPNPU_SITE) {
         at(site);
@@ -207,18 +283,101 @@ public:
         (void)quantTensor;
         unsupported(site, "Matmul::SetQuantVector with a LocalTensor (mpnpu reads the parameters from GM)");
     }
-    template <class... X>
-    void SetBatchNum(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "batch matmul (SetBatchNum) is not implemented by mpnpu");
+    // -- batch matmul --------------------------------------------------------------------------------------
+    //
+    // IterateBatch computes max(batchA, batchB) matrices C_j = A_j x B_j (+ bias) of singleM x singleN
+    // over singleK, each as IterateAll would, the matrices found by the layout of A_TYPE / B_TYPE /
+    // C_TYPE (mpnpu/cube/matmul_engine.h, layout_at; NORMAL: one after another, matrixStrideA / B
+    // elements apart when given, else a whole orgM x orgKa / orgKb x orgN matrix) from the tensors
+    // SetTensorA / SetTensorB / the call give. When batchA and batchB differ the smaller side is
+    // broadcast: C_j takes A_(j / (batchC / batchA)) and B_(j / (batchC / batchB)) (each a divisor of
+    // batchC; mpnpu's reading of "broadcast along G"). The bias (SetBias) is one row of N per C matrix
+    // (MatmulConfig isBiasBatch, the default) or one row for all (isBiasBatch false). IterateNBatch
+    // does batchLoop such calls one after another, each taking the next batchA / batchB / batchC
+    // matrices, and writes C to SetWorkspace's tensor. Not implemented: enSequentialWrite,
+    // enPartialSum, C to a LocalTensor, NZ operands of a batch.
+    void SetBatchNum(int32_t batchA, int32_t batchB, MPNPU_SITE) {
+        at(site);
+        batch_a_ = batchA;
+        batch_b_ = batchB;
     }
-    template <bool sync = true, class... X>
-    void IterateBatch(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "batch matmul (IterateBatch) is not implemented by mpnpu");
+    // (a vector core of a mix kernel)
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateBatch(const AscendC::GlobalTensor<DstT>& gm, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                      const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false, const uint8_t enAtomic = 0,
+                      MPNPU_SITE) {
+        (void)matrixStrideC;
+        batch_call(reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(), batchA, batchB, 1,
+                   enSequentialWrite, matrixStrideA, matrixStrideB, enPartialSum, enAtomic, sync, site,
+                   "Matmul::IterateBatch");
     }
-    template <bool sync = true, class... X>
-    void IterateNBatch(X&&...) {
-        static_assert(sizeof...(X) == size_t(-1), "batch matmul (IterateNBatch) is not implemented by mpnpu");
+    // (pure cube mode: the batch numbers of SetBatchNum, else the tiling's BatchNum for both)
+    template <class P, class Q, std::enable_if_t<std::is_same_v<P, bool>, int> = 0>
+    void IterateBatch(const AscendC::GlobalTensor<DstT>& gm, P enPartialSum, Q enAtomic, bool enSequentialWrite,
+                      const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                      const uint32_t matrixStrideC = 0, MPNPU_SITE) {
+        (void)matrixStrideC;
+        const int32_t ba = batch_a_ > 0 ? batch_a_ : setup_.tiling.BatchNum;
+        const int32_t bb = batch_b_ > 0 ? batch_b_ : setup_.tiling.BatchNum;
+        batch_call(reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(), uint32_t(ba), uint32_t(bb), 1,
+                   enSequentialWrite, matrixStrideA, matrixStrideB, enPartialSum, uint8_t(enAtomic), true, site,
+                   "Matmul::IterateBatch");
     }
+    template <bool sync = true>
+    void IterateBatch(const AscendC::LocalTensor<DstT>& ubCmatrix, uint32_t batchA, uint32_t batchB,
+                      bool enSequentialWrite, const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false, const uint8_t enAtomic = 0,
+                      MPNPU_SITE) {
+        (void)ubCmatrix, (void)batchA, (void)batchB, (void)enSequentialWrite, (void)matrixStrideA;
+        (void)matrixStrideB, (void)matrixStrideC, (void)enPartialSum, (void)enAtomic;
+        unsupported(site, "Matmul::IterateBatch to a LocalTensor (mpnpu's IterateBatch writes C to GM)");
+    }
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateNBatch(const uint32_t batchLoop, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                       const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                       const uint32_t matrixStrideC = 0, MPNPU_SITE) {
+        static_assert(kCfg.isNBatch, "IterateNBatch needs MatmulConfig isNBatch = true (MatmulBatchParams)");
+        (void)matrixStrideC;
+        at(site);
+        if (served_) return;
+        if (!ws_) api_error(site, "Matmul::IterateNBatch: no workspace for C (SetWorkspace first)");
+        nbatch_next_ = 0;
+        nbatch_a_ = batchA;
+        nbatch_b_ = batchB;
+        nbatch_loops_ = batchLoop;
+        batch_call(ws_base_, reinterpret_cast<DstT*>(ws_), batchA, batchB, batchLoop, enSequentialWrite,
+                   matrixStrideA, matrixStrideB, false, 0, sync, site, "Matmul::IterateNBatch");
+    }
+    // After IterateNBatch<false>: C of the next of its batchLoop calls, as a view of the workspace
+    // starting at that call's first C matrix (where the layout puts it).
+    template <bool sync = true>
+    AscendC::GlobalTensor<DstT> GetBatchTensorC(uint32_t batchA, uint32_t batchB, bool enSequentialWrite = false,
+                                                MPNPU_SITE) {
+        at(site);
+        (void)enSequentialWrite;
+        AscendC::GlobalTensor<DstT> r;
+        if (served_) return r;
+        if (sync) unsupported(site, "Matmul::GetBatchTensorC<true> (the pages give the asynchronous form only)");
+        if (nbatch_next_ < 0 || nbatch_next_ >= int64_t(nbatch_loops_))
+            api_error(site, "Matmul::GetBatchTensorC: no IterateNBatch<false> has results left to get");
+        if (batchA != nbatch_a_ || batchB != nbatch_b_)
+            api_error(site, "Matmul::GetBatchTensorC: batchA / batchB (%u, %u) differ from IterateNBatch's (%u, %u)",
+                      batchA, batchB, nbatch_a_, nbatch_b_);
+        WaitIterateBatch(site);
+        const int64_t batchC = batchA > batchB ? batchA : batchB;
+        const BatchAt at_c = c_batch_at(setup_, nbatch_next_ * batchC);
+        r.mpnpu_set(reinterpret_cast<DstT*>(ws_base_), reinterpret_cast<DstT*>(ws_) + at_c.off, 0);
+        if (++nbatch_next_ >= int64_t(nbatch_loops_)) nbatch_next_ = -1;
+        return r;
+    }
+    template <bool sync = true>
+    void GetBatchTensorC(const AscendC::LocalTensor<DstT>& c, uint32_t batchA, uint32_t batchB,
+                         bool enSequentialWrite = false, MPNPU_SITE) {
+        (void)c, (void)batchA, (void)batchB, (void)enSequentialWrite;
+        unsupported(site, "Matmul::GetBatchTensorC to a LocalTensor");
+    }
+    void WaitIterateBatch(MPNPU_SITE) { WaitIterateAll(site); }
     // The values handed to MatmulCallBackFunc's copy routines (tilingPtr, dataPtr): kept; mpnpu's Matmul
     // has no callbacks (a Matmul declared with one is refused), so nothing reads them. (The
     // SetSelfDefineData(T) form is not on this chip class.)
@@ -238,17 +397,19 @@ public:
     // same values; the cube working ahead into the workspace meanwhile is not modelled).
     template <bool sync = true>
     bool Iterate(bool enPartialSum = false, MPNPU_SITE) {
+        static_assert(sync ? kPol != kPolicy::TRIAN_UPPER && kPol != kPolicy::TRIAN_LOWER : true,
+                      "mpnpu's TrianUpperMatmulPolicy / TrianLowerMatmulPolicy take IterateAll (not Iterate)");
         at(site);
         if (!sync) {
             if (served_) return false;
             if (enPartialSum) unsupported(site, "Matmul::Iterate<false> with enPartialSum");
-            check_setup(setup_, site, "Matmul::Iterate<false>");
+            check_form(setup_, site, "Matmul::Iterate<false>");
             async_next_ = 0;
             return true;
         }
         if (served_) return false;
-        check_setup(setup_, site, "Matmul::Iterate");
-        if (cursor_ >= tile_count(setup_)) {
+        check_form(setup_, site, "Matmul::Iterate");
+        if (cursor_ >= iter_count(setup_)) {
             cursor_ = 0;
             return false;
         }
@@ -259,7 +420,7 @@ public:
             wait_for(post(w, site), site);
         } else {
             hold_point(site, 0);
-            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(setup_, cursor_, held_[0], enPartialSum, site, "Iterate");
+            compute_iter(setup_, cursor_, held_[0], enPartialSum, site);
             hold_point(site, 1);
             pipe_barrier(P_ALL, site);
         }
@@ -273,11 +434,12 @@ public:
     bool Iterate(bool enPartialSum, const AscendC::LocalTensor<T>& localCmatrix, MPNPU_SITE) {
         at(site);
         static_assert(std::is_same_v<T, L0cT>, "Iterate into CO1: the tensor's type is float (int32_t for int8 inputs)");
+        static_assert(!kCfg.isPartialOutput, "mpnpu's Iterate into CO1 does not take MatmulConfig isPartialOutput");
         if (!sync) unsupported(site, "Matmul::Iterate<false> (asynchronous Iterate)");
         if (served_) return false;
         if (client_mode(site)) unsupported(site, "Matmul::Iterate into a CO1 tensor on a vector core");
         if (localCmatrix.mpnpu_mem() != MPNPU_MEM_L0C) api_error(site, "Matmul::Iterate: the C tensor must be in CO1 (L0C)");
-        check_setup(setup_, site, "Matmul::Iterate");
+        check_form(setup_, site, "Matmul::Iterate");
         if (cursor_ >= tile_count(setup_)) {
             cursor_ = 0;
             return false;
@@ -325,7 +487,7 @@ public:
             wait_for(post(w, site), site);
         } else {
             hold_point(site, 0);
-            store_gm_tile(cursor_ - 1, held_[0], reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(),
+            store_gm_tile(tile_index(setup_, cursor_ - 1), held_[0], reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(),
                           enAtomic, enSequentialWrite, false, site, "GetTensorC");
             hold_point(site, 1);
             pipe_barrier(P_ALL, site);
@@ -378,9 +540,10 @@ public:
         at(site);
         (void)waitIterateAll;
         if (served_) return;
+        if constexpr (kCfg.isPartialOutput) unsupported(site, "Matmul::IterateAll with MatmulConfig isPartialOutput");
         if (client_mode(site)) {
             Wire w = wire(fakeMsg ? OP_NULL : OP_ITERATE_ALL, site);
-            if (!fakeMsg) check_setup(setup_, site, "Matmul::IterateAll");
+            if (!fakeMsg) check_form(setup_, site, "Matmul::IterateAll");
             w.enAtomic = enAtomic;
             w.sequential = enSequentialWrite;
             w.c_base = encode(gm.mpnpu_base(), site, "Matmul::IterateAll");
@@ -390,7 +553,7 @@ public:
             else pending_ = int64_t(seq);
         } else {
             if (fakeMsg) return;
-            check_setup(setup_, site, "Matmul::IterateAll");
+            check_form(setup_, site, "Matmul::IterateAll");
             hold_point(site, 0);
             iterate_all_gm(setup_, reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(), enAtomic,
                            enSequentialWrite, held_[0], site);
@@ -403,11 +566,12 @@ public:
     template <bool sync = true>
     void IterateAll(const AscendC::LocalTensor<DstT>& ubCmatrix, uint8_t enAtomic = 0, MPNPU_SITE) {
         at(site);
+        if constexpr (kCfg.isPartialOutput) unsupported(site, "Matmul::IterateAll with MatmulConfig isPartialOutput");
         if (!sync) unsupported(site, "Matmul::IterateAll<false> to a LocalTensor");
         if (served_) return;
         if (enAtomic) unsupported(site, "Matmul::IterateAll to a LocalTensor with enAtomic");
         if (!client_mode(site)) api_error(site, "Matmul::IterateAll to a LocalTensor: a cube core has no UB");
-        check_setup(setup_, site, "Matmul::IterateAll");
+        check_form(setup_, site, "Matmul::IterateAll");
         to_ub(OP_ITERATE_ALL, ubCmatrix, -1, false, site, "Matmul::IterateAll");
         cursor_ = 0;
     }
@@ -438,8 +602,10 @@ public:
         served_ = false;
         pending_ = -1;
         if (tiling) Init(tiling, nullptr, site);
+        else if constexpr (kStatic) mpnpu_init_static(site);
     }
-    bool mpnpu_is_client_capable() const override { return kClients; }
+    // (MatmulConfig enableMixDualMaster: the cube core runs the kernel's code itself, no server)
+    bool mpnpu_is_client_capable() const override { return kClients && !kCfg.enableMixDualMaster; }
     void mpnpu_served() override { served_ = true; }
     void mpnpu_client_registered() override {
         client_reg_ = true;
@@ -464,26 +630,35 @@ public:
         hold_point(site, 0);
         switch (w.op) {
             case OP_ITERATE:
-                check_setup(st, site, "Matmul::Iterate");
-                compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, w.tile, held, w.partial != 0, site, "Iterate");
+                check_form(st, site, "Matmul::Iterate");
+                compute_iter(st, w.tile, held, w.partial != 0, site);
                 held_tile_[s] = w.tile;
                 break;
             case OP_GETC: {
                 if (held_tile_[s] != w.tile) api_error(site, "Matmul::GetTensorC: the tile was not computed");
                 setup_ = st;
-                store_gm_tile(w.tile, held, c_base, c, w.enAtomic, w.sequential != 0, w.to_ub != 0, site, "GetTensorC");
+                store_gm_tile(tile_index(st, w.tile), held, c_base, c, w.enAtomic, w.sequential != 0, w.to_ub != 0, site,
+                              "GetTensorC");
                 break;
             }
             case OP_ITERATE_ALL:
-                check_setup(st, site, "Matmul::IterateAll");
+                check_form(st, site, "Matmul::IterateAll");
                 if (w.to_ub) {
                     setup_ = st;
                     for (int32_t t = 0; t < tile_count(st); ++t) {
+                        if (skipped(st, tile_of(st, t))) continue;
                         compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, held, false, site, "IterateAll");
                         store_gm_tile(t, held, c_base, c, 0, false, true, site, "IterateAll");
                     }
                 } else {
                     iterate_all_gm(st, c_base, c, w.enAtomic, w.sequential != 0, held, site);
+                }
+                break;
+            case OP_ITERATE_BATCH:
+                check_form(st, site, "Matmul::IterateBatch");
+                if constexpr (!kNzA && !kNzB && !kNzC) {
+                    run_batch(st, c_base, c, w.batch_a, w.batch_b, w.batch_loops, w.stride_a, w.stride_b, w.enAtomic,
+                              held, site);
                 }
                 break;
             case OP_END:
@@ -544,7 +719,7 @@ protected:
 
     void check_quant(const Site& site, const char* call) const {
         at(site);
-        constexpr bool int8_in = std::is_same_v<SrcAT, int8_t>;
+        constexpr bool int8_in = std::is_same_v<SrcAT, int8_t> || std::is_same_v<SrcAT, ::int4b_t>;
         // (bfloat16_t C from int8_t: not on the pages, which list half and int8_t; public kernels dequantise
         // to it, so it is taken, as acc x scale rounded to bfloat16_t)
         constexpr bool ok = int8_in ? std::is_same_v<DstT, half> || std::is_same_v<DstT, int8_t> ||
@@ -558,6 +733,13 @@ protected:
     }
 
     bool client_mode(const Site& site) const {
+        // MatmulConfig enableMixDualMaster: the cube and vector cores run their code apart; mpnpu has the
+        // cube core's side (a cube-only kernel, or the cube core of a mix one, computing itself)
+        if constexpr (kClients && kCfg.enableMixDualMaster) {
+            if (is_mix_launch() && !is_aic())
+                unsupported(site, "Matmul with MatmulConfig enableMixDualMaster on a vector core (mpnpu: the cube "
+                                  "core computes its own calls)");
+        }
         if (!kClients || !is_mix_launch()) {
             if (!is_aic()) {
                 if (kClients)
@@ -593,6 +775,37 @@ protected:
         return w;
     }
 
+    // The setup's checks (mpnpu/cube/matmul_engine.h), and an A of CubeFormat::VECTOR (GEMV: A is one
+    // row of K elements in GM, read as ND) being one row.
+    static void check_form(const Setup& st, const Site& site, const char* what) {
+        check_setup(st, site, what);
+        if constexpr (A_TYPE::format == CubeFormat::VECTOR) {
+            if (st.singleM != 1)
+                api_error(site, "%s: A of CubeFormat::VECTOR is one row (singleCoreM 1, here %d)", what, st.singleM);
+        }
+    }
+
+    // Iterate's steps: the tiles, or with MatmulConfig isPartialOutput each tile's K in baseK parts (tile
+    // after tile, each tile's parts in K order), each part's product alone (not accumulated over K;
+    // the bias, when set, added to a tile's first part only: mpnpu's choice).
+    static int32_t k_parts(const Setup& st) { return kCfg.isPartialOutput ? cdiv(st.singleK, st.tiling.baseK) : 1; }
+    static int32_t iter_count(const Setup& st) { return tile_count(st) * k_parts(st); }
+    static int32_t tile_index(const Setup& st, int32_t u) { return u / k_parts(st); }
+    void compute_iter(const Setup& st, int32_t u, std::vector<L0cT>& acc, bool partial, const Site& site) {
+        if constexpr (kCfg.isPartialOutput && !kNzA && !kNzB) {
+            const int32_t parts = k_parts(st), kc = u % parts;
+            Setup p = st;
+            const int64_t k0 = int64_t(kc) * st.tiling.baseK;
+            p.singleK = int32_t(std::min<int64_t>(st.tiling.baseK, st.singleK - k0));
+            p.a += (st.transA ? k0 * st.orgM : k0) * int64_t(sizeof(SrcAT));
+            p.b += (st.transB ? k0 : k0 * st.orgN) * int64_t(sizeof(SrcBT));
+            if (kc > 0) p.hasBias = 0;
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(p, u / parts, acc, partial, site, "Iterate");
+        } else {
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, u, acc, partial, site, "Iterate");
+        }
+    }
+
     // Stores tile t (computed into ``acc``) to C at ``c``: in GM (rows orgN apart, or packed), or
     // into a UB staging area (rows singleN apart, or packed).
     void store_gm_tile(int32_t t, const std::vector<L0cT>& acc, const uint8_t* base, DstT* c, int enAtomic,
@@ -605,24 +818,145 @@ protected:
                 api_error(site, "Matmul::%s to a LocalTensor: %llu bytes of C exceed mpnpu's %llu-byte staging area", call,
                           (unsigned long long)end, (unsigned long long)STAGE_BYTES);
         }
-        store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, MM_CFG.enableRelu, setup_, site, call);
+        store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, kCfg.enableRelu, setup_, site, call);
+    }
+
+    // A base block the triangle policies leave out (mi > ni below the diagonal, mi < ni above it).
+    static bool skipped(const Setup& st, const Tile& tile) {
+        if constexpr (kPol == kPolicy::TRIAN_UPPER || kPol == kPolicy::TRIAN_LOWER) {
+            const int32_t mi = tile.m0 / st.tiling.baseM, ni = tile.n0 / st.tiling.baseN;
+            return kPol == kPolicy::TRIAN_UPPER ? mi > ni : mi < ni;
+        } else {
+            (void)st, (void)tile;
+            return false;
+        }
     }
 
     void iterate_all_gm(const Setup& st, const uint8_t* base, DstT* c, int enAtomic, bool sequential,
-                        std::vector<L0cT>& acc, const Site& site) {
+                        std::vector<L0cT>& acc, const Site& site, const char* call = "IterateAll") {
         for (int32_t t = 0; t < tile_count(st); ++t) {
             const Tile tile = tile_of(st, t);
-            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, "IterateAll");
+            if (skipped(st, tile)) continue;
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, call);
             store_tile<DstT, L0cT>(tile, acc, base, c_dest(st, tile, t, sequential, true, false, c), enAtomic,
-                                   MM_CFG.enableRelu, st, site, "IterateAll");
+                                   kCfg.enableRelu, st, site, call);
         }
     }
+
+    // -- batch matmul (see IterateBatch) ----------------------------------------------------------------------
+
+    // Where C matrix q is from C's start and its row stride (NORMAL / NONE: orgM x orgN matrices).
+    static BatchAt c_batch_at(const Setup& st, int64_t q) {
+        const TCubeTiling& t = st.tiling;
+        if constexpr (C_TYPE::layout == LayoutMode::NONE || C_TYPE::layout == LayoutMode::NORMAL)
+            return {q * int64_t(st.orgM) * st.orgN, st.orgN};
+        else
+            return layout_at(C_TYPE::layout, t.CLayoutInfoB, t.CLayoutInfoS1, t.CLayoutInfoN, t.CLayoutInfoG,
+                             t.CLayoutInfoS2, q);
+    }
+
+    static void check_batch(const Setup& st, int64_t batchA, int64_t batchB, int64_t loops, const Site& site,
+                            const char* what) {
+        if (batchA <= 0 || batchB <= 0 || loops <= 0)
+            api_error(site, "%s: batchA, batchB (and batchLoop) must be positive (%lld, %lld, %lld)", what,
+                      (long long)batchA, (long long)batchB, (long long)loops);
+        const int64_t batchC = batchA > batchB ? batchA : batchB;
+        if (batchC % batchA || batchC % batchB)
+            api_error(site, "%s: batchA (%lld) and batchB (%lld) must divide the larger of them (broadcast)", what,
+                      (long long)batchA, (long long)batchB);
+        const TCubeTiling& t = st.tiling;
+        if constexpr (A_TYPE::layout != LayoutMode::NONE && A_TYPE::layout != LayoutMode::NORMAL) {
+            if (t.ALayoutInfoS <= 0 || t.ALayoutInfoD <= 0 || t.BLayoutInfoS <= 0 || t.BLayoutInfoD <= 0 ||
+                t.ALayoutInfoN <= 0 || t.ALayoutInfoG <= 0 || t.BLayoutInfoN <= 0 || t.BLayoutInfoG <= 0 ||
+                t.ALayoutInfoB <= 0 || t.BLayoutInfoB <= 0)
+                api_error(site, "%s: the tiling has no layout of A or B (SetALayout / SetBLayout on the host)", what);
+        }
+        if constexpr (C_TYPE::layout != LayoutMode::NONE && C_TYPE::layout != LayoutMode::NORMAL) {
+            if (t.CLayoutInfoB <= 0 || t.CLayoutInfoS1 <= 0 || t.CLayoutInfoN <= 0 || t.CLayoutInfoG <= 0 ||
+                t.CLayoutInfoS2 <= 0)
+                api_error(site, "%s: the tiling has no layout of C (SetCLayout on the host)", what);
+        }
+    }
+
+    void batch_call(const uint8_t* c_base, DstT* c, uint32_t batchA, uint32_t batchB, uint32_t loops, bool sequential,
+                    uint32_t strideA, uint32_t strideB, bool partial, uint8_t enAtomic, bool sync, const Site& site,
+                    const char* what) {
+        static_assert(!kNzA && !kNzB && !kNzC, "batch matmul (IterateBatch / IterateNBatch) in mpnpu takes ND A, B and C");
+        static_assert(gm_or<A_TYPE>(AscendC::TPosition::GM) && gm_or<B_TYPE>(AscendC::TPosition::GM) &&
+                          gm_or<C_TYPE>(AscendC::TPosition::GM),
+                      "batch matmul (IterateBatch / IterateNBatch) in mpnpu reads A and B from GM and writes C to GM");
+        at(site);
+        if (served_) return;
+        if (sequential) unsupported(site, "%s with enSequentialWrite", what);
+        if constexpr (kCfg.isPartialOutput) unsupported(site, "%s with MatmulConfig isPartialOutput", what);
+        if (partial) unsupported(site, "%s with enPartialSum", what);
+        check_form(setup_, site, what);
+        check_batch(setup_, batchA, batchB, loops, site, what);
+        if (client_mode(site)) {
+            Wire w = wire(OP_ITERATE_BATCH, site);
+            w.batch_a = int32_t(batchA);
+            w.batch_b = int32_t(batchB);
+            w.batch_loops = int32_t(loops);
+            w.stride_a = strideA;
+            w.stride_b = strideB;
+            w.enAtomic = enAtomic;
+            w.c_base = encode(c_base, site, what);
+            w.c = encode(c, site, what);
+            const uint64_t seq = post(w, site);
+            if (sync) wait_for(seq, site);
+            else pending_ = int64_t(seq);
+        } else {
+            hold_point(site, 0);
+            run_batch(setup_, c_base, c, batchA, batchB, loops, strideA, strideB, enAtomic, held_[0], site);
+            hold_point(site, 1);
+            pipe_barrier(P_ALL, site);
+        }
+        cursor_ = 0;
+    }
+
+    // The batch computation (on the core that computes).
+    void run_batch(const Setup& st0, const uint8_t* c_base, DstT* c, int64_t batchA, int64_t batchB, int64_t loops,
+                   int64_t strideA, int64_t strideB, int enAtomic, std::vector<L0cT>& acc, const Site& site) {
+        const TCubeTiling& t = st0.tiling;
+        const int64_t batchC = batchA > batchB ? batchA : batchB;
+        constexpr LayoutMode lay = A_TYPE::layout;
+        constexpr bool plain = lay == LayoutMode::NONE || lay == LayoutMode::NORMAL;
+        const int64_t biasN = C_TYPE::layout == LayoutMode::NONE || C_TYPE::layout == LayoutMode::NORMAL
+                                  ? st0.orgN : t.CLayoutInfoS2;
+        for (int64_t l = 0; l < loops; ++l) {
+            for (int64_t j = 0; j < batchC; ++j) {
+                Setup st = st0;
+                const int64_t qa = l * batchA + j / (batchC / batchA), qb = l * batchB + j / (batchC / batchB);
+                const int64_t qc = l * batchC + j;
+                BatchAt a, b;
+                if constexpr (plain) {
+                    a = {qa * (strideA ? strideA : int64_t(st0.orgM) * st0.orgKa), 0};
+                    b = {qb * (strideB ? strideB : int64_t(st0.orgKb) * st0.orgN), 0};
+                } else {
+                    a = layout_at(lay, t.ALayoutInfoB, t.ALayoutInfoS, t.ALayoutInfoN, t.ALayoutInfoG, t.ALayoutInfoD, qa);
+                    b = layout_at(lay, t.BLayoutInfoB, t.BLayoutInfoS, t.BLayoutInfoN, t.BLayoutInfoG, t.BLayoutInfoD, qb);
+                    // (the row stride of the stored matrix: A [M, K] or, transposed, [K, M]; B [K, N] or [N, K])
+                    if (st.transA) st.orgM = int32_t(a.ld);
+                    else st.orgKa = int32_t(a.ld);
+                    if (st.transB) st.orgKb = int32_t(b.ld);
+                    else st.orgN = int32_t(b.ld);
+                }
+                st.a += a.off * int64_t(sizeof(SrcAT));
+                st.b += b.off * int64_t(sizeof(SrcBT));
+                const BatchAt cc = c_batch_at(st0, qc);
+                st.orgKc = int32_t(cc.ld);
+                if (st.hasBias && st.bias && kCfg.isBiasBatch) st.bias += qc * biasN * int64_t(sizeof(BiasT));
+                iterate_all_gm(st, c_base, c + cc.off, enAtomic, false, acc, site, "IterateBatch");
+            }
+        }
+    }
+
 
     // Where tile t of C goes in GM (or, ``ub``, in a UB staging area, rows singleN apart). NZ: the
     // C matrix has orgM rows (sequential: each tile is a baseM-row NZ matrix of its own).
     static CDest<DstT> c_dest(const Setup& st, const Tile& tile, int32_t t, bool sequential, bool all, bool ub, DstT* c) {
         if constexpr (kNzC) {
-            constexpr int64_t cb = (MM_CFG.isEnableChannelSplit && sizeof(DstT) == 4) ? 8 : 0;
+            constexpr int64_t cb = (kCfg.isEnableChannelSplit && sizeof(DstT) == 4) ? 8 : 0;
             if (sequential) return {c + (all ? int64_t(t) * st.tiling.baseM * st.tiling.baseN : 0), 0,
                                     align16(st.tiling.baseM), 0, 0, cb};
             return {c, 0, align16(st.orgM), tile.m0, tile.n0, cb};
@@ -657,9 +991,9 @@ protected:
             run = setup_.singleN;
             ld = setup_.singleN;
         } else {
-            const Tile tile = tile_of(setup_, t);
+            const Tile tile = tile_of(setup_, tile_index(setup_, t));
             ld = sequential ? setup_.tiling.baseN : setup_.singleN;
-            first = tile_offset(setup_, tile, t, sequential, false, ld);
+            first = tile_offset(setup_, tile, tile_index(setup_, t), sequential, false, ld);
             rows = tile.tm;
             run = tile.tn;
         }
@@ -685,7 +1019,7 @@ protected:
         return true;
     }
     void async_done() {
-        if (++async_next_ >= tile_count(setup_)) {
+        if (++async_next_ >= iter_count(setup_)) {
             async_next_ = -1;
             cursor_ = 0;
         }
@@ -700,6 +1034,10 @@ protected:
     int64_t pending_ = -1;
     uint8_t sub_block_ = 0;
     uint64_t user_def_info_ = 0, self_define_data_ = 0;
+    int32_t batch_a_ = 0, batch_b_ = 0;           // SetBatchNum
+    uint8_t *ws_base_ = nullptr, *ws_ = nullptr;  // SetWorkspace (IterateNBatch's C)
+    uint32_t nbatch_a_ = 0, nbatch_b_ = 0, nbatch_loops_ = 0;
+    int64_t nbatch_next_ = -1;  // the next call of IterateNBatch<false> GetBatchTensorC gets (-1: none)
     std::vector<L0cT> held_[2];
     int32_t held_tile_[2] = {-1, -1};
 };
@@ -710,12 +1048,14 @@ protected:
 namespace AscendC {
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
-          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>>
-class Matmul : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, true> {};
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>, MATMUL_POLICY_DEFAULT_OF(MatmulPolicy)>
+class Matmul
+    : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY<MM_CFG>, true> {};
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
-          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>>
-class MatmulImpl : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, false> {};
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>, MATMUL_POLICY_DEFAULT_OF(MatmulPolicy)>
+class MatmulImpl
+    : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY<MM_CFG>, false> {};
 
 }  // namespace AscendC
 

@@ -316,8 +316,7 @@ inline constexpr MatmulConfig MM_CFG_BB = GetBasicConfig(128, 128, 128);
 
 // The MatmulConfig of a Matmul's MM_CFG argument. Not on an API page: public kernels write
 // ``ToMatmulConfig(MM_CFG).bmmOutMode`` of a MatmulConfig MM_CFG, so it gives the configuration's
-// fields; mpnpu's MM_CFG is always a MatmulConfig (MatmulApiStaticTiling is refused), so it is the
-// configuration itself.
+// fields: a MatmulConfig itself, a MatmulApiStaticTiling's cfg (below).
 constexpr MatmulConfig ToMatmulConfig(const MatmulConfig& config) { return config; }
 
 // MatmulCallBackFunc<copy-out, copy-A1, copy-B1>: user copy routines (mpnpu has the default ones
@@ -326,6 +325,98 @@ template <auto DataCopyOut = nullptr, auto CopyA1 = nullptr, auto CopyB1 = nullp
 struct MatmulCallBackFunc {
     constexpr static bool mpnpu_none = DataCopyOut == nullptr && CopyA1 == nullptr && CopyB1 == nullptr;
 };
+
+// The MatmulPolicy template argument (the seventh of Matmul): the policies of this chip class the
+// MatmulPolicy page documents. MatmulPolicy (the default) and NBuffer33MatmulPolicy (a way of loading
+// A and B: the same C) compute the plain product; TrianUpperMatmulPolicy / TrianLowerMatmulPolicy
+// skip the base blocks of C below / above the diagonal: mpnpu counts base block (mi, ni) (row and
+// column of baseM x baseN blocks) below it when mi > ni and above it when mi < ni; skipped blocks are
+// neither computed nor written. (The 950's MatmulWithScalePolicy, SplitMMatmulPolicy and
+// SplitNMatmulPolicy are not provided.)
+// Each is a class template of (the configuration, types...), as the page's
+// MATMUL_POLICY_DEFAULT_OF declares the parameter.
+namespace Impl {
+namespace Detail {
+enum class MpnpuPolicy : uint8_t { PLAIN = 0, TRIAN_UPPER, TRIAN_LOWER, NBUFFER33 };
+template <const auto& MM_CFG = CFG_NORM, typename... T>
+struct MatmulPolicy {
+    static constexpr MpnpuPolicy mpnpu_policy = MpnpuPolicy::PLAIN;
+};
+template <const auto& MM_CFG = CFG_NORM, typename... T>
+struct TrianUpperMatmulPolicy {
+    static constexpr MpnpuPolicy mpnpu_policy = MpnpuPolicy::TRIAN_UPPER;
+};
+template <const auto& MM_CFG = CFG_NORM, typename... T>
+struct TrianLowerMatmulPolicy {
+    static constexpr MpnpuPolicy mpnpu_policy = MpnpuPolicy::TRIAN_LOWER;
+};
+template <const auto& MM_CFG = CFG_NORM, typename... T>
+struct NBuffer33MatmulPolicy {
+    static constexpr MpnpuPolicy mpnpu_policy = MpnpuPolicy::NBUFFER33;
+};
+}  // namespace Detail
+}  // namespace Impl
+
+// The constant tiling a Matmul may take as its MM_CFG (GetMatmulApiTiling): TCubeTiling's fields the
+// page lists, in its order, and the configuration. A field the configuration does not fix is 0.
+struct MatmulApiStaticTiling {
+    int32_t M = 0, N = 0, Ka = 0, Kb = 0;
+    int32_t singleCoreM = 0, singleCoreN = 0, singleCoreK = 0;
+    int32_t baseM = 0, baseN = 0, baseK = 0;
+    int32_t depthA1 = 0, depthB1 = 0;
+    int32_t stepM = 0, stepN = 0, stepKa = 0, stepKb = 0;
+    int32_t isBias = 0;
+    int32_t transLength = 0;
+    int32_t iterateOrder = 0;
+    int32_t dbL0A = 0, dbL0B = 0;
+    int32_t dbL0C = 0;
+    int32_t shareMode = 0;
+    int32_t shareL1Size = 0;
+    int32_t shareL0CSize = 0;
+    int32_t shareUbSize = 0;
+    int32_t batchM = 0;
+    int32_t batchN = 0;
+    int32_t singleBatchM = 0;
+    int32_t singleBatchN = 0;
+    int32_t mxTypePara = 0;
+    MatmulConfig cfg{};
+};
+
+// The constant tiling of a configuration whose basicM/N/K (and, fully constant, singleCoreM/N/K) are
+// set, by mpnpu's rule: the shapes as given (M, N, Ka, Kb the single-core ones), stepM = stepN = 1,
+// stepKa = stepKb = the base blocks along singleCoreK (1 when not fixed), depthA1 / depthB1 twice that
+// when A's and B's blocks fit l1Size twice, else once; dbL0A / dbL0B / dbL0C 2 where two blocks fit
+// this chip's L0A / L0B / L0C (64 / 64 / 128 KiB); iterateOrder 1 for ORDER_N.
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE>
+constexpr MatmulApiStaticTiling GetMatmulApiTiling(const MatmulConfig& mmCFG, int32_t l1Size = 512 * 1024) {
+    MatmulApiStaticTiling t{};
+    t.cfg = mmCFG;
+    t.singleCoreM = int32_t(mmCFG.singleCoreM);
+    t.singleCoreN = int32_t(mmCFG.singleCoreN);
+    t.singleCoreK = int32_t(mmCFG.singleCoreK);
+    t.M = t.singleCoreM;
+    t.N = t.singleCoreN;
+    t.Ka = t.Kb = t.singleCoreK;
+    t.baseM = int32_t(mmCFG.basicM);
+    t.baseN = int32_t(mmCFG.basicN);
+    t.baseK = int32_t(mmCFG.basicK);
+    t.iterateOrder = mmCFG.iterateOrder == IterateOrder::ORDER_N ? 1 : 0;
+    const int64_t ea = int64_t(sizeof(typename A_TYPE::T)), eb = int64_t(sizeof(typename B_TYPE::T));
+    const int32_t ksteps = t.singleCoreK > 0 && t.baseK > 0 ? (t.singleCoreK + t.baseK - 1) / t.baseK : 1;
+    t.stepM = t.stepN = 1;
+    t.stepKa = t.stepKb = ksteps;
+    const int64_t l1 = (int64_t(t.baseM) * ea + int64_t(t.baseN) * eb) * t.baseK * ksteps;
+    const int32_t db = 2 * l1 <= l1Size ? 2 : 1;
+    t.depthA1 = t.depthB1 = ksteps * db;
+    t.dbL0A = 2 * int64_t(t.baseM) * t.baseK * ea <= 64 * 1024 ? 2 : 1;
+    t.dbL0B = 2 * int64_t(t.baseN) * t.baseK * eb <= 64 * 1024 ? 2 : 1;
+    t.dbL0C = 2 * int64_t(t.baseM) * t.baseN * 4 <= 128 * 1024 ? 2 : 1;
+    (void)sizeof(typename C_TYPE::T), (void)sizeof(typename BIAS_TYPE::T);
+    return t;
+}
+
+// (a constant tiling's configuration)
+constexpr MatmulConfig ToMatmulConfig(const MatmulApiStaticTiling& tiling) { return tiling.cfg; }
 
 }  // namespace AscendC
 
@@ -352,5 +443,11 @@ using AscendC::MatmulShapeParams;
 using AscendC::MM_CFG_BB;
 using AscendC::ScheduleType;
 using AscendC::ToMatmulConfig;
+using AscendC::GetMatmulApiTiling;
+using AscendC::MatmulApiStaticTiling;
+
+// The page's shorthand for declaring the MatmulPolicy parameter of a Matmul-like template.
+#define MATMUL_POLICY_DEFAULT_OF(DEFAULT) \
+    template <const auto& = MM_CFG, typename...> class MATMUL_POLICY = AscendC::Impl::Detail::DEFAULT
 
 #endif  // MPNPU_CUBE_MATMUL_CONFIG_H

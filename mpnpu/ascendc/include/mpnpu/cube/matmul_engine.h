@@ -24,6 +24,7 @@
 #include "../native/rt.h"
 #include "../types.h"
 #include "gemm.h"
+#include "matmul_config.h"
 
 namespace mpnpu {
 namespace mm {
@@ -142,7 +143,7 @@ inline const char* what_set(const char* call, const char* operand, const char* s
 }
 
 template <typename AT, typename BT, typename BiasT>
-using acc_t = std::conditional_t<std::is_same_v<AT, int8_t>, int32_t, float>;
+using acc_t = std::conditional_t<std::is_same_v<AT, int8_t> || std::is_same_v<AT, ::int4b_t>, int32_t, float>;
 
 // The NZ layout (CubeFormat::NZ) of a matrix with ``rows`` rows: fractals of 16 rows x c0 columns,
 // the columns cut into blocks of c0 (32 bytes of A and B: 16 half, 8 float, 32 int8; C's blocks are
@@ -236,11 +237,65 @@ inline Operand<T> operand(const Source& src, bool trans, int64_t rows, int64_t l
     }
 }
 
+// int4b_t A and B (ND in GM, two a byte, the even element in the low half): rows [r0, r0 + nr) x
+// columns [cs, cs + nc) of the stored matrix (rows ld elements, an even number, so that each starts on
+// a byte) unpacked into ``out`` (row-major, nc wide), read on PIPE_MTE2.
+inline MpnpuEvent* i4_rows(const Source& src, int64_t ld, int64_t r0, int64_t nr, int64_t cs, int64_t nc,
+                           std::vector<int8_t>& out, const Site& site, const char* what) {
+    if (ld % 2)
+        api_error(site, "%s: int4b_t rows of an odd length (%lld) do not start on a byte", what, (long long)ld);
+    const uint8_t* p = src.start;
+    const int64_t first = (r0 * ld + cs) / 2, last = (r0 * ld + cs + nc - 1) / 2;
+    MpnpuEvent* rec = gm_access('R', P_MTE2, src.base, p + first, uint64_t(last - first + 1), uint64_t(ld / 2),
+                                uint64_t(nr), 1, site, what);
+    out.resize(size_t(nr * nc));
+    for (int64_t r = 0; r < nr; ++r)
+        for (int64_t c = 0; c < nc; ++c) {
+            const int64_t idx = (r0 + r) * ld + cs + c;
+            const int v = (idx % 2) ? p[idx / 2] >> 4 : p[idx / 2] & 0xF;
+            out[size_t(r * nc + c)] = int8_t((v ^ 8) - 8);
+        }
+    return rec;
+}
+
+// A tile of an int4b_t product (int32_t accumulation), as compute_tile below.
+template <typename BiasT, typename Acc>
+inline void compute_tile_i4(const Setup& s, int32_t t, std::vector<Acc>& out, bool partial, const Site& site,
+                            const char* call) {
+    const Tile tile = tile_of(s, t);
+    const int64_t K = s.singleK, tm = tile.tm, tn = tile.tn;
+    const Source sa{s.a_base, s.a, false, 0, 0}, sb{s.b_base, s.b, false, 0, 0};
+    thread_local std::vector<int8_t> a8, b8;
+    const char* what_a = what_set(call, "A", "SetTensorA", s.a_file, s.a_line);
+    MpnpuEvent* ra = s.transA ? i4_rows(sa, s.orgM, 0, K, tile.m0, tm, a8, site, what_a)    // K x tm
+                              : i4_rows(sa, s.orgKa, tile.m0, tm, 0, K, a8, site, what_a);  // tm x K
+    const char* what_b = what_set(call, "B", "SetTensorB", s.b_file, s.b_line);
+    MpnpuEvent* rb = s.transB ? i4_rows(sb, s.orgKb, tile.n0, tn, 0, K, b8, site, what_b)   // tn x K
+                              : i4_rows(sb, s.orgN, 0, K, tile.n0, tn, b8, site, what_b);   // K x tn
+    const BiasT* bias = s.hasBias && s.bias ? reinterpret_cast<const BiasT*>(s.bias) + tile.n0 : nullptr;
+    MpnpuEvent* rbias = bias ? gm_access('R', P_MTE2, s.bias_base, bias, uint64_t(tn) * sizeof(BiasT), 0, 1,
+                                         sizeof(BiasT), site, what_of(call, "reading the bias"))
+                             : nullptr;
+    out.resize(size_t(tm * tn));
+    for (int64_t i = 0; i < tm; ++i)
+        for (int64_t j = 0; j < tn; ++j) {
+            Acc v = partial ? out[size_t(i * tn + j)] : Acc(0);
+            if (bias) v += Acc(to_float(bias[j]));
+            for (int64_t kk = 0; kk < K; ++kk)
+                v += Acc(s.transA ? a8[size_t(kk * tm + i)] : a8[size_t(i * K + kk)]) *
+                     Acc(s.transB ? b8[size_t(j * K + kk)] : b8[size_t(kk * tn + j)]);
+            out[size_t(i * tn + j)] = v;
+        }
+    done(ra);
+    done(rb);
+    done(rbias);
+}
+
 // Computes tile ``t`` into ``out`` (tm x tn, row stride tn); ``partial``: add onto what ``out`` holds.
 // kNzA / kNzB: A / B are stored in the NZ layout.
 template <typename AT, typename BT, typename BiasT, bool kNzA = false, bool kNzB = false, typename Acc>
-inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool partial, const Site& site,
-                         const char* call) {
+inline void compute_tile_plain(const Setup& s, int32_t t, std::vector<Acc>& out, bool partial, const Site& site,
+                               const char* call) {
     const Tile tile = tile_of(s, t);
     const int64_t K = s.singleK, tm = tile.tm, tn = tile.tn;
     // A [orgM, orgKa] (transposed: [orgKa, orgM]); B [orgKb, orgN] (transposed: [orgN, orgKb])
@@ -320,6 +375,16 @@ inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool 
     done(ra);
     done(rb);
     done(rbias);
+}
+
+// (int4b_t A and B: compute_tile_i4)
+template <typename AT, typename BT, typename BiasT, bool kNzA = false, bool kNzB = false, typename Acc>
+inline void compute_tile(const Setup& s, int32_t t, std::vector<Acc>& out, bool partial, const Site& site,
+                         const char* call) {
+    if constexpr (std::is_same_v<AT, ::int4b_t>)
+        compute_tile_i4<BiasT>(s, t, out, partial, site, call);
+    else
+        compute_tile_plain<AT, BT, BiasT, kNzA, kNzB>(s, t, out, partial, site, call);
 }
 
 // The (de)quantisation on the way out of L0C (Setup's quant_*: SetQuantScalar / SetQuantVector), as
@@ -434,6 +499,34 @@ inline void store_tile(const Tile& tile, const std::vector<Acc>& acc, const uint
 inline int64_t tile_offset(const Setup& s, const Tile& tile, int32_t t, bool sequential, bool all, int64_t ld) {
     if (sequential) return all ? int64_t(t) * s.tiling.baseM * s.tiling.baseN : 0;
     return int64_t(tile.m0) * ld + tile.n0;
+}
+
+// -- batch matmul (IterateBatch / IterateNBatch) ---------------------------------------------------------
+//
+// A batch layout (LayoutMode) names five extents b, s, n, g, d (TCubeTiling's ALayoutInfoB..D for A,
+// BLayoutInfoB..D for B, CLayoutInfoB, S1, N, G, S2 for C); one matrix of the batch is s rows of d
+// elements, and the batches are counted over (b, n, g), g fastest:
+//   BSNGD    [b][s][n][g][d]: matrix q = (b, n, g) starts at b*s*n*g*d + (n*g + g')*d, rows n*g*d apart
+//   SBNGD    [s][b][n][g][d]: matrix q starts at q*d, rows b*n*g*d apart
+//   BNGS1S2  [b][n][g][s][d]: matrix q starts at q*s*d, rows d apart
+// NORMAL (and NONE for C) is the plain matrices one after another (see MatmulCore::batch_at).
+struct BatchAt {
+    int64_t off;  // the matrix's first element, in elements from the tensor's start
+    int64_t ld;   // its row stride
+};
+
+inline BatchAt layout_at(LayoutMode mode, int64_t b, int64_t s, int64_t n, int64_t g, int64_t d, int64_t q) {
+    (void)b;
+    switch (mode) {
+        case LayoutMode::BSNGD: {
+            const int64_t per_b = n * g > 0 ? n * g : 1;
+            return {(q / per_b) * s * n * g * d + (q % per_b) * d, n * g * d};
+        }
+        case LayoutMode::SBNGD:
+            return {q * d, b * n * g * d};
+        default:  // BNGS1S2
+            return {q * s * d, d};
+    }
 }
 
 }  // namespace mm

@@ -18,8 +18,8 @@
 // vector cores may issue different numbers of requests; End itself only ends one object's use, so
 // that another object (or the same one again) can be used after it, as the documentation has it.
 // Before the kernel's own SyncAll or CrossCoreWaitFlag a client sends an empty request (not waited
-// for), so that a vector core blocked there never leaves its sibling's request without its pair. Requests are one per Iterate, GetTensorC, IterateAll
-// and End (the setters only change the client's copy of the setup, which travels with each request).
+// for), so that a vector core blocked there never leaves its sibling's request without its pair. Requests are one per Iterate, GetTensorC, IterateAll,
+// IterateBatch / IterateNBatch and End (the setters only change the client's copy of the setup, which travels with each request).
 // The flags are real cross-core flags (ids 0 and 1, inside the [0, 2N-1] the documentation reserves
 // for N Matmul objects): the watchdog sees a server waiting for a client that finished without
 // End, the race detector orders the cube core's accesses by them, holds stop at them.
@@ -58,7 +58,7 @@ constexpr uint32_t MAGIC = 0x4b464331u;
 // GM bytes of the system workspace one AI core's matmul needs (nobj Matmul objects).
 constexpr uint64_t kfc_block_bytes(int nobj) { return PROTO_BYTES + uint64_t(nobj) * 2 * STAGE_BYTES; }
 
-enum Op : uint32_t { OP_NULL = 0, OP_ITERATE = 1, OP_GETC = 2, OP_ITERATE_ALL = 3, OP_END = 4 };
+enum Op : uint32_t { OP_NULL = 0, OP_ITERATE = 1, OP_GETC = 2, OP_ITERATE_ALL = 3, OP_END = 4, OP_ITERATE_BATCH = 5 };
 
 struct WirePtr {
     int32_t arg;  // kernel argument index, -1: none
@@ -68,9 +68,11 @@ struct WirePtr {
 
 struct Wire {
     uint32_t magic, seq, op, obj;
-    int32_t tile, enAtomic, sequential, partial, to_ub, finishing, pad0, pad1;
-    int32_t line, pad2;
+    int32_t tile, enAtomic, sequential, partial, to_ub, finishing;
+    int32_t batch_a, batch_b, batch_loops;  // IterateBatch / IterateNBatch: batchA, batchB, batchLoop
+    int32_t line;
     int64_t file, func;  // the client's call site, relative to site_anchor (one library, every process)
+    int64_t stride_a, stride_b;  // IterateBatch's matrixStrideA / matrixStrideB
     Setup setup;         // pointers zeroed; they travel below
     WirePtr a_base, a, b_base, b, bias_base, bias, c_base, c, quant_base, quant;
 };
@@ -166,6 +168,7 @@ struct Client {
     bool server_done = false, finished = false;
     uint32_t used = 0, ended = 0;  // Matmul objects (bits) this core used / whose last call was End
     int alive = 0;                 // registered objects not yet destroyed
+    int registered = 0;            // objects REGIST_MATMUL_OBJ gave
     Site site{nullptr, 0, nullptr};  // REGIST_MATMUL_OBJ's
 };
 inline Client& client() {
@@ -215,12 +218,14 @@ inline uint64_t post(Wire& w, const Site& site) {
 
 // The kernel is done with the matmul on this vector core (its last registered object is being
 // destroyed, at the end of the kernel function): if End was called after the last use of every
-// object it used, take part in the server's rounds with empty requests until the server has
-// finished (the other vector core may still be issuing requests). Otherwise do nothing: the
-// server then waits for a request that never comes, which the watchdog reports as a deadlock.
+// object it used, or it registered one object only (End is documented as what switching between
+// objects needs; the dev kit's batch matmul samples use their one object without it), take part in
+// the server's rounds with empty requests until the server has finished (the other vector core may
+// still be issuing requests). Otherwise do nothing: the server then waits for a request that never
+// comes, which the watchdog reports as a deadlock.
 inline void finish_client() {
     Client& c = client();
-    if (!c.chunk || c.finished || (c.used & ~c.ended) != 0) return;
+    if (!c.chunk || c.finished || (c.registered > 1 && (c.used & ~c.ended) != 0)) return;
     while (!c.server_done) {
         Wire idle{};
         idle.op = OP_NULL;
@@ -317,6 +322,7 @@ inline bool regist(const Site& site, AscendC::TPipe* pipe, uint8_t* workspace, b
         c.chunk = chunk;
         c.sub = int(core().launch.subblock_idx);
         c.site = site;
+        c.registered = ctx.n;
         core().before_user_sync = &before_kernel_sync;
         for (int i = 0; i < ctx.n; ++i) ctx.objs[i]->mpnpu_client_registered();
         return false;
