@@ -77,9 +77,9 @@ def test_without_a_real_poll_of_the_right_flags_the_read_races(mode: int) -> Non
 
 def test_a_scalar_poll_of_a_flag_word_orders_the_cores() -> None:
     """ReadGmByPassDCache in a loop until the next core's WriteGmByPassDCache shows; the last core
-    works longer, so the core before it spins."""
+    works longer (long enough to cover the core processes' start-up skew), so the core before it spins."""
     for _ in range(5):
-        r, out, spins = _launch(2, 4, 200)
+        r, out, spins = _launch(2, 4, 3000)
         if spins[0] > 3:
             break
     assert spins[0] > 3, spins

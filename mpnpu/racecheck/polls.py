@@ -36,8 +36,10 @@ themselves are the synchronisation (like the flag word of IBWait), so they take 
 conflict.
 
 :func:`with_polls` returns the trace with the edges as :class:`~mpnpu.runtime.trace.GmFlagEvent`
-pairs (op ``"observed"`` after the write: it releases only what that write's instruction comes
-after; op ``"wait"`` at the acquire) and without the poll reads. The rule reads times, so it runs
+pairs (op ``"observed"`` after a write the poll read whole: it releases the write and what its
+instruction comes after; ``"observed-part"`` after one it read only some bytes of, whose other bytes
+need not have landed when it looked: only what the write comes after; op ``"wait"`` at the acquire)
+and without the poll reads. The rule reads times, so it runs
 before racecheck's reuse key is taken: two launches that differ in their poll edges differ in
 their keys.
 """
@@ -53,6 +55,7 @@ from mpnpu.ascendc.native import abi
 from mpnpu.ascendc.native.records import RecordChunk
 from mpnpu.runtime.trace import (
     GM_FLAG_OBSERVED,
+    GM_FLAG_OBSERVED_PART,
     READ,
     Access,
     DroppedSyncEvent,
@@ -304,8 +307,10 @@ def poll_view(trace: LaunchTrace) -> tuple[LaunchTrace, list[list[int]] | None]:
             key = keys.get((w.core, w.pos))
             if key is None:
                 key = keys[(w.core, w.pos)] = -1 - len(keys)
+                # a poll that read only some of the write's bytes saw those land, not the rest
+                op = OBSERVED if not _subtract(list(w.ev.ranges), list(last.ranges)) else GM_FLAG_OBSERVED_PART
                 after[w.core].setdefault(w.pos, []).append(
-                    GmFlagEvent(OBSERVED, key, 0, POLL_NAME, w.ev.stage, w.ev.site, w.ev.t1, w.ev.t1))
+                    GmFlagEvent(op, key, 0, POLL_NAME, w.ev.stage, w.ev.site, w.ev.t1, w.ev.t1))
             before[run.core].setdefault(at, []).append(
                 GmFlagEvent("wait", key, 1, POLL_NAME, last.stage, last.site, last.t0, last.t1))
     if not any(drop):

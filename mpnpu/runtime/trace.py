@@ -122,8 +122,10 @@ class FlagWaitEvent(NamedTuple):
     t1: int = 0  # released
 
 
-#: GmFlagEvent.op of a write that a poll observed (racecheck's rule of polled GM)
+#: GmFlagEvent.op of a write that a poll observed whole (racecheck's rule of polled GM)
 GM_FLAG_OBSERVED = "observed"
+#: ... of a write a poll saw only some bytes of: what the write comes after is released, not the write
+GM_FLAG_OBSERVED_PART = "observed-part"
 
 
 class GmFlagEvent(NamedTuple):
@@ -135,8 +137,9 @@ class GmFlagEvent(NamedTuple):
 
     Racecheck's rule of polled GM (:mod:`mpnpu.racecheck.polls`) adds such events of its own (name
     "poll", negative keys): op :data:`GM_FLAG_OBSERVED` right after a write another core's poll
-    observed (it releases only what that write's instruction comes after) and a "wait" where the
-    polling core acquires it."""
+    observed whole (it releases that write and what its instruction comes after),
+    :data:`GM_FLAG_OBSERVED_PART` after one it saw only part of (what the write comes after: its other
+    bytes may not have landed when the poll looked), and a "wait" where the polling core acquires it."""
 
     op: str
     key: int
