@@ -1,6 +1,6 @@
 """Racecheck's rule of polled GM (mpnpu/racecheck/polls.py) on hand-built traces: a poll orders the
 writes it observed before what its core does after it; a single read, a fixed number of re-reads
-that saw no change, a read that began before the write ended, or a write the poll's bytes do not
+that saw no change, a read that ended before the write began, or a write the poll's bytes do not
 cover order nothing. Vector cores 1 and 2 of block_dim 1 (program order: no pipes)."""
 
 from __future__ import annotations
@@ -66,9 +66,19 @@ def test_re_reads_that_saw_no_change_are_no_poll() -> None:
     assert [h.kind for h in data_races(tr)] == ["RAW"]
 
 
-def test_a_write_that_ended_after_the_last_read_began_is_not_observed() -> None:
+def test_a_write_that_began_as_the_last_read_ended_is_not_observed() -> None:
     tr = trace(writer(100, 200), reader([50, 150, 199], 300))
     assert [h.kind for h in data_races(tr)] == ["RAW"]
+
+
+def test_a_write_whose_record_ends_late_is_observed_when_it_began_before_the_last_read_ended() -> None:
+    """A core can be descheduled between its store and its record's end: the flag's record [195, 260)
+    ends after the last read began, but the loop stopped at that read, and this write is the only one
+    that can have landed between the last two reads: the poll observed it (it used to be missed, so a
+    two-core scalar flag barrier reported its data as racing now and then)."""
+    c1 = [acc(WRITE, "data", DATA, "k.py:10", 100, 101), acc(WRITE, "flags", FLAG, "k.py:11", 195, 260)]
+    tr = trace(c1, reader([50, 150, 199], 300))
+    assert data_races(tr) == [] and poll_reads(tr) == 3
 
 
 def test_a_poll_orders_only_what_came_before_the_observed_write() -> None:

@@ -9,15 +9,16 @@ The rule (docs/device-model.md, "Polled GM")::
 
     poll run     consecutive reads by one core of exactly the same GM bytes at the same line, with no
                  other GM access and no cross-core sync of that core between them
-    poll         a run of at least two reads whose last read began after another core's write to
-                 those bytes ended, and whose read before it began before that write ended: the
+    poll         a run of at least two reads whose last read ended after another core's write to
+                 those bytes began, and whose read before it began before that write ended: the
                  loop stopped right after the bytes changed (it waited for the change)
     poll site    (line, GM tensor, number of bytes read) of a poll: every run at a poll site, by any
                  core and of any bytes of that size, is a poll read, including a run of one read (the
                  core whose first look already found every flag set; a core of a chain that polls its
                  neighbour's word, found already set)
-    edge         the last read r of a poll read observed a write W of another core when W ended
-                 before r began and some byte W wrote there is not overwritten by a write that
+    edge         the last read r of a poll read observed a write W of another core when W began
+                 before r ended (a write's record may end well after its store: its core can be
+                 descheduled in between) and some byte W wrote there is not overwritten by a write that
                  started after W ended and ended before r began. Then what W's core did before W
                  (per its own pipes: what W's instruction comes after) happens before what r's core
                  does after its check of r: from the first GM access or cross-core sync after r on
@@ -116,6 +117,8 @@ class _Writes:
 
 
 _NO_WRITES = _Writes([])
+#: no upper bound on a write's end time
+_FOREVER = 2**62
 
 
 def _overlap(a: Ranges, b: Ranges) -> list[tuple[int, int]]:
@@ -248,7 +251,10 @@ def _observed(r: Access, writes: _Writes, reader: int) -> list[_Write]:
     """The other cores' writes the read ``r`` observed (module docstring, "edge")."""
     if not r.t0:
         return []
-    before = writes.touching(r, 0, r.t0)
+    # a write whose record began before the read's ended: its store may have landed before the read's
+    # load even when its record ends later (a core can be descheduled between its store and the
+    # record's end time; the loop's exit says the read saw a change)
+    before = [w for w in writes.touching(r, 0, _FOREVER) if w.ev.t0 < r.t1]
     seen: list[_Write] = []
     for w in before:
         if w.core == reader:
@@ -271,7 +277,9 @@ def _is_poll(run: _Run, trace: LaunchTrace, writes: _Writes) -> bool:
     prev: Any = evs[run.positions[-2]]
     if not last.t0 or not prev.t0:
         return False
-    return any(w.core != run.core for w in writes.touching(last, prev.t0, last.t0))
+    # the change landed after the previous read began and before the last one ended (the write's record
+    # may end later than its store, see _observed)
+    return any(w.core != run.core and w.ev.t0 < last.t1 for w in writes.touching(last, prev.t0, _FOREVER))
 
 
 def with_polls(trace: LaunchTrace) -> LaunchTrace:
