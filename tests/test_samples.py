@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -347,8 +348,8 @@ def test_a_launch_runs_as_the_type_its_kernels_qualifier_declares(tmp_path) -> N
         }
         """))
     lines = open(stage_source(str(src), str(tmp_path / "out"))).read().splitlines()
-    body = {name: next(line for line in lines if f"&{name}" in line) for name in ("vec_k", "cube_k<4>", "plain_k",
-                                                                                  "mix_k")}
+    body = {name: next(line for line in lines if f"mpnpu_kernel_ = {name};" in line)
+            for name in ("vec_k", "cube_k<4>", "plain_k", "mix_k")}
     assert "LaunchAs mpnpu_as_(::KernelMode::AIV_MODE)" in body["vec_k"]
     assert "LaunchAs mpnpu_as_(::KernelMode::AIC_MODE)" in body["cube_k<4>"]
     assert "LaunchAs" not in body["plain_k"]
@@ -376,11 +377,38 @@ def test_a_kernel_declared_per_scenario_launches_as_the_scenario_built_declares_
         }
         """))
     launch = {n: next(line for line in open(stage_source(str(src), str(tmp_path / n), {"SCENARIO_NUM": n}))
-                      if "&k;" in line) for n in ("1", "2")}
+                      if "mpnpu_kernel_ = k;" in line) for n in ("1", "2")}
     assert "LaunchAs" not in launch["1"]
     assert "LaunchAs mpnpu_as_(::KernelMode::AIC_MODE)" in launch["2"]
     assert kernel_mode_of([str(src)], {"SCENARIO_NUM": "1"}) == "mix"
     assert kernel_mode_of([str(src)], {"SCENARIO_NUM": "2"}) == "aic"
+
+
+@needs_cxx
+def test_a_launch_may_name_a_variable_that_holds_the_kernel(tmp_path) -> None:
+    """``selected<<<...>>>(...)`` where ``selected`` is a constexpr pointer to one of several kernels (the dev
+    kit's matmul_high_performance picks its kernel per scenario so): staged, it compiles and launches that
+    kernel (it used to take the variable's address, and no run_kf matched)."""
+    from mpnpu.tools.samples.build import stage_source
+
+    src = tmp_path / "k.asc"
+    src.write_text(textwrap.dedent("""\
+        #include "kernel_operator.h"
+        extern "C" __global__ __aicore__ void one(GM_ADDR x) {}
+        extern "C" __global__ __aicore__ void two(GM_ADDR x) {}
+        void host(uint8_t* x, void* s) {
+            constexpr auto selected = []() { return two; }();
+            selected<<<1, nullptr, s>>>(x);
+        }
+        """))
+    staged = stage_source(str(src), str(tmp_path / "out"))
+    from mpnpu.ascendc.build import cpudebug_lib
+
+    cxx = shutil.which("g++") or shutil.which("c++")
+    assert cxx is not None
+    r = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", "-DMPNPU_ACL_GM", "-include", "tikicpulib.h",
+                        *cpudebug_lib.cflags(), staged], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
 
 
 def test_a_kfc_workspace_parameter_becomes_the_system_workspace_on_the_kernels_first_line(tmp_path) -> None:

@@ -87,7 +87,8 @@ def stage_source(path: str, out_dir: str, defines: dict[str, str] | None = None)
         # a kernel whose qualifier says its type runs as that type, whatever the program's other kernels are
         mode = _declared_mode(selected, re.sub(r"<.*", "", kernel, flags=re.S).strip())
         launch_as = f"::mpnpu::cpudebug::LaunchAs mpnpu_as_(::KernelMode::{mode}); " if mode else ""
-        call = (f"{{ {launch_as}auto mpnpu_kernel_ = &{kernel}; ::mpnpu::cpudebug::run_kf("
+        # (by value, not &kernel: a launch may name a variable that holds the kernel's pointer)
+        call = (f"{{ {launch_as}auto mpnpu_kernel_ = {kernel}; ::mpnpu::cpudebug::run_kf("
                 f"{json.dumps(re.sub(r'<.*', '', kernel))}, mpnpu_kernel_, uint32_t({config[0]}), "
                 f"{json.dumps(' '.join(args.split()))}, __FILE__, __LINE__{', ' + args if args.strip() else ''}); }}")
         newlines = text[m.start():m.end()].count("\n")
