@@ -234,11 +234,12 @@ def test_matmul_impl_element_types(kernels, src, dst) -> None:
 # -- Matmul from the vector cores: REGIST_MATMUL_OBJ -----------------------------------------------------------
 
 C_TRANS_B, C_BIAS, C_ATOMIC, C_ITERATE, C_UB, C_ASYNC, C_EARLY, C_NO_END, C_SUB0 = 2, 4, 8, 16, 32, 64, 128, 256, 512
+C_SCRATCH = 16384
 C_UB_ALL, C_TWO, C_CROSS, C_ASYNC_ITERATE = 1024, 2048, 4096, 8192
 
 
 def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, kt=KernelType.MIX_1_2,
-            launches=1, **base):
+            launches=1, workspace=None, **base):
     rng = _rng(seed)
     a = rng.standard_normal((a_rows or m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
@@ -250,7 +251,7 @@ def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace
     with device(block_dim, kernel_type=kt) as dev:
         args = [dev.to_device("a", a), dev.to_device("b", b.T.copy() if mode & C_TRANS_B else b),
                 dev.to_device("bias", bias), dev.to_device("c", c0), dev.to_device("peek", np.zeros(64, np.float32)),
-                dev.to_device("workspace", np.zeros(workspace_bytes(block_dim, 2), np.uint8)),
+                dev.to_device("workspace", np.zeros(workspace or workspace_bytes(block_dim, 2), np.uint8)),
                 dev.to_device("tiling", packed)]
         for _ in range(launches):
             dev.gm.write(args[3], c0)
@@ -350,6 +351,15 @@ def test_racecheck_orders_the_servers_accesses_by_the_handshakes(kernels) -> Non
         assert writes and {p for _, p in writes} == {"PIPE_FIX"} and reads == {"a", "b"}
         waits = [e for e in cube if type(e).__name__ == "FlagWaitEvent"]
         assert waits and {(w.mode, w.flag_id) for w in waits} == {(2, 0)}
+
+
+def test_the_kernels_own_data_at_the_start_of_a_full_system_workspace_leaves_the_matmul_server_alone(kernels) -> None:
+    """A kernel may keep its own data at the start of its workspace argument (two dev kit samples keep C there):
+    in a workspace that holds the whole 16 MiB system workspace the server's state lies at its end."""
+    from mpnpu.ascendc.matmul_tiling import SYS_WORKSPACE_BYTES
+
+    out, ref, *_ = _client(kernels, 128, 128, 64, C_SCRATCH, block_dim=2, workspace=SYS_WORKSPACE_BYTES + 16384)
+    _close(out, ref)
 
 
 def test_reading_c_before_the_async_iterate_all_completed_is_a_raw(kernels) -> None:

@@ -7,7 +7,7 @@
 // never calling End (the cube core's server then waits forever: a deadlock the watchdog reports);
 // IterateAll into UB; a second Matmul object used after the first one's End (accumulating C again);
 // the two vector cores meeting in a SyncAll, one before its IterateAll and one after it; Iterate<false>
-// once and GetTensorC<false> per tile into UB.
+// once and GetTensorC<false> per tile into UB; the kernel's own data at the start of its workspace.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "mm_tiling.h"
@@ -15,7 +15,7 @@ using namespace AscendC;
 
 constexpr int32_t MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE = 16, MODE_UB = 32, MODE_ASYNC = 64,
                   MODE_EARLY = 128, MODE_NO_END = 256, MODE_SUB0 = 512, MODE_UB_ALL = 1024, MODE_TWO = 2048,
-                  MODE_CROSS = 4096, MODE_ASYNC_ITERATE = 8192;
+                  MODE_CROSS = 4096, MODE_ASYNC_ITERATE = 8192, MODE_SCRATCH = 16384;
 
 using aType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half>;
 using bType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half, true>;
@@ -37,6 +37,14 @@ extern "C" __global__ __aicore__ void mm_client(GM_ADDR a, GM_ADDR b, GM_ADDR bi
 
     const TCubeTiling& ct = t.cube;
     const int32_t part = int32_t(GetBlockIdx());
+    if (t.mode & MODE_SCRATCH) {
+        // MODE_SCRATCH: the kernel's own data at the start of its workspace argument (as two of the dev
+        // kit's matmul samples keep C there): the matmul server's state must not be there
+        GlobalTensor<int32_t> scratch;
+        scratch.SetGlobalBuffer((__gm__ int32_t*)workspace + part * 1024, 1024);
+        Fill(scratch, uint64_t(1024), int32_t(-1));
+        PipeBarrier<PIPE_ALL>();
+    }
     const bool idle = part >= ct.usedCoreNum || ((t.mode & MODE_SUB0) && GetSubBlockIdx() == 1);
     if (idle) {
         if (!(t.mode & MODE_NO_END)) mm.End();

@@ -292,8 +292,21 @@ inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
     const CoreState& c = core();
     int64_t block = c.launch.block_idx;
     if (is_aiv() && c.launch.subblock_num > 1) block /= c.launch.subblock_num;
-    uint8_t* chunk = workspace + uint64_t(block) * kfc_block_bytes(nobj);
-    check_ws(chunk, kfc_block_bytes(nobj), site);
+    // Where in the system workspace the library keeps its state the pages do not say, and a kernel may
+    // use the start of its workspace argument for its own data (two of the dev kit's matmul samples put
+    // C there, and pass on the chip). So when the workspace holds the whole system workspace, the
+    // server's chunks are laid out from its end (block 0 last); in a smaller one, from its start.
+    const uint64_t per = kfc_block_bytes(nobj);
+    uint64_t at = uint64_t(block) * per;
+    const int32_t r = find_region(workspace);
+    if (r >= 0) {
+        const MpnpuRegion& reg = c.regions[size_t(r)];
+        const uint64_t a = uint64_t(reinterpret_cast<uintptr_t>(workspace));
+        if (a + SYS_WORKSPACE_BYTES <= reg.addr + reg.size && uint64_t(block + 1) * per <= SYS_WORKSPACE_BYTES)
+            at = SYS_WORKSPACE_BYTES - uint64_t(block + 1) * per;
+    }
+    uint8_t* chunk = workspace + at;
+    check_ws(chunk, per, site);
     return chunk;
 }
 
