@@ -394,7 +394,7 @@ def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]],
     ev: Any  # its type is checked by identity below (the fast way), not narrowed
 
     last_access: tuple[int, ...] | None = None  # the clock of the newest GM access (None: program order)
-    before_access: tuple[int, ...] = ()  # ... and what it comes after (its own pipe's stamp less one)
+    last_pipe = -1  # ... and its pipe
 
     def everything() -> tuple[int, ...]:
         return tuple(map(max, *pc.vc))
@@ -407,7 +407,7 @@ def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]],
                 issued = pc.issue(p)
                 points.append((p, issued[p]))
                 last_access = tuple(issued)
-                before_access = tuple(c - 1 if q == p else c for q, c in enumerate(issued))
+                last_pipe = p
             else:
                 points.append((-1, len(released) + 1))
                 last_access = None
@@ -423,7 +423,8 @@ def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]],
             if ev.op == GM_FLAG_OBSERVED:  # a write another core's poll saw whole: it, and what it comes after
                 released.append(last_access if last_access is not None else everything())
             elif ev.op == GM_FLAG_OBSERVED_PART:  # seen in part: only what that write comes after
-                released.append(before_access if last_access is not None else everything())
+                released.append(everything() if last_access is None else  # (its own pipe's stamp less one)
+                                tuple(c - 1 if q == last_pipe else c for q, c in enumerate(last_access)))
             else:
                 released.append(None if ev.op == "wait" else everything())
         elif t is PipeSyncEvent:

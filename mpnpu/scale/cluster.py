@@ -47,7 +47,7 @@ from mpnpu.runtime import cpuset
 from mpnpu.scale.shards import Shard, ShardPlan, ShardResult, failed_shard_result, run_shard
 from mpnpu.scale.slots import CANCEL_GRACE_S, MAX_ATTEMPTS, ShardRun, record_loss, share_of_time_left
 
-__all__ = ["INSTALL_HINT", "import_ray", "NodeCpus", "run_on_cluster"]
+__all__ = ["INSTALL_HINT", "import_ray", "connect", "NodeCpus", "run_on_cluster"]
 
 INSTALL_HINT = "pip install 'mpnpu[cluster]'"
 
@@ -115,6 +115,27 @@ class NodeCpus:
         self._fds = []
 
 
+def connect(address: str | None, ray_init: dict[str, Any] | None = None) -> tuple[Any, bool]:
+    """The ``ray`` module, connected: to the cluster at ``address``, or (None) to an embedded local one
+    started with this machine's CPUs; ``ray_init`` adds to ``ray.init``'s arguments. Also whether this
+    call connected it (False when this process already was). A wrong address is a one-line UsageError."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray, False
+    kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    if address is None:
+        kwargs["num_cpus"] = len(cpuset.real_cpus())
+    else:
+        kwargs["address"] = address
+    kwargs.update(ray_init or {})
+    try:
+        ray.init(**kwargs)
+    except Exception as e:  # a wrong address, no cluster there
+        raise UsageError(f"cannot connect to the Ray cluster{' at ' + address if address else ''}: "
+                         f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    return ray, True
+
+
 def run_shard_task(shard: Shard, plan: ShardPlan, n_cpus: int, attempt: int, budget_s: float | None) -> ShardResult:
     """Body of the Ray task: claim ``n_cpus`` CPUs of this node, run the shard on them."""
     node_id = ""
@@ -163,24 +184,10 @@ def run_on_cluster(
     At most ``jobs`` tasks are in flight (default: as many as the cluster's CPUs hold at once).
     ``on_submit(shard, attempt)`` is called as a shard is submitted.
     """
-    ray = import_ray()
+    ray, connected = connect(address, ray_init)
     run = ShardRun()
     start = time.perf_counter()
-    own = address is None
-    if not ray.is_initialized():
-        kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-        if own:
-            kwargs["num_cpus"] = len(cpuset.real_cpus())
-        else:
-            kwargs["address"] = address
-        kwargs.update(ray_init or {})
-        try:
-            ray.init(**kwargs)
-        except Exception as e:  # a wrong address, no cluster there
-            raise UsageError(f"cannot connect to the Ray cluster{' at ' + address if address else ''}: "
-                             f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
-    else:
-        own = False
+    own = connected and address is None
     task = ray.remote(max_retries=0)(run_shard_task)
     pending: list[tuple[Shard, int]] = [(s, 1) for s in shards]
     in_flight: dict[Any, tuple[Shard, int]] = {}

@@ -19,9 +19,7 @@ import socket
 import threading
 from typing import Any, Iterator
 
-from mpnpu.errors import UsageError
-from mpnpu.runtime import cpuset
-from mpnpu.scale.cluster import import_ray
+from mpnpu.scale.cluster import connect
 from mpnpu.tools.mutate import Mutant, MutantRunner, classify_mutant
 
 #: how often a waiting driver thread looks whether the run was cancelled
@@ -53,20 +51,7 @@ class RayMutants:
         self._cancelled = threading.Event()
 
     def __enter__(self) -> RayMutants:
-        ray = import_ray()
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-            if self.address:
-                kwargs["address"] = self.address
-            else:
-                kwargs["num_cpus"] = len(cpuset.real_cpus())
-            try:
-                ray.init(**kwargs)
-            except Exception as e:  # a wrong address, no cluster there
-                first = str(e).splitlines()[0] if str(e) else type(e).__name__
-                raise UsageError(f"cannot connect to the Ray cluster"
-                                 f"{' at ' + self.address if self.address else ''}: {first}") from None
-            self._own = True
+        ray, self._own = connect(self.address)
         self._ray = ray
         self._task = ray.remote(max_retries=0, num_cpus=1)(classify_on_node)
         return self

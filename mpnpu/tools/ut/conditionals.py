@@ -56,7 +56,7 @@ def decide(condition: str, defines: dict[str, str]) -> bool | None:
 
     # twice: a define's value may itself name another define
     for _ in range(2):
-        expr = _NAME.sub(value, expr) if _NAME.search(expr) else expr
+        expr = _NAME.sub(value, expr)
     if undecided:
         return None
     expr = _INT_SUFFIX.sub(r"\1", expr).replace("&&", " and ").replace("||", " or ")
