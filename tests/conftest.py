@@ -53,6 +53,11 @@ def shm_segments() -> set[str]:
         return set()
 
 
+def own_segments() -> set[str]:
+    """The mpnpu segments this process created (another xdist worker's device is not ours to count)."""
+    return {s for s in shm_segments() if segment_pid(s) == os.getpid()}
+
+
 def segment_pid(name: str) -> int | None:
     """The creating pid encoded in an mpnpu segment name ("mpnpu_<pid>_<token>_<n>")."""
     try:

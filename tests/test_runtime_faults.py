@@ -48,7 +48,7 @@ from mpnpu.runtime.sync import (
 )
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.watchdog import Watchdog
-from tests.conftest import live_children, shm_segments
+from tests.conftest import live_children, own_segments, shm_segments
 from tests.runtime_util import OPTIONS, device, filled, k, still_alive
 from tests.waiting import wait_for
 
@@ -282,7 +282,7 @@ def test_block_dim_above_the_waves_mpnpu_runs_is_refused_before_any_process_star
     """A launch wider than the AI cores runs in waves (tests/test_ascendc_launch.py); past
     MAX_WAVES of them it is refused, before any process starts."""
     before_children = {p.pid for p in live_children()}
-    before_shm = shm_segments()
+    before_shm = own_segments()
     wide = MAX_WAVES * DEFAULT_SPEC.ai_cores + 1
     with pytest.raises(DeviceConfigError) as ei:
         Device(wide, options=OPTIONS)
@@ -290,7 +290,7 @@ def test_block_dim_above_the_waves_mpnpu_runs_is_refused_before_any_process_star
     assert ei.value.details == {"block_dim": wide, "ai_cores": DEFAULT_SPEC.ai_cores}
     assert str(DEFAULT_SPEC.ai_cores) in str(ei.value)
     assert {p.pid for p in live_children()} <= before_children
-    assert shm_segments() <= before_shm
+    assert own_segments() <= before_shm
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(DeviceConfigError):
             Device(bad, options=OPTIONS)  # type: ignore[arg-type]

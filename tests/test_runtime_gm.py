@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import os
 import pickle
 
 import numpy as np
@@ -428,10 +427,7 @@ def test_a_segment_interrupted_while_it_is_zero_filled_is_ended(monkeypatch) -> 
     fake = types.SimpleNamespace(**{n: getattr(real_np, n) for n in ("uint8",)})
     fake.frombuffer = lambda buf, dtype: real_np.frombuffer(buf, dtype=dtype).view(Interrupted)
     monkeypatch.setattr(segments, "np", fake)
-    from tests.conftest import segment_pid, shm_segments
-
-    def mine() -> set[str]:  # (another xdist worker's segments come and go meanwhile)
-        return {s for s in shm_segments() if segment_pid(s) == os.getpid()}
+    from tests.conftest import own_segments as mine
 
     before, still_mapped = mine(), len(segments._STILL_MAPPED)
     with pytest.raises(KeyboardInterrupt):

@@ -98,7 +98,7 @@ inline void copy_in(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTen
     dst.mpnpu_touch_bytes('W', pipe, 0, (count - 1) * local_step + block, site, what);
     uint8_t* l = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
     core().pipes.run(pipe, [=] {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = span_start();
         for (uint64_t i = 0; i < count; ++i) std::memcpy(l + i * local_step, g + i * gm_step, block);
         done(rec, t0);
     });
@@ -122,7 +122,7 @@ inline void copy_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTe
     const uint8_t* l = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
     int op = core().atomic_op;
     core().pipes.run(pipe, [=] {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = span_start();
         for (uint64_t i = 0; i < count; ++i)
             store_gm(reinterpret_cast<T*>(g + i * gm_step), reinterpret_cast<const T*>(l + i * local_step),
                      block / sizeof(T), op);
@@ -340,7 +340,7 @@ inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32
         isPad = true;
     }
     mpnpu::core().pipes.run(mpnpu::P_MTE2, [=] {
-        uint64_t t0 = mpnpu::now_ns();
+        uint64_t t0 = mpnpu::span_start();
         for (uint64_t i = 0; i < blockCount; ++i) {
             uint8_t* b = l + i * ub_step;
             std::memcpy(b + uint64_t(left) * sizeof(T), g + i * gm_step, blockLen);

@@ -143,7 +143,7 @@ inline void nd2nz(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTenso
     for (MpnpuEvent* r : recs) mark_queued(r, P_MTE2);
     T* l = dst.mpnpu_addr();
     core().pipes.run(P_MTE2, [=] {  // the bytes move when PIPE_MTE2 gets to it
-        uint64_t t0 = now_ns();
+        uint64_t t0 = span_start();
         for (uint32_t i = 0; i < p.ndNum; ++i) {
             const T* sm = g + uint64_t(i) * p.srcNdMatrixStride;
             T* dm = l + uint64_t(i) * p.dstNzMatrixStride;
@@ -204,7 +204,7 @@ inline void load_2d(const AscendC::LocalTensor<T>& dst, const uint8_t* src, uint
     mark_queued(rec, pipe);
     uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
     core().pipes.run(pipe, [=] {  // the fractals move when the pipe (MTE1, or MTE2 from GM) gets to it
-        uint64_t t0 = now_ns();
+        uint64_t t0 = span_start();
         for (uint32_t i = 0; i < p.repeatTimes; ++i) {
             const uint8_t* s = src + (first + uint64_t(i) * p.srcStride) * FRACTAL_BYTES;
             uint8_t* o = d + uint64_t(i) * (1 + uint64_t(p.dstGap)) * FRACTAL_BYTES;
@@ -451,7 +451,7 @@ inline void fix_out(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTen
     const U* l = src.mpnpu_addr();
     const int op = core().atomic_op;  // (the atomic mode at issue)
     core().pipes.run(P_FIX, [=] {  // L0C drains to GM when PIPE_FIX gets to it
-    uint64_t t0 = now_ns();
+    uint64_t t0 = span_start();
     const std::vector<uint64_t> words = table_words(quant, nSize);  // (read before anything is written)
     const QuantRule rule{quant.mode, quant.relu, quant.scalar, words.empty() ? nullptr : words.data()};
     std::vector<T> row(nd ? nSize : 16);

@@ -13,6 +13,7 @@
 #define MPNPU_RT_H
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -350,6 +351,26 @@ inline uint64_t now_ns() {
     return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
+// The start and the end of a GM access's span. Racecheck's rule of polled GM compares one core's
+// spans with another's, so a span must hold the moment its bytes met the other cores: the clock is
+// read before the access's first load can run (an x86 core may start a later load before an earlier
+// clock read completes) and after its stores are visible to the other cores (a store can wait in
+// the core's store buffer while the clock is read: measured, a read that began 10 ns after a write's
+// span ended still saw the old value).
+inline uint64_t span_start() {
+    const uint64_t t = now_ns();
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_lfence();
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+    return t;
+}
+inline uint64_t span_end() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return now_ns();
+}
+
 // The path with "." and ".." resolved lexically ("a/b/../c.h" -> "a/c.h"), as the compiler may name
 // an included file relative to its includer.
 inline std::string normal_path(const char* path) {
@@ -574,7 +595,7 @@ inline MpnpuEvent* gm_access(char kind, uint8_t pipe, const void* base, const vo
         e.run = run;
         e.stride = count > 1 ? stride : 0;
         e.count = count;
-        e.t0 = e.t1 = now_ns();
+        e.t0 = e.t1 = span_start();
         return &e;
     }
     return nullptr;
@@ -585,7 +606,7 @@ inline MpnpuEvent* gm_access(char kind, uint8_t pipe, const void* base, const vo
 inline void done(MpnpuEvent* rec, uint64_t t0 = 0) {
     if (!rec) return;
     if (t0) rec->t0 = t0;
-    rec->t1 = now_ns();
+    rec->t1 = span_end();
 }
 
 // Call around the copy itself when the launch holds: the plan's held core waits before its
