@@ -14,7 +14,7 @@ from mpnpu.racecheck.findings import (
     UNINIT_READ,
     FindingLog,
 )
-from mpnpu.racecheck.initcheck import Intervals, initcheck
+from mpnpu.racecheck.initcheck import Intervals, _minus, _within, initcheck
 from mpnpu.racecheck.synccheck import synccheck
 from mpnpu.report.checks import format_finding_log
 from mpnpu.runtime.config import LaunchOptions
@@ -58,10 +58,10 @@ def test_intervals() -> None:
     iv.add(8, 12)
     iv.add(4, 6)
     assert (iv.starts, iv.stops) == ([0, 8], [6, 12])
-    assert iv.uncovered(0, 6) is None
-    assert iv.uncovered(2, 10) == (6, 8)
-    assert iv.uncovered(0, 16) == (6, 16)
-    assert iv.uncovered(20, 30) == (20, 30)
+    assert _within(iv, 0, 6) == [(0, 6)]
+    assert _within(iv, 2, 10) == [(2, 6), (8, 10)]
+    assert _within(iv, 6, 8) == []
+    assert _minus([(0, 16)], iv) == [(6, 8), (12, 16)]
 
 
 def test_the_clean_twins_have_no_finding(traces) -> None:
@@ -132,16 +132,23 @@ def test_the_report_reads_like_racechecks(traces) -> None:
 # -- C++ -----------------------------------------------------------------------------------------
 
 
-@needs_cxx
-@pytest.mark.slow
-@pytest.mark.parametrize("mode", [0, 1, 2])
-def test_cxx_kernel_findings_at_its_lines(mode: int) -> None:
+def checks_cpp_trace(mode: int):
+    """One traced launch of tests/ascendc_kernels/checks.cpp built with MODE (0: clean; 1: an unwritten
+    buffer copied out; 2: a set never waited)."""
     k = kernel("checks.cpp", "checks", MODE=str(mode))
     with device(1, kernel_type=KernelType.AIV) as dev:
         x = dev.to_device("x", np.arange(64, dtype=np.float32))
         y = dev.empty("y", 64, "float32")
         trace = dev.launch_with(LaunchOptions(trace=True), k, x, y, 64).trace
         dev.free(x, y)
+    return trace
+
+
+@needs_cxx
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_cxx_kernel_findings_at_its_lines(mode: int) -> None:
+    trace = checks_cpp_trace(mode)
     init, sync = initcheck(trace), synccheck(trace)
     if mode == 0:
         assert init == [] and sync == []

@@ -24,10 +24,15 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from typing import Any, Iterable, Sequence
+from typing import Any, Container, Iterable, Sequence
 
+from mpnpu.ascendc.native import abi
 from mpnpu.racecheck.findings import INITCHECK, UNINIT_READ, Finding, merge_launch
+from mpnpu.racecheck.records_scan import records_of, unwritten_local_reads
 from mpnpu.runtime.trace import READ, Access, EventColumns, LaunchTrace, LocalAccess, PackedEvents
+
+_MEMORY_NAMES = abi.MEMORY_NAMES
+_PIPE_NAMES = abi.PIPE_NAMES
 
 
 class Intervals:
@@ -51,52 +56,57 @@ class Intervals:
         self.starts[i:j] = [start]
         self.stops[i:j] = [stop]
 
-    def uncovered(self, start: int, stop: int) -> tuple[int, int] | None:
-        """The hull of the bytes of [start, stop) no interval covers, or None when all are covered."""
-        if start >= stop:
-            return None
-        i = bisect_right(self.stops, start)  # first interval ending after start
-        lo: int | None = None
-        hi = start
-        pos = start
-        while pos < stop:
-            if i < len(self.starts) and self.starts[i] <= pos:
-                pos = self.stops[i]
-                i += 1
-                continue
-            gap_end = min(stop, self.starts[i]) if i < len(self.starts) else stop
-            lo = pos if lo is None else lo
-            hi = gap_end
-            pos = gap_end
-        return None if lo is None else (lo, hi)
 
-
-def _local_findings(trace: LaunchTrace) -> Iterable[Finding]:
-    topo = trace.topology
+def _unwritten_local_reads(events: Any, from_records: bool) -> Iterable[LocalAccess]:
+    """One core's local reads none of whose bytes an earlier instruction of the core wrote."""
+    records = records_of(events) if from_records else None
+    if records is not None:
+        found = unwritten_local_reads(records)
+        if not len(found):
+            return
+        rec = records.rec
+        for pos, (site, func) in zip(found.tolist(), records.site_names(found)):
+            r = rec[pos]
+            start = int(r["start"])
+            yield LocalAccess(READ, _MEMORY_NAMES[r["mem"]] if r["mem"] < len(_MEMORY_NAMES) else "?", start,
+                              start + int(r["run"]), _PIPE_NAMES[r["pipe"]] if r["pipe"] < len(_PIPE_NAMES) else "?",
+                              func, site, int(r["t0"]), int(r["t1"]))
+        return
+    written: dict[str, Intervals] = defaultdict(Intervals)
     ev: Any  # checked by type identity below (the fast way)
+    for ev in events:
+        if type(ev) is not LocalAccess:
+            continue
+        if ev.kind != READ:
+            written[ev.memory].add(ev.start, ev.stop)
+        elif ev.start < ev.stop and not _within(written[ev.memory], ev.start, ev.stop):
+            yield ev
+
+
+def _local_findings(trace: LaunchTrace, from_records: bool = True) -> Iterable[Finding]:
+    topo = trace.topology
     for c, events in enumerate(trace.events):
-        written: dict[str, Intervals] = defaultdict(Intervals)
         info = None
-        for ev in events:
-            if type(ev) is not LocalAccess:
-                continue
-            if ev.kind != READ:
-                written[ev.memory].add(ev.start, ev.stop)
-                continue
-            gap = written[ev.memory].uncovered(ev.start, ev.stop)
-            if gap != (ev.start, ev.stop):  # (some byte of its hull written: see the module docstring)
-                continue
+        for ev in _unwritten_local_reads(events, from_records):
             info = info or topo.core(c)
             yield Finding(
                 check=INITCHECK, kind=UNINIT_READ, subject=ev.memory, site=ev.site, stage=ev.stage, core=info.label,
-                message=f"{ev.pipe} reads {ev.memory} bytes [{gap[0]}:{gap[1]}] that nothing in this core wrote "
+                message=f"{ev.pipe} reads {ev.memory} bytes [{ev.start}:{ev.stop}] that nothing in this core wrote "
                         "before it in the launch",
                 fix=f"write those bytes (a copy-in, a Duplicate, or the instruction that produces them) before the "
                     f"read at {ev.site}, or read only the bytes that were written",
-                byte_range=gap, pipe=ev.pipe, cores=frozenset({info.short}))
+                byte_range=(ev.start, ev.stop), pipe=ev.pipe, cores=frozenset({info.short}))
 
 
-def _gm_findings(trace: LaunchTrace) -> Iterable[Finding]:
+def _gm_accesses(events: Any, fresh: Container[str], from_records: bool) -> Iterable[Any]:
+    """One core's GM accesses of the ``fresh`` segments, in program order."""
+    records = records_of(events) if from_records else None
+    if records is None:
+        return (ev for ev in events if type(ev) is Access and ev.segment in fresh)
+    return (ev for chunk in records.chunks for ev in chunk.gm_accesses(fresh)[1])
+
+
+def _gm_findings(trace: LaunchTrace, from_records: bool = True) -> Iterable[Finding]:
     fresh: dict[str, Intervals] = defaultdict(Intervals)  # per segment: bytes the launch started without
     for _name, segment, start, stop in trace.unwritten_gm:
         fresh[segment].add(start, stop)
@@ -106,9 +116,7 @@ def _gm_findings(trace: LaunchTrace) -> Iterable[Finding]:
     reads: list[tuple[int, Access]] = []
     ev: Any
     for c, events in enumerate(trace.events):
-        for ev in events:
-            if type(ev) is not Access or ev.segment not in fresh:
-                continue
+        for ev in _gm_accesses(events, fresh, from_records):
             if ev.kind == READ:
                 reads.append((c, ev))
             else:
@@ -173,9 +181,12 @@ def compiled(trace: LaunchTrace) -> bool:
                for events in trace.events)
 
 
-def initcheck(trace: LaunchTrace, local: bool | None = None) -> list[Finding]:
+def initcheck(trace: LaunchTrace, local: bool | None = None, *, from_records: bool = True) -> list[Finding]:
     """The reads of never-written memory in one traced launch, merged by line, memory and pipe.
-    ``local``: check local memory too (default: for a compiled kernel, :func:`compiled`)."""
+    ``local``: check local memory too (default: for a compiled kernel, :func:`compiled`);
+    ``from_records``: read a compiled kernel's records as they are (:mod:`records_scan`; False: walk
+    the decoded events, the reference the tests compare with)."""
     if local is None:
         local = compiled(trace)
-    return merge_launch([*(_local_findings(trace) if local else ()), *_gm_findings(trace)])
+    return merge_launch([*(_local_findings(trace, from_records) if local else ()),
+                         *_gm_findings(trace, from_records)])

@@ -44,6 +44,7 @@ from mpnpu.racecheck.findings import (
     Finding,
     merge_launch,
 )
+from mpnpu.racecheck.records_scan import Issued, records_of, sync_steps
 from mpnpu.runtime.pipe_events import ANALYSED_PIPES
 from mpnpu.runtime.topology import CoreInfo
 from mpnpu.runtime.trace import (
@@ -99,6 +100,7 @@ _Pairs = dict[tuple[str, str, str, int], list[Any]]
 
 
 def _core_findings(c: int, events: Any, info: CoreInfo, pairs: _Pairs) -> Iterable[Finding]:
+    """Core ``c``'s findings; ``events``: its trace events, or :func:`records_scan.sync_steps`'s walk."""
     clocks = _Clocks()
     pending: dict[tuple[str, int], deque[tuple[Any, tuple[int, ...], int]]] = defaultdict(deque)
     cores = frozenset({info.short})
@@ -107,6 +109,8 @@ def _core_findings(c: int, events: Any, info: CoreInfo, pairs: _Pairs) -> Iterab
         t = type(ev)
         if t is LocalAccess or (t is Access and ev.pipe):
             clocks.issue(_pipe(ev.pipe))
+        elif t is Issued:
+            ev.apply(clocks.vc)
         elif t is SyncAllEvent:
             clocks.drain(range(_N))
         elif t is PipeSyncEvent:
@@ -169,13 +173,14 @@ def _redundant(pairs: _Pairs) -> Iterable[Finding]:
                 fix=f"remove this WaitFlag and its SetFlag at {set_site}, or keep them if a later change needs them")
 
 
-def _flag_findings(trace: LaunchTrace) -> Iterable[Finding]:
-    """Cross-core flags raised for a receiver more often than it waits for them."""
+def _flag_findings(trace: LaunchTrace, walks: list[Any]) -> Iterable[Finding]:
+    """Cross-core flags raised for a receiver more often than it waits for them (``walks``: per core,
+    what :func:`_core_findings` walked)."""
     topo = trace.topology
     sets: dict[tuple[int, int, int], list[tuple[int, Any]]] = defaultdict(list)  # (receiver, mode, id)
     waits: dict[tuple[int, int, int], int] = defaultdict(int)
     ev: Any
-    for c, events in enumerate(trace.events):
+    for c, events in enumerate(walks):
         for ev in events:
             t = type(ev)
             if t is FlagSetEvent:
@@ -204,13 +209,19 @@ def _flag_findings(trace: LaunchTrace) -> Iterable[Finding]:
                     "raise it only as often as it is waited")
 
 
-def synccheck(trace: LaunchTrace) -> list[Finding]:
-    """The sync defects of one traced launch, merged by kind, lines and event."""
+def synccheck(trace: LaunchTrace, *, from_records: bool = True) -> list[Finding]:
+    """The sync defects of one traced launch, merged by kind, lines and event. ``from_records``: walk
+    a compiled kernel's records as they are (:func:`records_scan.sync_steps`; False: the decoded
+    events, the reference the tests compare with)."""
     topo = trace.topology
     found: list[Finding] = []
     pairs: _Pairs = {}
+    walks: list[Any] = []
     for c, events in enumerate(trace.events):
-        found.extend(_core_findings(c, events, topo.core(c), pairs))
+        records = records_of(events) if from_records else None
+        walk = events if records is None else list(sync_steps(records))
+        walks.append(walk)
+        found.extend(_core_findings(c, walk, topo.core(c), pairs))
     found.extend(_redundant(pairs))
-    found.extend(_flag_findings(trace))
+    found.extend(_flag_findings(trace, walks))
     return merge_launch(found)

@@ -17,7 +17,7 @@ loading any kernel library.
 from __future__ import annotations
 
 from itertools import repeat
-from typing import Any, Hashable
+from typing import Any, Container, Hashable
 
 import numpy as np
 
@@ -96,48 +96,15 @@ class RecordChunk:
             return [], np.zeros(0, dtype=np.int64)
         etype = rec["type"]
         t0_all, t1_all = rec["t0"].astype(np.int64), rec["t1"].astype(np.int64)
-        # per record: its site and function, as indices into tables of names (site ids are the launch's own)
-        ids = rec["site"].astype(np.int64)
-        known = np.array([i for i, _, _ in self.sites], dtype=np.int64)
-        site_names = np.array([site for _, site, _ in self.sites] + ["?"], dtype=object)
-        func_of_site = [func for _, _, func in self.sites] + ["?"]
-        funcs = list(dict.fromkeys(func_of_site))
-        func_names = np.array(funcs, dtype=object)
-        func_id = np.array([funcs.index(f) for f in func_of_site], dtype=np.int64)
-        # (a record's row in those tables: its id's among the known ones, else the last, "?")
-        lut = np.full(max(int(ids.max()), int(known.max()) if len(known) else 0) + 2, len(self.sites), dtype=np.int64)
-        ok = known >= 0
-        lut[known[ok]] = np.flatnonzero(ok)
-        row = lut[np.where(ids >= 0, ids, -1)]
-        site_col, func_col = site_names[row], func_names[func_id[row]]
-        pipes = np.array(abi.PIPE_NAMES + ("?",) * (256 - len(abi.PIPE_NAMES)), dtype=object)[rec["pipe"]]
+        row, func_id, site_col, func_col = self._site_columns(rec)
+        pipes = _PIPE_NAMES[rec["pipe"]]
         kinds = _KIND_NAMES[rec["kind"]]
         made: dict[int, list[TraceEvent]] = {}
-
-        def events(cls: type, at: np.ndarray, *cols: Any) -> list[TraceEvent]:
-            lists = [c.tolist() if isinstance(c, np.ndarray) else c for c in cols]
-            return list(map(_new, repeat(cls), zip(*lists)))
+        events = _events
 
         at = np.flatnonzero(etype == abi.EV_GM)
         if len(at):
-            regions = self.regions
-            region = rec["index"][at].tolist()
-            name = [regions[r][0] for r in region]
-            segment = [regions[r][1] for r in region]
-            root = np.array([regions[r][2] for r in region], dtype=np.int64)
-            ranges: list[tuple[tuple[int, int], ...]] = []
-            for first, run_, stride, count in zip((root + rec["start"][at].astype(np.int64)).tolist(),
-                                                  rec["run"][at].tolist(), rec["stride"][at].tolist(),
-                                                  rec["count"][at].tolist()):
-                if count > 1 and stride > run_:
-                    ranges.append(StridedRanges(first, run_, stride, count))
-                else:
-                    ranges.append(((first, first + (count - 1) * stride + run_),))
-            # (mem 1: the copy ran from its pipe's queue, later than issued)
-            ran_on = np.where(rec["mem"][at] != 0, pipes[at], "")
-            made[abi.EV_GM] = events(Access, at, kinds[at], name, segment, ranges, root,
-                                     rec["aux"][at].astype(np.int64), func_col[at], site_col[at], t0_all[at],
-                                     t1_all[at], pipes[at], ran_on)
+            made[abi.EV_GM] = self._gm_accesses(rec, at, site_col, func_col)
         at = np.flatnonzero(etype == abi.EV_LOCAL)
         start = rec["start"][at].astype(np.int64)
         made[abi.EV_LOCAL] = events(LocalAccess, at, kinds[at], _MEMORY_NAMES[rec["mem"][at]], start,
@@ -197,12 +164,73 @@ class RecordChunk:
         return _with_stages(out.tolist(), index_out, t0, t1, func_id[row][src])
 
 
+    def _site_columns(self, rec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per record: its row in the tables of site names, the function id per row, and its site
+        and function names (site ids are the launch's own)."""
+        ids = rec["site"].astype(np.int64)
+        known = np.array([i for i, _, _ in self.sites], dtype=np.int64)
+        site_names = np.array([site for _, site, _ in self.sites] + ["?"], dtype=object)
+        func_of_site = [func for _, _, func in self.sites] + ["?"]
+        funcs = list(dict.fromkeys(func_of_site))
+        func_names = np.array(funcs, dtype=object)
+        func_id = np.array([funcs.index(f) for f in func_of_site], dtype=np.int64)
+        # (a record's row in those tables: its id's among the known ones, else the last, "?")
+        top = max(int(ids.max()) if len(ids) else 0, int(known.max()) if len(known) else 0)
+        lut = np.full(top + 2, len(self.sites), dtype=np.int64)
+        ok = known >= 0
+        lut[known[ok]] = np.flatnonzero(ok)
+        row = lut[np.where(ids >= 0, ids, -1)]
+        return row, func_id, site_names[row], func_names[func_id[row]]
+
+    def _gm_accesses(self, rec: np.ndarray, at: np.ndarray, site_col: np.ndarray, func_col: np.ndarray
+                     ) -> list[TraceEvent]:
+        """The GM access events of records ``at`` (``site_col``/``func_col``: per record)."""
+        regions = self.regions
+        region = rec["index"][at].tolist()
+        name = [regions[r][0] for r in region]
+        segment = [regions[r][1] for r in region]
+        root = np.array([regions[r][2] for r in region], dtype=np.int64)
+        ranges: list[tuple[tuple[int, int], ...]] = []
+        for first, run_, stride, count in zip((root + rec["start"][at].astype(np.int64)).tolist(),
+                                              rec["run"][at].tolist(), rec["stride"][at].tolist(),
+                                              rec["count"][at].tolist()):
+            if count > 1 and stride > run_:
+                ranges.append(StridedRanges(first, run_, stride, count))
+            else:
+                ranges.append(((first, first + (count - 1) * stride + run_),))
+        pipes = _PIPE_NAMES[rec["pipe"][at]]
+        # (mem 1: the copy ran from its pipe's queue, later than issued)
+        ran_on = np.where(rec["mem"][at] != 0, pipes, "")
+        return _events(Access, at, _KIND_NAMES[rec["kind"][at]], name, segment, ranges, root,
+                       rec["aux"][at].astype(np.int64), func_col[at], site_col[at], rec["t0"][at].astype(np.int64),
+                       rec["t1"][at].astype(np.int64), pipes, ran_on)
+
+    def gm_accesses(self, segments: Container[str]) -> tuple[np.ndarray, list[TraceEvent]]:
+        """The positions and the decoded events of the GM access records whose region lies in one
+        of ``segments``, decoding nothing else."""
+        rec = self.records()
+        in_segment = np.array([r[1] in segments for r in self.regions], dtype=bool)
+        gm = np.flatnonzero(rec["type"] == abi.EV_GM)
+        at = gm[in_segment[rec["index"][gm]]] if len(in_segment) else gm[:0]
+        if not len(at):
+            return at, []
+        _, _, site_col, func_col = self._site_columns(rec)
+        return at, self._gm_accesses(rec, at, site_col, func_col)
+
+
+def _events(cls: type, at: np.ndarray, *cols: Any) -> list[TraceEvent]:
+    """Events of type ``cls``, one per entry of the columns (numpy arrays or sequences)."""
+    lists = [c.tolist() if isinstance(c, np.ndarray) else c for c in cols]
+    return list(map(_new, repeat(cls), zip(*lists)))
+
+
 def _names(names: tuple[str, ...], fill: str) -> np.ndarray:
     """A table of 256 names, by the byte the library writes (``fill`` past the known ones)."""
     return np.array(names + (fill,) * (256 - len(names)), dtype=object)
 
 
 _KIND_NAMES = np.array([chr(i) for i in range(256)], dtype=object)
+_PIPE_NAMES = _names(abi.PIPE_NAMES, "?")
 _MEMORY_NAMES = _names(abi.MEMORY_NAMES, "?")
 _HARD_EVENT_NAMES = _names(abi.HARD_EVENTS, "?")
 _DROPPED_NAMES = _names(abi.DROPPED_CALLS, "?")
