@@ -357,9 +357,9 @@ def _overlaps_any(s: np.ndarray, e: np.ndarray, os_: np.ndarray, oe: np.ndarray)
     order = np.argsort(os_, kind="stable")
     ss, run = os_[order], np.maximum.accumulate(oe[order])
     # A new union interval starts where a start lies past every stop before it.
-    new = np.r_[True, ss[1:] >= run[:-1]]
+    new = np.concatenate(([True], ss[1:] >= run[:-1]))
     u_start = ss[new]
-    u_stop = run[np.r_[np.flatnonzero(new)[1:] - 1, len(ss) - 1]]
+    u_stop = run[np.append(np.flatnonzero(new)[1:] - 1, len(ss) - 1)]
     # The last union interval starting before an interval stops is the only one that can reach it.
     i = np.searchsorted(u_start, e, side="left") - 1
     return (i >= 0) & (u_stop[np.maximum(i, 0)] > s)
@@ -507,7 +507,7 @@ def find_conflicts(trace: LaunchTrace, *, polls: bool = True) -> Conflicts:
     key = first * len(w.events) + second
     order = np.argsort(key, kind="stable")
     key = key[order]
-    heads = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    heads = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
     return Conflicts(
         trace,
         topo,
@@ -639,7 +639,7 @@ def group_conflicts(conf: Conflicts) -> Grouped | None:
     cf, cs = w.core[f], w.core[s]
     rep_order = np.lexsort((w.pos[s], w.pos[f], cs, cf, grp))
     rep = np.full(n_grp, -1)
-    heads = rep_order[np.r_[True, grp[rep_order][1:] != grp[rep_order][:-1]]]
+    heads = rep_order[np.concatenate(([True], grp[rep_order][1:] != grp[rep_order][:-1]))]
     rep[grp[heads]] = heads
 
     cores = topo.cores

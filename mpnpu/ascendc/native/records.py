@@ -154,7 +154,7 @@ class RecordChunk:
             if evs:
                 out[kind_of == t] = np.fromiter(evs, dtype=object, count=len(evs))
         index_out = src.copy()
-        xset = np.r_[False, (src[1:] == src[:-1])]  # the second event of a flag set
+        xset = np.concatenate(([False], src[1:] == src[:-1]))  # the second event of a flag set
         index_out[xset | (kind_of == abi.EV_PIPE_SYNC)] = -1
         # the decoded events' own times, for the stages' spans
         t0 = np.where(index_out >= 0, t0_all[src], 0)
@@ -247,7 +247,7 @@ def _with_stages(events: list[Any], index: np.ndarray, t0: np.ndarray, t1: np.nd
     n = len(events)
     if not n:
         return [], np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, stage[1:] != stage[:-1]])
+    starts = np.flatnonzero(np.concatenate(([True], stage[1:] != stage[:-1])))
     never = np.iinfo(np.int64).max
     first = np.minimum.reduceat(np.minimum(np.where(t0 != 0, t0, never), np.where(t1 != 0, t1, never)), starts)
     last = np.maximum.reduceat(np.maximum(t0, t1), starts)
