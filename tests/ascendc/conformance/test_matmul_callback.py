@@ -101,7 +101,7 @@ def expected_records(m, n, k, cb, base=(32, 32, 16), steps=(1, 1, 1, 1)):
                 rec += [(2, row, col, min(bkk, k - row * bkk), min(bnn, n - col * bnn), 0, 0, 0)
                         for row in range(cdiv(k, bkk))]
             if cb & CB_OUT:
-                rec.append((3, m0 * n + n0, tm, tn, cdiv(tm, 16) * 16, n, tn, 0))
+                rec.append((3, m0 * n + n0, tm, tn, cdiv(tm, 16) * 16, n, tn, 1))
     return rec
 
 

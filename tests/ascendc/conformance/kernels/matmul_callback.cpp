@@ -10,7 +10,7 @@
 //           Each routine call appends a record of 8 int32 values to ``log`` (count in log[0]):
 //           A: 1, row, col, useM, useK, 0, 0, 0; B: 2, row, col, useK, useN, 0, 0, 0;
 //           C: 3, the tile's first element's offset from c (from gm), cBurstNum, burstLen, srcStride,
-//           dstStride, oriNSize, tilingPtr == &tiling.
+//           dstStride, oriNSize, 1 if tilingPtr is SetUserDefInfo's value (the tiling's address).
 #include "kernel_operator.h"
 #define ASCENDC_CUBE_ONLY
 #include "lib/matmul_intf.h"
@@ -23,6 +23,7 @@ constexpr int32_t LOG_MAX = 4096;
 struct Info {
     __gm__ int32_t* log;
     __gm__ float* c;  // C's start
+    const TCubeTiling* tiling;
     int32_t ldA, ldB, ldC, offC;
 };
 
@@ -86,10 +87,9 @@ __aicore__ inline void CopyOut(const __gm__ void* gm, const LocalTensor<int8_t>&
                                const uint64_t tilingPtr, const uint64_t dataPtr) {
     const DataCopyOutParams& prm = *reinterpret_cast<const DataCopyOutParams*>(dataCopyOutParams);
     const Info& info = *reinterpret_cast<const Info*>(dataPtr);
-    (void)tilingPtr;
     const int64_t at = reinterpret_cast<const __gm__ float*>(gm) - info.c;  // the tile's place: row * N + col
     log_call(info, 3, int32_t(at), prm.cBurstNum, prm.burstLen, prm.srcStride, int32_t(prm.dstStride), prm.oriNSize,
-             0);
+             tilingPtr == reinterpret_cast<uint64_t>(info.tiling) ? 1 : 0);
     const int64_t n = prm.dstStride;  // (C's rows as the Matmul would write them)
     const int64_t row = at / n, col = at % n;
     GlobalTensor<float> dst;
@@ -186,7 +186,7 @@ extern "C" __global__ __aicore__ void mm_cb(GM_ADDR a, GM_ADDR b, GM_ADDR bias, 
     t.depthA1 = stepM * stepKa;
     t.depthB1 = stepN * stepKb;
     t.isBias = (mode & MODE_BIAS) ? 1 : 0;
-    const Info info{(__gm__ int32_t*)log, (__gm__ float*)c, ldA, ldB, ldC, offC};
+    const Info info{(__gm__ int32_t*)log, (__gm__ float*)c, &t, ldA, ldB, ldC, offC};
     switch (cb) {
         case CB_A: run<CB_A>(a, b, bias, t, info, mode); break;
         case CB_B: run<CB_B>(a, b, bias, t, info, mode); break;
