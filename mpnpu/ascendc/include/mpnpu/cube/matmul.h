@@ -71,7 +71,23 @@ public:
     MatmulCore() {
         static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, AscendC::MatmulConfig> || kStatic,
                       "MM_CFG is a MatmulConfig or a MatmulApiStaticTiling");
-        static_assert(MM_CB::mpnpu_none, "mpnpu's Matmul has the default copy routines only (no MatmulCallBackFunc)");
+        // MatmulCallBackFunc: the forms mpnpu calls the user's copy routines for (compute, store, cb_operand)
+        static_assert(!MM_CB::mpnpu_has_a1 || (A_TYPE::pos == AscendC::TPosition::GM &&
+                                               A_TYPE::format == CubeFormat::ND && !A_TYPE::isTrans),
+                      "MatmulCallBackFunc's CopyA1: mpnpu calls it for an A in GM, CubeFormat::ND, not transposed "
+                      "(A's MatmulType with ISTRANS false); other A forms with a CopyA1 are not supported");
+        static_assert(!MM_CB::mpnpu_has_b1 || (B_TYPE::pos == AscendC::TPosition::GM &&
+                                               B_TYPE::format == CubeFormat::ND && !B_TYPE::isTrans),
+                      "MatmulCallBackFunc's CopyB1: mpnpu calls it for a B in GM, CubeFormat::ND, not transposed "
+                      "(B's MatmulType with ISTRANS false); other B forms with a CopyB1 are not supported");
+        static_assert(!MM_CB::mpnpu_has_out || (C_TYPE::pos == AscendC::TPosition::GM &&
+                                                (C_TYPE::format == CubeFormat::ND ||
+                                                 C_TYPE::format == CubeFormat::ND_ALIGN)),
+                      "MatmulCallBackFunc's DataCopyOut: mpnpu calls it for a C in GM, CubeFormat::ND or ND_ALIGN; "
+                      "other C forms with a DataCopyOut are not supported");
+        static_assert(MM_CB::mpnpu_none || (!std::is_same_v<SrcAT, ::int4b_t> && !kCfg.isPartialOutput),
+                      "MatmulCallBackFunc with int4b_t A and B or with MatmulConfig isPartialOutput is not "
+                      "supported by mpnpu");
         static_assert(gm_or<A_TYPE>(AscendC::TPosition::TSCM) && gm_or<B_TYPE>(AscendC::TPosition::TSCM),
                       "mpnpu's Matmul reads A and B from GM or TSCM (VECOUT inputs are not implemented)");
         static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::NZ ||
@@ -378,9 +394,8 @@ public:
         unsupported(site, "Matmul::GetBatchTensorC to a LocalTensor");
     }
     void WaitIterateBatch(MPNPU_SITE) { WaitIterateAll(site); }
-    // The values handed to MatmulCallBackFunc's copy routines (tilingPtr, dataPtr): kept; mpnpu's Matmul
-    // has no callbacks (a Matmul declared with one is refused), so nothing reads them. (The
-    // SetSelfDefineData(T) form is not on this chip class.)
+    // The values handed to MatmulCallBackFunc's copy routines as tilingPtr and dataPtr (kept until set
+    // again; 0 before). (The SetSelfDefineData(T) form is not on this chip class.)
     void SetUserDefInfo(const uint64_t tilingPtr, MPNPU_SITE) {
         at(site);
         user_def_info_ = tilingPtr;
@@ -456,7 +471,7 @@ public:
                 for (int64_t j = 0; j < tile.tn; ++j) acc[size_t(i * tile.tn + j)] = l0c[at_nz(i, j)];
         }
         hold_point(site, 0);
-        compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(setup_, cursor_, acc, enPartialSum, site, "Iterate");
+        compute(setup_, cursor_, acc, enPartialSum, site, "Iterate");
         hold_point(site, 1);
         localCmatrix.mpnpu_touch('W', P_M, 0, uint64_t(n1 * m1 * 256), site, "Matmul::Iterate");
         for (int64_t i = 0; i < tile.tm; ++i)
@@ -647,7 +662,7 @@ public:
                     setup_ = st;
                     for (int32_t t = 0; t < tile_count(st); ++t) {
                         if (skipped(st, tile_of(st, t))) continue;
-                        compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, held, false, site, "IterateAll");
+                        compute(st, t, held, false, site, "IterateAll");
                         store_gm_tile(t, held, c_base, c, 0, false, true, site, "IterateAll");
                     }
                 } else {
@@ -755,6 +770,10 @@ protected:
     }
 
     Wire wire(uint32_t op, const Site& site) {
+        if constexpr (!MM_CB::mpnpu_none)
+            unsupported(site, "Matmul with MatmulCallBackFunc on a vector core of a mix kernel (mpnpu calls the copy "
+                              "routines on the core that computes: a cube-only kernel, MatmulImpl, or a cube core "
+                              "computing itself)");
         Wire w{};
         w.op = op;
         w.obj = index_;
@@ -800,9 +819,9 @@ protected:
             p.a += (st.transA ? k0 * st.orgM : k0) * int64_t(sizeof(SrcAT));
             p.b += (st.transB ? k0 : k0 * st.orgN) * int64_t(sizeof(SrcBT));
             if (kc > 0) p.hasBias = 0;
-            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(p, u / parts, acc, partial, site, "Iterate");
+            compute(p, u / parts, acc, partial, site, "Iterate");
         } else {
-            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, u, acc, partial, site, "Iterate");
+            compute(st, u, acc, partial, site, "Iterate");
         }
     }
 
@@ -818,7 +837,171 @@ protected:
                 api_error(site, "Matmul::%s to a LocalTensor: %llu bytes of C exceed mpnpu's %llu-byte staging area", call,
                           (unsigned long long)end, (unsigned long long)STAGE_BYTES);
         }
-        store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, kCfg.enableRelu, setup_, site, call);
+        store(tile, acc, base, dst, enAtomic, setup_, site, call);
+    }
+
+    // -- MatmulCallBackFunc ---------------------------------------------------------------------------------
+    //
+    // The user's copy routines in place of the Matmul's own. mpnpu computes C a tile (baseM x baseN) at a
+    // time over the whole singleK; with a CopyA1 / CopyB1 the tile's A rows / B columns come from L1
+    // blocks the routine fills, one call per block:
+    //   A: blocks of stepM * baseM rows x stepKa * baseK columns of the core's singleM x singleK part
+    //      (stepM / stepKa 0 count as 1; with steps of 1 a block is baseM x baseK), CopyA1(l1, gm, row,
+    //      col, useM, useK, tilingPtr, dataPtr): row / col the block's index along M / K from 0, useM /
+    //      useK its size in elements (smaller at the part's last row / column of blocks), gm the address
+    //      SetTensorA gave;
+    //   B: blocks of stepKb * baseK rows x stepN * baseN columns, CopyB1(l1, gm, row, col, useK, useN,
+    //      ...): row along K, col along N, gm SetTensorB's address.
+    // For each tile the blocks holding its rows (columns) are copied in K order, each after the last was
+    // read. The routine writes the block into ``l1`` (an A1 / B1 LocalTensor<int8_t>) in the layout the
+    // cube loads from L1, NZ: 16-row fractals of 32 bytes' worth of columns, the rows rounded up to 16
+    // (a block's column blocks align16(rows) rows apart), as DataCopy's ND -> NZ copy with
+    // dstNzC0Stride align16(rows) writes it. mpnpu waits for every pipe after the call (the routine's
+    // copies done) and reads the tile's part on PIPE_MTE1.
+    // With a DataCopyOut, each computed tile is put in L0C (a CO1 LocalTensor<int8_t> of L0cT in NZ:
+    // 16 x 16 fractals, 16-column blocks align16(tm) rows apart) and DataCopyOut(gm, co1, &params,
+    // tilingPtr, dataPtr) is called, gm the address of the tile's first element in C (where the
+    // Matmul's own copy would put it: the tile's place in C, or enSequentialWrite's), params a
+    // DataCopyOutParams (matmul_config.h). The routine converts and writes C itself (enableRelu and
+    // the quantisation setters do not apply; enAtomic is the core's atomic mode during the call).
+    // mpnpu places the L1 block and the L0C tile past the bytes the core's TPipe has given out.
+    // Callbacks run on the core that computes (never through a cube core's server: a vector core's
+    // tilingPtr / dataPtr mean nothing in the cube core's process).
+    static uint64_t cb_scratch(int mem) {
+        const AscendC::TPipe* p = GetTPipePtr();
+        return block_round_up(p ? p->mpnpu_state()->used[mem] : 0);
+    }
+    static void cb_fits(int mem, uint64_t at, uint64_t bytes, const Site& site, const char* what) {
+        if (at + bytes > memory_size(mem))
+            api_error(site, "%s: the %llu bytes of the MatmulCallBackFunc block do not fit %s past the TPipe's %llu "
+                            "bytes (%zu in all)", what, (unsigned long long)bytes, mem_name(mem),
+                      (unsigned long long)at, memory_size(mem));
+    }
+
+    // The tile's A (kA, tm x singleK) or B (singleK x tn) copied by the user's routine, row-major in ``buf``.
+    template <bool kA>
+    Operand<SrcAT> cb_operand(const Setup& st, const Tile& tile, std::vector<SrcAT>& buf, const Site& site,
+                              const char* call) {
+        const TCubeTiling& t = st.tiling;
+        const int64_t K = st.singleK;
+        const int64_t bd = int64_t(std::max(1, kA ? t.stepM : t.stepN)) * (kA ? t.baseM : t.baseN);
+        const int64_t bk = int64_t(std::max(1, kA ? t.stepKa : t.stepKb)) * t.baseK;
+        const int64_t single = kA ? st.singleM : st.singleN;
+        const int64_t d0 = kA ? tile.m0 : tile.n0, nd = kA ? tile.tm : tile.tn;
+        const int32_t di = int32_t(d0 / bd);
+        const int64_t useD = std::min<int64_t>(bd, single - di * bd), din = d0 - di * bd;
+        constexpr int64_t c0 = nz_c0_ab<SrcAT>();
+        const char* what = what_of(call, kA ? "MatmulCallBackFunc's CopyA1" : "MatmulCallBackFunc's CopyB1");
+        const int mem = MPNPU_MEM_L1;
+        const uint64_t at = cb_scratch(mem);
+        buf.resize(size_t(nd * K));
+        thread_local std::vector<SrcAT> part;
+        for (int32_t ki = 0; int64_t(ki) * bk < K; ++ki) {
+            const int64_t k0 = int64_t(ki) * bk, useK = std::min<int64_t>(bk, K - k0);
+            const int64_t rows = kA ? useD : useK, cols = kA ? useK : useD;
+            const int64_t rows_pad = align16(rows);
+            const uint64_t bytes = uint64_t(rows_pad * ((cols + c0 - 1) / c0 * c0)) * sizeof(SrcAT);
+            cb_fits(mem, at, bytes, site, what);
+            pipe_barrier(P_ALL, site);  // (the last block read before the routine writes L1 again)
+            const AscendC::LocalTensor<int8_t> l1(kA ? AscendC::TPosition::A1 : AscendC::TPosition::B1, uint32_t(at),
+                                                  uint32_t(bytes), site);
+            if constexpr (kA)
+                MM_CB::mpnpu_copy_a1(l1, st.a, di, ki, int(useD), int(useK), user_def_info_, self_define_data_);
+            else
+                MM_CB::mpnpu_copy_b1(l1, st.b, ki, di, int(useK), int(useD), user_def_info_, self_define_data_);
+            pipe_barrier(P_ALL, site);  // (the routine's copies done)
+            // the tile's part of the block: A rows [din, din + nd) x all useK; B all useK x columns [din, din + nd)
+            const int64_t r0 = kA ? din : 0, nr = kA ? nd : useK, cs = kA ? 0 : din, nc = kA ? useK : nd;
+            for (int64_t b = cs / c0; b <= (cs + nc - 1) / c0; ++b) {
+                const uint64_t first = at + uint64_t((b * rows_pad + r0) * c0) * sizeof(SrcAT);
+                local_access('R', P_MTE1, mem, first, first + uint64_t(nr * c0) * sizeof(SrcAT), at, at + bytes, site,
+                             what);
+            }
+            part.resize(size_t(nr * nc));
+            nz_gather(reinterpret_cast<const SrcAT*>(memory_base(mem) + at), rows_pad, r0, nr, cs, nc, part.data());
+            for (int64_t r = 0; r < nr; ++r)
+                for (int64_t c = 0; c < nc; ++c) {
+                    const int64_t dst = kA ? r * K + k0 + c : (k0 + r) * nd + c;
+                    buf[size_t(dst)] = part[size_t(r * nc + c)];
+                }
+        }
+        return {buf.data(), kA ? K : nd, false, nullptr};
+    }
+
+    // Computes tile ``t`` into ``acc``: the Matmul's own copies, or the user's (cb_operand).
+    void compute(const Setup& st, int32_t t, std::vector<L0cT>& acc, bool partial, const Site& site, const char* call) {
+        if constexpr (MM_CB::mpnpu_has_a1 || MM_CB::mpnpu_has_b1) {
+            const Tile tile = tile_of(st, t);
+            [[maybe_unused]] const int64_t K = st.singleK;
+            thread_local std::vector<SrcAT> a_buf, b_buf;
+            [[maybe_unused]] const Source sa{st.a_base, st.a, st.a_l1 != 0, st.a_lo, st.a_hi};
+            [[maybe_unused]] const Source sb{st.b_base, st.b, st.b_l1 != 0, st.b_lo, st.b_hi};
+            Operand<SrcAT> oa{}, ob{};
+            if constexpr (MM_CB::mpnpu_has_a1) {
+                oa = cb_operand<true>(st, tile, a_buf, site, call);
+            } else {
+                const char* what_a = what_set(call, "A", "SetTensorA", st.a_file, st.a_line);
+                oa = st.transA ? operand<SrcAT, kNzA>(sa, true, st.orgKa, st.orgM, 0, K, tile.m0, tile.tm, a_buf, site,
+                                                      what_a)
+                               : operand<SrcAT, kNzA>(sa, false, st.orgM, st.orgKa, tile.m0, tile.tm, 0, K, a_buf, site,
+                                                      what_a);
+            }
+            if constexpr (MM_CB::mpnpu_has_b1) {
+                ob = cb_operand<false>(st, tile, b_buf, site, call);
+            } else {
+                const char* what_b = what_set(call, "B", "SetTensorB", st.b_file, st.b_line);
+                ob = st.transB ? operand<SrcBT, kNzB>(sb, true, st.orgN, st.orgKb, tile.n0, tile.tn, 0, K, b_buf, site,
+                                                      what_b)
+                               : operand<SrcBT, kNzB>(sb, false, st.orgKb, st.orgN, 0, K, tile.n0, tile.tn, b_buf, site,
+                                                      what_b);
+            }
+            compute_operands<SrcAT, SrcBT, BiasT>(st, tile, oa, ob, acc, partial, site, call);
+        } else {
+            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, partial, site, call);
+        }
+    }
+
+    // Stores a computed tile at ``dst``: the Matmul's own copy, or the user's DataCopyOut from L0C.
+    void store(const Tile& tile, const std::vector<L0cT>& acc, const uint8_t* base, const CDest<DstT>& dst,
+               int enAtomic, const Setup& st, const Site& site, const char* call) {
+        if constexpr (MM_CB::mpnpu_has_out) {
+            (void)base;
+            const char* what = what_of(call, "MatmulCallBackFunc's DataCopyOut");
+            const int mem = MPNPU_MEM_L0C;
+            const int64_t rows_pad = align16(tile.tm), cols_pad = align16(tile.tn);
+            const uint64_t bytes = uint64_t(rows_pad * cols_pad) * sizeof(L0cT);
+            const uint64_t at = cb_scratch(mem);
+            cb_fits(mem, at, bytes, site, what);
+            if (enAtomic < 0 || enAtomic > 3)
+                api_error(site, "Matmul::%s: enAtomic must be 0, 1, 2 or 3 (got %d)", call, enAtomic);
+            pipe_barrier(P_ALL, site);  // (the last tile's copy-out done with L0C)
+            local_access('W', P_M, mem, at, at + bytes, at, at + bytes, site, what_of(call, "C into L0C"));
+            L0cT* l0c = reinterpret_cast<L0cT*>(memory_base(mem) + at);
+            std::fill(l0c, l0c + rows_pad * cols_pad, L0cT(0));
+            for (int64_t i = 0; i < tile.tm; ++i)
+                for (int64_t j = 0; j < tile.tn; ++j)
+                    l0c[((j / 16) * rows_pad + i) * 16 + j % 16] = acc[size_t(i * tile.tn + j)];
+            pipe_barrier(P_ALL, site);  // (C in L0C before the routine reads it)
+            AscendC::DataCopyOutParams prm;
+            prm.cBurstNum = uint16_t(tile.tm);
+            prm.burstLen = uint16_t(tile.tn);
+            prm.srcStride = uint16_t(rows_pad);
+            prm.dstStride = uint32_t(dst.ld);
+            prm.oriNSize = uint16_t(tile.tn);
+            prm.enUnitFlag = false;
+            prm.quantScalar = st.quant_mode == 1 ? st.quant_scalar : 0;
+            prm.cbufWorkspaceAddr = 0;
+            const AscendC::LocalTensor<int8_t> co1(AscendC::TPosition::CO1, uint32_t(at), uint32_t(bytes), site);
+            CoreState& c = core();
+            const int saved = c.atomic_op;
+            if (enAtomic) c.atomic_op = enAtomic;
+            MM_CB::mpnpu_copy_out(static_cast<const void*>(dst.p), co1, static_cast<const void*>(&prm),
+                                  user_def_info_, self_define_data_);
+            c.atomic_op = saved;
+            pipe_barrier(P_ALL, site);  // (the routine's copy done)
+        } else {
+            store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, kCfg.enableRelu, st, site, call);
+        }
     }
 
     // A base block the triangle policies leave out (mi > ni below the diagonal, mi < ni above it).
@@ -837,9 +1020,8 @@ protected:
         for (int32_t t = 0; t < tile_count(st); ++t) {
             const Tile tile = tile_of(st, t);
             if (skipped(st, tile)) continue;
-            compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, false, site, call);
-            store_tile<DstT, L0cT>(tile, acc, base, c_dest(st, tile, t, sequential, true, false, c), enAtomic,
-                                   kCfg.enableRelu, st, site, call);
+            compute(st, t, acc, false, site, call);
+            store(tile, acc, base, c_dest(st, tile, t, sequential, true, false, c), enAtomic, st, site, call);
         }
     }
 
@@ -882,6 +1064,8 @@ protected:
                     uint32_t strideA, uint32_t strideB, bool partial, uint8_t enAtomic, bool sync, const Site& site,
                     const char* what) {
         static_assert(!kNzA && !kNzB && !kNzC, "batch matmul (IterateBatch / IterateNBatch) in mpnpu takes ND A, B and C");
+        static_assert(MM_CB::mpnpu_none, "batch matmul (IterateBatch / IterateNBatch) with MatmulCallBackFunc is not "
+                                         "supported by mpnpu");
         static_assert(gm_or<A_TYPE>(AscendC::TPosition::GM) && gm_or<B_TYPE>(AscendC::TPosition::GM) &&
                           gm_or<C_TYPE>(AscendC::TPosition::GM),
                       "batch matmul (IterateBatch / IterateNBatch) in mpnpu reads A and B from GM and writes C to GM");

@@ -10,6 +10,7 @@
 #ifndef MPNPU_CUBE_MATMUL_CONFIG_H
 #define MPNPU_CUBE_MATMUL_CONFIG_H
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -319,11 +320,49 @@ inline constexpr MatmulConfig MM_CFG_BB = GetBasicConfig(128, 128, 128);
 // fields: a MatmulConfig itself, a MatmulApiStaticTiling's cfg (below).
 constexpr MatmulConfig ToMatmulConfig(const MatmulConfig& config) { return config; }
 
-// MatmulCallBackFunc<copy-out, copy-A1, copy-B1>: user copy routines (mpnpu has the default ones
-// only; a callback given here is refused when the Matmul is instantiated).
+// What a MatmulCallBackFunc's copy-out routine is handed (its third argument, as a const void*): the
+// page names the fields; how mpnpu fills them is mpnpu's choice (the page does not say), for a tile of
+// tm x tn elements of C: cBurstNum tm (C's rows, one contiguous run in GM each), burstLen tn (the
+// elements of a row), srcStride the tile's rows in L0C rounded up to 16 (how many 16-element rows
+// apart its 16-column blocks lie: FixpipeParamsV220's srcStride), dstStride C's row stride in GM in
+// elements, oriNSize tn (the tile's columns in L0C), enUnitFlag false, quantScalar SetQuantScalar's
+// value (0 if none), cbufWorkspaceAddr 0.
+struct DataCopyOutParams {
+    uint16_t cBurstNum = 0;
+    uint16_t burstLen = 0;
+    uint16_t srcStride = 0;
+    uint32_t dstStride = 0;
+    uint16_t oriNSize = 0;
+    bool enUnitFlag = false;
+    uint64_t quantScalar = 0;
+    uint64_t cbufWorkspaceAddr = 0;
+};
+
+// MatmulCallBackFunc<copy-out, copy-A1, copy-B1>: user copy routines in place of the Matmul's own
+// (nullptr: the Matmul's own). mpnpu calls them from mpnpu/cube/matmul.h (MatmulCore: compute, store,
+// cb_operand), where what it supports is said.
 template <auto DataCopyOut = nullptr, auto CopyA1 = nullptr, auto CopyB1 = nullptr>
 struct MatmulCallBackFunc {
-    constexpr static bool mpnpu_none = DataCopyOut == nullptr && CopyA1 == nullptr && CopyB1 == nullptr;
+    // (by type: a function's address compared with nullptr draws g++'s -Waddress)
+    constexpr static bool mpnpu_has_out = !std::is_same_v<decltype(DataCopyOut), std::nullptr_t>;
+    constexpr static bool mpnpu_has_a1 = !std::is_same_v<decltype(CopyA1), std::nullptr_t>;
+    constexpr static bool mpnpu_has_b1 = !std::is_same_v<decltype(CopyB1), std::nullptr_t>;
+    constexpr static bool mpnpu_none = !mpnpu_has_out && !mpnpu_has_a1 && !mpnpu_has_b1;
+    // (templates on the tensor's type: LocalTensor is not declared here)
+    template <class L>
+    static void mpnpu_copy_out(const void* gm, const L& co1, const void* params, uint64_t tilingPtr, uint64_t dataPtr) {
+        if constexpr (mpnpu_has_out) DataCopyOut(gm, co1, params, tilingPtr, dataPtr);
+    }
+    template <class L>
+    static void mpnpu_copy_a1(const L& l1, const void* gm, int row, int col, int useM, int useK, uint64_t tilingPtr,
+                              uint64_t dataPtr) {
+        if constexpr (mpnpu_has_a1) CopyA1(l1, gm, row, col, useM, useK, tilingPtr, dataPtr);
+    }
+    template <class L>
+    static void mpnpu_copy_b1(const L& l1, const void* gm, int row, int col, int useK, int useN, uint64_t tilingPtr,
+                              uint64_t dataPtr) {
+        if constexpr (mpnpu_has_b1) CopyB1(l1, gm, row, col, useK, useN, tilingPtr, dataPtr);
+    }
 };
 
 // The MatmulPolicy template argument (the seventh of Matmul): the policies of this chip class the

@@ -291,6 +291,10 @@ inline void compute_tile_i4(const Setup& s, int32_t t, std::vector<Acc>& out, bo
     done(rbias);
 }
 
+template <typename AT, typename BT, typename BiasT, typename Acc>
+inline void compute_operands(const Setup& s, const Tile& tile, const Operand<AT>& oa, const Operand<BT>& ob,
+                             std::vector<Acc>& out, bool partial, const Site& site, const char* call);
+
 // Computes tile ``t`` into ``out`` (tm x tn, row stride tn); ``partial``: add onto what ``out`` holds.
 // kNzA / kNzB: A / B are stored in the NZ layout.
 template <typename AT, typename BT, typename BiasT, bool kNzA = false, bool kNzB = false, typename Acc>
@@ -308,6 +312,16 @@ inline void compute_tile_plain(const Setup& s, int32_t t, std::vector<Acc>& out,
     const char* what_b = what_set(call, "B", "SetTensorB", s.b_file, s.b_line);
     const Operand<BT> ob = s.transB ? operand<BT, kNzB>(sb, true, s.orgN, s.orgKb, tile.n0, tn, 0, K, b_nd, site, what_b)
                                     : operand<BT, kNzB>(sb, false, s.orgKb, s.orgN, 0, K, tile.n0, tn, b_nd, site, what_b);
+    compute_operands<AT, BT, BiasT>(s, tile, oa, ob, out, partial, site, call);
+}
+
+// The product of a tile's operands (A: tm x K, B: K x tn, as Operand says where their rows are) plus
+// the bias into ``out`` (tm x tn, row stride tn); ``partial``: add onto what ``out`` holds. Ends the
+// operands' GM records.
+template <typename AT, typename BT, typename BiasT, typename Acc>
+inline void compute_operands(const Setup& s, const Tile& tile, const Operand<AT>& oa, const Operand<BT>& ob,
+                             std::vector<Acc>& out, bool partial, const Site& site, const char* call) {
+    const int64_t K = s.singleK, tm = tile.tm, tn = tile.tn;
     const AT* const a0 = oa.p;
     const BT* const b0 = ob.p;
     const int64_t lda = oa.ld, ldb = ob.ld;
