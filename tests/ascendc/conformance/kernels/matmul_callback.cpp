@@ -40,6 +40,24 @@ static void log_call(const Info& info, int32_t a, int32_t b, int32_t c, int32_t 
     log.SetValue(0, n + 1);
 }
 
+// rows x cols halves of an ND matrix with rows ld elements apart, from element ``first`` of ``gm``,
+// into an L1 block in NZ
+__aicore__ inline void nd_block_to_nz(const LocalTensor<int8_t>& block, const __gm__ void* gm, int64_t first, int rows,
+                                      int cols, int32_t ld) {
+    GlobalTensor<half> src;
+    src.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(const_cast<__gm__ void*>(gm)));
+    Nd2NzParams p;
+    p.ndNum = 1;
+    p.nValue = uint16_t(rows);
+    p.dValue = uint16_t(cols);
+    p.srcNdMatrixStride = 0;
+    p.srcDValue = uint16_t(ld);
+    p.dstNzC0Stride = uint16_t(align16(rows));
+    p.dstNzNStride = 1;
+    p.dstNzMatrixStride = 0;
+    DataCopy(block.ReinterpretCast<half>(), src[first], p);
+}
+
 // A's block (row, col) of stepM * baseM x stepKa * baseK, useM x useK of it, ND -> NZ into L1.
 __aicore__ inline void CopyA(const LocalTensor<int8_t>& aMatrix, const __gm__ void* gm, int row, int col, int useM,
                              int useK, const uint64_t tilingPtr, const uint64_t dataPtr) {
@@ -47,18 +65,7 @@ __aicore__ inline void CopyA(const LocalTensor<int8_t>& aMatrix, const __gm__ vo
     const Info& info = *reinterpret_cast<const Info*>(dataPtr);
     log_call(info, 1, row, col, useM, useK, 0, 0, 0);
     const int32_t bm = (t.stepM > 0 ? t.stepM : 1) * t.baseM, bk = (t.stepKa > 0 ? t.stepKa : 1) * t.baseK;
-    GlobalTensor<half> src;
-    src.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(const_cast<__gm__ void*>(gm)));
-    Nd2NzParams p;
-    p.ndNum = 1;
-    p.nValue = uint16_t(useM);
-    p.dValue = uint16_t(useK);
-    p.srcNdMatrixStride = 0;
-    p.srcDValue = uint16_t(info.ldA);
-    p.dstNzC0Stride = uint16_t(align16(useM));
-    p.dstNzNStride = 1;
-    p.dstNzMatrixStride = 0;
-    DataCopy(aMatrix.ReinterpretCast<half>(), src[int64_t(row) * bm * info.ldA + int64_t(col) * bk], p);
+    nd_block_to_nz(aMatrix, gm, int64_t(row) * bm * info.ldA + int64_t(col) * bk, useM, useK, info.ldA);
 }
 
 // B's block (row, col) of stepKb * baseK x stepN * baseN, useK x useN of it, ND -> NZ into L1.
@@ -68,18 +75,7 @@ __aicore__ inline void CopyB(const LocalTensor<int8_t>& bMatrix, const __gm__ vo
     const Info& info = *reinterpret_cast<const Info*>(dataPtr);
     log_call(info, 2, row, col, useK, useN, 0, 0, 0);
     const int32_t bk = (t.stepKb > 0 ? t.stepKb : 1) * t.baseK, bn = (t.stepN > 0 ? t.stepN : 1) * t.baseN;
-    GlobalTensor<half> src;
-    src.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(const_cast<__gm__ void*>(gm)));
-    Nd2NzParams p;
-    p.ndNum = 1;
-    p.nValue = uint16_t(useK);
-    p.dValue = uint16_t(useN);
-    p.srcNdMatrixStride = 0;
-    p.srcDValue = uint16_t(info.ldB);
-    p.dstNzC0Stride = uint16_t(align16(useK));
-    p.dstNzNStride = 1;
-    p.dstNzMatrixStride = 0;
-    DataCopy(bMatrix.ReinterpretCast<half>(), src[int64_t(row) * bk * info.ldB + int64_t(col) * bn], p);
+    nd_block_to_nz(bMatrix, gm, int64_t(row) * bk * info.ldB + int64_t(col) * bn, useK, useN, info.ldB);
 }
 
 // The tile in L0C to C, rows ldC apart, offC elements further on than the Matmul would put it.
