@@ -359,7 +359,7 @@ def _overlaps_any(s: np.ndarray, e: np.ndarray, os_: np.ndarray, oe: np.ndarray)
     # A new union interval starts where a start lies past every stop before it.
     new = np.concatenate(([True], ss[1:] >= run[:-1]))
     u_start = ss[new]
-    u_stop = run[np.append(np.flatnonzero(new)[1:] - 1, len(ss) - 1)]
+    u_stop = run[np.concatenate((np.flatnonzero(new)[1:] - 1, [len(ss) - 1]))]
     # The last union interval starting before an interval stops is the only one that can reach it.
     i = np.searchsorted(u_start, e, side="left") - 1
     return (i >= 0) & (u_stop[np.maximum(i, 0)] > s)
