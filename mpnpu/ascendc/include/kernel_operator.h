@@ -36,6 +36,8 @@
 #include "mpnpu/sort_lib.h"
 #include "mpnpu/topk.h"
 #include "mpnpu/cumsum.h"
+#include "mpnpu/layout.h"
+#include "mpnpu/transdata.h"
 #include "mpnpu/sum.h"
 #include "mpnpu/reduce_lib.h"
 #include "mpnpu/select_bytes_mask.h"

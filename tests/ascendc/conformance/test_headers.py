@@ -260,6 +260,20 @@ REFUSED = [
     ("AscendC::LocalTensor<half> h; AscendC::WelfordUpdate<float, half>(h, h, h, h, d, AscendC::WelfordUpdateParam{});",
      "WelfordUpdate: U (the means and variances) is float"),
     ("AscendC::FasterGeluV2(d, d, 64u);", "FasterGeluV2: mpnpu does not implement it"),
+    # TransData and the Layout structures (mpnpu/transdata.h, mpnpu/layout.h)
+    ("static constexpr AscendC::TransDataConfig c{AscendC::DataFormat::ND, AscendC::DataFormat::NZ}; "
+     "AscendC::LocalTensor<half> h; auto l = AscendC::MakeLayout(AscendC::MakeShape(1, 2), AscendC::MakeStride()); "
+     "AscendC::TransData<c>(h, h, AscendC::TransDataParams<decltype(l), decltype(l)>{l, l});",
+     "TransData: this chip class converts NCDHW <-> NDC1HWC0 and NCDHW <-> FRACTAL_Z_3D only"),
+    ("static constexpr AscendC::TransDataConfig c{AscendC::DataFormat::NCDHW, AscendC::DataFormat::NDC1HWC0}; "
+     "AscendC::LocalTensor<half> h; auto a = AscendC::MakeLayout(AscendC::MakeShape(1, 16, 1, 16), "
+     "AscendC::MakeStride()); auto b = AscendC::MakeLayout(AscendC::MakeShape(1, 1, 1, 1, 16, 16), "
+     "AscendC::MakeStride()); AscendC::TransData<c>(h, h, AscendC::TransDataParams<decltype(a), decltype(b)>{a, b});",
+     "TransData: params.srcLayout's shape has the wrong rank for config.srcFormat"),
+    ("(void)AscendC::MakeLayout(AscendC::MakeShape(2, 3), AscendC::MakeStride())(AscendC::MakeCoord(1, 1));",
+     "Layout: this Layout has no stride (MakeStride() was empty), so it cannot map a coordinate"),
+    ("(void)AscendC::MakeLayout(AscendC::MakeShape(2, 3), AscendC::MakeStride(3, 1))(AscendC::MakeCoord(1, 1, 1));",
+     "Crd2Idx: the coordinate, the shape and the stride must have the same number of entries"),
 ]
 
 
