@@ -13,7 +13,7 @@ from mpnpu.racecheck import checks as trace_checks
 from mpnpu.racecheck.initcheck import _unwritten_local_reads, initcheck
 from mpnpu.racecheck.records_scan import records_of, unwritten_local_reads
 from mpnpu.racecheck.synccheck import synccheck
-from mpnpu.runtime.topology import KernelType
+from mpnpu.runtime.topology import KernelType, Topology
 from mpnpu.runtime.trace import PackedEvents
 from tests.ascendc_util import have_compiler, needs_cxx
 from tests.test_checks import checks_cpp_trace
@@ -67,8 +67,6 @@ class _Trace:
 
     def __init__(self, events: PackedEvents) -> None:
         self.events = (events,)
-        from mpnpu.runtime.topology import Topology
-
         self.topology = Topology(1, KernelType.AIV)
 
 

@@ -26,13 +26,9 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from typing import Any, Container, Iterable, Sequence
 
-from mpnpu.ascendc.native import abi
 from mpnpu.racecheck.findings import INITCHECK, UNINIT_READ, Finding, merge_launch
 from mpnpu.racecheck.records_scan import records_of, unwritten_local_reads
 from mpnpu.runtime.trace import READ, Access, EventColumns, LaunchTrace, LocalAccess, PackedEvents
-
-_MEMORY_NAMES = abi.MEMORY_NAMES
-_PIPE_NAMES = abi.PIPE_NAMES
 
 
 class Intervals:
@@ -61,16 +57,7 @@ def _unwritten_local_reads(events: Any, from_records: bool) -> Iterable[LocalAcc
     """One core's local reads none of whose bytes an earlier instruction of the core wrote."""
     records = records_of(events) if from_records else None
     if records is not None:
-        found = unwritten_local_reads(records)
-        if not len(found):
-            return
-        rec = records.rec
-        for pos, (site, func) in zip(found.tolist(), records.site_names(found)):
-            r = rec[pos]
-            start = int(r["start"])
-            yield LocalAccess(READ, _MEMORY_NAMES[r["mem"]] if r["mem"] < len(_MEMORY_NAMES) else "?", start,
-                              start + int(r["run"]), _PIPE_NAMES[r["pipe"]] if r["pipe"] < len(_PIPE_NAMES) else "?",
-                              func, site, int(r["t0"]), int(r["t1"]))
+        yield from records.events_at(unwritten_local_reads(records))[0]  # type: ignore[misc]
         return
     written: dict[str, Intervals] = defaultdict(Intervals)
     ev: Any  # checked by type identity below (the fast way)
@@ -103,7 +90,7 @@ def _gm_accesses(events: Any, fresh: Container[str], from_records: bool) -> Iter
     records = records_of(events) if from_records else None
     if records is None:
         return (ev for ev in events if type(ev) is Access and ev.segment in fresh)
-    return (ev for chunk in records.chunks for ev in chunk.gm_accesses(fresh)[1])
+    return (ev for chunk in records.chunks for ev in chunk.gm_accesses(fresh))
 
 
 def _gm_findings(trace: LaunchTrace, from_records: bool = True) -> Iterable[Finding]:

@@ -28,7 +28,7 @@ import numpy as np
 from mpnpu.ascendc.native import abi
 from mpnpu.ascendc.native.records import RecordChunk
 from mpnpu.runtime.pipe_events import ANALYSED_PIPES
-from mpnpu.runtime.trace import FlagSetEvent, FlagWaitEvent, PackedEvents, PipeSyncEvent, SyncAllEvent, TraceEvent
+from mpnpu.runtime.trace import PackedEvents, TraceEvent
 
 #: a position after every record (no write there)
 _NEVER = np.iinfo(np.int64).max
@@ -36,18 +36,25 @@ _NEVER = np.iinfo(np.int64).max
 
 @dataclass(frozen=True)
 class Records:
-    """One core's records of one launch, all chunks in program order, with each record's site."""
+    """One core's records of one launch, all chunks in program order."""
 
     rec: np.ndarray  # abi.EVENT_DTYPE
     chunks: tuple[RecordChunk, ...]
     chunk_of: np.ndarray  # per record, the index of its chunk
 
-    def site_names(self, positions: np.ndarray) -> list[tuple[str, str]]:
-        """(site, function) of each record at ``positions`` ("?" for a site id its chunk does not name)."""
-        tables = [{i: (site, func) for i, site, func in c.sites} for c in self.chunks]
-        unknown = ("?", "?")
-        return [tables[c].get(i, unknown) for c, i in zip(self.chunk_of[positions].tolist(),
-                                                            self.rec["site"][positions].tolist())]
+    def events_at(self, positions: np.ndarray) -> tuple[list[TraceEvent], np.ndarray]:
+        """The decoded events of the records at ``positions`` (ascending; a flag set's pipe "xset"
+        after it, as decoding gives them), and the position of each event's record."""
+        events: list[TraceEvent] = []
+        at: list[np.ndarray] = []
+        offset = 0
+        for k, chunk in enumerate(self.chunks):
+            mine = positions[self.chunk_of[positions] == k]
+            evs, pos = chunk.events_at(mine - offset)
+            events += evs
+            at.append(pos + offset)
+            offset += len(chunk.records())
+        return events, np.concatenate(at) if at else positions[:0]
 
 
 def records_of(events: Sequence[TraceEvent]) -> Records | None:
@@ -109,9 +116,6 @@ _S = _PIPE_INDEX["PIPE_S"]
 _PIPE_OF_BYTE = np.array([_PIPE_INDEX.get(abi.PIPE_NAMES[b], _S) if b < len(abi.PIPE_NAMES) else _S
                           for b in range(256)], dtype=np.int64)
 _SYNC_TYPES = (abi.EV_SYNC_ALL, abi.EV_FLAG_SET, abi.EV_FLAG_WAIT, abi.EV_PIPE_SYNC)
-_SYNC_OPS = {ord("s"): "set", ord("w"): "wait", ord("b"): "barrier"}
-_PIPE_NAMES = np.array(abi.PIPE_NAMES + ("?",) * (256 - len(abi.PIPE_NAMES)), dtype=object)
-_EVENT_NAMES = np.array(abi.HARD_EVENTS + ("?",) * (256 - len(abi.HARD_EVENTS)), dtype=object)
 
 
 @dataclass(frozen=True)
@@ -167,41 +171,26 @@ def _issued(rec: np.ndarray, access: np.ndarray, segment: np.ndarray, pipe: np.n
 
 
 def sync_steps(records: Records) -> Iterator[Any]:
-    """One core's walk for synccheck: its sync records as the trace events decoding gives them
-    (a SyncAllEvent, FlagSetEvent, FlagWaitEvent or PipeSyncEvent, with the kernel line and
-    function), each preceded by an :class:`Issued` of the accesses since the sync before it (and
-    one after the last)."""
+    """One core's walk for synccheck: its sync records as decoding gives them (SyncAllEvent,
+    FlagSetEvent and its pipe's "xset", FlagWaitEvent, PipeSyncEvent), each sync record's events
+    preceded by an :class:`Issued` of the accesses since the sync before it (and one after the last)."""
     rec = records.rec
     etype = rec["type"]
     sync = np.isin(etype, _SYNC_TYPES)
     access = (etype == abi.EV_GM) | (etype == abi.EV_LOCAL)
     segment: np.ndarray = np.cumsum(sync) - sync  # the sync records before each record
     issued = _issued(rec, access, segment, _PIPE_OF_BYTE[rec["pipe"]])
-    at = np.flatnonzero(sync)
-    cols = rec[at]
-    names = records.site_names(at)
-    pipe_names = _PIPE_NAMES[cols["pipe"]].tolist()
-    aux = cols["aux"].astype(np.int64)
-    events = np.where(aux >= 0, _EVENT_NAMES[np.clip(aux, 0, 255)], "").tolist()
-    new = tuple.__new__  # (the NamedTuples without their Python __new__, as decoding makes them)
-    for k, (t, mem, index, kind, t0, t1) in enumerate(zip(
-            cols["type"].tolist(), cols["mem"].tolist(), cols["index"].tolist(), cols["kind"].tolist(),
-            cols["t0"].tolist(), cols["t1"].tolist())):
-        if k in issued:
-            yield issued[k]
-        site, func = names[k]
-        if t == abi.EV_SYNC_ALL:
-            yield new(SyncAllEvent, (mem != 0, site, func, site, t0, t1))
-        elif t == abi.EV_FLAG_SET:
-            yield new(FlagSetEvent, (mem, index, site, func, site, t0, t1))
-        elif t == abi.EV_FLAG_WAIT:
-            yield new(FlagWaitEvent, (mem, index, site, func, site, t0, t1))
-        else:
-            yield new(PipeSyncEvent, (_SYNC_OPS.get(kind, "?"), pipe_names[k], events[k], max(index, 0), site, func,
-                                      site, 0, 0))
-    last = len(at)
-    if last in issued:
-        yield issued[last]
+    events, at = records.events_at(np.flatnonzero(sync))
+    last = -1
+    for ev, k in zip(events, segment[at].tolist()):
+        if k != last:
+            if k in issued:
+                yield issued[k]
+            last = k
+        yield ev
+    end = int(sync.sum())
+    if end in issued:
+        yield issued[end]
 
 
 __all__ = ["Issued", "Records", "records_of", "sync_steps", "unwritten_local_reads"]

@@ -91,9 +91,42 @@ class RecordChunk:
         events of a thousand records in well under a millisecond); only a GM access's byte ranges
         are computed one by one."""
         rec = self.records()
-        n = len(rec)
-        if not n:
+        if not len(rec):
             return [], np.zeros(0, dtype=np.int64)
+        out, src, stage_id = self._flat(rec)
+        etype = rec["type"]
+        t0_all, t1_all = rec["t0"].astype(np.int64), rec["t1"].astype(np.int64)
+        kind_of = etype[src]
+        index_out = src.copy()
+        xset = np.concatenate(([False], src[1:] == src[:-1]))  # the second event of a flag set
+        index_out[xset | (kind_of == abi.EV_PIPE_SYNC)] = -1
+        # the decoded events' own times, for the stages' spans
+        t0 = np.where(index_out >= 0, t0_all[src], 0)
+        t0[xset] = t0_all[src][xset]
+        t1 = np.where(index_out >= 0, t1_all[src], 0)
+        t1[xset] = t0[xset]
+        return _with_stages(out, index_out, t0, t1, stage_id)
+
+    def events_at(self, at: np.ndarray) -> tuple[list[TraceEvent], np.ndarray]:
+        """The events :meth:`decode` makes of the records at positions ``at`` (ascending), decoding
+        nothing else (no stages), with the position of each event's record."""
+        if not len(at):
+            return [], at
+        out, src, _ = self._flat(self.records()[at])
+        return out, at[src]
+
+    def gm_accesses(self, segments: Container[str]) -> list[TraceEvent]:
+        """The decoded GM accesses of the regions that lie in one of ``segments``, in program order."""
+        rec = self.records()
+        in_segment = np.array([r[1] in segments for r in self.regions], dtype=bool)
+        gm = np.flatnonzero(rec["type"] == abi.EV_GM)
+        return self.events_at(gm[in_segment[rec["index"][gm]]] if len(in_segment) else gm[:0])[0]
+
+    def _flat(self, rec: np.ndarray) -> tuple[list[TraceEvent], np.ndarray, np.ndarray]:
+        """The events of records ``rec`` in their order (a flag set's pipe "xset" after it, a record
+        of a type this runtime does not know none), the index in ``rec`` of each event's record,
+        and an id per event of its function."""
+        n = len(rec)
         etype = rec["type"]
         t0_all, t1_all = rec["t0"].astype(np.int64), rec["t1"].astype(np.int64)
         row, func_id, site_col, func_col = self._site_columns(rec)
@@ -104,7 +137,24 @@ class RecordChunk:
 
         at = np.flatnonzero(etype == abi.EV_GM)
         if len(at):
-            made[abi.EV_GM] = self._gm_accesses(rec, at, site_col, func_col)
+            regions = self.regions
+            region = rec["index"][at].tolist()
+            name = [regions[r][0] for r in region]
+            segment = [regions[r][1] for r in region]
+            root = np.array([regions[r][2] for r in region], dtype=np.int64)
+            ranges: list[tuple[tuple[int, int], ...]] = []
+            for first, run_, stride, count in zip((root + rec["start"][at].astype(np.int64)).tolist(),
+                                                  rec["run"][at].tolist(), rec["stride"][at].tolist(),
+                                                  rec["count"][at].tolist()):
+                if count > 1 and stride > run_:
+                    ranges.append(StridedRanges(first, run_, stride, count))
+                else:
+                    ranges.append(((first, first + (count - 1) * stride + run_),))
+            # (mem 1: the copy ran from its pipe's queue, later than issued)
+            ran_on = np.where(rec["mem"][at] != 0, pipes[at], "")
+            made[abi.EV_GM] = events(Access, at, kinds[at], name, segment, ranges, root,
+                                     rec["aux"][at].astype(np.int64), func_col[at], site_col[at], t0_all[at],
+                                     t1_all[at], pipes[at], ran_on)
         at = np.flatnonzero(etype == abi.EV_LOCAL)
         start = rec["start"][at].astype(np.int64)
         made[abi.EV_LOCAL] = events(LocalAccess, at, kinds[at], _MEMORY_NAMES[rec["mem"][at]], start,
@@ -153,16 +203,7 @@ class RecordChunk:
         for t, evs in made.items():
             if evs:
                 out[kind_of == t] = np.fromiter(evs, dtype=object, count=len(evs))
-        index_out = src.copy()
-        xset = np.concatenate(([False], src[1:] == src[:-1]))  # the second event of a flag set
-        index_out[xset | (kind_of == abi.EV_PIPE_SYNC)] = -1
-        # the decoded events' own times, for the stages' spans
-        t0 = np.where(index_out >= 0, t0_all[src], 0)
-        t0[xset] = t0_all[src][xset]
-        t1 = np.where(index_out >= 0, t1_all[src], 0)
-        t1[xset] = t0[xset]
-        return _with_stages(out.tolist(), index_out, t0, t1, func_id[row][src])
-
+        return out.tolist(), src, func_id[row][src]
 
     def _site_columns(self, rec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per record: its row in the tables of site names, the function id per row, and its site
@@ -181,41 +222,6 @@ class RecordChunk:
         lut[known[ok]] = np.flatnonzero(ok)
         row = lut[np.where(ids >= 0, ids, -1)]
         return row, func_id, site_names[row], func_names[func_id[row]]
-
-    def _gm_accesses(self, rec: np.ndarray, at: np.ndarray, site_col: np.ndarray, func_col: np.ndarray
-                     ) -> list[TraceEvent]:
-        """The GM access events of records ``at`` (``site_col``/``func_col``: per record)."""
-        regions = self.regions
-        region = rec["index"][at].tolist()
-        name = [regions[r][0] for r in region]
-        segment = [regions[r][1] for r in region]
-        root = np.array([regions[r][2] for r in region], dtype=np.int64)
-        ranges: list[tuple[tuple[int, int], ...]] = []
-        for first, run_, stride, count in zip((root + rec["start"][at].astype(np.int64)).tolist(),
-                                              rec["run"][at].tolist(), rec["stride"][at].tolist(),
-                                              rec["count"][at].tolist()):
-            if count > 1 and stride > run_:
-                ranges.append(StridedRanges(first, run_, stride, count))
-            else:
-                ranges.append(((first, first + (count - 1) * stride + run_),))
-        pipes = _PIPE_NAMES[rec["pipe"][at]]
-        # (mem 1: the copy ran from its pipe's queue, later than issued)
-        ran_on = np.where(rec["mem"][at] != 0, pipes, "")
-        return _events(Access, at, _KIND_NAMES[rec["kind"][at]], name, segment, ranges, root,
-                       rec["aux"][at].astype(np.int64), func_col[at], site_col[at], rec["t0"][at].astype(np.int64),
-                       rec["t1"][at].astype(np.int64), pipes, ran_on)
-
-    def gm_accesses(self, segments: Container[str]) -> tuple[np.ndarray, list[TraceEvent]]:
-        """The positions and the decoded events of the GM access records whose region lies in one
-        of ``segments``, decoding nothing else."""
-        rec = self.records()
-        in_segment = np.array([r[1] in segments for r in self.regions], dtype=bool)
-        gm = np.flatnonzero(rec["type"] == abi.EV_GM)
-        at = gm[in_segment[rec["index"][gm]]] if len(in_segment) else gm[:0]
-        if not len(at):
-            return at, []
-        _, _, site_col, func_col = self._site_columns(rec)
-        return at, self._gm_accesses(rec, at, site_col, func_col)
 
 
 def _events(cls: type, at: np.ndarray, *cols: Any) -> list[TraceEvent]:
