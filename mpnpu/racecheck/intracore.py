@@ -37,15 +37,26 @@ Hazards on local memory have ``scope`` "local"; on GM, "core" (the GM race detec
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import defaultdict, deque
-from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from collections import defaultdict
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from mpnpu.errors import TraceError
+from mpnpu.racecheck import records_clocks
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard
-from mpnpu.runtime.pipe_events import ANALYSED_PIPES
+from mpnpu.racecheck.pipe_clocks import (
+    GM_KEY,
+    GM_ORDERING_CALLS,
+    INTRA_CALLS,
+    PIPE_INDEX,
+    SYNC_TYPES,
+    CoreAccesses,
+    CoreSyncs,
+    N,
+    PipeClocks,
+    S,
+    pipe_index,
+)
 from mpnpu.runtime.topology import CoreInfo
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -53,7 +64,6 @@ from mpnpu.runtime.trace import (
     GM_FLAG_OBSERVED_PART,
     READ,
     Access,
-    DroppedSyncEvent,
     FlagSetEvent,
     FlagWaitEvent,
     GmFlagEvent,
@@ -65,117 +75,17 @@ from mpnpu.runtime.trace import (
     shared_hull,
 )
 
-_PIPE_INDEX = {p.value: i for i, p in enumerate(ANALYSED_PIPES)}
-_S = _PIPE_INDEX["PIPE_S"]
-_N = len(ANALYSED_PIPES)
-_INTRA_CALLS = ("set_flag", "wait_flag", "pipe_barrier")
-#: a SyncAll orders a core's GM accesses too (the core's pipes are drained before it arrives)
-_GM_ORDERING_CALLS = _INTRA_CALLS + ("sync_all",)
-#: memory ids of GM accesses are keyed by segment under this prefix (local memories by their name)
-_GM = "GM:"
-
-
-@dataclass
-class CoreAccesses:
-    """The accesses of one core (local ones, and GM ones made on a pipe) with their clocks (columns)."""
-
-    events: list[LocalAccess | Access]
-    pos: np.ndarray  # index in the core's event list
-    pipe: np.ndarray  # pipe index (ANALYSED_PIPES order)
-    stamp: np.ndarray  # own component of the access's clock
-    clock: np.ndarray  # (n, pipes) vector clocks
-    write: np.ndarray  # bool
-    memory: np.ndarray  # memory id (a local memory, or a GM segment)
-    start: np.ndarray  # byte hull [start, stop) in that memory
-    stop: np.ndarray
-    atomic: np.ndarray  # bool: a GM atomic add
-    dropped: list[tuple[int, DroppedSyncEvent]]  # intra-core syncs the launch dropped, with positions
-
-
-def _pipe(name: str, ev: object) -> int:
-    try:
-        return _PIPE_INDEX[name]
-    except KeyError:
-        raise TraceError(f"inconsistent trace: unknown pipe {name!r} in {ev!r}") from None
-
-
-class _PipeClocks:
-    """The clock rules of the module docstring, applied event by event in issue order.
-
-    Clocks are lists of 7 ints: per event, numpy's call overhead on such tiny arrays costs more
-    than the work (this runs for every access and sync of every traced launch).
-    """
-
-    def __init__(self) -> None:
-        self.vc = [[0] * _N for _ in range(_N)]  # vc[p]: clock of pipe p after its last instruction
-        self.released: dict[tuple[str, int], deque[tuple[int, ...]]] = defaultdict(deque)
-        # PIPE_S's clock changes rarely (barriers, SyncAll, its own instructions): a pipe joins it
-        # only when it changed since that pipe last did
-        self._s_version = 0
-        self._joined = [-1] * _N
-
-    def issue(self, p: int) -> list[int]:
-        """An instruction on pipe p: after what PIPE_S has waited for, after p's previous one.
-        Returns p's clock (this object's own list: copy it to keep it)."""
-        vc = self.vc
-        row = vc[p]
-        if self._joined[p] != self._s_version:
-            row = vc[p] = list(map(max, row, vc[_S]))
-            self._joined[p] = self._s_version
-        row[p] += 1
-        if p == _S:
-            self._s_version += 1
-        return row
-
-    def drain(self, pipes: Iterable[int]) -> None:
-        """PIPE_S waits for everything issued to ``pipes``."""
-        vc = self.vc
-        s = vc[_S]
-        for q in pipes:
-            s = list(map(max, s, vc[q]))
-        s[_S] += 1
-        vc[_S] = s
-        self._s_version += 1
-
-    def join_scalar(self, clocks: Iterable[Sequence[int]]) -> None:
-        """PIPE_S waits for the instructions with these clocks (a wait it does not issue itself)."""
-        s = self.vc[_S]
-        for c in clocks:
-            s = list(map(max, s, c))
-        s[_S] += 1
-        self.vc[_S] = s
-        self._s_version += 1
-
-    def sync(self, ev: Any) -> list[int] | None:
-        """Apply an intra-core sync event (PipeSyncEvent or SyncAllEvent); the clock of the
-        instruction it issued, if any."""
-        if type(ev) is SyncAllEvent:
-            self.drain(range(_N))
-            return None
-        if ev.op == "barrier":
-            self.drain(range(_N) if ev.pipe == "PIPE_ALL" else (_pipe(ev.pipe, ev),))
-            return None
-        p = _pipe(ev.pipe, ev)
-        clock = self.issue(p)
-        if ev.op == "set":
-            self.released[(ev.event, ev.event_id)].append(tuple(clock))
-        elif ev.op == "wait":
-            q = self.released[(ev.event, ev.event_id)]
-            if not q:
-                raise TraceError(
-                    f"inconsistent trace: wait_flag<{ev.event}>({ev.event_id}) at {ev.site} has no set before it"
-                )
-            clock = self.vc[p] = list(map(max, clock, q.popleft()))
-            if p == _S:
-                self._s_version += 1
-        return clock
-
+_PIPE_INDEX = PIPE_INDEX
+_S = S
+_N = N
+_INTRA_CALLS = INTRA_CALLS
+_GM_ORDERING_CALLS = GM_ORDERING_CALLS
+_GM = GM_KEY
+_PipeClocks = PipeClocks
+_pipe = pipe_index
 
 #: pipes whose instructions the compiler's automatic synchronisation orders before a scalar access
 _AUTO_SYNCED = tuple(_PIPE_INDEX[p] for p in ("PIPE_MTE2", "PIPE_MTE3", "PIPE_V"))
-#: cross-core flag modes whose wait needs a set from the waiting core itself
-_OWN_SET_MODES = (0, 1)
-
 
 #: how many of a memory's newest auto-synced accesses a scalar access looks through before it builds
 #: that memory's byte index (_PaintIndex): most find what they wait for among the newest few
@@ -287,13 +197,18 @@ class _AutoSync:
             pc.join_scalar(found)
 
 
-def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True) -> CoreAccesses:
+def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True, columns: bool = True) -> CoreAccesses:
     """Vector clocks per pipe for one core's events; raises ValueError on a wait without its set.
-    ``auto_sync``: model the compiler's automatic synchronisation (module docstring)."""
+    ``auto_sync``: model the compiler's automatic synchronisation (module docstring). A compiled
+    kernel's records are taken as columns where they can be (:mod:`.records_clocks`, the same result;
+    ``columns=False``: always event by event)."""
+    if columns:
+        fast = records_clocks.core_clocks(events, auto_sync)
+        if fast is not None:
+            return fast
     pc = _PipeClocks()
     auto = _AutoSync() if auto_sync else None
-    own_sets: dict[tuple[int, int], deque[tuple[int, ...]]] = defaultdict(deque)
-    setting: tuple[int, int] | None = None  # the cross-core set whose "xset" (its pipe) comes next
+    syncs = CoreSyncs(pc)
     acc: list[Any] = []  # LocalAccess, or Access made on a pipe
     pos, pipe, stamp, clocks = [], [], [], []
     kind: list[str] = []
@@ -301,7 +216,6 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True) -> CoreAcc
     start: list[int] = []  # the byte hull of each access in its memory
     stop: list[int] = []
     mem_ids: dict[str, int] = {}
-    dropped: list[tuple[int, DroppedSyncEvent]] = []
     ev: Any  # its type is checked by identity below (the fast way), not narrowed
     # The accesses are most of a trace (a compiled kernel's vector instructions above all): their
     # case is _PipeClocks.issue and _AutoSync.record written out, with the state in locals.
@@ -340,19 +254,8 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True) -> CoreAcc
             pipe.append(p)
             stamp.append(row[p])
             clocks.append(clock)
-        elif t is PipeSyncEvent or t is SyncAllEvent:
-            issued = pc.sync(ev)
-            if t is PipeSyncEvent and ev.op == "xset" and setting is not None and issued is not None:
-                own_sets[setting].append(tuple(issued))
-                setting = None
-        elif t is FlagSetEvent:
-            setting = (ev.mode, ev.flag_id) if ev.mode in _OWN_SET_MODES else None
-        elif t is FlagWaitEvent and ev.mode in _OWN_SET_MODES:
-            mine = own_sets[(ev.mode, ev.flag_id)]
-            if mine:  # the wait returned only once this core's own set had fired
-                pc.join_scalar([mine.popleft()])
-        elif t is DroppedSyncEvent and ev.call in _GM_ORDERING_CALLS:
-            dropped.append((i, ev))
+        elif t in SYNC_TYPES:
+            syncs.step(i, ev)
     n = len(acc)
     kinds = np.array(kind, dtype=object)
     return CoreAccesses(
@@ -366,7 +269,7 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True) -> CoreAcc
         start=np.array(start, dtype=np.int64),
         stop=np.array(stop, dtype=np.int64),
         atomic=np.asarray(kinds == ATOMIC, dtype=bool).reshape(n),
-        dropped=dropped,
+        dropped=syncs.dropped,
     )
 
 
