@@ -176,3 +176,32 @@ def test_the_gallery_in_cxx_gets_the_same_clocks_both_ways(name: str, monkeypatc
     run_batch(op, cases=3, repeat=1, variants=make_variants(op, ("incident", "fixed")), racecheck=True)
     assert differ == []
     assert taken[0] > 0
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_layout_is_decodings_without_the_events(seed: int) -> None:
+    """RecordChunk.layout (what PackedEvents.time_index and Records.positions give without decoding)
+    against decode: the time index, and each record's event, stages and flag sets' pipes included
+    (some records untimed, so some functions' runs get no stage)."""
+    rng = np.random.default_rng(500 + seed)
+    rows = _random_stream(rng, int(rng.integers(1, 120)), True)
+    for row in rows:
+        if rng.random() < 0.3:
+            row["t0"] = row["t1"] = 0
+    if rng.random() < 0.3:
+        rows.append({"type": 200, "site": 1})  # a record type this runtime does not know: no event
+    chunk = _chunk(rows)
+    events, index = chunk.decode()
+    laid_index, position = chunk.layout()
+    assert laid_index.tolist() == index.tolist()
+    made = position >= 0
+    assert made.tolist() == [row["type"] != 200 for row in rows]
+    for r in np.flatnonzero(made).tolist():
+        ev = events[int(position[r])]
+        assert type(ev).__name__ != "StageEvent"
+        assert ev == chunk.events_at(np.array([r]))[0][0]
+    packed = PackedEvents((chunk, _chunk(rows[: len(rows) // 2 + 1])))
+    decoded = PackedEvents(packed.parts)
+    decoded.events()  # (decoding sets the time index from decode's)
+    assert packed.time_index().tolist() == decoded.time_index().tolist()
+    assert len(packed) == len(decoded.events())

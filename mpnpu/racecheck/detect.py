@@ -32,10 +32,11 @@ write then write (an atomic counts as a write).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from itertools import chain
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard, stage_labe
 from mpnpu.racecheck.hb import SyncEvent, VectorClocks, compute_clocks, pipe_column
 from mpnpu.racecheck.intracore import analyze_local, release_points
 from mpnpu.racecheck.polls import with_polls
+from mpnpu.racecheck.records_scan import records_of
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -59,6 +61,7 @@ from mpnpu.runtime.trace import (
     PipeSyncEvent,
     StageEvent,
     SyncAllEvent,
+    TraceEvent,
 )
 
 _KIND_CODE = {READ: 0, WRITE: 1, ATOMIC: 2}
@@ -147,7 +150,18 @@ def _walk(trace: LaunchTrace) -> _Walk:
         drop_c: list[DroppedSyncEvent] = []
         seen: dict[str, None] = {}  # insertion-ordered set of stages
         ev: Any  # its class is known from the table, not to the type checker
-        for pos, ev in enumerate(evs):
+        walked: Iterable[tuple[int, Any]]
+        records = records_of(evs)
+        if records is None:
+            walked = enumerate(evs)  # (which decodes a packed trace)
+        else:
+            # a compiled kernel's records: everything but its local accesses (intracore's, and most
+            # of the records) is decoded, at its place among the events; its stages come in order
+            # from the records' functions
+            outside, at = records.outside_locals()
+            walked = zip(at, outside)
+            seen = dict.fromkeys(records.functions())
+        for pos, ev in walked:
             cls = classes.get(type(ev))
             if cls is None:
                 cls = _event_class(ev)
@@ -175,7 +189,7 @@ def _walk(trace: LaunchTrace) -> _Walk:
         # Accesses made on asynchronous pipes are released only by the syncs their pipe has
         # reached (a flag raised on another pipe does not wait for them): intracore.release_points.
         if any(ev.pipe for ev in events[len(a_pipe):]):
-            points, cov = release_points(evs)
+            points, cov = release_points(evs if records is None else outside)  # (it skips local accesses)
             a_pipe += [p for p, _ in points]
             a_stamp += [st for _, st in points]
             covers.append(cov)
@@ -548,18 +562,31 @@ def _gap(stage_a: str, stage_b: str) -> str:
     return f"no sync between the two accesses in {stage_label(stage_a)}"
 
 
+def _placed(events: Sequence[TraceEvent]) -> tuple[list[int], Sequence[Any]]:
+    """One core's events but its local accesses (all of them, for events that are not a compiled
+    kernel's records), with each one's position among the core's events: a compiled kernel's local
+    accesses are not decoded for this."""
+    records = records_of(events)
+    if records is None:
+        return list(range(len(events))), events
+    got, at = records.outside_locals()
+    return at, got
+
+
 def _flag_between(trace: LaunchTrace, c1: int, p1: int, c2: int, p2: int) -> str:
     """What is wrong with the cross-core flag meant to order core c1's access at event p1 before
     core c2's at p2, if there is one: a set on c1 after the access whose flag c2 waits on (or skips,
     dropped) before its access. "" when no flag is meant to order them (the generic gap applies)."""
-    events1, events2 = trace.events[c1], trace.events[c2]
-    first_pipe, first_site = getattr(events1[p1], "pipe", ""), getattr(events1[p1], "site", "?")
+    pos1, events1 = _placed(trace.events[c1])
+    pos2, events2 = _placed(trace.events[c2])
+    k1, k2 = bisect_left(pos1, p1), bisect_left(pos2, p2)  # (the accesses' places in those lists)
+    first_pipe, first_site = getattr(events1[k1], "pipe", ""), getattr(events1[k1], "site", "?")
     topo = trace.topology
-    waited = {(ev.mode, ev.flag_id): ev for ev in events2[:p2] if type(ev) is FlagWaitEvent}
-    dropped_waits = [ev for ev in events2[:p2] if type(ev) is DroppedSyncEvent
+    waited = {(ev.mode, ev.flag_id): ev for ev in events2[:k2] if type(ev) is FlagWaitEvent}
+    dropped_waits = [ev for ev in events2[:k2] if type(ev) is DroppedSyncEvent
                      and ev.call in ("cross_core_wait_flag", "CrossCoreWaitFlag")]
     ev: Any  # told apart by type below
-    for i in range(p1 + 1, len(events1)):
+    for i in range(k1 + 1, len(events1)):
         ev = events1[i]
         if type(ev) is not FlagSetEvent:
             continue
@@ -569,7 +596,7 @@ def _flag_between(trace: LaunchTrace, c1: int, p1: int, c2: int, p2: int) -> str
             continue
         if not reaches:
             continue
-        after: Any = events1[i + 1] if i + 1 < len(events1) else None
+        after: Any = events1[i + 1] if i + 1 < len(events1) and pos1[i + 1] == pos1[i] + 1 else None
         pipe = after.pipe if type(after) is PipeSyncEvent and after.op == "xset" else ""
         wait = waited.get((ev.mode, ev.flag_id))
         if wait is None and dropped_waits:
@@ -579,7 +606,7 @@ def _flag_between(trace: LaunchTrace, c1: int, p1: int, c2: int, p2: int) -> str
             return (f"the CrossCoreSetFlag({ev.flag_id}) at {ev.site} is raised on {pipe}, which does not wait for "
                     f"the {first_pipe} access at {first_site}: raise it on {first_pipe} (or order {first_pipe} "
                     f"before {pipe} first); the wait at {wait.site} then orders the access at "
-                    f"{getattr(events2[p2], 'site', '?')}")
+                    f"{getattr(events2[k2], 'site', '?')}")
         return ""
     return ""
 

@@ -42,6 +42,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from mpnpu.ascendc.native import abi
 from mpnpu.racecheck import records_clocks
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard
 from mpnpu.racecheck.pipe_clocks import (
@@ -57,6 +58,7 @@ from mpnpu.racecheck.pipe_clocks import (
     S,
     pipe_index,
 )
+from mpnpu.racecheck.records_scan import records_of
 from mpnpu.runtime.topology import CoreInfo
 from mpnpu.runtime.trace import (
     ATOMIC,
@@ -374,7 +376,11 @@ def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
         cand &= ~(ca.atomic[i] & ca.atomic[j])
         # (and not j -> i: a wait on i's pipe for a set on j's pipe, which issue order rules out)
         cand &= ca.clock[i, ca.pipe[j]] < ca.stamp[j]
-        for x, y in zip(i[cand].tolist(), j[cand].tolist()):
+        xs, ys = i[cand].tolist(), j[cand].tolist()
+        prefetch = getattr(ca.events, "prefetch", None)
+        if prefetch is not None:  # (events decoded when read: these in one go)
+            prefetch(xs + ys)
+        for x, y in zip(xs, ys):
             if _bytes_shared(ca.events[x], ca.events[y]) is not None:
                 out.append((x, y))
     out.sort()
@@ -405,7 +411,11 @@ def _core_hazards(trace: LaunchTrace) -> Iterator[tuple[Hazard, tuple[int, int],
     events (core id, index in its event list) in issue order and the bytes they share."""
     topo = trace.topology
     for c, events in enumerate(trace.events):
-        if not any(type(ev) is LocalAccess for ev in events):
+        records = records_of(events)
+        if records is not None:
+            if not (records.rec["type"] == abi.EV_LOCAL).any():
+                continue
+        elif not any(type(ev) is LocalAccess for ev in events):
             continue  # not a pipelined launch: no pipes recorded
         ca = core_clocks(events, trace.auto_sync)
         info = topo.core(c)

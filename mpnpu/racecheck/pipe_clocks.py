@@ -38,7 +38,7 @@ GM_KEY = "GM:"
 class CoreAccesses:
     """The accesses of one core (local ones, and GM ones made on a pipe) with their clocks (columns)."""
 
-    events: list[LocalAccess | Access]
+    events: Sequence[LocalAccess | Access]  # (decoded when read, for a compiled kernel's records)
     pos: np.ndarray  # index in the core's event list
     pipe: np.ndarray  # pipe index (ANALYSED_PIPES order)
     stamp: np.ndarray  # own component of the access's clock

@@ -68,13 +68,10 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool) -> CoreAccesses |
     synced = np.flatnonzero(local & np.isin(pipe, _AUTO_SYNCED))
     if len(looked_back) and (len(looked_back) > _MAX_LOOKED_BACK or (start[synced] >= stop[synced]).any()):
         return None
-    decoded = events.events()
-    index = events.time_index()  # per event, its record (accesses and dropped syncs always have one)
-    event_of = np.full(len(rec), -1, dtype=np.int64)
-    has = np.flatnonzero(index >= 0)
-    event_of[index[has]] = has
-    pos = event_of[at]
-    steps: list[tuple[int, Any]] = [(i, ev) for i, ev in enumerate(decoded) if type(ev) in SYNC_TYPES]
+    positions = records.positions()
+    pos = positions[at]
+    outside, outside_pos = records.outside_locals()
+    steps: list[tuple[int, Any]] = [(i, ev) for i, ev in zip(outside_pos, outside) if type(ev) in SYNC_TYPES]
     if len(looked_back):
         steps += [(int(pos[k]), int(k)) for k in looked_back]  # (an int: the access's index)
         steps.sort(key=lambda item: item[0])
@@ -155,9 +152,8 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool) -> CoreAccesses |
     stamp = clock[runs, pipe]
     _, memory = np.unique(memory_key, return_inverse=True)
     kind = rec["kind"][at]
-    acc: list[Any] = [decoded[i] for i in pos.tolist()]
     return CoreAccesses(
-        events=acc,
+        events=_Decoded(records, at),
         pos=pos,
         pipe=pipe,
         stamp=stamp,
@@ -169,6 +165,34 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool) -> CoreAccesses |
         atomic=kind == ord("A"),
         dropped=syncs.dropped,
     )
+
+
+class _Decoded(Sequence[Any]):
+    """The decoded events of some records, each decoded when first asked for (the analysis reads
+    only the accesses of the pairs it reports)."""
+
+    def __init__(self, records: Records, at: np.ndarray) -> None:
+        self._records = records
+        self._at = at
+        self._got: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Decode these in one go (they will be asked for)."""
+        wanted = sorted({i for i in indices if i not in self._got})
+        if wanted:
+            events, _ = self._records.events_at(self._at[wanted])
+            self._got.update(zip(wanted, events))
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        ev = self._got.get(i)
+        if ev is None:
+            ev = self._got[i] = self._records.events_at(self._at[i:i + 1] if i >= 0 else self._at[[i]])[0][0]
+        return ev
 
 
 def _newest_overlapping(k: int, synced: np.ndarray, memory_key: np.ndarray, start: np.ndarray, stop: np.ndarray,

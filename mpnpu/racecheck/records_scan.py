@@ -56,6 +56,40 @@ class Records:
             offset += len(chunk.records())
         return events, np.concatenate(at) if at else positions[:0]
 
+    def outside_locals(self) -> tuple[list[TraceEvent], list[int]]:
+        """The decoded events of every record but the local accesses, and each one's position among
+        the core's decoded events (:meth:`RecordChunk.outside_locals`, all chunks)."""
+        if len(self.chunks) == 1:
+            return self.chunks[0].outside_locals()
+        events: list[TraceEvent] = []
+        positions: list[int] = []
+        base = 0
+        for chunk in self.chunks:
+            evs, pos = chunk.outside_locals()
+            events += evs
+            positions += [p + base for p in pos]
+            base += len(chunk.layout()[0])
+        return events, positions
+
+    def functions(self) -> list[str]:
+        """The kernel functions the records were made in, in order of first appearance (those of
+        records that make an event): the stages the decoded events name, in their order."""
+        names: dict[str, None] = {}
+        for chunk in self.chunks:
+            names.update(dict.fromkeys(chunk.functions()))
+        return list(names)
+
+    def positions(self) -> np.ndarray:
+        """Per record, the position of its (first) event among the decoded events of the core
+        (-1: a record that makes none), without decoding any."""
+        out: list[np.ndarray] = []
+        base = 0
+        for chunk in self.chunks:
+            index, position = chunk.layout()
+            out.append(np.where(position >= 0, position + base, -1))
+            base += len(index)
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
 
 def records_of(events: Sequence[TraceEvent]) -> Records | None:
     """The records of one core's events when they are a compiled kernel's records and nothing else

@@ -529,14 +529,24 @@ class PackedEvents(Sequence[TraceEvent]):
         return np.concatenate([c[0] for c in cols]), np.concatenate([c[1] for c in cols])
 
     def time_index(self) -> np.ndarray:
-        """Per event (decoded order), the index of its times in :meth:`times` (-1: derived)."""
+        """Per event (decoded order), the index of its times in :meth:`times` (-1: derived). Parts
+        that can say it without decoding (a compiled kernel's records) are not decoded."""
         if self._index is None:
-            self._decode()
+            laid = [layout() for layout in (getattr(p, "layout", None) for p in self.parts) if layout is not None]
+            if len(laid) < len(self.parts):
+                self._decode()
+            else:
+                index: list[np.ndarray] = []
+                base = 0
+                for idx, position in laid:
+                    index.append(np.where(idx >= 0, idx + base, -1))
+                    base += len(position)
+                self._index = np.concatenate(index) if index else np.zeros(0, dtype=np.int64)
         assert self._index is not None
         return self._index
 
     def __len__(self) -> int:
-        return len(self.events())
+        return len(self._events) if self._events is not None else len(self.time_index())
 
     @overload
     def __getitem__(self, i: int) -> TraceEvent: ...

@@ -52,13 +52,14 @@ class RecordChunk:
     each GM region, in the order the records index them.
     """
 
-    __slots__ = ("data", "sites", "regions")
+    __slots__ = ("data", "sites", "regions", "_cache")
 
     def __init__(self, data: bytes, sites: tuple[tuple[int, str, str], ...],
                  regions: tuple[tuple[str, str, int], ...]) -> None:
         self.data = data  # the records' bytes (abi.EVENT_DTYPE each)
         self.sites = sites
         self.regions = regions
+        self._cache: dict[str, Any] = {}  # what the analysis derives more than once (never pickled)
 
     def __reduce__(self) -> tuple[type[RecordChunk], tuple[Any, ...]]:
         return (RecordChunk, (self.data, self.sites, self.regions))
@@ -93,8 +94,63 @@ class RecordChunk:
         rec = self.records()
         if not len(rec):
             return [], np.zeros(0, dtype=np.int64)
-        out, src, stage_id = self._flat(rec)
+        out, _, _ = self._flat(rec)
+        index_out, t0, t1, stage_id = self._event_columns(rec)
+        return _with_stages(out, index_out, t0, t1, stage_id)
+
+    def layout(self) -> tuple[np.ndarray, np.ndarray]:
+        """What :meth:`decode` gives without making any event: per event, the index of its record
+        (-1 as there), and per record, the position of its (first) event (-1: a record of a type
+        this runtime does not know, which makes none)."""
+        got = self._cache.get("layout")
+        if got is None:
+            got = self._cache["layout"] = self._layout()
+        return got
+
+    def outside_locals(self) -> tuple[list[TraceEvent], list[int]]:
+        """The decoded events of every record but the local accesses, with each one's position among
+        :meth:`decode`'s events (a flag set's pipe "xset" right after the set): what the analysis
+        between cores reads, without decoding the local accesses (most of a vector core's records)."""
+        got = self._cache.get("outside")
+        if got is None:
+            rec = self.records()
+            _, position = self.layout()
+            events, at = self.events_at(np.flatnonzero(rec["type"] != abi.EV_LOCAL))
+            second = np.concatenate(([False], at[1:] == at[:-1])) if len(at) else np.zeros(0, dtype=bool)
+            got = self._cache["outside"] = (events, (position[at] + second).tolist())
+        return got
+
+    def _layout(self) -> tuple[np.ndarray, np.ndarray]:
+        rec = self.records()
+        if not len(rec):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        index_out, t0, t1, stage_id = self._event_columns(rec)
+        starts, timed = _stage_runs(t0, t1, stage_id)
+        # each event moves down by the stages inserted at or before its run's start
+        inserted = np.zeros(len(index_out), dtype=np.int64)
+        inserted[starts[timed]] = 1
+        flat_at = np.arange(len(index_out)) + np.cumsum(inserted)
+        index = np.full(len(index_out) + int(timed.sum()), -1, dtype=np.int64)
+        index[flat_at] = index_out
+        per_record = _EVENTS_PER_RECORD[rec["type"]]
+        first = np.cumsum(per_record) - per_record  # each record's first event, before the stages
+        position = np.where(per_record > 0, flat_at[np.minimum(first, max(len(flat_at) - 1, 0))], -1)
+        return index, position
+
+    def functions(self) -> list[str]:
+        """The function of each record that makes an event, in record order."""
+        rec = self.records()
+        _, _, _, func_col = self._site_columns(rec)
+        names: list[str] = func_col[_EVENTS_PER_RECORD[rec["type"]] > 0].tolist()
+        return names
+
+    def _event_columns(self, rec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per event of :meth:`_flat` (no stages): the index of its record (-1 for the pipe of a
+        cross-core set and an intra-core sync), its own times, and the id of its function."""
         etype = rec["type"]
+        per_record = _EVENTS_PER_RECORD[etype]
+        src = np.repeat(np.arange(len(rec)), per_record)
+        row, func_id, _, _ = self._site_columns(rec)
         t0_all, t1_all = rec["t0"].astype(np.int64), rec["t1"].astype(np.int64)
         kind_of = etype[src]
         index_out = src.copy()
@@ -105,7 +161,7 @@ class RecordChunk:
         t0[xset] = t0_all[src][xset]
         t1 = np.where(index_out >= 0, t1_all[src], 0)
         t1[xset] = t0[xset]
-        return _with_stages(out, index_out, t0, t1, stage_id)
+        return index_out, t0, t1, func_id[row][src]
 
     def events_at(self, at: np.ndarray) -> tuple[list[TraceEvent], np.ndarray]:
         """The events :meth:`decode` makes of the records at positions ``at`` (ascending), decoding
@@ -194,10 +250,7 @@ class RecordChunk:
                                       t0_all[at], t1_all[at])
         # deal them out in program order: a flag set is two events (its pipe's "xset" after it), a
         # record of a type this runtime does not know is none
-        per_record = np.zeros(n, dtype=np.int64)
-        for t in made:
-            per_record[etype == t] = 2 if t == abi.EV_FLAG_SET else 1
-        src = np.repeat(np.arange(n), per_record)
+        src = np.repeat(np.arange(n), _EVENTS_PER_RECORD[etype])
         kind_of = etype[src]
         out = np.empty(len(src), dtype=object)
         for t, evs in made.items():
@@ -208,20 +261,29 @@ class RecordChunk:
     def _site_columns(self, rec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per record: its row in the tables of site names, the function id per row, and its site
         and function names (site ids are the launch's own)."""
+        lut, func_id, site_names, func_names = self._site_tables()
         ids = rec["site"].astype(np.int64)
-        known = np.array([i for i, _, _ in self.sites], dtype=np.int64)
-        site_names = np.array([site for _, site, _ in self.sites] + ["?"], dtype=object)
-        func_of_site = [func for _, _, func in self.sites] + ["?"]
-        funcs = list(dict.fromkeys(func_of_site))
-        func_names = np.array(funcs, dtype=object)
-        func_id = np.array([funcs.index(f) for f in func_of_site], dtype=np.int64)
         # (a record's row in those tables: its id's among the known ones, else the last, "?")
-        top = max(int(ids.max()) if len(ids) else 0, int(known.max()) if len(known) else 0)
-        lut = np.full(top + 2, len(self.sites), dtype=np.int64)
-        ok = known >= 0
-        lut[known[ok]] = np.flatnonzero(ok)
-        row = lut[np.where(ids >= 0, ids, -1)]
+        row = lut[np.where((ids >= 0) & (ids < len(lut) - 1), ids, -1)]
         return row, func_id, site_names[row], func_names[func_id[row]]
+
+    def _site_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The row of each site id (a table past the largest known id, whose last entry is the row
+        of "?"), the function id per row, and the names per row and per function id."""
+        got = self._cache.get("sites")
+        if got is None:
+            known = np.array([i for i, _, _ in self.sites], dtype=np.int64)
+            site_names = np.array([site for _, site, _ in self.sites] + ["?"], dtype=object)
+            func_of_site = [func for _, _, func in self.sites] + ["?"]
+            funcs = {f: None for f in func_of_site}
+            number = {f: k for k, f in enumerate(funcs)}
+            func_id = np.array([number[f] for f in func_of_site], dtype=np.int64)
+            top = int(known.max()) if len(known) else 0
+            lut = np.full(max(top, 0) + 2, len(self.sites), dtype=np.int64)
+            ok = known >= 0
+            lut[known[ok]] = np.flatnonzero(ok)
+            got = self._cache["sites"] = (lut, func_id, site_names, np.array(list(funcs), dtype=object))
+        return got
 
 
 def _events(cls: type, at: np.ndarray, *cols: Any) -> list[TraceEvent]:
@@ -241,7 +303,21 @@ _MEMORY_NAMES = _names(abi.MEMORY_NAMES, "?")
 _HARD_EVENT_NAMES = _names(abi.HARD_EVENTS, "?")
 _DROPPED_NAMES = _names(abi.DROPPED_CALLS, "?")
 _SYNC_OP_NAMES = np.array([_SYNC_OPS.get(i, "?") for i in range(256)], dtype=object)
+#: per record type, how many events decoding makes of it (a flag set: the set and its pipe's "xset";
+#: a type this runtime does not know: none)
+_EVENTS_PER_RECORD = np.zeros(256, dtype=np.int64)
+_EVENTS_PER_RECORD[[abi.EV_GM, abi.EV_LOCAL, abi.EV_SYNC_ALL, abi.EV_FLAG_WAIT, abi.EV_PIPE_SYNC, abi.EV_DROPPED,
+                    abi.EV_GM_FLAG]] = 1
+_EVENTS_PER_RECORD[abi.EV_FLAG_SET] = 2
 _new = tuple.__new__  # a NamedTuple from its fields, without the class's Python __new__
+
+
+def _stage_runs(t0: np.ndarray, t1: np.ndarray, stage: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of events made in one kernel function: where each starts, and whether anything in
+    it was timed (only those get a StageEvent)."""
+    starts = np.flatnonzero(np.concatenate(([True], stage[1:] != stage[:-1])))
+    timed = np.logical_or.reduceat((t0 != 0) | (t1 != 0), starts)
+    return starts, timed
 
 
 def _with_stages(events: list[Any], index: np.ndarray, t0: np.ndarray, t1: np.ndarray, stage: np.ndarray
@@ -253,11 +329,10 @@ def _with_stages(events: list[Any], index: np.ndarray, t0: np.ndarray, t1: np.nd
     n = len(events)
     if not n:
         return [], np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], stage[1:] != stage[:-1])))
+    starts, timed = _stage_runs(t0, t1, stage)
     never = np.iinfo(np.int64).max
     first = np.minimum.reduceat(np.minimum(np.where(t0 != 0, t0, never), np.where(t1 != 0, t1, never)), starts)
     last = np.maximum.reduceat(np.maximum(t0, t1), starts)
-    timed = np.logical_or.reduceat((t0 != 0) | (t1 != 0), starts)
     out: list[TraceEvent] = []
     out_index: list[np.ndarray] = []
     stage_index = np.full(1, -1, dtype=np.int64)
