@@ -14,7 +14,7 @@ Checks: ``--racecheck`` always; ``--initcheck`` and ``--synccheck`` get a column
 the batch runner takes them (until then the table says they were skipped, and why).
 
     python scripts/bench_racecheck.py [--ops floms-cxx,floms,reduce-early,reduce-early-cxx]
-        [--cases 40] [--repeat 8] [--rounds 5] [--block-dim N] [--seed 0]
+        [--cases 40] [--repeat 8] [--rounds 5] [--block-dim N] [--seed 0] [--variants incident,fixed]
 
 Targets (issue "Race checking at the kernel's own speed"): racecheck <= 1.5x on FLOMS in C++,
 <= 1.3x on FLOMS in Python.
@@ -48,7 +48,7 @@ def loadavg() -> str:
 def bench_operator(name: str, args: argparse.Namespace, checks: list[str]) -> dict[str, Any]:
     """The rounds of one operator: per mode, the batch times; racecheck's analysis time and counts."""
     op = load_operator(name)
-    variants = make_variants(op, ("incident", "fixed"))
+    variants = make_variants(op, tuple(args.variants.split(",")))
     block_dim = args.block_dim or DEFAULT_BLOCK_DIM
     cpu_set = prepare_batch(op, block_dim=block_dim, cpus_per_core=None, seed=args.seed, cases=args.cases)
     spent = time_hazard_analysis()
@@ -86,13 +86,16 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--block-dim", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--variants", default="incident,fixed",
+                    help="the variants each batch runs, comma-separated (default: %(default)s, an A/B batch; "
+                         "'incident' is what `mpnpu batch --op OP` runs)")
     args = ap.parse_args()
 
     known = inspect.signature(run_batch).parameters
     checks = [c for c in CHECKS if c in known]
     skipped = [c for c in CHECKS if c not in known]
     names = [n.strip() for n in args.ops.split(",") if n.strip()]
-    print(f"batch: {args.cases} cases x {args.repeat} repeats x incident, fixed; {args.rounds} rounds, order "
+    print(f"batch: {args.cases} cases x {args.repeat} repeats x {args.variants}; {args.rounds} rounds, order "
           f"rotating; load average {loadavg()}")
     for c in skipped:
         print(f"  (--{c}: skipped, the batch runner has no such option yet)")
