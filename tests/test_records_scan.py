@@ -156,8 +156,9 @@ def test_the_defects_of_a_cxx_kernel_are_found_both_ways(mode: int) -> None:
 def test_issued_accesses_move_the_clocks_as_issuing_them_one_by_one(seed: int) -> None:
     """Issued.apply's sum of a run of accesses against synccheck's clocks issuing each in turn,
     from random clocks (every component, the scalar unit's included)."""
+    from mpnpu.racecheck.pipe_clocks import N as _N
     from mpnpu.racecheck.records_scan import _PIPE_OF_BYTE, Issued, _issued
-    from mpnpu.racecheck.synccheck import _N, _Clocks
+    from mpnpu.racecheck.synccheck import _Clocks
 
     rng = np.random.default_rng(seed)
     rows = [{"type": abi.EV_LOCAL, "kind": ord("R"), "pipe": int(rng.choice(PIPES[:5])), "run": 4}

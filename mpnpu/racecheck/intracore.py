@@ -46,6 +46,7 @@ from mpnpu.ascendc.native import abi
 from mpnpu.racecheck import records_clocks
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard
 from mpnpu.racecheck.pipe_clocks import (
+    AUTO_SYNCED,
     GM_KEY,
     GM_ORDERING_CALLS,
     INTRA_CALLS,
@@ -76,18 +77,6 @@ from mpnpu.runtime.trace import (
     TraceEvent,
     shared_hull,
 )
-
-_PIPE_INDEX = PIPE_INDEX
-_S = S
-_N = N
-_INTRA_CALLS = INTRA_CALLS
-_GM_ORDERING_CALLS = GM_ORDERING_CALLS
-_GM = GM_KEY
-_PipeClocks = PipeClocks
-_pipe = pipe_index
-
-#: pipes whose instructions the compiler's automatic synchronisation orders before a scalar access
-_AUTO_SYNCED = tuple(_PIPE_INDEX[p] for p in ("PIPE_MTE2", "PIPE_MTE3", "PIPE_V"))
 
 #: how many of a memory's newest auto-synced accesses a scalar access looks through before it builds
 #: that memory's byte index (_PaintIndex): most find what they wait for among the newest few
@@ -162,10 +151,10 @@ class _AutoSync:
         self.index: dict[str, _PaintIndex] = {}
 
     def record(self, ev: Any, p: int, clock: list[int]) -> None:
-        if p in _AUTO_SYNCED:
+        if p in AUTO_SYNCED:
             self.seen[ev.memory].append((ev.start, ev.stop, p, tuple(clock)))
 
-    def before_scalar(self, ev: Any, pc: "_PipeClocks") -> None:
+    def before_scalar(self, ev: Any, pc: "PipeClocks") -> None:
         """PIPE_S waits for the newest earlier instruction of each auto-synced pipe sharing a byte
         with ``ev`` (its pipe's earlier ones are before it in that pipe's order).
 
@@ -178,7 +167,7 @@ class _AutoSync:
         index = self.index.get(ev.memory)
         if index is None:
             waits: list[tuple[int, ...]] = []
-            pending = set(_AUTO_SYNCED)
+            pending = set(AUTO_SYNCED)
             n = len(entries)
             for k in range(n - 1, max(-1, n - 1 - _SCAN), -1):
                 start, stop, p, clock = entries[k]
@@ -208,46 +197,46 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True, columns: b
         fast = records_clocks.core_clocks(events, auto_sync)
         if fast is not None:
             return fast
-    pc = _PipeClocks()
+    pc = PipeClocks()
     auto = _AutoSync() if auto_sync else None
     syncs = CoreSyncs(pc)
     acc: list[Any] = []  # LocalAccess, or Access made on a pipe
     pos, pipe, stamp, clocks = [], [], [], []
     kind: list[str] = []
-    memory: list[int] = []  # (ids of the memories: a local memory by name, a GM segment under _GM)
+    memory: list[int] = []  # (ids of the memories: a local memory by name, a GM segment under GM_KEY)
     start: list[int] = []  # the byte hull of each access in its memory
     stop: list[int] = []
     mem_ids: dict[str, int] = {}
     ev: Any  # its type is checked by identity below (the fast way), not narrowed
     # The accesses are most of a trace (a compiled kernel's vector instructions above all): their
-    # case is _PipeClocks.issue and _AutoSync.record written out, with the state in locals.
-    vc, joined, index = pc.vc, pc._joined, _PIPE_INDEX
+    # case is PipeClocks.issue and _AutoSync.record written out, with the state in locals.
+    vc, joined, index = pc.vc, pc.joined, PIPE_INDEX
     seen = auto.seen if auto is not None else None
     for i, ev in enumerate(events):
         t = type(ev)
         if t is LocalAccess or (t is Access and ev.pipe and ev.ranges):
             p = index.get(ev.pipe)
             if p is None:
-                p = _pipe(ev.pipe, ev)  # (raises: an unknown pipe)
+                p = pipe_index(ev.pipe, ev)  # (raises: an unknown pipe)
             local = t is LocalAccess
-            if auto is not None and local and p == _S:
+            if auto is not None and local and p == S:
                 auto.before_scalar(ev, pc)
             row = vc[p]
-            if joined[p] != pc._s_version:
-                row = vc[p] = list(map(max, row, vc[_S]))
-                joined[p] = pc._s_version
+            if joined[p] != pc.s_version:
+                row = vc[p] = list(map(max, row, vc[S]))
+                joined[p] = pc.s_version
             row[p] += 1
-            if p == _S:
-                pc._s_version += 1
+            if p == S:
+                pc.s_version += 1
             clock = tuple(row)
             if local:
-                if seen is not None and p in _AUTO_SYNCED:
+                if seen is not None and p in AUTO_SYNCED:
                     seen[ev.memory].append((ev.start, ev.stop, p, clock))
                 memory.append(mem_ids.setdefault(ev.memory, len(mem_ids)))
                 start.append(ev.start)
                 stop.append(ev.stop)
             else:
-                memory.append(mem_ids.setdefault(_GM + ev.segment, len(mem_ids)))
+                memory.append(mem_ids.setdefault(GM_KEY + ev.segment, len(mem_ids)))
                 start.append(ev.ranges[0][0])
                 stop.append(ev.ranges[-1][1])
             acc.append(ev)
@@ -265,7 +254,7 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool = True, columns: b
         pos=np.array(pos, dtype=np.int64),
         pipe=np.array(pipe, dtype=np.int64),
         stamp=np.array(stamp, dtype=np.int64),
-        clock=np.array(clocks, dtype=np.int64).reshape(n, _N),
+        clock=np.array(clocks, dtype=np.int64).reshape(n, N),
         write=np.asarray(kinds != READ, dtype=bool).reshape(n),
         memory=np.array(memory, dtype=np.int64),
         start=np.array(start, dtype=np.int64),
@@ -292,7 +281,7 @@ def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]],
     other pipes that do not cover it come later (:mod:`.hb` keeps one clock component per pipe of
     every core).
     """
-    pc = _PipeClocks()
+    pc = PipeClocks()
     points: list[tuple[int, int]] = []
     released: list[tuple[int, ...] | None] = []
     pending_set = False
@@ -308,7 +297,7 @@ def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]],
         t = type(ev)
         if t is Access:
             if ev.pipe:
-                p = _pipe(ev.pipe, ev)
+                p = pipe_index(ev.pipe, ev)
                 issued = pc.issue(p)
                 points.append((p, issued[p]))
                 last_access = tuple(issued)
@@ -426,7 +415,7 @@ def _core_hazards(trace: LaunchTrace) -> Iterator[tuple[Hazard, tuple[int, int],
             on_gm = type(a) is Access
             kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
             byte_lo, byte_hi = _bytes_shared(a, b)  # type: ignore[misc]  # core_conflicts kept pairs sharing bytes
-            calls = _GM_ORDERING_CALLS if on_gm else _INTRA_CALLS
+            calls = GM_ORDERING_CALLS if on_gm else INTRA_CALLS
             names = tuple(sorted({d.name or d.call for p, d in ca.dropped
                                   if ca.pos[i] < p < ca.pos[j] and d.call in calls}))
             if on_gm:  # elements of the root tensor, as GM hazards are reported

@@ -32,6 +32,8 @@ INTRA_CALLS = ("set_flag", "wait_flag", "pipe_barrier")
 GM_ORDERING_CALLS = INTRA_CALLS + ("sync_all",)
 #: memory ids of GM accesses are keyed by segment under this prefix (local memories by their name)
 GM_KEY = "GM:"
+#: pipes whose instructions the compiler's automatic synchronisation orders before a scalar access
+AUTO_SYNCED = tuple(PIPE_INDEX[p] for p in ("PIPE_MTE2", "PIPE_MTE3", "PIPE_V"))
 
 
 @dataclass
@@ -59,7 +61,7 @@ def pipe_index(name: str, ev: object) -> int:
 
 
 class PipeClocks:
-    """The clock rules of the module docstring, applied event by event in issue order.
+    """The clock rules (:mod:`mpnpu.racecheck.intracore`'s docstring), applied event by event in issue order.
 
     Clocks are lists of 7 ints: per event, numpy's call overhead on such tiny arrays costs more
     than the work (this runs for every access and sync of every traced launch).
@@ -69,21 +71,27 @@ class PipeClocks:
         self.vc = [[0] * N for _ in range(N)]  # vc[p]: clock of pipe p after its last instruction
         self.released: dict[tuple[str, int], deque[tuple[int, ...]]] = defaultdict(deque)
         # PIPE_S's clock changes rarely (barriers, SyncAll, its own instructions): a pipe joins it
-        # only when it changed since that pipe last did
-        self._s_version = 0
-        self._joined = [-1] * N
+        # only when it changed since that pipe last did (a walk that issues accesses inline keeps
+        # these two up to date itself)
+        self.s_version = 0
+        self.joined = [-1] * N
+
+    def rejoin(self) -> None:
+        """``vc`` was changed from outside (the scalar unit's clock may have moved): every pipe
+        joins the scalar unit's clock again at its next instruction."""
+        self.s_version += 1
 
     def issue(self, p: int) -> list[int]:
         """An instruction on pipe p: after what PIPE_S has waited for, after p's previous one.
         Returns p's clock (this object's own list: copy it to keep it)."""
         vc = self.vc
         row = vc[p]
-        if self._joined[p] != self._s_version:
+        if self.joined[p] != self.s_version:
             row = vc[p] = list(map(max, row, vc[S]))
-            self._joined[p] = self._s_version
+            self.joined[p] = self.s_version
         row[p] += 1
         if p == S:
-            self._s_version += 1
+            self.s_version += 1
         return row
 
     def drain(self, pipes: Iterable[int]) -> None:
@@ -94,7 +102,7 @@ class PipeClocks:
             s = list(map(max, s, vc[q]))
         s[S] += 1
         vc[S] = s
-        self._s_version += 1
+        self.s_version += 1
 
     def join_scalar(self, clocks: Iterable[Sequence[int]]) -> None:
         """PIPE_S waits for the instructions with these clocks (a wait it does not issue itself)."""
@@ -103,7 +111,7 @@ class PipeClocks:
             s = list(map(max, s, c))
         s[S] += 1
         self.vc[S] = s
-        self._s_version += 1
+        self.s_version += 1
 
     def sync(self, ev: Any) -> list[int] | None:
         """Apply an intra-core sync event (PipeSyncEvent or SyncAllEvent); the clock of the
@@ -126,7 +134,7 @@ class PipeClocks:
                 )
             clock = self.vc[p] = list(map(max, clock, q.popleft()))
             if p == S:
-                self._s_version += 1
+                self.s_version += 1
         return clock
 
 

@@ -27,17 +27,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from mpnpu.ascendc.native import abi
-from mpnpu.racecheck.pipe_clocks import PIPE_INDEX, SYNC_TYPES, CoreAccesses, CoreSyncs, N, PipeClocks, S
+from mpnpu.racecheck.pipe_clocks import AUTO_SYNCED, PIPE_INDEX, SYNC_TYPES, CoreAccesses, CoreSyncs, N, PipeClocks, S
 from mpnpu.racecheck.records_scan import Issued, Records, records_of
-from mpnpu.runtime.trace import PackedEvents, TraceEvent
+from mpnpu.runtime.trace import TraceEvent
 
 #: per pipe byte of a record, its index among the analysed pipes (-1: a pipe the model does not know)
 _PIPE_OF_BYTE = np.array([PIPE_INDEX.get(abi.PIPE_NAMES[b], -1) if b < len(abi.PIPE_NAMES) else -1
                           for b in range(256)], dtype=np.int64)
 #: per memory byte of a local access, the memory's key (bytes past the known memories decode to one name, "?")
 _MEMORY_KEY = np.minimum(np.arange(256), len(abi.MEMORY_NAMES))
-#: pipes whose instructions the compiler's automatic synchronisation orders before a scalar access
-_AUTO_SYNCED = tuple(PIPE_INDEX[p] for p in ("PIPE_MTE2", "PIPE_MTE3", "PIPE_V"))
 #: scalar accesses to local memory a trace may have for the columns to be taken: each looks back
 #: through the memory's history with a numpy pass (the event walk keeps a byte index instead)
 _MAX_LOOKED_BACK = 256
@@ -48,8 +46,6 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool) -> CoreAccesses |
     they are not a compiled kernel's records only, when an access names a pipe the model does not
     know, or (automatic synchronisation modelled) when its scalar accesses to local memory are too
     many to look back from one by one, or an access of MTE2, MTE3 or V to local memory is empty."""
-    if not isinstance(events, PackedEvents):
-        return None
     records = records_of(events)
     if records is None:
         return None
@@ -65,7 +61,7 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool) -> CoreAccesses |
     # scalar accesses to local memory first wait for what the automatic synchronisation orders
     # before them: each is a step of the walk of its own
     looked_back = np.flatnonzero(local & (pipe == S)) if auto_sync else np.zeros(0, dtype=np.int64)
-    synced = np.flatnonzero(local & np.isin(pipe, _AUTO_SYNCED))
+    synced = np.flatnonzero(local & np.isin(pipe, AUTO_SYNCED))
     if len(looked_back) and (len(looked_back) > _MAX_LOOKED_BACK or (start[synced] >= stop[synced]).any()):
         return None
     positions = records.positions()
@@ -112,7 +108,7 @@ def core_clocks(events: Sequence[TraceEvent], auto_sync: bool) -> CoreAccesses |
             return
         starts[s] = [list(row) for row in pc.vc]
         Issued(tuple(got)).apply(pc.vc)
-        pc._s_version += 1  # (the scalar unit's clock may have moved: every pipe joins it again)
+        pc.rejoin()
 
     def clock_of(j: int) -> tuple[int, ...]:
         """An access in bulk's clock, from its segment's start (as the columns below compute it)."""
@@ -202,7 +198,7 @@ def _newest_overlapping(k: int, synced: np.ndarray, memory_key: np.ndarray, star
     before = synced[:np.searchsorted(synced, k)]
     hit = before[(memory_key[before] == memory_key[k]) & (start[before] < stop[k]) & (start[k] < stop[before])]
     out = []
-    for p in _AUTO_SYNCED:
+    for p in AUTO_SYNCED:
         mine = hit[pipe[hit] == p]
         if len(mine):
             out.append(int(mine[-1]))

@@ -27,7 +27,7 @@ import numpy as np
 
 from mpnpu.ascendc.native import abi
 from mpnpu.ascendc.native.records import RecordChunk
-from mpnpu.runtime.pipe_events import ANALYSED_PIPES
+from mpnpu.racecheck.pipe_clocks import PIPE_INDEX, N, S
 from mpnpu.runtime.trace import PackedEvents, TraceEvent
 
 #: a position after every record (no write there)
@@ -144,10 +144,8 @@ def unwritten_local_reads(records: Records) -> np.ndarray:
 
 # -- synccheck ---------------------------------------------------------------------------------------
 
-_PIPE_INDEX = {p.value: i for i, p in enumerate(ANALYSED_PIPES)}
-_S = _PIPE_INDEX["PIPE_S"]
 #: per pipe byte of a record, its index among the analysed pipes (an unknown pipe: the scalar unit's)
-_PIPE_OF_BYTE = np.array([_PIPE_INDEX.get(abi.PIPE_NAMES[b], _S) if b < len(abi.PIPE_NAMES) else _S
+_PIPE_OF_BYTE = np.array([PIPE_INDEX.get(abi.PIPE_NAMES[b], S) if b < len(abi.PIPE_NAMES) else S
                           for b in range(256)], dtype=np.int64)
 _SYNC_TYPES = (abi.EV_SYNC_ALL, abi.EV_FLAG_SET, abi.EV_FLAG_WAIT, abi.EV_PIPE_SYNC)
 
@@ -167,20 +165,20 @@ class Issued:
         (its accesses), so p's final clock is its maximum with the scalar unit's clock as it was at
         p's last access, plus p's count: the order of the pipes' accesses among each other does not
         matter."""
-        s0 = vc[_S]
+        s0 = vc[S]
         for p, count, scalar_before in self.pipes:
-            if p == _S:
+            if p == S:
                 continue
             seen = list(s0)
-            seen[_S] += scalar_before
+            seen[S] += scalar_before
             row = list(map(max, vc[p], seen))
             row[p] += count
             vc[p] = row
         for p, count, _ in self.pipes:
-            if p == _S:
+            if p == S:
                 row = list(s0)
-                row[_S] += count
-                vc[_S] = row
+                row[S] += count
+                vc[S] = row
 
 
 def _issued(rec: np.ndarray, access: np.ndarray, segment: np.ndarray, pipe: np.ndarray
@@ -191,16 +189,15 @@ def _issued(rec: np.ndarray, access: np.ndarray, segment: np.ndarray, pipe: np.n
         return {}
     seg, p = segment[at], pipe[at]
     # scalar accesses before each access, counted from its segment's start
-    scalar = np.cumsum(p == _S)
+    scalar = np.cumsum(p == S)
     seg_first = np.searchsorted(seg, seg)  # index in ``at`` of the segment's first access
-    scalar_before = scalar - (p == _S) - np.where(seg_first > 0, scalar[seg_first - 1], 0)
-    n_pipes = len(ANALYSED_PIPES)
-    group = seg * n_pipes + p
+    scalar_before = scalar - (p == S) - np.where(seg_first > 0, scalar[seg_first - 1], 0)
+    group = seg * N + p
     keys, counts = np.unique(group, return_counts=True)
     last_idx = len(group) - 1 - np.unique(group[::-1], return_index=True)[1]
     out: dict[int, list[tuple[int, int, int]]] = {}
     for k, n, last in zip(keys.tolist(), counts.tolist(), last_idx.tolist()):
-        out.setdefault(k // n_pipes, []).append((k % n_pipes, n, int(scalar_before[last])))
+        out.setdefault(k // N, []).append((k % N, n, int(scalar_before[last])))
     return {s: Issued(tuple(v)) for s, v in out.items()}
 
 

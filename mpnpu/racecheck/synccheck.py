@@ -44,8 +44,8 @@ from mpnpu.racecheck.findings import (
     Finding,
     merge_launch,
 )
+from mpnpu.racecheck.pipe_clocks import PIPE_INDEX, N, S
 from mpnpu.racecheck.records_scan import Issued, records_of, sync_steps
-from mpnpu.runtime.pipe_events import ANALYSED_PIPES
 from mpnpu.runtime.topology import CoreInfo
 from mpnpu.runtime.trace import (
     Access,
@@ -57,9 +57,6 @@ from mpnpu.runtime.trace import (
     SyncAllEvent,
 )
 
-_PIPE = {p.value: i for i, p in enumerate(ANALYSED_PIPES)}
-_S = _PIPE["PIPE_S"]
-_N = len(ANALYSED_PIPES)
 #: a queue's release direction (consumer -> producer): its last FreeTensor leaves such a set pending
 RELEASE_EVENTS = frozenset({"V_MTE2", "MTE3_V", "MTE1_MTE2", "M_MTE1", "FIX_M"})
 #: every event a queue's own syncs use (EnQue/DeQue one way, FreeTensor/AllocTensor the other)
@@ -71,23 +68,23 @@ class _Clocks:
     :mod:`mpnpu.racecheck.intracore` (without the compiler's automatic syncs)."""
 
     def __init__(self) -> None:
-        self.vc = [[0] * _N for _ in range(_N)]
+        self.vc = [[0] * N for _ in range(N)]
 
     def issue(self, p: int) -> list[int]:
-        row = self.vc[p] = list(map(max, self.vc[p], self.vc[_S]))
+        row = self.vc[p] = list(map(max, self.vc[p], self.vc[S]))
         row[p] += 1
         return row
 
     def drain(self, pipes: Iterable[int]) -> None:
-        s = self.vc[_S]
+        s = self.vc[S]
         for q in pipes:
             s = list(map(max, s, self.vc[q]))
-        s[_S] += 1
-        self.vc[_S] = s
+        s[S] += 1
+        self.vc[S] = s
 
 
 def _pipe(name: str) -> int:
-    return _PIPE.get(name, _S)  # (a pipe the model does not know: taken as the scalar unit's)
+    return PIPE_INDEX.get(name, S)  # (a pipe the model does not know: taken as the scalar unit's)
 
 
 def _event_text(ev: Any) -> str:
@@ -112,10 +109,10 @@ def _core_findings(c: int, events: Any, info: CoreInfo, pairs: _Pairs) -> Iterab
         elif t is Issued:
             ev.apply(clocks.vc)
         elif t is SyncAllEvent:
-            clocks.drain(range(_N))
+            clocks.drain(range(N))
         elif t is PipeSyncEvent:
             if ev.op == "barrier":
-                clocks.drain(range(_N) if ev.pipe == "PIPE_ALL" else (_pipe(ev.pipe),))
+                clocks.drain(range(N) if ev.pipe == "PIPE_ALL" else (_pipe(ev.pipe),))
                 continue
             p = _pipe(ev.pipe)
             if ev.op == "set":
@@ -139,7 +136,7 @@ def _core_findings(c: int, events: Any, info: CoreInfo, pairs: _Pairs) -> Iterab
                 setter, set_clock, sp = q.popleft()
                 ordered = row[sp] >= set_clock[sp]  # the wait's pipe had already seen the set's instruction
                 clocks.vc[p] = list(map(max, row, set_clock))
-                if sp != _S and sp != p and ev.event not in QUEUE_EVENTS:
+                if sp != S and sp != p and ev.event not in QUEUE_EVENTS:
                     k = (setter.site, ev.site, ev.event, ev.event_id)
                     entry = pairs.get(k)
                     if entry is None:
