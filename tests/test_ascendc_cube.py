@@ -239,7 +239,7 @@ C_UB_ALL, C_TWO, C_CROSS, C_ASYNC_ITERATE = 1024, 2048, 4096, 8192
 
 
 def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, kt=KernelType.MIX_1_2,
-            launches=1, workspace=None, **base):
+            launches=1, workspace=None, drop=(), **base):
     rng = _rng(seed)
     a = rng.standard_normal((a_rows or m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
@@ -256,7 +256,7 @@ def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace
         for _ in range(launches):
             dev.gm.write(args[3], c0)
             client = kernels["client" if kt is KernelType.MIX_1_2 else "client_1_1"]
-            result = dev.launch_with(LaunchOptions(trace=trace), client, *args)
+            result = dev.launch_with(LaunchOptions(trace=trace, drop_syncs=drop), client, *args)
         out, peek = dev.to_host(args[3]), dev.to_host(args[4])
     ref = a[:m].astype(np.float32) @ b.astype(np.float32) + (bias if mode & C_BIAS else 0)
     if mode & C_ATOMIC:
@@ -351,6 +351,36 @@ def test_racecheck_orders_the_servers_accesses_by_the_handshakes(kernels) -> Non
         assert writes and {p for _, p in writes} == {"PIPE_FIX"} and reads == {"a", "b"}
         waits = [e for e in cube if type(e).__name__ == "FlagWaitEvent"]
         assert waits and {(w.mode, w.flag_id) for w in waits} == {(2, 0)}
+
+
+def test_the_matmul_apis_own_syncs_are_no_sync_points_of_the_kernel(kernels) -> None:
+    """The client's requests, the server's answers and its barriers are named at the kernel's line that
+    called the API, but they are the API's: no sync point name (mutation testing makes no mutant of them),
+    and dropping that line drops none of them (C still right, nothing recorded as dropped). The kernel's
+    own syncs around the API stay sync points."""
+    from mpnpu.directed.mutation import executed_sync_sites
+    from mpnpu.runtime.trace import DroppedSyncEvent, FlagSetEvent, FlagWaitEvent, PipeSyncEvent
+
+    src = "cube/mm_client.cpp"
+    plain = f"{src}:{line_of(src, 'mm.IterateAll(cPart, atomic);  // the plain case')}"
+    ub_wait = f"{src}:{line_of(src, 'mm.IterateAll(ub);')}"
+    for mode, api_line in ((0, plain), (C_UB_ALL, ub_wait)):
+        *_, result, _ = _client(kernels, 128, 128, 64, mode, trace=True, base_m=64, base_n=64)
+        syncs = [e for core in result.trace.events for e in core
+                 if isinstance(e, (FlagSetEvent, FlagWaitEvent, PipeSyncEvent)) and e.site == api_line]
+        assert syncs and all(e.name == "" for e in syncs), mode
+        flags = {(e.mode, e.flag_id) for e in syncs if isinstance(e, (FlagSetEvent, FlagWaitEvent))}
+        assert flags == {(2, 0), (2, 1)}, mode  # the request and answer flags, mode bits intact
+        sites = executed_sync_sites(result.trace)
+        assert api_line not in sites, mode
+        if mode & C_UB_ALL:  # the kernel's own SetFlag / WaitFlag after the IterateAll into UB
+            own = f"{src}:{line_of(src, 'mm.IterateAll(ub);') + 1}"
+            assert sites[own]["call"] == "SetFlag"
+        out, ref, _, dropped, _ = _client(kernels, 128, 128, 64, mode, trace=True, drop=(api_line,),
+                                          base_m=64, base_n=64)
+        _close(out, ref)
+        assert not [e for core in dropped.trace.events for e in core if isinstance(e, DroppedSyncEvent)], mode
+        assert analyze(dropped.trace) == [], mode
 
 
 def test_the_kernels_own_data_at_the_start_of_a_full_system_workspace_leaves_the_matmul_server_alone(kernels) -> None:

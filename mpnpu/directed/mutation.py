@@ -42,7 +42,8 @@ def executed_sync_sites(trace: Any, by_site: bool = True) -> dict[str, dict[str,
 
     A sync point is named as a launch drops it: a compiled kernel's by its call's FILE:LINE
     (``by_site``), a Python kernel's by the ``name=`` of its sync call (an unnamed one cannot be
-    dropped, so it is no mutant)."""
+    dropped, so it is no mutant). A sync a high-level API issued inside itself names no sync point
+    (its ``name`` is empty, its site the kernel's line that called the API): it is none either."""
     from mpnpu.runtime.trace import FlagSetEvent, FlagWaitEvent, PipeSyncEvent, SyncAllEvent
 
     sites: dict[str, dict[str, Any]] = {}
@@ -59,7 +60,7 @@ def executed_sync_sites(trace: Any, by_site: bool = True) -> dict[str, dict[str,
             else:
                 continue
             key = ev.site if by_site else ev.name
-            if key:
+            if key and ev.name:
                 entry = sites.setdefault(key, {"call": call, "count": 0})
                 entry["count"] += 1
     return sites
@@ -77,8 +78,9 @@ _DROPPED_PIPE_CALL = {"set": "set_flag", "wait": "wait_flag", "barrier": "pipe_b
 
 def without_site(trace: Any, site: str) -> Any:
     """``trace`` as a launch that dropped the sync point ``site`` would have recorded it: each of its
-    sync events there is a DroppedSyncEvent (a cross-core set's pipe event goes with it). The accesses
-    are the same: a dropped sync changes the order of what a kernel does, not what it does."""
+    sync events there is a DroppedSyncEvent (a cross-core set's pipe event goes with it), but for those
+    a high-level API issued inside itself (no name: a launch never drops them). The accesses are the
+    same: a dropped sync changes the order of what a kernel does, not what it does."""
     from mpnpu.runtime.trace import (
         DroppedSyncEvent,
         FlagSetEvent,
@@ -91,12 +93,12 @@ def without_site(trace: Any, site: str) -> Any:
     kinds = (SyncAllEvent, FlagSetEvent, FlagWaitEvent, GmFlagEvent, PipeSyncEvent)
     cores = []
     for events in trace.events:
-        if not any(type(ev) in kinds and ev.site == site for ev in events):
+        if not any(type(ev) in kinds and ev.site == site and ev.name for ev in events):
             cores.append(events)
             continue
         out = []
         for ev in events:
-            if type(ev) not in kinds or ev.site != site:
+            if type(ev) not in kinds or ev.site != site or not ev.name:
                 out.append(ev)
             elif type(ev) is PipeSyncEvent:
                 if ev.op in _DROPPED_PIPE_CALL:

@@ -20,6 +20,11 @@ from mpnpu.runtime.topology import FLAG_IDS as FLAG_IDS  # (re-exported: the ABI
 ABI_VERSION = 8
 #: a flag wait's mode when it names none (it consumes sets in whatever mode they were made)
 ANY_MODE = 0xFF
+#: a sync record's ``mem`` bit (pipe syncs, cross-core flag sets and waits): a high-level API issued it
+#: inside itself (Matmul's barriers and its messages to the cube core). Such a sync orders accesses as
+#: any other, but it is not a sync point of the kernel's own: a launch cannot drop it and mutation
+#: testing makes no mutant of it (the flag mode is ``mem`` without this bit)
+SYNC_BY_LIBRARY = 0x80
 #: the flag routes one core's end of a native flag holds at most, each way
 NATIVE_MAX_ROUTES = 4
 #: the kernels a native serving loop may have registered

@@ -106,6 +106,8 @@ def constants() -> list[Constant]:
     out = [
         Constant("MPNPU_ABI_VERSION", abi.ABI_VERSION, "the ABI's layout; a library built for another is refused"),
         Constant("MPNPU_ANY_MODE", abi.ANY_MODE, "a flag wait that names no mode"),
+        Constant("MPNPU_SYNC_BY_LIBRARY", abi.SYNC_BY_LIBRARY, "a sync record's mem bit: a high-level API issued "
+                                                               "it inside itself (not droppable, no mutant)"),
         Constant("MPNPU_GM_FLAG_MODE", abi.GM_FLAG_MODE, "the board's wait mode of a wait on a flag kept in GM"),
         Constant("MPNPU_FLAG_IDS", topology.FLAG_IDS, "cross-core flag ids per mode (a flag's bit: mode * "
                                                       "MPNPU_FLAG_IDS + id)"),

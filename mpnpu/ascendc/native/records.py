@@ -221,15 +221,15 @@ class RecordChunk:
                                        t0_all[at], t1_all[at])
         at = np.flatnonzero(etype == abi.EV_FLAG_SET)
         flag = rec["index"][at].astype(np.int64)
-        sets = events(FlagSetEvent, at, rec["mem"][at].astype(np.int64), flag, site_col[at], func_col[at],
-                      site_col[at], t0_all[at], t1_all[at])
-        xsets = events(PipeSyncEvent, at, repeat("xset"), pipes[at], repeat(""), flag, site_col[at], func_col[at],
+        mode, point = _sync_mark(rec["mem"][at], site_col[at])
+        sets = events(FlagSetEvent, at, mode, flag, point, func_col[at], site_col[at], t0_all[at], t1_all[at])
+        xsets = events(PipeSyncEvent, at, repeat("xset"), pipes[at], repeat(""), flag, point, func_col[at],
                        site_col[at], t0_all[at], t0_all[at])
         made[abi.EV_FLAG_SET] = [ev for pair in zip(sets, xsets) for ev in pair]
         at = np.flatnonzero(etype == abi.EV_FLAG_WAIT)
-        made[abi.EV_FLAG_WAIT] = events(FlagWaitEvent, at, rec["mem"][at].astype(np.int64),
-                                        rec["index"][at].astype(np.int64), site_col[at], func_col[at], site_col[at],
-                                        t0_all[at], t1_all[at])
+        mode, point = _sync_mark(rec["mem"][at], site_col[at])
+        made[abi.EV_FLAG_WAIT] = events(FlagWaitEvent, at, mode, rec["index"][at].astype(np.int64), point,
+                                        func_col[at], site_col[at], t0_all[at], t1_all[at])
         at = np.flatnonzero(etype == abi.EV_GM_FLAG)
         if len(at):
             # the word's key: its place on the number line GM accesses use (its region's root + offset)
@@ -240,9 +240,10 @@ class RecordChunk:
                                           site_col[at], t0_all[at], t1_all[at])
         at = np.flatnonzero(etype == abi.EV_PIPE_SYNC)
         aux, index = rec["aux"][at].astype(np.int64), rec["index"][at].astype(np.int64)
+        _, point = _sync_mark(rec["mem"][at], site_col[at])
         made[abi.EV_PIPE_SYNC] = events(PipeSyncEvent, at, _SYNC_OP_NAMES[rec["kind"][at]], pipes[at],
                                         np.where(aux >= 0, _HARD_EVENT_NAMES[np.clip(aux, 0, 255)], ""),
-                                        np.maximum(index, 0), site_col[at], func_col[at], site_col[at],
+                                        np.maximum(index, 0), point, func_col[at], site_col[at],
                                         repeat(0), repeat(0))
         at = np.flatnonzero(etype == abi.EV_DROPPED)
         made[abi.EV_DROPPED] = events(DroppedSyncEvent, at, site_col[at],
@@ -305,6 +306,14 @@ _DROPPED_NAMES = _names(abi.DROPPED_CALLS, "?")
 _SYNC_OP_NAMES = np.array([_SYNC_OPS.get(i, "?") for i in range(256)], dtype=object)
 #: per record type, how many events decoding makes of it (a flag set: the set and its pipe's "xset";
 #: a type this runtime does not know: none)
+
+def _sync_mark(mem: np.ndarray, sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A sync record's ``mem`` column -> (its flag mode, the sync point's name): a sync a high-level
+    API issued inside itself (abi.SYNC_BY_LIBRARY) names no sync point (""), as an unnamed sync of a
+    Python kernel: no launch drops it and mutation testing makes no mutant of it."""
+    by_library = (mem & abi.SYNC_BY_LIBRARY) != 0
+    return (mem & (0xFF ^ abi.SYNC_BY_LIBRARY)).astype(np.int64), np.where(by_library, "", sites)
+
 _EVENTS_PER_RECORD = np.zeros(256, dtype=np.int64)
 _EVENTS_PER_RECORD[[abi.EV_GM, abi.EV_LOCAL, abi.EV_SYNC_ALL, abi.EV_FLAG_WAIT, abi.EV_PIPE_SYNC, abi.EV_DROPPED,
                     abi.EV_GM_FLAG]] = 1

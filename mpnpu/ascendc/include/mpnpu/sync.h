@@ -54,11 +54,26 @@ enum DroppedCall : int32_t {
     D_WAIT_FLAG = MPNPU_DROPPED_WAIT_FLAG, D_PIPE_BARRIER = MPNPU_DROPPED_PIPE_BARRIER
 };
 
+// While one is alive, the syncs this core issues are a high-level API's own (Matmul's barriers and
+// its messages between the vector and cube cores, named at the kernel's line that called the API):
+// they order accesses as any other, are recorded with MPNPU_SYNC_BY_LIBRARY, and a launch never
+// drops them (MPNPU_DROP_SYNC names the kernel's own sync points; mutation testing makes no mutant
+// of these, which the kernel's author could not remove).
+struct LibrarySyncs {
+    LibrarySyncs() { ++core().library_syncs; }
+    ~LibrarySyncs() { --core().library_syncs; }
+    LibrarySyncs(const LibrarySyncs&) = delete;
+    LibrarySyncs& operator=(const LibrarySyncs&) = delete;
+};
+
+// A sync record's mark: MPNPU_SYNC_BY_LIBRARY inside a high-level API's own syncs, else 0.
+inline uint8_t library_mark() { return core().library_syncs ? uint8_t(MPNPU_SYNC_BY_LIBRARY) : uint8_t(0); }
+
 // True (and recorded) when the launch drops the sync point at ``site``.
 inline bool dropped(const Site& site, DroppedCall call) {
     CoreState& c = core();
     note(c, site);
-    if (c.dropped.empty()) return false;
+    if (c.dropped.empty() || c.library_syncs) return false;
     int32_t id = site_id(site);
     if (!c.sites[size_t(id)].dropped) return false;
     if (c.tracing) {
@@ -72,6 +87,7 @@ inline bool dropped(const Site& site, DroppedCall call) {
 inline void pipe_sync_record(char op, uint8_t pipe, int32_t event, int32_t event_id, const Site& site) {
     if (!core().tracing) return;
     MpnpuEvent& e = record(MPNPU_EV_PIPE_SYNC, uint8_t(op), pipe, site);
+    e.mem = library_mark();
     e.aux = event;
     e.index = event_id;
 }
@@ -121,6 +137,12 @@ inline void pipe_barrier(uint8_t pipe, const Site& site) {
     if (dropped(site, D_PIPE_BARRIER)) return;
     core().pipes.barrier(pipe);
     pipe_sync_record('b', pipe, -1, 0, site);
+}
+
+// A high-level API's own barrier (LibrarySyncs), named at the kernel's line that called the API.
+inline void library_barrier(uint8_t pipe, const Site& site) {
+    LibrarySyncs inside;
+    pipe_barrier(pipe, site);
 }
 
 // The engine's view of the event table and of errors (set up for every launch).
@@ -200,7 +222,7 @@ inline void cross_core_set(int32_t mode, uint8_t pipe, int32_t flag_id, const Si
     }
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_FLAG_SET, 0, pipe, site);
-        e.mem = uint8_t(mode);
+        e.mem = uint8_t(uint8_t(mode) | library_mark());
         e.index = flag_id & 0xF;
         e.t0 = t0;
         e.t1 = now_ns();
@@ -237,7 +259,7 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     }
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_FLAG_WAIT, 0, P_S, site);
-        e.mem = uint8_t(resolved);
+        e.mem = uint8_t(uint8_t(resolved) | library_mark());
         e.index = flag_id & 0xF;
         e.t0 = t0;
         e.t1 = now_ns();

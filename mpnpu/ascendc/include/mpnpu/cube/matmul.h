@@ -437,7 +437,7 @@ public:
             hold_point(site, 0);
             compute_iter(setup_, cursor_, held_[0], enPartialSum, site);
             hold_point(site, 1);
-            pipe_barrier(P_ALL, site);
+            library_barrier(P_ALL, site);
         }
         ++cursor_;
         return true;
@@ -505,7 +505,7 @@ public:
             store_gm_tile(tile_index(setup_, cursor_ - 1), held_[0], reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(),
                           enAtomic, enSequentialWrite, false, site, "GetTensorC");
             hold_point(site, 1);
-            pipe_barrier(P_ALL, site);
+            library_barrier(P_ALL, site);
         }
     }
 
@@ -573,7 +573,7 @@ public:
             iterate_all_gm(setup_, reinterpret_cast<const uint8_t*>(gm.mpnpu_base()), gm.mpnpu_addr(), enAtomic,
                            enSequentialWrite, held_[0], site);
             hold_point(site, 1);
-            pipe_barrier(P_ALL, site);
+            library_barrier(P_ALL, site);
         }
         cursor_ = 0;
     }
@@ -902,14 +902,14 @@ protected:
             const int64_t rows_pad = align16(rows);
             const uint64_t bytes = uint64_t(rows_pad * ((cols + c0 - 1) / c0 * c0)) * sizeof(SrcAT);
             cb_fits(mem, at, bytes, site, what);
-            pipe_barrier(P_ALL, site);  // (the last block read before the routine writes L1 again)
+            library_barrier(P_ALL, site);  // (the last block read before the routine writes L1 again)
             const AscendC::LocalTensor<int8_t> l1(kA ? AscendC::TPosition::A1 : AscendC::TPosition::B1, uint32_t(at),
                                                   uint32_t(bytes), site);
             if constexpr (kA)
                 MM_CB::mpnpu_copy_a1(l1, st.a, di, ki, int(useD), int(useK), user_def_info_, self_define_data_);
             else
                 MM_CB::mpnpu_copy_b1(l1, st.b, ki, di, int(useK), int(useD), user_def_info_, self_define_data_);
-            pipe_barrier(P_ALL, site);  // (the routine's copies done)
+            library_barrier(P_ALL, site);  // (the routine's copies done)
             // the tile's part of the block: A rows [din, din + nd) x all useK; B all useK x columns [din, din + nd)
             const int64_t r0 = kA ? din : 0, nr = kA ? nd : useK, cs = kA ? 0 : din, nc = kA ? useK : nd;
             for (int64_t b = cs / c0; b <= (cs + nc - 1) / c0; ++b) {
@@ -974,14 +974,14 @@ protected:
             cb_fits(mem, at, bytes, site, what);
             if (enAtomic < 0 || enAtomic > 3)
                 api_error(site, "Matmul::%s: enAtomic must be 0, 1, 2 or 3 (got %d)", call, enAtomic);
-            pipe_barrier(P_ALL, site);  // (the last tile's copy-out done with L0C)
+            library_barrier(P_ALL, site);  // (the last tile's copy-out done with L0C)
             local_access('W', P_M, mem, at, at + bytes, at, at + bytes, site, what_of(call, "C into L0C"));
             L0cT* l0c = reinterpret_cast<L0cT*>(memory_base(mem) + at);
             std::fill(l0c, l0c + rows_pad * cols_pad, L0cT(0));
             for (int64_t i = 0; i < tile.tm; ++i)
                 for (int64_t j = 0; j < tile.tn; ++j)
                     l0c[((j / 16) * rows_pad + i) * 16 + j % 16] = acc[size_t(i * tile.tn + j)];
-            pipe_barrier(P_ALL, site);  // (C in L0C before the routine reads it)
+            library_barrier(P_ALL, site);  // (C in L0C before the routine reads it)
             AscendC::DataCopyOutParams prm;
             prm.cBurstNum = uint16_t(tile.tm);
             prm.burstLen = uint16_t(tile.tn);
@@ -998,7 +998,7 @@ protected:
             MM_CB::mpnpu_copy_out(static_cast<const void*>(dst.p), co1, static_cast<const void*>(&prm),
                                   user_def_info_, self_define_data_);
             c.atomic_op = saved;
-            pipe_barrier(P_ALL, site);  // (the routine's copy done)
+            library_barrier(P_ALL, site);  // (the routine's copy done)
         } else {
             store_tile<DstT, L0cT>(tile, acc, base, dst, enAtomic, kCfg.enableRelu, st, site, call);
         }
@@ -1093,7 +1093,7 @@ protected:
             hold_point(site, 0);
             run_batch(setup_, c_base, c, batchA, batchB, loops, strideA, strideB, enAtomic, held_[0], site);
             hold_point(site, 1);
-            pipe_barrier(P_ALL, site);
+            library_barrier(P_ALL, site);
         }
         cursor_ = 0;
     }

@@ -177,6 +177,7 @@ inline Client& client() {
 }
 
 inline void take_response(const Site& site) {
+    LibrarySyncs inside;  // (the API's own flags, named at the kernel's line that called it)
     Client& c = client();
     cross_core_wait(2, FLAG_RESP, site);
     Resp r;
@@ -197,6 +198,7 @@ inline void wait_for(uint64_t seq, const Site& site) {
 
 // Sends ``w`` (filled but for magic, seq and site); returns its sequence number.
 inline uint64_t post(Wire& w, const Site& site) {
+    LibrarySyncs inside;
     Client& c = client();
     if (!c.chunk)
         api_error(site, "Matmul on a vector core needs REGIST_MATMUL_OBJ(&pipe, workspace, mm, &tiling) first");
@@ -250,6 +252,7 @@ inline void before_kernel_sync(const Site& site) {
 // -- the cube core's side ----------------------------------------------------------------------------------
 
 inline void serve(RegCtx& ctx, uint8_t* chunk, const Site& site) {
+    LibrarySyncs inside;
     const int nclients = core().launch.kernel_type == MPNPU_KT_MIX_AIC_1_2 ? 2 : 1;
     bool finished[2] = {false, nclients == 1};
     for (uint64_t round = 0;; ++round) {

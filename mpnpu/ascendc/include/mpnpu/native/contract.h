@@ -9,6 +9,7 @@
 
 #define MPNPU_ABI_VERSION                  8  // the ABI's layout; a library built for another is refused
 #define MPNPU_ANY_MODE                     255  // a flag wait that names no mode
+#define MPNPU_SYNC_BY_LIBRARY              128  // a sync record's mem bit: a high-level API issued it inside itself (not droppable, no mutant)
 #define MPNPU_GM_FLAG_MODE                 3  // the board's wait mode of a wait on a flag kept in GM
 #define MPNPU_FLAG_IDS                     16  // cross-core flag ids per mode (a flag's bit: mode * MPNPU_FLAG_IDS + id)
 #define MPNPU_FLAG_MODES                   3  // cross-core flag modes (0, 1, 2)

@@ -197,6 +197,9 @@ struct CoreState {
     // CrossCoreWaitFlag) when a library needs to act first (the matmul client: mpnpu/cube/matmul_kfc.h)
     void (*before_user_sync)(const Site&) = nullptr;
     std::vector<std::string> dropped;  // sync point names the launch skips
+    // >0 while a high-level API issues its own syncs (LibrarySyncs, mpnpu/sync.h): those are recorded
+    // with MPNPU_SYNC_BY_LIBRARY and never dropped, for they are no sync point the kernel wrote
+    int library_syncs = 0;
     // syncs the launch inserts at function boundaries (a library built with MPNPU_STAGE_HOOKS), and
     // the address the library is loaded at (MpnpuInsert::fn_offset is relative to it)
     std::vector<MpnpuInsert> inserts;
