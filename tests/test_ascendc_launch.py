@@ -344,3 +344,20 @@ def test_scalar_gm_accesses_that_bypass_the_data_cache_and_a_data_sync_barrier()
         y = dev.to_device("y", np.zeros(8, np.int32))
         dev.launch(k, x, y)
         assert dev.to_host(y)[:4].tolist() == [11, 21, 31, 0]
+
+
+@pytest.mark.parametrize("framework", [False, True])
+def test_the_system_workspace_is_the_kernels_own_each_launch_or_the_frameworks(framework) -> None:
+    """SetSysWorkspace's pointer holds for its launch only; an operator project's framework (the build
+    `mpnpu ut` makes: MPNPU_FRAMEWORK_WORKSPACE) has set it to the workspace argument before the kernel runs."""
+    defines = {"MPNPU_FRAMEWORK_WORKSPACE": "1"} if framework else {}
+    k = kernel("sys_workspace.cpp", "sys_workspace", kernel_type=KernelType.AIV, **defines)
+    seen = []
+    with device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.full(8, -1, np.int32))
+        ws = dev.to_device("workspace", np.zeros(1024, np.uint8))
+        tiling = dev.to_device("tiling", np.zeros(8, np.uint8))
+        for set_it in (1, 0):
+            dev.launch(k, out, np.int32(set_it), ws, tiling)
+            seen.append(int(dev.to_host(out)[0]))
+    assert seen == [2, 1 if framework else 0]

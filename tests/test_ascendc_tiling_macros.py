@@ -63,6 +63,21 @@ def test_the_kernel_side_of_a_host_tiling_header(tmp_path) -> None:
         kernel_tiling_header(source("two_phase.cpp"))
 
 
+def test_the_generated_header_fills_the_struct_registered_for_the_operator_type(tmp_path) -> None:
+    """A host header that also registers a struct its tiling nests (under another type, first): the
+    operator's GET_TILING_DATA is the struct registered under its own type, as the repository's
+    generated header is; with no type given, the first registered."""
+    host = tmp_path / "lstm_tiling.h"
+    host.write_text(
+        "BEGIN_TILING_DATA_DEF(CutTiling)\nTILING_DATA_FIELD_DEF(int64_t, rows);\nEND_TILING_DATA_DEF;\n"
+        "REGISTER_TILING_DATA_CLASS(CutTilingOp, CutTiling)\n"
+        "BEGIN_TILING_DATA_DEF(LstmTiling)\nTILING_DATA_FIELD_DEF_STRUCT(CutTiling, cut);\nEND_TILING_DATA_DEF;\n"
+        "REGISTER_TILING_DATA_CLASS(LstmGrad, LstmTiling)\n")
+    assert "GET_TILING_DATA_WITH_STRUCT(LstmTiling, var, tiling)" in kernel_tiling_header(str(host), op_type="LstmGrad")
+    assert "GET_TILING_DATA_WITH_STRUCT(CutTiling, var, tiling)" in kernel_tiling_header(str(host))
+    assert "GET_TILING_DATA_WITH_STRUCT(CutTiling, var, tiling)" in kernel_tiling_header(str(host), op_type="Other")
+
+
 def test_template_argument_declarations_are_data_the_kernel_may_read(tmp_path) -> None:
     src = tmp_path / "tpl.cpp"
     src.write_text(

@@ -835,3 +835,16 @@ def test_no_tiling_header_is_made_for_a_test_that_defines_its_tiling_structs_its
     assert _defines_its_own(str(tmp_path), made.replace("FooTilingData", "BarTilingData")) == ""
     (tmp_path / "foo_tiling_data_def.h").unlink()
     assert _defines_its_own(str(tmp_path), made) == ""  # (a longer name that starts the same is not it)
+
+
+def test_the_operator_type_is_the_binary_configs_else_the_name_in_camel_case(tmp_path) -> None:
+    """As cmake/ut.cmake names it: the op_type of the operator's *_binary.json, else its name in CamelCase
+    (the generated tiling header takes the struct registered under that type)."""
+    from mpnpu.tools.ut.discover import op_type
+
+    config = tmp_path / "rnn" / "lstm_grad_v2" / "op_host" / "config" / "ascend910b"
+    config.mkdir(parents=True)
+    assert op_type(str(tmp_path), "lstm_grad_v2") == "LstmGradV2"
+    assert op_type(str(tmp_path), "swi_glu") == "SwiGlu"
+    (config / "lstm_grad_v2_binary.json").write_text('{\n  "op_type": "LSTMGradV2",\n  "op_list": []\n}\n')
+    assert op_type(str(tmp_path), "lstm_grad_v2") == "LSTMGradV2"

@@ -259,13 +259,15 @@ _CONSTANT = re.compile(r"^[ \t]*(?:static\s+)?(?:constexpr|const)\s+(?:unsigned\
                        r"size_t|uint32_t)\s+(?P<name>[A-Za-z_]\w*)\s*=\s*[^;{}]+;", re.M)
 
 
-def kernel_tiling_header(host_header: str, struct: str | None = None) -> str:
+def kernel_tiling_header(host_header: str, struct: str | None = None, op_type: str | None = None) -> str:
     """The kernel side of a host tiling header (``op_host/<op>_tiling.h``, which includes host-only
     headers): its ``BEGIN_TILING_DATA_DEF`` ... ``END_TILING_DATA_DEF`` structs at global scope, as
     plain structs (mpnpu's kernel_tiling.h defines the macros), and a ``GET_TILING_DATA`` that fills
-    ``struct`` (default: the one its ``REGISTER_TILING_DATA_CLASS`` names, else the last defined) —
-    what an operator repository's unit-test build generates for a kernel without a ``*_tiling_def.h``.
-    Returns the header's text."""
+    ``struct`` (default: the one ``REGISTER_TILING_DATA_CLASS`` registers for the operator type
+    ``op_type``, else the first one it registers, else the last defined) — what an operator
+    repository's unit-test build generates for a kernel without a ``*_tiling_def.h`` (it asks the
+    tiling library for the class registered under the operator's type; a header may also register
+    the structs nested in it, under other names). Returns the header's text."""
     try:
         with open(host_header, errors="replace") as f:
             text = _COMMENT.sub(" ", f.read())
@@ -275,8 +277,9 @@ def kernel_tiling_header(host_header: str, struct: str | None = None) -> str:
     if not defs:
         raise UsageError(f"{host_header} defines no tiling struct (BEGIN_TILING_DATA_DEF ... END_TILING_DATA_DEF)")
     names = [m.group("name") for m in defs]
-    registered = [m.group("name") for m in _REGISTER.finditer(text)]
-    chosen = struct or (registered[0] if registered else names[-1])
+    registered = [(m.group("op"), m.group("name")) for m in _REGISTER.finditer(text)]
+    for_type = [name for op, name in registered if op == op_type]
+    chosen = struct or (for_type[0] if for_type else registered[0][1] if registered else names[-1])
     if chosen not in names:
         raise UsageError(f"{host_header} defines no tiling struct {chosen}; it defines {', '.join(names)}")
     guard = "MPNPU_KERNEL_TILING_" + re.sub(r"\W", "_", os.path.basename(host_header)).upper()

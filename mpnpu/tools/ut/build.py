@@ -49,7 +49,7 @@ from mpnpu.errors import UsageError
 from mpnpu.tools.ut import missing
 from mpnpu.tools.ut.conditionals import parse_defines
 from mpnpu.tools.ut.defined import DefinedNames
-from mpnpu.tools.ut.discover import Corpus, UtTest, reach
+from mpnpu.tools.ut.discover import Corpus, UtTest, op_type, reach
 from mpnpu.tools.ut.kernel_mode import kernel_mode_of
 
 GTEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gtest")
@@ -76,6 +76,9 @@ def _format_flags(source: str) -> tuple[str, ...]:
 
 #: what intf_llt_pub_asan_cxx17 (the repository's test interface target) adds to every compile
 REPO_FLAGS = ("-std=c++17", "-fPIC", "-w", "-D_GLIBCXX_USE_CXX11_ABI=0", "-DCFG_BUILD_DEBUG")
+#: an operator project's framework sets the system workspace before its kernel runs (GetSysWorkSpacePtr
+#: is then the kernel's workspace argument until it sets one itself: mpnpu/macros.h)
+FRAMEWORK_FLAGS = ("-DMPNPU_FRAMEWORK_WORKSPACE",)
 #: the shared helpers every test links (cmake/ut.cmake add_opkernel_ut_modules)
 COMMON_SOURCES = ("tests/ut/op_kernel/data_utils.cpp", "tests/ut/op_kernel/kernel_ut_data_helper.cpp",
                   "tests/ut/op_kernel/kernel_ut_data_executor.cpp", "tests/ut/common/test_cube_util.cpp")
@@ -483,7 +486,7 @@ def stage_test(corpus: Corpus, test: UtTest, build_dir: str, common_root: str,
         from mpnpu.ascendc.tiling import kernel_tiling_header
 
         try:
-            text = kernel_tiling_header(test.host_tiling)
+            text = kernel_tiling_header(test.host_tiling, op_type=op_type(corpus.repo, test.op))
             own = _defines_its_own(test.ut_dir, text)
             if own:
                 notes.append(f"no tiling header made from {os.path.relpath(test.host_tiling, corpus.repo)}: the test "
@@ -591,7 +594,7 @@ class Builder:
         # (the vendor's tooling would generate a header saying the same)
         tiling = (["-include", staged.tiling_include] if staged.tiling_include
                   else ["-DMPNPU_TILING_FROM_REGISTRATION"])
-        return [*REPO_FLAGS, self.tool.opt, *mp_other, *test.defines(), *tiling,
+        return [*REPO_FLAGS, *FRAMEWORK_FLAGS, self.tool.opt, *mp_other, *test.defines(), *tiling,
                 *[f"-I{d}" for d in staged.include_dirs], f"-I{GTEST_INCLUDE}", *mp_includes,
                 *[f"-idirafter{d}" for d in staged.after_dirs]]
 

@@ -271,6 +271,24 @@ _KEYWORDS = ("COMPUTE_UNITS", "KERNEL_SRC", "AUTO_SYNC", "OPTIONS", "SIMPLIFIED_
              "ACLNNTYPE", "TILING_KEY")
 
 
+def op_type(repo: str, op: str) -> str:
+    """The operator type cmake/ut.cmake gives the unit test of ``op`` (its generated tiling header asks
+    the tiling library for the struct registered under it): the ``op_type`` of the last
+    ``*/<op>/op_host/config/*/<op>_binary.json`` there is, else ``op`` in CamelCase (``swi_glu`` ->
+    ``SwiGlu``)."""
+    found = sorted(glob.glob(os.path.join(glob.escape(repo), "*", glob.escape(op), "op_host", "config", "*",
+                                          f"{glob.escape(op)}_binary.json")))
+    for path in reversed(found):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                match = re.search(r'"op_type"\s*:\s*"(\w+)"', f.read())
+        except OSError:
+            continue
+        if match:
+            return match.group(1)
+    return "".join(word[:1].upper() + word[1:].lower() for word in op.split("_"))
+
+
 def _keyword_values(words: list[str], key: str) -> list[str]:
     if key not in words:
         return []

@@ -146,12 +146,19 @@ inline void copy_member(T* dst, const uint8_t* src, const Site& site) {
 
 // -- workspace ---------------------------------------------------------------------------------------
 namespace AscendC {
-inline uint8_t*& sys_workspace_slot() {
-    static uint8_t* ptr = nullptr;
-    return ptr;
-}
+inline uint8_t*& sys_workspace_slot() { return mpnpu::core().sys_workspace; }
 inline void SetSysWorkspace(GM_ADDR workspace) { sys_workspace_slot() = workspace; }
-inline GM_ADDR GetSysWorkSpacePtr() { return sys_workspace_slot(); }
+inline GM_ADDR GetSysWorkSpacePtr() {
+#if defined(MPNPU_FRAMEWORK_WORKSPACE) || defined(HAVE_WORKSPACE)
+    // The framework of an operator project (`mpnpu ut` builds with MPNPU_FRAMEWORK_WORKSPACE), and a
+    // direct launch built with HAVE_WORKSPACE, set the system workspace before the kernel runs, as the
+    // SetSysWorkspace page says: the start of the workspace argument, the second-to-last parameter of
+    // such a kernel (workspace, then tiling). Elsewhere the kernel must set it.
+    if (!sys_workspace_slot() && mpnpu::core().args.size() >= 2)
+        return reinterpret_cast<GM_ADDR>(mpnpu::core().args[mpnpu::core().args.size() - 2]);
+#endif
+    return sys_workspace_slot();
+}
 // The kernel's part of the workspace: on the chip it follows the system workspace; CPU-debug style
 // launches (the default) reserve none, so it is the workspace argument itself.
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {

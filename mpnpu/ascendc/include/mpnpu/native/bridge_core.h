@@ -227,6 +227,7 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.core_calls = l->core_calls;
     c.tracing = l->trace != 0;
     c.memcheck = l->memcheck != 0;
+    c.sys_workspace = nullptr;  // (each launch sets its own, as each kernel on the chip does)
     c.regions.assign(l->regions, l->regions + l->n_regions);
     std::sort(c.regions.begin(), c.regions.end(),
               [](const MpnpuRegion& a, const MpnpuRegion& b) { return a.addr < b.addr; });

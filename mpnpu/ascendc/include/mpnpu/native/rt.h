@@ -200,6 +200,8 @@ struct CoreState {
     // >0 while a high-level API issues its own syncs (LibrarySyncs, mpnpu/sync.h): those are recorded
     // with MPNPU_SYNC_BY_LIBRARY and never dropped, for they are no sync point the kernel wrote
     int library_syncs = 0;
+    // the system workspace SetSysWorkspace (or GetUserWorkspace) gave in this launch; null at its start
+    uint8_t* sys_workspace = nullptr;
     // syncs the launch inserts at function boundaries (a library built with MPNPU_STAGE_HOOKS), and
     // the address the library is loaded at (MpnpuInsert::fn_offset is relative to it)
     std::vector<MpnpuInsert> inserts;
