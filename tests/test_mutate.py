@@ -73,6 +73,15 @@ def test_a_sync_another_one_already_gives_survives_redundant(exe) -> None:
     for site in (first, second):
         assert m[site].status == SURVIVED and m[site].survivor_class == REDUNDANT and m[site].hazards == 0
         assert m[site].hazards_without == 0  # known from the baseline's trace: no racecheck run of its own
+        assert m[site].seconds > 0 and m[site].exit_code == 0  # a cross-core sync's mutant still runs
+    # A barrier inside one core that orders nothing: proven redundant by the baseline's traces, not run;
+    # with run_proven it runs, and survives the same way.
+    barrier = _site("if (extra_sync) PipeBarrier<PIPE_ALL>();")
+    b = m[barrier]
+    assert (b.status, b.survivor_class, b.seconds, b.exit_code) == (SURVIVED, REDUNDANT, 0.0, None)
+    assert "not run" in b.detail
+    ran = _by_site(mutate_program([exe, "redundant"], jobs=2, timeout_s=120, run_proven=True))[barrier]
+    assert (ran.status, ran.survivor_class, ran.exit_code) == (SURVIVED, REDUNDANT, 0) and ran.seconds > 0
     # The wait is not redundant: killed by the check or the directed run, or (when every directed try
     # misses on a loaded machine, as in the test above) surviving untested with racecheck's hazard.
     wait = m[_site("CrossCoreWaitFlag(")]

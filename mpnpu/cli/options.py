@@ -358,6 +358,9 @@ OPTIONS: dict[str, Option] = _table(
     _o("--build-only", RUNS, "build the unit tests and report what they need, without running them",
        action="store_true"),
     _s(settings.MUTATE_SYNCS, RUNS),
+    _o("--run-proven", RUNS, "sync mutation testing: run the mutants the baseline's traces already prove redundant "
+                             "too (a SetFlag, WaitFlag or PipeBarrier whose removal leaves racecheck with no hazard; "
+                             "by default they are classed redundant without a run)", action="store_true"),
     _o("--mutate-jobs", RUNS, "mutants of one test run side by side, each in a run folder of its own "
                               "(default {default})", type=positive_int, default=1, metavar="N"),
     _o("--case-timeout", RUNS, "stop a gtest case of a unit test after this long, failing it; the test goes on "

@@ -11,6 +11,12 @@
                 is confirmed by the program whole; a run that fails is the site **killed**,
                 and how: the program's own check (a non-zero exit), a gtest failure (which tests),
                 a deadlock or another device error mpnpu reported, a time-out
+    proven      a sync inside one core (SetFlag, WaitFlag, PipeBarrier) whose removal leaves racecheck
+                with no hazard over the baseline's traces (mpnpu.directed.mutation.hazards_without) is
+                **redundant** without a run at all: no pair of accesses becomes unordered, so no
+                launch can compute anything else, and its pipe events start afresh each launch, as
+                racecheck pairs them (a cross-core sync is run: a flag set left over reaches the next
+                launch, which one launch's trace does not show); ``run_proven`` runs them anyway
     survivors   when racecheck of the baseline's traces with the site taken out finds no hazard
                 (mpnpu.directed.mutation.hazards_without), **redundant** without another run;
                 otherwise rerun with MPNPU_RACECHECK=1 and MPNPU_DIRECTED=1: racecheck's first hazard
@@ -241,6 +247,24 @@ def classify_failure(run: _Run) -> tuple[str, list[str], str]:
     return BY_CHECK, failed, f"exit status {run.code}" + (f": {last}" if last else "")
 
 
+#: the calls whose mutant the baseline's traces settle when racecheck finds no hazard without them:
+#: syncs inside one core, whose pipe events start afresh each launch (see the module docstring)
+PROVEN_BY_TRACE = frozenset({"SetFlag", "WaitFlag", "PipeBarrier"})
+PROVEN_DETAIL = ("racecheck finds no hazard without it over the baseline's launches, for these inputs "
+                 "(not run: a sync inside one core whose removal leaves no pair of accesses unordered "
+                 "cannot change what a launch computes)")
+
+
+def proven_redundant(m: Mutant, hazards_without: int | None) -> bool:
+    """Fill in ``m`` as redundant without a run when the baseline's traces prove it (see the module
+    docstring); whether they did."""
+    if m.call not in PROVEN_BY_TRACE or hazards_without != 0:
+        return False
+    m.status, m.survivor_class, m.hazards_without, m.seconds = SURVIVED, REDUNDANT, 0, 0.0
+    m.detail = PROVEN_DETAIL
+    return True
+
+
 #: runs one mutant and classifies it: :func:`classify_mutant`'s arguments, the mutant it classified back
 MutantRunner = Callable[[list[str], Mutant, tuple[list[str], dict[str, str]], list[str], int | None, str | None,
                          dict[str, str], float], Mutant]
@@ -304,7 +328,7 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
                    progress: Callable[[int, int, Mutant], None] | None = None,
                    places: Sequence[Place] | None = None,
                    stop: Callable[[], bool] | None = None,
-                   runner: MutantRunner | None = None) -> MutationReport:
+                   runner: MutantRunner | None = None, run_proven: bool = False) -> MutationReport:
     """Mutation-test the CPU-debug program ``argv`` (built with ``python -m mpnpu.ascendc --cflags
     --libs``): see the module docstring. ``sources_sites``: sync call sites read from its sources
     (:func:`mpnpu.ascendc.build.syncpoints`), so that those no launch executed are listed as uncovered.
@@ -317,7 +341,8 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
     interrupted (asked from another thread): the mutants not started yet are left unclassified and
     the report says it was interrupted. ``runner``: where each mutant runs (default
     :func:`classify_mutant` in this process; :class:`mpnpu.tools.mutate_cluster.RayMutants` runs them
-    as Ray tasks), at most one per place at a time."""
+    as Ray tasks), at most one per place at a time. ``run_proven``: run the mutants the baseline's
+    traces prove redundant too (:func:`proven_redundant`)."""
     if not argv:
         raise UsageError("give the program to run, after --")
     if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
@@ -351,6 +376,10 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
     def one(m: Mutant) -> None:
         if stop is not None and stop():
             report.interrupted = True
+            return
+        if not run_proven and proven_redundant(m, learnt.hazards_without.get(m.site)):
+            m.ran = list(learnt.tests_of.get(m.site, []))
+            done(m)
             return
         cwd, place_env = slots.get()
         try:

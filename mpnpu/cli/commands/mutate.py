@@ -56,7 +56,7 @@ def run_mutate(args: argparse.Namespace, op: None) -> int:
 
     with mutant_runner(args.cluster) as runner:
         report = mutate_program(program, jobs=args.jobs, timeout_s=args.run_timeout, sources_sites=sites,
-                                progress=said, runner=runner)
+                                progress=said, runner=runner, run_proven=args.run_proven)
     print(score_line(report, args.min_score) if args.quiet else format_mutation(report, args.min_score))
     write_reports(args, {"json": report, "junit": mutation_junit(report)})
     ok = args.min_score is None or report.score >= args.min_score
@@ -74,7 +74,7 @@ COMMAND = Command(
                 "untested (a hazard no assertion caught). The score is the share of executed sync points killed; "
                 "--min-score makes it a CI gate. The program and its data are never changed.",
     epilog="Example: mpnpu mutate --min-score 0.8 --junit mutants.xml --sources op_kernel -- ./test_add_custom",
-    options=("program", "min_score", "run_timeout", "sources",
+    options=("program", "min_score", "run_timeout", "sources", "run_proven",
              Use("jobs", 1, help="mutants run side by side (default {default}); with --cluster, mutants in flight"),
              Use("cluster", help="run the mutants as Ray tasks: on the Ray cluster at ADDRESS (every node must see the "
                                  "program and this folder at the same paths), or without ADDRESS on an embedded local "

@@ -46,6 +46,7 @@ class UtOptions:
     ops_tensor: str | None = None
     mutate_syncs: bool = False  # sync mutation testing of every test that passes (mpnpu.tools.mutate)
     mutate_jobs: int = 1  # mutants of a test run side by side, each in a run folder of its own
+    mutate_run_proven: bool = False  # run the mutants the baseline's traces prove redundant too
     #: where each mutant runs (a mpnpu.tools.mutate.MutantRunner; None: in this process's slots)
     mutate_runner: Any = None
     checks: tuple[str, ...] = ()  # "initcheck", "synccheck": MPNPU_INITCHECK / MPNPU_SYNCCHECK for every binary
@@ -116,7 +117,8 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
     try:
         r.mutation = mutate_program([b.binary], jobs=options.mutate_jobs, timeout_s=options.binary_timeout_s,
                                     sources_sites=sorted(scan(sources)), places=places,
-                                    stop=stop.is_set if stop is not None else None, runner=options.mutate_runner)
+                                    stop=stop.is_set if stop is not None else None, runner=options.mutate_runner,
+                                    run_proven=options.mutate_run_proven)
     except UsageError as e:  # (a test that passed once and failed its baseline: flaky, or fails in a new folder)
         r.mutation_error = str(e)
 

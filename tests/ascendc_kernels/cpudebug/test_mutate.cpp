@@ -1,8 +1,8 @@
 // A CPU-debug program of our own for sync mutation testing (mpnpu mutate): the two vector cores of an
 // AI core combine values through GM after a SyncAll, then hand the sum to their cube core with a
 // cross-core flag, and the program checks what it is told to check. argv[1]: "checked" (both outputs), "unchecked" (out[1] is not checked: the flag's wait
-// protects something no assertion looks at), "redundant" (both, with a second SyncAll that orders
-// nothing the first does not).
+// protects something no assertion looks at), "redundant" (both, with a second SyncAll and a
+// PipeBarrier that order nothing the first SyncAll does not).
 #include <cstdio>
 #include <cstring>
 
@@ -19,6 +19,7 @@ extern "C" __global__ __aicore__ void handoff(GM_ADDR x, GM_ADDR ws, GM_ADDR out
     if ASCEND_IS_AIV {
         const int32_t me = GetBlockIdx();
         wg.SetValue(me, xg.GetValue(me) * 2.0f);
+        if (extra_sync) PipeBarrier<PIPE_ALL>();  // (orders nothing the SyncAll does not)
         SyncAll();
         if (extra_sync) SyncAll();
         if (me == 0) og.SetValue(0, wg.GetValue(0) + wg.GetValue(1));
