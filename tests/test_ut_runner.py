@@ -848,3 +848,30 @@ def test_the_operator_type_is_the_binary_configs_else_the_name_in_camel_case(tmp
     assert op_type(str(tmp_path), "swi_glu") == "SwiGlu"
     (config / "lstm_grad_v2_binary.json").write_text('{\n  "op_type": "LSTMGradV2",\n  "op_list": []\n}\n')
     assert op_type(str(tmp_path), "lstm_grad_v2") == "LSTMGradV2"
+
+
+def test_an_operator_without_a_tiling_header_takes_its_dependencys_that_registers_its_type(tmp_path) -> None:
+    """norm/add_rms_norm_quant_v2's layout: its op_host has no tiling header; its test's build takes the
+    operator it depends on, whose header registers a struct for the v2 type too."""
+    repo = tmp_path / "ops-dep"
+    header = "norm/base_norm/op_host/base_norm_tiling.h"
+    write(repo, {
+        "cmake/ut.cmake": "#\n",
+        header: ("BEGIN_TILING_DATA_DEF(BaseTiling)\nTILING_DATA_FIELD_DEF(int64_t, n);\nEND_TILING_DATA_DEF;\n"
+                 "REGISTER_TILING_DATA_CLASS(BaseNorm, BaseTiling)\n"
+                 "REGISTER_TILING_DATA_CLASS(BaseNormV2, BaseTiling)\n"),
+        "norm/base_norm/op_kernel/base_norm.cpp": "// kernel\n",
+        "norm/base_norm_v2/op_host/base_norm_v2_def.cpp": "// no tiling header here\n",
+        "norm/base_norm_v2/op_kernel/base_norm_v2.cpp": "// kernel\n",
+        "norm/base_norm_v2/tests/ut/op_kernel/CMakeLists.txt":
+            'AddOpTestCase(base_norm_v2 "ascend910B1" "" base_norm)\n',
+        "norm/base_norm_v2/tests/ut/op_kernel/test_base_norm_v2.cpp": "// test\n",
+        "norm/other_v2/op_host/other_v2_def.cpp": "// no tiling header, and the dependency registers nothing for it\n",
+        "norm/other_v2/op_kernel/other_v2.cpp": "// kernel\n",
+        "norm/other_v2/tests/ut/op_kernel/CMakeLists.txt": 'AddOpTestCase(other_v2 "ascend910B1" "" base_norm)\n',
+        "norm/other_v2/tests/ut/op_kernel/test_other_v2.cpp": "// test\n",
+    })
+    tests = {t.op: t for t in discover(Corpus.at(str(repo))).tests}
+    assert tests["base_norm_v2"].host_tiling == str(repo / header)
+    assert "dependency base_norm" in tests["base_norm_v2"].tiling_note
+    assert tests["other_v2"].host_tiling is None and "no tiling header" in tests["other_v2"].tiling_note
