@@ -91,3 +91,59 @@ def test_a_scalar_poll_of_a_flag_word_orders_the_cores() -> None:
 def test_a_single_scalar_look_at_the_flag_word_still_races() -> None:
     r, _, _ = _launch(2, 5, 200)
     assert _raw_on_data(analyze(r.trace)), analyze(r.trace)
+
+
+def _probed(mode: int, work: int):
+    """Mode ``mode`` on 2 cores, traced, then its first looks probed (mpnpu.racecheck.poll_probe), each
+    probe a launch from the same GM with the writer held: (trace, trace with what the probes showed,
+    probes, spins of the launch)."""
+    from mpnpu.racecheck.poll_probe import probe_first_looks
+
+    cores = 2
+    x0 = np.arange(cores * ROW, dtype=np.float32)
+    with device(cores, kernel_type=KernelType.AIV) as dev:
+        k = kernel(SRC, "poll_barrier")
+        args = [dev.to_device("x", x0), dev.to_device("data", np.zeros(cores * ROW, np.float32)),
+                dev.to_device("out", np.zeros(cores * ROW, np.float32)), dev.to_device("flags", np.zeros(64, np.int32)),
+                dev.to_device("spins", np.zeros(64, np.int32))]
+
+        def fresh() -> None:
+            for a, v in zip(args[1:], (np.zeros(cores * ROW, np.float32), np.zeros(cores * ROW, np.float32),
+                                       np.zeros(64, np.int32), np.zeros(64, np.int32))):
+                dev.gm.write(a, v)
+
+        r = dev.launch_with(LaunchOptions(trace=True), k, *args, mode, work)
+        spins = dev.to_host(args[4])[:cores].copy()
+
+        def relaunch(plan):
+            fresh()
+            return dev.launch_with(LaunchOptions(trace=True, hold=plan), k, *args, mode, work).trace
+
+        probed, probes = probe_first_looks(r.trace, relaunch)
+    return r.trace, probed, probes, spins
+
+
+def test_a_loop_that_found_its_flag_at_its_first_look_is_shown_a_poll_by_a_probe() -> None:
+    """Mode 6: the last core works longer, then polls its neighbour's flag at a line of its own and finds
+    it set at once. The launch alone cannot tell that read from a racy one, so the RAW on data is reported;
+    a probe holds the neighbour before its flag until that read is made, the core spins, and the launch's
+    analysis with that line as a poll site has no hazard."""
+    for _ in range(5):
+        trace, probed, probes, spins = _probed(6, 3000)
+        if spins[1] == 1:  # (the first look found the flag set: the case the probe is for)
+            break
+    assert spins[1] == 1, spins
+    assert _raw_on_data(analyze(trace)), analyze(trace)
+    (probe,) = probes
+    assert probe.spun and probe.look.reader == 1 and probe.look.writer == 0, probe
+    assert probe.look.key in probed.poll_sites
+    assert analyze(probed) == []
+
+
+def test_a_single_look_stays_a_race_after_its_probe() -> None:
+    """Mode 5: one look, no loop. The probe's held writer makes the reader read the old flag and move on:
+    no spin, no poll site, and the race on data stays."""
+    trace, probed, probes, _ = _probed(5, 200)
+    assert probes and not any(p.spun for p in probes), probes
+    assert probed.poll_sites == frozenset()
+    assert _raw_on_data(analyze(probed)), analyze(probed)

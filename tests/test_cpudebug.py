@@ -339,3 +339,21 @@ def test_a_launch_of_zero_blocks_runs_nothing_and_says_so(bindir) -> None:
     assert r.stderr.strip() == (
         f"mpnpu: ICPU_RUN_KF(two_phase) at test_two_phase.cpp:{run_line}: block_dim 0 launches no core "
         "(outside the documented 1..65535, a launch the chip's runtime refuses): nothing ran"), r.stderr
+
+
+@pytest.mark.slow
+def test_racecheck_probes_a_polling_loop_that_looked_once_and_gives_the_program_its_own_gm(bindir) -> None:
+    """poll_barrier.cpp mode 6 under MPNPU_RACECHECK=1: when the last core found its neighbour's flag
+    set at its first look, racecheck probes that read (the launch again from the same GM, the neighbour
+    held before its flag) and reports the loop and no hazard; the program then reads the GM its own
+    launch left (its outputs right)."""
+    exe = program("test_poll_probe.cpp", bindir)
+    for _ in range(5):
+        r = _run(exe, MPNPU_RACECHECK="1")
+        if r.stdout.startswith("looks ") and r.stdout.split()[2] == "1":
+            break
+    assert r.returncode == 0 and r.stdout.split()[2] == "1", r.stdout + r.stderr
+    assert r.stdout.strip().endswith("wrong 0"), r.stdout
+    line = line_of("poll_barrier.cpp", "// the last core's own line")
+    assert "poll probe: held core 0 before " in r.stderr and f"poll_barrier.cpp:{line}" in r.stderr, r.stderr
+    assert "spun there: a polling loop" in r.stderr and "SUMMARY: 0 hazards" in r.stderr, r.stderr

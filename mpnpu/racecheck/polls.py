@@ -291,11 +291,11 @@ def with_polls(trace: LaunchTrace) -> LaunchTrace:
 def poll_view(trace: LaunchTrace) -> tuple[LaunchTrace, list[list[int]] | None]:
     """:func:`with_polls` and, per core, the position in ``trace`` of each event of the result (-1
     for an event the rule added); None when the result is ``trace`` itself."""
-    if not any(_may_poll(evs) for evs in trace.events):
+    if not trace.poll_sites and not any(_may_poll(evs) for evs in trace.events):
         return trace, None
     runs = [r for c, evs in enumerate(trace.events) for r in _runs(c, evs)]
     writes = _writes_by_segment(trace)
-    sites = {r.key for r in runs if _is_poll(r, trace, writes.get(r.key[0], _NO_WRITES))}
+    sites = {r.key for r in runs if _is_poll(r, trace, writes.get(r.key[0], _NO_WRITES))} | trace.poll_sites
     if not sites:
         return trace, None
     drop: list[set[int]] = [set() for _ in trace.events]
@@ -346,6 +346,74 @@ def poll_view(trace: LaunchTrace) -> tuple[LaunchTrace, list[list[int]] | None]:
     return trace._replace(events=tuple(events)), origin
 
 
+def poll_sites(trace: LaunchTrace) -> set[tuple[str, str, int]]:
+    """The poll sites (segment, kernel line, bytes read) the launch's own runs show (module docstring)."""
+    if not any(_may_poll(evs) for evs in trace.events):
+        return set()
+    writes = _writes_by_segment(trace)
+    return {r.key for c, evs in enumerate(trace.events) for r in _runs(c, evs)
+            if _is_poll(r, trace, writes.get(r.key[0], _NO_WRITES))}
+
+
+@dataclass(frozen=True)
+class FirstLook:
+    """A read that may be a polling loop's first and only look: one read, at a line where no core of
+    the launch spun, that observed another core's write and that its core then waited for (what a
+    loop that found its flag set at once records). ``key`` is its site as a poll site would be named."""
+
+    reader: int
+    read_pos: int
+    writer: int
+    write_pos: int
+    key: tuple[str, str, int]
+
+
+_PIPE_S = abi.PIPE_NAMES.index("PIPE_S")
+
+
+def _may_look(events: Sequence[TraceEvent]) -> bool:
+    """A cheap necessary condition for a first look in one core's events: a read of GM by the scalar
+    unit (a packed trace is read as columns, not decoded)."""
+    if isinstance(events, PackedEvents) and all(isinstance(p, (RecordChunk, EventColumns)) for p in events.parts):
+        for p in events.parts:
+            if isinstance(p, RecordChunk):
+                rec = p.records()
+                if bool(((rec["type"] == abi.EV_GM) & (rec["kind"] == ord("R")) & (rec["pipe"] == _PIPE_S)).any()):
+                    return True
+            elif isinstance(p, EventColumns):
+                kind, pipe = p.fields(Access, ("kind", "pipe"))
+                if any(k == READ and q in ("", "PIPE_S") for k, q in zip(kind, pipe)):
+                    return True
+        return False
+    return any(type(ev) is Access and ev.kind == READ and ev.pipe in ("", "PIPE_S") for ev in events)
+
+
+def first_looks(trace: LaunchTrace) -> list[FirstLook]:
+    """The scalar unit's single reads of GM (``GetValue``, ``ReadGmByPassDCache``) that look like a
+    polling loop's first and only look (:class:`FirstLook`), one per (site, reader, writer), in core
+    order. A directed run that holds the writer before its write until the reader has looked shows
+    whether the reader then spins (:mod:`mpnpu.racecheck.poll_probe`)."""
+    if not any(_may_look(evs) for evs in trace.events):
+        return []
+    runs = [r for c, evs in enumerate(trace.events) for r in _runs(c, evs)]
+    writes = _writes_by_segment(trace)
+    spun = {r.key for r in runs if _is_poll(r, trace, writes.get(r.key[0], _NO_WRITES))} | trace.poll_sites
+    out: list[FirstLook] = []
+    seen: set[tuple[tuple[str, str, int], int, int]] = set()
+    for run in runs:
+        if len(run.positions) != 1 or run.key in spun:
+            continue
+        evs = trace.events[run.core]
+        read: Any = evs[run.positions[0]]
+        if read.pipe not in ("", "PIPE_S") or _acquire_at(evs, run.positions[0], trace.auto_sync) is None:
+            continue
+        for w in _observed(read, writes.get(run.key[0], _NO_WRITES), run.core):
+            if (run.key, run.core, w.core) not in seen:
+                seen.add((run.key, run.core, w.core))
+                out.append(FirstLook(run.core, run.positions[0], w.core, w.pos, run.key))
+    return out
+
+
 def poll_reads(trace: LaunchTrace) -> int:
     """How many reads of ``trace`` :func:`with_polls` takes for synchronisation (for reports and tests)."""
     new = with_polls(trace)
@@ -356,4 +424,4 @@ def poll_reads(trace: LaunchTrace) -> int:
     return n_old - n_new
 
 
-__all__ = ["OBSERVED", "POLL_NAME", "poll_reads", "poll_view", "with_polls"]
+__all__ = ["OBSERVED", "POLL_NAME", "FirstLook", "first_looks", "poll_reads", "poll_sites", "poll_view", "with_polls"]

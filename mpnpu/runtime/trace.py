@@ -232,6 +232,10 @@ class LaunchTrace(NamedTuple):
     #: segment, start, stop) of the bytes of each allocation made since the device's previous launch
     #: that the host neither wrote nor filled with data; () when not known
     unwritten_gm: tuple[tuple[str, str, int, int], ...] = ()
+    #: (GM segment, kernel line, bytes read) of polling loops a directed run of this launch showed
+    #: spinning where this launch's own run looked once (:mod:`mpnpu.racecheck.poll_probe`): the
+    #: rule of polled GM takes them as poll sites of this launch too
+    poll_sites: frozenset[tuple[str, str, int]] = frozenset()
 
     @property
     def topology(self) -> Topology:

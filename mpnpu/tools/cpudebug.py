@@ -543,7 +543,8 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
     trace = bool(controls.racecheck) or bool(controls.timeline) or bool(controls.sync_log) \
         or bool(controls.initcheck) or bool(controls.synccheck)
     dev = _device(d.block_dim, kt, controls)
-    before = _snapshot() if repeat > 1 or controls.directed else None
+    # (racecheck: a read that may be a polling loop's first look is probed from the same GM)
+    before = _snapshot() if repeat > 1 or controls.directed or controls.racecheck else None
     first: dict[int, bytes] | None = None
     differ: list[int] = []
     status = 0
@@ -555,8 +556,11 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
             result = dev.launch_with(LaunchOptions(drop_syncs=controls.drop, trace=trace or controls.directed), hk)
             _launches += 1
             if result.trace is not None:
-                status = max(status, _report_trace(result.trace, where, controls.racecheck, controls.timeline),
-                             _report_checks(result.trace, where, controls))
+                traced = result.trace
+                if controls.racecheck and before is not None:
+                    traced = _probe_polls(dev, hk, controls.drop, traced, before, where)
+                status = max(status, _report_trace(traced, where, controls.racecheck, controls.timeline),
+                             _report_checks(traced, where, controls))
                 if controls.drop and r == 0:
                     _dropped_nothing(result.trace, controls.drop, where)
                 if controls.sync_log:
@@ -577,6 +581,31 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
     if repeat > 1:
         _say_repeats(where, finished, repeat, differ)
     return status
+
+
+def _probe_polls(dev: Any, hk: "CpuDebugKernel", drop: tuple[str, ...], trace: Any, before: dict[int, bytes],
+                 where: str) -> Any:
+    """``trace`` with the polling loops its probes showed (mpnpu.racecheck.poll_probe): each probe runs
+    the launch again from the GM it started with, holding a writer; GM is then put back as the launch
+    left it, for the program to read. A line on stderr per probe."""
+    from mpnpu.racecheck.poll_probe import probe_first_looks
+    from mpnpu.racecheck.polls import first_looks
+
+    if not first_looks(trace):
+        return trace
+    after = _snapshot()
+
+    def relaunch(plan: Any) -> Any:
+        _restore(before)
+        return dev.launch_with(LaunchOptions(drop_syncs=drop, trace=True, hold=plan), hk).trace
+
+    try:
+        probed, probes = probe_first_looks(trace, relaunch)
+    finally:
+        _restore(after)
+    for p in probes:
+        print(f"mpnpu: {where}: poll probe: {p.describe()}", file=sys.stderr)
+    return probed
 
 
 #: directed runs of one launch until the hold reversed the pair (each from the same GM)

@@ -11,7 +11,9 @@
 //   3 the barrier, but the flags polled are the ones before the core's own (out of order: the core
 //     polls until its predecessors are done, then reads its successor's row, which still races).
 //   4 scalar flags: each core stores its flag with WriteGmByPassDCache and loads the next core's
-//     with ReadGmByPassDCache until it is set (no race); 5 the same with the load's loop dropped.
+//     with ReadGmByPassDCache until it is set (no race); 5 the same with the load's loop dropped; 6 as
+//     4, but the last core's loop is a line of its own (working longer, it finds the flag set at its
+//     first look: only a probe shows that line is a loop, mpnpu/racecheck/poll_probe.py).
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -85,13 +87,18 @@ public:
         }
         WriteRow();
         int32_t looks = 0;
-        if (mode == 4 || mode == 5) {
+        if (mode == 4 || mode == 5 || mode == 6) {
             SetFlag<HardEvent::MTE3_S>(0);
             WaitFlag<HardEvent::MTE3_S>(0);
             __gm__ int32_t* words = const_cast<__gm__ int32_t*>(flagGm_.GetPhyAddr());
             WriteGmByPassDCache<int32_t>(words + me_ * 8, 1);
             const int32_t next = (me_ + 1) % cores_;
-            while (++looks, ReadGmByPassDCache<int32_t>(words + next * 8) != 1 && mode == 4) {
+            if (mode == 6 && me_ == cores_ - 1) {
+                while (++looks, ReadGmByPassDCache<int32_t>(words + next * 8) != 1) {  // the last core's own line
+                }
+            } else {
+                while (++looks, ReadGmByPassDCache<int32_t>(words + next * 8) != 1 && mode != 5) {
+                }
             }
             SetFlag<HardEvent::S_MTE2>(0);
             WaitFlag<HardEvent::S_MTE2>(0);
