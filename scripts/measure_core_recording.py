@@ -53,7 +53,9 @@ def _instrument(out_dir: str) -> None:
             totals["cpu_s"] += time.process_time() - t
             totals["launches"] += 1
             mode = os.environ.get("MEASURE_MODE", "?")
-            with open(os.path.join(out_dir, f"{mode}-{os.getpid()}.json"), "w") as f:
+            # (a name of this process's own: a pid may come again in a later round's pool)
+            token = totals.setdefault("token", f"{os.getpid()}-{time.monotonic_ns()}")
+            with open(os.path.join(out_dir, f"{mode}-{token}.json"), "w") as f:
                 json.dump(totals, f)
 
     trace.PackedEvents.pack = classmethod(pack)  # type: ignore[method-assign,assignment]

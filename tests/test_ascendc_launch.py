@@ -346,12 +346,14 @@ def test_scalar_gm_accesses_that_bypass_the_data_cache_and_a_data_sync_barrier()
         assert dev.to_host(y)[:4].tolist() == [11, 21, 31, 0]
 
 
-@pytest.mark.parametrize("framework", [False, True])
-def test_the_system_workspace_is_the_kernels_own_each_launch_or_the_frameworks(framework) -> None:
+@pytest.mark.parametrize("defines,unset", [((), 0), (("MPNPU_FRAMEWORK_WORKSPACE",), 1),
+                                            (("HAVE_WORKSPACE", "HAVE_TILING"), 1), (("HAVE_WORKSPACE",), 4)])
+def test_the_system_workspace_is_the_kernels_own_each_launch_or_the_frameworks(defines, unset) -> None:
     """SetSysWorkspace's pointer holds for its launch only; an operator project's framework (the build
-    `mpnpu ut` makes: MPNPU_FRAMEWORK_WORKSPACE) has set it to the workspace argument before the kernel runs."""
-    defines = {"MPNPU_FRAMEWORK_WORKSPACE": "1"} if framework else {}
-    k = kernel("sys_workspace.cpp", "sys_workspace", kernel_type=KernelType.AIV, **defines)
+    `mpnpu ut` makes: MPNPU_FRAMEWORK_WORKSPACE) has set it to the workspace argument before the kernel
+    runs, as a direct launch's does with HAVE_WORKSPACE: the second-to-last argument with HAVE_TILING,
+    else the last. ``unset``: what the kernel sees when it sets none (1 workspace, 4 tiling, 0 null)."""
+    k = kernel("sys_workspace.cpp", "sys_workspace", kernel_type=KernelType.AIV, **{d: "1" for d in defines})
     seen = []
     with device(1, kernel_type=KernelType.AIV) as dev:
         out = dev.to_device("out", np.full(8, -1, np.int32))
@@ -360,4 +362,4 @@ def test_the_system_workspace_is_the_kernels_own_each_launch_or_the_frameworks(f
         for set_it in (1, 0):
             dev.launch(k, out, np.int32(set_it), ws, tiling)
             seen.append(int(dev.to_host(out)[0]))
-    assert seen == [2, 1 if framework else 0]
+    assert seen == [2, unset]

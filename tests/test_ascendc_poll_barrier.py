@@ -138,6 +138,22 @@ def test_a_loop_that_found_its_flag_at_its_first_look_is_shown_a_poll_by_a_probe
     assert probe.spun and probe.look.reader == 1 and probe.look.writer == 0, probe
     assert probe.look.key in probed.poll_sites
     assert analyze(probed) == []
+    # A probe that fails (no trace) shows nothing; a verdict known from an earlier launch of the kernel
+    # is used without a probe, and one a probe gives is remembered.
+    from mpnpu.racecheck.poll_probe import probe_first_looks
+
+    same, failed = probe_first_looks(trace, lambda plan: None)
+    assert same is trace and [p.spun for p in failed] == [False]
+
+    def never(plan):
+        raise AssertionError("probed again")
+
+    known = {probe.look.key: True}
+    again, none = probe_first_looks(trace, never, known=known)
+    assert none == [] and again.poll_sites == probed.poll_sites
+    remembered: dict = {}
+    probe_first_looks(trace, lambda plan: None, known=remembered)
+    assert remembered == {}  # (a failed probe is no verdict)
 
 
 def test_a_single_look_stays_a_race_after_its_probe() -> None:

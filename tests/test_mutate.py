@@ -179,3 +179,18 @@ def test_cluster_without_mutants_to_run_is_a_usage_error(tmp_path) -> None:
                        text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "mpnpu ut: error: --cluster runs the mutants of --mutate-syncs as Ray tasks: give --mutate-syncs too"], r.stderr
+
+
+def test_a_site_proven_redundant_makes_only_syncs_inside_one_core() -> None:
+    """A line whose removal leaves no hazard is proven without a run only if every call made there is a
+    SetFlag, WaitFlag or PipeBarrier: a line that also makes a cross-core set is run (a set left over
+    reaches the next launch); no verdict from the traces (None), or a hazard, is no proof either."""
+    from mpnpu.tools.mutate import Mutant, proven_redundant
+
+    assert proven_redundant(Mutant("k.cpp:1", "PipeBarrier"), 0, {"PipeBarrier", "WaitFlag"})
+    assert not proven_redundant(Mutant("k.cpp:2", "PipeBarrier"), 0, {"PipeBarrier", "CrossCoreSetFlag"})
+    assert not proven_redundant(Mutant("k.cpp:3", "SyncAll"), 0)
+    assert not proven_redundant(Mutant("k.cpp:4", "WaitFlag"), None)
+    assert not proven_redundant(Mutant("k.cpp:5", "WaitFlag"), 2)
+    m = Mutant("k.cpp:6", "SetFlag")
+    assert proven_redundant(m, 0) and (m.status, m.survivor_class, m.seconds) == (SURVIVED, REDUNDANT, 0.0)

@@ -38,7 +38,8 @@ def score(killed: int, executed: int) -> float:
 
 
 def executed_sync_sites(trace: Any, by_site: bool = True) -> dict[str, dict[str, Any]]:
-    """Per sync point a traced launch executed (on any core): the call and how often it ran.
+    """Per sync point a traced launch executed (on any core): the call (the first seen there), every
+    call made there (``calls``) and how often one ran.
 
     A sync point is named as a launch drops it: a compiled kernel's by its call's FILE:LINE
     (``by_site``), a Python kernel's by the ``name=`` of its sync call (an unnamed one cannot be
@@ -61,8 +62,10 @@ def executed_sync_sites(trace: Any, by_site: bool = True) -> dict[str, dict[str,
                 continue
             key = ev.site if by_site else ev.name
             if key and ev.name:
-                entry = sites.setdefault(key, {"call": call, "count": 0})
+                entry = sites.setdefault(key, {"call": call, "count": 0, "calls": []})
                 entry["count"] += 1
+                if call not in entry["calls"]:  # (one line may make several: a macro, a queue call)
+                    entry["calls"].append(call)
     return sites
 
 

@@ -51,19 +51,25 @@ class Probe:
         return f"{self.plan.describe(labels)}; {reader} {what} ({self.look.key[1]})"
 
 
-def probe_first_looks(trace: LaunchTrace, relaunch: Relaunch,
-                      max_probes: int = MAX_PROBES) -> tuple[LaunchTrace, list[Probe]]:
+def probe_first_looks(trace: LaunchTrace, relaunch: Relaunch, max_probes: int = MAX_PROBES, *,
+                      looks: list[FirstLook] | None = None,
+                      known: dict[tuple[str, str, int], bool] | None = None) -> tuple[LaunchTrace, list[Probe]]:
     """``trace`` with the poll sites its probes showed (module docstring), and the probes run. Each line
-    is probed once (its first look in core order); a launch with no first look runs none."""
-    looks = first_looks(trace)
+    is probed once (its first look in core order); a launch with no first look runs none. ``looks``:
+    :func:`polls.first_looks` of ``trace``, if the caller has them. ``known``: what earlier probes of
+    the same kernel showed (poll site -> whether the reader spun), used instead of a probe and
+    updated with this launch's. A probe whose relaunch gives no trace (it failed) shows nothing."""
+    if looks is None:
+        looks = first_looks(trace)
     if not looks:
         return trace, []
+    known = {} if known is None else known
     occ = {c: occurrences(trace.events[c]) for c in {x for look in looks for x in (look.reader, look.writer)}}
-    learned: set[tuple[str, str, int]] = set()
+    learned: set[tuple[str, str, int]] = {look.key for look in looks if known.get(look.key)}
     probes: list[Probe] = []
-    asked: set[tuple[str, str, int]] = set()
+    asked: set[tuple[str, str, int]] = set(learned)
     for look in looks:
-        if look.key in asked:
+        if look.key in asked or look.key in known:
             continue
         if len(probes) >= max_probes:
             break
@@ -76,6 +82,8 @@ def probe_first_looks(trace: LaunchTrace, relaunch: Relaunch,
         spun = ran is not None and look.key in poll_sites(ran)
         if spun:
             learned.add(look.key)
+        if ran is not None:
+            known[look.key] = spun
         probes.append(Probe(look, plan, spun))
     if not learned:
         return trace, probes

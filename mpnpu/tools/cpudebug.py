@@ -556,18 +556,23 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
             result = dev.launch_with(LaunchOptions(drop_syncs=controls.drop, trace=trace or controls.directed), hk)
             _launches += 1
             if result.trace is not None:
-                traced = result.trace
-                if controls.racecheck and before is not None:
-                    traced = _probe_polls(dev, hk, controls.drop, traced, before, where)
-                status = max(status, _report_trace(traced, where, controls.racecheck, controls.timeline),
+                traced, hazards = result.trace, None
+                if controls.racecheck:
+                    from mpnpu.racecheck import analyze
+
+                    hazards = analyze(traced)
+                    if hazards and before is not None:  # (a launch with no hazard has nothing a probe could explain)
+                        traced, hazards = _probe_polls(dev, hk, controls.drop, traced, hazards, before, where)
+                status = max(status, _report_trace(traced, where, controls.racecheck, controls.timeline, hazards),
                              _report_checks(traced, where, controls))
                 if controls.drop and r == 0:
-                    _dropped_nothing(result.trace, controls.drop, where)
+                    _dropped_nothing(traced, controls.drop, where)
                 if controls.sync_log:
-                    log_sync_sites(result.trace, kernel, controls.sync_log)
+                    log_sync_sites(traced, kernel, controls.sync_log)
                 if controls.directed:  # the traced launch was the scout: the program sees the directed run's GM
-                    result = _directed_rerun(dev, hk, controls.drop, result, before, where) or result
-            if before is not None:
+                    result = _directed_rerun(dev, hk, controls.drop, result._replace(trace=traced), before,
+                                             where) or result
+            if repeat > 1:  # (the runs compared with the first)
                 now = _snapshot()
                 if first is None:
                     first = now
@@ -583,29 +588,43 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
     return status
 
 
-def _probe_polls(dev: Any, hk: "CpuDebugKernel", drop: tuple[str, ...], trace: Any, before: dict[int, bytes],
-                 where: str) -> Any:
-    """``trace`` with the polling loops its probes showed (mpnpu.racecheck.poll_probe): each probe runs
-    the launch again from the GM it started with, holding a writer; GM is then put back as the launch
-    left it, for the program to read. A line on stderr per probe."""
+#: per kernel, what earlier probes of this program showed: poll site -> whether the reader spun there
+_probe_verdicts: dict[str, dict[tuple[str, str, int], bool]] = {}
+
+
+def _probe_polls(dev: Any, hk: "CpuDebugKernel", drop: tuple[str, ...], trace: Any, hazards: list[Any],
+                 before: dict[int, bytes], where: str) -> tuple[Any, list[Any]]:
+    """(``trace`` with the polling loops its probes showed, racecheck's hazards with them), for a
+    launch with ``hazards`` (mpnpu.racecheck.poll_probe): each probe runs the launch again from the GM
+    it started with, holding a writer; GM is then put back as the launch left it, for the program to
+    read. A line on stderr per probe; a probe that fails (the held writer made the reader go wrong)
+    shows nothing. A line an earlier launch of the kernel was probed at is not probed again."""
+    from mpnpu.racecheck import analyze
     from mpnpu.racecheck.poll_probe import probe_first_looks
     from mpnpu.racecheck.polls import first_looks
 
-    if not first_looks(trace):
-        return trace
+    looks = first_looks(trace)
+    if not looks:
+        return trace, hazards
     after = _snapshot()
 
     def relaunch(plan: Any) -> Any:
         _restore(before)
-        return dev.launch_with(LaunchOptions(drop_syncs=drop, trace=True, hold=plan), hk).trace
+        try:
+            return dev.launch_with(LaunchOptions(drop_syncs=drop, trace=True, hold=plan), hk).trace
+        except MpnpuError as e:
+            print(f"mpnpu: {where}: poll probe failed ({type(e).__name__}): {str(e).splitlines()[0]}",
+                  file=sys.stderr)
+            return None
 
     try:
-        probed, probes = probe_first_looks(trace, relaunch)
+        probed, probes = probe_first_looks(trace, relaunch, looks=looks,
+                                           known=_probe_verdicts.setdefault(hk.name, {}))
     finally:
         _restore(after)
     for p in probes:
         print(f"mpnpu: {where}: poll probe: {p.describe()}", file=sys.stderr)
-    return probed
+    return (probed, analyze(probed)) if probed is not trace else (trace, hazards)
 
 
 #: directed runs of one launch until the hold reversed the pair (each from the same GM)
@@ -692,13 +711,15 @@ def _report_checks(trace: Any, where: str, controls: _Controls) -> int:
     return status
 
 
-def _report_trace(trace: Any, where: str, racecheck: bool | str, timeline: str) -> int:
+def _report_trace(trace: Any, where: str, racecheck: bool | str, timeline: str, hazards: list[Any] | None = None
+                  ) -> int:
     status = 0
     if racecheck:
         from mpnpu.racecheck import analyze
         from mpnpu.report.hazards import format_hazards
 
-        hazards = analyze(trace)
+        if hazards is None:
+            hazards = analyze(trace)
         assumed = ("assuming the compiler's automatic synchronisation; MPNPU_NO_AUTO_SYNC=1 for a kernel built "
                    "without it" if trace.auto_sync else "assuming no automatic synchronisation (MPNPU_NO_AUTO_SYNC=1)")
         print(f"mpnpu: {where}: racecheck ({assumed})", file=sys.stderr)

@@ -188,6 +188,8 @@ class Learnt:
     executed each site and the CPU-debug settings each test started with."""
 
     sites: dict[str, str] = field(default_factory=dict)
+    #: site -> every call any launch made there (one line may make several)
+    calls_of: dict[str, set[str]] = field(default_factory=dict)
     tests_of: dict[str, list[str]] = field(default_factory=dict)
     state_of: dict[str, str] = field(default_factory=dict)
     #: site -> racecheck's hazards over the baseline's launches with the site dropped from their traces
@@ -216,6 +218,7 @@ def learn(log_text: str) -> Learnt:
         by_test = by_test and bool(test) and bool(settings.GTEST_NAME.fullmatch(test))
         for site, info in line["sites"].items():
             out.sites.setdefault(site, info["call"])
+            out.calls_of.setdefault(site, set()).update(info.get("calls") or [info["call"]])
             known, more = out.hazards_without.get(site, 0), info.get("hazards_without")
             out.hazards_without[site] = None if known is None or more is None else known + more
             if test:
@@ -255,10 +258,11 @@ PROVEN_DETAIL = ("racecheck finds no hazard without it over the baseline's launc
                  "cannot change what a launch computes)")
 
 
-def proven_redundant(m: Mutant, hazards_without: int | None) -> bool:
+def proven_redundant(m: Mutant, hazards_without: int | None, calls: set[str] | None = None) -> bool:
     """Fill in ``m`` as redundant without a run when the baseline's traces prove it (see the module
-    docstring); whether they did."""
-    if m.call not in PROVEN_BY_TRACE or hazards_without != 0:
+    docstring); whether they did. ``calls``: every call made at its site (default: ``m.call``), all of
+    which must be syncs inside one core."""
+    if not (calls or {m.call}) <= PROVEN_BY_TRACE or hazards_without != 0:
         return False
     m.status, m.survivor_class, m.hazards_without, m.seconds = SURVIVED, REDUNDANT, 0, 0.0
     m.detail = PROVEN_DETAIL
@@ -377,7 +381,7 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
         if stop is not None and stop():
             report.interrupted = True
             return
-        if not run_proven and proven_redundant(m, learnt.hazards_without.get(m.site)):
+        if not run_proven and proven_redundant(m, learnt.hazards_without.get(m.site), learnt.calls_of.get(m.site)):
             m.ran = list(learnt.tests_of.get(m.site, []))
             done(m)
             return

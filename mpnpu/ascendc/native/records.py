@@ -304,8 +304,7 @@ _MEMORY_NAMES = _names(abi.MEMORY_NAMES, "?")
 _HARD_EVENT_NAMES = _names(abi.HARD_EVENTS, "?")
 _DROPPED_NAMES = _names(abi.DROPPED_CALLS, "?")
 _SYNC_OP_NAMES = np.array([_SYNC_OPS.get(i, "?") for i in range(256)], dtype=object)
-#: per record type, how many events decoding makes of it (a flag set: the set and its pipe's "xset";
-#: a type this runtime does not know: none)
+
 
 def _sync_mark(mem: np.ndarray, sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A sync record's ``mem`` column -> (its flag mode, the sync point's name): a sync a high-level
@@ -314,6 +313,9 @@ def _sync_mark(mem: np.ndarray, sites: np.ndarray) -> tuple[np.ndarray, np.ndarr
     by_library = (mem & abi.SYNC_BY_LIBRARY) != 0
     return (mem & (0xFF ^ abi.SYNC_BY_LIBRARY)).astype(np.int64), np.where(by_library, "", sites)
 
+
+#: per record type, how many events decoding makes of it (a flag set: the set and its pipe's "xset";
+#: a type this runtime does not know: none)
 _EVENTS_PER_RECORD = np.zeros(256, dtype=np.int64)
 _EVENTS_PER_RECORD[[abi.EV_GM, abi.EV_LOCAL, abi.EV_SYNC_ALL, abi.EV_FLAG_WAIT, abi.EV_PIPE_SYNC, abi.EV_DROPPED,
                     abi.EV_GM_FLAG]] = 1

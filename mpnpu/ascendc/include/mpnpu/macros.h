@@ -142,6 +142,19 @@ inline void copy_member(T* dst, const uint8_t* src, const Site& site) {
     gm_access('R', P_S, src, src, sizeof(T), 0, 1, 1, site, "GET_TILING_DATA_MEMBER");
     std::memcpy(static_cast<void*>(dst), src, sizeof(T));
 }
+
+// The framework of an operator project (`mpnpu ut` builds with MPNPU_FRAMEWORK_WORKSPACE), and a
+// direct launch built with HAVE_WORKSPACE, set the system workspace before the kernel runs, as the
+// SetSysWorkspace page says: the start of the kernel's workspace argument, its second-to-last
+// parameter when a tiling follows it (an operator project's kernel; HAVE_TILING), else its last.
+// Elsewhere the kernel must set it (0: no such argument).
+#if defined(MPNPU_FRAMEWORK_WORKSPACE) || (defined(HAVE_WORKSPACE) && defined(HAVE_TILING))
+constexpr size_t workspace_arg_from_end = 2;
+#elif defined(HAVE_WORKSPACE)
+constexpr size_t workspace_arg_from_end = 1;
+#else
+constexpr size_t workspace_arg_from_end = 0;
+#endif
 }  // namespace mpnpu
 
 // -- workspace ---------------------------------------------------------------------------------------
@@ -149,14 +162,10 @@ namespace AscendC {
 inline uint8_t*& sys_workspace_slot() { return mpnpu::core().sys_workspace; }
 inline void SetSysWorkspace(GM_ADDR workspace) { sys_workspace_slot() = workspace; }
 inline GM_ADDR GetSysWorkSpacePtr() {
-#if defined(MPNPU_FRAMEWORK_WORKSPACE) || defined(HAVE_WORKSPACE)
-    // The framework of an operator project (`mpnpu ut` builds with MPNPU_FRAMEWORK_WORKSPACE), and a
-    // direct launch built with HAVE_WORKSPACE, set the system workspace before the kernel runs, as the
-    // SetSysWorkspace page says: the start of the workspace argument, the second-to-last parameter of
-    // such a kernel (workspace, then tiling). Elsewhere the kernel must set it.
-    if (!sys_workspace_slot() && mpnpu::core().args.size() >= 2)
-        return reinterpret_cast<GM_ADDR>(mpnpu::core().args[mpnpu::core().args.size() - 2]);
-#endif
+    constexpr size_t from_end = mpnpu::workspace_arg_from_end;
+    const std::vector<uint64_t>& args = mpnpu::core().args;
+    if (from_end && !sys_workspace_slot() && args.size() >= from_end)
+        return reinterpret_cast<GM_ADDR>(args[args.size() - from_end]);
     return sys_workspace_slot();
 }
 // The kernel's part of the workspace: on the chip it follows the system workspace; CPU-debug style

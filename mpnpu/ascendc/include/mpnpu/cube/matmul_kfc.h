@@ -252,11 +252,14 @@ inline void before_kernel_sync(const Site& site) {
 // -- the cube core's side ----------------------------------------------------------------------------------
 
 inline void serve(RegCtx& ctx, uint8_t* chunk, const Site& site) {
-    LibrarySyncs inside;
     const int nclients = core().launch.kernel_type == MPNPU_KT_MIX_AIC_1_2 ? 2 : 1;
     bool finished[2] = {false, nclients == 1};
     for (uint64_t round = 0;; ++round) {
-        cross_core_wait(2, FLAG_REQ, site);
+        {
+            // (the API's own syncs only: what a request runs, a callback of the kernel's included, is not)
+            LibrarySyncs inside;
+            cross_core_wait(2, FLAG_REQ, site);
+        }
         for (int s = 0; s < nclients; ++s) {
             Wire w;
             const uint8_t* slot = wire_slot(chunk, s, round);
@@ -275,7 +278,7 @@ inline void serve(RegCtx& ctx, uint8_t* chunk, const Site& site) {
             }
             if (w.finishing) finished[s] = true;
         }
-        pipe_barrier(P_ALL, site);  // every access of the round is complete before the answer
+        library_barrier(P_ALL, site);  // every access of the round is complete before the answer
         const bool all = finished[0] && finished[1];
         for (int s = 0; s < nclients; ++s) {
             Resp r{uint32_t(round), all ? 1u : 0u};
@@ -283,7 +286,10 @@ inline void serve(RegCtx& ctx, uint8_t* chunk, const Site& site) {
             check_ws(slot, sizeof r, site);
             std::memcpy(slot, &r, sizeof r);
         }
-        cross_core_set(2, P_FIX, FLAG_RESP, site);
+        {
+            LibrarySyncs inside;
+            cross_core_set(2, P_FIX, FLAG_RESP, site);
+        }
         if (all) return;
     }
 }

@@ -145,7 +145,8 @@ typedef struct MpnpuEvent {
     uint8_t type;
     uint8_t kind;   /* accesses: 'R', 'W', 'A' (atomic); pipe syncs: 's' set, 'w' wait, 'b' barrier, 'x' cross-core set */
     uint8_t pipe;   /* mpnpu pipe number (PIPE_* of the kernel API) */
-    uint8_t mem;    /* local accesses: memory (MPNPU_MEM_*); flags: mode; SyncAll: aiv_only */
+    uint8_t mem;    /* local accesses: memory (MPNPU_MEM_*); flags: mode; SyncAll: aiv_only; pipe syncs and
+                       flags: | MPNPU_SYNC_BY_LIBRARY when a high-level API issued it */
     int32_t site;   /* site id (mpnpu_site) */
     int32_t index;  /* GM accesses: region; pipe syncs: event id; flags: flag id; dropped: which call */
     int32_t aux;    /* GM accesses: item size; pipe syncs: HardEvent number */

@@ -228,6 +228,7 @@ inline void begin_launch(const MpnpuLaunch* l) {
     c.tracing = l->trace != 0;
     c.memcheck = l->memcheck != 0;
     c.sys_workspace = nullptr;  // (each launch sets its own, as each kernel on the chip does)
+    c.library_syncs = 0;        // (LibrarySyncs guards unwind with every error; this only makes sure)
     c.regions.assign(l->regions, l->regions + l->n_regions);
     std::sort(c.regions.begin(), c.regions.end(),
               [](const MpnpuRegion& a, const MpnpuRegion& b) { return a.addr < b.addr; });
