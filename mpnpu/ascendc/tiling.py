@@ -259,6 +259,12 @@ _CONSTANT = re.compile(r"^[ \t]*(?:static\s+)?(?:constexpr|const)\s+(?:unsigned\
                        r"size_t|uint32_t)\s+(?P<name>[A-Za-z_]\w*)\s*=\s*[^;{}]+;", re.M)
 
 
+def registered_tiling_structs(text: str) -> list[tuple[str, str]]:
+    """(operator type, struct) of each ``REGISTER_TILING_DATA_CLASS`` of a host tiling header's text,
+    in order, comments left out."""
+    return [(m.group("op"), m.group("name")) for m in _REGISTER.finditer(_COMMENT.sub(" ", text))]
+
+
 def kernel_tiling_header(host_header: str, struct: str | None = None, op_type: str | None = None) -> str:
     """The kernel side of a host tiling header (``op_host/<op>_tiling.h``, which includes host-only
     headers): its ``BEGIN_TILING_DATA_DEF`` ... ``END_TILING_DATA_DEF`` structs at global scope, as
@@ -277,7 +283,7 @@ def kernel_tiling_header(host_header: str, struct: str | None = None, op_type: s
     if not defs:
         raise UsageError(f"{host_header} defines no tiling struct (BEGIN_TILING_DATA_DEF ... END_TILING_DATA_DEF)")
     names = [m.group("name") for m in defs]
-    registered = [(m.group("op"), m.group("name")) for m in _REGISTER.finditer(text)]
+    registered = registered_tiling_structs(text)
     for_type = [name for op, name in registered if op == op_type]
     chosen = struct or (for_type[0] if for_type else registered[0][1] if registered else names[-1])
     if chosen not in names:

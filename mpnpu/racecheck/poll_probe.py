@@ -67,7 +67,7 @@ def probe_first_looks(trace: LaunchTrace, relaunch: Relaunch, max_probes: int = 
     occ = {c: occurrences(trace.events[c]) for c in {x for look in looks for x in (look.reader, look.writer)}}
     learned: set[tuple[str, str, int]] = {look.key for look in looks if known.get(look.key)}
     probes: list[Probe] = []
-    asked: set[tuple[str, str, int]] = set(learned)
+    asked: set[tuple[str, str, int]] = set()
     for look in looks:
         if look.key in asked or look.key in known:
             continue

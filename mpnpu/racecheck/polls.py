@@ -282,6 +282,11 @@ def _is_poll(run: _Run, trace: LaunchTrace, writes: _Writes) -> bool:
     return any(w.core != run.core and w.ev.t0 < last.t1 for w in writes.touching(last, prev.t0, _FOREVER))
 
 
+def _spun_sites(runs: list[_Run], trace: LaunchTrace, writes: dict[str, _Writes]) -> set[tuple[str, str, int]]:
+    """The poll sites ``runs`` (of ``trace``, with its writes by segment) show: the keys of its polls."""
+    return {r.key for r in runs if _is_poll(r, trace, writes.get(r.key[0], _NO_WRITES))}
+
+
 def with_polls(trace: LaunchTrace) -> LaunchTrace:
     """``trace`` with the happens-before edges of its polls as GM flag events and without its poll
     reads (module docstring); ``trace`` itself when it has no poll."""
@@ -295,7 +300,7 @@ def poll_view(trace: LaunchTrace) -> tuple[LaunchTrace, list[list[int]] | None]:
         return trace, None
     runs = [r for c, evs in enumerate(trace.events) for r in _runs(c, evs)]
     writes = _writes_by_segment(trace)
-    sites = {r.key for r in runs if _is_poll(r, trace, writes.get(r.key[0], _NO_WRITES))} | trace.poll_sites
+    sites = _spun_sites(runs, trace, writes) | trace.poll_sites
     if not sites:
         return trace, None
     drop: list[set[int]] = [set() for _ in trace.events]
@@ -350,9 +355,8 @@ def poll_sites(trace: LaunchTrace) -> set[tuple[str, str, int]]:
     """The poll sites (segment, kernel line, bytes read) the launch's own runs show (module docstring)."""
     if not any(_may_poll(evs) for evs in trace.events):
         return set()
-    writes = _writes_by_segment(trace)
-    return {r.key for c, evs in enumerate(trace.events) for r in _runs(c, evs)
-            if _is_poll(r, trace, writes.get(r.key[0], _NO_WRITES))}
+    return _spun_sites([r for c, evs in enumerate(trace.events) for r in _runs(c, evs)], trace,
+                       _writes_by_segment(trace))
 
 
 @dataclass(frozen=True)
@@ -397,7 +401,7 @@ def first_looks(trace: LaunchTrace) -> list[FirstLook]:
         return []
     runs = [r for c, evs in enumerate(trace.events) for r in _runs(c, evs)]
     writes = _writes_by_segment(trace)
-    spun = {r.key for r in runs if _is_poll(r, trace, writes.get(r.key[0], _NO_WRITES))} | trace.poll_sites
+    spun = _spun_sites(runs, trace, writes) | trace.poll_sites
     out: list[FirstLook] = []
     seen: set[tuple[tuple[str, str, int], int, int]] = set()
     for run in runs:
