@@ -1,0 +1,5 @@
+// basic_api/kernel_operator_sys_var_intf.h: a header path the API pages give for part of the basic API (basic_api/README.md).
+#ifndef MPNPU_BASIC_API_KERNEL_OPERATOR_SYS_VAR_INTF_H
+#define MPNPU_BASIC_API_KERNEL_OPERATOR_SYS_VAR_INTF_H
+#include "kernel_operator.h"
+#endif

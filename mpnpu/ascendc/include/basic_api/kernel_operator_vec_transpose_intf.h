@@ -1,0 +1,5 @@
+// basic_api/kernel_operator_vec_transpose_intf.h: a header path the API pages give for part of the basic API (basic_api/README.md).
+#ifndef MPNPU_BASIC_API_KERNEL_OPERATOR_VEC_TRANSPOSE_INTF_H
+#define MPNPU_BASIC_API_KERNEL_OPERATOR_VEC_TRANSPOSE_INTF_H
+#include "kernel_operator.h"
+#endif

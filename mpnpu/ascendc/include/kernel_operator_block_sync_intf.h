@@ -1,0 +1,5 @@
+// kernel_operator_block_sync_intf.h: the file name of basic_api/kernel_operator_block_sync_intf.h, as kernels include it (basic_api/README.md).
+#ifndef MPNPU_KERNEL_OPERATOR_BLOCK_SYNC_INTF_H
+#define MPNPU_KERNEL_OPERATOR_BLOCK_SYNC_INTF_H
+#include "basic_api/kernel_operator_block_sync_intf.h"
+#endif

@@ -1,0 +1,50 @@
+"""The header paths the API pages give (basic_api/..., the CPU-debug headers) resolve to mpnpu's API,
+by their path and by the file name kernels include."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from mpnpu.ascendc.build.compiler import INCLUDE_DIR
+from tests.ascendc_util import needs_cxx
+
+pytestmark = needs_cxx
+
+BASIC_API = os.path.join(INCLUDE_DIR, "basic_api")
+#: file names public kernels include without the folder (each is also under basic_api/)
+BARE = ("kernel_tpipe.h", "kernel_operator_data_copy_intf.h", "kernel_operator_mm_intf.h",
+        "kernel_operator_fixpipe_intf.h", "kernel_tensor.h", "kernel_operator_block_sync_intf.h",
+        "kernel_operator_atomic_intf.h")
+#: the CPU-debug host API's headers, by the names kernels and unit tests include
+CPU_DEBUG = ("stub_def.h", "stub_fun.h", "kern_fwk.h")
+
+
+def test_each_bare_name_is_its_basic_api_header() -> None:
+    for name in BARE:
+        assert os.path.isfile(os.path.join(BASIC_API, name)), name
+        with open(os.path.join(INCLUDE_DIR, name)) as f:
+            assert f'#include "basic_api/{name}"' in f.read(), name
+
+
+def test_every_header_path_gives_the_api_it_is_named_for(tmp_path) -> None:
+    headers = sorted(f"basic_api/{n}" for n in os.listdir(BASIC_API) if n.endswith(".h"))
+    assert len(headers) >= 30  # (the paths the pages give for this chip class's basic API)
+    for name in headers:
+        with open(os.path.join(INCLUDE_DIR, name)) as f:
+            assert '#include "kernel_operator.h"' in f.read(), name  # the whole basic API
+    for name in CPU_DEBUG:
+        with open(os.path.join(INCLUDE_DIR, name)) as f:
+            assert '#include "tikicpulib.h"' in f.read(), name  # the CPU-debug host API and the kernel API
+    # One translation unit that includes every one of them (they resolve, and their guards let them
+    # be included together) and uses the kernel API and the CPU-debug host API.
+    probe = tmp_path / "probe.cpp"
+    probe.write_text("".join(f'#include "{n}"\n' for n in headers + list(BARE) + list(CPU_DEBUG)) +
+                     "__aicore__ inline void use(AscendC::TPipe* pipe, AscendC::GlobalTensor<float> g,\n"
+                     "                           AscendC::LocalTensor<float> l) {\n"
+                     "    (void)pipe; AscendC::DataCopy(l, g, 8);\n}\n"
+                     "void host() { void* p = AscendC::GmAlloc(64); AscendC::SetKernelMode(KernelMode::AIV_MODE); "
+                     "AscendC::GmFree(p); }\n")
+    r = subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-fsyntax-only", "-D__CCE_KT_TEST__",
+                        f"-I{INCLUDE_DIR}", str(probe)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
