@@ -10,13 +10,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from mpnpu.errors import UsageError
-from mpnpu.tools.ut import cmake, missing
+from mpnpu.tools.ut import cmake, execute, missing
 from mpnpu.tools.ut.build import GTEST_INCLUDE, GTEST_MAIN
 from mpnpu.tools.ut.discover import Corpus, discover
 from mpnpu.tools.ut.execute import data_steps, parse_output
@@ -570,6 +571,35 @@ def test_a_second_run_takes_every_build_from_the_cache_and_the_command_writes_it
     assert [t["build_cached"] for t in data["tests"]] == [True, True]
     assert data["missing_headers"][0]["name"] == "no_such_dir/imaginary_header.h"
     assert ET.parse(xml).getroot().tag == "testsuites"
+
+
+@pytest.mark.slow
+@needs_cxx
+def test_run_jobs_runs_built_tests_side_by_side_with_the_same_results(demo_run, monkeypatch) -> None:
+    root, first = demo_run
+    real = execute.run_binary
+    both_running = threading.Barrier(2, timeout=120)  # (only a run that never overlaps waits this long)
+    overlapped: list[bool] = []
+
+    def run_binary(*args, **kwargs):
+        # the first two tests to run each wait here for the other: both arrive only if they run side by side
+        if len(overlapped) < 2:
+            try:
+                both_running.wait()
+                overlapped.append(True)
+            except threading.BrokenBarrierError:
+                overlapped.append(False)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(execute, "run_binary", run_binary)
+    options = UtOptions(jobs=2, run_jobs=2, racecheck=True, build_dir=str(root / "build"), case_timeout_s=120,
+                        binary_timeout_s=300, launch_timeout_s=60)
+    again = run_ut(str(root / "ops-demo"), options)
+    assert overlapped == [True, True]
+    outcome = {t.id: (t.status, sorted((c.name, c.status) for c in t.cases), t.memcheck, t.hazards > 0)
+               for t in first.tests}
+    assert {t.id: (t.status, sorted((c.name, c.status) for c in t.cases), t.memcheck, t.hazards > 0)
+            for t in again.tests} == outcome
 
 
 def test_device_options_the_tests_cannot_take_are_refused(tmp_path) -> None:

@@ -348,7 +348,10 @@ OPTIONS: dict[str, Option] = _table(
        default=None, metavar="NAME,..."),
     _o("--step-timeout", RUNS, "stop a sample's data, program or verify step after this long, failing the sample "
                                "(default {default})", type=positive_float, default=600.0, metavar="SECONDS"),
-    _o("-j", RUNS, "build N tests at a time; the built ones run one at a time meanwhile (default {default})",
+    _o("-j", RUNS, "build N tests at a time; the built ones run meanwhile, --run-jobs at a time (default {default})",
+       type=positive_int, default=1, metavar="N"),
+    _o("--run-jobs", RUNS, "run N built tests at a time, each in a run folder of its own; the tests' own data "
+                           "scripts and small kernels leave CPUs idle that a second test uses (default {default})",
        type=positive_int, default=1, metavar="N"),
     _o("--build-dir", RUNS, "where the unit tests' object cache, staged sources, binaries and run folders are kept "
                             "(default: beside mpnpu's kernel build cache)", default=None, metavar="DIR",

@@ -34,7 +34,8 @@ def _refuse_unsupported_device_options(args: argparse.Namespace) -> None:
 def run_unit_tests(args: argparse.Namespace, op: None) -> int:
     _refuse_unsupported_device_options(args)
     options = UtOptions(
-        ops=tuple(args.ops or ()), jobs=args.j, racecheck=args.racecheck, opt=f"-O{args.build_opt}",
+        ops=tuple(args.ops or ()), jobs=args.j, run_jobs=args.run_jobs, racecheck=args.racecheck,
+        opt=f"-O{args.build_opt}",
         build_dir=args.build_dir, run=not args.build_only, case_timeout_s=args.case_timeout,
         binary_timeout_s=args.test_timeout, launch_timeout_s=args.timeout or 300.0,
         opbase=args.with_opbase, ops_tensor=args.with_ops_tensor, mutate_syncs=args.mutate_syncs,
@@ -83,7 +84,7 @@ COMMAND = Command(
     epilog="Examples: mpnpu ut ~/src/ops-nn -j 2 --json ut.json --junit ut.xml;  mpnpu ut ~/src/ops-nn --ops "
            "swi_glu,mse_loss_v2 --racecheck;  mpnpu ut ~/src/ops-nn --build-only --markdown needs.md;  mpnpu ut "
            "~/src/ops-nn --ops swi_glu --mutate-syncs --min-score 0.5",
-    options=("checkout", "ops", "j", "build_dir", "build_opt", "build_only", "case_timeout", "test_timeout",
+    options=("checkout", "ops", "j", "run_jobs", "build_dir", "build_opt", "build_only", "case_timeout", "test_timeout",
              "with_opbase", "with_ops_tensor", "racecheck", "initcheck", "synccheck", "mutate_syncs", "mutate_jobs",
              "run_proven", "min_score",
              Use("cluster", help="with --mutate-syncs: run the mutants as Ray tasks, on the Ray cluster at ADDRESS "

@@ -35,6 +35,7 @@ class UtOptions:
 
     ops: tuple[str, ...] = ()  # operator names or folders to keep (empty: every one)
     jobs: int = 1  # tests built at a time
+    run_jobs: int = 1  # built tests run at a time, each in its run folder
     racecheck: bool = False  # MPNPU_RACECHECK=1 for every binary
     opt: str = "-O1"
     build_dir: str | None = None  # default: beside mpnpu's kernel cache
@@ -175,18 +176,26 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
             if progress is not None:
                 progress(r)
 
-    thread = threading.Thread(target=runner, name="mpnpu-ut-runner", daemon=True)
-    thread.start()
+    # Each runner takes the next built test; a test runs in its own run folder (and its mutants in
+    # theirs), so tests running side by side share no file.
+    threads = [threading.Thread(target=runner, name=f"mpnpu-ut-runner-{i}", daemon=True)
+               for i in range(max(1, options.run_jobs))]
+    for thread in threads:
+        thread.start()
     try:
         build_all(builder, todo, options.jobs, finished)
-        runnable.put(None)
-        while thread.is_alive():
-            thread.join(0.2)
+        for _ in threads:
+            runnable.put(None)
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)
     except KeyboardInterrupt as e:
         run.interrupted, run.interrupt = True, e
         stop.set()
-        runnable.put(None)
+        for _ in threads:
+            runnable.put(None)
         execute.stop_running()
-        thread.join(60)
+        for thread in threads:
+            thread.join(60)
     run.wall_s = time.monotonic() - start
     return run
