@@ -41,6 +41,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from mpnpu.errors import TraceError
+from mpnpu.racecheck.distinct import distinct
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard, stage_label
 from mpnpu.racecheck.hb import SyncEvent, VectorClocks, compute_clocks, pipe_column
 from mpnpu.racecheck.intracore import analyze_local, release_points
@@ -673,7 +674,7 @@ def group_conflicts(conf: Conflicts) -> Grouped | None:
     pairs: list[set[tuple[str, str]]] = [set() for _ in range(n_grp)]
     # (one integer per (group, core, core): a 1-D unique sorts far faster than unique rows)
     n_cores = len(cores)
-    for k in np.unique((grp.astype(np.int64) * n_cores + cf) * n_cores + cs).tolist():
+    for k in distinct((grp.astype(np.int64) * n_cores + cf) * n_cores + cs).tolist():
         g, xy = divmod(k, n_cores * n_cores)
         x, y = divmod(xy, n_cores)
         pairs[g].add((cores[x].short, cores[y].short))
@@ -809,7 +810,7 @@ def roots(pairs: PairFacts, stale: tuple[np.ndarray, np.ndarray, np.ndarray],
     n_cores = int(max(fc.max(), sc.max())) + 1 if len(fc) else 0
     never = np.iinfo(np.int64).max
     after: dict[int, np.ndarray] = {}  # hazard -> per core, the earliest position of a stale read (never: none)
-    for g in np.unique(grp[is_stale]).tolist():
+    for g in distinct(grp[is_stale]).tolist():
         mine = (grp == g) & is_stale
         first = np.full(n_cores, never, dtype=np.int64)
         np.minimum.at(first, read_core[mine], read_pos[mine])

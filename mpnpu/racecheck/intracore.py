@@ -44,6 +44,7 @@ import numpy as np
 
 from mpnpu.ascendc.native import abi
 from mpnpu.racecheck import records_clocks
+from mpnpu.racecheck.distinct import distinct
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard
 from mpnpu.racecheck.pipe_clocks import (
     AUTO_SYNCED,
@@ -345,7 +346,7 @@ def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
     if n < 2:
         return out
     every = np.arange(n)
-    for p in np.unique(ca.pipe).tolist():
+    for p in distinct(ca.pipe).tolist():
         on_p = np.flatnonzero(ca.pipe == p)  # issue order
         later = every[ca.pipe != p]
         if not len(later):

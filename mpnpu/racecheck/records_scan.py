@@ -27,6 +27,7 @@ import numpy as np
 
 from mpnpu.ascendc.native import abi
 from mpnpu.ascendc.native.records import RecordChunk
+from mpnpu.racecheck.distinct import distinct
 from mpnpu.racecheck.pipe_clocks import PIPE_INDEX, N, S
 from mpnpu.runtime.trace import PackedEvents, TraceEvent
 
@@ -117,14 +118,14 @@ def unwritten_local_reads(records: Records) -> np.ndarray:
         return local
     found: list[np.ndarray] = []
     mem = rec["mem"][local]
-    for m in np.unique(mem).tolist():
+    for m in distinct(mem).tolist():
         at = local[mem == m]
         start = rec["start"][at].astype(np.int64)
         stop = start + rec["run"][at].astype(np.int64)
         is_read = rec["kind"][at] == ord("R")
         if not is_read.any():
             continue
-        coords = np.unique(np.concatenate((start, stop)))
+        coords = distinct(np.concatenate((start, stop)))
         lo = np.searchsorted(coords, start)
         hi = np.searchsorted(coords, stop)
         # per elementary segment [coords[k], coords[k+1]): the earliest write covering it (painted

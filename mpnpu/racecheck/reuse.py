@@ -35,6 +35,7 @@ from typing import Hashable
 import numpy as np
 
 from mpnpu.racecheck.detect import Grouped, find_conflicts, finish_hazards, group_conflicts
+from mpnpu.racecheck.distinct import distinct
 from mpnpu.racecheck.hazards import Hazard
 from mpnpu.racecheck.intracore import analyze_local
 from mpnpu.racecheck.polls import with_polls
@@ -165,10 +166,10 @@ def _pair_times(trace: LaunchTrace, entry: _Entry) -> tuple[np.ndarray, np.ndarr
 
     first_t1 = np.empty(len(entry.first_at), dtype=np.int64)
     second_t0 = np.empty(len(entry.second_at), dtype=np.int64)
-    for c in np.unique(pairs.first_core).tolist():
+    for c in distinct(pairs.first_core).tolist():
         mine = pairs.first_core == c
         first_t1[mine] = times(c)[1][entry.first_at[mine]]
-    for c in np.unique(pairs.second_core).tolist():
+    for c in distinct(pairs.second_core).tolist():
         mine = pairs.second_core == c
         second_t0[mine] = times(c)[0][entry.second_at[mine]]
     return first_t1, second_t0
