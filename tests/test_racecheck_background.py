@@ -126,3 +126,36 @@ def test_the_switch_interval_is_short_while_open_and_restored_after() -> None:
         assert sys.getswitchinterval() == pytest.approx(before / 10)
         background.finish()
     assert sys.getswitchinterval() == before
+
+
+def test_later_jobs_run_in_order_with_the_analyses_and_without_a_cache() -> None:
+    order: list[str] = []
+    log = HazardLog()
+
+    class _Recording(AnalysisCache):
+        def analyze(self, trace: LaunchTrace) -> list:
+            order.append("analysis")
+            return super().analyze(trace)
+
+    with BackgroundAnalysis(_Recording()) as background:
+        background.later(lambda: order.append("check 1"))
+        background.submit(compaction(50), log)
+        background.later(lambda: order.append("check 2"))
+        background.finish()
+    assert order == ["check 1", "analysis", "check 2"] and log.launches_analyzed == 1
+    with BackgroundAnalysis(None) as checks_only:  # (initcheck / synccheck without racecheck)
+        checks_only.later(lambda: order.append("check 3"))
+        checks_only.finish()
+        with pytest.raises(TraceError, match="without racecheck"):
+            checks_only.submit(compaction(50), log)
+    assert order[-1] == "check 3"
+
+
+def test_an_error_in_a_later_job_reaches_finish() -> None:
+    def fails() -> None:
+        raise TraceError("a check failed")
+
+    with BackgroundAnalysis(None) as background:
+        background.later(fails)
+        with pytest.raises(TraceError, match="a check failed"):
+            background.finish()

@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mpnpu.errors import InvalidArgumentError, LaunchError, MpnpuError, RemoteTraceback, UsageError
@@ -512,7 +513,7 @@ def run_batch(
         loop = _BatchLoop(op, device, cache, list(variants), batch, probe, None, progress,
                           deadline_s, timeline, max_same_errors, checks)
         try:
-            with blas_threads(1), _analysis(analyses) as background:
+            with blas_threads(1), _analysis(analyses, checks is not None) as background:
                 loop.analyses = background
                 if on_device is not None:
                     on_device(device)
@@ -538,10 +539,10 @@ def run_batch(
 
 
 @contextmanager
-def _analysis(cache: Any) -> Iterator[Any]:
-    """Racecheck's analysis with ``cache`` on a worker thread while the batch goes on
-    (:mod:`mpnpu.racecheck.background`); None without racecheck."""
-    if cache is None:
+def _analysis(cache: Any, checks: bool = False) -> Iterator[Any]:
+    """Racecheck's analysis with ``cache`` and initcheck's / synccheck's (``checks``) on a worker
+    thread while the batch goes on (:mod:`mpnpu.racecheck.background`); None without any of them."""
+    if cache is None and not checks:
         yield None
         return
     from mpnpu.racecheck.background import BackgroundAnalysis
@@ -560,7 +561,8 @@ class _BatchLoop:
     variants: list[Variant]
     batch: BatchResult
     probe: str
-    analyses: Any  # mpnpu.racecheck.background.BackgroundAnalysis when racechecking, else None
+    #: mpnpu.racecheck.background.BackgroundAnalysis when racechecking or checking, else None
+    analyses: Any
     progress: Callable[[int], None] | None
     deadline_s: float | None
     timeline: Any = None  # TimelineSelector
@@ -600,9 +602,11 @@ class _BatchLoop:
         if self.max_same_errors and res.same_error(key) >= self.max_same_errors and self._may_stop(v, key):
             res.stop(error)
         if self.analyses is not None and trace is not None:
-            self.analyses.submit(trace, res.hazard_log)  # (analysed while the next case-runs run)
-        if self.checks is not None and trace is not None:
-            res.check_log.add(self.checks.run(trace))
+            # (analysed while the next case-runs run; the logs are read once the worker is done)
+            if self.analyses.cache is not None:
+                self.analyses.submit(trace, res.hazard_log)
+            if self.checks is not None:
+                self.analyses.later(partial(_check, self.checks, trace, res.check_log))
         if self.timeline is not None:
             self.timeline.offer(v.name, index, repeat, res.case_runs, verdict is not None and verdict.passed,
                                 verdict_summary(verdict, error), trace)
@@ -632,6 +636,11 @@ class _BatchLoop:
                 self.timeline.offer(name, index, -1, 0, passed, verdict_summary(verdict, error), trace, extra=True)
                 if passed:
                     break
+
+
+def _check(checks: Any, trace: Any, log: Any) -> None:
+    """initcheck's and synccheck's findings of one launch into its variant's log (on the worker)."""
+    log.add(checks.run(trace))
 
 
 def verdict_summary(verdict: Verdict | None, error: str = "") -> str:

@@ -1,12 +1,14 @@
-"""Racecheck's analysis on a worker thread of the parent, while the next launches run.
+"""Racecheck's analysis (and initcheck's and synccheck's) on a worker thread of the parent, while the
+next launches run.
 
 A batch's parent spends most of a launch waiting for its cores (in ``poll``, without the GIL), and
 the cores spend the parent's analysis of the previous launch waiting for their next command. Run
 one after the other, the two add up; :class:`BackgroundAnalysis` overlaps them: the batch loop
 hands each traced launch to a worker thread and goes on to the next case-run, and the worker adds
-each launch's hazards to its variant's log in the order the launches ran. Nothing reads a log
-before :meth:`BackgroundAnalysis.finish`, so the logs, the report and the exit code are those of
-the analysis in line, launch for launch.
+each launch's hazards to its variant's log in the order the launches ran (:meth:`BackgroundAnalysis.submit`;
+initcheck's and synccheck's findings likewise, through :meth:`BackgroundAnalysis.later`). Nothing
+reads a log before :meth:`BackgroundAnalysis.finish`, so the logs, the report and the exit code are
+those of the analysis in line, launch for launch.
 
 The GIL is the one cost: while the worker analyses, a reply that wakes the main thread waits for
 the worker to yield the interpreter, after at most ``sys.getswitchinterval()`` (5 ms by default,
@@ -20,6 +22,7 @@ import sys
 import threading
 from collections import deque
 from types import TracebackType
+from typing import Callable
 
 from mpnpu.errors import TraceError
 from mpnpu.racecheck.hazards import HazardLog
@@ -47,12 +50,12 @@ class BackgroundAnalysis:
     analysed and waits only for the one in progress.
     """
 
-    def __init__(self, cache: AnalysisCache, *, max_pending: int = DEFAULT_MAX_PENDING,
+    def __init__(self, cache: AnalysisCache | None, *, max_pending: int = DEFAULT_MAX_PENDING,
                  switch_interval_s: float = DEFAULT_SWITCH_INTERVAL_S) -> None:
-        self.cache = cache
+        self.cache = cache  # None: no racecheck, only the jobs given to later()
         self.max_pending = max_pending
         self.switch_interval_s = switch_interval_s
-        self._pending: deque[tuple[LaunchTrace, HazardLog]] = deque()
+        self._pending: deque[Callable[[], None]] = deque()
         self._cond = threading.Condition()
         self._busy = False  # the worker holds a launch taken off _pending
         self._closing = False
@@ -78,13 +81,25 @@ class BackgroundAnalysis:
             sys.setswitchinterval(self._saved_interval)
 
     def submit(self, trace: LaunchTrace, log: HazardLog) -> None:
-        """Queue ``trace`` for analysis into ``log``; blocks while ``max_pending`` launches wait.
-        Raises the error an earlier launch's analysis raised."""
+        """Queue ``trace`` for racecheck's analysis into ``log``; blocks while ``max_pending`` jobs
+        wait. Raises the error an earlier job raised."""
+        cache = self.cache
+        if cache is None:
+            raise TraceError("this background analysis was opened without racecheck's cache")
+
+        def analyse() -> None:
+            log.add(cache.analyze(trace), reused=cache.last_reused)
+
+        self.later(analyse)
+
+    def later(self, job: Callable[[], None]) -> None:
+        """Queue ``job`` to run on the worker after the jobs queued before it; blocks while
+        ``max_pending`` jobs wait. Raises the error an earlier job raised."""
         with self._cond:
             while len(self._pending) >= self.max_pending and self._error is None:
                 self._wait()
             self._raise_error()
-            self._pending.append((trace, log))
+            self._pending.append(job)
             self._cond.notify_all()
 
     def finish(self) -> None:
@@ -110,12 +125,11 @@ class BackgroundAnalysis:
                     self._cond.wait()
                 if not self._pending:
                     return
-                trace, log = self._pending.popleft()
+                job = self._pending.popleft()
                 self._busy = True
                 self._cond.notify_all()  # (room for a blocked submit)
             try:
-                hazards = self.cache.analyze(trace)
-                log.add(hazards, reused=self.cache.last_reused)
+                job()
             except BaseException as e:  # any failure reaches the batch through submit or finish
                 with self._cond:
                     self._error = e
