@@ -137,8 +137,9 @@ def test_later_jobs_run_in_order_with_the_analyses_and_without_a_cache() -> None
             order.append("analysis")
             return super().analyze(trace)
 
+    caller = threading.get_ident()
     with BackgroundAnalysis(_Recording()) as background:
-        background.later(lambda: order.append("check 1"))
+        background.later(lambda: order.append("check 1" if threading.get_ident() != caller else "on the caller"))
         background.submit(compaction(50), log)
         background.later(lambda: order.append("check 2"))
         background.finish()

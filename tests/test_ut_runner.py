@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -666,6 +667,43 @@ def test_no_auto_sync_reaches_each_test_program_from_the_command_line(tmp_path, 
     for flags in ([], ["--no-auto-sync"]):
         cli(["ut", str(repo), "--quiet", *flags])
     assert seen == [False, True]
+
+
+def test_a_binary_started_after_an_interrupt_is_stopped_at_once(tmp_path) -> None:
+    # A runner thread may take a test just before the interrupt and start its binary just after
+    # stop_running listed the live ones: that binary must not run on (to its timeout, an hour).
+    binary = tmp_path / "sleeper"
+    binary.write_text("#!/bin/sh\nexec sleep 60\n")
+    binary.chmod(0o755)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    execute.stop_running()
+    try:
+        stopped = execute.run_binary(str(binary), str(run_dir), dict(os.environ), timeout=120)
+    finally:
+        execute.allow_running()
+    assert not stopped.timed_out and stopped.exit_code == -signal.SIGTERM
+    again = execute.run_binary(str(binary), str(run_dir), dict(os.environ), timeout=0.5)
+    assert again.timed_out  # (allowed again: it ran until its timeout stopped it)
+
+
+def test_run_jobs_reaches_the_runner_from_the_command_line_and_zero_is_refused(tmp_path, monkeypatch, capsys) -> None:
+    from mpnpu.cli.commands import ut as ut_command
+    from mpnpu.cli.main import cli
+
+    repo = fake_repo(tmp_path)
+    seen = []
+
+    def run_ut(checkout, options, progress=None, started=None):
+        seen.append(options.run_jobs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ut_command, "run_ut", run_ut)
+    for flags in ([], ["--run-jobs", "3"]):
+        cli(["ut", str(repo), "--quiet", *flags])
+    assert seen == [1, 3]
+    assert cli(["ut", str(repo), "--run-jobs", "0"]) == 2
+    assert "--run-jobs: expected a positive integer" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -601,6 +601,8 @@ class _BatchLoop:
         key = error_key(failure) if failure is not None else None
         if self.max_same_errors and res.same_error(key) >= self.max_same_errors and self._may_stop(v, key):
             res.stop(error)
+        # (the batch opens the worker whenever it checks: checks are never skipped for want of one)
+        assert self.checks is None or self.analyses is not None
         if self.analyses is not None and trace is not None:
             # (analysed while the next case-runs run; the logs are read once the worker is done)
             if self.analyses.cache is not None:

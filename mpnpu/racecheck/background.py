@@ -29,7 +29,8 @@ from mpnpu.racecheck.hazards import HazardLog
 from mpnpu.racecheck.reuse import AnalysisCache
 from mpnpu.runtime.trace import LaunchTrace
 
-#: traces waiting for the worker before submit blocks: each holds a launch's packed trace, and a
+#: jobs waiting for the worker before submit / later block (a launch with racecheck and checks
+#: queues two): each holds a launch's packed trace, and a
 #: batch whose analysis cannot keep up must not fill the parent's memory
 DEFAULT_MAX_PENDING = 64
 #: how soon the main thread gets the interpreter back from the worker (see the module docstring)
@@ -40,14 +41,16 @@ _POLL_S = 1.0
 
 
 class BackgroundAnalysis:
-    """Analyse traced launches with ``cache`` on a worker thread; use as a context manager::
+    """Analyse traced launches with ``cache`` (racecheck), and run other jobs given to :meth:`later`
+    (initcheck's and synccheck's), on a worker thread, in the order given; use as a context manager::
 
         with BackgroundAnalysis(cache) as analysis:
             for ...: analysis.submit(trace, log)
-            analysis.finish()   # every submitted launch is in its log; re-raises an analysis error
+            analysis.finish()   # every job has run: every submitted launch is in its log; re-raises an error
 
-    Leaving the block without :meth:`finish` (an interrupt, a failure) drops the launches not yet
-    analysed and waits only for the one in progress.
+    Leaving the block without :meth:`finish` (an interrupt, a failure) drops the jobs not yet
+    run and waits only for the one in progress: an interrupted batch's logs hold the launches
+    analysed and checked by then.
     """
 
     def __init__(self, cache: AnalysisCache | None, *, max_pending: int = DEFAULT_MAX_PENDING,
@@ -57,11 +60,11 @@ class BackgroundAnalysis:
         self.switch_interval_s = switch_interval_s
         self._pending: deque[Callable[[], None]] = deque()
         self._cond = threading.Condition()
-        self._busy = False  # the worker holds a launch taken off _pending
+        self._busy = False  # the worker holds a job taken off _pending
         self._closing = False
         self._error: BaseException | None = None
         self._saved_interval: float | None = None
-        self._worker = threading.Thread(target=self._work, name="mpnpu-racecheck", daemon=True)
+        self._worker = threading.Thread(target=self._work, name="mpnpu-trace-analysis", daemon=True)
 
     def __enter__(self) -> BackgroundAnalysis:
         self._saved_interval = sys.getswitchinterval()
@@ -103,7 +106,8 @@ class BackgroundAnalysis:
             self._cond.notify_all()
 
     def finish(self) -> None:
-        """Wait until every submitted launch is analysed; raises the first analysis error."""
+        """Wait until every job given has run (every submitted launch analysed); raises the first error a
+        job raised."""
         with self._cond:
             while (self._pending or self._busy) and self._error is None:
                 self._wait()
@@ -111,7 +115,7 @@ class BackgroundAnalysis:
 
     def _wait(self) -> None:
         if not self._worker.is_alive():
-            raise TraceError("racecheck's analysis thread ended without a result")
+            raise TraceError("the trace analysis thread (racecheck, initcheck, synccheck) ended without a result")
         self._cond.wait(_POLL_S)
 
     def _raise_error(self) -> None:

@@ -202,14 +202,24 @@ def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: f
 
 _LIVE: set[subprocess.Popen[bytes]] = set()
 _LIVE_LOCK = threading.Lock()
+#: set by stop_running (under _LIVE_LOCK): a binary started after it is stopped at once, so a
+#: runner thread that took a test just before the interrupt cannot leave its binary running
+_STOPPING = threading.Event()
 
 
 def stop_running() -> None:
-    """Stop every test binary running now (an interrupted run: each ends in order, as on a timeout)."""
+    """Stop every test binary running now, and any started from now on until :func:`allow_running`
+    (an interrupted run: each ends in order, as on a timeout)."""
     with _LIVE_LOCK:
+        _STOPPING.set()
         live = list(_LIVE)
     for proc in live:
         _stop(proc)
+
+
+def allow_running() -> None:
+    """Let binaries run again (a new run after an interrupted one, in the same process)."""
+    _STOPPING.clear()
 
 
 def placed_binary(binary: str, cwd: str) -> str:
@@ -234,8 +244,11 @@ def run_binary(binary: str, cwd: str, env: dict[str, str], timeout: float) -> Bi
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     with _LIVE_LOCK:
         _LIVE.add(proc)
+        stopping = _STOPPING.is_set()
     timed_out = False
     try:
+        if stopping:  # (started after stop_running listed the live binaries)
+            _stop(proc)
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True

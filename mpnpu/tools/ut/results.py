@@ -152,6 +152,7 @@ class UtRun:
     wall_s: float = 0.0
     racecheck: bool = False
     jobs: int = 1
+    run_jobs: int = 1  # built tests run at a time
     opt: str = "-O1"
     filtered: bool = False  # --ops chose some tests
     interrupted: bool = False
@@ -215,7 +216,8 @@ class UtRun:
         return {
             "repo": self.repo, "chip": self.chip, "wall_s": round(self.wall_s, 1), "racecheck": self.racecheck,
             "checks": list(self.checks),
-            "jobs": self.jobs, "opt": self.opt, "filtered": self.filtered, "interrupted": self.interrupted,
+            "jobs": self.jobs, "run_jobs": self.run_jobs, "opt": self.opt, "filtered": self.filtered,
+            "interrupted": self.interrupted,
             "counts": self.counts(), "counts_basic_api_only": self.counts(basic),
             "counts_high_level": self.counts([t for t in self.in_scope if not t.basic_only]),
             "missing_names": [r.to_dict() for r in self.histogram()],
@@ -433,7 +435,8 @@ def junit(run: UtRun) -> ET.Element:
                           timestamp=datetime.datetime.now(datetime.timezone.utc).isoformat(),
                           hostname=socket.gethostname())
     props = ET.SubElement(suite, "properties")
-    for k, v in {"repo": run.repo, "chip": run.chip, "racecheck": run.racecheck, "jobs": run.jobs}.items():
+    for k, v in {"repo": run.repo, "chip": run.chip, "racecheck": run.racecheck, "jobs": run.jobs,
+                 "run_jobs": run.run_jobs}.items():
         ET.SubElement(props, "property", name=k, value=str(v))
     suite.extend(cases)
     return root

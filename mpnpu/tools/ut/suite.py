@@ -1,12 +1,12 @@
 """``mpnpu ut CHECKOUT``, the library side: discover the checkout's kernel unit tests, build those
 registered for this chip class (``jobs`` at a time, through the object cache) and run each as soon
-as it is built (one binary at a time: each runs many core processes of its own), into a
-:class:`~mpnpu.tools.ut.results.UtRun`.
+as it is built (``run_jobs`` binaries at a time, each in its run folder: each runs many core
+processes of its own), into a :class:`~mpnpu.tools.ut.results.UtRun`.
 
 ::
 
     discover (cmake/ut.cmake's recipe per test)
-      └─ build: -j workers, each test's units then its link ──► queue ──► run: one test binary at a time
+      └─ build: -j workers, each test's units then its link ──► queue ──► run: --run-jobs binaries at a time
                                                                           (its cases each in a forked
                                                                            process; memcheck, hazards,
                                                                            data steps read from its output)
@@ -137,7 +137,8 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     found = discover(corpus)
     tests = select(found.tests, options.ops)
     run = UtRun(corpus.repo, SOC_VERSION, [_result_of(t) for t in tests], racecheck=options.racecheck,
-                jobs=options.jobs, opt=options.opt, filtered=bool(options.ops), unreadable=found.unreadable,
+                jobs=options.jobs, run_jobs=options.run_jobs, opt=options.opt, filtered=bool(options.ops),
+                unreadable=found.unreadable,
                 mutate_syncs=options.mutate_syncs, checks=options.checks)
     by_id = {r.id: r for r in run.tests}
     todo = [t for t in tests if t.in_scope]
@@ -149,37 +150,55 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     runnable: queue.Queue[Build | None] = queue.Queue()
     stop = threading.Event()
 
+    # (progress is called from the build workers and every runner thread)
+    progress_lock = threading.Lock()
+
+    def report(r: TestResult) -> None:
+        if progress is not None:
+            with progress_lock:
+                progress(r)
+
     def finished(b: Build) -> None:
         r = by_id[b.test.id]
         _apply_build(r, b)
         r.data = execute.data_steps(b.test)
         if options.run and b.linked:
             runnable.put(b)
-        elif progress is not None:
-            progress(r)
+        else:
+            report(r)
+
+    def run_one(b: Build) -> None:
+        r = by_id[b.test.id]
+        cwd = execute.run_dir(build_dir, b.test, corpus)
+        env = execute.environment(build_dir, b.test, corpus, case_timeout=options.case_timeout_s,
+                                  launch_timeout=options.launch_timeout_s, racecheck=options.racecheck,
+                                  pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
+                                  checks=options.checks, kernel_mode=b.kernel_mode,
+                                  no_auto_sync=options.no_auto_sync, stall_grace_s=options.stall_grace_s)
+        run = execute.run_binary(b.binary, cwd, env, options.binary_timeout_s)
+        if stop.is_set():  # stopped by the interrupt, not finished: the test stays built, not run
+            return
+        r.run = run
+        if options.mutate_syncs and r.status == "passed":
+            _mutate(r, b, corpus, build_dir, options, stop)
+        report(r)
 
     def runner() -> None:
         while True:
             b = runnable.get()
             if b is None or stop.is_set():
                 return
-            r = by_id[b.test.id]
-            cwd = execute.run_dir(build_dir, b.test, corpus)
-            env = execute.environment(build_dir, b.test, corpus, case_timeout=options.case_timeout_s,
-                                      launch_timeout=options.launch_timeout_s, racecheck=options.racecheck,
-                                      pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
-                                      checks=options.checks, kernel_mode=b.kernel_mode,
-                                      no_auto_sync=options.no_auto_sync, stall_grace_s=options.stall_grace_s)
-            r.run = execute.run_binary(b.binary, cwd, env, options.binary_timeout_s)
-            if options.mutate_syncs and r.status == "passed" and not stop.is_set():
-                _mutate(r, b, corpus, build_dir, options, stop)
-            if progress is not None:
-                progress(r)
+            try:
+                run_one(b)
+            except OSError as e:  # (its run folder or binary could not be set up: this test only)
+                by_id[b.test.id].errors.append(f"could not run the test: {e}")
+                report(by_id[b.test.id])
 
     # Each runner takes the next built test; a test runs in its own run folder (and its mutants in
     # theirs), so tests running side by side share no file.
     threads = [threading.Thread(target=runner, name=f"mpnpu-ut-runner-{i}", daemon=True)
                for i in range(max(1, options.run_jobs))]
+    execute.allow_running()
     for thread in threads:
         thread.start()
     try:
@@ -195,7 +214,8 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
         for _ in threads:
             runnable.put(None)
         execute.stop_running()
+        deadline = time.monotonic() + 60  # (one wait for them all: each binary ends in order)
         for thread in threads:
-            thread.join(60)
+            thread.join(max(0.0, deadline - time.monotonic()))
     run.wall_s = time.monotonic() - start
     return run
