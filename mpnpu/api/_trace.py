@@ -39,7 +39,7 @@ def record_local(c: CoreContext, kind: str, arr: object, pipe: Pipe, site: str |
     if where is not None:
         events.append(_new(LocalAccess, (kind, where[0], where[1], where[2], pipe._value_, c.stage,
                                          site if site is not None else kcontext.call_site(), 0, 0)))
-    # tracing time is not kernel time (PipeEngine.observed, inline: once per operand)
+    # tracing time is not kernel time (PipeEngine.observed_ns, once per operand)
     c.pipes.observed_ns += monotonic_ns() - t
 
 
@@ -63,7 +63,7 @@ def stamp_local(c: CoreContext, since: tuple[int, int]) -> None:
         ev = events[i]
         if type(ev) is LocalAccess:
             events[i] = _new(LocalAccess, ev[:7] + (t0, t1))  # (t0 and t1 are its last fields)
-    c.pipes.observed(t1)
+    c.pipes.observed_ns += monotonic_ns() - t1  # (tracing time is not kernel time: PipeEngine.observed_ns)
 
 
 def record_sync(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: int, name: str,
@@ -74,4 +74,4 @@ def record_sync(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: int, 
         t = monotonic_ns()
         events.append(_new(PipeSyncEvent, (op, pipe._value_, event, event_id, name, c.stage,
                                            site if site is not None else kcontext.call_site(), 0, 0)))
-        c.pipes.observed_ns += monotonic_ns() - t  # (PipeEngine.observed, inline)
+        c.pipes.observed_ns += monotonic_ns() - t  # (PipeEngine.observed_ns)

@@ -86,9 +86,11 @@ def sync_pipes(event: HardEvent, *, name: str = "") -> None:
     if c.events is not None:  # (checked here too: this pairing runs after almost every copy)
         t = monotonic_ns()
         site = kcontext.call_site()
-        c.pipes.observed(t)
-        record_sync(c, "set", ev.src, ev.name, event_id, name, site)
-        record_sync(c, "wait", ev.dst, ev.name, event_id, name, site)
+        c.pipes.observed_ns += monotonic_ns() - t  # (tracing time is not kernel time: PipeEngine.observed_ns)
+        # (the members' own attributes: Enum.name and the src / dst properties are Python calls,
+        # and this pairing is traced after almost every copy)
+        record_sync(c, "set", ev._src, ev._name_, event_id, name, site)
+        record_sync(c, "wait", ev._dst, ev._name_, event_id, name, site)
 
 
 def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:

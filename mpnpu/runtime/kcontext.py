@@ -398,12 +398,13 @@ def gm_access(c: CoreContext, kind: str, t: GlobalTensor, t0: int, site: str, pi
     if _ranges_for is not c.events:
         _ranges_for = c.events
         _ranges.clear()
-    key = (t.offset, t.shape, t.strides, t.dtype.itemsize)
+    itemsize = t.dtype.storage.itemsize  # (the DType property is a Python call: read once)
+    key = (t.offset, t.shape, t.strides, itemsize)
     ranges = _ranges.get(key)
     if ranges is None:
         ranges = _ranges[key] = byte_ranges(t, deferred=True)
     # (tuple.__new__: without the NamedTuple's Python-level __new__, on every traced copy)
-    return _new(Access, (kind, t.name, t.segment, ranges, t.root_offset, t.dtype.itemsize, c.stage, site, t0, t1,
+    return _new(Access, (kind, t.name, t.segment, ranges, t.root_offset, itemsize, c.stage, site, t0, t1,
                          pipe, ran_on))
 
 
@@ -423,7 +424,7 @@ def issue_gm_copy(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy:
             return None
         t = monotonic_ns()
         where = _resolve(site)  # found once, for every record of this copy
-        c.pipes.observed(t)  # tracing time is not kernel time (PipeEngine.observed)
+        c.pipes.observed_ns += monotonic_ns() - t  # (tracing time is not kernel time: PipeEngine.observed_ns)
         _issue_traced(c, pipe, kind, gm, copy, where)
         return where
     where = _resolve(site)  # a race-directed launch (mpnpu.runtime.hold): maybe wait here
@@ -450,12 +451,12 @@ def _issue_traced(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy:
             c.pipes.run(pipe, copy)
         t = monotonic_ns()
         events.append(gm_access(c, kind, gm, t0, site, pipe._value_ if c.pipe_aware else ""))
-        c.pipes.observed(t)
+        c.pipes.observed_ns += monotonic_ns() - t  # (tracing time is not kernel time: PipeEngine.observed_ns)
         return
     index = len(events)
     t = monotonic_ns()
     events.append(gm_access(c, kind, gm, 0, site, pipe._value_ if c.pipe_aware else "", pipe._value_))
-    c.pipes.observed(t)
+    c.pipes.observed_ns += monotonic_ns() - t  # (tracing time is not kernel time: PipeEngine.observed_ns)
 
     def timed_copy() -> None:
         t0 = clock_ns()

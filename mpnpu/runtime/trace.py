@@ -37,7 +37,6 @@ from typing import (
     Protocol,
     Sequence,
     Union,
-    cast,
     overload,
 )
 
@@ -485,11 +484,11 @@ class PackedEvents(Sequence[TraceEvent]):
         """A core's event list as it ships: runs of NamedTuples become :class:`EventColumns`; any
         other item is a :class:`TracePart` already (a compiled kernel's records)."""
         parts: list[TracePart] = []
-        run: list[TraceEvent] = []
+        run: list[Any] = []  # events (typed Any: appending them needs no cast, a call per event)
         item: Any  # an event (a NamedTuple) or a part
         for item in events:
             if isinstance(item, tuple):  # (every event is a NamedTuple, no part is a tuple)
-                run.append(cast(TraceEvent, item))
+                run.append(item)
                 continue
             if run:
                 parts.append(EventColumns.pack(run))
