@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from mpnpu.errors import TraceError
+
 
 def distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values of the 1-D array ``values``, ascending (what ``np.unique(values)`` gives)."""
     if values.ndim != 1:
-        raise ValueError(f"distinct takes a 1-D array, got {values.ndim} dimensions")
+        raise TraceError(f"distinct takes a 1-D array, got {values.ndim} dimensions")
     ordered = np.sort(values)
     if len(ordered) < 2:
         return ordered
