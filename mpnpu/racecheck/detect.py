@@ -41,12 +41,12 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from mpnpu.errors import TraceError
-from mpnpu.racecheck.distinct import distinct
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard, stage_label
 from mpnpu.racecheck.hb import SyncEvent, VectorClocks, compute_clocks, pipe_column
 from mpnpu.racecheck.intracore import analyze_local, release_points
 from mpnpu.racecheck.polls import with_polls
 from mpnpu.racecheck.records_scan import records_of
+from mpnpu.runtime.distinct import distinct
 from mpnpu.runtime.topology import Topology
 from mpnpu.runtime.trace import (
     ATOMIC,

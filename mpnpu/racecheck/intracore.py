@@ -44,7 +44,6 @@ import numpy as np
 
 from mpnpu.ascendc.native import abi
 from mpnpu.racecheck import records_clocks
-from mpnpu.racecheck.distinct import distinct
 from mpnpu.racecheck.hazards import ACCESS_NAMES, AccessSite, Hazard
 from mpnpu.racecheck.pipe_clocks import (
     AUTO_SYNCED,
@@ -61,6 +60,7 @@ from mpnpu.racecheck.pipe_clocks import (
     pipe_index,
 )
 from mpnpu.racecheck.records_scan import records_of
+from mpnpu.runtime.distinct import distinct
 from mpnpu.runtime.topology import CoreInfo
 from mpnpu.runtime.trace import (
     ATOMIC,

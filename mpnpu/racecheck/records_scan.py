@@ -27,8 +27,8 @@ import numpy as np
 
 from mpnpu.ascendc.native import abi
 from mpnpu.ascendc.native.records import RecordChunk
-from mpnpu.racecheck.distinct import distinct
 from mpnpu.racecheck.pipe_clocks import PIPE_INDEX, N, S
+from mpnpu.runtime.distinct import distinct
 from mpnpu.runtime.trace import PackedEvents, TraceEvent
 
 #: a position after every record (no write there)

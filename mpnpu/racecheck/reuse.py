@@ -35,10 +35,10 @@ from typing import Hashable
 import numpy as np
 
 from mpnpu.racecheck.detect import Grouped, find_conflicts, finish_hazards, group_conflicts
-from mpnpu.racecheck.distinct import distinct
 from mpnpu.racecheck.hazards import Hazard
 from mpnpu.racecheck.intracore import analyze_local
 from mpnpu.racecheck.polls import with_polls
+from mpnpu.runtime.distinct import distinct
 from mpnpu.runtime.trace import LaunchTrace, event_times, time_index, timing_free_key
 
 #: distinct traces kept by default: a batch has one per case and variant (a few more where a race

@@ -1,4 +1,5 @@
-"""The distinct values of an integer array, sorted: ``np.unique`` without its hashing path.
+"""The distinct values of an integer array, sorted: ``np.unique`` without its hashing path (the
+site ids a traced compiled launch uses, in its core process; racecheck's integer columns).
 
 From NumPy 2.3, ``np.unique`` of an integer array without ``return_*`` options takes a hash-table
 path. On the short columns racecheck reads (a launch's pipes, cores, groups: hundreds to thousands

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpnpu.racecheck.distinct import distinct
+from mpnpu.runtime.distinct import distinct
 
 
 def test_distinct_is_np_unique_on_random_integer_arrays() -> None:
