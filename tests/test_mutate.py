@@ -194,3 +194,22 @@ def test_a_site_proven_redundant_makes_only_syncs_inside_one_core() -> None:
     assert not proven_redundant(Mutant("k.cpp:5", "WaitFlag"), 2)
     m = Mutant("k.cpp:6", "SetFlag")
     assert proven_redundant(m, 0) and (m.status, m.survivor_class, m.seconds) == (SURVIVED, REDUNDANT, 0.0)
+
+
+def test_known_mutants_of_an_earlier_run_are_taken_over_and_the_rest_run(exe) -> None:
+    """``known`` (mpnpu ut --resume): a site an earlier run classified is taken over as it was (marked
+    resumed, not run), through its JSON form; the sites it did not classify, or where another call was
+    made, run."""
+    from mpnpu.tools.mutate import Mutant
+
+    first = mutate_program([exe, "unchecked"], jobs=2, timeout_s=120)
+    earlier = {m.site: Mutant.from_dict(json.loads(json.dumps(m.to_dict()))) for m in first.mutants}
+    wait, set_ = _site("CrossCoreWaitFlag("), _site("CrossCoreSetFlag<")
+    earlier[set_].call = "SyncAll"  # (as if that line had made another call then)
+    known = {s: earlier[s] for s in (wait, set_)}
+    again = mutate_program([exe, "unchecked"], jobs=2, timeout_s=120, known=known)
+    m = _by_site(again)
+    assert again.resumed == 1 and m[wait].resumed and not m[set_].resumed
+    assert m[wait].to_dict() == {**earlier[wait].to_dict(), "resumed": True}
+    assert m[set_].status == KILLED and m[set_].exit_code not in (None, 0)
+    assert not m[_site("SyncAll();")].resumed and m[_site("SyncAll();")].status

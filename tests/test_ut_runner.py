@@ -735,6 +735,54 @@ def test_mutate_syncs_tests_each_passing_test_in_folders_of_its_own_and_reports_
         "demo_vsum-mutant0", "demo_vsum-mutant1"}
     assert "sync mutation testing: 1 tests that passed, 4 executed sync points: 2 killed" in proc.stdout
     assert "demo/vsum: vsum/vsum.cpp:16 (WaitFlag): untested" in proc.stdout
+    _resumes(root, out)
+
+
+def _resumes(root: Path, earlier: Path) -> None:
+    """--resume with the report ``earlier`` of vsum's mutants: its program, folder, mpnpu and options
+    are the same, so its four mutants are taken over (not run: the same classification and time,
+    marked resumed), though its baseline runs again; with the identity changed, they all run again."""
+    base = [sys.executable, "-m", "mpnpu", "ut", str(root / "ops-demo"), "--ops", "vsum", "--build-dir",
+            str(root / "build"), "--mutate-syncs"]
+    out = root / "resumed.json"
+    proc = subprocess.run([*base, "--resume", str(earlier), "--json", str(out)], capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    def vsum(data: dict) -> dict:
+        return next(t for t in data["tests"] if t["id"] == "demo/vsum")
+
+    before = {x["site"]: x for x in vsum(json.loads(earlier.read_text()))["mutation"]["mutants"]}
+    data = json.loads(out.read_text())
+    now = {x["site"]: x for x in vsum(data)["mutation"]["mutants"]}
+    assert set(now) == set(before) and all(now[s]["resumed"] for s in now)
+    for s in now:
+        assert {k: v for k, v in now[s].items() if k != "resumed"} == before[s]
+    assert data["mutation"]["resumed"] == 4 and vsum(data)["mutation"]["baseline_s"] > 0
+    assert "4 of those sync points were classified by the earlier run --resume named" in proc.stdout
+    # another mpnpu (or program, folder, options): nothing is taken over
+    changed = json.loads(earlier.read_text())
+    for t in changed["tests"]:
+        if t.get("resume_key"):
+            t["resume_key"]["mpnpu"] = "0" * 64
+    earlier.with_name("changed.json").write_text(json.dumps(changed))
+    again = subprocess.run([*base, "--resume", str(earlier.with_name("changed.json")), "--json", str(out)],
+                           capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr
+    data = json.loads(out.read_text())
+    assert data["mutation"]["resumed"] == 0 and data["mutation"]["executed"] == 4
+    assert not any(x.get("resumed") for x in vsum(data)["mutation"]["mutants"])
+
+
+def test_resume_needs_mutate_syncs_and_a_report_of_mpnpu_ut(tmp_path) -> None:
+    base = [sys.executable, "-m", "mpnpu", "ut", str(tmp_path)]
+    (tmp_path / "other.json").write_text('{"score": 1}')
+    (tmp_path / "bad.json").write_text("{")
+    for extra, said in ((["--resume", "x.json"], "--resume takes over an earlier run's mutants: give --mutate-syncs"),
+                        (["--mutate-syncs", "--resume", str(tmp_path / "none.json")], "No such file"),
+                        (["--mutate-syncs", "--resume", str(tmp_path / "bad.json")], "not a JSON report"),
+                        (["--mutate-syncs", "--resume", str(tmp_path / "other.json")], "not a report of mpnpu ut")):
+        r = subprocess.run([*base, *extra], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and said in r.stderr, r.stderr
 
 
 @pytest.mark.slow

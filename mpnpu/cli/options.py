@@ -364,6 +364,10 @@ OPTIONS: dict[str, Option] = _table(
     _o("--run-proven", RUNS, "sync mutation testing: run the mutants the baseline's traces already prove redundant "
                              "too (a SetFlag, WaitFlag or PipeBarrier whose removal leaves racecheck with no hazard; "
                              "by default they are classed redundant without a run)", action="store_true"),
+    _o("--resume", RUNS, "with --mutate-syncs: take over the mutants the earlier run whose --json report is PATH "
+                         "classified, for each test whose program, own folder, mpnpu and options are the same (its "
+                         "baseline still runs; the mutants that run did not reach run now); a long run stopped "
+                         "or out of time goes on where it was", default=None, metavar="PATH"),
     _o("--mutate-jobs", RUNS, "mutants of one test run side by side, each in a run folder of its own "
                               "(default {default})", type=positive_int, default=1, metavar="N"),
     _o("--case-timeout", RUNS, "stop a gtest case of a unit test after this long, failing it; the test goes on "

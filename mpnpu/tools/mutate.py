@@ -33,6 +33,7 @@ skipped, and the device's scheduling is as in any run (no perturbation).
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import queue
@@ -94,12 +95,26 @@ class Mutant:
     hazards_without: int | None = None
     #: where its runs ran: "" on this machine's slots; "ray node HOST (ID)" for a Ray task
     ran_on: str = ""
+    #: classified by an earlier run and taken over (mpnpu ut --resume), not run in this one
+    resumed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"site": self.site, "call": self.call, "status": self.status, "how": self.how, "tests": self.tests,
                 "survivor_class": self.survivor_class, "hazards": self.hazards, "detail": self.detail,
                 "exit_code": self.exit_code, "seconds": round(self.seconds, 3), "ran": self.ran,
-                "hazards_without": self.hazards_without, **({"ran_on": self.ran_on} if self.ran_on else {})}
+                "hazards_without": self.hazards_without, **({"ran_on": self.ran_on} if self.ran_on else {}),
+                **({"resumed": True} if self.resumed else {})}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Mutant:
+        """The mutant :meth:`to_dict` wrote (an earlier run's report: ``mpnpu ut --resume``)."""
+        m = cls(str(d["site"]), str(d["call"]))
+        for name in ("status", "how", "survivor_class", "detail", "ran_on"):
+            setattr(m, name, str(d.get(name) or ""))
+        m.tests, m.ran = list(d.get("tests") or []), list(d.get("ran") or [])
+        m.hazards, m.seconds = int(d.get("hazards") or 0), float(d.get("seconds") or 0.0)
+        m.exit_code, m.hazards_without = d.get("exit_code"), d.get("hazards_without")
+        return m
 
 
 @dataclass
@@ -113,6 +128,8 @@ class MutationReport:
     #: sync call sites found in sources the caller named that no launch executed
     uncovered: list[str] = field(default_factory=list)
     interrupted: bool = False
+    #: mutants taken over from an earlier run (``known`` of :func:`mutate_program`), not run now
+    resumed: int = 0
 
     @property
     def killed(self) -> list[Mutant]:
@@ -131,7 +148,8 @@ class MutationReport:
         return {"command": self.command, "score": self.score, "executed": len(self.mutants),
                 "killed": len(self.killed), "survived": len(self.survivors), "uncovered": self.uncovered,
                 "baseline_s": round(self.baseline_s, 3), "elapsed_s": round(self.elapsed_s, 3),
-                "interrupted": self.interrupted, "mutants": [m.to_dict() for m in self.mutants]}
+                "interrupted": self.interrupted, "resumed": self.resumed,
+                "mutants": [m.to_dict() for m in self.mutants]}
 
 
 @dataclass(frozen=True)
@@ -330,7 +348,8 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
                    progress: Callable[[int, int, Mutant], None] | None = None,
                    places: Sequence[Place] | None = None,
                    stop: Callable[[], bool] | None = None,
-                   runner: MutantRunner | None = None, run_proven: bool = False) -> MutationReport:
+                   runner: MutantRunner | None = None, run_proven: bool = False,
+                   known: Mapping[str, Mutant] | None = None) -> MutationReport:
     """Mutation-test the CPU-debug program ``argv`` (built with ``python -m mpnpu.ascendc --cflags
     --libs``): see the module docstring. ``sources_sites``: sync call sites read from its sources
     (:func:`mpnpu.ascendc.build.syncpoints`), so that those no launch executed are listed as uncovered.
@@ -344,7 +363,9 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
     the report says it was interrupted. ``runner``: where each mutant runs (default
     :func:`classify_mutant` in this process; :class:`mpnpu.tools.mutate_cluster.RayMutants` runs them
     as Ray tasks), at most one per place at a time. ``run_proven``: run the mutants the baseline's
-    traces prove redundant too (:func:`proven_redundant`)."""
+    traces prove redundant too (:func:`proven_redundant`). ``known``: mutants an earlier run of the
+    same program classified, by site (:mod:`mpnpu.tools.ut.resume`): a site executed now that is
+    among them takes its classification over without a run (``report.resumed`` counts them)."""
     if not argv:
         raise UsageError("give the program to run, after --")
     if not os.path.isfile(argv[0]) or not os.access(argv[0], os.X_OK):
@@ -378,6 +399,14 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
     def one(m: Mutant) -> None:
         if stop is not None and stop():
             report.interrupted = True
+            return
+        earlier = (known or {}).get(m.site)
+        if earlier is not None and earlier.status and earlier.call == m.call:
+            m.__dict__.update(copy.deepcopy(earlier.__dict__))
+            m.resumed = True
+            with lock:
+                report.resumed += 1
+            done(m)
             return
         if not run_proven and proven_redundant(m, learnt.hazards_without.get(m.site), learnt.calls_of.get(m.site)):
             m.ran = list(learnt.tests_of.get(m.site, []))

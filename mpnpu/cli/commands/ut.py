@@ -45,6 +45,12 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
         checks=tuple(c for c in ("initcheck", "synccheck") if getattr(args, c, False)))
     if args.min_score is not None and not args.mutate_syncs:
         raise UsageError("--min-score gates the sync mutation score: give --mutate-syncs too")
+    if args.resume is not None:
+        if not args.mutate_syncs:
+            raise UsageError("--resume takes over an earlier run's mutants: give --mutate-syncs too")
+        from mpnpu.tools.ut.resume import load
+
+        options = dataclasses.replace(options, resume=load(args.resume))
     if args.cluster is not None and not args.mutate_syncs:
         raise UsageError("--cluster runs the mutants of --mutate-syncs as Ray tasks: give --mutate-syncs too")
     from mpnpu.tools.mutate_cluster import mutant_runner
@@ -86,7 +92,7 @@ COMMAND = Command(
            "~/src/ops-nn --ops swi_glu --mutate-syncs --min-score 0.5",
     options=("checkout", "ops", "j", "run_jobs", "build_dir", "build_opt", "build_only", "case_timeout", "test_timeout",
              "with_opbase", "with_ops_tensor", "racecheck", "initcheck", "synccheck", "mutate_syncs", "mutate_jobs",
-             "run_proven", "min_score",
+             "run_proven", "resume", "min_score",
              Use("cluster", help="with --mutate-syncs: run the mutants as Ray tasks, on the Ray cluster at ADDRESS "
                                  "(every node must see the checkout and the build folder at the same paths) or "
                                  "without ADDRESS on an embedded local one (needs pip install 'mpnpu[cluster]')"),

@@ -52,6 +52,8 @@ class TestResult:
     data: list[DataStep] = field(default_factory=list)
     mutation: Any = None  # mpnpu.tools.mutate.MutationReport, with --mutate-syncs on a test that passed
     mutation_error: str = ""  # why a test that passed could not be mutation-tested
+    #: what must be the same for a later --resume to take its mutants over (mpnpu.tools.ut.resume.identity)
+    resume_key: dict[str, Any] | None = None
 
     @property
     def basic_only(self) -> bool:
@@ -139,6 +141,7 @@ class TestResult:
             "output_tail": self.run.output_tail if self.run and not self.run.cases else "",
             "mutation": self.mutation.to_dict() if self.mutation is not None else None,
             "mutation_error": self.mutation_error,
+            **({"resume_key": self.resume_key} if self.resume_key is not None else {}),
         }
 
 
@@ -239,7 +242,9 @@ class UtRun:
                 "redundant": sum(1 for m in mutants if m.survivor_class == REDUNDANT),
                 "uncovered": sum(len(r.uncovered) for r in reports),
                 "score": round(score(killed, len(mutants)), 4),
-                "seconds": round(sum(r.elapsed_s for r in reports), 1)}
+                "seconds": round(sum(r.elapsed_s for r in reports), 1),
+                # mutants taken over from an earlier run (--resume), not run in this one
+                "resumed": sum(r.resumed for r in reports)}
 
 
 # -- the text table ------------------------------------------------------------------------------------------------
@@ -354,6 +359,9 @@ def mutation_lines(run: UtRun, top: int = 30) -> list[str]:
              f"assertion caught), {m['redundant']} survived redundant (no hazard without it); score "
              f"{m['score']:.2f}; {m['uncovered']} sync points in the kernels' sources never executed; "
              f"{m['seconds']:.0f} s"]
+    if m["resumed"]:
+        lines.append(f"  {m['resumed']} of those sync points were classified by the earlier run --resume named "
+                     f"(taken over, not run again)")
     if m["not_tested"]:
         lines.append(f"  {m['not_tested']} tests that passed could not be mutation-tested (--json says why)")
     survivors = [(t.id, s) for t in run.in_scope if t.mutation is not None for s in t.mutation.survivors]

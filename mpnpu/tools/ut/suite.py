@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from mpnpu.errors import UsageError
-from mpnpu.tools.ut import execute
+from mpnpu.tools.ut import execute, resume
 from mpnpu.tools.ut.build import Build, Builder, build_all, default_build_dir, toolchain
 from mpnpu.tools.ut.discover import SOC_VERSION, Corpus, UtTest, discover
 from mpnpu.tools.ut.results import TestResult, UtRun
@@ -55,6 +55,9 @@ class UtOptions:
     pipe_latency_us: float | None = None  # MPNPU_PIPE_LATENCY_US (None: the default)
     no_auto_sync: bool = False  # MPNPU_NO_AUTO_SYNC=1: racecheck without the compiler's automatic syncs
     stall_grace_s: float | None = None  # MPNPU_STALL_GRACE (None: the default)
+    #: --resume: an earlier run's mutants by test id (mpnpu.tools.ut.resume.load), taken over where the
+    #: test's identity is the same
+    resume: Any = None
 
 
 def select(tests: list[UtTest], wanted: tuple[str, ...]) -> list[UtTest]:
@@ -112,6 +115,15 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
                                            checks=options.checks, kernel_mode=b.kernel_mode,
                                            no_auto_sync=options.no_auto_sync,
                                            stall_grace_s=options.stall_grace_s)))
+    # What must not have changed for an earlier run's mutants of this test to stand (--resume)
+    r.resume_key = resume.identity(b.binary, os.path.join(corpus.repo, b.test.op_dir, "tests"), {
+        "pipes": options.pipes, "pipe_latency_us": options.pipe_latency_us, "checks": list(options.checks),
+        "no_auto_sync": options.no_auto_sync, "stall_grace_s": options.stall_grace_s,
+        "case_timeout_s": options.case_timeout_s, "launch_timeout_s": options.launch_timeout_s,
+        "binary_timeout_s": options.binary_timeout_s, "run_proven": options.mutate_run_proven,
+        "kernel_mode": str(b.kernel_mode)})
+    earlier = (options.resume or {}).get(b.test.id)
+    known = earlier.mutants if earlier is not None and earlier.identity == r.resume_key else None
     kernel_dir = os.path.join(corpus.repo, b.test.op_dir, "op_kernel")
     sources = [os.path.join(d, n) for d, _, names in sorted(os.walk(kernel_dir)) for n in sorted(names)
                if n.endswith((".cpp", ".h", ".hpp", ".inl"))] if os.path.isdir(kernel_dir) else []
@@ -119,7 +131,7 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
         r.mutation = mutate_program([b.binary], jobs=options.mutate_jobs, timeout_s=options.binary_timeout_s,
                                     sources_sites=sorted(scan(sources)), places=places,
                                     stop=stop.is_set if stop is not None else None, runner=options.mutate_runner,
-                                    run_proven=options.mutate_run_proven)
+                                    run_proven=options.mutate_run_proven, known=known)
     except UsageError as e:  # (a test that passed once and failed its baseline: flaky, or fails in a new folder)
         r.mutation_error = str(e)
 

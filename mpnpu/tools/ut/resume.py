@@ -1,0 +1,112 @@
+"""``mpnpu ut --mutate-syncs --resume EARLIER.json``: take over the mutants an earlier run classified.
+
+Sync mutation testing of a whole corpus takes hours (each executed sync point is one more run of
+its test); a run that was stopped, or ran out of time, should not start again from nothing. The
+earlier run's ``--json`` holds, per test, every mutant it classified and the test's **identity**:
+
+::
+
+    binary    the SHA-256 of the test's program (its kernel, its test source and mpnpu's C++ runtime
+              are all in it)
+    tests     the SHA-256 of the files of the test's own folder (its data scripts and files)
+    mpnpu     the SHA-256 of mpnpu's own sources (the classification is made in Python too)
+    options   what the run was told that changes what a mutant does (pipes, checks, time-outs, ...)
+
+A test whose identity is the same now takes over each mutant the earlier run classified, at the
+same sync site; the baseline still runs (it learns the sites executed now, and a test that no
+longer passes is not mutation-tested), and the mutants not classified then (the run was stopped
+in the middle of the test) run now. Anything else about the test changed: every mutant runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
+
+from mpnpu.errors import UsageError
+from mpnpu.tools.mutate import Mutant
+
+#: the files of mpnpu's own sources that make what a mutant does and how it is classified
+_SOURCE_SUFFIXES = (".py", ".h", ".hpp", ".cpp", ".cc", ".inc")
+
+
+def _file_digest(path: str, into: Any) -> None:
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            into.update(block)
+
+
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    _file_digest(path, h)
+    return h.hexdigest()
+
+
+def tree_sha256(root: str, suffixes: tuple[str, ...] | None = None) -> str:
+    """One SHA-256 over the names and contents of the files below ``root`` (those ending in one of
+    ``suffixes``, if given), in a fixed order; caches and compiled Python are left out."""
+    h = hashlib.sha256()
+    if not os.path.isdir(root):
+        return h.hexdigest()
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(names):
+            if name.endswith(".pyc") or (suffixes is not None and not name.endswith(suffixes)):
+                continue
+            path = os.path.join(folder, name)
+            if not os.path.isfile(path):
+                continue
+            h.update(os.path.relpath(path, root).encode() + b"\0")
+            _file_digest(path, h)
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def mpnpu_sha256() -> str:
+    """The SHA-256 of mpnpu's own sources (once per process: they do not change under a run)."""
+    import mpnpu
+
+    return tree_sha256(os.path.dirname(os.path.abspath(mpnpu.__file__)), _SOURCE_SUFFIXES)
+
+
+def identity(binary: str, test_dir: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """What must be the same for a test's earlier mutants to stand (see the module docstring)."""
+    return {"binary": file_sha256(binary), "tests": tree_sha256(test_dir), "mpnpu": mpnpu_sha256(),
+            "options": dict(sorted(options.items()))}
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """One test of the earlier run: its identity and the mutants it classified, by site."""
+
+    identity: dict[str, Any]
+    mutants: dict[str, Mutant]
+
+
+def load(path: str) -> dict[str, Earlier]:
+    """Test id -> :class:`Earlier`, from an earlier ``mpnpu ut --mutate-syncs --json`` report; tests
+    without an identity (a report from before --resume) or without classified mutants are left out.
+    A file that cannot be read, or is no such report, is a usage error naming it."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise UsageError(f"--resume {path}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise UsageError(f"--resume {path}: not a JSON report ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tests"), list) or "repo" not in data:
+        raise UsageError(f"--resume {path}: not a report of mpnpu ut --json")
+    out: dict[str, Earlier] = {}
+    for test in data["tests"]:
+        mutation, key = test.get("mutation"), test.get("resume_key")
+        if not isinstance(mutation, dict) or not isinstance(key, dict):
+            continue
+        mutants = {m["site"]: Mutant.from_dict(m) for m in mutation.get("mutants", []) if m.get("status")}
+        if mutants:
+            out[test["id"]] = Earlier(key, mutants)
+    return out
