@@ -716,8 +716,11 @@ def test_mutate_syncs_tests_each_passing_test_in_folders_of_its_own_and_reports_
     out = root / "mutate.json"
     proc = subprocess.run([sys.executable, "-m", "mpnpu", "ut", str(root / "ops-demo"), "--ops", "vsum,vadd",
                            "--build-dir", str(root / "build"), "--mutate-syncs", "--mutate-jobs", "2",
-                           "--json", str(out)], capture_output=True, text=True, timeout=900)
+                           "--json", str(out)], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "MPNPU_PROGRESS_EVERY": "0"})  # (a progress line at every step)
     assert proc.returncode == 1, proc.stderr  # (vadd fails)
+    # the progress says how far a test's mutants are, not only which tests finished
+    assert [f"[demo/vsum: {n}/4 mutants]" in proc.stderr for n in (1, 4)] == [True, True], proc.stderr
     data = json.loads(out.read_text())
     by = {t["id"]: t for t in data["tests"]}
     assert by["demo/vadd"]["mutation"] is None

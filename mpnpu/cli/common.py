@@ -92,6 +92,13 @@ class LazyBar:
             self.bar.set_postfix_str(label)
             self.bar.update(1)
 
+    def note(self, label: str) -> None:
+        """Say how far the items under way are, without advancing (shown now on a terminal, with the
+        next plain line elsewhere)."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(label, refresh=False)
+            self.bar.refresh()
+
     def __enter__(self) -> LazyBar:
         return self
 

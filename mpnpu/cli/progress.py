@@ -53,7 +53,8 @@ class PlainProgress:
         self.postfix = s
 
     def refresh(self) -> None:
-        pass
+        """A line now if one is due (a long item says how far it is without finishing: ``mpnpu ut``'s mutants)."""
+        self._maybe_print()
 
     def close(self) -> None:
         if self._lines:  # a run long enough to have reported progress reports its end too

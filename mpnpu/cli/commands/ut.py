@@ -56,7 +56,8 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
     from mpnpu.tools.mutate_cluster import mutant_runner
 
     with mutant_runner(args.cluster) as runner, LazyBar("tests", args.quiet) as bar:
-        options = dataclasses.replace(options, mutate_runner=runner)
+        options = dataclasses.replace(options, mutate_runner=runner, mutant_progress=lambda test, done, total:
+                                      bar.note(f"{test}: {done}/{total} mutants"))
         result: UtRun = run_ut(args.checkout, options, lambda r: bar.advance(f"{r.id}: {r.status}"), bar.started)
     if args.quiet:
         print(summary_line(result.counts(), result))

@@ -58,6 +58,8 @@ class UtOptions:
     #: --resume: an earlier run's mutants by test id (mpnpu.tools.ut.resume.load), taken over where the
     #: test's identity is the same
     resume: Any = None
+    #: told (test id, mutants classified, mutants) as each mutant of a test is classified
+    mutant_progress: Callable[[str, int, int], None] | None = None
 
 
 def select(tests: list[UtTest], wanted: tuple[str, ...]) -> list[UtTest]:
@@ -131,9 +133,17 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
         r.mutation = mutate_program([b.binary], jobs=options.mutate_jobs, timeout_s=options.binary_timeout_s,
                                     sources_sites=sorted(scan(sources)), places=places,
                                     stop=stop.is_set if stop is not None else None, runner=options.mutate_runner,
-                                    run_proven=options.mutate_run_proven, known=known)
+                                    run_proven=options.mutate_run_proven, known=known,
+                                    progress=_mutants_of(b.test.id, options.mutant_progress))
     except UsageError as e:  # (a test that passed once and failed its baseline: flaky, or fails in a new folder)
         r.mutation_error = str(e)
+
+
+def _mutants_of(test: str, told: Callable[[str, int, int], None] | None) -> Callable[[int, int, Any], None] | None:
+    """mutate_program's progress as ``told(test, classified, mutants)``."""
+    if told is None:
+        return None
+    return lambda done, total, _: told(test, done, total)
 
 
 def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], None] | None = None,
