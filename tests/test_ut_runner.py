@@ -288,6 +288,27 @@ def test_the_data_steps_a_test_calls_and_the_packages_they_lack(tmp_path) -> Non
     assert steps.missing == ("surely_not_an_installed_package",) and not steps.called
 
 
+def test_the_warm_interpreter_imports_the_heavy_packages_the_called_scripts_import(tmp_path) -> None:
+    """vadd's script imports numpy, but the test does not call it: no server; once the test calls it,
+    the server imports numpy (and not the package that is not installed)."""
+    from mpnpu.tools.ut.suite import _warm_python
+
+    repo = fake_repo(tmp_path)
+    tests = discover(Corpus.at(str(repo))).tests
+    assert _warm_python(tests) is None
+    source = repo / "demo/vadd/tests/ut/op_kernel/test_vadd.cpp"
+    source.write_text(source.read_text() + '\nstatic int made = system("cd vadd_data && python3 gen_data.py");\n')
+    warm = _warm_python(discover(Corpus.at(str(repo))).tests)
+    assert warm is not None
+    try:
+        assert warm.packages == ["numpy"]
+        env = execute.environment(str(tmp_path / "build"), tests[0], Corpus.at(str(repo)), case_timeout=1,
+                                  launch_timeout=1, racecheck=False, warm=warm)
+        assert env["PATH"].split(os.pathsep)[:2] == [warm.folder, os.path.dirname(sys.executable)]
+    finally:
+        warm.close()
+
+
 # -- diagnostics into missing names ------------------------------------------------------------------------------
 
 
@@ -702,6 +723,12 @@ def test_run_jobs_reaches_the_runner_from_the_command_line_and_zero_is_refused(t
     for flags in ([], ["--run-jobs", "3"]):
         cli(["ut", str(repo), "--quiet", *flags])
     assert seen == [1, 3]
+    warm = []
+    monkeypatch.setattr(ut_command, "run_ut", lambda checkout, options, *a: warm.append(options.warm_python) or
+                        (_ for _ in ()).throw(KeyboardInterrupt))
+    for flags in ([], ["--cold-python"]):
+        cli(["ut", str(repo), "--quiet", *flags])
+    assert warm == [True, False]
     assert cli(["ut", str(repo), "--run-jobs", "0"]) == 2
     assert "--run-jobs: expected a positive integer" in capsys.readouterr().err
 

@@ -364,6 +364,9 @@ OPTIONS: dict[str, Option] = _table(
     _o("--run-proven", RUNS, "sync mutation testing: run the mutants the baseline's traces already prove redundant "
                              "too (a SetFlag, WaitFlag or PipeBarrier whose removal leaves racecheck with no hazard; "
                              "by default they are classed redundant without a run)", action="store_true"),
+    _o("--cold-python", RUNS, "run the tests' data scripts in a fresh python3 each call; by default each is forked "
+                              "from one interpreter that has imported the heavy packages they import (numpy, torch, "
+                              "TensorFlow, ...) once, the scripts unchanged", action="store_true"),
     _o("--resume", RUNS, "with --mutate-syncs: take over the mutants the earlier run whose --json report is PATH "
                          "classified, for each test whose program, own folder, mpnpu and options are the same (its "
                          "baseline still runs; the mutants that run did not reach run now); a long run stopped "

@@ -40,7 +40,7 @@ def run_unit_tests(args: argparse.Namespace, op: None) -> int:
         binary_timeout_s=args.test_timeout, launch_timeout_s=args.timeout or 300.0,
         opbase=args.with_opbase, ops_tensor=args.with_ops_tensor, mutate_syncs=args.mutate_syncs,
         mutate_jobs=args.mutate_jobs, mutate_run_proven=args.run_proven, pipes=args.pipes or "kernel",
-        pipe_latency_us=args.pipe_latency_us,
+        pipe_latency_us=args.pipe_latency_us, warm_python=not args.cold_python,
         no_auto_sync=bool(getattr(args, "no_auto_sync", False)), stall_grace_s=getattr(args, "stall_grace", None),
         checks=tuple(c for c in ("initcheck", "synccheck") if getattr(args, c, False)))
     if args.min_score is not None and not args.mutate_syncs:
@@ -93,7 +93,7 @@ COMMAND = Command(
            "~/src/ops-nn --ops swi_glu --mutate-syncs --min-score 0.5",
     options=("checkout", "ops", "j", "run_jobs", "build_dir", "build_opt", "build_only", "case_timeout", "test_timeout",
              "with_opbase", "with_ops_tensor", "racecheck", "initcheck", "synccheck", "mutate_syncs", "mutate_jobs",
-             "run_proven", "resume", "min_score",
+             "run_proven", "resume", "min_score", "cold_python",
              Use("cluster", help="with --mutate-syncs: run the mutants as Ray tasks, on the Ray cluster at ADDRESS "
                                  "(every node must see the checkout and the build folder at the same paths) or "
                                  "without ADDRESS on an embedded local one (needs pip install 'mpnpu[cluster]')"),

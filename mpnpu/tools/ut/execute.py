@@ -28,9 +28,13 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mpnpu import settings
 from mpnpu.tools.ut.discover import Corpus, UtTest
+
+if TYPE_CHECKING:
+    from mpnpu.tools.ut.warm_python import WarmPython
 
 _RUN = re.compile(r"^\[ RUN      \] (?P<name>\S+)\s*$")
 _END = re.compile(r"^\[ {2}(?P<tag>     OK|FAILED|SKIPPED) {1,2}\] (?P<name>[^\s,]+)(?:, where GetParam\(\) = .*?)?"
@@ -177,13 +181,14 @@ def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: f
              racecheck: bool, slot: str = "", pipes: str = "kernel",
              pipe_latency_us: float | None = None, checks: tuple[str, ...] = (),
              kernel_mode: str = "mix", no_auto_sync: bool = False,
-             stall_grace_s: float | None = None) -> dict[str, str]:
+             stall_grace_s: float | None = None, warm: WarmPython | None = None) -> dict[str, str]:
     """The environment a test binary runs in (in the run folder of :func:`run_dir` with ``slot``);
     ``pipes`` and ``pipe_latency_us`` become MPNPU_PIPES and MPNPU_PIPE_LATENCY_US, ``checks``
     ("initcheck", "synccheck") MPNPU_INITCHECK=1 / MPNPU_SYNCCHECK=1, ``kernel_mode`` (the type the
     chip would launch the kernel as) MPNPU_DEFAULT_KERNEL_MODE, for launches without SetKernelMode,
     ``no_auto_sync`` MPNPU_NO_AUTO_SYNC=1 (racecheck: kernels built without the compiler's syncs),
-    ``stall_grace_s`` MPNPU_STALL_GRACE (None: the default)."""
+    ``stall_grace_s`` MPNPU_STALL_GRACE (None: the default); ``warm``: the data scripts run in that
+    warm interpreter (:mod:`mpnpu.tools.ut.warm_python`)."""
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["OPS_NN_ROOT"] = corpus.repo
@@ -197,7 +202,7 @@ def environment(build_dir: str, test: UtTest, corpus: Corpus, *, case_timeout: f
                            (settings.NO_AUTO_SYNC, no_auto_sync), (settings.PIPE_LATENCY_US, pipe_latency_us),
                            (settings.STALL_GRACE, stall_grace_s)):
         settings.to_env(env, setting, value)
-    return env
+    return warm.environment(env) if warm is not None else env
 
 
 _LIVE: set[subprocess.Popen[bytes]] = set()
@@ -318,8 +323,8 @@ def data_steps(test: UtTest) -> list[DataStep]:
     return steps
 
 
-def _missing_imports(script: str) -> list[str]:
-    """Top-level modules ``script`` imports that cannot be found (its own folder's modules count as found)."""
+def script_imports(script: str) -> list[str]:
+    """The top-level modules ``script`` imports, less its own folder's modules (none if it cannot be read)."""
     try:
         with open(script, encoding="utf-8", errors="replace") as f:
             tree = ast.parse(f.read())
@@ -332,13 +337,18 @@ def _missing_imports(script: str) -> list[str]:
             names.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
-    out = []
-    for n in sorted(names):
-        if os.path.isfile(os.path.join(here, f"{n}.py")) or os.path.isdir(os.path.join(here, n)):
-            continue
-        if not _importable(n):
-            out.append(n)
-    return out
+    return sorted(n for n in names
+                  if not (os.path.isfile(os.path.join(here, f"{n}.py")) or os.path.isdir(os.path.join(here, n))))
+
+
+def _missing_imports(script: str) -> list[str]:
+    """Top-level modules ``script`` imports that cannot be found (its own folder's modules count as found)."""
+    return [n for n in script_imports(script) if not _importable(n)]
+
+
+def importable(module: str) -> bool:
+    """Whether the interpreter the tests' ``python3`` is (mpnpu's) can import ``module``."""
+    return _importable(module)
 
 
 _FOUND: dict[str, bool] = {}

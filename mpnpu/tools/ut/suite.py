@@ -27,6 +27,7 @@ from mpnpu.tools.ut import execute, resume
 from mpnpu.tools.ut.build import Build, Builder, build_all, default_build_dir, toolchain
 from mpnpu.tools.ut.discover import SOC_VERSION, Corpus, UtTest, discover
 from mpnpu.tools.ut.results import TestResult, UtRun
+from mpnpu.tools.ut.warm_python import HEAVY, WarmPython
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class UtOptions:
     #: --resume: an earlier run's mutants by test id (mpnpu.tools.ut.resume.load), taken over where the
     #: test's identity is the same
     resume: Any = None
+    #: the data scripts run forked from an interpreter that imported their heavy packages once
+    #: (mpnpu.tools.ut.warm_python); False: a fresh python3 each time
+    warm_python: bool = True
     #: told (test id, mutants classified, mutants) as each mutant of a test is classified
     mutant_progress: Callable[[str, int, int], None] | None = None
 
@@ -100,7 +104,7 @@ def _apply_build(r: TestResult, b: Build) -> None:
 
 
 def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: UtOptions,
-            stop: threading.Event | None = None) -> None:
+            stop: threading.Event | None = None, warm: WarmPython | None = None) -> None:
     """Sync mutation testing of a test that passed: each sync site it executes dropped in turn
     (:func:`mpnpu.tools.mutate.mutate_program`), each mutant in a run folder of its own; the sync
     sites of the operator's kernel folder that no launch executed are listed as uncovered."""
@@ -116,14 +120,14 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
                                            pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
                                            checks=options.checks, kernel_mode=b.kernel_mode,
                                            no_auto_sync=options.no_auto_sync,
-                                           stall_grace_s=options.stall_grace_s)))
+                                           stall_grace_s=options.stall_grace_s, warm=warm)))
     # What must not have changed for an earlier run's mutants of this test to stand (--resume)
     r.resume_key = resume.identity(b.binary, os.path.join(corpus.repo, b.test.op_dir, "tests"), {
         "pipes": options.pipes, "pipe_latency_us": options.pipe_latency_us, "checks": list(options.checks),
         "no_auto_sync": options.no_auto_sync, "stall_grace_s": options.stall_grace_s,
         "case_timeout_s": options.case_timeout_s, "launch_timeout_s": options.launch_timeout_s,
         "binary_timeout_s": options.binary_timeout_s, "run_proven": options.mutate_run_proven,
-        "kernel_mode": str(b.kernel_mode)})
+        "kernel_mode": str(b.kernel_mode), "warm_python": warm is not None})
     earlier = (options.resume or {}).get(b.test.id)
     known = earlier.mutants if earlier is not None and earlier.identity == r.resume_key else None
     kernel_dir = os.path.join(corpus.repo, b.test.op_dir, "op_kernel")
@@ -137,6 +141,17 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
                                     progress=_mutants_of(b.test.id, options.mutant_progress))
     except UsageError as e:  # (a test that passed once and failed its baseline: flaky, or fails in a new folder)
         r.mutation_error = str(e)
+
+
+def _warm_python(tests: list[UtTest]) -> WarmPython | None:
+    """The warm interpreter for the data scripts ``tests`` call, importing the heavy packages they
+    import that are installed; None when they import none."""
+    wanted = {name for t in tests for step in execute.data_steps(t) if step.called
+              for name in execute.script_imports(os.path.join(t.ut_dir, step.script))}
+    packages = [p for p in HEAVY if p in wanted and execute.importable(p)]
+    if not packages:
+        return None
+    return WarmPython(packages, env={**os.environ, "LC_ALL": "C", "PYTHONUNBUFFERED": "1"})
 
 
 def _mutants_of(test: str, told: Callable[[str, int, int], None] | None) -> Callable[[int, int, Any], None] | None:
@@ -171,6 +186,8 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     builder = Builder(corpus, toolchain(options.opt), build_dir)
     runnable: queue.Queue[Build | None] = queue.Queue()
     stop = threading.Event()
+    # (the tests run meanwhile: until the server has imported its packages, scripts start cold)
+    warm = _warm_python(todo) if options.run and options.warm_python else None
 
     # (progress is called from the build workers and every runner thread)
     progress_lock = threading.Lock()
@@ -196,13 +213,14 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
                                   launch_timeout=options.launch_timeout_s, racecheck=options.racecheck,
                                   pipes=options.pipes, pipe_latency_us=options.pipe_latency_us,
                                   checks=options.checks, kernel_mode=b.kernel_mode,
-                                  no_auto_sync=options.no_auto_sync, stall_grace_s=options.stall_grace_s)
+                                  no_auto_sync=options.no_auto_sync, stall_grace_s=options.stall_grace_s,
+                                  warm=warm)
         run = execute.run_binary(b.binary, cwd, env, options.binary_timeout_s)
         if stop.is_set():  # stopped by the interrupt, not finished: the test stays built, not run
             return
         r.run = run
         if options.mutate_syncs and r.status == "passed":
-            _mutate(r, b, corpus, build_dir, options, stop)
+            _mutate(r, b, corpus, build_dir, options, stop, warm)
         report(r)
 
     def runner() -> None:
@@ -239,5 +257,8 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
         deadline = time.monotonic() + 60  # (one wait for them all: each binary ends in order)
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+    finally:
+        if warm is not None:
+            warm.close()
     run.wall_s = time.monotonic() - start
     return run
