@@ -69,6 +69,15 @@ def test_an_uncaught_exception_prints_the_scripts_traceback_and_exits_1(warm, tm
                                      "    raise ValueError('no such shape')", "ValueError: no such shape"]
 
 
+def test_a_module_of_the_scripts_folder_shadows_one_the_server_imported(warm, tmp_path) -> None:
+    """numpy imports ``json`` (among others); a script folder with its own json.py gets that one, as a
+    fresh interpreter (the script's folder first on sys.path) gives it."""
+    (tmp_path / "json.py").write_text("MINE = True\n")
+    (tmp_path / "s.py").write_text("import json, numpy\nprint(getattr(json, 'MINE', False), numpy.__name__)\n")
+    r = _sh(warm, "python3 s.py", tmp_path)
+    assert (r.returncode, r.stdout) == (0, "True numpy\n"), r.stderr
+
+
 def test_other_calls_run_the_real_interpreter(warm, tmp_path) -> None:
     r = _sh(warm, "python3 --version && python3 -c 'import sys; print(\"numpy\" in sys.modules)'", tmp_path)
     assert r.returncode == 0 and r.stdout.splitlines() == [f"Python {sys.version.split()[0]}", "False"], r

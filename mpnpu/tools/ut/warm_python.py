@@ -188,6 +188,21 @@ def _reseed() -> None:
         torch.seed()
 
 
+def _forget_shadowed(folder: str) -> None:
+    """Drop the server's modules that a module of the script's own folder shadows: in a fresh
+    interpreter ``sys.path[0]`` (that folder) comes first, so ``import utils`` finds the folder's."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for entry in names:
+        name = entry[:-3] if entry.endswith(".py") else entry
+        if name in sys.modules and name != "__main__" and (entry.endswith(".py") or
+                                                           os.path.isfile(os.path.join(folder, entry, "__init__.py"))):
+            for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                del sys.modules[loaded]
+
+
 def _run_as_main(script: str) -> None:
     """Run ``script`` as the ``__main__`` module, as ``python3 script`` does."""
     import builtins
@@ -233,6 +248,7 @@ def _child(conn: socket.socket) -> None:
     script = os.path.abspath(call["argv"][0])
     sys.argv = list(call["argv"])  # (argv[0] as given; __file__ absolute, as Python 3.9+ makes it)
     sys.path[0] = os.path.dirname(script)
+    _forget_shadowed(sys.path[0])
     try:
         _reseed()
         _run_as_main(script)
