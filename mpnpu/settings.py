@@ -460,6 +460,16 @@ GTEST_TEST_STATE: Setting[str | None] = Setting(
     env="MPNPU_GTEST_TEST_STATE", env_help="set by mpnpu's gtest for each test; a launch's MPNPU_SYNC_LOG line "
                                            "records it",
 )
+WARM_PYTHON: Setting[str | None] = Setting(
+    "warm_python", "the Unix socket of mpnpu ut's warm interpreter, which runs the tests' data scripts forked from "
+                   "one that has imported their heavy packages", path, None,
+    env="MPNPU_WARM_PYTHON", env_help="set by mpnpu ut in each test's environment; its python3 shim hands a "
+                                      "'python3 SCRIPT ...' call to that socket",
+)
+REAL_PYTHON: Setting[str | None] = Setting(
+    "real_python", "the interpreter mpnpu ut's python3 shim runs for what its warm interpreter does not take", path,
+    None, env="MPNPU_REAL_PYTHON", env_help="set by mpnpu ut in each test's environment",
+)
 
 #: every setting, by name
 SETTINGS: dict[str, Setting[Any]] = _table(
@@ -468,7 +478,7 @@ SETTINGS: dict[str, Setting[Any]] = _table(
     MUTATE_SYNCS, MIN_SCORE,
     PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, KERNEL_OPT, KERNEL_UBSAN, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
     GTEST_TEST,
-    GTEST_TEST_STATE,
+    GTEST_TEST_STATE, WARM_PYTHON, REAL_PYTHON,
 )
 
 

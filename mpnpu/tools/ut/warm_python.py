@@ -43,6 +43,8 @@ import tempfile
 import time
 from typing import Iterable
 
+from mpnpu import settings
+
 #: packages whose import is most of a data script's start-up, imported once by the server (those a
 #: called script imports and that are installed)
 HEAVY = ("numpy", "torch", "tensorflow", "scipy", "pandas", "ml_dtypes")
@@ -50,8 +52,8 @@ HEAVY = ("numpy", "torch", "tensorflow", "scipy", "pandas", "ml_dtypes")
 _NAMES = ("python3", "python")
 #: how long a script waits for the server to finish importing before it runs in a fresh interpreter
 START_WAIT_S = 120
-_SOCKET_ENV = "MPNPU_WARM_PYTHON"
-_REAL_ENV = "MPNPU_REAL_PYTHON"
+_SOCKET_VARIABLE = settings.WARM_PYTHON.env
+_REAL_VARIABLE = settings.REAL_PYTHON.env
 _LEN = struct.Struct("!Q")
 _STATUS = struct.Struct("!i")
 
@@ -109,7 +111,8 @@ class WarmPython:
         for name in _NAMES:
             path = os.path.join(self.folder, name)
             with open(path, "w") as f:
-                f.write(_SHIM.format(python=sys.executable, real=_REAL_ENV, sock=_SOCKET_ENV, wait_s=START_WAIT_S))
+                f.write(_SHIM.format(python=sys.executable, real=_REAL_VARIABLE, sock=_SOCKET_VARIABLE,
+                                     wait_s=START_WAIT_S))
             os.chmod(path, 0o755)
         # The server's stdin is a pipe from here: it ends itself when this process goes, however it goes.
         self._server = subprocess.Popen([sys.executable, "-m", __name__, self.socket_path, *self.packages],
@@ -120,8 +123,8 @@ class WarmPython:
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:
         """``env`` with the shims first on its PATH and the server's socket."""
-        return {**env, "PATH": self.folder + os.pathsep + env.get("PATH", ""), _SOCKET_ENV: self.socket_path,
-                _REAL_ENV: sys.executable}
+        return {**env, "PATH": self.folder + os.pathsep + env.get("PATH", ""), _SOCKET_VARIABLE: self.socket_path,
+                _REAL_VARIABLE: sys.executable}
 
     def ready(self, timeout_s: float) -> bool:
         """Whether the server listens (it has imported its packages) within ``timeout_s``."""
@@ -155,11 +158,12 @@ class WarmPython:
 
 
 def _recv_exact(conn: socket.socket, n: int) -> bytes:
+    """``n`` bytes, or fewer if the shim closed the connection first."""
     out = b""
     while len(out) < n:
         more = conn.recv(n - len(out))
         if not more:
-            raise EOFError
+            break
         out += more
     return out
 
@@ -226,14 +230,18 @@ def _child(conn: socket.socket) -> None:
     try:
         head, fds, _, _ = socket.recv_fds(conn, _LEN.size, 3)
         head += _recv_exact(conn, _LEN.size - len(head))
-        call = json.loads(_recv_exact(conn, _LEN.unpack(head)[0]))
+        size = _LEN.unpack(head)[0] if len(head) == _LEN.size else -1
+        body = _recv_exact(conn, size) if size >= 0 else b""
+        if len(fds) != 3 or len(body) != size:  # (a shim that went away mid-call)
+            os._exit(1)
+        call = json.loads(body)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
         os.environ.clear()
         os.environ.update(call["env"])
         os.chdir(call["cwd"])
-    except (OSError, EOFError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError):
         os._exit(1)
 
     def watch() -> None:  # the shim gone (its test timed out or was stopped): so is its script
