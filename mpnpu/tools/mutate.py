@@ -416,9 +416,16 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
         try:
             got = run_one(list(argv), m, learnt.only(m.site), list(learnt.tests_of.get(m.site, [])),
                           learnt.hazards_without.get(m.site), cwd, place_env, timeout_s)
-            m.__dict__.update(got.__dict__)  # a runner elsewhere (a Ray task) hands back a copy
         finally:
             slots.put((cwd, place_env))
+        if stop is not None and stop():
+            # Interrupted while it ran: its programs may have been stopped under it (and the data
+            # scripts they call), so a failure now says nothing about the sync; left unclassified
+            # (classify_mutant fills ``m`` in as it goes).
+            m.__dict__.update(Mutant(m.site, m.call).__dict__)
+            report.interrupted = True
+            return
+        m.__dict__.update(got.__dict__)  # a runner elsewhere (a Ray task) hands back a copy
         if not m.status and not m.detail:  # the runner was cancelled before it ran this one
             report.interrupted = True
             return

@@ -11,6 +11,8 @@ earlier run's ``--json`` holds, per test, every mutant it classified and the tes
     tests     the SHA-256 of the files of the test's own folder (its data scripts and files)
     mpnpu     the SHA-256 of mpnpu's own sources (the classification is made in Python too)
     options   what the run was told that changes what a mutant does (pipes, checks, time-outs, ...)
+    variables the MPNPU_* variables of the test's environment (but those that say where things are)
+    packages  the versions of the heavy packages its data scripts make their data with
 
 A test whose identity is the same now takes over each mutant the earlier run classified, at the
 same sync site; the baseline still runs (it learns the sites executed now, and a test that no
@@ -27,8 +29,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
+from mpnpu import settings
 from mpnpu.errors import UsageError
 from mpnpu.tools.mutate import Mutant
+from mpnpu.tools.ut.warm_python import HEAVY
 
 #: the files of mpnpu's own sources that make what a mutant does and how it is classified
 _SOURCE_SUFFIXES = (".py", ".h", ".hpp", ".cpp", ".cc", ".inc")
@@ -41,6 +45,7 @@ def _file_digest(path: str, into: Any) -> None:
 
 
 def file_sha256(path: str) -> str:
+    """The SHA-256 of the file at ``path``."""
     h = hashlib.sha256()
     _file_digest(path, h)
     return h.hexdigest()
@@ -52,7 +57,7 @@ def tree_sha256(root: str, suffixes: tuple[str, ...] | None = None) -> str:
     h = hashlib.sha256()
     if not os.path.isdir(root):
         return h.hexdigest()
-    for folder, dirs, names in os.walk(root):
+    for folder, dirs, names in os.walk(root, followlinks=True):  # (mpnpu/kernels is a link to kernels/)
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
         for name in sorted(names):
             if name.endswith(".pyc") or (suffixes is not None and not name.endswith(suffixes)):
@@ -74,10 +79,31 @@ def mpnpu_sha256() -> str:
     return tree_sha256(os.path.dirname(os.path.abspath(mpnpu.__file__)), _SOURCE_SUFFIXES)
 
 
-def identity(binary: str, test_dir: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """What must be the same for a test's earlier mutants to stand (see the module docstring)."""
+#: variables of a test's environment that say where, not what: left out of its identity
+_PLACES = (settings.WARM_PYTHON.env, settings.REAL_PYTHON.env, settings.CACHE_DIR.env, settings.CACHE_MAX_MB.env,
+           settings.PROGRESS_EVERY.env)
+
+
+@lru_cache(maxsize=1)
+def package_versions() -> dict[str, str]:
+    """The versions of the heavy packages the data scripts make their data with (those installed)."""
+    from importlib import metadata
+
+    out = {}
+    for name in HEAVY:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def identity(binary: str, test_dir: str, options: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """What must be the same for a test's earlier mutants to stand (see the module docstring);
+    ``env``: the environment its programs run in (its MPNPU_* variables count)."""
+    variables = {k: v for k, v in sorted(env.items()) if k.startswith("MPNPU_") and k not in _PLACES}
     return {"binary": file_sha256(binary), "tests": tree_sha256(test_dir), "mpnpu": mpnpu_sha256(),
-            "options": dict(sorted(options.items()))}
+            "options": dict(sorted(options.items())), "variables": variables, "packages": package_versions()}
 
 
 @dataclass(frozen=True)
@@ -106,7 +132,10 @@ def load(path: str) -> dict[str, Earlier]:
         mutation, key = test.get("mutation"), test.get("resume_key")
         if not isinstance(mutation, dict) or not isinstance(key, dict):
             continue
-        mutants = {m["site"]: Mutant.from_dict(m) for m in mutation.get("mutants", []) if m.get("status")}
+        try:
+            mutants = {m["site"]: Mutant.from_dict(m) for m in mutation.get("mutants", []) if m.get("status")}
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise UsageError(f"--resume {path}: a mutant of {test.get('id', '?')} is malformed ({e!r})") from None
         if mutants:
             out[test["id"]] = Earlier(key, mutants)
     return out

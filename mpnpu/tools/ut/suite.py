@@ -58,7 +58,7 @@ class UtOptions:
     stall_grace_s: float | None = None  # MPNPU_STALL_GRACE (None: the default)
     #: --resume: an earlier run's mutants by test id (mpnpu.tools.ut.resume.load), taken over where the
     #: test's identity is the same
-    resume: Any = None
+    resume: dict[str, resume.Earlier] | None = None
     #: the data scripts run forked from an interpreter that imported their heavy packages once
     #: (mpnpu.tools.ut.warm_python); False: a fresh python3 each time
     warm_python: bool = True
@@ -127,7 +127,7 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
         "no_auto_sync": options.no_auto_sync, "stall_grace_s": options.stall_grace_s,
         "case_timeout_s": options.case_timeout_s, "launch_timeout_s": options.launch_timeout_s,
         "binary_timeout_s": options.binary_timeout_s, "run_proven": options.mutate_run_proven,
-        "kernel_mode": str(b.kernel_mode), "warm_python": warm is not None})
+        "kernel_mode": str(b.kernel_mode)}, places[0][1])
     earlier = (options.resume or {}).get(b.test.id)
     known = earlier.mutants if earlier is not None and earlier.identity == r.resume_key else None
     kernel_dir = os.path.join(corpus.repo, b.test.op_dir, "op_kernel")
@@ -186,7 +186,7 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     builder = Builder(corpus, toolchain(options.opt), build_dir)
     runnable: queue.Queue[Build | None] = queue.Queue()
     stop = threading.Event()
-    # (the tests run meanwhile: until the server has imported its packages, scripts start cold)
+    # (the tests run meanwhile: until the server has imported its packages, their scripts wait for it)
     warm = _warm_python(todo) if options.run and options.warm_python else None
 
     # (progress is called from the build workers and every runner thread)

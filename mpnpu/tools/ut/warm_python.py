@@ -9,39 +9,45 @@ about 400 times). The kernels are not involved: this only changes how a script's
 
 ::
 
-    mpnpu ut ──starts──► server: imports the packages (numpy, torch, ...), listens on a Unix socket
+    mpnpu ut ──starts──► server (mpnpu.tools.ut.warm_server): listens on a Unix socket, imports the
+                         packages (numpy, torch, ...), then takes calls
     test binary ─ system("python3 gen_data.py 2 96") ─► shim ``python3`` (first on the test's PATH)
-        shim ── argv, cwd, environment, its stdin/stdout/stderr ──► server ── fork ──► child:
-            takes the shim's stdio, environment and folder, reseeds the random generators,
-            runs gen_data.py as __main__, sends its exit status, exits with it
-        shim exits with that status (the child dies with the shim: a test's time-out ends both)
+        shim ── argv, folder, environment, its stdin/stdout/stderr ──► server ── fork ──► child
+        child ── "taken" ──► shim ── "go" ──► child runs gen_data.py as __main__ ── its status ──► shim
+        shim exits with that status
 
-The shim runs the real interpreter instead (``os.execv``, the same as without it) whenever the
-server cannot take the call: options before the script (``python3 --version``, ``-c``, ``-m``),
-no script file, or the server gone (or still importing after ``START_WAIT_S``; until then a call
-waits for it, since a fresh interpreter importing beside it would cost both). ``--cold-python``
-(``mpnpu ut``) leaves the shim out.
+The shim runs the real interpreter instead (``os.execv``, exactly as without it) whenever the
+warm one cannot stand in for it: options before the script (``python3 --version``, ``-c``,
+``-m``), no script file, a standard stream closed, a start-up variable (``PYTHON*``, ``LC_*``,
+``LANG``) that differs from the server's, or no server (gone, or not taking the call within
+:data:`START_WAIT_S`: it is still importing). Nothing has run by then: a child runs the script
+only after the shim's "go", so a call never runs twice. ``--cold-python`` (``mpnpu ut``) leaves
+the shim out.
 
-What a script sees differs from a fresh interpreter in what is already imported (so its imports
-are instant) and in nothing else it can rely on: the random generators of ``random``, numpy and
-torch are reseeded from the OS in each child, as a fresh process seeds them; ``sys.argv``,
-``sys.path[0]``, ``__file__``, the working folder and the environment are the call's.
+What a script sees differs from a fresh interpreter in what is already imported (its imports are
+instant) and in the hash seed of ``str`` (the server's, the same in every call). Otherwise: the
+random generators of ``random``, numpy and torch are reseeded from the OS in each child, as a fresh
+process seeds them; ``sys.argv``, ``sys.path[0]`` (a module of the script's folder shadows one the
+server imported, unless a fresh interpreter has it at start-up too), ``__file__``, the folder, the
+environment and the standard streams are the call's; the end is a fresh interpreter's (``atexit``
+handlers, non-daemon threads joined, ``__main__``'s objects released, so its files are closed);
+an uncaught exception goes to ``sys.excepthook`` and exits 1; a death by a signal, or an
+uncaught ``KeyboardInterrupt`` (SIGINT), ends the shim by the same signal. The script and whatever
+it starts are a process group of their own, killed when the shim goes (a test's time-out kills the
+shim with the test).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import selectors
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from mpnpu import settings
 
@@ -50,17 +56,22 @@ from mpnpu import settings
 HEAVY = ("numpy", "torch", "tensorflow", "scipy", "pandas", "ml_dtypes")
 #: the names a test's sources call the interpreter by
 _NAMES = ("python3", "python")
-#: how long a script waits for the server to finish importing before it runs in a fresh interpreter
-START_WAIT_S = 120
+#: how long a call waits for the server to take it (it may still be importing) before it runs cold
+START_WAIT_S = 300
 _SOCKET_VARIABLE = settings.WARM_PYTHON.env
 _REAL_VARIABLE = settings.REAL_PYTHON.env
-_LEN = struct.Struct("!Q")
-_STATUS = struct.Struct("!i")
+
+
+def startup_variables(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables an interpreter reads once, at its start (a call whose values differ from the
+    server's runs cold)."""
+    return {k: v for k, v in env.items() if k.startswith(("PYTHON", "LC_")) or k == "LANG"}
+
 
 _SHIM = '''#!{python} -IS
 # mpnpu ut: a data script run in mpnpu's warm interpreter (mpnpu/tools/ut/warm_python.py); anything
-# else, or no server listening, runs the real interpreter.
-import json, os, socket, struct, sys, time
+# else, or no server, runs the real interpreter.
+import json, os, signal, socket, struct, sys
 
 real, where, args = os.environ.get("{real}") or "{python}", os.environ.get("{sock}", ""), sys.argv[1:]
 
@@ -69,26 +80,33 @@ def cold():
     os.execv(real, [real, *args])
 
 
-if not where or not args or args[0].startswith("-") or not os.path.isfile(args[0]):
-    cold()
-# While the server is still importing its packages (its pid in the marker, alive), wait for it:
-# a cold start beside its imports would cost both.
-deadline = time.monotonic() + {wait_s}
-while not os.path.exists(where) and time.monotonic() < deadline:
+def streams_open():
     try:
-        with open(os.path.join(os.path.dirname(where), "starting")) as f:
-            os.kill(int(f.read()), 0)
-    except (OSError, ValueError):
-        break
-    time.sleep(0.05)
+        for fd in (0, 1, 2):
+            os.fstat(fd)
+        return True
+    except OSError:
+        return False
+
+
+startup = {{k: v for k, v in os.environ.items() if k.startswith(("PYTHON", "LC_")) or k == "LANG"}}
+if (not where or not args or args[0].startswith("-") or not os.path.isfile(args[0]) or not streams_open()
+        or startup != json.loads({startup!r})):
+    cold()
 try:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(where)
-except OSError:
+    body = json.dumps({{"argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}}).encode()
+    socket.send_fds(s, [struct.pack("!Q", len(body))], [0, 1, 2])
+    s.sendall(body)
+    s.settimeout({wait_s})
+    taken = s.recv(1)
+    if taken != b"t":
+        raise OSError("not taken")
+    s.settimeout(None)
+    s.sendall(b"g")
+except OSError:  # (nothing has run: the child runs the script only after the "go")
     cold()
-body = json.dumps({{"argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}}).encode()
-socket.send_fds(s, [struct.pack("!Q", len(body))], [0, 1, 2])
-s.sendall(body)
 got = b""
 while len(got) < 4:
     more = s.recv(4 - len(got))
@@ -96,7 +114,14 @@ while len(got) < 4:
         sys.stderr.write("mpnpu: the warm interpreter's process for " + args[0] + " ended without a status\\n")
         sys.exit(1)
     got += more
-sys.exit(struct.unpack("!i", got)[0])
+status = struct.unpack("!i", got)[0]
+if status < 0:  # (the script died by signal -status, or ended an uncaught KeyboardInterrupt: end the same way)
+    try:
+        signal.signal(-status, signal.SIG_DFL)
+    except (OSError, ValueError):  # (SIGKILL, SIGSTOP: no handler to reset)
+        pass
+    os.kill(os.getpid(), -status)
+sys.exit(128 - status if status < 0 else status)
 '''
 
 
@@ -104,22 +129,24 @@ class WarmPython:
     """The server and the shims of one ``mpnpu ut`` run; use as a context manager. :meth:`environment`
     adds them to a test's environment."""
 
-    def __init__(self, packages: Iterable[str], env: dict[str, str] | None = None) -> None:
+    def __init__(self, packages: Iterable[str], env: Mapping[str, str] | None = None) -> None:
         self.packages = sorted(set(packages))
+        server_env = dict(os.environ if env is None else env)
         self.folder = tempfile.mkdtemp(prefix="mpnpu-warm-python-")
         self.socket_path = os.path.join(self.folder, "server.sock")
+        self._ready_path = os.path.join(self.folder, "ready")
         for name in _NAMES:
             path = os.path.join(self.folder, name)
             with open(path, "w") as f:
                 f.write(_SHIM.format(python=sys.executable, real=_REAL_VARIABLE, sock=_SOCKET_VARIABLE,
-                                     wait_s=START_WAIT_S))
+                                     wait_s=START_WAIT_S, startup=json.dumps(startup_variables(server_env))))
             os.chmod(path, 0o755)
-        # The server's stdin is a pipe from here: it ends itself when this process goes, however it goes.
-        self._server = subprocess.Popen([sys.executable, "-m", __name__, self.socket_path, *self.packages],
-                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        env=env, start_new_session=True)
-        with open(os.path.join(self.folder, "starting"), "w") as f:
-            f.write(str(self._server.pid))
+        # The server's stdin is a pipe from here: it ends itself, and its scripts, when this process
+        # goes, however it goes.
+        self._server = subprocess.Popen(
+            [sys.executable, "-m", "mpnpu.tools.ut.warm_server", self.socket_path, self._ready_path, *self.packages],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=server_env,
+            start_new_session=True)
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:
         """``env`` with the shims first on its PATH and the server's socket."""
@@ -127,24 +154,27 @@ class WarmPython:
                 _REAL_VARIABLE: sys.executable}
 
     def ready(self, timeout_s: float) -> bool:
-        """Whether the server listens (it has imported its packages) within ``timeout_s``."""
+        """Whether the server has imported its packages and takes calls, within ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and self._server.poll() is None:
-            if os.path.exists(self.socket_path):
+            if os.path.exists(self._ready_path):
                 return True
             time.sleep(0.05)
-        return os.path.exists(self.socket_path)
+        return os.path.exists(self._ready_path) and self._server.poll() is None
 
     def close(self) -> None:
-        """End the server and every script it is running; remove the shims."""
-        if self._server.poll() is None:
+        """End the server and every script it is running (each in a process group of its own);
+        remove the shims."""
+        if self._server.stdin is not None:
+            self._server.stdin.close()  # (the server kills its scripts' groups, then ends)
+        try:
+            self._server.wait(10)
+        except subprocess.TimeoutExpired:
             try:
-                os.killpg(self._server.pid, signal.SIGKILL)  # (its children are in its process group)
+                os.killpg(self._server.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        if self._server.stdin is not None:
-            self._server.stdin.close()
-        self._server.wait()
+            self._server.wait()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> WarmPython:
@@ -152,167 +182,3 @@ class WarmPython:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-# -- the server ---------------------------------------------------------------------------------------------------
-
-
-def _recv_exact(conn: socket.socket, n: int) -> bytes:
-    """``n`` bytes, or fewer if the shim closed the connection first."""
-    out = b""
-    while len(out) < n:
-        more = conn.recv(n - len(out))
-        if not more:
-            break
-        out += more
-    return out
-
-
-def _exit_status(e: SystemExit) -> int:
-    """The exit status ``python3 script`` gives for ``sys.exit(code)``."""
-    if e.code is None:
-        return 0
-    if isinstance(e.code, int):
-        return e.code & 0xFF
-    print(e.code, file=sys.stderr)
-    return 1
-
-
-def _reseed() -> None:
-    """Seed the random generators from the OS, as a fresh interpreter does (a forked child would
-    otherwise repeat the server's sequence in every call)."""
-    import random
-
-    random.seed()
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        numpy.random.seed()
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.seed()
-
-
-def _forget_shadowed(folder: str) -> None:
-    """Drop the server's modules that a module of the script's own folder shadows: in a fresh
-    interpreter ``sys.path[0]`` (that folder) comes first, so ``import utils`` finds the folder's."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for entry in names:
-        name = entry[:-3] if entry.endswith(".py") else entry
-        if name in sys.modules and name != "__main__" and (entry.endswith(".py") or
-                                                           os.path.isfile(os.path.join(folder, entry, "__init__.py"))):
-            for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
-                del sys.modules[loaded]
-
-
-def _run_as_main(script: str) -> None:
-    """Run ``script`` as the ``__main__`` module, as ``python3 script`` does."""
-    import builtins
-    import types
-
-    main = types.ModuleType("__main__")
-    main.__file__ = script
-    main.__builtins__ = builtins  # type: ignore[attr-defined]
-    sys.modules["__main__"] = main
-    with open(script, "rb") as f:
-        code = compile(f.read(), script, "exec", dont_inherit=True)
-    exec(code, main.__dict__)
-
-
-def _child(conn: socket.socket) -> None:
-    """In the forked child: take the call over and run its script; never returns."""
-    import threading
-    import traceback
-
-    status = 1
-    try:
-        head, fds, _, _ = socket.recv_fds(conn, _LEN.size, 3)
-        head += _recv_exact(conn, _LEN.size - len(head))
-        size = _LEN.unpack(head)[0] if len(head) == _LEN.size else -1
-        body = _recv_exact(conn, size) if size >= 0 else b""
-        if len(fds) != 3 or len(body) != size:  # (a shim that went away mid-call)
-            os._exit(1)
-        call = json.loads(body)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-            os.close(fd)
-        os.environ.clear()
-        os.environ.update(call["env"])
-        os.chdir(call["cwd"])
-    except (OSError, ValueError, KeyError):
-        os._exit(1)
-
-    def watch() -> None:  # the shim gone (its test timed out or was stopped): so is its script
-        try:
-            conn.recv(1)
-        finally:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # (the server's: a script's own subprocesses are waited for)
-    threading.Thread(target=watch, daemon=True).start()
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    script = os.path.abspath(call["argv"][0])
-    sys.argv = list(call["argv"])  # (argv[0] as given; __file__ absolute, as Python 3.9+ makes it)
-    sys.path[0] = os.path.dirname(script)
-    _forget_shadowed(sys.path[0])
-    try:
-        _reseed()
-        _run_as_main(script)
-        status = 0
-    except SystemExit as e:
-        status = _exit_status(e)
-    except BaseException as e:  # what a fresh interpreter prints for an uncaught exception: the script's frames
-        tb = e.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename != script:
-            tb = tb.tb_next
-        traceback.print_exception(type(e), e, tb)
-        status = 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        conn.sendall(_STATUS.pack(status))
-    finally:
-        os._exit(status)
-
-
-def serve(socket_path: str, packages: list[str]) -> None:
-    """Import ``packages`` (those that fail are left out), then fork a child per call until stdin
-    ends (the ``mpnpu ut`` that started it is gone)."""
-    import importlib
-
-    for name in packages:
-        try:
-            importlib.import_module(name)
-        except Exception:  # (a broken package: the scripts that import it say so themselves)
-            pass
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # (children reaped by the kernel)
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    pending = socket_path + ".new"
-    server.bind(pending)
-    server.listen(64)
-    os.rename(pending, socket_path)  # (the shims see the socket only once it listens)
-    try:
-        os.unlink(os.path.join(os.path.dirname(socket_path), "starting"))
-    except OSError:
-        pass
-    events = selectors.DefaultSelector()
-    events.register(server, selectors.EVENT_READ)
-    events.register(sys.stdin, selectors.EVENT_READ)
-    while True:
-        for key, _ in events.select():
-            if key.fileobj is not server:
-                if not os.read(sys.stdin.fileno(), 1024):
-                    return
-                continue
-            conn, _ = server.accept()
-            if os.fork() == 0:
-                events.close()
-                server.close()
-                _child(conn)
-            conn.close()
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2:])
