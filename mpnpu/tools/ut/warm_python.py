@@ -29,12 +29,13 @@ instant) and in the hash seed of ``str`` (the server's, the same in every call).
 random generators of ``random``, numpy and torch are reseeded from the OS in each child, as a fresh
 process seeds them; ``sys.argv``, ``sys.path[0]`` (a module of the script's folder shadows one the
 server imported, unless a fresh interpreter has it at start-up too), ``__file__``, the folder, the
-environment and the standard streams are the call's; the end is a fresh interpreter's (``atexit``
-handlers, non-daemon threads joined, ``__main__``'s objects released, so its files are closed);
-an uncaught exception goes to ``sys.excepthook`` and exits 1; a death by a signal, or an
-uncaught ``KeyboardInterrupt`` (SIGINT), ends the shim by the same signal. The script and whatever
-it starts are a process group of their own, killed when the shim goes (a test's time-out kills the
-shim with the test).
+environment and the standard streams are the call's. Its end is a fresh interpreter's: non-daemon
+threads joined, the script's ``atexit`` handlers run (not those of the server's packages, which
+only tidy a process that ends anyway), ``__main__``'s objects released (so its files are closed).
+An uncaught exception goes to ``sys.excepthook`` and exits 1; a death by a signal, or an uncaught
+``KeyboardInterrupt`` (SIGINT), ends the shim by the same signal. The script and whatever it starts
+are a process group of their own, killed when the shim goes (a test's time-out kills the shim with
+the test).
 """
 
 from __future__ import annotations
