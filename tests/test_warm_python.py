@@ -88,15 +88,17 @@ def test_the_end_of_a_script_is_a_fresh_interpreters(warm, tmp_path) -> None:
 
 def test_modules_of_the_scripts_folder_shadow_as_in_a_fresh_interpreter(warm, tmp_path) -> None:
     """The server has imported json (numpy and mpnpu do); a json.py beside the script is the one it
-    gets, as sys.path[0] gives it in a fresh interpreter. operator.py does not shadow the standard
-    module a fresh interpreter has loaded before the script, warm or cold."""
+    gets, as sys.path[0] gives it in a fresh interpreter. An operator.py shadows the standard module
+    as it does in a fresh interpreter (there, only if the interpreter has not loaded it before the
+    script: that depends on the installation), and the child's own machinery is not disturbed by it
+    (random, which imports operator, was imported before)."""
     (tmp_path / "json.py").write_text("MINE = True\n")
     (tmp_path / "operator.py").write_text("MINE = True\n")
     (tmp_path / "s.py").write_text(SAYS_WARM + "import json, operator\nprint(hasattr(json, 'MINE'), "
                                                "hasattr(operator, 'MINE'))\n")
     w, c = _both(warm, "python3 s.py", tmp_path)
     _same(w, c)
-    assert w.stdout.splitlines()[1] == "True False"
+    assert w.stdout.splitlines()[1].startswith("True ")
 
 
 def test_what_the_warm_interpreter_cannot_stand_in_for_runs_cold(warm, tmp_path) -> None:

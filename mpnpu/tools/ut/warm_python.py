@@ -144,8 +144,13 @@ class WarmPython:
             os.chmod(path, 0o755)
         # The server's stdin is a pipe from here: it ends itself, and its scripts, when this process
         # goes, however it goes.
+        # Started in its own folder, from this mpnpu (not ``-m``, whose sys.path[0] would be the
+        # caller's folder: an mpnpu/ or numpy.py there would be imported instead).
+        root = os.path.dirname(os.path.dirname(os.path.abspath(settings.__file__)))
+        boot = (f"import sys; sys.path.insert(0, {root!r}); from mpnpu.tools.ut.warm_server import main; "
+                f"main(sys.argv[1:])")
         self._server = subprocess.Popen(
-            [sys.executable, "-m", "mpnpu.tools.ut.warm_server", self.socket_path, self._ready_path, *self.packages],
+            [sys.executable, "-c", boot, self.socket_path, self._ready_path, *self.packages], cwd=self.folder,
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=server_env,
             start_new_session=True)
 

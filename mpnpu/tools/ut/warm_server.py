@@ -1,7 +1,7 @@
 """The server of :mod:`mpnpu.tools.ut.warm_python`: imports the heavy packages once, then forks a
 child per data-script call that runs the script as a fresh interpreter would.
 
-    python -m mpnpu.tools.ut.warm_server SOCKET READY_FILE PACKAGE...
+    main([SOCKET, READY_FILE, PACKAGE...])   (started by WarmPython, in a folder of its own)
 
 It listens before it imports, so calls queue meanwhile (a shim waits for its "taken"); READY_FILE
 appears once the imports are done. It ends when its stdin ends (the ``mpnpu ut`` that started it
@@ -10,15 +10,24 @@ is gone or done), killing the process group of every script still running.
 
 from __future__ import annotations
 
+# Everything the child uses is imported here, before any call: once the script's folder is first on
+# sys.path, a module there (operator.py, random.py) would shadow what the child imported after it.
 import atexit
+import builtins
+import gc
+import importlib
+import importlib.machinery
 import json
 import os
+import random
 import select
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import threading
+import types
 from typing import Any
 
 _LEN = struct.Struct("!Q")
@@ -76,8 +85,6 @@ def _exit_status(e: SystemExit) -> int:
 def _reseed() -> None:
     """Seed the random generators from the OS, as a fresh interpreter does (a forked child would
     otherwise repeat the server's sequence in every call)."""
-    import random
-
     random.seed()
     numpy = sys.modules.get("numpy")
     if numpy is not None:
@@ -104,36 +111,34 @@ def _forget_shadowed(folder: str, keep: frozenset[str]) -> None:
                 del sys.modules[loaded]
 
 
-def _run_as_main(script: str) -> None:
-    """Run ``script`` as the ``__main__`` module, as ``python3 script`` does."""
-    import builtins
-    import importlib.machinery
-    import types
-
+def _main_module(script: str) -> types.ModuleType:
+    """The ``__main__`` module ``python3 script`` runs the script in, in place of the server's."""
     main = types.ModuleType("__main__")
     main.__file__ = script
     main.__builtins__ = builtins  # type: ignore[attr-defined]
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
     main.__cached__ = None  # type: ignore[attr-defined]
     sys.modules["__main__"] = main
+    return main
+
+
+def _run_as_main(script: str, main: types.ModuleType) -> None:
+    """Run ``script`` in ``main``, as ``python3 script`` does."""
     with open(script, "rb") as f:
         code = compile(f.read(), script, "exec", dont_inherit=True)
     exec(code, main.__dict__)
 
 
-def _shut_down() -> None:
+def _shut_down(main: types.ModuleType) -> None:
     """What a fresh interpreter does at its end: join the non-daemon threads, run the ``atexit``
-    handlers (the script's), release ``__main__``'s objects (an unclosed file is flushed and closed)."""
-    import gc
-    import threading
-
+    handlers (the script's), release the script's ``__main__`` objects (an unclosed file is flushed
+    and closed). (Not whatever ``sys.modules["__main__"]`` is now: the server runs as ``__main__``
+    itself, and its globals are the child's.)"""
     shutdown = getattr(threading, "_shutdown", None)  # (the interpreter's own step; private, so looked up)
     if shutdown is not None:
         shutdown()
     atexit._run_exitfuncs()
-    main = sys.modules.get("__main__")
-    if main is not None:
-        main.__dict__.clear()
+    main.__dict__.clear()
     gc.collect()
 
 
@@ -159,14 +164,15 @@ def _child(conn: socket.socket, call: dict[str, Any], fds: list[int], startup: f
     script = os.path.abspath(call["argv"][0])
     sys.argv = list(call["argv"])  # (argv[0] as given; __file__ absolute, as Python 3.9+ makes it)
     sys.path[0] = os.path.dirname(script)
-    _forget_shadowed(sys.path[0], startup)
     # The server's packages' exit handlers are not the script's: its end runs the script's own
     # (the others only tidy a process that os._exit ends anyway, and took 0.05 s a call).
     atexit._clear()
+    _reseed()
+    main = _main_module(script)
+    _forget_shadowed(sys.path[0], startup)  # (from here on the child imports nothing)
     status = 0
     try:
-        _reseed()
-        _run_as_main(script)
+        _run_as_main(script, main)
     except SystemExit as e:
         status = _exit_status(e)
     except BaseException as e:  # what a fresh interpreter does with an uncaught exception
@@ -177,7 +183,7 @@ def _child(conn: socket.socket, call: dict[str, Any], fds: list[int], startup: f
         # (a fresh interpreter ends an uncaught KeyboardInterrupt by SIGINT: the shim does, told -SIGINT)
         status = -signal.SIGINT if isinstance(e, KeyboardInterrupt) else 1
     try:
-        _shut_down()
+        _shut_down(main)
     except SystemExit as e:
         status = _exit_status(e)
     try:
@@ -250,9 +256,6 @@ def _kill_group(pid: int) -> None:
 def serve(socket_path: str, ready_path: str, packages: list[str]) -> None:
     """Listen on ``socket_path``, import ``packages`` (those that fail are left out), create
     ``ready_path``, then fork a child per call until stdin ends."""
-    import gc
-    import importlib
-
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(socket_path)
     server.listen(128)  # (calls queue while the packages import)
@@ -302,6 +305,7 @@ def serve(socket_path: str, ready_path: str, packages: list[str]) -> None:
             _kill_group(pid)
 
 
-if __name__ == "__main__":
+def main(argv: list[str]) -> None:
+    """``SOCKET READY_FILE PACKAGE...``: serve until stdin ends (or SIGTERM)."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # (ends through serve's finally: its scripts go too)
-    serve(sys.argv[1], sys.argv[2], sys.argv[3:])
+    serve(argv[0], argv[1], argv[2:])
