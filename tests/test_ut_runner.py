@@ -295,10 +295,10 @@ def test_the_warm_interpreter_imports_the_heavy_packages_the_called_scripts_impo
 
     repo = fake_repo(tmp_path)
     tests = discover(Corpus.at(str(repo))).tests
-    assert _warm_python(tests) is None
+    assert _warm_python([data_steps(t) for t in tests]) is None
     source = repo / "demo/vadd/tests/ut/op_kernel/test_vadd.cpp"
     source.write_text(source.read_text() + '\nstatic int made = system("cd vadd_data && python3 gen_data.py");\n')
-    warm = _warm_python(discover(Corpus.at(str(repo))).tests)
+    warm = _warm_python([data_steps(t) for t in discover(Corpus.at(str(repo))).tests])
     assert warm is not None
     try:
         assert warm.packages == ["numpy"]

@@ -298,6 +298,7 @@ class DataStep:
     script: str  # relative to the test folder
     called: bool  # the test's sources run it (by name)
     missing: tuple[str, ...]  # packages it imports that are not installed
+    imports: tuple[str, ...] = ()  # every top-level module it imports, less its own folder's
 
     def to_dict(self) -> dict[str, object]:
         return {"script": self.script, "called": self.called, "missing_packages": list(self.missing)}
@@ -319,7 +320,9 @@ def data_steps(test: UtTest) -> list[DataStep]:
     for script in test.data_scripts:
         name = os.path.basename(script)
         called = name in code or (generic and name in ("gen_data.py", "compare_data.py", "gen_tiling.py"))
-        steps.append(DataStep(os.path.relpath(script, test.ut_dir), called, tuple(_missing_imports(script))))
+        imports = tuple(script_imports(script))
+        steps.append(DataStep(os.path.relpath(script, test.ut_dir), called,
+                              tuple(n for n in imports if not _importable(n)), imports))
     return steps
 
 
@@ -339,16 +342,6 @@ def script_imports(script: str) -> list[str]:
             names.add(node.module.split(".")[0])
     return sorted(n for n in names
                   if not (os.path.isfile(os.path.join(here, f"{n}.py")) or os.path.isdir(os.path.join(here, n))))
-
-
-def _missing_imports(script: str) -> list[str]:
-    """Top-level modules ``script`` imports that cannot be found (its own folder's modules count as found)."""
-    return [n for n in script_imports(script) if not _importable(n)]
-
-
-def importable(module: str) -> bool:
-    """Whether the interpreter the tests' ``python3`` is (mpnpu's) can import ``module``."""
-    return _importable(module)
 
 
 _FOUND: dict[str, bool] = {}

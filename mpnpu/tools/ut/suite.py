@@ -20,12 +20,13 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from mpnpu.errors import UsageError
 from mpnpu.tools.ut import execute, resume
 from mpnpu.tools.ut.build import Build, Builder, build_all, default_build_dir, toolchain
 from mpnpu.tools.ut.discover import SOC_VERSION, Corpus, UtTest, discover
+from mpnpu.tools.ut.execute import DataStep
 from mpnpu.tools.ut.results import TestResult, UtRun
 from mpnpu.tools.ut.warm_python import HEAVY, WarmPython
 
@@ -143,12 +144,12 @@ def _mutate(r: TestResult, b: Build, corpus: Corpus, build_dir: str, options: Ut
         r.mutation_error = str(e)
 
 
-def _warm_python(tests: list[UtTest]) -> WarmPython | None:
-    """The warm interpreter for the data scripts ``tests`` call, importing the heavy packages they
-    import that are installed; None when they import none."""
-    wanted = {name for t in tests for step in execute.data_steps(t) if step.called
-              for name in execute.script_imports(os.path.join(t.ut_dir, step.script))}
-    packages = [p for p in HEAVY if p in wanted and execute.importable(p)]
+def _warm_python(steps: Iterable[list[DataStep]]) -> WarmPython | None:
+    """The warm interpreter for the data scripts the tests call (``steps``: each test's), importing
+    the heavy packages they import that are installed; None when they import none."""
+    wanted = {name for test_steps in steps for step in test_steps if step.called
+              for name in step.imports if name not in step.missing}
+    packages = [p for p in HEAVY if p in wanted]
     if not packages:
         return None
     return WarmPython(packages, env={**os.environ, "LC_ALL": "C", "PYTHONUNBUFFERED": "1"})
@@ -187,7 +188,8 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     runnable: queue.Queue[Build | None] = queue.Queue()
     stop = threading.Event()
     # (the tests run meanwhile: until the server has imported its packages, their scripts wait for it)
-    warm = _warm_python(todo) if options.run and options.warm_python else None
+    steps = {t.id: execute.data_steps(t) for t in todo}  # (read once: the warm interpreter's packages, the report)
+    warm = _warm_python(steps.values()) if options.run and options.warm_python else None
 
     # (progress is called from the build workers and every runner thread)
     progress_lock = threading.Lock()
@@ -200,7 +202,7 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     def finished(b: Build) -> None:
         r = by_id[b.test.id]
         _apply_build(r, b)
-        r.data = execute.data_steps(b.test)
+        r.data = steps[b.test.id]
         if options.run and b.linked:
             runnable.put(b)
         else:
