@@ -65,7 +65,7 @@ _REAL_VARIABLE = settings.REAL_PYTHON.env
 
 def startup_variables(env: Mapping[str, str]) -> dict[str, str]:
     """The variables an interpreter reads once, at its start (a call whose values differ from the
-    server's runs cold)."""
+    server's runs cold). The shim's text below repeats this rule: it runs without importing mpnpu."""
     return {k: v for k, v in env.items() if k.startswith(("PYTHON", "LC_")) or k == "LANG"}
 
 
