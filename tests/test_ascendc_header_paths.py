@@ -50,3 +50,30 @@ def test_every_header_path_gives_the_api_it_is_named_for(tmp_path) -> None:
     r = subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-fsyntax-only", "-D__CCE_KT_TEST__",
                         f"-I{INCLUDE_DIR}", str(probe)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def _syntax_check(tmp_path, source: str, flags: list[str]) -> subprocess.CompletedProcess:
+    probe = tmp_path / "probe.cpp"
+    probe.write_text(source)
+    return subprocess.run([os.environ.get("CXX", "g++"), "-fsyntax-only", *flags, str(probe)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_a_cpu_debug_build_is_the_host_build_unit_tests_expect(tmp_path) -> None:
+    # Unit tests pick their host code with ASCENDC_CPU_DEBUG, include kernel_log.h, and define their
+    # own scalar min(int, int), which the device compiler's builtins would clash with.
+    from mpnpu.ascendc.build import cpudebug_lib
+    source = ('#include "kernel_log.h"\n'
+              "#ifndef ASCENDC_CPU_DEBUG\n#error not a CPU-debug build\n#endif\n"
+              "constexpr int min(int a, int b) { return a < b ? a : b; }\n"
+              'void f() { KERNEL_LOG(KERNEL_INFO, "%d", min(1, 2)); }\n')
+    r = _syntax_check(tmp_path, source, cpudebug_lib.cflags())
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_a_device_build_has_the_scalar_builtins(tmp_path) -> None:
+    source = ('#include "kernel_operator.h"\n'
+              "#ifdef ASCENDC_CPU_DEBUG\n#error a CPU-debug build\n#endif\n"
+              "uint32_t f(uint32_t a, uint32_t b) { return min(a, b) + max(a, b); }\n")
+    r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
+    assert r.returncode == 0, r.stderr[-3000:]

@@ -55,8 +55,12 @@ def cpudebug_library() -> str:
 
 
 def cflags() -> list[str]:
-    """What compiling a CPU-debug test against mpnpu needs."""
-    return ["-std=c++17", f"-I{INCLUDE_DIR}", "-D__CCE_KT_TEST__", "-pthread"]
+    """What compiling a CPU-debug test against mpnpu needs.
+
+    The CPU-debug build defines both ``__CCE_KT_TEST__`` and ``ASCENDC_CPU_DEBUG``: public kernels and
+    their unit tests test either name to pick the code they run on the host (docs/ut.md).
+    """
+    return ["-std=c++17", f"-I{INCLUDE_DIR}", "-D__CCE_KT_TEST__", "-DASCENDC_CPU_DEBUG=1", "-pthread"]
 
 
 def libs() -> list[str]:

@@ -225,7 +225,10 @@ inline void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T 
 
 // The device compiler's scalar min and max, which kernels call unqualified (min(baseM, rowNum)): one
 // non-template overload a type, so that with `using namespace std` a call of two same-typed values
-// still picks these (a non-template beats std::min's template) rather than being ambiguous.
+// still picks these (a non-template beats std::min's template) rather than being ambiguous. A CPU-debug
+// build (ASCENDC_CPU_DEBUG) is a host build with no such builtins: unit tests define their own
+// `min(int, int)` there, which these would clash with.
+#ifndef ASCENDC_CPU_DEBUG
 #define MPNPU_SCALAR_MINMAX(T)                                  \
     inline T min(T a, T b) { return b < a ? b : a; }            \
     inline T max(T a, T b) { return a < b ? b : a; }
@@ -235,5 +238,6 @@ MPNPU_SCALAR_MINMAX(int64_t)
 MPNPU_SCALAR_MINMAX(uint64_t)
 MPNPU_SCALAR_MINMAX(float)
 #undef MPNPU_SCALAR_MINMAX
+#endif
 
 #endif  // MPNPU_UTILS_H
