@@ -1021,3 +1021,24 @@ def test_an_operator_without_a_tiling_header_takes_its_dependencys_that_register
     assert tests["base_norm_v2"].host_tiling == str(repo / header)
     assert "dependency base_norm" in tests["base_norm_v2"].tiling_note
     assert tests["other_v2"].host_tiling is None and "no tiling header" in tests["other_v2"].tiling_note
+
+
+@needs_cxx
+def test_a_cached_failure_on_a_missing_header_goes_when_the_header_appears(tmp_path) -> None:
+    # A failed compile is cached by the files it read; a header it could not find is no such file,
+    # so its appearing (mpnpu gaining the header) must drop the failure too.
+    from mpnpu.tools.ut.build import ObjectCache, Toolchain, compile_unit
+    tool = Toolchain((os.environ.get("CXX", "g++"),), "g++ (test)", "-O0", (), ())
+    cache = ObjectCache(str(tmp_path / "objects"))
+    inc = tmp_path / "include"
+    inc.mkdir()
+    src = tmp_path / "unit.cpp"
+    src.write_text('#include "later.h"\nint f() { return LATER; }\n')
+    flags = ["-std=c++17", f"-I{inc}"]
+    first = compile_unit(tool, cache, str(src), flags, "unit.cpp", dict(os.environ))
+    assert not first.ok and "later.h" in first.stderr
+    again = compile_unit(tool, cache, str(src), flags, "unit.cpp", dict(os.environ))
+    assert not again.ok and again.cached  # nothing changed: the failure is taken from the cache
+    (inc / "later.h").write_text("#define LATER 3\n")
+    third = compile_unit(tool, cache, str(src), flags, "unit.cpp", dict(os.environ))
+    assert third.ok and not third.cached

@@ -224,18 +224,25 @@ class ObjectCache:
             return None
         if not all(_digest_file(p) == d for p, d in data.get("deps", {}).items()):
             return None
+        if any(os.path.exists(os.path.join(folder, name))
+               for name in data.get("missing", []) for folder in data.get("search", [])):
+            return None  # a header the failed compile could not find is there now
         if data.get("ok") and not os.path.isfile(obj):
             return None
         return bool(data.get("ok")), str(data.get("stderr", ""))
 
-    def store(self, key: str, ok: bool, stderr: str, deps: Sequence[str], obj: str | None) -> None:
+    def store(self, key: str, ok: bool, stderr: str, deps: Sequence[str], obj: str | None,
+              missing: Sequence[str] = (), search: Sequence[str] = ()) -> None:
+        """Keep a compile's result; a failure that could not find the headers ``missing`` is kept
+        only until one of them appears in a folder of ``search``."""
         target, meta = self._paths(key)
         if ok and obj:
             os.replace(obj, target)
         digests = {p: _digest_file(p) for p in dict.fromkeys(deps)}
         tmp = f"{meta}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(tmp, "w") as f:
-            json.dump({"ok": ok, "stderr": stderr, "deps": digests}, f)
+            json.dump({"ok": ok, "stderr": stderr, "deps": digests, "missing": list(missing),
+                       "search": list(search)}, f)
         os.replace(tmp, meta)
 
     def object_path(self, key: str) -> str:
@@ -270,27 +277,46 @@ def compile_unit(tool: Toolchain, cache: ObjectCache, source: str, flags: Sequen
             return Unit(shown, False, False, time.monotonic() - start,
                         f"{shown}:1:1: error: the compile took longer than {COMPILE_TIMEOUT_S:g} s")
         deps: list[str] = [source]
+        missing: list[str] = []
         if ok and os.path.isfile(dep):
             with open(dep) as f:
                 deps = _deps_of_make(f.read())
         elif not ok:
-            deps = _deps_after_failure(cmd, source, env, tmp)
-        cache.store(key, ok, stderr, [os.path.abspath(d) for d in deps], obj if ok else None)
+            deps, missing = _deps_after_failure(cmd, source, env, tmp)
+        cache.store(key, ok, stderr, [os.path.abspath(d) for d in deps], obj if ok else None,
+                    missing, _search_folders(cmd, source) if missing else ())
     return Unit(shown, ok, False, time.monotonic() - start, stderr, cache.object_path(key) if ok else "")
 
 
-def _deps_after_failure(cmd: Sequence[str], source: str, env: dict[str, str], tmp: str) -> list[str]:
-    """The files a failed compile read (-M -MG: a missing header counts as one to be made), so its
-    cached failure is dropped when any of them changes or appears."""
+def _deps_after_failure(cmd: Sequence[str], source: str, env: dict[str, str],
+                        tmp: str) -> tuple[list[str], list[str]]:
+    """The files a failed compile read, and the headers it could not find (-M -MG names a missing
+    header as written in its #include), so its cached failure is dropped when one of the files
+    changes or one of the headers appears (mpnpu gained it)."""
     dep = os.path.join(tmp, "fail.d")
     pre = [c for c in cmd if c not in ("-c",)] + ["-M", "-MG", "-MF", dep, "-E", "-o", os.devnull]
     try:
         subprocess.run(pre, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, env=env)
         with open(dep) as f:
-            found = [d for d in _deps_of_make(f.read()) if os.path.isabs(d) or os.path.exists(d)]
-        return found or [source]
+            named = _deps_of_make(f.read())
     except (OSError, subprocess.SubprocessError):
-        return [source]
+        return [source], []
+    found = [d for d in named if os.path.isabs(d) or os.path.exists(d)]
+    missing = [d for d in named if not (os.path.isabs(d) or os.path.exists(d))]
+    return found or [source], missing
+
+
+def _search_folders(cmd: Sequence[str], source: str) -> list[str]:
+    """Where a compile looks for a quoted or bracketed #include: the source's folder and each -I."""
+    folders = [os.path.dirname(os.path.abspath(source))]
+    for i, arg in enumerate(cmd):
+        if arg in ("-I", "-iquote", "-isystem") and i + 1 < len(cmd):
+            folders.append(os.path.abspath(cmd[i + 1]))
+        else:
+            for flag in ("-I", "-iquote", "-isystem"):
+                if arg.startswith(flag) and len(arg) > len(flag):
+                    folders.append(os.path.abspath(arg[len(flag):]))
+    return list(dict.fromkeys(folders))
 
 
 # -- staging ------------------------------------------------------------------------------------------------------
