@@ -77,3 +77,18 @@ def test_a_device_build_has_the_scalar_builtins(tmp_path) -> None:
               "uint32_t f(uint32_t a, uint32_t b) { return min(a, b) + max(a, b); }\n")
     r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_the_matmul_library_gives_ceil_div_and_ceil_align_where_kernels_call_them(tmp_path) -> None:
+    source = ('#include "kernel_operator.h"\n#include "lib/matmul_intf.h"\n'
+              "namespace AscendC {\n"
+              "static_assert(CeilDiv(7u, 4) == 2 && CeilAlign(7u, 4) == 8 && CeilAlign(8, 4u) == 8);\n"
+              "static_assert(CeilDiv(0, 4) == 0 && CeilAlign(5, 0) == 5);\n"
+              "}\n"
+              "namespace UsesMatmul {\nusing namespace AscendC;\nusing namespace matmul;\n"
+              "static_assert(CeilAlign(uint64_t{33}, 32u) == 64);\n}\n"
+              "namespace OwnHelper {\nusing namespace matmul;\n"
+              "template <typename T> constexpr T CeilDiv(T a, T b) { return a + b; }  // the kernel's own\n"
+              "static_assert(CeilDiv(3, 4) == 7);\n}\n")
+    r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
+    assert r.returncode == 0, r.stderr[-3000:]

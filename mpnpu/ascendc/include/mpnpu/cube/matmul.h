@@ -1241,19 +1241,28 @@ template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, co
 class MatmulImpl
     : public mpnpu::mm::MatmulCore<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY<MM_CFG>, false> {};
 
+// CeilDiv(a, b): a / b rounded up (0 when b is 0, as DivCeil); CeilAlign(a, b): a rounded up to a
+// multiple of b (a when b is 0). Not on an API page: public kernels that include lib/matmul_intf.h
+// call them unqualified without defining them, inside namespace AscendC (ops-nn quant_batch_matmul_v4)
+// and after ``using namespace matmul`` (batch_mat_mul_v3, transpose_batch_mat_mul, rotate_quant), so
+// the matmul library gives them in both. Two template parameters, so a kernel's own CeilDiv(T, T)
+// template (or a plain function) is preferred where both are seen.
+template <typename T, typename U>
+constexpr auto CeilDiv(T a, U b) -> std::common_type_t<T, U> {
+    return DivCeil(a, b);
+}
+template <typename T, typename U>
+constexpr auto CeilAlign(T a, U b) -> std::common_type_t<T, U> {
+    using R = std::common_type_t<T, U>;
+    return b == 0 ? static_cast<R>(a) : static_cast<R>(DivCeil(a, b) * static_cast<R>(b));
+}
+
 }  // namespace AscendC
 
 // The older spelling: matmul::Matmul, matmul::MatmulType, ...
 namespace matmul {
-// CeilDiv(a, b): a / b rounded up (0 when b is 0, as DivCeil). Not on an API page: public kernels call it
-// unqualified after ``using namespace matmul`` without defining it (ops-nn batch_mat_mul_v3,
-// transpose_batch_mat_mul, rotate_quant), so the matmul library's namespace gives it. Two template
-// parameters, so a kernel's own CeilDiv(T, T) template (or a plain function) is preferred where both
-// are seen.
-template <typename T, typename U>
-constexpr auto CeilDiv(T a, U b) -> std::common_type_t<T, U> {
-    return AscendC::DivCeil(a, b);
-}
+using AscendC::CeilAlign;
+using AscendC::CeilDiv;
 // GetBlockIdx: not on an API page; the dev kit's matmul samples compute their part of C from
 // AscendC::GetBlockIdx() and then compare matmul::GetBlockIdx() with usedCoreNum: the same index.
 using AscendC::GetBlockIdx;
