@@ -274,6 +274,16 @@ def test_vector_cores_drive_their_cube_core(kernels, block_dim, mode) -> None:
     _close(out, ref)
 
 
+def test_c_in_ub_may_be_named_veccalc_or_vecout(kernels) -> None:
+    """The pages' examples give C in UB as VECCALC as well as VECIN (public rnn kernels do too)."""
+    for pos in ("VECCALC", "VECOUT"):
+        built = dict(kernels, client=compile_kernel(source("cube/mm_client.cpp"), "mm_client", flags=WARN,
+                                                    defines={"MM_CLIENT_C_POS": pos}, kernel_type=KernelType.MIX_1_2))
+        for mode in (C_UB, C_UB_ALL):
+            out, ref, *_ = _client(built, 128, 256, 64, mode, base_m=64, base_n=128)
+            _close(out, ref)
+
+
 def test_a_cube_only_program_computes_on_the_cube_core_in_a_mix_kernel() -> None:
     """ASCENDC_CUBE_ONLY defined: REGIST_MATMUL_OBJ on the cube core of a mix kernel registers its Matmul and
     returns (it used to serve vector cores that never ask, a deadlock); the cube core computes C itself and

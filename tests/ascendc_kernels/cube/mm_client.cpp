@@ -19,7 +19,10 @@ constexpr int32_t MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE
 
 using aType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half>;
 using bType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half, true>;
-using cType = matmul::MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
+#ifndef MM_CLIENT_C_POS
+#define MM_CLIENT_C_POS VECIN  // (C in UB: VECCALC and VECOUT name it too)
+#endif
+using cType = matmul::MatmulType<TPosition::MM_CLIENT_C_POS, CubeFormat::ND, float>;
 using biasType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, float>;
 
 #ifndef MM_CLIENT_KERNEL_TYPE

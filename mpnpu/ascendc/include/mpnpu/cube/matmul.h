@@ -97,8 +97,10 @@ public:
         static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN ||
                           C_TYPE::format == CubeFormat::NZ,
                       "mpnpu's Matmul writes C in CubeFormat::ND, ND_ALIGN or NZ");
-        static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::CO1,
-                      "mpnpu's Matmul writes C to GM, VECIN or a CO1 tensor");
+        // C in UB may be named by any of its vector positions (the pages' examples use VECIN and VECCALC)
+        static_assert(gm_or<C_TYPE>(AscendC::TPosition::VECIN) || C_TYPE::pos == AscendC::TPosition::VECCALC ||
+                          C_TYPE::pos == AscendC::TPosition::VECOUT || C_TYPE::pos == AscendC::TPosition::CO1,
+                      "mpnpu's Matmul writes C to GM, UB (VECIN, VECCALC, VECOUT) or a CO1 tensor");
         static_assert(A_TYPE::layout == B_TYPE::layout, "batch matmul: A and B have the same LayoutMode");
         static_assert(!kLayoutSD || (A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND),
                       "batch matmul: the BSNGD and SBNGD layouts take A and B in CubeFormat::ND");
@@ -1159,7 +1161,7 @@ protected:
     void to_ub(uint32_t op, const AscendC::LocalTensor<DstT>& ub, int32_t t, bool sequential, const Site& site,
                const char* what) {
         if (kNzC) unsupported(site, "Matmul: C in CubeFormat::NZ to a LocalTensor (mpnpu writes NZ C to GM only)");
-        if (ub.mpnpu_mem() != MPNPU_MEM_UB) api_error(site, "%s: the C tensor must be in UB (VECIN)", what);
+        if (ub.mpnpu_mem() != MPNPU_MEM_UB) api_error(site, "%s: the C tensor must be in UB (VECIN, VECCALC or VECOUT)", what);
         check_ub_aligned(ub.mpnpu_offset(), site, what);
         Wire w = wire(op, site);
         w.tile = t;
