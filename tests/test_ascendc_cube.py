@@ -14,7 +14,7 @@ from mpnpu.ascendc import compile_kernel
 from mpnpu.ascendc.build.compiler import CompileError
 from mpnpu.ascendc.matmul_tiling import as_fields, matmul_tiling, workspace_bytes
 from mpnpu.ascendc.tiling import tiling_layout
-from mpnpu.errors import DeadlockError, KernelError
+from mpnpu.errors import KernelError
 from mpnpu.racecheck import analyze
 from mpnpu.runtime.config import LaunchOptions
 from mpnpu.runtime.topology import KernelType
@@ -415,9 +415,10 @@ def test_reading_c_before_the_async_iterate_all_completed_is_a_raw(kernels) -> N
                              for x in ("cPart.GetValue(0)", "DataCopy(ub, cPart, 8)")}
 
 
-def test_a_client_that_never_ends_is_a_deadlock_not_a_hang(kernels) -> None:
-    with pytest.raises(DeadlockError, match=r"cube core 0 \(block 0\) waits on flag 0 \(mode 2\) that vector core"):
-        _client(kernels, 128, 128, 64, C_NO_END)
+def test_a_client_of_two_objects_that_never_calls_end_finishes_with_its_kernel(kernels) -> None:
+    # (End is what switching between objects needs; kernels that never call it finish at their end)
+    out, ref, *_ = _client(kernels, 128, 128, 64, C_NO_END)
+    _close(out, ref)
 
 
 # -- what is refused ------------------------------------------------------------------------------------------

@@ -219,15 +219,14 @@ inline uint64_t post(Wire& w, const Site& site) {
 }
 
 // The kernel is done with the matmul on this vector core (its last registered object is being
-// destroyed, at the end of the kernel function): if End was called after the last use of every
-// object it used, or it registered one object only (End is documented as what switching between
-// objects needs; the dev kit's batch matmul samples use their one object without it), take part in
-// the server's rounds with empty requests until the server has finished (the other vector core may
-// still be issuing requests). Otherwise do nothing: the server then waits for a request that never
-// comes, which the watchdog reports as a deadlock.
+// destroyed, at the end of the kernel function): take part in the server's rounds with empty requests
+// until the server has finished (the other vector core may still be issuing requests). End is what
+// the pages ask for when switching between objects, not at the kernel's end: the dev kit's batch
+// samples use their one object without it, and public rnn kernels switch between two objects and
+// never call it, and their CPU-debug unit tests pass.
 inline void finish_client() {
     Client& c = client();
-    if (!c.chunk || c.finished || (c.registered > 1 && (c.used & ~c.ended) != 0)) return;
+    if (!c.chunk || c.finished) return;
     while (!c.server_done) {
         Wire idle{};
         idle.op = OP_NULL;
@@ -303,16 +302,23 @@ inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
     if (is_aiv() && c.launch.subblock_num > 1) block /= c.launch.subblock_num;
     // Where in the system workspace the library keeps its state the pages do not say, and a kernel may
     // use the start of its workspace argument for its own data (two of the dev kit's matmul samples put
-    // C there, and pass on the chip). So when the workspace holds the whole system workspace, the
-    // server's chunks are laid out from its end (block 0 last); in a smaller one, from its start.
+    // C there, and pass on the chip; public rnn kernels keep their gates there). So when the workspace
+    // holds the whole system workspace and every AI core's chunk fits in it, the chunks are laid out
+    // from its end (block 0 last); when they do not fit in it (mpnpu's chunks are larger than the
+    // chip's state) but fit in the tensor, from the tensor's end; else from its start. The choice
+    // depends on the launch alone, so the AI cores' chunks never overlap.
     const uint64_t per = kfc_block_bytes(nobj);
+    const uint64_t total = uint64_t(std::max<int64_t>(c.launch.block_num, block + 1)) * per;
     uint64_t at = uint64_t(block) * per;
     const int32_t r = find_region(workspace);
     if (r >= 0) {
         const MpnpuRegion& reg = c.regions[size_t(r)];
         const uint64_t a = uint64_t(reinterpret_cast<uintptr_t>(workspace));
-        if (a + SYS_WORKSPACE_BYTES <= reg.addr + reg.size && uint64_t(block + 1) * per <= SYS_WORKSPACE_BYTES)
+        const uint64_t room = reg.addr + reg.size - a;  // bytes from the workspace to its tensor's end
+        if (room >= SYS_WORKSPACE_BYTES && total <= SYS_WORKSPACE_BYTES)
             at = SYS_WORKSPACE_BYTES - uint64_t(block + 1) * per;
+        else if (room >= SYS_WORKSPACE_BYTES && total <= room)
+            at = room - uint64_t(block + 1) * per;
     }
     uint8_t* chunk = workspace + at;
     check_ws(chunk, per, site);
