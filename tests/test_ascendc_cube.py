@@ -402,6 +402,19 @@ def test_the_kernels_own_data_at_the_start_of_a_full_system_workspace_leaves_the
     _close(out, ref)
 
 
+@pytest.mark.slow
+def test_chunks_that_do_not_fit_the_system_workspace_sit_at_the_tensors_end_and_never_overlap(kernels) -> None:
+    """Two objects on 16 AI cores need more than the 16 MiB system workspace: in a larger tensor the
+    server's chunks lie at its end, block by block (the kernel's own data at its start is left alone)."""
+    from mpnpu.ascendc.matmul_tiling import SYS_WORKSPACE_BYTES
+
+    blocks = 16
+    assert workspace_bytes(blocks, 2) > SYS_WORKSPACE_BYTES
+    out, ref, *_ = _client(kernels, 16 * 2 * blocks, 64, 32, C_SCRATCH | C_TWO | C_UB, block_dim=blocks, base_m=16,
+                           base_n=64, workspace=SYS_WORKSPACE_BYTES + workspace_bytes(blocks, 2))
+    _close(out, ref)
+
+
 def test_reading_c_before_the_async_iterate_all_completed_is_a_raw(kernels) -> None:
     out, ref, peek, result, _ = _client(kernels, 128, 128, 64, C_EARLY, trace=True, base_m=64, base_n=64)
     _close(out, ref)
