@@ -92,3 +92,16 @@ def test_the_matmul_library_gives_ceil_div_and_ceil_align_where_kernels_call_the
               "static_assert(CeilDiv(3, 4) == 7);\n}\n")
     r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_older_spellings_and_the_enhanced_copy_compile(tmp_path) -> None:
+    # LoadData2dParams is the older pages' name of LoadData2DParams; the enhanced local copy's
+    # parameters (L0C -> UB on the inference chips) are accepted on this chip class.
+    source = ('#include "kernel_operator.h"\n'
+              "static_assert(std::is_same_v<AscendC::LoadData2dParams, AscendC::LoadData2DParams>);\n"
+              "void f(AscendC::LocalTensor<float> a, AscendC::LocalTensor<float> b) {\n"
+              "    AscendC::DataCopy(a, b, AscendC::DataCopyParams(1, 1, 0, 0),\n"
+              "        AscendC::DataCopyEnhancedParams(AscendC::BlockMode::BLOCK_MODE_MATRIX,\n"
+              "            AscendC::DeqScale::DEQ_NONE, 0, 0, false, pad_t::PAD_NONE, 0));\n}\n")
+    r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
+    assert r.returncode == 0, r.stderr[-3000:]

@@ -60,6 +60,34 @@ extern "C" __global__ __aicore__ void copy_forms(GM_ADDR x, GM_ADDR y) {
     DataCopy(yg[256], c, 256);
 }
 
+// The enhanced local copy (DataCopyEnhancedParams): on this chip class a basic UB -> UB copy (mode 0);
+// operands of two types (a conversion, mode 1) are refused at the call.
+extern "C" __global__ __aicore__ void enhanced_copy(GM_ADDR x, GM_ADDR y, int32_t mode) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    if (GetBlockIdx() != 0) return;
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64);
+    yg.SetGlobalBuffer((__gm__ float*)y, 64);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    LocalTensor<float> a = buf.GetWithOffset<float>(64, 0);
+    LocalTensor<float> b = buf.GetWithOffset<float>(64, 256);
+    DataCopy(a, xg, 64);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    const DataCopyEnhancedParams enhanced(BlockMode::BLOCK_MODE_VECTOR, DeqScale::DEQ_NONE, 0, 0, false,
+                                          pad_t::PAD_NONE, 0);
+    if (mode == 1) {
+        LocalTensor<half> h = buf.GetWithOffset<half>(64, 512);
+        DataCopy(h, a, DataCopyParams(1, 8, 0, 0), enhanced);  // the conversion
+    }
+    DataCopy(b, a, DataCopyParams(2, 2, 2, 2), enhanced);  // blocks 0-1 and 4-5 to 0-1 and 4-5
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(yg, b, 64);
+}
+
 // ArithProgression (int32 and float) and the shifts (arithmetic for int32, logical for uint32).
 extern "C" __global__ __aicore__ void arith_shift(GM_ADDR y) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);

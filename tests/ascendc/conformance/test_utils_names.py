@@ -80,3 +80,21 @@ def test_power_forms() -> None:
     np.testing.assert_allclose(y[128:192], x ** x, rtol=1e-6)
     n = np.arange(-3, 61, dtype=np.int32)
     assert np.array_equal(y[192:].view(np.int32), n ** 3)  # integers exactly
+
+
+def test_the_enhanced_copy_is_the_basic_one_here_and_refuses_a_conversion() -> None:
+    import numpy as np
+
+    k = kernel("utils_names.cpp", "enhanced_copy")
+    x = np.arange(64, dtype=np.float32) + 0.5
+    with device(2, kernel_type=KernelType.AIV) as dev:
+        xt, yt = dev.to_device("x", x), dev.to_device("y", np.full(64, -1.0, np.float32))
+        dev.launch(k, xt, yt, 0)
+        y = dev.to_host(yt)
+        with pytest.raises(KernelError, match=r"DataCopyEnhancedParams: operands of two types") as ei:
+            dev.launch(k, xt, yt, 1)
+    # two bursts of two 32-byte blocks, two blocks apart on both sides: blocks 0-1 and 4-5 copied
+    copied = [i for i in range(8) if np.array_equal(y[i * 8:(i + 1) * 8], x[i * 8:(i + 1) * 8])]
+    assert copied == [0, 1, 4, 5], y
+    line = line_of("utils_names.cpp", "// the conversion")
+    assert f"utils_names.cpp:{line}" in str(ei.value)

@@ -285,6 +285,19 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
                       block + uint64_t(p.dstStride) * unit, site);
 }
 
+// The enhanced form (the L0C -> UB page): on this chip class the page says the call is accepted and
+// copies as the basic local copy, with no conversion; so operands of two types are refused.
+template <typename T, typename U>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyParams& p,
+                     const DataCopyEnhancedParams& enhancedParams, MPNPU_SITE) {
+    (void)enhancedParams;
+    if constexpr (!std::is_same_v<T, U>)
+        mpnpu::api_error(site, "DataCopy with DataCopyEnhancedParams: operands of two types (a conversion on the "
+                               "way) are the inference chips' L0C -> UB path only, not this chip class's");
+    else
+        DataCopy(dst, src, p, site);
+}
+
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, MPNPU_SITE) {
     uint64_t bytes = uint64_t(count) * sizeof(T) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;

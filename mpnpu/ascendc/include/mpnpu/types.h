@@ -205,6 +205,37 @@ struct DataCopyExtParams {
         : blockCount(count), blockLen(len), srcStride(srcGap), dstStride(dstGap), rsv(reserved) {}
 };
 
+// The enhanced local copy's parameters (the L0C -> UB page). Their path exists on the inference chips
+// alone: on this chip class the call is accepted and copies as the basic local copy does.
+enum class BlockMode : uint8_t {
+    BLOCK_MODE_NORMAL,
+    BLOCK_MODE_MATRIX,
+    BLOCK_MODE_VECTOR,
+    BLOCK_MODE_SMALL_CHANNEL,
+    BLOCK_MODE_DEPTHWISE
+};
+enum class DeqScale : uint8_t { DEQ_NONE, DEQ, VDEQ, DEQ8, VDEQ8, DEQ16, VDEQ16 };
+}  // namespace AscendC
+// (the pad mode's type is a global name; its one value used by kernels: no padding, the page's
+// "reserved")
+enum class pad_t : uint8_t { PAD_NONE = 0 };
+namespace AscendC {
+struct DataCopyEnhancedParams {
+    BlockMode blockMode = BlockMode::BLOCK_MODE_NORMAL;
+    DeqScale deqScale = DeqScale::DEQ_NONE;
+    uint64_t deqValue = 0;
+    uint8_t sidStoreMode = 0;
+    bool isRelu = false;
+    pad_t padMode = pad_t::PAD_NONE;
+    uint64_t padValue = 0;
+    uint64_t deqTensorAddr = 0;
+    DataCopyEnhancedParams() = default;
+    DataCopyEnhancedParams(BlockMode blockModeIn, DeqScale deqScaleIn, uint64_t deqValueIn, uint8_t sidStoreModeIn,
+                           bool isReluIn, pad_t padModeIn, uint64_t padValueIn)
+        : blockMode(blockModeIn), deqScale(deqScaleIn), deqValue(deqValueIn), sidStoreMode(sidStoreModeIn),
+          isRelu(isReluIn), padMode(padModeIn), padValue(padValueIn) {}
+};
+
 // Names kernels give the copy parameters' defaults (on no API page; inferred from their use, as the
 // burst count and the strides of a copy of one contiguous run): the documented defaults of
 // DataCopyParams / DataCopyExtParams, one block and no gaps.

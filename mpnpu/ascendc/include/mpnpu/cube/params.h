@@ -64,6 +64,9 @@ struct LoadData2DParams {
           ifTranspose(ifTransposeIn), addrMode(addrModeIn) {}
 };
 
+// The older pages' spelling (LoadDataWithSparse's parameter), the same fields in the same order.
+using LoadData2dParams = LoadData2DParams;
+
 // 2D loads with a transpose (LoadDataWithTranspose): repeatTimes squares, the first at square
 // startIndex of the source, each next srcStride squares further (a square: one 16 x 16 fractal of
 // 16-bit elements, two side-by-side 16 x 8 fractals of 32-bit ones, 1 KiB); in the destination the
