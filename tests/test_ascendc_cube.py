@@ -72,7 +72,8 @@ def _close(out, ref, rel=1e-5):
 
 # -- the instructions ---------------------------------------------------------------------------------------
 
-TRANS_A, TRANS_B, ACC, BIAS, RELU, ATOMIC, NZ, UNIT, FROM_TABLE = 1, 2, 4, 8, 16, 32, 64, 128, 256
+TRANS_A, TRANS_B, ACC, BIAS, RELU, ATOMIC, NZ, UNIT, FROM_TABLE, HALF_BIAS, HF32 = 1, 2, 4, 8, 16, 32, 64, 128, 256, \
+    512, 1024
 TYPES = {("float16", "float32"): 0, (BF16, "float32"): 1, ("float32", "float32"): 2, ("float16", "float16"): 3,
          (BF16, BF16): 4}
 
@@ -82,6 +83,8 @@ def _basic(k, m, n, kk, flags, src="float16", dst="float32", seed=0):
     a_dev, a = _inputs(rng, (m, kk), src)
     b_dev, b = _inputs(rng, (kk, n), src)
     bias = rng.standard_normal(-(-n // 16) * 16).astype(np.float32)
+    if flags & HALF_BIAS:  # (given as half; its float values are the reference's)
+        bias = bias.astype(np.float16).astype(np.float32)
     mp, np_ = -(-m // 16) * 16, -(-n // 16) * 16
     c0 = rng.standard_normal((m, n)).astype(np.float32)
     out_kind = np.uint16 if dst == BF16 else np.dtype(dst)
@@ -89,7 +92,8 @@ def _basic(k, m, n, kk, flags, src="float16", dst="float32", seed=0):
     with device(1, kernel_type=KernelType.AIC) as dev:
         args = [dev.to_device("a", a_dev.T.copy() if flags & TRANS_A else a_dev),
                 dev.to_device("b", b_dev.T.copy() if flags & TRANS_B else b_dev),
-                dev.to_device("bias", bias), dev.to_device("c", c_init)]
+                dev.to_device("bias", bias.astype(np.float16) if flags & HALF_BIAS else bias),
+                dev.to_device("c", c_init)]
         dev.launch(k, *args, m, n, kk, flags, TYPES[(src, dst)])
         out = dev.to_host(args[3])
     out = _from_bf16(out) if dst == BF16 else out.astype(np.float32)
@@ -105,6 +109,18 @@ def _basic(k, m, n, kk, flags, src="float16", dst="float32", seed=0):
     if flags & ATOMIC:
         ref = ref + (_from_bf16(_bf16(c0)) if dst == BF16 else c0.astype(dst).astype(np.float32))
     return out, ref
+
+
+def test_a_half_bias_becomes_float_on_its_way_into_the_bias_table(kernels) -> None:
+    out, ref = _basic(kernels["basic"], 48, 64, 32, BIAS | HALF_BIAS, seed=3)
+    _close(out, ref)
+
+
+def test_hf32_mode_on_is_refused_at_the_call(kernels) -> None:
+    line = line_of("cube/mmad_basic.cpp", "SetHF32Mode(bool(flags & 1024));")
+    with pytest.raises(KernelError, match=r"SetHF32Mode\(enable\)") as e:
+        _basic(kernels["basic"], 16, 16, 16, HF32)
+    assert f"cube/mmad_basic.cpp:{line}" in str(e.value)
 
 
 @pytest.mark.parametrize("flags", [0, TRANS_A, TRANS_B, TRANS_A | TRANS_B, ACC, BIAS, RELU, ATOMIC, NZ,

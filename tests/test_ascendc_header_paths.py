@@ -105,3 +105,17 @@ def test_older_spellings_and_the_enhanced_copy_compile(tmp_path) -> None:
               "            AscendC::DeqScale::DEQ_NONE, 0, 0, false, pad_t::PAD_NONE, 0));\n}\n")
     r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_detection_helpers_and_the_hf32_names_compile(tmp_path) -> None:
+    # TrueType / FalseType in kernels' SFINAE checks; SetHF32Mode / SetHF32TransMode as bools and enums
+    source = ('#include "kernel_operator.h"\nusing namespace AscendC;\n'
+              "template <typename T> static auto check(int) -> decltype(T::member, TrueType());\n"
+              "template <typename T> static FalseType check(...);\n"
+              "struct With { static constexpr int member = 1; };\n"
+              "static_assert(IsSameType<decltype(check<With>(0)), TrueType>::value);\n"
+              "static_assert(IsSameType<decltype(check<int>(0)), FalseType>::value);\n"
+              "void f(uint8_t on) { SetHF32Mode(on); SetHF32TransMode(false);\n"
+              "    SetHF32Mode(HF32Mode::DISABLE); SetHF32TransMode(HF32TransMode::NEAREST_ZERO); }\n")
+    r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
+    assert r.returncode == 0, r.stderr[-3000:]

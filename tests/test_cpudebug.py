@@ -357,3 +357,17 @@ def test_racecheck_probes_a_polling_loop_that_looked_once_and_gives_the_program_
     line = line_of("poll_barrier.cpp", "// the last core's own line")
     assert "poll probe: held core 0 before " in r.stderr and f"poll_barrier.cpp:{line}" in r.stderr, r.stderr
     assert "spun there: a polling loop" in r.stderr and "SUMMARY: 0 hazards" in r.stderr, r.stderr
+
+
+def test_a_program_that_chose_its_kernel_mode_runs_those_cores_whatever_the_kernel_declares(bindir) -> None:
+    # (a unit test may run a mix kernel's cube part alone with AIC_MODE; the kernel's declaration
+    # decides only for a program that never chose)
+    exe = program("test_host_mode.cpp", bindir)
+    r = _run(exe)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "cube 2 vector 0"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MPNPU_") or k == "MPNPU_CACHE_DIR"}
+    declared = subprocess.run([exe, "declared"], capture_output=True, text=True, timeout=60,
+                              env={**env, "MPNPU_DEFAULT_KERNEL_MODE": "aiv"})
+    assert declared.returncode == 3, declared.stderr
+    assert "the kernel declares KERNEL_TYPE_MIX_AIC_1_2 but was launched as KERNEL_TYPE_AIV_ONLY" in declared.stderr

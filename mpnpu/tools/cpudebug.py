@@ -247,6 +247,8 @@ class CpuDebugKernel:
     regions: tuple[tuple[int, int, str, str], ...]  # (addr, size, segment, name) of every live GmAlloc block
     kernel_type: KernelType
     tiling_key: int = 0
+    #: the program chose the kernel mode (SetKernelMode): the kernel's declared type does not overrule it
+    host_mode: bool = False
 
     __mpnpu_pipes__ = "own"
 
@@ -259,7 +261,8 @@ class CpuDebugKernel:
         lib = _program_library(self.exports, self.fn, self.params)
         regions = sorted((bridge.Region(addr, size, _region_tensor(name, segment, size))
                           for addr, size, segment, name in self.regions), key=lambda r: r.addr)
-        bridge.run_slots(lib, self.kernel_type, list(self.slots), regions, tiling_key=self.tiling_key)
+        bridge.run_slots(lib, self.kernel_type, list(self.slots), regions, tiling_key=self.tiling_key,
+                         host_mode=self.host_mode)
 
 
 _mapped: dict[int, str] = {}  # in a core process: address -> segment mapped there
@@ -538,7 +541,8 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
         regions.append((b.addr, allocated_bytes(b.size), b.segment, named[0] if named else f"gm@{b.addr:#x}"))
         if named:
             _region_names[b.addr] = named[0]
-    hk = CpuDebugKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key))
+    hk = CpuDebugKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key),
+                        d.kernel_mode in _MODES)
     repeat = controls.repeat
     trace = bool(controls.racecheck) or bool(controls.timeline) or bool(controls.sync_log) \
         or bool(controls.initcheck) or bool(controls.synccheck)

@@ -3,7 +3,9 @@
 // a bias from the bias table) and Fixpipe to GM (ND or NZ out, converted, ReLU, atomic add).
 // flags: 1 A is given transposed ([k, m]), 2 B is given transposed ([n, k]), 4 accumulate a second
 // A x B, 8 bias, 16 ReLU, 32 atomic add into C, 64 NZ output, 128 unitFlag 3 on Mmad and Fixpipe, 256 with 8:
-// C starts from the bias table by cmatrixInitVal false / cmatrixSource true (no bias tensor passed). types: 0 half -> float, 1 bfloat16_t
+// C starts from the bias table by cmatrixInitVal false / cmatrixSource true (no bias tensor passed), 512 with 8:
+// the bias is half in GM and L1, converted to float on its way into the bias table, 1024 HF32 mode on
+// (refused by mpnpu; off, it is set at every run). types: 0 half -> float, 1 bfloat16_t
 // -> float, 2 float -> float, 3 half -> half, 4 bfloat16_t -> bfloat16_t (A and B -> C).
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -31,6 +33,9 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t m, uint3
     cGm.SetGlobalBuffer((__gm__ O*)c);
     const uint32_t mp = up(m, 16), np = up(n, 16), kp = up(k, 16);
     const uint32_t M1 = mp / 16, N1 = np / 16, K1 = kp / C0;
+    const bool halfBias = flags & 512;
+    SetHF32Mode(bool(flags & 1024));
+    SetHF32TransMode(false);
 
     LocalMemAllocator<Hardware::L1> l1;
     LocalMemAllocator<Hardware::L0A> l0a;
@@ -49,7 +54,14 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t m, uint3
     else DataCopy(a1, aGm, Nd2NzParams(1, k, m, 0, m, kp, 1, 0));          // NZ of A^T [k, m]
     if (!transB) DataCopy(b1, bGm, Nd2NzParams(1, k, n, 0, n, kp, 1, 0));  // NZ of B [k, n]
     else DataCopy(b1, bGm, Nd2NzParams(1, n, k, 0, k, np, 1, 0));          // NZ of B^T [n, k]
-    if (useBias) DataCopy(bias1, biasGm, np);
+    LocalTensor<half> bias1h = bias1.template ReinterpretCast<half>();
+    if (useBias && halfBias) {
+        GlobalTensor<half> biasHalfGm;
+        biasHalfGm.SetGlobalBuffer((__gm__ half*)bias);
+        DataCopy(bias1h, biasHalfGm, np);
+    } else if (useBias) {
+        DataCopy(bias1, biasGm, np);
+    }
     SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
 
@@ -74,7 +86,9 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t m, uint3
         LoadData(b2, b1, LoadData2DParams(0, K1 * N1, 1, 0, 0, false, 0));
     }
     // (into the bias table blockLen counts 64-byte units)
-    if (useBias) DataCopy(bias2, bias1, DataCopyParams(1, uint16_t(np * sizeof(float) / 64), 0, 0));
+    // (half to float on the way: blockLen counts 64-byte units of the half source)
+    if (useBias && halfBias) DataCopy<float, half>(bias2, bias1h, DataCopyParams(1, uint16_t(np * sizeof(half) / 64), 0, 0));
+    else if (useBias) DataCopy(bias2, bias1, DataCopyParams(1, uint16_t(np * sizeof(float) / 64), 0, 0));
     SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
     WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
 

@@ -298,6 +298,43 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const
         DataCopy(dst, src, p, site);
 }
 
+// L1 -> the bias table with the two types the L1 -> BiasTable page allows to differ on this chip
+// class: half bias in L1 into float in the bias table. blockLen counts 64-byte units of the source (as
+// a kernel sizing it from the bias's own bytes expects), srcGap 32-byte blocks of the source, dstGap
+// 64-byte units of the destination.
+template <typename T, typename U>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyParams& p, MPNPU_SITE) {
+    if constexpr (std::is_same_v<T, U>) {
+        DataCopy<T>(dst, src, p, site);
+    } else {
+        static_assert(std::is_same_v<T, float> && std::is_same_v<U, half>,
+                      "DataCopy local->local of two types: L1 -> the bias table from half to float is the one "
+                      "conversion this chip class has");
+        if (dst.mpnpu_mem() != MPNPU_MEM_BT || src.mpnpu_mem() != MPNPU_MEM_L1)
+            mpnpu::api_error(site, "DataCopy of two types (half to float) copies L1 to the bias table (C1 -> C2), not "
+                                   "%s to %s", mpnpu::mem_name(src.mpnpu_mem()), mpnpu::mem_name(dst.mpnpu_mem()));
+        if (p.blockCount == 0 || p.blockLen == 0) return;
+        const uint64_t n = uint64_t(p.blockLen) * 64 / sizeof(U);  // elements a block
+        const uint64_t sstep = uint64_t(p.blockLen) * 64 + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES;
+        const uint64_t dstep = n * sizeof(T) + uint64_t(p.dstStride) * 64;
+        const uint64_t count = p.blockCount;
+        const char* what = "DataCopy L1->bias table (half to float)";
+        src.mpnpu_touch_bytes('R', mpnpu::P_MTE1, 0, (count - 1) * sstep + n * sizeof(U), site, what);
+        dst.mpnpu_touch_bytes('W', mpnpu::P_MTE1, 0, (count - 1) * dstep + n * sizeof(T), site, what);
+        const uint8_t* s = reinterpret_cast<const uint8_t*>(src.mpnpu_addr());
+        uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+        mpnpu::core().pipes.run(mpnpu::P_MTE1, [=] {
+            for (uint64_t i = 0; i < count; ++i)
+                for (uint64_t e = 0; e < n; ++e) {
+                    U v;
+                    std::memcpy(&v, s + i * sstep + e * sizeof(U), sizeof(U));
+                    const T out = static_cast<T>(v);
+                    std::memcpy(d + i * dstep + e * sizeof(T), &out, sizeof(T));
+                }
+        });
+    }
+}
+
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, MPNPU_SITE) {
     uint64_t bytes = uint64_t(count) * sizeof(T) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;

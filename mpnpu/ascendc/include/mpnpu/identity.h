@@ -42,6 +42,8 @@ inline int launched_cores(int kt) {
 
 // KERNEL_TASK_TYPE_DEFAULT inside a kernel: the launch must have started the cores it says
 // (mpnpu reads the type from the source before the launch; this checks that it read it right).
+// A CPU-debug program that chose the cores itself (SetKernelMode) runs those, as the CPU-debug
+// library does: a unit test may run a mix kernel's cube part alone (AIC_MODE), and passes upstream.
 // The types of the inference series (KERNEL_TYPE_AICORE .. KERNEL_TYPE_MIX_VECTOR_CORE) do not exist
 // on this chip class: a kernel built for several families declares one type per family, and the
 // declaration of another family's type has no effect here.
@@ -50,6 +52,7 @@ inline void declare_kernel_type(int kt, const Site& site) {
     if (kt >= KERNEL_TYPE_AICORE && kt <= KERNEL_TYPE_MIX_VECTOR_CORE) return;
     if (kt < 0 || kt > MPNPU_KT_MIX_AIC_1_2)
         unsupported(site, "KERNEL_TASK_TYPE_DEFAULT(%d): mpnpu runs the separated cube/vector kernel types only", kt);
+    if (core().launch.host_mode) return;
     if (launched_cores(kt) != launched_cores(launched))
         api_error(site, "the kernel declares %s but was launched as %s (give the operator kernel_type=...)",
                   kernel_type_name(kt), kernel_type_name(launched));

@@ -269,6 +269,12 @@ struct IsSameType {
     static constexpr bool value = std::is_same_v<A, B>;
 };
 
+// TrueType / FalseType: two distinct types for compile-time detection (on no API page; kernels use
+// them unqualified in SFINAE checks, `decltype(..., TrueType())` against `FalseType check(...)`, and
+// compare the result with IsSameType).
+using TrueType = std::true_type;
+using FalseType = std::false_type;
+
 // Ceil(a, b): a / b rounded up, for non-negative integers (0 when b is 0).
 template <typename A, typename B>
 __attribute__((always_inline)) constexpr inline std::common_type_t<A, B> Ceil(A a, B b) {

@@ -732,6 +732,23 @@ inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams
     mpnpu::cube::fill(dst, initConstValueParams, site, "InitConstValue");
 }
 
+// HF32: with it on, the cube rounds float operands in L0A / L0B to HF32 before Mmad (SetHF32Mode),
+// toward zero or to nearest even (SetHF32TransMode). The pages do not give HF32's width, so mpnpu
+// refuses turning it on (it multiplies float in float32) and accepts it off; the rounding mode alone
+// changes nothing while it is off. The older form takes a bool, as kernels still call it.
+enum class HF32Mode : uint8_t { DISABLE = 0, ENABLE = 1 };
+enum class HF32TransMode : uint8_t { NEAREST_EVEN = 0, NEAREST_ZERO = 1 };
+inline void SetHF32Mode(bool hf32Mode, MPNPU_SITE) {
+    mpnpu::at(site);
+    if (hf32Mode) mpnpu::unsupported(site, "SetHF32Mode(enable) (mpnpu multiplies float inputs in float32)");
+}
+inline void SetHF32Mode(HF32Mode mode, MPNPU_SITE) { SetHF32Mode(mode == HF32Mode::ENABLE, site); }
+inline void SetHF32TransMode(bool hf32TransMode, MPNPU_SITE) {
+    (void)hf32TransMode;
+    mpnpu::at(site);
+}
+inline void SetHF32TransMode(HF32TransMode mode, MPNPU_SITE) { SetHF32TransMode(mode == HF32TransMode::NEAREST_ZERO, site); }
+
 inline void SetFixpipeNz2ndFlag(uint16_t ndNum, uint16_t srcNdStride, uint16_t dstNdStride, MPNPU_SITE) {
     mpnpu::at(site);
     mpnpu::cube::FixState& f = mpnpu::cube::fix_state();

@@ -138,6 +138,9 @@ typedef struct MpnpuLaunch {
     char* where;                  /* this core's "where" line: the kernel line it blocks at, or (asked by
                                      the watchdog's signal) its last API call's */
     int32_t where_size;
+    int32_t host_mode;            /* 1: the host program chose the cores (a CPU-debug launch after
+                                     SetKernelMode), which the kernel's KERNEL_TASK_TYPE_DEFAULT then does
+                                     not overrule */
 } MpnpuLaunch;
 
 /* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/native/abi.py for how each field is read. */

@@ -7,7 +7,7 @@
 #ifndef MPNPU_CONTRACT_H
 #define MPNPU_CONTRACT_H
 
-#define MPNPU_ABI_VERSION                  8  // the ABI's layout; a library built for another is refused
+#define MPNPU_ABI_VERSION                  9  // the ABI's layout; a library built for another is refused
 #define MPNPU_ANY_MODE                     255  // a flag wait that names no mode
 #define MPNPU_SYNC_BY_LIBRARY              128  // a sync record's mem bit: a high-level API issued it inside itself (not droppable, no mutant)
 #define MPNPU_GM_FLAG_MODE                 3  // the board's wait mode of a wait on a flag kept in GM

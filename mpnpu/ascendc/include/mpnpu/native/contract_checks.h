@@ -93,6 +93,7 @@ static_assert(offsetof(MpnpuLaunch, native) == 152 && sizeof(MpnpuLaunch::native
 static_assert(offsetof(MpnpuLaunch, calls) == 160 && sizeof(MpnpuLaunch::calls) == 8, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: calls");
 static_assert(offsetof(MpnpuLaunch, where) == 168 && sizeof(MpnpuLaunch::where) == 8, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: where");
 static_assert(offsetof(MpnpuLaunch, where_size) == 176 && sizeof(MpnpuLaunch::where_size) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: where_size");
+static_assert(offsetof(MpnpuLaunch, host_mode) == 180 && sizeof(MpnpuLaunch::host_mode) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: host_mode");
 
 static_assert(sizeof(MpnpuFault) == 560, "MpnpuFault differs from its mirror in mpnpu.ascendc.native.abi: size");
 static_assert(offsetof(MpnpuFault, kind) == 0 && sizeof(MpnpuFault::kind) == 4, "MpnpuFault differs from its mirror in mpnpu.ascendc.native.abi: kind");
