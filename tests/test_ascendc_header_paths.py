@@ -89,7 +89,10 @@ def test_the_matmul_library_gives_ceil_div_and_ceil_align_where_kernels_call_the
               "static_assert(CeilAlign(uint64_t{33}, 32u) == 64);\n}\n"
               "namespace OwnHelper {\nusing namespace matmul;\n"
               "template <typename T> constexpr T CeilDiv(T a, T b) { return a + b; }  // the kernel's own\n"
-              "static_assert(CeilDiv(3, 4) == 7);\n}\n")
+              "static_assert(CeilDiv(3, 4) == 7);\n}\n"
+              "template <typename T1, typename T2> constexpr T1 CeilAlign(T1 a, T2 b) { return a * b; }\n"
+              "using namespace AscendC;  // a kernel's own two-type form at global scope, beside the library's\n"
+              "static_assert(CeilAlign(3u, 4) == 12);\n")
     r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
     assert r.returncode == 0, r.stderr[-3000:]
 

@@ -314,6 +314,11 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const
             mpnpu::api_error(site, "DataCopy of two types (half to float) copies L1 to the bias table (C1 -> C2), not "
                                    "%s to %s", mpnpu::mem_name(src.mpnpu_mem()), mpnpu::mem_name(dst.mpnpu_mem()));
         if (p.blockCount == 0 || p.blockLen == 0) return;
+        if (src.mpnpu_offset() % mpnpu::BLOCK_BYTES || dst.mpnpu_offset() % 64)
+            mpnpu::api_error(site, "DataCopy L1->bias table: the source must start 32-byte aligned and the destination "
+                                   "64-byte aligned (offsets %llu and %llu)",
+                             static_cast<unsigned long long>(src.mpnpu_offset()),
+                             static_cast<unsigned long long>(dst.mpnpu_offset()));
         const uint64_t n = uint64_t(p.blockLen) * 64 / sizeof(U);  // elements a block
         const uint64_t sstep = uint64_t(p.blockLen) * 64 + uint64_t(p.srcStride) * mpnpu::BLOCK_BYTES;
         const uint64_t dstep = n * sizeof(T) + uint64_t(p.dstStride) * 64;

@@ -607,7 +607,6 @@ public:
         cursor_ = 0;
         if (!client_mode(site)) return;
         Wire w = wire(OP_END, site);
-        client().ended |= 1u << index_;
         wait_for(post(w, site), site);
         pending_ = -1;
     }
@@ -791,8 +790,6 @@ protected:
         w.quant_base = encode(setup_.quant_base, site, "Matmul::SetQuantVector");
         w.quant = encode(setup_.quant, site, "Matmul::SetQuantVector");
         w.c_base.arg = w.c.arg = -1;
-        client().used |= 1u << index_;
-        client().ended &= ~(1u << index_);
         return w;
     }
 
@@ -1247,14 +1244,15 @@ class MatmulImpl
 // multiple of b (a when b is 0). Not on an API page: public kernels that include lib/matmul_intf.h
 // call them unqualified without defining them, inside namespace AscendC (ops-nn quant_batch_matmul_v4)
 // and after ``using namespace matmul`` (batch_mat_mul_v3, transpose_batch_mat_mul, rotate_quant), so
-// the matmul library gives them in both. Two template parameters, so a kernel's own CeilDiv(T, T)
-// template (or a plain function) is preferred where both are seen.
-template <typename T, typename U>
-constexpr auto CeilDiv(T a, U b) -> std::common_type_t<T, U> {
+// the matmul library gives them in both. A trailing empty parameter pack makes them less specialised
+// than any two-parameter form, so a kernel's own CeilDiv (a template of one or two types, or a
+// plain function) is preferred where both are seen, rather than the call being ambiguous.
+template <typename T, typename U, typename... None, typename = std::enable_if_t<sizeof...(None) == 0>>
+constexpr auto CeilDiv(T a, U b, None...) -> std::common_type_t<T, U> {
     return DivCeil(a, b);
 }
-template <typename T, typename U>
-constexpr auto CeilAlign(T a, U b) -> std::common_type_t<T, U> {
+template <typename T, typename U, typename... None, typename = std::enable_if_t<sizeof...(None) == 0>>
+constexpr auto CeilAlign(T a, U b, None...) -> std::common_type_t<T, U> {
     using R = std::common_type_t<T, U>;
     return b == 0 ? static_cast<R>(a) : static_cast<R>(DivCeil(a, b) * static_cast<R>(b));
 }

@@ -21,8 +21,8 @@
 // for), so that a vector core blocked there never leaves its sibling's request without its pair. Requests are one per Iterate, GetTensorC, IterateAll,
 // IterateBatch / IterateNBatch and End (the setters only change the client's copy of the setup, which travels with each request).
 // The flags are real cross-core flags (ids 0 and 1, inside the [0, 2N-1] the documentation reserves
-// for N Matmul objects): the watchdog sees a server waiting for a client that finished without
-// End, the race detector orders the cube core's accesses by them, holds stop at them.
+// for N Matmul objects): the watchdog sees a server waiting for a client that can no longer ask,
+// the race detector orders the cube core's accesses by them, holds stop at them.
 //
 // The GM workspace (REGIST_MATMUL_OBJ's system workspace) per AI core, at block * kfc_block_bytes:
 //   [0, 16 KiB)      request rings, 2 clients x 16 requests x 512 bytes
@@ -166,7 +166,6 @@ struct Client {
     int sub = 0;
     uint64_t next = 0, consumed = 0;
     bool server_done = false, finished = false;
-    uint32_t used = 0, ended = 0;  // Matmul objects (bits) this core used / whose last call was End
     int alive = 0;                 // registered objects not yet destroyed
     int registered = 0;            // objects REGIST_MATMUL_OBJ gave
     Site site{nullptr, 0, nullptr};  // REGIST_MATMUL_OBJ's
@@ -317,8 +316,11 @@ inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
         const uint64_t room = reg.addr + reg.size - a;  // bytes from the workspace to its tensor's end
         if (room >= SYS_WORKSPACE_BYTES && total <= SYS_WORKSPACE_BYTES)
             at = SYS_WORKSPACE_BYTES - uint64_t(block + 1) * per;
-        else if (room >= SYS_WORKSPACE_BYTES && total <= room)
-            at = room - uint64_t(block + 1) * per;
+        else if (c.launch.sys_workspace_bytes == 0 && room >= SYS_WORKSPACE_BYTES && total <= room)
+            // (a launch that reserves a system workspace ahead of the kernel's part lays them from the
+            // start, as before: past 16 MiB they then reach into the kernel's part; check_ws bounds
+            // them by the tensor only)
+            at = (room - total) / 512 * 512 + (total / per - 1 - uint64_t(block)) * per;  // (block 0 last)
     }
     uint8_t* chunk = workspace + at;
     check_ws(chunk, per, site);

@@ -223,6 +223,7 @@ inline bool marshal(const MpnpuServe* s, const MpnpuServeEntry& e, const uint8_t
     l.hold_site = nullptr;
     l.n_inserts = 0;
     l.inserts = nullptr;
+    l.host_mode = 0;
     return true;
 }
 
