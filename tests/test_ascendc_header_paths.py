@@ -59,6 +59,12 @@ def _syntax_check(tmp_path, source: str, flags: list[str]) -> subprocess.Complet
                           capture_output=True, text=True, timeout=600)
 
 
+def _assert_compiles(tmp_path, source: str) -> None:
+    """``source`` compiles as a device build (mpnpu's headers, no CPU-debug defines)."""
+    r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
 def test_a_cpu_debug_build_is_the_host_build_unit_tests_expect(tmp_path) -> None:
     # Unit tests pick their host code with ASCENDC_CPU_DEBUG, include kernel_log.h, and define their
     # own scalar min(int, int), which the device compiler's builtins would clash with.
@@ -75,8 +81,7 @@ def test_a_device_build_has_the_scalar_builtins(tmp_path) -> None:
     source = ('#include "kernel_operator.h"\n'
               "#ifdef ASCENDC_CPU_DEBUG\n#error a CPU-debug build\n#endif\n"
               "uint32_t f(uint32_t a, uint32_t b) { return min(a, b) + max(a, b); }\n")
-    r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
-    assert r.returncode == 0, r.stderr[-3000:]
+    _assert_compiles(tmp_path, source)
 
 
 def test_the_matmul_library_gives_ceil_div_and_ceil_align_where_kernels_call_them(tmp_path) -> None:
@@ -93,8 +98,7 @@ def test_the_matmul_library_gives_ceil_div_and_ceil_align_where_kernels_call_the
               "template <typename T1, typename T2> constexpr T1 CeilAlign(T1 a, T2 b) { return a * b; }\n"
               "using namespace AscendC;  // a kernel's own two-type form at global scope, beside the library's\n"
               "static_assert(CeilAlign(3u, 4) == 12);\n")
-    r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
-    assert r.returncode == 0, r.stderr[-3000:]
+    _assert_compiles(tmp_path, source)
 
 
 def test_older_spellings_and_the_enhanced_copy_compile(tmp_path) -> None:
@@ -106,8 +110,7 @@ def test_older_spellings_and_the_enhanced_copy_compile(tmp_path) -> None:
               "    AscendC::DataCopy(a, b, AscendC::DataCopyParams(1, 1, 0, 0),\n"
               "        AscendC::DataCopyEnhancedParams(AscendC::BlockMode::BLOCK_MODE_MATRIX,\n"
               "            AscendC::DeqScale::DEQ_NONE, 0, 0, false, pad_t::PAD_NONE, 0));\n}\n")
-    r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
-    assert r.returncode == 0, r.stderr[-3000:]
+    _assert_compiles(tmp_path, source)
 
 
 def test_detection_helpers_and_the_hf32_names_compile(tmp_path) -> None:
@@ -120,5 +123,4 @@ def test_detection_helpers_and_the_hf32_names_compile(tmp_path) -> None:
               "static_assert(IsSameType<decltype(check<int>(0)), FalseType>::value);\n"
               "void f(uint8_t on) { SetHF32Mode(on); SetHF32TransMode(false);\n"
               "    SetHF32Mode(HF32Mode::DISABLE); SetHF32TransMode(HF32TransMode::NEAREST_ZERO); }\n")
-    r = _syntax_check(tmp_path, source, ["-std=c++17", f"-I{INCLUDE_DIR}"])
-    assert r.returncode == 0, r.stderr[-3000:]
+    _assert_compiles(tmp_path, source)
