@@ -1253,8 +1253,7 @@ constexpr auto CeilDiv(T a, U b, None...) -> std::common_type_t<T, U> {
 }
 template <typename T, typename U, typename... None, typename = std::enable_if_t<sizeof...(None) == 0>>
 constexpr auto CeilAlign(T a, U b, None...) -> std::common_type_t<T, U> {
-    using R = std::common_type_t<T, U>;
-    return b == 0 ? static_cast<R>(a) : static_cast<R>(DivCeil(a, b) * static_cast<R>(b));
+    return AlignUp(a, b);
 }
 
 }  // namespace AscendC

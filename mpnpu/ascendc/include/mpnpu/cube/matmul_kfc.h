@@ -167,7 +167,6 @@ struct Client {
     uint64_t next = 0, consumed = 0;
     bool server_done = false, finished = false;
     int alive = 0;                 // registered objects not yet destroyed
-    int registered = 0;            // objects REGIST_MATMUL_OBJ gave
     Site site{nullptr, 0, nullptr};  // REGIST_MATMUL_OBJ's
 };
 inline Client& client() {
@@ -307,7 +306,8 @@ inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
     // chip's state) but fit in the tensor, from the tensor's end; else from its start. The choice
     // depends on the launch alone, so the AI cores' chunks never overlap.
     const uint64_t per = kfc_block_bytes(nobj);
-    const uint64_t total = uint64_t(std::max<int64_t>(c.launch.block_num, block + 1)) * per;
+    const uint64_t blocks = uint64_t(std::max<int64_t>(c.launch.block_num, block + 1));  // AI cores
+    const uint64_t total = blocks * per;
     uint64_t at = uint64_t(block) * per;
     const int32_t r = find_region(workspace);
     if (r >= 0) {
@@ -320,7 +320,7 @@ inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
             // (a launch that reserves a system workspace ahead of the kernel's part lays them from the
             // start, as before: past 16 MiB they then reach into the kernel's part; check_ws bounds
             // them by the tensor only)
-            at = (room - total) / 512 * 512 + (total / per - 1 - uint64_t(block)) * per;  // (block 0 last)
+            at = (room - total) / 512 * 512 + (blocks - 1 - uint64_t(block)) * per;  // (block 0 last)
     }
     uint8_t* chunk = workspace + at;
     check_ws(chunk, per, site);
@@ -352,7 +352,6 @@ inline bool regist(const Site& site, AscendC::TPipe* pipe, uint8_t* workspace, b
         c.chunk = chunk;
         c.sub = int(core().launch.subblock_idx);
         c.site = site;
-        c.registered = ctx.n;
         core().before_user_sync = &before_kernel_sync;
         for (int i = 0; i < ctx.n; ++i) ctx.objs[i]->mpnpu_client_registered();
         return false;
