@@ -105,9 +105,11 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("to_l1", [False, True], ids=["to GM", "to L1"])
+@pytest.mark.parametrize("to_l1", [0, 1, 2], ids=["to GM", "to L1", "to L1 by the older DataCopy"])
 @pytest.mark.parametrize(("ints", "out", "mode", "vector", "relu", "args"), CASES)
 def test_a_conversion_out_of_l0c_follows_the_documented_rule(kernel, to_l1, ints, out, mode, vector, relu, args):
+    if to_l1 == 2 and vector:
+        pytest.skip("the older copy's vector modes read SetFixPipeConfig's table, which this kernel does not set")
     rng = np.random.default_rng(mode * 10 + int(relu))
     m, n, k = 20, 40, 64
     a, b_t = operands(rng, m, n, k, ints)

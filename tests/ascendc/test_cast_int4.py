@@ -57,3 +57,13 @@ def test_a_global_tensor_of_int4b_t_indexes_two_values_to_a_byte() -> None:
         y, out = dev.to_device("y", np.zeros(2048, np.int8)), dev.to_device("out", np.full(4, -1, np.int64))
         dev.launch(k, y, out)
         assert dev.to_host(out).tolist() == [1024, 3, 1024, 3]
+
+
+def test_a_local_tensor_of_int4b_t_counts_two_values_to_a_byte() -> None:
+    """A LocalTensor<int4b_t>'s size, offsets and casts count int4b_t values (ops-nn's flat_quant lays
+    its UB out as ``int4Tensor[DATA_COUNT]``); before, one a byte, and its next buffer overlapped."""
+    k = kernel("int4_local.cpp", "int4_local")
+    with device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.full(6, -1, np.int64))
+        dev.launch(k, out)
+        assert dev.to_host(out).tolist() == [8192, 4096, 1024, 2048, 256, 515]

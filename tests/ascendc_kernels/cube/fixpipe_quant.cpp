@@ -1,6 +1,8 @@
 // The fixpipe's conversions on the way out of L0C, on one cube core: C = A x B (A [m, k], B given as
 // B^T [n, k]; half -> float in L0C, or int8_t -> int32_t), then one Fixpipe with quantPre = mode, the
 // scalar word, ReLU if relu, to GM (ND) or to L1 (NZ, 32-byte fractals) and from there to GM as it is.
+// to_l1 2: the older DataCopy L0C -> L1 with DataCopyCO12DstParams instead (a scalar mode's word from
+// SetFixpipePreQuantFlag), Mmad and the copy with unit flags (UFMode3).
 // The vector modes' words are copied GM -> L1 first, to the same L1 bytes the L1 destination starts at
 // (the instruction reads its table before it writes).
 // in: 0 half inputs, 1 int8_t inputs. out: 0 half, 1 int8_t, 2 uint8_t, 3 bfloat16_t.
@@ -46,7 +48,9 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR words, GM_ADDR c, uint32_t m, uint
     LoadData(b2, b1, LoadData2DParams(0, K1 * N1, 1, 0, 0, false, 0));
     SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
     WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
-    Mmad(c1, a2, b2, MmadParams(uint16_t(m), uint16_t(n), uint16_t(k)));
+    MmadParams mm(static_cast<uint16_t>(m), static_cast<uint16_t>(n), static_cast<uint16_t>(k));
+    if (to_l1 == 2) mm.unitFlag = UFMode3;
+    Mmad(c1, a2, b2, mm);
     SetFlag<HardEvent::M_FIX>(EVENT_ID0);
     WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
     SetFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
@@ -55,7 +59,16 @@ static void run(GM_ADDR a, GM_ADDR b, GM_ADDR words, GM_ADDR c, uint32_t m, uint
     FixpipeParamsV220 fp(uint16_t(n), uint16_t(m), uint16_t(mp), n, relu != 0);
     fp.quantPre = QuantMode_t(mode);
     fp.deqScalar = scalar;
-    if (to_l1) {
+    if (to_l1 == 2) {
+        SetFixpipePreQuantFlag(scalar);
+        DataCopyCO12DstParams p(uint16_t(n), uint16_t(m), mp * OC0 * sizeof(O) / 32, uint16_t(mp), QuantMode_t(mode),
+                                uint8_t(relu), false, false);
+        p.unitFlag = UFMode3;
+        DataCopy(out1, c1, p);  // the older copy to L1
+        SetFlag<HardEvent::FIX_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::FIX_MTE3>(EVENT_ID0);
+        DataCopy(cGm, out1, DataCopyParams(1, uint16_t(up(n, OC0) * mp * sizeof(O) / 32), 0, 0));
+    } else if (to_l1) {
         fp.dstStride = mp * OC0 * sizeof(O) / 32;
         Fixpipe<O, L, CFG_NZ>(out1, c1, table, fp);  // the Fixpipe to L1
         SetFlag<HardEvent::FIX_MTE3>(EVENT_ID0);

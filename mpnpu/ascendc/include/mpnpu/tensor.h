@@ -149,7 +149,7 @@ public:
 
     LocalTensor operator[](uint32_t offset) const {
         LocalTensor v = *this;
-        v.off_ = off_ + uint64_t(offset) * sizeof(T);
+        v.off_ = off_ + mpnpu::elem_bytes<T>(offset);
         v.size_ = size_ > offset ? size_ - offset : 0;
         return v;
     }
@@ -179,11 +179,11 @@ public:
 
     uint32_t GetSize() const { return size_; }
     void SetSize(uint32_t size) { size_ = size; }
-    uint32_t GetLength() const { return uint32_t(size_ * sizeof(T)); }
-    void SetBufferLen(uint32_t bytes) { size_ = uint32_t(bytes / sizeof(T)); }
+    uint32_t GetLength() const { return uint32_t(mpnpu::elem_bytes<T>(size_)); }
+    void SetBufferLen(uint32_t bytes) { size_ = uint32_t(mpnpu::bytes_elems<T>(bytes)); }
     // The element's address in this process (what a kernel may compute alignment from).
     uint64_t GetPhyAddr() const { return uint64_t(reinterpret_cast<uintptr_t>(mpnpu_addr())); }
-    uint64_t GetPhyAddr(uint32_t offset) const { return GetPhyAddr() + uint64_t(offset) * sizeof(T); }
+    uint64_t GetPhyAddr(uint32_t offset) const { return GetPhyAddr() + mpnpu::elem_bytes<T>(offset); }
     TPosition GetPosition() const { return pos_; }
     void SetUserTag(int32_t tag) { tag_ = tag; }
     int32_t GetUserTag() const { return tag_; }
@@ -193,7 +193,7 @@ public:
     template <typename U>
     LocalTensor<U> ReinterpretCast() const {
         LocalTensor<U> v;
-        v.mpnpu_init(mem_, pos_, off_, uint32_t(uint64_t(size_) * sizeof(T) / sizeof(U)), lo_, hi_);
+        v.mpnpu_init(mem_, pos_, off_, uint32_t(mpnpu::bytes_elems<U>(mpnpu::elem_bytes<T>(size_))), lo_, hi_);
         v.SetUserTag(tag_);
         return v;
     }
@@ -203,11 +203,11 @@ public:
     void SetAddrWithOffset(LocalTensor<S>& src, uint32_t offset) {
         mem_ = src.mpnpu_mem();
         pos_ = src.GetPosition();
-        off_ = src.mpnpu_offset() + uint64_t(offset) * sizeof(S);
+        off_ = src.mpnpu_offset() + mpnpu::elem_bytes<S>(offset);
         lo_ = src.mpnpu_buf_lo();
         hi_ = src.mpnpu_buf_hi();
         uint64_t left = hi_ > off_ ? hi_ - off_ : 0;
-        size_ = uint32_t(left / sizeof(T));
+        size_ = uint32_t(mpnpu::bytes_elems<T>(left));
     }
 
     // -- for mpnpu's API implementations ----------------------------------------------------------
@@ -227,8 +227,8 @@ public:
     // Check (and trace) an access by ``pipe`` to elements [first, first + n) of this tensor.
     void mpnpu_touch(char kind, uint8_t pipe, uint64_t first, uint64_t n, const mpnpu::Site& site,
                      const char* what) const {
-        uint64_t b = off_ + first * sizeof(T);
-        mpnpu::local_access(kind, pipe, mem_, b, b + n * sizeof(T), lo_, hi_, site, what);
+        uint64_t b = off_ + mpnpu::elem_bytes<T>(first);
+        mpnpu::local_access(kind, pipe, mem_, b, b + mpnpu::elem_bytes<T>(n), lo_, hi_, site, what);
     }
     // The same for a byte range [lo, hi) relative to this tensor's first element.
     void mpnpu_touch_bytes(char kind, uint8_t pipe, uint64_t lo, uint64_t hi, const mpnpu::Site& site,

@@ -112,7 +112,7 @@ template <typename T>
 LocalTensor<T>::LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, mpnpu::Site site) {
     int mem = mpnpu::position_memory(pos);
     mpnpu::check_core_has(mem, pos, site, "LocalTensor(pos, addr, tileSize)");
-    uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+    uint64_t bytes = mpnpu::elem_bytes<T>(tileSize);
     if (addr % mpnpu::BLOCK_BYTES)
         mpnpu::api_error(site, "LocalTensor(pos, addr, tileSize): addr %u is not 32-byte aligned", addr);
     if (uint64_t(addr) + bytes > mpnpu::memory_size(mem))
@@ -335,7 +335,7 @@ class TBuf {
 public:
     template <typename T>
     LocalTensor<T> Get(MPNPU_SITE) const {
-        return GetWithOffset<T>(uint32_t(slot_.bytes / sizeof(T)), 0, site);
+        return GetWithOffset<T>(uint32_t(mpnpu::bytes_elems<T>(slot_.bytes)), 0, site);
     }
     // The whole buffer as a tensor, as Get() gives it (TBuf has no queue: nothing is allocated or
     // handed on); FreeTensor gives nothing back.
@@ -358,7 +358,7 @@ public:
         mpnpu::at(site);
         if (!ready_) mpnpu::api_error(site, "TBuf::Get: the buffer has no memory yet (TPipe::InitBuffer first)");
         mpnpu::check_core_has(slot_.mem, pos, site, "TBuf::Get");
-        if (slot_.offset + uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > mpnpu::memory_size(slot_.mem))
+        if (slot_.offset + uint64_t(bufOffset) + mpnpu::elem_bytes<T>(size) > mpnpu::memory_size(slot_.mem))
             mpnpu::api_error(site,
                              "TBuf::Get: %u elements of %zu bytes at byte %u of a buffer at byte %llu run past the "
                              "end of %s (%llu bytes)",
@@ -591,7 +591,7 @@ public:
         held_[s] = true;
         const BufferSlot& b = slots_[s];
         LocalTensor<T> t;
-        t.mpnpu_init(b.mem, mpnpu_position(), b.offset, uint32_t(b.bytes / sizeof(T)), b.offset, b.offset + b.bytes);
+        t.mpnpu_init(b.mem, mpnpu_position(), b.offset, uint32_t(mpnpu::bytes_elems<T>(b.bytes)), b.offset, b.offset + b.bytes);
         return t;
     }
     template <typename T>
@@ -628,7 +628,7 @@ private:
         queued_id_[(head_ + n_queued_) % kMaxBuffers] = id;
         queued_[(head_ + n_queued_) % kMaxBuffers] = int8_t(s);
         queued_off_[(head_ + n_queued_) % kMaxBuffers] = tensor.mpnpu_offset();
-        queued_size_[(head_ + n_queued_) % kMaxBuffers] = uint64_t(tensor.GetSize()) * sizeof(T);
+        queued_size_[(head_ + n_queued_) % kMaxBuffers] = mpnpu::elem_bytes<T>(tensor.GetSize());
         ++n_queued_;
         return true;
     }
@@ -652,7 +652,7 @@ public:
         mpnpu::wait_flag(evt, id, site);  // the event its EnQue set (a trip named by positions: that trip's)
         const BufferSlot& b = slots_[s];
         LocalTensor<T> t;
-        t.mpnpu_init(b.mem, mpnpu_position(), off, uint32_t(bytes / sizeof(T)), b.offset, b.offset + b.bytes);
+        t.mpnpu_init(b.mem, mpnpu_position(), off, uint32_t(mpnpu::bytes_elems<T>(bytes)), b.offset, b.offset + b.bytes);
         return t;
     }
     template <typename T>
@@ -806,7 +806,7 @@ public:
     LocalTensor<T> Alloc(uint32_t tileSize, MPNPU_SITE) {
         int mem = memory();
         mpnpu::check_core_has(mem, pos, site, "LocalMemAllocator::Alloc");
-        uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+        uint64_t bytes = mpnpu::elem_bytes<T>(tileSize);
         uint64_t at = mpnpu::reserve(mem, used_, bytes, site, "LocalMemAllocator::Alloc");
         LocalTensor<T> t;
         t.mpnpu_init(mem, pos, at, tileSize, at, at + bytes);
@@ -860,7 +860,7 @@ inline bool PopStackBuffer(LocalTensor<T>& popLocal, MPNPU_SITE) {
     mpnpu::check_core_has(mem, pos, site, "PopStackBuffer");
     const uint64_t used = pipe->mpnpu_state()->used[mem], end = mpnpu::memory_size(mem);
     if (used + sizeof(T) > end) return false;
-    popLocal.mpnpu_init(mem, pos, used, uint32_t((end - used) / sizeof(T)), used, end);
+    popLocal.mpnpu_init(mem, pos, used, uint32_t(mpnpu::bytes_elems<T>(end - used)), used, end);
     return true;
 }
 

@@ -165,6 +165,21 @@ struct int4b_t {
     constexpr operator int() const { return value; }
 };
 
+namespace mpnpu {
+// The bytes n elements of T take, and the elements of T b bytes hold: the API counts int4b_t
+// elements (a tensor's size, an offset), two to a byte.
+template <typename T>
+constexpr uint64_t elem_bytes(uint64_t n) {
+    if constexpr (std::is_same_v<T, ::int4b_t>) return n / 2;
+    else return n * sizeof(T);
+}
+template <typename T>
+constexpr uint64_t bytes_elems(uint64_t b) {
+    if constexpr (std::is_same_v<T, ::int4b_t>) return b * 2;
+    else return b / sizeof(T);
+}
+}  // namespace mpnpu
+
 namespace AscendC {
 
 // HardEvent::SRC_DST: pipe DST waits for pipe SRC. The numbering is mpnpu's own.

@@ -673,6 +673,26 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src, cons
                          site, "DataCopy L0C->GM");
 }
 
+// The older L0C -> L1 copy (CO1 -> A1), NZ to NZ as Fixpipe L0C -> L1: dstStride counts 32-byte
+// blocks between the destination's Z columns; quantPre converts (the scalar modes' word from
+// SetFixpipePreQuantFlag, the vector modes' table from SetFixPipeConfig). NZ2ND is documented for
+// the GM path only.
+template <typename T, typename U>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyCO12DstParams& intriParams,
+                     MPNPU_SITE) {
+    const char* what = "DataCopy L0C->L1";
+    if (intriParams.nz2ndEn) mpnpu::api_error(site, "%s: nz2ndEn (NZ2ND is documented for L0C->GM only)", what);
+    if (intriParams.channelSplit) mpnpu::unsupported(site, "%s: channelSplit", what);
+    if (intriParams.clipReluPre || intriParams.eltWiseOp) mpnpu::unsupported(site, "%s: clipReluPre / eltWiseOp", what);
+    mpnpu::cube::unit_flag_wait(intriParams.unitFlag, mpnpu::P_M, site, what);
+    const mpnpu::cube::FixState& f = mpnpu::cube::fix_state();
+    mpnpu::cube::fix_out_local(
+        dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
+        mpnpu::cube::QuantRule{intriParams.quantPre, intriParams.reluPre != 0, f.pre_quant,
+                               mpnpu::cube::quant_is_vector(intriParams.quantPre) ? f.quant_table : nullptr},
+        site, what);
+}
+
 // Fill / InitConstValue: repeatTimes repeats of blockNum blocks set to initValue, dstGap blocks
 // between repeats; a block is 32 bytes in L1 (on PIPE_MTE2) and 512 bytes in L0A / L0B (on PIPE_MTE1),
 // dstGap in the same unit. repeatTimes or blockNum 0 does nothing.

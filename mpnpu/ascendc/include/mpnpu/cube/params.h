@@ -267,6 +267,11 @@ struct FixpipeParamsV220 {
 };
 using FixpipeParams = FixpipeParamsV220;
 
+// The unit-flag values of Mmad and the L0C copies by name (the UnitFlag page: 2 keeps the L0C units'
+// flags as they are, 3 flips them once the instruction is done; 0 is off).
+constexpr uint8_t UFMode2 = 2;
+constexpr uint8_t UFMode3 = 3;
+
 // The older L0C -> GM copy (DataCopy with these params); NZ2ND's matrix count and strides come
 // from SetFixpipeNz2ndFlag.
 struct DataCopyCO12DstParams {
