@@ -7,8 +7,10 @@
     mutants     one run per executed site, MPNPU_DROP_SYNC=<site> (a run-time switch: nothing is
                 rebuilt), side by side in ``jobs`` slots; in a unit-test program of ``mpnpu ut``,
                 only the tests whose launches executed the site run (--gtest_filter, each test
-                started with the CPU-debug settings it had: Learnt.only), and a kill seen that way
-                is confirmed by the program whole; a run that fails is the site **killed**,
+                started with the CPU-debug settings it had: Learnt.only); the filtered tests run once
+                with nothing dropped first (once per distinct filter), and when they pass so, a kill
+                seen through that filter stands; otherwise (a test may need files an earlier test
+                wrote) the kill is confirmed by the program whole; a run that fails is the site **killed**,
                 and how: the program's own check (a non-zero exit), a gtest failure (which tests),
                 a deadlock or another device error mpnpu reported, a time-out
     proven      a sync inside one core (SetFlag, WaitFlag, PipeBarrier) whose removal leaves racecheck
@@ -285,27 +287,33 @@ def proven_redundant(m: Mutant, hazards_without: int | None, calls: set[str] | N
     return True
 
 
+#: how a mutant runs only the tests that executed its site: (arguments, environment, whether those
+#: tests alone pass with nothing dropped), from :meth:`Learnt.only` and a filtered baseline run;
+#: ([], {}, True) runs the program whole
+Only = tuple[list[str], dict[str, str], bool]
+
 #: runs one mutant and classifies it: :func:`classify_mutant`'s arguments, the mutant it classified back
-MutantRunner = Callable[[list[str], Mutant, tuple[list[str], dict[str, str]], list[str], int | None, str | None,
-                         dict[str, str], float], Mutant]
+MutantRunner = Callable[[list[str], Mutant, Only, list[str], int | None, str | None, dict[str, str], float], Mutant]
 
 
-def classify_mutant(argv: list[str], m: Mutant, only: tuple[list[str], dict[str, str]], ran: list[str],
+def classify_mutant(argv: list[str], m: Mutant, only: Only, ran: list[str],
                     hazards_without: int | None, cwd: str | None, base: dict[str, str], timeout_s: float) -> Mutant:
     """Run the mutant ``m`` (``argv`` with ``m.site`` dropped) in ``cwd`` with ``base`` and classify it
     (see the module docstring); ``m`` filled in and returned. ``only``: the arguments and environment
-    that run just the tests that executed the site (:meth:`Learnt.only`), ``ran`` their names,
+    that run just the tests that executed the site (:meth:`Learnt.only`) and whether those tests
+    alone passed with nothing dropped (:data:`Only`), ``ran`` their names,
     ``hazards_without`` racecheck's count over the baseline's traces without the site. Self-contained,
     so that it can run in another process (a Ray task) and hand ``m`` back."""
     # Only the tests that executed the site run: the others never reach the dropped call, so they
-    # run as in the baseline. A kill seen that way is confirmed by the program whole (a test may
-    # need files an earlier test wrote).
-    extra, only_env = only
+    # run as in the baseline. A kill seen that way stands when those tests alone passed with nothing
+    # dropped; otherwise it is confirmed by the program whole (a test may need files an earlier
+    # test wrote).
+    extra, only_env, filter_passes = only
     m.ran, m.hazards_without = list(ran), hazards_without
     # A mutant stops at its first kill: GoogleTest's GTEST_FAIL_FAST skips the tests after a failed one.
     r = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
     m.seconds = r.seconds
-    if r.code != 0 and extra:
+    if r.code != 0 and extra and not filter_passes:
         whole = _run(argv, {**base, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
         m.seconds += whole.seconds
         if whole.code == 0:  # not killed after all: the rest of its runs are whole too
@@ -414,7 +422,9 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
             return
         cwd, place_env = slots.get()
         try:
-            got = run_one(list(argv), m, learnt.only(m.site), list(learnt.tests_of.get(m.site, [])),
+            extra, only_env = learnt.only(m.site)
+            passes = filter_passes(extra, only_env, cwd, place_env) if extra else True
+            got = run_one(list(argv), m, (extra, only_env, passes), list(learnt.tests_of.get(m.site, [])),
                           learnt.hazards_without.get(m.site), cwd, place_env, timeout_s)
         finally:
             slots.put((cwd, place_env))
@@ -433,6 +443,25 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
 
     lock = threading.Lock()
     finished = [0]
+    # filter -> whether its tests alone pass with nothing dropped: run once per distinct filter, the
+    # first mutant that needs it waiting for it and the others for that one
+    filtered: dict[str, tuple[threading.Event, list[bool]]] = {}
+
+    def filter_passes(extra: list[str], only_env: dict[str, str], cwd: str | None, place_env: dict[str, str]) -> bool:
+        key = " ".join(extra) + "|" + json.dumps(only_env, sort_keys=True)
+        with lock:
+            entry = filtered.get(key)
+            mine = entry is None
+            if entry is None:
+                entry = filtered[key] = (threading.Event(), [False])
+        ready, verdict = entry
+        if mine:
+            try:
+                verdict[0] = _run([*argv, *extra], {**place_env, **only_env}, timeout_s, cwd).code == 0
+            finally:
+                ready.set()
+        ready.wait()
+        return verdict[0]
 
     def done(m: Mutant) -> None:
         with lock:

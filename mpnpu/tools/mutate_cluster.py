@@ -20,13 +20,13 @@ import threading
 from typing import Any, Iterator
 
 from mpnpu.scale.cluster import connect
-from mpnpu.tools.mutate import Mutant, MutantRunner, classify_mutant
+from mpnpu.tools.mutate import Mutant, MutantRunner, Only, classify_mutant
 
 #: how often a waiting driver thread looks whether the run was cancelled
 _POLL_S = 0.5
 
 
-def classify_on_node(argv: list[str], m: Mutant, only: tuple[list[str], dict[str, str]], ran: list[str],
+def classify_on_node(argv: list[str], m: Mutant, only: Only, ran: list[str],
                      hazards_without: int | None, cwd: str | None, base: dict[str, str], timeout_s: float) -> Mutant:
     """Body of the Ray task: :func:`classify_mutant`, and which node it ran on."""
     import ray
@@ -72,7 +72,7 @@ class RayMutants:
             except Exception:  # already finished or gone
                 pass
 
-    def __call__(self, argv: list[str], m: Mutant, only: tuple[list[str], dict[str, str]], ran: list[str],
+    def __call__(self, argv: list[str], m: Mutant, only: Only, ran: list[str],
                  hazards_without: int | None, cwd: str | None, base: dict[str, str], timeout_s: float) -> Mutant:
         ray = self._ray
         if self._cancelled.is_set():
