@@ -216,3 +216,15 @@ def test_ending_a_pipe_forgets_the_sets_its_queues_left_so_the_next_pipe_pairs_i
         r = dev.launch_with(LaunchOptions(trace=True), k, xd, out, how)
         np.testing.assert_array_equal(dev.to_host(out), np.concatenate([2 * x[:512], x[512:] + 1]))
     assert analyze(r.trace) == []
+
+
+def test_a_vector_core_may_use_a_tscm_buffer_as_its_own() -> None:
+    """TSCM on a vector core (the pages: its window on the cube core's L1) is the vector core's own L1
+    here, as in the vendor's CPU-debug library: filled and copied out on that core (ops-nn's
+    quant_matmul_reduce_sum clears its output so on every core; before, TBuf::Get refused it)."""
+    k = kernel("tscm_vector.cpp", "tscm_vector")
+    with Device(1, kernel_type=KernelType.AIV) as dev:
+        out = dev.to_device("out", np.zeros(64, np.float32))
+        r = dev.launch_with(LaunchOptions(trace=True), k, out, np.float32(2.5))
+        np.testing.assert_array_equal(dev.to_host(out), np.full(64, 2.5, np.float32))
+    assert analyze(r.trace) == []

@@ -98,6 +98,11 @@ inline void check_local(int mem, AscendC::TPosition pos, const Site& site, const
 // there (AllocTensor, DeQue, Get) is the error.
 inline void check_core_has(int mem, AscendC::TPosition pos, const Site& site, const char* what) {
     check_local(mem, pos, site, what);
+    // TSCM on a vector core: the pages make it the vector core's window on its cube core's L1. As in the
+    // vendor's CPU-debug library (a process per core), mpnpu gives the vector core an L1 of its own
+    // there: what it writes stays in its process (a cube core's read of it is refused where mpnpu
+    // would make one, the Matmul's TSCM inputs).
+    if (pos == AscendC::TPosition::TSCM && mem == MPNPU_MEM_L1) return;
     int want = memory_core_type(mem);
     if (want != core().launch.core_type)
         api_error(site, "%s: %s (%s) is on %s cores, and this is a %s core", what, position_name(pos), mem_name(mem),
