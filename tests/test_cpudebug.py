@@ -371,3 +371,16 @@ def test_a_program_that_chose_its_kernel_mode_runs_those_cores_whatever_the_kern
                               env={**env, "MPNPU_DEFAULT_KERNEL_MODE": "aiv"})
     assert declared.returncode == 3, declared.stderr
     assert "the kernel declares KERNEL_TYPE_MIX_AIC_1_2 but was launched as KERNEL_TYPE_AIV_ONLY" in declared.stderr
+
+
+def test_a_matmul_kernel_given_a_few_kib_of_workspace_keeps_its_state_in_mpnpus_own(bindir) -> None:
+    """REGIST_MATMUL_OBJ with a 5120-byte workspace (ops-nn's single_layer_lstm_grad test gives that):
+    the vendor's CPU-debug library keeps the matmul state elsewhere, and so does mpnpu's CPU-debug
+    launch (a system workspace of its own); before, the launch stopped: "the system workspace is too
+    small". The product is right, and racecheck finds nothing in the library's own traffic."""
+    exe = program("test_small_workspace.cpp", bindir)
+    for env in ({}, {"MPNPU_RACECHECK": "1"}):
+        r = _run(exe, timeout=120, **env)
+        assert r.returncode == 0, r.stderr
+        assert float(r.stdout.split()[1]) < 1e-3, r.stdout
+    assert "SUMMARY: 0 hazards" in r.stderr, r.stderr

@@ -54,6 +54,8 @@ L0C_BYTES = DEFAULT_SPEC.l0c_bytes
 #: GM bytes the matmul server needs per AI core for one Matmul object (include/mpnpu/cube/matmul_kfc.h)
 KFC_PROTO_BYTES = 64 * 1024
 KFC_STAGE_BYTES = 256 * 1024
+#: the Matmul objects one REGIST_MATMUL_OBJ takes at most (MAX_OBJECTS there)
+KFC_MAX_OBJECTS = 4
 #: the system workspace a host asks for with GetLibApiWorkSpaceSize (mpnpu/device_model.h): in one that holds
 #: all of it, the matmul server keeps its state at its end, leaving the start to the kernel
 SYS_WORKSPACE_BYTES = 16 * 1024 * 1024

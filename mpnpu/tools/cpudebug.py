@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from mpnpu import settings
+from mpnpu.ascendc.matmul_tiling import KFC_MAX_OBJECTS, workspace_bytes
 from mpnpu.ascendc.native import abi, bridge
 from mpnpu.ascendc.native.windows import (
     _MAP_ANONYMOUS,
@@ -121,6 +122,7 @@ class _Gm:
         self.base = _mmap(None, _RESERVE_BYTES, _PROT_NONE, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
         self.next = self.base
         self.blocks: dict[int, _Block] = {}
+        self.sys_block = 0  # mpnpu's system workspace (system_workspace), 0: none yet
         self.token = process_token(os.getpid()) or "0"
 
     def alloc(self, size: int) -> int:
@@ -139,6 +141,8 @@ class _Gm:
         return addr
 
     def free(self, addr: int) -> None:
+        if addr == self.sys_block:
+            self.sys_block = 0
         block = self.blocks.pop(addr, None)
         if block is None:
             print(f"mpnpu: GmFree({addr:#x}): not a block GmAlloc returned (or freed twice)", file=sys.stderr)
@@ -150,6 +154,21 @@ class _Gm:
     def close(self) -> None:
         for addr in list(self.blocks):
             self.free(addr)
+
+    def system_workspace(self, nbytes: int) -> int:
+        """The address of mpnpu's own system workspace, at least ``nbytes``: one block, reused while
+        large enough (a larger launch gets a larger one). It is GM like the program's blocks (every
+        core maps it), but no GmAlloc returned it: snapshots and restores leave it out."""
+        if self.sys_block and self.blocks[self.sys_block].size >= nbytes:
+            return self.sys_block
+        if self.sys_block:
+            self.free(self.sys_block)
+        self.sys_block = self.alloc(nbytes)
+        return self.sys_block
+
+    def program_blocks(self) -> list[_Block]:
+        """The blocks the program GmAlloc'd (mpnpu's system workspace left out)."""
+        return [b for a, b in self.blocks.items() if a != self.sys_block]
 
 
 _gm: _Gm | None = None
@@ -249,6 +268,8 @@ class CpuDebugKernel:
     tiling_key: int = 0
     #: the program chose the kernel mode (SetKernelMode): the kernel's declared type does not overrule it
     host_mode: bool = False
+    #: mpnpu's system workspace for this launch (one of ``regions``), 0: none
+    sys_fallback: int = 0
 
     __mpnpu_pipes__ = "own"
 
@@ -262,7 +283,7 @@ class CpuDebugKernel:
         regions = sorted((bridge.Region(addr, size, _region_tensor(name, segment, size))
                           for addr, size, segment, name in self.regions), key=lambda r: r.addr)
         bridge.run_slots(lib, self.kernel_type, list(self.slots), regions, tiling_key=self.tiling_key,
-                         host_mode=self.host_mode)
+                         host_mode=self.host_mode, sys_fallback=self.sys_fallback)
 
 
 _mapped: dict[int, str] = {}  # in a core process: address -> segment mapped there
@@ -473,7 +494,7 @@ def _device(block_dim: int, kernel_type: KernelType, controls: _Controls) -> Any
 
 
 def _snapshot() -> dict[int, bytes]:
-    return {b.addr: ctypes.string_at(b.addr, b.size) for b in _memory().blocks.values()}
+    return {b.addr: ctypes.string_at(b.addr, b.size) for b in _memory().program_blocks()}
 
 
 def _restore(snap: dict[int, bytes]) -> None:
@@ -534,6 +555,9 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
     slots = tuple(int(d.slots[i]) for i in range(d.n_args))
     names = _split_args((d.arg_names or b"").decode())
     gm = _memory()
+    # where REGIST_MATMUL_OBJ keeps its state when the kernel's workspace is too small for it (the
+    # vendor's CPU-debug library keeps its own elsewhere: tests pass a few KiB)
+    sys_fallback = gm.system_workspace(workspace_bytes(max(1, int(d.block_dim)), KFC_MAX_OBJECTS))
     regions = []
     _region_names.clear()
     for b in gm.blocks.values():
@@ -542,7 +566,7 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
         if named:
             _region_names[b.addr] = named[0]
     hk = CpuDebugKernel(kernel, int(d.fn), int(d.exports), params, slots, tuple(regions), kt, int(d.tiling_key),
-                        d.kernel_mode in _MODES)
+                        d.kernel_mode in _MODES, sys_fallback)
     repeat = controls.repeat
     trace = bool(controls.racecheck) or bool(controls.timeline) or bool(controls.sync_log) \
         or bool(controls.initcheck) or bool(controls.synccheck)
@@ -670,7 +694,7 @@ def _explain_fault_address(message: str, names: dict[int, str]) -> str:
     if m is None:
         return message
     addr = int(m.group(1), 16)
-    below = [b for b in _memory().blocks.values() if b.addr <= addr]
+    below = [b for b in _memory().program_blocks() if b.addr <= addr]
     if not below:
         return message
     block = max(below, key=lambda b: b.addr)

@@ -17,7 +17,7 @@ from mpnpu.runtime.sync import GM_FLAG_MODE as GM_FLAG_MODE  # (re-exported: the
 from mpnpu.runtime.topology import FLAG_IDS as FLAG_IDS  # (re-exported: the ABI's flag bits are mode * FLAG_IDS + id)
 
 #: the layout both sides use; a library built for another is refused (rebuilt)
-ABI_VERSION = 9
+ABI_VERSION = 10
 #: a flag wait's mode when it names none (it consumes sets in whatever mode they were made)
 ANY_MODE = 0xFF
 #: a sync record's ``mem`` bit (pipe syncs, cross-core flag sets and waits): a high-level API issued it
@@ -252,6 +252,7 @@ class Launch(ctypes.Structure):
         ("where", ctypes.c_void_p),
         ("where_size", ctypes.c_int32),
         ("host_mode", ctypes.c_int32),
+        ("sys_fallback", ctypes.c_uint64),
     ]
 
 

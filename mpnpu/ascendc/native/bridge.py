@@ -376,12 +376,15 @@ def run(lib: Library, kernel_type: KernelType, args: Sequence[Any], *, tiling_ke
 
 def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: Sequence[Region],
               tiling_key: int = 0, sys_workspace_bytes: int = 0, memcheck: bool = True,
-              stages: Sequence[tuple[str, tuple[int, ...]]] = (), host_mode: bool = False) -> None:
+              stages: Sequence[tuple[str, tuple[int, ...]]] = (), host_mode: bool = False,
+              sys_fallback: int = 0) -> None:
     """Run the kernel on this core with its arguments already as 64-bit slots, pointing into
     ``regions`` (sorted by address: the library indexes them in that order); ``stages``: where the
     stages a launch inserts syncs at are (a library built with stage hooks, mpnpu.ascendc.build.stagehooks);
     ``host_mode``: the host program chose ``kernel_type`` (a CPU-debug launch after SetKernelMode), so the
-    kernel's own KERNEL_TASK_TYPE_DEFAULT does not overrule it."""
+    kernel's own KERNEL_TASK_TYPE_DEFAULT does not overrule it; ``sys_fallback``: the address of a system
+    workspace of mpnpu's own, one of ``regions`` (0: none), where REGIST_MATMUL_OBJ keeps its state when
+    the kernel's workspace is too small for it."""
     global _current
     # (every line here is paid by every core of every launch: an empty C++ launch is mostly this)
     core = kcontext.current().native
@@ -397,7 +400,7 @@ def run_slots(lib: Library, kernel_type: KernelType, slots: list[int], regions: 
     events, dropped, hold, hooks = core.set_events_aside(), core.dropped_syncs, core.hold, core.stage_hooks
     # What a batch's launches mostly repeat (the caching allocator hands out the same blocks) is
     # written only when it changes: each ctypes field write costs as much as the C++ launch itself.
-    settings = (events is not None, memcheck, tiling_key, sys_workspace_bytes, dropped, hold, host_mode)
+    settings = (events is not None, memcheck, tiling_key, sys_workspace_bytes, dropped, hold, host_mode, sys_fallback)
     if settings != last[0]:
         _write_settings(launch, settings)
         last[0] = settings
@@ -445,7 +448,7 @@ def launcher(lib: Library, kernel_type: KernelType, tiling_key: int = 0, sys_wor
     n_params = len(params)
     pointers_only = all(p == "p" for p in params)
     # run_slots' settings for such a launch
-    plain: tuple[Any, ...] = (False, memcheck, tiling_key, sys_workspace_bytes, frozenset(), None, False)
+    plain: tuple[Any, ...] = (False, memcheck, tiling_key, sys_workspace_bytes, frozenset(), None, False, 0)
     bound: list[Any] = []  # [core, launch, byref(launch), c_slots, c_regions, last, used, _Launch]
     repeat: list[Any] = [None, -1]  # [the arguments' GM places at the last marshalling, windows' generation]
     windows_of = WINDOWS
@@ -552,9 +555,10 @@ def _write_arguments(launch: Any, c_slots: Any, c_regions: Any, last: list[Any],
 
 def _write_settings(launch: Any, settings: tuple[Any, ...]) -> None:
     """Write a launch's per-launch settings (see run_slots) into the library's launch struct."""
-    traced, memcheck, tiling_key, sys_workspace_bytes, dropped, hold, host_mode = settings
+    traced, memcheck, tiling_key, sys_workspace_bytes, dropped, hold, host_mode, sys_fallback = settings
     launch.trace = 1 if traced else 0
     launch.host_mode = 1 if host_mode else 0
+    launch.sys_fallback = sys_fallback
     launch.memcheck = 1 if memcheck else 0
     launch.tiling_key = tiling_key
     launch.sys_workspace_bytes = sys_workspace_bytes

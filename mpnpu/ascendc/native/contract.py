@@ -29,6 +29,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
+from mpnpu.ascendc import matmul_tiling
 from mpnpu.errors import UsageError
 from mpnpu.runtime import protocol, sync, topology, wire
 
@@ -116,6 +117,10 @@ def constants() -> list[Constant]:
         Constant("MPNPU_SERVE_MAX_ENTRIES", abi.SERVE_MAX_ENTRIES, "kernels a native serving loop holds"),
         Constant("MPNPU_SERVE_MAX_ARGS", abi.SERVE_MAX_ARGS, "a registered kernel's parameters at most"),
         Constant("MPNPU_MEM_COUNT", len(abi.Memory), "local memories (MPNPU_MEM_*)"),
+        Constant("MPNPU_KFC_PROTO_BYTES", matmul_tiling.KFC_PROTO_BYTES, "a matmul server's message rings per AI core"),
+        Constant("MPNPU_KFC_STAGE_BYTES", matmul_tiling.KFC_STAGE_BYTES, "a matmul server's C staging per object and "
+                                                                          "client"),
+        Constant("MPNPU_KFC_MAX_OBJECTS", matmul_tiling.KFC_MAX_OBJECTS, "Matmul objects one REGIST_MATMUL_OBJ takes"),
         Constant("MPNPU_WHERE_SIGNAL", int(sync.WHERE_SIGNAL), "the signal the watchdog asks a core where it is "
                                                                "with (mpnpu.runtime.sync.WHERE_SIGNAL)"),
         *_status_columns(),

@@ -50,9 +50,9 @@ constexpr uint64_t WIRE_BYTES = 768;  // a request (TCubeTiling with its batch l
 constexpr uint64_t RESP_BYTES = 64;
 constexpr uint64_t MAX_CLIENTS = 2;  // the vector cores of one AI core
 constexpr uint64_t RESP_AT = MAX_CLIENTS * RING * WIRE_BYTES;  // the responses follow the clients' rings
-constexpr uint64_t PROTO_BYTES = 64 * 1024;
-constexpr uint64_t STAGE_BYTES = 256 * 1024;
-constexpr int MAX_OBJECTS = 4;
+constexpr uint64_t PROTO_BYTES = MPNPU_KFC_PROTO_BYTES;  // (contract.h: Python's numbers, mpnpu.ascendc.matmul_tiling)
+constexpr uint64_t STAGE_BYTES = MPNPU_KFC_STAGE_BYTES;
+constexpr int MAX_OBJECTS = MPNPU_KFC_MAX_OBJECTS;
 constexpr uint32_t MAGIC = 0x4b464331u;
 
 // GM bytes of the system workspace one AI core's matmul needs (nobj Matmul objects).
@@ -321,6 +321,14 @@ inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
             // start, as before: past 16 MiB they then reach into the kernel's part; check_ws bounds
             // them by the tensor only)
             at = (room - total) / 512 * 512 + (blocks - 1 - uint64_t(block)) * per;  // (block 0 last)
+    }
+    if (c.launch.sys_fallback != 0 && (r < 0 || total > c.regions[size_t(r)].addr + c.regions[size_t(r)].size -
+                                                            uint64_t(reinterpret_cast<uintptr_t>(workspace)))) {
+        // The kernel's workspace cannot hold the state (a CPU-debug test may give a few KiB, as the
+        // vendor's CPU-debug library keeps its state elsewhere): the launch's own system workspace.
+        uint8_t* fallback = reinterpret_cast<uint8_t*>(uintptr_t(c.launch.sys_fallback));
+        check_ws(fallback + uint64_t(block) * per, per, site);
+        return fallback + uint64_t(block) * per;
     }
     uint8_t* chunk = workspace + at;
     check_ws(chunk, per, site);

@@ -141,6 +141,9 @@ typedef struct MpnpuLaunch {
     int32_t host_mode;            /* 1: the host program chose the cores (a CPU-debug launch after
                                      SetKernelMode), which the kernel's KERNEL_TASK_TYPE_DEFAULT then does
                                      not overrule */
+    uint64_t sys_fallback;        /* a system workspace of mpnpu's own for this launch (a CPU-debug launch:
+                                     one of its GM regions), or 0: where REGIST_MATMUL_OBJ keeps its state
+                                     when the workspace the kernel gives is too small for it */
 } MpnpuLaunch;
 
 /* A trace record. type: MPNPU_EV_*; see mpnpu/ascendc/native/abi.py for how each field is read. */

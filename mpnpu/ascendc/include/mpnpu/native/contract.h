@@ -7,7 +7,7 @@
 #ifndef MPNPU_CONTRACT_H
 #define MPNPU_CONTRACT_H
 
-#define MPNPU_ABI_VERSION                  9  // the ABI's layout; a library built for another is refused
+#define MPNPU_ABI_VERSION                  10  // the ABI's layout; a library built for another is refused
 #define MPNPU_ANY_MODE                     255  // a flag wait that names no mode
 #define MPNPU_SYNC_BY_LIBRARY              128  // a sync record's mem bit: a high-level API issued it inside itself (not droppable, no mutant)
 #define MPNPU_GM_FLAG_MODE                 3  // the board's wait mode of a wait on a flag kept in GM
@@ -17,6 +17,9 @@
 #define MPNPU_SERVE_MAX_ENTRIES            32  // kernels a native serving loop holds
 #define MPNPU_SERVE_MAX_ARGS               64  // a registered kernel's parameters at most
 #define MPNPU_MEM_COUNT                    8  // local memories (MPNPU_MEM_*)
+#define MPNPU_KFC_PROTO_BYTES              65536  // a matmul server's message rings per AI core
+#define MPNPU_KFC_STAGE_BYTES              262144  // a matmul server's C staging per object and client
+#define MPNPU_KFC_MAX_OBJECTS              4  // Matmul objects one REGIST_MATMUL_OBJ takes
 #define MPNPU_WHERE_SIGNAL                 12  // the signal the watchdog asks a core where it is with (mpnpu.runtime.sync.WHERE_SIGNAL)
 #define MPNPU_ST_STATE                     0  // a status board column (mpnpu.runtime.sync)
 #define MPNPU_ST_SYNC_ALL                  1  // a status board column (mpnpu.runtime.sync)

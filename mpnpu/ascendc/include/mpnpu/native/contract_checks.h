@@ -63,7 +63,7 @@ static_assert(offsetof(MpnpuInsert, flag_id) == 20 && sizeof(MpnpuInsert::flag_i
 static_assert(offsetof(MpnpuInsert, name) == 24 && sizeof(MpnpuInsert::name) == 8, "MpnpuInsert differs from its mirror in mpnpu.ascendc.native.abi: name");
 static_assert(offsetof(MpnpuInsert, stage) == 32 && sizeof(MpnpuInsert::stage) == 8, "MpnpuInsert differs from its mirror in mpnpu.ascendc.native.abi: stage");
 
-static_assert(sizeof(MpnpuLaunch) == 184, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: size");
+static_assert(sizeof(MpnpuLaunch) == 192, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: size");
 static_assert(offsetof(MpnpuLaunch, abi) == 0 && sizeof(MpnpuLaunch::abi) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: abi");
 static_assert(offsetof(MpnpuLaunch, core_type) == 4 && sizeof(MpnpuLaunch::core_type) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: core_type");
 static_assert(offsetof(MpnpuLaunch, kernel_type) == 8 && sizeof(MpnpuLaunch::kernel_type) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: kernel_type");
@@ -94,6 +94,7 @@ static_assert(offsetof(MpnpuLaunch, calls) == 160 && sizeof(MpnpuLaunch::calls) 
 static_assert(offsetof(MpnpuLaunch, where) == 168 && sizeof(MpnpuLaunch::where) == 8, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: where");
 static_assert(offsetof(MpnpuLaunch, where_size) == 176 && sizeof(MpnpuLaunch::where_size) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: where_size");
 static_assert(offsetof(MpnpuLaunch, host_mode) == 180 && sizeof(MpnpuLaunch::host_mode) == 4, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: host_mode");
+static_assert(offsetof(MpnpuLaunch, sys_fallback) == 184 && sizeof(MpnpuLaunch::sys_fallback) == 8, "MpnpuLaunch differs from its mirror in mpnpu.ascendc.native.abi: sys_fallback");
 
 static_assert(sizeof(MpnpuFault) == 560, "MpnpuFault differs from its mirror in mpnpu.ascendc.native.abi: size");
 static_assert(offsetof(MpnpuFault, kind) == 0 && sizeof(MpnpuFault::kind) == 4, "MpnpuFault differs from its mirror in mpnpu.ascendc.native.abi: kind");

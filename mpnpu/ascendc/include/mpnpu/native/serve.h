@@ -224,6 +224,7 @@ inline bool marshal(const MpnpuServe* s, const MpnpuServeEntry& e, const uint8_t
     l.n_inserts = 0;
     l.inserts = nullptr;
     l.host_mode = 0;
+    l.sys_fallback = 0;
     return true;
 }
 
