@@ -530,7 +530,15 @@ def busy(seconds: float = SPIN_LIMIT_S) -> None:
 def hangs(mode: int, who: int) -> None:
     """The Python twin of tests/ascendc_kernels/hangs.cpp (mode 1: every core waits on flag 5 that
     nothing sets; 2: vector core ``who`` waits in mode 1 without its own set; 3: it spins while the
-    others are in SyncAll; 4: it spins before any API call while the others finish)."""
+    others are in SyncAll; 4: it spins before any API call while the others finish; 5, this front end
+    only: the cube core waits on its vector cores' flag 5; vector core 0 returns without setting it,
+    vector core 1 waits on the cube core's flag 6)."""
+    if mode == 5:
+        if api.is_aic():
+            api.cross_core_wait_flag(5, mode=2)  # hang: vector core 0 has returned
+        elif api.get_block_idx() == 1:
+            api.cross_core_wait_flag(6, mode=2)
+        return
     if mode == 4:
         if api.is_aiv() and api.get_block_idx() == who:
             busy()  # hang: spins, no API call

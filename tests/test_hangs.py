@@ -75,6 +75,17 @@ def test_a_wait_nothing_sets_names_each_core_its_line_and_whom_it_waits_for(fron
     assert any(w.startswith("aiv0 in flag 5") and w.endswith("aic0") for w in waits), waits
 
 
+def test_a_wait_on_cores_that_have_ended_says_they_ended() -> None:
+    """The cube core waits on a flag its vector cores set; vector core 0 has returned, vector core 1
+    waits on the cube core. The report says which core waited for has ended (before, only "waiting for
+    aiv0, aiv1", as if aiv0 might still set it)."""
+    err = _run("py", 5)
+    at = _at("py", "vector core 0 has returned", "")
+    assert isinstance(err, DeadlockError)
+    assert f"aic0 in flag 5 (mode 2) at {at}, waiting for aiv0 (ended), aiv1" in str(err), str(err)
+    assert "aiv1 (ended)" not in str(err), str(err)
+
+
 @pytest.mark.parametrize("front", FRONTS)
 def test_a_hopeless_flag_wait_names_its_line(front: str) -> None:
     err = _run(front, 2)

@@ -221,7 +221,11 @@ class Watchdog:
         else:
             what = f"SyncAll #{int(st[c, ST_SYNC_ALL])}"
         whom = self._waits_for(st, state, c)
-        names = ["itself" if p == c else self._topo.core(p).short for p in whom]
+        # a core waited for that has ended will never set what it waits for: say so (a vector core that
+        # returned without its Matmul's End leaves its cube core's server waiting so)
+        ended = (CoreState.DONE, CoreState.FAILED)
+        names = ["itself" if p == c else self._topo.core(p).short + (" (ended)" if int(state[p]) in ended else "")
+                 for p in whom]
         waiting = f", waiting for {', '.join(names[:4])}{', ...' if len(names) > 4 else ''}" if names else ""
         return f"{self._topo.core(c).short} in {what}{self._at(c)}{waiting}"
 
