@@ -228,3 +228,23 @@ def test_a_core_inside_one_long_api_call_answers_that_it_is_in_a_call() -> None:
     spin_until(lambda: bool(inside.append(sys._getframe(1))) or True, 1.0)  # the frame of spin_until
     where = kcontext.report_where(inside[0])
     assert where.startswith(kcontext.IN_CALL + "tests/test_hangs.py:"), where
+
+
+def test_a_wide_deadlock_report_says_every_place_a_core_is_stuck() -> None:
+    """Forty vector cores in one SyncAll and one elsewhere: the report names each place once, with how
+    many more cores of that kind are there (before, the first six cores only, which here were all cube
+    cores of one wait and hid where the vector cores were)."""
+    from mpnpu.runtime.watchdog import summarize_waits
+
+    waits = [f"aic{i} in flag 0 (mode 2) at k.cpp:43, waiting for aiv{2 * i + 1}" for i in range(20)]
+    waits += ["aiv0 in flag 1 (mode 2) at k.h:588, waiting for aic0"]
+    waits += [f"aiv{i} in SyncAll (vector cores only) #5 at k.h:151, waiting for aiv0" for i in range(1, 40)]
+    said = summarize_waits(waits)
+    assert said == ("aic0 in flag 0 (mode 2) at k.cpp:43, waiting for aiv1, and 19 more cube cores there; "
+                    "aiv0 in flag 1 (mode 2) at k.h:588, waiting for aic0; "
+                    "aiv1 in SyncAll (vector cores only) #5 at k.h:151, waiting for aiv0, and 38 more vector cores "
+                    "there"), said
+    few = waits[:3]
+    assert summarize_waits(few) == "; ".join(few)  # a small launch: every core in full
+    many = [f"aiv{i} in flag {i} at k.h:{i}" for i in range(8)]
+    assert summarize_waits(many).endswith("aiv5 in flag 5 at k.h:5; ...")

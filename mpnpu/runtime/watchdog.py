@@ -319,8 +319,8 @@ class Watchdog:
         waits = [self._blocked_text(st, state, c) for c in blocked]
         if not running:
             return DeadlockError(
-                f"deadlock: every running core has been blocked for {self._grace:g} s ({'; '.join(waits[:6])}"
-                f"{'; ...' if len(waits) > 6 else ''}){self._unstarted_text(unstarted)}",
+                f"deadlock: every running core has been blocked for {self._grace:g} s ({summarize_waits(waits)})"
+                f"{self._unstarted_text(unstarted)}",
                 waits=waits,
             )
         spinning = []
@@ -334,7 +334,7 @@ class Watchdog:
         if self._sync.status_view()[:, [ST_STATE, ST_PROGRESS, ST_CALLS]].tobytes() != self._stall_key:
             self._stall_key = None  # it moved while we asked: not stuck after all
             return None
-        others = f"; {'; '.join(waits[:6])}{'; ...' if len(waits) > 6 else ''}" if waits else (
+        others = f"; {summarize_waits(waits)}" if waits else (
             "; every other core has finished the kernel")
         return DeadlockError(
             f"hang: {'; '.join(spinning)}{others}",
@@ -368,3 +368,29 @@ class Watchdog:
 
 
 __all__ = ["Watchdog"]
+
+
+def summarize_waits(waits: Sequence[str], groups: int = 6) -> str:
+    """The blocked cores' lines of a report, one per place: the cores of one kind blocked in the same
+    wait at the same line are said once, by the first of them, with how many more ("aiv1 in SyncAll
+    #5 at k.h:151, waiting for aiv0, and 38 more vector cores there"), so that a wide launch's report
+    shows every place a core is stuck (before, the first six cores only, often all of one place);
+    at most ``groups`` places, then "...". Up to ``groups`` cores are each said in full.
+    ``waits``: :meth:`Watchdog._blocked_text`'s lines."""
+    if len(waits) <= groups:
+        return "; ".join(waits)
+    order: list[tuple[str, str]] = []
+    members: dict[tuple[str, str], list[str]] = {}
+    for text in waits:
+        core, _, rest = text.partition(" in ")
+        key = (core.rstrip("0123456789"), rest.split(", waiting for ")[0])
+        if key not in members:
+            order.append(key)
+            members[key] = []
+        members[key].append(text)
+    said = []
+    for key in order[:groups]:
+        first, more = members[key][0], len(members[key]) - 1
+        kind = {"aic": "cube ", "aiv": "vector "}.get(key[0], "")
+        said.append(first + (f", and {more} more {kind}core{'s' if more != 1 else ''} there" if more else ""))
+    return "; ".join(said) + ("; ..." if len(order) > groups else "")
