@@ -73,4 +73,5 @@ def test_a_kill_through_a_filter_whose_tests_fail_alone_is_confirmed_whole(tmp_p
     assert by_site["k.h:2"].status == KILLED
     runs = _calls(calls)
     assert {"filter": "s.b", "drop": ""} in runs  # s.b alone fails: the filter cannot tell
-    assert {"filter": "s.a:s.b", "drop": "k.h:2"} in runs  # so the program whole decided
+    assert {"filter": "s.a:s.b", "drop": "k.h:2"} in runs  # so the program whole decided,
+    assert {"filter": "s.b", "drop": "k.h:2"} not in runs  # without a filtered run bound to fail

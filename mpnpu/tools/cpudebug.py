@@ -140,8 +140,12 @@ class _Gm:
         self.blocks[addr] = _Block(addr, size, shm.name, shm)
         return addr
 
-    def free(self, addr: int) -> None:
+    def free(self, addr: int, *, own: bool = False) -> None:
+        """Unmap and unlink block ``addr``; mpnpu's system workspace only when ``own``."""
         if addr == self.sys_block:
+            if not own:
+                print(f"mpnpu: GmFree({addr:#x}): not a block GmAlloc returned", file=sys.stderr)
+                return
             self.sys_block = 0
         block = self.blocks.pop(addr, None)
         if block is None:
@@ -153,7 +157,7 @@ class _Gm:
 
     def close(self) -> None:
         for addr in list(self.blocks):
-            self.free(addr)
+            self.free(addr, own=True)
 
     def system_workspace(self, nbytes: int) -> int:
         """The address of mpnpu's own system workspace, at least ``nbytes``: one block, reused while
@@ -162,7 +166,7 @@ class _Gm:
         if self.sys_block and self.blocks[self.sys_block].size >= nbytes:
             return self.sys_block
         if self.sys_block:
-            self.free(self.sys_block)
+            self.free(self.sys_block, own=True)
         self.sys_block = self.alloc(nbytes)
         return self.sys_block
 
@@ -557,7 +561,8 @@ def _run_kf(d: abi.CpuDebugLaunch, kernel: str, where: str, controls: _Controls)
     gm = _memory()
     # where REGIST_MATMUL_OBJ keeps its state when the kernel's workspace is too small for it (the
     # vendor's CPU-debug library keeps its own elsewhere: tests pass a few KiB)
-    sys_fallback = gm.system_workspace(workspace_bytes(max(1, int(d.block_dim)), KFC_MAX_OBJECTS))
+    sys_fallback = (gm.system_workspace(workspace_bytes(max(1, int(d.block_dim)), KFC_MAX_OBJECTS))
+                    if kt in (KernelType.MIX_1_1, KernelType.MIX_1_2) else 0)  # (only a mix kernel has a server)
     regions = []
     _region_names.clear()
     for b in gm.blocks.values():

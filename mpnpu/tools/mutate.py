@@ -288,9 +288,9 @@ def proven_redundant(m: Mutant, hazards_without: int | None, calls: set[str] | N
 
 
 #: how a mutant runs only the tests that executed its site: (arguments, environment, whether those
-#: tests alone pass with nothing dropped), from :meth:`Learnt.only` and a filtered baseline run;
-#: ([], {}, True) runs the program whole
-Only = tuple[list[str], dict[str, str], bool]
+#: tests alone pass with nothing dropped: True, False, or None when not known here), from
+#: :meth:`Learnt.only` and a filtered baseline run; ([], {}, True) runs the program whole
+Only = tuple[list[str], dict[str, str], bool | None]
 
 #: runs one mutant and classifies it: :func:`classify_mutant`'s arguments, the mutant it classified back
 MutantRunner = Callable[[list[str], Mutant, Only, list[str], int | None, str | None, dict[str, str], float], Mutant]
@@ -309,11 +309,13 @@ def classify_mutant(argv: list[str], m: Mutant, only: Only, ran: list[str],
     # dropped; otherwise it is confirmed by the program whole (a test may need files an earlier
     # test wrote).
     extra, only_env, filter_passes = only
+    if extra and filter_passes is False:  # its tests fail alone even with nothing dropped: the whole says
+        extra, only_env, ran = [], {}, []
     m.ran, m.hazards_without = list(ran), hazards_without
     # A mutant stops at its first kill: GoogleTest's GTEST_FAIL_FAST skips the tests after a failed one.
     r = _run([*argv, *extra], {**base, **only_env, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
     m.seconds = r.seconds
-    if r.code != 0 and extra and not filter_passes:
+    if r.code != 0 and extra and filter_passes is None:  # (not known here: confirmed by the whole)
         whole = _run(argv, {**base, **_FAIL_FAST, "MPNPU_DROP_SYNC": m.site}, timeout_s, cwd)
         m.seconds += whole.seconds
         if whole.code == 0:  # not killed after all: the rest of its runs are whole too
@@ -423,7 +425,9 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
         cwd, place_env = slots.get()
         try:
             extra, only_env = learnt.only(m.site)
-            passes = filter_passes(extra, only_env, cwd, place_env) if extra else True
+            # (a runner elsewhere, a Ray task, runs where this process's verdict says nothing: there
+            # a kill through a filter is confirmed whole, as before)
+            passes = (filter_passes(extra, only_env, cwd, place_env) if runner is None else None) if extra else True
             got = run_one(list(argv), m, (extra, only_env, passes), list(learnt.tests_of.get(m.site, [])),
                           learnt.hazards_without.get(m.site), cwd, place_env, timeout_s)
         finally:
@@ -443,12 +447,13 @@ def mutate_program(argv: Sequence[str], *, jobs: int = 1, timeout_s: float = 300
 
     lock = threading.Lock()
     finished = [0]
-    # filter -> whether its tests alone pass with nothing dropped: run once per distinct filter, the
-    # first mutant that needs it waiting for it and the others for that one
+    # (place, filter) -> whether its tests alone pass there with nothing dropped: run once per place
+    # and distinct filter, the first mutant that needs it running it and the others waiting for it
     filtered: dict[str, tuple[threading.Event, list[bool]]] = {}
 
     def filter_passes(extra: list[str], only_env: dict[str, str], cwd: str | None, place_env: dict[str, str]) -> bool:
-        key = " ".join(extra) + "|" + json.dumps(only_env, sort_keys=True)
+        # per place: what a place's earlier runs left there (files a test reads) is part of the verdict
+        key = f"{cwd}|" + " ".join(extra) + "|" + json.dumps(only_env, sort_keys=True)
         with lock:
             entry = filtered.get(key)
             mine = entry is None

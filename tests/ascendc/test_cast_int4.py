@@ -65,5 +65,8 @@ def test_a_local_tensor_of_int4b_t_counts_two_values_to_a_byte() -> None:
     k = kernel("int4_local.cpp", "int4_local")
     with device(1, kernel_type=KernelType.AIV) as dev:
         out = dev.to_device("out", np.full(6, -1, np.int64))
-        dev.launch(k, out)
+        y = dev.to_device("y", np.full(256, 0xFF, np.uint8))
+        dev.launch(k, out, y)
         assert dev.to_host(out).tolist() == [8192, 4096, 1024, 2048, 256, 515]
+        got = dev.to_host(y)
+        assert (got[:128] == 0x11).all() and (got[128:] == 0xFF).all()  # 256 values: 128 bytes, not 256

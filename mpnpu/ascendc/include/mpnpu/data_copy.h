@@ -224,18 +224,18 @@ namespace AscendC {
 
 // -- DataCopy -------------------------------------------------------------------------------------------
 
-// GM -> local, ``count`` elements (count * sizeof(T) is rounded down to whole 32-byte blocks, as
-// the chip does).
+// GM -> local, ``count`` elements (their bytes rounded down to whole 32-byte blocks, as the chip
+// does; int4b_t counts two to a byte).
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count, MPNPU_SITE) {
-    uint64_t bytes = uint64_t(count) * sizeof(T) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    uint64_t bytes = mpnpu::elem_bytes<T>(count) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
     mpnpu::copy_in(dst, src, 1, bytes, 0, 0, site, "DataCopy GM->local");
 }
 
 // local -> GM, ``count`` elements (rounded down to whole 32-byte blocks).
 template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, MPNPU_SITE) {
-    uint64_t bytes = uint64_t(count) * sizeof(T) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    uint64_t bytes = mpnpu::elem_bytes<T>(count) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
     mpnpu::copy_out(dst, src, 1, bytes, 0, 0, site, "DataCopy local->GM");
 }
 
@@ -342,7 +342,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const
 
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, MPNPU_SITE) {
-    uint64_t bytes = uint64_t(count) * sizeof(T) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
+    uint64_t bytes = mpnpu::elem_bytes<T>(count) / mpnpu::BLOCK_BYTES * mpnpu::BLOCK_BYTES;
     if (bytes / mpnpu::BLOCK_BYTES > 0xFFFF) mpnpu::api_error(site, "DataCopy local->local: %u elements is too long", count);
     mpnpu::local_copy(dst, src, 1, bytes, bytes, bytes, site);
 }
@@ -353,13 +353,13 @@ template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const SliceInfo dstSliceInfo[],
                      const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1, MPNPU_SITE) {
     for (const auto& c : mpnpu::slice_chunks(dstSliceInfo, srcSliceInfo, dimValue, sizeof(T), site))
-        mpnpu::copy_in(dst[uint32_t(c[1])], src[c[0]], 1, c[2] * sizeof(T), 0, 0, site, "DataCopy");
+        mpnpu::copy_in(dst[uint32_t(c[1])], src[c[0]], 1, mpnpu::elem_bytes<T>(c[2]), 0, 0, site, "DataCopy");
 }
 template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const SliceInfo dstSliceInfo[],
                      const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1, MPNPU_SITE) {
     for (const auto& c : mpnpu::slice_chunks(dstSliceInfo, srcSliceInfo, dimValue, sizeof(T), site))
-        mpnpu::copy_out(dst[c[1]], src[uint32_t(c[0])], 1, c[2] * sizeof(T), 0, 0, site, "DataCopy");
+        mpnpu::copy_out(dst[c[1]], src[uint32_t(c[0])], 1, mpnpu::elem_bytes<T>(c[2]), 0, 0, site, "DataCopy");
 }
 
 // -- DataCopyPad --------------------------------------------------------------------------------------------

@@ -322,8 +322,8 @@ inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
             // them by the tensor only)
             at = (room - total) / 512 * 512 + (blocks - 1 - uint64_t(block)) * per;  // (block 0 last)
     }
-    if (c.launch.sys_fallback != 0 && (r < 0 || total > c.regions[size_t(r)].addr + c.regions[size_t(r)].size -
-                                                            uint64_t(reinterpret_cast<uintptr_t>(workspace)))) {
+    if (c.launch.sys_fallback != 0 && r >= 0 &&
+        total > c.regions[size_t(r)].addr + c.regions[size_t(r)].size - uint64_t(reinterpret_cast<uintptr_t>(workspace))) {
         // The kernel's workspace cannot hold the state (a CPU-debug test may give a few KiB, as the
         // vendor's CPU-debug library keeps its state elsewhere): the launch's own system workspace.
         uint8_t* fallback = reinterpret_cast<uint8_t*>(uintptr_t(c.launch.sys_fallback));
