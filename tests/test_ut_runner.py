@@ -1042,3 +1042,24 @@ def test_a_cached_failure_on_a_missing_header_goes_when_the_header_appears(tmp_p
     (inc / "later.h").write_text("#define LATER 3\n")
     third = compile_unit(tool, cache, str(src), flags, "unit.cpp", dict(os.environ))
     assert third.ok and not third.cached
+
+
+def test_resume_reads_a_report_kept_compressed(tmp_path) -> None:
+    """A report kept as .gz (docs/data keeps the corpus run's so) is read as the plain one; a .gz that
+    is no gzip file is the same one-line usage error as any unreadable report."""
+    import gzip
+
+    from mpnpu.tools.mutate import Mutant
+    from mpnpu.tools.ut import resume
+
+    mutant = {**Mutant("k/k.h:3", "SyncAll").to_dict(), "status": "killed"}
+    report = {"repo": "r", "tests": [{"id": "a/b", "resume_key": {"binary": "x"},
+                                      "mutation": {"mutants": [mutant]}}]}
+    plain, packed = tmp_path / "r.json", tmp_path / "r.json.gz"
+    plain.write_text(json.dumps(report))
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    got, want = resume.load(str(packed)), resume.load(str(plain))
+    assert list(got) == ["a/b"] == list(want) and got["a/b"].mutants.keys() == {"k/k.h:3"}
+    (tmp_path / "bad.json.gz").write_text("{")
+    with pytest.raises(UsageError, match="bad.json.gz"):
+        resume.load(str(tmp_path / "bad.json.gz"))

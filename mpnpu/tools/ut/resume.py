@@ -23,6 +23,7 @@ in the middle of the test) run now. Anything else about the test changed: every 
 from __future__ import annotations
 
 import hashlib
+import gzip
 import json
 import os
 from dataclasses import dataclass
@@ -117,9 +118,10 @@ class Earlier:
 def load(path: str) -> dict[str, Earlier]:
     """Test id -> :class:`Earlier`, from an earlier ``mpnpu ut --mutate-syncs --json`` report; tests
     without an identity (a report from before --resume) or without classified mutants are left out.
-    A file that cannot be read, or is no such report, is a usage error naming it."""
+    A report compressed with gzip (``.gz``, as one is kept) is read as it is. A file that cannot be
+    read, or is no such report, is a usage error naming it."""
     try:
-        with open(path) as f:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             data = json.load(f)
     except OSError as e:
         raise UsageError(f"--resume {path}: {e.strerror or e}") from None
