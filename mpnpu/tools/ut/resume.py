@@ -22,8 +22,8 @@ in the middle of the test) run now. Anything else about the test changed: every 
 
 from __future__ import annotations
 
-import hashlib
 import gzip
+import hashlib
 import json
 import os
 from dataclasses import dataclass
