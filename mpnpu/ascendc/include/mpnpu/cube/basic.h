@@ -655,22 +655,33 @@ inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const 
         site);
 }
 
+}  // namespace AscendC
+namespace mpnpu {
+namespace cube {
+// What both older L0C copies do first: refuse what mpnpu does not model, wait as the unit flag says,
+// and give the conversion (the scalar modes' word from SetFixpipePreQuantFlag, the vector modes'
+// table from SetFixPipeConfig).
+inline QuantRule co12_rule(const AscendC::DataCopyCO12DstParams& p, const Site& site, const char* what) {
+    if (p.channelSplit) unsupported(site, "%s: channelSplit", what);
+    if (p.clipReluPre || p.eltWiseOp) unsupported(site, "%s: clipReluPre / eltWiseOp", what);
+    unit_flag_wait(p.unitFlag, P_M, site, what);
+    const FixState& f = fix_state();
+    return QuantRule{p.quantPre, p.reluPre != 0, f.pre_quant, quant_is_vector(p.quantPre) ? f.quant_table : nullptr};
+}
+}  // namespace cube
+}  // namespace mpnpu
+namespace AscendC {
+
 // The older L0C -> GM copy; NZ2ND uses the SetFixpipeNz2ndFlag settings.
 template <typename T, typename U>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyCO12DstParams& intriParams,
                      MPNPU_SITE) {
-    if (intriParams.channelSplit) mpnpu::unsupported(site, "DataCopy L0C->GM: channelSplit");
-    if (intriParams.clipReluPre || intriParams.eltWiseOp)
-        mpnpu::unsupported(site, "DataCopy L0C->GM: clipReluPre / eltWiseOp");
-    mpnpu::cube::unit_flag_wait(intriParams.unitFlag, mpnpu::P_M, site, "DataCopy L0C->GM");
+    const char* what = "DataCopy L0C->GM";
+    const mpnpu::cube::QuantRule rule = mpnpu::cube::co12_rule(intriParams, site, what);
     const mpnpu::cube::FixState& f = mpnpu::cube::fix_state();
     const bool nd = intriParams.nz2ndEn;
     mpnpu::cube::fix_out(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
-                         nd, nd ? f.nd_num : 1u, nd ? f.src_nd_stride : 0u, nd ? f.dst_nd_stride : 0u,
-                         mpnpu::cube::QuantRule{intriParams.quantPre, intriParams.reluPre != 0, f.pre_quant,
-                                                mpnpu::cube::quant_is_vector(intriParams.quantPre) ? f.quant_table
-                                                                                                   : nullptr},
-                         site, "DataCopy L0C->GM");
+                         nd, nd ? f.nd_num : 1u, nd ? f.src_nd_stride : 0u, nd ? f.dst_nd_stride : 0u, rule, site, what);
 }
 
 // The older L0C -> L1 copy (CO1 -> A1), NZ to NZ as Fixpipe L0C -> L1: dstStride counts 32-byte
@@ -682,15 +693,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const
                      MPNPU_SITE) {
     const char* what = "DataCopy L0C->L1";
     if (intriParams.nz2ndEn) mpnpu::api_error(site, "%s: nz2ndEn (NZ2ND is documented for L0C->GM only)", what);
-    if (intriParams.channelSplit) mpnpu::unsupported(site, "%s: channelSplit", what);
-    if (intriParams.clipReluPre || intriParams.eltWiseOp) mpnpu::unsupported(site, "%s: clipReluPre / eltWiseOp", what);
-    mpnpu::cube::unit_flag_wait(intriParams.unitFlag, mpnpu::P_M, site, what);
-    const mpnpu::cube::FixState& f = mpnpu::cube::fix_state();
-    mpnpu::cube::fix_out_local(
-        dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride, intriParams.dstStride,
-        mpnpu::cube::QuantRule{intriParams.quantPre, intriParams.reluPre != 0, f.pre_quant,
-                               mpnpu::cube::quant_is_vector(intriParams.quantPre) ? f.quant_table : nullptr},
-        site, what);
+    const mpnpu::cube::QuantRule rule = mpnpu::cube::co12_rule(intriParams, site, what);
+    mpnpu::cube::fix_out_local(dst, src, intriParams.nSize, intriParams.mSize, intriParams.srcStride,
+                               intriParams.dstStride, rule, site, what);
 }
 
 // Fill / InitConstValue: repeatTimes repeats of blockNum blocks set to initValue, dstGap blocks

@@ -314,6 +314,13 @@ inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
         const MpnpuRegion& reg = c.regions[size_t(r)];
         const uint64_t a = uint64_t(reinterpret_cast<uintptr_t>(workspace));
         const uint64_t room = reg.addr + reg.size - a;  // bytes from the workspace to its tensor's end
+        if (c.launch.sys_fallback != 0 && total > room) {
+            // The kernel's workspace cannot hold the state (a CPU-debug test may give a few KiB, as the
+            // vendor's CPU-debug library keeps its state elsewhere): the launch's own system workspace.
+            uint8_t* chunk = reinterpret_cast<uint8_t*>(uintptr_t(c.launch.sys_fallback)) + uint64_t(block) * per;
+            check_ws(chunk, per, site);
+            return chunk;
+        }
         if (room >= SYS_WORKSPACE_BYTES && total <= SYS_WORKSPACE_BYTES)
             at = SYS_WORKSPACE_BYTES - uint64_t(block + 1) * per;
         else if (c.launch.sys_workspace_bytes == 0 && room >= SYS_WORKSPACE_BYTES && total <= room)
@@ -321,14 +328,6 @@ inline uint8_t* chunk_of(uint8_t* workspace, int nobj, const Site& site) {
             // start, as before: past 16 MiB they then reach into the kernel's part; check_ws bounds
             // them by the tensor only)
             at = (room - total) / 512 * 512 + (blocks - 1 - uint64_t(block)) * per;  // (block 0 last)
-    }
-    if (c.launch.sys_fallback != 0 && r >= 0 &&
-        total > c.regions[size_t(r)].addr + c.regions[size_t(r)].size - uint64_t(reinterpret_cast<uintptr_t>(workspace))) {
-        // The kernel's workspace cannot hold the state (a CPU-debug test may give a few KiB, as the
-        // vendor's CPU-debug library keeps its state elsewhere): the launch's own system workspace.
-        uint8_t* fallback = reinterpret_cast<uint8_t*>(uintptr_t(c.launch.sys_fallback));
-        check_ws(fallback + uint64_t(block) * per, per, site);
-        return fallback + uint64_t(block) * per;
     }
     uint8_t* chunk = workspace + at;
     check_ws(chunk, per, site);
