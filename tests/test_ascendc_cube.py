@@ -251,7 +251,7 @@ def test_matmul_impl_element_types(kernels, src, dst) -> None:
 
 C_TRANS_B, C_BIAS, C_ATOMIC, C_ITERATE, C_UB, C_ASYNC, C_EARLY, C_NO_END, C_SUB0 = 2, 4, 8, 16, 32, 64, 128, 256, 512
 C_SCRATCH = 16384
-C_UB_ALL, C_TWO, C_CROSS, C_ASYNC_ITERATE = 1024, 2048, 4096, 8192
+C_UB_ALL, C_TWO, C_CROSS, C_ASYNC_ITERATE, C_CROSS_MANY = 1024, 2048, 4096, 8192, 32768
 
 
 def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, kt=KernelType.MIX_1_2,
@@ -353,6 +353,26 @@ def test_vector_cores_meeting_in_a_syncall_between_their_requests(kernels) -> No
     # pairs requests; core 1's SyncAll sends an empty one, so core 0's is served and both meet.
     out, ref, *_ = _client(kernels, 128, 128, 64, C_CROSS, base_m=64, base_n=64)
     _close(out, ref)
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_a_vector_core_held_in_a_syncall_does_not_hold_back_its_siblings_requests(kernels, trace) -> None:
+    # vector core 0: 16 tiles, an Iterate and a GetTensorC each (32 requests, more than the ring's 16),
+    # then SyncAll<true>; vector core 1 waits there first. The server pairs the two cores' requests;
+    # core 1's stand-in answers each of core 0's with an empty one and takes the answers, so core 0
+    # reaches the SyncAll (before, the two waited for each other until the watchdog's report).
+    out, ref, _, result, _ = _client(kernels, 128, 128, 64, C_CROSS_MANY, base_m=16, base_n=32, trace=trace)
+    _close(out, ref)
+    if trace:  # the stand-in's sets and waits are in core 1's trace, paired with the server's rounds
+        assert analyze(result.trace) == []
+        cube, *vectors = result.trace.events
+
+        def count(events, kind: str, flag: int) -> int:
+            return sum(type(e).__name__ == kind and e.flag_id == flag for e in events)
+
+        rounds = count(cube, "FlagWaitEvent", 0)
+        assert rounds > 16 and [count(v, "FlagSetEvent", 0) for v in vectors] == [rounds, rounds]
+        assert [count(v, "FlagWaitEvent", 1) for v in vectors] == [rounds, rounds]
 
 
 def test_out_of_range_set_tensor_a_is_memcheck_at_the_kernel_line(kernels) -> None:

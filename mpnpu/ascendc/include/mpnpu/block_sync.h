@@ -102,6 +102,7 @@ inline void wait_at_least(int32_t* w, int32_t target, const Site& site, const ch
     c.pipes.wake();  // the rest of this core's queued work runs while it waits
     const uint64_t t0 = now_ns();
     if (__atomic_load_n(w, __ATOMIC_SEQ_CST) >= target) {
+        after_blocking_sync();
         record_flag('w', w, target, t0, site);
         return;
     }
@@ -136,6 +137,7 @@ inline void wait_at_least(int32_t* w, int32_t target, const Site& site, const ch
         native::store(r + native::ST_STATE, native::RUNNING);
         native::bump(r + native::ST_PROGRESS);
     }
+    after_blocking_sync();
     record_flag('w', w, target, t0, site);
 }
 

@@ -90,6 +90,7 @@ int32_t invoke(const MpnpuLaunch* launch, void* fn, const uint64_t* slots, int32
     return run_launch(launch, [&] {
         core().args.assign(slots, slots + n);  // (the matmul client names GM by argument: mpnpu/cube)
         core().before_user_sync = nullptr;
+        core().after_user_sync = nullptr;
         Entry<A...>::invoke(kernel, slots);
     });
 }

@@ -67,6 +67,13 @@ struct LibrarySyncs {
 };
 
 // A sync record's mark: MPNPU_SYNC_BY_LIBRARY inside a high-level API's own syncs, else 0.
+// A blocking cross-core sync has returned: a library that acted for this core while it waited
+// (the matmul client's stand-in) stops and records what it did, before the sync itself is recorded.
+inline void after_blocking_sync() {
+    CoreState& c = core();
+    if (c.after_user_sync) c.after_user_sync();
+}
+
 inline uint8_t library_mark() { return core().library_syncs ? uint8_t(MPNPU_SYNC_BY_LIBRARY) : uint8_t(0); }
 
 // True (and recorded) when the launch drops the sync point at ``site``.
@@ -187,6 +194,7 @@ inline void sync_all(bool aiv_only, const Site& site) {
     } else {
         core_call(c.core_calls->sync_all(aiv_only ? 1 : 0, site_id(site)));
     }
+    after_blocking_sync();
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_SYNC_ALL, 0, P_ALL, site);
         e.mem = aiv_only ? 1 : 0;
@@ -257,6 +265,7 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     } else {
         core_call(c.core_calls->flag_wait(mode, fid, site_id(site), &resolved));
     }
+    after_blocking_sync();
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_FLAG_WAIT, 0, P_S, site);
         e.mem = uint8_t(uint8_t(resolved) | library_mark());

@@ -33,8 +33,14 @@
 #ifndef MPNPU_CUBE_MATMUL_KFC_H
 #define MPNPU_CUBE_MATMUL_KFC_H
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "../native/rt.h"
 #include "../sync.h"
@@ -71,6 +77,8 @@ struct Wire {
     int32_t tile, enAtomic, sequential, partial, to_ub, finishing;
     int32_t batch_a, batch_b, batch_loops;  // IterateBatch / IterateNBatch: batchA, batchB, batchLoop
     int32_t line;
+    int32_t stand_in;  // an empty request the client's stand-in made while the kernel's own sync held it
+    int32_t pad;
     int64_t file, func;  // the client's call site, relative to site_anchor (one library, every process)
     int64_t stride_a, stride_b;  // IterateBatch's matrixStrideA / matrixStrideB
     Setup setup;         // pointers zeroed; they travel below
@@ -174,6 +182,12 @@ inline Client& client() {
     return c;
 }
 
+[[noreturn]] inline void answered_out_of_order(uint32_t seq, uint64_t due, const Site& site) {
+    api_error(site, "Matmul: the cube core answered request %u where %llu was due (is flag 0 or 1 of mode 2 also "
+                    "used by the kernel itself? the matmul API reserves them)",
+              seq, (unsigned long long)due);
+}
+
 inline void take_response(const Site& site) {
     LibrarySyncs inside;  // (the API's own flags, named at the kernel's line that called it)
     Client& c = client();
@@ -182,10 +196,7 @@ inline void take_response(const Site& site) {
     const uint8_t* slot = resp_slot(c.chunk, c.sub, c.consumed);
     check_ws(slot, sizeof r, site);
     std::memcpy(&r, slot, sizeof r);
-    if (r.seq != uint32_t(c.consumed))
-        api_error(site, "Matmul: the cube core answered request %u where %llu was due (is flag 0 or 1 of mode 2 also "
-                        "used by the kernel itself? the matmul API reserves them)",
-                  r.seq, (unsigned long long)c.consumed);
+    if (r.seq != uint32_t(c.consumed)) answered_out_of_order(r.seq, c.consumed, site);
     ++c.consumed;
     if (r.done) c.server_done = true;
 }
@@ -234,16 +245,170 @@ inline void finish_client() {
     c.finished = true;
 }
 
-// Before the kernel's own SyncAll or CrossCoreWaitFlag on a client: an empty request, not waited
-// for. The server pairs the two clients' requests round by round; a client blocked in the
-// kernel's own sync (waiting for its sibling, say) must not leave the sibling's request without
-// its pair, or the two would wait for each other where the chip's independent queues would not.
+// -- the stand-in: a client held by the kernel's own sync ---------------------------------------------------
+//
+// The server pairs the two clients' requests round by round (the collective flag above), where the
+// chip serves each vector core's queue on its own. A client blocked in the kernel's own SyncAll or
+// flag wait (for its sibling, say) would hold back every request its sibling makes meanwhile, and
+// the two would wait for each other where the chip's queues would not. So before such a sync the
+// client posts an empty request (not waited for), and while the sync holds it a thread of its
+// process stands in for it: for each real request the sibling posts, an empty one of this client's
+// and its set, and it takes the answers as they come. Its sets and waits enter this core's trace
+// when the kernel's sync returns, before the sync itself, as library syncs (the sets carry no data;
+// the waits order this core after rounds that served its sibling, which a SyncAll of the two
+// orders it after anyway).
+struct StandIn {
+    std::mutex m;
+    std::condition_variable cv;
+    bool away = false;     // the kernel's sync holds the client
+    bool started = false;  // the thread exists (one per core process, as long as it lives)
+    MpnpuNativeSync* nat = nullptr;
+    MpnpuNativeFlag* flag = nullptr;
+    MpnpuNativeFlag* answers = nullptr;  // the cube core's answer flag, as this core waits for it
+    Site site{nullptr, 0, nullptr};      // the kernel's sync
+    struct Sync {
+        bool set;  // else a wait
+        uint64_t t0, t1;
+    };
+    std::vector<Sync> done;             // what it did while away, in order
+    // a failed set (MPNPU_NATIVE_*, receiver: the core it failed at) or BAD_ANSWER (receiver: the
+    // answer's number), reported by the client when the kernel's sync returns
+    int32_t error = 0, receiver = -1;
+    static constexpr int32_t BAD_ANSWER = -1;
+};
+inline StandIn& stand_in() {
+    static StandIn s;
+    return s;
+}
+
+// The sibling has posted request ``k`` and it asks for work (read while the sibling may be
+// writing it: a torn read only delays the stand-in to its next look, or adds an empty round).
+inline bool sibling_asks(const Client& c, uint64_t k) {
+    const uint8_t* slot = wire_slot(c.chunk, 1 - c.sub, k);
+    const uint32_t* head = reinterpret_cast<const uint32_t*>(slot);  // magic, seq, op (struct Wire)
+    return __atomic_load_n(head, __ATOMIC_ACQUIRE) == MAGIC && __atomic_load_n(head + 1, __ATOMIC_ACQUIRE) == uint32_t(k) &&
+           __atomic_load_n(head + 2, __ATOMIC_ACQUIRE) != OP_NULL;
+}
+
+// One empty request for the held client and its set (the lock held).
+inline void stand_in_post(StandIn& s, Client& c) {
+    Wire w{};
+    w.magic = MAGIC;
+    w.seq = uint32_t(c.next);
+    w.op = OP_NULL;
+    w.stand_in = 1;
+    w.line = s.site.line;
+    w.file = rel(s.site.file);
+    w.func = rel(s.site.func);
+    std::memcpy(wire_slot(c.chunk, c.sub, c.next), &w, sizeof w);
+    const uint64_t t0 = now_ns();
+    if (int32_t rc = native::flag_set(*s.nat, *s.flag, 2, FLAG_REQ, &s.receiver)) {
+        s.error = rc;
+        return;
+    }
+    ++c.next;
+    s.done.push_back({true, t0, now_ns()});
+}
+
+// Takes the held client's next answer if the cube core has given it (the lock held).
+inline bool stand_in_take(StandIn& s, Client& c) {
+    if (c.consumed == c.next || !native::try_take(s.answers->in_sem[0])) return false;
+    const uint64_t t0 = now_ns();
+    Resp r;
+    std::memcpy(&r, resp_slot(c.chunk, c.sub, c.consumed), sizeof r);
+    if (r.seq != uint32_t(c.consumed)) {
+        s.error = StandIn::BAD_ANSWER;
+        s.receiver = int32_t(r.seq);
+        return false;
+    }
+    ++c.consumed;
+    if (r.done) c.server_done = true;
+    s.done.push_back({false, t0, now_ns()});
+    return true;
+}
+
+inline void stand_in_loop() {
+    StandIn& s = stand_in();
+    std::unique_lock<std::mutex> lock(s.m);
+    for (;;) {
+        s.cv.wait(lock, [&s] { return s.away; });
+        while (s.away) {
+            Client& c = client();
+            if (s.error == 0 && stand_in_take(s, c)) continue;
+            if (s.error == 0 && c.next - c.consumed < RING - 1 && sibling_asks(c, c.next)) {
+                stand_in_post(s, c);
+                continue;
+            }
+            // (a look every 200 us while the kernel's sync holds the client; woken at once when it ends)
+            s.cv.wait_for(lock, std::chrono::microseconds(200));
+        }
+    }
+}
+
+// The kernel's sync has returned (or the launch ended inside it): the stand-in stops, and its sets
+// enter the trace.
+inline void end_stand_in() {
+    StandIn& s = stand_in();
+    std::vector<StandIn::Sync> done;
+    int32_t error = 0, receiver = -1;
+    Site site{nullptr, 0, nullptr};
+    {
+        std::lock_guard<std::mutex> lock(s.m);
+        if (!s.away) return;
+        s.away = false;
+        done.swap(s.done);
+        std::swap(error, s.error);
+        receiver = s.receiver;
+        site = s.site;
+    }
+    s.cv.notify_all();
+    CoreState& c = core();
+    if (c.tracing) {
+        LibrarySyncs inside;
+        for (const StandIn::Sync& d : done) {
+            MpnpuEvent& e = record(d.set ? MPNPU_EV_FLAG_SET : MPNPU_EV_FLAG_WAIT, 0, d.set ? P_MTE3 : P_S, site);
+            e.mem = uint8_t(2 | library_mark());
+            e.index = d.set ? FLAG_REQ : FLAG_RESP;
+            e.t0 = d.t0;
+            e.t1 = d.t1;
+        }
+    }
+    if (error == StandIn::BAD_ANSWER) answered_out_of_order(uint32_t(receiver), client().consumed, site);
+    if (error && c.in_launch) core_call(c.core_calls->sync_error(error, 2, FLAG_REQ, receiver));
+}
+
+// Before the kernel's own SyncAll, CrossCoreWaitFlag or GM-flag wait on a client: an empty request,
+// not waited for, then the stand-in while the sync holds this core.
 inline void before_kernel_sync(const Site& site) {
     Client& c = client();
     if (!c.chunk || c.finished) return;
     Wire idle{};
     idle.op = OP_NULL;
     post(idle, site);
+    CoreState& core_state = core();
+    MpnpuNativeSync* nat = core_state.launch.native;
+    MpnpuNativeFlag* flag = nat ? native::flag(*nat, 2, FLAG_REQ) : nullptr;
+    MpnpuNativeFlag* answers = nat ? native::flag(*nat, 2, FLAG_RESP) : nullptr;
+    if (!flag || !answers || answers->n_in != 1 || core_state.launch.kernel_type != MPNPU_KT_MIX_AIC_1_2)
+        return;  // (no sibling to stand in for, or flags the core process serves)
+    core_state.pipes.flush_signals();  // (the empty request's set is made before the stand-in's)
+    StandIn& s = stand_in();
+    {
+        std::lock_guard<std::mutex> lock(s.m);
+        s.nat = nat;
+        s.flag = flag;
+        s.answers = answers;
+        s.site = site;
+        s.done.clear();
+        s.error = 0;
+        s.away = true;
+        if (!s.started) {
+            std::thread(stand_in_loop).detach();  // (lives as long as the core process, as the pipes' threads do)
+            s.started = true;
+        }
+    }
+    s.cv.notify_all();
+    core_state.after_user_sync = &end_stand_in;
 }
 
 // -- the cube core's side ----------------------------------------------------------------------------------

@@ -81,6 +81,7 @@ MPNPU_HOOK __cyg_profile_func_exit(void* fn, void*) { ::mpnpu::stage_boundary(fn
         return ::mpnpu::run_launch(launch, [&] {                                                         \
             ::mpnpu::core().args.assign(slots, slots + n_slots);                                         \
             ::mpnpu::core().before_user_sync = nullptr;                                                  \
+            ::mpnpu::core().after_user_sync = nullptr;                                                   \
             mpnpu_entry_t::invoke(&__VA_ARGS__, slots);                                                  \
         });                                                                                              \
     }
