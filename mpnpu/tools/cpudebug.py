@@ -103,7 +103,7 @@ def allocated_bytes(size: int) -> int:
 
 
 #: KernelMode of SetKernelMode (MIX_MODE, AIC_MODE, AIV_MODE); not set: MPNPU_DEFAULT_KERNEL_MODE (MIX_MODE)
-_MODES = {0: KernelType.MIX_1_2, 1: KernelType.AIC, 2: KernelType.AIV}
+_MODES = {0: KernelType.MIX_1_2, 1: KernelType.AIC, 2: KernelType.AIV, 3: KernelType.MIX_1_1}
 _DEFAULT_MODES = {"mix": KernelType.MIX_1_2, "aic": KernelType.AIC, "aiv": KernelType.AIV}
 
 

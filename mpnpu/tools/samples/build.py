@@ -116,8 +116,11 @@ def build_sample(sample: Sample, out_dir: str, cflags: list[str], libs: list[str
     staged = [stage_source(s, os.path.join(out_dir, "src"), defines) if s.endswith(".asc") else s
               for s in sample.sources]
     program = os.path.join(out_dir, sample.program)
+    # A sample is built as its NPU program (its <<<>>> launches rewritten, acl on mpnpu's device), not as
+    # the vendor's CPU build: the CPU-debug flags' ASCENDC_CPU_DEBUG is undone, since every sample's
+    # ASCENDC_CPU_DEBUG branch includes a header of that build (cpu_debug_launch.h) and calls its own.
     cmd = [*cxx, "-std=c++17", "-O1", "-w", "-DMPNPU_ACL_GM", *sample.defines, f"-I{sample.folder}",
-           "-include", "tikicpulib.h", *cflags, *staged, "-o", program, *libs]
+           "-include", "tikicpulib.h", *cflags, "-UASCENDC_CPU_DEBUG", *staged, "-o", program, *libs]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env={**os.environ, "LC_ALL": "C"})
     except subprocess.TimeoutExpired:

@@ -224,6 +224,12 @@ public:
         return 0;
     }
     int32_t SetBias(bool isBiasIn = false) { return EnableBias(isBiasIn); }
+    // A 4:2 sparse matmul (before GetTiling). The tiling is worked out as for a dense B: its dense B
+    // takes half the L1 a dense one would, so the tiling fits.
+    int32_t SetSparse(bool isSparseIn = false) {
+        isSparse_ = isSparseIn;
+        return 0;
+    }
     int32_t SetTraverse(MatrixTraverse traverse) {
         traverse_ = traverse;
         return 0;
@@ -335,6 +341,7 @@ private:
     int32_t useL1_ = -1, useL0C_ = -1, useUb_ = -1, useBt_ = -1;
     int32_t alignM_ = 0, alignN_ = 0, alignK_ = 0;
     bool isBias_ = false;
+    bool isSparse_ = false;
     MatrixTraverse traverse_ = MatrixTraverse::NOSET;
     int64_t l1Size_ = 0, l0ASize_ = 0, l0BSize_ = 0, l0CSize_ = 0, ubSize_ = 0, btSize_ = 0;
     int32_t aLayout_[5] = {}, bLayout_[5] = {}, cLayout_[5] = {};

@@ -38,6 +38,12 @@
 namespace mpnpu {
 namespace mm {
 
+// A B of SparseMatmulType (matmul_config.h).
+template <class T, class = void>
+struct is_sparse : std::false_type {};
+template <class T>
+struct is_sparse<T, std::void_t<decltype(T::mpnpu_sparse)>> : std::bool_constant<T::mpnpu_sparse> {};
+
 template <class X>
 constexpr bool gm_or(AscendC::TPosition p) {
     return X::pos == AscendC::TPosition::GM || X::pos == p;
@@ -61,6 +67,7 @@ public:
     static constexpr bool kNzA = A_TYPE::format == CubeFormat::NZ || A_TYPE::pos == AscendC::TPosition::TSCM;
     static constexpr bool kNzB = B_TYPE::format == CubeFormat::NZ || B_TYPE::pos == AscendC::TPosition::TSCM;
     static constexpr bool kNzC = C_TYPE::format == CubeFormat::NZ && C_TYPE::pos != AscendC::TPosition::CO1;
+    static constexpr bool kSparseB = is_sparse<B_TYPE>::value;
     using kPolicy = AscendC::Impl::Detail::MpnpuPolicy;
     static constexpr kPolicy kPol = MM_POLICY::mpnpu_policy;
     // A batch layout that cuts rows out of a wider array (a matrix's rows are not contiguous)
@@ -106,6 +113,14 @@ public:
                       "batch matmul: the BSNGD and SBNGD layouts take A and B in CubeFormat::ND");
         static_assert(!kCfg.intraBlockPartSum,
                       "MatmulConfig: intraBlockPartSum is not implemented by mpnpu (nor on this chip class)");
+        // the 4:2 sparse matmul guide's forms (its B: GM, int8_t, ND or NZ, ISTRANS true, no batch layout or
+        // IBShare); mpnpu also serves it to vector cores (a public kernel's unit test asks for that)
+        static_assert(!kSparseB || (std::is_same_v<SrcBT, int8_t> && B_TYPE::pos == AscendC::TPosition::GM &&
+                                    B_TYPE::isTrans && B_TYPE::layout == LayoutMode::NONE && !B_TYPE::ibShare),
+                      "SparseMatmulType: B is int8_t in GM, ISTRANS true, LayoutMode::NONE, IBSHARE false (the 4:2 "
+                      "sparse matmul guide)");
+        static_assert(!kSparseB || (MM_CB::mpnpu_none && !kCfg.isPartialOutput && A_TYPE::pos == AscendC::TPosition::GM),
+                      "SparseMatmulType: mpnpu takes A in GM, without MatmulCallBackFunc or isPartialOutput");
         static_assert(!kCfg.isPartialOutput || (!kNzA && !kNzB),
                       "MatmulConfig isPartialOutput: mpnpu takes A and B in CubeFormat::ND (GM) with it");
         static_assert(MM_POLICY::mpnpu_policy != kPolicy::NBUFFER33 ||
@@ -235,6 +250,18 @@ public:
     void SetTensorB(SrcBT bScalar, MPNPU_SITE) {
         (void)bScalar;
         unsupported(site, "Matmul::SetTensorB with a scalar");
+    }
+    // The index matrix of a 4:2 sparse B (uint8_t in GM, the Zn layout: mpnpu/cube/matmul_engine.h).
+    template <typename IndexT>
+    void SetSparseIndex(const AscendC::GlobalTensor<IndexT>& indexGlobal, MPNPU_SITE) {
+        static_assert(sizeof(IndexT) == 1, "SetSparseIndex takes the index matrix as bytes (uint8_t)");
+        if constexpr (!kSparseB)
+            api_error(site, "Matmul::SetSparseIndex: B is not a SparseMatmulType (the 4:2 sparse matmul's B type)");
+        at(site);
+        setup_.idx_base = reinterpret_cast<const uint8_t*>(indexGlobal.mpnpu_base());
+        setup_.idx = reinterpret_cast<const uint8_t*>(indexGlobal.mpnpu_addr());
+        setup_.idx_file = rel(site.file);
+        setup_.idx_line = site.line;
     }
     // (BIAS_TYPE defaults to C_TYPE, so a Matmul with C in VECIN and no bias names a VECIN bias type:
     // refused only where a bias is set)
@@ -639,6 +666,8 @@ public:
         st.bias = decode(w.bias, site);
         st.quant_base = decode(w.quant_base, site);
         st.quant = decode(w.quant, site);
+        st.idx_base = decode(w.idx_base, site);
+        st.idx = decode(w.idx, site);
         const uint8_t* c_base = w.to_ub ? chunk : decode(w.c_base, site);
         DstT* c = w.to_ub ? reinterpret_cast<DstT*>(stage(chunk, w.obj, s))
                           : reinterpret_cast<DstT*>(const_cast<uint8_t*>(decode(w.c, site)));
@@ -780,7 +809,7 @@ protected:
         w.obj = index_;
         w.setup = setup_;
         w.setup.a_base = w.setup.a = w.setup.b_base = w.setup.b = w.setup.bias_base = w.setup.bias = nullptr;
-        w.setup.quant_base = w.setup.quant = nullptr;
+        w.setup.quant_base = w.setup.quant = w.setup.idx_base = w.setup.idx = nullptr;
         w.a_base = encode(setup_.a_base, site, "Matmul::SetTensorA");
         w.a = encode(setup_.a, site, "Matmul::SetTensorA");
         w.b_base = encode(setup_.b_base, site, "Matmul::SetTensorB");
@@ -789,6 +818,8 @@ protected:
         w.bias = encode(setup_.hasBias ? setup_.bias : nullptr, site, "Matmul::SetBias");
         w.quant_base = encode(setup_.quant_base, site, "Matmul::SetQuantVector");
         w.quant = encode(setup_.quant, site, "Matmul::SetQuantVector");
+        w.idx_base = encode(setup_.idx_base, site, "Matmul::SetSparseIndex");
+        w.idx = encode(setup_.idx, site, "Matmul::SetSparseIndex");
         w.c_base.arg = w.c.arg = -1;
         return w;
     }
@@ -955,6 +986,8 @@ protected:
                                                       what_b);
             }
             compute_operands<SrcAT, SrcBT, BiasT>(st, tile, oa, ob, acc, partial, site, call);
+        } else if constexpr (kSparseB) {
+            compute_tile_sparse<BiasT, kNzA, kNzB>(st, t, acc, partial, site, call);
         } else {
             compute_tile<SrcAT, SrcBT, BiasT, kNzA, kNzB>(st, t, acc, partial, site, call);
         }
@@ -1063,6 +1096,8 @@ protected:
                     uint32_t strideA, uint32_t strideB, bool partial, uint8_t enAtomic, bool sync, const Site& site,
                     const char* what) {
         static_assert(!kNzA && !kNzB && !kNzC, "batch matmul (IterateBatch / IterateNBatch) in mpnpu takes ND A, B and C");
+        static_assert(!kSparseB, "batch matmul (IterateBatch / IterateNBatch) with a SparseMatmulType B: the guide "
+                                 "gives the 4:2 sparse matmul LayoutMode::NONE only");
         static_assert(MM_CB::mpnpu_none, "batch matmul (IterateBatch / IterateNBatch) with MatmulCallBackFunc is not "
                                          "supported by mpnpu");
         static_assert(gm_or<A_TYPE>(AscendC::TPosition::GM) && gm_or<B_TYPE>(AscendC::TPosition::GM) &&
@@ -1270,6 +1305,7 @@ using AscendC::MatmulCallBackFunc;
 using AscendC::MatmulConfig;
 using AscendC::MatmulImpl;
 using AscendC::MatmulType;
+using AscendC::SparseMatmulType;
 }  // namespace matmul
 
 // REGIST_MATMUL_OBJ(&pipe, workspace, mm[, &tiling][, mm2, &tiling2 ...]): registers the Matmul

@@ -48,6 +48,17 @@ struct MatmulType {
     constexpr static TPosition srcPos = SRCPOS;
 };
 
+// B of a 4:2 sparse Matmul (the 4:2 sparse matmul guide): the dense B (its zeros filtered out, K / 2
+// of every column's K values) and, at INDEX_POSITION, the index matrix SetSparseIndex gives. The guide
+// allows B and the index in GM only, int8_t, ISTRANS true, LAYOUT NONE and IBSHARE false; the Matmul
+// checks that where an object is made.
+template <TPosition POSITION, TPosition INDEX_POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct SparseMatmulType : MatmulType<POSITION, FORMAT, TYPE, ISTRANS, LAYOUT, IBSHARE> {
+    constexpr static TPosition indexPosition = INDEX_POSITION;
+    constexpr static bool mpnpu_sparse = true;
+};
+
 // The template configuration, fields in the documented order.
 struct MatmulConfig {
     bool doNorm = false;

@@ -54,6 +54,12 @@ struct Setup {
     uint64_t quant_scalar;
     const uint8_t* quant_base;
     const uint8_t* quant;
+    // SetSparseIndex (a B of SparseMatmulType): the index matrix's GM tensor and its first byte, and
+    // where it was called
+    const uint8_t* idx_base;
+    const uint8_t* idx;
+    int64_t idx_file;
+    int32_t idx_line, idx_pad;
 };
 
 // An anchor in this library: a site's file name travels as its distance from here (the same
@@ -294,6 +300,99 @@ inline void compute_tile_i4(const Setup& s, int32_t t, std::vector<Acc>& out, bo
 template <typename AT, typename BT, typename BiasT, typename Acc>
 inline void compute_operands(const Setup& s, const Tile& tile, const Operand<AT>& oa, const Operand<BT>& ob,
                              std::vector<Acc>& out, bool partial, const Site& site, const char* call);
+
+// -- 4:2 sparse B (SparseMatmulType, SetSparseIndex) ---------------------------------------------------
+//
+// B is given dense: of every 4 consecutive values along K of a column, the (at most) 2 that are not
+// zero, so K / 2 values a column, stored transposed (N rows of K / 2; ISTRANS is true on the guide's
+// page) in ND or NZ. The index matrix says where they were: per dense value a 2-bit index, four to a
+// byte, the first in the low bits; bytes in the Zn layout (fractals of 16 columns x 8 bytes, the
+// fractals along N first, then along K; inside one, a column's 8 bytes in a row). Of a group of 4
+// values along K, the first dense value came from position idx0 (0-2) and the second from 1 + idx1
+// (1-3); where that is not after the first (a group with one value or none), both came from the
+// first's position. The cube multiplies A's values at those positions (MmadWithSparse's selection
+// table), so C = A x B with B's zeros skipped.
+
+// The byte of the index matrix (from its first byte) holding dense row k of column n, for an N of
+// ``n_total`` columns.
+inline int64_t sparse_index_byte(int64_t k, int64_t n, int64_t n_total) {
+    const int64_t n1 = (n_total + 15) / 16;
+    return ((k / 32) * n1 + n / 16) * 128 + (n % 16) * 8 + (k % 32) / 4;
+}
+
+// Per dense row of column n (``kd`` of them), the position along K of the A value it multiplies.
+inline void sparse_positions(const uint8_t* idx, int64_t n, int64_t n_total, int64_t kd, std::vector<int32_t>& pos,
+                             const Site& site, const char* what) {
+    pos.resize(size_t(kd));
+    int32_t first = 0;
+    for (int64_t k = 0; k < kd; ++k) {
+        const int32_t v = (idx[sparse_index_byte(k, n, n_total)] >> (2 * (k % 4))) & 3;
+        if (v == 3)
+            api_error(site, "%s: the index matrix holds 3 for dense row %lld of column %lld; an index is 0, 1 or 2 "
+                            "(the sparse index matrix's page)",
+                      what, (long long)k, (long long)n);
+        const int32_t group = int32_t(k / 2) * 4;
+        if (k % 2 == 0) {
+            first = v;
+            pos[size_t(k)] = group + v;
+        } else {
+            pos[size_t(k)] = group + std::max(first, 1 + v);
+        }
+    }
+}
+
+// A tile of a sparse product (int8_t A and dense B, int32_t accumulation), as compute_tile below.
+template <typename BiasT, bool kNzA, bool kNzB, typename Acc>
+inline void compute_tile_sparse(const Setup& s, int32_t t, std::vector<Acc>& out, bool partial, const Site& site,
+                                const char* call) {
+    const Tile tile = tile_of(s, t);
+    const int64_t K = s.singleK, tm = tile.tm, tn = tile.tn;
+    if (K % 4 || s.orgKb % 4)
+        api_error(site, "Matmul::%s: a 4:2 sparse matmul takes a K that is a multiple of 4 (singleCoreK %lld, Kb %d)",
+                  call, (long long)K, s.orgKb);
+    if (!s.transB)
+        api_error(site, "Matmul::%s: the dense B of a 4:2 sparse matmul is transposed (SetTensorB(b, true); the "
+                        "guide's SparseMatmulType takes ISTRANS true only)", call);
+    if (!s.idx) api_error(site, "Matmul::%s: no index matrix for the sparse B (SetSparseIndex first)", call);
+    const int64_t kd = K / 2;
+    thread_local std::vector<int8_t> a_nd, b_nd;
+    thread_local std::vector<int32_t> pos;
+    const Source sa{s.a_base, s.a, s.a_l1 != 0, s.a_lo, s.a_hi}, sb{s.b_base, s.b, false, 0, 0};
+    const char* what_a = what_set(call, "A", "SetTensorA", s.a_file, s.a_line);
+    const Operand<int8_t> oa =
+        s.transA ? operand<int8_t, kNzA>(sa, true, s.orgKa, s.orgM, 0, K, tile.m0, tm, a_nd, site, what_a)
+                 : operand<int8_t, kNzA>(sa, false, s.orgM, s.orgKa, tile.m0, tm, 0, K, a_nd, site, what_a);
+    const char* what_b = what_set(call, "B", "SetTensorB", s.b_file, s.b_line);
+    const Operand<int8_t> ob =
+        operand<int8_t, kNzB>(sb, true, s.orgN, s.orgKb / 2, tile.n0, tn, 0, kd, b_nd, site, what_b);  // tn x kd
+    // the index bytes of the tile's columns, fractal row by fractal row (a run per 32 dense rows)
+    const char* what_i = what_set(call, "the index matrix", "SetSparseIndex", s.idx_file, s.idx_line);
+    const int64_t first_block = tile.n0 / 16, blocks = (tile.n0 + tn - 1) / 16 - first_block + 1;
+    MpnpuEvent* ri = gm_access('R', P_MTE2, s.idx_base, s.idx + first_block * 128, uint64_t(blocks * 128),
+                               uint64_t((s.orgN + 15) / 16 * 128), uint64_t((kd + 31) / 32), 1, site, what_i);
+    const BiasT* bias = s.hasBias && s.bias ? reinterpret_cast<const BiasT*>(s.bias) + tile.n0 : nullptr;
+    MpnpuEvent* rbias = bias ? gm_access('R', P_MTE2, s.bias_base, bias, uint64_t(tn) * sizeof(BiasT), 0, 1,
+                                         sizeof(BiasT), site, what_of(call, "reading the bias"))
+                             : nullptr;
+    out.resize(size_t(tm * tn));
+    for (int64_t j = 0; j < tn; ++j) {
+        sparse_positions(s.idx, tile.n0 + j, s.orgN, kd, pos, site, what_i);
+        const int8_t* bj = ob.p + j * ob.ld;
+        for (int64_t i = 0; i < tm; ++i) {
+            Acc v = partial ? out[size_t(i * tn + j)] : Acc(0);
+            if (bias) v += Acc(to_float(bias[j]));
+            for (int64_t k = 0; k < kd; ++k) {
+                const int64_t ka = pos[size_t(k)];
+                v += Acc(oa.trans ? oa.p[ka * oa.ld + i] : oa.p[i * oa.ld + ka]) * Acc(bj[k]);
+            }
+            out[size_t(i * tn + j)] = v;
+        }
+    }
+    done(oa.rec);
+    done(ob.rec);
+    done(ri);
+    done(rbias);
+}
 
 // Computes tile ``t`` into ``out`` (tm x tn, row stride tn); ``partial``: add onto what ``out`` holds.
 // kNzA / kNzB: A / B are stored in the NZ layout.

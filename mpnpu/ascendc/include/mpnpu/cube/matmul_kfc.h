@@ -82,7 +82,7 @@ struct Wire {
     int64_t file, func;  // the client's call site, relative to site_anchor (one library, every process)
     int64_t stride_a, stride_b;  // IterateBatch's matrixStrideA / matrixStrideB
     Setup setup;         // pointers zeroed; they travel below
-    WirePtr a_base, a, b_base, b, bias_base, bias, c_base, c, quant_base, quant;
+    WirePtr a_base, a, b_base, b, bias_base, bias, c_base, c, quant_base, quant, idx_base, idx;
 };
 static_assert(sizeof(Wire) <= WIRE_BYTES, "a matmul request must fit its ring slot");
 static_assert(RESP_AT + MAX_CLIENTS * RING * RESP_BYTES <= PROTO_BYTES, "the rings and responses fit the protocol area");
