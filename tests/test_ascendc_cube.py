@@ -252,6 +252,7 @@ def test_matmul_impl_element_types(kernels, src, dst) -> None:
 C_TRANS_B, C_BIAS, C_ATOMIC, C_ITERATE, C_UB, C_ASYNC, C_EARLY, C_NO_END, C_SUB0 = 2, 4, 8, 16, 32, 64, 128, 256, 512
 C_SCRATCH = 16384
 C_UB_ALL, C_TWO, C_CROSS, C_ASYNC_ITERATE, C_CROSS_MANY = 1024, 2048, 4096, 8192, 32768
+C_CROSS_FLAG, C_DSB = 65536, 131072
 
 
 def _client(kernels, m, n, k, mode, *, block_dim=1, rounds=1, a_rows=None, trace=False, seed=2, kt=KernelType.MIX_1_2,
@@ -355,24 +356,49 @@ def test_vector_cores_meeting_in_a_syncall_between_their_requests(kernels) -> No
     _close(out, ref)
 
 
-@pytest.mark.parametrize("trace", [False, True])
-def test_a_vector_core_held_in_a_syncall_does_not_hold_back_its_siblings_requests(kernels, trace) -> None:
+def _count(events, kind: str, flag: int) -> int:
+    return sum(type(e).__name__ == kind and e.flag_id == flag for e in events)
+
+
+@pytest.mark.parametrize("mode,trace,launches", [(C_CROSS_MANY, False, 1), (C_CROSS_MANY, True, 2),
+                                                 (C_CROSS_FLAG, True, 1)])
+def test_a_vector_core_held_in_a_sync_does_not_hold_back_its_siblings_requests(kernels, mode, trace,
+                                                                              launches) -> None:
     # vector core 0: 16 tiles, an Iterate and a GetTensorC each (32 requests, more than the ring's 16),
-    # then SyncAll<true>; vector core 1 waits there first. The server pairs the two cores' requests;
-    # core 1's stand-in answers each of core 0's with an empty one and takes the answers, so core 0
-    # reaches the SyncAll (before, the two waited for each other until the watchdog's report).
-    out, ref, _, result, _ = _client(kernels, 128, 128, 64, C_CROSS_MANY, base_m=16, base_n=32, trace=trace)
+    # then SyncAll<true> (or a flag set); vector core 1 waits there first. The server pairs the two
+    # cores' requests; core 1's stand-in answers each of core 0's with an empty one and takes the
+    # answers, so core 0 gets there (before, the two waited for each other until the watchdog's report).
+    out, ref, _, result, _ = _client(kernels, 128, 128, 64, mode, base_m=16, base_n=32, trace=trace,
+                                     launches=launches)
     _close(out, ref)
     if trace:  # the stand-in's sets and waits are in core 1's trace, paired with the server's rounds
         assert analyze(result.trace) == []
         cube, *vectors = result.trace.events
+        rounds = _count(cube, "FlagWaitEvent", 0)
+        assert rounds > 16 and [_count(v, "FlagSetEvent", 0) for v in vectors] == [rounds, rounds]
+        assert [_count(v, "FlagWaitEvent", 1) for v in vectors] == [rounds, rounds]
+        # ... as the API's own syncs (no sync point name), its waits after the kernel's sync: a wait
+        # recorded before it could be for an answer to a request made after it
+        held = vectors[1]
+        sync = next(i for i, e in enumerate(held) if type(e).__name__ in ("SyncAllEvent", "FlagWaitEvent")
+                    and e.name)
+        assert not any(type(e).__name__ == "FlagWaitEvent" and e.flag_id == 1 for e in held[:sync])
+        stand_in = [e for e in held if type(e).__name__ in ("FlagSetEvent", "FlagWaitEvent")
+                    and e.site == held[sync].site and e is not held[sync]]
+        assert len(stand_in) > 16 and all(e.name == "" for e in stand_in)
 
-        def count(events, kind: str, flag: int) -> int:
-            return sum(type(e).__name__ == kind and e.flag_id == flag for e in events)
 
-        rounds = count(cube, "FlagWaitEvent", 0)
-        assert rounds > 16 and [count(v, "FlagSetEvent", 0) for v in vectors] == [rounds, rounds]
-        assert [count(v, "FlagWaitEvent", 1) for v in vectors] == [rounds, rounds]
+def test_a_data_sync_barrier_holds_nothing_so_nothing_stands_in(kernels) -> None:
+    """DataSyncBarrier lets the client post its empty request, as before any of the kernel's syncs, but it
+    holds no core: no stand-in starts there, so every later request and answer is the client's own."""
+    out, ref, _, result, _ = _client(kernels, 128, 128, 64, C_DSB, base_m=16, base_n=32, trace=True)
+    _close(out, ref)
+    assert analyze(result.trace) == []
+    held = result.trace.events[2]
+    dsb = line_of("cube/mm_client.cpp", "DataSyncBarrier<MemDsbT::ALL>();")
+    at_dsb = [e for e in held if type(e).__name__ in ("FlagSetEvent", "FlagWaitEvent")
+              and e.site == f"cube/mm_client.cpp:{dsb}"]
+    assert [(type(e).__name__, e.flag_id) for e in at_dsb] == [("FlagSetEvent", 0)]
 
 
 def test_out_of_range_set_tensor_a_is_memcheck_at_the_kernel_line(kernels) -> None:

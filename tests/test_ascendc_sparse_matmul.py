@@ -87,7 +87,7 @@ def nz(rows: np.ndarray) -> np.ndarray:
 
 
 def run(kernels, build: str, m: int, n: int, k: int, mode: int, *, cores: int, trace: bool = False,
-        spoil=None):
+        spoil=None, index_bytes: int | None = None):
     rng = np.random.default_rng(7)
     a = rng.integers(-8, 8, (m, k)).astype(np.int8)
     b = sparse_b(rng, k, n)
@@ -103,7 +103,8 @@ def run(kernels, build: str, m: int, n: int, k: int, mode: int, *, cores: int, t
     blocks = cores if kt is KernelType.AIC else -(-cores // 2)
     with device(blocks, kernel_type=kt) as dev:
         args = [dev.to_device("a", a), dev.to_device("b", nz(dense) if build == "nz" else dense),
-                dev.to_device("index", index_zn), dev.to_device("bias", bias), dev.empty("c", m * n, "int32"),
+                dev.to_device("index", index_zn.reshape(-1)[:index_bytes]), dev.to_device("bias", bias),
+                dev.empty("c", m * n, "int32"),
                 dev.to_device("workspace", np.zeros(workspace_bytes(blocks, 1), np.uint8)),
                 dev.to_device("tiling", packed)]
         result = dev.launch_with(LaunchOptions(trace=trace), kernels[build], *args)
@@ -122,7 +123,8 @@ def test_a_sparse_matmul_is_the_product_with_bs_zeros_left_out(kernels, build, m
 def test_the_index_and_the_dense_b_decide_the_product(kernels) -> None:
     """A swapped index pair picks other A values: the product changes (the index is read, not ignored)."""
     def swap(index_zn: np.ndarray) -> None:
-        index_zn[0, 0, 0, 0] = 0b00010000 | (index_zn[0, 0, 0, 0] & 0x0F)  # group 1 of column 0: (0, 1)
+        # group 1 of column 0 (dense rows 2, 3): (idx0, idx1) = (1, 0), so both of A's values at position 1
+        index_zn[0, 0, 0, 0] = 0b00010000 | (index_zn[0, 0, 0, 0] & 0x0F)
 
     out, ref, _ = run(kernels, "nd", 16, 32, 64, 0, cores=1, spoil=swap)
     assert not np.array_equal(out[:, 0], ref[:, 0]) and np.array_equal(out[:, 1:], ref[:, 1:])
@@ -134,6 +136,14 @@ def test_the_cube_cores_sparse_reads_race_with_nothing(kernels) -> None:
     reads = {e.tensor for evs in result.trace.events for e in evs if getattr(e, "kind", "") == "R"
              and getattr(e, "tensor", None) in ("a", "b", "index")}
     assert reads == {"a", "b", "index"}
+
+
+def test_an_index_matrix_shorter_than_b_is_a_memcheck_error_at_the_kernels_line(kernels) -> None:
+    with pytest.raises(KernelError) as info:
+        run(kernels, "nd", 16, 64, 64, 0, cores=1, index_bytes=64 * 64 // 8 - 64)
+    text = str(info.value)
+    assert "illegal read of GM tensor index" in text, text
+    assert f"mm_sparse.cpp:{line_of('cube/mm_sparse.cpp', 'mm.IterateAll(cGm);')}" in text, text
 
 
 def test_an_index_of_3_is_an_error_at_the_kernels_line(kernels) -> None:

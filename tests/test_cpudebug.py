@@ -371,6 +371,10 @@ def test_a_program_that_chose_its_kernel_mode_runs_those_cores_whatever_the_kern
                               env={**env, "MPNPU_DEFAULT_KERNEL_MODE": "aiv"})
     assert declared.returncode == 3, declared.stderr
     assert "the kernel declares KERNEL_TYPE_MIX_AIC_1_2 but was launched as KERNEL_TYPE_AIV_ONLY" in declared.stderr
+    # KernelMode::MIX_AIC_1_1 (a public unit test sets it): one vector core a block beside its cube core
+    one_one = subprocess.run([exe, "mix11"], capture_output=True, text=True, timeout=60, env=env)
+    assert one_one.returncode == 0, one_one.stderr
+    assert one_one.stdout.strip() == "cube 2 vector 2"
 
 
 def test_a_matmul_kernel_given_a_few_kib_of_workspace_keeps_its_state_in_mpnpus_own(bindir) -> None:

@@ -102,7 +102,8 @@ def allocated_bytes(size: int) -> int:
     return max(GM_GRANULE, -(-size // GM_GRANULE) * GM_GRANULE)
 
 
-#: KernelMode of SetKernelMode (MIX_MODE, AIC_MODE, AIV_MODE); not set: MPNPU_DEFAULT_KERNEL_MODE (MIX_MODE)
+#: KernelMode of SetKernelMode (MIX_MODE, AIC_MODE, AIV_MODE, and MIX_AIC_1_1, which a public unit test sets); not
+#: set: MPNPU_DEFAULT_KERNEL_MODE (MIX_MODE)
 _MODES = {0: KernelType.MIX_1_2, 1: KernelType.AIC, 2: KernelType.AIV, 3: KernelType.MIX_1_1}
 _DEFAULT_MODES = {"mix": KernelType.MIX_1_2, "aic": KernelType.AIC, "aiv": KernelType.AIV}
 

@@ -1,6 +1,7 @@
 // A CPU-debug program that chooses its kernel mode: a kernel declaring KERNEL_TYPE_MIX_AIC_1_2 run as
 // AIC_MODE (its cube part alone, as a unit test may run it) counts the cores that ran it. With no
-// SetKernelMode (argument "declared"), the launch follows the program's default mode instead.
+// SetKernelMode (argument "declared"), the launch follows the program's default mode instead; with
+// argument "mix11", KernelMode::MIX_AIC_1_1: a cube core and one vector core a block.
 #include <cstdio>
 #include <cstring>
 
@@ -19,7 +20,8 @@ extern "C" __global__ __aicore__ void count_cores(GM_ADDR counts) {
 int main(int argc, char** argv) {
     int32_t* counts = static_cast<int32_t*>(AscendC::GmAlloc(16 * sizeof(int32_t)));
     std::memset(counts, 0, 16 * sizeof(int32_t));
-    if (argc < 2 || std::strcmp(argv[1], "declared") != 0) AscendC::SetKernelMode(KernelMode::AIC_MODE);
+    if (argc > 1 && std::strcmp(argv[1], "mix11") == 0) AscendC::SetKernelMode(KernelMode::MIX_AIC_1_1);
+    else if (argc < 2 || std::strcmp(argv[1], "declared") != 0) AscendC::SetKernelMode(KernelMode::AIC_MODE);
     ICPU_RUN_KF(count_cores, 2, (uint8_t*)counts);
     int cube = 0, vector = 0;
     for (int i = 0; i < 8; ++i) cube += counts[i], vector += counts[8 + i];

@@ -8,7 +8,8 @@
 // IterateAll into UB; a second Matmul object used after the first one's End (accumulating C again);
 // the two vector cores meeting in a SyncAll, one before its IterateAll and one after it; Iterate<false>
 // once and GetTensorC<false> per tile into UB; the kernel's own data at the start of its workspace;
-// vector core 0 making many requests while vector core 1 waits for it in a vector-only SyncAll.
+// vector core 0 making many requests while vector core 1 waits for it in a vector-only SyncAll, in a
+// flag wait (mode 1, the vector cores of an AI core), or after a DataSyncBarrier (which holds nothing).
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "mm_tiling.h"
@@ -16,7 +17,8 @@ using namespace AscendC;
 
 constexpr int32_t MODE_TRANS_B = 2, MODE_BIAS = 4, MODE_ATOMIC = 8, MODE_ITERATE = 16, MODE_UB = 32, MODE_ASYNC = 64,
                   MODE_EARLY = 128, MODE_NO_END = 256, MODE_SUB0 = 512, MODE_UB_ALL = 1024, MODE_TWO = 2048,
-                  MODE_CROSS = 4096, MODE_ASYNC_ITERATE = 8192, MODE_SCRATCH = 16384, MODE_CROSS_MANY = 32768;
+                  MODE_CROSS = 4096, MODE_ASYNC_ITERATE = 8192, MODE_SCRATCH = 16384, MODE_CROSS_MANY = 32768,
+                  MODE_CROSS_FLAG = 65536, MODE_DSB = 131072;
 
 using aType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half>;
 using bType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half, true>;
@@ -126,6 +128,20 @@ extern "C" __global__ __aicore__ void mm_client(GM_ADDR a, GM_ADDR b, GM_ADDR bi
                 DataCopy(peekGm[part * 8], ub, 8);
             }
             mm.WaitIterateAll();
+        } else if (t.mode & MODE_CROSS_FLAG) {
+            // as MODE_CROSS_MANY, the two meeting in a flag of mode 1 (its wait needs both vector cores' sets)
+            if (GetSubBlockIdx() == 0) {
+                while (mm.Iterate()) mm.GetTensorC(cPart, atomic);
+                CrossCoreSetFlag<1, PIPE_MTE3>(5);
+                CrossCoreWaitFlag(5);
+            } else {
+                CrossCoreSetFlag<1, PIPE_MTE3>(5);
+                CrossCoreWaitFlag(5);
+                while (mm.Iterate()) mm.GetTensorC(cPart, atomic);
+            }
+        } else if (t.mode & MODE_DSB) {
+            if (GetSubBlockIdx() == 1) DataSyncBarrier<MemDsbT::ALL>();
+            while (mm.Iterate()) mm.GetTensorC(cPart, atomic);
         } else if (t.mode & MODE_CROSS_MANY) {
             // vector core 0: a request per tile and per Iterate, then the vector cores' SyncAll;
             // vector core 1 waits there first (its queue must not hold core 0's back)

@@ -102,8 +102,9 @@ inline void wait_at_least(int32_t* w, int32_t target, const Site& site, const ch
     c.pipes.wake();  // the rest of this core's queued work runs while it waits
     const uint64_t t0 = now_ns();
     if (__atomic_load_n(w, __ATOMIC_SEQ_CST) >= target) {
-        after_blocking_sync();
+        after_blocking_sync(SYNC_RETURNED);
         record_flag('w', w, target, t0, site);
+        after_blocking_sync(SYNC_RECORDED);
         return;
     }
     MpnpuNativeSync* nat = c.launch.native;
@@ -137,8 +138,9 @@ inline void wait_at_least(int32_t* w, int32_t target, const Site& site, const ch
         native::store(r + native::ST_STATE, native::RUNNING);
         native::bump(r + native::ST_PROGRESS);
     }
-    after_blocking_sync();
+    after_blocking_sync(SYNC_RETURNED);
     record_flag('w', w, target, t0, site);
+    after_blocking_sync(SYNC_RECORDED);
 }
 
 inline void only_vector(const Site& site, const char* call) {

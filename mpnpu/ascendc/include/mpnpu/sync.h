@@ -66,14 +66,20 @@ struct LibrarySyncs {
     LibrarySyncs& operator=(const LibrarySyncs&) = delete;
 };
 
-// A sync record's mark: MPNPU_SYNC_BY_LIBRARY inside a high-level API's own syncs, else 0.
 // A blocking cross-core sync has returned: a library that acted for this core while it waited
-// (the matmul client's stand-in) stops and records what it did, before the sync itself is recorded.
-inline void after_blocking_sync() {
+// (the matmul client's stand-in) stops and records what it did, in two steps around the sync's own
+// record (SYNC_RETURNED before it, SYNC_RECORDED after it); a sync the launch drops ends it at once.
+enum SyncEnd : int32_t { SYNC_RETURNED = 0, SYNC_RECORDED = 1, LAUNCH_ENDED = 2 };
+inline void after_blocking_sync(SyncEnd phase) {
     CoreState& c = core();
-    if (c.after_user_sync) c.after_user_sync();
+    if (c.after_user_sync) c.after_user_sync(phase);
+}
+inline void end_blocking_sync() {
+    after_blocking_sync(SYNC_RETURNED);
+    after_blocking_sync(SYNC_RECORDED);
 }
 
+// A sync record's mark: MPNPU_SYNC_BY_LIBRARY inside a high-level API's own syncs, else 0.
 inline uint8_t library_mark() { return core().library_syncs ? uint8_t(MPNPU_SYNC_BY_LIBRARY) : uint8_t(0); }
 
 // True (and recorded) when the launch drops the sync point at ``site``.
@@ -174,7 +180,10 @@ inline void uses_sync_all_id(int32_t fid, const Site& site) {
 }
 
 inline void sync_all(bool aiv_only, const Site& site) {
-    if (dropped(site, D_SYNC_ALL)) return;
+    if (dropped(site, D_SYNC_ALL)) {
+        end_blocking_sync();
+        return;
+    }
     CoreState& c = core();
     c.sync_all_at = site;
     if (c.sync_ids_at.file) sync_all_collision(c.sync_ids_at, site, site);
@@ -194,13 +203,14 @@ inline void sync_all(bool aiv_only, const Site& site) {
     } else {
         core_call(c.core_calls->sync_all(aiv_only ? 1 : 0, site_id(site)));
     }
-    after_blocking_sync();
+    after_blocking_sync(SYNC_RETURNED);
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_SYNC_ALL, 0, P_ALL, site);
         e.mem = aiv_only ? 1 : 0;
         e.t0 = t0;
         e.t1 = now_ns();
     }
+    after_blocking_sync(SYNC_RECORDED);
 }
 
 constexpr int32_t ANY_MODE = MPNPU_ANY_MODE;  // a CrossCoreWaitFlag without a mode: the setters' mode counts
@@ -240,7 +250,10 @@ inline void cross_core_set(int32_t mode, uint8_t pipe, int32_t flag_id, const Si
 inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     if (mode != ANY_MODE && (mode < 0 || mode > 2))
         api_error(site, "CrossCoreWaitFlag<%d>: this chip has flag modes 0, 1 and 2", mode);
-    if (dropped(site, D_FLAG_WAIT)) return;
+    if (dropped(site, D_FLAG_WAIT)) {
+        end_blocking_sync();
+        return;
+    }
     CoreState& c = core();
     c.pipes.flush_signals();
     c.pipes.wake();  // the rest of this core's queued work runs while it waits
@@ -265,7 +278,7 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
     } else {
         core_call(c.core_calls->flag_wait(mode, fid, site_id(site), &resolved));
     }
-    after_blocking_sync();
+    after_blocking_sync(SYNC_RETURNED);
     if (c.tracing) {
         MpnpuEvent& e = record(MPNPU_EV_FLAG_WAIT, 0, P_S, site);
         e.mem = uint8_t(uint8_t(resolved) | library_mark());
@@ -273,6 +286,7 @@ inline void cross_core_wait(int32_t mode, int32_t flag_id, const Site& site) {
         e.t0 = t0;
         e.t1 = now_ns();
     }
+    after_blocking_sync(SYNC_RECORDED);
 }
 
 // WaitPreTaskEnd / SetNextTaskStart: each once per core and launch.
@@ -283,10 +297,11 @@ inline void task_sync(Site& at, const char* call, const Site& site) {
     at = site;
 }
 
-// The kernel's own blocking cross-core syncs first let a library act (the matmul client).
-inline void before_user_sync(const Site& site) {
+// The kernel's own blocking cross-core syncs first let a library act (the matmul client); ``holds``:
+// the sync may hold this core until others act (not DataSyncBarrier).
+inline void before_user_sync(const Site& site, bool holds = true) {
     CoreState& c = core();
-    if (c.before_user_sync) c.before_user_sync(site);
+    if (c.before_user_sync) c.before_user_sync(site, holds);
 }
 
 // A kernel function was entered or left (``fn``: its address), in a library built with
@@ -348,7 +363,7 @@ enum class MemDsbT { ALL = 0, DDR, UB, SEQ };
 // a barrier of every pipe of the core, whatever memory it names (DDR: GM, UB: the unified buffer).
 template <MemDsbT arg0>
 inline void DataSyncBarrier(MPNPU_SITE) {
-    mpnpu::before_user_sync(site);
+    mpnpu::before_user_sync(site, false);
     mpnpu::pipe_barrier(uint8_t(PIPE_ALL), site);
 }
 

@@ -18,8 +18,10 @@
 // vector cores may issue different numbers of requests; End itself only ends one object's use, so
 // that another object (or the same one again) can be used after it, as the documentation has it.
 // Before the kernel's own SyncAll or CrossCoreWaitFlag a client sends an empty request (not waited
-// for), so that a vector core blocked there never leaves its sibling's request without its pair. Requests are one per Iterate, GetTensorC, IterateAll,
-// IterateBatch / IterateNBatch and End (the setters only change the client's copy of the setup, which travels with each request).
+// for), and while that sync holds it a stand-in answers its sibling's requests (below), so that a
+// vector core blocked there never leaves its sibling's requests without their pairs. Requests are
+// one per Iterate, GetTensorC, IterateAll, IterateBatch / IterateNBatch and End (the setters only
+// change the client's copy of the setup, which travels with each request).
 // The flags are real cross-core flags (ids 0 and 1, inside the [0, 2N-1] the documentation reserves
 // for N Matmul objects): the watchdog sees a server waiting for a client that can no longer ask,
 // the race detector orders the cube core's accesses by them, holds stop at them.
@@ -32,6 +34,8 @@
 // Pointers travel as (kernel argument index, byte offset): every core maps GM at its own addresses.
 #ifndef MPNPU_CUBE_MATMUL_KFC_H
 #define MPNPU_CUBE_MATMUL_KFC_H
+
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -253,15 +257,18 @@ inline void finish_client() {
 // the two would wait for each other where the chip's queues would not. So before such a sync the
 // client posts an empty request (not waited for), and while the sync holds it a thread of its
 // process stands in for it: for each real request the sibling posts, an empty one of this client's
-// and its set, and it takes the answers as they come. Its sets and waits enter this core's trace
-// when the kernel's sync returns, before the sync itself, as library syncs (the sets carry no data;
-// the waits order this core after rounds that served its sibling, which a SyncAll of the two
-// orders it after anyway).
+// and its set, and it takes the answers as they come. None of it carries data. What it did enters
+// this core's trace when the kernel's sync returns, as library syncs: its sets before the sync's
+// own record, its waits after it. (The stand-in may still answer a request the sibling makes just
+// after the same sync let both go; a wait for that answer recorded before the sync would be a wait
+// on something that happens after it. Recorded after the sync, the waits order this core after
+// rounds that served its sibling, an ordering the chip does not give: a race between the sibling's
+// matmul output and this core's later reads with no sync of their own can then go unseen.)
 struct StandIn {
     std::mutex m;
     std::condition_variable cv;
-    bool away = false;     // the kernel's sync holds the client
-    bool started = false;  // the thread exists (one per core process, as long as it lives)
+    bool away = false;  // the kernel's sync holds the client
+    pid_t started = 0;  // the process whose thread this is (0: none yet)
     MpnpuNativeSync* nat = nullptr;
     MpnpuNativeFlag* flag = nullptr;
     MpnpuNativeFlag* answers = nullptr;  // the cube core's answer flag, as this core waits for it
@@ -270,15 +277,16 @@ struct StandIn {
         bool set;  // else a wait
         uint64_t t0, t1;
     };
-    std::vector<Sync> done;             // what it did while away, in order
-    // a failed set (MPNPU_NATIVE_*, receiver: the core it failed at) or BAD_ANSWER (receiver: the
-    // answer's number), reported by the client when the kernel's sync returns
+    std::vector<Sync> done;   // what it did while away, in order
+    std::vector<Sync> waits;  // (the client's thread: its waits, recorded after the sync's own record)
+    // a failed set (MPNPU_NATIVE_*, receiver: the core it failed at), BAD_ANSWER (receiver: the
+    // answer's number) or FAILED (the thread could not go on), reported when the kernel's sync returns
     int32_t error = 0, receiver = -1;
-    static constexpr int32_t BAD_ANSWER = -1;
+    static constexpr int32_t BAD_ANSWER = -1, FAILED = -2;
 };
 inline StandIn& stand_in() {
-    static StandIn s;
-    return s;
+    static StandIn* s = new StandIn;  // (never destroyed: the thread may still wait on it at exit)
+    return *s;
 }
 
 // The sibling has posted request ``k`` and it asks for work (read while the sibling may be
@@ -333,11 +341,15 @@ inline void stand_in_loop() {
     for (;;) {
         s.cv.wait(lock, [&s] { return s.away; });
         while (s.away) {
-            Client& c = client();
-            if (s.error == 0 && stand_in_take(s, c)) continue;
-            if (s.error == 0 && c.next - c.consumed < RING - 1 && sibling_asks(c, c.next)) {
-                stand_in_post(s, c);
-                continue;
+            try {
+                Client& c = client();
+                if (s.error == 0 && stand_in_take(s, c)) continue;
+                if (s.error == 0 && c.next - c.consumed < RING - 1 && sibling_asks(c, c.next)) {
+                    stand_in_post(s, c);
+                    continue;
+                }
+            } catch (...) {  // (a full vector, say: the client reports it; the thread must not end the process)
+                s.error = StandIn::FAILED;
             }
             // (a look every 200 us while the kernel's sync holds the client; woken at once when it ends)
             s.cv.wait_for(lock, std::chrono::microseconds(200));
@@ -345,41 +357,54 @@ inline void stand_in_loop() {
     }
 }
 
-// The kernel's sync has returned (or the launch ended inside it): the stand-in stops, and its sets
-// enter the trace.
-inline void end_stand_in() {
-    StandIn& s = stand_in();
-    std::vector<StandIn::Sync> done;
-    int32_t error = 0, receiver = -1;
-    Site site{nullptr, 0, nullptr};
-    {
-        std::lock_guard<std::mutex> lock(s.m);
-        if (!s.away) return;
-        s.away = false;
-        done.swap(s.done);
-        std::swap(error, s.error);
-        receiver = s.receiver;
-        site = s.site;
+inline void record_stand_in(const std::vector<StandIn::Sync>& syncs, const Site& site) {
+    if (!core().tracing) return;
+    LibrarySyncs inside;
+    for (const StandIn::Sync& d : syncs) {
+        MpnpuEvent& e = record(d.set ? MPNPU_EV_FLAG_SET : MPNPU_EV_FLAG_WAIT, 0, d.set ? P_MTE3 : P_S, site);
+        e.mem = uint8_t(2 | library_mark());
+        e.index = d.set ? FLAG_REQ : FLAG_RESP;
+        e.t0 = d.t0;
+        e.t1 = d.t1;
     }
-    s.cv.notify_all();
-    CoreState& c = core();
-    if (c.tracing) {
-        LibrarySyncs inside;
-        for (const StandIn::Sync& d : done) {
-            MpnpuEvent& e = record(d.set ? MPNPU_EV_FLAG_SET : MPNPU_EV_FLAG_WAIT, 0, d.set ? P_MTE3 : P_S, site);
-            e.mem = uint8_t(2 | library_mark());
-            e.index = d.set ? FLAG_REQ : FLAG_RESP;
-            e.t0 = d.t0;
-            e.t1 = d.t1;
-        }
-    }
-    if (error == StandIn::BAD_ANSWER) answered_out_of_order(uint32_t(receiver), client().consumed, site);
-    if (error && c.in_launch) core_call(c.core_calls->sync_error(error, 2, FLAG_REQ, receiver));
 }
 
-// Before the kernel's own SyncAll, CrossCoreWaitFlag or GM-flag wait on a client: an empty request,
-// not waited for, then the stand-in while the sync holds this core.
-inline void before_kernel_sync(const Site& site) {
+// The kernel's sync has returned (phase SYNC_RETURNED: the stand-in stops, its sets enter the trace;
+// SYNC_RECORDED: its waits do, and a failure of it is reported), or the launch ended (LAUNCH_ENDED:
+// both, reporting nothing: it ends anyway).
+inline void end_stand_in(int32_t phase) {
+    StandIn& s = stand_in();
+    if (phase != SYNC_RECORDED) {
+        std::vector<StandIn::Sync> done;
+        {
+            std::lock_guard<std::mutex> lock(s.m);
+            if (!s.away) return;
+            s.away = false;
+            done.swap(s.done);
+        }
+        s.cv.notify_all();
+        s.waits.clear();
+        std::vector<StandIn::Sync> sets;
+        for (const StandIn::Sync& d : done) (d.set ? sets : s.waits).push_back(d);
+        record_stand_in(sets, s.site);
+        if (phase == SYNC_RETURNED) return;
+    }
+    record_stand_in(s.waits, s.site);
+    s.waits.clear();
+    int32_t error = 0;
+    std::swap(error, s.error);  // (the thread is stopped: no lock needed)
+    if (error == 0 || phase == LAUNCH_ENDED) return;
+    CoreState& c = core();
+    if (error == StandIn::BAD_ANSWER) answered_out_of_order(uint32_t(s.receiver), client().consumed, s.site);
+    if (error == StandIn::FAILED)
+        api_error(s.site, "Matmul: the thread standing in for this vector core while it waited here failed");
+    core_call(c.core_calls->sync_error(error, 2, FLAG_REQ, s.receiver));
+}
+
+// Before the kernel's own SyncAll, CrossCoreWaitFlag or GM-flag wait on a client (and before a
+// DataSyncBarrier, which does not hold the core: ``holds`` false): an empty request, not waited
+// for, then the stand-in while the sync holds this core.
+inline void before_kernel_sync(const Site& site, bool holds) {
     Client& c = client();
     if (!c.chunk || c.finished) return;
     Wire idle{};
@@ -389,8 +414,8 @@ inline void before_kernel_sync(const Site& site) {
     MpnpuNativeSync* nat = core_state.launch.native;
     MpnpuNativeFlag* flag = nat ? native::flag(*nat, 2, FLAG_REQ) : nullptr;
     MpnpuNativeFlag* answers = nat ? native::flag(*nat, 2, FLAG_RESP) : nullptr;
-    if (!flag || !answers || answers->n_in != 1 || core_state.launch.kernel_type != MPNPU_KT_MIX_AIC_1_2)
-        return;  // (no sibling to stand in for, or flags the core process serves)
+    if (!holds || !flag || !answers || answers->n_in != 1 || core_state.launch.kernel_type != MPNPU_KT_MIX_AIC_1_2)
+        return;  // (no wait, no sibling to stand in for, or flags the core process serves)
     core_state.pipes.flush_signals();  // (the empty request's set is made before the stand-in's)
     StandIn& s = stand_in();
     {
@@ -402,9 +427,9 @@ inline void before_kernel_sync(const Site& site) {
         s.done.clear();
         s.error = 0;
         s.away = true;
-        if (!s.started) {
+        if (s.started != getpid()) {  // (a process forked from one that had the thread has none)
             std::thread(stand_in_loop).detach();  // (lives as long as the core process, as the pipes' threads do)
-            s.started = true;
+            s.started = getpid();
         }
     }
     s.cv.notify_all();

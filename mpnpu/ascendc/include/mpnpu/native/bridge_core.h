@@ -291,7 +291,11 @@ inline int32_t run_launch(const MpnpuLaunch* l, F&& body) {
         c.fault.site = -1;
         rc = MPNPU_RUN_CXX_EXCEPTION;
     }
-    if (c.after_user_sync) c.after_user_sync();  // (a kernel's sync left by an exception: its library's part ends)
+    // (a kernel's sync left by an exception: its library's part ends, reporting nothing more)
+    try {
+        if (c.after_user_sync) c.after_user_sync(2);
+    } catch (...) {  // (what it would report is not this launch's failure)
+    }
     if (rc != MPNPU_RUN_OK) c.pipes.abort();
     c.in_launch = false;
     return rc;

@@ -195,10 +195,13 @@ struct CoreState {
     std::vector<uint64_t> args;
     // called at the start of the kernel's own blocking cross-core syncs (SyncAll,
     // CrossCoreWaitFlag) when a library needs to act first (the matmul client: mpnpu/cube/matmul_kfc.h)
-    void (*before_user_sync)(const Site&) = nullptr;
-    // called when such a sync has returned, before it is recorded, and when a launch ends (the
-    // matmul client's stand-in stops there and its sets enter the trace)
-    void (*after_user_sync)() = nullptr;
+    // (``holds``: the sync blocks this core until others act; DataSyncBarrier, which only orders
+    // this core's own accesses, calls it with false)
+    void (*before_user_sync)(const Site&, bool holds) = nullptr;
+    // called when such a sync has returned (SYNC_RETURNED: before it is recorded; SYNC_RECORDED:
+    // after) and when a launch ends (LAUNCH_ENDED: never throws): the matmul client's stand-in stops
+    // and what it did enters the trace (mpnpu/sync.h, after_blocking_sync)
+    void (*after_user_sync)(int32_t phase) = nullptr;
     std::vector<std::string> dropped;  // sync point names the launch skips
     // >0 while a high-level API issues its own syncs (LibrarySyncs, mpnpu/sync.h): those are recorded
     // with MPNPU_SYNC_BY_LIBRARY and never dropped, for they are no sync point the kernel wrote
