@@ -1,7 +1,8 @@
-"""The 4:2 sparse Matmul (SparseMatmulType, SetSparseIndex): C = A x B with B given dense and an index
-matrix, against numpy's product with the original sparse B, in every group form the index documents
-(two values, one at each position, none), B in ND and NZ, on the cube core alone and driven by the
-vector cores; a bad index value is named at the kernel's line."""
+"""The 4:2 sparse Matmul (SparseMatmulType, SetSparseIndex) and the basic API's LoadDataWithSparse /
+MmadWithSparse: C = A x B with B given dense and an index matrix, against numpy's product with the
+original sparse B, in every group form the index documents (two values, one at each position, none),
+B in ND and NZ, on the cube core alone and driven by the vector cores; a bad index value is named at
+the kernel's line."""
 
 from __future__ import annotations
 
@@ -156,3 +157,31 @@ def test_an_index_of_3_is_an_error_at_the_kernels_line(kernels) -> None:
     assert "holds 3 for dense row 4 of column 5" in text, text
     assert f"mm_sparse.cpp:{line_of('cube/mm_sparse.cpp', 'mm.IterateAll(cGm);')}" in text, text
     assert f"mm_sparse.cpp:{line_of('cube/mm_sparse.cpp', 'mm.SetSparseIndex(indexGm);')}" in text, text
+
+
+def zz(a: np.ndarray) -> np.ndarray:
+    """int8 A (m x k) as L0A's Zz fractals: 16 rows x 32 columns each, along K first, rows inside."""
+    m, k = a.shape
+    return a.reshape(m // 16, 16, k // 32, 32).transpose(0, 2, 1, 3).copy()
+
+
+def zn_b(dense: np.ndarray) -> np.ndarray:
+    """The dense B (n x kd, transposed) as L0B's Zn fractals: 32 rows (K) x 16 columns, along N first,
+    a column's 32 values in a row."""
+    n, kd = dense.shape
+    return dense.reshape(n // 16, 16, kd // 32, 32).transpose(2, 0, 1, 3).copy()
+
+
+@pytest.mark.parametrize("m,n,k", [(16, 16, 64), (32, 48, 128)])
+def test_mmad_with_sparse_multiplies_l0a_by_the_dense_b_it_loaded_with_its_index(m, n, k) -> None:
+    kernel = compile_kernel(source("cube/mmad_sparse.cpp"), "mmad_sparse", flags=WARN, kernel_type=KernelType.AIC)
+    rng = np.random.default_rng(11)
+    a = rng.integers(-8, 8, (m, k)).astype(np.int8)
+    b = sparse_b(rng, k, n)
+    dense, index = densify(b)
+    with device(1, kernel_type=KernelType.AIC) as dev:
+        args = [dev.to_device("a", zz(a)), dev.to_device("b", zn_b(dense)), dev.to_device("index", zn(index)),
+                dev.empty("c", m * n, "int32"), dev.to_device("shape", np.array([m, n, k, 0], np.uint16))]
+        dev.launch(kernel, *args)
+        out = dev.to_host(args[3]).reshape(m, n)
+    np.testing.assert_array_equal(out, a.astype(np.int32) @ b.astype(np.int32))

@@ -35,6 +35,7 @@
 #include "fixpipe_quant.h"
 #include "gemm.h"
 #include "params.h"
+#include "sparse_index.h"
 
 namespace mpnpu {
 namespace cube {
@@ -296,6 +297,21 @@ constexpr bool mmad_types_ok() {
            (std::is_same_v<U, int8_t> && std::is_same_v<S, int8_t> && std::is_same_v<T, int32_t>);
 }
 
+// A multiply's operands where its pages put them (C in L0C, its start ``dst_align`` bytes aligned; A in
+// L0A, B in L0B, fractal-aligned), after the fixpipe's queued work when the unit flags ask for it.
+template <typename T, typename U, typename S>
+inline void mmad_operands(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& fm,
+                          const AscendC::LocalTensor<S>& filter, uint8_t unit_flag, uint64_t dst_align,
+                          const Site& site, const char* what) {
+    unit_flag_wait(unit_flag, P_FIX, site, what);
+    check_memory(dst, MPNPU_MEM_L0C, site, what, "the result (dst)");
+    check_memory(fm, MPNPU_MEM_L0A, site, what, "the left matrix (fm)");
+    check_memory(filter, MPNPU_MEM_L0B, site, what, "the right matrix (filter)");
+    check_aligned(fm.mpnpu_offset(), FRACTAL_BYTES, site, what, "the left matrix");
+    check_aligned(filter.mpnpu_offset(), FRACTAL_BYTES, site, what, "the right matrix");
+    check_aligned(dst.mpnpu_offset(), dst_align, site, what, "the result");
+}
+
 // bias: nullptr, or n values (float / int32_t) that C starts from.
 template <typename T, typename U, typename S, typename V>
 inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& fm,
@@ -306,13 +322,7 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
     const char* what = "Mmad";
     at(site);
     if (p.m == 0 || p.n == 0 || p.k == 0) return;  // a NOP, as documented
-    unit_flag_wait(p.unitFlag, P_FIX, site, what);
-    check_memory(dst, MPNPU_MEM_L0C, site, what, "the result (dst)");
-    check_memory(fm, MPNPU_MEM_L0A, site, what, "the left matrix (fm)");
-    check_memory(filter, MPNPU_MEM_L0B, site, what, "the right matrix (filter)");
-    check_aligned(fm.mpnpu_offset(), FRACTAL_BYTES, site, what, "the left matrix");
-    check_aligned(filter.mpnpu_offset(), FRACTAL_BYTES, site, what, "the right matrix");
-    check_aligned(dst.mpnpu_offset(), 64, site, what, "the result");
+    mmad_operands(dst, fm, filter, p.unitFlag, 64, site, what);
     const uint64_t m = p.m, n = p.n, k = p.k;
     constexpr uint64_t K0 = c0_of<U>();
     uint64_t k1 = ceil_div(k, K0);
@@ -394,6 +404,96 @@ inline void mmad(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
                 uint64_t w = n - jb * 16 < 16 ? n - jb * 16 : 16;
                 std::memcpy(C + c_at(i, jb * 16), cf.data() + i * n + jb * 16, w * sizeof(float));
             }
+    }
+}
+
+// -- 4:2 sparse B: LoadDataWithSparse, MmadWithSparse (mpnpu/cube/sparse_index.h) -----------------------
+
+// The buffer LoadDataWithSparse fills beside L0B and MmadWithSparse reads: a quarter of L0B's size,
+// the 128 index bytes of each 512-byte fractal of L0B at that fractal's place (its offset / 4; the
+// pages give the size and leave the address to the API). Not traced: the dense B it travels with is.
+inline uint8_t* sparse_index_buffer() {
+    static uint8_t buf[L0B_BYTES / 4];  // (one a core process: one core)
+    return buf;
+}
+
+// L1 -> L0B (PIPE_MTE1): repeatTimes 512-byte fractals of the dense B from fractal startIndex on, one
+// after another, and their 128-byte index fractals from idx into the index buffer (the other params
+// are unused, as the page says).
+inline void load_sparse(const AscendC::LocalTensor<int8_t>& dst, const AscendC::LocalTensor<int8_t>& src,
+                        const AscendC::LocalTensor<uint8_t>& idx, const AscendC::LoadData2DParams& p,
+                        const Site& site) {
+    const char* what = "LoadDataWithSparse";
+    at(site);
+    if (p.repeatTimes == 0) return;  // a NOP, as documented
+    check_memory(src, MPNPU_MEM_L1, site, what, "the dense B (src)");
+    check_memory(idx, MPNPU_MEM_L1, site, what, "the index matrix (idx)");
+    check_aligned(src.mpnpu_offset(), BLOCK_BYTES, site, what, "the dense B");
+    check_aligned(idx.mpnpu_offset(), BLOCK_BYTES, site, what, "the index matrix");
+    if (dst.mpnpu_mem() != MPNPU_MEM_L0B)
+        api_error(site, "%s: the destination must be in L0B (B2), this tensor is in %s", what, mem_name(dst.mpnpu_mem()));
+    check_aligned(dst.mpnpu_offset(), FRACTAL_BYTES, site, what, "the L0B destination");
+    constexpr uint64_t IDX_FRACTAL = FRACTAL_BYTES / 4;
+    const uint64_t first = p.startIndex, n = p.repeatTimes;
+    src.mpnpu_touch_bytes('R', P_MTE1, first * FRACTAL_BYTES, (first + n) * FRACTAL_BYTES, site, what);
+    idx.mpnpu_touch_bytes('R', P_MTE1, first * IDX_FRACTAL, (first + n) * IDX_FRACTAL, site, what);
+    dst.mpnpu_touch_bytes('W', P_MTE1, 0, n * FRACTAL_BYTES, site, what);
+    const uint8_t* s = reinterpret_cast<const uint8_t*>(src.mpnpu_addr()) + first * FRACTAL_BYTES;
+    const uint8_t* x = idx.mpnpu_addr() + first * IDX_FRACTAL;
+    uint8_t* d = reinterpret_cast<uint8_t*>(dst.mpnpu_addr());
+    uint8_t* xd = sparse_index_buffer() + dst.mpnpu_offset() / 4;
+    core().pipes.run(P_MTE1, [=] {  // the fractals move when PIPE_MTE1 gets to it
+        std::memmove(d, s, n * FRACTAL_BYTES);
+        std::memmove(xd, x, n * IDX_FRACTAL);
+    });
+}
+
+// C (L0C, int32_t) =|+= A (L0A, int8_t, m x k) x B (L0B, the dense int8_t B, k / 2 x n, with its
+// index from LoadDataWithSparse), on PIPE_M; C starts as Mmad's does.
+inline void mmad_sparse(const AscendC::LocalTensor<int32_t>& dst, const AscendC::LocalTensor<int8_t>& fm,
+                        const AscendC::LocalTensor<int8_t>& filter, const AscendC::MmadParams& p, const Site& site) {
+    const char* what = "MmadWithSparse";
+    at(site);
+    if (p.m == 0 || p.n == 0 || p.k == 0) return;  // a NOP, as Mmad's
+    if (p.kDirectionAlign) api_error(site, "%s: kDirectionAlign must be false in the sparse form (its page)", what);
+    if (!p.cmatrixInitVal && p.cmatrixSource)
+        unsupported(site, "%s: C starting from the bias table (cmatrixSource) in the sparse form", what);
+    if (p.k % 4) api_error(site, "%s: k (%u) must be a multiple of 4: B keeps 2 values of every 4 along K", what,
+                           unsigned(p.k));
+    mmad_operands(dst, fm, filter, p.unitFlag, 1024, site, what);
+    const uint64_t m = p.m, n = p.n, k = p.k, kd = k / 2;
+    constexpr uint64_t K0 = 32;
+    const uint64_t k1 = ceil_div(k, K0), kd1 = ceil_div(kd, K0), m1 = ceil_div(m, 16), n1 = ceil_div(n, 16);
+    const bool accumulate = p.isBias || !p.cmatrixInitVal;
+    const uint64_t c_bytes = n1 * m1 * 256 * sizeof(int32_t);
+    fm.mpnpu_touch_bytes('R', P_M, 0, m1 * k1 * FRACTAL_BYTES, site, what);
+    filter.mpnpu_touch_bytes('R', P_M, 0, kd1 * n1 * FRACTAL_BYTES, site, what);
+    if (accumulate) dst.mpnpu_touch_bytes('R', P_M, 0, c_bytes, site, what);
+    dst.mpnpu_touch_bytes('W', P_M, 0, c_bytes, site, what);
+    const int8_t* A = fm.mpnpu_addr();
+    const int8_t* B = filter.mpnpu_addr();
+    int32_t* C = dst.mpnpu_addr();
+    const uint8_t* idx = sparse_index_buffer() + filter.mpnpu_offset() / 4;  // (the fractals' own index)
+    std::vector<int32_t> pos(kd);
+    for (uint64_t j = 0; j < n; ++j) {
+        int32_t first = 0;
+        for (uint64_t kk = 0; kk < kd; ++kk) {
+            const int32_t v = sparse_index_value(idx[sparse_index_byte(int64_t(kk), int64_t(j), int64_t(n1))], int64_t(kk));
+            if (v == 3)
+                api_error(site, "%s: the index of dense row %llu of column %llu is 3; an index is 0, 1 or 2 (the sparse "
+                                "index matrix's page)", what, (unsigned long long)kk, (unsigned long long)j);
+            pos[kk] = sparse_position(int64_t(kk), v, first);
+        }
+        for (uint64_t i = 0; i < m; ++i) {
+            const uint64_t c_at = ((j / 16 * m1 + i / 16) * 16 + i % 16) * 16 + j % 16;
+            int32_t acc = accumulate ? C[c_at] : 0;
+            for (uint64_t kk = 0; kk < kd; ++kk) {
+                const uint64_t ka = uint64_t(pos[kk]);
+                acc += int32_t(A[((i / 16 * k1 + ka / K0) * 16 + i % 16) * K0 + ka % K0]) *
+                       int32_t(B[((kk / K0 * n1 + j / 16) * 16 + j % 16) * K0 + kk % K0]);
+            }
+            C[c_at] = acc;
+        }
     }
 }
 
@@ -615,6 +715,24 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
                  const LocalTensor<V>& bias, const MmadParams& mmadParams, MPNPU_SITE) {
     static_assert(std::is_same_v<V, float> || std::is_same_v<V, int32_t>, "Mmad: the bias is float or int32_t");
     mpnpu::cube::mmad(dst, fm, filter, &bias, mmadParams, site);
+}
+
+// 4:2 sparse B (the MmadWithSparse and LoadDataWithSparse pages): L1 -> L0B with the index
+// (PIPE_MTE1), and C (L0C) =|+= A (L0A, all of K) x the dense B (L0B, K / 2) on PIPE_M.
+template <typename T = int8_t, typename U = uint8_t,
+          typename std::enable_if<std::is_same<T, int8_t>::value, bool>::type = true,
+          typename std::enable_if<std::is_same<U, uint8_t>::value, bool>::type = true>
+inline void LoadDataWithSparse(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<U>& idx,
+                               const LoadData2DParams& loadDataParam, MPNPU_SITE) {
+    mpnpu::cube::load_sparse(dst, src, idx, loadDataParam, site);
+}
+
+template <typename T = int32_t, typename U = int8_t,
+          typename std::enable_if<std::is_same<T, int32_t>::value, bool>::type = true,
+          typename std::enable_if<std::is_same<U, int8_t>::value, bool>::type = true>
+inline void MmadWithSparse(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<U>& filter,
+                           const MmadParams& mmadParams, MPNPU_SITE) {
+    mpnpu::cube::mmad_sparse(dst, fm, filter, mmadParams, site);
 }
 
 // L0C -> GM on PIPE_FIX: NZ2ND (CFG_ROW_MAJOR, the default) or NZ as it is (CFG_NZ), converting

@@ -25,6 +25,7 @@
 #include "../types.h"
 #include "gemm.h"
 #include "matmul_config.h"
+#include "sparse_index.h"
 
 namespace mpnpu {
 namespace mm {
@@ -301,43 +302,24 @@ template <typename AT, typename BT, typename BiasT, typename Acc>
 inline void compute_operands(const Setup& s, const Tile& tile, const Operand<AT>& oa, const Operand<BT>& ob,
                              std::vector<Acc>& out, bool partial, const Site& site, const char* call);
 
-// -- 4:2 sparse B (SparseMatmulType, SetSparseIndex) ---------------------------------------------------
+// -- 4:2 sparse B (SparseMatmulType, SetSparseIndex): mpnpu/cube/sparse_index.h -------------------------
 //
-// B is given dense: of every 4 consecutive values along K of a column, the (at most) 2 that are not
-// zero, so K / 2 values a column, stored transposed (N rows of K / 2; ISTRANS is true on the guide's
-// page) in ND or NZ. The index matrix says where they were: per dense value a 2-bit index, four to a
-// byte, the first in the low bits; bytes in the Zn layout (fractals of 16 columns x 8 bytes, the
-// fractals along N first, then along K; inside one, a column's 8 bytes in a row). Of a group of 4
-// values along K, the first dense value came from position idx0 (0-2) and the second from 1 + idx1
-// (1-3); where that is not after the first (a group with one value or none), both came from the
-// first's position. The cube multiplies A's values at those positions (MmadWithSparse's selection
-// table), so C = A x B with B's zeros skipped.
-
-// The byte of the index matrix (from its first byte) holding dense row k of column n, for an N of
-// ``n_total`` columns.
-inline int64_t sparse_index_byte(int64_t k, int64_t n, int64_t n_total) {
-    const int64_t n1 = (n_total + 15) / 16;
-    return ((k / 32) * n1 + n / 16) * 128 + (n % 16) * 8 + (k % 32) / 4;
-}
+// The dense B is stored transposed (N rows of K / 2; ISTRANS is true on the guide's page) in ND or NZ;
+// the index matrix in GM, as sparse_index.h lays it out over all of N.
 
 // Per dense row of column n (``kd`` of them), the position along K of the A value it multiplies.
 inline void sparse_positions(const uint8_t* idx, int64_t n, int64_t n_total, int64_t kd, std::vector<int32_t>& pos,
                              const Site& site, const char* what) {
     pos.resize(size_t(kd));
     int32_t first = 0;
+    const int64_t n1 = (n_total + 15) / 16;
     for (int64_t k = 0; k < kd; ++k) {
-        const int32_t v = (idx[sparse_index_byte(k, n, n_total)] >> (2 * (k % 4))) & 3;
+        const int32_t v = sparse_index_value(idx[sparse_index_byte(k, n, n1)], k);
         if (v == 3)
             api_error(site, "%s: the index matrix holds 3 for dense row %lld of column %lld; an index is 0, 1 or 2 "
                             "(the sparse index matrix's page)",
                       what, (long long)k, (long long)n);
-        const int32_t group = int32_t(k / 2) * 4;
-        if (k % 2 == 0) {
-            first = v;
-            pos[size_t(k)] = group + v;
-        } else {
-            pos[size_t(k)] = group + std::max(first, 1 + v);
-        }
+        pos[size_t(k)] = sparse_position(k, v, first);
     }
 }
 
