@@ -94,19 +94,9 @@ inline void release(int32_t* w, int32_t value, bool add, const Site& site) {
     record_flag('r', w, 0, 0, site);
 }
 
-// Wait until ``*w >= target`` (IBWait: == 1, which the same test says for a word a set makes 1).
-inline void wait_at_least(int32_t* w, int32_t target, const Site& site, const char* call) {
-    before_user_sync(site);
+// wait_at_least's wait while the word is not set yet: the watchdog sees this core blocked on it.
+inline void sleep_until_at_least(int32_t* w, int32_t target, const Site& site, const char* call) {
     CoreState& c = core();
-    c.pipes.flush_signals();
-    c.pipes.wake();  // the rest of this core's queued work runs while it waits
-    const uint64_t t0 = now_ns();
-    if (__atomic_load_n(w, __ATOMIC_SEQ_CST) >= target) {
-        after_blocking_sync(SYNC_RETURNED);
-        record_flag('w', w, target, t0, site);
-        after_blocking_sync(SYNC_RECORDED);
-        return;
-    }
     MpnpuNativeSync* nat = c.launch.native;
     int64_t* r = nat ? native::row(*nat) : nullptr;
     const int32_t region = find_region(w);
@@ -138,6 +128,16 @@ inline void wait_at_least(int32_t* w, int32_t target, const Site& site, const ch
         native::store(r + native::ST_STATE, native::RUNNING);
         native::bump(r + native::ST_PROGRESS);
     }
+}
+
+// Wait until ``*w >= target`` (IBWait: == 1, which the same test says for a word a set makes 1).
+inline void wait_at_least(int32_t* w, int32_t target, const Site& site, const char* call) {
+    before_user_sync(site);
+    CoreState& c = core();
+    c.pipes.flush_signals();
+    c.pipes.wake();  // the rest of this core's queued work runs while it waits
+    const uint64_t t0 = now_ns();
+    if (__atomic_load_n(w, __ATOMIC_SEQ_CST) < target) sleep_until_at_least(w, target, site, call);
     after_blocking_sync(SYNC_RETURNED);
     record_flag('w', w, target, t0, site);
     after_blocking_sync(SYNC_RECORDED);

@@ -474,16 +474,9 @@ inline void mmad_sparse(const AscendC::LocalTensor<int32_t>& dst, const AscendC:
     const int8_t* B = filter.mpnpu_addr();
     int32_t* C = dst.mpnpu_addr();
     const uint8_t* idx = sparse_index_buffer() + filter.mpnpu_offset() / 4;  // (the fractals' own index)
-    std::vector<int32_t> pos(kd);
+    std::vector<int32_t> pos;
     for (uint64_t j = 0; j < n; ++j) {
-        int32_t first = 0;
-        for (uint64_t kk = 0; kk < kd; ++kk) {
-            const int32_t v = sparse_index_value(idx[sparse_index_byte(int64_t(kk), int64_t(j), int64_t(n1))], int64_t(kk));
-            if (v == 3)
-                api_error(site, "%s: the index of dense row %llu of column %llu is 3; an index is 0, 1 or 2 (the sparse "
-                                "index matrix's page)", what, (unsigned long long)kk, (unsigned long long)j);
-            pos[kk] = sparse_position(int64_t(kk), v, first);
-        }
+        sparse_positions(idx, int64_t(j), int64_t(n1), int64_t(kd), pos, site, what);
         for (uint64_t i = 0; i < m; ++i) {
             const uint64_t c_at = ((j / 16 * m1 + i / 16) * 16 + i % 16) * 16 + j % 16;
             int32_t acc = accumulate ? C[c_at] : 0;

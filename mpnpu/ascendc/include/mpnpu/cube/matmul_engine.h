@@ -307,22 +307,6 @@ inline void compute_operands(const Setup& s, const Tile& tile, const Operand<AT>
 // The dense B is stored transposed (N rows of K / 2; ISTRANS is true on the guide's page) in ND or NZ;
 // the index matrix in GM, as sparse_index.h lays it out over all of N.
 
-// Per dense row of column n (``kd`` of them), the position along K of the A value it multiplies.
-inline void sparse_positions(const uint8_t* idx, int64_t n, int64_t n_total, int64_t kd, std::vector<int32_t>& pos,
-                             const Site& site, const char* what) {
-    pos.resize(size_t(kd));
-    int32_t first = 0;
-    const int64_t n1 = (n_total + 15) / 16;
-    for (int64_t k = 0; k < kd; ++k) {
-        const int32_t v = sparse_index_value(idx[sparse_index_byte(k, n, n1)], k);
-        if (v == 3)
-            api_error(site, "%s: the index matrix holds 3 for dense row %lld of column %lld; an index is 0, 1 or 2 "
-                            "(the sparse index matrix's page)",
-                      what, (long long)k, (long long)n);
-        pos[size_t(k)] = sparse_position(k, v, first);
-    }
-}
-
 // A tile of a sparse product (int8_t A and dense B, int32_t accumulation), as compute_tile below.
 template <typename BiasT, bool kNzA, bool kNzB, typename Acc>
 inline void compute_tile_sparse(const Setup& s, int32_t t, std::vector<Acc>& out, bool partial, const Site& site,
@@ -358,7 +342,7 @@ inline void compute_tile_sparse(const Setup& s, int32_t t, std::vector<Acc>& out
                              : nullptr;
     out.resize(size_t(tm * tn));
     for (int64_t j = 0; j < tn; ++j) {
-        sparse_positions(s.idx, tile.n0 + j, s.orgN, kd, pos, site, what_i);
+        sparse_positions(s.idx, tile.n0 + j, (s.orgN + 15) / 16, kd, pos, site, what_i);
         const int8_t* bj = ob.p + j * ob.ld;
         for (int64_t i = 0; i < tm; ++i) {
             Acc v = partial ? out[size_t(i * tn + j)] : Acc(0);

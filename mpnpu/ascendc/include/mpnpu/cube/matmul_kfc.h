@@ -81,8 +81,6 @@ struct Wire {
     int32_t tile, enAtomic, sequential, partial, to_ub, finishing;
     int32_t batch_a, batch_b, batch_loops;  // IterateBatch / IterateNBatch: batchA, batchB, batchLoop
     int32_t line;
-    int32_t stand_in;  // an empty request the client's stand-in made while the kernel's own sync held it
-    int32_t pad;
     int64_t file, func;  // the client's call site, relative to site_anchor (one library, every process)
     int64_t stride_a, stride_b;  // IterateBatch's matrixStrideA / matrixStrideB
     Setup setup;         // pointers zeroed; they travel below
@@ -304,7 +302,6 @@ inline void stand_in_post(StandIn& s, Client& c) {
     w.magic = MAGIC;
     w.seq = uint32_t(c.next);
     w.op = OP_NULL;
-    w.stand_in = 1;
     w.line = s.site.line;
     w.file = rel(s.site.file);
     w.func = rel(s.site.func);

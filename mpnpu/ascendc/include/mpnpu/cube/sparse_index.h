@@ -15,6 +15,9 @@
 #define MPNPU_CUBE_SPARSE_INDEX_H
 
 #include <cstdint>
+#include <vector>
+
+#include "../native/rt.h"
 
 namespace mpnpu {
 
@@ -35,6 +38,22 @@ inline int32_t sparse_position(int64_t k, int32_t v, int32_t& first) {
         return group + v;
     }
     return group + (first > 1 + v ? first : 1 + v);
+}
+
+// Per dense row of column n (``kd`` of them, index fractals from ``idx`` on, n1 along N), the
+// position along K of the A value it multiplies; an index of 3 is an error at ``site``.
+inline void sparse_positions(const uint8_t* idx, int64_t n, int64_t n1, int64_t kd, std::vector<int32_t>& pos,
+                             const Site& site, const char* what) {
+    pos.resize(size_t(kd));
+    int32_t first = 0;
+    for (int64_t k = 0; k < kd; ++k) {
+        const int32_t v = sparse_index_value(idx[sparse_index_byte(k, n, n1)], k);
+        if (v == 3)
+            api_error(site, "%s: the index matrix holds 3 for dense row %lld of column %lld; an index is 0, 1 or 2 "
+                            "(the sparse index matrix's page)",
+                      what, (long long)k, (long long)n);
+        pos[size_t(k)] = sparse_position(k, v, first);
+    }
 }
 
 }  // namespace mpnpu

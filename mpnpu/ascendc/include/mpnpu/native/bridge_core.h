@@ -293,7 +293,7 @@ inline int32_t run_launch(const MpnpuLaunch* l, F&& body) {
     }
     // (a kernel's sync left by an exception: its library's part ends, reporting nothing more)
     try {
-        if (c.after_user_sync) c.after_user_sync(2);
+        if (c.after_user_sync) c.after_user_sync(LAUNCH_ENDED);
     } catch (...) {  // (what it would report is not this launch's failure)
     }
     if (rc != MPNPU_RUN_OK) c.pipes.abort();
