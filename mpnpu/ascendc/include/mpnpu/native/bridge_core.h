@@ -180,11 +180,16 @@ inline void on_where_signal(int sig, siginfo_t* info, void* uc) {
     CoreState& c = core();
     const MpnpuLaunch& l = c.launch;
     if (c.in_launch && l.where && l.where_size > 1) {
-        char* out = l.where;
-        char* end = l.where + l.where_size - 1;
+        // The watchdog reads the answer as soon as its first byte is not 0 (it cleared that byte
+        // before asking): so the whole answer is written first, and its first byte last.
+        char answer[1024];
+        char* out = answer;
+        char* end = answer + std::min<size_t>(sizeof answer, size_t(l.where_size)) - 1;
         // (the two prefixes the watchdog reads: mpnpu.runtime.sync.LAST_CALL and NO_CALL_YET)
         put_last_call(out, end, c.last, "last call: ", "", "no call yet");
         *out = 0;
+        std::memcpy(l.where + 1, answer + 1, size_t(out - answer));
+        __atomic_store_n(l.where, answer[0], __ATOMIC_RELEASE);
         return;
     }
     const struct sigaction& p = where_previous();
