@@ -1044,6 +1044,44 @@ def test_a_cached_failure_on_a_missing_header_goes_when_the_header_appears(tmp_p
     assert third.ok and not third.cached
 
 
+def test_a_compile_whose_source_went_away_is_not_cached_and_says_why(tmp_path) -> None:
+    # A second run sharing the build folder once removed a stage under a compile: "cc1plus: fatal
+    # error: <source>: No such file" was cached as the test's own failure, with no error shown.
+    from mpnpu.tools.ut.build import ObjectCache, Toolchain, compile_unit
+    tool = Toolchain((os.environ.get("CXX", "g++"),), "g++ (test)", "-O0", (), ())
+    cache = ObjectCache(str(tmp_path / "objects"))
+    src = tmp_path / "gone.cpp"
+    unit = compile_unit(tool, cache, str(src), ["-std=c++17"], "gone.cpp", dict(os.environ))
+    assert not unit.ok and not unit.cached
+    assert not [f for f in os.listdir(cache.folder) if f.endswith(".json")]  # nothing kept
+    lines = missing.error_lines(unit.stderr)
+    assert len(lines) == 1 and "fatal error" in lines[0] and "gone.cpp" in lines[0]
+    assert missing.count_errors(unit.stderr) == 1
+    src.write_text("int f() { return 1; }\n")  # it is back: it compiles
+    assert compile_unit(tool, cache, str(src), ["-std=c++17"], "gone.cpp", dict(os.environ)).ok
+    # such a failure kept by an earlier mpnpu is dropped once its source is there
+    cache.store("stale", False, f"cc1plus: fatal error: {src}: No such file or directory\n", [str(src)], None)
+    assert cache.lookup("stale") is None
+    cache.store("real", False, f"{src}:1:1: error: 'x' was not declared\n", [str(src)], None)
+    assert cache.lookup("real") == (False, f"{src}:1:1: error: 'x' was not declared\n")
+
+
+def test_a_build_folder_is_one_runs_at_a_time(tmp_path) -> None:
+    from mpnpu.tools.folder_lock import hold_folder
+    folder = tmp_path / "build"
+    with hold_folder(str(folder), "mpnpu ut"):
+        with pytest.raises(UsageError, match=rf"in use by another run \(pid {os.getpid()}: mpnpu ut\).*--build-dir"):
+            with hold_folder(str(folder), "mpnpu samples"):
+                pass
+        # the command line: exit 2 and one line, naming the folder and the run that holds it
+        r = subprocess.run([sys.executable, "-m", "mpnpu", "ut", str(fake_repo(tmp_path)), "--build-dir", str(folder)],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert str(folder) in r.stderr and f"pid {os.getpid()}" in r.stderr
+    with hold_folder(str(folder), "mpnpu samples"):  # released when its holder's block ends
+        pass
+
+
 def test_resume_reads_a_report_kept_compressed(tmp_path) -> None:
     """A report kept as .gz (docs/data keeps the corpus run's so) is read as the plain one; a .gz that
     is no gzip file is the same one-line usage error as any unreadable report."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from mpnpu import settings
 from mpnpu.ascendc.build.compiler import cache_dir, find_compiler
+from mpnpu.tools.folder_lock import hold_folder
 from mpnpu.tools.samples.build import SampleBuild, build_sample
 from mpnpu.tools.samples.discover import Sample, discover
 from mpnpu.tools.samples.run import Step, missing_module, passed, run_dir, run_step
@@ -144,13 +145,20 @@ def run_samples(tree: str, options: SamplesOptions, progress: Callable[[SampleRe
                 started: Callable[[int], None] | None = None) -> SamplesRun:
     """Build and run every in-scope sample of ``tree``; samples out of scope are listed with why."""
     samples = discover(tree, options.only)
-    root = options.build_dir or os.path.join(cache_dir(), "samples")
+    root = os.path.abspath(options.build_dir or os.path.join(cache_dir(), "samples"))
     results = [SampleResult(s) for s in samples]
     todo = [r for r in results if r.sample.in_scope]
     if started is not None:
         started(len(todo))
     if not todo:
         return SamplesRun(os.path.abspath(tree), results)
+    # (the build folder is this run's alone while it lasts: mpnpu.tools.folder_lock)
+    with hold_folder(root, "mpnpu samples"):
+        return _run_samples(tree, options, root, results, todo, progress)
+
+
+def _run_samples(tree: str, options: SamplesOptions, root: str, results: list[SampleResult],
+                 todo: list[SampleResult], progress: Callable[[SampleResult], None] | None) -> SamplesRun:
     cflags, libs = _flags()
     cxx = find_compiler()
     env = environment(options)

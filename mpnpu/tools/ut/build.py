@@ -229,7 +229,11 @@ class ObjectCache:
             return None  # a header the failed compile could not find is there now
         if data.get("ok") and not os.path.isfile(obj):
             return None
-        return bool(data.get("ok")), str(data.get("stderr", ""))
+        stderr = str(data.get("stderr", ""))
+        if not data.get("ok") and any(f"error: {p}: No such file" in stderr and os.path.isfile(p)
+                                      for p in data.get("deps", {})):
+            return None  # kept before compile_unit stopped keeping these: its source is there now
+        return bool(data.get("ok")), stderr
 
     def store(self, key: str, ok: bool, stderr: str, deps: Sequence[str], obj: str | None,
               missing: Sequence[str] = (), search: Sequence[str] = ()) -> None:
@@ -276,6 +280,10 @@ def compile_unit(tool: Toolchain, cache: ObjectCache, source: str, flags: Sequen
         except subprocess.TimeoutExpired:
             return Unit(shown, False, False, time.monotonic() - start,
                         f"{shown}:1:1: error: the compile took longer than {COMPILE_TIMEOUT_S:g} s")
+        if not ok and not os.path.isfile(source):
+            # Its source went away during the compile (a folder removed under it): nothing to learn
+            # about the test, so nothing is kept; the next run compiles it again.
+            return Unit(shown, False, False, time.monotonic() - start, stderr)
         deps: list[str] = [source]
         missing: list[str] = []
         if ok and os.path.isfile(dep):

@@ -31,6 +31,8 @@ KINDS = ("header", "name", "member", "overload", "refused", "macro", "link")
 
 _LOC = r"(?P<file>[^:\n]+?):(?P<line>\d+)(?::(?P<col>\d+))?"
 _ERROR = re.compile(rf"^{_LOC}: (?:fatal )?error: (?P<msg>.*)$")
+#: an error a tool reports at no source line: "cc1plus: fatal error: x.cpp: No such file or directory"
+_TOOL_ERROR = re.compile(r"^[\w.+-]+: (?:fatal )?error: ")
 _CONTEXT = re.compile(rf"^{_LOC}:\s+(?:required from|required by substitution|in (?:instantiation|expansion)|"
                       r"instantiated from)")
 _SCOPE = re.compile(r"^(?P<file>[^:\n]+?): (?:In (?:instantiation of|function|member function|static member function|"
@@ -240,11 +242,15 @@ def error_lines(stderr: str, limit: int = 20) -> list[str]:
     """The first ``limit`` error lines of a compiler's output (what a build failure shows when no
     missing name explains it)."""
     out = [ln.strip() for ln in stderr.splitlines() if _ERROR.match(ln.strip()) or "undefined reference" in ln]
+    if not out:  # an error of the compiler itself, at no line ("cc1plus: fatal error: ...")
+        out = [ln.strip() for ln in stderr.splitlines() if _TOOL_ERROR.match(ln.strip())]
     return out[:limit]
 
 
 def count_errors(stderr: str) -> int:
-    return sum(1 for ln in stderr.splitlines() if _ERROR.match(ln.strip()))
+    """The compiler's error lines: those at a source line, else the tool's own (at no line)."""
+    lines = [ln.strip() for ln in stderr.splitlines()]
+    return sum(1 for ln in lines if _ERROR.match(ln)) or sum(1 for ln in lines if _TOOL_ERROR.match(ln))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from mpnpu.errors import UsageError
+from mpnpu.tools.folder_lock import hold_folder
 from mpnpu.tools.ut import execute, resume
 from mpnpu.tools.ut.build import Build, Builder, build_all, default_build_dir, toolchain
 from mpnpu.tools.ut.discover import SOC_VERSION, Corpus, UtTest, discover
@@ -168,8 +169,16 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
 
     ``started(n)`` is told how many tests will be built; ``progress(result)`` is called as each test
     finishes (built and run, or failed to build). Ctrl-C ends the run in order: the result says it
-    was interrupted and holds the tests that finished.
+    was interrupted and holds the tests that finished. The build folder is this run's alone while
+    it lasts (:mod:`mpnpu.tools.folder_lock`): a UsageError at once when another run holds it.
     """
+    build_dir = os.path.abspath(options.build_dir or default_build_dir())
+    with hold_folder(build_dir, "mpnpu ut"):
+        return _run_ut(checkout, options, build_dir, progress, started)
+
+
+def _run_ut(checkout: str, options: UtOptions, build_dir: str, progress: Callable[[TestResult], None] | None,
+            started: Callable[[int], None] | None) -> UtRun:
     start = time.monotonic()
     corpus = Corpus.at(checkout, options.opbase, options.ops_tensor)
     found = discover(corpus)
@@ -182,8 +191,6 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     todo = [t for t in tests if t.in_scope]
     if started is not None:
         started(len(todo))
-    build_dir = os.path.abspath(options.build_dir or default_build_dir())
-    os.makedirs(build_dir, exist_ok=True)
     builder = Builder(corpus, toolchain(options.opt), build_dir)
     runnable: queue.Queue[Build | None] = queue.Queue()
     stop = threading.Event()
