@@ -227,6 +227,33 @@ def test_a_trace_without_a_site_is_what_a_launch_that_dropped_it_records() -> No
     assert hazards_without(traced, site) == len(key)
 
 
+def test_the_sync_log_works_out_hazards_without_a_site_only_within_its_limits(tmp_path, monkeypatch) -> None:
+    """MPNPU_SYNC_LOG's line carries each site's hazards without it while events x sites and the
+    launch's analysis time stay within their limits; past either, the sites go without (their
+    mutants' own racecheck runs decide). Unbounded, one launch of a 40-core corpus test took 168 s."""
+    import json
+
+    from mpnpu.directed import mutation
+
+    traced = _flag_pipe()
+    events = sum(len(evs) for evs in traced.events)
+
+    def logged() -> dict:
+        path = tmp_path / "sync.log"
+        path.unlink(missing_ok=True)
+        mutation.log_sync_sites(traced, "flag_pipe", str(path))
+        (line,) = path.read_text().splitlines()
+        return json.loads(line)["sites"]
+
+    sites = logged()
+    assert sites and all("hazards_without" in e for e in sites.values())
+    monkeypatch.setattr(mutation, "ANALYTIC_WORK", events * len(sites) - 1)
+    assert not any("hazards_without" in e for e in logged().values())
+    monkeypatch.setattr(mutation, "ANALYTIC_WORK", events * len(sites))
+    monkeypatch.setattr(mutation, "ANALYTIC_BUDGET_S", -1.0)  # (spent before the first site)
+    assert not any("hazards_without" in e for e in logged().values())
+
+
 def test_a_flag_raised_on_the_wrong_pipe_is_named_as_the_fault() -> None:
     """The vector cores copy their partials out on MTE3 and raise the cube's flag on PIPE_V: racecheck's
     RAW names that flag, its pipe and the fix (not "no SyncAll between ..."); with the wait dropped instead,

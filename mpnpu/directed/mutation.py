@@ -12,6 +12,7 @@ inputs). The score is killed / executed sync points.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from mpnpu import settings
@@ -72,6 +73,13 @@ def executed_sync_sites(trace: Any, by_site: bool = True) -> dict[str, dict[str,
 #: traces of at most this many events get each executed site's hazards computed without it
 #: (:func:`hazards_without`); a bigger one leaves that to the mutant's own racecheck run
 ANALYTIC_EVENTS = 400_000
+#: ... and only while events x sites stays at most this: each site's analysis is of a whole trace,
+#: rebuilt as events (no packed fast path), so 40 cores' 150 thousand events and 10 sites took
+#: 168 s in one launch of a corpus test, where its racecheck run takes 3 s a case
+ANALYTIC_WORK = 1_000_000
+#: ... and while a launch's analyses have taken at most this many seconds: the sites left then are
+#: classified by their mutants' own racecheck runs, with the same result, only later
+ANALYTIC_BUDGET_S = 5.0
 
 #: the runtime's name of the call a dropped sync event skipped (DroppedSyncEvent.call)
 _DROPPED_CALL = {"SyncAllEvent": "sync_all", "FlagSetEvent": "cross_core_set_flag",
@@ -135,10 +143,15 @@ def log_sync_sites(trace: Any, kernel: str, path: str, by_site: bool = True) -> 
     In a unit-test program of ``mpnpu ut``, the line also names the test that launched
     (``"test"``) and the CPU-debug settings it started with (``"state"``, "MODE:KEY"). For a
     compiled kernel's trace of at most :data:`ANALYTIC_EVENTS` events, each site also carries
-    ``"hazards_without"`` (:func:`hazards_without`)."""
+    ``"hazards_without"`` (:func:`hazards_without`), while events x sites is at most
+    :data:`ANALYTIC_WORK` and for as many sites as :data:`ANALYTIC_BUDGET_S` gives time for."""
     sites = executed_sync_sites(trace, by_site)
-    if by_site and sum(len(evs) for evs in trace.events) <= ANALYTIC_EVENTS:
+    events = sum(len(evs) for evs in trace.events)
+    if by_site and events <= ANALYTIC_EVENTS and events * len(sites) <= ANALYTIC_WORK:
+        until = time.monotonic() + ANALYTIC_BUDGET_S
         for site, entry in sites.items():
+            if time.monotonic() > until:
+                break  # (no "hazards_without": the mutant's racecheck run decides, as for a bigger trace)
             entry["hazards_without"] = hazards_without(trace, site)
     line: dict[str, Any] = {"kernel": kernel, "sites": sites}
     test = settings.live_text(settings.GTEST_TEST)
