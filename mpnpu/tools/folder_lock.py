@@ -42,7 +42,7 @@ def hold_folder(folder: str, command: str) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             who = _holder(path)
-            raise UsageError(f"{command}: the build folder {folder} is in use by another run"
+            raise UsageError(f"the build folder {folder} is in use by another run"
                              f"{f' ({who})' if who else ''}; wait for it to end, or give this run a "
                              "folder of its own with --build-dir") from None
         os.ftruncate(fd, 0)
