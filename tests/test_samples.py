@@ -464,3 +464,14 @@ def test_a_sample_that_is_the_tree_itself_gets_a_run_folder_by_its_own_name_agai
     second = run_dir(sample, str(root))
     assert first == second == str(root / "matmul_x" / "build")
     assert not (Path(second) / "output" / "left.bin").exists() and (root / "matmul_x" / "README.md").is_symlink()
+
+
+def test_a_samples_build_folder_held_by_another_run_is_refused_in_one_line(tree, tmp_path) -> None:
+    from mpnpu.tools.folder_lock import hold_folder
+    folder = tmp_path / "b"
+    with hold_folder(str(folder), "mpnpu ut"):
+        r = subprocess.run([sys.executable, "-m", "mpnpu", "samples", str(tree), "--build-dir", str(folder)],
+                           capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stdout + r.stderr
+    assert f"the build folder {folder} is in use by another run (pid {os.getpid()}: mpnpu ut)" in r.stderr
+    assert not (folder / "bin").exists()  # nothing was built

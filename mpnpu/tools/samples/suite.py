@@ -148,12 +148,15 @@ def run_samples(tree: str, options: SamplesOptions, progress: Callable[[SampleRe
     root = os.path.abspath(options.build_dir or os.path.join(cache_dir(), "samples"))
     results = [SampleResult(s) for s in samples]
     todo = [r for r in results if r.sample.in_scope]
-    if started is not None:
-        started(len(todo))
     if not todo:
+        if started is not None:
+            started(0)
         return SamplesRun(os.path.abspath(tree), results)
-    # (the build folder is this run's alone while it lasts: mpnpu.tools.folder_lock)
+    # (the build folder is this run's alone while it lasts: mpnpu.tools.folder_lock; taken before
+    # the progress bar starts, so a refusal is the one line the command prints)
     with hold_folder(root, "mpnpu samples"):
+        if started is not None:
+            started(len(todo))
         return _run_samples(tree, options, root, results, todo, progress)
 
 
