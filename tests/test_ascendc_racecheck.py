@@ -230,7 +230,8 @@ def test_a_trace_without_a_site_is_what_a_launch_that_dropped_it_records() -> No
 def test_the_sync_log_works_out_hazards_without_a_site_only_within_its_limits(tmp_path, monkeypatch) -> None:
     """MPNPU_SYNC_LOG's line carries each site's hazards without it while events x sites and the
     launch's analysis time stay within their limits; past either, the sites go without (their
-    mutants' own racecheck runs decide). Unbounded, one launch of a 40-core corpus test took 168 s."""
+    mutants' own racecheck runs decide), and while the program's analyses stay within theirs.
+    Unbounded, one launch of a 40-core corpus test took 168 s."""
     import json
 
     from mpnpu.directed import mutation
@@ -250,8 +251,13 @@ def test_the_sync_log_works_out_hazards_without_a_site_only_within_its_limits(tm
     monkeypatch.setattr(mutation, "ANALYTIC_WORK", events * len(sites) - 1)
     assert not any("hazards_without" in e for e in logged().values())
     monkeypatch.setattr(mutation, "ANALYTIC_WORK", events * len(sites))
-    monkeypatch.setattr(mutation, "ANALYTIC_BUDGET_S", -1.0)  # (spent before the first site)
+    monkeypatch.setattr(mutation, "ANALYTIC_BUDGET_S", -1.0)  # (the launch's spent before the first site)
     assert not any("hazards_without" in e for e in logged().values())
+    monkeypatch.setattr(mutation, "ANALYTIC_BUDGET_S", 5.0)
+    monkeypatch.setattr(mutation, "_spent", [mutation.ANALYTIC_PROGRAM_S + 1])  # (the program's spent)
+    assert not any("hazards_without" in e for e in logged().values())
+    monkeypatch.setattr(mutation, "_spent", [0.0])
+    assert all("hazards_without" in e for e in logged().values())
 
 
 def test_a_flag_raised_on_the_wrong_pipe_is_named_as_the_fault() -> None:

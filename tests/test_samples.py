@@ -473,5 +473,5 @@ def test_a_samples_build_folder_held_by_another_run_is_refused_in_one_line(tree,
         r = subprocess.run([sys.executable, "-m", "mpnpu", "samples", str(tree), "--build-dir", str(folder)],
                            capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stdout + r.stderr
-    assert f"the build folder {folder} is in use by another run (pid {os.getpid()}: mpnpu ut)" in r.stderr
+    assert f"the build folder {folder} is in use by another run (pid {os.getpid()} on " in r.stderr
     assert not (folder / "bin").exists()  # nothing was built

@@ -1054,9 +1054,11 @@ def test_a_compile_whose_source_went_away_is_not_cached_and_says_why(tmp_path) -
     unit = compile_unit(tool, cache, str(src), ["-std=c++17"], "gone.cpp", dict(os.environ))
     assert not unit.ok and not unit.cached
     assert not [f for f in os.listdir(cache.folder) if f.endswith(".json")]  # nothing kept
-    lines = missing.error_lines(unit.stderr)
-    assert len(lines) == 1 and "fatal error" in lines[0] and "gone.cpp" in lines[0]
-    assert missing.count_errors(unit.stderr) == 1
+    lines = missing.error_lines(unit.stderr)  # (GCC: one line; Clang adds "no input files")
+    assert lines and any("error" in ln and "gone.cpp" in ln for ln in lines)
+    assert missing.count_errors(unit.stderr) == len(lines)
+    # the linker's wrapper is not such a line: its output (the last lines) says more
+    assert missing.error_lines("/usr/bin/ld: cannot find -lx\ncollect2: error: ld returned 1 exit status\n") == []
     src.write_text("int f() { return 1; }\n")  # it is back: it compiles
     assert compile_unit(tool, cache, str(src), ["-std=c++17"], "gone.cpp", dict(os.environ)).ok
     # such a failure kept by an earlier mpnpu is dropped once its source is there
@@ -1070,7 +1072,8 @@ def test_a_build_folder_is_one_runs_at_a_time(tmp_path) -> None:
     from mpnpu.tools.folder_lock import hold_folder
     folder = tmp_path / "build"
     with hold_folder(str(folder), "mpnpu ut"):
-        with pytest.raises(UsageError, match=rf"in use by another run \(pid {os.getpid()}: mpnpu ut\).*--build-dir"):
+        with pytest.raises(UsageError, match=rf"in use by another run \(pid {os.getpid()} on [^:]+: mpnpu ut\)"
+                                             r".*--build-dir"):
             with hold_folder(str(folder), "mpnpu samples"):
                 pass
         # the command line: exit 2 and one line, naming the folder and the run that holds it
@@ -1078,6 +1081,9 @@ def test_a_build_folder_is_one_runs_at_a_time(tmp_path) -> None:
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert str(folder) in r.stderr and f"pid {os.getpid()}" in r.stderr
+        # a checkout in another layout is said first, whoever holds the folder
+        with pytest.raises(UsageError, match="not laid out like"):
+            run_ut(str(tmp_path / "build"), UtOptions(build_dir=str(folder)))
     with hold_folder(str(folder), "mpnpu samples"):  # released when its holder's block ends
         pass
 

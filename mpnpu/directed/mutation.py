@@ -77,9 +77,14 @@ ANALYTIC_EVENTS = 400_000
 #: rebuilt as events (no packed fast path), so 40 cores' 150 thousand events and 10 sites took
 #: 168 s in one launch of a corpus test, where its racecheck run takes 3 s a case
 ANALYTIC_WORK = 1_000_000
-#: ... and while a launch's analyses have taken at most this many seconds: the sites left then are
-#: classified by their mutants' own racecheck runs, with the same result, only later
+#: ... and no site's analysis starts after a launch's have taken this many seconds, or the
+#: program's ANALYTIC_PROGRAM_S: the sites left are classified by their mutants' own racecheck
+#: runs, with the same result, only later (so which sites a run proves redundant without a run of
+#: their own can depend on the machine's load, never their class)
 ANALYTIC_BUDGET_S = 5.0
+ANALYTIC_PROGRAM_S = 60.0
+#: seconds this process has spent on those analyses
+_spent = [0.0]
 
 #: the runtime's name of the call a dropped sync event skipped (DroppedSyncEvent.call)
 _DROPPED_CALL = {"SyncAllEvent": "sync_all", "FlagSetEvent": "cross_core_set_flag",
@@ -144,15 +149,18 @@ def log_sync_sites(trace: Any, kernel: str, path: str, by_site: bool = True) -> 
     (``"test"``) and the CPU-debug settings it started with (``"state"``, "MODE:KEY"). For a
     compiled kernel's trace of at most :data:`ANALYTIC_EVENTS` events, each site also carries
     ``"hazards_without"`` (:func:`hazards_without`), while events x sites is at most
-    :data:`ANALYTIC_WORK` and for as many sites as :data:`ANALYTIC_BUDGET_S` gives time for."""
+    :data:`ANALYTIC_WORK` and for as many sites as :data:`ANALYTIC_BUDGET_S` and
+    :data:`ANALYTIC_PROGRAM_S` give time for."""
     sites = executed_sync_sites(trace, by_site)
     events = sum(len(evs) for evs in trace.events)
     if by_site and events <= ANALYTIC_EVENTS and events * len(sites) <= ANALYTIC_WORK:
-        until = time.monotonic() + ANALYTIC_BUDGET_S
+        start = time.monotonic()
         for site, entry in sites.items():
-            if time.monotonic() > until:
+            now = time.monotonic()
+            if now - start > ANALYTIC_BUDGET_S or _spent[0] + (now - start) > ANALYTIC_PROGRAM_S:
                 break  # (no "hazards_without": the mutant's racecheck run decides, as for a bigger trace)
             entry["hazards_without"] = hazards_without(trace, site)
+        _spent[0] += time.monotonic() - start
     line: dict[str, Any] = {"kernel": kernel, "sites": sites}
     test = settings.live_text(settings.GTEST_TEST)
     if test:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import socket
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -34,9 +35,17 @@ def _holder(path: str) -> str:
 def hold_folder(folder: str, command: str) -> Iterator[None]:
     """Hold ``folder`` (made if missing) for ``command`` until the block ends; a UsageError at once
     when another run holds it."""
-    os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, LOCK_NAME)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    writable = True
+    try:
+        os.makedirs(folder, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except PermissionError:  # another user's lock file in a shared folder: a lock needs no writing
+            fd, writable = os.open(path, os.O_RDONLY), False
+    except OSError as e:
+        raise UsageError(f"cannot use the build folder {folder}: {e.strerror or e}; give another with "
+                         "--build-dir") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -45,11 +54,16 @@ def hold_folder(folder: str, command: str) -> Iterator[None]:
             raise UsageError(f"the build folder {folder} is in use by another run"
                              f"{f' ({who})' if who else ''}; wait for it to end, or give this run a "
                              "folder of its own with --build-dir") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}: {command}\n".encode())
+        except OSError as e:  # (a file system without locks: some network mounts)
+            raise UsageError(f"cannot lock the build folder {folder} ({e.strerror or e}); give one on a "
+                             "local disk with --build-dir") from None
+        if writable:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}: {command}\n".encode())
         try:
             yield
         finally:
-            os.ftruncate(fd, 0)  # (the lock itself goes with the descriptor)
+            if writable:
+                os.ftruncate(fd, 0)  # (the lock itself goes with the descriptor)
     finally:
         os.close(fd)

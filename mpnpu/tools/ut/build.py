@@ -204,6 +204,11 @@ def _deps_of_make(text: str) -> list[str]:
     return out
 
 
+def _says_missing(stderr: str, path: str) -> bool:
+    """Whether a compiler's ``stderr`` says it could not open ``path`` (GCC's and Clang's words)."""
+    return f"error: {path}: No such file" in stderr or f"no such file or directory: '{path}'" in stderr
+
+
 class ObjectCache:
     """Compiled objects (and failed compiles) by command, valid while their inputs are unchanged."""
 
@@ -230,8 +235,7 @@ class ObjectCache:
         if data.get("ok") and not os.path.isfile(obj):
             return None
         stderr = str(data.get("stderr", ""))
-        if not data.get("ok") and any(f"error: {p}: No such file" in stderr and os.path.isfile(p)
-                                      for p in data.get("deps", {})):
+        if not data.get("ok") and any(_says_missing(stderr, p) and os.path.isfile(p) for p in data.get("deps", {})):
             return None  # kept before compile_unit stopped keeping these: its source is there now
         return bool(data.get("ok")), stderr
 
@@ -280,7 +284,7 @@ def compile_unit(tool: Toolchain, cache: ObjectCache, source: str, flags: Sequen
         except subprocess.TimeoutExpired:
             return Unit(shown, False, False, time.monotonic() - start,
                         f"{shown}:1:1: error: the compile took longer than {COMPILE_TIMEOUT_S:g} s")
-        if not ok and not os.path.isfile(source):
+        if not ok and (not os.path.isfile(source) or _says_missing(stderr, source)):
             # Its source went away during the compile (a folder removed under it): nothing to learn
             # about the test, so nothing is kept; the next run compiles it again.
             return Unit(shown, False, False, time.monotonic() - start, stderr)

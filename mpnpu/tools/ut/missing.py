@@ -31,8 +31,9 @@ KINDS = ("header", "name", "member", "overload", "refused", "macro", "link")
 
 _LOC = r"(?P<file>[^:\n]+?):(?P<line>\d+)(?::(?P<col>\d+))?"
 _ERROR = re.compile(rf"^{_LOC}: (?:fatal )?error: (?P<msg>.*)$")
-#: an error a tool reports at no source line: "cc1plus: fatal error: x.cpp: No such file or directory"
-_TOOL_ERROR = re.compile(r"^[\w.+-]+: (?:fatal )?error: ")
+#: an error the compiler reports at no source line: "cc1plus: fatal error: x.cpp: No such file or
+#: directory" (not the linker's wrappers: "collect2: error: ld returned 1" says less than its output)
+_TOOL_ERROR = re.compile(r"^(?:cc1plus|cc1|[gc]\+\+|gcc|clang\+\+|clang|zig)(?:-[\w.]+)?: (?:fatal )?error: ")
 _CONTEXT = re.compile(rf"^{_LOC}:\s+(?:required from|required by substitution|in (?:instantiation|expansion)|"
                       r"instantiated from)")
 _SCOPE = re.compile(r"^(?P<file>[^:\n]+?): (?:In (?:instantiation of|function|member function|static member function|"

@@ -172,15 +172,15 @@ def run_ut(checkout: str, options: UtOptions, progress: Callable[[TestResult], N
     was interrupted and holds the tests that finished. The build folder is this run's alone while
     it lasts (:mod:`mpnpu.tools.folder_lock`): a UsageError at once when another run holds it.
     """
+    start = time.monotonic()
+    corpus = Corpus.at(checkout, options.opbase, options.ops_tensor)  # (a wrong checkout is said first)
     build_dir = os.path.abspath(options.build_dir or default_build_dir())
     with hold_folder(build_dir, "mpnpu ut"):
-        return _run_ut(checkout, options, build_dir, progress, started)
+        return _run_ut(corpus, options, build_dir, start, progress, started)
 
 
-def _run_ut(checkout: str, options: UtOptions, build_dir: str, progress: Callable[[TestResult], None] | None,
-            started: Callable[[int], None] | None) -> UtRun:
-    start = time.monotonic()
-    corpus = Corpus.at(checkout, options.opbase, options.ops_tensor)
+def _run_ut(corpus: Corpus, options: UtOptions, build_dir: str, start: float,
+            progress: Callable[[TestResult], None] | None, started: Callable[[int], None] | None) -> UtRun:
     found = discover(corpus)
     tests = select(found.tests, options.ops)
     run = UtRun(corpus.repo, SOC_VERSION, [_result_of(t) for t in tests], racecheck=options.racecheck,
