@@ -140,15 +140,25 @@ def test_the_timeline_is_written_where_the_environment_says(bindir, tmp_path) ->
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig, code, name", [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
-def test_an_interrupted_program_ends_in_order_with_what_finished(bindir, sig, code, name) -> None:
+@pytest.mark.parametrize("sig, code, name, sigint_ignored", [
+    (signal.SIGINT, 130, "Ctrl-C", False),
+    (signal.SIGTERM, 143, "SIGTERM", False),
+    (signal.SIGTERM, 143, "SIGTERM", True),  # started in the background of a non-interactive shell
+])
+def test_an_interrupted_program_ends_in_order_with_what_finished(bindir, sig, code, name, sigint_ignored) -> None:
     """Ctrl-C (to the whole process group, as a terminal sends it) or SIGTERM during a repeating
     ICPU_RUN_KF: exit 130 / 143, what finished and the interruption in a line each, no traceback,
-    and no core process or segment left (the no_leaks fixture checks the pids and /dev/shm)."""
+    and no core process or segment left (the no_leaks fixture checks the pids and /dev/shm). A
+    program that starts with SIGINT ignored keeps ignoring it, and its SIGTERM still ends it in
+    order (each signal is forwarded by itself, not both or neither)."""
     exe = program("test_two_phase.cpp", bindir)
     e = {k: v for k, v in os.environ.items() if not k.startswith("MPNPU_") or k == "MPNPU_CACHE_DIR"}
+    # the program's SIGINT as asked, whatever this test process inherited (a background job of a
+    # non-interactive shell starts with it ignored)
+    sigint = signal.SIG_IGN if sigint_ignored else signal.SIG_DFL
     p = subprocess.Popen([exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**e, "MPNPU_REPEAT": "1000000"}, start_new_session=True)
+                         env={**e, "MPNPU_REPEAT": "1000000"}, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
     try:
         # runs are under way once the program's 4 vector core processes have spent CPU time on them
         def busy_cores() -> bool:

@@ -216,12 +216,15 @@ def _ends_cleanly_when_interrupted(fn: _Entry) -> _Entry:
     return entry  # type: ignore[return-value]
 
 
-def install_signal_handlers() -> int:
+def install_signal_handlers(interrupt: int = 1, terminate: int = 1) -> int:
     """Python's side of libmpnpu_cpudebug's forwarding: Ctrl-C raises KeyboardInterrupt and SIGTERM
-    :class:`Terminated` in whatever call into mpnpu is running (the library calls this only for a
-    program that left both signals at their defaults)."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, raise_terminated)
+    :class:`Terminated` in whatever call into mpnpu is running. The library asks for each signal
+    the program left at its default (``interrupt``: SIGINT, ``terminate``: SIGTERM); one the program
+    ignores or handles stays as it is."""
+    if interrupt:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if terminate:
+        signal.signal(signal.SIGTERM, raise_terminated)
     return 0
 
 

@@ -53,15 +53,16 @@ void on_signal(int sig) {
     std::raise(sig);
 }
 
-// For a program that left SIGINT and SIGTERM at their defaults: the interpreter's handlers at the
-// Python level (KeyboardInterrupt, Terminated), and at the C level on_signal, which forwards only
-// during calls. A program with handlers of its own keeps them.
-// ``program_defaults``: both signals were at SIG_DFL before the interpreter started (it may install
+// For each of SIGINT and SIGTERM that the program left at its default: the interpreter's handler
+// at the Python level (KeyboardInterrupt, Terminated), and at the C level on_signal, which forwards
+// only during calls. A signal the program handles or ignores keeps that (a program started in the
+// background of a non-interactive shell ignores SIGINT; its SIGTERM still ends it in order).
+// ``defaults``: which of the two were at SIG_DFL before the interpreter started (it may install
 // handlers of its own while it starts).
-void forward_signals(PyObject* module, bool program_defaults) {
+void forward_signals(PyObject* module, const bool defaults[2]) {
     const int sigs[2] = {SIGINT, SIGTERM};
-    if (!program_defaults) return;
-    PyObject* r = PyObject_CallMethod(module, "install_signal_handlers", nullptr);
+    if (!defaults[0] && !defaults[1]) return;
+    PyObject* r = PyObject_CallMethod(module, "install_signal_handlers", "ii", int(defaults[0]), int(defaults[1]));
     if (!r) PyErr_Clear();
     Py_XDECREF(r);
     struct sigaction sa;
@@ -69,7 +70,9 @@ void forward_signals(PyObject* module, bool program_defaults) {
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    for (int sig : sigs) sigaction(sig, &sa, nullptr);
+    for (int i = 0; i < 2; ++i) {
+        if (defaults[i]) sigaction(sigs[i], &sa, nullptr);
+    }
 }
 
 // The embedded interpreter and mpnpu.tools.cpudebug, started once (before any core process is forked).
@@ -80,7 +83,7 @@ PyObject* cpudebug_module() {
         struct sigaction before_int, before_term;
         sigaction(SIGINT, nullptr, &before_int);
         sigaction(SIGTERM, nullptr, &before_term);
-        const bool program_defaults = before_int.sa_handler == SIG_DFL && before_term.sa_handler == SIG_DFL;
+        const bool program_defaults[2] = {before_int.sa_handler == SIG_DFL, before_term.sa_handler == SIG_DFL};
         if (!Py_IsInitialized()) {
             PyConfig config;
             PyConfig_InitPythonConfig(&config);
