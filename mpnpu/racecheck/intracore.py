@@ -38,7 +38,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from typing import Any, Iterator, Sequence
+from dataclasses import replace
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -68,6 +69,7 @@ from mpnpu.runtime.trace import (
     GM_FLAG_OBSERVED_PART,
     READ,
     Access,
+    DroppedSyncEvent,
     FlagSetEvent,
     FlagWaitEvent,
     GmFlagEvent,
@@ -396,10 +398,47 @@ def _site(info: CoreInfo, core_id: int, tensor: str, x: LocalAccess | Access) ->
                       access=ACCESS_NAMES[x.kind], tensor=tensor, pipe=x.pipe)
 
 
-def _core_hazards(trace: LaunchTrace) -> Iterator[tuple[Hazard, tuple[int, int], tuple[int, int], int, int]]:
-    """Every unordered pair of accesses inside a core, as a one-pair hazard with the pair's
-    events (core id, index in its event list) in issue order and the bytes they share."""
+class _DroppedBetween:
+    """Which sync points a launch dropped between two accesses of one core (by their positions in
+    the core's events), among the calls ``calls``: per name, the sorted positions of its dropped
+    events, so that a pair costs a binary search per name, not a pass over every dropped event (a
+    dropped sync inside a loop leaves thousands, and a missing sync can leave millions of pairs)."""
+
+    def __init__(self, dropped: list[tuple[int, DroppedSyncEvent]], calls: tuple[str, ...]) -> None:
+        at: dict[str, list[int]] = defaultdict(list)
+        for p, d in dropped:
+            if d.call in calls:
+                at[d.name or d.call].append(p)
+        self.names = sorted(at)
+        self.positions = [sorted(at[name]) for name in self.names]
+
+    def between(self, first: int, second: int) -> tuple[str, ...]:
+        """The names (sorted) with a dropped event strictly between positions ``first`` and ``second``."""
+        out = []
+        for name, ps in zip(self.names, self.positions):
+            k = bisect_right(ps, first)
+            if k < len(ps) and ps[k] < second:
+                out.append(name)
+        return tuple(out)
+
+
+#: per key of a hazard inside a core: the Hazard of its first pair, then its pair count, byte or
+#: element hull, dropped sync points and core pairs so far
+_Merging = list[Any]
+
+
+def _core_hazards(trace: LaunchTrace, pairs: dict[tuple[str, ...], list[Any]] | None = None) -> list[Hazard]:
+    """The hazards inside each core of ``trace``: every unordered pair of accesses inside a core,
+    merged by kind, memory or GM tensor, sites and pipes (the first pair's sites represent the
+    hazard; counts add, hulls and sets unite). ``pairs``, when given, gets per hazard key each
+    pair's (core id, index in its event list) of the access issued first and of the other, and the
+    bytes they share [lo, hi).
+
+    The merge is done as pairs come, without a Hazard per pair: a missing sync around a loop can
+    leave millions of pairs (2.1 million in one launch of a 40-core corpus test, whose analysis took
+    143 s that way)."""
     topo = trace.topology
+    merging: dict[tuple[str, ...], _Merging] = {}
     for c, events in enumerate(trace.events):
         records = records_of(events)
         if records is not None:
@@ -409,6 +448,10 @@ def _core_hazards(trace: LaunchTrace) -> Iterator[tuple[Hazard, tuple[int, int],
             continue  # not a pipelined launch: no pipes recorded
         ca = core_clocks(events, trace.auto_sync)
         info = topo.core(c)
+        core_pair = (info.short, info.short)
+        dropped_gm = _DroppedBetween(ca.dropped, GM_ORDERING_CALLS)
+        dropped_local = _DroppedBetween(ca.dropped, INTRA_CALLS)
+        pos = ca.pos.tolist()
         a: Any  # LocalAccess or Access, told apart by type below
         b: Any
         for i, j in core_conflicts(ca):
@@ -416,38 +459,45 @@ def _core_hazards(trace: LaunchTrace) -> Iterator[tuple[Hazard, tuple[int, int],
             on_gm = type(a) is Access
             kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
             byte_lo, byte_hi = _bytes_shared(a, b)  # type: ignore[misc]  # core_conflicts kept pairs sharing bytes
-            calls = GM_ORDERING_CALLS if on_gm else INTRA_CALLS
-            names = tuple(sorted({d.name or d.call for p, d in ca.dropped
-                                  if ca.pos[i] < p < ca.pos[j] and d.call in calls}))
+            names = (dropped_gm if on_gm else dropped_local).between(pos[i], pos[j])
             if on_gm:  # elements of the root tensor, as GM hazards are reported
                 tensor = a.tensor
                 lo, hi = a.elements(byte_lo, byte_hi)
             else:
                 tensor, lo, hi = a.memory, byte_lo, byte_hi
-
-            h = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a), second=_site(info, c, tensor, b),
-                       count=1, element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
-                       core_pairs=frozenset({(info.short, info.short)}), scope="core" if on_gm else "local")
-            yield h, (c, int(ca.pos[i])), (c, int(ca.pos[j])), byte_lo, byte_hi
+            key = (kind, tensor, a.stage, a.site, b.stage, b.site, a.pipe, b.pipe)  # (Hazard.key, in-core form)
+            entry = merging.get(key)
+            if entry is None:
+                first = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a),
+                               second=_site(info, c, tensor, b), count=1, element_range=(lo, hi), gap=_gap(a, b),
+                               dropped_syncs=names, core_pairs=frozenset({core_pair}),
+                               scope="core" if on_gm else "local")
+                merging[key] = [first, 1, lo, hi, set(names), {core_pair}]
+            else:
+                entry[1] += 1
+                if lo < entry[2]:
+                    entry[2] = lo
+                if hi > entry[3]:
+                    entry[3] = hi
+                if names:
+                    entry[4].update(names)
+                entry[5].add(core_pair)
+            if pairs is not None:
+                pairs.setdefault(key, []).append(((c, pos[i]), (c, pos[j]), byte_lo, byte_hi))
+    merged = [replace(first, count=count, element_range=(lo, hi), dropped_syncs=tuple(sorted(names)),
+                      core_pairs=frozenset(core_pairs))
+              for first, count, lo, hi, names, core_pairs in merging.values()]
+    return sorted(merged, key=lambda h: (-h.count, h.key))
 
 
 def analyze_local(trace: LaunchTrace) -> list[Hazard]:
     """The hazards inside each core of one traced launch (all cores), merged by kind, memory or GM
     tensor, sites and pipes."""
-    merged: dict[tuple[str, ...], Hazard] = {}
-    for h, _, _, _, _ in _core_hazards(trace):
-        prev = merged.get(h.key)
-        merged[h.key] = h if prev is None else prev.merged(h, same_launch=True)
-    return sorted(merged.values(), key=lambda h: (-h.count, h.key))
+    return _core_hazards(trace)
 
 
 def local_pairs(trace: LaunchTrace) -> list[tuple[Hazard, list[tuple[tuple[int, int], tuple[int, int], int, int]]]]:
     """:func:`analyze_local`'s hazards, each with its access pairs: ((core, index) of the access
     issued first, (core, index) of the other, shared bytes [lo, hi) of the memory or GM segment)."""
-    merged: dict[tuple[str, ...], Hazard] = {}
-    pairs: dict[tuple[str, ...], list[tuple[tuple[int, int], tuple[int, int], int, int]]] = defaultdict(list)
-    for h, first, second, lo, hi in _core_hazards(trace):
-        prev = merged.get(h.key)
-        merged[h.key] = h if prev is None else prev.merged(h, same_launch=True)
-        pairs[h.key].append((first, second, lo, hi))
-    return [(h, pairs[h.key]) for h in sorted(merged.values(), key=lambda h: (-h.count, h.key))]
+    pairs: dict[tuple[str, ...], list[Any]] = {}
+    return [(h, pairs[h.key]) for h in _core_hazards(trace, pairs)]
