@@ -12,7 +12,16 @@ import pytest
 
 from mpnpu.racecheck import intracore
 from mpnpu.racecheck.intracore import _Painted, core_clocks, core_conflicts
-from mpnpu.runtime.trace import READ, WRITE, DroppedSyncEvent, LaunchTrace, LocalAccess, PipeSyncEvent
+from mpnpu.runtime.trace import (
+    READ,
+    WRITE,
+    Access,
+    DroppedSyncEvent,
+    LaunchTrace,
+    LocalAccess,
+    PipeSyncEvent,
+    StridedRanges,
+)
 
 PIPES = ("PIPE_MTE2", "PIPE_V", "PIPE_MTE3", "PIPE_S")
 EVENTS = (("MTE2_V", "PIPE_MTE2", "PIPE_V"), ("V_MTE3", "PIPE_V", "PIPE_MTE3"), ("MTE3_MTE2", "PIPE_MTE3", "PIPE_MTE2"),
@@ -101,7 +110,7 @@ def _merged_pair_by_pair(trace):
     from collections import defaultdict
 
     from mpnpu.racecheck.hazards import Hazard
-    from mpnpu.racecheck.pipe_clocks import INTRA_CALLS
+    from mpnpu.racecheck.pipe_clocks import GM_ORDERING_CALLS, INTRA_CALLS
 
     merged: dict = {}
     pairs: dict = defaultdict(list)
@@ -111,22 +120,26 @@ def _merged_pair_by_pair(trace):
         for i, j in core_conflicts(ca):
             a, b = ca.events[i], ca.events[j]
             kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
-            lo, hi = max(a.start, b.start), min(a.stop, b.stop)
+            on_gm = type(a) is Access
+            byte_lo, byte_hi = intracore._bytes_shared(a, b)
+            calls = GM_ORDERING_CALLS if on_gm else INTRA_CALLS
             names = tuple(sorted({d.name or d.call for p, d in ca.dropped
-                                  if ca.pos[i] < p < ca.pos[j] and d.call in INTRA_CALLS}))
-            h = Hazard(kind=kind, tensor=a.memory, first=intracore._site(info, c, a.memory, a),
-                       second=intracore._site(info, c, a.memory, b), count=1, element_range=(lo, hi),
+                                  if ca.pos[i] < p < ca.pos[j] and d.call in calls}))
+            tensor, (lo, hi) = (a.tensor, a.elements(byte_lo, byte_hi)) if on_gm else (a.memory, (byte_lo, byte_hi))
+            h = Hazard(kind=kind, tensor=tensor, first=intracore._site(info, c, tensor, a),
+                       second=intracore._site(info, c, tensor, b), count=1, element_range=(lo, hi),
                        gap=intracore._gap(a, b), dropped_syncs=names,
-                       core_pairs=frozenset({(info.short, info.short)}), scope="local")
+                       core_pairs=frozenset({(info.short, info.short)}), scope="core" if on_gm else "local")
             prev = merged.get(h.key)
             merged[h.key] = h if prev is None else prev.merged(h, same_launch=True)
-            pairs[h.key].append(((c, int(ca.pos[i])), (c, int(ca.pos[j])), lo, hi))
+            pairs[h.key].append(((c, int(ca.pos[i])), (c, int(ca.pos[j])), byte_lo, byte_hi))
     return sorted(merged.values(), key=lambda h: (-h.count, h.key)), pairs
 
 
 def random_launch(seed: int) -> LaunchTrace:
     """Three cores of random_core's kind, their accesses at a few sites and stages (so that pairs
-    merge), with dropped sync points now and then (some of a call no local hazard names)."""
+    merge), GM copies on MTE2 and MTE3 among them (some strided, of two tensors in one segment), and
+    dropped sync points now and then (some of a call no local hazard names)."""
     rng = random.Random(seed)
     cores = []
     for c in range(3):
@@ -135,6 +148,14 @@ def random_launch(seed: int) -> LaunchTrace:
             if type(ev) is LocalAccess:
                 ev = ev._replace(stage=rng.choice(("s", "t")), site=rng.choice(("k.py:3", "k.py:4", "k.py:5")))
             events.append(ev)
+            if rng.random() < 0.1:
+                pipe, kind = rng.choice((("PIPE_MTE2", READ), ("PIPE_MTE3", WRITE)))
+                tensor, offset = rng.choice((("x", 0), ("y", 4096)))
+                first = offset + 4 * rng.randrange(512)
+                ranges = (StridedRanges(first, 64, 256, rng.randrange(2, 6)) if rng.random() < 0.4
+                          else ((first, first + 4 * rng.randrange(1, 128)),))
+                events.append(Access(kind, tensor, "gm0", ranges, offset, 4, rng.choice(("s", "t")),
+                                     rng.choice(("k.py:10", "k.py:11")), pipe=pipe))
             if rng.random() < 0.03:
                 events.append(DroppedSyncEvent(rng.choice(("k.py:7", "k.py:8", "")),
                                                rng.choice(("set_flag", "wait_flag", "pipe_barrier", "sync_all")),
@@ -151,6 +172,7 @@ def test_hazards_inside_cores_merge_as_pair_by_pair_merging_does(seed: int) -> N
     trace = random_launch(seed)
     want, want_pairs = _merged_pair_by_pair(trace)
     assert len(want) > 3 and any(h.dropped_syncs for h in want)  # (the case is not trivial)
+    assert {h.scope for h in want} == {"local", "core"}
     assert intracore.analyze_local(trace) == want
     got = intracore.local_pairs(trace)
     assert [h for h, _ in got] == want

@@ -334,7 +334,7 @@ def release_points(events: Sequence[TraceEvent]) -> tuple[list[tuple[int, int]],
 
 def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
     """(i, j), i issued before j: overlapping bytes of one memory, a write among them (not two atomic
-    adds), different pipes, unordered.
+    adds), different pipes, unordered; sorted.
 
     i on pipe P is ordered before j exactly when j's clock has seen i's stamp (``clock[j, P] >=
     stamp[i]``), and the stamps of P's accesses grow in issue order. So the accesses of P that j
@@ -343,11 +343,20 @@ def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
     (in a synchronised kernel, almost none), never every overlapping pair of a busy buffer; the
     array filters then keep the conflicts.
     """
-    out: list[tuple[int, int]] = []
+    i, j, _ = _conflict_arrays(ca)
+    return list(zip(i.tolist(), j.tolist()))
+
+
+def _conflict_arrays(ca: CoreAccesses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`core_conflicts` as two arrays (the first access of each pair, the second), sorted by
+    (i, j), and per access of the core whether it is a GM one (known for those in a pair)."""
     n = len(ca.pipe)
+    none = np.zeros(0, dtype=np.int64)
+    on_gm = np.zeros(n, dtype=bool)
     if n < 2:
-        return out
+        return none, none, on_gm
     every = np.arange(n)
+    found_i, found_j = [], []
     for p in distinct(ca.pipe).tolist():
         on_p = np.flatnonzero(ca.pipe == p)  # issue order
         later = every[ca.pipe != p]
@@ -359,24 +368,37 @@ def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
         total = int(counts.sum())
         if not total:
             continue
-        jj = np.repeat(later, counts)
+        j = np.repeat(later, counts)
         i = on_p[np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)]
-        j = jj
         cand = ca.memory[i] == ca.memory[j]
         cand &= (ca.start[i] < ca.stop[j]) & (ca.start[j] < ca.stop[i])
         cand &= ca.write[i] | ca.write[j]
         cand &= ~(ca.atomic[i] & ca.atomic[j])
         # (and not j -> i: a wait on i's pipe for a set on j's pipe, which issue order rules out)
         cand &= ca.clock[i, ca.pipe[j]] < ca.stamp[j]
-        xs, ys = i[cand].tolist(), j[cand].tolist()
-        prefetch = getattr(ca.events, "prefetch", None)
-        if prefetch is not None:  # (events decoded when read: these in one go)
-            prefetch(xs + ys)
-        for x, y in zip(xs, ys):
-            if _bytes_shared(ca.events[x], ca.events[y]) is not None:
-                out.append((x, y))
-    out.sort()
-    return out
+        found_i.append(i[cand])
+        found_j.append(j[cand])
+    if not found_i:
+        return none, none, on_gm
+    i, j = np.concatenate(found_i), np.concatenate(found_j)
+    order = np.lexsort((j, i))
+    i, j = i[order], j[order]
+    if not len(i):
+        return i, j, on_gm
+    # Overlapping hulls of local memory share bytes; two strided GM views can share a hull and no
+    # byte, so a pair with GM accesses is tested on its views (those accesses decoded in one go).
+    accesses = np.unique(np.concatenate((i, j)))
+    prefetch = getattr(ca.events, "prefetch", None)
+    if prefetch is not None:  # (events decoded when read: these in one go)
+        prefetch(accesses.tolist())
+    on_gm[accesses] = [type(ca.events[x]) is Access for x in accesses.tolist()]
+    gm = np.flatnonzero(on_gm[i])
+    if len(gm):
+        keep = np.ones(len(i), dtype=bool)
+        keep[gm] = [_bytes_shared(ca.events[x], ca.events[y]) is not None
+                    for x, y in zip(i[gm].tolist(), j[gm].tolist())]
+        i, j = i[keep], j[keep]
+    return i, j, on_gm
 
 
 def _bytes_shared(a: Any, b: Any) -> tuple[int, int] | None:
@@ -412,6 +434,12 @@ class _DroppedBetween:
         self.names = sorted(at)
         self.positions = [sorted(at[name]) for name in self.names]
 
+    def each_between(self, name: str, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """Per pair of positions, whether ``name`` has a dropped event strictly between them."""
+        ps = np.asarray(self.positions[self.names.index(name)], dtype=np.int64)
+        k = np.searchsorted(ps, first, side="right")
+        return (k < len(ps)) & (ps[np.minimum(k, len(ps) - 1)] < second)
+
     def between(self, first: int, second: int) -> tuple[str, ...]:
         """The names (sorted) with a dropped event strictly between positions ``first`` and ``second``."""
         out = []
@@ -434,9 +462,9 @@ def _core_hazards(trace: LaunchTrace, pairs: dict[tuple[str, ...], list[Any]] | 
     pair's (core id, index in its event list) of the access issued first and of the other, and the
     bytes they share [lo, hi).
 
-    The merge is done as pairs come, without a Hazard per pair: a missing sync around a loop can
-    leave millions of pairs (2.1 million in one launch of a 40-core corpus test, whose analysis took
-    143 s that way)."""
+    Pairs of local accesses are grouped as arrays, without a Hazard (or even an event) per pair: a
+    missing sync around a loop can leave millions of them (2.1 million in one launch of a 40-core
+    corpus test, whose analysis took 143 s one pair at a time)."""
     topo = trace.topology
     merging: dict[tuple[str, ...], _Merging] = {}
     for c, events in enumerate(trace.events):
@@ -447,47 +475,99 @@ def _core_hazards(trace: LaunchTrace, pairs: dict[tuple[str, ...], list[Any]] | 
         elif not any(type(ev) is LocalAccess for ev in events):
             continue  # not a pipelined launch: no pipes recorded
         ca = core_clocks(events, trace.auto_sync)
+        i, j, on_gm = _conflict_arrays(ca)
+        if not len(i):
+            continue
         info = topo.core(c)
-        core_pair = (info.short, info.short)
-        dropped_gm = _DroppedBetween(ca.dropped, GM_ORDERING_CALLS)
-        dropped_local = _DroppedBetween(ca.dropped, INTRA_CALLS)
-        pos = ca.pos.tolist()
-        a: Any  # LocalAccess or Access, told apart by type below
-        b: Any
-        for i, j in core_conflicts(ca):
-            a, b = ca.events[i], ca.events[j]
-            on_gm = type(a) is Access
-            kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
-            byte_lo, byte_hi = _bytes_shared(a, b)  # type: ignore[misc]  # core_conflicts kept pairs sharing bytes
-            names = (dropped_gm if on_gm else dropped_local).between(pos[i], pos[j])
-            if on_gm:  # elements of the root tensor, as GM hazards are reported
-                tensor = a.tensor
-                lo, hi = a.elements(byte_lo, byte_hi)
-            else:
-                tensor, lo, hi = a.memory, byte_lo, byte_hi
-            key = (kind, tensor, a.stage, a.site, b.stage, b.site, a.pipe, b.pipe)  # (Hazard.key, in-core form)
-            entry = merging.get(key)
-            if entry is None:
-                first = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a),
-                               second=_site(info, c, tensor, b), count=1, element_range=(lo, hi), gap=_gap(a, b),
-                               dropped_syncs=names, core_pairs=frozenset({core_pair}),
-                               scope="core" if on_gm else "local")
-                merging[key] = [first, 1, lo, hi, set(names), {core_pair}]
-            else:
-                entry[1] += 1
-                if lo < entry[2]:
-                    entry[2] = lo
-                if hi > entry[3]:
-                    entry[3] = hi
-                if names:
-                    entry[4].update(names)
-                entry[5].add(core_pair)
-            if pairs is not None:
-                pairs.setdefault(key, []).append(((c, pos[i]), (c, pos[j]), byte_lo, byte_hi))
+        gm = on_gm[i]  # (a pair is of one memory: both accesses local, or both GM)
+        _merge_local_pairs(merging, ca, info, c, i[~gm], j[~gm], pairs)
+        if gm.any():
+            _merge_gm_pairs(merging, ca, info, c, i[gm], j[gm], pairs)
     merged = [replace(first, count=count, element_range=(lo, hi), dropped_syncs=tuple(sorted(names)),
                       core_pairs=frozenset(core_pairs))
               for first, count, lo, hi, names, core_pairs in merging.values()]
     return sorted(merged, key=lambda h: (-h.count, h.key))
+
+
+def _kind(a: Any, b: Any) -> str:
+    return "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
+
+
+def _merge(merging: dict[tuple[str, ...], _Merging], info: CoreInfo, c: int, a: Any, b: Any, tensor: str,
+           scope: str, count: int, lo: int, hi: int, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Add ``count`` pairs of accesses like ``a`` then ``b`` (the first of them: its sites) with hull
+    [lo, hi) and dropped sync points ``names`` to the hazard of their key; that key."""
+    kind = _kind(a, b)
+    key = (kind, tensor, a.stage, a.site, b.stage, b.site, a.pipe, b.pipe)  # (Hazard.key, in-core form)
+    core_pair = (info.short, info.short)
+    entry = merging.get(key)
+    if entry is None:
+        first = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a), second=_site(info, c, tensor, b),
+                       count=1, element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
+                       core_pairs=frozenset({core_pair}), scope=scope)
+        merging[key] = [first, count, lo, hi, set(names), {core_pair}]
+    else:
+        entry[1] += count
+        entry[2] = min(entry[2], lo)
+        entry[3] = max(entry[3], hi)
+        entry[4].update(names)
+        entry[5].add(core_pair)
+    return key
+
+
+def _merge_local_pairs(merging: dict[tuple[str, ...], _Merging], ca: CoreAccesses, info: CoreInfo, c: int,
+                       i: np.ndarray, j: np.ndarray, pairs: dict[tuple[str, ...], list[Any]] | None) -> None:
+    """Merge pairs (i, j) of local accesses of core ``c``, as arrays: the pairs of one hazard key are
+    those whose two accesses have the same (write or read, memory, stage, site, pipe) each, so each
+    access gets the id of that tuple, a pair the id of its two, and a hazard's count, byte hull and
+    dropped sync points are reductions over its pairs. Only one pair per hazard is looked at as
+    events."""
+    if not len(i):
+        return
+    accesses = distinct(np.concatenate((i, j)))
+    label_of: dict[tuple[Any, ...], int] = {}
+    label = np.zeros(len(ca.pipe), dtype=np.int64)
+    label[accesses] = [label_of.setdefault((ev.kind != READ, ev.memory, ev.stage, ev.site, ev.pipe), len(label_of))
+                       for ev in (ca.events[x] for x in accesses.tolist())]
+    _, first, group, counts = np.unique(label[i] * len(label_of) + label[j], return_index=True,
+                                        return_inverse=True, return_counts=True)
+    group = group.ravel()
+    order = np.argsort(group, kind="stable")  # each hazard's pairs together, in issue order
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    lo, hi = np.maximum(ca.start[i], ca.start[j]), np.minimum(ca.stop[i], ca.stop[j])  # bytes each pair shares
+    group_lo, group_hi = np.minimum.reduceat(lo[order], starts), np.maximum.reduceat(hi[order], starts)
+    pos_i, pos_j = ca.pos[i], ca.pos[j]
+    dropped = _DroppedBetween(ca.dropped, INTRA_CALLS)
+    has = [np.logical_or.reduceat(dropped.each_between(name, pos_i, pos_j)[order], starts)
+           for name in dropped.names]
+    pos = ca.pos.tolist()
+    a: Any  # LocalAccess (its memory names the hazard's tensor)
+    b: Any
+    for g, f in enumerate(first.tolist()):
+        a, b = ca.events[int(i[f])], ca.events[int(j[f])]
+        names = tuple(name for name, h in zip(dropped.names, has) if h[g])
+        key = _merge(merging, info, c, a, b, a.memory, "local", int(counts[g]), int(group_lo[g]), int(group_hi[g]),
+                     names)
+        if pairs is not None:
+            members = order[starts[g]:starts[g] + counts[g]]
+            pairs.setdefault(key, []).extend(
+                ((c, pos[x]), (c, pos[y]), p_lo, p_hi) for x, y, p_lo, p_hi in zip(
+                    i[members].tolist(), j[members].tolist(), lo[members].tolist(), hi[members].tolist()))
+
+
+def _merge_gm_pairs(merging: dict[tuple[str, ...], _Merging], ca: CoreAccesses, info: CoreInfo, c: int,
+                    i: np.ndarray, j: np.ndarray, pairs: dict[tuple[str, ...], list[Any]] | None) -> None:
+    """Merge pairs (i, j) of GM accesses made on pipes of core ``c``, one by one (their shared bytes
+    are of strided views, in elements of the root tensor)."""
+    dropped = _DroppedBetween(ca.dropped, GM_ORDERING_CALLS)
+    pos = ca.pos.tolist()
+    for x, y in zip(i.tolist(), j.tolist()):
+        a, b = ca.events[x], ca.events[y]
+        byte_lo, byte_hi = _bytes_shared(a, b)  # type: ignore[misc]  # _conflict_arrays kept pairs sharing bytes
+        lo, hi = a.elements(byte_lo, byte_hi)
+        key = _merge(merging, info, c, a, b, a.tensor, "core", 1, lo, hi, dropped.between(pos[x], pos[y]))
+        if pairs is not None:
+            pairs.setdefault(key, []).append(((c, pos[x]), (c, pos[y]), byte_lo, byte_hi))
 
 
 def analyze_local(trace: LaunchTrace) -> list[Hazard]:
