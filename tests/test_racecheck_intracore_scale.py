@@ -13,6 +13,7 @@ import pytest
 from mpnpu.racecheck import intracore
 from mpnpu.racecheck.intracore import _Painted, core_clocks, core_conflicts
 from mpnpu.runtime.trace import (
+    ATOMIC,
     READ,
     WRITE,
     Access,
@@ -21,6 +22,7 @@ from mpnpu.runtime.trace import (
     LocalAccess,
     PipeSyncEvent,
     StridedRanges,
+    shared_hull,
 )
 
 PIPES = ("PIPE_MTE2", "PIPE_V", "PIPE_MTE3", "PIPE_S")
@@ -104,9 +106,10 @@ def test_painting_keeps_the_newest_access_of_each_byte() -> None:
 
 
 def _merged_pair_by_pair(trace):
-    """The hazards inside the cores as the definition says: a one-pair Hazard per conflicting pair,
-    merged by key with Hazard.merged in the order the pairs come (cores in order, pairs in issue
-    order), then ordered by count and key; and the pairs of each key."""
+    """The hazards inside the cores as the definition says: every pair of accesses tested (not the
+    conflict search), those sharing a byte kept, a one-pair Hazard per pair merged by key with
+    Hazard.merged in the order the pairs come (cores in order, pairs in issue order), then ordered
+    by count and key; and the pairs of each key. A core without local accesses recorded no pipes."""
     from collections import defaultdict
 
     from mpnpu.racecheck.hazards import Hazard
@@ -115,13 +118,19 @@ def _merged_pair_by_pair(trace):
     merged: dict = {}
     pairs: dict = defaultdict(list)
     for c, events in enumerate(trace.events):
+        if not any(type(ev) is LocalAccess for ev in events):
+            continue
         ca = core_clocks(events, trace.auto_sync)
         info = trace.topology.core(c)
-        for i, j in core_conflicts(ca):
+        for i, j in sorted(brute_conflicts(ca)):  # (in issue order of the first access, then the second)
             a, b = ca.events[i], ca.events[j]
+            shared = shared_hull(a.ranges, b.ranges) if type(a) is Access else (max(a.start, b.start),
+                                                                                 min(a.stop, b.stop))
+            if shared is None:
+                continue
+            byte_lo, byte_hi = shared
             kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
             on_gm = type(a) is Access
-            byte_lo, byte_hi = intracore._bytes_shared(a, b)
             calls = GM_ORDERING_CALLS if on_gm else INTRA_CALLS
             names = tuple(sorted({d.name or d.call for p, d in ca.dropped
                                   if ca.pos[i] < p < ca.pos[j] and d.call in calls}))
@@ -136,40 +145,45 @@ def _merged_pair_by_pair(trace):
     return sorted(merged.values(), key=lambda h: (-h.count, h.key)), pairs
 
 
-def random_launch(seed: int) -> LaunchTrace:
-    """Three cores of random_core's kind, their accesses at a few sites and stages (so that pairs
-    merge), GM copies on MTE2 and MTE3 among them (some strided, of two tensors in one segment), and
-    dropped sync points now and then (some of a call no local hazard names)."""
+def random_launch(seed: int, auto_sync: bool = True) -> LaunchTrace:
+    """Four cores of random_core's kind, their accesses at a few sites and stages of UB and L1 (so
+    that pairs merge), GM copies on MTE2 and MTE3 among them (some strided, some atomic, of three
+    tensors in one segment, one of them named "UB" like the local memory: its pairs share keys with
+    local ones), dropped sync points now and then (some of a call no local hazard names, some
+    unnamed); the last core has GM copies only (it recorded no pipes)."""
     rng = random.Random(seed)
     cores = []
-    for c in range(3):
+    for c in range(4):
         events = []
-        for ev in random_core(seed * 10 + c, 400):
+        for ev in random_core(seed * 10 + c, 300):
             if type(ev) is LocalAccess:
-                ev = ev._replace(stage=rng.choice(("s", "t")), site=rng.choice(("k.py:3", "k.py:4", "k.py:5")))
+                if c == 3:
+                    continue
+                ev = ev._replace(memory=rng.choice(("UB", "UB", "L1")), stage=rng.choice(("s", "t")),
+                                 site=rng.choice(("k.py:3", "k.py:4", "k.py:5")))
             events.append(ev)
-            if rng.random() < 0.1:
-                pipe, kind = rng.choice((("PIPE_MTE2", READ), ("PIPE_MTE3", WRITE)))
-                tensor, offset = rng.choice((("x", 0), ("y", 4096)))
+            if rng.random() < 0.12:
+                pipe, kind = rng.choice((("PIPE_MTE2", READ), ("PIPE_MTE3", WRITE), ("PIPE_MTE3", ATOMIC)))
+                tensor, offset = rng.choice((("x", 0), ("y", 4096), ("UB", 8192)))
                 first = offset + 4 * rng.randrange(512)
                 ranges = (StridedRanges(first, 64, 256, rng.randrange(2, 6)) if rng.random() < 0.4
                           else ((first, first + 4 * rng.randrange(1, 128)),))
-                events.append(Access(kind, tensor, "gm0", ranges, offset, 4, rng.choice(("s", "t")),
-                                     rng.choice(("k.py:10", "k.py:11")), pipe=pipe))
+                events.append(Access(kind, tensor, "gm0", ranges, offset, rng.choice((2, 4)), rng.choice(("s", "t")),
+                                     rng.choice(("k.py:3", "k.py:11")), pipe=pipe))
             if rng.random() < 0.03:
                 events.append(DroppedSyncEvent(rng.choice(("k.py:7", "k.py:8", "")),
                                                rng.choice(("set_flag", "wait_flag", "pipe_barrier", "sync_all")),
                                                "s", "k.py:9"))
         cores.append(tuple(events))
-    return LaunchTrace(1, "k", tuple(cores), frozenset({"k.py:7", "k.py:8"}))
+    return LaunchTrace(2, "k", tuple(cores), frozenset({"k.py:7", "k.py:8"}), auto_sync=auto_sync)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_hazards_inside_cores_merge_as_pair_by_pair_merging_does(seed: int) -> None:
-    """analyze_local merges the pairs as they come, without a Hazard per pair (a missing sync around
-    a loop leaves millions of pairs): the same hazards, fields and order, and the same pairs per
-    hazard, as merging a one-pair Hazard per pair does."""
-    trace = random_launch(seed)
+@pytest.mark.parametrize("seed, auto_sync", [(0, True), (1, True), (2, False), (3, True), (4, False)])
+def test_hazards_inside_cores_merge_as_pair_by_pair_merging_does(seed: int, auto_sync: bool) -> None:
+    """analyze_local groups the pairs as arrays (a missing sync around a loop leaves millions of
+    them): the same hazards, fields and order, and the same pairs per hazard, as testing every pair
+    and merging a one-pair Hazard per pair does."""
+    trace = random_launch(seed, auto_sync)
     want, want_pairs = _merged_pair_by_pair(trace)
     assert len(want) > 3 and any(h.dropped_syncs for h in want)  # (the case is not trivial)
     assert {h.scope for h in want} == {"local", "core"}

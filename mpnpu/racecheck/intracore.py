@@ -349,12 +349,12 @@ def core_conflicts(ca: CoreAccesses) -> list[tuple[int, int]]:
 
 def _conflict_arrays(ca: CoreAccesses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`core_conflicts` as two arrays (the first access of each pair, the second), sorted by
-    (i, j), and per access of the core whether it is a GM one (known for those in a pair)."""
+    (i, j), and per access of the core whether it is a strided GM view (known for those in a pair)."""
     n = len(ca.pipe)
     none = np.zeros(0, dtype=np.int64)
-    on_gm = np.zeros(n, dtype=bool)
+    strided = np.zeros(n, dtype=bool)
     if n < 2:
-        return none, none, on_gm
+        return none, none, strided
     every = np.arange(n)
     found_i, found_j = [], []
     for p in distinct(ca.pipe).tolist():
@@ -379,26 +379,35 @@ def _conflict_arrays(ca: CoreAccesses) -> tuple[np.ndarray, np.ndarray, np.ndarr
         found_i.append(i[cand])
         found_j.append(j[cand])
     if not found_i:
-        return none, none, on_gm
+        return none, none, strided
     i, j = np.concatenate(found_i), np.concatenate(found_j)
     order = np.lexsort((j, i))
     i, j = i[order], j[order]
     if not len(i):
-        return i, j, on_gm
-    # Overlapping hulls of local memory share bytes; two strided GM views can share a hull and no
-    # byte, so a pair with GM accesses is tested on its views (those accesses decoded in one go).
-    accesses = np.unique(np.concatenate((i, j)))
+        return i, j, strided
+    # Overlapping hulls share bytes but for a strided GM view, which can share its hull with
+    # another and no byte: those pairs are tested on their views (the accesses decoded in one go).
+    accesses = _in_pairs(n, i, j)
     prefetch = getattr(ca.events, "prefetch", None)
     if prefetch is not None:  # (events decoded when read: these in one go)
         prefetch(accesses.tolist())
-    on_gm[accesses] = [type(ca.events[x]) is Access for x in accesses.tolist()]
-    gm = np.flatnonzero(on_gm[i])
-    if len(gm):
+    strided[accesses] = [type(ev) is Access and len(ev.ranges) > 1
+                         for ev in map(ca.events.__getitem__, accesses.tolist())]
+    views = np.flatnonzero(strided[i] | strided[j])
+    if len(views):
         keep = np.ones(len(i), dtype=bool)
-        keep[gm] = [_bytes_shared(ca.events[x], ca.events[y]) is not None
-                    for x, y in zip(i[gm].tolist(), j[gm].tolist())]
+        keep[views] = [_bytes_shared(ca.events[x], ca.events[y]) is not None
+                       for x, y in zip(i[views].tolist(), j[views].tolist())]
         i, j = i[keep], j[keep]
-    return i, j, on_gm
+    return i, j, strided
+
+
+def _in_pairs(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """The accesses (of a core's ``n``) that are in a pair of (i, j), ascending."""
+    seen = np.zeros(n, dtype=bool)
+    seen[i] = True
+    seen[j] = True
+    return np.flatnonzero(seen)
 
 
 def _bytes_shared(a: Any, b: Any) -> tuple[int, int] | None:
@@ -462,9 +471,9 @@ def _core_hazards(trace: LaunchTrace, pairs: dict[tuple[str, ...], list[Any]] | 
     pair's (core id, index in its event list) of the access issued first and of the other, and the
     bytes they share [lo, hi).
 
-    Pairs of local accesses are grouped as arrays, without a Hazard (or even an event) per pair: a
-    missing sync around a loop can leave millions of them (2.1 million in one launch of a 40-core
-    corpus test, whose analysis took 143 s one pair at a time)."""
+    The pairs are grouped as arrays, without a Hazard (or a Python step) per pair: a missing sync
+    around a loop can leave millions of them (2.1 million in one launch of a 40-core corpus test,
+    whose analysis took 143 s one pair at a time)."""
     topo = trace.topology
     merging: dict[tuple[str, ...], _Merging] = {}
     for c, events in enumerate(trace.events):
@@ -475,14 +484,9 @@ def _core_hazards(trace: LaunchTrace, pairs: dict[tuple[str, ...], list[Any]] | 
         elif not any(type(ev) is LocalAccess for ev in events):
             continue  # not a pipelined launch: no pipes recorded
         ca = core_clocks(events, trace.auto_sync)
-        i, j, on_gm = _conflict_arrays(ca)
-        if not len(i):
-            continue
-        info = topo.core(c)
-        gm = on_gm[i]  # (a pair is of one memory: both accesses local, or both GM)
-        _merge_local_pairs(merging, ca, info, c, i[~gm], j[~gm], pairs)
-        if gm.any():
-            _merge_gm_pairs(merging, ca, info, c, i[gm], j[gm], pairs)
+        i, j, strided = _conflict_arrays(ca)
+        if len(i):
+            _merge_core_pairs(merging, ca, topo.core(c), c, i, j, strided, pairs)
     merged = [replace(first, count=count, element_range=(lo, hi), dropped_syncs=tuple(sorted(names)),
                       core_pairs=frozenset(core_pairs))
               for first, count, lo, hi, names, core_pairs in merging.values()]
@@ -493,81 +497,89 @@ def _kind(a: Any, b: Any) -> str:
     return "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
 
 
-def _merge(merging: dict[tuple[str, ...], _Merging], info: CoreInfo, c: int, a: Any, b: Any, tensor: str,
-           scope: str, count: int, lo: int, hi: int, names: tuple[str, ...]) -> tuple[str, ...]:
-    """Add ``count`` pairs of accesses like ``a`` then ``b`` (the first of them: its sites) with hull
-    [lo, hi) and dropped sync points ``names`` to the hazard of their key; that key."""
-    kind = _kind(a, b)
-    key = (kind, tensor, a.stage, a.site, b.stage, b.site, a.pipe, b.pipe)  # (Hazard.key, in-core form)
-    core_pair = (info.short, info.short)
-    entry = merging.get(key)
-    if entry is None:
-        first = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a), second=_site(info, c, tensor, b),
-                       count=1, element_range=(lo, hi), gap=_gap(a, b), dropped_syncs=names,
-                       core_pairs=frozenset({core_pair}), scope=scope)
-        merging[key] = [first, count, lo, hi, set(names), {core_pair}]
-    else:
-        entry[1] += count
-        entry[2] = min(entry[2], lo)
-        entry[3] = max(entry[3], hi)
-        entry[4].update(names)
-        entry[5].add(core_pair)
-    return key
+def _merge_core_pairs(merging: dict[tuple[str, ...], _Merging], ca: CoreAccesses, info: CoreInfo, c: int,
+                      i: np.ndarray, j: np.ndarray, strided: np.ndarray,
+                      pairs: dict[tuple[str, ...], list[Any]] | None) -> None:
+    """Merge the pairs (i, j) of core ``c`` into ``merging``, as arrays.
 
-
-def _merge_local_pairs(merging: dict[tuple[str, ...], _Merging], ca: CoreAccesses, info: CoreInfo, c: int,
-                       i: np.ndarray, j: np.ndarray, pairs: dict[tuple[str, ...], list[Any]] | None) -> None:
-    """Merge pairs (i, j) of local accesses of core ``c``, as arrays: the pairs of one hazard key are
-    those whose two accesses have the same (write or read, memory, stage, site, pipe) each, so each
-    access gets the id of that tuple, a pair the id of its two, and a hazard's count, byte hull and
-    dropped sync points are reductions over its pairs. Only one pair per hazard is looked at as
-    events."""
-    if not len(i):
-        return
-    accesses = distinct(np.concatenate((i, j)))
-    label_of: dict[tuple[Any, ...], int] = {}
-    label = np.zeros(len(ca.pipe), dtype=np.int64)
-    label[accesses] = [label_of.setdefault((ev.kind != READ, ev.memory, ev.stage, ev.site, ev.pipe), len(label_of))
-                       for ev in (ca.events[x] for x in accesses.tolist())]
-    _, first, group, counts = np.unique(label[i] * len(label_of) + label[j], return_index=True,
+    A pair's hazard key is a function of its first access's (write or not, memory or GM tensor,
+    stage, site, pipe) and its second's (write or not, stage, site, pipe): each access gets the id
+    of each tuple, a pair the id of the two, and a key's count, hull and dropped sync points are
+    reductions over its pairs. Keys are merged in the order of their first pair (issue order), so
+    each is represented by its first pair, as merging pair by pair does. The accesses in pairs are
+    decoded (once each); a pair's shared bytes are the overlap of the two hulls but for strided GM
+    views, whose pairs are worked out one by one."""
+    accesses = _in_pairs(len(ca.pipe), i, j).tolist()
+    first_of: dict[tuple[Any, ...], int] = {}
+    second_of: dict[tuple[Any, ...], int] = {}
+    label_a = np.zeros(len(ca.pipe), dtype=np.int64)
+    label_b = np.zeros(len(ca.pipe), dtype=np.int64)
+    offset = np.zeros(len(ca.pipe), dtype=np.int64)  # of a GM access's root tensor (elements are reported)
+    itemsize = np.ones(len(ca.pipe), dtype=np.int64)
+    on_gm = np.zeros(len(ca.pipe), dtype=bool)
+    for x in accesses:
+        ev = ca.events[x]
+        write = ev.kind != READ
+        gm = type(ev) is Access
+        label_a[x] = first_of.setdefault((write, ev.tensor if gm else ev.memory, ev.stage, ev.site, ev.pipe),
+                                         len(first_of))
+        label_b[x] = second_of.setdefault((write, ev.stage, ev.site, ev.pipe), len(second_of))
+        if gm:
+            on_gm[x], offset[x], itemsize[x] = True, ev.tensor_offset, ev.itemsize
+    lo, hi = np.maximum(ca.start[i], ca.start[j]), np.minimum(ca.stop[i], ca.stop[j])  # bytes each pair shares
+    for k in np.flatnonzero(strided[i] | strided[j]).tolist():
+        lo[k], hi[k] = _bytes_shared(ca.events[int(i[k])], ca.events[int(j[k])])  # type: ignore[misc]
+    # (elements of the root tensor for GM, as GM hazards are reported; bytes of the memory for local)
+    e_lo = (lo - offset[i]) // itemsize[i]
+    e_hi = -((offset[i] - hi) // itemsize[i])
+    gm_pair = on_gm[i]  # (a pair is of one memory: both accesses local, or both GM)
+    _, first, group, counts = np.unique(label_a[i] * len(second_of) + label_b[j], return_index=True,
                                         return_inverse=True, return_counts=True)
     group = group.ravel()
-    order = np.argsort(group, kind="stable")  # each hazard's pairs together, in issue order
+    order = np.argsort(group, kind="stable")  # each key's pairs together, in issue order
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    lo, hi = np.maximum(ca.start[i], ca.start[j]), np.minimum(ca.stop[i], ca.stop[j])  # bytes each pair shares
-    group_lo, group_hi = np.minimum.reduceat(lo[order], starts), np.maximum.reduceat(hi[order], starts)
-    pos_i, pos_j = ca.pos[i], ca.pos[j]
-    dropped = _DroppedBetween(ca.dropped, INTRA_CALLS)
-    has = [np.logical_or.reduceat(dropped.each_between(name, pos_i, pos_j)[order], starts)
-           for name in dropped.names]
+    group_lo, group_hi = np.minimum.reduceat(e_lo[order], starts), np.maximum.reduceat(e_hi[order], starts)
     pos = ca.pos.tolist()
-    a: Any  # LocalAccess (its memory names the hazard's tensor)
+    # the sync points dropped between a pair's accesses: those of the calls that order its memory
+    names_of: dict[str, np.ndarray] = {}
+    for calls, of_pair in ((INTRA_CALLS, ~gm_pair), (GM_ORDERING_CALLS, gm_pair)):
+        if not of_pair.any():
+            continue
+        dropped = _DroppedBetween(ca.dropped, calls)
+        for name in dropped.names:
+            has = dropped.each_between(name, ca.pos[i], ca.pos[j]) & of_pair
+            names_of[name] = names_of[name] | has if name in names_of else has
+    has_name = {name: np.logical_or.reduceat(has[order], starts) for name, has in sorted(names_of.items())}
+    core_pair = (info.short, info.short)
+    a: Any  # LocalAccess or Access, told apart by the pair's memory
     b: Any
-    for g, f in enumerate(first.tolist()):
+    for g in np.argsort(first, kind="stable").tolist():  # keys in the order of their first pair
+        f = int(first[g])
         a, b = ca.events[int(i[f])], ca.events[int(j[f])]
-        names = tuple(name for name, h in zip(dropped.names, has) if h[g])
-        key = _merge(merging, info, c, a, b, a.memory, "local", int(counts[g]), int(group_lo[g]), int(group_hi[g]),
-                     names)
+        on = bool(gm_pair[f])
+        tensor = a.tensor if on else a.memory
+        kind = _kind(a, b)
+        key = (kind, tensor, a.stage, a.site, b.stage, b.site, a.pipe, b.pipe)  # (Hazard.key, in-core form)
+        names = tuple(name for name, has in has_name.items() if has[g])
+        count, g_lo, g_hi = int(counts[g]), int(group_lo[g]), int(group_hi[g])
+        entry = merging.get(key)
+        if entry is None:
+            first_h = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a),
+                             second=_site(info, c, tensor, b), count=1, element_range=(g_lo, g_hi), gap=_gap(a, b),
+                             dropped_syncs=names, core_pairs=frozenset({core_pair}),
+                             scope="core" if on else "local")
+            merging[key] = [first_h, count, g_lo, g_hi, set(names), {core_pair}]
+        else:
+            entry[1] += count
+            entry[2] = min(entry[2], g_lo)
+            entry[3] = max(entry[3], g_hi)
+            entry[4].update(names)
+            entry[5].add(core_pair)
         if pairs is not None:
             members = order[starts[g]:starts[g] + counts[g]]
             pairs.setdefault(key, []).extend(
                 ((c, pos[x]), (c, pos[y]), p_lo, p_hi) for x, y, p_lo, p_hi in zip(
                     i[members].tolist(), j[members].tolist(), lo[members].tolist(), hi[members].tolist()))
-
-
-def _merge_gm_pairs(merging: dict[tuple[str, ...], _Merging], ca: CoreAccesses, info: CoreInfo, c: int,
-                    i: np.ndarray, j: np.ndarray, pairs: dict[tuple[str, ...], list[Any]] | None) -> None:
-    """Merge pairs (i, j) of GM accesses made on pipes of core ``c``, one by one (their shared bytes
-    are of strided views, in elements of the root tensor)."""
-    dropped = _DroppedBetween(ca.dropped, GM_ORDERING_CALLS)
-    pos = ca.pos.tolist()
-    for x, y in zip(i.tolist(), j.tolist()):
-        a, b = ca.events[x], ca.events[y]
-        byte_lo, byte_hi = _bytes_shared(a, b)  # type: ignore[misc]  # _conflict_arrays kept pairs sharing bytes
-        lo, hi = a.elements(byte_lo, byte_hi)
-        key = _merge(merging, info, c, a, b, a.tensor, "core", 1, lo, hi, dropped.between(pos[x], pos[y]))
-        if pairs is not None:
-            pairs.setdefault(key, []).append(((c, pos[x]), (c, pos[y]), byte_lo, byte_hi))
 
 
 def analyze_local(trace: LaunchTrace) -> list[Hazard]:
