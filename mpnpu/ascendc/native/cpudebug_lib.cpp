@@ -63,8 +63,11 @@ void forward_signals(PyObject* module, const bool defaults[2]) {
     const int sigs[2] = {SIGINT, SIGTERM};
     if (!defaults[0] && !defaults[1]) return;
     PyObject* r = PyObject_CallMethod(module, "install_signal_handlers", "ii", int(defaults[0]), int(defaults[1]));
-    if (!r) PyErr_Clear();
-    Py_XDECREF(r);
+    if (!r) {  // no Python handler to hand a signal to: forwarding it would swallow it
+        PyErr_Clear();
+        return;
+    }
+    Py_DECREF(r);
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
