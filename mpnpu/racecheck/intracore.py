@@ -38,8 +38,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -443,25 +442,13 @@ class _DroppedBetween:
         self.names = sorted(at)
         self.positions = [sorted(at[name]) for name in self.names]
 
-    def each_between(self, name: str, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-        """Per pair of positions, whether ``name`` has a dropped event strictly between them."""
-        ps = np.asarray(self.positions[self.names.index(name)], dtype=np.int64)
-        k = np.searchsorted(ps, first, side="right")
-        return (k < len(ps)) & (ps[np.minimum(k, len(ps) - 1)] < second)
-
-    def between(self, first: int, second: int) -> tuple[str, ...]:
-        """The names (sorted) with a dropped event strictly between positions ``first`` and ``second``."""
-        out = []
-        for name, ps in zip(self.names, self.positions):
-            k = bisect_right(ps, first)
-            if k < len(ps) and ps[k] < second:
-                out.append(name)
-        return tuple(out)
-
-
-#: per key of a hazard inside a core: the Hazard of its first pair, then its pair count, byte or
-#: element hull, dropped sync points and core pairs so far
-_Merging = list[Any]
+    def between(self, first: np.ndarray, second: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
+        """Per name, per pair of positions (``first[k]``, ``second[k]``), whether the name has a
+        dropped event strictly between them."""
+        for name, positions in zip(self.names, self.positions):
+            ps = np.asarray(positions, dtype=np.int64)
+            k = np.searchsorted(ps, first, side="right")
+            yield name, (k < len(ps)) & (ps[np.minimum(k, len(ps) - 1)] < second)
 
 
 def _core_hazards(trace: LaunchTrace, pairs: dict[tuple[str, ...], list[Any]] | None = None) -> list[Hazard]:
@@ -471,11 +458,11 @@ def _core_hazards(trace: LaunchTrace, pairs: dict[tuple[str, ...], list[Any]] | 
     pair's (core id, index in its event list) of the access issued first and of the other, and the
     bytes they share [lo, hi).
 
-    The pairs are grouped as arrays, without a Hazard (or a Python step) per pair: a missing sync
-    around a loop can leave millions of them (2.1 million in one launch of a 40-core corpus test,
-    whose analysis took 143 s one pair at a time)."""
+    The pairs are grouped as arrays, a Hazard per group of pairs with the same key in a core, not
+    per pair: a missing sync around a loop can leave millions of them (2.1 million in one launch of
+    a 40-core corpus test, whose analysis took 143 s one pair at a time)."""
     topo = trace.topology
-    merging: dict[tuple[str, ...], _Merging] = {}
+    merged: dict[tuple[str, ...], Hazard] = {}
     for c, events in enumerate(trace.events):
         records = records_of(events)
         if records is not None:
@@ -486,27 +473,21 @@ def _core_hazards(trace: LaunchTrace, pairs: dict[tuple[str, ...], list[Any]] | 
         ca = core_clocks(events, trace.auto_sync)
         i, j, strided = _conflict_arrays(ca)
         if len(i):
-            _merge_core_pairs(merging, ca, topo.core(c), c, i, j, strided, pairs)
-    merged = [replace(first, count=count, element_range=(lo, hi), dropped_syncs=tuple(sorted(names)),
-                      core_pairs=frozenset(core_pairs))
-              for first, count, lo, hi, names, core_pairs in merging.values()]
-    return sorted(merged, key=lambda h: (-h.count, h.key))
+            _merge_core_pairs(merged, ca, topo.core(c), c, i, j, strided, pairs)
+    return sorted(merged.values(), key=lambda h: (-h.count, h.key))
 
 
-def _kind(a: Any, b: Any) -> str:
-    return "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
-
-
-def _merge_core_pairs(merging: dict[tuple[str, ...], _Merging], ca: CoreAccesses, info: CoreInfo, c: int,
+def _merge_core_pairs(merged: dict[tuple[str, ...], Hazard], ca: CoreAccesses, info: CoreInfo, c: int,
                       i: np.ndarray, j: np.ndarray, strided: np.ndarray,
                       pairs: dict[tuple[str, ...], list[Any]] | None) -> None:
-    """Merge the pairs (i, j) of core ``c`` into ``merging``, as arrays.
+    """Merge the pairs (i, j) of core ``c`` into ``merged``, as arrays.
 
     A pair's hazard key is a function of its first access's (write or not, memory or GM tensor,
     stage, site, pipe) and its second's (write or not, stage, site, pipe): each access gets the id
     of each tuple, a pair the id of the two, and a key's count, hull and dropped sync points are
-    reductions over its pairs. Keys are merged in the order of their first pair (issue order), so
-    each is represented by its first pair, as merging pair by pair does. The accesses in pairs are
+    reductions over its pairs, which make one Hazard (represented by its first pair). Those merge
+    (Hazard.merged) in the order of their first pair (issue order), so each key is represented by
+    its first pair, as merging pair by pair does. The accesses in pairs are
     decoded (once each); a pair's shared bytes are the overlap of the two hulls but for strided GM
     views, whose pairs are worked out one by one."""
     accesses = _in_pairs(len(ca.pipe), i, j).tolist()
@@ -545,9 +526,8 @@ def _merge_core_pairs(merging: dict[tuple[str, ...], _Merging], ca: CoreAccesses
     for calls, of_pair in ((INTRA_CALLS, ~gm_pair), (GM_ORDERING_CALLS, gm_pair)):
         if not of_pair.any():
             continue
-        dropped = _DroppedBetween(ca.dropped, calls)
-        for name in dropped.names:
-            has = dropped.each_between(name, ca.pos[i], ca.pos[j]) & of_pair
+        for name, has in _DroppedBetween(ca.dropped, calls).between(ca.pos[i], ca.pos[j]):
+            has &= of_pair
             names_of[name] = names_of[name] | has if name in names_of else has
     has_name = {name: np.logical_or.reduceat(has[order], starts) for name, has in sorted(names_of.items())}
     core_pair = (info.short, info.short)
@@ -558,23 +538,14 @@ def _merge_core_pairs(merging: dict[tuple[str, ...], _Merging], ca: CoreAccesses
         a, b = ca.events[int(i[f])], ca.events[int(j[f])]
         on = bool(gm_pair[f])
         tensor = a.tensor if on else a.memory
-        kind = _kind(a, b)
-        key = (kind, tensor, a.stage, a.site, b.stage, b.site, a.pipe, b.pipe)  # (Hazard.key, in-core form)
+        kind = "WAW" if a.kind != READ and b.kind != READ else ("RAW" if a.kind != READ else "WAR")
         names = tuple(name for name, has in has_name.items() if has[g])
-        count, g_lo, g_hi = int(counts[g]), int(group_lo[g]), int(group_hi[g])
-        entry = merging.get(key)
-        if entry is None:
-            first_h = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a),
-                             second=_site(info, c, tensor, b), count=1, element_range=(g_lo, g_hi), gap=_gap(a, b),
-                             dropped_syncs=names, core_pairs=frozenset({core_pair}),
-                             scope="core" if on else "local")
-            merging[key] = [first_h, count, g_lo, g_hi, set(names), {core_pair}]
-        else:
-            entry[1] += count
-            entry[2] = min(entry[2], g_lo)
-            entry[3] = max(entry[3], g_hi)
-            entry[4].update(names)
-            entry[5].add(core_pair)
+        h = Hazard(kind=kind, tensor=tensor, first=_site(info, c, tensor, a), second=_site(info, c, tensor, b),
+                   count=int(counts[g]), element_range=(int(group_lo[g]), int(group_hi[g])), gap=_gap(a, b),
+                   dropped_syncs=names, core_pairs=frozenset({core_pair}), scope="core" if on else "local")
+        key = h.key
+        prev = merged.get(key)
+        merged[key] = h if prev is None else prev.merged(h, same_launch=True)
         if pairs is not None:
             members = order[starts[g]:starts[g] + counts[g]]
             pairs.setdefault(key, []).extend(
