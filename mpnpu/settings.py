@@ -425,6 +425,12 @@ NATIVE_SERVE: Setting[bool] = Setting(
                     "through the core's Python)", switch, True,
     env="MPNPU_NATIVE_SERVE", env_help="read by the process that opens the device and by its core processes",
 )
+NATIVE_TRACE: Setting[bool] = Setting(
+    "native_trace", "a traced launch of a Python kernel records its local accesses, pipe syncs and kernel lines in C "
+                    "(a small extension built once with the C++ compiler and cached; off, or where it cannot be "
+                    "built: the same records made in Python, slower)", switch, True,
+    env="MPNPU_NATIVE_TRACE", env_help="read by the process that opens the device and by its core processes",
+)
 OPS_NN: Setting[str | None] = Setting(
     "ops_nn", "a checkout of the open operator repository (or its operator folder), for the operators built from "
               "it (--op floms-public)", path, None,
@@ -476,7 +482,8 @@ SETTINGS: dict[str, Setting[Any]] = _table(
     BLOCK_DIM, TIMEOUT, PIPES, PIPE_LATENCY_US, STALL_GRACE, POISON, NO_AUTO_SYNC, SPIN_US, CPUS_PER_CORE, EMULATE_CPUS,
     REPEAT, SEED, RACECHECK, INITCHECK, SYNCCHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, DEFAULT_KERNEL_MODE,
     MUTATE_SYNCS, MIN_SCORE,
-    PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, KERNEL_OPT, KERNEL_UBSAN, NATIVE_SYNC, NATIVE_SERVE, OPS_NN,
+    PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, KERNEL_OPT, KERNEL_UBSAN, NATIVE_SYNC, NATIVE_SERVE, NATIVE_TRACE,
+    OPS_NN,
     GTEST_TEST,
     GTEST_TEST_STATE, WARM_PYTHON, REAL_PYTHON,
 )

@@ -579,3 +579,14 @@ def wave_stamps(stamps, first_wave: int, hold_s: float) -> None:
     if b < first_wave:
         time.sleep(hold_s)
     put(stamps[b], [t0, time.monotonic_ns()], np.int64)
+
+
+def report_recorder(out) -> None:
+    """Each core writes 1 to out[core id] when its Python API records in C (mpnpu.runtime.native_trace),
+    else 0."""
+    from mpnpu.api import _trace
+    from mpnpu.runtime import kcontext
+
+    ctx = kcontext.current()
+    native = _trace.record_local is not _trace.record_local_py and kcontext.call_site is not kcontext.call_site_py
+    put(out[ctx.info.core_id], [int(native)])

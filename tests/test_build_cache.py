@@ -12,6 +12,7 @@ import types
 from concurrent.futures import ThreadPoolExecutor
 
 from mpnpu.ascendc.build import cache
+from mpnpu.runtime import toolchain
 
 
 def _entry(path, nbytes: int, age_s: float) -> str:
@@ -52,7 +53,7 @@ def test_two_builds_of_one_library_at_once_compile_it_once(tmp_path, monkeypatch
     monkeypatch.setenv("MPNPU_CACHE_DIR", str(tmp_path))
     compiles: list[int] = []
     waiting = threading.Event()  # set when a build finds the lock taken and waits
-    monkeypatch.setattr(cache, "time", types.SimpleNamespace(
+    monkeypatch.setattr(toolchain, "time", types.SimpleNamespace(  # (the lock's wait: cache.building)
         monotonic=time.monotonic, sleep=lambda s: (waiting.set(), time.sleep(s))))
 
     def compile_once_the_other_waits(folder: str, lib: str, spec: object, cxx: object) -> None:

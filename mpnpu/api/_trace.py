@@ -11,11 +11,12 @@ untraced path never reaches these functions.
 from __future__ import annotations
 
 from time import monotonic_ns
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mpnpu.runtime import kcontext
+from mpnpu.runtime import kcontext, native_trace
 from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.trace import LocalAccess, PipeSyncEvent, clock_ns
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 _new = tuple.__new__
 
 
-def record_local(c: CoreContext, kind: str, arr: object, pipe: Pipe, site: str | None = None) -> None:
+def record_local_py(c: CoreContext, kind: str, arr: object, pipe: Pipe, site: str | None = None) -> None:
     """Trace an access of ``pipe`` to the local tensor ``arr`` (when the launch traces local memory);
     ``site``: the kernel line, if the caller has already looked it up."""
     events = c.events
@@ -66,8 +67,8 @@ def stamp_local(c: CoreContext, since: tuple[int, int]) -> None:
     c.pipes.observed_ns += monotonic_ns() - t1  # (tracing time is not kernel time: PipeEngine.observed_ns)
 
 
-def record_sync(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: int, name: str,
-                site: str | None = None) -> None:
+def record_sync_py(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: int, name: str,
+                   site: str | None = None) -> None:
     """Trace a pipe-level sync (``op``: "set", "wait" or "barrier") of a pipelined kernel."""
     events = c.events
     if events is not None and c.pipe_aware:
@@ -75,3 +76,21 @@ def record_sync(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: int, 
         events.append(_new(PipeSyncEvent, (op, pipe._value_, event, event_id, name, c.stage,
                                            site if site is not None else kcontext.call_site(), 0, 0)))
         c.pipes.observed_ns += monotonic_ns() - t  # (PipeEngine.observed_ns)
+
+
+#: what the API modules call (as ``_trace.record_local``): the Python functions above, or the C
+#: recorder's once it is in place in this process (:func:`_use_native`)
+record_local = record_local_py
+record_sync = record_sync_py
+
+
+def _use_native(module: ModuleType) -> None:
+    """Put the C recorder's record_local and record_sync (:mod:`mpnpu.runtime.native_trace`: the same
+    records, without a Python frame each) in place of the two above; the API modules call them
+    through this module, so they find whichever is in place."""
+    global record_local, record_sync
+    record_local = module.record_local
+    record_sync = module.record_sync
+
+
+native_trace.use(_use_native)

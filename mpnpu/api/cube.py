@@ -12,7 +12,8 @@ from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.topology import CoreType
 from mpnpu.runtime.trace import READ, WRITE
 
-from ._trace import record_local, stamp_local, traced_since
+from . import _trace
+from ._trace import stamp_local, traced_since
 from .memory import check_operands
 
 __all__ = ["mmad"]
@@ -42,11 +43,11 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
     since = traced_since(c)
     if c.events is not None:
         site = kcontext.call_site()
-        record_local(c, READ, a, Pipe.M, site)
-        record_local(c, READ, b, Pipe.M, site)
-        record_local(c, READ if accumulate else WRITE, dst, Pipe.M, site)
+        _trace.record_local(c, READ, a, Pipe.M, site)
+        _trace.record_local(c, READ, b, Pipe.M, site)
+        _trace.record_local(c, READ if accumulate else WRITE, dst, Pipe.M, site)
         if accumulate:
-            record_local(c, WRITE, dst, Pipe.M, site)
+            _trace.record_local(c, WRITE, dst, Pipe.M, site)
     if accumulate:
         dst += a32 @ b32
     else:

@@ -22,7 +22,7 @@ from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.topology import CoreType
 from mpnpu.runtime.trace import ATOMIC, READ, WRITE
 
-from ._trace import record_local
+from . import _trace
 from .memory import check_inside, check_local, check_operands, check_pair
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ __all__ = ["data_copy", "fixpipe", "load_data", "set_atomic_add", "set_atomic_no
 _ATOMIC_DTYPES = frozenset({"float16", "bfloat16", "float32", "int8", "int16", "int32"})
 
 _ctx = kcontext.current
-_site = kcontext.call_site
 
 
 def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) -> None:
@@ -57,7 +56,7 @@ def data_copy(dst: GlobalTensor | np.ndarray, src: GlobalTensor | np.ndarray) ->
 
         site = kcontext.issue_gm_copy(c, Pipe.MTE2, READ, src, copy_in)
         if c.events is not None:
-            record_local(c, WRITE, local, Pipe.MTE2, site)
+            _trace.record_local(c, WRITE, local, Pipe.MTE2, site)
         return
     if not isinstance(dst, GlobalTensor):
         raise KernelAPIError("data_copy: one side must be a GM tensor (GlobalTensor)")
@@ -91,9 +90,9 @@ def load_data(dst: np.ndarray, src: np.ndarray) -> None:
         raise KernelAPIError("load_data: source and destination differ in size or dtype")
     c.pipes.run(Pipe.MTE1, lambda: np.copyto(dst, np.asarray(src).reshape(dst.shape)))
     if c.events is not None:
-        site = _site()
-        record_local(c, READ, src, Pipe.MTE1, site)
-        record_local(c, WRITE, dst, Pipe.MTE1, site)
+        site = kcontext.call_site()
+        _trace.record_local(c, READ, src, Pipe.MTE1, site)
+        _trace.record_local(c, WRITE, dst, Pipe.MTE1, site)
 
 
 def set_atomic_add() -> None:
@@ -119,7 +118,7 @@ def _write_gm(c: CoreContext, dst: GlobalTensor, src: np.ndarray, pipe: Pipe, co
     site = kcontext.issue_gm_copy(c, pipe, ATOMIC if atomic else WRITE, dst,
                                   lambda: _store_gm(c, dst, _fix_values(src, dst) if convert else src, atomic))
     if c.events is not None:
-        record_local(c, READ, src, pipe, site)
+        _trace.record_local(c, READ, src, pipe, site)
 
 
 def _store_gm(c: CoreContext, dst: GlobalTensor, values: np.ndarray, atomic: bool) -> None:

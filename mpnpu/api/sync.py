@@ -15,7 +15,7 @@ from mpnpu.errors import KernelAPIError
 from mpnpu.runtime import kcontext
 from mpnpu.runtime.pipe_events import HardEvent, Pipe, check_event
 
-from ._trace import record_sync
+from . import _trace
 
 __all__ = [
     "HardEvent", "Pipe", "cross_core_set_flag", "cross_core_wait_flag", "pipe_barrier", "set_flag", "sync_all",
@@ -57,7 +57,7 @@ def set_flag(event: HardEvent, event_id: int = 0, *, name: str = "") -> None:
     if name and kcontext.sync_dropped(c, name, "set_flag"):
         return
     c.pipes.set_flag(ev, event_id, kcontext.call_site)  # the line is looked up only for an error message
-    record_sync(c, "set", ev.src, ev.name, event_id, name)
+    _trace.record_sync(c, "set", ev.src, ev.name, event_id, name)
 
 
 def wait_flag(event: HardEvent, event_id: int = 0, *, name: str = "") -> None:
@@ -70,7 +70,7 @@ def wait_flag(event: HardEvent, event_id: int = 0, *, name: str = "") -> None:
     if name and kcontext.sync_dropped(c, name, "wait_flag"):
         return
     c.pipes.wait_flag(ev, event_id, kcontext.call_site)
-    record_sync(c, "wait", ev.dst, ev.name, event_id, name)
+    _trace.record_sync(c, "wait", ev.dst, ev.name, event_id, name)
 
 
 def sync_pipes(event: HardEvent, *, name: str = "") -> None:
@@ -89,8 +89,8 @@ def sync_pipes(event: HardEvent, *, name: str = "") -> None:
         c.pipes.observed_ns += monotonic_ns() - t  # (tracing time is not kernel time: PipeEngine.observed_ns)
         # (the members' own attributes: Enum.name and the src / dst properties are Python calls,
         # and this pairing is traced after almost every copy)
-        record_sync(c, "set", ev._src, ev._name_, event_id, name, site)
-        record_sync(c, "wait", ev._dst, ev._name_, event_id, name, site)
+        _trace.record_sync(c, "set", ev._src, ev._name_, event_id, name, site)
+        _trace.record_sync(c, "wait", ev._dst, ev._name_, event_id, name, site)
 
 
 def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:
@@ -102,4 +102,4 @@ def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:
     if name and kcontext.sync_dropped(c, name, "pipe_barrier"):
         return
     c.pipes.barrier(pipe, kcontext.call_site)
-    record_sync(c, "barrier", pipe, "", 0, name)
+    _trace.record_sync(c, "barrier", pipe, "", 0, name)

@@ -28,13 +28,13 @@ from mpnpu.runtime.local import LocalTensor
 from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.trace import READ, WRITE
 
-from ._trace import record_local, stamp_local, traced_since
+from . import _trace
+from ._trace import stamp_local, traced_since
 from .memory import check_operands
 
 #: names of the instructions made below by the factories (every one is exported)
 _INSTRUCTIONS: list[str] = []
 
-_site = kcontext.call_site
 
 
 def _values(arr: np.ndarray) -> np.ndarray:
@@ -53,7 +53,7 @@ def _run(dst: np.ndarray, srcs: tuple[np.ndarray, ...], fn: Callable[..., Any], 
     check_operands(dst, srcs, name)
     if c.events is not None:
         t = monotonic_ns()
-        site: str | None = _site()
+        site: str | None = kcontext.call_site()
         c.pipes.observed_ns += monotonic_ns() - t  # (tracing time is not kernel time: PipeEngine.observed_ns)
     else:
         site = None
@@ -61,8 +61,8 @@ def _run(dst: np.ndarray, srcs: tuple[np.ndarray, ...], fn: Callable[..., Any], 
     for s in srcs:
         if s.shape != dst.shape:
             raise KernelAPIError(f"vector instruction: source {s.shape} and destination {dst.shape} differ")
-        record_local(c, READ, s, Pipe.V, site)
-    record_local(c, WRITE, dst, Pipe.V, site)
+        _trace.record_local(c, READ, s, Pipe.V, site)
+    _trace.record_local(c, WRITE, dst, Pipe.V, site)
     _store(dst, fn(*(_values(s) for s in srcs)))
     stamp_local(c, since)
 
@@ -122,9 +122,9 @@ def cast(dst: np.ndarray, src: np.ndarray) -> None:
     c = kcontext.current_or_none()
     since = traced_since(c) if c is not None else (-1, 0)
     if c is not None and c.events is not None:
-        site = _site()
-        record_local(c, READ, src, Pipe.V, site)
-        record_local(c, WRITE, dst, Pipe.V, site)
+        site = kcontext.call_site()
+        _trace.record_local(c, READ, src, Pipe.V, site)
+        _trace.record_local(c, WRITE, dst, Pipe.V, site)
     values = to_float32(np.asarray(src), src_dtype) if src_dtype.is_float else np.asarray(src)
     np.copyto(dst, from_float32(values, dst_dtype).reshape(dst.shape) if dst_dtype.is_float
               else np.asarray(values).astype(dst.dtype).reshape(dst.shape))

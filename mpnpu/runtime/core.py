@@ -33,7 +33,7 @@ import numpy as np
 
 from mpnpu.errors import SyncTimeoutError, UsageError
 
-from . import kcontext, protocol
+from . import kcontext, native_trace, protocol
 from .config import DeviceSpec, RuntimeOptions
 from .gm import GlobalTensor, SegmentTable
 from .hold import HoldPlan, HoldRunner, runner_for
@@ -135,6 +135,8 @@ class CoreContext:
         self.plain = plain_launch(trace, dropped_syncs, hold, inserts)
         self.dropped_syncs = dropped_syncs
         self.events = [] if trace else None
+        if trace:
+            native_trace.activate()  # (the C recorder of Python kernels' records: once per process)
         self.hold = None if hold is None else runner_for(
             hold, self.info.core_id, self.sync.hold_board, self.sync.status_view(),
             (int(CoreState.IN_SYNC_ALL), int(CoreState.IN_SYNC_AIV), int(CoreState.IN_FLAG_WAIT)),

@@ -34,7 +34,7 @@ import numpy as np
 
 from mpnpu.errors import DeviceClosedError, DeviceConfigError, TraceError, UsageError
 
-from . import protocol
+from . import native_trace, protocol
 from .checks import check_launch_width, cores_at_once
 from .config import (
     DEFAULT_BLOCK_DIM,
@@ -52,7 +52,7 @@ from .hold import HoldOutcome, HoldPlan, check_plan
 from .insert import parse_inserts
 from .pool import CorePool, Waves
 from .protocol import LaunchCommand
-from .seam import KernelHooks, hooks_of, plain_launch
+from .seam import KernelHooks, hooks_of, pipes_mark, plain_launch
 from .spin import with_env_spin
 from .sync import ST_COLUMNS
 from .topology import KernelType, Topology
@@ -321,6 +321,8 @@ class Device:
             hooks.check(self.topology, args, kwargs)
         pool = self._ensure_pool()
         dropped, trace, hold, insert_syncs = options.drop_syncs, options.trace, options.hold, options.insert_syncs
+        if trace and pipes_mark(resolve_kernel(ref)) != "own":
+            native_trace.prepare()  # (a Python kernel's records made in C: built here once, loaded by the cores)
         if hold is None:
             hold = self._settings.get("hold")
         if not insert_syncs:

@@ -166,6 +166,11 @@ def call_site() -> str:
     return site
 
 
+#: the Python :func:`call_site`, whichever is in place (a traced core process of a Python kernel puts
+#: the C recorder's in its place: mpnpu.runtime.native_trace)
+call_site_py = call_site
+
+
 def call_site_and_function() -> tuple[str, str]:
     """(site, function) of the kernel line that made the call, as an error names it:
     ('dir/file.py:12', 'kernel'); ('?', '?') when no kernel frame is on the stack."""

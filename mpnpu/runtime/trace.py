@@ -388,8 +388,19 @@ class EventColumns:
         self.stamps = stamps
 
     @classmethod
-    def pack(cls, events: Sequence[TraceEvent]) -> "EventColumns":
+    def pack(cls, events: list[TraceEvent]) -> "EventColumns":
         """The columns of ``events`` (NamedTuples)."""
+        types, code_bytes, plain, stamps = columns(events)
+        body = pickle.dumps((types, code_bytes, plain), protocol=pickle.HIGHEST_PROTOCOL)
+        return cls(body, code_bytes, stamps)
+
+    @staticmethod
+    def columns_py(events: list[TraceEvent]) -> tuple[tuple[type, ...], bytes, tuple[tuple[tuple[Any, ...], ...], ...],
+                                                      tuple[tuple[tuple[int, ...], tuple[int, ...]] | None, ...]]:
+        """What :meth:`pack` pickles, and the stamps: the events' types in order of first
+        appearance, a byte per event (its type's index), per type its columns less t0 and t1, and
+        per type its (t0, t1) columns or None. :data:`columns` is this, or the same in C
+        (:mod:`mpnpu.runtime.native_trace`) once a traced core process has it."""
         types: list[type] = []
         rows: list[list[TraceEvent]] = []
         index: dict[type, int] = {}
@@ -416,9 +427,7 @@ class EventColumns:
             else:
                 plain.append(tuple(c for j, c in enumerate(cols) if j not in slots))
                 stamps.append((cols[slots[0]], cols[slots[1]]))
-        code_bytes = bytes(codes)
-        body = pickle.dumps((tuple(types), code_bytes, tuple(plain)), protocol=pickle.HIGHEST_PROTOCOL)
-        return cls(body, code_bytes, tuple(stamps))
+        return tuple(types), bytes(codes), tuple(plain), tuple(stamps)
 
     def __reduce__(self) -> tuple[type[EventColumns], tuple[Any, ...]]:
         return (EventColumns, (self.body, self.codes, self.stamps))
@@ -454,13 +463,36 @@ class EventColumns:
         n = len(self.codes)
         t0 = np.zeros(n, dtype=np.int64)
         t1 = np.zeros(n, dtype=np.int64)
-        codes = np.frombuffer(self.codes, dtype=np.uint8)
+        at_of = _type_positions(self.codes)
         for k, stamps in enumerate(self.stamps):
             if stamps is not None:
-                at = np.flatnonzero(codes == k)
+                at = at_of[k]
                 t0[at] = stamps[0]
                 t1[at] = stamps[1]
         return t0, t1
+
+
+#: _type_positions' answers by the codes' bytes: the launches of a batch repeat their runs' layouts,
+#: and racecheck reads every launch's times
+_POSITIONS: dict[bytes, list[np.ndarray]] = {}
+_POSITIONS_KEPT = 512
+
+
+def _type_positions(codes: bytes) -> list[np.ndarray]:
+    """Per type code k, the positions of the events of that type in a run with these ``codes``."""
+    known = _POSITIONS.get(codes)
+    if known is None:
+        column = np.frombuffer(codes, dtype=np.uint8)
+        known = [np.flatnonzero(column == k) for k in range(int(column.max()) + 1 if len(column) else 0)]
+        if len(_POSITIONS) >= _POSITIONS_KEPT:
+            _POSITIONS.clear()
+        _POSITIONS[codes] = known
+    return known
+
+
+#: EventColumns' grouping of a run of events: :meth:`EventColumns.columns_py`, or the C recorder's
+#: (mpnpu.runtime.native_trace puts it here in a traced core process)
+columns: Callable[[list[TraceEvent]], Any] = EventColumns.columns_py
 
 
 class PackedEvents(Sequence[TraceEvent]):

@@ -3,9 +3,10 @@
 The cache (:func:`mpnpu.ascendc.build.compiler.cache_dir`) holds one folder per built library
 (``<key>/``), per precompiled header (``pch/<key>/``, about 90 MB each, one per compiler and flag
 set), per CPU-debug host library (``cpudebug/<key>/``), per prepared sample source
-(``prepared/<key>/``), and the tiling layouts (``tiling/<key>.json``). The CPU-debug host libraries
-are never pruned (:data:`KEPT`). Over a corpus of hundreds of
-unit tests, each with its own defines, nothing ever being removed, it grows past any disk.
+(``prepared/<key>/``), per trace recorder of Python kernels (``pytrace/<key>/``), and the tiling
+layouts (``tiling/<key>.json``). The CPU-debug host libraries and the recorders are never pruned
+(:data:`KEPT`). Over a corpus of hundreds of unit tests, each with its own defines, nothing ever
+being removed, it grows past any disk.
 
 An *entry* is one of those folders (or files). Using an entry touches it (:func:`used`), so its
 modification time is when it was last built or used; after each build, :func:`prune` removes the
@@ -21,48 +22,24 @@ import fcntl
 import os
 import shutil
 import time
-from contextlib import contextmanager
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from mpnpu import settings
+
+# (the lock and the use mark live with the compiler's lookup; kept importable from here)
+from mpnpu.runtime.toolchain import BUILD_WAIT_S as BUILD_WAIT_S
+from mpnpu.runtime.toolchain import LOCK as LOCK
+from mpnpu.runtime.toolchain import building as building
+from mpnpu.runtime.toolchain import used as used
 
 #: folders of the cache that hold entries (the rest of its folders are entries themselves)
 CONTAINERS = ("pch", "prepared", "tiling")
 #: never pruned: programs built with ``python -m mpnpu.ascendc --libs`` load libmpnpu_cpudebug from
-#: there by path (rpath), and one of a few MB per interpreter is all it ever holds
-KEPT = ("cpudebug",)
+#: there by path (rpath), and core processes load the Python front end's trace recorder
+#: (mpnpu.runtime.native_trace) from there; a few MB per interpreter is all they ever hold
+KEPT = ("cpudebug", "pytrace")
 #: an entry used more recently than this (seconds) is never pruned
 RECENT_S = 60.0
-#: the build lock's file in an entry's folder (:func:`building`)
-LOCK = ".lock"
-#: how long a build waits for another process's build of the same entry before building it itself
-BUILD_WAIT_S = 660.0
-
-
-@contextmanager
-def building(folder: str) -> Iterator[None]:
-    """Hold the build lock of the entry ``folder`` (an exclusive ``flock`` on ``<folder>/.lock``):
-    two processes that need the same library or precompiled header (a batch and the tests beside
-    it, two runs sharing a cache) build it once, the second finding the first's result when it gets
-    the lock. A lock held past :data:`BUILD_WAIT_S` (longer than any compile may take) is given up
-    on, and the entry built regardless. The entry counts as used once the lock is held."""
-    fd = os.open(os.path.join(folder, LOCK), os.O_CREAT | os.O_RDWR, 0o644)
-    try:
-        deadline = time.monotonic() + BUILD_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
-        used(folder)
-        yield
-    finally:
-        os.close(fd)  # (releases the lock)
-
-
 def _being_built(path: str) -> bool:
     """Whether another process holds the build lock of the entry ``path`` now."""
     try:
@@ -76,14 +53,6 @@ def _being_built(path: str) -> bool:
         return True
     finally:
         os.close(fd)
-
-
-def used(path: str) -> None:
-    """Note that the entry ``path`` was used now (its modification time orders pruning)."""
-    try:
-        os.utime(path)
-    except OSError:
-        pass  # removed meanwhile, or not ours to touch: nothing to order
 
 
 def _size(path: str) -> int:

@@ -24,8 +24,6 @@ import hashlib
 import json
 import os
 import re
-import shlex
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -34,6 +32,12 @@ from typing import Mapping, Sequence
 
 from mpnpu import settings
 from mpnpu.errors import UsageError
+
+# (kept importable from here, where the C++ front end's modules and its users look for them)
+from mpnpu.runtime.toolchain import CompileError as CompileError
+from mpnpu.runtime.toolchain import NoCompilerError as NoCompilerError
+from mpnpu.runtime.toolchain import cache_dir as cache_dir
+from mpnpu.runtime.toolchain import find_compiler as find_compiler
 
 from . import cache, pch
 
@@ -54,17 +58,6 @@ def base_flags() -> tuple[str, ...]:
     # the sanitizer's flags are part of every build's flags, so its builds and headers are cached apart
     ubsan = UBSAN_FLAGS if settings.from_env(settings.KERNEL_UBSAN) else ()
     return (*BASE_FLAGS, f"-O{level}", *(("-g",) if level in ("0", "g") else ()), *ubsan)
-_COMPILERS = ("g++", "clang++", "c++")
-
-
-class CompileError(UsageError):
-    """A kernel did not compile (exit 2): the compiler's first error, at its file:line."""
-
-
-class NoCompilerError(UsageError):
-    """No C++17 compiler was found."""
-
-
 @dataclass(frozen=True)
 class BuildSpec:
     """What to build: ``sources`` (the first one defines ``entry``), and how."""
@@ -96,32 +89,6 @@ class Built:
     cached: bool  # found in the cache, not compiled now
 
 
-def find_compiler() -> list[str]:
-    """The C++ compiler command: $CXX, else g++, clang++ or c++, else the ziglang extra."""
-    env = os.environ.get("CXX")
-    if env:
-        cmd = shlex.split(env)
-        if shutil.which(cmd[0]):
-            return cmd
-        raise NoCompilerError(f"CXX={env!r} is not a command here; unset it or point it at a C++17 compiler")
-    for name in _COMPILERS:
-        path = shutil.which(name)
-        if path:
-            return [path]
-    try:  # the optional extra: pip install 'mpnpu[cxx]' brings a compiler from the package index
-        import sys
-
-        import ziglang  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
-
-        return [sys.executable, "-m", "ziglang", "c++"]
-    except ImportError:
-        pass
-    raise NoCompilerError(
-        "no C++17 compiler found for the Ascend C kernel: install one (Debian/Ubuntu: apt install g++; "
-        "Fedora: dnf install gcc-c++; macOS: xcode-select --install) or pip install 'mpnpu[cxx]', or set CXX"
-    )
-
-
 @lru_cache(maxsize=8)
 def _compiler_identity(cmd: tuple[str, ...]) -> str:
     try:
@@ -142,15 +109,6 @@ def headers_digest() -> str:
             with open(path, "rb") as f:
                 h.update(f.read())
     return h.hexdigest()
-
-
-def cache_dir() -> str:
-    """Where built libraries are kept: $MPNPU_CACHE_DIR, else the user's cache directory."""
-    env = settings.from_env(settings.CACHE_DIR)
-    if env:
-        return os.path.join(env, "ascendc")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "mpnpu", "ascendc")
 
 
 def entry_source(spec: BuildSpec) -> str:

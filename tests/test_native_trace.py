@@ -1,0 +1,192 @@
+"""The Python front end's trace recorder in C (mpnpu.runtime.native_trace) makes exactly the records the
+Python functions make: the same kernel lines, the same local-memory accesses and pipe syncs, and
+whole traced batches with the same events and the same hazards."""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mpnpu.api import _trace
+from mpnpu.ascendc.build.compiler import NoCompilerError
+from mpnpu.harness.runner import make_variants, run_batch
+from mpnpu.operators.registry import load_operator
+from mpnpu.racecheck import background
+from mpnpu.runtime import kcontext, native_trace
+from mpnpu.runtime.config import DeviceSpec, LaunchOptions
+from mpnpu.runtime.local import TPipe, make_arenas
+from mpnpu.runtime.pipe_events import Pipe
+from mpnpu.runtime.topology import CoreInfo, CoreType
+from mpnpu.runtime.trace import READ, WRITE, Access, LaunchTrace
+from tests.runtime_util import device, filled, k
+
+
+@pytest.fixture(scope="module")
+def recorder() -> ModuleType:
+    try:
+        lib = native_trace.build()
+    except NoCompilerError:
+        pytest.skip("no C++ compiler")
+    return native_trace._load(lib)
+
+
+def _core(pipe_aware: bool = True, traced: bool = True) -> Any:
+    info = CoreInfo(0, CoreType.VECTOR, 0, 0, 0, 2)
+    spec = DeviceSpec()
+    return SimpleNamespace(events=[] if traced else None, pipe_aware=pipe_aware,
+                           tpipe=TPipe(info, spec, make_arenas(info, spec)), stage="Compute",
+                           pipes=SimpleNamespace(observed_ns=0))
+
+
+def test_a_kernel_line_is_named_as_the_python_lookup_names_it(recorder: ModuleType) -> None:
+    native, python = recorder.call_site(), kcontext.call_site_py()  # (one line: the same line number)
+    assert native == python
+    assert native.startswith("tests/test_native_trace.py:")
+    # through a frame of mpnpu's own (skipped) to this one, as an API function calls it
+    saved = kcontext.call_site
+    try:
+        kcontext.call_site = recorder.call_site
+        native = kcontext._resolve(None)
+        kcontext.call_site = kcontext.call_site_py
+        python = kcontext._resolve(None)
+    finally:
+        kcontext.call_site = saved
+    assert native.rsplit(":", 1)[0] == python.rsplit(":", 1)[0] == "tests/test_native_trace.py"
+    assert int(native.rsplit(":", 1)[1]) + 2 == int(python.rsplit(":", 1)[1])
+    # the same string object as the Python lookup's table holds (a trace pickles it once)
+    again = [recorder.call_site() for _ in range(2)]
+    assert again[0] is again[1]
+
+
+def _views(c: Any) -> list[object]:
+    ub = c.tpipe._arenas["UB"]
+    f32 = ub[:4096].view(np.float32)
+    tile = f32.reshape(32, 32)
+    return [
+        f32[:64],                      # contiguous
+        f32[128:192],                  # at an offset
+        tile[4:12, 8:24],              # a 2D tile of rows
+        tile[:, 3],                    # a column: one element per row
+        f32[64:0:-1],                  # a negative stride
+        tile[::-2, ::-3],              # both negative and strided
+        f32[10:10],                    # empty: no record
+        np.zeros(8, dtype=np.float32),  # not local memory: no record
+        ub[100:101],                   # one byte
+        np.float32(1.0),               # not an array: no record
+        [1, 2, 3],                     # not an array: no record
+        ub[4096:4096 + 96].view(np.int16).reshape(3, 16)[1:],  # another dtype
+    ]
+
+
+@pytest.mark.parametrize("pipe_aware, traced", [(True, True), (False, True), (True, False)])
+def test_local_accesses_and_pipe_syncs_are_the_records_python_makes(recorder: ModuleType, pipe_aware: bool,
+                                                                     traced: bool) -> None:
+    made = []
+    for record_local, record_sync in ((recorder.record_local, recorder.record_sync),
+                                      (_trace.record_local_py, _trace.record_sync_py)):
+        c = _core(pipe_aware, traced)
+        for i, view in enumerate(_views(c)):
+            record_local(c, READ if i % 2 else WRITE, view, Pipe.V if i % 3 else Pipe.MTE2,
+                         None if i % 4 else "given.py:7")
+        record_sync(c, "set", Pipe.MTE2, "MTE2_V", 1, "S0")
+        record_sync(c, "wait", Pipe.V, "MTE2_V", 1, "", "given.py:9")
+        record_sync(c, "barrier", Pipe.ALL, "", 0, "")
+        assert c.pipes.observed_ns >= 0
+        made.append(c.events)
+    native, python = made
+    assert native == python
+    if traced and pipe_aware:
+        assert [type(e) for e in native] == [type(e) for e in python]
+        assert len(native) == 8 + 3  # 8 of the views are local memory, and 3 syncs
+        looked_up = {e.site for e in native} - {"given.py:7", "given.py:9"}
+        assert len(looked_up) >= 2 and all(s.startswith("tests/test_native_trace.py:") for s in looked_up)
+    else:
+        assert native in (None, [])
+
+
+def test_a_record_needs_a_configured_recorder_and_its_arguments(recorder: ModuleType) -> None:
+    c = _core()
+    with pytest.raises(TypeError):
+        recorder.record_local(c, READ)
+    with pytest.raises(TypeError):
+        recorder.record_sync(c, "set", Pipe.V)
+    c.tpipe._spans = "not a list"
+    with pytest.raises(TypeError):
+        recorder.record_local(c, READ, np.zeros(4), Pipe.V)  # (an array outside local memory: still looked for)
+
+
+def _traces(op_name: str, native: bool, monkeypatch: pytest.MonkeyPatch) -> list[LaunchTrace]:
+    monkeypatch.setenv("MPNPU_NATIVE_TRACE", "1" if native else "0")
+    saved: list[LaunchTrace] = []
+    real = background.BackgroundAnalysis.submit
+
+    def submit(self: Any, trace: LaunchTrace, log: Any) -> None:
+        saved.append(trace)
+        real(self, trace, log)
+
+    monkeypatch.setattr(background.BackgroundAnalysis, "submit", submit)
+    op = load_operator(op_name)
+    batch = run_batch(op, cases=3, repeat=1, variants=make_variants(op, ("incident",)), racecheck=True)
+    saved.append(batch.variants["incident"].hazard_log)  # type: ignore[arg-type]
+    return saved
+
+
+def _timing_free(trace: LaunchTrace) -> list[list[Any]]:
+    """The events but their times, GM segments named by first use (each device has its own names)."""
+    segments: dict[str, str] = {}
+
+    def same(e: Any) -> Any:
+        e = e._replace(t0=0, t1=0)
+        if isinstance(e, Access):
+            e = e._replace(segment=segments.setdefault(e.segment, f"segment {len(segments)}"))
+        return e
+
+    return [[same(e) for e in events] for events in trace.events]
+
+
+@pytest.mark.parametrize("op_name", ["floms", "reduce-early", "accum-init", "double-buffer-reuse"])
+def test_a_traced_batch_records_the_same_events_in_c_as_in_python(recorder: ModuleType, op_name: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    *native, native_log = _traces(op_name, True, monkeypatch)
+    *python, python_log = _traces(op_name, False, monkeypatch)
+    assert len(native) == len(python) == 3
+    for a, b in zip(native, python):
+        assert _timing_free(a) == _timing_free(b)
+    assert sum(len(e) for t in native for e in t.events) > 0
+    assert [h.key for h in native_log.hazards()] == [h.key for h in python_log.hazards()]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_a_core_records_in_c_once_it_is_built_unless_told_not_to(recorder: ModuleType, native: bool,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MPNPU_NATIVE_TRACE", "1" if native else "0")
+    with device(1) as dev:
+        out = filled(dev, "out", (dev.topology.n_cores, 1))
+        dev.launch(k("report_recorder"), out)  # (untraced: nothing put in place)
+        assert dev.to_host(out).ravel().tolist() == [0] * dev.topology.n_cores
+        dev.launch_with(LaunchOptions(trace=True), k("report_recorder"), out)
+        assert dev.to_host(out).ravel().tolist() == [int(native)] * dev.topology.n_cores
+    assert os.path.isfile(native_trace.library_path())
+
+
+def test_a_run_of_events_groups_into_the_same_columns_in_c(recorder: ModuleType) -> None:
+    from mpnpu.runtime.trace import EventColumns, PipeSyncEvent, StageEvent, SyncAllEvent, _time_slots
+
+    rng = np.random.default_rng(7)
+    made = [
+        lambda i: StageEvent(f"stage{i % 3}", "k.py:1", i, i + 1),
+        lambda i: PipeSyncEvent("set", "PIPE_V", "V_MTE3", i % 8, "", "kernel", "k.py:2"),
+        lambda i: SyncAllEvent(bool(i % 2), "S0", "kernel", "k.py:3", 5 * i, 5 * i + 2),
+        lambda i: Access(READ, "x", "seg", ((i, i + 4),), 0, 4, "kernel", "k.py:4", i, i, "PIPE_MTE2", ""),
+    ]
+    for n in (0, 1, 7, 300):
+        events = [made[int(k)](i) for i, k in enumerate(rng.integers(0, len(made), n))]
+        native = recorder.columns(_time_slots, events)
+        assert native == EventColumns.columns_py(events)
+        assert [type(x) for x in native[0]] == [type] * len(native[0])
+    with pytest.raises(TypeError):
+        recorder.columns(_time_slots, [StageEvent("s", "k.py:1"), 1])  # (not an event)
