@@ -5,6 +5,7 @@ whole traced batches with the same events and the same hazards."""
 from __future__ import annotations
 
 import os
+import pickle
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -178,9 +179,9 @@ def test_a_run_of_events_groups_into_the_same_columns_in_c(recorder: ModuleType)
 
     rng = np.random.default_rng(7)
     made = [
-        lambda i: StageEvent(f"stage{i % 3}", "k.py:1", i, i + 1),
+        lambda i: StageEvent(f"stage{i % 3}", "k.py:1", i, 2**62 - i),
         lambda i: PipeSyncEvent("set", "PIPE_V", "V_MTE3", i % 8, "", "kernel", "k.py:2"),
-        lambda i: SyncAllEvent(bool(i % 2), "S0", "kernel", "k.py:3", 5 * i, 5 * i + 2),
+        lambda i: SyncAllEvent(bool(i % 2), "S0", "kernel", "k.py:3", 5 * i, -5 * i - 2),
         lambda i: Access(READ, "x", "seg", ((i, i + 4),), 0, 4, "kernel", "k.py:4", i, i, "PIPE_MTE2", ""),
     ]
     for n in (0, 1, 7, 300):
@@ -188,5 +189,9 @@ def test_a_run_of_events_groups_into_the_same_columns_in_c(recorder: ModuleType)
         native = recorder.columns(_time_slots, events)
         assert native == EventColumns.columns_py(events)
         assert [type(x) for x in native[0]] == [type] * len(native[0])
+        packed = EventColumns(pickle.dumps(native[:3]), native[1], native[3])
+        assert packed.decode()[0] == events  # (the times back as they were, as Python ints)
+        assert all(type(e.t0) is int and type(e.t1) is int for e in packed.decode()[0])
+        assert [t.tolist() for t in packed.times()] == [[e.t0 for e in events], [e.t1 for e in events]]
     with pytest.raises(TypeError):
         recorder.columns(_time_slots, [StageEvent("s", "k.py:1"), 1])  # (not an event)

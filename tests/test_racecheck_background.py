@@ -8,12 +8,14 @@ from __future__ import annotations
 import sys
 import threading
 
+import psutil
 import pytest
 
 from mpnpu.errors import TraceError
 from mpnpu.racecheck import HazardLog, analyze
 from mpnpu.racecheck.background import BackgroundAnalysis
 from mpnpu.racecheck.reuse import AnalysisCache
+from mpnpu.racecheck.worker import NICENESS
 from mpnpu.runtime.trace import LaunchTrace, SyncAllEvent
 from tests.test_racecheck_reuse import compaction
 
@@ -41,17 +43,19 @@ def _bad() -> LaunchTrace:
     return LaunchTrace(1, "k", ((SyncAllEvent(False, "", "s", "k.py:1"),), (), ()), frozenset())
 
 
-def test_the_logs_equal_the_analysis_in_line_launch_for_launch() -> None:
+@pytest.mark.parametrize("in_process", [False, True])
+def test_the_logs_equal_the_analysis_in_line_launch_for_launch(in_process: bool) -> None:
     traces = [compaction(read_at) for read_at in (50, 200, 50, 60, 300, 51)]
     expected = [HazardLog(), HazardLog()]
     cache = AnalysisCache()
     for i, t in enumerate(traces):
         expected[i % 2].add(cache.analyze(t), reused=cache.last_reused)
     got = [HazardLog(), HazardLog()]
-    with BackgroundAnalysis(AnalysisCache()) as background:
+    with BackgroundAnalysis(AnalysisCache(), in_process=in_process) as background:
         for i, t in enumerate(traces):
             background.submit(t, got[i % 2])
         background.finish()
+        assert (background._process is not None) == in_process
     for e, g in zip(expected, got):
         assert g.to_dicts() == e.to_dicts()
         assert g.launch_counts() == e.launch_counts()
@@ -59,9 +63,10 @@ def test_the_logs_equal_the_analysis_in_line_launch_for_launch() -> None:
     assert [h.to_dict() for h in analyze(traces[0])]
 
 
-def test_an_analysis_error_reaches_finish_and_later_submits() -> None:
+@pytest.mark.parametrize("in_process", [False, True])
+def test_an_analysis_error_reaches_finish_and_later_submits(in_process: bool) -> None:
     log = HazardLog()
-    with BackgroundAnalysis(AnalysisCache()) as background:
+    with BackgroundAnalysis(AnalysisCache(), in_process=in_process) as background:
         background.submit(compaction(50), log)
         background.submit(_bad(), log)
         with pytest.raises(TraceError, match="inconsistent trace"):
@@ -160,3 +165,27 @@ def test_an_error_in_a_later_job_reaches_finish() -> None:
         background.later(fails)
         with pytest.raises(TraceError, match="a check failed"):
             background.finish()
+
+
+def test_the_analysis_process_runs_at_the_lowest_priority_and_ends_with_the_block() -> None:
+    log = HazardLog()
+    with BackgroundAnalysis(AnalysisCache(), in_process=True) as background:
+        assert background._process is not None
+        child = psutil.Process(background._process._proc.pid)
+        background.submit(compaction(50), log)
+        background.finish()
+        assert child.nice() == NICENESS
+    assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+    assert log.launches_analyzed == 1 and log.to_dicts()
+
+
+def test_an_analysis_process_that_died_is_an_error_naming_how() -> None:
+    log = HazardLog()
+    with BackgroundAnalysis(AnalysisCache(), in_process=True) as background:
+        assert background._process is not None
+        background._process._proc.kill()
+        background._process._proc.join(WAIT_S)
+        background.submit(compaction(50), log)
+        with pytest.raises(TraceError, match="analysis process ended without a result.*SIGKILL"):
+            background.finish()
+    assert log.launches_analyzed == 0

@@ -547,7 +547,8 @@ def _analysis(cache: Any, checks: bool = False) -> Iterator[Any]:
         return
     from mpnpu.racecheck.background import BackgroundAnalysis
 
-    with BackgroundAnalysis(cache) as background:
+    # (racecheck's analyses in a child process at the lowest priority: on CPUs the cores leave idle)
+    with BackgroundAnalysis(cache, in_process=True) as background:
         yield background
 
 

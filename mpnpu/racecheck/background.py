@@ -27,6 +27,7 @@ from typing import Callable
 from mpnpu.errors import TraceError
 from mpnpu.racecheck.hazards import HazardLog
 from mpnpu.racecheck.reuse import AnalysisCache
+from mpnpu.racecheck.worker import AnalysisProcess
 from mpnpu.runtime.trace import LaunchTrace
 
 #: jobs waiting for the worker before submit / later block (a launch with racecheck and checks
@@ -54,8 +55,12 @@ class BackgroundAnalysis:
     """
 
     def __init__(self, cache: AnalysisCache | None, *, max_pending: int = DEFAULT_MAX_PENDING,
-                 switch_interval_s: float = DEFAULT_SWITCH_INTERVAL_S) -> None:
+                 switch_interval_s: float = DEFAULT_SWITCH_INTERVAL_S, in_process: bool = False) -> None:
         self.cache = cache  # None: no racecheck, only the jobs given to later()
+        #: racecheck's analyses are made by a child process at the lowest priority (mpnpu.racecheck.worker),
+        #: the worker thread handing each over and waiting for it; else on the worker thread itself
+        self.in_process = in_process
+        self._process: AnalysisProcess | None = None
         self.max_pending = max_pending
         self.switch_interval_s = switch_interval_s
         self._pending: deque[Callable[[], None]] = deque()
@@ -67,6 +72,11 @@ class BackgroundAnalysis:
         self._worker = threading.Thread(target=self._work, name="mpnpu-trace-analysis", daemon=True)
 
     def __enter__(self) -> BackgroundAnalysis:
+        if self.in_process and self.cache is not None:
+            try:  # (forked before the worker thread exists: a process with threads must not fork)
+                self._process = AnalysisProcess(self.cache)
+            except OSError:
+                self._process = None  # (no process to be had: the thread analyses, as without in_process)
         self._saved_interval = sys.getswitchinterval()
         sys.setswitchinterval(min(self._saved_interval, self.switch_interval_s))
         self._worker.start()
@@ -80,6 +90,8 @@ class BackgroundAnalysis:
             self._cond.notify_all()
         while self._worker.is_alive():
             self._worker.join(_POLL_S)
+        if self._process is not None:
+            self._process.close()
         if self._saved_interval is not None:
             sys.setswitchinterval(self._saved_interval)
 
@@ -89,6 +101,11 @@ class BackgroundAnalysis:
         cache = self.cache
         if cache is None:
             raise TraceError("this background analysis was opened without racecheck's cache")
+
+        process = self._process
+        if process is not None:  # (its answer reaches the log in order, from a later job or finish)
+            self.later(lambda: process.send(trace, lambda hazards, reused: log.add(hazards, reused=reused)))
+            return
 
         def analyse() -> None:
             log.add(cache.analyze(trace), reused=cache.last_reused)
@@ -112,6 +129,13 @@ class BackgroundAnalysis:
             while (self._pending or self._busy) and self._error is None:
                 self._wait()
             self._raise_error()
+        if self._process is not None:  # (the worker thread is idle now: this thread collects the rest)
+            try:
+                self._process.collect()
+            except BaseException as e:
+                with self._cond:
+                    self._error = e  # (as a job's error: later submits raise it too)
+                raise
 
     def _wait(self) -> None:
         if not self._worker.is_alive():

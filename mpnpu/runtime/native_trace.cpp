@@ -345,10 +345,30 @@ PyObject* record_sync(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return finish_record(c, events, append_record(events, g_pipe_sync, c, head, args, nargs, 6) < 0, t);
 }
 
+// Field ``j`` of every event in ``rows`` (a list of tuples) as little-endian int64 bytes (a new
+// reference), or nullptr with an exception set: a time column as EventColumns ships it.
+PyObject* int64_column(PyObject* rows, Py_ssize_t j) {
+  const Py_ssize_t count = PyList_GET_SIZE(rows);
+  PyObject* column = PyBytes_FromStringAndSize(nullptr, count * 8);
+  if (column == nullptr) return nullptr;
+  unsigned char* out = reinterpret_cast<unsigned char*>(PyBytes_AS_STRING(column));
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    const long long value = PyLong_AsLongLong(PyTuple_GET_ITEM(PyList_GET_ITEM(rows, i), j));
+    if (value == -1 && PyErr_Occurred()) {
+      Py_DECREF(column);
+      return nullptr;
+    }
+    const auto bits = static_cast<unsigned long long>(value);
+    for (int b = 0; b < 8; ++b) out[8 * i + b] = static_cast<unsigned char>(bits >> (8 * b));
+  }
+  return column;
+}
+
 // columns(time_slots, events): EventColumns.pack's grouping, before its pickle: (types, codes, plain,
 // stamps), where types are the events' types in order of first appearance, codes a byte per event
 // (the index of its type), plain per type a tuple of its columns less t0 and t1, stamps per type its
-// (t0 column, t1 column) or None; time_slots(type) gives (index of t0, index of t1) or None.
+// (t0 column, t1 column) as little-endian int64 bytes, or None; time_slots(type) gives (index of t0,
+// index of t1) or None.
 PyObject* columns(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2 || !PyList_Check(args[1])) {
     PyErr_SetString(PyExc_TypeError, "columns(time_slots, events: list)");
@@ -436,6 +456,12 @@ PyObject* columns(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
         break;
       }
       for (Py_ssize_t j = 0, at = 0; ok && j < width; ++j) {
+        if (j == i0 || j == i1) {
+          PyObject* stamp = int64_column(r, j);
+          times[j == i0 ? 0 : 1] = stamp;
+          ok = stamp != nullptr;
+          continue;
+        }
         PyObject* col = PyTuple_New(count);
         if (col == nullptr) {
           ok = false;
@@ -446,13 +472,7 @@ PyObject* columns(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
           Py_INCREF(item);
           PyTuple_SET_ITEM(col, i, item);
         }
-        if (j == i0) {
-          times[0] = col;
-        } else if (j == i1) {
-          times[1] = col;
-        } else {
-          PyTuple_SET_ITEM(cols, at++, col);
-        }
+        PyTuple_SET_ITEM(cols, at++, col);
       }
       if (!ok) {
         Py_DECREF(cols);

@@ -61,7 +61,9 @@ def library_path() -> str:
 
     with open(SOURCE, "rb") as f:
         body = f.read()
-    ident = f"{sys.executable}|{sys.version}|{np.__version__}|{'|'.join(_headers())}".encode()
+    # (the interpreter and numpy decide the headers it is built against; sysconfig, which says where
+    # they are, is not imported here: a core process looks this up at its first traced launch)
+    ident = f"{sys.executable}|{sys.version}|{np.__version__}|{np.__file__}".encode()
     key = hashlib.sha256(body + ident).hexdigest()[:20]
     return os.path.join(cache_dir(), CACHE_FOLDER, key, MODULE_NAME + ".so")
 

@@ -361,6 +361,8 @@ class TracePart(Protocol):
         """The t0 and t1 columns (int64)."""
 
 
+#: how :class:`EventColumns` ships a time column: little-endian int64 (the same bytes on every host)
+STAMP = np.dtype("<i8")
 #: the Python trace events, by their code in :class:`EventColumns` (a byte per event)
 _COLUMN_TYPES: tuple[type, ...] = (Access, LocalAccess, PipeSyncEvent, StageEvent, SyncAllEvent, FlagSetEvent,
                                    FlagWaitEvent, DroppedSyncEvent, GmFlagEvent)
@@ -372,8 +374,9 @@ class EventColumns:
 
     ``body`` is one pickle of the events' types, per event the index of its type (``codes``), and
     per type its columns (a tuple per field) less the times; ``stamps`` holds, per type, its t0 and
-    t1 columns (None for a type without times). A core pickles plain columns far faster than
-    NamedTuples (each pickles as its class and arguments, and unpickles through a Python call), and
+    t1 columns as int64 bytes (:data:`STAMP`; None for a type without times). A core pickles plain
+    columns far faster than NamedTuples (each pickles as its class and arguments, and unpickles
+    through a Python call), and
     the parent compares two launches on ``body`` — bytes, hashed and compared in C — without
     unpickling or rebuilding a single event (:meth:`key`). Equal bytes unpickle to equal events;
     equal events that pickled differently (another sharing of equal strings) are only two keys.
@@ -381,8 +384,7 @@ class EventColumns:
 
     __slots__ = ("body", "codes", "stamps")
 
-    def __init__(self, body: bytes, codes: bytes, stamps: tuple[tuple[tuple[int, ...], tuple[int, ...]] | None, ...]
-                 ) -> None:
+    def __init__(self, body: bytes, codes: bytes, stamps: tuple[tuple[bytes, bytes] | None, ...]) -> None:
         self.body = body
         self.codes = codes
         self.stamps = stamps
@@ -396,11 +398,12 @@ class EventColumns:
 
     @staticmethod
     def columns_py(events: list[TraceEvent]) -> tuple[tuple[type, ...], bytes, tuple[tuple[tuple[Any, ...], ...], ...],
-                                                      tuple[tuple[tuple[int, ...], tuple[int, ...]] | None, ...]]:
+                                                      tuple[tuple[bytes, bytes] | None, ...]]:
         """What :meth:`pack` pickles, and the stamps: the events' types in order of first
         appearance, a byte per event (its type's index), per type its columns less t0 and t1, and
-        per type its (t0, t1) columns or None. :data:`columns` is this, or the same in C
-        (:mod:`mpnpu.runtime.native_trace`) once a traced core process has it."""
+        per type its (t0, t1) columns as little-endian int64 bytes (:data:`STAMP`: one blob each to
+        pickle and unpickle, not an int object per event), or None. :data:`columns` is this, or the
+        same in C (:mod:`mpnpu.runtime.native_trace`) once a traced core process has it."""
         types: list[type] = []
         rows: list[list[TraceEvent]] = []
         index: dict[type, int] = {}
@@ -417,7 +420,7 @@ class EventColumns:
             rows[k].append(ev)
             codes[i] = k
         plain: list[tuple[tuple[Any, ...], ...]] = []
-        stamps: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = []
+        stamps: list[tuple[bytes, bytes] | None] = []
         for t, r in zip(types, rows):
             cols = tuple(zip(*r))
             slots = _time_slots(t)
@@ -426,7 +429,8 @@ class EventColumns:
                 stamps.append(None)
             else:
                 plain.append(tuple(c for j, c in enumerate(cols) if j not in slots))
-                stamps.append((cols[slots[0]], cols[slots[1]]))
+                stamps.append((np.array(cols[slots[0]], dtype=STAMP).tobytes(),
+                               np.array(cols[slots[1]], dtype=STAMP).tobytes()))
         return tuple(types), bytes(codes), tuple(plain), tuple(stamps)
 
     def __reduce__(self) -> tuple[type[EventColumns], tuple[Any, ...]]:
@@ -439,8 +443,9 @@ class EventColumns:
             if stamps is not None:
                 cols = list(cols)
                 i0, i1 = _time_slots(t)  # type: ignore[misc]  # a type with stamps has both slots
-                cols.insert(i0, stamps[0])  # (i0 < i1: each goes in at its place in the full row)
-                cols.insert(i1, stamps[1])
+                # (i0 < i1: each goes in at its place in the full row; Python ints, as recorded)
+                cols.insert(i0, np.frombuffer(stamps[0], dtype=STAMP).tolist())
+                cols.insert(i1, np.frombuffer(stamps[1], dtype=STAMP).tolist())
             per_type.append(iter([_new_tuple(t, row) for row in zip(*cols)]).__next__)
         events = [per_type[k]() for k in codes]
         return events, np.arange(len(events), dtype=np.int64)
@@ -467,8 +472,8 @@ class EventColumns:
         for k, stamps in enumerate(self.stamps):
             if stamps is not None:
                 at = at_of[k]
-                t0[at] = stamps[0]
-                t1[at] = stamps[1]
+                t0[at] = np.frombuffer(stamps[0], dtype=STAMP)
+                t1[at] = np.frombuffer(stamps[1], dtype=STAMP)
         return t0, t1
 
 
