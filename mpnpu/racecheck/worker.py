@@ -126,7 +126,7 @@ class AnalysisProcess:
         try:
             while not self._conn.poll(_POLL_S):
                 if not self._proc.is_alive():
-                    raise EOFError
+                    self._ended()
             hazards, reused = self._conn.recv()
         except (EOFError, OSError):
             self._ended()
