@@ -195,3 +195,25 @@ def test_a_run_of_events_groups_into_the_same_columns_in_c(recorder: ModuleType)
         assert [t.tolist() for t in packed.times()] == [[e.t0 for e in events], [e.t1 for e in events]]
     with pytest.raises(TypeError):
         recorder.columns(_time_slots, [StageEvent("s", "k.py:1"), 1])  # (not an event)
+
+
+def test_a_gm_access_is_the_record_python_makes(recorder: ModuleType) -> None:
+    from mpnpu.runtime.dtypes import get_dtype
+    from mpnpu.runtime.gm.tensor import GlobalTensor
+
+    x = GlobalTensor("x", get_dtype("float32"), (8, 16), "seg0", 64, (64, 4), 64, 512)
+    views = [x, x[2:4], x[1:5, 4:12], x[3, 2:3], x[0:0], x[5:7, 0:16]]
+    made = []
+    for gm_access in (recorder.gm_access, kcontext.gm_access_py):
+        for events in ([], []):  # (two launches: the kept byte ranges are per launch)
+            c = _core()
+            c.events = events
+            for i, v in enumerate(views * 2):
+                args = (c, READ if i % 2 else WRITE, v, 1000 + i, f"k.py:{i}")
+                events.append(gm_access(*args, *(("PIPE_MTE2", "PIPE_MTE2") if i % 3 == 0 else ())))
+            assert all(e.t1 >= e.t0 for e in events)
+            # one view's ranges are one object in a launch (pickled once), on both ways
+            assert all(events[k].ranges is events[k + len(views)].ranges for k in range(len(views)))
+            made.append([e._replace(t1=0) for e in pickle.loads(pickle.dumps(events))])  # (as shipped)
+    assert made[0] == made[2] and made[1] == made[3] and made[0] == made[1]
+    assert any(len(e.ranges) > 1 for e in made[0])  # (strided views among them)

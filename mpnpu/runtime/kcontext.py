@@ -413,6 +413,11 @@ def gm_access(c: CoreContext, kind: str, t: GlobalTensor, t0: int, site: str, pi
                          pipe, ran_on))
 
 
+#: the Python :func:`gm_access`, whichever is in place (a traced core process of a Python kernel puts
+#: the C recorder's in its place: mpnpu.runtime.native_trace)
+gm_access_py = gm_access
+
+
 def issue_gm_copy(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy: Callable[[], None],
                   site: Site | None = None) -> str | None:
     """Issue ``copy`` (of GM view ``gm``) to ``pipe`` and trace the access; return the kernel line

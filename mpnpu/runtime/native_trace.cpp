@@ -23,6 +23,12 @@ PyObject* g_sites = nullptr;        // dict: (code, line) -> "dir/file.py:line"
 PyObject* g_site_prefix = nullptr;  // callable(code) -> its prefix, adding it to g_prefixes
 PyTypeObject* g_local_access = nullptr;
 PyTypeObject* g_pipe_sync = nullptr;
+PyTypeObject* g_access = nullptr;
+PyObject* g_byte_ranges = nullptr;  // callable(tensor) -> its byte ranges as a trace ships them
+// gm_access's byte ranges by (offset, shape, strides, itemsize), for the launch whose events list is
+// g_ranges_for: kernels re-read the same tiles, and one shared tuple pickles once per launch
+PyObject* g_ranges = nullptr;
+PyObject* g_ranges_for = nullptr;
 PyObject* g_unknown = nullptr;  // "?": no kernel frame on the stack
 PyObject* g_zero = nullptr;
 
@@ -34,6 +40,16 @@ PyObject* s_stage = nullptr;
 PyObject* s_pipes = nullptr;
 PyObject* s_observed_ns = nullptr;
 PyObject* s_value = nullptr;
+PyObject* s_dtype = nullptr;
+PyObject* s_storage = nullptr;
+PyObject* s_itemsize = nullptr;
+PyObject* s_offset = nullptr;
+PyObject* s_shape = nullptr;
+PyObject* s_strides = nullptr;
+PyObject* s_name = nullptr;
+PyObject* s_segment = nullptr;
+PyObject* s_root_offset = nullptr;
+PyObject* g_empty = nullptr;  // ""
 
 // A kernel line's site string by (code object, line), direct-mapped, in front of g_sites: the
 // dictionary's key is a tuple holding a code object, whose hash walks the code's fields on every
@@ -364,6 +380,67 @@ PyObject* int64_column(PyObject* rows, Py_ssize_t j) {
   return column;
 }
 
+// The byte ranges of GM view ``t`` (new reference), kept per launch (g_ranges).
+PyObject* ranges_of(PyObject* events, PyObject* t, PyObject* offset, PyObject* itemsize) {
+  if (events != g_ranges_for) {
+    Py_INCREF(events);
+    Py_XSETREF(g_ranges_for, events);
+    PyDict_Clear(g_ranges);
+  }
+  PyObject* shape = PyObject_GetAttr(t, s_shape);
+  PyObject* strides = shape == nullptr ? nullptr : PyObject_GetAttr(t, s_strides);
+  PyObject* key = strides == nullptr ? nullptr : PyTuple_Pack(4, offset, shape, strides, itemsize);
+  Py_XDECREF(shape);
+  Py_XDECREF(strides);
+  if (key == nullptr) return nullptr;
+  PyObject* ranges = PyDict_GetItemWithError(g_ranges, key);
+  if (ranges != nullptr) {
+    Py_INCREF(ranges);
+  } else if (!PyErr_Occurred()) {
+    ranges = PyObject_CallOneArg(g_byte_ranges, t);
+    if (ranges != nullptr && PyDict_SetItem(g_ranges, key, ranges) < 0) Py_CLEAR(ranges);
+  }
+  Py_DECREF(key);
+  return ranges;
+}
+
+// gm_access(c, kind, t, t0, site, pipe="", ran_on=""): kcontext.gm_access, the record of an access of
+// ``kind`` to GM view ``t`` (t1 is now).
+PyObject* gm_access(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!configured()) return nullptr;
+  if (nargs < 5 || nargs > 7) {
+    PyErr_SetString(PyExc_TypeError, "gm_access(c, kind, t, t0, site, pipe='', ran_on='')");
+    return nullptr;
+  }
+  PyObject* t1 = PyLong_FromLongLong(now_ns());
+  PyObject *c = args[0], *t = args[2];
+  PyObject* events = PyObject_GetAttr(c, s_events);
+  PyObject* dtype = events == nullptr ? nullptr : PyObject_GetAttr(t, s_dtype);
+  PyObject* storage = dtype == nullptr ? nullptr : PyObject_GetAttr(dtype, s_storage);
+  PyObject* itemsize = storage == nullptr ? nullptr : PyObject_GetAttr(storage, s_itemsize);
+  PyObject* offset = itemsize == nullptr ? nullptr : PyObject_GetAttr(t, s_offset);
+  PyObject* ranges = offset == nullptr ? nullptr : ranges_of(events, t, offset, itemsize);
+  Py_XDECREF(events);
+  Py_XDECREF(dtype);
+  Py_XDECREF(storage);
+  Py_XDECREF(offset);
+  PyObject* items[12] = {args[1], PyObject_GetAttr(t, s_name), PyObject_GetAttr(t, s_segment), ranges,
+                         PyObject_GetAttr(t, s_root_offset), itemsize, PyObject_GetAttr(c, s_stage), args[4],
+                         args[3], t1, nargs > 5 ? args[5] : g_empty, nargs > 6 ? args[6] : g_empty};
+  Py_INCREF(items[0]);
+  Py_INCREF(items[7]);
+  Py_INCREF(items[8]);
+  Py_INCREF(items[10]);
+  Py_INCREF(items[11]);
+  bool complete = true;
+  for (PyObject* item : items) complete = complete && item != nullptr;
+  if (!complete) {
+    for (PyObject* item : items) Py_XDECREF(item);
+    return nullptr;
+  }
+  return make_record(g_access, items, 12);
+}
+
 // columns(time_slots, events): EventColumns.pack's grouping, before its pickle: (types, codes, plain,
 // stamps), where types are the events' types in order of first appearance, codes a byte per event
 // (the index of its type), plain per type a tuple of its columns less t0 and t1, stamps per type its
@@ -510,14 +587,14 @@ done:
   return result;
 }
 
-// configure(prefixes, sites, site_prefix, LocalAccess, PipeSyncEvent)
+// configure(prefixes, sites, site_prefix, LocalAccess, PipeSyncEvent, Access, byte_ranges)
 PyObject* configure(PyObject*, PyObject* args) {
-  PyObject *prefixes, *sites, *site_prefix, *local_access, *pipe_sync;
-  if (!PyArg_ParseTuple(args, "O!O!OO!O!", &PyDict_Type, &prefixes, &PyDict_Type, &sites, &site_prefix,
-                        &PyType_Type, &local_access, &PyType_Type, &pipe_sync)) {
+  PyObject *prefixes, *sites, *site_prefix, *local_access, *pipe_sync, *access, *byte_ranges;
+  if (!PyArg_ParseTuple(args, "O!O!OO!O!O!O", &PyDict_Type, &prefixes, &PyDict_Type, &sites, &site_prefix,
+                        &PyType_Type, &local_access, &PyType_Type, &pipe_sync, &PyType_Type, &access, &byte_ranges)) {
     return nullptr;
   }
-  for (PyObject* type : {local_access, pipe_sync}) {
+  for (PyObject* type : {local_access, pipe_sync, access}) {
     if (!PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type), &PyTuple_Type)) {
       PyErr_SetString(PyExc_TypeError, "the record types must be tuple classes");
       return nullptr;
@@ -533,18 +610,24 @@ PyObject* configure(PyObject*, PyObject* args) {
   Py_XSETREF(g_site_prefix, site_prefix);
   Py_XSETREF(g_local_access, reinterpret_cast<PyTypeObject*>(local_access));
   Py_XSETREF(g_pipe_sync, reinterpret_cast<PyTypeObject*>(pipe_sync));
+  Py_INCREF(access);
+  Py_INCREF(byte_ranges);
+  Py_XSETREF(g_access, reinterpret_cast<PyTypeObject*>(access));
+  Py_XSETREF(g_byte_ranges, byte_ranges);
   Py_RETURN_NONE;
 }
 
 PyMethodDef kMethods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(prefixes, sites, site_prefix, LocalAccess, PipeSyncEvent): the Python side's site caches and "
-     "record types"},
+     "configure(prefixes, sites, site_prefix, LocalAccess, PipeSyncEvent, Access, byte_ranges): the Python "
+     "side's site caches, record types and GM byte ranges"},
     {"call_site", call_site, METH_NOARGS, "kcontext.call_site: the kernel line of the calling frame"},
     {"record_local", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record_local)), METH_FASTCALL,
      "record_local(c, kind, arr, pipe, site=None): _trace.record_local"},
     {"record_sync", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record_sync)), METH_FASTCALL,
      "record_sync(c, op, pipe, event, event_id, name, site=None): _trace.record_sync"},
+    {"gm_access", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(gm_access)), METH_FASTCALL,
+     "gm_access(c, kind, t, t0, site, pipe='', ran_on=''): kcontext.gm_access"},
     {"columns", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(columns)), METH_FASTCALL,
      "columns(time_slots, events): (types, codes, plain, stamps), EventColumns.pack's grouping"},
     {nullptr, nullptr, 0, nullptr},
@@ -568,10 +651,14 @@ PyMODINIT_FUNC PyInit__mpnpu_native_trace() {
   if (intern(&s_events, "events") < 0 || intern(&s_pipe_aware, "pipe_aware") < 0 || intern(&s_tpipe, "tpipe") < 0 ||
       intern(&s_spans, "_spans") < 0 || intern(&s_stage, "stage") < 0 || intern(&s_pipes, "pipes") < 0 ||
       intern(&s_observed_ns, "observed_ns") < 0 || intern(&s_value, "_value_") < 0 ||
-      intern(&g_unknown, "?") < 0) {
+      intern(&g_unknown, "?") < 0 || intern(&s_dtype, "dtype") < 0 || intern(&s_storage, "storage") < 0 ||
+      intern(&s_itemsize, "itemsize") < 0 || intern(&s_offset, "offset") < 0 || intern(&s_shape, "shape") < 0 ||
+      intern(&s_strides, "strides") < 0 || intern(&s_name, "name") < 0 || intern(&s_segment, "segment") < 0 ||
+      intern(&s_root_offset, "root_offset") < 0 || intern(&g_empty, "") < 0) {
     return nullptr;
   }
   g_zero = PyLong_FromLong(0);
-  if (g_zero == nullptr) return nullptr;
+  g_ranges = PyDict_New();
+  if (g_zero == nullptr || g_ranges == nullptr) return nullptr;
   return PyModule_Create(&kModule);
 }

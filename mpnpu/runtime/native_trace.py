@@ -33,7 +33,7 @@ from mpnpu import settings
 from mpnpu.errors import TraceError
 from mpnpu.runtime import kcontext, toolchain, trace
 from mpnpu.runtime.toolchain import CompileError, cache_dir, find_compiler
-from mpnpu.runtime.trace import LocalAccess, PipeSyncEvent
+from mpnpu.runtime.trace import Access, LocalAccess, PipeSyncEvent, byte_ranges
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native_trace.cpp")
 MODULE_NAME = "_mpnpu_native_trace"
@@ -107,7 +107,8 @@ def _load(lib: str) -> ModuleType:
         raise TraceError(f"{lib} cannot be loaded as a module")
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
-    module.configure(kcontext._SITE_PREFIX, kcontext._SITES, kcontext._site_prefix, LocalAccess, PipeSyncEvent)
+    module.configure(kcontext._SITE_PREFIX, kcontext._SITES, kcontext._site_prefix, LocalAccess, PipeSyncEvent,
+                     Access, functools.partial(byte_ranges, deferred=True))
     return module
 
 
@@ -148,6 +149,7 @@ def activate() -> ModuleType | None:
         return None
     _module = module
     kcontext.call_site = module.call_site
+    kcontext.gm_access = module.gm_access
     trace.columns = functools.partial(module.columns, trace._time_slots)
     for install in _installers:
         install(module)
