@@ -5,8 +5,10 @@ one device per operator, pinned to the CPU set ``mpnpu batch`` would use: a warm
 rounds in which the plain batch and the batch with each check run one after the other, the order
 rotating every round (so that none always runs first, on a warmer or quieter machine). Prints
 each round's times, then per operator the median of the per-round ratios (check / plain) with
-their range, how much of the racecheck batch was its analysis, and how many launches the
-analysis had to look at (the rest reused the analysis of an identical one). The machine is shared:
+their range, how much time racecheck's analysis took (the CPU seconds of the child process that
+analyses at the lowest priority, mpnpu.racecheck.worker: much of it on CPU time the cores left
+idle), and how many launches the analysis had to look at (the rest reused the analysis of an
+identical one). The machine is shared:
 only ratios measured side by side mean anything, and the load average is printed before and
 after.
 
