@@ -205,14 +205,14 @@ def test_a_gm_access_is_the_record_python_makes(recorder: ModuleType) -> None:
     views = [x, x[2:4], x[1:5, 4:12], x[3, 2:3], x[0:0], x[5:7, 0:16]]
     made = []
     for gm_access in (recorder.gm_access, kcontext.gm_access_py):
-        for events in ([], []):  # (two launches: the kept byte ranges are per launch)
+        for events in ([], []):  # (two launches)
             c = _core()
             c.events = events
             for i, v in enumerate(views * 2):
                 args = (c, READ if i % 2 else WRITE, v, 1000 + i, f"k.py:{i}")
                 events.append(gm_access(*args, *(("PIPE_MTE2", "PIPE_MTE2") if i % 3 == 0 else ())))
             assert all(e.t1 >= e.t0 for e in events)
-            # one view's ranges are one object in a launch (pickled once), on both ways
+            # one view's ranges are one object (pickled once in a launch), on both ways
             assert all(events[k].ranges is events[k + len(views)].ranges for k in range(len(views)))
             made.append([e._replace(t1=0) for e in pickle.loads(pickle.dumps(events))])  # (as shipped)
     assert made[0] == made[2] and made[1] == made[3] and made[0] == made[1]

@@ -46,7 +46,6 @@ from .trace import (
     PipeSyncEvent,
     StageEvent,
     SyncAllEvent,
-    TraceEvent,
     byte_ranges,
     clock_ns,
 )
@@ -386,27 +385,25 @@ def run_inserted(c: CoreContext, inserts: list[InsertedSync], entering: bool) ->
 
 # -- GM accesses: trace records and race-directed holds ---------------------------------------------
 
-# byte_ranges of the views accessed in the current traced launch (keyed by the events list, so
-# the cache lives as long as one launch): kernels re-read the same tiles, and a shared tuple is
-# computed once and pickled once. Strided views stay four numbers here (deferred) and become
-# their tuple of intervals when the parent unpickles the trace.
-_ranges_for: list[TraceEvent] | None = None
+# byte_ranges of the views accessed by traced launches, by (offset, shape, strides, itemsize), which
+# decide them: kernels re-read the same tiles, launch after launch, and a shared tuple is computed
+# once and pickled once per launch. Strided views stay four numbers here (deferred) and become
+# their tuple of intervals when the parent unpickles the trace. Emptied once it holds RANGES_KEPT.
 _new = tuple.__new__  # a trace record from its fields (a NamedTuple without its Python-level __new__)
 _ranges: dict[tuple[int, tuple[int, ...], tuple[int, ...], int], tuple[tuple[int, int], ...]] = {}
+RANGES_KEPT = 4096
 
 
 def gm_access(c: CoreContext, kind: str, t: GlobalTensor, t0: int, site: str, pipe: str = "",
               ran_on: str = "") -> Access:
     """The trace record of an access of ``kind`` to the GM view ``t`` (t1 is now)."""
     t1 = clock_ns()
-    global _ranges_for
-    if _ranges_for is not c.events:
-        _ranges_for = c.events
-        _ranges.clear()
     itemsize = t.dtype.storage.itemsize  # (the DType property is a Python call: read once)
     key = (t.offset, t.shape, t.strides, itemsize)
     ranges = _ranges.get(key)
     if ranges is None:
+        if len(_ranges) >= RANGES_KEPT:
+            _ranges.clear()
         ranges = _ranges[key] = byte_ranges(t, deferred=True)
     # (tuple.__new__: without the NamedTuple's Python-level __new__, on every traced copy)
     return _new(Access, (kind, t.name, t.segment, ranges, t.root_offset, itemsize, c.stage, site, t0, t1,

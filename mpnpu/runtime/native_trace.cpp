@@ -25,10 +25,10 @@ PyTypeObject* g_local_access = nullptr;
 PyTypeObject* g_pipe_sync = nullptr;
 PyTypeObject* g_access = nullptr;
 PyObject* g_byte_ranges = nullptr;  // callable(tensor) -> its byte ranges as a trace ships them
-// gm_access's byte ranges by (offset, shape, strides, itemsize), for the launch whose events list is
-// g_ranges_for: kernels re-read the same tiles, and one shared tuple pickles once per launch
+// gm_access's byte ranges by (offset, shape, strides, itemsize), as kcontext keeps them (emptied once
+// it holds kRangesKept): kernels re-read the same tiles, and one shared tuple pickles once per launch
 PyObject* g_ranges = nullptr;
-PyObject* g_ranges_for = nullptr;
+constexpr Py_ssize_t kRangesKept = 4096;
 PyObject* g_unknown = nullptr;  // "?": no kernel frame on the stack
 PyObject* g_zero = nullptr;
 
@@ -380,13 +380,8 @@ PyObject* int64_column(PyObject* rows, Py_ssize_t j) {
   return column;
 }
 
-// The byte ranges of GM view ``t`` (new reference), kept per launch (g_ranges).
-PyObject* ranges_of(PyObject* events, PyObject* t, PyObject* offset, PyObject* itemsize) {
-  if (events != g_ranges_for) {
-    Py_INCREF(events);
-    Py_XSETREF(g_ranges_for, events);
-    PyDict_Clear(g_ranges);
-  }
+// The byte ranges of GM view ``t`` (new reference), kept (g_ranges).
+PyObject* ranges_of(PyObject* t, PyObject* offset, PyObject* itemsize) {
   PyObject* shape = PyObject_GetAttr(t, s_shape);
   PyObject* strides = shape == nullptr ? nullptr : PyObject_GetAttr(t, s_strides);
   PyObject* key = strides == nullptr ? nullptr : PyTuple_Pack(4, offset, shape, strides, itemsize);
@@ -397,6 +392,7 @@ PyObject* ranges_of(PyObject* events, PyObject* t, PyObject* offset, PyObject* i
   if (ranges != nullptr) {
     Py_INCREF(ranges);
   } else if (!PyErr_Occurred()) {
+    if (PyDict_GET_SIZE(g_ranges) >= kRangesKept) PyDict_Clear(g_ranges);
     ranges = PyObject_CallOneArg(g_byte_ranges, t);
     if (ranges != nullptr && PyDict_SetItem(g_ranges, key, ranges) < 0) Py_CLEAR(ranges);
   }
@@ -414,13 +410,11 @@ PyObject* gm_access(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   PyObject* t1 = PyLong_FromLongLong(now_ns());
   PyObject *c = args[0], *t = args[2];
-  PyObject* events = PyObject_GetAttr(c, s_events);
-  PyObject* dtype = events == nullptr ? nullptr : PyObject_GetAttr(t, s_dtype);
+  PyObject* dtype = PyObject_GetAttr(t, s_dtype);
   PyObject* storage = dtype == nullptr ? nullptr : PyObject_GetAttr(dtype, s_storage);
   PyObject* itemsize = storage == nullptr ? nullptr : PyObject_GetAttr(storage, s_itemsize);
   PyObject* offset = itemsize == nullptr ? nullptr : PyObject_GetAttr(t, s_offset);
-  PyObject* ranges = offset == nullptr ? nullptr : ranges_of(events, t, offset, itemsize);
-  Py_XDECREF(events);
+  PyObject* ranges = offset == nullptr ? nullptr : ranges_of(t, offset, itemsize);
   Py_XDECREF(dtype);
   Py_XDECREF(storage);
   Py_XDECREF(offset);
