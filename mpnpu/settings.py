@@ -431,6 +431,12 @@ NATIVE_TRACE: Setting[bool] = Setting(
                     "built: the same records made in Python, slower)", switch, True,
     env="MPNPU_NATIVE_TRACE", env_help="read by the process that opens the device and by its core processes",
 )
+RACECHECK_PROCESS: Setting[bool] = Setting(
+    "racecheck_process", "a batch's racecheck analyses run in a child process at the lowest CPU priority, on CPU "
+                         "time the core processes leave idle (off: on a thread of the batch's own process)",
+    switch, True,
+    env="MPNPU_RACECHECK_PROCESS", env_help="read by the process that runs the batch",
+)
 OPS_NN: Setting[str | None] = Setting(
     "ops_nn", "a checkout of the open operator repository (or its operator folder), for the operators built from "
               "it (--op floms-public)", path, None,
@@ -483,7 +489,7 @@ SETTINGS: dict[str, Setting[Any]] = _table(
     REPEAT, SEED, RACECHECK, INITCHECK, SYNCCHECK, DROP_SYNC, TIMELINE, DIRECTED, SYNC_LOG, DEFAULT_KERNEL_MODE,
     MUTATE_SYNCS, MIN_SCORE,
     PROGRESS_EVERY, CACHE_DIR, CACHE_MAX_MB, PCH, KERNEL_OPT, KERNEL_UBSAN, NATIVE_SYNC, NATIVE_SERVE, NATIVE_TRACE,
-    OPS_NN,
+    RACECHECK_PROCESS, OPS_NN,
     GTEST_TEST,
     GTEST_TEST_STATE, WARM_PYTHON, REAL_PYTHON,
 )

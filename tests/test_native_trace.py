@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sysconfig
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -28,6 +29,8 @@ from tests.runtime_util import device, filled, k
 
 @pytest.fixture(scope="module")
 def recorder() -> ModuleType:
+    if not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")):
+        pytest.skip("no Python.h for this interpreter")
     try:
         lib = native_trace.build()
     except NoCompilerError:

@@ -189,3 +189,16 @@ def test_an_analysis_process_that_died_is_an_error_naming_how() -> None:
         with pytest.raises(TraceError, match="analysis process ended without a result.*SIGKILL"):
             background.finish()
     assert log.launches_analyzed == 0
+
+
+def test_leaving_early_keeps_the_launches_the_analysis_process_answered() -> None:
+    log = HazardLog()
+    with pytest.raises(KeyboardInterrupt):
+        with BackgroundAnalysis(AnalysisCache(), in_process=True) as background:
+            for read_at in (50, 60, 70):
+                background.submit(compaction(read_at), log)
+            assert background._process is not None
+            # an answer has come back (the worker thread reads them only as it sends the next launch)
+            assert background._process._conn.poll(WAIT_S)
+            raise KeyboardInterrupt
+    assert log.launches_analyzed >= 1 and log.to_dicts()

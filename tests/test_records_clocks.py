@@ -172,6 +172,7 @@ def test_the_gallery_in_cxx_gets_the_same_clocks_both_ways(name: str, monkeypatc
         return slow
 
     monkeypatch.setattr(intracore, "core_clocks", both)
+    monkeypatch.setenv("MPNPU_RACECHECK_PROCESS", "0")  # (the analysis in this process, where the counts are)
     op = load_operator(f"{name}-cxx")
     run_batch(op, cases=3, repeat=1, variants=make_variants(op, ("incident", "fixed")), racecheck=True)
     assert differ == []

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from mpnpu import settings
 from mpnpu.errors import InvalidArgumentError, LaunchError, MpnpuError, RemoteTraceback, UsageError
 from mpnpu.harness.stats import rule_of_three, wilson_interval
 from mpnpu.operators.helpers import build_kernels_for
@@ -548,7 +549,7 @@ def _analysis(cache: Any, checks: bool = False) -> Iterator[Any]:
     from mpnpu.racecheck.background import BackgroundAnalysis
 
     # (racecheck's analyses in a child process at the lowest priority: on CPUs the cores leave idle)
-    with BackgroundAnalysis(cache, in_process=True) as background:
+    with BackgroundAnalysis(cache, in_process=settings.from_env(settings.RACECHECK_PROCESS)) as background:
         yield background
 
 

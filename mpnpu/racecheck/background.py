@@ -51,7 +51,8 @@ class BackgroundAnalysis:
 
     Leaving the block without :meth:`finish` (an interrupt, a failure) drops the jobs not yet
     run and waits only for the one in progress: an interrupted batch's logs hold the launches
-    analysed and checked by then.
+    analysed and checked by then (with ``in_process``, the launches the child process has answered
+    by then).
     """
 
     def __init__(self, cache: AnalysisCache | None, *, max_pending: int = DEFAULT_MAX_PENDING,
@@ -91,6 +92,10 @@ class BackgroundAnalysis:
         while self._worker.is_alive():
             self._worker.join(_POLL_S)
         if self._process is not None:
+            try:  # (left early: the launches the child has answered reach their logs, as on the thread)
+                self._process.collect(block=False)
+            except Exception:  # (an error found now is the child's; the block is being left anyway)
+                pass
             self._process.close()
         if self._saved_interval is not None:
             sys.setswitchinterval(self._saved_interval)

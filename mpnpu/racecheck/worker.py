@@ -31,7 +31,13 @@ from typing import Any, Callable, NoReturn
 from mpnpu.errors import TraceError
 from mpnpu.racecheck.hazards import Hazard
 from mpnpu.racecheck.reuse import AnalysisCache
-from mpnpu.runtime.procutil import describe_exit, end_processes, fork_process, set_parent_death_signal
+from mpnpu.runtime.procutil import (
+    describe_exit,
+    end_processes,
+    fork_process,
+    set_parent_death_signal,
+    signals_blocked,
+)
 from mpnpu.runtime.trace import LaunchTrace
 
 #: the child's priority: the least, so the core processes always run first
@@ -44,13 +50,16 @@ _ERROR = "error"  # (the first item of an answer that is a failure)
 _CONTEXT = multiprocessing.get_context("fork")
 
 
-def _serve(conn: Connection, cache: AnalysisCache, parent: int) -> None:
+def _serve(conn: Connection, parent_end: Connection, cache: AnalysisCache, parent: int) -> None:
     """The child: analyse each trace sent, in order; answer (hazards, reused) or ("error", exception).
 
     A thread of its own takes every message off the pipe as it comes, so the parent never waits to
     send while this process answers (each side only ever waits to read)."""
+    parent_end.close()  # (the parent's end, inherited: held here, the pipe would never end)
     set_parent_death_signal()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Ctrl-C reaches the whole group: the parent decides)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: ending it ends it)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))  # (blocked for the fork)
     try:
         os.nice(NICENESS)
     except OSError:
@@ -101,8 +110,10 @@ class AnalysisProcess:
         self.max_in_flight = max_in_flight
         self._waiting: deque[Callable[[list[Hazard], bool], None]] = deque()
         self._conn, child_end = _CONTEXT.Pipe()
-        self._proc = fork_process(_CONTEXT, _serve, (child_end, cache, os.getpid()), "mpnpu-racecheck-analysis",
-                                  close_after_start=(child_end,))
+        # (SIGINT and SIGTERM pending while it forks: none reaches the child before its own handlers)
+        with signals_blocked(signal.SIGINT, signal.SIGTERM):
+            self._proc = fork_process(_CONTEXT, _serve, (child_end, self._conn, cache, os.getpid()),
+                                      "mpnpu-racecheck-analysis", close_after_start=(child_end,))
 
     def send(self, trace: LaunchTrace, done: Callable[[list[Hazard], bool], None]) -> None:
         """Have ``trace`` analysed; ``done(hazards, reused)`` is called with what
@@ -141,7 +152,7 @@ class AnalysisProcess:
 
     def close(self) -> None:
         """End the child (it stops by itself once told; it is killed if it does not); answers not
-        collected are dropped."""
+        collected are dropped (:meth:`collect` them first)."""
         try:
             self._conn.send_bytes(_STOP)
         except OSError:

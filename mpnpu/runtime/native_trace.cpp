@@ -8,6 +8,7 @@
 // record types, so both ways share them.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <frameobject.h>  // (PyFrame_GetBack: declared here up to Python 3.10)
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
@@ -243,7 +244,9 @@ int append_record(PyObject* events, PyTypeObject* type, PyObject* c, PyObject* c
   PyObject* items[9] = {head[0], head[1], head[2], head[3], head[4], nullptr, nullptr, g_zero, g_zero};
   Py_INCREF(g_zero);
   Py_INCREF(g_zero);
-  items[5] = PyObject_GetAttr(c, s_stage);
+  bool made = true;  // (no further call once one has failed: its exception is the one raised)
+  for (int i = 0; i < 5; ++i) made = made && head[i] != nullptr;
+  items[5] = made ? PyObject_GetAttr(c, s_stage) : nullptr;
   items[6] = items[5] == nullptr ? nullptr : site_arg(args, nargs, site_index);
   bool complete = true;
   for (PyObject* item : items) complete = complete && item != nullptr;
@@ -318,7 +321,7 @@ PyObject* record_local(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
           break;
         }
         long long a0 = PyLong_AsLongLong(PyTuple_GET_ITEM(span, 0));
-        long long a1 = PyLong_AsLongLong(PyTuple_GET_ITEM(span, 1));
+        long long a1 = PyErr_Occurred() ? 0 : PyLong_AsLongLong(PyTuple_GET_ITEM(span, 1));
         if (PyErr_Occurred()) {
           failed = true;
           break;
@@ -333,8 +336,10 @@ PyObject* record_local(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (!failed && memory != nullptr) {
       Py_INCREF(args[1]);
       Py_INCREF(memory);
-      PyObject* const head[5] = {args[1], memory, PyLong_FromSsize_t(lo - base), PyLong_FromSsize_t(hi - base),
-                                 PyObject_GetAttr(args[3], s_value)};
+      PyObject* start = PyLong_FromSsize_t(lo - base);
+      PyObject* stop = start == nullptr ? nullptr : PyLong_FromSsize_t(hi - base);
+      PyObject* const head[5] = {args[1], memory, start, stop,
+                                 stop == nullptr ? nullptr : PyObject_GetAttr(args[3], s_value)};
       failed = append_record(events, g_local_access, c, head, args, nargs, 4) < 0;
     }
     Py_XDECREF(spans);
@@ -410,7 +415,8 @@ PyObject* gm_access(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   PyObject* t1 = PyLong_FromLongLong(now_ns());
   PyObject *c = args[0], *t = args[2];
-  PyObject* dtype = PyObject_GetAttr(t, s_dtype);
+  // (each call only once the ones before it succeeded: a failure's exception is the one raised)
+  PyObject* dtype = t1 == nullptr ? nullptr : PyObject_GetAttr(t, s_dtype);
   PyObject* storage = dtype == nullptr ? nullptr : PyObject_GetAttr(dtype, s_storage);
   PyObject* itemsize = storage == nullptr ? nullptr : PyObject_GetAttr(storage, s_itemsize);
   PyObject* offset = itemsize == nullptr ? nullptr : PyObject_GetAttr(t, s_offset);
@@ -418,8 +424,11 @@ PyObject* gm_access(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_XDECREF(dtype);
   Py_XDECREF(storage);
   Py_XDECREF(offset);
-  PyObject* items[12] = {args[1], PyObject_GetAttr(t, s_name), PyObject_GetAttr(t, s_segment), ranges,
-                         PyObject_GetAttr(t, s_root_offset), itemsize, PyObject_GetAttr(c, s_stage), args[4],
+  PyObject* name = ranges == nullptr ? nullptr : PyObject_GetAttr(t, s_name);
+  PyObject* segment = name == nullptr ? nullptr : PyObject_GetAttr(t, s_segment);
+  PyObject* root = segment == nullptr ? nullptr : PyObject_GetAttr(t, s_root_offset);
+  PyObject* stage = root == nullptr ? nullptr : PyObject_GetAttr(c, s_stage);
+  PyObject* items[12] = {args[1], name, segment, ranges, root, itemsize, stage, args[4],
                          args[3], t1, nargs > 5 ? args[5] : g_empty, nargs > 6 ? args[6] : g_empty};
   Py_INCREF(items[0]);
   Py_INCREF(items[7]);

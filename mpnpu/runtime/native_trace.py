@@ -44,7 +44,8 @@ BUILD_TIMEOUT_S = 300.0
 
 _installers: list[Callable[[ModuleType], None]] = []
 _module: ModuleType | None = None
-_activated = False  # activate() has run in this process
+_activated = False  # activate() has put the extension in place, or found it is not to be
+_lib: str | None = None  # library_path(), once worked out in this process
 _prepared = False  # prepare() has run in this process
 _why_not = "not tried in this process"
 
@@ -129,21 +130,24 @@ def prepare() -> None:
 
 
 def activate() -> ModuleType | None:
-    """In a core process, at its first traced launch: load the built extension and put it in place
-    of the Python recording functions; the module, or None when the Python ones stay."""
-    global _activated, _module, _why_not
+    """In a core process, at a traced launch: load the built extension and put it in place of the
+    Python recording functions, once; the module, or None while the Python ones stay. A library not
+    built yet is looked for again at the next traced launch (a compiled kernel's launches do not
+    have it built; a Python kernel's later launch on the same device may)."""
+    global _activated, _module, _why_not, _lib
     if _activated:
         return _module
-    _activated = True
     if not settings.from_env(settings.NATIVE_TRACE):
-        _why_not = "MPNPU_NATIVE_TRACE is off"
+        _activated, _why_not = True, "MPNPU_NATIVE_TRACE is off"
         return None
     try:
-        lib = library_path()
-        if not os.path.isfile(lib):
-            _why_not = f"not built ({lib} is missing)"
+        if _lib is None:
+            _lib = library_path()
+        if not os.path.isfile(_lib):
+            _why_not = f"not built ({_lib} is missing)"
             return None
-        module = _load(lib)
+        _activated = True
+        module = _load(_lib)
     except Exception as e:  # (a library that does not load only means the Python recorder)
         _why_not = f"not loaded: {e}"
         return None
