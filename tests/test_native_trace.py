@@ -23,7 +23,7 @@ from mpnpu.runtime.config import DeviceSpec, LaunchOptions
 from mpnpu.runtime.local import TPipe, make_arenas
 from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.topology import CoreInfo, CoreType
-from mpnpu.runtime.trace import READ, WRITE, Access, LaunchTrace
+from mpnpu.runtime.trace import READ, WRITE, Access, LaunchTrace, LocalAccess
 from tests.runtime_util import device, filled, k
 
 
@@ -103,6 +103,17 @@ def test_local_accesses_and_pipe_syncs_are_the_records_python_makes(recorder: Mo
         made.append(c.events)
     native, python = made
     assert native == python
+    # an instruction's local accesses given its times (stamp_local), the rest of the events as they were
+    stamped = []
+    for stamp_local in (recorder.stamp_local, _trace.stamp_local_py):
+        c = _core(pipe_aware, traced)
+        c.events = None if python is None else list(python)
+        stamp_local(c, (2, 123) if traced else (-1, 0))
+        stamped.append(None if c.events is None else [e._replace(t1=0) if e.t1 else e for e in c.events])
+        assert c.events is None or all(e.t1 >= 123 for e in c.events[2:] if type(e) is LocalAccess)
+    assert stamped[0] == stamped[1]
+    if traced and pipe_aware:
+        assert [e.t0 for e in stamped[0]] == [0, 0] + [123 if type(e) is LocalAccess else 0 for e in python[2:]]
     if traced and pipe_aware:
         assert [type(e) for e in native] == [type(e) for e in python]
         assert len(native) == 8 + 3  # 8 of the views are local memory, and 3 syncs
@@ -215,6 +226,10 @@ def test_a_gm_access_is_the_record_python_makes(recorder: ModuleType) -> None:
                 args = (c, READ if i % 2 else WRITE, v, 1000 + i, f"k.py:{i}")
                 events.append(gm_access(*args, *(("PIPE_MTE2", "PIPE_MTE2") if i % 3 == 0 else ())))
             assert all(e.t1 >= e.t0 for e in events)
+            retime = recorder.retime_access if gm_access is recorder.gm_access else kcontext.retime_access_py
+            retime(events, 3, 7)  # (a copy that ran later, on its pipe)
+            assert events[3].t0 == 7 and events[3].t1 >= 7
+            events[3] = events[3]._replace(t0=1003)  # (as recorded, for the comparison below)
             # one view's ranges are one object (pickled once in a launch), on both ways
             assert all(events[k].ranges is events[k + len(views)].ranges for k in range(len(views)))
             made.append([e._replace(t1=0) for e in pickle.loads(pickle.dumps(events))])  # (as shipped)

@@ -50,7 +50,7 @@ def traced_since(c: CoreContext) -> tuple[int, int]:
     return (len(c.events), clock_ns()) if c.events is not None else (-1, 0)
 
 
-def stamp_local(c: CoreContext, since: tuple[int, int]) -> None:
+def stamp_local_py(c: CoreContext, since: tuple[int, int]) -> None:
     """Give the local-access records traced since ``since`` (:func:`traced_since`) the time their
     instruction ran: an inline pipe executes at issue, on the kernel thread, so a timeline can
     draw it (and a race between it and an asynchronous pipe's copy) where it happened. Copies on
@@ -82,15 +82,17 @@ def record_sync_py(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: in
 #: recorder's once it is in place in this process (:func:`_use_native`)
 record_local = record_local_py
 record_sync = record_sync_py
+stamp_local = stamp_local_py
 
 
 def _use_native(module: ModuleType) -> None:
-    """Put the C recorder's record_local and record_sync (:mod:`mpnpu.runtime.native_trace`: the same
-    records, without a Python frame each) in place of the two above; the API modules call them
-    through this module, so they find whichever is in place."""
-    global record_local, record_sync
+    """Put the C recorder's record_local, record_sync and stamp_local (:mod:`mpnpu.runtime.native_trace`:
+    the same records, without a Python frame each) in place of the ones above; the API modules call
+    them through this module, so they find whichever is in place."""
+    global record_local, record_sync, stamp_local
     record_local = module.record_local
     record_sync = module.record_sync
+    stamp_local = module.stamp_local
 
 
 native_trace.use(_use_native)

@@ -13,7 +13,7 @@ from mpnpu.runtime.topology import CoreType
 from mpnpu.runtime.trace import READ, WRITE
 
 from . import _trace
-from ._trace import stamp_local, traced_since
+from ._trace import traced_since
 from .memory import check_operands
 
 __all__ = ["mmad"]
@@ -52,4 +52,4 @@ def mmad(dst: np.ndarray, a: np.ndarray, b: np.ndarray, *, accumulate: bool = Fa
         dst += a32 @ b32
     else:
         np.matmul(a32, b32, out=np.asarray(dst))
-    stamp_local(c, since)
+    _trace.stamp_local(c, since)

@@ -29,7 +29,7 @@ from mpnpu.runtime.pipe_events import Pipe
 from mpnpu.runtime.trace import READ, WRITE
 
 from . import _trace
-from ._trace import stamp_local, traced_since
+from ._trace import traced_since
 from .memory import check_operands
 
 #: names of the instructions made below by the factories (every one is exported)
@@ -64,7 +64,7 @@ def _run(dst: np.ndarray, srcs: tuple[np.ndarray, ...], fn: Callable[..., Any], 
         _trace.record_local(c, READ, s, Pipe.V, site)
     _trace.record_local(c, WRITE, dst, Pipe.V, site)
     _store(dst, fn(*(_values(s) for s in srcs)))
-    stamp_local(c, since)
+    _trace.stamp_local(c, since)
 
 
 def _named(fn: Callable[..., None], name: str, doc: str) -> Callable[..., None]:
@@ -129,4 +129,4 @@ def cast(dst: np.ndarray, src: np.ndarray) -> None:
     np.copyto(dst, from_float32(values, dst_dtype).reshape(dst.shape) if dst_dtype.is_float
               else np.asarray(values).astype(dst.dtype).reshape(dst.shape))
     if c is not None:
-        stamp_local(c, since)
+        _trace.stamp_local(c, since)

@@ -46,6 +46,7 @@ from .trace import (
     PipeSyncEvent,
     StageEvent,
     SyncAllEvent,
+    TraceEvent,
     byte_ranges,
     clock_ns,
 )
@@ -410,6 +411,15 @@ def gm_access(c: CoreContext, kind: str, t: GlobalTensor, t0: int, site: str, pi
                          pipe, ran_on))
 
 
+def retime_access(events: list[TraceEvent], index: int, t0: int) -> None:
+    """Give the GM access record at ``events[index]`` the times of its copy: ``t0``, and now (the
+    pipe that ran the copy calls this once it has)."""
+    ev = events[index]
+    events[index] = _new(Access, ev[:8] + (t0, clock_ns()) + ev[10:])  # (its t0 and t1, fields 8 and 9)
+
+
+#: the Python :func:`retime_access`, whichever is in place (the C recorder's, in a traced core process)
+retime_access_py = retime_access
 #: the Python :func:`gm_access`, whichever is in place (a traced core process of a Python kernel puts
 #: the C recorder's in its place: mpnpu.runtime.native_trace)
 gm_access_py = gm_access
@@ -468,7 +478,6 @@ def _issue_traced(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy:
     def timed_copy() -> None:
         t0 = clock_ns()
         copy()
-        ev = events[index]
-        events[index] = _new(Access, ev[:8] + (t0, clock_ns()) + ev[10:])  # (its t0 and t1, fields 8 and 9)
+        retime_access(events, index, t0)
 
     c.pipes.run(pipe, timed_copy)

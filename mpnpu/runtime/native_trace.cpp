@@ -444,6 +444,89 @@ PyObject* gm_access(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return make_record(g_access, items, 12);
 }
 
+// A copy of tuple record ``ev`` (of its own type) with fields ``slot`` and ``slot + 1`` set to ``t0`` and
+// ``t1`` (new references taken); nullptr with an exception set.
+PyObject* with_times(PyObject* ev, Py_ssize_t slot, PyObject* t0, PyObject* t1) {
+  const Py_ssize_t n = PyTuple_GET_SIZE(ev);
+  PyObject* items[16];
+  if (n > 16 || slot < 0 || slot + 1 >= n) {
+    Py_DECREF(t0);
+    Py_DECREF(t1);
+    PyErr_SetString(PyExc_ValueError, "a record without its times where they were expected");
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    items[i] = i == slot ? t0 : i == slot + 1 ? t1 : PyTuple_GET_ITEM(ev, i);
+    if (i != slot && i != slot + 1) Py_INCREF(items[i]);
+  }
+  return make_record(Py_TYPE(ev), items, n);
+}
+
+// stamp_local(c, since): _trace.stamp_local, the local accesses recorded since ``since`` (first event,
+// t0) given the times of their instruction (t0, now).
+PyObject* stamp_local(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!configured()) return nullptr;
+  Py_ssize_t first;
+  long long start;
+  if (nargs != 2 || !PyArg_ParseTuple(args[1], "nL", &first, &start)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "stamp_local(c, since)");
+    return nullptr;
+  }
+  PyObject* c = args[0];
+  PyObject* events = PyObject_GetAttr(c, s_events);
+  if (events == nullptr) return nullptr;
+  if (events == Py_None || first < 0) {
+    Py_DECREF(events);
+    Py_RETURN_NONE;
+  }
+  if (!PyList_Check(events)) {
+    Py_DECREF(events);
+    PyErr_SetString(PyExc_TypeError, "a core's events must be a list");
+    return nullptr;
+  }
+  const int64_t t = now_ns();
+  bool failed = false;
+  PyObject* t0 = PyLong_FromLongLong(start);
+  PyObject* t1 = t0 == nullptr ? nullptr : PyLong_FromLongLong(t);
+  failed = t1 == nullptr;
+  for (Py_ssize_t i = first; !failed && i < PyList_GET_SIZE(events); ++i) {
+    PyObject* ev = PyList_GET_ITEM(events, i);
+    if (Py_TYPE(ev) != g_local_access) continue;
+    Py_INCREF(t0);
+    Py_INCREF(t1);
+    PyObject* timed = with_times(ev, PyTuple_GET_SIZE(ev) - 2, t0, t1);  // (t0 and t1: its last fields)
+    failed = timed == nullptr || PyList_SetItem(events, i, timed) < 0;  // (SetItem takes the reference)
+  }
+  Py_XDECREF(t0);
+  Py_XDECREF(t1);
+  return finish_record(c, events, failed, t);
+}
+
+// retime_access(events, index, t0): the Access record at events[index] given the times of its copy
+// (t0, now), from the pipe that ran it (kcontext._issue_traced).
+PyObject* retime_access(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!configured()) return nullptr;
+  if (nargs != 3 || !PyList_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "retime_access(events: list, index, t0)");
+    return nullptr;
+  }
+  PyObject* t1 = PyLong_FromLongLong(now_ns());
+  const Py_ssize_t index = t1 == nullptr ? -1 : PyNumber_AsSsize_t(args[1], PyExc_IndexError);
+  if (t1 == nullptr || (index == -1 && PyErr_Occurred())) {
+    Py_XDECREF(t1);
+    return nullptr;
+  }
+  if (index < 0 || index >= PyList_GET_SIZE(args[0]) || Py_TYPE(PyList_GET_ITEM(args[0], index)) != g_access) {
+    Py_DECREF(t1);
+    PyErr_SetString(PyExc_IndexError, "retime_access: no GM access record there");
+    return nullptr;
+  }
+  Py_INCREF(args[2]);
+  PyObject* timed = with_times(PyList_GET_ITEM(args[0], index), 8, args[2], t1);  // (Access.t0, .t1: 8, 9)
+  if (timed == nullptr || PyList_SetItem(args[0], index, timed) < 0) return nullptr;
+  Py_RETURN_NONE;
+}
+
 // columns(time_slots, events): EventColumns.pack's grouping, before its pickle: (types, codes, plain,
 // stamps), where types are the events' types in order of first appearance, codes a byte per event
 // (the index of its type), plain per type a tuple of its columns less t0 and t1, stamps per type its
@@ -629,6 +712,10 @@ PyMethodDef kMethods[] = {
      "record_local(c, kind, arr, pipe, site=None): _trace.record_local"},
     {"record_sync", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record_sync)), METH_FASTCALL,
      "record_sync(c, op, pipe, event, event_id, name, site=None): _trace.record_sync"},
+    {"stamp_local", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(stamp_local)), METH_FASTCALL,
+     "stamp_local(c, since): _trace.stamp_local"},
+    {"retime_access", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(retime_access)), METH_FASTCALL,
+     "retime_access(events, index, t0): the GM access record at events[index] timed (t0, now)"},
     {"gm_access", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(gm_access)), METH_FASTCALL,
      "gm_access(c, kind, t, t0, site, pipe='', ran_on=''): kcontext.gm_access"},
     {"columns", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(columns)), METH_FASTCALL,

@@ -154,6 +154,7 @@ def activate() -> ModuleType | None:
     _module = module
     kcontext.call_site = module.call_site
     kcontext.gm_access = module.gm_access
+    kcontext.retime_access = module.retime_access
     trace.columns = functools.partial(module.columns, trace._time_slots)
     for install in _installers:
         install(module)
