@@ -426,7 +426,8 @@ NATIVE_SERVE: Setting[bool] = Setting(
     env="MPNPU_NATIVE_SERVE", env_help="read by the process that opens the device and by its core processes",
 )
 NATIVE_TRACE: Setting[bool] = Setting(
-    "native_trace", "a traced launch of a Python kernel records its local accesses, pipe syncs and kernel lines in C "
+    "native_trace", "a traced launch of a Python kernel makes its records (local accesses, GM copies, pipe syncs, "
+                    "their kernel lines and times) in C "
                     "(a small extension built once with the C++ compiler and cached; off, or where it cannot be "
                     "built: the same records made in Python, slower)", switch, True,
     env="MPNPU_NATIVE_TRACE", env_help="read by the process that opens the device and by its core processes",
