@@ -47,6 +47,7 @@ their keys.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -166,25 +167,18 @@ def _chunk_repeats(chunk: RecordChunk) -> bool:
     return bool(same.any())
 
 
-#: _columns_repeat's answers by the run's timing-free bytes (EventColumns.body), which decide it: a
-#: batch repeats each case's launches, and each check would otherwise unpickle a core's whole run
-_REPEATS: dict[bytes, bool] = {}
-#: answers kept before the table starts again (a run's bytes are a few KB)
-_REPEATS_KEPT = 512
-
-
 def _columns_repeat(part: EventColumns) -> bool:
     """Whether a run of Python events holds two consecutive GM reads of the same bytes."""
-    known = _REPEATS.get(part.body)
-    if known is not None:
-        return known
-    kind, segment, ranges, site = part.fields(Access, ("kind", "segment", "ranges", "site"))
+    return _body_repeats(part.body)
+
+
+# (kept by the run's timing-free bytes, which decide it: a batch repeats each case's launches, and
+# each check would otherwise unpickle a core's whole run; a run's bytes are a few KB)
+@functools.lru_cache(maxsize=512)
+def _body_repeats(body: bytes) -> bool:
+    kind, segment, ranges, site = EventColumns.body_fields(body, Access, ("kind", "segment", "ranges", "site"))
     rows = list(zip(kind, segment, ranges, site))
-    found = any(a[0] == READ and a == b for a, b in zip(rows, rows[1:]))
-    if len(_REPEATS) >= _REPEATS_KEPT:
-        _REPEATS.clear()
-    _REPEATS[part.body] = found
-    return found
+    return any(a[0] == READ and a == b for a, b in zip(rows, rows[1:]))
 
 
 def _may_poll(events: Sequence[TraceEvent]) -> bool:

@@ -29,6 +29,8 @@ import tempfile
 from types import ModuleType
 from typing import Callable
 
+import numpy as np
+
 from mpnpu import settings
 from mpnpu.errors import TraceError
 from mpnpu.runtime import kcontext, toolchain, trace
@@ -51,15 +53,11 @@ _why_not = "not tried in this process"
 
 
 def _headers() -> tuple[str, str]:
-    import numpy as np
-
     return sysconfig.get_paths()["include"], np.get_include()
 
 
 def library_path() -> str:
     """Where the extension for this interpreter and numpy is (or would be) kept."""
-    import numpy as np
-
     with open(SOURCE, "rb") as f:
         body = f.read()
     # (the interpreter and numpy decide the headers it is built against; sysconfig, which says where

@@ -25,6 +25,7 @@ stage still open when its core failed).
 
 from __future__ import annotations
 
+import functools
 import pickle
 import time
 from typing import (
@@ -456,7 +457,12 @@ class EventColumns:
     def fields(self, cls: type, names: Sequence[str]) -> list[tuple[Any, ...]]:
         """Columns ``names`` (not t0 or t1) of the events of type ``cls``, in program order, without
         building a single event (empty columns when the run has none of that type)."""
-        types, _, plain = pickle.loads(self.body)
+        return self.body_fields(self.body, cls, names)
+
+    @staticmethod
+    def body_fields(body: bytes, cls: type, names: Sequence[str]) -> list[tuple[Any, ...]]:
+        """:meth:`fields` of the run whose :attr:`body` is ``body`` (they depend on nothing else)."""
+        types, _, plain = pickle.loads(body)
         if cls not in types:
             return [() for _ in names]
         cols = plain[types.index(cls)]
@@ -477,22 +483,13 @@ class EventColumns:
         return t0, t1
 
 
-#: _type_positions' answers by the codes' bytes: the launches of a batch repeat their runs' layouts,
-#: and racecheck reads every launch's times
-_POSITIONS: dict[bytes, list[np.ndarray]] = {}
-_POSITIONS_KEPT = 512
-
-
+# (kept by the codes' bytes: the launches of a batch repeat their runs' layouts, and racecheck reads
+# every launch's times; the lists are only read)
+@functools.lru_cache(maxsize=512)
 def _type_positions(codes: bytes) -> list[np.ndarray]:
     """Per type code k, the positions of the events of that type in a run with these ``codes``."""
-    known = _POSITIONS.get(codes)
-    if known is None:
-        column = np.frombuffer(codes, dtype=np.uint8)
-        known = [np.flatnonzero(column == k) for k in range(int(column.max()) + 1 if len(column) else 0)]
-        if len(_POSITIONS) >= _POSITIONS_KEPT:
-            _POSITIONS.clear()
-        _POSITIONS[codes] = known
-    return known
+    column = np.frombuffer(codes, dtype=np.uint8)
+    return [np.flatnonzero(column == k) for k in range(int(column.max()) + 1 if len(column) else 0)]
 
 
 #: EventColumns' grouping of a run of events: :meth:`EventColumns.columns_py`, or the C recorder's
