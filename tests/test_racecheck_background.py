@@ -5,6 +5,7 @@ drops what is left; the interpreter's switch interval is restored."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 
@@ -15,7 +16,7 @@ from mpnpu.errors import TraceError
 from mpnpu.racecheck import HazardLog, analyze
 from mpnpu.racecheck.background import BackgroundAnalysis
 from mpnpu.racecheck.reuse import AnalysisCache
-from mpnpu.racecheck.worker import NICENESS
+from mpnpu.racecheck.worker import NICENESS, YIELD_EVERY_S, _give_cpu_away, _YieldingOften
 from mpnpu.runtime.trace import LaunchTrace, SyncAllEvent
 from tests.test_racecheck_reuse import compaction
 
@@ -202,3 +203,38 @@ def test_leaving_early_keeps_the_launches_the_analysis_process_answered() -> Non
             assert background._process._conn.poll(WAIT_S)
             raise KeyboardInterrupt
     assert log.launches_analyzed >= 1 and log.to_dicts()
+
+
+class _TimerProbe(AnalysisCache):
+    """Answers every launch with an error that says how the child's real-time interval timer and its
+    SIGALRM handler stood while it analysed (the state is the child's: an error is what comes back)."""
+
+    def analyze(self, trace: LaunchTrace) -> list:
+        handler = signal.getsignal(signal.SIGALRM)
+        raise TraceError(f"timer {signal.getitimer(signal.ITIMER_REAL)[1]!r} handler "
+                         f"{getattr(handler, '__name__', handler)}")
+
+
+def test_the_analysis_process_gives_its_cpu_back_often_while_it_analyses() -> None:
+    log = HazardLog()
+    with BackgroundAnalysis(_TimerProbe(), in_process=True) as background:
+        background.submit(compaction(50), log)
+        with pytest.raises(TraceError) as raised:
+            background.finish()
+    interval, handler = str(raised.value).removeprefix("timer ").split(" handler ")
+    assert float(interval) == pytest.approx(YIELD_EVERY_S, abs=1e-5)
+    assert handler == "_give_cpu_away"
+
+
+def test_the_yield_timer_runs_only_inside_its_block() -> None:
+    handler, timer = signal.getsignal(signal.SIGALRM), signal.getitimer(signal.ITIMER_REAL)  # (the time limit's)
+    try:
+        yielding = _YieldingOften(0.001)
+        assert signal.getsignal(signal.SIGALRM) is _give_cpu_away
+        with yielding:
+            value, interval = signal.getitimer(signal.ITIMER_REAL)
+            assert 0 < value <= 0.001 and interval == pytest.approx(0.001, abs=1e-5)
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, *timer)

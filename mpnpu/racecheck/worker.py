@@ -10,6 +10,14 @@ Nothing else changes: the worker thread hands each launch over and goes on, and 
 back in launch order to the logs they were meant for (all of them before the batch's analysis
 finishes), so the logs, the report and the exit code are those of the analysis in the parent.
 
+A waiting core process looks again and again, giving its CPU away between looks
+(``sched_yield``, :mod:`mpnpu.runtime.spin`). A yield hands the CPU to whatever else may run, this
+child too, and a busy ``nice`` 19 process keeps it until the scheduler's next tick: measured on the
+project's 2-CPU machine, a process yielding in a loop on a CPU shared with a busy ``nice`` 19 process
+lost up to 4-5 ms per yield. A core that waits 50 us for a SyncAll would notice it 4 ms late. So while the
+child analyses, an interval timer gives the CPU back every :data:`YIELD_EVERY_S` (:class:`_YieldingOften`),
+which bounds what a yield to it costs; it is off while the child waits for work.
+
 The child never outlives the parent (the kernel's parent-death signal, and a check of its parent
 while it waits for work), ignores Ctrl-C (the parent decides), and is ended when the batch's
 analysis closes. A failure in it is the same error in the parent; its death is a TraceError naming
@@ -42,6 +50,9 @@ from mpnpu.runtime.trace import LaunchTrace
 
 #: the child's priority: the least, so the core processes always run first
 NICENESS = 19
+#: while analysing, the child gives its CPU back this often (module docstring): a core that yielded to it
+#: gets it back within about this long, and 5000 yields a second cost the child about 1% of its time
+YIELD_EVERY_S = 0.0002
 #: how often a wait (either side) looks again whether the other process is still there
 _POLL_S = 0.5
 _STOP = b"stop"
@@ -76,7 +87,9 @@ def _serve(conn: Connection, parent_end: Connection, cache: AnalysisCache, paren
             if msg == _STOP:
                 return
 
-    threading.Thread(target=take, name="mpnpu-racecheck-inbox", daemon=True).start()
+    with signals_blocked(signal.SIGALRM):  # (the thread inherits the mask: the timer's signal is the analysis's)
+        threading.Thread(target=take, name="mpnpu-racecheck-inbox", daemon=True).start()
+    yielding = _YieldingOften(YIELD_EVERY_S)
     while True:
         try:
             msg = inbox.get(timeout=_POLL_S)
@@ -87,7 +100,8 @@ def _serve(conn: Connection, parent_end: Connection, cache: AnalysisCache, paren
         if msg == _STOP:
             return
         try:
-            hazards = cache.analyze(pickle.loads(msg))
+            with yielding:
+                hazards = cache.analyze(pickle.loads(msg))
             reply: tuple[Any, Any] = (hazards, cache.last_reused)
         except Exception as e:  # (any failure is the parent's to raise, as the thread's would be)
             reply = (_ERROR, e)
@@ -97,6 +111,26 @@ def _serve(conn: Connection, parent_end: Connection, cache: AnalysisCache, paren
             return  # (the parent is gone)
         except Exception as e:  # (an error that does not pickle: its text)
             conn.send((_ERROR, TraceError(f"racecheck's analysis failed: {type(e).__name__}: {e}")))
+
+
+class _YieldingOften:
+    """While the block runs, this process gives its CPU away (``sched_yield``) every ``period_s``
+    seconds, from a SIGALRM handler (module docstring). The timer is a real-time one: a CPU-time
+    timer is only looked at on the scheduler's tick, which is what it is there to beat."""
+
+    def __init__(self, period_s: float) -> None:
+        self.period_s = period_s
+        signal.signal(signal.SIGALRM, _give_cpu_away)
+
+    def __enter__(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, self.period_s, self.period_s)
+
+    def __exit__(self, *exc: object) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0.0, 0.0)
+
+
+def _give_cpu_away(signum: int, frame: object) -> None:
+    os.sched_yield()
 
 
 class AnalysisProcess:
