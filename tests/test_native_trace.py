@@ -4,6 +4,7 @@ whole traced batches with the same events and the same hazards."""
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import sysconfig
@@ -235,3 +236,39 @@ def test_a_gm_access_is_the_record_python_makes(recorder: ModuleType) -> None:
             made.append([e._replace(t1=0) for e in pickle.loads(pickle.dumps(events))])  # (as shipped)
     assert made[0] == made[2] and made[1] == made[3] and made[0] == made[1]
     assert any(len(e.ranges) > 1 for e in made[0])  # (strided views among them)
+
+
+def _two_lines(call_site: Any) -> list[str]:
+    sites = []
+    for i in range(6):
+        if i % 2:
+            sites.append(call_site())  # (the line after the next: two sites of one code object, in turn)
+        else:
+            sites.append(call_site())
+    return sites
+
+
+def test_each_instruction_of_a_kernel_line_keeps_its_own_line(recorder: ModuleType) -> None:
+    native, python = _two_lines(recorder.call_site), _two_lines(kcontext.call_site_py)
+    assert native == python
+    lines = [int(s.rsplit(":", 1)[1]) for s in native]
+    assert lines[0] == lines[2] == lines[4] == lines[1] + 2 == lines[3] + 2 == lines[5] + 2
+
+
+def test_the_records_made_in_c_are_left_to_no_collector_pass(recorder: ModuleType) -> None:
+    """A record of strings and numbers can be in no reference cycle: the young generation's passes
+    need not look at it (gc.is_tracked). One holding a tracked object stays tracked."""
+    c = _core()
+    ub = c.tpipe._arenas["UB"]
+    recorder.record_local(c, READ, ub[:64].view(np.float32), Pipe.V, None)
+    recorder.record_sync(c, "set", Pipe.MTE2, "MTE2_V", 1, "S0")
+    assert len(c.events) == 2 and not any(gc.is_tracked(e) for e in c.events)
+    untracked = Access("R", "x", "gm", ((0, 4),), 0, 4, "Compute", "k.py:1")
+    held = Access("R", "x", "gm", [(0, 4)], 0, 4, "Compute", "k.py:1")  # (a list: tracked)
+    c.events += [untracked, held]
+    for index in (2, 3):
+        recorder.retime_access(c.events, index, 7)
+        assert c.events[index].t0 == 7
+    assert gc.is_tracked(c.events[2]) == any(gc.is_tracked(item) for item in c.events[2])
+    assert gc.is_tracked(c.events[3])
+    assert c.events[3].ranges is held.ranges

@@ -140,6 +140,46 @@ PyObject* site_at(PyObject* code, int line, PyObject* prefix) {
   return site;
 }
 
+// The site of the instruction a frame is at, by (code object, instruction offset), direct-mapped, in
+// front of site_at: a frame's line is found by decoding its code's line table from the start
+// (PyFrame_GetLineNumber), which cost more than the rest of a lookup; the offset is a field. Strong
+// references, as in g_site_cache.
+struct InstrEntry {
+  PyObject* code;
+  int lasti;
+  PyObject* site;
+};
+constexpr std::size_t kInstrSlots = 2048;
+InstrEntry g_instr_cache[kInstrSlots] = {};
+
+int last_instruction(PyFrameObject* frame) {
+#if PY_VERSION_HEX >= 0x030B0000
+  return PyFrame_GetLasti(frame);
+#else
+  return frame->f_lasti;
+#endif
+}
+
+// The site of kernel code ``code`` where ``frame`` is (new reference); nullptr with an exception set.
+PyObject* site_of_frame(PyFrameObject* frame, PyObject* code, PyObject* prefix) {
+  int lasti = last_instruction(frame);
+  InstrEntry& e = g_instr_cache[(slot_of(code, kInstrSlots) + static_cast<std::size_t>(lasti) * 61) & (kInstrSlots - 1)];
+  if (e.code == code && e.lasti == lasti) {
+    Py_INCREF(e.site);
+    return e.site;
+  }
+  PyObject* site = site_at(code, PyFrame_GetLineNumber(frame), prefix);
+  if (site == nullptr) return nullptr;
+  Py_INCREF(code);
+  Py_INCREF(site);
+  Py_XDECREF(e.code);
+  Py_XDECREF(e.site);
+  e.code = code;
+  e.lasti = lasti;
+  e.site = site;
+  return site;
+}
+
 // kcontext.call_site from the Python frame that called into this module: the innermost frame that
 // is kernel code, as "dir/file.py:line"; "?" when there is none. New reference.
 PyObject* current_site() {
@@ -154,7 +194,7 @@ PyObject* current_site() {
       return nullptr;
     }
     if (PyUnicode_GET_LENGTH(prefix) > 0) {
-      PyObject* site = site_at(code, PyFrame_GetLineNumber(frame), prefix);
+      PyObject* site = site_of_frame(frame, code, prefix);
       Py_DECREF(code);
       Py_DECREF(frame);
       return site;
@@ -222,7 +262,16 @@ PyObject* make_record(PyTypeObject* type, PyObject** items, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(items[i]);
     return nullptr;
   }
-  for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(record, i, items[i]);
+  bool atomic = true;  // (no item the cyclic collector tracks)
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyTuple_SET_ITEM(record, i, items[i]);
+    atomic = atomic && !(PyObject_IS_GC(items[i]) && PyObject_GC_IsTracked(items[i]));
+  }
+  // Then the record (a tuple of those items and a reference to its NamedTuple class, which holds no
+  // record) can be in no reference cycle; the collector would untrack a plain tuple of them at its
+  // first pass. Untracked now, a launch's thousands of records cost the young generation's
+  // collections nothing.
+  if (atomic) PyObject_GC_UnTrack(record);
   return record;
 }
 
