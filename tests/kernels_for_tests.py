@@ -590,3 +590,11 @@ def report_recorder(out) -> None:
     ctx = kcontext.current()
     native = _trace.record_local is not _trace.record_local_py and kcontext.call_site is not kcontext.call_site_py
     put(out[ctx.info.core_id], [int(native)])
+
+
+def collector_state(out) -> None:
+    """Vector core 0 writes whether the cyclic garbage collector runs during this launch (1) or not (0)."""
+    import gc
+
+    if api.is_aiv() and api.get_block_idx() == 0:
+        put(out, [int(gc.isenabled())], np.int32)

@@ -272,3 +272,13 @@ def test_the_records_made_in_c_are_left_to_no_collector_pass(recorder: ModuleTyp
     assert gc.is_tracked(c.events[2]) == any(gc.is_tracked(item) for item in c.events[2])
     assert gc.is_tracked(c.events[3])
     assert c.events[3].ranges is held.ranges
+
+
+def test_a_traced_launch_runs_with_the_collector_paused_and_restarts_it() -> None:
+    with device(block_dim=1) as dev:
+        out = filled(dev, "out", (1,))
+        states = []
+        for trace in (False, True, False, True):
+            dev.launch_with(LaunchOptions(trace=trace), k("collector_state"), out)
+            states.append(int(dev.to_host(out)[0]))
+    assert states == [1, 0, 1, 0]
