@@ -60,14 +60,14 @@ def _comparable(ev: object) -> object:
 def test_the_trace_is_the_same_through_the_board_and_through_the_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
     op = load_operator(compact.ref())
     taken: list[bool] = []
-    real_take = TraceBoard.take
+    real_take = TraceBoard.take_pickled
 
-    def take(self: TraceBoard, core_id: int) -> object:
+    def take(self: TraceBoard, core_id: int) -> bytes | None:
         got = real_take(self, core_id)
         taken.append(got is not None)
         return got
 
-    monkeypatch.setattr(TraceBoard, "take", take)
+    monkeypatch.setattr(TraceBoard, "take_pickled", take)
     on_board = _traces(op, 2)
     assert taken and all(taken)  # every core's events came through the board
     taken.clear()

@@ -7,9 +7,11 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 
 from mpnpu.ascendc.native import abi
 from mpnpu.ascendc.native.records import RecordChunk
+from mpnpu.errors import TraceError
 from mpnpu.runtime.trace import (
     READ,
     WRITE,
@@ -135,3 +137,28 @@ def test_python_events_around_records_ship_in_order() -> None:
     index = time_index(packed).tolist()
     t0, _ = event_times(packed)
     assert [t0[i] for i in index[:2]] == [10, 11] and t0[index[-1]] == 31 and t0[index[3]] == 100
+
+
+def test_events_taken_pickled_read_as_the_events_and_travel_without_being_unpickled() -> None:
+    packed = PackedEvents.pack(python_events())
+    data = pickle.dumps(packed, protocol=pickle.HIGHEST_PROTOCOL)
+    # travelling on (the batch's parent to racecheck's analysis process): the bytes as they came
+    taken = PackedEvents.pickled(data)
+    sent = pickle.dumps(taken, protocol=pickle.HIGHEST_PROTOCOL)
+    assert data in sent and taken._parts is None
+    arrived = pickle.loads(sent)
+    assert type(arrived) is PackedEvents and arrived._parts is not None
+    # read where they are: the events, their key and their times, as the core packed them
+    for got in (taken, arrived):
+        assert got == packed and got.key() == packed.key()
+        assert all((a == b).all() for a, b in zip(got.times(), packed.times()))
+    # once read, they pickle as their parts
+    assert pickle.loads(pickle.dumps(taken)) == packed
+
+
+def test_pickled_events_that_are_not_packed_events_are_a_trace_error() -> None:
+    bad = PackedEvents.pickled(pickle.dumps([1, 2]))
+    with pytest.raises(TraceError, match="holds list, not PackedEvents"):
+        bad.key()
+    with pytest.raises(TraceError, match="holds list, not PackedEvents"):
+        pickle.loads(pickle.dumps(bad))

@@ -28,7 +28,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from multiprocessing import resource_tracker
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence, cast
 
 import numpy as np
 
@@ -56,7 +56,8 @@ from .seam import KernelHooks, hooks_of, pipes_mark, plain_launch
 from .spin import with_env_spin
 from .sync import ST_COLUMNS
 from .topology import KernelType, Topology
-from .trace import LaunchTrace
+from .trace import LaunchTrace, PackedEvents, TraceEvent
+from .trace_board import TraceBoard
 
 #: called with the device after it replaced its core pool by a fresh one (new pids)
 RebuildListener = Callable[["Device"], None]
@@ -405,9 +406,12 @@ class Device:
         if trace:
             # traced: every reply carries its events, or its core put them on the trace board
             board = pool.sync.traces
-            events = tuple(r.events if r.events is not None else board.take(r.core_id) for r in done)
-            if any(e is None for e in events):
+            # (a core's events from the board stay pickled until something reads them: racecheck's
+            # analysis process gets them as they came, PackedEvents.pickled)
+            shipped = tuple(r.events if r.events is not None else _board_events(board, r.core_id) for r in done)
+            if any(e is None for e in shipped):
                 raise TraceError(f"launch {launch_id}: a core's trace is neither in its reply nor on the trace board")
+            events = cast("tuple[Sequence[TraceEvent], ...]", shipped)
             launch_trace = LaunchTrace(self.block_dim, kernel_name(ref), events, dropped, self.kernel_type,
                                        self.options.auto_sync, unwritten)
         outcome = pool.sync.hold_board.outcome() if hold is not None else None
@@ -472,3 +476,10 @@ def _release(state: _State, grace_s: float) -> None:
 
 
 __all__ = ["AllocationScope", "Device", "LaunchResult", "RebuildListener"]
+
+
+def _board_events(board: TraceBoard, core_id: int) -> PackedEvents | None:
+    """The events core ``core_id`` put on the trace board (PackedEvents, as core.run_launch ships
+    them), unpickled only when first read; None: it put nothing."""
+    data = board.take_pickled(core_id)
+    return None if data is None else PackedEvents.pickled(data)

@@ -506,12 +506,33 @@ class PackedEvents(Sequence[TraceEvent]):
     Pickles as its parts (the decoded events stay behind).
     """
 
-    __slots__ = ("parts", "_events", "_index")
+    __slots__ = ("_parts", "_pickled", "_events", "_index")
 
     def __init__(self, parts: tuple[TracePart, ...]) -> None:
-        self.parts = parts
+        self._parts: tuple[TracePart, ...] | None = parts
+        self._pickled: bytes | None = None
         self._events: tuple[TraceEvent, ...] | None = None
         self._index: np.ndarray | None = None
+
+    @classmethod
+    def pickled(cls, data: bytes) -> "PackedEvents":
+        """The PackedEvents that ``data`` (its pickle, as a core shipped it) holds, unpickled on
+        first use. Until then it pickles as ``data`` itself: a batch's parent hands a traced
+        launch to racecheck's analysis process (:mod:`mpnpu.racecheck.worker`) without
+        unpickling and pickling again the 100 KB a compiled vector core ships per launch."""
+        packed = cls(())
+        packed._parts = None
+        packed._pickled = data
+        return packed
+
+    @property
+    def parts(self) -> tuple[TracePart, ...]:
+        """The parts (:class:`TracePart`), in program order."""
+        if self._parts is None:
+            assert self._pickled is not None
+            self._parts = _unpickled_events(self._pickled).parts
+            self._pickled = None
+        return self._parts
 
     @classmethod
     def pack(cls, events: Sequence[Any]) -> "PackedEvents":
@@ -532,7 +553,9 @@ class PackedEvents(Sequence[TraceEvent]):
             parts.append(EventColumns.pack(run))
         return cls(tuple(parts))
 
-    def __reduce__(self) -> tuple[type[PackedEvents], tuple[tuple[TracePart, ...]]]:
+    def __reduce__(self) -> tuple[Callable[..., PackedEvents], tuple[Any]]:
+        if self._pickled is not None:
+            return (_unpickled_events, (self._pickled,))
         return (PackedEvents, (self.parts,))
 
     def _decode(self) -> tuple[TraceEvent, ...]:
@@ -609,6 +632,14 @@ class PackedEvents(Sequence[TraceEvent]):
 
     def __repr__(self) -> str:
         return f"PackedEvents({self.events()!r})"
+
+
+def _unpickled_events(data: bytes) -> PackedEvents:
+    """A :meth:`PackedEvents.pickled` that travelled as its pickle: the events it holds."""
+    events = pickle.loads(data)
+    if not isinstance(events, PackedEvents):
+        raise TraceError(f"a shipped trace holds {type(events).__name__}, not PackedEvents")
+    return events
 
 
 # -- what the race detector reads, and when things ran ------------------------------------------

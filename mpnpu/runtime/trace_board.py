@@ -64,6 +64,11 @@ class TraceBoard:
     def take(self, core_id: int) -> Any:
         """Parent: the events core ``core_id`` put on the board for the launch that just ended,
         which it may reuse from now on (None: it put nothing)."""
+        data = self.take_pickled(core_id)
+        return None if data is None else pickle.loads(data)
+
+    def take_pickled(self, core_id: int) -> bytes | None:
+        """:meth:`take`, still pickled (a copy: the area is the core's again)."""
         if self._map is None:
             return None
         base = core_id * self.area_bytes
@@ -71,7 +76,7 @@ class TraceBoard:
         if n <= 0:
             return None
         _LENGTH.pack_into(self._map, base, 0)
-        return pickle.loads(self._map[base + _LENGTH.size:base + _LENGTH.size + n])
+        return self._map[base + _LENGTH.size:base + _LENGTH.size + n]
 
     def close(self) -> None:
         """Unmap (the parent, when its pool ends; the cores' copies end with them)."""
