@@ -91,8 +91,9 @@ def _views(c: Any) -> list[object]:
 def test_local_accesses_and_pipe_syncs_are_the_records_python_makes(recorder: ModuleType, pipe_aware: bool,
                                                                      traced: bool) -> None:
     made = []
-    for record_local, record_sync in ((recorder.record_local, recorder.record_sync),
-                                      (_trace.record_local_py, _trace.record_sync_py)):
+    for record_local, record_sync, record_pair in (
+            (recorder.record_local, recorder.record_sync, recorder.record_sync_pair),
+            (_trace.record_local_py, _trace.record_sync_py, _trace.record_sync_pair_py)):
         c = _core(pipe_aware, traced)
         for i, view in enumerate(_views(c)):
             record_local(c, READ if i % 2 else WRITE, view, Pipe.V if i % 3 else Pipe.MTE2,
@@ -100,6 +101,7 @@ def test_local_accesses_and_pipe_syncs_are_the_records_python_makes(recorder: Mo
         record_sync(c, "set", Pipe.MTE2, "MTE2_V", 1, "S0")
         record_sync(c, "wait", Pipe.V, "MTE2_V", 1, "", "given.py:9")
         record_sync(c, "barrier", Pipe.ALL, "", 0, "")
+        record_pair(c, Pipe.MTE3, Pipe.MTE2, "MTE3_MTE2", 2, "S1")  # (one line: both records name it)
         assert c.pipes.observed_ns >= 0
         made.append(c.events)
     native, python = made
@@ -117,9 +119,13 @@ def test_local_accesses_and_pipe_syncs_are_the_records_python_makes(recorder: Mo
         assert [e.t0 for e in stamped[0]] == [0, 0] + [123 if type(e) is LocalAccess else 0 for e in python[2:]]
     if traced and pipe_aware:
         assert [type(e) for e in native] == [type(e) for e in python]
-        assert len(native) == 8 + 3  # 8 of the views are local memory, and 3 syncs
+        assert len(native) == 8 + 3 + 2  # 8 of the views are local memory, 3 syncs and a pair
         looked_up = {e.site for e in native} - {"given.py:7", "given.py:9"}
         assert len(looked_up) >= 2 and all(s.startswith("tests/test_native_trace.py:") for s in looked_up)
+        pair = native[-2:]
+        assert [(e.op, e.pipe, e.event, e.event_id, e.name) for e in pair] == [
+            ("set", "PIPE_MTE3", "MTE3_MTE2", 2, "S1"), ("wait", "PIPE_MTE2", "MTE3_MTE2", 2, "S1")]
+        assert pair[0].site == pair[1].site and pair[0].site.startswith("tests/test_native_trace.py:")
     else:
         assert native in (None, [])
 
@@ -282,3 +288,32 @@ def test_a_traced_launch_runs_with_the_collector_paused_and_restarts_it() -> Non
             dev.launch_with(LaunchOptions(trace=trace), k("collector_state"), out)
             states.append(int(dev.to_host(out)[0]))
     assert states == [1, 0, 1, 0]
+
+
+def test_a_copy_issued_to_an_asynchronous_pipe_is_recorded_then_timed_as_python_does(recorder: ModuleType) -> None:
+    from mpnpu.runtime.dtypes import get_dtype
+    from mpnpu.runtime.gm.tensor import GlobalTensor
+
+    x = GlobalTensor("x", get_dtype("float32"), (8, 16), "seg0", 64, (64, 4), 64, 512)
+    made = []
+    for traced_copy in (recorder.traced_copy, kcontext.traced_copy_py):
+        for pipe_aware in (True, False):
+            c = _core(pipe_aware)
+            ran: list[int] = []
+            run = traced_copy(c, READ, x[1:3], "k.py:5", Pipe.MTE2,
+                              lambda ran=ran, c=c: ran.append(len(c.events)))
+            assert len(c.events) == 1 and not ran  # (recorded at issue; the copy runs when its pipe runs it)
+            issued = c.events[0]
+            run()
+            assert ran == [1] and c.events[0].t1 >= c.events[0].t0 >= issued.t1 >= issued.t0 == 0
+            made.append(c.events[0]._replace(t0=0, t1=0))
+            # a copy that fails leaves its record as issued, and the failure is the copy's
+            c.events.append(c.events[0]._replace(t0=0, t1=0))
+            failing = traced_copy(c, WRITE, x, "k.py:6", Pipe.MTE3, lambda: 1 / 0)
+            with pytest.raises(ZeroDivisionError):
+                failing()
+            assert c.events[-1].t0 == 0 and c.events[-1].kind == WRITE
+    assert made[0] == made[2] and made[1] == made[3] and made[0] != made[1]
+    assert made[0].pipe == made[0].ran_on == "PIPE_MTE2" and made[1].pipe == ""
+    with pytest.raises(TypeError, match="not traced"):
+        recorder.traced_copy(_core(traced=False), READ, x, "k.py:7", Pipe.MTE2, lambda: None)

@@ -78,20 +78,34 @@ def record_sync_py(c: CoreContext, op: str, pipe: Pipe, event: str, event_id: in
         c.pipes.observed_ns += monotonic_ns() - t  # (PipeEngine.observed_ns)
 
 
+def record_sync_pair_py(c: CoreContext, src: Pipe, dst: Pipe, event: str, event_id: int, name: str) -> None:
+    """Trace the set on ``src`` and the wait on ``dst`` of a SetFlag + WaitFlag pairing
+    (:func:`mpnpu.api.sync.sync_pipes`), both at the kernel line looked up once."""
+    events = c.events
+    if events is not None and c.pipe_aware:
+        t = monotonic_ns()
+        site = kcontext.call_site()
+        c.pipes.observed_ns += monotonic_ns() - t  # (tracing time is not kernel time: PipeEngine.observed_ns)
+        record_sync(c, "set", src, event, event_id, name, site)
+        record_sync(c, "wait", dst, event, event_id, name, site)
+
+
 #: what the API modules call (as ``_trace.record_local``): the Python functions above, or the C
 #: recorder's once it is in place in this process (:func:`_use_native`)
 record_local = record_local_py
 record_sync = record_sync_py
+record_sync_pair = record_sync_pair_py
 stamp_local = stamp_local_py
 
 
 def _use_native(module: ModuleType) -> None:
-    """Put the C recorder's record_local, record_sync and stamp_local (:mod:`mpnpu.runtime.native_trace`:
-    the same records, without a Python frame each) in place of the ones above; the API modules call
-    them through this module, so they find whichever is in place."""
-    global record_local, record_sync, stamp_local
+    """Put the C recorder's record_local, record_sync, record_sync_pair and stamp_local
+    (:mod:`mpnpu.runtime.native_trace`: the same records, without a Python frame each) in place of the
+    ones above; the API modules call them through this module, so they find whichever is in place."""
+    global record_local, record_sync, record_sync_pair, stamp_local
     record_local = module.record_local
     record_sync = module.record_sync
+    record_sync_pair = module.record_sync_pair
     stamp_local = module.stamp_local
 
 

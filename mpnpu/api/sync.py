@@ -9,8 +9,6 @@ kernel-context seam (:mod:`mpnpu.runtime.kcontext`), shared with every other fro
 
 from __future__ import annotations
 
-from time import monotonic_ns
-
 from mpnpu.errors import KernelAPIError
 from mpnpu.runtime import kcontext
 from mpnpu.runtime.pipe_events import HardEvent, Pipe, check_event
@@ -84,13 +82,9 @@ def sync_pipes(event: HardEvent, *, name: str = "") -> None:
         return  # both halves carry the name (and are recorded as dropped, as two calls would be)
     c.pipes.set_wait(ev, event_id, kcontext.call_site)
     if c.events is not None:  # (checked here too: this pairing runs after almost every copy)
-        t = monotonic_ns()
-        site = kcontext.call_site()
-        c.pipes.observed_ns += monotonic_ns() - t  # (tracing time is not kernel time: PipeEngine.observed_ns)
         # (the members' own attributes: Enum.name and the src / dst properties are Python calls,
         # and this pairing is traced after almost every copy)
-        _trace.record_sync(c, "set", ev._src, ev._name_, event_id, name, site)
-        _trace.record_sync(c, "wait", ev._dst, ev._name_, event_id, name, site)
+        _trace.record_sync_pair(c, ev._src, ev._dst, ev._name_, event_id, name)
 
 
 def pipe_barrier(pipe: Pipe = Pipe.ALL, *, name: str = "") -> None:

@@ -470,6 +470,16 @@ def _issue_traced(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy:
         events.append(gm_access(c, kind, gm, t0, site, pipe._value_ if c.pipe_aware else ""))
         c.pipes.observed_ns += monotonic_ns() - t  # (tracing time is not kernel time: PipeEngine.observed_ns)
         return
+    c.pipes.run(pipe, traced_copy(c, kind, gm, site, pipe, copy))
+
+
+def traced_copy(c: CoreContext, kind: str, gm: GlobalTensor, site: str, pipe: Pipe,
+                copy: Callable[[], None]) -> Callable[[], None]:
+    """Record a GM copy issued to an asynchronous pipe (its times still 0) and return what the pipe
+    is to run: ``copy``, then the record given its times (:func:`retime_access`). A traced core
+    process of a Python kernel puts the C recorder's in its place (mpnpu.runtime.native_trace)."""
+    events = c.events
+    assert events is not None
     index = len(events)
     t = monotonic_ns()
     events.append(gm_access(c, kind, gm, 0, site, pipe._value_ if c.pipe_aware else "", pipe._value_))
@@ -480,4 +490,8 @@ def _issue_traced(c: CoreContext, pipe: Pipe, kind: str, gm: GlobalTensor, copy:
         copy()
         retime_access(events, index, t0)
 
-    c.pipes.run(pipe, timed_copy)
+    return timed_copy
+
+
+#: the Python :func:`traced_copy`, whichever is in place
+traced_copy_py = traced_copy

@@ -51,6 +51,8 @@ PyObject* s_name = nullptr;
 PyObject* s_segment = nullptr;
 PyObject* s_root_offset = nullptr;
 PyObject* g_empty = nullptr;  // ""
+PyObject* g_set = nullptr;    // "set"
+PyObject* g_wait = nullptr;   // "wait"
 
 // A kernel line's site string by (code object, line), direct-mapped, in front of g_sites: the
 // dictionary's key is a tuple holding a code object, whose hash walks the code's fields on every
@@ -415,6 +417,34 @@ PyObject* record_sync(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return finish_record(c, events, append_record(events, g_pipe_sync, c, head, args, nargs, 6) < 0, t);
 }
 
+// record_sync_pair(c, src, dst, event, event_id, name): _trace.record_sync_pair, the set on ``src`` and
+// the wait on ``dst`` of one SetFlag + WaitFlag pairing, at one kernel line looked up once.
+PyObject* record_sync_pair(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!configured()) return nullptr;
+  if (nargs != 6) {
+    PyErr_SetString(PyExc_TypeError, "record_sync_pair(c, src, dst, event, event_id, name)");
+    return nullptr;
+  }
+  PyObject* c = args[0];
+  PyObject* events = traced_events(c);
+  if (events == nullptr || events == Py_None) return events;
+  const int64_t t = now_ns();
+  PyObject* site = current_site();
+  bool failed = site == nullptr;
+  for (int k = 0; k < 2 && !failed; ++k) {
+    PyObject* op = k == 0 ? g_set : g_wait;
+    Py_INCREF(op);
+    Py_INCREF(args[3]);
+    Py_INCREF(args[4]);
+    Py_INCREF(args[5]);
+    PyObject* const head[5] = {op, PyObject_GetAttr(args[1 + k], s_value), args[3], args[4], args[5]};
+    PyObject* const given[7] = {c, op, args[1 + k], args[3], args[4], args[5], site};
+    failed = append_record(events, g_pipe_sync, c, head, given, 7, 6) < 0;
+  }
+  Py_XDECREF(site);
+  return finish_record(c, events, failed, t);
+}
+
 // Field ``j`` of every event in ``rows`` (a list of tuples) as little-endian int64 bytes (a new
 // reference), or nullptr with an exception set: a time column as EventColumns ships it.
 PyObject* int64_column(PyObject* rows, Py_ssize_t j) {
@@ -574,6 +604,132 @@ PyObject* retime_access(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   PyObject* timed = with_times(PyList_GET_ITEM(args[0], index), 8, args[2], t1);  // (Access.t0, .t1: 8, 9)
   if (timed == nullptr || PyList_SetItem(args[0], index, timed) < 0) return nullptr;
   Py_RETURN_NONE;
+}
+
+// A GM copy issued to an asynchronous pipe, as the pipe runs it (kcontext.traced_copy): the copy, then
+// its record at events[index] given the copy's times.
+struct TimedCopy {
+  PyObject_HEAD
+  PyObject* copy;
+  PyObject* events;  // (a list)
+  Py_ssize_t index;
+};
+
+// (collected: a copy's closure may hold the core's context, which holds the pipe queue holding this)
+int timed_copy_traverse(PyObject* self, visitproc visit, void* arg) {
+  TimedCopy* tc = reinterpret_cast<TimedCopy*>(self);
+  Py_VISIT(Py_TYPE(self));  // (a heap type: its instances hold it)
+  Py_VISIT(tc->copy);
+  Py_VISIT(tc->events);
+  return 0;
+}
+
+int timed_copy_clear(PyObject* self) {
+  TimedCopy* tc = reinterpret_cast<TimedCopy*>(self);
+  Py_CLEAR(tc->copy);
+  Py_CLEAR(tc->events);
+  return 0;
+}
+
+void timed_copy_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  timed_copy_clear(self);
+  PyObject_GC_Del(self);
+  Py_DECREF(type);
+}
+
+PyObject* timed_copy_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (PyTuple_GET_SIZE(args) != 0 || (kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0)) {
+    PyErr_SetString(PyExc_TypeError, "a timed copy takes no arguments");
+    return nullptr;
+  }
+  TimedCopy* tc = reinterpret_cast<TimedCopy*>(self);
+  if (tc->copy == nullptr || tc->events == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "a timed copy that was cleared");
+    return nullptr;
+  }
+  PyObject* t0 = PyLong_FromLongLong(now_ns());
+  if (t0 == nullptr) return nullptr;
+  PyObject* done = PyObject_CallNoArgs(tc->copy);
+  if (done == nullptr) {
+    Py_DECREF(t0);
+    return nullptr;
+  }
+  Py_DECREF(done);
+  PyObject* index = PyLong_FromSsize_t(tc->index);
+  if (index == nullptr) {
+    Py_DECREF(t0);
+    return nullptr;
+  }
+  PyObject* const given[3] = {tc->events, index, t0};
+  PyObject* result = retime_access(nullptr, given, 3);
+  Py_DECREF(index);
+  Py_DECREF(t0);
+  return result;
+}
+
+PyType_Slot kTimedCopySlots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(timed_copy_dealloc)},
+    {Py_tp_call, reinterpret_cast<void*>(timed_copy_call)},
+    {Py_tp_traverse, reinterpret_cast<void*>(timed_copy_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(timed_copy_clear)},
+    {Py_tp_doc, const_cast<char*>("a GM copy issued to an asynchronous pipe: the copy, then its record timed")},
+    {0, nullptr},
+};
+PyType_Spec kTimedCopySpec = {"_mpnpu_native_trace.TimedCopy", sizeof(TimedCopy), 0,
+                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, kTimedCopySlots};
+PyTypeObject* g_timed_copy_type = nullptr;  // (made from kTimedCopySpec when the module loads)
+
+// traced_copy(c, kind, t, site, pipe, copy): kcontext.traced_copy, the record of a GM copy issued to an
+// asynchronous pipe (t0 = t1 = 0, its times given when it runs) appended to c.events, and what the pipe
+// is to run: ``copy``, then the record timed.
+PyObject* traced_copy(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!configured()) return nullptr;
+  if (nargs != 6) {
+    PyErr_SetString(PyExc_TypeError, "traced_copy(c, kind, t, site, pipe, copy)");
+    return nullptr;
+  }
+  PyObject* c = args[0];
+  PyObject* events = PyObject_GetAttr(c, s_events);
+  if (events == nullptr) return nullptr;
+  if (!PyList_Check(events)) {
+    Py_DECREF(events);
+    PyErr_SetString(PyExc_TypeError, "traced_copy: the launch is not traced (c.events is not a list)");
+    return nullptr;
+  }
+  const int64_t t = now_ns();
+  PyObject* aware = PyObject_GetAttr(c, s_pipe_aware);
+  const int on = aware == nullptr ? -1 : PyObject_IsTrue(aware);
+  Py_XDECREF(aware);
+  PyObject* value = on < 0 ? nullptr : PyObject_GetAttr(args[4], s_value);
+  PyObject* record = nullptr;
+  if (value != nullptr) {
+    PyObject* const given[7] = {c, args[1], args[2], g_zero, args[3], on ? value : g_empty, value};
+    record = gm_access(nullptr, given, 7);
+    Py_DECREF(value);
+  }
+  TimedCopy* tc = nullptr;
+  const Py_ssize_t index = PyList_GET_SIZE(events);
+  if (record != nullptr && PyList_Append(events, record) == 0) {
+    tc = PyObject_GC_New(TimedCopy, g_timed_copy_type);
+    if (tc != nullptr) {
+      Py_INCREF(args[5]);
+      tc->copy = args[5];
+      tc->events = events;  // (the reference taken above)
+      tc->index = index;
+      events = nullptr;
+      PyObject_GC_Track(reinterpret_cast<PyObject*>(tc));
+    }
+  }
+  Py_XDECREF(record);
+  Py_XDECREF(events);
+  if (tc == nullptr) return nullptr;
+  if (add_observed(c, now_ns() - t) < 0) {
+    Py_DECREF(tc);
+    return nullptr;
+  }
+  return reinterpret_cast<PyObject*>(tc);
 }
 
 // columns(time_slots, events): EventColumns.pack's grouping, before its pickle: (types, codes, plain,
@@ -761,12 +917,16 @@ PyMethodDef kMethods[] = {
      "record_local(c, kind, arr, pipe, site=None): _trace.record_local"},
     {"record_sync", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record_sync)), METH_FASTCALL,
      "record_sync(c, op, pipe, event, event_id, name, site=None): _trace.record_sync"},
+    {"record_sync_pair", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record_sync_pair)),
+     METH_FASTCALL, "record_sync_pair(c, src, dst, event, event_id, name): _trace.record_sync_pair"},
     {"stamp_local", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(stamp_local)), METH_FASTCALL,
      "stamp_local(c, since): _trace.stamp_local"},
     {"retime_access", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(retime_access)), METH_FASTCALL,
      "retime_access(events, index, t0): the GM access record at events[index] timed (t0, now)"},
     {"gm_access", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(gm_access)), METH_FASTCALL,
      "gm_access(c, kind, t, t0, site, pipe='', ran_on=''): kcontext.gm_access"},
+    {"traced_copy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(traced_copy)), METH_FASTCALL,
+     "traced_copy(c, kind, t, site, pipe, copy): kcontext.traced_copy"},
     {"columns", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(columns)), METH_FASTCALL,
      "columns(time_slots, events): (types, codes, plain, stamps), EventColumns.pack's grouping"},
     {nullptr, nullptr, 0, nullptr},
@@ -793,9 +953,12 @@ PyMODINIT_FUNC PyInit__mpnpu_native_trace() {
       intern(&g_unknown, "?") < 0 || intern(&s_dtype, "dtype") < 0 || intern(&s_storage, "storage") < 0 ||
       intern(&s_itemsize, "itemsize") < 0 || intern(&s_offset, "offset") < 0 || intern(&s_shape, "shape") < 0 ||
       intern(&s_strides, "strides") < 0 || intern(&s_name, "name") < 0 || intern(&s_segment, "segment") < 0 ||
-      intern(&s_root_offset, "root_offset") < 0 || intern(&g_empty, "") < 0) {
+      intern(&s_root_offset, "root_offset") < 0 || intern(&g_empty, "") < 0 ||
+      intern(&g_set, "set") < 0 || intern(&g_wait, "wait") < 0) {
     return nullptr;
   }
+  g_timed_copy_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kTimedCopySpec));
+  if (g_timed_copy_type == nullptr) return nullptr;
   g_zero = PyLong_FromLong(0);
   g_ranges = PyDict_New();
   if (g_zero == nullptr || g_ranges == nullptr) return nullptr;

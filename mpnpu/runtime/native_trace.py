@@ -153,6 +153,7 @@ def activate() -> ModuleType | None:
     kcontext.call_site = module.call_site
     kcontext.gm_access = module.gm_access
     kcontext.retime_access = module.retime_access
+    kcontext.traced_copy = module.traced_copy
     trace.columns = functools.partial(module.columns, trace._time_slots)
     for install in _installers:
         install(module)
