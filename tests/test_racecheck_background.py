@@ -218,6 +218,7 @@ class _TimerProbe(AnalysisCache):
 def test_the_analysis_process_gives_its_cpu_back_often_while_it_analyses() -> None:
     log = HazardLog()
     with BackgroundAnalysis(_TimerProbe(), in_process=True) as background:
+        assert background._process is not None  # (else the probe would answer from this process)
         background.submit(compaction(50), log)
         with pytest.raises(TraceError) as raised:
             background.finish()

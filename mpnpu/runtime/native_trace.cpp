@@ -104,10 +104,14 @@ PyObject* prefix_of(PyObject* code) {
   }
   Py_INCREF(code);
   Py_INCREF(prefix);
-  Py_XDECREF(e.code);
-  Py_XDECREF(e.prefix);
+  // (the entry holds the new pair before the old one is released: releasing a code object can run
+  // Python, which may come back to this slot)
+  PyObject* old_code = e.code;
+  PyObject* old_prefix = e.prefix;
   e.code = code;
   e.prefix = prefix;
+  Py_XDECREF(old_code);
+  Py_XDECREF(old_prefix);
   return prefix;
 }
 
@@ -134,11 +138,13 @@ PyObject* site_at(PyObject* code, int line, PyObject* prefix) {
   if (site == nullptr) return nullptr;
   Py_INCREF(code);
   Py_INCREF(site);
-  Py_XDECREF(e.code);
-  Py_XDECREF(e.site);
+  PyObject* old_code = e.code;  // (released last, as in prefix_of)
+  PyObject* old_site = e.site;
   e.code = code;
   e.line = line;
   e.site = site;
+  Py_XDECREF(old_code);
+  Py_XDECREF(old_site);
   return site;
 }
 
@@ -154,31 +160,38 @@ struct InstrEntry {
 constexpr std::size_t kInstrSlots = 2048;
 InstrEntry g_instr_cache[kInstrSlots] = {};
 
-int last_instruction(PyFrameObject* frame) {
+// The offset of the instruction ``frame`` is at, in units of kLastiBytes (-1: not started).
 #if PY_VERSION_HEX >= 0x030B0000
-  return PyFrame_GetLasti(frame);
+constexpr int kLastiBytes = 1;  // (PyFrame_GetLasti: in bytes)
+int last_instruction(PyFrameObject* frame) { return PyFrame_GetLasti(frame); }
 #else
-  return frame->f_lasti;
+constexpr int kLastiBytes = 2;  // (3.10: f_lasti counts code units of two bytes)
+int last_instruction(PyFrameObject* frame) { return frame->f_lasti; }
 #endif
-}
 
 // The site of kernel code ``code`` where ``frame`` is (new reference); nullptr with an exception set.
 PyObject* site_of_frame(PyFrameObject* frame, PyObject* code, PyObject* prefix) {
-  int lasti = last_instruction(frame);
+  const int lasti = last_instruction(frame);
+  if (lasti < 0) return site_at(code, PyFrame_GetLineNumber(frame), prefix);  // (not started: not kept)
   InstrEntry& e = g_instr_cache[(slot_of(code, kInstrSlots) + static_cast<std::size_t>(lasti) * 61) & (kInstrSlots - 1)];
   if (e.code == code && e.lasti == lasti) {
     Py_INCREF(e.site);
     return e.site;
   }
-  PyObject* site = site_at(code, PyFrame_GetLineNumber(frame), prefix);
+  // The line of the instruction from the code's own table (a tracer may set a frame's f_lineno;
+  // kept by instruction, such a line would stay).
+  PyObject* site = site_at(code, PyCode_Addr2Line(reinterpret_cast<PyCodeObject*>(code), lasti * kLastiBytes),
+                           prefix);
   if (site == nullptr) return nullptr;
   Py_INCREF(code);
   Py_INCREF(site);
-  Py_XDECREF(e.code);
-  Py_XDECREF(e.site);
+  PyObject* old_code = e.code;  // (released last, as in prefix_of)
+  PyObject* old_site = e.site;
   e.code = code;
   e.lasti = lasti;
   e.site = site;
+  Py_XDECREF(old_code);
+  Py_XDECREF(old_site);
   return site;
 }
 
@@ -678,7 +691,8 @@ PyType_Slot kTimedCopySlots[] = {
     {0, nullptr},
 };
 PyType_Spec kTimedCopySpec = {"_mpnpu_native_trace.TimedCopy", sizeof(TimedCopy), 0,
-                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, kTimedCopySlots};
+                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                              kTimedCopySlots};
 PyTypeObject* g_timed_copy_type = nullptr;  // (made from kTimedCopySpec when the module loads)
 
 // traced_copy(c, kind, t, site, pipe, copy): kcontext.traced_copy, the record of a GM copy issued to an

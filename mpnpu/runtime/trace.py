@@ -528,11 +528,17 @@ class PackedEvents(Sequence[TraceEvent]):
     @property
     def parts(self) -> tuple[TracePart, ...]:
         """The parts (:class:`TracePart`), in program order."""
-        if self._parts is None:
-            assert self._pickled is not None
-            self._parts = _unpickled_events(self._pickled).parts
+        # (read once each: another thread may be reading them or pickling this meanwhile; the parts
+        # are set before the pickled bytes are let go)
+        parts = self._parts
+        if parts is None:
+            data = self._pickled
+            parts = self._parts
+            if parts is None:
+                assert data is not None
+                parts = self._parts = _unpickled_events(data).parts
             self._pickled = None
-        return self._parts
+        return parts
 
     @classmethod
     def pack(cls, events: Sequence[Any]) -> "PackedEvents":
@@ -554,8 +560,9 @@ class PackedEvents(Sequence[TraceEvent]):
         return cls(tuple(parts))
 
     def __reduce__(self) -> tuple[Callable[..., PackedEvents], tuple[Any]]:
-        if self._pickled is not None:
-            return (_unpickled_events, (self._pickled,))
+        data = self._pickled  # (once: see parts)
+        if data is not None:
+            return (_unpickled_events, (data,))
         return (PackedEvents, (self.parts,))
 
     def _decode(self) -> tuple[TraceEvent, ...]:
