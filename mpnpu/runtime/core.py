@@ -390,7 +390,8 @@ def run_launch(ctx: CoreContext, command: LaunchCommand) -> Reply:
     instruction) and the closures of its timed copies are thousands of young objects, and the
     collector went over the live ones every 700 allocations: about a twelfth of what tracing cost a
     core of FLOMS in Python (a perf profile, side by side with a plain batch). What the kernel leaves
-    in a cycle is collected after the launch, as anything else is."""
+    in a cycle is collected after the launch, as anything else is, and the collector is on again
+    after it whatever the kernel did with it."""
     if not command.trace or not gc.isenabled():
         return _run_launch(ctx, command)
     gc.disable()
