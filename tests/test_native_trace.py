@@ -19,7 +19,7 @@ from mpnpu.ascendc.build.compiler import NoCompilerError
 from mpnpu.harness.runner import make_variants, run_batch
 from mpnpu.operators.registry import load_operator
 from mpnpu.racecheck import background
-from mpnpu.runtime import kcontext, native_trace
+from mpnpu.runtime import kcontext, native_trace, trace
 from mpnpu.runtime.config import DeviceSpec, LaunchOptions
 from mpnpu.runtime.local import TPipe, make_arenas
 from mpnpu.runtime.pipe_events import Pipe
@@ -141,8 +141,26 @@ def test_a_record_needs_a_configured_recorder_and_its_arguments(recorder: Module
         recorder.record_local(c, READ, np.zeros(4), Pipe.V)  # (an array outside local memory: still looked for)
 
 
+#: the recording functions a core process puts the C recorder's in place of, with their Python versions
+_RECORDERS = [(_trace, "record_local"), (_trace, "record_sync"), (_trace, "record_sync_pair"), (_trace, "stamp_local"),
+              (kcontext, "call_site"), (kcontext, "gm_access"), (kcontext, "retime_access"), (kcontext, "traced_copy")]
+
+
+def _refuse(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("a core recorded in Python where it was to record in C")
+
+
 def _traces(op_name: str, native: bool, monkeypatch: pytest.MonkeyPatch) -> list[LaunchTrace]:
+    """A traced batch's launches and hazard log, its cores recording in C (``native``: the Python
+    functions refuse, so a core that did not put the C ones in their place fails its launch) or in
+    Python (the Python functions in place, whatever this process did before)."""
     monkeypatch.setenv("MPNPU_NATIVE_TRACE", "1" if native else "0")
+    # (the cores are forked from this process: each finds the recorder not yet loaded, and loads it)
+    monkeypatch.setattr(native_trace, "_activated", False)
+    monkeypatch.setattr(native_trace, "_module", None)
+    for module, name in _RECORDERS:
+        monkeypatch.setattr(module, name, _refuse if native else getattr(module, f"{name}_py"))
+    monkeypatch.setattr(trace, "columns", _refuse if native else trace.EventColumns.columns_py)
     saved: list[LaunchTrace] = []
     real = background.BackgroundAnalysis.submit
 
