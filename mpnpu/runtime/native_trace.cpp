@@ -82,6 +82,20 @@ std::size_t slot_of(const void* p, std::size_t slots) {
   return (reinterpret_cast<std::uintptr_t>(p) >> 4) & (slots - 1);
 }
 
+// Store (code, value) in a cache entry's two slots, taking new references. The entry holds the new
+// pair before the old one is released: releasing a code object can run Python, which may come back
+// to this slot.
+void hold_entry(PyObject*& code_slot, PyObject*& value_slot, PyObject* code, PyObject* value) {
+  Py_INCREF(code);
+  Py_INCREF(value);
+  PyObject* old_code = code_slot;
+  PyObject* old_value = value_slot;
+  code_slot = code;
+  value_slot = value;
+  Py_XDECREF(old_code);
+  Py_XDECREF(old_value);
+}
+
 // The prefix of ``code`` (borrowed), as kcontext._site_prefix says; nullptr with an exception set.
 PyObject* prefix_of(PyObject* code) {
   PrefixEntry& e = g_prefix_cache[slot_of(code, kPrefixSlots)];
@@ -102,16 +116,7 @@ PyObject* prefix_of(PyObject* code) {
     PyErr_SetString(PyExc_TypeError, "a site prefix must be a str");
     return nullptr;
   }
-  Py_INCREF(code);
-  Py_INCREF(prefix);
-  // (the entry holds the new pair before the old one is released: releasing a code object can run
-  // Python, which may come back to this slot)
-  PyObject* old_code = e.code;
-  PyObject* old_prefix = e.prefix;
-  e.code = code;
-  e.prefix = prefix;
-  Py_XDECREF(old_code);
-  Py_XDECREF(old_prefix);
+  hold_entry(e.code, e.prefix, code, prefix);
   return prefix;
 }
 
@@ -136,15 +141,8 @@ PyObject* site_at(PyObject* code, int line, PyObject* prefix) {
   }
   Py_DECREF(key);
   if (site == nullptr) return nullptr;
-  Py_INCREF(code);
-  Py_INCREF(site);
-  PyObject* old_code = e.code;  // (released last, as in prefix_of)
-  PyObject* old_site = e.site;
-  e.code = code;
+  hold_entry(e.code, e.site, code, site);
   e.line = line;
-  e.site = site;
-  Py_XDECREF(old_code);
-  Py_XDECREF(old_site);
   return site;
 }
 
@@ -183,15 +181,8 @@ PyObject* site_of_frame(PyFrameObject* frame, PyObject* code, PyObject* prefix) 
   PyObject* site = site_at(code, PyCode_Addr2Line(reinterpret_cast<PyCodeObject*>(code), lasti * kLastiBytes),
                            prefix);
   if (site == nullptr) return nullptr;
-  Py_INCREF(code);
-  Py_INCREF(site);
-  PyObject* old_code = e.code;  // (released last, as in prefix_of)
-  PyObject* old_site = e.site;
-  e.code = code;
+  hold_entry(e.code, e.site, code, site);
   e.lasti = lasti;
-  e.site = site;
-  Py_XDECREF(old_code);
-  Py_XDECREF(old_site);
   return site;
 }
 
@@ -594,6 +585,21 @@ PyObject* stamp_local(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return finish_record(c, events, failed, t);
 }
 
+// The Access record at events[index] (``events`` a list) given the times (t0, now); None, or nullptr
+// with an exception set.
+PyObject* retime_at(PyObject* events, Py_ssize_t index, PyObject* t0) {
+  if (index < 0 || index >= PyList_GET_SIZE(events) || Py_TYPE(PyList_GET_ITEM(events, index)) != g_access) {
+    PyErr_SetString(PyExc_IndexError, "retime_access: no GM access record there");
+    return nullptr;
+  }
+  PyObject* t1 = PyLong_FromLongLong(now_ns());
+  if (t1 == nullptr) return nullptr;
+  Py_INCREF(t0);
+  PyObject* timed = with_times(PyList_GET_ITEM(events, index), 8, t0, t1);  // (Access.t0, .t1: 8, 9)
+  if (timed == nullptr || PyList_SetItem(events, index, timed) < 0) return nullptr;
+  Py_RETURN_NONE;
+}
+
 // retime_access(events, index, t0): the Access record at events[index] given the times of its copy
 // (t0, now), from the pipe that ran it (kcontext._issue_traced).
 PyObject* retime_access(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -602,21 +608,9 @@ PyObject* retime_access(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "retime_access(events: list, index, t0)");
     return nullptr;
   }
-  PyObject* t1 = PyLong_FromLongLong(now_ns());
-  const Py_ssize_t index = t1 == nullptr ? -1 : PyNumber_AsSsize_t(args[1], PyExc_IndexError);
-  if (t1 == nullptr || (index == -1 && PyErr_Occurred())) {
-    Py_XDECREF(t1);
-    return nullptr;
-  }
-  if (index < 0 || index >= PyList_GET_SIZE(args[0]) || Py_TYPE(PyList_GET_ITEM(args[0], index)) != g_access) {
-    Py_DECREF(t1);
-    PyErr_SetString(PyExc_IndexError, "retime_access: no GM access record there");
-    return nullptr;
-  }
-  Py_INCREF(args[2]);
-  PyObject* timed = with_times(PyList_GET_ITEM(args[0], index), 8, args[2], t1);  // (Access.t0, .t1: 8, 9)
-  if (timed == nullptr || PyList_SetItem(args[0], index, timed) < 0) return nullptr;
-  Py_RETURN_NONE;
+  const Py_ssize_t index = PyNumber_AsSsize_t(args[1], PyExc_IndexError);
+  if (index == -1 && PyErr_Occurred()) return nullptr;
+  return retime_at(args[0], index, args[2]);
 }
 
 // A GM copy issued to an asynchronous pipe, as the pipe runs it (kcontext.traced_copy): the copy, then
@@ -670,14 +664,7 @@ PyObject* timed_copy_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   Py_DECREF(done);
-  PyObject* index = PyLong_FromSsize_t(tc->index);
-  if (index == nullptr) {
-    Py_DECREF(t0);
-    return nullptr;
-  }
-  PyObject* const given[3] = {tc->events, index, t0};
-  PyObject* result = retime_access(nullptr, given, 3);
-  Py_DECREF(index);
+  PyObject* result = retime_at(tc->events, tc->index, t0);
   Py_DECREF(t0);
   return result;
 }
