@@ -481,5 +481,5 @@ __all__ = ["AllocationScope", "Device", "LaunchResult", "RebuildListener"]
 def _board_events(board: TraceBoard, core_id: int) -> PackedEvents | None:
     """The events core ``core_id`` put on the trace board (PackedEvents, as core.run_launch ships
     them), unpickled only when first read; None: it put nothing."""
-    data = board.take_pickled(core_id)
+    data = board.take(core_id)
     return None if data is None else PackedEvents.pickled(data)

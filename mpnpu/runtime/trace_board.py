@@ -9,7 +9,7 @@ launch; the parent, woken once by the launch's last reply, copies each area out:
 
     core:    pickle(events) fits its area?  yes -> [length][bytes] in its area, the reply says nothing
                                             no  -> the events in its reply on the pipe (as before)
-    parent:  a traced launch's reply without events -> its area's bytes, unpickled; length set to 0
+    parent:  a traced launch's reply without events -> a copy of its area's bytes; length set to 0
 
 The mapping is anonymous and shared, made before the cores are forked: it has no name to leak,
 only the pages written are ever committed, and it ends with the last process that maps it. A core
@@ -61,14 +61,10 @@ class TraceBoard:
         _LENGTH.pack_into(self._map, base, len(data))
         return True
 
-    def take(self, core_id: int) -> Any:
+    def take(self, core_id: int) -> bytes | None:
         """Parent: the events core ``core_id`` put on the board for the launch that just ended,
-        which it may reuse from now on (None: it put nothing)."""
-        data = self.take_pickled(core_id)
-        return None if data is None else pickle.loads(data)
-
-    def take_pickled(self, core_id: int) -> bytes | None:
-        """:meth:`take`, still pickled (a copy: the area is the core's again)."""
+        still pickled (a copy: the core may reuse its area from now on); None: it put nothing.
+        The parent unpickles them only when something reads them (PackedEvents.pickled)."""
         if self._map is None:
             return None
         base = core_id * self.area_bytes
