@@ -13,6 +13,7 @@ the ratio of the long ones::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 
@@ -27,13 +28,8 @@ def busy_child(seconds: float, yielding: bool) -> int:
         return pid
     try:
         os.nice(NICENESS)
-        timer = _YieldingOften(YIELD_EVERY_S)
         end = time.monotonic() + seconds
-        if yielding:
-            with timer:
-                while time.monotonic() < end:
-                    pass
-        else:
+        with _YieldingOften(YIELD_EVERY_S) if yielding else contextlib.nullcontext():
             while time.monotonic() < end:
                 pass
     finally:
